@@ -1,0 +1,144 @@
+/**
+ * Starts Azurite (from npm) as a child process on free (or given) ports and waits until all three
+ * services accept connections. Used by `npm start`, the test global setup and the benchmarks.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+
+export const azuriteAccount = {
+  name: 'devstoreaccount1',
+  key: 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==',
+} as const;
+
+export interface AzuritePorts {
+  readonly blob: number;
+  readonly queue: number;
+  readonly table: number;
+}
+
+export interface AzuriteOptions {
+  /** Fixed ports; any left out is chosen free. */
+  readonly ports?: Partial<AzuritePorts>;
+  /** Keep data in this folder instead of in memory. */
+  readonly location?: string;
+  /** Pass Azurite's access log through to this process's output. */
+  readonly verbose?: boolean;
+  readonly host?: string;
+}
+
+export interface RunningAzurite {
+  readonly ports: AzuritePorts;
+  readonly host: string;
+  readonly connectionString: string;
+  readonly process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export function connectionStringFor(host: string, ports: AzuritePorts): string {
+  const base = (port: number): string => `http://${host}:${port}/${azuriteAccount.name}`;
+  return [
+    'DefaultEndpointsProtocol=http',
+    `AccountName=${azuriteAccount.name}`,
+    `AccountKey=${azuriteAccount.key}`,
+    `BlobEndpoint=${base(ports.blob)}`,
+    `QueueEndpoint=${base(ports.queue)}`,
+    `TableEndpoint=${base(ports.table)}`,
+  ].join(';');
+}
+
+function canConnect(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export async function waitForPort(host: string, port: number, timeoutMs: number, exited: () => boolean): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await canConnect(host, port))) {
+    if (exited()) throw new Error(`Azurite exited before listening on ${host}:${port}`);
+    if (Date.now() > deadline) throw new Error(`Azurite did not listen on ${host}:${port} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function startAzurite(options: AzuriteOptions = {}): Promise<RunningAzurite> {
+  const host = options.host ?? '127.0.0.1';
+  const ports: AzuritePorts = {
+    blob: options.ports?.blob ?? (await freePort(host)),
+    queue: options.ports?.queue ?? (await freePort(host)),
+    table: options.ports?.table ?? (await freePort(host)),
+  };
+  const args = [
+    require.resolve('azurite/dist/src/azurite.js'),
+    '--blobHost',
+    host,
+    '--queueHost',
+    host,
+    '--tableHost',
+    host,
+    '--blobPort',
+    String(ports.blob),
+    '--queuePort',
+    String(ports.queue),
+    '--tablePort',
+    String(ports.table),
+    '--disableTelemetry',
+    '--skipApiVersionCheck',
+    '--loose',
+  ];
+  if (options.location === undefined) {
+    args.push('--inMemoryPersistence');
+  } else {
+    mkdirSync(options.location, { recursive: true });
+    args.push('--location', options.location);
+  }
+  if (options.verbose !== true) args.push('--silent');
+  const child = spawn(process.execPath, args, { stdio: options.verbose === true ? 'inherit' : ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  let exited = false;
+  const exit = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.once('exit', () => {
+    exited = true;
+  });
+  try {
+    for (const port of [ports.blob, ports.queue, ports.table]) await waitForPort(host, port, 30_000, () => exited);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`${err instanceof Error ? err.message : String(err)}${stderr === '' ? '' : `\n${stderr}`}`);
+  }
+  return {
+    ports,
+    host,
+    connectionString: connectionStringFor(host, ports),
+    process: child,
+    async stop() {
+      if (exited) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exit;
+      clearTimeout(timer);
+    },
+  };
+}

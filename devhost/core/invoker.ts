@@ -1,0 +1,129 @@
+/**
+ * Invokes a registered function exactly as the Node worker does: through the programming model the
+ * library registered (`getInvocationModel` → `getArguments` → `invokeFunction` → `getResponse`),
+ * with the pre/post invocation hooks around the call. Trigger adapters (HTTP, queue, timer, durable)
+ * only build `inputData`/`triggerMetadata` and read the response.
+ */
+import { randomUUID } from 'node:crypto';
+
+import type { Registry } from './coreApi';
+import type { CoreInvocationContext, RpcInvocationResponse, RpcLogCategory, RpcLogLevel, RpcParameterBinding, RpcTypedData } from './types';
+
+export interface InvocationRequest {
+  readonly functionName: string;
+  readonly inputData: RpcParameterBinding[];
+  readonly triggerMetadata?: Record<string, RpcTypedData>;
+  readonly invocationId?: string;
+  readonly retryContext?: { retryCount: number; maxRetryCount: number };
+}
+
+export type InvocationOutcome =
+  | { readonly ok: true; readonly invocationId: string; readonly response: RpcInvocationResponse; readonly durationMs: number }
+  | { readonly ok: false; readonly invocationId: string; readonly error: Error; readonly durationMs: number };
+
+export type InvocationLogger = (
+  functionName: string,
+  invocationId: string,
+  level: RpcLogLevel,
+  category: RpcLogCategory,
+  message: string,
+) => void;
+
+function asError(value: unknown): Error {
+  return value instanceof Error ? value : new Error(typeof value === 'string' ? value : JSON.stringify(value));
+}
+
+export class Invoker {
+  /** Invocations under way, so shutdown can wait for them. */
+  readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly registry: Registry,
+    private readonly log: InvocationLogger = () => undefined,
+  ) {}
+
+  /** Finds the binding name of the function's binding of `type` (e.g. its trigger). */
+  bindingName(functionName: string, type: string): string {
+    const fn = this.registry.byName(functionName);
+    if (fn === undefined) throw new Error(`No function named ${functionName} is registered`);
+    const entry = Object.entries(fn.metadata.bindings).find(([, b]) => b.type?.toLowerCase() === type.toLowerCase());
+    if (entry === undefined) throw new Error(`Function ${functionName} has no ${type} binding`);
+    return entry[0];
+  }
+
+  invoke(request: InvocationRequest): Promise<InvocationOutcome> {
+    const run = this.run(request);
+    this.inFlight.add(run);
+    void run.finally(() => this.inFlight.delete(run));
+    return run;
+  }
+
+  private async run(request: InvocationRequest): Promise<InvocationOutcome> {
+    const started = performance.now();
+    const invocationId = request.invocationId ?? randomUUID();
+    const fn = this.registry.byName(request.functionName);
+    const model = this.registry.programmingModel;
+    const elapsed = (): number => performance.now() - started;
+    if (fn === undefined || model === undefined) {
+      return { ok: false, invocationId, error: new Error(`Function ${request.functionName} is not registered`), durationMs: elapsed() };
+    }
+    const coreCtx: CoreInvocationContext = {
+      invocationId,
+      request: {
+        invocationId,
+        functionId: fn.metadata.functionId ?? fn.metadata.name,
+        inputData: request.inputData,
+        triggerMetadata: request.triggerMetadata ?? {},
+        ...(request.retryContext === undefined ? {} : { retryContext: request.retryContext }),
+      },
+      metadata: fn.metadata,
+      log: (level, category, message) => this.log(fn.metadata.name, invocationId, level, category, message),
+    };
+    try {
+      const invocationModel = await model.getInvocationModel(coreCtx);
+      const args = await invocationModel.getArguments();
+      const hookData: Record<string, unknown> = {};
+      const pre: Record<string, unknown> = {
+        hookData,
+        invocationContext: args.context,
+        inputs: args.inputs,
+        functionCallback: fn.callback,
+      };
+      coreCtx.state = 'preInvocationHooks';
+      for (const hook of this.registry.hooks.preInvocation) await hook(pre);
+      coreCtx.state = 'invocation';
+      let result: unknown;
+      let error: unknown;
+      try {
+        result = await invocationModel.invokeFunction(
+          args.context,
+          pre.inputs as unknown[],
+          pre.functionCallback as (...a: unknown[]) => unknown,
+        );
+      } catch (err) {
+        error = err;
+      }
+      const post: Record<string, unknown> = { hookData, invocationContext: args.context, inputs: pre.inputs, result, error };
+      coreCtx.state = 'postInvocationHooks';
+      for (const hook of this.registry.hooks.postInvocation) await hook(post);
+      coreCtx.state = undefined;
+      if (post.error !== undefined && post.error !== null)
+        return { ok: false, invocationId, error: asError(post.error), durationMs: elapsed() };
+      const response = await invocationModel.getResponse(args.context, post.result);
+      return { ok: true, invocationId, response, durationMs: elapsed() };
+    } catch (err) {
+      return { ok: false, invocationId, error: asError(err), durationMs: elapsed() };
+    }
+  }
+
+  /** Resolves once every invocation under way has finished (or the timeout passes). */
+  async drain(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.inFlight.size > 0) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return false;
+      await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((r) => setTimeout(r, remaining))]);
+    }
+    return true;
+  }
+}

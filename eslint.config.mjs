@@ -1,0 +1,124 @@
+// Type-aware lint for the whole project. Orchestrator and entity files get an extra override that
+// keeps them deterministic (they are replayed, so they must compute the same thing every time).
+import js from '@eslint/js';
+import { builtinModules } from 'node:module';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+const nodeBuiltins = builtinModules.flatMap((m) => [m, `node:${m}`]);
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test-artifacts/**', '.azurite/**', '.bicep/**', 'infra/**/*.json'] },
+  js.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    extends: [...tseslint.configs.recommendedTypeChecked],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      globals: globals.node,
+    },
+    rules: {
+      eqeqeq: ['error', 'always'],
+      'no-console': 'off',
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/return-await': ['error', 'in-try-catch'],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      '@typescript-eslint/prefer-promise-reject-errors': 'error',
+    },
+  },
+  {
+    // shared/ holds the capabilities; it never depends on the Functions runtime.
+    files: ['shared/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: '@azure/functions', message: 'shared/ must not depend on the Functions runtime; do that in functions/.' },
+            { name: 'durable-functions', allowTypeImports: true, message: 'shared/ may use durable-functions types only.' },
+          ],
+          patterns: [{ group: ['**/functions/**', '**/devhost/**'], message: 'shared/ depends on nothing above it.' }],
+        },
+      ],
+    },
+  },
+  {
+    // The offline host loads any v4 app; it must not know this one.
+    files: ['devhost/**/*.ts'],
+    ignores: ['devhost/test/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/shared/**', '**/functions/**'], message: 'devhost/ knows nothing of the app.' }] },
+      ],
+    },
+  },
+  {
+    // Orchestrators and entities are replayed: same input, same decisions, no side effects.
+    files: ['**/*.orchestrator.ts', '**/*.entity.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            ...nodeBuiltins.map((name) => ({ name, message: 'No I/O in orchestrator or entity code.' })),
+            { name: '@azure/data-tables', message: 'No I/O in orchestrator or entity code; use an activity.' },
+            { name: '@azure/storage-blob', message: 'No I/O in orchestrator or entity code; use an activity.' },
+            { name: '@azure/storage-queue', message: 'No I/O in orchestrator or entity code; use an activity.' },
+            { name: '@azure/service-bus', message: 'No I/O in orchestrator or entity code; use an activity.' },
+          ],
+          patterns: [
+            {
+              group: ['**/storage/**', '**/config', '**/clock'],
+              message: 'No I/O, config or wall-clock time in orchestrator or entity code.',
+            },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        ...['setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask', 'fetch', 'process', 'crypto', 'performance'].map((name) => ({
+          name,
+          message: `${name} is not deterministic; use context.df (currentUtcDateTime, createTimer, newGuid) or an activity.`,
+        })),
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'Use context.df.currentUtcDateTime.' },
+        { object: 'Math', property: 'random', message: 'Use context.df.newGuid or pass randomness in as input.' },
+        { object: 'process', property: 'env', message: 'Read settings in an activity or pass them as input.' },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: 'new Date() reads the clock; use context.df.currentUtcDateTime.',
+        },
+        { selector: "CallExpression[callee.name='Date']", message: 'Date() reads the clock; use context.df.currentUtcDateTime.' },
+      ],
+    },
+  },
+  {
+    files: ['test/**/*.ts', 'devhost/test/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      '@typescript-eslint/unbound-method': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
+    languageOptions: { globals: { ...globals.node }, sourceType: 'module' },
+  },
+  {
+    files: ['**/*.cjs', 'jest.config.js'],
+    languageOptions: { sourceType: 'commonjs' },
+  },
+);

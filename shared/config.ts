@@ -1,0 +1,300 @@
+/**
+ * Every setting the app reads, read and validated in one place. The connection settings use exactly
+ * the names the Functions host reads for bindings (`AzureWebJobsStorage`, `AzureWebJobsStorage__*`,
+ * `ServiceBusConnection__*`), so one setting serves the triggers and the SDK clients.
+ *
+ * `loadConfig` reports every missing or malformed setting by name at once; `getConfig` does it once
+ * per process.
+ */
+import { AppError } from './errors';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Azurite's well-known development account (public, documented; not a secret). */
+export const devStorageAccount = {
+  name: 'devstoreaccount1',
+  key: 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==',
+} as const;
+
+export interface StorageEndpoints {
+  readonly blob: string;
+  readonly queue: string;
+  readonly table: string;
+}
+
+export type StorageCredentialSettings =
+  | { readonly kind: 'sharedKey'; readonly accountName: string; readonly accountKey: string }
+  | { readonly kind: 'sas'; readonly token: string }
+  | { readonly kind: 'identity'; readonly managedIdentity: boolean; readonly clientId: string | undefined };
+
+export interface StorageConnection {
+  /** The setting the connection came from, for messages. */
+  readonly setting: string;
+  readonly accountName: string;
+  readonly endpoints: StorageEndpoints;
+  readonly credential: StorageCredentialSettings;
+}
+
+export type ServiceBusConnection =
+  | { readonly kind: 'connectionString'; readonly setting: string; readonly connectionString: string }
+  | {
+      readonly kind: 'identity';
+      readonly setting: string;
+      readonly fullyQualifiedNamespace: string;
+      readonly managedIdentity: boolean;
+      readonly clientId: string | undefined;
+    };
+
+export interface SequenceSettings {
+  /** Create an unknown sequence with default settings on first use instead of answering 404. */
+  readonly autoCreate: boolean;
+  readonly maxAttempts: number;
+  readonly maxWaitMs: number;
+}
+
+export interface HttpSettings {
+  /** Largest JSON body any endpoint reads; endpoints may set a lower limit. */
+  readonly maxBodyBytes: number;
+  readonly idempotencyTtlSeconds: number;
+}
+
+export interface StorageRetrySettings {
+  /** Attempts per storage request, the first included (the SDKs retry 408, 5xx and network errors). */
+  readonly maxTries: number;
+  /** A single attempt that takes longer than this is abandoned (and retried). */
+  readonly tryTimeoutMs: number;
+}
+
+export interface Config {
+  readonly storage: StorageConnection;
+  readonly storageRetry: StorageRetrySettings;
+  /** Undefined when no Service Bus is configured; features that publish to it then stay local. */
+  readonly serviceBus: ServiceBusConnection | undefined;
+  readonly http: HttpSettings;
+  readonly sequences: SequenceSettings;
+}
+
+/** Collects problems so one failure message can name every bad setting. */
+export class SettingsReader {
+  readonly problems: string[] = [];
+
+  constructor(readonly env: Env) {}
+
+  raw(name: string): string | undefined {
+    const value = this.env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  }
+
+  string(name: string, fallback: string, pattern?: RegExp): string {
+    const value = this.raw(name) ?? fallback;
+    if (pattern !== undefined && !pattern.test(value)) {
+      this.problems.push(`${name}: "${value}" does not match ${String(pattern)}`);
+    }
+    return value;
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const text = this.raw(name);
+    if (text === undefined) return fallback;
+    const value = Number(text);
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
+      this.problems.push(`${name}: "${text}" is not an integer from ${min} to ${max}`);
+      return fallback;
+    }
+    return value;
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const text = this.raw(name);
+    if (text === undefined) return fallback;
+    const lower = text.toLowerCase();
+    if (lower === 'true' || lower === '1') return true;
+    if (lower === 'false' || lower === '0') return false;
+    this.problems.push(`${name}: "${text}" is not true or false`);
+    return fallback;
+  }
+
+  list(name: string, fallback: readonly string[] = []): readonly string[] {
+    const text = this.raw(name);
+    if (text === undefined) return fallback;
+    return text
+      .split(/[,;]/)
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0);
+  }
+
+  url(name: string, requireHttps: boolean): string | undefined {
+    const text = this.raw(name);
+    if (text === undefined) return undefined;
+    try {
+      const url = new URL(text);
+      if (requireHttps && url.protocol !== 'https:') this.problems.push(`${name}: must be an https URL`);
+      return text.replace(/\/+$/, '');
+    } catch {
+      this.problems.push(`${name}: "${text}" is not a URL`);
+      return undefined;
+    }
+  }
+}
+
+function parseConnectionString(text: string): Map<string, string> {
+  const parts = new Map<string, string>();
+  for (const segment of text.split(';')) {
+    const at = segment.indexOf('=');
+    if (at <= 0) continue;
+    parts.set(segment.slice(0, at).trim().toLowerCase(), segment.slice(at + 1).trim());
+  }
+  return parts;
+}
+
+function storageFromConnectionString(setting: string, text: string, r: SettingsReader): StorageConnection | undefined {
+  const parts = parseConnectionString(text);
+  if (parts.get('usedevelopmentstorage')?.toLowerCase() === 'true') {
+    const proxy = (parts.get('developmentstorageproxyuri') ?? 'http://127.0.0.1').replace(/\/+$/, '');
+    const at = (port: number): string => `${proxy}:${port}/${devStorageAccount.name}`;
+    return {
+      setting,
+      accountName: devStorageAccount.name,
+      endpoints: { blob: at(10000), queue: at(10001), table: at(10002) },
+      credential: { kind: 'sharedKey', accountName: devStorageAccount.name, accountKey: devStorageAccount.key },
+    };
+  }
+  const accountName = parts.get('accountname');
+  const accountKey = parts.get('accountkey');
+  const sas = parts.get('sharedaccesssignature');
+  const protocol = parts.get('defaultendpointsprotocol') ?? 'https';
+  const suffix = parts.get('endpointsuffix') ?? 'core.windows.net';
+  const endpoint = (key: string, service: string): string | undefined =>
+    parts.get(`${key}endpoint`)?.replace(/\/+$/, '') ??
+    (accountName === undefined ? undefined : `${protocol}://${accountName}.${service}.${suffix}`);
+  const blob = endpoint('blob', 'blob');
+  const queue = endpoint('queue', 'queue');
+  const table = endpoint('table', 'table');
+  if (blob === undefined || queue === undefined || table === undefined) {
+    r.problems.push(`${setting}: the connection string names no AccountName and not every service endpoint`);
+    return undefined;
+  }
+  let credential: StorageCredentialSettings;
+  if (accountName !== undefined && accountKey !== undefined) {
+    credential = { kind: 'sharedKey', accountName, accountKey };
+  } else if (sas !== undefined) {
+    credential = { kind: 'sas', token: sas.replace(/^\?/, '') };
+  } else {
+    r.problems.push(`${setting}: the connection string has neither AccountName+AccountKey nor SharedAccessSignature`);
+    return undefined;
+  }
+  return {
+    setting,
+    accountName: accountName ?? new URL(blob).hostname.split('.')[0] ?? 'account',
+    endpoints: { blob, queue, table },
+    credential,
+  };
+}
+
+function isManagedIdentity(r: SettingsReader, prefix: string): boolean {
+  const credential = r.raw(`${prefix}__credential`);
+  if (credential === undefined) return false;
+  if (credential.toLowerCase() !== 'managedidentity') {
+    r.problems.push(`${prefix}__credential: "${credential}" is not supported (use managedidentity, or leave it unset)`);
+    return false;
+  }
+  return true;
+}
+
+/**
+ * A storage connection named `setting`: a connection string in `setting`, or identity-based
+ * settings `setting__accountName` / `setting__{blob,queue,table}ServiceUri` with optional
+ * `__credential=managedidentity` and `__clientId` (a user-assigned identity).
+ */
+export function readStorageConnection(r: SettingsReader, setting: string): StorageConnection | undefined {
+  const text = r.raw(setting);
+  if (text !== undefined) return storageFromConnectionString(setting, text, r);
+  const accountName = r.string(`${setting}__accountName`, '', /^([a-z0-9]{3,24})?$/);
+  const uri = (service: keyof StorageEndpoints): string | undefined =>
+    r.url(`${setting}__${service}ServiceUri`, true) ??
+    (accountName === '' ? undefined : `https://${accountName}.${service}.core.windows.net`);
+  const blob = uri('blob') ?? r.url(`${setting}__serviceUri`, true);
+  const queue = uri('queue');
+  const table = uri('table');
+  if (blob === undefined || queue === undefined || table === undefined) {
+    r.problems.push(
+      `${setting}: not set. Set it to a connection string (UseDevelopmentStorage=true with Azurite), ` +
+        `or set ${setting}__accountName (or ${setting}__blobServiceUri, __queueServiceUri and __tableServiceUri) for identity-based access`,
+    );
+    return undefined;
+  }
+  return {
+    setting,
+    accountName: accountName === '' ? (new URL(blob).hostname.split('.')[0] ?? 'account') : accountName,
+    endpoints: { blob, queue, table },
+    credential: { kind: 'identity', managedIdentity: isManagedIdentity(r, setting), clientId: r.raw(`${setting}__clientId`) },
+  };
+}
+
+/** Optional: a Service Bus connection string in `setting`, or `setting__fullyQualifiedNamespace`. */
+export function readServiceBusConnection(r: SettingsReader, setting: string): ServiceBusConnection | undefined {
+  const text = r.raw(setting);
+  if (text !== undefined) {
+    if (!/endpoint=sb:\/\//i.test(text)) r.problems.push(`${setting}: not a Service Bus connection string (no Endpoint=sb://…)`);
+    return { kind: 'connectionString', setting, connectionString: text };
+  }
+  const namespace = r.string(`${setting}__fullyQualifiedNamespace`, '', /^([A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+)?$/);
+  if (namespace === '') return undefined;
+  return {
+    kind: 'identity',
+    setting,
+    fullyQualifiedNamespace: namespace,
+    managedIdentity: isManagedIdentity(r, setting),
+    clientId: r.raw(`${setting}__clientId`),
+  };
+}
+
+/** Setting names, so code, docs and infrastructure tests share one spelling. */
+export const settingNames = {
+  storage: 'AzureWebJobsStorage',
+  serviceBus: 'ServiceBusConnection',
+  maxBodyBytes: 'TALLYHO_MAX_BODY_BYTES',
+  idempotencyTtlSeconds: 'TALLYHO_IDEMPOTENCY_TTL_SECONDS',
+  sequencesAutoCreate: 'TALLYHO_SEQUENCES_AUTO_CREATE',
+  occMaxAttempts: 'TALLYHO_OCC_MAX_ATTEMPTS',
+  occMaxWaitMs: 'TALLYHO_OCC_MAX_WAIT_MS',
+  storageMaxTries: 'TALLYHO_STORAGE_MAX_TRIES',
+  storageTryTimeoutMs: 'TALLYHO_STORAGE_TRY_TIMEOUT_MS',
+} as const;
+
+export function loadConfig(env: Env = process.env): Config {
+  const r = new SettingsReader(env);
+  const storage = readStorageConnection(r, settingNames.storage);
+  const serviceBus = readServiceBusConnection(r, settingNames.serviceBus);
+  const config = {
+    storage,
+    serviceBus,
+    storageRetry: {
+      maxTries: r.int(settingNames.storageMaxTries, 3, 1, 10),
+      tryTimeoutMs: r.int(settingNames.storageTryTimeoutMs, 10_000, 100, 300_000),
+    },
+    http: {
+      maxBodyBytes: r.int(settingNames.maxBodyBytes, 1024 * 1024, 1024, 100 * 1024 * 1024),
+      idempotencyTtlSeconds: r.int(settingNames.idempotencyTtlSeconds, 24 * 3600, 60, 30 * 24 * 3600),
+    },
+    sequences: {
+      autoCreate: r.bool(settingNames.sequencesAutoCreate, false),
+      maxAttempts: r.int(settingNames.occMaxAttempts, 12, 1, 100),
+      maxWaitMs: r.int(settingNames.occMaxWaitMs, 5000, 10, 120_000),
+    },
+  };
+  if (r.problems.length > 0 || storage === undefined) {
+    throw new AppError('ConfigurationInvalid', `Invalid settings:\n  - ${r.problems.join('\n  - ')}`, {
+      extra: { settings: r.problems.map((p) => p.slice(0, p.indexOf(':'))) },
+    });
+  }
+  return { ...config, storage };
+}
+
+let cached: Config | undefined;
+
+/** The process's configuration, validated on first use. */
+export function getConfig(): Config {
+  cached ??= loadConfig();
+  return cached;
+}

@@ -1,0 +1,170 @@
+/**
+ * An HTTP endpoint defined once: method, path, auth level, the zod schemas its input is validated
+ * with, its documented responses and its handler. The same definition registers the function
+ * (functions/), validates every request (here) and generates the OpenAPI document (shared/openapi),
+ * so the contract cannot drift from the code.
+ *
+ * Nothing here imports @azure/functions: `RequestLike` is the structural subset of its HttpRequest
+ * that we read, and `HttpResult` is assignable to its HttpResponseInit.
+ */
+import type { z } from 'zod';
+
+import { AppError, type FieldIssue, toAppError, validationError } from '../errors';
+import { getLogger, type Logger } from '../log';
+import { problemResult } from './responses';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+
+/** The Functions host enforces these: `function` needs a function key, `admin` the master key. */
+export type AuthLevel = 'anonymous' | 'function' | 'admin';
+
+export interface HeaderReader {
+  get(name: string): string | null;
+}
+
+export interface RequestLike {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: HeaderReader;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: URLSearchParams;
+  text(): Promise<string>;
+}
+
+export type ResponseBody = string | Uint8Array | AsyncIterable<Uint8Array> | ReadableStream<Uint8Array>;
+
+export interface HttpResult {
+  readonly status: number;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly jsonBody?: unknown;
+  readonly body?: ResponseBody;
+}
+
+export interface ResponseDoc {
+  readonly description: string;
+  readonly schema?: z.ZodType;
+  /** Defaults to application/json (application/problem+json for 4xx/5xx). */
+  readonly contentType?: string;
+}
+
+export interface HeaderDoc {
+  readonly name: string;
+  readonly description: string;
+  readonly required?: boolean;
+}
+
+export interface RouteInput<P, Q, B> {
+  readonly params: P;
+  readonly query: Q;
+  readonly body: B;
+  readonly headers: HeaderReader;
+  readonly url: URL;
+}
+
+interface RouteMeta {
+  /** The function name; unique across the app. */
+  readonly name: string;
+  readonly method: HttpMethod;
+  /** Route template below the `api` prefix, e.g. `sequences/{name}/next`. */
+  readonly path: string;
+  readonly auth: AuthLevel;
+  readonly summary: string;
+  readonly description?: string;
+  readonly tags: readonly string[];
+  readonly requestHeaders?: readonly HeaderDoc[];
+  readonly responses: Readonly<Record<number, ResponseDoc>>;
+  /** Largest body accepted, in bytes (413 above). Defaults to the app-wide limit. */
+  readonly maxBodyBytes?: number;
+  /** Whether a request must carry a body; when false an empty body validates as `undefined`. */
+  readonly bodyRequired?: boolean;
+  /** Request bodies that must validate; used by the OpenAPI document and its tests. */
+  readonly examples?: readonly unknown[];
+}
+
+export interface RouteSpec<PS extends z.ZodType, QS extends z.ZodType, BS extends z.ZodType> extends RouteMeta {
+  readonly params?: PS;
+  readonly query?: QS;
+  readonly body?: BS;
+  handle(input: RouteInput<z.output<PS>, z.output<QS>, z.output<BS>>): Promise<HttpResult>;
+}
+
+export interface RunOptions {
+  readonly logger?: Logger;
+  readonly maxBodyBytes?: number;
+}
+
+/** A route with its types erased, so routes of any shape can share one list. */
+export interface RouteDefinition extends RouteMeta {
+  readonly schemas: { readonly params?: z.ZodType; readonly query?: z.ZodType; readonly body?: z.ZodType };
+  run(request: RequestLike, options?: RunOptions): Promise<HttpResult>;
+}
+
+const defaultMaxBodyBytes = 1024 * 1024;
+
+export function zodIssues(error: z.ZodError, prefix: string): FieldIssue[] {
+  return error.issues.map((issue) => ({
+    path: [prefix, ...issue.path.map(String)].join('.'),
+    message: issue.message,
+  }));
+}
+
+function parsePart<S extends z.ZodType>(schema: S | undefined, value: unknown, part: string): z.output<S> {
+  if (schema === undefined) return value as z.output<S>;
+  const result = schema.safeParse(value);
+  if (!result.success) throw validationError(`The request ${part} is not valid`, zodIssues(result.error, part));
+  return result.data;
+}
+
+async function readBody(request: RequestLike, limit: number, required: boolean): Promise<unknown> {
+  const declared = Number(request.headers.get('content-length') ?? '0');
+  if (declared > limit) throw new AppError('PayloadTooLarge', `The body is ${declared} bytes; at most ${limit} are accepted`);
+  const text = await request.text();
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > limit) throw new AppError('PayloadTooLarge', `The body is ${bytes} bytes; at most ${limit} are accepted`);
+  if (text.trim() === '') {
+    if (required) throw validationError('A JSON body is required', [{ path: 'body', message: 'Required' }]);
+    return undefined;
+  }
+  // The body is read as JSON whatever Content-Type says: `curl -d` sends form-urlencoded by default.
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw validationError('The body is not valid JSON', [{ path: 'body', message: err instanceof Error ? err.message : 'Malformed JSON' }]);
+  }
+}
+
+export function defineRoute<
+  PS extends z.ZodType = z.ZodType<Record<string, never>>,
+  QS extends z.ZodType = z.ZodType<Record<string, never>>,
+  BS extends z.ZodType = z.ZodType<undefined>,
+>(spec: RouteSpec<PS, QS, BS>): RouteDefinition {
+  const schemas = {
+    ...(spec.params === undefined ? {} : { params: spec.params }),
+    ...(spec.query === undefined ? {} : { query: spec.query }),
+    ...(spec.body === undefined ? {} : { body: spec.body }),
+  };
+  return {
+    ...spec,
+    schemas,
+    async run(request, options = {}) {
+      const logger = options.logger ?? getLogger();
+      try {
+        const params = parsePart(spec.params, { ...request.params }, 'params');
+        const query = parsePart(spec.query, Object.fromEntries(request.query.entries()), 'query');
+        const limit = Math.min(spec.maxBodyBytes ?? Infinity, options.maxBodyBytes ?? defaultMaxBodyBytes);
+        const rawBody = spec.body === undefined ? undefined : await readBody(request, limit, spec.bodyRequired ?? false);
+        const body = parsePart(spec.body, rawBody, 'body');
+        return await spec.handle({ params, query, body, headers: request.headers, url: new URL(request.url) });
+      } catch (err) {
+        const appError = toAppError(err);
+        if (appError.code === 'Internal' || appError.code === 'ConfigurationInvalid') {
+          logger.log('error', 'http.unhandled', {
+            route: spec.name,
+            error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+          });
+        }
+        return problemResult(appError, new URL(request.url).pathname);
+      }
+    },
+  };
+}

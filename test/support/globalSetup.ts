@@ -1,0 +1,17 @@
+/**
+ * Starts Azurite for the whole test run and hands its connection string to every test worker through
+ * the environment (workers are forked after global setup, so they inherit it).
+ */
+import { startAzurite } from '../../devhost/azurite';
+
+declare global {
+  var __AZURITE_STOP__: (() => Promise<void>) | undefined;
+}
+
+export default async function globalSetup(): Promise<void> {
+  if (process.env.TEST_STORAGE_CONNECTION !== undefined) return;
+  const azurite = await startAzurite();
+  process.env.TEST_STORAGE_CONNECTION = azurite.connectionString;
+  process.env.AzureWebJobsStorage = azurite.connectionString;
+  globalThis.__AZURITE_STOP__ = () => azurite.stop();
+}
