@@ -24,7 +24,9 @@ describe('storage clients on Azurite', () => {
     await table.createEntity({ partitionKey: 'p', rowKey: 'r', value: 1 });
     const first = await table.getEntity('p', 'r');
     await table.updateEntity({ partitionKey: 'p', rowKey: 'r', value: 2 }, 'Replace', { etag: first.etag });
-    const lost = await table.updateEntity({ partitionKey: 'p', rowKey: 'r', value: 3 }, 'Replace', { etag: first.etag }).catch((e: unknown) => e);
+    const lost = await table
+      .updateEntity({ partitionKey: 'p', rowKey: 'r', value: 3 }, 'Replace', { etag: first.etag })
+      .catch((e: unknown) => e);
     expect(hasStatus(lost, 412)).toBe(true);
     expect(translateStorageError(lost, 'testing').code).toBe('PreconditionFailed');
   });
