@@ -1,0 +1,24 @@
+/**
+ * Every storage and messaging resource the app uses, named once. Code refers to these constants and
+ * `infra/` provisions exactly these; a consistency test compares the two.
+ */
+
+/** Tables (created on first use as well, so Azurite needs no setup). */
+export const tables = {
+  /** One entity per sequence: high-water mark and settings. */
+  sequences: 'sequences',
+  /** Stored responses for `Idempotency-Key` retries, with an expiry. */
+  idempotency: 'idempotency',
+} as const;
+
+/** Storage queues. */
+export const queues = {} as const;
+
+/** Blob containers. */
+export const containers = {} as const;
+
+/** Service Bus entities, used only when a Service Bus connection is configured. */
+export const serviceBusEntities = {
+  topics: {},
+  queues: {},
+} as const;
