@@ -6,6 +6,8 @@ import { app } from '@azure/functions';
 
 import { runShutdown } from '../shared/lifecycle';
 
+import './sequences';
+
 // Server-sent events (gate releases) need streamed responses.
 app.setup({ enableHttpStream: true });
 

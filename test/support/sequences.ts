@@ -1,0 +1,118 @@
+/** Sequence services and allocators on Azurite, each on its own freshly named tables. */
+import { randomUUID } from 'node:crypto';
+
+import type { TableClient } from '@azure/data-tables';
+
+import { type Clock, type Random, systemClock } from '../../shared/clock';
+import { loadConfig } from '../../shared/config';
+import { IdempotencyStore } from '../../shared/idempotency';
+import { type Logger, MemoryLogger } from '../../shared/log';
+import { type BackoffPolicy } from '../../shared/retry';
+import { SequenceAllocator, type AllocatorOptions, type NumberRange } from '../../shared/sequences/allocator';
+import { sequenceBackoff } from '../../shared/sequences/defaults';
+import { type SequenceDefinition, defaultDefinition } from '../../shared/sequences/definition';
+import { SequenceService } from '../../shared/sequences/service';
+import { SequenceStore } from '../../shared/sequences/store';
+import { createStorageClients, type StorageClientOptions, type StorageClients } from '../../shared/storage/clients';
+
+export function testConnection(): string {
+  const connection = process.env.TEST_STORAGE_CONNECTION;
+  if (connection === undefined) throw new Error('TEST_STORAGE_CONNECTION is not set (jest global setup starts Azurite)');
+  return connection;
+}
+
+/** A table name no other test uses (3-63 alphanumerics, starting with a letter). */
+export function uniqueTableName(prefix: string): string {
+  return `${prefix}${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+}
+
+export function storageFor(
+  connection = testConnection(),
+  options: StorageClientOptions = {},
+  env: Record<string, string> = {},
+): StorageClients {
+  const config = loadConfig({ AzureWebJobsStorage: connection, ...env });
+  return createStorageClients(config.storage, { retry: config.storageRetry, ...options });
+}
+
+export interface SequenceHarness {
+  readonly storage: StorageClients;
+  readonly sequencesTable: string;
+  readonly idempotencyTable: string;
+  readonly store: SequenceStore;
+  readonly logger: MemoryLogger;
+  table(): Promise<TableClient>;
+  idempotency(): Promise<TableClient>;
+  service(options?: { autoCreate?: boolean; clock?: Clock; random?: Random; logger?: Logger; backoff?: BackoffPolicy }): SequenceService;
+  /** An allocator, as one instance would hold it, for a sequence that already exists. */
+  allocator(name: string, options?: Partial<Omit<AllocatorOptions, 'store' | 'sequence'>>): Promise<SequenceAllocator>;
+  create(name: string, definition?: Partial<SequenceDefinition>): Promise<void>;
+  /** Every entity in the sequences table, for "nothing was written" assertions. */
+  entities(): Promise<Record<string, unknown>[]>;
+  idempotencyEntities(): Promise<Record<string, unknown>[]>;
+  highWaterMark(name: string): Promise<number>;
+}
+
+export function sequenceHarness(storage: StorageClients = storageFor()): SequenceHarness {
+  const sequencesTable = uniqueTableName('seq');
+  const idempotencyTable = uniqueTableName('idem');
+  const table = (): Promise<TableClient> => storage.table(sequencesTable);
+  const idempotency = (): Promise<TableClient> => storage.table(idempotencyTable);
+  const store = new SequenceStore(table);
+  const logger = new MemoryLogger();
+  const backoff = sequenceBackoff(loadConfig({ AzureWebJobsStorage: 'UseDevelopmentStorage=true' }).sequences);
+  const list = async (client: TableClient): Promise<Record<string, unknown>[]> => {
+    const out: Record<string, unknown>[] = [];
+    for await (const entity of client.listEntities()) out.push(entity);
+    return out;
+  };
+  return {
+    storage,
+    sequencesTable,
+    idempotencyTable,
+    store,
+    logger,
+    table,
+    idempotency,
+    service: (options = {}) =>
+      new SequenceService({
+        store,
+        idempotency: new IdempotencyStore(idempotency, options.clock ?? systemClock, 3600),
+        clock: options.clock ?? systemClock,
+        random: options.random ?? Math.random,
+        logger: options.logger ?? logger,
+        backoff: options.backoff ?? backoff,
+        autoCreate: options.autoCreate ?? false,
+        instanceId: randomUUID(),
+      }),
+    allocator: async (name, options = {}) => {
+      const sequence = await store.read(name);
+      if (sequence === undefined) throw new Error(`sequence ${name} does not exist`);
+      return new SequenceAllocator({
+        store,
+        sequence,
+        clock: systemClock,
+        random: Math.random,
+        logger,
+        backoff,
+        instanceId: randomUUID(),
+        ...options,
+      });
+    },
+    create: async (name, definition = {}) => {
+      await store.create(name, { ...defaultDefinition, ...definition });
+    },
+    entities: async () => list(await table()),
+    idempotencyEntities: async () => list(await idempotency()),
+    highWaterMark: async (name) => {
+      const sequence = await store.read(name);
+      if (sequence === undefined) throw new Error(`sequence ${name} does not exist`);
+      return sequence.next;
+    },
+  };
+}
+
+/** Numbers from `ranges`, expanded. */
+export function expand(ranges: readonly NumberRange[]): number[] {
+  return ranges.flatMap((r) => Array.from({ length: r.hi - r.lo }, (_, i) => r.lo + i));
+}
