@@ -1,0 +1,236 @@
+// The Flex Consumption plan and Function App. Every connection is identity-based (the user-assigned
+// identity's client id on each), so no key or connection string reaches the app settings.
+
+@description('Function App name (also the default host name prefix).')
+param name string
+
+@description('Flex Consumption plan name.')
+param planName string
+
+@description('Azure region.')
+param location string
+
+@description('Tags for every resource; the site also gets azd-service-name.')
+param tags object
+
+@description('Resource id of the user-assigned identity.')
+param identityId string
+
+@description('Client id of the user-assigned identity.')
+param identityClientId string
+
+@description('Storage account for host storage, the Durable task hub and the app data.')
+param storageAccountName string
+
+@description('Blob endpoint of that account (https://<account>.blob.<suffix>/).')
+param storageBlobEndpoint string
+
+@description('Blob container Flex Consumption deploys the package into.')
+param deploymentContainerName string
+
+@description('Fully qualified Service Bus namespace (<name>.servicebus.windows.net).')
+param serviceBusNamespace string
+
+@description('Application Insights component that receives the telemetry.')
+param applicationInsightsName string
+
+@description('Log Analytics workspace that receives the diagnostic settings.')
+param workspaceId string
+
+@description('Node.js version of the Functions runtime.')
+@allowed([
+  '20'
+  '22'
+])
+param nodeVersion string
+
+@description('Most instances the app scales out to.')
+param maximumInstanceCount int
+
+@description('Memory per instance, in MB.')
+param instanceMemoryMB int
+
+@description('Browser origins allowed to call the API.')
+param corsAllowedOrigins array
+
+@description('App settings (TALLYHO_* and any extra); the identity-based connection settings always win.')
+param appSettings object
+
+@description('Require Microsoft Entra ID sign-in in front of the app (App Service authentication).')
+param authEnabled bool
+
+@description('Application (client) id of the Entra app registration used for sign-in.')
+param authClientId string
+
+@description('Tenant of that app registration.')
+param authTenantId string
+
+@description('Paths that stay reachable without sign-in (client API prefixes, /api/health).')
+param authExcludedPaths array
+
+@description('What an unauthenticated request gets when sign-in is required.')
+@allowed([
+  'RedirectToLoginPage'
+  'Return401'
+  'Return403'
+])
+param authUnauthenticatedAction string
+
+resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = {
+  name: applicationInsightsName
+}
+
+resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
+  name: planName
+  location: location
+  tags: tags
+  kind: 'functionapp'
+  sku: {
+    name: 'FC1'
+    tier: 'FlexConsumption'
+  }
+  properties: {
+    reserved: true
+  }
+}
+
+// The names the Functions host reads for identity-based connections; shared/config.ts reads the same.
+var identitySettings = {
+  AzureWebJobsStorage__accountName: storageAccountName
+  AzureWebJobsStorage__credential: 'managedidentity'
+  AzureWebJobsStorage__clientId: identityClientId
+  ServiceBusConnection__fullyQualifiedNamespace: serviceBusNamespace
+  ServiceBusConnection__credential: 'managedidentity'
+  ServiceBusConnection__clientId: identityClientId
+  // Identifies the component; with local auth off, ingestion also needs the identity's Entra token.
+  APPLICATIONINSIGHTS_CONNECTION_STRING: appInsights.properties.ConnectionString
+  APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=${identityClientId};Authorization=AAD'
+}
+
+resource site 'Microsoft.Web/sites@2024-04-01' = {
+  name: name
+  location: location
+  tags: union(tags, { 'azd-service-name': 'api' })
+  kind: 'functionapp,linux'
+  identity: {
+    type: 'UserAssigned'
+    userAssignedIdentities: {
+      '${identityId}': {}
+    }
+  }
+  properties: {
+    serverFarmId: plan.id
+    httpsOnly: true
+    siteConfig: {
+      minTlsVersion: '1.2'
+      ftpsState: 'Disabled'
+      http20Enabled: true
+      cors: {
+        allowedOrigins: corsAllowedOrigins
+        supportCredentials: false
+      }
+    }
+    functionAppConfig: {
+      deployment: {
+        storage: {
+          type: 'blobContainer'
+          value: '${storageBlobEndpoint}${deploymentContainerName}'
+          authentication: {
+            type: 'UserAssignedIdentity'
+            userAssignedIdentityResourceId: identityId
+          }
+        }
+      }
+      scaleAndConcurrency: {
+        maximumInstanceCount: maximumInstanceCount
+        instanceMemoryMB: instanceMemoryMB
+      }
+      runtime: {
+        name: 'node'
+        version: nodeVersion
+      }
+    }
+  }
+}
+
+resource settings 'Microsoft.Web/sites/config@2024-04-01' = {
+  parent: site
+  name: 'appsettings'
+  properties: union(appSettings, identitySettings)
+}
+
+// Deployments authenticate with Entra tokens; basic-auth publishing credentials stay off.
+resource scmBasicAuth 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-04-01' = {
+  parent: site
+  name: 'scm'
+  properties: {
+    allow: false
+  }
+}
+
+resource ftpBasicAuth 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-04-01' = {
+  parent: site
+  name: 'ftp'
+  properties: {
+    allow: false
+  }
+}
+
+resource auth 'Microsoft.Web/sites/config@2024-04-01' = if (authEnabled) {
+  parent: site
+  name: 'authsettingsV2'
+  properties: {
+    platform: {
+      enabled: true
+    }
+    globalValidation: {
+      requireAuthentication: true
+      unauthenticatedClientAction: authUnauthenticatedAction
+      redirectToProvider: 'azureactivedirectory'
+      excludedPaths: authExcludedPaths
+    }
+    identityProviders: {
+      azureActiveDirectory: {
+        enabled: true
+        registration: {
+          clientId: authClientId
+          openIdIssuer: '${environment().authentication.loginEndpoint}${authTenantId}/v2.0'
+        }
+        validation: {
+          allowedAudiences: [
+            authClientId
+            'api://${authClientId}'
+          ]
+        }
+      }
+    }
+    login: {
+      tokenStore: {
+        enabled: false
+      }
+    }
+  }
+}
+
+resource diagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
+  scope: site
+  name: 'to-log-analytics'
+  properties: {
+    workspaceId: workspaceId
+    logs: [
+      {
+        category: 'FunctionAppLogs'
+        enabled: true
+      }
+    ]
+    metrics: [
+      {
+        category: 'AllMetrics'
+        enabled: true
+      }
+    ]
+  }
+}
+
+output name string = site.name
+output defaultHostName string = site.properties.defaultHostName

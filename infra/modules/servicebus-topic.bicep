@@ -1,0 +1,34 @@
+// One Service Bus topic and its subscriptions.
+
+@description('The namespace the topic belongs to.')
+param namespaceName string
+
+@description('Topic name.')
+param topicName string
+
+@description('Subscription names.')
+param subscriptions array
+
+resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' existing = {
+  name: namespaceName
+}
+
+resource topic 'Microsoft.ServiceBus/namespaces/topics@2024-01-01' = {
+  parent: namespace
+  name: topicName
+  properties: {
+    defaultMessageTimeToLive: 'P14D'
+  }
+}
+
+resource topicSubscriptions 'Microsoft.ServiceBus/namespaces/topics/subscriptions@2024-01-01' = [
+  for subscription in subscriptions: {
+    parent: topic
+    name: subscription
+    properties: {
+      lockDuration: 'PT1M'
+      maxDeliveryCount: 10
+      deadLetteringOnMessageExpiration: true
+    }
+  }
+]

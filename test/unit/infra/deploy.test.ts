@@ -1,0 +1,101 @@
+/**
+ * The az CLI deployment script, in dry-run mode: it prints every command and runs none, so the whole
+ * flow (build, package, provision, publish, smoke check) is checked here without Azure or az.
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+import { repoRoot } from '../../support/infra/templates';
+
+const script = join(repoRoot, 'scripts', 'deploy.sh');
+
+function deploy(...args: string[]): { status: number | null; stdout: string; stderr: string; commands: string[] } {
+  // A PATH without az proves the dry run needs no Azure tooling.
+  const result = spawnSync('bash', [script, ...args], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    timeout: 20_000,
+    env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent' },
+  });
+  const commands = result.stdout
+    .split('\n')
+    .filter((line) => line.startsWith('+ '))
+    .map((line) => line.slice(2));
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr, commands };
+}
+
+function indexOf(commands: readonly string[], pattern: RegExp): number {
+  const at = commands.findIndex((c) => pattern.test(c));
+  if (at < 0) throw new Error(`no command matches ${String(pattern)} in:\n${commands.join('\n')}`);
+  return at;
+}
+
+describe('scripts/deploy.sh --dry-run', () => {
+  it('builds, packages, provisions, publishes with config-zip and smoke-checks, in that order', () => {
+    const { status, commands, stderr } = deploy('--env', 'demo', '--location', 'swedencentral', '--dry-run');
+    expect({ status, stderr: stderr.trim() }).toEqual({ status: 0, stderr: '' });
+    const order = [
+      /^npm ci /,
+      /^npm run build$/,
+      /^node scripts\/infra-sync\.mjs$/,
+      /^cp -R dist\/functions dist\/shared \.deploy\/package\/dist\/$/,
+      /^cp host\.json package\.json package-lock\.json \.deploy\/package\/$/,
+      /^npm ci --omit=dev .*--prefix \.deploy\/package$/,
+      /zip -q -r \.\.\/tallyho\.zip \./,
+      /^az deployment sub create --name tallyho-demo --location swedencentral --template-file infra\/main\.bicep --parameters environmentName=demo location=swedencentral nodeVersion=22 /,
+      /^az deployment sub show --name tallyho-demo --query properties\.outputs/,
+      /^az functionapp deployment source config-zip --resource-group .+ --name .+ --src \.deploy\/tallyho\.zip$/,
+      /^az functionapp function list /,
+      /^curl .*\/api\/health$/,
+    ].map((pattern) => indexOf(commands, pattern));
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+  });
+
+  it('publishes through /api/publish with an Entra token that never appears on a command line', () => {
+    const { status, stdout, commands } = deploy('--env', 'demo', '--location', 'westeurope', '--publish', 'api', '--dry-run');
+    expect(status).toBe(0);
+    expect(commands.some((c) => c.startsWith('az functionapp deployment source config-zip'))).toBe(false);
+    indexOf(commands, /^az account get-access-token /);
+    const post = commands[indexOf(commands, /\/api\/publish/)]!;
+    expect(post).toMatch(/^curl .*-X POST -H @.* --data-binary @\.deploy\/tallyho\.zip https:\/\/.*\/api\/publish\\\?RemoteBuild=false/);
+    expect(stdout).not.toMatch(/Bearer/);
+  });
+
+  it('grants no developer roles with --developer-principal none, and skips provisioning when asked', () => {
+    const none = deploy('--env', 'demo', '--location', 'westeurope', '--developer-principal', 'none', '--dry-run');
+    expect(none.commands[indexOf(none.commands, /^az deployment sub create/)]).toMatch(/developerPrincipalId= /);
+    expect(none.commands.some((c) => c.startsWith('az ad signed-in-user'))).toBe(false);
+    const skipped = deploy('--env', 'demo', '--skip-provision', '--node-version', '20', '--dry-run');
+    expect(skipped.status).toBe(0);
+    expect(skipped.commands.some((c) => c.startsWith('az deployment sub create'))).toBe(false);
+    indexOf(skipped.commands, /^az deployment sub show --name tallyho-demo/);
+  });
+
+  it('package-only builds the zip and touches nothing in Azure (the azd prepackage hook)', () => {
+    const { status, commands } = deploy('--package-only', '--dry-run');
+    expect(status).toBe(0);
+    indexOf(commands, /zip -q -r/);
+    expect(commands.filter((c) => c.startsWith('az '))).toEqual([]);
+  });
+
+  it('refuses to run without an environment name or with an unknown option', () => {
+    const missing = deploy('--location', 'westeurope', '--dry-run');
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/--env \(or AZURE_ENV_NAME\) is required/);
+    const unknown = deploy('--bogus');
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown option --bogus/);
+  });
+
+  it('is shellcheck-clean', () => {
+    const check = spawnSync('shellcheck', ['--severity=style', script], { encoding: 'utf8' });
+    if (check.error !== undefined) {
+      // .ci/run installs shellcheck; only a developer machine without it may skip.
+      if (process.env.CI === 'true') throw new Error('shellcheck is not installed (.ci/run installs it)');
+      console.warn('SKIPPED: shellcheck is not installed (apt-get install shellcheck)');
+      return;
+    }
+    expect(check.stdout + check.stderr).toBe('');
+    expect(check.status).toBe(0);
+  });
+});
