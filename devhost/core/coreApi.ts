@@ -4,7 +4,6 @@
  * caches the answer (falling back to "test mode" for good if it is missing), so the hook must be in
  * place before anything loads `@azure/functions` — `installCoreApi` checks that and fails loudly.
  */
-import Module from 'node:module';
 
 import type {
   Disposable,
@@ -16,6 +15,7 @@ import type {
   RpcLogCategory,
   RpcLogLevel,
 } from './types';
+import { nativeModule } from './nativeModule';
 
 export interface RegisteredFunction {
   readonly metadata: FunctionMetadata;
@@ -117,8 +117,10 @@ const installed = Symbol.for('tallyho.devhost.coreApi');
 
 type RequireFunction = (this: unknown, id: string) => unknown;
 
+/** Node's own module cache (`require.cache` is a test runner's registry when one is in charge). */
 function loadedFunctionsLibrary(): string | undefined {
-  return Object.keys(require.cache).find((file) => /[\\/]node_modules[\\/]@azure[\\/]functions[\\/]/.test(file));
+  const cache = nativeModule()._cache;
+  return Object.keys(cache).find((file) => /[\\/]node_modules[\\/]@azure[\\/]functions[\\/]/.test(file));
 }
 
 /**
@@ -127,7 +129,7 @@ function loadedFunctionsLibrary(): string | undefined {
  * every registration.
  */
 export function installCoreApi(registry: Registry): void {
-  const prototype = Module.prototype as unknown as { require: RequireFunction; [installed]?: Registry };
+  const prototype = nativeModule().prototype as unknown as { require: RequireFunction; [installed]?: Registry };
   if (prototype[installed] !== undefined) {
     prototype[installed] = registry;
     return;

@@ -15,10 +15,22 @@ export interface InvocationRequest {
   readonly triggerMetadata?: Record<string, RpcTypedData>;
   readonly invocationId?: string;
   readonly retryContext?: { retryCount: number; maxRetryCount: number };
+  /**
+   * A client is holding a connection open for this invocation (HTTP). Such invocations may live
+   * as long as the client wants (server-sent events), so `settle()` does not wait for them.
+   */
+  readonly clientHeld?: boolean;
 }
 
 export type InvocationOutcome =
-  | { readonly ok: true; readonly invocationId: string; readonly response: RpcInvocationResponse; readonly durationMs: number }
+  | {
+      readonly ok: true;
+      readonly invocationId: string;
+      readonly response: RpcInvocationResponse;
+      /** What the handler returned, after postInvocation hooks (in stream mode the response itself went through the proxy). */
+      readonly result: unknown;
+      readonly durationMs: number;
+    }
   | { readonly ok: false; readonly invocationId: string; readonly error: Error; readonly durationMs: number };
 
 export type InvocationLogger = (
@@ -34,8 +46,8 @@ function asError(value: unknown): Error {
 }
 
 export class Invoker {
-  /** Invocations under way, so shutdown can wait for them. */
-  readonly inFlight = new Set<Promise<unknown>>();
+  /** Invocations under way, so shutdown can wait for them; the value says whether a client holds it. */
+  readonly inFlight = new Map<Promise<unknown>, boolean>();
 
   constructor(
     private readonly registry: Registry,
@@ -53,7 +65,7 @@ export class Invoker {
 
   invoke(request: InvocationRequest): Promise<InvocationOutcome> {
     const run = this.run(request);
-    this.inFlight.add(run);
+    this.inFlight.set(run, request.clientHeld === true);
     void run.finally(() => this.inFlight.delete(run));
     return run;
   }
@@ -110,19 +122,45 @@ export class Invoker {
       if (post.error !== undefined && post.error !== null)
         return { ok: false, invocationId, error: asError(post.error), durationMs: elapsed() };
       const response = await invocationModel.getResponse(args.context, post.result);
-      return { ok: true, invocationId, response, durationMs: elapsed() };
+      return { ok: true, invocationId, response, result: post.result, durationMs: elapsed() };
     } catch (err) {
       return { ok: false, invocationId, error: asError(err), durationMs: elapsed() };
     }
   }
 
-  /** Resolves once every invocation under way has finished (or the timeout passes). */
-  async drain(timeoutMs: number): Promise<boolean> {
+  /**
+   * Stops tracking an invocation: a server-sent-events response lives as long as its client, and
+   * shutdown closes those connections instead of waiting for them.
+   */
+  release(invocation: Promise<unknown>): void {
+    this.inFlight.delete(invocation);
+  }
+
+  /** Number of invocations under way that no client holds (timer, queue, extension work). */
+  backgroundCount(): number {
+    let n = 0;
+    for (const held of this.inFlight.values()) if (!held) n++;
+    return n;
+  }
+
+  /** Resolves true once every invocation under way has finished, false if the timeout passes first. */
+  drain(timeoutMs: number): Promise<boolean> {
+    return this.waitFor(() => [...this.inFlight.keys()], timeoutMs);
+  }
+
+  /** Like `drain`, but ignores client-held (HTTP) invocations. */
+  settle(timeoutMs: number): Promise<boolean> {
+    return this.waitFor(() => [...this.inFlight].filter(([, held]) => !held).map(([p]) => p), timeoutMs);
+  }
+
+  private async waitFor(pending: () => Promise<unknown>[], timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
-    while (this.inFlight.size > 0) {
+    for (let list = pending(); list.length > 0; list = pending()) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) return false;
-      await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((r) => setTimeout(r, remaining))]);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled(list), new Promise((r) => (timer = setTimeout(r, remaining)))]);
+      clearTimeout(timer);
     }
     return true;
   }

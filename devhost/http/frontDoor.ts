@@ -1,0 +1,303 @@
+/**
+ * The host's HTTP entry point: CORS preflights, host-level routes (admin API, extension webhooks),
+ * then function routes under the route prefix with method and key checks, and finally the
+ * invocation — buffered (`RpcHttpData` in, `RpcHttpData` out) or, when the app enabled HTTP
+ * streaming, forwarded to the library's proxy. Unhandled errors answer a 500 with an empty body; the
+ * log has the stack.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import type { BindingIo } from '../bindings/bindingIo';
+import { type BindingData } from '../bindings/expressions';
+import type { Invoker } from '../core/invoker';
+import type { RpcParameterBinding } from '../core/types';
+import type { HostExtension, HostLogger } from '../extension';
+import type { CorsPolicy } from './cors';
+import type { FunctionRoutes, HttpRoute } from './functionRoutes';
+import { KeyPolicy } from './keys';
+import { flatHeaders, flatQuery, type HttpRequestParts, streamTriggerMetadata, toRpcHttpRequest, writeRpcHttpResponse } from './rpcHttp';
+import type { StreamProxy } from './streamProxy';
+
+/** The real host's default request body limit (104857600 bytes). */
+const maxBodyBytes = 100 * 1024 * 1024;
+
+export type HostRouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
+
+export interface FrontDoorOptions {
+  readonly routes: FunctionRoutes;
+  readonly routePrefix: string;
+  readonly keys: KeyPolicy;
+  readonly cors: CorsPolicy;
+  readonly invoker: Invoker;
+  readonly bindings: BindingIo;
+  readonly extensions: readonly HostExtension[];
+  readonly adminRoutes: HostRouteHandler;
+  readonly streamProxy: StreamProxy | undefined;
+  readonly log: HostLogger;
+  readonly logInvocations: boolean;
+}
+
+class BodyTooLarge extends Error {}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBodyBytes) {
+        req.pause();
+        reject(new BodyTooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function hasExpressions(route: HttpRoute): boolean {
+  return Object.values(route.metadata.bindings).some(
+    (b) => b.direction !== undefined && !/trigger$/i.test(b.type ?? '') && b.type !== 'http' && JSON.stringify(b).includes('{'),
+  );
+}
+
+export class HttpFrontDoor {
+  private stopping = false;
+  /** Open server-sent-event responses: shutdown closes them rather than waiting (clients reconnect). */
+  private readonly eventStreams = new Set<ServerResponse>();
+  private readonly prefix: string;
+  private readonly needsData = new Map<string, boolean>();
+
+  constructor(private readonly options: FrontDoorOptions) {
+    const p = options.routePrefix.replace(/^\/+|\/+$/g, '');
+    this.prefix = p === '' ? '/' : `/${p.toLowerCase()}/`;
+    for (const r of options.routes.routes) this.needsData.set(r.functionName, hasExpressions(r));
+  }
+
+  /** New requests get 503 from now on; open event streams are closed (shutdown). */
+  stop(): void {
+    this.stopping = true;
+    for (const res of this.eventStreams) res.destroy();
+    this.eventStreams.clear();
+  }
+
+  handle = (req: IncomingMessage, res: ServerResponse): void => {
+    this.route(req, res).catch((err: unknown) => this.fail(res, 'request', err));
+  };
+
+  private fail(res: ServerResponse, what: string, err: unknown): void {
+    this.options.log('error', `Unhandled error in ${what}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.statusCode = 500;
+    res.setHeader('Content-Length', 0);
+    res.end();
+  }
+
+  private static empty(res: ServerResponse, status: number, headers: Record<string, string> = {}): void {
+    res.statusCode = status;
+    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+    res.setHeader('Content-Length', 0);
+    res.end();
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const { cors } = this.options;
+    if (cors.enabled && cors.preflight(req, res)) return;
+    cors.apply(req, res);
+    const url = new URL(req.url ?? '/', 'http://devhost');
+    const path = url.pathname;
+    if (this.stopping) {
+      HttpFrontDoor.empty(res, 503, { Connection: 'close' });
+      return;
+    }
+    const lowerPath = path.toLowerCase();
+    if (lowerPath === '/admin' || lowerPath.startsWith('/admin/')) {
+      if (await this.options.adminRoutes(req, res, url)) return;
+    }
+    for (const extension of this.options.extensions) {
+      if (extension.handleHttp !== undefined && (await extension.handleHttp(req, res, url))) return;
+    }
+    if (path === '/' && req.method !== undefined && ['GET', 'HEAD'].includes(req.method) && this.prefix !== '/') {
+      res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+      res.end('Your Functions app is up and running (devhost).\n');
+      return;
+    }
+    const below = this.belowPrefix(path);
+    const found = below === undefined ? { kind: 'none' as const } : this.options.routes.find(req.method ?? 'GET', below);
+    if (found.kind === 'none') {
+      HttpFrontDoor.empty(res, 404);
+      return;
+    }
+    if (found.kind === 'method') {
+      HttpFrontDoor.empty(res, 405, { Allow: found.allowed.join(', ') });
+      return;
+    }
+    if (!this.options.keys.allows(found.route.authLevel, KeyPolicy.presented(req.headers, url.searchParams))) {
+      HttpFrontDoor.empty(res, 401);
+      return;
+    }
+    if (this.options.streamProxy !== undefined) await this.invokeStreamed(found.route, found.params, req, res, url);
+    else await this.invokeBuffered(found.route, found.params, req, res, url);
+  }
+
+  private belowPrefix(path: string): string | undefined {
+    if (this.prefix === '/') return path;
+    const lower = path.toLowerCase();
+    if (`${lower}/` === this.prefix) return '';
+    return lower.startsWith(this.prefix) ? path.slice(this.prefix.length) : undefined;
+  }
+
+  private parts(req: IncomingMessage, url: URL, params: Record<string, string>, body: Buffer | undefined): HttpRequestParts {
+    const host = req.headers.host ?? 'localhost';
+    return {
+      method: req.method ?? 'GET',
+      url: `http://${host}${req.url ?? '/'}`,
+      headers: flatHeaders(req.headers),
+      query: flatQuery(url.searchParams),
+      params,
+      body,
+    };
+  }
+
+  private bindingData(route: HttpRoute, parts: HttpRequestParts): BindingData {
+    if (this.needsData.get(route.functionName) !== true) return {};
+    let json: unknown;
+    if (parts.body !== undefined && parts.body.length > 0) {
+      try {
+        json = JSON.parse(parts.body.toString('utf8'));
+      } catch {
+        json = undefined;
+      }
+    }
+    const data: Record<string, unknown> =
+      typeof json === 'object' && json !== null && !Array.isArray(json) ? { ...(json as Record<string, unknown>) } : {};
+    Object.assign(data, parts.params, { Query: parts.query, Headers: parts.headers });
+    return data;
+  }
+
+  private logStart(route: HttpRoute, invocationId: string): void {
+    if (this.options.logInvocations)
+      this.options.log(
+        'info',
+        `Executing 'Functions.${route.functionName}' (Reason='This function was programmatically called via the host APIs.', Id=${invocationId})`,
+      );
+  }
+
+  private logEnd(route: HttpRoute, invocationId: string, ok: boolean, ms: number): void {
+    if (this.options.logInvocations || !ok) {
+      this.options.log(
+        ok ? 'info' : 'error',
+        `Executed 'Functions.${route.functionName}' (${ok ? 'Succeeded' : 'Failed'}, Id=${invocationId}, Duration=${Math.round(ms)}ms)`,
+      );
+    }
+  }
+
+  private async inputs(route: HttpRoute, trigger: RpcParameterBinding, data: BindingData): Promise<RpcParameterBinding[]> {
+    const extra = Object.keys(route.metadata.bindings).length > 2 ? await this.options.bindings.inputData(route.metadata, data) : [];
+    return extra.length === 0 ? [trigger] : [trigger, ...extra];
+  }
+
+  private async invokeBuffered(
+    route: HttpRoute,
+    params: Record<string, string>,
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+  ): Promise<void> {
+    let body: Buffer | undefined;
+    const method = (req.method ?? 'GET').toUpperCase();
+    try {
+      body = method === 'GET' || method === 'HEAD' ? undefined : await readBody(req);
+    } catch (err) {
+      if (err instanceof BodyTooLarge) {
+        HttpFrontDoor.empty(res, 413, { Connection: 'close' });
+        return;
+      }
+      throw err;
+    }
+    const parts = this.parts(req, url, params, body);
+    const data = this.bindingData(route, parts);
+    const invocationId = randomUUID();
+    this.logStart(route, invocationId);
+    const inputData = await this.inputs(route, { name: route.triggerName, data: toRpcHttpRequest(parts) }, data);
+    const outcome = await this.options.invoker.invoke({ functionName: route.functionName, invocationId, inputData, clientHeld: true });
+    if (!outcome.ok) {
+      this.logEnd(route, invocationId, false, outcome.durationMs);
+      this.fail(res, `function ${route.functionName} (Id=${invocationId})`, outcome.error);
+      return;
+    }
+    try {
+      await this.options.bindings.applyOutputs(route.metadata, outcome.response, data);
+    } catch (err) {
+      this.logEnd(route, invocationId, false, outcome.durationMs);
+      this.fail(res, `output bindings of ${route.functionName} (Id=${invocationId})`, err);
+      return;
+    }
+    this.logEnd(route, invocationId, true, outcome.durationMs);
+    writeRpcHttpResponse(res, outcome.response.returnValue, method);
+  }
+
+  private async invokeStreamed(
+    route: HttpRoute,
+    params: Record<string, string>,
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+  ): Promise<void> {
+    const proxy = this.options.streamProxy as StreamProxy;
+    const parts = this.parts(req, url, params, undefined);
+    const data = this.bindingData(route, parts);
+    const invocationId = randomUUID();
+    this.logStart(route, invocationId);
+    const trigger: RpcParameterBinding = { name: route.triggerName, data: { http: { method: parts.method, url: parts.url } } };
+    const inputData = await this.inputs(route, trigger, data);
+    const invocation = this.options.invoker.invoke({
+      functionName: route.functionName,
+      invocationId,
+      inputData,
+      triggerMetadata: streamTriggerMetadata(parts),
+      clientHeld: true,
+    });
+    const exchange = proxy.forward(
+      invocationId,
+      req,
+      res,
+      (r) => {
+        this.options.cors.apply(req, r);
+        if (String(r.getHeader('content-type') ?? '').startsWith('text/event-stream')) {
+          this.options.invoker.release(invocation);
+          this.eventStreams.add(r);
+          r.on('close', () => this.eventStreams.delete(r));
+        }
+      },
+      (err) => this.fail(res, `forwarding to the HTTP stream proxy (Id=${invocationId})`, err),
+    );
+    const outcome = await invocation;
+    if (!outcome.ok) {
+      this.logEnd(route, invocationId, false, outcome.durationMs);
+      exchange.abort();
+      this.fail(res, `function ${route.functionName} (Id=${invocationId})`, outcome.error);
+      return;
+    }
+    try {
+      await this.options.bindings.applyOutputs(route.metadata, outcome.response, data);
+    } catch (err) {
+      this.options.log(
+        'error',
+        `Output bindings of ${route.functionName} failed (Id=${invocationId}): ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+      );
+    }
+    this.logEnd(route, invocationId, true, outcome.durationMs);
+    if (outcome.result === undefined || outcome.result === null) {
+      // Nothing was returned, so the library sent nothing through its proxy: answer 204 ourselves.
+      exchange.abort();
+      if (!res.headersSent) HttpFrontDoor.empty(res, 204);
+    }
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * The HTTP-triggered functions as a routing table: `/{routePrefix}/{route ?? functionName}`, most
+ * specific template first, methods compared case-insensitively (no methods = any method).
+ */
+import type { FunctionMetadata, RpcBindingInfo } from '../core/types';
+import { text } from '../core/values';
+import { compareTemplates, RouteTemplate } from './routeTemplate';
+
+export type AuthLevel = 'anonymous' | 'function' | 'admin';
+
+export interface HttpRoute {
+  readonly functionName: string;
+  readonly metadata: FunctionMetadata;
+  readonly triggerName: string;
+  readonly template: RouteTemplate;
+  /** Upper-case methods; empty means every method. */
+  readonly methods: readonly string[];
+  readonly authLevel: AuthLevel;
+}
+
+export type RouteLookup =
+  | { readonly kind: 'found'; readonly route: HttpRoute; readonly params: Record<string, string> }
+  | { readonly kind: 'method'; readonly allowed: readonly string[] }
+  | { readonly kind: 'none' };
+
+function authLevelOf(binding: RpcBindingInfo): AuthLevel {
+  const level = text(binding.authLevel, 'anonymous').toLowerCase();
+  // `system` and `user` keys do not exist locally; treat them like the admin key.
+  if (level === 'function') return 'function';
+  if (level === 'anonymous') return 'anonymous';
+  return 'admin';
+}
+
+export function httpTrigger(fn: FunctionMetadata): [string, RpcBindingInfo] | undefined {
+  return Object.entries(fn.bindings).find(([, b]) => b.type?.toLowerCase() === 'httptrigger');
+}
+
+export class FunctionRoutes {
+  readonly routes: readonly HttpRoute[];
+
+  constructor(functions: readonly FunctionMetadata[]) {
+    const routes: HttpRoute[] = [];
+    for (const fn of functions) {
+      const trigger = httpTrigger(fn);
+      if (trigger === undefined) continue;
+      const [triggerName, binding] = trigger;
+      const route = typeof binding.route === 'string' && binding.route.trim() !== '' ? binding.route : fn.name;
+      const methods = Array.isArray(binding.methods) ? (binding.methods as unknown[]).map((m) => String(m).toUpperCase()) : [];
+      routes.push({
+        functionName: fn.name,
+        metadata: fn,
+        triggerName,
+        template: new RouteTemplate(route),
+        methods,
+        authLevel: authLevelOf(binding),
+      });
+    }
+    this.routes = routes.sort((a, b) => compareTemplates(a.template, b.template));
+  }
+
+  find(method: string, path: string): RouteLookup {
+    const upper = method.toUpperCase();
+    const allowed = new Set<string>();
+    for (const route of this.routes) {
+      const match = route.template.match(path);
+      if (match === undefined) continue;
+      if (route.methods.length === 0 || route.methods.includes(upper)) return { kind: 'found', route, params: match.params };
+      for (const m of route.methods) allowed.add(m);
+    }
+    return allowed.size > 0 ? { kind: 'method', allowed: [...allowed].sort() } : { kind: 'none' };
+  }
+}

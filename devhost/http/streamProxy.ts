@@ -1,0 +1,110 @@
+/**
+ * Stream mode (`app.setup({ enableHttpStream: true })`): the library runs its own HTTP server (the
+ * `HttpUri` capability) and waits, inside the invocation, for the host to forward the raw request
+ * with `x-ms-invocation-id`, `x-forwarded-host` and `x-forwarded-proto`; it then writes the
+ * response to that connection, body streamed. This forwards one request and relays the response,
+ * chunk by chunk, so server-sent events reach the client as they are written. A client that goes
+ * away tears the forwarded connection down.
+ */
+import { Agent, type IncomingMessage, request as httpRequest, type ServerResponse } from 'node:http';
+
+const hopByHop = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'trailers',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+]);
+
+export interface ForwardedExchange {
+  /** Settles when the library's response head arrived (true) or the exchange failed/was torn down (false). */
+  readonly responded: Promise<boolean>;
+  /** True once the response head was written to the client. */
+  readonly started: () => boolean;
+  /** Tears the forwarded connection down (the invocation produced no streamed response). */
+  abort(): void;
+}
+
+export class StreamProxy {
+  private readonly target: URL;
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' });
+
+  constructor(httpUri: string) {
+    this.target = new URL(httpUri);
+  }
+
+  forward(
+    invocationId: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+    onResponseHead: (res: ServerResponse) => void,
+    onError: (err: Error) => void,
+  ): ForwardedExchange {
+    const headers: Record<string, string | string[]> = {};
+    for (const [key, value] of Object.entries(req.headers)) if (value !== undefined && !hopByHop.has(key)) headers[key] = value;
+    if (req.headers['transfer-encoding'] !== undefined) headers['transfer-encoding'] = req.headers['transfer-encoding'];
+    headers['x-ms-invocation-id'] = invocationId;
+    headers['x-forwarded-host'] = req.headers.host ?? 'localhost';
+    headers['x-forwarded-proto'] = 'http';
+    let started = false;
+    let aborted = false;
+    let settle: (value: boolean) => void = () => undefined;
+    const responded = new Promise<boolean>((resolve) => (settle = resolve));
+    const upstream = httpRequest({
+      host: this.target.hostname,
+      port: this.target.port,
+      method: req.method,
+      path: req.url,
+      headers,
+      agent: this.agent,
+    });
+    upstream.on('response', (proxied) => {
+      started = true;
+      res.statusCode = proxied.statusCode ?? 200;
+      for (const [key, value] of Object.entries(proxied.headers)) {
+        if (value === undefined || hopByHop.has(key) || key === 'x-ms-invocation-id') continue;
+        res.setHeader(key, value);
+      }
+      onResponseHead(res);
+      // Server-sent events: the client should see the head now, not with the first event.
+      if (String(proxied.headers['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
+      settle(true);
+      proxied.pipe(res);
+      proxied.on('error', () => res.destroy());
+      proxied.on('aborted', () => res.destroy());
+    });
+    upstream.on('error', (err) => {
+      settle(false);
+      if (aborted) return;
+      if (!res.headersSent && !res.writableEnded) onError(err);
+      else res.destroy();
+    });
+    // The client went away (or the response is complete): drop the forwarded exchange if still open.
+    res.on('close', () => {
+      if (!res.writableFinished) {
+        aborted = true;
+        upstream.destroy();
+      }
+      settle(false);
+    });
+    req.pipe(upstream);
+    return {
+      responded,
+      started: () => started,
+      abort: () => {
+        aborted = true;
+        settle(false);
+        upstream.destroy();
+      },
+    };
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
