@@ -92,6 +92,24 @@ describe('Bicep sources', () => {
     expect(JSON.parse(templates.compiled.compiled)).toHaveProperty('resources');
   });
 
+  it('bicepconfig.json makes the linter rules that guard secrets and hygiene errors', () => {
+    const config = JSON.parse(readFileSync(join(infraDir, 'bicepconfig.json'), 'utf8')) as {
+      analyzers: { core: { enabled: boolean; rules: Record<string, { level: string }> } };
+    };
+    expect(config.analyzers.core.enabled).toBe(true);
+    const required = [
+      'outputs-should-not-contain-secrets',
+      'secure-secrets-in-params',
+      'use-secure-value-for-secure-inputs',
+      'no-hardcoded-env-urls',
+      'no-unused-params',
+      'no-unused-vars',
+      'use-parent-property',
+      'no-unnecessary-dependson',
+    ];
+    expect(required.filter((rule) => config.analyzers.core.rules[rule]?.level !== 'error')).toEqual([]);
+  });
+
   it('main.parameters.json names only parameters main.bicep declares', () => {
     const file = JSON.parse(readFileSync(join(infraDir, 'main.parameters.json'), 'utf8')) as { parameters: Record<string, unknown> };
     const declared = new Set(templates.bicep.params.filter((p) => p.path === 'main').map((p) => p.name));
@@ -117,7 +135,7 @@ describe('policy', () => {
   it('no keys, SAS or connection strings anywhere: no listKeys, no AccountKey/SharedAccessKey', () => {
     each((model) => {
       for (const { file, text } of model.texts) {
-        const withoutComments = text.replace(/\/\/.*$/gm, '');
+        const withoutComments = file.endsWith('.bicep') ? text.replace(/\/\/.*$/gm, '') : text;
         for (const forbidden of [
           /listKeys\s*\(/i,
           /listConnectionStrings/i,
