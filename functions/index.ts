@@ -7,6 +7,7 @@ import { app } from '@azure/functions';
 import { runShutdown } from '../shared/lifecycle';
 
 import './health';
+import './counters';
 import './sequences';
 
 // Server-sent events (gate releases) need streamed responses.

@@ -6,6 +6,8 @@
  * `loadConfig` reports every missing or malformed setting by name at once; `getConfig` does it once
  * per process.
  */
+import { Cron } from 'croner';
+
 import { AppError } from './errors';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -52,6 +54,23 @@ export interface SequenceSettings {
   readonly maxWaitMs: number;
 }
 
+export interface CounterSettings {
+  /** Six-field NCRONTAB schedule (with seconds) of the rollup timer. */
+  readonly rollupSchedule: string;
+  /** Safety window of counters created without one: hits younger than this are not folded yet. */
+  readonly defaultSafetyWindowSeconds: number;
+  /** Partitions (shards) of counters created without a count. */
+  readonly defaultPartitions: number;
+  /** Largest |by| one increment may carry. */
+  readonly maxIncrement: number;
+  /** Create an unknown counter with the defaults on its first increment instead of answering 404. */
+  readonly autoCreate: boolean;
+  /** How long an instance trusts its cached copy of a counter's settings when incrementing. */
+  readonly settingsCacheSeconds: number;
+  /** Hits one rollup run folds per partition at most; the rest wait for the next run. */
+  readonly rollupMaxHits: number;
+}
+
 export interface HttpSettings {
   /** Largest JSON body any endpoint reads; endpoints may set a lower limit. */
   readonly maxBodyBytes: number;
@@ -72,6 +91,7 @@ export interface Config {
   readonly serviceBus: ServiceBusConnection | undefined;
   readonly http: HttpSettings;
   readonly sequences: SequenceSettings;
+  readonly counters: CounterSettings;
 }
 
 /** Collects problems so one failure message can name every bad setting. */
@@ -256,11 +276,61 @@ export const settingNames = {
   maxBodyBytes: 'TALLYHO_MAX_BODY_BYTES',
   idempotencyTtlSeconds: 'TALLYHO_IDEMPOTENCY_TTL_SECONDS',
   sequencesAutoCreate: 'TALLYHO_SEQUENCES_AUTO_CREATE',
+  countersRollupSchedule: 'TALLYHO_COUNTERS_ROLLUP_SCHEDULE',
+  countersSafetyWindowSeconds: 'TALLYHO_COUNTERS_SAFETY_WINDOW_SECONDS',
+  countersDefaultPartitions: 'TALLYHO_COUNTERS_DEFAULT_PARTITIONS',
+  countersMaxIncrement: 'TALLYHO_COUNTERS_MAX_INCREMENT',
+  countersAutoCreate: 'TALLYHO_COUNTERS_AUTO_CREATE',
+  countersSettingsCacheSeconds: 'TALLYHO_COUNTERS_SETTINGS_CACHE_SECONDS',
+  countersRollupMaxHits: 'TALLYHO_COUNTERS_ROLLUP_MAX_HITS',
   occMaxAttempts: 'TALLYHO_OCC_MAX_ATTEMPTS',
   occMaxWaitMs: 'TALLYHO_OCC_MAX_WAIT_MS',
   storageMaxTries: 'TALLYHO_STORAGE_MAX_TRIES',
   storageTryTimeoutMs: 'TALLYHO_STORAGE_TRY_TIMEOUT_MS',
 } as const;
+
+/** A six-field NCRONTAB expression (`second minute hour day month day-of-week`), checked by croner. */
+function ncrontab(r: SettingsReader, name: string, fallback: string): string {
+  const value = r.string(name, fallback);
+  if (value.split(/\s+/).length !== 6) {
+    r.problems.push(`${name}: "${value}" is not a six-field NCRONTAB expression (second minute hour day month day-of-week)`);
+    return fallback;
+  }
+  try {
+    new Cron(value, { paused: true });
+  } catch (err) {
+    r.problems.push(`${name}: "${value}" is not a valid schedule (${err instanceof Error ? err.message : String(err)})`);
+    return fallback;
+  }
+  return value;
+}
+
+function readCounterSettings(r: SettingsReader): CounterSettings {
+  return {
+    rollupSchedule: ncrontab(r, settingNames.countersRollupSchedule, '*/30 * * * * *'),
+    defaultSafetyWindowSeconds: r.int(settingNames.countersSafetyWindowSeconds, 60, 0, 3600),
+    defaultPartitions: r.int(settingNames.countersDefaultPartitions, 4, 1, 100),
+    maxIncrement: r.int(settingNames.countersMaxIncrement, 1_000_000, 1, 1_000_000_000),
+    autoCreate: r.bool(settingNames.countersAutoCreate, false),
+    settingsCacheSeconds: r.int(settingNames.countersSettingsCacheSeconds, 30, 0, 3600),
+    rollupMaxHits: r.int(settingNames.countersRollupMaxHits, 100_000, 100, 10_000_000),
+  };
+}
+
+/**
+ * The counter settings alone. The timer registration needs its schedule when the app loads, before
+ * (and without) a storage connection.
+ */
+export function counterSettings(env: Env = process.env): CounterSettings {
+  const r = new SettingsReader(env);
+  const settings = readCounterSettings(r);
+  if (r.problems.length > 0) {
+    throw new AppError('ConfigurationInvalid', `Invalid settings:\n  - ${r.problems.join('\n  - ')}`, {
+      extra: { settings: r.problems.map((p) => p.slice(0, p.indexOf(':'))) },
+    });
+  }
+  return settings;
+}
 
 export function loadConfig(env: Env = process.env): Config {
   const r = new SettingsReader(env);
@@ -277,6 +347,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxBodyBytes: r.int(settingNames.maxBodyBytes, 1024 * 1024, 1024, 100 * 1024 * 1024),
       idempotencyTtlSeconds: r.int(settingNames.idempotencyTtlSeconds, 24 * 3600, 60, 30 * 24 * 3600),
     },
+    counters: readCounterSettings(r),
     sequences: {
       autoCreate: r.bool(settingNames.sequencesAutoCreate, false),
       maxAttempts: r.int(settingNames.occMaxAttempts, 12, 1, 100),

@@ -9,6 +9,12 @@ export const tables = {
   sequences: 'sequences',
   /** Stored responses for `Idempotency-Key` retries, with an expiry. */
   idempotency: 'idempotency',
+  /** One settings row per counter (PartitionKey = name). */
+  counters: 'counters',
+  /** Counter data, partition `name|NN`: hit rows, the partition's total row, idempotency markers. */
+  counterData: 'counterdata',
+  /** Which counter partitions have hits to fold, per minute bucket; what the rollup visits. */
+  counterDirty: 'counterdirty',
 } as const;
 
 /** Storage queues. */

@@ -1,0 +1,111 @@
+/** The counters HTTP API, defined once (registration, validation and OpenAPI all come from here). */
+import { readIdempotencyKey } from '../http/idempotencyHeader';
+import { json } from '../http/responses';
+import { defineRoute, type RouteDefinition } from '../http/route';
+import { idempotencyKeyHeader, problemSchema } from '../http/schemas';
+import type { StoredCounter } from './catalog';
+import { counterParams, counterSettingsInput, counterValue, counterView, incrementBody, incrementResult, readQuery } from './schemas';
+import type { CounterService } from './service';
+
+export interface CounterRouteDeps {
+  /** Lazy, so the route list can be built (e.g. for the OpenAPI document) without any I/O. */
+  readonly service: () => CounterService;
+}
+
+const tags = ['counters'];
+const problem = (description: string) => ({ description, schema: problemSchema });
+const badRequest = problem('Invalid name, body or header; nothing was changed');
+const unavailable = problem('Storage unavailable or too much contention; retry after Retry-After');
+const corrupt = problem('Stored state of the counter is corrupt (CorruptState); needs an operator');
+
+function view(counter: StoredCounter) {
+  return { name: counter.name, ...counter.definition, createdAt: counter.createdAt, updatedAt: counter.updatedAt };
+}
+
+export function countersRoutes(deps: CounterRouteDeps): RouteDefinition[] {
+  return [
+    defineRoute({
+      name: 'countersConfigure',
+      method: 'PUT',
+      path: 'counters/{name}',
+      auth: 'admin',
+      summary: 'Create a counter or change its settings',
+      description:
+        'Creates the counter (201) or replaces its settings (200; omitted ones take their defaults). Repeating a PUT changes nothing. ' +
+        'Once the counter holds data its `mode` and `partitions` are fixed: changing them answers 409. The safety window may always change.',
+      tags,
+      params: counterParams,
+      body: counterSettingsInput,
+      bodyRequired: true,
+      maxBodyBytes: 4096,
+      examples: [{ mode: 'hits', partitions: 8, safetyWindowSeconds: 60 }, { mode: 'sharded', partitions: 16 }, {}],
+      responses: {
+        200: { description: 'The counter exists with these settings', schema: counterView },
+        201: { description: 'The counter was created', schema: counterView },
+        400: badRequest,
+        409: problem('The counter holds data and the PUT changes its mode or partitions (see `fields`)'),
+        413: problem('Body larger than 4 KiB'),
+        500: corrupt,
+        503: unavailable,
+      },
+      handle: async ({ params, body }) => {
+        const { outcome, counter } = await deps.service().configure(params.name, body);
+        const created = outcome === 'created';
+        return json(created ? 201 : 200, view(counter), created ? { location: `/api/counters/${params.name}` } : {});
+      },
+    }),
+    defineRoute({
+      name: 'countersIncrement',
+      method: 'POST',
+      path: 'counters/{name}/increment',
+      auth: 'function',
+      summary: 'Add to a counter',
+      description:
+        'Adds `by` (default 1; negative for adjustments) and answers 202 once the increment is stored; reads include it at once. ' +
+        'With an Idempotency-Key a retry is counted once (the answer then carries `Idempotent-Replayed: true`); ' +
+        'reusing a key with a different `by` is a 409.',
+      tags,
+      params: counterParams,
+      body: incrementBody,
+      maxBodyBytes: 1024,
+      requestHeaders: [idempotencyKeyHeader],
+      examples: [{ by: 1 }, { by: -3 }, {}],
+      responses: {
+        202: { description: 'The increment is stored', schema: incrementResult },
+        400: badRequest,
+        404: problem('No such counter (and TALLYHO_COUNTERS_AUTO_CREATE is off)'),
+        409: problem('The Idempotency-Key was first used with another `by`'),
+        413: problem('Body larger than 1 KiB'),
+        500: corrupt,
+        503: unavailable,
+      },
+      handle: async ({ params, body, headers }) => {
+        const key = readIdempotencyKey(headers);
+        const result = await deps.service().increment(params.name, body?.by ?? 1, key);
+        return json(202, { name: result.name, by: result.by }, result.replayed ? { 'idempotent-replayed': 'true' } : {});
+      },
+    }),
+    defineRoute({
+      name: 'countersGet',
+      method: 'GET',
+      path: 'counters/{name}',
+      auth: 'function',
+      summary: "A counter's value: rolled-up totals plus the hits not folded yet",
+      description:
+        'Exact for every increment acknowledged so far, except hits whose writer clock lagged by more than the safety window, ' +
+        'which show after the next rollup. `?consistent=true` counts those too, at twice the storage requests.',
+      tags,
+      params: counterParams,
+      query: readQuery,
+      responses: {
+        200: { description: 'The value', schema: counterValue },
+        400: badRequest,
+        404: problem('No such counter'),
+        500: corrupt,
+        503: unavailable,
+      },
+      handle: async ({ params, query }) =>
+        json(200, await deps.service().read(params.name, query.consistent), { 'cache-control': 'no-store' }),
+    }),
+  ];
+}

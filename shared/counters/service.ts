@@ -1,0 +1,138 @@
+/**
+ * The counters use-cases behind the HTTP routes and the rollup timer: configure, increment, read,
+ * roll up. Wires the stores to the increment, read and rollup code.
+ */
+import type { TableClient } from '@azure/data-tables';
+
+import type { Clock, Random } from '../clock';
+import type { CounterSettings } from '../config';
+import { AppError, validationError } from '../errors';
+import type { Logger } from '../log';
+import { tables } from '../resources';
+import { type BackoffPolicy, LostRace, retryLostRaces } from '../retry';
+import { CounterCatalog, type StoredCounter } from './catalog';
+import { retryContext } from './context';
+import { CounterDataStore } from './dataStore';
+import { type CounterDefinitionInput, resolveDefinition, sameDefinition, structuralDifferences } from './definition';
+import { DirtyIndex } from './dirtyIndex';
+import { Incrementer, type IncrementResult } from './increment';
+import { HitKeys } from './keys';
+import { CounterReader, type CounterValue } from './reader';
+import { Rollup, type RollupReport } from './rollup';
+
+export interface CounterTableNames {
+  readonly settings: string;
+  readonly data: string;
+  readonly dirty: string;
+}
+
+export const defaultCounterTables: CounterTableNames = { settings: tables.counters, data: tables.counterData, dirty: tables.counterDirty };
+
+export interface CounterServiceDeps {
+  /** A client for the named table, which exists once the promise resolves. */
+  readonly table: (name: string) => Promise<TableClient>;
+  readonly tableNames?: CounterTableNames;
+  readonly settings: CounterSettings;
+  readonly idempotencyTtlSeconds: number;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly logger: Logger;
+  readonly backoff: BackoffPolicy;
+}
+
+export interface ConfigureResult {
+  readonly outcome: 'created' | 'updated' | 'unchanged';
+  readonly counter: StoredCounter;
+}
+
+function notFound(name: string): AppError {
+  return new AppError('NotFound', `No counter named "${name}"; create it with PUT /api/counters/${name}`);
+}
+
+export class CounterService {
+  readonly catalog: CounterCatalog;
+  readonly data: CounterDataStore;
+  readonly dirty: DirtyIndex;
+  readonly rollup: Rollup;
+  private readonly incrementer: Incrementer;
+  private readonly reader: CounterReader;
+
+  constructor(private readonly deps: CounterServiceDeps) {
+    const names = deps.tableNames ?? defaultCounterTables;
+    const { clock, random, logger, backoff, settings } = deps;
+    const keys = new HitKeys(random);
+    this.catalog = new CounterCatalog(() => deps.table(names.settings), clock, settings.settingsCacheSeconds * 1000);
+    this.data = new CounterDataStore(() => deps.table(names.data));
+    this.dirty = new DirtyIndex(() => deps.table(names.dirty), logger);
+    const idempotencyTtlMs = deps.idempotencyTtlSeconds * 1000;
+    this.incrementer = new Incrementer({ data: this.data, dirty: this.dirty, clock, random, logger, backoff, keys, idempotencyTtlMs });
+    this.reader = new CounterReader({ data: this.data, clock, random, logger, backoff });
+    this.rollup = new Rollup({
+      catalog: this.catalog,
+      data: this.data,
+      dirty: this.dirty,
+      clock,
+      random,
+      logger,
+      backoff,
+      keys,
+      defaultSafetyWindowSeconds: settings.defaultSafetyWindowSeconds,
+      maxHitsPerPartition: settings.rollupMaxHits,
+      sweepEveryMs: idempotencyTtlMs,
+    });
+  }
+
+  /**
+   * Creates the counter, or changes its settings. Omitted settings take their defaults (PUT
+   * replaces). Once the counter holds data, `mode` and `partitions` are fixed (409): they decide
+   * where its data lives. The safety window may change at any time.
+   */
+  configure(name: string, input: CounterDefinitionInput): Promise<ConfigureResult> {
+    const definition = resolveDefinition(input, this.deps.settings);
+    return retryLostRaces(retryContext(this.deps, `counter ${name}`), async () => {
+      const existing = await this.catalog.read(name);
+      if (existing === undefined) {
+        const { created, counter } = await this.catalog.create(name, definition);
+        if (!created) throw new LostRace(`counter ${name} was created concurrently`);
+        return { outcome: 'created', counter };
+      }
+      if (sameDefinition(existing.definition, definition)) return { outcome: 'unchanged', counter: existing };
+      const fields = structuralDifferences(existing.definition, definition);
+      if (fields.length > 0 && (await this.data.hasData(name))) {
+        throw new AppError('Conflict', `Counter ${name} holds data; its ${fields.join(' and ')} can no longer change`, {
+          extra: { fields, current: existing.definition },
+        });
+      }
+      return { outcome: 'updated', counter: await this.catalog.replace(existing, definition) };
+    });
+  }
+
+  async increment(name: string, by: number, idempotencyKey?: string): Promise<IncrementResult> {
+    const max = this.deps.settings.maxIncrement;
+    if (!Number.isSafeInteger(by) || by === 0 || Math.abs(by) > max) {
+      throw validationError(`"by" must be a non-zero integer from -${max} to ${max}`, [
+        { path: 'body.by', message: `Must be a non-zero integer with |by| <= ${max} (TALLYHO_COUNTERS_MAX_INCREMENT)` },
+      ]);
+    }
+    return this.incrementer.increment(await this.counterForIncrement(name), by, idempotencyKey);
+  }
+
+  async read(name: string, consistent = false): Promise<CounterValue> {
+    const counter = await this.catalog.read(name);
+    if (counter === undefined) throw notFound(name);
+    return this.reader.read(counter, consistent);
+  }
+
+  runRollup(): Promise<RollupReport> {
+    return this.rollup.run();
+  }
+
+  private async counterForIncrement(name: string): Promise<StoredCounter> {
+    const counter = await this.catalog.cached(name);
+    if (counter !== undefined) return counter;
+    if (!this.deps.settings.autoCreate) throw notFound(name);
+    const { created, counter: made } = await this.catalog.create(name, resolveDefinition({}, this.deps.settings));
+    if (created) this.deps.logger.log('info', 'counter.auto_created', { counter: name });
+    return made;
+  }
+}

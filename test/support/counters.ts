@@ -1,0 +1,67 @@
+/** Counter services on Azurite, each on its own freshly named tables. */
+import type { TableClient } from '@azure/data-tables';
+
+import { type Clock, systemClock } from '../../shared/clock';
+import { type CounterSettings, counterSettings } from '../../shared/config';
+import { type CounterServiceDeps, CounterService, type CounterTableNames } from '../../shared/counters/service';
+import { type Logger, MemoryLogger } from '../../shared/log';
+import { type BackoffPolicy, defaultBackoff } from '../../shared/retry';
+import type { StorageClientOptions, StorageClients } from '../../shared/storage/clients';
+import { storageFor, testConnection, uniqueTableName } from './sequences';
+
+export { storageFor, testConnection, uniqueTableName };
+
+export function counterTableNames(): CounterTableNames {
+  return { settings: uniqueTableName('cset'), data: uniqueTableName('cdata'), dirty: uniqueTableName('cdirty') };
+}
+
+export interface CounterHarnessOptions {
+  readonly connection?: string;
+  readonly tables?: CounterTableNames;
+  readonly settings?: Partial<CounterSettings>;
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  readonly backoff?: BackoffPolicy;
+  readonly idempotencyTtlSeconds?: number;
+  readonly storage?: StorageClientOptions;
+  readonly env?: Record<string, string>;
+}
+
+export interface CounterHarness {
+  readonly service: CounterService;
+  readonly storage: StorageClients;
+  readonly tables: CounterTableNames;
+  readonly logger: Logger;
+  table(which: keyof CounterTableNames): Promise<TableClient>;
+  /** Every row of one of the three tables, for "nothing was written" checks. */
+  rows(which: keyof CounterTableNames): Promise<Record<string, unknown>[]>;
+}
+
+export function counterHarness(options: CounterHarnessOptions = {}): CounterHarness {
+  const storage = storageFor(options.connection ?? testConnection(), options.storage ?? {}, options.env ?? {});
+  const tables = options.tables ?? counterTableNames();
+  const logger = options.logger ?? new MemoryLogger();
+  const deps: CounterServiceDeps = {
+    table: (name) => storage.table(name),
+    tableNames: tables,
+    settings: { ...counterSettings({}), ...options.settings },
+    idempotencyTtlSeconds: options.idempotencyTtlSeconds ?? 3600,
+    clock: options.clock ?? systemClock,
+    random: Math.random,
+    logger,
+    backoff: options.backoff ?? { ...defaultBackoff, maxAttempts: 30, maxElapsedMs: 20_000 },
+  };
+  const table = (which: keyof CounterTableNames) => storage.table(tables[which]);
+  return {
+    service: new CounterService(deps),
+    storage,
+    tables,
+    logger,
+    table,
+    async rows(which) {
+      const rows: Record<string, unknown>[] = [];
+      for await (const row of (await table(which)).listEntities<Record<string, unknown>>()) rows.push(row);
+      return rows;
+    },
+  };
+}
