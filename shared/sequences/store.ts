@@ -26,16 +26,23 @@ export interface StoredSequence {
   readonly etag: string;
 }
 
-/** Numbers are stored as Int64 (read back as bigint); a plain number written by hand is accepted too. */
+/**
+ * Numbers are stored as Int64 (read back as bigint); a plain number written by hand is accepted too.
+ * Up to MAX_SAFE_INTEGER + 1: the high-water mark of a sequence that has issued its last number.
+ */
 const storedCount = z
-  .union([z.bigint(), z.number()])
-  .transform((v) => Number(v))
-  .pipe(
+  .union([
     z
-      .int()
+      .bigint()
+      .min(0n)
+      .max(BigInt(maxSequenceValue) + 1n),
+    z
+      .number()
       .min(0)
-      .max(maxSequenceValue + 1),
-  );
+      .max(maxSequenceValue + 1)
+      .refine(Number.isInteger, 'Must be a whole number'),
+  ])
+  .transform((v) => Number(v));
 
 const storedEntity = z.object({
   etag: z.string(),

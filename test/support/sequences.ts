@@ -8,7 +8,7 @@ import { loadConfig } from '../../shared/config';
 import { IdempotencyStore } from '../../shared/idempotency';
 import { type Logger, MemoryLogger } from '../../shared/log';
 import { type BackoffPolicy } from '../../shared/retry';
-import { SequenceAllocator, type AllocatorOptions, type NumberRange } from '../../shared/sequences/allocator';
+import { SequenceAllocator, type AllocatorOptions, type CloseReport, type NumberRange } from '../../shared/sequences/allocator';
 import { sequenceBackoff } from '../../shared/sequences/defaults';
 import { type SequenceDefinition, defaultDefinition } from '../../shared/sequences/definition';
 import { SequenceService } from '../../shared/sequences/service';
@@ -115,4 +115,51 @@ export function sequenceHarness(storage: StorageClients = storageFor()): Sequenc
 /** Numbers from `ranges`, expanded. */
 export function expand(ranges: readonly NumberRange[]): number[] {
   return ranges.flatMap((r) => Array.from({ length: r.hi - r.lo }, (_, i) => r.lo + i));
+}
+
+export interface InstanceOutcome {
+  readonly label: string;
+  /** In the order the instance issued them. */
+  readonly issued: readonly number[];
+  readonly report: CloseReport;
+}
+
+export interface Accounting {
+  readonly total: number;
+  readonly duplicates: number;
+  /** Instances whose numbers were not strictly increasing. */
+  readonly notIncreasing: string[];
+  /** Numbers below the high-water mark neither issued nor in a tail an instance reported abandoned. */
+  readonly unexplained: number[];
+  /** Numbers issued or abandoned at or above the high-water mark (must never happen). */
+  readonly aboveHighWaterMark: number;
+}
+
+/**
+ * The checks of Jepsen's unique-ids workload plus block allocation's own promise: every number in
+ * [start, hwm) was issued exactly once or sits in an abandoned tail.
+ */
+export function accountFor(instances: readonly InstanceOutcome[], start: number, hwm: number): Accounting {
+  const seen = new Set<number>();
+  let duplicates = 0;
+  let total = 0;
+  const notIncreasing: string[] = [];
+  for (const instance of instances) {
+    let previous = -Infinity;
+    let increasing = true;
+    for (const n of instance.issued) {
+      if (seen.has(n)) duplicates++;
+      seen.add(n);
+      if (n <= previous) increasing = false;
+      previous = n;
+      total++;
+    }
+    if (!increasing) notIncreasing.push(instance.label);
+  }
+  const explained = new Set(seen);
+  for (const n of expand(instances.flatMap((i) => i.report.abandoned))) explained.add(n);
+  const unexplained: number[] = [];
+  for (let n = start; n < hwm; n++) if (!explained.has(n)) unexplained.push(n);
+  const aboveHighWaterMark = [...explained].filter((n) => n >= hwm || n < start).length;
+  return { total, duplicates, notIncreasing, unexplained, aboveHighWaterMark };
 }
