@@ -1,0 +1,311 @@
+/**
+ * The Durable engine: orchestration instances and entities in memory, their work paced by
+ * `KeyedWork` (one episode or batch at a time per instance), checkpoints through a `DurableStore`,
+ * timers on the host clock. Message plumbing lives here; what an episode or a batch does lives in
+ * orchestrations.ts and entities.ts, the client operations in client.ts.
+ */
+import { cpus } from 'node:os';
+
+import type { HostClock } from '../clock';
+import type { HostLogger } from '../extension';
+import { startActivity } from './activities';
+import { runEntityWork } from './entities';
+import type { DurableFunctions } from './functions';
+import { recoverOrchestration, runOrchestrationWork } from './orchestrations';
+import { EventType, type HistoryEvent } from './protocol';
+import { type ExecutionRef, isTerminal, type OutboxItem } from './records';
+import type { Op } from './replay';
+import { EntityRuntime, type InboxItem, newEntityRecord, OrchestrationRuntime, type QueuedEntityMessage } from './runtime';
+import { type DurableStore, InboxKeys } from './store';
+import { DurableTimers } from './timers';
+import { KeyedWork, Limiter } from './work';
+
+export interface EpisodeObservation {
+  readonly instanceId: string;
+  readonly executionId: string;
+  readonly history: readonly HistoryEvent[];
+  readonly ops: readonly Op[];
+  /** Set when replay failed the orchestration (numbering stops mattering then). */
+  readonly error: string | undefined;
+}
+
+/** Test hooks (the id cross-check); never needed to run. */
+export interface EngineObserver {
+  episode?(observation: EpisodeObservation): void;
+}
+
+export interface EngineLimits {
+  /** Activity functions running at once (host.json maxConcurrentActivityFunctions). */
+  readonly activities: number;
+  /** Orchestration episodes under way at once (maxConcurrentOrchestratorFunctions). */
+  readonly orchestrations: number;
+  /** Entity batches under way at once. */
+  readonly entities: number;
+  /** Operations per entity batch (maxEntityOperationBatchSize). */
+  readonly entityBatchSize: number;
+}
+
+export function defaultLimits(): EngineLimits {
+  const perCore = 10 * Math.max(1, cpus().length);
+  return { activities: perCore, orchestrations: perCore, entities: perCore, entityBatchSize: 5000 };
+}
+
+export interface EngineOptions {
+  readonly store: DurableStore;
+  readonly clock: HostClock;
+  readonly functions: DurableFunctions;
+  readonly log: HostLogger;
+  readonly limits?: Partial<EngineLimits>;
+  readonly observer?: EngineObserver;
+}
+
+const checkpointAttempts = 5;
+
+export class DurableEngine {
+  readonly orchestrations = new Map<string, OrchestrationRuntime>();
+  readonly entities = new Map<string, EntityRuntime>();
+  readonly store: DurableStore;
+  readonly clock: HostClock;
+  readonly functions: DurableFunctions;
+  readonly log: HostLogger;
+  readonly limits: EngineLimits;
+  readonly observer: EngineObserver | undefined;
+  readonly timers: DurableTimers;
+  readonly inboxKeys = new InboxKeys();
+  readonly activities: Limiter;
+  private readonly episodes: KeyedWork;
+  private readonly batches: KeyedWork;
+  private clientWrites = 0;
+  private started = false;
+  stopped = false;
+
+  constructor(options: EngineOptions) {
+    this.store = options.store;
+    this.clock = options.clock;
+    this.functions = options.functions;
+    this.log = options.log;
+    this.limits = { ...defaultLimits(), ...options.limits };
+    this.observer = options.observer;
+    this.timers = new DurableTimers(this.clock);
+    this.activities = new Limiter(this.limits.activities);
+    const failed = (kind: string) => (key: string, err: unknown) => this.workFailed(kind, key, err);
+    this.episodes = new KeyedWork(this.limits.orchestrations, (id) => this.orchestrationWork(id), failed('orchestration'));
+    this.batches = new KeyedWork(this.limits.entities, (id) => this.entityWork(id), failed('entity'));
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  /** Loads the store and resumes whatever was under way when the host last stopped. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    const loaded = await this.store.load();
+    for (const { record, pending } of loaded.orchestrations) {
+      const rt = new OrchestrationRuntime(record);
+      this.inboxKeys.observe(record.consumedUpTo);
+      for (const p of pending) {
+        this.inboxKeys.observe(p.key);
+        rt.inbox.push({ event: p.event, pendingKey: p.key });
+      }
+      this.orchestrations.set(record.instanceId, rt);
+    }
+    for (const { record, pending } of loaded.entities) {
+      const rt = new EntityRuntime(record);
+      this.inboxKeys.observe(record.consumedUpTo);
+      for (const p of pending) {
+        this.inboxKeys.observe(p.key);
+        rt.queue.push({ message: p.message, pendingKey: p.key });
+      }
+      this.entities.set(record.id, rt);
+    }
+    for (const rt of this.orchestrations.values()) recoverOrchestration(this, rt);
+    for (const rt of this.entities.values()) this.recoverEntity(rt);
+  }
+
+  /** Stops taking work, lets episodes and batches under way checkpoint, and closes the store. */
+  async stop(timeoutMs = 10_000): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.timers.cancelAll();
+    const deadline = Date.now() + timeoutMs;
+    while ((this.episodes.busy > 0 || this.batches.busy > 0 || this.clientWrites > 0) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await this.store.close();
+  }
+
+  /** Nothing running or queued, and no durable timer due but not fired. */
+  idle(): boolean {
+    return this.episodes.busy + this.batches.busy + this.activities.busy + this.clientWrites + this.timers.dueCount() === 0;
+  }
+
+  /** Counts a client write (accepting a message) as work, so `idle()` waits for it. */
+  async clientWrite<T>(write: () => Promise<T>): Promise<T> {
+    this.clientWrites++;
+    try {
+      return await write();
+    } finally {
+      this.clientWrites--;
+    }
+  }
+
+  // ---- delivery ----------------------------------------------------------------------------
+
+  /** Puts a message in an orchestration's inbox, unless it is stale or a duplicate. */
+  deliverToOrchestration(target: { readonly instanceId: string; readonly executionId?: string | undefined }, item: InboxItem): boolean {
+    const rt = this.orchestrations.get(target.instanceId);
+    const stale =
+      rt === undefined ||
+      isTerminal(rt.record.status) ||
+      (target.executionId !== undefined && target.executionId !== rt.record.executionId) ||
+      (item.dedupKey !== undefined && rt.keys.has(item.dedupKey));
+    if (stale) {
+      item.ack?.();
+      return false;
+    }
+    if (item.dedupKey !== undefined) rt.keys.add(item.dedupKey);
+    rt.inbox.push(item);
+    this.episodes.mark(rt.id);
+    return true;
+  }
+
+  deliverToEntity(target: string, queued: QueuedEntityMessage): void {
+    const rt = this.entity(target);
+    const stamp = queued.message.stamp;
+    if (stamp !== undefined) {
+      const seen = rt.record.seen[stamp.sender] ?? -1;
+      const queuedAlready = rt.queue.some((q) => q.message.stamp?.sender === stamp.sender && q.message.stamp.seq === stamp.seq);
+      if (stamp.seq <= seen || queuedAlready) {
+        queued.ack?.();
+        return;
+      }
+    }
+    rt.queue.push(queued);
+    this.batches.mark(target);
+  }
+
+  /** Delivers an outbox item; the receiver's checkpoint (or its refusal) removes it from the outbox. */
+  send(sender: OrchestrationRuntime | EntityRuntime, item: OutboxItem): void {
+    const ack = (): void => {
+      if (sender.removeFromOutbox(item.id)) this.markDirty(sender);
+    };
+    if (item.to === 'entity') {
+      this.deliverToEntity(item.target, { message: item.message, ack });
+      return;
+    }
+    this.deliverToOrchestration(item.target, {
+      event: {
+        EventType: EventType.EventRaised,
+        EventId: -1,
+        Timestamp: new Date(this.now()).toISOString(),
+        Name: item.name,
+        Input: item.input,
+      },
+      dedupKey: `r${item.name}`,
+      executionId: item.target.executionId,
+      ack,
+    });
+  }
+
+  /** Whether `sender` could still resend something to `target` after a crash (its stored outbox has it). */
+  mayResend(sender: string, target: string): boolean {
+    const key = `${sender}\u0000${target}`;
+    if (sender.startsWith('@')) return this.entities.get(sender)?.storedSends.has(key) ?? false;
+    const bar = sender.lastIndexOf('|');
+    return this.orchestrations.get(sender.slice(0, bar))?.storedSends.has(key) ?? false;
+  }
+
+  markDirty(rt: OrchestrationRuntime | EntityRuntime): void {
+    if (rt instanceof OrchestrationRuntime) this.episodes.mark(rt.id);
+    else this.batches.mark(rt.id);
+  }
+
+  scheduleEpisode(instanceId: string): void {
+    this.episodes.mark(instanceId);
+  }
+
+  entity(id: string): EntityRuntime {
+    let rt = this.entities.get(id);
+    if (rt === undefined) {
+      rt = new EntityRuntime(newEntityRecord(id));
+      this.entities.set(id, rt);
+    }
+    return rt;
+  }
+
+  // ---- scheduled work ----------------------------------------------------------------------
+
+  runActivity(target: ExecutionRef, taskId: number, name: string, input: unknown): void {
+    startActivity(this, target, taskId, name, input);
+  }
+
+  scheduleTimer(instanceId: string, executionId: string, timerId: number, fireAt: number): void {
+    this.timers.schedule({ instanceId, timerId, fireAt }, () => {
+      this.deliverToOrchestration(
+        { instanceId, executionId },
+        {
+          event: {
+            EventType: EventType.TimerFired,
+            EventId: -1,
+            Timestamp: new Date(this.now()).toISOString(),
+            TimerId: timerId,
+            FireAt: new Date(fireAt).toISOString(),
+          },
+          dedupKey: `t${timerId}`,
+          executionId,
+        },
+      );
+    });
+  }
+
+  /** Retries a checkpoint a few times (storage hiccups), then gives up with the last error. */
+  async checkpoint(what: string, write: () => Promise<void>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await write();
+        return;
+      } catch (err) {
+        if (attempt >= checkpointAttempts) throw err;
+        this.log('warn', `Durable checkpoint of ${what} failed (attempt ${attempt}): ${err instanceof Error ? err.message : String(err)}`);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
+      }
+    }
+  }
+
+  private recoverEntity(rt: EntityRuntime): void {
+    const holder = rt.record.lockedBy === null ? undefined : this.orchestrations.get(rt.record.lockedBy);
+    if (rt.record.lockedBy !== null && (holder === undefined || isTerminal(holder.record.status))) {
+      rt.record.lockedBy = null;
+      rt.dirty = true;
+    }
+    for (const item of [...rt.outbox]) this.send(rt, item);
+    if (rt.queue.length > 0 || rt.dirty) this.batches.mark(rt.id);
+  }
+
+  private async orchestrationWork(id: string): Promise<void> {
+    const rt = this.orchestrations.get(id);
+    if (rt === undefined || this.stopped) return;
+    await runOrchestrationWork(this, rt);
+  }
+
+  private async entityWork(id: string): Promise<void> {
+    const rt = this.entities.get(id);
+    if (rt === undefined || this.stopped) return;
+    await runEntityWork(this, rt);
+  }
+
+  private workFailed(kind: string, key: string, err: unknown): void {
+    this.log(
+      'error',
+      `Durable ${kind} ${key} could not checkpoint; will retry: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+    );
+    const retry = setTimeout(() => {
+      if (this.stopped) return;
+      if (kind === 'orchestration') this.episodes.mark(key);
+      else this.batches.mark(key);
+    }, 1000);
+    retry.unref();
+  }
+}

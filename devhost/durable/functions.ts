@@ -1,0 +1,68 @@
+/**
+ * The app's durable functions by kind, and how to invoke one with a trigger payload. Lookups ignore
+ * case, as the extension's `FunctionName` does; the error texts are the extension's own
+ * (`DurableTaskExtension.GetInvalid…FunctionMessage`), since they end up in orchestration output.
+ */
+import type { Registry } from '../core/coreApi';
+import type { InvocationOutcome, Invoker } from '../core/invoker';
+import type { RpcTypedData } from '../core/types';
+import type { FunctionKind } from './replay';
+
+const triggerOf: Record<FunctionKind, string> = {
+  orchestrator: 'orchestrationtrigger',
+  activity: 'activitytrigger',
+  entity: 'entitytrigger',
+};
+
+interface Known {
+  readonly name: string;
+  readonly binding: string;
+}
+
+export class DurableFunctions {
+  private readonly byKind: Record<FunctionKind, Map<string, Known>> = {
+    orchestrator: new Map(),
+    activity: new Map(),
+    entity: new Map(),
+  };
+
+  constructor(
+    registry: Registry,
+    private readonly invoker: Pick<Invoker, 'invoke'>,
+  ) {
+    for (const fn of registry.functions.values()) {
+      for (const [binding, info] of Object.entries(fn.metadata.bindings)) {
+        const type = info.type?.toLowerCase();
+        for (const kind of Object.keys(triggerOf) as FunctionKind[]) {
+          if (type === triggerOf[kind]) this.byKind[kind].set(fn.metadata.name.toLowerCase(), { name: fn.metadata.name, binding });
+        }
+      }
+    }
+  }
+
+  has(kind: FunctionKind, name: string): boolean {
+    return this.byKind[kind].has(name.toLowerCase());
+  }
+
+  names(kind: FunctionKind): string[] {
+    return [...this.byKind[kind].values()].map((k) => k.name);
+  }
+
+  /** The extension's message for a missing function, or undefined when it exists. */
+  check(kind: FunctionKind, name: string): string | undefined {
+    if (this.has(kind, name)) return undefined;
+    const label = kind === 'orchestrator' ? 'orchestrator' : kind;
+    const known = this.names(kind);
+    const info =
+      known.length > 0
+        ? `The following are the known ${label} functions: '${known.join("', '")}'.`
+        : `No ${label} functions are currently registered!`;
+    return `The function '${name}' doesn't exist, is disabled, or is not an ${label} function. Additional info: ${info}`;
+  }
+
+  invoke(kind: FunctionKind, name: string, data: RpcTypedData | undefined): Promise<InvocationOutcome> {
+    const known = this.byKind[kind].get(name.toLowerCase());
+    if (known === undefined) throw new Error(this.check(kind, name));
+    return this.invoker.invoke({ functionName: known.name, inputData: [{ name: known.binding, data: data ?? null }] });
+  }
+}

@@ -1,0 +1,627 @@
+/**
+ * Orchestration episodes. An episode takes the inbox, appends `OrchestratorStarted` + the new
+ * events to history, invokes the orchestrator once with the whole history (as the extension does),
+ * replays the returned actions to number the new work, checkpoints the new history in one write, and
+ * only then dispatches the work — so a crash never leaves work running that history does not know.
+ */
+import { randomUUID } from 'node:crypto';
+
+import type { InvocationOutcome } from '../core/invoker';
+import type { DurableEngine } from './engine';
+import { orchestratorFailure, subOrchestrationFailure } from './failures';
+import { type Action, ActionType, EventType, type FailureDetails, type HistoryEvent, type OrchestratorState } from './protocol';
+import {
+  type EntityMessage,
+  isTerminal,
+  type OrchestrationRecord,
+  type OutboxItem,
+  type ParentLink,
+  type RuntimeStatus,
+  senderKey,
+} from './records';
+import { type Op, replay, type ReplayResult } from './replay';
+import { type InboxItem, OrchestrationRuntime } from './runtime';
+
+/** JS splits timers longer than this itself; advertising ~100 years means it never does (see README). */
+export const maximumShortTimerDuration = '36500.00:00:00';
+const outOfProcMarker = '$OutOfProcData$:';
+
+export function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+export interface NewOrchestration {
+  readonly name: string;
+  readonly instanceId: string;
+  /** JSON text of the input, or null. */
+  readonly input: string | null;
+  readonly version: string | null;
+  readonly parent: ParentLink | null;
+}
+
+/** Creates (or replaces a finished) instance: one write, then its first episode is queued. */
+export async function createOrchestration(engine: DurableEngine, spec: NewOrchestration): Promise<OrchestrationRuntime> {
+  const now = engine.now();
+  const previous = engine.orchestrations.get(spec.instanceId);
+  const executionId = randomUUID().replace(/-/g, '');
+  const start: HistoryEvent = {
+    EventType: EventType.ExecutionStarted,
+    EventId: -1,
+    Timestamp: iso(now),
+    Name: spec.name,
+    Version: spec.version,
+    Input: spec.input,
+    OrchestrationInstance: { InstanceId: spec.instanceId, ExecutionId: executionId },
+    ParentInstance:
+      spec.parent === null
+        ? null
+        : {
+            OrchestrationInstance: { InstanceId: spec.parent.instanceId, ExecutionId: spec.parent.executionId },
+            TaskScheduleId: spec.parent.taskId,
+          },
+  };
+  const record: OrchestrationRecord = {
+    instanceId: spec.instanceId,
+    name: spec.name,
+    version: spec.version,
+    executionId,
+    status: 'Pending',
+    input: spec.input,
+    output: null,
+    customStatus: null,
+    failureDetails: null,
+    createdTime: now,
+    lastUpdatedTime: now,
+    parent: spec.parent,
+    pendingStart: start,
+    history: [],
+    // A replaced instance may still have messages in flight; keep them resendable.
+    outbox: previous?.record.outbox ?? [],
+    consumedUpTo: previous?.record.consumedUpTo ?? '',
+  };
+  const rt = new OrchestrationRuntime(record);
+  // Claim the id before the write so a concurrent start with the same id sees it taken.
+  engine.orchestrations.set(spec.instanceId, rt);
+  try {
+    await engine.clientWrite(() => engine.store.saveOrchestration({ record, storedEvents: 0, consumed: [] }));
+  } catch (err) {
+    if (previous === undefined) engine.orchestrations.delete(spec.instanceId);
+    else engine.orchestrations.set(spec.instanceId, previous);
+    throw err;
+  }
+  rt.markStored(record.outbox, 0);
+  rt.inbox.unshift({ event: start });
+  engine.scheduleEpisode(spec.instanceId);
+  return rt;
+}
+
+export async function runOrchestrationWork(engine: DurableEngine, rt: OrchestrationRuntime): Promise<void> {
+  // A message can arrive while the instance's creation is still being written; the start goes first.
+  if (rt.record.pendingStart !== null && rt.inbox[0]?.event.EventType !== EventType.ExecutionStarted) return;
+  if (isTerminal(rt.record.status)) dropInbox(rt);
+  const batch = isTerminal(rt.record.status) ? [] : takeBatch(rt);
+  if (batch.length === 0) {
+    if (rt.dirty) await saveSummary(engine, rt);
+    return;
+  }
+  let plan: EpisodePlan;
+  try {
+    plan = await planEpisode(engine, rt, batch);
+    const snap = rt.snapshotOutbox();
+    const stored = { ...plan.record, outbox: [...snap.items, ...plan.sends] };
+    const consumed = batch.flatMap((i) => (i.pendingKey === undefined ? [] : [i.pendingKey]));
+    await engine.checkpoint(`orchestration ${rt.id}`, () =>
+      engine.store.saveOrchestration({ record: stored, storedEvents: plan.storedEvents, consumed }),
+    );
+    rt.markStored(stored.outbox, snap.changes);
+  } catch (err) {
+    rt.inbox.unshift(...batch);
+    throw err;
+  }
+  apply(engine, rt, batch, plan);
+}
+
+interface EpisodePlan {
+  /** The record after the episode (its outbox is replaced by the live one when applied). */
+  readonly record: OrchestrationRecord;
+  readonly storedEvents: number;
+  readonly appended: readonly HistoryEvent[];
+  readonly newOps: readonly Op[];
+  readonly sends: readonly OutboxItem[];
+  readonly continuedAsNew: boolean;
+  readonly replay: ReplayResult | undefined;
+}
+
+/** Inbox items this episode processes: a terminate ends it; while suspended, only resume/terminate count. */
+function takeBatch(rt: OrchestrationRuntime): InboxItem[] {
+  const take: InboxItem[] = [];
+  const keep: InboxItem[] = [];
+  let suspended = rt.record.status === 'Suspended';
+  let i = 0;
+  for (; i < rt.inbox.length; i++) {
+    const item = rt.inbox[i] as InboxItem;
+    const type = item.event.EventType;
+    if (type === EventType.ExecutionTerminated) {
+      take.push(item);
+      i++;
+      break;
+    }
+    if (type === EventType.ExecutionSuspended) suspended = true;
+    if (type === EventType.ExecutionResumed && suspended) {
+      suspended = false;
+      take.push(item, ...keep.splice(0));
+      continue;
+    }
+    if (suspended && !isControl(item.event)) keep.push(item);
+    else take.push(item);
+  }
+  rt.inbox = [...keep, ...rt.inbox.slice(i)];
+  return take;
+}
+
+function isControl(event: HistoryEvent): boolean {
+  return (
+    event.EventType === EventType.ExecutionSuspended ||
+    event.EventType === EventType.ExecutionResumed ||
+    event.EventType === EventType.ExecutionTerminated
+  );
+}
+
+async function planEpisode(engine: DurableEngine, rt: OrchestrationRuntime, batch: readonly InboxItem[]): Promise<EpisodePlan> {
+  const rec = rt.record;
+  const now = engine.now();
+  const started: HistoryEvent = { EventType: EventType.OrchestratorStarted, EventId: -1, Timestamp: iso(now) };
+  const events = batch.map((i) => i.event);
+  const terminate = events.find((e) => e.EventType === EventType.ExecutionTerminated);
+  if (terminate !== undefined && terminate.EventType === EventType.ExecutionTerminated) {
+    const appended: HistoryEvent[] = [
+      started,
+      terminate,
+      { EventType: EventType.OrchestratorCompleted, EventId: -1, Timestamp: iso(now) },
+      {
+        EventType: EventType.ExecutionCompleted,
+        EventId: -1,
+        Timestamp: iso(now),
+        OrchestrationStatus: 'Terminated',
+        Result: terminate.Input,
+      },
+    ];
+    return finished(rec, now, appended, { status: 'Terminated', output: terminate.Input }, undefined);
+  }
+  let suspended = rec.status === 'Suspended';
+  for (const e of events) {
+    if (e.EventType === EventType.ExecutionSuspended) suspended = true;
+    if (e.EventType === EventType.ExecutionResumed) suspended = false;
+  }
+  if (events.every(isControl)) {
+    const appended = [started, ...events, { EventType: EventType.OrchestratorCompleted, EventId: -1, Timestamp: iso(now) } as const];
+    const status: RuntimeStatus = suspended ? 'Suspended' : rec.history.length === 0 ? 'Pending' : 'Running';
+    return finished(rec, now, appended, { status, output: rec.output }, undefined);
+  }
+  return execute(engine, rt, started, events, suspended);
+}
+
+function finished(
+  rec: OrchestrationRecord,
+  now: number,
+  appended: readonly HistoryEvent[],
+  outcome: { status: RuntimeStatus; output: string | null },
+  replayed: ReplayResult | undefined,
+): EpisodePlan {
+  return {
+    record: {
+      ...rec,
+      status: outcome.status,
+      output: outcome.output,
+      lastUpdatedTime: now,
+      pendingStart: null,
+      history: [...rec.history, ...appended],
+    },
+    storedEvents: rec.history.length,
+    appended,
+    newOps: [],
+    sends: [],
+    continuedAsNew: false,
+    replay: replayed,
+  };
+}
+
+interface JsOutcome {
+  readonly state: OrchestratorState | undefined;
+  /** The orchestrator threw: with state, an orchestration failure; without, an invocation failure. */
+  readonly threw: string | undefined;
+}
+
+function readOutcome(outcome: InvocationOutcome): JsOutcome {
+  if (outcome.ok) {
+    const rv = outcome.response.returnValue;
+    const text = rv?.json ?? rv?.string;
+    if (typeof text === 'string') {
+      try {
+        return { state: JSON.parse(text) as OrchestratorState, threw: undefined };
+      } catch {
+        // fall through
+      }
+    }
+    return { state: undefined, threw: 'Out of proc orchestrators must return a valid JSON schema.' };
+  }
+  const message = outcome.error.message;
+  const at = message.indexOf(outOfProcMarker);
+  if (at < 0) return { state: undefined, threw: message };
+  const state = JSON.parse(message.slice(at + outOfProcMarker.length)) as OrchestratorState;
+  return { state, threw: state.error ?? '' };
+}
+
+function payloadJson(rt: OrchestrationRuntime, fresh: readonly HistoryEvent[], input: string | null): string {
+  const rec = rt.record;
+  const history = rt.played.concat(fresh.map((e) => JSON.stringify({ ...e, IsPlayed: false }))).join(',');
+  const parent = rec.parent === null ? 'null' : JSON.stringify(rec.parent.instanceId);
+  return (
+    `{"history":[${history}],"input":${input ?? 'null'},"instanceId":${JSON.stringify(rec.instanceId)},` +
+    `"isReplaying":${rt.played.length > 0},"parentInstanceId":${parent},"upperSchemaVersion":1,"upperSchemaVersionNew":3,` +
+    `"longRunningTimerIntervalDuration":"3.00:00:00","maximumShortTimerDuration":"${maximumShortTimerDuration}",` +
+    `"defaultHttpAsyncRequestSleepTimeMillseconds":30000}`
+  );
+}
+
+async function execute(
+  engine: DurableEngine,
+  rt: OrchestrationRuntime,
+  started: HistoryEvent,
+  events: readonly HistoryEvent[],
+  suspended: boolean,
+): Promise<EpisodePlan> {
+  const rec = rt.record;
+  const now = Date.parse(started.Timestamp);
+  const fresh = [started, ...events];
+  const history = [...rec.history, ...fresh];
+  const missing = engine.functions.check('orchestrator', rec.name);
+  let js: JsOutcome;
+  if (missing !== undefined) js = { state: undefined, threw: missing };
+  else js = readOutcome(await engine.functions.invoke('orchestrator', rec.name, { string: payloadJson(rt, fresh, rec.input) }));
+  const actions: readonly Action[] = js.state?.actions[0] ?? [];
+  const replayed =
+    js.state === undefined
+      ? undefined
+      : replay(
+          {
+            instanceId: rec.instanceId,
+            executionId: rec.executionId,
+            parentInstanceId: rec.parent?.instanceId ?? null,
+            checkFunction: (kind, name) => engine.functions.check(kind, name),
+          },
+          history,
+          actions,
+        );
+  if (replayed !== undefined)
+    engine.observer?.episode?.({
+      instanceId: rec.instanceId,
+      executionId: rec.executionId,
+      history,
+      ops: replayed.ops,
+      error: replayed.error,
+    });
+
+  let failure: { reason: string; details?: FailureDetails | undefined } | undefined;
+  if (js.state === undefined) failure = { reason: orchestratorFailure(rec.name, js.threw ?? '') };
+  else if (replayed?.error !== undefined) failure = { reason: replayed.error };
+  else if (js.threw !== undefined) failure = { reason: orchestratorFailure(rec.name, js.threw), details: js.state.failureDetails };
+
+  const newOps = replayed?.newOps ?? [];
+  const { scheduled, sends } = scheduleEvents(rec, newOps, now);
+  const appended: HistoryEvent[] = [
+    ...fresh,
+    ...scheduled,
+    { EventType: EventType.OrchestratorCompleted, EventId: -1, Timestamp: iso(now) },
+  ];
+  const customStatus = js.state?.customStatus === undefined ? null : JSON.stringify(js.state.customStatus);
+  const base = { ...rec, customStatus, lastUpdatedTime: now, pendingStart: null };
+  const common = { newOps, sends, replay: replayed };
+
+  if (failure !== undefined) {
+    appended.push({
+      EventType: EventType.ExecutionCompleted,
+      EventId: -1,
+      Timestamp: iso(now),
+      OrchestrationStatus: 'Failed',
+      Result: failure.reason,
+      ...(failure.details === undefined ? {} : { FailureDetails: failure.details }),
+    });
+    const record = {
+      ...base,
+      status: 'Failed' as const,
+      output: failure.reason,
+      failureDetails: failure.details ?? null,
+      history: [...rec.history, ...appended],
+    };
+    return { ...common, record, storedEvents: rec.history.length, appended, continuedAsNew: false };
+  }
+  const state = js.state as OrchestratorState;
+  const continueAsNew = state.isDone ? actions.find((a) => a.actionType === ActionType.ContinueAsNew) : undefined;
+  if (continueAsNew !== undefined && continueAsNew.actionType === ActionType.ContinueAsNew) {
+    return { ...common, record: nextExecution(base, continueAsNew.input, now), storedEvents: 0, appended, continuedAsNew: true };
+  }
+  if (state.isDone) {
+    const output = state.output === undefined ? null : JSON.stringify(state.output);
+    appended.push({
+      EventType: EventType.ExecutionCompleted,
+      EventId: -1,
+      Timestamp: iso(now),
+      OrchestrationStatus: 'Completed',
+      Result: output,
+    });
+    const record = { ...base, status: 'Completed' as const, output, history: [...rec.history, ...appended] };
+    return { ...common, record, storedEvents: rec.history.length, appended, continuedAsNew: false };
+  }
+  const record = { ...base, status: suspended ? ('Suspended' as const) : ('Running' as const), history: [...rec.history, ...appended] };
+  return { ...common, record, storedEvents: rec.history.length, appended, continuedAsNew: false };
+}
+
+/**
+ * continueAsNew: a fresh execution whose input is what JS passed (after its `processInput`, so a
+ * string arrives double-encoded, as we read the real extension to do), history reset.
+ */
+function nextExecution(base: OrchestrationRecord, input: unknown, now: number): OrchestrationRecord {
+  const executionId = randomUUID().replace(/-/g, '');
+  const text = JSON.stringify(input === undefined ? null : input);
+  const start: HistoryEvent = {
+    EventType: EventType.ExecutionStarted,
+    EventId: -1,
+    Timestamp: iso(now),
+    Name: base.name,
+    Version: base.version,
+    Input: text,
+    OrchestrationInstance: { InstanceId: base.instanceId, ExecutionId: executionId },
+    ParentInstance:
+      base.parent === null
+        ? null
+        : {
+            OrchestrationInstance: { InstanceId: base.parent.instanceId, ExecutionId: base.parent.executionId },
+            TaskScheduleId: base.parent.taskId,
+          },
+  };
+  return { ...base, executionId, status: 'Running', input: text, output: null, failureDetails: null, pendingStart: start, history: [] };
+}
+
+function requestJson(message: EntityMessage, executionId: string): string {
+  switch (message.kind) {
+    case 'op':
+      return JSON.stringify({
+        op: message.operation,
+        ...(message.signal ? { signal: true } : {}),
+        ...(message.input === null ? {} : { input: message.input }),
+        id: message.id,
+        parent: message.parent,
+        parentExecution: executionId,
+      });
+    case 'lock':
+      return JSON.stringify({
+        id: message.id,
+        parent: message.parent,
+        parentExecution: executionId,
+        lockset: message.lockSet.map((id) => ({ name: id.slice(1, id.indexOf('@', 1)), key: id.slice(id.indexOf('@', 1) + 1) })),
+        pos: message.position,
+      });
+    case 'release':
+      return JSON.stringify({ parent: message.parent, id: message.id });
+  }
+}
+
+/** History events for the new ops, in id order, and the entity messages they send. */
+function scheduleEvents(rec: OrchestrationRecord, ops: readonly Op[], now: number): { scheduled: HistoryEvent[]; sends: OutboxItem[] } {
+  const scheduled: HistoryEvent[] = [];
+  const sends: OutboxItem[] = [];
+  const ts = iso(now);
+  const exec = { instanceId: rec.instanceId, executionId: rec.executionId };
+  const sender = senderKey(exec);
+  const toEntity = (op: Op, target: string, message: EntityMessage, name: 'op' | 'release'): void => {
+    scheduled.push({
+      EventType: EventType.EventSent,
+      EventId: op.id,
+      Timestamp: ts,
+      InstanceId: target,
+      Name: name,
+      Input: requestJson(message, rec.executionId),
+    });
+    sends.push({ id: randomUUID(), to: 'entity', target, message: { ...message, stamp: { sender, seq: op.id } } });
+  };
+  for (const op of ops) {
+    switch (op.kind) {
+      case 'activity':
+        scheduled.push({
+          EventType: EventType.TaskScheduled,
+          EventId: op.id,
+          Timestamp: ts,
+          Name: op.name,
+          Input: JSON.stringify([op.input ?? null]),
+        });
+        break;
+      case 'timer':
+        scheduled.push({ EventType: EventType.TimerCreated, EventId: op.id, Timestamp: ts, FireAt: iso(op.fireAt) });
+        break;
+      case 'subOrchestration':
+        scheduled.push({
+          EventType: EventType.SubOrchestrationInstanceCreated,
+          EventId: op.id,
+          Timestamp: ts,
+          Name: op.name,
+          InstanceId: op.instanceId,
+          Input: JSON.stringify(op.input ?? null),
+        });
+        break;
+      case 'entityCall':
+      case 'entitySignal': {
+        const id = randomUUID();
+        if (op.kind === 'entityCall') op.requestId = id;
+        const input = op.input === undefined ? null : JSON.stringify(op.input);
+        const call = op.kind === 'entityCall';
+        toEntity(
+          op,
+          op.target,
+          { kind: 'op', id, operation: op.operation, input, signal: !call, parent: rec.instanceId, ...(call ? { replyTo: exec } : {}) },
+          'op',
+        );
+        break;
+      }
+      case 'lock':
+        op.requestId = op.lockRequestId;
+        toEntity(
+          op,
+          op.target,
+          { kind: 'lock', id: op.lockRequestId, parent: rec.instanceId, owner: exec, lockSet: op.lockSet, position: 0 },
+          'op',
+        );
+        break;
+      case 'release':
+        toEntity(op, op.target, { kind: 'release', id: op.lockRequestId, parent: rec.instanceId }, 'release');
+        break;
+    }
+  }
+  return { scheduled, sends };
+}
+
+function apply(engine: DurableEngine, rt: OrchestrationRuntime, batch: readonly InboxItem[], plan: EpisodePlan): void {
+  const previous = rt.record;
+  const exec = { instanceId: previous.instanceId, executionId: previous.executionId };
+  rt.record = { ...plan.record, outbox: rt.outbox };
+  rt.outbox.push(...plan.sends);
+  rt.lastReplay = plan.replay ?? rt.lastReplay;
+  if (plan.continuedAsNew) {
+    rt.resetHistoryCaches();
+    engine.timers.cancelInstance(rt.id);
+    const stale = rt.inbox.filter((i) => i.executionId === previous.executionId);
+    rt.inbox = rt.inbox.filter((i) => i.executionId !== previous.executionId);
+    for (const item of stale) item.ack?.();
+    if (rt.record.pendingStart !== null) rt.inbox.unshift({ event: rt.record.pendingStart });
+  } else {
+    rt.appendPlayed(plan.appended);
+  }
+  for (const item of batch) item.ack?.();
+  const terminal = isTerminal(rt.record.status);
+  for (const op of plan.newOps) {
+    if (op.kind === 'activity') engine.runActivity(exec, op.id, op.name, op.input);
+    else if (op.kind === 'timer' && !op.canceled && !terminal && !plan.continuedAsNew)
+      engine.scheduleTimer(exec.instanceId, exec.executionId, op.id, op.fireAt);
+    else if (op.kind === 'subOrchestration') startChild(engine, exec, op);
+  }
+  for (const item of plan.sends) engine.send(rt, item);
+  if (terminal) onTerminal(engine, rt);
+  if (plan.continuedAsNew) engine.scheduleEpisode(rt.id);
+}
+
+function startChild(
+  engine: DurableEngine,
+  parent: { instanceId: string; executionId: string },
+  op: Op & { kind: 'subOrchestration' },
+): void {
+  const link: ParentLink = { instanceId: parent.instanceId, executionId: parent.executionId, taskId: op.id };
+  const existing = engine.orchestrations.get(op.instanceId);
+  if (existing !== undefined && !isTerminal(existing.record.status)) {
+    const p = existing.record.parent;
+    if (p !== null && p.instanceId === link.instanceId && p.executionId === link.executionId && p.taskId === link.taskId) return;
+    const reason = `An orchestration with the instance ID '${op.instanceId}' already exists and is not finished.`;
+    engine.deliverToOrchestration(parent, {
+      event: {
+        EventType: EventType.SubOrchestrationInstanceFailed,
+        EventId: -1,
+        Timestamp: iso(engine.now()),
+        TaskScheduledId: op.id,
+        ...subOrchestrationFailure(reason),
+      },
+      dedupKey: `t${op.id}`,
+      executionId: parent.executionId,
+    });
+    return;
+  }
+  const input = JSON.stringify(op.input ?? null);
+  createOrchestration(engine, { name: op.name, instanceId: op.instanceId, input, version: op.version ?? null, parent: link }).catch(
+    (err: unknown) =>
+      engine.log('error', `Could not start sub-orchestration ${op.instanceId}: ${err instanceof Error ? err.message : String(err)}`),
+  );
+}
+
+function dropInbox(rt: OrchestrationRuntime): void {
+  const dropped = rt.inbox;
+  rt.inbox = [];
+  for (const item of dropped) item.ack?.();
+}
+
+/** Finished: stop timers, free locks still held (the extension's ReleaseLocks), tell the parent and waiters. */
+function onTerminal(engine: DurableEngine, rt: OrchestrationRuntime): void {
+  const rec = rt.record;
+  engine.timers.cancelInstance(rt.id);
+  dropInbox(rt);
+  for (const target of rt.lastReplay?.heldLocks ?? []) {
+    engine.deliverToEntity(target, { message: { kind: 'release', id: `${rt.id}:finished`, parent: rt.id } });
+  }
+  notifyParent(engine, rec);
+  for (const resolve of [...rt.completionWaiters]) resolve();
+}
+
+export function notifyParent(engine: DurableEngine, rec: OrchestrationRecord): void {
+  if (rec.parent === null) return;
+  const { instanceId, executionId, taskId } = rec.parent;
+  const ts = iso(engine.now());
+  const event: HistoryEvent =
+    rec.status === 'Completed'
+      ? { EventType: EventType.SubOrchestrationInstanceCompleted, EventId: -1, Timestamp: ts, TaskScheduledId: taskId, Result: rec.output }
+      : {
+          EventType: EventType.SubOrchestrationInstanceFailed,
+          EventId: -1,
+          Timestamp: ts,
+          TaskScheduledId: taskId,
+          ...subOrchestrationFailure(rec.output ?? ''),
+        };
+  engine.deliverToOrchestration({ instanceId, executionId }, { event, dedupKey: `t${taskId}`, executionId });
+}
+
+async function saveSummary(engine: DurableEngine, rt: OrchestrationRuntime): Promise<void> {
+  const snap = rt.snapshotOutbox();
+  const stored = { ...rt.record, outbox: snap.items };
+  await engine.checkpoint(`orchestration ${rt.id}`, () =>
+    engine.store.saveOrchestration({ record: stored, storedEvents: stored.history.length, consumed: [] }),
+  );
+  rt.markStored(stored.outbox, snap.changes);
+}
+
+/** After a restart: resend the outbox, re-run unfinished activities, re-arm timers, make sure children exist. */
+export function recoverOrchestration(engine: DurableEngine, rt: OrchestrationRuntime): void {
+  for (const item of [...rt.outbox]) engine.send(rt, item);
+  const rec = rt.record;
+  if (isTerminal(rec.status)) return;
+  const exec = { instanceId: rec.instanceId, executionId: rec.executionId };
+  if (rec.pendingStart !== null && rec.history.length === 0) rt.inbox.unshift({ event: rec.pendingStart });
+  const scheduled = new Map<number, HistoryEvent>();
+  for (const e of rec.history) {
+    if (
+      e.EventType === EventType.TaskScheduled ||
+      e.EventType === EventType.TimerCreated ||
+      e.EventType === EventType.SubOrchestrationInstanceCreated
+    ) {
+      scheduled.set(e.EventId, e);
+    }
+  }
+  for (const [id, e] of scheduled) {
+    if (rt.keys.has(`t${id}`)) continue;
+    if (e.EventType === EventType.TaskScheduled) engine.runActivity(exec, id, e.Name, (JSON.parse(e.Input) as unknown[])[0]);
+    else if (e.EventType === EventType.TimerCreated) engine.scheduleTimer(exec.instanceId, exec.executionId, id, Date.parse(e.FireAt));
+    else if (e.EventType === EventType.SubOrchestrationInstanceCreated) ensureChild(engine, exec, id, e);
+  }
+  if (rt.inbox.length > 0 || rt.dirty) engine.scheduleEpisode(rt.id);
+}
+
+function ensureChild(engine: DurableEngine, parent: { instanceId: string; executionId: string }, taskId: number, e: HistoryEvent): void {
+  if (e.EventType !== EventType.SubOrchestrationInstanceCreated) return;
+  const child = engine.orchestrations.get(e.InstanceId);
+  if (child === undefined) {
+    const input = e.Input;
+    createOrchestration(engine, { name: e.Name, instanceId: e.InstanceId, input, version: null, parent: { ...parent, taskId } }).catch(
+      (err: unknown) =>
+        engine.log('error', `Could not start sub-orchestration ${e.InstanceId}: ${err instanceof Error ? err.message : String(err)}`),
+    );
+    return;
+  }
+  const p = child.record.parent;
+  const ours = p !== null && p.instanceId === parent.instanceId && p.executionId === parent.executionId && p.taskId === taskId;
+  if (ours && isTerminal(child.record.status)) notifyParent(engine, child.record);
+}

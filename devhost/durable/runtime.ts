@@ -1,0 +1,136 @@
+/**
+ * In-memory state of one orchestration instance or entity: the record as last checkpointed, the
+ * messages waiting for the next episode or batch, and what the last checkpoint stored (so receivers
+ * know which messages a sender could still resend after a crash).
+ */
+import { EventType, type HistoryEvent } from './protocol';
+import type { ReplayResult } from './replay';
+import type { EntityRecord, OrchestrationRecord, OutboxItem, StampedEntityMessage } from './records';
+
+export interface InboxItem {
+  readonly event: HistoryEvent;
+  /** Durable inbox key (client messages, persisted before they were acknowledged). */
+  readonly pendingKey?: string;
+  /** Completion identity (`t<id>` or `r<requestId>`); a second copy is dropped. */
+  readonly dedupKey?: string;
+  /** Execution the message belongs to; messages for an earlier execution are dropped. */
+  readonly executionId?: string;
+  /** Tells the sender its outbox item arrived, once this event is checkpointed (or dropped). */
+  readonly ack?: () => void;
+}
+
+export interface QueuedEntityMessage {
+  readonly message: StampedEntityMessage;
+  readonly pendingKey?: string;
+  readonly ack?: () => void;
+}
+
+function sendKeys(outbox: readonly OutboxItem[]): Set<string> {
+  const keys = new Set<string>();
+  for (const item of outbox) {
+    if (item.to === 'entity' && item.message.stamp !== undefined) keys.add(`${item.message.stamp.sender}\u0000${item.target}`);
+  }
+  return keys;
+}
+
+/** The key an event completes, if it completes a scheduled task or an entity request. */
+export function completionKey(event: HistoryEvent): string | undefined {
+  if (
+    event.EventType === EventType.TaskCompleted ||
+    event.EventType === EventType.TaskFailed ||
+    event.EventType === EventType.SubOrchestrationInstanceCompleted ||
+    event.EventType === EventType.SubOrchestrationInstanceFailed
+  ) {
+    return `t${event.TaskScheduledId}`;
+  }
+  return event.EventType === EventType.TimerFired ? `t${event.TimerId}` : undefined;
+}
+
+abstract class Sender {
+  /** Sender-key/target pairs present in the last stored outbox. */
+  storedSends = new Set<string>();
+  /** The outbox changed since the last checkpoint (acks): write it back when idle. */
+  dirty = false;
+  private changes = 0;
+
+  abstract get outbox(): OutboxItem[];
+
+  /** A copy of the outbox to store, and a mark to tell later whether it changed meanwhile. */
+  snapshotOutbox(): { readonly items: OutboxItem[]; readonly changes: number } {
+    return { items: [...this.outbox], changes: this.changes };
+  }
+
+  markStored(items: readonly OutboxItem[], changesAtSnapshot: number): void {
+    this.storedSends = sendKeys(items);
+    this.dirty = this.changes !== changesAtSnapshot;
+  }
+
+  removeFromOutbox(id: string): boolean {
+    const at = this.outbox.findIndex((item) => item.id === id);
+    if (at < 0) return false;
+    this.outbox.splice(at, 1);
+    this.changes++;
+    this.dirty = true;
+    return true;
+  }
+}
+
+export class OrchestrationRuntime extends Sender {
+  inbox: InboxItem[] = [];
+  /** Completion keys already in history or inbox for the current execution. */
+  keys = new Set<string>();
+  /** Each stored history event as JSON with IsPlayed: true, ready to splice into the next payload. */
+  played: string[] = [];
+  lastReplay: ReplayResult | undefined;
+  readonly completionWaiters = new Set<() => void>();
+
+  constructor(public record: OrchestrationRecord) {
+    super();
+    this.resetHistoryCaches();
+    this.markStored(this.outbox, 0);
+  }
+
+  get outbox(): OutboxItem[] {
+    return this.record.outbox;
+  }
+
+  get id(): string {
+    return this.record.instanceId;
+  }
+
+  resetHistoryCaches(): void {
+    this.keys = new Set();
+    this.played = [];
+    this.appendPlayed(this.record.history);
+  }
+
+  appendPlayed(events: readonly HistoryEvent[]): void {
+    for (const event of events) {
+      this.played.push(JSON.stringify({ ...event, IsPlayed: true }));
+      const key = completionKey(event);
+      if (key !== undefined) this.keys.add(key);
+      if (event.EventType === EventType.EventRaised) this.keys.add(`r${event.Name}`);
+    }
+  }
+}
+
+export class EntityRuntime extends Sender {
+  queue: QueuedEntityMessage[] = [];
+
+  constructor(public record: EntityRecord) {
+    super();
+    this.markStored(this.outbox, 0);
+  }
+
+  get outbox(): OutboxItem[] {
+    return this.record.outbox;
+  }
+
+  get id(): string {
+    return this.record.id;
+  }
+}
+
+export function newEntityRecord(id: string): EntityRecord {
+  return { id, exists: false, state: null, lastOperationTime: 0, lockedBy: null, seen: {}, nextSeq: 0, outbox: [], consumedUpTo: '' };
+}

@@ -1,0 +1,70 @@
+/**
+ * Where the engine checkpoints. The engine is authoritative in memory; the store only has to make
+ * each checkpoint durable (one write per episode or entity batch) and give everything back on start.
+ */
+import type { HistoryEvent } from './protocol';
+import type { EntityRecord, OrchestrationRecord, PendingEntityMessage, PendingOrchestrationEvent } from './records';
+
+export interface LoadedOrchestration {
+  readonly record: OrchestrationRecord;
+  /** Accepted client messages not consumed yet (key > record.consumedUpTo), in key order. */
+  readonly pending: readonly PendingOrchestrationEvent[];
+}
+
+export interface LoadedEntity {
+  readonly record: EntityRecord;
+  readonly pending: readonly PendingEntityMessage[];
+}
+
+export interface LoadedState {
+  readonly orchestrations: readonly LoadedOrchestration[];
+  readonly entities: readonly LoadedEntity[];
+}
+
+export interface OrchestrationCheckpoint {
+  /** The record after the episode; `history` is the full current-execution history. */
+  readonly record: OrchestrationRecord;
+  /** How many events of `record.history` are already stored (0 after a new execution began). */
+  readonly storedEvents: number;
+  /** Inbox keys consumed by this checkpoint, so the store can delete them. */
+  readonly consumed: readonly string[];
+}
+
+export interface EntityCheckpoint {
+  readonly record: EntityRecord;
+  readonly consumed: readonly string[];
+}
+
+export interface DurableStore {
+  readonly kind: 'memory' | 'table';
+  load(): Promise<LoadedState>;
+  saveOrchestration(checkpoint: OrchestrationCheckpoint): Promise<void>;
+  saveEntity(checkpoint: EntityCheckpoint): Promise<void>;
+  /** Makes a client message durable before it is acknowledged. */
+  enqueueOrchestrationEvent(instanceId: string, pending: PendingOrchestrationEvent): Promise<void>;
+  enqueueEntityMessage(entityId: string, pending: PendingEntityMessage): Promise<void>;
+  deleteOrchestration(instanceId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Keys for durable inbox messages: increasing within and across runs of this process (so "consumed
+ * up to" is one comparison), fixed width so they sort as strings.
+ */
+export class InboxKeys {
+  private last = 0;
+
+  observe(key: string): void {
+    const n = Number(key);
+    if (Number.isFinite(n) && n > this.last) this.last = n;
+  }
+
+  next(): string {
+    this.last = Math.max(this.last + 1, Date.now() * 1000);
+    return String(this.last).padStart(17, '0');
+  }
+}
+
+export function cloneEvent(event: HistoryEvent): HistoryEvent {
+  return JSON.parse(JSON.stringify(event)) as HistoryEvent;
+}

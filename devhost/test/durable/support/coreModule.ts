@@ -1,0 +1,9 @@
+/**
+ * The `@azure/functions-core` module for in-process durable tests. Jest has its own module registry
+ * (the require hook of `installCoreApi` does not see it), so test files map the module here with
+ * `jest.mock('@azure/functions-core', () => require('./support/coreModule').coreApi, { virtual: true })`.
+ */
+import { Registry } from '../../../core/coreApi';
+
+export const registry = new Registry();
+export const coreApi = registry.coreApi();
