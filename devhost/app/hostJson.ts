@@ -1,7 +1,7 @@
 /**
- * host.json as the host applies it: `%Setting%` expressions resolved in every string, then
- * `AzureFunctionsJobHost__path__to__key` settings override (or add) values, matching keys
- * case-insensitively like .NET configuration. An override keeps the type of the value it replaces
+ * host.json as the host applies it: `AzureFunctionsJobHost__path__to__key` settings override (or
+ * add) values, matching keys case-insensitively like .NET configuration, then `%Setting%` expressions
+ * are resolved in every string. An override keeps the type of the value it replaces
  * (a number stays a number), otherwise it is a string; readers below accept either.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -60,7 +60,7 @@ export function loadHostJson(appRoot: string, settings: Settings): JsonObject {
     }
   }
   if (!isObject(raw)) throw new SettingsError(`${file} must hold a JSON object`);
-  const resolved = resolveDeep(raw, settings, '') as JsonObject;
+  // Overrides replace values before expressions are resolved, as configuration layering does.
   const overrides = Object.entries(settings)
     .filter((entry): entry is [string, string] => entry[1] !== undefined && entry[0].toLowerCase().startsWith(overridePrefix))
     .sort(([a], [b]) => a.length - b.length);
@@ -69,9 +69,9 @@ export function loadHostJson(appRoot: string, settings: Settings): JsonObject {
       .slice(overridePrefix.length)
       .split('__')
       .filter((p) => p !== '');
-    if (path.length > 0) applyOverride(resolved, path, value);
+    if (path.length > 0) applyOverride(raw, path, value);
   }
-  return resolved;
+  return resolveDeep(raw, settings, '') as JsonObject;
 }
 
 /** Reads a value at a dotted path, case-insensitively. */

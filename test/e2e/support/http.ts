@@ -1,0 +1,131 @@
+/** Small HTTP helpers for e2e tests: JSON requests with keys, problem+json assertions, an SSE reader. */
+import type { E2eHost } from './harness';
+
+export interface JsonResponse<T = unknown> {
+  readonly status: number;
+  readonly headers: Headers;
+  /** Parsed JSON when the response is JSON, else the text (undefined when empty). */
+  readonly body: T;
+}
+
+export interface RequestOptions {
+  readonly body?: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Which key to send (`x-functions-key`) if the host has one; default `function`. `none` sends none. */
+  readonly key?: 'function' | 'admin' | 'none';
+  readonly signal?: AbortSignal;
+}
+
+export async function requestJson<T = unknown>(
+  host: E2eHost,
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<JsonResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  const key = options.key ?? 'function';
+  const value = key === 'admin' ? host.keys.admin : key === 'function' ? (host.keys.function ?? host.keys.admin) : undefined;
+  if (value !== undefined) headers['x-functions-key'] = value;
+  let body: string | undefined;
+  if (options.body !== undefined) {
+    body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(host.url(path), {
+    method,
+    headers,
+    ...(body === undefined ? {} : { body }),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  const text = await res.text();
+  const type = res.headers.get('content-type') ?? '';
+  let parsed: unknown = text === '' ? undefined : text;
+  if (text !== '' && /json/.test(type)) parsed = JSON.parse(text);
+  return { status: res.status, headers: res.headers, body: parsed as T };
+}
+
+export interface Problem {
+  readonly type?: string;
+  readonly title?: string;
+  readonly status?: number;
+  readonly detail?: string;
+  readonly code?: string;
+  readonly issues?: readonly { path: string; message: string }[];
+}
+
+/** Asserts an RFC 9457 problem document with this status (and code, when given); returns it. */
+export function expectProblem(res: JsonResponse, status: number, code?: string): Problem {
+  expect({ status: res.status, contentType: res.headers.get('content-type') }).toEqual({
+    status,
+    contentType: expect.stringMatching(/^application\/problem\+json/),
+  });
+  const problem = res.body as Problem;
+  expect(problem.status).toBe(status);
+  if (code !== undefined) expect(problem.code).toBe(code);
+  return problem;
+}
+
+export interface SseEvent {
+  readonly id?: string;
+  readonly event: string;
+  readonly data: string;
+  /** ms since the request was sent. */
+  readonly at: number;
+}
+
+export interface SseOptions {
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Stop after this many events (default: read to the end of the stream). */
+  readonly maxEvents?: number;
+  readonly timeoutMs?: number;
+}
+
+/** Reads a server-sent-event stream; returns the events with arrival times and the response status. */
+export async function readSse(url: string, options: SseOptions = {}): Promise<{ status: number; headers: Headers; events: SseEvent[] }> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), options.timeoutMs ?? 15_000);
+  const started = performance.now();
+  const events: SseEvent[] = [];
+  try {
+    const res = await fetch(url, { headers: { accept: 'text/event-stream', ...options.headers }, signal: controller.signal });
+    if (res.body === null) return { status: res.status, headers: res.headers, events };
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of res.body) {
+        buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+        let end: number;
+        while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
+          const fields = { id: undefined as string | undefined, event: 'message', data: [] as string[] };
+          for (const line of block.split(/\r?\n/)) {
+            if (line.startsWith(':') || line === '') continue;
+            const colon = line.indexOf(':');
+            const name = colon < 0 ? line : line.slice(0, colon);
+            const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+            if (name === 'id') fields.id = value;
+            else if (name === 'event') fields.event = value;
+            else if (name === 'data') fields.data.push(value);
+          }
+          if (fields.data.length === 0 && fields.id === undefined) continue;
+          events.push({
+            ...(fields.id === undefined ? {} : { id: fields.id }),
+            event: fields.event,
+            data: fields.data.join('\n'),
+            at: performance.now() - started,
+          });
+          if (options.maxEvents !== undefined && events.length >= options.maxEvents) {
+            controller.abort();
+            return { status: res.status, headers: res.headers, events };
+          }
+        }
+      }
+    } catch (err) {
+      if (!controller.signal.aborted) throw err;
+    }
+    return { status: res.status, headers: res.headers, events };
+  } finally {
+    clearTimeout(timer);
+  }
+}
