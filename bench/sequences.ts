@@ -1,0 +1,222 @@
+/**
+ * Sequences: how fast one instance hands out numbers, against two baselines measured in the same
+ * run on the same Azurite:
+ *   (a) naive — read, increment, conditional write, for every number;
+ *   (b) fixed blocks of 1,000, no prefetch — a request at a block boundary waits for storage;
+ *   (c) this allocator — adaptive blocks, prefetched at 10%.
+ * For 1, 4, 16 and 64 concurrent callers: numbers/s, latency per allocation (p50/p99/p99.9/max),
+ * storage transactions and writes per 1,000 numbers, and waits at a block boundary. Every caller
+ * yields to the event loop between allocations, as separate requests would. Each run uses a fresh
+ * sequence and a fixed time window (naive is slow); the allocators get a warm-up first so the
+ * window shows the steady state.
+ */
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
+import { startAzurite } from '../devhost/azurite';
+import { systemClock } from '../shared/clock';
+import { loadConfig } from '../shared/config';
+import { isAppError } from '../shared/errors';
+import { silentLogger } from '../shared/log';
+import { retryLostRaces } from '../shared/retry';
+import { type AllocatorStats, SequenceAllocator } from '../shared/sequences/allocator';
+import { sequenceBackoff } from '../shared/sequences/defaults';
+import { defaultDefinition } from '../shared/sequences/definition';
+import { SequenceStore } from '../shared/sequences/store';
+import { createStorageClients } from '../shared/storage/clients';
+import { header, Latency, ratio, type Row, table } from './support/report';
+
+const callerCounts = [1, 4, 16, 64];
+const windowMs = 2000;
+const warmupMs = 750;
+
+type Mode = 'naive' | 'fixed' | 'adaptive';
+
+interface Result {
+  readonly mode: Mode;
+  readonly callers: number;
+  readonly perSecond: number;
+  readonly latency: Latency;
+  readonly transactionsPer1000: number;
+  readonly writesPer1000: number;
+  readonly failures: number;
+  readonly boundaryWaits: number | undefined;
+  readonly longestBoundaryWaitMs: number | undefined;
+}
+
+const requests = { all: 0, writes: 0 };
+
+async function main(): Promise<void> {
+  header('sequences');
+  const azurite = await startAzurite();
+  try {
+    const config = loadConfig({ AzureWebJobsStorage: azurite.connectionString });
+    const storage = createStorageClients(config.storage, {
+      retry: config.storageRetry,
+      observe: (service, method) => {
+        if (service !== 'table') return;
+        requests.all++;
+        if (method !== 'GET') requests.writes++;
+      },
+    });
+    const store = new SequenceStore(() => storage.table('benchsequences'));
+    const backoff = sequenceBackoff(config.sequences);
+    const results: Result[] = [];
+
+    const fresh = async (name: string) => (await store.create(name, defaultDefinition)).sequence;
+
+    for (const callers of callerCounts) {
+      const name = `naive${callers}`;
+      await fresh(name);
+      const retry = { clock: systemClock, random: Math.random, policy: backoff, logger: silentLogger, subject: name };
+      const token = randomUUID();
+      const naiveTake = () =>
+        retryLostRaces(retry, async () => {
+          const current = await store.read(name);
+          if (current === undefined) throw new Error(`${name} vanished`);
+          await store.setNext(current, current.next + 1, token);
+          return current.next;
+        });
+      results.push(await measure('naive', callers, naiveTake, 0, undefined));
+    }
+
+    for (const [mode, options] of [
+      ['fixed', { prefetchAt: 0, blockSize: { min: 1000, max: 1000 } }],
+      ['adaptive', {}],
+    ] as const) {
+      for (const callers of callerCounts) {
+        const allocator = new SequenceAllocator({
+          store,
+          sequence: await fresh(`${mode}${callers}`),
+          clock: systemClock,
+          random: Math.random,
+          logger: silentLogger,
+          backoff,
+          instanceId: randomUUID(),
+          ...options,
+        });
+        results.push(
+          await measure(
+            mode,
+            callers,
+            () => allocator.take(1),
+            warmupMs,
+            () => allocator.stats(),
+          ),
+        );
+        await allocator.close();
+      }
+    }
+
+    report(results);
+  } finally {
+    await azurite.stop();
+  }
+}
+
+async function measure(
+  mode: Mode,
+  callers: number,
+  take: () => Promise<unknown>,
+  warmup: number,
+  stats: (() => AllocatorStats) | undefined,
+): Promise<Result> {
+  globalThis.gc?.();
+  if (warmup > 0) await drive(callers, take, warmup, undefined);
+  const before = { ...requests, waits: stats?.().boundaryWaits ?? 0 };
+  const latency = new Latency();
+  const started = performance.now();
+  const { numbers, failures } = await drive(callers, take, windowMs, latency);
+  const elapsedMs = performance.now() - started;
+  const after = stats?.();
+  return {
+    mode,
+    callers,
+    perSecond: (numbers / elapsedMs) * 1000,
+    latency,
+    transactionsPer1000: ((requests.all - before.all) / numbers) * 1000,
+    writesPer1000: ((requests.writes - before.writes) / numbers) * 1000,
+    failures,
+    boundaryWaits: after === undefined ? undefined : after.boundaryWaits - before.waits,
+    longestBoundaryWaitMs: after?.longestBoundaryWaitMs,
+  };
+}
+
+/** `callers` loops allocating one number at a time until `ms` have passed. */
+async function drive(callers: number, take: () => Promise<unknown>, ms: number, latency: Latency | undefined) {
+  const deadline = performance.now() + ms;
+  let numbers = 0;
+  let failures = 0;
+  const loop = async (): Promise<void> => {
+    while (performance.now() < deadline) {
+      const t0 = performance.now();
+      try {
+        await take();
+        latency?.recordMs(performance.now() - t0);
+        numbers++;
+      } catch (err) {
+        if (!isAppError(err) || !err.retryable) throw err;
+        failures++;
+      }
+      await nextTurn();
+    }
+  };
+  await Promise.all(Array.from({ length: callers }, loop));
+  return { numbers, failures };
+}
+
+function report(results: readonly Result[]): void {
+  const label: Record<Mode, string> = {
+    naive: '(a) naive read-increment-write',
+    fixed: '(b) fixed blocks of 1000',
+    adaptive: '(c) adaptive + prefetch',
+  };
+  const micros = (ms: number): string => (ms * 1000).toFixed(1);
+  const rows: Row[] = results.map((r) => {
+    const s = r.latency.summary();
+    return {
+      mode: label[r.mode],
+      callers: String(r.callers),
+      'numbers/s': Math.round(r.perSecond),
+      'p50 µs': micros(s.p50),
+      'p99 µs': micros(s.p99),
+      'p99.9 µs': micros(s.p999),
+      'max ms': s.max.toFixed(1),
+      'tx/1000': r.transactionsPer1000.toFixed(3),
+      'writes/1000': r.writesPer1000.toFixed(3),
+      '503s': String(r.failures),
+      'boundary waits': r.boundaryWaits === undefined ? '-' : String(r.boundaryWaits),
+      'longest wait ms*': r.longestBoundaryWaitMs === undefined ? '-' : String(r.longestBoundaryWaitMs),
+    };
+  });
+  table(`Allocation of one number per call, ${windowMs / 1000} s window per row (allocators after ${warmupMs} ms warm-up)`, rows);
+  console.log(
+    "* longest wait of a request at a block boundary over the allocator's whole life, the cold start (first, smallest block) included;" +
+      '\n  "boundary waits" counts requests that waited for storage within the window only.',
+  );
+  const find = (mode: Mode, callers: number): Result => {
+    const found = results.find((r) => r.mode === mode && r.callers === callers);
+    if (found === undefined) throw new Error(`no result for ${mode} × ${callers}`);
+    return found;
+  };
+  console.log('');
+  for (const callers of callerCounts) {
+    const target = callers === 16 ? { atLeast: 1000 } : undefined;
+    ratio(`c/a numbers/s, ${callers} callers`, find('adaptive', callers).perSecond, find('naive', callers).perSecond, target);
+    ratio(`c/b numbers/s, ${callers} callers`, find('adaptive', callers).perSecond, find('fixed', callers).perSecond);
+  }
+  for (const callers of callerCounts) {
+    const c = find('adaptive', callers);
+    const p999 = c.latency.percentileMs(99.9);
+    console.log(
+      `TARGET ${callers} callers: writes per 1,000 numbers ${c.writesPer1000.toFixed(3)} [≤ 1: ${c.writesPer1000 <= 1 ? 'met' : 'NOT met'}], ` +
+        `p99.9 ${p999.toFixed(3)} ms [< 1 ms: ${p999 < 1 ? 'met' : 'NOT met'}]`,
+    );
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
