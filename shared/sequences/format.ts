@@ -1,5 +1,5 @@
 /**
- * How a number is written (`ORD-0012345-7`: prefix, zero-padded digits, `-`, Damm check digit) and
+ * How a number is written (`ORD-0012345-9`: prefix, zero-padded digits, `-`, Damm check digit) and
  * how a typed number is checked against that shape.
  */
 import { dammCheckDigit } from './damm';

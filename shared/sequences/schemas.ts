@@ -20,7 +20,7 @@ export const formattedParam = z
   .refine((s) => ![...s].some((c) => c.charCodeAt(0) < 0x20 || (c.charCodeAt(0) >= 0x7f && c.charCodeAt(0) <= 0x9f)), {
     message: 'Must not contain control characters',
   })
-  .meta({ example: 'ORD-0012345-7' });
+  .meta({ example: 'ORD-0012345-9' });
 
 export const validateParams = z.object({ name: resourceName, formatted: formattedParam });
 
@@ -82,7 +82,7 @@ export const nextResult = z
   })
   .meta({
     id: 'SequenceNumbers',
-    example: { sequence: 'orders', numbers: [12345, 12346], formatted: ['ORD-0012345-1', 'ORD-0012346-8'] },
+    example: { sequence: 'orders', numbers: [12345, 12346], formatted: ['ORD-0012345-9', 'ORD-0012346-8'] },
   });
 
 export const validationResult = z
