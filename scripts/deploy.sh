@@ -129,13 +129,8 @@ cd "$root"
 stage=".deploy/package"
 zip_file=".deploy/tallyho.zip"
 
-# npm ci, or npm install when npm ci refuses the lock file (a lock written against a registry that
-# lacks some platform-only optional packages lists them as missing); both install what the lock pins.
 npm_ci() {
-  run npm ci "$@" || {
-    echo "(npm ci refused the lock file; installing with npm install instead)"
-    run npm install "$@"
-  }
+  run npm ci "$@"
 }
 
 # run, inside a directory (a subshell, so the caller stays where it is).
