@@ -207,12 +207,13 @@ export class SequenceAllocator {
   }
 
   private startRefill(shortfall: number): void {
-    const size = clampBlockSize(Math.max(this.sizer.next(), shortfall), this.bounds);
-    this.refill = this.runRefill(size);
+    const proposed = this.sizer.propose();
+    // Waiters needing more than the policy's size get it in one refill rather than several.
+    this.refill = this.runRefill(proposed, clampBlockSize(Math.max(proposed, shortfall), this.bounds));
   }
 
   /** Never rejects: a failure is handed to the requests waiting for this refill. */
-  private async runRefill(size: number): Promise<void> {
+  private async runRefill(proposed: number, size: number): Promise<void> {
     const started = this.options.clock.now();
     const racesBefore = this.counts.retries412;
     const remainingBefore = this.remaining;
@@ -225,6 +226,7 @@ export class SequenceAllocator {
       return;
     }
     this.refill = undefined;
+    this.sizer.record(proposed, started);
     this.blocks.push({ lo: block.lo, cursor: block.lo, hi: block.hi });
     this.remaining += block.hi - block.lo;
     this.newestBlockSize = block.hi - block.lo;

@@ -25,7 +25,11 @@ export function nextBlockSize({ previous, lastedMs, targetMs, bounds }: BlockSiz
   return clampBlockSize(previous, bounds);
 }
 
-/** The policy applied over time: call `next()` at each refill. The first block is the minimum. */
+/**
+ * The policy applied over time. `propose()` gives the size for a refill starting now; `record()`
+ * notes a refill that succeeded, so a failed one (storage down) neither counts as a block that ran
+ * out fast nor inflates the size. The first block is the minimum.
+ */
 export class BlockSizer {
   private size: number;
   private lastRefillAt: number | undefined;
@@ -38,17 +42,24 @@ export class BlockSizer {
     this.size = bounds.min;
   }
 
-  /** The size the last refill used (the minimum before any). */
+  /** The size of the last recorded refill (the minimum before any). */
   get current(): number {
     return this.size;
   }
 
-  next(): number {
-    const now = this.clock.now();
-    if (this.lastRefillAt !== undefined) {
-      this.size = nextBlockSize({ previous: this.size, lastedMs: now - this.lastRefillAt, targetMs: this.targetMs, bounds: this.bounds });
-    }
-    this.lastRefillAt = now;
-    return this.size;
+  propose(): number {
+    if (this.lastRefillAt === undefined) return this.size;
+    return nextBlockSize({
+      previous: this.size,
+      lastedMs: this.clock.now() - this.lastRefillAt,
+      targetMs: this.targetMs,
+      bounds: this.bounds,
+    });
+  }
+
+  /** A refill with the proposed `size`, started at `startedAt`, succeeded. */
+  record(size: number, startedAt: number): void {
+    this.size = size;
+    this.lastRefillAt = startedAt;
   }
 }

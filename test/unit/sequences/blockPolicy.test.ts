@@ -24,25 +24,32 @@ describe('block size policy', () => {
   });
 });
 
+/** A refill that succeeds at once. */
+function refill(sizer: BlockSizer, clock: ManualClock): number {
+  const size = sizer.propose();
+  sizer.record(size, clock.now());
+  return size;
+}
+
 describe('block sizer on a fake clock', () => {
   it('starts at the minimum, grows under load, settles, and shrinks when traffic drops', async () => {
     const clock = new ManualClock();
     const sizer = new BlockSizer(clock, bounds, targetMs);
-    const sizes: number[] = [sizer.next()];
+    const sizes: number[] = [refill(sizer, clock)];
     // Heavy traffic: a block lasts one second.
     for (let i = 0; i < 8; i++) {
       await clock.advance(1_000);
-      sizes.push(sizer.next());
+      sizes.push(refill(sizer, clock));
     }
     expect(sizes).toEqual([10, 20, 40, 80, 160, 320, 640, 1000, 1000]);
     // Traffic matching the target: the size holds.
     await clock.advance(9_000);
-    expect(sizer.next()).toBe(1000);
+    expect(refill(sizer, clock)).toBe(1000);
     // Quiet: each block lasts a minute.
     const shrinking: number[] = [];
     for (let i = 0; i < 8; i++) {
       await clock.advance(60_000);
-      shrinking.push(sizer.next());
+      shrinking.push(refill(sizer, clock));
     }
     expect(shrinking).toEqual([500, 250, 125, 63, 32, 16, 10, 10]);
     expect(sizer.current).toBe(10);
@@ -52,13 +59,26 @@ describe('block sizer on a fake clock', () => {
     const clock = new ManualClock();
     const sizer = new BlockSizer(clock, { min: 1, max: 1_000_000 }, targetMs);
     const ratePerMs = 3; // 3,000 numbers per second
-    let size = sizer.next();
+    let size = refill(sizer, clock);
     for (let i = 0; i < 40; i++) {
       await clock.advance(size / ratePerMs);
-      size = sizer.next();
+      size = refill(sizer, clock);
     }
     const lastedMs = size / ratePerMs;
     expect(lastedMs).toBeGreaterThanOrEqual(targetMs / 2);
     expect(lastedMs).toBeLessThanOrEqual(targetMs * 2);
+  });
+
+  it('does not count a failed refill: retrying at once after a failure does not double the size', async () => {
+    const clock = new ManualClock();
+    const sizer = new BlockSizer(clock, bounds, targetMs);
+    refill(sizer, clock);
+    await clock.advance(12_000);
+    // Storage is down: refills are proposed but never recorded, one every 100 ms.
+    for (let i = 0; i < 10; i++) {
+      expect(sizer.propose()).toBe(10);
+      await clock.advance(100);
+    }
+    expect(refill(sizer, clock)).toBe(10);
   });
 });
