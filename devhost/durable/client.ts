@@ -61,6 +61,10 @@ function page<T>(all: readonly T[], top: number | undefined, continuation: strin
 export class DurableClientApi {
   constructor(private readonly engine: DurableEngine) {}
 
+  now(): number {
+    return this.engine.now();
+  }
+
   /** Starts an instance; a non-finished instance with the same id is a 409, a finished one is replaced. */
   async start(
     name: string,
@@ -114,9 +118,9 @@ export class DurableClientApi {
     });
   }
 
-  raiseEvent(instanceId: string, name: string, data: string): Promise<void> {
+  async raiseEvent(instanceId: string, name: string, data: string): Promise<void> {
     validJson(data, 'event data');
-    return this.accept(instanceId, {
+    await this.accept(instanceId, {
       EventType: EventType.EventRaised,
       EventId: -1,
       Timestamp: iso(this.engine.now()),

@@ -1,0 +1,64 @@
+/**
+ * The `durableClient` binding data (extension `BindingHelper.DurableOrchestrationClientToString` and
+ * `HttpApiHandler.GetInstanceCreationLinks`/`GetClientResponseLinks`): webhook templates under
+ * `/runtime/webhooks/durabletask` plus the `rpcBaseUrl` the JS client uses for every operation.
+ */
+export interface ClientLinkOptions {
+  /** The devhost's origin, e.g. http://127.0.0.1:7071. */
+  readonly origin: string;
+  readonly hubName: string;
+  readonly connectionName: string;
+  /** The key webhooks need when keys are enforced (the admin key stands in for the system key). */
+  readonly code: string | undefined;
+}
+
+export const webhookPath = '/runtime/webhooks/durabletask';
+/** The extension's local RPC listener serves `http://127.0.0.1:17071/durabletask/`; the devhost serves it on its own port. */
+export const rpcPath = '/durabletask';
+
+export interface ManagementUrls {
+  readonly id: string;
+  readonly statusQueryGetUri: string;
+  readonly sendEventPostUri: string;
+  readonly terminatePostUri: string;
+  readonly rewindPostUri: string;
+  readonly purgeHistoryDeleteUri: string;
+  readonly restartPostUri: string;
+  readonly suspendPostUri: string;
+  readonly resumePostUri: string;
+}
+
+/** Links for one instance (`INSTANCEID` for the template), as the extension builds them. */
+export function managementUrls(options: ClientLinkOptions, instanceId: string, encode = true): ManagementUrls {
+  const code = options.code === undefined ? '' : `&code=${encodeURIComponent(options.code)}`;
+  const query = `taskHub=${encodeURIComponent(options.hubName)}&connection=${encodeURIComponent(options.connectionName)}${code}`;
+  const instance = `${options.origin}${webhookPath}/instances/${encode ? encodeURIComponent(instanceId) : instanceId}`;
+  return {
+    id: instanceId,
+    statusQueryGetUri: `${instance}?${query}`,
+    sendEventPostUri: `${instance}/raiseEvent/{eventName}?${query}`,
+    terminatePostUri: `${instance}/terminate?reason={text}&${query}`,
+    rewindPostUri: `${instance}/rewind?reason={text}&${query}`,
+    purgeHistoryDeleteUri: `${instance}?${query}`,
+    restartPostUri: `${instance}/restart?${query}`,
+    suspendPostUri: `${instance}/suspend?reason={text}&${query}`,
+    resumePostUri: `${instance}/resume?reason={text}&${query}`,
+  };
+}
+
+export function clientData(options: ClientLinkOptions): Record<string, unknown> {
+  const base = `${options.origin}${webhookPath}`;
+  const required = options.code === undefined ? '' : `code=${encodeURIComponent(options.code)}`;
+  const creation = `${base}/orchestrators/{functionName}[/{instanceId}]`;
+  return {
+    taskHubName: options.hubName,
+    creationUrls: {
+      createNewInstancePostUri: `${creation}?${required}`,
+      createAndWaitOnNewInstancePostUri: `${creation}?timeout={timeoutInSeconds}&pollingInterval={intervalInSeconds}&${required}`,
+    },
+    managementUrls: managementUrls(options, 'INSTANCEID', false),
+    baseUrl: base,
+    requiredQueryStringParameters: required,
+    rpcBaseUrl: `${options.origin}${rpcPath}/`,
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * Durable Functions for the devhost: plays the Durable extension's side of the out-of-process
+ * protocol for durable-functions 3.x (orchestration, activity and entity triggers, the
+ * `durableClient` binding and the Durable HTTP API).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import type { FunctionMetadata, RpcTypedData } from '../core/types';
+import { getSetting } from '../app/settings';
+import type { HostExtension, HostServices, NamedBinding } from '../extension';
+import { KeyPolicy } from '../http/keys';
+import { DurableClientApi } from './client';
+import { clientData, type ClientLinkOptions } from './clientData';
+import { DurableEngine, type EngineObserver } from './engine';
+import { DurableFunctions } from './functions';
+import { DurableHttpApi } from './httpApi';
+import { MemoryStore } from './memoryStore';
+import { readDurableSettings } from './settings';
+import type { DurableStore } from './store';
+import { TableStore, tableNameForHub } from './tableStore';
+
+const clientTypes = new Set(['durableclient', 'orchestrationclient']);
+const durableTypes = new Set([...clientTypes, 'orchestrationtrigger', 'activitytrigger', 'entitytrigger']);
+
+export interface DurableExtensionOptions {
+  /** Overrides the store the settings would choose (tests). */
+  readonly store?: DurableStore;
+  readonly observer?: EngineObserver;
+}
+
+export class DurableExtension implements HostExtension {
+  readonly name = 'durable';
+  readonly bindingTypes = ['orchestrationTrigger', 'activityTrigger', 'entityTrigger', 'durableClient', 'orchestrationClient'];
+  private engine: DurableEngine | undefined;
+  private api: DurableHttpApi | undefined;
+  private clientJson = '';
+  private restoreHostname: (() => void) | undefined;
+
+  constructor(private readonly options: DurableExtensionOptions = {}) {}
+
+  /** The engine, once started (tests and diagnostics). */
+  get running(): DurableEngine | undefined {
+    return this.engine;
+  }
+
+  async start(host: HostServices): Promise<void> {
+    const settings = readDurableSettings(host.hostJson, host.settings);
+    const store = this.options.store ?? this.chooseStore(host, settings.store, settings.connectionName, settings.hubName);
+    const engine = new DurableEngine({
+      store,
+      clock: host.clock,
+      functions: new DurableFunctions(host.registry, host.invoker),
+      log: host.log,
+      limits: settings.limits,
+      ...(this.options.observer === undefined ? {} : { observer: this.options.observer }),
+    });
+    await engine.start();
+    this.engine = engine;
+    const keys = KeyPolicy.fromSettings(host.settings);
+    const adminKey = keys.enforced ? getSetting(host.settings, 'FUNCTIONS_ADMIN_KEY')?.trim() : undefined;
+    const links: Omit<ClientLinkOptions, 'origin'> = { hubName: settings.hubName, connectionName: settings.connectionName, code: adminKey };
+    this.clientJson = JSON.stringify(clientData({ ...links, origin: host.baseUrl }));
+    this.api = new DurableHttpApi(new DurableClientApi(engine), links, keys);
+    this.restoreHostname = this.pinHostname(host.baseUrl);
+    host.log('debug', `Durable Functions: task hub ${settings.hubName}, ${store.kind} store`);
+  }
+
+  /**
+   * `df.getClient` rewrites client links to http://localhost:7071 unless WEBSITE_HOSTNAME is set, as
+   * it is in Azure; setting it to this host makes the links right on any port.
+   */
+  private pinHostname(baseUrl: string): (() => void) | undefined {
+    if (process.env.WEBSITE_HOSTNAME !== undefined && process.env.WEBSITE_HOSTNAME !== '') return undefined;
+    process.env.WEBSITE_HOSTNAME = new URL(baseUrl).host;
+    return () => {
+      delete process.env.WEBSITE_HOSTNAME;
+    };
+  }
+
+  private chooseStore(host: HostServices, kind: 'table' | 'memory' | 'auto', connectionName: string, hubName: string): DurableStore {
+    const usesDurable = [...host.registry.functions.values()].some((fn) =>
+      Object.values(fn.metadata.bindings).some((b) => durableTypes.has(b.type?.toLowerCase() ?? '')),
+    );
+    if (kind === 'memory' || (kind === 'auto' && !usesDurable)) return new MemoryStore();
+    let connection: string;
+    try {
+      connection = host.storageConnectionString(connectionName);
+    } catch (err) {
+      if (kind === 'table') throw err;
+      host.log(
+        'warn',
+        `Durable Functions state is kept in memory only (${connectionName} is not set): a restart loses orchestrations and entities`,
+      );
+      return new MemoryStore();
+    }
+    return new TableStore(connection, tableNameForHub(hubName));
+  }
+
+  async stop(): Promise<void> {
+    await this.engine?.stop();
+    this.restoreHostname?.();
+    this.restoreHostname = undefined;
+  }
+
+  inputData(binding: NamedBinding, _fn: FunctionMetadata): RpcTypedData | undefined {
+    if (!clientTypes.has(binding.type?.toLowerCase() ?? '') || this.clientJson === '') return undefined;
+    return { string: this.clientJson };
+  }
+
+  handleHttp(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+    return this.api === undefined ? Promise.resolve(false) : this.api.handle(req, res, url);
+  }
+
+  idle(): boolean {
+    return this.engine?.idle() ?? true;
+  }
+}
