@@ -22,6 +22,7 @@ import { StorageClients } from './bindings/storage';
 import { type HostClock, RealClock, VirtualClock } from './clock';
 import { ClockControl } from './clockControl';
 import { installCoreApi, Registry } from './core/coreApi';
+import { nativeProcess } from './core/nativeModule';
 import { Invoker } from './core/invoker';
 import type { FunctionMetadata, RpcBindingInfo, RpcParameterBinding } from './core/types';
 import { flag, text } from './core/values';
@@ -140,18 +141,21 @@ function listen(server: Server, port: number, host: string): Promise<number> {
   });
 }
 
-/** Keeps process.env in step with the host's settings for the app, and puts it back on stop. */
-function applyToProcessEnv(settings: Readonly<Record<string, string>>): () => void {
+/**
+ * Keeps the app's environment in step with the host's settings, and puts it back on stop. It is the
+ * environment of Node's own process object, which the app sees even when a test runner sandboxes ours.
+ */
+function applyToProcessEnv(env: NodeJS.ProcessEnv, settings: Readonly<Record<string, string>>): () => void {
   const previous = new Map<string, string | undefined>();
   for (const [key, value] of Object.entries(settings)) {
-    if (process.env[key] === value) continue;
-    previous.set(key, process.env[key]);
-    process.env[key] = value;
+    if (env[key] === value) continue;
+    previous.set(key, env[key]);
+    env[key] = value;
   }
   return () => {
     for (const [key, value] of previous) {
-      if (value === undefined) delete process.env[key];
-      else process.env[key] = value;
+      if (value === undefined) Reflect.deleteProperty(env, key);
+      else env[key] = value;
     }
   };
 }
@@ -162,13 +166,14 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
   const log = options.log ?? consoleLogger({ quiet: options.quiet === true });
   const extensions = options.extensions ?? [];
   const local = readLocalSettings(appRoot);
-  const { settings, skipped } = mergeSettings(local.values, process.env, options.env);
+  const appEnv = nativeProcess().env;
+  const { settings, skipped } = mergeSettings(local.values, appEnv, options.env);
   for (const key of skipped)
     log('debug', `Skipping '${key}' from local settings as it's already defined in current environment variables.`);
   const runtime = getSetting(settings, 'FUNCTIONS_WORKER_RUNTIME');
   if (runtime !== undefined && runtime.toLowerCase() !== 'node')
     log('warn', `FUNCTIONS_WORKER_RUNTIME is "${runtime}"; the devhost runs Node.js apps only`);
-  const restoreEnv = applyToProcessEnv(settings);
+  const restoreEnv = applyToProcessEnv(appEnv, settings);
   const cleanups: (() => void | Promise<void>)[] = [restoreEnv];
   const cleanup = async (): Promise<void> => {
     for (const c of cleanups.reverse()) await c();

@@ -21,3 +21,9 @@ export function nativeModule(): NativeModuleClass {
   }
   return current as NativeModuleClass;
 }
+
+/** The process object Node's own modules see (a test runner may give its sandbox a copy with its own `env`). */
+export function nativeProcess(): NodeJS.Process {
+  const Native = nativeModule();
+  return new Native(__filename).require('node:process') as NodeJS.Process;
+}

@@ -6,7 +6,7 @@
  * chunk by chunk, so server-sent events reach the client as they are written. A client that goes
  * away tears the forwarded connection down.
  */
-import { Agent, type IncomingMessage, request as httpRequest, type ServerResponse } from 'node:http';
+import { Agent, type IncomingMessage, request as httpRequest, Server, type ServerResponse } from 'node:http';
 
 const hopByHop = new Set([
   'connection',
@@ -104,7 +104,21 @@ export class StreamProxy {
     };
   }
 
+  /**
+   * Drops our connections and closes the library's proxy server too: the library offers no way to
+   * stop it, and a process running several hosts in turn (tests) would otherwise keep it listening.
+   */
   close(): void {
     this.agent.destroy();
+    const port = Number(this.target.port);
+    const handles = (process as unknown as { _getActiveHandles?: () => unknown[] })._getActiveHandles?.() ?? [];
+    for (const handle of handles) {
+      if (!(handle instanceof Server)) continue;
+      const address = handle.address();
+      if (typeof address === 'object' && address !== null && address.port === port) {
+        handle.close();
+        handle.closeAllConnections();
+      }
+    }
   }
 }

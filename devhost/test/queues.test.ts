@@ -1,0 +1,180 @@
+import { BlobServiceClient } from '@azure/storage-blob';
+import { QueueServiceClient } from '@azure/storage-queue';
+
+import type { RunningHost } from '../host';
+import { startFixture, storageConnection, uniqueName } from './support';
+
+interface State {
+  record: { message: unknown; metadata: Record<string, unknown> }[];
+  fail: { dequeueCount: number; at: number }[];
+  flaky: { dequeueCount: number; at: number }[];
+  slow: unknown[];
+  maxRunning: number;
+}
+
+const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out; last value: ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('storage-queue triggers on Azurite', () => {
+  const queues = {
+    RECORD_QUEUE: uniqueName('record'),
+    FAIL_QUEUE: uniqueName('fail'),
+    FLAKY_QUEUE: uniqueName('flaky'),
+    SLOW_QUEUE: uniqueName('slow'),
+  };
+  const service = QueueServiceClient.fromConnectionString(storageConnection());
+  let host: RunningHost;
+  const state = async (): Promise<State> => (await (await fetch(`${host.baseUrl}/api/state`)).json()) as State;
+
+  beforeAll(async () => {
+    host = await startFixture('queues', { env: queues });
+  });
+  afterAll(async () => {
+    await host.stop();
+    await Promise.all(
+      Object.values(queues)
+        .flatMap((q) => [q, `${q}-poison`])
+        .map((q) => service.getQueueClient(q).deleteIfExists()),
+    );
+  });
+
+  test('a base64 message is decoded, JSON-looking bodies are parsed, and trigger metadata is complete', async () => {
+    const sent = await service.getQueueClient(queues.RECORD_QUEUE).sendMessage(b64('{"order":42}'));
+    const s = await until(state, (v) => v.record.length >= 1);
+    const first = s.record[0] as State['record'][number];
+    expect(first.message).toEqual({ order: 42 });
+    expect(first.metadata).toMatchObject({
+      id: sent.messageId,
+      dequeueCount: 1,
+      queueTrigger: { order: 42 },
+      popReceipt: expect.any(String),
+    });
+    for (const key of ['insertionTime', 'expirationTime', 'nextVisibleTime']) expect(Date.parse(String(first.metadata[key]))).not.toBeNaN();
+  });
+
+  test('a body that is not base64 goes to the poison queue without running', async () => {
+    const poison = service.getQueueClient(`${queues.RECORD_QUEUE}-poison`);
+    await service.getQueueClient(queues.RECORD_QUEUE).sendMessage('not base64!');
+    const peeked = await until(
+      async () => ((await poison.exists()) ? (await poison.peekMessages({ numberOfMessages: 5 })).peekedMessageItems : []),
+      (items) => items.length >= 1,
+    );
+    expect(peeked.map((m) => m.messageText)).toEqual(['not base64!']);
+    expect((await state()).record.some((r) => r.message === 'not base64!')).toBe(false);
+  });
+
+  test('after maxDequeueCount failures the message moves to <queue>-poison, same encoding; retries wait visibilityTimeout', async () => {
+    await service.getQueueClient(queues.FAIL_QUEUE).sendMessage(b64('{"doomed":true}'));
+    const poison = service.getQueueClient(`${queues.FAIL_QUEUE}-poison`);
+    const peeked = await until(
+      async () => ((await poison.exists()) ? (await poison.peekMessages()).peekedMessageItems : []),
+      (items) => items.length >= 1,
+    );
+    expect(peeked[0]?.messageText).toBe(b64('{"doomed":true}'));
+    const attempts = (await state()).fail;
+    expect(attempts.map((a) => a.dequeueCount)).toEqual([1, 2, 3]);
+    for (let i = 1; i < attempts.length; i++)
+      expect((attempts[i] as { at: number }).at - (attempts[i - 1] as { at: number }).at).toBeGreaterThanOrEqual(900);
+    const left = await service.getQueueClient(queues.FAIL_QUEUE).peekMessages();
+    expect(left.peekedMessageItems).toHaveLength(0);
+  });
+
+  test('a failed message becomes visible again after visibilityTimeout and then succeeds', async () => {
+    await service.getQueueClient(queues.FLAKY_QUEUE).sendMessage(b64('"once"'));
+    const s = await until(state, (v) => v.flaky.length >= 2);
+    const [first, second] = s.flaky as [{ at: number; dequeueCount: number }, { at: number; dequeueCount: number }];
+    expect([first.dequeueCount, second.dequeueCount]).toEqual([1, 2]);
+    expect(second.at - first.at).toBeGreaterThanOrEqual(900);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await service.getQueueClient(queues.FLAKY_QUEUE).peekMessages()).peekedMessageItems).toHaveLength(0);
+  });
+
+  test('concurrency stays within batchSize + newBatchThreshold (4 + 2)', async () => {
+    const queue = service.getQueueClient(queues.SLOW_QUEUE);
+    await Promise.all(Array.from({ length: 14 }, (_, i) => queue.sendMessage(b64(String(i)))));
+    const s = await until(state, (v) => v.slow.length >= 14, 30_000);
+    expect(s.maxRunning).toBeLessThanOrEqual(6);
+    expect(s.maxRunning).toBeGreaterThanOrEqual(4);
+    expect([...(s.slow as number[])].sort((a, b) => a - b)).toEqual(Array.from({ length: 14 }, (_, i) => i));
+  });
+
+  test('a queue output binding writes base64 and wakes the listener on that queue', async () => {
+    const before = (await state()).record.length;
+    const started = Date.now();
+    const res = await fetch(`${host.baseUrl}/api/send`, { method: 'POST', body: JSON.stringify({ via: 'output' }) });
+    expect(res.status).toBe(202);
+    const s = await until(state, (v) => v.record.length > before);
+    expect(s.record[s.record.length - 1]?.message).toEqual({ via: 'output' });
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
+
+describe('queue output and blob output bindings (basic fixture)', () => {
+  const outQueue = uniqueName('out');
+  const outContainer = uniqueName('out');
+  let host: RunningHost;
+
+  beforeAll(async () => {
+    host = await startFixture('basic', { env: { OUT_QUEUE: outQueue, OUT_CONTAINER: outContainer } });
+  });
+  afterAll(async () => {
+    await host.stop();
+    await QueueServiceClient.fromConnectionString(storageConnection()).getQueueClient(outQueue).deleteIfExists();
+    await BlobServiceClient.fromConnectionString(storageConnection()).getContainerClient(outContainer).deleteIfExists();
+  });
+
+  test('an array writes one message each (base64); the blob path resolves {tag} and {rand-guid}', async () => {
+    const res = await fetch(`${host.baseUrl}/api/outputs/t1`, { method: 'POST', body: JSON.stringify({ n: 1 }) });
+    expect(res.status).toBe(202);
+    const queue = QueueServiceClient.fromConnectionString(storageConnection()).getQueueClient(outQueue);
+    const messages = (await queue.peekMessages({ numberOfMessages: 10 })).peekedMessageItems.map((m) =>
+      Buffer.from(m.messageText, 'base64').toString('utf8'),
+    );
+    expect(messages).toEqual(['{"n":1}', 'plain text']);
+    const container = BlobServiceClient.fromConnectionString(storageConnection()).getContainerClient(outContainer);
+    const blobs: string[] = [];
+    for await (const blob of container.listBlobsFlat()) blobs.push(blob.name);
+    expect(blobs).toHaveLength(1);
+    expect(blobs[0]).toMatch(/^t1-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.json$/);
+    const content = (await container.getBlobClient(blobs[0] as string).downloadToBuffer()).toString('utf8');
+    expect(JSON.parse(content)).toEqual({ tag: 't1', body: { n: 1 } });
+  });
+});
+
+describe('messageEncoding none', () => {
+  const queue = uniqueName('plain');
+  let host: RunningHost;
+
+  beforeAll(async () => {
+    host = await startFixture('queues', {
+      env: {
+        RECORD_QUEUE: queue,
+        FAIL_QUEUE: uniqueName('unused'),
+        FLAKY_QUEUE: uniqueName('unused'),
+        SLOW_QUEUE: uniqueName('unused'),
+        AzureFunctionsJobHost__extensions__queues__messageEncoding: 'none',
+      },
+    });
+  });
+  afterAll(async () => {
+    await host.stop();
+  });
+
+  test('messages are read as sent, without base64', async () => {
+    await QueueServiceClient.fromConnectionString(storageConnection()).getQueueClient(queue).sendMessage('plain words');
+    const s = await until(
+      async () => (await (await fetch(`${host.baseUrl}/api/state`)).json()) as State,
+      (v) => v.record.length >= 1,
+    );
+    expect(s.record[0]?.message).toBe('plain words');
+  });
+});

@@ -1,0 +1,101 @@
+import { BlobServiceClient } from '@azure/storage-blob';
+
+import { VirtualClock } from '../clock';
+import type { RunningHost } from '../host';
+import { parseSchedule, ScheduleError } from '../triggers/schedule';
+import { startFixture, storageConnection, uniqueName } from './support';
+
+interface TimerInput {
+  schedule: { adjustForDST: boolean };
+  scheduleStatus: { last: string | null; next: string | null; lastUpdated: string | null };
+  isPastDue: boolean;
+}
+type Runs = Record<'every5s' | 'interval' | 'startup' | 'monitored', TimerInput[]>;
+
+const at = (iso: string): number => Date.parse(iso);
+
+describe('schedule evaluation', () => {
+  test('six-field NCRONTAB, with day-of-month AND day-of-week', () => {
+    const fridayThe13th = parseSchedule('0 0 0 13 * 5');
+    expect(new Date(fridayThe13th.next(at('2026-01-01T00:00:00Z')) ?? 0).toISOString()).toBe('2026-02-13T00:00:00.000Z');
+    const every5s = parseSchedule('*/5 * * * * *');
+    expect(every5s.next(at('2026-01-01T00:00:03Z'))).toBe(at('2026-01-01T00:00:05Z'));
+    expect(every5s.next(at('2026-01-01T00:00:05Z'))).toBe(at('2026-01-01T00:00:10Z'));
+    expect(parseSchedule('0 */15 * * * *').minIntervalMs).toBe(15 * 60_000);
+  });
+
+  test('five fields, TimeSpans and time zones', () => {
+    expect(parseSchedule('*/15 * * * *').next(at('2026-01-01T00:01:00Z'))).toBe(at('2026-01-01T00:15:00Z'));
+    expect(parseSchedule('00:30:00').next(at('2026-01-01T00:01:00Z'))).toBe(at('2026-01-01T00:31:00Z'));
+    expect(parseSchedule('1.00:00:00').next(0)).toBe(86_400_000);
+    expect(parseSchedule('0 0 9 * * *', 'Europe/Paris').next(at('2026-01-01T00:00:00Z'))).toBe(at('2026-01-01T08:00:00Z'));
+    expect(parseSchedule('0 0 9 * * *').next(at('2026-01-01T00:00:00Z'))).toBe(at('2026-01-01T09:00:00Z'));
+  });
+
+  test('bad schedules fail clearly', () => {
+    expect(() => parseSchedule('every minute')).toThrow(ScheduleError);
+    expect(() => parseSchedule('0 0 25 * * *')).toThrow(/not a valid NCRONTAB/);
+    expect(() => parseSchedule('00:00:00')).toThrow(/positive/);
+  });
+});
+
+describe('timer triggers on the virtual clock', () => {
+  const start = at('2026-03-01T00:00:00Z');
+  const hostId = uniqueName('timers');
+  const clock = new VirtualClock(start);
+  let host: RunningHost;
+  const runs = async (): Promise<Runs> => (await (await fetch(`${host.baseUrl}/api/runs`)).json()) as Runs;
+
+  beforeAll(async () => {
+    // A monitored timer whose last recorded next occurrence passed while the host was down.
+    const status = { Last: '2026-02-28T23:45:00.000Z', Next: '2026-02-28T23:50:00.000Z', LastUpdated: '2026-02-28T23:45:00.000Z' };
+    const blob = BlobServiceClient.fromConnectionString(storageConnection())
+      .getContainerClient('azure-webjobs-hosts')
+      .getBlockBlobClient(`timers/${hostId}/Host.Functions.monitored/status`);
+    await BlobServiceClient.fromConnectionString(storageConnection()).getContainerClient('azure-webjobs-hosts').createIfNotExists();
+    await blob.upload(JSON.stringify(status), JSON.stringify(status).length);
+    host = await startFixture('timers', { clock, env: { FAST_SCHEDULE: '*/5 * * * * *', AzureFunctionsWebHost__hostid: hostId } });
+    await host.settle();
+  });
+  afterAll(async () => {
+    await host.stop();
+  });
+
+  test('runOnStartup runs once at start; a monitored timer that was due while down runs at once with isPastDue', async () => {
+    const r = await runs();
+    expect(r.startup).toHaveLength(1);
+    expect(r.startup[0]?.isPastDue).toBe(false);
+    expect(r.monitored).toHaveLength(1);
+    expect(r.monitored[0]?.isPastDue).toBe(true);
+    expect(r.monitored[0]?.scheduleStatus.last).toBe('2026-02-28T23:45:00.000Z');
+  });
+
+  test('advancing the clock fires each occurrence at its time, with schedule status (%Setting% schedule, TimeSpan)', async () => {
+    await host.advanceClockTo(start + 60_000);
+    const r = await runs();
+    expect(r.every5s).toHaveLength(12);
+    expect(r.every5s.every((t) => !t.isPastDue)).toBe(true);
+    expect(r.every5s[0]?.scheduleStatus.next).toBe('2026-03-01T00:00:10.000Z');
+    expect(r.every5s[1]?.scheduleStatus.last).toBe('2026-03-01T00:00:05.000Z');
+    expect(r.every5s[11]?.scheduleStatus.next).toBe('2026-03-01T00:01:05.000Z');
+    expect(r.interval).toHaveLength(2);
+    expect(r.startup).toHaveLength(1);
+    expect(clock.now()).toBe(start + 60_000);
+  });
+
+  test('the clock admin endpoint moves time in steps; the admin API runs a timer now', async () => {
+    const before = (await runs()).every5s.length;
+    const res = await fetch(`${host.baseUrl}/admin/devhost/clock`, { method: 'POST', body: JSON.stringify({ advanceMs: 10_000 }) });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ now: '2026-03-01T00:01:10.000Z', virtual: true, steps: 2 });
+    expect((await runs()).every5s).toHaveLength(before + 2);
+    const bad = await fetch(`${host.baseUrl}/admin/devhost/clock`, {
+      method: 'POST',
+      body: JSON.stringify({ to: '2020-01-01T00:00:00Z' }),
+    });
+    expect(bad.status).toBe(400);
+    expect((await fetch(`${host.baseUrl}/admin/functions/interval`, { method: 'POST', body: '{}' })).status).toBe(202);
+    await host.settle();
+    expect((await runs()).interval).toHaveLength(3);
+  });
+});
