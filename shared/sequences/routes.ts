@@ -1,8 +1,8 @@
 /** The sequences HTTP API, defined once (registration, validation and OpenAPI all come from here). */
-import { AppError } from '../errors';
-import { defineRoute, type RouteDefinition, zodIssues } from '../http/route';
+import { readIdempotencyKey } from '../http/idempotencyHeader';
+import { defineRoute, type RouteDefinition } from '../http/route';
 import { json } from '../http/responses';
-import { idempotencyKey, idempotencyKeyHeader, problemSchema } from '../http/schemas';
+import { idempotencyKeyHeader, problemSchema } from '../http/schemas';
 import { sequenceSettingsInput } from './definition';
 import { nextBody, nextResult, sequenceParams, sequenceView, validateParams, validationResult } from './schemas';
 import type { SequenceService } from './service';
@@ -17,17 +17,6 @@ const problem = (description: string) => ({ description, schema: problemSchema }
 const badRequest = problem('Invalid name or body; nothing was changed');
 const unavailable = problem('Storage unavailable or too much contention; retry after Retry-After. Nothing was lost');
 const corrupt = problem('Stored state of the sequence is corrupt (CorruptState); needs an operator');
-
-function readIdempotencyKey(value: string | null): string | undefined {
-  if (value === null) return undefined;
-  const parsed = idempotencyKey.safeParse(value);
-  if (!parsed.success) {
-    throw new AppError('ValidationFailed', 'The Idempotency-Key header is not valid', {
-      issues: zodIssues(parsed.error, 'headers.Idempotency-Key'),
-    });
-  }
-  return parsed.data;
-}
 
 export function sequencesRoutes(deps: SequenceRouteDeps): RouteDefinition[] {
   return [
@@ -85,7 +74,7 @@ export function sequencesRoutes(deps: SequenceRouteDeps): RouteDefinition[] {
         503: unavailable,
       },
       handle: async ({ params, body, headers }) => {
-        const key = readIdempotencyKey(headers.get('idempotency-key'));
+        const key = readIdempotencyKey(headers);
         return json(200, await deps.service().next(params.name, body?.count ?? 1, key));
       },
     }),

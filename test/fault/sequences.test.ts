@@ -15,17 +15,23 @@ import { callRoute, routeNamed } from '../support/routeRequest';
 import { driveAllocator } from '../support/sequenceLoad.cjs';
 import { accountFor, type InstanceOutcome, sequenceHarness, type SequenceHarness, storageFor, testConnection } from '../support/sequences';
 
-const fastFailure = { TALLYHO_STORAGE_MAX_TRIES: '2', TALLYHO_STORAGE_TRY_TIMEOUT_MS: '250' };
+/** For the tests that make storage fail: give up on a request after 2 tries of at most 1 s each. */
+const fastFailure = { TALLYHO_STORAGE_MAX_TRIES: '2', TALLYHO_STORAGE_TRY_TIMEOUT_MS: '1000' };
 
 describe('sequences under storage faults', () => {
   let proxy: FaultProxy;
   let h: SequenceHarness;
   let entityPath: string;
 
+  /** Fresh tables behind the proxy, with these storage settings. */
+  const useHarness = (env: Record<string, string>): void => {
+    h = sequenceHarness(storageFor(proxy.connectionString, {}, env));
+    entityPath = `/${h.sequencesTable}(PartitionKey='s',RowKey='sequence')`;
+  };
+
   beforeEach(async () => {
     proxy = await startFaultProxy(testConnection());
-    h = sequenceHarness(storageFor(proxy.connectionString, {}, fastFailure));
-    entityPath = `/${h.sequencesTable}(PartitionKey='s',RowKey='sequence')`;
+    useHarness(fastFailure);
   });
 
   afterEach(async () => {
@@ -49,7 +55,9 @@ describe('sequences under storage faults', () => {
   };
 
   async function run(allocators: SequenceAllocator[], numbers: number): Promise<{ outcomes: InstanceOutcome[]; failures: string[] }> {
-    const driven = await Promise.all(allocators.map((a, i) => driveAllocator(a, { numbers, seed: i + 1, callers: 3, retryDelayMs: 20 })));
+    const driven = await Promise.all(
+      allocators.map((a, i) => driveAllocator(a, { numbers, random: seededRandom(i + 1), callers: 3, retryDelayMs: 20 })),
+    );
     const outcomes: InstanceOutcome[] = [];
     for (const [i, a] of allocators.entries())
       outcomes.push({ label: `instance ${i}`, issued: driven[i]?.issued ?? [], report: await a.close() });
@@ -57,6 +65,8 @@ describe('sequences under storage faults', () => {
   }
 
   it('survives a 412 storm: half of all writes rejected, four instances, no duplicates and no gaps', async () => {
+    // Default storage timeouts: on a busy machine a spurious timeout would be a fault of its own.
+    useHarness({});
     await h.create('s', { start: 1, blockSize: { min: 10, max: 100 } });
     const random = seededRandom(412);
     const storm = faultWhile(isWrite, () => (random() < 0.5 ? { kind: 'status', status: 412 } : undefined));
@@ -100,7 +110,7 @@ describe('sequences under storage faults', () => {
   it.each([
     ['500 responses', { kind: 'status', status: 500 } as const],
     ['503 responses', { kind: 'status', status: 503 } as const],
-    ['timeouts', { kind: 'hang', ms: 2000 } as const],
+    ['timeouts', { kind: 'hang', ms: 3000 } as const],
     ['refused connections', { kind: 'refuse' } as const],
   ])('while storage gives %s: numbers in hand are still served, then a clear 503, then recovery', async (_label, action: FaultAction) => {
     const service = h.service();
@@ -155,6 +165,7 @@ describe('sequences under storage faults', () => {
 
   it('with lost responses among four contending instances: no duplicates, gaps within the blocks in flight', async () => {
     const blockMax = 50;
+    useHarness({});
     await h.create('s', { start: 1, blockSize: { min: 10, max: blockMax } });
     const random = seededRandom(7);
     const losing = faultWhile(isWrite, () => (random() < 0.15 ? { kind: 'loseResponse' } : undefined));

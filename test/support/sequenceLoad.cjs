@@ -4,24 +4,12 @@
  * the separate OS processes they spawn. As a module it drives any allocator; run with `node` it is
  * one whole instance built from the compiled app (dist/, so `npm run build` first):
  *
- *   node test/support/sequenceLoad.cjs '{"connection":"…","table":"…","sequence":"…","numbers":20000}'
+ *   node test/support/sequenceLoad.cjs '{"connection":"…","table":"…","sequence":"…","numbers":20000,"seed":1}'
  *
- * and prints one JSON line: the numbers in the order this instance issued them, what close()
+ * (plus any driveAllocator option, and `env` for settings such as TALLYHO_STORAGE_MAX_TRIES) and prints one JSON line: the numbers in the order this instance issued them, what close()
  * returned or abandoned, and the allocator's statistics.
  */
 const path = require('node:path');
-
-/** Mulberry32, as in shared/clock.ts: reproducible request sizes. */
-function seeded(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * `callers` concurrent loops take 1..maxCount numbers at a time until `numbers` have been issued.
@@ -29,8 +17,7 @@ function seeded(seed) {
  * run with that error. Numbers are logged in the order the allocator handed them out.
  */
 async function driveAllocator(allocator, options) {
-  const { numbers, callers = 4, maxCount = 20, seed = 1, retryDelayMs = 5 } = options;
-  const random = seeded(seed);
+  const { numbers, random, callers = 4, maxCount = 20, retryDelayMs = 5 } = options;
   const issued = [];
   const failures = [];
   let requested = 0;
@@ -66,7 +53,7 @@ async function main() {
   const { SequenceStore } = require(path.join(dist, 'sequences', 'store.js'));
   const { SequenceAllocator } = require(path.join(dist, 'sequences', 'allocator.js'));
   const { sequenceBackoff } = require(path.join(dist, 'sequences', 'defaults.js'));
-  const { systemClock } = require(path.join(dist, 'clock.js'));
+  const { seededRandom, systemClock } = require(path.join(dist, 'clock.js'));
   const { silentLogger } = require(path.join(dist, 'log.js'));
 
   const config = loadConfig({ AzureWebJobsStorage: options.connection, ...(options.env ?? {}) });
@@ -83,7 +70,7 @@ async function main() {
     backoff: sequenceBackoff(config.sequences),
     instanceId: `process-${process.pid}`,
   });
-  const { issued, failures } = await driveAllocator(allocator, options);
+  const { issued, failures } = await driveAllocator(allocator, { ...options, random: seededRandom(options.seed ?? 1) });
   const report = await allocator.close();
   process.stdout.write(`${JSON.stringify({ issued, failures, report, stats: allocator.stats() })}\n`);
 }

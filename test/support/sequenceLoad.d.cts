@@ -9,7 +9,8 @@ export interface DriveOptions {
   readonly callers?: number;
   /** Each request takes 1..maxCount numbers (default 20). */
   readonly maxCount?: number;
-  readonly seed?: number;
+  /** Uniform in [0, 1): picks each request's count (seeded, so runs repeat). */
+  readonly random: () => number;
   /** Pause before retrying a retryable failure (default 5 ms). */
   readonly retryDelayMs?: number;
 }

@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { CloseReport } from '../../../shared/sequences/allocator';
+import { seededRandom } from '../../../shared/clock';
 import { driveAllocator } from '../../support/sequenceLoad.cjs';
 import { accountFor, sequenceHarness, testConnection } from '../../support/sequences';
 
@@ -62,7 +63,7 @@ describe('sequences under scale-out on Azurite', () => {
     );
     const inProcess = Array.from({ length: 16 }, async (_, i): Promise<InstanceResult> => {
       const allocator = await h.allocator(name);
-      const { issued, failures } = await driveAllocator(allocator, { numbers: perInstance, seed: i + 1 });
+      const { issued, failures } = await driveAllocator(allocator, { numbers: perInstance, random: seededRandom(i + 1) });
       const report = await allocator.close();
       return { label: `instance ${i}`, issued, failures, report, stats: allocator.stats() };
     });
