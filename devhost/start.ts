@@ -1,0 +1,125 @@
+/**
+ * `npm start`: Azurite (in memory; `--persist` keeps data in `.azurite/`), `local.settings.json`
+ * (copied from `local.settings.sample.json` when missing), then `func start` when Azure Functions
+ * Core Tools are on PATH, otherwise the offline devhost. One Ctrl+C (or SIGTERM) stops both.
+ *
+ * PORT sets the HTTP port (default 7071); AZURITE_BLOB_PORT / AZURITE_QUEUE_PORT /
+ * AZURITE_TABLE_PORT move Azurite (defaults 10000-10002) and AzureWebJobsStorage follows them while
+ * it is unset or `UseDevelopmentStorage=true`; FUNCTIONS_ADMIN_KEY / FUNCTIONS_KEY turn on key
+ * enforcement (devhost only: `func start` never enforces keys).
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+
+import { getSetting, readLocalSettings } from './app/settings';
+import { type RunningAzurite, startAzurite } from './azurite';
+import { defaultExtensions } from './extensions';
+import { startHost } from './host';
+
+const appRoot = resolve(__dirname, '..', '..');
+
+function port(name: string, fallback: number): number {
+  const text = process.env[name];
+  if (text === undefined || text === '') return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n <= 0 || n > 65535) throw new Error(`${name} must be a port number (got ${text})`);
+  return n;
+}
+
+function say(message: string): void {
+  console.log(`[start] ${message}`);
+}
+
+function ensureLocalSettings(): void {
+  const target = join(appRoot, 'local.settings.json');
+  if (existsSync(target)) return;
+  const sample = join(appRoot, 'local.settings.sample.json');
+  if (!existsSync(sample)) return;
+  copyFileSync(sample, target);
+  say('Created local.settings.json from local.settings.sample.json (edit it to change settings).');
+}
+
+function coreToolsAvailable(): boolean {
+  const probe = spawnSync(process.platform === 'win32' ? 'where' : 'which', ['func'], { stdio: 'ignore' });
+  return probe.status === 0;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { persist: { type: 'boolean', default: false } } });
+  const httpPort = port('PORT', 7071);
+  ensureLocalSettings();
+
+  const ports = {
+    blob: port('AZURITE_BLOB_PORT', 10000),
+    queue: port('AZURITE_QUEUE_PORT', 10001),
+    table: port('AZURITE_TABLE_PORT', 10002),
+  };
+  const location = values.persist === true ? join(appRoot, '.azurite') : undefined;
+  let azurite: RunningAzurite;
+  try {
+    azurite = await startAzurite({ ports, ...(location === undefined ? {} : { location }) });
+  } catch (err) {
+    throw new Error(
+      `Azurite could not start on ports ${ports.blob}/${ports.queue}/${ports.table} (${err instanceof Error ? err.message : String(err)}). ` +
+        'Is another Azurite running? Stop it, or set AZURITE_BLOB_PORT, AZURITE_QUEUE_PORT and AZURITE_TABLE_PORT.',
+    );
+  }
+  say(
+    `Azurite on blob ${ports.blob}, queue ${ports.queue}, table ${ports.table} (${location === undefined ? 'in memory' : `data in ${location}`})`,
+  );
+
+  // Storage settings follow Azurite's ports unless the developer points them elsewhere.
+  const local = readLocalSettings(appRoot).values;
+  const storage = process.env.AzureWebJobsStorage ?? getSetting(local, 'AzureWebJobsStorage');
+  if (storage === undefined || /^\s*UseDevelopmentStorage=true\s*;?\s*$/i.test(storage))
+    process.env.AzureWebJobsStorage = azurite.connectionString;
+
+  // Signals are handled from here on, so Ctrl+C during start-up still stops Azurite.
+  let stopApp: () => Promise<void> = () => Promise.resolve();
+  let stopping = false;
+  const shutdown = (reason: string): void => {
+    if (stopping) {
+      if (reason !== 'func exited') process.exit(1);
+      return;
+    }
+    stopping = true;
+    say(`${reason}: stopping`);
+    stopApp()
+      .catch((err: unknown) => console.error(err))
+      .then(() => azurite.stop())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+
+  if (coreToolsAvailable()) {
+    say(`Azure Functions Core Tools found: running func start on port ${httpPort}`);
+    const func: ChildProcess = spawn('func', ['start', '--port', String(httpPort)], { cwd: appRoot, stdio: 'inherit', env: process.env });
+    const exited = new Promise<void>((r) => func.once('exit', () => r()));
+    stopApp = async () => {
+      if (func.exitCode === null) func.kill('SIGINT');
+      await exited;
+    };
+    void exited.then(() => shutdown('func exited'));
+  } else {
+    say('Azure Functions Core Tools (func) are not installed: using the offline devhost (see devhost/README.md for how it differs).');
+    process.chdir(appRoot);
+    try {
+      const host = await startHost({ appRoot, port: httpPort, extensions: defaultExtensions() });
+      stopApp = () => host.stop();
+    } catch (err) {
+      await azurite.stop();
+      throw err;
+    }
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(`[start] ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});
