@@ -9,6 +9,7 @@ import { runShutdown } from '../shared/lifecycle';
 import './health';
 import './counters';
 import './sequences';
+import './streams';
 
 // Server-sent events (gate releases) need streamed responses.
 app.setup({ enableHttpStream: true });

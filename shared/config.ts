@@ -71,6 +71,37 @@ export interface CounterSettings {
   readonly rollupMaxHits: number;
 }
 
+export interface StreamSettings {
+  /** Partitions an event type without a route row is hashed onto (`p00`, `p01`, …). */
+  readonly partitions: number;
+  /** How long an instance trusts its cached route of a type (a remap invalidates it at once locally). */
+  readonly routeCacheSeconds: number;
+  /** Flush once this many events are buffered (N). */
+  readonly flushEvents: number;
+  /** Flush once the buffer has waited this long (T). */
+  readonly flushIntervalMs: number;
+  /** Events one flush writes at most. */
+  readonly flushMaxEvents: number;
+  /** Unflushed events per writer at most; beyond it appends get 429 (back-pressure). */
+  readonly maxBuffered: number;
+  /** Events one request may carry. */
+  readonly maxBatchEvents: number;
+  /** Largest serialised event. */
+  readonly maxEventBytes: number;
+  /** Producers per writer whose last sequence number is remembered for deduplication. */
+  readonly maxProducers: number;
+  /** Largest append block. */
+  readonly maxBlockBytes: number;
+  /** Blocks per append blob before the log rolls to the next blob. */
+  readonly maxBlocksPerBlob: number;
+  /** How often an idle flusher looks at its writer without being woken. */
+  readonly idleRecheckSeconds: number;
+  /** How long a request waits for the writer's receipt (and, with ack=flushed, for the flush). */
+  readonly ackTimeoutMs: number;
+  /** Longest a request with `wait=true` waits for room in a full buffer before answering 429. */
+  readonly maxWaitSeconds: number;
+}
+
 export interface HttpSettings {
   /** Largest JSON body any endpoint reads; endpoints may set a lower limit. */
   readonly maxBodyBytes: number;
@@ -92,6 +123,7 @@ export interface Config {
   readonly http: HttpSettings;
   readonly sequences: SequenceSettings;
   readonly counters: CounterSettings;
+  readonly streams: StreamSettings;
 }
 
 /** Collects problems so one failure message can name every bad setting. */
@@ -283,6 +315,20 @@ export const settingNames = {
   countersAutoCreate: 'TALLYHO_COUNTERS_AUTO_CREATE',
   countersSettingsCacheSeconds: 'TALLYHO_COUNTERS_SETTINGS_CACHE_SECONDS',
   countersRollupMaxHits: 'TALLYHO_COUNTERS_ROLLUP_MAX_HITS',
+  streamsPartitions: 'TALLYHO_STREAMS_PARTITIONS',
+  streamsRouteCacheSeconds: 'TALLYHO_STREAMS_ROUTE_CACHE_SECONDS',
+  streamsFlushEvents: 'TALLYHO_STREAMS_FLUSH_EVENTS',
+  streamsFlushIntervalMs: 'TALLYHO_STREAMS_FLUSH_INTERVAL_MS',
+  streamsFlushMaxEvents: 'TALLYHO_STREAMS_FLUSH_MAX_EVENTS',
+  streamsMaxBuffered: 'TALLYHO_STREAMS_MAX_BUFFERED',
+  streamsMaxBatchEvents: 'TALLYHO_STREAMS_MAX_BATCH_EVENTS',
+  streamsMaxEventBytes: 'TALLYHO_STREAMS_MAX_EVENT_BYTES',
+  streamsMaxProducers: 'TALLYHO_STREAMS_MAX_PRODUCERS',
+  streamsMaxBlockBytes: 'TALLYHO_STREAMS_MAX_BLOCK_BYTES',
+  streamsMaxBlocksPerBlob: 'TALLYHO_STREAMS_MAX_BLOCKS_PER_BLOB',
+  streamsIdleRecheckSeconds: 'TALLYHO_STREAMS_IDLE_RECHECK_SECONDS',
+  streamsAckTimeoutMs: 'TALLYHO_STREAMS_ACK_TIMEOUT_MS',
+  streamsMaxWaitSeconds: 'TALLYHO_STREAMS_MAX_WAIT_SECONDS',
   occMaxAttempts: 'TALLYHO_OCC_MAX_ATTEMPTS',
   occMaxWaitMs: 'TALLYHO_OCC_MAX_WAIT_MS',
   storageMaxTries: 'TALLYHO_STORAGE_MAX_TRIES',
@@ -303,6 +349,36 @@ function ncrontab(r: SettingsReader, name: string, fallback: string): string {
     return fallback;
   }
   return value;
+}
+
+/** Room a log line needs around the event itself (type, producer, seq, index, at). */
+const streamLineOverheadBytes = 512;
+
+function readStreamSettings(r: SettingsReader): StreamSettings {
+  const n = settingNames;
+  const settings: StreamSettings = {
+    partitions: r.int(n.streamsPartitions, 4, 1, 100),
+    routeCacheSeconds: r.int(n.streamsRouteCacheSeconds, 30, 0, 3600),
+    flushEvents: r.int(n.streamsFlushEvents, 100, 1, 100_000),
+    flushIntervalMs: r.int(n.streamsFlushIntervalMs, 1000, 10, 3_600_000),
+    flushMaxEvents: r.int(n.streamsFlushMaxEvents, 5000, 1, 100_000),
+    maxBuffered: r.int(n.streamsMaxBuffered, 5000, 1, 100_000),
+    maxBatchEvents: r.int(n.streamsMaxBatchEvents, 500, 1, 10_000),
+    maxEventBytes: r.int(n.streamsMaxEventBytes, 16 * 1024, 64, 1024 * 1024),
+    maxProducers: r.int(n.streamsMaxProducers, 2000, 1, 100_000),
+    maxBlockBytes: r.int(n.streamsMaxBlockBytes, 4 * 1024 * 1024, 1024, 4 * 1024 * 1024),
+    maxBlocksPerBlob: r.int(n.streamsMaxBlocksPerBlob, 50_000, 1, 50_000),
+    idleRecheckSeconds: r.int(n.streamsIdleRecheckSeconds, 60, 1, 86_400),
+    ackTimeoutMs: r.int(n.streamsAckTimeoutMs, 30_000, 100, 600_000),
+    maxWaitSeconds: r.int(n.streamsMaxWaitSeconds, 10, 0, 300),
+  };
+  if (settings.maxEventBytes + streamLineOverheadBytes > settings.maxBlockBytes) {
+    r.problems.push(`${n.streamsMaxEventBytes}: must be at least ${streamLineOverheadBytes} below ${n.streamsMaxBlockBytes}`);
+  }
+  if (settings.maxBatchEvents > settings.maxBuffered) {
+    r.problems.push(`${n.streamsMaxBatchEvents}: a request could never fit; keep it at most ${n.streamsMaxBuffered}`);
+  }
+  return settings;
 }
 
 function readCounterSettings(r: SettingsReader): CounterSettings {
@@ -348,6 +424,7 @@ export function loadConfig(env: Env = process.env): Config {
       idempotencyTtlSeconds: r.int(settingNames.idempotencyTtlSeconds, 24 * 3600, 60, 30 * 24 * 3600),
     },
     counters: readCounterSettings(r),
+    streams: readStreamSettings(r),
     sequences: {
       autoCreate: r.bool(settingNames.sequencesAutoCreate, false),
       maxAttempts: r.int(settingNames.occMaxAttempts, 12, 1, 100),

@@ -15,13 +15,18 @@ export const tables = {
   counterData: 'counterdata',
   /** Which counter partitions have hits to fold, per minute bucket; what the rollup visits. */
   counterDirty: 'counterdirty',
+  /** Stream routes: event type -> partition and resource (RowKey = type), with a version per remap. */
+  streamRoutes: 'streamroutes',
 } as const;
 
 /** Storage queues. */
 export const queues = {} as const;
 
 /** Blob containers. */
-export const containers = {} as const;
+export const containers = {
+  /** Stream logs: append blobs `<partition>/<resource>/<seq>.ndjson`, one writer per resource. */
+  streams: 'streams',
+} as const;
 
 /** Service Bus entities, used only when a Service Bus connection is configured. */
 export const serviceBusEntities = {

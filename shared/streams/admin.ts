@@ -1,0 +1,153 @@
+/** The admin use-cases: flush now, remap a type, and the status view of a type. */
+import { AppError } from '../errors';
+import type { StreamsContext } from './context';
+import type { StreamsDurableClient } from './durablePort';
+import { depthOfSnapshot, findReceipt, type LedgerState, type WriterSnapshot } from './ledger';
+import { logBlobName, parseWriterKey, writerEntity, writerKey, writerOps } from './names';
+import { defaultRoute, routeWriterKey, type StreamRoute } from './route';
+import type { FlushRequest, ReleaseRequest } from './writerState';
+
+export interface RouteView {
+  readonly partition: string;
+  readonly resource: string;
+  readonly version: number;
+  readonly source: 'table' | 'default';
+}
+
+function routeView(route: StreamRoute): RouteView {
+  return { partition: route.partition, resource: route.resource, version: route.version, source: route.source };
+}
+
+function notAnswered(what: string, key: string): AppError {
+  return new AppError('DependencyUnavailable', `The writer ${key} did not answer the ${what} in time`, { retryAfterSeconds: 1 });
+}
+
+export async function flushType(ctx: StreamsContext, durable: StreamsDurableClient, type: string) {
+  const route = await ctx.resolver.resolve(type);
+  const key = routeWriterKey(route);
+  const deadline = ctx.clock.now() + ctx.settings.ackTimeoutMs;
+  const request: FlushRequest = { requestId: ctx.newId() };
+  await durable.signal(writerEntity(key), writerOps.requestFlush, request);
+  const receipt = await ctx.watch.wait(durable, key, (ledger) => findReceipt(ledger, request.requestId), deadline);
+  if (!receipt.ok) throw notAnswered('flush request', key);
+  const last = receipt.value.ok ? receipt.value.last : -1;
+  await ctx.flushers.kick(durable, key);
+  const done = await ctx.watch.wait(
+    durable,
+    key,
+    (ledger) => {
+      const through = ledger.snapshot?.flushedThrough ?? 0;
+      return through > last ? through : undefined;
+    },
+    deadline,
+  );
+  const flushedThrough = done.ok ? done.value : (done.ledger?.snapshot?.flushedThrough ?? 0);
+  return { type, partition: route.partition, resource: route.resource, flushedThrough, flushed: done.ok };
+}
+
+function ownsType(snapshot: WriterSnapshot | null | undefined, type: string, version: number): boolean {
+  const record = snapshot?.types[type];
+  return record !== undefined && record.moved === undefined && record.version >= version;
+}
+
+/**
+ * Points `type` at another partition and/or resource. The row is written first (conditionally),
+ * then the old writer is told to release the type; it flushes and hands over to the new writer.
+ * Waits (up to TALLYHO_STREAMS_ACK_TIMEOUT_MS) until the new writer owns the type. Repeating the
+ * same remap re-drives a handoff that an earlier attempt left unfinished.
+ */
+export async function remapType(
+  ctx: StreamsContext,
+  durable: StreamsDurableClient,
+  type: string,
+  target: { readonly partition?: string | undefined; readonly resource?: string | undefined },
+) {
+  const stored = await ctx.routes.get(type);
+  const current = stored?.route ?? defaultRoute(type, ctx.settings.partitions);
+  const to = { partition: target.partition ?? current.partition, resource: target.resource ?? current.resource };
+  const unchanged = to.partition === current.partition && to.resource === current.resource;
+  let next: StreamRoute = current;
+  if (!unchanged) {
+    next = {
+      type,
+      ...to,
+      version: current.version + 1,
+      source: 'table',
+      previous: { partition: current.partition, resource: current.resource, version: current.version },
+    };
+    if (!(await ctx.routes.put(next, stored?.etag))) {
+      throw new AppError('Conflict', `The route of ${type} was changed concurrently; read it and try again`);
+    }
+    ctx.logger.log('info', 'streams.remapped', { type, from: routeWriterKey(current), to: routeWriterKey(next), version: next.version });
+  }
+  ctx.resolver.invalidate(type);
+  const newKey = routeWriterKey(next);
+  const previous = next.previous;
+  if (previous !== undefined) {
+    const oldKey = writerKey(previous);
+    const release: ReleaseRequest = { requestId: ctx.newId(), type, version: next.version, to: newKey };
+    await durable.signal(writerEntity(oldKey), writerOps.release, release);
+    await ctx.flushers.kick(durable, oldKey);
+  }
+  const switched =
+    next.version === 0 ||
+    (
+      await ctx.watch.wait(
+        durable,
+        newKey,
+        (ledger) => (ownsType(ledger.snapshot, type, next.version) ? true : undefined),
+        ctx.clock.now() + ctx.settings.ackTimeoutMs,
+      )
+    ).ok;
+  return { type, from: routeView(current), to: routeView(next), changed: !unchanged, switched };
+}
+
+function iso(ms: number | null | undefined): string | null {
+  return ms === null || ms === undefined ? null : new Date(ms).toISOString();
+}
+
+function owns(snapshot: WriterSnapshot | null | undefined, route: StreamRoute): 'yes' | 'handingOver' | 'awaitingHandoff' | 'unknown' {
+  const record = snapshot?.types[route.type];
+  if (record === undefined) return route.version === 0 ? 'unknown' : 'awaitingHandoff';
+  if (record.moved !== undefined) return record.moved.version > route.version ? 'handingOver' : 'awaitingHandoff';
+  return record.version >= route.version ? 'yes' : 'awaitingHandoff';
+}
+
+export async function describeType(ctx: StreamsContext, durable: StreamsDurableClient, type: string) {
+  const route = await ctx.resolver.resolve(type);
+  const key = routeWriterKey(route);
+  const ledger: LedgerState | undefined = await ctx.watch.read(durable, key);
+  const snapshot = ledger?.snapshot ?? null;
+  const now = ctx.clock.now();
+  const cachedUntil = ctx.resolver.cachedUntil(type);
+  const depth = snapshot === null ? 0 : depthOfSnapshot(snapshot);
+  const cursor = snapshot?.cursor ?? null;
+  return {
+    type,
+    route: { ...routeView(route), cachedForMs: cachedUntil === undefined ? null : Math.max(0, cachedUntil - now) },
+    writer: {
+      key,
+      exists: snapshot !== null,
+      owns: owns(snapshot, route),
+      accepted: snapshot?.accepted ?? 0,
+      flushedThrough: snapshot?.flushedThrough ?? 0,
+      bufferDepth: depth,
+      inFlight: snapshot?.inflight ?? 0,
+      maxBuffered: snapshot?.maxBuffered ?? ctx.settings.maxBuffered,
+      oldestUnflushedAt: depth > 0 ? iso(snapshot?.oldestAt) : null,
+      flushLagMs: depth > 0 && snapshot !== null && snapshot.oldestAt !== null ? Math.max(0, now - snapshot.oldestAt) : 0,
+      lastFlush: snapshot === null || snapshot.lastFlush === null ? null : { ...snapshot.lastFlush, at: iso(snapshot.lastFlush.at) ?? '' },
+      lastError: snapshot === null || snapshot.lastError === null ? null : { ...snapshot.lastError, at: iso(snapshot.lastError.at) ?? '' },
+      log:
+        cursor === null
+          ? null
+          : {
+              container: ctx.container,
+              blob: logBlobName(parseWriterKey(key), cursor.blob),
+              position: cursor.position,
+              blocks: cursor.blocks,
+            },
+      totals: snapshot?.totals ?? { accepted: 0, duplicates: 0, refusedFull: 0, flushes: 0, bytes: 0 },
+    },
+  };
+}

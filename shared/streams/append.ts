@@ -1,0 +1,183 @@
+/**
+ * Appending events: resolve the type's writer, signal the append, and wait for the writer's receipt
+ * in its ledger (and, for `ack=flushed`, for its flushed-through mark to pass the request's last
+ * event). Refusals are handled here: `notOwner` re-resolves (the type was remapped), `notReady`
+ * waits for the handoff, `full` is back-pressure (429, or waiting with `wait=true`).
+ *
+ * Retrying a whole request is always safe: the writer ignores events whose producer sequence number
+ * it has accepted before, so a producer that got no answer sends the same events again.
+ */
+import { AppError } from '../errors';
+import { backoffDelay } from '../retry';
+import type { StreamsContext } from './context';
+import { writerLimits } from './context';
+import type { StreamsDurableClient } from './durablePort';
+import { depthOfSnapshot, findReceipt, type LedgerState } from './ledger';
+import { routeWriterKey, type StreamRoute } from './route';
+import { writerEntity, writerOps } from './names';
+import type { AckMode, StreamEventInput } from './schemas';
+import type { AppendRequest, Receipt } from './writerState';
+
+export interface AppendOptions {
+  readonly ack?: AckMode;
+  /** Wait for room when the buffer is full (bounded by TALLYHO_STREAMS_MAX_WAIT_SECONDS) instead of failing with 429. */
+  readonly wait?: boolean;
+}
+
+export interface AppendResult {
+  readonly type: string;
+  readonly partition: string;
+  readonly resource: string;
+  readonly requestId: string;
+  readonly accepted: number;
+  readonly duplicates: number;
+  readonly lastIndex: number;
+  readonly ack: AckMode;
+  readonly flushed: boolean;
+}
+
+type Accepted = Extract<Receipt, { ok: true }>;
+
+const reroutes = 5;
+const refusalBackoff = { baseMs: 20, maxDelayMs: 500, maxAttempts: 1000, maxElapsedMs: 600_000 };
+
+/** Signals the writer and waits for its receipt. */
+async function send(
+  ctx: StreamsContext,
+  durable: StreamsDurableClient,
+  route: StreamRoute,
+  events: readonly StreamEventInput[],
+  deadline: number,
+): Promise<{ receipt: Receipt; ledger: LedgerState | undefined; requestId: string }> {
+  const key = routeWriterKey(route);
+  const request: AppendRequest = {
+    requestId: ctx.newId(),
+    type: route.type,
+    version: route.version,
+    at: ctx.clock.now(),
+    limits: writerLimits(ctx.settings),
+    events,
+  };
+  await durable.signal(writerEntity(key), writerOps.append, request);
+  let seen: LedgerState | undefined;
+  const result = await ctx.watch.wait(
+    durable,
+    key,
+    (ledger) => {
+      seen = ledger;
+      return findReceipt(ledger, request.requestId);
+    },
+    deadline,
+  );
+  if (!result.ok) {
+    throw new AppError(
+      'DependencyUnavailable',
+      `The writer of ${route.type} did not answer in time; sending the same events again is safe`,
+      {
+        retryAfterSeconds: 1,
+        extra: { writer: key, requestId: request.requestId },
+      },
+    );
+  }
+  return { receipt: result.value, ledger: seen, requestId: request.requestId };
+}
+
+/** A flusher that should have flushed long ago is woken (covers a kick lost with a crashed caller). */
+function flusherLooksStuck(ctx: StreamsContext, ledger: LedgerState | undefined): boolean {
+  const snapshot = ledger?.snapshot;
+  if (snapshot === null || snapshot === undefined || depthOfSnapshot(snapshot) === 0 || snapshot.oldestAt === null) return false;
+  return ctx.clock.now() - snapshot.oldestAt > 2 * snapshot.flushIntervalMs + 5000;
+}
+
+async function waitFlushed(
+  ctx: StreamsContext,
+  durable: StreamsDurableClient,
+  key: string,
+  last: number,
+  deadline: number,
+): Promise<boolean> {
+  if (last < 0) return true;
+  const result = await ctx.watch.wait(
+    durable,
+    key,
+    (ledger) => ((ledger.snapshot?.flushedThrough ?? 0) > last ? true : undefined),
+    deadline,
+  );
+  return result.ok;
+}
+
+export async function appendEvents(
+  ctx: StreamsContext,
+  durable: StreamsDurableClient,
+  type: string,
+  events: readonly StreamEventInput[],
+  options: AppendOptions = {},
+): Promise<AppendResult> {
+  const ack = options.ack ?? 'buffered';
+  const started = ctx.clock.now();
+  const deadline = started + ctx.settings.ackTimeoutMs;
+  const waitUntil = options.wait === true ? started + ctx.settings.maxWaitSeconds * 1000 : started;
+  let rerouted = 0;
+  for (let attempt = 0; ; attempt++) {
+    const route = await ctx.resolver.resolve(type);
+    const key = routeWriterKey(route);
+    const { receipt, ledger, requestId } = await send(ctx, durable, route, events, deadline);
+    if (receipt.ok) {
+      if (receipt.kick || flusherLooksStuck(ctx, ledger)) await ctx.flushers.kick(durable, key);
+      const accepted: Accepted = receipt;
+      let flushed = accepted.last < 0 || (ledger?.snapshot?.flushedThrough ?? 0) > accepted.last;
+      if (ack === 'flushed' && !flushed) {
+        flushed = await waitFlushed(ctx, durable, key, accepted.last, deadline);
+        if (!flushed) {
+          throw new AppError('DependencyUnavailable', `The events of ${type} are buffered (durable) but were not flushed in time`, {
+            retryAfterSeconds: 1,
+            extra: { buffered: true, requestId, lastIndex: accepted.last },
+          });
+        }
+      }
+      return {
+        type,
+        partition: route.partition,
+        resource: route.resource,
+        requestId,
+        accepted: accepted.acc,
+        duplicates: accepted.dup,
+        lastIndex: accepted.last,
+        ack,
+        flushed,
+      };
+    }
+    const now = ctx.clock.now();
+    const delay = backoffDelay(attempt, refusalBackoff, ctx.random);
+    switch (receipt.why) {
+      case 'notOwner':
+        // Our route is older than the writer's knowledge: the type moved. Resolve again.
+        ctx.resolver.invalidate(type);
+        if (++rerouted > reroutes) {
+          throw new AppError('DependencyUnavailable', `The route of ${type} keeps changing; try again`, { retryAfterSeconds: 1 });
+        }
+        break;
+      case 'notReady':
+        // A remap towards this writer is under way; the handoff arrives once the old writer flushed.
+        ctx.resolver.invalidate(type);
+        if (now + delay >= deadline) {
+          throw new AppError('DependencyUnavailable', `${type} is being remapped; try again shortly`, { retryAfterSeconds: 1 });
+        }
+        await ctx.clock.sleep(delay);
+        break;
+      case 'full':
+        await ctx.flushers.kick(durable, key);
+        if (now + delay >= waitUntil) {
+          throw new AppError(
+            'TooManyRequests',
+            `The buffer of ${type} is full (${ctx.settings.maxBuffered} events); retry after Retry-After`,
+            {
+              retryAfterSeconds: Math.max(1, Math.ceil(ctx.settings.flushIntervalMs / 1000)),
+            },
+          );
+        }
+        await ctx.clock.sleep(delay);
+        break;
+    }
+  }
+}

@@ -1,0 +1,36 @@
+/** What the streams use-cases share within a process: settings, resolver, routes, watchers, clock. */
+import type { Clock, Random } from '../clock';
+import type { StreamSettings } from '../config';
+import type { Logger } from '../log';
+import type { FlusherControl } from './flusherControl';
+import type { LedgerWatch } from './ledgerWatch';
+import type { RouteResolver } from './resolver';
+import type { RouteTable } from './routeTable';
+import type { WriterLimits } from './writerState';
+
+export interface StreamsContext {
+  readonly settings: StreamSettings;
+  readonly resolver: RouteResolver;
+  readonly routes: RouteTable;
+  readonly watch: LedgerWatch;
+  readonly flushers: FlusherControl;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly logger: Logger;
+  readonly newId: () => string;
+  /** Blob container of the logs (for the status view). */
+  readonly container: string;
+}
+
+export function writerLimits(settings: StreamSettings): WriterLimits {
+  return {
+    flushEvents: settings.flushEvents,
+    flushIntervalMs: settings.flushIntervalMs,
+    flushMaxEvents: settings.flushMaxEvents,
+    maxBuffered: settings.maxBuffered,
+    maxProducers: settings.maxProducers,
+    maxBlockBytes: settings.maxBlockBytes,
+    maxBlocksPerBlob: settings.maxBlocksPerBlob,
+    idleRecheckMs: settings.idleRecheckSeconds * 1000,
+  };
+}

@@ -1,0 +1,43 @@
+/** The process-wide streams service the functions use, built on first use from the validated config. */
+import { randomUUID } from 'node:crypto';
+
+import { systemClock } from '../clock';
+import { getConfig } from '../config';
+import { getLogger } from '../log';
+import { containers, tables } from '../resources';
+import { getStorage } from '../storage/clients';
+import { FlusherControl } from './flusherControl';
+import { LedgerWatch } from './ledgerWatch';
+import { RouteResolver } from './resolver';
+import { RouteTable } from './routeTable';
+import { StreamService } from './service';
+
+let service: StreamService | undefined;
+
+export function getStreamService(): StreamService {
+  if (service === undefined) {
+    const config = getConfig();
+    const storage = getStorage(config);
+    const settings = config.streams;
+    const logger = getLogger();
+    const routes = new RouteTable(() => storage.table(tables.streamRoutes));
+    service = new StreamService({
+      settings,
+      routes,
+      resolver: new RouteResolver({
+        table: routes,
+        clock: systemClock,
+        ttlMs: settings.routeCacheSeconds * 1000,
+        partitions: settings.partitions,
+      }),
+      watch: new LedgerWatch(systemClock, logger),
+      flushers: new FlusherControl(systemClock, logger),
+      clock: systemClock,
+      random: Math.random,
+      logger,
+      newId: randomUUID,
+      container: containers.streams,
+    });
+  }
+  return service;
+}

@@ -1,0 +1,62 @@
+/**
+ * Waking a writer's flusher. The flusher is an eternal orchestration with a fixed instance id per
+ * writer, started on first need; entities cannot raise events to orchestrations, so the caller whose
+ * append made a flush necessary (receipt `kick`) raises it. A process trusts that a flusher it saw
+ * running is still running for a while, so a kick usually costs one request.
+ */
+import type { Clock } from '../clock';
+import type { Logger } from '../log';
+import type { StreamsDurableClient } from './durablePort';
+import type { FlusherInput } from './flusher.orchestrator';
+import { flusherInstanceId, streamsDurable } from './names';
+
+const liveStatuses = new Set(['Running', 'Pending', 'ContinuedAsNew']);
+
+export class FlusherControl {
+  private readonly runningUntil = new Map<string, number>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly trustMs = 60_000,
+  ) {}
+
+  /** Starts the writer's flusher unless it runs; true when it was started here. */
+  async ensureRunning(durable: StreamsDurableClient, key: string): Promise<boolean> {
+    if ((this.runningUntil.get(key) ?? 0) > this.clock.now()) return false;
+    const id = flusherInstanceId(key);
+    const status = await durable.runtimeStatus(id);
+    let started = false;
+    if (status === undefined || !liveStatuses.has(status)) {
+      const input: FlusherInput = { key };
+      try {
+        await durable.startNew(streamsDurable.flusher, id, input);
+        started = true;
+        this.logger.log('info', 'streams.flusher_started', { writer: key, previousStatus: status ?? 'none' });
+      } catch (err) {
+        // Another instance started it between our read and our start: that is what we wanted.
+        if ((await durable.runtimeStatus(id)) === undefined) throw err;
+      }
+    }
+    this.runningUntil.set(key, this.clock.now() + this.trustMs);
+    return started;
+  }
+
+  /**
+   * Wakes the flusher. Never throws: the events are durable in the writer already, and the flusher
+   * looks at its writer on its own within TALLYHO_STREAMS_IDLE_RECHECK_SECONDS anyway.
+   */
+  async kick(durable: StreamsDurableClient, key: string): Promise<void> {
+    try {
+      if (await this.ensureRunning(durable, key)) return; // a fresh flusher plans at once
+      const outcome = await durable.raiseEvent(flusherInstanceId(key), streamsDurable.kickEvent, { at: this.clock.now() });
+      if (outcome === 'gone') {
+        this.runningUntil.delete(key);
+        await this.ensureRunning(durable, key);
+      }
+    } catch (err) {
+      this.runningUntil.delete(key);
+      this.logger.log('warn', 'streams.kick_failed', { writer: key, error: err });
+    }
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The ledger: a small projection of one writer that callers read instead of the writer itself (whose
+ * state holds the whole buffer). The writer reports to it after every operation, so a receipt in the
+ * ledger means the writer's state that produced it is already durable.
+ */
+import type { FlushRecord, LogCursor, Receipt, TypeRecord, WriterState, WriterTotals } from './writerState';
+
+/** Receipts kept per writer; a caller that polls slower than this many requests arrive re-sends. */
+export const receiptCapacity = 256;
+
+export interface WriterSnapshot {
+  readonly rev: number;
+  /** Events accepted so far (the next index). */
+  readonly accepted: number;
+  readonly flushedThrough: number;
+  readonly buffered: number;
+  readonly inflight: number;
+  readonly maxBuffered: number;
+  readonly flushEvents: number;
+  readonly flushIntervalMs: number;
+  readonly oldestAt: number | null;
+  readonly dueAt: number | null;
+  readonly cursor: LogCursor | null;
+  readonly lastFlush: FlushRecord | null;
+  readonly lastError: { readonly at: number; readonly message: string; readonly attempts: number } | null;
+  readonly types: Readonly<Record<string, TypeRecord>>;
+  readonly totals: WriterTotals;
+}
+
+export interface LedgerState {
+  readonly snapshot: WriterSnapshot | null;
+  /** Oldest first. */
+  readonly receipts: readonly Receipt[];
+}
+
+export interface LedgerReport {
+  readonly snapshot: WriterSnapshot;
+  readonly receipt?: Receipt;
+}
+
+export function snapshotOf(state: WriterState): WriterSnapshot {
+  return {
+    rev: state.rev,
+    accepted: state.nextIndex,
+    flushedThrough: state.flushedThrough,
+    buffered: state.buffered,
+    inflight: state.inflight?.count ?? 0,
+    maxBuffered: state.limits.maxBuffered,
+    flushEvents: state.limits.flushEvents,
+    flushIntervalMs: state.limits.flushIntervalMs,
+    oldestAt: state.oldestAt,
+    dueAt: state.dueAt,
+    cursor: state.cursor,
+    lastFlush: state.lastFlush,
+    lastError: state.lastError,
+    types: state.types,
+    totals: state.totals,
+  };
+}
+
+export function emptyLedger(): LedgerState {
+  return { snapshot: null, receipts: [] };
+}
+
+export function applyReport(ledger: LedgerState, report: LedgerReport): LedgerState {
+  const snapshot = ledger.snapshot === null || report.snapshot.rev >= ledger.snapshot.rev ? report.snapshot : ledger.snapshot;
+  if (report.receipt === undefined) return { snapshot, receipts: ledger.receipts };
+  const receipts = [...ledger.receipts, report.receipt];
+  return { snapshot, receipts: receipts.length > receiptCapacity ? receipts.slice(receipts.length - receiptCapacity) : receipts };
+}
+
+export function findReceipt(ledger: LedgerState, requestId: string): Receipt | undefined {
+  for (let i = ledger.receipts.length - 1; i >= 0; i--) {
+    const receipt = ledger.receipts[i];
+    if (receipt?.r === requestId) return receipt;
+  }
+  return undefined;
+}
+
+/** Unflushed events (buffered and in flight). */
+export function depthOfSnapshot(snapshot: WriterSnapshot): number {
+  return snapshot.buffered + snapshot.inflight;
+}

@@ -1,0 +1,51 @@
+/**
+ * The streams use-cases behind one object, for HTTP handlers and for other capabilities (jobs
+ * writes its per-customer totals through `appendEvents`). Each call takes the Durable client of the
+ * invocation it runs in; everything else is shared per process.
+ */
+import { type AppendOptions, type AppendResult, appendEvents } from './append';
+import { describeType, flushType, remapType } from './admin';
+import type { StreamsContext } from './context';
+import type { StreamsDurableClient } from './durablePort';
+import type { StreamEventInput } from './schemas';
+import { validateBatch } from './validate';
+
+export class StreamService {
+  constructor(readonly context: StreamsContext) {}
+
+  /**
+   * Appends events of one type (validated here too, so in-process callers get the same 400 rules).
+   * `ack: 'buffered'` resolves once they are in the writer's durable state, `'flushed'` once they
+   * are in the log blob.
+   */
+  async appendEvents(
+    durable: StreamsDurableClient,
+    type: string,
+    events: readonly unknown[],
+    options: AppendOptions = {},
+  ): Promise<AppendResult> {
+    const valid: StreamEventInput[] = validateBatch(type, events, this.context.settings);
+    return appendEvents(this.context, durable, type, valid, options);
+  }
+
+  flush(durable: StreamsDurableClient, type: string) {
+    return flushType(this.context, durable, type);
+  }
+
+  remap(durable: StreamsDurableClient, type: string, target: { partition?: string | undefined; resource?: string | undefined }) {
+    return remapType(this.context, durable, type, target);
+  }
+
+  describe(durable: StreamsDurableClient, type: string) {
+    return describeType(this.context, durable, type);
+  }
+}
+
+/** `appendEvents(type, events, ack)` bound to one invocation's Durable client. */
+export interface StreamsApi {
+  appendEvents(type: string, events: readonly unknown[], ack?: AppendOptions['ack']): Promise<AppendResult>;
+}
+
+export function streamsApi(service: StreamService, durable: StreamsDurableClient): StreamsApi {
+  return { appendEvents: (type, events, ack = 'buffered') => service.appendEvents(durable, type, events, { ack }) };
+}

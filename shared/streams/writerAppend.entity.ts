@@ -1,0 +1,112 @@
+/**
+ * The writer's append operation, as a pure function of (state, request). Deterministic: the entity
+ * replays nothing, but one writer must decide exactly once and the same way for every request, and
+ * the lint override on `*.entity.ts` keeps clocks, randomness and I/O out.
+ */
+import { formatLine } from './ndjson';
+import { sizeTrigger } from './writerFlush.entity';
+import {
+  type AppendRequest,
+  depthOf,
+  type ProducerMark,
+  type Receipt,
+  type Refusal,
+  type TypeRecord,
+  type WriterState,
+} from './writerState';
+
+export interface AppendStep {
+  readonly state: WriterState;
+  readonly receipt: Receipt;
+}
+
+/** `type|producer`: event types are validated names without `|`, so the first `|` splits it. */
+export function producerKey(type: string, producer: string): string {
+  return `${type}|${producer}`;
+}
+
+/**
+ * Whether this writer takes events of a type at the route version the caller resolved:
+ * `notOwner` when the caller's route is older than what the writer knows (re-resolve), `notReady`
+ * when it is newer (a remap towards this writer whose handoff has not arrived yet).
+ */
+export function ownership(record: TypeRecord | undefined, version: number): 'ok' | Exclude<Refusal, 'full'> {
+  if (record === undefined) return version === 0 ? 'ok' : 'notReady';
+  if (record.moved !== undefined) return version > record.moved.version ? 'notReady' : 'notOwner';
+  if (version === record.version) return 'ok';
+  return version < record.version ? 'notOwner' : 'notReady';
+}
+
+/** Keeps the most recently active producers; drops a tenth more than needed so eviction is rare. */
+export function evictProducers(marks: Record<string, ProducerMark>, max: number): Record<string, ProducerMark> {
+  const keys = Object.keys(marks);
+  if (keys.length <= max) return marks;
+  const keep = Math.max(1, Math.floor(max * 0.9));
+  const sorted = keys.sort((a, b) => (marks[b]?.at ?? 0) - (marks[a]?.at ?? 0));
+  const kept: Record<string, ProducerMark> = {};
+  for (const key of sorted.slice(0, keep)) {
+    const mark = marks[key];
+    if (mark !== undefined) kept[key] = mark;
+  }
+  return kept;
+}
+
+function refuse(state: WriterState, requestId: string, why: Refusal): AppendStep {
+  if (why !== 'full') return { state, receipt: { r: requestId, ok: false, why } };
+  const totals = { ...state.totals, refusedFull: state.totals.refusedFull + 1 };
+  return { state: { ...state, totals, rev: state.rev + 1 }, receipt: { r: requestId, ok: false, why } };
+}
+
+/**
+ * Accepts the request's new events (all or none), ignores the ones already accepted (a retry), or
+ * refuses the request. Within one producer, events are accepted in sequence order only: an event
+ * whose `seq` is not above the producer's mark is a duplicate.
+ */
+export function append(state: WriterState, request: AppendRequest): AppendStep {
+  const verdict = ownership(state.types[request.type], request.version);
+  if (verdict !== 'ok') return refuse(state, request.requestId, verdict);
+
+  const marks: Record<string, ProducerMark> = { ...state.producers };
+  const iso = new Date(request.at).toISOString();
+  let index = state.nextIndex;
+  let lines = '';
+  let fresh = 0;
+  let duplicates = 0;
+  let last = -1;
+  for (const event of request.events) {
+    const key = producerKey(request.type, event.producer);
+    const mark = marks[key];
+    if (mark !== undefined && event.seq <= mark.seq) {
+      duplicates++;
+      last = Math.max(last, mark.index);
+      continue;
+    }
+    lines += formatLine({ type: request.type, producer: event.producer, seq: event.seq, index, at: iso, data: event.data });
+    marks[key] = { seq: event.seq, index, at: request.at };
+    last = Math.max(last, index);
+    index++;
+    fresh++;
+  }
+
+  const limits = request.limits;
+  const depth = depthOf(state);
+  if (fresh > 0 && depth + fresh > limits.maxBuffered) return refuse(state, request.requestId, 'full');
+
+  const buffered = state.buffered + fresh;
+  const trigger = sizeTrigger(limits);
+  const kick = fresh > 0 && (depth === 0 || (state.buffered < trigger && buffered >= trigger));
+  const types = state.types[request.type] === undefined ? { ...state.types, [request.type]: { version: 0 } } : state.types;
+  const next: WriterState = {
+    ...state,
+    limits,
+    types,
+    nextIndex: index,
+    buffer: state.buffer + lines,
+    buffered,
+    oldestAt: state.oldestAt ?? (fresh > 0 ? request.at : null),
+    producers: fresh > 0 ? evictProducers(marks, limits.maxProducers) : state.producers,
+    totals: { ...state.totals, accepted: state.totals.accepted + fresh, duplicates: state.totals.duplicates + duplicates },
+    rev: state.rev + 1,
+  };
+  return { state: next, receipt: { r: request.requestId, ok: true, acc: fresh, dup: duplicates, last, kick } };
+}

@@ -1,0 +1,233 @@
+/**
+ * The durable state of one stream writer and the messages it exchanges. Everything here is plain
+ * JSON: the entity stores it, the flusher passes parts of it to activities, the ledger mirrors a
+ * snapshot of it.
+ *
+ * The buffer is kept as NDJSON text rather than an array of objects: durable-functions parses and
+ * re-serialises the whole state on every operation, and a single string costs a fraction of a tree
+ * of small objects to do that with. The flush writes the same text to the blob unchanged.
+ */
+
+/** Settings the writer acts on. They travel with every append (entities cannot read settings). */
+export interface WriterLimits {
+  /** Flush once this many events are buffered (N). */
+  readonly flushEvents: number;
+  /** Flush once the buffer has waited this long on the flusher's clock (T). */
+  readonly flushIntervalMs: number;
+  /** Events one flush takes at most; the rest go in the next flush. */
+  readonly flushMaxEvents: number;
+  /** Buffered plus in-flight events at most; beyond it appends are refused (back-pressure). */
+  readonly maxBuffered: number;
+  /** Producers whose last sequence number is remembered (dedup window), least recent evicted first. */
+  readonly maxProducers: number;
+  /** Largest append block. */
+  readonly maxBlockBytes: number;
+  /** Blocks per blob before the log rolls to the next blob (Azure allows 50,000). */
+  readonly maxBlocksPerBlob: number;
+  /** How often an idle flusher looks at the writer even without a wake-up (covers a lost kick). */
+  readonly idleRecheckMs: number;
+}
+
+/** Where the next append goes: blob number within the writer's log, byte length, committed blocks. */
+export interface LogCursor {
+  readonly blob: number;
+  readonly position: number;
+  readonly blocks: number;
+}
+
+/** A batch taken out of the buffer and being written. Retried unchanged until it is confirmed. */
+export interface FlushBatch {
+  readonly id: number;
+  readonly partition: string;
+  readonly resource: string;
+  readonly text: string;
+  readonly count: number;
+  readonly firstIndex: number;
+  readonly cursor: LogCursor;
+  /** Fixed when the batch is taken, so a retry splits it into exactly the same blocks. */
+  readonly maxBlockBytes: number;
+  readonly maxBlocksPerBlob: number;
+  readonly attempts: number;
+}
+
+/** What a completed append reports back (the activity's result). */
+export interface FlushOutcome {
+  readonly batchId: number;
+  readonly cursor: LogCursor;
+  readonly bytes: number;
+  readonly blocks: number;
+  /** Blocks that had already landed (an earlier attempt whose response was lost). */
+  readonly blocksFoundWritten: number;
+  readonly blobs: readonly string[];
+  readonly at: number;
+}
+
+export interface ProducerMark {
+  /** Highest sequence number accepted. */
+  readonly seq: number;
+  /** Writer index of that event. */
+  readonly index: number;
+  /** Client time it was accepted (for least-recently-used eviction). */
+  readonly at: number;
+}
+
+/** Ownership of one event type. `moved` is set once the type was handed to another writer. */
+export interface TypeRecord {
+  readonly version: number;
+  readonly moved?: {
+    readonly version: number;
+    readonly to: string;
+    /** The handoff happens once every event with index < through is in the log. */
+    readonly through: number;
+    readonly adopted: boolean;
+  };
+}
+
+export interface FlushRecord {
+  readonly at: number;
+  readonly events: number;
+  readonly bytes: number;
+  readonly blob: string;
+  readonly blocksFoundWritten: number;
+}
+
+export interface WriterTotals {
+  readonly accepted: number;
+  readonly duplicates: number;
+  readonly refusedFull: number;
+  readonly flushes: number;
+  readonly bytes: number;
+}
+
+export interface WriterState {
+  readonly v: 1;
+  readonly limits: WriterLimits;
+  /** The index the next accepted event gets (events are numbered 0, 1, 2, … per writer). */
+  readonly nextIndex: number;
+  /** NDJSON lines accepted and not yet taken by a flush, in index order. */
+  readonly buffer: string;
+  readonly buffered: number;
+  readonly bufferStart: number;
+  /** Client time of the oldest event not yet in the log (buffer or in flight). */
+  readonly oldestAt: number | null;
+  /** Flusher-clock time the buffer becomes due by age; set when the flusher first sees it non-empty. */
+  readonly dueAt: number | null;
+  readonly inflight: FlushBatch | null;
+  readonly nextBatchId: number;
+  /** Every event with index < flushedThrough is in the log. */
+  readonly flushedThrough: number;
+  /** Events with index < this must be flushed without waiting for N or T (explicit flush, remap). */
+  readonly flushRequestedThrough: number;
+  /** Null until the flusher opened the log (picked a blob after any already there). */
+  readonly cursor: LogCursor | null;
+  readonly types: Readonly<Record<string, TypeRecord>>;
+  /** Dedup marks per `type|producer`. */
+  readonly producers: Readonly<Record<string, ProducerMark>>;
+  readonly lastFlush: FlushRecord | null;
+  readonly lastError: { readonly at: number; readonly message: string; readonly attempts: number } | null;
+  readonly totals: WriterTotals;
+  /** Bumped on every change, so the ledger can ignore an out-of-date snapshot. */
+  readonly rev: number;
+}
+
+export interface EventInput {
+  readonly producer: string;
+  readonly seq: number;
+  readonly data?: unknown;
+}
+
+export interface AppendRequest {
+  readonly requestId: string;
+  readonly type: string;
+  /** Route version the caller resolved; the writer refuses versions it does not own. */
+  readonly version: number;
+  /** Caller's clock, ms. */
+  readonly at: number;
+  readonly limits: WriterLimits;
+  readonly events: readonly EventInput[];
+}
+
+export type Refusal = 'full' | 'notOwner' | 'notReady';
+
+export type Receipt =
+  | {
+      readonly r: string;
+      readonly ok: true;
+      /** Events newly accepted / ignored as already accepted. */
+      readonly acc: number;
+      readonly dup: number;
+      /** Highest writer index the request covers (-1: none), what `ack=flushed` waits for. */
+      readonly last: number;
+      /** The flusher should be woken (buffer became non-empty, reached N, or a flush was asked for). */
+      readonly kick: boolean;
+    }
+  | { readonly r: string; readonly ok: false; readonly why: Refusal };
+
+export interface FlushRequest {
+  readonly requestId: string;
+}
+
+export interface ReleaseRequest {
+  readonly requestId: string;
+  readonly type: string;
+  /** The new route version, owned by `to`. */
+  readonly version: number;
+  /** Writer key of the new owner. */
+  readonly to: string;
+}
+
+export interface AdoptRequest {
+  readonly type: string;
+  readonly version: number;
+  readonly from: string;
+  readonly producers: Readonly<Record<string, ProducerMark>>;
+}
+
+export type FlushPlan =
+  | { readonly kind: 'open' }
+  | { readonly kind: 'flush'; readonly batch: FlushBatch }
+  | { readonly kind: 'wait'; readonly until: number }
+  | { readonly kind: 'idle'; readonly until: number }
+  /** The last attempt failed: wait until `until` before retrying the same batch. */
+  | { readonly kind: 'backoff'; readonly until: number };
+
+/** Defaults for a writer that has not seen an append yet (a flush or remap can reach it first). */
+export const fallbackLimits: WriterLimits = {
+  flushEvents: 100,
+  flushIntervalMs: 1000,
+  flushMaxEvents: 5000,
+  maxBuffered: 5000,
+  maxProducers: 2000,
+  maxBlockBytes: 4 * 1024 * 1024,
+  maxBlocksPerBlob: 50_000,
+  idleRecheckMs: 60_000,
+};
+
+export function initialWriterState(limits: WriterLimits = fallbackLimits): WriterState {
+  return {
+    v: 1,
+    limits,
+    nextIndex: 0,
+    buffer: '',
+    buffered: 0,
+    bufferStart: 0,
+    oldestAt: null,
+    dueAt: null,
+    inflight: null,
+    nextBatchId: 1,
+    flushedThrough: 0,
+    flushRequestedThrough: 0,
+    cursor: null,
+    types: {},
+    producers: {},
+    lastFlush: null,
+    lastError: null,
+    totals: { accepted: 0, duplicates: 0, refusedFull: 0, flushes: 0, bytes: 0 },
+    rev: 0,
+  };
+}
+
+/** Unflushed events: buffered plus in flight. What back-pressure bounds. */
+export function depthOf(state: WriterState): number {
+  return state.buffered + (state.inflight?.count ?? 0);
+}

@@ -1,0 +1,301 @@
+/**
+ * Streams over HTTP on the devhost: many producers, one writer per resource, buffered writes to an
+ * append blob. The logs are read straight from storage (Azurite) to check what the API promised:
+ * every acknowledged event is in the log exactly once and in per-producer order, `ack=flushed`
+ * answers only once the event is in the blob, a remap mid-stream loses nothing, a flush that fails
+ * half way (fault proxy in front of Azurite, blob appends only) is retried without duplicates,
+ * back-pressure engages and releases, a restart keeps buffered events, and bad input changes nothing.
+ */
+import { seededRandom } from '../../shared/clock';
+import { type FaultProxy, type ProxiedRequest, startFaultProxy } from '../support/faultProxy';
+import { devhostTest, type E2eHost, startDevhost } from './support/harness';
+import { expectProblem, requestJson } from './support/http';
+import { flush, logBlobs, post, readLog, seqsByProducer, type StreamView, uniqueType, until, view } from './support/streams';
+
+interface ProducerRun {
+  readonly producer: string;
+  /** Sequence numbers the API acknowledged (202/200), in the order they were sent. */
+  readonly acknowledged: number[];
+}
+
+/**
+ * One producer: `requests` sequential requests of 1-4 events with increasing seq. Now and then it
+ * sends the previous request again (as after a lost answer). A 429 or 503 is retried with the same events.
+ */
+async function produce(host: E2eHost, type: string, producer: string, requests: number, seed: number, query = ''): Promise<ProducerRun> {
+  const random = seededRandom(seed);
+  const acknowledged: number[] = [];
+  let seq = 0;
+  let previous: { producer: string; seq: number; data: unknown }[] | undefined;
+  for (let r = 0; r < requests; r++) {
+    const resend = previous !== undefined && random() < 0.15;
+    const events =
+      resend && previous !== undefined
+        ? previous
+        : Array.from({ length: 1 + Math.floor(random() * 4) }, () => ({ producer, seq: ++seq, data: { producer, n: seq } }));
+    for (let attempt = 0; ; attempt++) {
+      const res = await post(host, type, { events }, query);
+      if (res.status === 202 || res.status === 200) break;
+      if ((res.status !== 429 && res.status !== 503) || attempt > 50)
+        throw new Error(`${producer}: ${res.status} ${JSON.stringify(res.body)}`);
+      await new Promise((r2) => setTimeout(r2, 50));
+    }
+    if (!resend) acknowledged.push(...events.map((e) => e.seq));
+    previous = events;
+  }
+  return { producer, acknowledged };
+}
+
+function expectExactlyOnceInOrder(runs: readonly ProducerRun[], bySeq: Map<string, number[]>): void {
+  for (const run of runs)
+    expect({ producer: run.producer, seqs: bySeq.get(run.producer) ?? [] }).toEqual({ producer: run.producer, seqs: run.acknowledged });
+  expect([...bySeq.keys()].sort()).toEqual(runs.map((r) => r.producer).sort());
+}
+
+describe('streams over HTTP', () => {
+  let host: E2eHost;
+
+  beforeAll(async () => {
+    host = await startDevhost({ env: { TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200', TALLYHO_STREAMS_FLUSH_EVENTS: '50' } });
+  });
+  afterAll(async () => {
+    await host.stop();
+  });
+
+  devhostTest('16 concurrent producers to one type: every acknowledged event is in the blob once, in per-producer order', async () => {
+    const type = uniqueType('orders');
+    const runs = await Promise.all(Array.from({ length: 16 }, (_, i) => produce(host, type, `producer-${i}`, 20, i + 1)));
+    expect((await flush(host, type)).status).toBe(200);
+    const state = await view(host, type);
+    const lines = await readLog(state.route.partition, state.route.resource);
+    expectExactlyOnceInOrder(runs, seqsByProducer(lines));
+    // One writer numbered them: 0, 1, 2, … without gaps or repeats.
+    expect(lines.map((l) => l.index)).toEqual(lines.map((_, i) => i));
+    expect(lines.every((l) => l.type === type)).toBe(true);
+    const total = runs.reduce((n, r) => n + r.acknowledged.length, 0);
+    expect(state.writer).toMatchObject({ accepted: total, flushedThrough: total, bufferDepth: 0, exists: true, owns: 'yes' });
+    // Size- and time-triggered flushes batched the writes: far fewer flushes than requests.
+    expect(state.writer.totals.flushes).toBeLessThan(16 * 20);
+  });
+
+  devhostTest('after an ack=flushed answer the event is already in the blob', async () => {
+    const type = uniqueType('invoices');
+    await Promise.all(
+      Array.from({ length: 4 }, async (_, p) => {
+        for (let seq = 1; seq <= 4; seq++) {
+          const res = await post(host, type, { producer: `p${p}`, seq, data: { p, seq } }, '?ack=flushed');
+          expect(res.status).toBe(200);
+          expect(res.body.flushed).toBe(true);
+          const lines = await readLog(res.body.partition, res.body.resource);
+          expect(lines.filter((l) => l.producer === `p${p}` && l.seq === seq)).toHaveLength(1);
+        }
+      }),
+    );
+    // A retry of an event that is already in the log answers at once, as a duplicate.
+    const again = await post(host, type, { producer: 'p0', seq: 4 }, '?ack=flushed');
+    expect(again.body).toMatchObject({ accepted: 0, duplicates: 1, flushed: true });
+  });
+
+  devhostTest('a remap mid-stream loses, duplicates and reorders nothing', async () => {
+    const type = uniqueType('payments');
+    const before = await view(host, type);
+    const target = before.route.partition === 'p09' ? 'p08' : 'p09';
+    const producing = Promise.all(Array.from({ length: 8 }, (_, i) => produce(host, type, `producer-${i}`, 30, 100 + i)));
+    await new Promise((r) => setTimeout(r, 400));
+    const remap = await requestJson<{ switched: boolean; to: { partition: string; version: number } }>(
+      host,
+      'PUT',
+      `/api/streams/${type}/route`,
+      {
+        body: { partition: target },
+        key: 'admin',
+      },
+    );
+    expect(remap.status).toBe(200);
+    expect(remap.body).toMatchObject({ switched: true, to: { partition: target, version: 1 } });
+    const runs = await producing;
+    expect((await flush(host, type)).status).toBe(200);
+
+    const oldLog = await readLog(before.route.partition, type);
+    const newLog = await readLog(target, type);
+    expect(oldLog.length).toBeGreaterThan(0);
+    expect(newLog.length).toBeGreaterThan(0);
+    expectExactlyOnceInOrder(runs, seqsByProducer([...oldLog, ...newLog]));
+    const after = await view(host, type);
+    expect(after.route).toMatchObject({ partition: target, version: 1, source: 'table' });
+    expect(after.writer.owns).toBe('yes');
+  });
+
+  devhostTest('bad input answers 400 and writes nothing: no blob, no writer state', async () => {
+    const type = uniqueType('refunds');
+    const bad: [string, unknown, string?][] = [
+      ['missing producer', { seq: 1 }],
+      ['negative seq', { producer: 'a', seq: -1 }],
+      ['text seq', { producer: 'a', seq: 'one' }],
+      ['fraction seq', { producer: 'a', seq: 1.5 }],
+      ['unknown field', { producer: 'a', seq: 1, extra: true }],
+      ['empty batch', { events: [] }],
+      [
+        'seq not increasing within the request',
+        {
+          events: [
+            { producer: 'a', seq: 2 },
+            { producer: 'a', seq: 2 },
+          ],
+        },
+      ],
+      [
+        'one bad event spoils the batch',
+        {
+          events: [
+            { producer: 'a', seq: 1 },
+            { producer: 'a b', seq: 2 },
+          ],
+        },
+      ],
+      ['too many events', { events: Array.from({ length: 501 }, (_, i) => ({ producer: 'a', seq: i + 1 })) }],
+      ['event too large', { producer: 'a', seq: 1, data: 'x'.repeat(20_000) }],
+      ['bad ack', { producer: 'a', seq: 1 }, '?ack=soon'],
+      ['bad wait', { producer: 'a', seq: 1 }, '?wait=maybe'],
+    ];
+    for (const [what, body, query] of bad) {
+      const res = await post(host, type, body, query ?? '');
+      expect({ what, status: res.status }).toEqual({ what, status: 400 });
+      expectProblem(res, 400, 'ValidationFailed');
+    }
+    expectProblem(await requestJson(host, 'POST', `/api/streams/${type}/events`, { body: '{"producer":' }), 400, 'ValidationFailed');
+    expectProblem(await post(host, 'not a type!', { producer: 'a', seq: 1 }), 400, 'ValidationFailed');
+    expectProblem(await requestJson(host, 'PUT', `/api/streams/${type}/route`, { body: {}, key: 'admin' }), 400, 'ValidationFailed');
+    expectProblem(
+      await requestJson(host, 'PUT', `/api/streams/${type}/route`, { body: { partition: 'P 1' }, key: 'admin' }),
+      400,
+      'ValidationFailed',
+    );
+
+    const state = await view(host, type);
+    expect(state.writer).toMatchObject({ exists: false, accepted: 0 });
+    expect(state.route).toMatchObject({ version: 0, source: 'default' });
+    const writer = await requestJson(
+      host,
+      'GET',
+      `/runtime/webhooks/durabletask/entities/streamWriter/${encodeURIComponent(state.writer.key)}`,
+      {
+        key: 'admin',
+      },
+    );
+    expect(writer.status).toBe(404);
+    expect(await logBlobs(state.route.partition, state.route.resource)).toEqual([]);
+  });
+});
+
+describe('streams with storage misbehaving (fault proxy in front of Azurite)', () => {
+  let proxy: FaultProxy;
+  let host: E2eHost;
+  const isAppend = (r: ProxiedRequest): boolean => r.service === 'blob' && r.method === 'PUT' && r.path.includes('comp=appendblock');
+
+  beforeAll(async () => {
+    const storage = process.env.TEST_STORAGE_CONNECTION as string;
+    proxy = await startFaultProxy(storage);
+    host = await startDevhost({
+      env: {
+        AzureWebJobsStorage: proxy.connectionString,
+        TALLYHO_STORAGE_MAX_TRIES: '2',
+        TALLYHO_STORAGE_TRY_TIMEOUT_MS: '2000',
+        TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200',
+        TALLYHO_STREAMS_FLUSH_EVENTS: '1000',
+        TALLYHO_STREAMS_MAX_BLOCK_BYTES: '1024',
+        TALLYHO_STREAMS_MAX_EVENT_BYTES: '256',
+        TALLYHO_STREAMS_MAX_BUFFERED: '40',
+        TALLYHO_STREAMS_MAX_BATCH_EVENTS: '40',
+        TALLYHO_STREAMS_MAX_WAIT_SECONDS: '20',
+      },
+    });
+  });
+  afterAll(async () => {
+    await host.stop();
+    await proxy.close();
+  });
+  afterEach(() => proxy.setRules());
+
+  devhostTest('a flush that fails half way is retried and writes no duplicate', async () => {
+    const type = uniqueType('ledger');
+    let appends = 0;
+    // The first block lands but its answer is lost; the second block fails on every try of the first attempt.
+    proxy.setRules((r) => {
+      if (!isAppend(r)) return undefined;
+      appends++;
+      if (appends === 1) return { kind: 'loseResponse' };
+      if (r.headers['x-ms-blob-condition-appendpos'] !== '0' && appends <= 4) return { kind: 'status', status: 503 };
+      return undefined;
+    });
+    const events = Array.from({ length: 30 }, (_, i) => ({ producer: 'p', seq: i + 1, data: { i, pad: 'x'.repeat(60) } }));
+    const res = await post(host, type, { events }, '?ack=flushed');
+    expect(res.status).toBe(200);
+    expect(appends).toBeGreaterThan(4);
+    const state = await view(host, type);
+    expect(state.writer.lastFlush?.blocksFoundWritten).toBeGreaterThanOrEqual(1);
+    const blobs = await logBlobs(state.route.partition, state.route.resource);
+    expect(blobs).toHaveLength(1);
+    const lines = await readLog(state.route.partition, state.route.resource);
+    expect(lines.map((l) => l.seq)).toEqual(events.map((e) => e.seq));
+  });
+
+  devhostTest('back-pressure: a full buffer answers 429 with Retry-After, and takes events again once the log recovers', async () => {
+    const type = uniqueType('metrics');
+    proxy.setRules((r) => (isAppend(r) ? { kind: 'status', status: 503 } : undefined));
+    const fill = await post(host, type, { events: Array.from({ length: 40 }, (_, i) => ({ producer: 'p', seq: i + 1 })) });
+    expect(fill.status).toBe(202);
+    const refused = await post(host, type, { producer: 'q', seq: 1 });
+    expectProblem(refused, 429, 'TooManyRequests');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const full: StreamView = await view(host, type);
+    expect(full.writer.bufferDepth).toBe(40);
+    expect(full.writer.totals.refusedFull).toBeGreaterThanOrEqual(1);
+    await until('a failed flush attempt', async () => ((await view(host, type)).writer.lastError !== null ? true : undefined));
+
+    // A producer that asks to wait is held, and answered once the log takes writes again.
+    const waiting = post(host, type, { producer: 'q', seq: 1 }, '?wait=true');
+    await new Promise((r) => setTimeout(r, 500));
+    proxy.setRules();
+    const released = await waiting;
+    expect(released.status).toBe(202);
+    expect(released.body.accepted).toBe(1);
+    expect((await flush(host, type)).status).toBe(200);
+    const lines = await readLog(full.route.partition, full.route.resource);
+    expect(lines.map((l) => `${l.producer}${l.seq}`)).toEqual([...Array.from({ length: 40 }, (_, i) => `p${i + 1}`), 'q1']);
+  });
+});
+
+describe('streams across a devhost restart', () => {
+  let host: E2eHost;
+
+  beforeAll(async () => {
+    host = await startDevhost({
+      virtualClock: true,
+      env: { TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '5000', TALLYHO_STREAMS_FLUSH_EVENTS: '1000' },
+    });
+  });
+  afterAll(async () => {
+    await host.stop();
+  });
+
+  devhostTest('every ack=buffered event survives a restart between buffering and flushing, and the timer flush still happens', async () => {
+    const type = uniqueType('audit');
+    const runs = await Promise.all(Array.from({ length: 4 }, (_, i) => produce(host, type, `producer-${i}`, 5, 200 + i)));
+    const before = await view(host, type);
+    const total = runs.reduce((n, r) => n + r.acknowledged.length, 0);
+    expect(before.writer).toMatchObject({ accepted: total, flushedThrough: 0, bufferDepth: total });
+    expect(await logBlobs(before.route.partition, before.route.resource)).toEqual([]);
+
+    await host.restart();
+    expect((await view(host, type)).writer).toMatchObject({ accepted: total, bufferDepth: total });
+    // Nothing flushes until the flusher's durable timer (T = 5 s on the virtual clock) fires.
+    await host.advanceClock(6000);
+    const flushed = await until('the timer flush after the restart', async () => {
+      const state = await view(host, type);
+      return state.writer.flushedThrough === total ? state : undefined;
+    });
+    expect(flushed.writer.bufferDepth).toBe(0);
+    expectExactlyOnceInOrder(runs, seqsByProducer(await readLog(before.route.partition, before.route.resource)));
+  });
+});

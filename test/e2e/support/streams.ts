@@ -1,0 +1,103 @@
+/** Helpers for the streams e2e tests: producers over HTTP, and reading the logs straight from storage. */
+import { randomBytes } from 'node:crypto';
+
+import { BlobServiceClient } from '@azure/storage-blob';
+
+import type { E2eHost } from './harness';
+import { type JsonResponse, requestJson } from './http';
+
+export interface LogLine {
+  readonly type: string;
+  readonly producer: string;
+  readonly seq: number;
+  readonly index: number;
+  readonly at: string;
+  readonly data: unknown;
+}
+
+export interface AppendAnswer {
+  readonly partition: string;
+  readonly resource: string;
+  readonly accepted: number;
+  readonly duplicates: number;
+  readonly lastIndex: number;
+  readonly flushed: boolean;
+}
+
+export interface StreamView {
+  readonly route: { partition: string; resource: string; version: number; source: string };
+  readonly writer: {
+    key: string;
+    exists: boolean;
+    owns: string;
+    accepted: number;
+    flushedThrough: number;
+    bufferDepth: number;
+    lastFlush: { blocksFoundWritten: number } | null;
+    lastError: { message: string } | null;
+    totals: { refusedFull: number; flushes: number };
+  };
+}
+
+export const uniqueType = (prefix: string): string => `${prefix}-${randomBytes(5).toString('hex')}`;
+
+export function post(host: E2eHost, type: string, body: unknown, query = ''): Promise<JsonResponse<AppendAnswer>> {
+  return requestJson<AppendAnswer>(host, 'POST', `/api/streams/${type}/events${query}`, { body });
+}
+
+export async function view(host: E2eHost, type: string): Promise<StreamView> {
+  const res = await requestJson<StreamView>(host, 'GET', `/api/streams/${type}`);
+  if (res.status !== 200) throw new Error(`GET stream ${type}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+export async function flush(host: E2eHost, type: string): Promise<JsonResponse<{ flushed: boolean; flushedThrough: number }>> {
+  return requestJson(host, 'POST', `/api/streams/${type}/flush`, { key: 'admin' });
+}
+
+function container() {
+  const connection = process.env.TEST_STORAGE_CONNECTION;
+  if (connection === undefined) throw new Error('TEST_STORAGE_CONNECTION is not set');
+  return BlobServiceClient.fromConnectionString(connection).getContainerClient('streams');
+}
+
+/** Every blob of one writer's log, in order. */
+export async function logBlobs(partition: string, resource: string): Promise<string[]> {
+  const names: string[] = [];
+  const client = container();
+  if (!(await client.exists())) return names;
+  for await (const blob of client.listBlobsFlat({ prefix: `${partition}/${resource}/` })) names.push(blob.name);
+  return names.sort();
+}
+
+/** The lines of one writer's log (all its blobs, in order). */
+export async function readLog(partition: string, resource: string): Promise<LogLine[]> {
+  const lines: LogLine[] = [];
+  for (const name of await logBlobs(partition, resource)) {
+    const text = (await container().getBlobClient(name).downloadToBuffer()).toString('utf8');
+    if (text !== '' && !text.endsWith('\n')) throw new Error(`${name} ends with a partial line`);
+    for (const line of text.split('\n')) if (line !== '') lines.push(JSON.parse(line) as LogLine);
+  }
+  return lines;
+}
+
+/** Groups a log's lines by producer, keeping log order. */
+export function seqsByProducer(lines: readonly LogLine[]): Map<string, number[]> {
+  const by = new Map<string, number[]>();
+  for (const line of lines) {
+    const list = by.get(line.producer) ?? [];
+    list.push(line.seq);
+    by.set(line.producer, list);
+  }
+  return by;
+}
+
+export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -1,0 +1,135 @@
+import { append, ownership } from '../../../shared/streams/writerAppend.entity';
+import { opened } from '../../../shared/streams/writerFlush.entity';
+import {
+  type AppendRequest,
+  fallbackLimits,
+  initialWriterState,
+  type WriterLimits,
+  type WriterState,
+} from '../../../shared/streams/writerState';
+
+const limits: WriterLimits = { ...fallbackLimits, flushEvents: 3, flushIntervalMs: 1000, maxBuffered: 6, flushMaxEvents: 100 };
+let ids = 0;
+
+function request(events: { producer: string; seq: number; data?: unknown }[], extra: Partial<AppendRequest> = {}): AppendRequest {
+  return { requestId: `r${++ids}`, type: 'orders', version: 0, at: Date.UTC(2026, 0, 1), limits, events, ...extra };
+}
+
+function lines(state: WriterState): { producer: string; seq: number; index: number }[] {
+  return state.buffer
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l));
+}
+
+function opened0(): WriterState {
+  return opened(initialWriterState(limits), { blob: 0, position: 0, blocks: 0 });
+}
+
+describe('writer append', () => {
+  it('numbers accepted events without gaps and writes them as NDJSON lines in order', () => {
+    const { state, receipt } = append(
+      opened0(),
+      request([
+        { producer: 'a', seq: 1, data: { x: 1 } },
+        { producer: 'b', seq: 7 },
+      ]),
+    );
+    expect(receipt).toEqual({ r: expect.any(String), ok: true, acc: 2, dup: 0, last: 1, kick: true });
+    expect(lines(state).map((l) => [l.producer, l.seq, l.index])).toEqual([
+      ['a', 1, 0],
+      ['b', 7, 1],
+    ]);
+    expect(JSON.parse(state.buffer.split('\n')[0]!)).toEqual({
+      type: 'orders',
+      producer: 'a',
+      seq: 1,
+      index: 0,
+      at: '2026-01-01T00:00:00.000Z',
+      data: { x: 1 },
+    });
+    expect(state.nextIndex).toBe(2);
+    expect(state.oldestAt).toBe(Date.UTC(2026, 0, 1));
+  });
+
+  it('ignores events a producer sent before (a retry) and reports where they are', () => {
+    const first = append(
+      opened0(),
+      request([
+        { producer: 'a', seq: 1 },
+        { producer: 'a', seq: 2 },
+      ]),
+    ).state;
+    const { state, receipt } = append(
+      first,
+      request([
+        { producer: 'a', seq: 2 },
+        { producer: 'a', seq: 3 },
+      ]),
+    );
+    expect(receipt).toMatchObject({ ok: true, acc: 1, dup: 1, last: 2 });
+    expect(lines(state).map((l) => l.seq)).toEqual([1, 2, 3]);
+    const again = append(state, request([{ producer: 'a', seq: 1 }]));
+    expect(again.receipt).toMatchObject({ ok: true, acc: 0, dup: 1, last: 2, kick: false });
+    expect(again.state.buffer).toBe(state.buffer);
+  });
+
+  it('keeps sequence marks per type and producer', () => {
+    const first = append(opened0(), request([{ producer: 'a', seq: 5 }])).state;
+    const other = append(first, request([{ producer: 'a', seq: 5 }], { type: 'refunds' }));
+    expect(other.receipt).toMatchObject({ ok: true, acc: 1, dup: 0 });
+  });
+
+  it('refuses a whole request that does not fit (back-pressure) and counts it, changing nothing else', () => {
+    const full = append(opened0(), request([1, 2, 3, 4, 5].map((seq) => ({ producer: 'a', seq })))).state;
+    const { state, receipt } = append(
+      full,
+      request([
+        { producer: 'b', seq: 1 },
+        { producer: 'b', seq: 2 },
+      ]),
+    );
+    expect(receipt).toEqual({ r: expect.any(String), ok: false, why: 'full' });
+    expect(state.buffer).toBe(full.buffer);
+    expect(state.producers).toBe(full.producers);
+    expect(state.totals.refusedFull).toBe(1);
+    // A pure retry of accepted events still succeeds on a full buffer: it adds nothing.
+    expect(append(full, request([{ producer: 'a', seq: 5 }])).receipt).toMatchObject({ ok: true, dup: 1 });
+  });
+
+  it('asks for a kick when the buffer becomes non-empty and when it reaches N, not in between', () => {
+    let state = opened0();
+    const kicks: boolean[] = [];
+    for (let seq = 1; seq <= 4; seq++) {
+      const step = append(state, request([{ producer: 'a', seq }]));
+      state = step.state;
+      kicks.push(step.receipt.ok && step.receipt.kick);
+    }
+    expect(kicks).toEqual([true, false, true, false]);
+  });
+
+  it('evicts the least recently active producers beyond the limit', () => {
+    let state = opened0();
+    const small = { ...limits, maxProducers: 10, maxBuffered: 1000, flushEvents: 1000 };
+    for (let p = 0; p < 11; p++) state = append(state, request([{ producer: `p${p}`, seq: 1 }], { limits: small, at: 1000 + p })).state;
+    expect(Object.keys(state.producers)).toHaveLength(9);
+    expect(state.producers['orders|p0']).toBeUndefined();
+    expect(state.producers['orders|p10']).toBeDefined();
+  });
+});
+
+describe('ownership of a type', () => {
+  it('takes the default route (version 0) of an unknown type, waits for a handoff otherwise', () => {
+    expect(ownership(undefined, 0)).toBe('ok');
+    expect(ownership(undefined, 1)).toBe('notReady');
+  });
+  it('refuses older route versions (re-resolve) and is not ready for newer ones', () => {
+    expect(ownership({ version: 2 }, 2)).toBe('ok');
+    expect(ownership({ version: 2 }, 1)).toBe('notOwner');
+    expect(ownership({ version: 2 }, 3)).toBe('notReady');
+    const moved = { version: 0, moved: { version: 1, to: 'x', through: 0, adopted: false } };
+    expect(ownership(moved, 0)).toBe('notOwner');
+    expect(ownership(moved, 1)).toBe('notOwner');
+    expect(ownership(moved, 2)).toBe('notReady');
+  });
+});
