@@ -18,6 +18,7 @@ import type { StoredCounter } from './catalog';
 import { type CounterRuntime, retryContext } from './context';
 import type { MarkerWrite } from './dataStore';
 import { dataPartitionKey, keyedPartition } from './keys';
+import { ShardPicker } from './shardPicker';
 import { applyChange, writeOutcome } from './total';
 
 export interface IncrementDeps extends CounterRuntime {
@@ -40,14 +41,32 @@ interface Target {
 }
 
 export class Incrementer {
-  constructor(private readonly deps: IncrementDeps) {}
+  private readonly shards: ShardPicker;
+
+  constructor(private readonly deps: IncrementDeps) {
+    this.shards = new ShardPicker(deps.random);
+  }
 
   async increment(counter: StoredCounter, by: number, idempotencyKey?: string): Promise<IncrementResult> {
+    const { name } = counter;
     const { partitions, mode } = counter.definition;
-    const index = idempotencyKey === undefined ? Math.floor(this.deps.random() * partitions) : keyedPartition(idempotencyKey, partitions);
-    const target: Target = { name: counter.name, partitionKey: dataPartitionKey(counter.name, index), by, key: idempotencyKey };
-    const replayed = mode === 'hits' ? await this.addHit(target) : await this.addToShard(target);
-    return { name: counter.name, by, replayed };
+    const target = (index: number): Target => ({ name, partitionKey: dataPartitionKey(name, index), by, key: idempotencyKey });
+    let replayed: boolean;
+    if (idempotencyKey !== undefined) {
+      const index = keyedPartition(idempotencyKey, partitions);
+      replayed = mode === 'hits' ? await this.addHit(target(index)) : await this.addToShard(target(index));
+    } else if (mode === 'hits') {
+      // Inserts never conflict: any partition will do.
+      replayed = await this.addHit(target(Math.floor(this.deps.random() * partitions)));
+    } else {
+      const index = this.shards.take(name, partitions);
+      try {
+        replayed = await this.addToShard(target(index));
+      } finally {
+        this.shards.release(name, index);
+      }
+    }
+    return { name, by, replayed };
   }
 
   private markerFor(target: Target, op: string, now: number): MarkerWrite | undefined {

@@ -135,9 +135,10 @@ describe('folding under races, crashes and clock skew (model on a fake clock)', 
         const reader = readers.shift()!;
         reads.push({ value: partitionValue(total, reader.seen, 'visible').value, low: reader.startedTruth, high: inserted });
       }
-      const present = [...rows.values()].reduce((s, by) => s + by, 0);
       // Every hit is a present row or part of the count: never both, never neither.
-      expect(total.count + present).toBe(inserted);
+      let present = 0;
+      for (const by of rows.values()) present += by;
+      if (total.count + present !== inserted) expect({ step, counted: total.count + present }).toEqual({ step, counted: inserted });
     }
     return { reads, lost, folds, lateInserted, rows, total, inserted };
   }
@@ -145,14 +146,11 @@ describe('folding under races, crashes and clock skew (model on a fake clock)', 
   it('never loses or double-counts a hit, and reads stay between the truth when they started and ended', () => {
     let races = 0;
     let folds = 0;
-    for (let seed = 1; seed <= 150; seed++) {
+    for (let seed = 1; seed <= 100; seed++) {
       const { reads, lost, folds: f } = simulate(seed, false);
       races += lost;
       folds += f;
-      for (const read of reads) {
-        expect(read.value).toBeGreaterThanOrEqual(read.low);
-        expect(read.value).toBeLessThanOrEqual(read.high);
-      }
+      expect(reads.filter((read) => read.value < read.low || read.value > read.high)).toEqual([]);
     }
     // The runs did exercise the races they claim to.
     expect(races).toBeGreaterThan(100);
@@ -161,10 +159,10 @@ describe('folding under races, crashes and clock skew (model on a fake clock)', 
 
   it('with writers behind by more than the safety window: no loss, no double count; reads may lag, never overshoot', () => {
     let late = 0;
-    for (let seed = 1; seed <= 150; seed++) {
+    for (let seed = 1; seed <= 100; seed++) {
       const result = simulate(seed, true);
       late += result.lateInserted;
-      for (const read of result.reads) expect(read.value).toBeLessThanOrEqual(read.high);
+      expect(result.reads.filter((read) => read.value > read.high)).toEqual([]);
       // A last fold with the cutoff past every stamp folds the late ones too: the count becomes exact.
       const due = [...result.rows.entries()].map(([rowKey, by]) => ({ rowKey, by }));
       const folded = planFold(result.total.watermark, due).reduce(

@@ -1,0 +1,224 @@
+/**
+ * Counters: increments per second on one hot counter, against a single-entity ETag counter
+ * measured in the same run on the same Azurite (started here):
+ *   baseline — one entity: read, add, conditional write, retry on 412 (`sharded` with 1 shard);
+ *   sharded  — 16 shard entities, each such an ETag increment;
+ *   hits     — one inserted row per increment over 4 partitions (the default), folded by the rollup.
+ * For 1, 16 and 64 concurrent writers (one service, as in one instance; each writer yields between
+ * increments, as separate requests would): increments/s, failures (503 after the retry budget),
+ * latency, and storage transactions per increment — the rollup that folds the window's hits
+ * included, for `hits`. Then the read latency of a counter with 0 to 5,000 hits pending, default and
+ * consistent read, and after a rollup. Every phase runs for a fixed window, so the run is bounded.
+ */
+import { performance } from 'node:perf_hooks';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
+import { startAzurite } from '../devhost/azurite';
+import { systemClock } from '../shared/clock';
+import { counterSettings, loadConfig } from '../shared/config';
+import type { CounterMode } from '../shared/counters/definition';
+import { CounterService } from '../shared/counters/service';
+import { silentLogger } from '../shared/log';
+import { defaultBackoff } from '../shared/retry';
+import { createStorageClients } from '../shared/storage/clients';
+import { fmt, header, Latency, ratio, type Row, table } from './support/report';
+
+const writerCounts = [1, 16, 64];
+/** Each variant runs `rounds` windows of `windowMs` per writer count. */
+const windowMs = 900;
+const rounds = 3;
+const pendingCounts = [0, 100, 1000, 5000];
+const readsPerPoint = 40;
+
+interface Variant {
+  readonly label: string;
+  readonly mode: CounterMode;
+  readonly partitions: number;
+}
+
+const variants: readonly Variant[] = [
+  { label: 'baseline (1 entity, ETag)', mode: 'sharded', partitions: 1 },
+  { label: 'sharded (16 shards)', mode: 'sharded', partitions: 16 },
+  { label: 'hits (4 partitions)', mode: 'hits', partitions: 4 },
+];
+
+let transactions = 0;
+let counterSeq = 0;
+
+async function main(): Promise<void> {
+  header('counters');
+  const azurite = await startAzurite();
+  try {
+    const config = loadConfig({ AzureWebJobsStorage: azurite.connectionString });
+    const storage = createStorageClients(config.storage, {
+      retry: config.storageRetry,
+      observe: (service) => {
+        if (service === 'table') transactions++;
+      },
+    });
+    const service = new CounterService({
+      table: (name) => storage.table(name),
+      settings: { ...counterSettings({}), settingsCacheSeconds: 3600 },
+      idempotencyTtlSeconds: 3600,
+      clock: systemClock,
+      random: Math.random,
+      logger: silentLogger,
+      backoff: defaultBackoff,
+    });
+    const fresh = async (variant: Pick<Variant, 'mode' | 'partitions'>): Promise<string> => {
+      const name = `c${++counterSeq}`;
+      await service.configure(name, { mode: variant.mode, partitions: variant.partitions, safetyWindowSeconds: 0 });
+      await service.increment(name, 1);
+      return name;
+    };
+
+    interface Phase {
+      readonly name: string;
+      readonly latency: Latency;
+      done: number;
+      failed: number;
+      seconds: number;
+      writeTransactions: number;
+    }
+    const phases = new Map<string, Phase>();
+    const phaseOf = async (variant: Variant, writers: number): Promise<Phase> => {
+      const id = `${variant.label}/${writers}`;
+      let phase = phases.get(id);
+      if (phase === undefined) {
+        phase = { name: await fresh(variant), latency: new Latency(), done: 0, failed: 0, seconds: 0, writeTransactions: 0 };
+        phases.set(id, phase);
+      }
+      return phase;
+    };
+    // Variants take turns in short windows (rotating who goes first), so load from other processes on
+    // this machine falls on all of them alike instead of on whichever ran during a busy spell.
+    for (const writers of writerCounts) {
+      for (let round = 0; round < rounds; round++) {
+        for (let v = 0; v < variants.length; v++) {
+          const variant = variants[(v + round) % variants.length]!;
+          const phase = await phaseOf(variant, writers);
+          const before = transactions;
+          const started = performance.now();
+          const end = started + windowMs;
+          await Promise.all(
+            Array.from({ length: writers }, async () => {
+              while (performance.now() < end) {
+                const t = performance.now();
+                try {
+                  await service.increment(phase.name, 1);
+                  phase.done++;
+                  phase.latency.recordMs(performance.now() - t);
+                } catch {
+                  phase.failed++;
+                }
+                await nextTurn();
+              }
+            }),
+          );
+          phase.seconds += (performance.now() - started) / 1000;
+          phase.writeTransactions += transactions - before;
+        }
+      }
+    }
+
+    const rows: Row[] = [];
+    const rate = new Map<string, number>();
+    for (const variant of variants) {
+      for (const writers of writerCounts) {
+        const phase = await phaseOf(variant, writers);
+        let rollupTransactions = 0;
+        if (variant.mode === 'hits') {
+          const beforeRollup = transactions;
+          await service.runRollup();
+          rollupTransactions = transactions - beforeRollup;
+        }
+        const after = await service.read(phase.name);
+        // Every acknowledged increment is there (plus the one `fresh` made), and the rollup folded them all.
+        if (after.value < phase.done + 1 || (variant.mode === 'hits' && (after.pendingHits !== 0 || after.value !== phase.done + 1))) {
+          throw new Error(
+            `counter ${phase.name} reads ${after.value} with ${after.pendingHits} pending; ${phase.done + 1} were acknowledged`,
+          );
+        }
+        const perSecond = phase.done / phase.seconds;
+        rate.set(`${variant.label}/${writers}`, perSecond);
+        const { p50, p99 } = phase.latency.summary();
+        rows.push({
+          variant: variant.label,
+          writers: String(writers),
+          'increments/s': perSecond,
+          failed: String(phase.failed),
+          'p50 ms': p50,
+          'p99 ms': p99,
+          'tx/increment (write)': phase.writeTransactions / Math.max(1, phase.done),
+          'tx/increment (+rollup)': (phase.writeTransactions + rollupTransactions) / Math.max(1, phase.done),
+        });
+      }
+    }
+    table(
+      `Increments on one counter (${rounds} × ${windowMs / 1000} s per row, interleaved; failed = gave up after the retry budget, a 503)`,
+      rows,
+    );
+    for (const writers of writerCounts) {
+      const base = rate.get(`${variants[0]!.label}/${writers}`) ?? NaN;
+      for (const variant of variants.slice(1)) {
+        ratio(
+          `${variant.mode} vs single-entity ETag counter, ${writers} writer(s)`,
+          rate.get(`${variant.label}/${writers}`) ?? NaN,
+          base,
+          writers === 16 ? { atLeast: 10 } : undefined,
+        );
+      }
+    }
+
+    const readRows: Row[] = [];
+    for (const pending of pendingCounts) {
+      const name = await fresh({ mode: 'hits', partitions: 4 });
+      for (let i = 1; i < pending; i += 50)
+        await Promise.all(Array.from({ length: Math.min(50, pending - i) }, () => service.increment(name, 1)));
+      for (const [label, consistent] of [
+        ['default', false],
+        ['consistent', true],
+      ] as const) {
+        const latency = new Latency();
+        const before = transactions;
+        for (let i = 0; i < readsPerPoint; i++) {
+          const t = performance.now();
+          await service.read(name, consistent);
+          latency.recordMs(performance.now() - t);
+        }
+        readRows.push({
+          'pending hits': fmt(pending, 0),
+          read: label,
+          'p50 ms': latency.percentileMs(50),
+          'p99 ms': latency.percentileMs(99),
+          'tx/read': (transactions - before) / readsPerPoint,
+        });
+      }
+      if (pending === pendingCounts[pendingCounts.length - 1]) {
+        await service.runRollup();
+        const latency = new Latency();
+        const before = transactions;
+        for (let i = 0; i < readsPerPoint; i++) {
+          const t = performance.now();
+          await service.read(name);
+          latency.recordMs(performance.now() - t);
+        }
+        readRows.push({
+          'pending hits': `0 (${fmt(pending, 0)} folded)`,
+          read: 'default',
+          'p50 ms': latency.percentileMs(50),
+          'p99 ms': latency.percentileMs(99),
+          'tx/read': (transactions - before) / readsPerPoint,
+        });
+      }
+    }
+    table(`Read latency of a hits counter (4 partitions), ${readsPerPoint} sequential reads per row`, readRows);
+  } finally {
+    await azurite.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
