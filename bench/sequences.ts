@@ -172,17 +172,17 @@ function report(results: readonly Result[]): void {
     fixed: '(b) fixed blocks of 1000',
     adaptive: '(c) adaptive + prefetch',
   };
-  const micros = (ms: number): string => (ms * 1000).toFixed(1);
+  const ms = (value: number): string => value.toFixed(3);
   const rows: Row[] = results.map((r) => {
     const s = r.latency.summary();
     return {
       mode: label[r.mode],
       callers: String(r.callers),
-      'numbers/s': Math.round(r.perSecond),
-      'p50 µs': micros(s.p50),
-      'p99 µs': micros(s.p99),
-      'p99.9 µs': micros(s.p999),
-      'max ms': s.max.toFixed(1),
+      'numbers/s': Math.round(r.perSecond).toLocaleString('en-US'),
+      'p50 ms': ms(s.p50),
+      'p99 ms': ms(s.p99),
+      'p99.9 ms': ms(s.p999),
+      'max ms': ms(s.max),
       'tx/1000': r.transactionsPer1000.toFixed(3),
       'writes/1000': r.writesPer1000.toFixed(3),
       '503s': String(r.failures),
