@@ -248,7 +248,10 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     const keys = KeyPolicy.fromSettings(settings);
     const routes = new FunctionRoutes(live.filter((f) => httpTrigger(f.metadata) !== undefined).map((f) => f.metadata));
     const routePrefix = readString(hostJson, 'extensions.http.routePrefix') ?? 'api';
-    const streamProxy = typeof httpUri === 'string' && httpUri !== '' ? new StreamProxy(httpUri) : undefined;
+    // DEVHOST_STREAM_FORWARDING=tcp forwards streamed requests over TCP like the real host (default: handed over in-process).
+    const forwarding = (getSetting(settings, 'DEVHOST_STREAM_FORWARDING') ?? 'direct').toLowerCase();
+    const streamProxy =
+      typeof httpUri === 'string' && httpUri !== '' ? new StreamProxy(httpUri, { direct: forwarding !== 'tcp' }) : undefined;
     if (streamProxy !== undefined) cleanups.push(() => streamProxy.close());
 
     const timerListeners: TimerListener[] = [];

@@ -2,7 +2,7 @@
  * Registers shared route definitions as HTTP functions. Validation, error mapping and problem+json
  * happen in the route itself (shared/http/route.ts); this adapter only binds it to the runtime.
  */
-import { app, type HttpRequest, type HttpResponseInit, type InvocationContext } from '@azure/functions';
+import { app, type FunctionInput, type HttpRequest, type HttpResponseInit, type InvocationContext } from '@azure/functions';
 
 import { getConfig } from '../shared/config';
 import type { RouteDefinition } from '../shared/http/route';
@@ -34,13 +34,24 @@ export async function runRoute(route: RouteDefinition, request: HttpRequest, con
   return route.run(request, { logger: invocationLogger(context), ...(limit === undefined ? {} : { maxBodyBytes: limit }) });
 }
 
-export function registerRoutes(routes: readonly RouteDefinition[]): void {
+export interface RegisterOptions {
+  /** Input bindings every route of the list gets, e.g. `df.input.durableClient()`. */
+  readonly extraInputs?: FunctionInput[];
+  /** Runs before each request with its invocation context, e.g. to take the Durable client from it. */
+  readonly before?: (context: InvocationContext) => void;
+}
+
+export function registerRoutes(routes: readonly RouteDefinition[], options: RegisterOptions = {}): void {
   for (const route of routes) {
     app.http(route.name, {
       methods: [route.method],
       route: route.path,
       authLevel: route.auth,
-      handler: (request, context) => runRoute(route, request, context),
+      ...(options.extraInputs === undefined ? {} : { extraInputs: options.extraInputs }),
+      handler: (request, context) => {
+        options.before?.(context);
+        return runRoute(route, request, context);
+      },
     });
   }
 }

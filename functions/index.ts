@@ -8,6 +8,7 @@ import { runShutdown } from '../shared/lifecycle';
 
 import './health';
 import './counters';
+import './gates';
 import './sequences';
 import './streams';
 

@@ -102,6 +102,81 @@ export interface StreamSettings {
   readonly maxWaitSeconds: number;
 }
 
+export interface GateSettings {
+  /** Longest `…/wait?timeout=` a client may ask for (the Azure front end drops idle requests at 230 s). */
+  readonly waitMaxSeconds: number;
+  /** How long one server-sent-events response stays open before the client reconnects. */
+  readonly sseMaxSeconds: number;
+  /** Comment lines on an open event stream, so proxies do not close it as idle. */
+  readonly heartbeatSeconds: number;
+  /** How often an instance reads a gate while long-poll or SSE clients wait on it. */
+  readonly watchIntervalMs: number;
+  /** Waiting runs one notify activity pushes the release to. */
+  readonly notifyBatchSize: number;
+  /** Runs one generation of a gate may hold waiting. */
+  readonly maxWaiters: number;
+  /** How long an admin call (create, release, reset) waits for the orchestration's answer before 202. */
+  readonly commandWaitMs: number;
+}
+
+export interface ScheduleSettings {
+  /** Hosts a webhook target may call: `example.com`, `*.example.com`, optionally with `:port` (443 otherwise). */
+  readonly webhookAllowedHosts: readonly string[];
+  /** How long one webhook call may take, response body included. */
+  readonly webhookTimeoutMs: number;
+  /** Response bytes read from a webhook at most (the rest is discarded). */
+  readonly webhookMaxResponseBytes: number;
+  /** Redirects followed per call, each checked against the allow-list. */
+  readonly webhookMaxRedirects: number;
+  /** Lets webhooks reach loopback and private addresses. For local development only. */
+  readonly webhookAllowPrivateAddresses: boolean;
+  /** Storage queues a queueMessage target may write to (`*` = any except the app's own and the task hub's). */
+  readonly allowedQueues: readonly string[];
+  /** A fire older than this when the schedule gets to it counts as missed (catch-up policy). */
+  readonly misfireGraceSeconds: number;
+  /** Runs of one schedule in progress at once under the `allow` overlap policy. */
+  readonly maxConcurrentRuns: number;
+  /** How often a run that completes later (a job) is polled. */
+  readonly pollSeconds: number;
+  /** Longest a schedule sleeps before it re-reads its control state (heals a lost wake-up). */
+  readonly recheckSeconds: number;
+  /** Run records kept per schedule in the index. */
+  readonly historyRuns: number;
+}
+
+export interface JobSettings {
+  /** Work queues envelopes are spread over (K); the app registers one trigger (and one poison trigger) per queue. */
+  readonly queues: number;
+  /** Work queues are `<prefix>-0` … `<prefix>-<K-1>`; the host moves failing messages to `<queue>-poison`. */
+  readonly queuePrefix: string;
+  /** Items one job may hold (413 above). */
+  readonly maxItems: number;
+  /** Largest `POST /api/jobs` body (413 above); replaces the app-wide body limit for that endpoint. */
+  readonly maxRequestBytes: number;
+  /** Largest single item, serialised (400 above). */
+  readonly maxItemBytes: number;
+  /** Items one envelope (queue message) carries at most. */
+  readonly envelopeMaxItems: number;
+  /** Largest envelope JSON; base64 makes it 4/3 larger on the queue, which holds 64 KiB per message. */
+  readonly envelopeMaxBytes: number;
+  /** An item larger than this travels as a claim check (a reference into the job's input blob). */
+  readonly claimCheckBytes: number;
+  /** Items of one envelope processed at once. */
+  readonly itemConcurrency: number;
+  /** Attempts per item (the first included) before a retryable failure is recorded as final. */
+  readonly maxAttempts: number;
+  /** Delay before the first retry envelope becomes visible; doubled per further attempt. */
+  readonly retryDelaySeconds: number;
+  /** Envelopes sent at once while enqueuing (also the most a crash can make a resume send twice). */
+  readonly enqueueParallelism: number;
+  /** A job step (enqueue, finalize, publish) without progress for this long is taken over by the reconciler. */
+  readonly staleSeconds: number;
+  /** Six-field NCRONTAB schedule of the reconciler timer. */
+  readonly reconcileSchedule: string;
+  /** Billing processor: tax category -> rate (parts per million), from a JSON object of percentages. */
+  readonly billingRates: RateTable;
+}
+
 export interface HttpSettings {
   /** Largest JSON body any endpoint reads; endpoints may set a lower limit. */
   readonly maxBodyBytes: number;
@@ -123,6 +198,7 @@ export interface Config {
   readonly http: HttpSettings;
   readonly sequences: SequenceSettings;
   readonly counters: CounterSettings;
+  readonly gates: GateSettings;
   readonly streams: StreamSettings;
 }
 
@@ -329,6 +405,28 @@ export const settingNames = {
   streamsIdleRecheckSeconds: 'TALLYHO_STREAMS_IDLE_RECHECK_SECONDS',
   streamsAckTimeoutMs: 'TALLYHO_STREAMS_ACK_TIMEOUT_MS',
   streamsMaxWaitSeconds: 'TALLYHO_STREAMS_MAX_WAIT_SECONDS',
+  gatesWaitMaxSeconds: 'TALLYHO_GATES_WAIT_MAX_SECONDS',
+  gatesSseMaxSeconds: 'TALLYHO_GATES_SSE_MAX_SECONDS',
+  gatesHeartbeatSeconds: 'TALLYHO_GATES_HEARTBEAT_SECONDS',
+  gatesWatchIntervalMs: 'TALLYHO_GATES_WATCH_INTERVAL_MS',
+  gatesNotifyBatch: 'TALLYHO_GATES_NOTIFY_BATCH',
+  gatesMaxWaiters: 'TALLYHO_GATES_MAX_WAITERS',
+  gatesCommandWaitMs: 'TALLYHO_GATES_COMMAND_WAIT_MS',
+  jobsQueues: 'TALLYHO_JOBS_QUEUES',
+  jobsQueuePrefix: 'TALLYHO_JOBS_QUEUE_PREFIX',
+  jobsMaxItems: 'TALLYHO_JOBS_MAX_ITEMS',
+  jobsMaxRequestBytes: 'TALLYHO_JOBS_MAX_REQUEST_BYTES',
+  jobsMaxItemBytes: 'TALLYHO_JOBS_MAX_ITEM_BYTES',
+  jobsEnvelopeMaxItems: 'TALLYHO_JOBS_ENVELOPE_MAX_ITEMS',
+  jobsEnvelopeMaxBytes: 'TALLYHO_JOBS_ENVELOPE_MAX_BYTES',
+  jobsClaimCheckBytes: 'TALLYHO_JOBS_CLAIM_CHECK_BYTES',
+  jobsItemConcurrency: 'TALLYHO_JOBS_ITEM_CONCURRENCY',
+  jobsMaxAttempts: 'TALLYHO_JOBS_MAX_ATTEMPTS',
+  jobsRetryDelaySeconds: 'TALLYHO_JOBS_RETRY_DELAY_SECONDS',
+  jobsEnqueueParallelism: 'TALLYHO_JOBS_ENQUEUE_PARALLELISM',
+  jobsStaleSeconds: 'TALLYHO_JOBS_STALE_SECONDS',
+  jobsReconcileSchedule: 'TALLYHO_JOBS_RECONCILE_SCHEDULE',
+  jobsBillingRates: 'TALLYHO_JOBS_BILLING_RATES',
   occMaxAttempts: 'TALLYHO_OCC_MAX_ATTEMPTS',
   occMaxWaitMs: 'TALLYHO_OCC_MAX_WAIT_MS',
   storageMaxTries: 'TALLYHO_STORAGE_MAX_TRIES',
@@ -424,6 +522,15 @@ export function loadConfig(env: Env = process.env): Config {
       idempotencyTtlSeconds: r.int(settingNames.idempotencyTtlSeconds, 24 * 3600, 60, 30 * 24 * 3600),
     },
     counters: readCounterSettings(r),
+    gates: {
+      waitMaxSeconds: r.int(settingNames.gatesWaitMaxSeconds, 120, 1, 220),
+      sseMaxSeconds: r.int(settingNames.gatesSseMaxSeconds, 300, 10, 3600),
+      heartbeatSeconds: r.int(settingNames.gatesHeartbeatSeconds, 15, 1, 120),
+      watchIntervalMs: r.int(settingNames.gatesWatchIntervalMs, 1000, 50, 60_000),
+      notifyBatchSize: r.int(settingNames.gatesNotifyBatch, 50, 1, 1000),
+      maxWaiters: r.int(settingNames.gatesMaxWaiters, 10_000, 1, 100_000),
+      commandWaitMs: r.int(settingNames.gatesCommandWaitMs, 15_000, 100, 120_000),
+    },
     streams: readStreamSettings(r),
     sequences: {
       autoCreate: r.bool(settingNames.sequencesAutoCreate, false),

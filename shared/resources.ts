@@ -17,10 +17,15 @@ export const tables = {
   counterDirty: 'counterdirty',
   /** Stream routes: event type -> partition and resource (RowKey = type), with a version per remap. */
   streamRoutes: 'streamroutes',
+  /** Gate audit log: one row per create, release and reset (PartitionKey = gate, RowKey = generation and kind). */
+  gateAudit: 'gateaudit',
 } as const;
 
 /** Storage queues. */
-export const queues = {} as const;
+export const queues = {
+  /** Messages of released gated runs whose action is `enqueue`, for workers that poll a queue. */
+  gateActions: 'gate-actions',
+} as const;
 
 /** Blob containers. */
 export const containers = {
@@ -30,6 +35,9 @@ export const containers = {
 
 /** Service Bus entities, used only when a Service Bus connection is configured. */
 export const serviceBusEntities = {
-  topics: {},
+  topics: {
+    /** Gate releases and resets, for external workers (they bring their own subscriptions). */
+    gateEvents: 'gate-events',
+  },
   queues: {},
 } as const;

@@ -30,15 +30,74 @@ export interface ForwardedExchange {
   abort(): void;
 }
 
+/** The library's proxy server object, found by its port (the library keeps it to itself). */
+function findLibraryServer(port: number): Server | undefined {
+  const handles = (process as unknown as { _getActiveHandles?: () => unknown[] })._getActiveHandles?.() ?? [];
+  for (const handle of handles) {
+    if (!(handle instanceof Server)) continue;
+    const address = handle.address();
+    if (typeof address === 'object' && address !== null && address.port === port) return handle;
+  }
+  return undefined;
+}
+
 export class StreamProxy {
   private readonly target: URL;
   private readonly agent = new Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' });
+  /**
+   * When the library's proxy server lives in this process (it always does here), requests are
+   * handed to it directly: the library gets the client's own request and response objects, exactly
+   * what it would get from a forwarded connection, without a second HTTP hop. Otherwise they are
+   * forwarded over TCP, as the real host does.
+   */
+  private readonly direct: Server | undefined;
 
-  constructor(httpUri: string) {
+  constructor(httpUri: string, options: { direct?: boolean } = {}) {
     this.target = new URL(httpUri);
+    this.direct = options.direct === false ? undefined : findLibraryServer(Number(this.target.port));
+  }
+
+  get mode(): 'direct' | 'tcp' {
+    return this.direct === undefined ? 'tcp' : 'direct';
   }
 
   forward(
+    invocationId: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+    onResponseHead: (res: ServerResponse) => void,
+    onError: (err: Error) => void,
+  ): ForwardedExchange {
+    if (this.direct !== undefined) return this.handOver(this.direct, invocationId, req, res, onResponseHead);
+    return this.forwardTcp(invocationId, req, res, onResponseHead, onError);
+  }
+
+  private handOver(
+    server: Server,
+    invocationId: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+    onResponseHead: (res: ServerResponse) => void,
+  ): ForwardedExchange {
+    req.headers['x-ms-invocation-id'] = invocationId;
+    req.headers['x-forwarded-host'] = req.headers.host ?? 'localhost';
+    req.headers['x-forwarded-proto'] = 'http';
+    let settle: (value: boolean) => void = () => undefined;
+    const responded = new Promise<boolean>((resolve) => (settle = resolve));
+    // The library sets status and headers, then writes: catch the moment the head goes out.
+    const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
+    res.writeHead = ((...args: unknown[]): ServerResponse => {
+      res.writeHead = writeHead as ServerResponse['writeHead'];
+      onResponseHead(res);
+      settle(true);
+      return writeHead(...args);
+    }) as ServerResponse['writeHead'];
+    res.on('close', () => settle(false));
+    server.emit('request', req, res);
+    return { responded, started: () => res.headersSent, abort: () => settle(false) };
+  }
+
+  private forwardTcp(
     invocationId: string,
     req: IncomingMessage,
     res: ServerResponse,
@@ -110,15 +169,8 @@ export class StreamProxy {
    */
   close(): void {
     this.agent.destroy();
-    const port = Number(this.target.port);
-    const handles = (process as unknown as { _getActiveHandles?: () => unknown[] })._getActiveHandles?.() ?? [];
-    for (const handle of handles) {
-      if (!(handle instanceof Server)) continue;
-      const address = handle.address();
-      if (typeof address === 'object' && address !== null && address.port === port) {
-        handle.close();
-        handle.closeAllConnections();
-      }
-    }
+    const server = this.direct ?? findLibraryServer(Number(this.target.port));
+    server?.close();
+    server?.closeAllConnections();
   }
 }

@@ -3,12 +3,12 @@ import { request } from 'node:http';
 import type { RunningHost } from '../host';
 import { startFixture } from './support';
 
-describe('HTTP stream mode (app.setup({ enableHttpStream: true }))', () => {
+describe.each(['direct', 'tcp'])('HTTP stream mode (app.setup({ enableHttpStream: true })), %s hand-over', (forwarding) => {
   let host: RunningHost;
   const url = (path: string): string => `${host.baseUrl}${path}`;
 
   beforeAll(async () => {
-    host = await startFixture('stream');
+    host = await startFixture('stream', { env: { DEVHOST_STREAM_FORWARDING: forwarding } });
   });
   afterAll(async () => {
     await host.stop();

@@ -1,0 +1,41 @@
+/**
+ * What a gated run does once released. A discriminated union, so a new kind of action is one more
+ * schema member plus one handler (actionRunner.ts must then handle it: the handler table is typed
+ * over every `type`). Jobs will add `startJob` here.
+ *
+ * - `none`: just proceed; the run completes as soon as it is released (the orchestrator needs no
+ *   activity for it).
+ * - `enqueue`: put a message for the run on the `gate-actions` storage queue, where pre-warmed
+ *   workers that cannot hold an HTTP connection pick it up. At least once: a consumer dedups by `runId`.
+ */
+import { z } from 'zod';
+
+/** Storage queue messages are at most 64 KiB and are base64-encoded; keep the payload well below. */
+export const maxActionPayloadBytes = 32 * 1024;
+
+const payload = z
+  .json()
+  .refine((value) => Buffer.byteLength(JSON.stringify(value), 'utf8') <= maxActionPayloadBytes, {
+    message: `At most ${maxActionPayloadBytes} bytes of JSON`,
+  })
+  .meta({ description: `Any JSON value (at most ${maxActionPayloadBytes} bytes), passed to the worker as is.` });
+
+export const gateActionSchema = z
+  .discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('none') }).meta({ description: 'Proceed; nothing else.' }),
+    z
+      .strictObject({ type: z.literal('enqueue'), payload: payload.optional() })
+      .meta({ description: 'Enqueue a message {gate, generation, runId, payload} on the gate-actions storage queue.' }),
+  ])
+  .meta({ id: 'GateAction', description: 'What the run does once the gate is released (default: none).' });
+
+export type GateAction = z.output<typeof gateActionSchema>;
+export type GateActionType = GateAction['type'];
+
+/** What an action reports; stored in the run's output. */
+export type GateActionResult = { readonly type: 'none' } | { readonly type: 'enqueue'; readonly queue: string; readonly messageId: string };
+
+/** Whether the action needs an activity (I/O) or the orchestrator can finish on its own. */
+export function needsActivity(action: GateAction): boolean {
+  return action.type !== 'none';
+}

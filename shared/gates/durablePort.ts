@@ -1,0 +1,36 @@
+/**
+ * What the gates capability needs from a Durable client, as an interface: shared/ does not depend on
+ * the Functions runtime, and tests can see every call. functions/gates.ts adapts the durable-functions
+ * client to it.
+ */
+
+export interface InstanceStatus {
+  /** Running, Pending, Completed, ContinuedAsNew, Failed, Canceled, Terminated or Suspended. */
+  readonly runtimeStatus: string;
+  readonly customStatus: unknown;
+  readonly output: unknown;
+}
+
+/** The check-status links `createCheckStatusResponse` gives (`statusQueryGetUri`, `sendEventPostUri`, …). */
+export type ManagementLinks = Readonly<Record<string, string>>;
+
+export interface EntityRef {
+  readonly name: string;
+  readonly key: string;
+}
+
+export interface GateDurableClient {
+  /** The entity's stored state, or undefined when it does not exist. */
+  readState<T>(entity: EntityRef): Promise<T | undefined>;
+  /** Starts an orchestration with this id. Throws when an instance with the id is already running. */
+  startNew(orchestration: string, instanceId: string, input: unknown): Promise<void>;
+  getStatus(instanceId: string): Promise<InstanceStatus | undefined>;
+  /** Raises an event; `gone` when the instance no longer exists or has finished. */
+  raiseEvent(instanceId: string, event: string, data: unknown): Promise<'delivered' | 'gone'>;
+  /** The management links of an instance, on the origin of the request being answered. */
+  managementLinks(instanceId: string, requestUrl: URL): ManagementLinks;
+}
+
+export function isFinished(status: InstanceStatus): boolean {
+  return ['Completed', 'Failed', 'Canceled', 'Terminated'].includes(status.runtimeStatus);
+}

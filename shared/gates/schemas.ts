@@ -1,0 +1,127 @@
+/** The HTTP shapes of the gates API (request validation and the OpenAPI document). */
+import { z } from 'zod';
+
+import { isoTimestamp, resourceName } from '../http/schemas';
+import { gateActionSchema } from './actions';
+import { actorSchema, type GateSnapshot } from './operations';
+
+export const gateParams = z.object({ name: resourceName });
+
+const note = z.string().max(500).meta({ description: 'Free text kept in the audit record.' });
+const by = actorSchema.meta({
+  description: 'Who is doing it, for the audit record. With App Service authentication on, the signed-in principal is recorded instead.',
+});
+const releaseAt = isoTimestamp.meta({
+  description: 'Release this generation automatically at this time (ISO 8601 with offset; in the future, at most 366 days ahead).',
+  example: '2026-03-29T09:00:00Z',
+});
+
+export const createBody = z
+  .strictObject({ releaseAt: releaseAt.optional(), by: by.optional(), note: note.optional() })
+  .optional()
+  .meta({ id: 'GateCreateRequest' });
+
+export const releaseBody = z.strictObject({ by: by.optional(), note: note.optional() }).optional().meta({ id: 'GateReleaseRequest' });
+
+export const resetBody = z
+  .strictObject({ releaseAt: releaseAt.optional(), by: by.optional(), note: note.optional() })
+  .optional()
+  .meta({ id: 'GateResetRequest' });
+
+export const runBody = z
+  .strictObject({
+    runId: resourceName
+      .optional()
+      .meta({ description: 'Makes the start idempotent: a second start with the same runId returns the first run. Default: a new id.' }),
+    action: gateActionSchema.optional(),
+  })
+  .optional()
+  .meta({ id: 'GateRunRequest', example: { action: { type: 'none' } } });
+
+/** The ceiling is the hard limit; TALLYHO_GATES_WAIT_MAX_SECONDS may lower it. */
+export const hardWaitMaxSeconds = 220;
+
+export const waitQuery = z.object({
+  timeout: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(hardWaitMaxSeconds)
+    .optional()
+    .meta({ description: 'Seconds to wait for the release (default 30, at most TALLYHO_GATES_WAIT_MAX_SECONDS).' }),
+  generation: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .meta({ description: 'Wait for the release of this generation (returns at once if the gate has moved past it).' }),
+});
+
+export const auditQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).optional() });
+
+const waiters = z
+  .object({
+    waiting: z.int().meta({ description: 'Runs waiting now (0 once released).' }),
+    registered: z.int().meta({ description: 'Runs registered before the release (including those carried over by a reset).' }),
+    late: z.int().meta({ description: 'Runs that registered after the release and proceeded at once.' }),
+    proceeded: z.int().meta({ description: 'Runs that reported proceeding after this generation was released.' }),
+  })
+  .meta({ id: 'GateWaiters' });
+
+export const gateView = z
+  .object({
+    name: z.string(),
+    state: z.enum(['closed', 'released']),
+    generation: z.int().meta({ description: 'Increases with every reset; a release belongs to one generation.' }),
+    createdAt: z.string(),
+    generationStartedAt: z.string(),
+    releaseAt: z.string().nullable(),
+    releasedAt: z.string().nullable(),
+    releasedBy: z.string().nullable(),
+    releaseHow: z.enum(['api', 'schedule']).nullable(),
+    releaseNote: z.string().nullable(),
+    waiters,
+  })
+  .meta({ id: 'Gate' });
+
+export type GateView = z.output<typeof gateView>;
+
+export function viewOf(gate: GateSnapshot): GateView {
+  return {
+    name: gate.name,
+    state: gate.state,
+    generation: gate.generation,
+    createdAt: gate.createdAt,
+    generationStartedAt: gate.generationStartedAt,
+    releaseAt: gate.releaseAt,
+    releasedAt: gate.release?.at ?? null,
+    releasedBy: gate.release?.by ?? null,
+    releaseHow: gate.release?.how ?? null,
+    releaseNote: gate.release?.note ?? null,
+    waiters: gate.waiters,
+  };
+}
+
+export const releaseResult = z
+  .object({ outcome: z.enum(['released', 'alreadyReleased']), gate: gateView })
+  .meta({ id: 'GateReleaseResult' });
+
+export const resetResult = z
+  .object({
+    outcome: z.enum(['reset', 'alreadyReset']),
+    gate: gateView,
+    carried: z.int().meta({ description: 'Runs still waiting that moved into the new generation.' }),
+  })
+  .meta({ id: 'GateResetResult' });
+
+export const waitResult = z.object({ released: z.boolean(), timedOut: z.boolean(), gate: gateView }).meta({ id: 'GateWaitResult' });
+
+export const accepted = z
+  .object({ id: z.string(), statusQueryGetUri: z.string() })
+  .catchall(z.string())
+  .meta({ id: 'GateAccepted', description: 'Still under way: the Durable check-status links of the orchestration doing it.' });
+
+export const runStarted = z
+  .object({ runId: z.string(), gate: z.string(), created: z.boolean(), id: z.string(), statusQueryGetUri: z.string() })
+  .catchall(z.union([z.string(), z.boolean()]))
+  .meta({ id: 'GateRunStarted', description: 'The run id and the Durable check-status links (as createCheckStatusResponse gives them).' });

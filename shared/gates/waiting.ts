@@ -1,0 +1,142 @@
+/**
+ * Long-poll and server-sent events for workers outside Durable. Both subscribe to the process's
+ * watch hub before they read, then read the state first — so a release between the read and the wait
+ * cannot be missed — and both are bounded: a long poll by `timeout` (at most
+ * TALLYHO_GATES_WAIT_MAX_SECONDS, below the 230 s at which Azure's front end drops an idle request),
+ * an event stream by TALLYHO_GATES_SSE_MAX_SECONDS, after which the client reconnects (the `retry:`
+ * hint) and is sent the full state again.
+ */
+import type { Clock } from '../clock';
+import type { GateSettings } from '../config';
+import { AppError } from '../errors';
+import type { GateSnapshot } from './operations';
+import { viewOf } from './schemas';
+import type { GateWatchHub, Observed } from './watchHub';
+
+/** Reconnect hint for event-stream clients, with jitter so a fleet does not reconnect in step. */
+const sseRetryBaseMs = 2000;
+
+export interface WaitingDeps {
+  readonly hub: GateWatchHub;
+  readonly settings: GateSettings;
+  readonly clock: Clock;
+  readonly random: () => number;
+}
+
+/** Released, or (when the client names a generation) moved past it. */
+export function isReleasedFor(gate: GateSnapshot, generation: number | undefined): boolean {
+  if (generation === undefined || gate.generation === generation) return gate.state === 'released';
+  return gate.generation > generation;
+}
+
+function existing(observed: Observed, name: string): GateSnapshot {
+  if (observed.gate === undefined) throw new AppError('NotFound', `No gate named "${name}"`);
+  return observed.gate;
+}
+
+export interface WaitOutcome {
+  readonly gate: GateSnapshot;
+  readonly etag: string | undefined;
+  readonly released: boolean;
+  readonly timedOut: boolean;
+}
+
+export async function waitForRelease(
+  deps: WaitingDeps,
+  name: string,
+  timeoutSeconds: number,
+  generation: number | undefined,
+): Promise<WaitOutcome> {
+  const stop = new AbortController();
+  let resolveSeen: (o: Observed) => void = () => undefined;
+  const seen = new Promise<Observed>((resolve) => (resolveSeen = resolve));
+  const unsubscribe = deps.hub.subscribe(name, (o) => {
+    if (o.gate === undefined || isReleasedFor(o.gate, generation)) resolveSeen(o);
+  });
+  try {
+    const first = await deps.hub.current(name);
+    const gate = existing(first, name);
+    if (isReleasedFor(gate, generation)) return { gate, etag: first.etag, released: true, timedOut: false };
+    const timeout = deps.clock.sleep(timeoutSeconds * 1000, stop.signal).then(
+      () => undefined,
+      () => undefined,
+    );
+    const outcome = await Promise.race([seen, timeout]);
+    if (outcome !== undefined) {
+      const released = existing(outcome, name);
+      return { gate: released, etag: outcome.etag, released: true, timedOut: false };
+    }
+    const last = await deps.hub.current(name);
+    const latest = existing(last, name);
+    return { gate: latest, etag: last.etag, released: isReleasedFor(latest, generation), timedOut: true };
+  } finally {
+    stop.abort();
+    unsubscribe();
+  }
+}
+
+function sseEvent(observed: Observed): string {
+  if (observed.gate === undefined) return `event: deleted\ndata: {}\n\n`;
+  const name = observed.gate.state === 'released' ? 'released' : 'state';
+  return `event: ${name}\nid: ${observed.etag ?? ''}\ndata: ${JSON.stringify(viewOf(observed.gate))}\n\n`;
+}
+
+/**
+ * An event stream for one gate: a `retry:` hint, the current state (`state`, or `released` when it is
+ * released), then every change (`released` for a release, `state` otherwise), `: heartbeat` comments in
+ * between, ending after TALLYHO_GATES_SSE_MAX_SECONDS. Resolves once the first state is read, so a
+ * missing gate is an ordinary 404 rather than a broken stream.
+ */
+export async function gateEventStream(deps: WaitingDeps, name: string): Promise<ReadableStream<Uint8Array>> {
+  const encoder = new TextEncoder();
+  const queued: string[] = [];
+  let push: (chunk: string) => void = (chunk) => queued.push(chunk);
+  const unsubscribe = deps.hub.subscribe(name, (o) => push(sseEvent(o)));
+  let first: Observed;
+  try {
+    first = await deps.hub.current(name);
+    existing(first, name);
+  } catch (err) {
+    unsubscribe();
+    throw err;
+  }
+  const stop = new AbortController();
+  const retryMs = Math.round(sseRetryBaseMs * (1 + deps.random()));
+  const { clock, settings } = deps;
+  let closed = false;
+  const finish = (): void => {
+    if (closed) return;
+    closed = true;
+    stop.abort();
+    unsubscribe();
+  };
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      const write = (chunk: string): void => {
+        if (!closed) controller.enqueue(encoder.encode(chunk));
+      };
+      write(`retry: ${retryMs}\n\n`);
+      write(sseEvent(first));
+      // Changes seen between the subscription and the first read are older than or equal to it.
+      queued.length = 0;
+      push = write;
+      void (async () => {
+        const end = clock.now() + settings.sseMaxSeconds * 1000;
+        try {
+          while (clock.now() < end) {
+            await clock.sleep(Math.min(settings.heartbeatSeconds * 1000, end - clock.now()), stop.signal);
+            if (clock.now() < end) write(': heartbeat\n\n');
+          }
+          write(': stream ends; reconnect to resume\n\n');
+          finish();
+          controller.close();
+        } catch {
+          // Aborted: the client went away (cancel) and the stream is already finished.
+        }
+      })();
+    },
+    cancel() {
+      finish();
+    },
+  });
+}
