@@ -1,0 +1,31 @@
+import { z } from 'zod';
+
+import { countersRoutes } from '../../../shared/counters/routes';
+
+describe('counter route definitions', () => {
+  const routes = countersRoutes({
+    service: () => {
+      throw new Error('no service needed to describe routes');
+    },
+  });
+
+  it('defines configure (admin), increment and read, each with problem responses', () => {
+    expect(routes.map((r) => [r.name, r.method, r.path, r.auth])).toEqual([
+      ['countersConfigure', 'PUT', 'counters/{name}', 'admin'],
+      ['countersIncrement', 'POST', 'counters/{name}/increment', 'function'],
+      ['countersGet', 'GET', 'counters/{name}', 'function'],
+    ]);
+    for (const route of routes) expect(Object.keys(route.responses)).toEqual(expect.arrayContaining(['400', '500', '503']));
+    expect(Object.keys(routes[1]!.responses)).toEqual(expect.arrayContaining(['202', '404', '409', '413']));
+    expect(Object.keys(routes[2]!.responses)).toEqual(expect.arrayContaining(['200', '404']));
+  });
+
+  it('has examples that validate and schemas that render as JSON Schema for the OpenAPI document', () => {
+    for (const route of routes) {
+      for (const example of route.examples ?? []) expect(route.schemas.body?.safeParse(example).success).toBe(true);
+      for (const schema of Object.values(route.schemas)) expect(() => z.toJSONSchema(schema, { io: 'input' })).not.toThrow();
+      for (const response of Object.values(route.responses))
+        if (response.schema) expect(() => z.toJSONSchema(response.schema!)).not.toThrow();
+    }
+  });
+});
