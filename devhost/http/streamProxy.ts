@@ -87,11 +87,11 @@ export class StreamProxy {
     // The library sets status and headers, then writes: catch the moment the head goes out.
     const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
     res.writeHead = ((...args: unknown[]): ServerResponse => {
-      res.writeHead = writeHead as ServerResponse['writeHead'];
+      res.writeHead = writeHead;
       onResponseHead(res);
       settle(true);
       return writeHead(...args);
-    }) as ServerResponse['writeHead'];
+    });
     res.on('close', () => settle(false));
     server.emit('request', req, res);
     return { responded, started: () => res.headersSent, abort: () => settle(false) };
