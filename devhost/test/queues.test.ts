@@ -118,7 +118,7 @@ describe('storage-queue triggers on Azurite', () => {
   });
 });
 
-describe('queue output and blob output bindings (basic fixture)', () => {
+describe('queue output, blob output and blob input bindings (basic fixture)', () => {
   const outQueue = uniqueName('out');
   const outContainer = uniqueName('out');
   let host: RunningHost;
@@ -147,6 +147,10 @@ describe('queue output and blob output bindings (basic fixture)', () => {
     expect(blobs[0]).toMatch(/^t1-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.json$/);
     const content = (await container.getBlobClient(blobs[0] as string).downloadToBuffer()).toString('utf8');
     expect(JSON.parse(content)).toEqual({ tag: 't1', body: { n: 1 } });
+    // Blob input reads it back (route parameter in the path); a missing blob binds as null.
+    const read = await fetch(`${host.baseUrl}/api/blob/${blobs[0] as string}`);
+    expect(JSON.parse(await read.text())).toEqual({ tag: 't1', body: { n: 1 } });
+    expect((await fetch(`${host.baseUrl}/api/blob/missing.json`)).status).toBe(404);
   });
 });
 
