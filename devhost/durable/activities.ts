@@ -28,32 +28,45 @@ export function resultText(rv: RpcTypedData | null | undefined): string | null {
 }
 
 export function startActivity(engine: DurableEngine, target: ExecutionRef, taskId: number, name: string, input: unknown): void {
-  const current = (): boolean => {
-    const rt = engine.orchestrations.get(target.instanceId);
-    return rt !== undefined && rt.record.executionId === target.executionId && !isTerminal(rt.record.status) && !engine.stopped;
+  const rt = engine.orchestrations.get(target.instanceId);
+  const current = (): boolean =>
+    rt !== undefined &&
+    rt.record.executionId === target.executionId &&
+    !isTerminal(rt.record.status) &&
+    !engine.stopped &&
+    engine.orchestrations.get(target.instanceId) === rt;
+  if (rt !== undefined) rt.activeActivities++;
+  let counted = rt !== undefined;
+  const done = (): void => {
+    if (counted && rt !== undefined) rt.activeActivities--;
+    counted = false;
   };
-  void engine.activities.run(async () => {
-    if (!current()) return;
-    const missing = engine.functions.check('activity', name);
-    const outcome = missing === undefined ? await engine.functions.invoke('activity', name, inputData(input)) : undefined;
-    if (engine.stopped) return;
-    const ts = new Date(engine.now()).toISOString();
-    const event: HistoryEvent =
-      outcome?.ok === true
-        ? {
-            EventType: EventType.TaskCompleted,
-            EventId: -1,
-            Timestamp: ts,
-            TaskScheduledId: taskId,
-            Result: resultText(outcome.response.returnValue),
-          }
-        : {
-            EventType: EventType.TaskFailed,
-            EventId: -1,
-            Timestamp: ts,
-            TaskScheduledId: taskId,
-            ...activityFailure(name, outcome === undefined ? new Error(missing) : outcome.error),
-          };
-    engine.deliverToOrchestration(target, { event, dedupKey: `t${taskId}`, executionId: target.executionId });
-  });
+  void engine.activities
+    .run(async () => {
+      if (!current()) return;
+      const missing = engine.functions.check('activity', name);
+      const outcome = missing === undefined ? await engine.functions.invoke('activity', name, inputData(input)) : undefined;
+      if (engine.stopped) return;
+      const ts = new Date(engine.now()).toISOString();
+      const event: HistoryEvent =
+        outcome?.ok === true
+          ? {
+              EventType: EventType.TaskCompleted,
+              EventId: -1,
+              Timestamp: ts,
+              TaskScheduledId: taskId,
+              Result: resultText(outcome.response.returnValue),
+            }
+          : {
+              EventType: EventType.TaskFailed,
+              EventId: -1,
+              Timestamp: ts,
+              TaskScheduledId: taskId,
+              ...activityFailure(name, outcome === undefined ? new Error(missing) : outcome.error),
+            };
+      // Count it done first: delivering may start the episode that is waiting for the last result.
+      done();
+      engine.deliverToOrchestration(target, { event, dedupKey: `t${taskId}`, executionId: target.executionId });
+    })
+    .finally(done);
 }

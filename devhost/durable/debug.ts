@@ -9,7 +9,7 @@ const names = Object.fromEntries(Object.entries(EventType).map(([name, value]) =
 
 function line(e: HistoryEvent): string {
   const type = names[e.EventType] ?? String(e.EventType);
-  const { EventType: _t, EventId, Timestamp, IsPlayed: _p, ...rest } = e;
+  const { EventType: _t, EventId, Timestamp, ...rest } = e;
   const id = EventId >= 0 ? `#${EventId} ` : '';
   const detail = JSON.stringify(rest);
   return `  ${Timestamp} ${id}${type} ${detail.length > 200 ? `${detail.slice(0, 200)}…` : detail}`;

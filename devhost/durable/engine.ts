@@ -5,6 +5,7 @@
  * orchestrations.ts and entities.ts, the client operations in client.ts.
  */
 import { cpus } from 'node:os';
+import { performance } from 'node:perf_hooks';
 
 import type { HostClock } from '../clock';
 import type { HostLogger } from '../extension';
@@ -12,7 +13,7 @@ import { startActivity } from './activities';
 import { runEntityWork } from './entities';
 import type { DurableFunctions } from './functions';
 import { recoverOrchestration, runOrchestrationWork } from './orchestrations';
-import { EventType, type HistoryEvent } from './protocol';
+import { EventType } from './protocol';
 import { type ExecutionRef, isTerminal, type OutboxItem } from './records';
 import type { Op } from './replay';
 import { EntityRuntime, type InboxItem, newEntityRecord, OrchestrationRuntime, type QueuedEntityMessage } from './runtime';
@@ -23,7 +24,8 @@ import { KeyedWork, Limiter } from './work';
 export interface EpisodeObservation {
   readonly instanceId: string;
   readonly executionId: string;
-  readonly history: readonly HistoryEvent[];
+  /** Events in the history the episode replayed. */
+  readonly events: number;
   readonly ops: readonly Op[];
   /** Set when replay failed the orchestration (numbering stops mattering then). */
   readonly error: string | undefined;
@@ -76,6 +78,7 @@ export class DurableEngine {
   private readonly episodes: KeyedWork;
   private readonly batches: KeyedWork;
   private clientWrites = 0;
+  private deferred = 0;
   private started = false;
   stopped = false;
 
@@ -129,6 +132,7 @@ export class DurableEngine {
     if (this.stopped) return;
     this.stopped = true;
     this.timers.cancelAll();
+    for (const rt of this.orchestrations.values()) this.endDeferral(rt);
     const deadline = Date.now() + timeoutMs;
     while ((this.episodes.busy > 0 || this.batches.busy > 0 || this.clientWrites > 0) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 5));
@@ -138,7 +142,7 @@ export class DurableEngine {
 
   /** Nothing running or queued, and no durable timer due but not fired. */
   idle(): boolean {
-    return this.episodes.busy + this.batches.busy + this.activities.busy + this.clientWrites + this.timers.dueCount() === 0;
+    return this.episodes.busy + this.batches.busy + this.activities.busy + this.clientWrites + this.deferred + this.timers.dueCount() === 0;
   }
 
   /** Counts a client write (accepting a message) as work, so `idle()` waits for it. */
@@ -166,6 +170,7 @@ export class DurableEngine {
       return false;
     }
     if (item.dedupKey !== undefined) rt.keys.add(item.dedupKey);
+    item.arrivedAt = performance.now();
     rt.inbox.push(item);
     this.episodes.mark(rt.id);
     return true;
@@ -224,6 +229,23 @@ export class DurableEngine {
 
   scheduleEpisode(instanceId: string): void {
     this.episodes.mark(instanceId);
+  }
+
+  /** Runs the instance's next episode after `ms` (real time) unless something marks it earlier. */
+  deferEpisode(rt: OrchestrationRuntime, ms: number): void {
+    if (rt.deferral !== undefined) return;
+    this.deferred++;
+    rt.deferral = setTimeout(() => {
+      this.endDeferral(rt);
+      this.episodes.mark(rt.id);
+    }, ms);
+  }
+
+  endDeferral(rt: OrchestrationRuntime): void {
+    if (rt.deferral === undefined) return;
+    clearTimeout(rt.deferral);
+    rt.deferral = undefined;
+    this.deferred--;
   }
 
   entity(id: string): EntityRuntime {

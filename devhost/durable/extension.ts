@@ -15,9 +15,9 @@ import { DurableEngine, type EngineObserver } from './engine';
 import { DurableFunctions } from './functions';
 import { DurableHttpApi } from './httpApi';
 import { MemoryStore } from './memoryStore';
+import { BlobStore, containerForHub } from './blobStore';
 import { readDurableSettings } from './settings';
 import type { DurableStore } from './store';
-import { TableStore, tableNameForHub } from './tableStore';
 
 const clientTypes = new Set(['durableclient', 'orchestrationclient']);
 const durableTypes = new Set([...clientTypes, 'orchestrationtrigger', 'activitytrigger', 'entitytrigger']);
@@ -77,7 +77,7 @@ export class DurableExtension implements HostExtension {
     };
   }
 
-  private chooseStore(host: HostServices, kind: 'table' | 'memory' | 'auto', connectionName: string, hubName: string): DurableStore {
+  private chooseStore(host: HostServices, kind: 'storage' | 'memory' | 'auto', connectionName: string, hubName: string): DurableStore {
     const usesDurable = [...host.registry.functions.values()].some((fn) =>
       Object.values(fn.metadata.bindings).some((b) => durableTypes.has(b.type?.toLowerCase() ?? '')),
     );
@@ -86,14 +86,14 @@ export class DurableExtension implements HostExtension {
     try {
       connection = host.storageConnectionString(connectionName);
     } catch (err) {
-      if (kind === 'table') throw err;
+      if (kind === 'storage') throw err;
       host.log(
         'warn',
         `Durable Functions state is kept in memory only (${connectionName} is not set): a restart loses orchestrations and entities`,
       );
       return new MemoryStore();
     }
-    return new TableStore(connection, tableNameForHub(hubName));
+    return new BlobStore(connection, containerForHub(hubName));
   }
 
   async stop(): Promise<void> {

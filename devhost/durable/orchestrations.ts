@@ -5,6 +5,7 @@
  * only then dispatches the work — so a crash never leaves work running that history does not know.
  */
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 
 import type { InvocationOutcome } from '../core/invoker';
 import type { DurableEngine } from './engine';
@@ -20,14 +21,18 @@ import {
   senderKey,
 } from './records';
 import { type Op, replay, type ReplayResult } from './replay';
-import { type InboxItem, OrchestrationRuntime } from './runtime';
+import { type InboxItem, OrchestrationRuntime, playedJson } from './runtime';
 
 /** JS splits timers longer than this itself; advertising ~100 years means it never does (see README). */
 export const maximumShortTimerDuration = '36500.00:00:00';
 const outOfProcMarker = '$OutOfProcData$:';
 
+let lastIso = { ms: Number.NaN, text: '' };
+
+/** ISO time text; episodes stamp many events with the same instant, so the last one is reused. */
 export function iso(ms: number): string {
-  return new Date(ms).toISOString();
+  if (ms !== lastIso.ms) lastIso = { ms, text: new Date(ms).toISOString() };
+  return lastIso.text;
 }
 
 export interface NewOrchestration {
@@ -83,7 +88,7 @@ export async function createOrchestration(engine: DurableEngine, spec: NewOrches
   // Claim the id before the write so a concurrent start with the same id sees it taken.
   engine.orchestrations.set(spec.instanceId, rt);
   try {
-    await engine.clientWrite(() => engine.store.saveOrchestration({ record, storedEvents: 0, consumed: [] }));
+    await engine.clientWrite(() => engine.store.saveOrchestration({ record, appended: [], newExecution: true, consumed: [] }));
   } catch (err) {
     if (previous === undefined) engine.orchestrations.delete(spec.instanceId);
     else engine.orchestrations.set(spec.instanceId, previous);
@@ -99,32 +104,55 @@ export async function runOrchestrationWork(engine: DurableEngine, rt: Orchestrat
   // A message can arrive while the instance's creation is still being written; the start goes first.
   if (rt.record.pendingStart !== null && rt.inbox[0]?.event.EventType !== EventType.ExecutionStarted) return;
   if (isTerminal(rt.record.status)) dropInbox(rt);
+  const delay = episodeDelay(rt);
+  if (delay > 0) {
+    engine.deferEpisode(rt, delay);
+    return;
+  }
+  engine.endDeferral(rt);
   const batch = isTerminal(rt.record.status) ? [] : takeBatch(rt);
   if (batch.length === 0) {
     if (rt.dirty) await saveSummary(engine, rt);
     return;
   }
   let plan: EpisodePlan;
+  let appendedJson: string[];
   try {
+    const started = performance.now();
     plan = await planEpisode(engine, rt, batch);
+    rt.lastEpisodeMs = performance.now() - started;
+    appendedJson = plan.continuedAsNew ? [] : plan.appended.map((e) => JSON.stringify(e));
     const snap = rt.snapshotOutbox();
     const stored = { ...plan.record, outbox: [...snap.items, ...plan.sends] };
     const consumed = batch.flatMap((i) => (i.pendingKey === undefined ? [] : [i.pendingKey]));
-    await engine.checkpoint(`orchestration ${rt.id}`, () =>
-      engine.store.saveOrchestration({ record: stored, storedEvents: plan.storedEvents, consumed }),
-    );
+    const checkpoint = { record: stored, appended: appendedJson, newExecution: plan.continuedAsNew, consumed };
+    await engine.checkpoint(`orchestration ${rt.id}`, () => engine.store.saveOrchestration(checkpoint));
     rt.markStored(stored.outbox, snap.changes);
   } catch (err) {
     rt.inbox.unshift(...batch);
     throw err;
   }
-  apply(engine, rt, batch, plan);
+  apply(engine, rt, batch, plan, appendedJson);
+}
+
+/**
+ * Activity results may gather a little while more of the instance's activities are still running:
+ * a fan-out then replays its (long) history a few times instead of once per result. The wait is
+ * twice the last episode's duration (5–250 ms) from the first result, never applies to anything but
+ * activity results, and ends as soon as the last running activity reports.
+ */
+function episodeDelay(rt: OrchestrationRuntime): number {
+  if (rt.activeActivities === 0 || rt.inbox.length === 0) return 0;
+  if (!rt.inbox.every((i) => i.event.EventType === EventType.TaskCompleted || i.event.EventType === EventType.TaskFailed)) return 0;
+  const window = Math.min(250, Math.max(5, 2 * rt.lastEpisodeMs));
+  const first = Math.min(...rt.inbox.map((i) => i.arrivedAt ?? 0));
+  return Math.max(0, first + window - performance.now());
 }
 
 interface EpisodePlan {
   /** The record after the episode (its outbox is replaced by the live one when applied). */
+  /** The record after the episode; `appended` is pushed onto its (live, shared) history once stored. */
   readonly record: OrchestrationRecord;
-  readonly storedEvents: number;
   readonly appended: readonly HistoryEvent[];
   readonly newOps: readonly Op[];
   readonly sends: readonly OutboxItem[];
@@ -215,9 +243,7 @@ function finished(
       output: outcome.output,
       lastUpdatedTime: now,
       pendingStart: null,
-      history: [...rec.history, ...appended],
     },
-    storedEvents: rec.history.length,
     appended,
     newOps: [],
     sends: [],
@@ -254,7 +280,7 @@ function readOutcome(outcome: InvocationOutcome): JsOutcome {
 
 function payloadJson(rt: OrchestrationRuntime, fresh: readonly HistoryEvent[], input: string | null): string {
   const rec = rt.record;
-  const history = rt.played.concat(fresh.map((e) => JSON.stringify({ ...e, IsPlayed: false }))).join(',');
+  const history = rt.played.concat(fresh.map((e) => playedJson(JSON.stringify(e), false))).join(',');
   const parent = rec.parent === null ? 'null' : JSON.stringify(rec.parent.instanceId);
   return (
     `{"history":[${history}],"input":${input ?? 'null'},"instanceId":${JSON.stringify(rec.instanceId)},` +
@@ -274,7 +300,7 @@ async function execute(
   const rec = rt.record;
   const now = Date.parse(started.Timestamp);
   const fresh = [started, ...events];
-  const history = [...rec.history, ...fresh];
+  const history = [rec.history, fresh];
   const missing = engine.functions.check('orchestrator', rec.name);
   let js: JsOutcome;
   if (missing !== undefined) js = { state: undefined, threw: missing };
@@ -297,7 +323,7 @@ async function execute(
     engine.observer?.episode?.({
       instanceId: rec.instanceId,
       executionId: rec.executionId,
-      history,
+      events: rec.history.length + fresh.length,
       ops: replayed.ops,
       error: replayed.error,
     });
@@ -332,14 +358,13 @@ async function execute(
       status: 'Failed' as const,
       output: failure.reason,
       failureDetails: failure.details ?? null,
-      history: [...rec.history, ...appended],
     };
-    return { ...common, record, storedEvents: rec.history.length, appended, continuedAsNew: false };
+    return { ...common, record, appended, continuedAsNew: false };
   }
   const state = js.state as OrchestratorState;
   const continueAsNew = state.isDone ? actions.find((a) => a.actionType === ActionType.ContinueAsNew) : undefined;
   if (continueAsNew !== undefined && continueAsNew.actionType === ActionType.ContinueAsNew) {
-    return { ...common, record: nextExecution(base, continueAsNew.input, now), storedEvents: 0, appended, continuedAsNew: true };
+    return { ...common, record: nextExecution(base, continueAsNew.input, now), appended, continuedAsNew: true };
   }
   if (state.isDone) {
     const output = state.output === undefined ? null : JSON.stringify(state.output);
@@ -350,11 +375,11 @@ async function execute(
       OrchestrationStatus: 'Completed',
       Result: output,
     });
-    const record = { ...base, status: 'Completed' as const, output, history: [...rec.history, ...appended] };
-    return { ...common, record, storedEvents: rec.history.length, appended, continuedAsNew: false };
+    const record = { ...base, status: 'Completed' as const, output };
+    return { ...common, record, appended, continuedAsNew: false };
   }
-  const record = { ...base, status: suspended ? ('Suspended' as const) : ('Running' as const), history: [...rec.history, ...appended] };
-  return { ...common, record, storedEvents: rec.history.length, appended, continuedAsNew: false };
+  const record = { ...base, status: suspended ? ('Suspended' as const) : ('Running' as const) };
+  return { ...common, record, appended, continuedAsNew: false };
 }
 
 /**
@@ -480,7 +505,13 @@ function scheduleEvents(rec: OrchestrationRecord, ops: readonly Op[], now: numbe
   return { scheduled, sends };
 }
 
-function apply(engine: DurableEngine, rt: OrchestrationRuntime, batch: readonly InboxItem[], plan: EpisodePlan): void {
+function apply(
+  engine: DurableEngine,
+  rt: OrchestrationRuntime,
+  batch: readonly InboxItem[],
+  plan: EpisodePlan,
+  appendedJson: readonly string[],
+): void {
   const previous = rt.record;
   const exec = { instanceId: previous.instanceId, executionId: previous.executionId };
   rt.record = { ...plan.record, outbox: rt.outbox };
@@ -494,7 +525,8 @@ function apply(engine: DurableEngine, rt: OrchestrationRuntime, batch: readonly 
     for (const item of stale) item.ack?.();
     if (rt.record.pendingStart !== null) rt.inbox.unshift({ event: rt.record.pendingStart });
   } else {
-    rt.appendPlayed(plan.appended);
+    rt.record.history.push(...plan.appended);
+    rt.appendPlayed(plan.appended, appendedJson);
   }
   for (const item of batch) item.ack?.();
   const terminal = isTerminal(rt.record.status);
@@ -579,7 +611,7 @@ async function saveSummary(engine: DurableEngine, rt: OrchestrationRuntime): Pro
   const snap = rt.snapshotOutbox();
   const stored = { ...rt.record, outbox: snap.items };
   await engine.checkpoint(`orchestration ${rt.id}`, () =>
-    engine.store.saveOrchestration({ record: stored, storedEvents: stored.history.length, consumed: [] }),
+    engine.store.saveOrchestration({ record: stored, appended: [], newExecution: false, consumed: [] }),
   );
   rt.markStored(stored.outbox, snap.changes);
 }

@@ -25,8 +25,6 @@ export const EventType = {
   ExecutionResumed: 20,
 } as const;
 
-export type EventTypeName = keyof typeof EventType;
-
 /** Structured failure (durable-functions 3.5 + extension PR #3451): read by JS as `TaskFailedError`. */
 export interface FailureDetails {
   readonly ErrorType: string;
@@ -36,10 +34,10 @@ export interface FailureDetails {
   readonly Properties?: Record<string, unknown> | undefined;
 }
 
+/** `IsPlayed` is added only in the payload sent to the orchestrator (see `withIsPlayed`). */
 interface EventBase {
   readonly EventId: number;
   readonly Timestamp: string;
-  IsPlayed?: boolean;
 }
 
 export type HistoryEvent = EventBase &
@@ -98,14 +96,6 @@ export type HistoryEvent = EventBase &
     | { readonly EventType: typeof EventType.ExecutionSuspended; readonly Reason: string | null }
     | { readonly EventType: typeof EventType.ExecutionResumed; readonly Reason: string | null }
   );
-
-export type EventOf<T extends HistoryEvent['EventType']> = Extract<HistoryEvent, { EventType: T }>;
-
-/** Distributes `Omit` over the union so each member keeps its own fields. */
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-
-/** A history event before the engine stamps its id and time. */
-export type NewEvent = DistributiveOmit<HistoryEvent, 'EventId' | 'Timestamp' | 'IsPlayed'> & { readonly EventId?: number };
 
 export const ActionType = {
   CallActivity: 0,

@@ -135,9 +135,9 @@ class Replayer {
     private readonly actions: readonly Action[],
   ) {}
 
-  run(history: readonly HistoryEvent[]): ReplayResult {
+  run(history: readonly (readonly HistoryEvent[])[]): ReplayResult {
     try {
-      for (const event of history) this.process(event);
+      for (const segment of history) for (const event of segment) this.process(event);
     } catch (err) {
       if (!(err instanceof ReplayError)) throw err;
       this.error ??= err.message;
@@ -474,6 +474,7 @@ function normalizeTarget(target: string): string {
   return at < 0 ? target : `@${target.slice(1, at).toLowerCase()}${target.slice(at)}`;
 }
 
-export function replay(ctx: ReplayContext, history: readonly HistoryEvent[], actions: readonly Action[]): ReplayResult {
+/** `history` in segments (stored history, this episode's new events), walked in order without copying. */
+export function replay(ctx: ReplayContext, history: readonly (readonly HistoryEvent[])[], actions: readonly Action[]): ReplayResult {
   return new Replayer(ctx, actions).run(history);
 }

@@ -17,6 +17,8 @@ export interface InboxItem {
   readonly executionId?: string;
   /** Tells the sender its outbox item arrived, once this event is checkpointed (or dropped). */
   readonly ack?: () => void;
+  /** performance.now() when it arrived (pacing, see `episodeDelay`). */
+  arrivedAt?: number;
 }
 
 export interface QueuedEntityMessage {
@@ -44,6 +46,11 @@ export function completionKey(event: HistoryEvent): string | undefined {
     return `t${event.TaskScheduledId}`;
   }
   return event.EventType === EventType.TimerFired ? `t${event.TimerId}` : undefined;
+}
+
+/** An event's JSON with `IsPlayed` added (stored events never carry it). */
+export function playedJson(json: string, played: boolean): string {
+  return `${json.slice(0, -1)},"IsPlayed":${played}}`;
 }
 
 abstract class Sender {
@@ -83,6 +90,11 @@ export class OrchestrationRuntime extends Sender {
   played: string[] = [];
   lastReplay: ReplayResult | undefined;
   readonly completionWaiters = new Set<() => void>();
+  /** Activities of this instance queued or running. */
+  activeActivities = 0;
+  /** How long the last episode took (ms), which sets how long results may gather. */
+  lastEpisodeMs = 0;
+  deferral: NodeJS.Timeout | undefined;
 
   constructor(public record: OrchestrationRecord) {
     super();
@@ -104,9 +116,11 @@ export class OrchestrationRuntime extends Sender {
     this.appendPlayed(this.record.history);
   }
 
-  appendPlayed(events: readonly HistoryEvent[]): void {
-    for (const event of events) {
-      this.played.push(JSON.stringify({ ...event, IsPlayed: true }));
+  /** Adds stored events to the payload cache and the completion keys (`json`: their JSON, if at hand). */
+  appendPlayed(events: readonly HistoryEvent[], json?: readonly string[]): void {
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i] as HistoryEvent;
+      this.played.push(playedJson(json?.[i] ?? JSON.stringify(event), true));
       const key = completionKey(event);
       if (key !== undefined) this.keys.add(key);
       if (event.EventType === EventType.EventRaised) this.keys.add(`r${event.Name}`);

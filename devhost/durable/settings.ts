@@ -11,7 +11,7 @@ export interface DurableSettings {
   readonly hubName: string;
   /** App setting that names the storage account (default AzureWebJobsStorage). */
   readonly connectionName: string;
-  readonly store: 'table' | 'memory' | 'auto';
+  readonly store: 'storage' | 'memory' | 'auto';
   readonly limits: EngineLimits;
 }
 
@@ -32,8 +32,8 @@ export function readDurableSettings(
     readString(hostJson, 'extensions.durableTask.storageProvider.connectionStringName') ??
     'AzureWebJobsStorage';
   const storeSetting = (getSetting(settings, 'DEVHOST_DURABLE_STORE') ?? 'auto').trim().toLowerCase();
-  if (storeSetting !== 'table' && storeSetting !== 'memory' && storeSetting !== 'auto') {
-    throw new SettingsError(`DEVHOST_DURABLE_STORE must be "table", "memory" or "auto" (got "${storeSetting}")`);
+  if (storeSetting !== 'storage' && storeSetting !== 'memory' && storeSetting !== 'auto') {
+    throw new SettingsError(`DEVHOST_DURABLE_STORE must be "storage", "memory" or "auto" (got "${storeSetting}")`);
   }
   const defaults = defaultLimits();
   const positive = (path: string, fallback: number): number => Math.max(1, Math.floor(readNumber(hostJson, path, fallback)));

@@ -2,7 +2,6 @@
  * Where the engine checkpoints. The engine is authoritative in memory; the store only has to make
  * each checkpoint durable (one write per episode or entity batch) and give everything back on start.
  */
-import type { HistoryEvent } from './protocol';
 import type { EntityRecord, OrchestrationRecord, PendingEntityMessage, PendingOrchestrationEvent } from './records';
 
 export interface LoadedOrchestration {
@@ -22,10 +21,12 @@ export interface LoadedState {
 }
 
 export interface OrchestrationCheckpoint {
-  /** The record after the episode; `history` is the full current-execution history. */
+  /** The record after the episode (stores ignore its `history`: they keep their own). */
   readonly record: OrchestrationRecord;
-  /** How many events of `record.history` are already stored (0 after a new execution began). */
-  readonly storedEvents: number;
+  /** JSON text of each history event this episode appended to the current execution. */
+  readonly appended: readonly string[];
+  /** A new execution began (start, continueAsNew): the stored history restarts empty. */
+  readonly newExecution: boolean;
   /** Inbox keys consumed by this checkpoint, so the store can delete them. */
   readonly consumed: readonly string[];
 }
@@ -36,7 +37,7 @@ export interface EntityCheckpoint {
 }
 
 export interface DurableStore {
-  readonly kind: 'memory' | 'table';
+  readonly kind: 'memory' | 'blob';
   load(): Promise<LoadedState>;
   saveOrchestration(checkpoint: OrchestrationCheckpoint): Promise<void>;
   saveEntity(checkpoint: EntityCheckpoint): Promise<void>;
@@ -63,8 +64,4 @@ export class InboxKeys {
     this.last = Math.max(this.last + 1, Date.now() * 1000);
     return String(this.last).padStart(17, '0');
   }
-}
-
-export function cloneEvent(event: HistoryEvent): HistoryEvent {
-  return JSON.parse(JSON.stringify(event)) as HistoryEvent;
 }

@@ -91,7 +91,7 @@ export class IdCrossCheck {
     if (observation.error !== undefined) return;
     const js = this.js.get(observation.instanceId) ?? new Map<number, JsKind>();
     const host = new Map(observation.ops.map((op) => [op.id, op.kind]));
-    const where = `${observation.instanceId} (episode with ${observation.history.length} events)`;
+    const where = `${observation.instanceId} (episode with ${observation.events} events)`;
     for (const [id, kind] of js) {
       const hostKind = host.get(id);
       if (hostKind === undefined) this.mismatches.push(`${where}: JS numbered #${id} (${kind}), the devhost did not`);
