@@ -84,6 +84,8 @@ export interface StreamSettings {
   readonly flushMaxEvents: number;
   /** Unflushed events per writer at most; beyond it appends get 429 (back-pressure). */
   readonly maxBuffered: number;
+  /** Unflushed NDJSON bytes per writer at most (bounds the writer's durable state); beyond it, 429. */
+  readonly maxBufferedBytes: number;
   /** Events one request may carry. */
   readonly maxBatchEvents: number;
   /** Largest serialised event. */
@@ -397,6 +399,7 @@ export const settingNames = {
   streamsFlushIntervalMs: 'TALLYHO_STREAMS_FLUSH_INTERVAL_MS',
   streamsFlushMaxEvents: 'TALLYHO_STREAMS_FLUSH_MAX_EVENTS',
   streamsMaxBuffered: 'TALLYHO_STREAMS_MAX_BUFFERED',
+  streamsMaxBufferedBytes: 'TALLYHO_STREAMS_MAX_BUFFERED_BYTES',
   streamsMaxBatchEvents: 'TALLYHO_STREAMS_MAX_BATCH_EVENTS',
   streamsMaxEventBytes: 'TALLYHO_STREAMS_MAX_EVENT_BYTES',
   streamsMaxProducers: 'TALLYHO_STREAMS_MAX_PRODUCERS',
@@ -461,9 +464,10 @@ function readStreamSettings(r: SettingsReader): StreamSettings {
     flushIntervalMs: r.int(n.streamsFlushIntervalMs, 1000, 10, 3_600_000),
     flushMaxEvents: r.int(n.streamsFlushMaxEvents, 5000, 1, 100_000),
     maxBuffered: r.int(n.streamsMaxBuffered, 5000, 1, 100_000),
+    maxBufferedBytes: r.int(n.streamsMaxBufferedBytes, 256 * 1024, 4096, 4 * 1024 * 1024),
     maxBatchEvents: r.int(n.streamsMaxBatchEvents, 500, 1, 10_000),
     maxEventBytes: r.int(n.streamsMaxEventBytes, 16 * 1024, 64, 1024 * 1024),
-    maxProducers: r.int(n.streamsMaxProducers, 2000, 1, 100_000),
+    maxProducers: r.int(n.streamsMaxProducers, 1000, 1, 100_000),
     maxBlockBytes: r.int(n.streamsMaxBlockBytes, 4 * 1024 * 1024, 1024, 4 * 1024 * 1024),
     maxBlocksPerBlob: r.int(n.streamsMaxBlocksPerBlob, 50_000, 1, 50_000),
     idleRecheckSeconds: r.int(n.streamsIdleRecheckSeconds, 60, 1, 86_400),
@@ -472,6 +476,11 @@ function readStreamSettings(r: SettingsReader): StreamSettings {
   };
   if (settings.maxEventBytes + streamLineOverheadBytes > settings.maxBlockBytes) {
     r.problems.push(`${n.streamsMaxEventBytes}: must be at least ${streamLineOverheadBytes} below ${n.streamsMaxBlockBytes}`);
+  }
+  if (settings.maxEventBytes + streamLineOverheadBytes > settings.maxBufferedBytes) {
+    r.problems.push(
+      `${n.streamsMaxEventBytes}: an event could never fit; keep it at least ${streamLineOverheadBytes} below ${n.streamsMaxBufferedBytes}`,
+    );
   }
   if (settings.maxBatchEvents > settings.maxBuffered) {
     r.problems.push(`${n.streamsMaxBatchEvents}: a request could never fit; keep it at most ${n.streamsMaxBuffered}`);

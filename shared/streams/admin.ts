@@ -3,9 +3,10 @@ import { AppError } from '../errors';
 import type { StreamsContext } from './context';
 import type { StreamsDurableClient } from './durablePort';
 import { depthOfSnapshot, findReceipt, type LedgerState, type WriterSnapshot } from './ledger';
-import { logBlobName, parseWriterKey, writerEntity, writerKey, writerOps } from './names';
+import { releaseToRoute } from './handoff';
+import { logBlobName, parseWriterKey, writerEntity, writerOps } from './names';
 import { defaultRoute, routeWriterKey, type StreamRoute } from './route';
-import type { FlushRequest, ReleaseRequest } from './writerState';
+import type { FlushRequest } from './writerState';
 
 export interface RouteView {
   readonly partition: string;
@@ -47,7 +48,7 @@ export async function flushType(ctx: StreamsContext, durable: StreamsDurableClie
 
 function ownsType(snapshot: WriterSnapshot | null | undefined, type: string, version: number): boolean {
   const record = snapshot?.types[type];
-  return record !== undefined && record.moved === undefined && record.version >= version;
+  return record !== undefined && record.moved === undefined && record.ready && record.version >= version;
 }
 
 /**
@@ -82,13 +83,7 @@ export async function remapType(
   }
   ctx.resolver.invalidate(type);
   const newKey = routeWriterKey(next);
-  const previous = next.previous;
-  if (previous !== undefined) {
-    const oldKey = writerKey(previous);
-    const release: ReleaseRequest = { requestId: ctx.newId(), type, version: next.version, to: newKey };
-    await durable.signal(writerEntity(oldKey), writerOps.release, release);
-    await ctx.flushers.kick(durable, oldKey);
-  }
+  await releaseToRoute(ctx, durable, next);
   const switched =
     next.version === 0 ||
     (
@@ -110,7 +105,7 @@ function owns(snapshot: WriterSnapshot | null | undefined, route: StreamRoute): 
   const record = snapshot?.types[route.type];
   if (record === undefined) return route.version === 0 ? 'unknown' : 'awaitingHandoff';
   if (record.moved !== undefined) return record.moved.version > route.version ? 'handingOver' : 'awaitingHandoff';
-  return record.version >= route.version ? 'yes' : 'awaitingHandoff';
+  return record.ready && record.version >= route.version ? 'yes' : 'awaitingHandoff';
 }
 
 export async function describeType(ctx: StreamsContext, durable: StreamsDurableClient, type: string) {
@@ -134,6 +129,8 @@ export async function describeType(ctx: StreamsContext, durable: StreamsDurableC
       bufferDepth: depth,
       inFlight: snapshot?.inflight ?? 0,
       maxBuffered: snapshot?.maxBuffered ?? ctx.settings.maxBuffered,
+      bufferedBytes: snapshot?.bufferedBytes ?? 0,
+      maxBufferedBytes: snapshot?.maxBufferedBytes ?? ctx.settings.maxBufferedBytes,
       oldestUnflushedAt: depth > 0 ? iso(snapshot?.oldestAt) : null,
       flushLagMs: depth > 0 && snapshot !== null && snapshot.oldestAt !== null ? Math.max(0, now - snapshot.oldestAt) : 0,
       lastFlush: snapshot === null || snapshot.lastFlush === null ? null : { ...snapshot.lastFlush, at: iso(snapshot.lastFlush.at) ?? '' },

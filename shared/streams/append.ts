@@ -12,6 +12,7 @@ import { backoffDelay } from '../retry';
 import type { StreamsContext } from './context';
 import { writerLimits } from './context';
 import type { StreamsDurableClient } from './durablePort';
+import { releaseToRoute } from './handoff';
 import { depthOfSnapshot, findReceipt, type LedgerState } from './ledger';
 import { routeWriterKey, type StreamRoute } from './route';
 import { writerEntity, writerOps } from './names';
@@ -118,6 +119,7 @@ export async function appendEvents(
   const deadline = started + ctx.settings.ackTimeoutMs;
   const waitUntil = options.wait === true ? started + ctx.settings.maxWaitSeconds * 1000 : started;
   let rerouted = 0;
+  let redriven = false;
   for (let attempt = 0; ; attempt++) {
     const route = await ctx.resolver.resolve(type);
     const key = routeWriterKey(route);
@@ -159,6 +161,10 @@ export async function appendEvents(
         break;
       case 'notReady':
         // A remap towards this writer is under way; the handoff arrives once the old writer flushed.
+        if (!redriven) {
+          redriven = true;
+          await releaseToRoute(ctx, durable, route);
+        }
         ctx.resolver.invalidate(type);
         if (now + delay >= deadline) {
           throw new AppError('DependencyUnavailable', `${type} is being remapped; try again shortly`, { retryAfterSeconds: 1 });
@@ -170,7 +176,7 @@ export async function appendEvents(
         if (now + delay >= waitUntil) {
           throw new AppError(
             'TooManyRequests',
-            `The buffer of ${type} is full (${ctx.settings.maxBuffered} events); retry after Retry-After`,
+            `The buffer of ${type} is full (TALLYHO_STREAMS_MAX_BUFFERED events or _MAX_BUFFERED_BYTES); retry after Retry-After`,
             {
               retryAfterSeconds: Math.max(1, Math.ceil(ctx.settings.flushIntervalMs / 1000)),
             },

@@ -28,6 +28,7 @@ export function writerLimits(settings: StreamSettings): WriterLimits {
     flushIntervalMs: settings.flushIntervalMs,
     flushMaxEvents: settings.flushMaxEvents,
     maxBuffered: settings.maxBuffered,
+    maxBufferedBytes: settings.maxBufferedBytes,
     maxProducers: settings.maxProducers,
     maxBlockBytes: settings.maxBlockBytes,
     maxBlocksPerBlob: settings.maxBlocksPerBlob,

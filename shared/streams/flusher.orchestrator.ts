@@ -26,35 +26,45 @@ function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** After an unexpected failure of a round (the writer or an activity could not be reached), wait this long. */
+const failedRoundDelayMs = 5000;
+
 export const streamsFlusherOrchestrator: OrchestrationHandler = function* (context: OrchestrationContext) {
   const input = context.df.getInput<FlusherInput>();
   const writer = writerEntity(input.key);
   const now = context.df.currentUtcDateTime.getTime();
-  const plan = (yield context.df.callEntity(writer, writerOps.plan, { now })) as FlushPlan;
-  switch (plan.kind) {
-    case 'open': {
-      const cursor = (yield context.df.callActivity(streamsDurable.openActivity, parseWriterKey(input.key))) as LogCursor;
-      yield context.df.callEntity(writer, writerOps.opened, { cursor });
-      break;
-    }
-    case 'flush': {
-      try {
-        const outcome = (yield context.df.callActivity(streamsDurable.appendActivity, plan.batch)) as FlushOutcome;
-        yield context.df.callEntity(writer, writerOps.flushed, outcome);
-      } catch (err) {
-        yield context.df.callEntity(writer, writerOps.flushFailed, { batchId: plan.batch.id, message: errorMessage(err), at: now });
+  try {
+    const plan = (yield context.df.callEntity(writer, writerOps.plan, { now })) as FlushPlan;
+    switch (plan.kind) {
+      case 'open': {
+        const cursor = (yield context.df.callActivity(streamsDurable.openActivity, parseWriterKey(input.key))) as LogCursor;
+        yield context.df.callEntity(writer, writerOps.opened, { cursor });
+        break;
       }
-      break;
+      case 'flush': {
+        try {
+          const outcome = (yield context.df.callActivity(streamsDurable.appendActivity, plan.batch)) as FlushOutcome;
+          yield context.df.callEntity(writer, writerOps.flushed, outcome);
+        } catch (err) {
+          // The writer keeps the batch in flight and decides when the same batch is tried again.
+          yield context.df.callEntity(writer, writerOps.flushFailed, { batchId: plan.batch.id, message: errorMessage(err), at: now });
+        }
+        break;
+      }
+      case 'wait':
+      case 'idle':
+      case 'backoff': {
+        const timer = context.df.createTimer(new Date(Math.max(plan.until, now)));
+        const kicked = context.df.waitForExternalEvent(streamsDurable.kickEvent);
+        const winner: unknown = yield context.df.Task.any([timer, kicked]);
+        if (winner !== timer) timer.cancel();
+        break;
+      }
     }
-    case 'wait':
-    case 'idle':
-    case 'backoff': {
-      const timer = context.df.createTimer(new Date(Math.max(plan.until, now)));
-      const kicked = context.df.waitForExternalEvent(streamsDurable.kickEvent);
-      const winner: unknown = yield context.df.Task.any([timer, kicked]);
-      if (winner !== timer) timer.cancel();
-      break;
-    }
+  } catch (err) {
+    // Never end: a failed flusher would leave its writer unflushed until a caller restarts it.
+    if (!context.df.isReplaying) context.warn(`streams flusher ${input.key}: ${errorMessage(err)}`);
+    yield context.df.createTimer(new Date(now + failedRoundDelayMs));
   }
   context.df.continueAsNew(input);
 };

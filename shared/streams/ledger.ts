@@ -16,6 +16,8 @@ export interface WriterSnapshot {
   readonly buffered: number;
   readonly inflight: number;
   readonly maxBuffered: number;
+  readonly bufferedBytes: number;
+  readonly maxBufferedBytes: number;
   readonly flushEvents: number;
   readonly flushIntervalMs: number;
   readonly oldestAt: number | null;
@@ -46,6 +48,8 @@ export function snapshotOf(state: WriterState): WriterSnapshot {
     buffered: state.buffered,
     inflight: state.inflight?.count ?? 0,
     maxBuffered: state.limits.maxBuffered,
+    bufferedBytes: state.bufferBytes + (state.inflight?.bytes ?? 0),
+    maxBufferedBytes: state.limits.maxBufferedBytes,
     flushEvents: state.limits.flushEvents,
     flushIntervalMs: state.limits.flushIntervalMs,
     oldestAt: state.oldestAt,

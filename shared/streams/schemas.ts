@@ -2,6 +2,7 @@
 import { z } from 'zod';
 
 import { resourceName } from '../http/schemas';
+import { acceptedInput } from '../openapi/acceptedInput';
 
 export const eventType = resourceName.meta({ description: 'Event type', example: 'orders' });
 
@@ -36,9 +37,15 @@ function asBatch(body: unknown): unknown {
   return typeof body === 'object' && body !== null && !Array.isArray(body) && !('events' in body) ? { events: [body] } : body;
 }
 
-export const appendBody = z
-  .preprocess(asBatch, z.strictObject({ events: z.array(streamEvent).min(1) }))
-  .meta({ id: 'StreamAppendBody', description: 'One event (`{ "producer", "seq", "data" }`), or `{ "events": [ ... ] }`' });
+const eventBatch = z.strictObject({ events: z.array(streamEvent).min(1) });
+
+export const appendBody = z.preprocess(asBatch, eventBatch);
+
+acceptedInput.add(appendBody, {
+  accepts: z
+    .union([streamEvent, eventBatch])
+    .meta({ id: 'StreamAppendBody', description: 'One event (`{ "producer", "seq", "data" }`), or `{ "events": [ ... ] }`' }),
+});
 
 export const ackMode = z.enum(['buffered', 'flushed']);
 export type AckMode = z.output<typeof ackMode>;
@@ -115,6 +122,8 @@ export const streamView = z
       bufferDepth: z.number().int(),
       inFlight: z.number().int(),
       maxBuffered: z.number().int(),
+      bufferedBytes: z.number().int(),
+      maxBufferedBytes: z.number().int(),
       oldestUnflushedAt: z.string().nullable(),
       flushLagMs: z.number().int().meta({ description: 'Age of the oldest event not yet in the log (0 when none)' }),
       lastFlush: z

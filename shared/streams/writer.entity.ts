@@ -58,7 +58,7 @@ function run(context: EntityContext<WriterState>, state: WriterState): Outcome {
     case writerOps.release:
       return release(state, input<ReleaseRequest>(context));
     case writerOps.adopt:
-      return { state: adopt(state, input<AdoptRequest>(context)) };
+      return adopt(state, input<AdoptRequest>(context));
     default:
       throw new Error(`Unknown stream writer operation: ${operation || '(none)'}`);
   }

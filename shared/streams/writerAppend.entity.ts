@@ -3,10 +3,11 @@
  * replays nothing, but one writer must decide exactly once and the same way for every request, and
  * the lint override on `*.entity.ts` keeps clocks, randomness and I/O out.
  */
-import { formatLine } from './ndjson';
+import { formatLine, utf8Length } from './ndjson';
 import { sizeTrigger } from './writerFlush.entity';
 import {
   type AppendRequest,
+  depthBytesOf,
   depthOf,
   type ProducerMark,
   type Receipt,
@@ -33,21 +34,24 @@ export function producerKey(type: string, producer: string): string {
 export function ownership(record: TypeRecord | undefined, version: number): 'ok' | Exclude<Refusal, 'full'> {
   if (record === undefined) return version === 0 ? 'ok' : 'notReady';
   if (record.moved !== undefined) return version > record.moved.version ? 'notReady' : 'notOwner';
-  if (version === record.version) return 'ok';
-  return version < record.version ? 'notOwner' : 'notReady';
+  if (version < record.version) return 'notOwner';
+  return version === record.version && record.ready ? 'ok' : 'notReady';
 }
 
-/** Keeps the most recently active producers; drops a tenth more than needed so eviction is rare. */
-export function evictProducers(marks: Record<string, ProducerMark>, max: number): Record<string, ProducerMark> {
+/**
+ * Keeps the most recently active producers; drops a tenth more than needed so eviction is rare.
+ * A producer with an event not yet in the log is never dropped: its retry must stay a duplicate.
+ */
+export function evictProducers(marks: Record<string, ProducerMark>, max: number, flushedThrough: number): Record<string, ProducerMark> {
   const keys = Object.keys(marks);
   if (keys.length <= max) return marks;
   const keep = Math.max(1, Math.floor(max * 0.9));
   const sorted = keys.sort((a, b) => (marks[b]?.at ?? 0) - (marks[a]?.at ?? 0));
   const kept: Record<string, ProducerMark> = {};
-  for (const key of sorted.slice(0, keep)) {
+  sorted.forEach((key, rank) => {
     const mark = marks[key];
-    if (mark !== undefined) kept[key] = mark;
-  }
+    if (mark !== undefined && (rank < keep || mark.index >= flushedThrough)) kept[key] = mark;
+  });
   return kept;
 }
 
@@ -90,12 +94,15 @@ export function append(state: WriterState, request: AppendRequest): AppendStep {
 
   const limits = request.limits;
   const depth = depthOf(state);
-  if (fresh > 0 && depth + fresh > limits.maxBuffered) return refuse(state, request.requestId, 'full');
+  const bytes = utf8Length(lines);
+  if (fresh > 0 && (depth + fresh > limits.maxBuffered || depthBytesOf(state) + bytes > limits.maxBufferedBytes)) {
+    return refuse(state, request.requestId, 'full');
+  }
 
   const buffered = state.buffered + fresh;
   const trigger = sizeTrigger(limits);
   const kick = fresh > 0 && (depth === 0 || (state.buffered < trigger && buffered >= trigger));
-  const types = state.types[request.type] === undefined ? { ...state.types, [request.type]: { version: 0 } } : state.types;
+  const types = state.types[request.type] === undefined ? { ...state.types, [request.type]: { version: 0, ready: true } } : state.types;
   const next: WriterState = {
     ...state,
     limits,
@@ -103,8 +110,9 @@ export function append(state: WriterState, request: AppendRequest): AppendStep {
     nextIndex: index,
     buffer: state.buffer + lines,
     buffered,
+    bufferBytes: state.bufferBytes + bytes,
     oldestAt: state.oldestAt ?? (fresh > 0 ? request.at : null),
-    producers: fresh > 0 ? evictProducers(marks, limits.maxProducers) : state.producers,
+    producers: fresh > 0 ? evictProducers(marks, limits.maxProducers, state.flushedThrough) : state.producers,
     totals: { ...state.totals, accepted: state.totals.accepted + fresh, duplicates: state.totals.duplicates + duplicates },
     rev: state.rev + 1,
   };

@@ -7,7 +7,7 @@
  * idempotent. Time for the age trigger is the flusher's (durable) clock only, so producers' clocks
  * never decide when a flush happens.
  */
-import { firstLineAt, takeLines } from './ndjson';
+import { firstLineAt, takeLines, utf8Length } from './ndjson';
 import { completedHandoffs, type Handoff } from './writerHandoff.entity';
 import type { FlushBatch, FlushOutcome, FlushPlan, FlushRequest, LogCursor, Receipt, WriterLimits, WriterState } from './writerState';
 import { depthOf } from './writerState';
@@ -53,6 +53,7 @@ export function plan(state: WriterState, key: string, now: number): PlanStep {
   }
   const count = Math.min(state.buffered, state.limits.flushMaxEvents);
   const { head, rest } = takeLines(state.buffer, count);
+  const headBytes = count === state.buffered ? state.bufferBytes : utf8Length(head);
   const address = parseWriterKey(key);
   const batch: FlushBatch = {
     id: state.nextBatchId,
@@ -60,6 +61,7 @@ export function plan(state: WriterState, key: string, now: number): PlanStep {
     resource: address.resource,
     text: head,
     count,
+    bytes: headBytes,
     firstIndex: state.bufferStart,
     cursor: state.cursor,
     maxBlockBytes: state.limits.maxBlockBytes,
@@ -71,6 +73,7 @@ export function plan(state: WriterState, key: string, now: number): PlanStep {
     ...state,
     buffer: rest,
     buffered: remaining,
+    bufferBytes: state.bufferBytes - headBytes,
     bufferStart: state.bufferStart + count,
     // Events left behind by the per-flush cap have waited as long: they stay due.
     dueAt: remaining > 0 ? dueAt : null,

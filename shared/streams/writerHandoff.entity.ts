@@ -37,7 +37,8 @@ export function completedHandoffs(state: WriterState): { state: WriterState; han
   let next = state;
   for (const [type, record] of Object.entries(state.types)) {
     const moved = record.moved;
-    if (moved === undefined || moved.adopted || moved.through > next.flushedThrough) continue;
+    // Not ready: this writer's own handoff has not arrived yet; passing on now would skip it.
+    if (moved === undefined || moved.adopted || !record.ready || moved.through > next.flushedThrough) continue;
     const { mine, rest } = marksOf(next, type);
     handoffs.push({ to: moved.to, request: { type, version: moved.version, from: '', producers: mine } });
     next = {
@@ -50,18 +51,27 @@ export function completedHandoffs(state: WriterState): { state: WriterState; han
   return { state: next, handoffs };
 }
 
+/**
+ * Releases a type to the writer of route version `request.version`. This writer owned the version
+ * before it; if that ownership itself came by a handoff that has not arrived yet (two remaps in quick
+ * succession), the release waits for it, so history is passed on in order and never skipped.
+ */
 export function release(state: WriterState, request: ReleaseRequest): { state: WriterState; receipt: Receipt; handoffs: Handoff[] } {
   const record = state.types[request.type];
   const receipt: Receipt = { r: request.requestId, ok: true, acc: 0, dup: 0, last: state.nextIndex - 1, kick: depthOf(state) > 0 };
-  // Already released at this version or a later one: a repeated remap request changes nothing.
+  const owned = request.version - 1;
+  // Already released at this version or a later one, or owning a later one: nothing to do again.
   if (record?.moved !== undefined && record.moved.version >= request.version) return { state, receipt, handoffs: [] };
   if (record !== undefined && record.moved === undefined && record.version >= request.version) return { state, receipt, handoffs: [] };
+  const ready =
+    owned === 0 ? record === undefined || record.ready : record?.moved === undefined && record?.version === owned && record.ready;
   const released: WriterState = {
     ...state,
     types: {
       ...state.types,
       [request.type]: {
-        version: record?.version ?? 0,
+        version: owned,
+        ready,
         moved: { version: request.version, to: request.to, through: state.nextIndex, adopted: false },
       },
     },
@@ -72,17 +82,31 @@ export function release(state: WriterState, request: ReleaseRequest): { state: W
   return { state: next, receipt, handoffs };
 }
 
+function mergeMarks(
+  current: Readonly<Record<string, ProducerMark>>,
+  handed: Readonly<Record<string, ProducerMark>>,
+): Record<string, ProducerMark> {
+  const producers: Record<string, ProducerMark> = { ...current };
+  for (const [key, mark] of Object.entries(handed)) {
+    const mine = producers[key];
+    // index -1: the event is in the previous writer's log already, so `ack=flushed` needs no wait.
+    if (mine === undefined || mark.seq > mine.seq) producers[key] = { seq: mark.seq, index: -1, at: mark.at };
+  }
+  return producers;
+}
+
 /** Takes ownership of a type handed over by its previous writer. Older or repeated handoffs are ignored. */
-export function adopt(state: WriterState, request: AdoptRequest): WriterState {
+export function adopt(state: WriterState, request: AdoptRequest): { state: WriterState; handoffs: Handoff[] } {
   const record = state.types[request.type];
+  const producers = mergeMarks(state.producers, request.producers);
+  // Released before this handoff arrived: now it can be passed on (once flushed).
+  if (record?.moved !== undefined && !record.ready && request.version === record.version) {
+    const types = { ...state.types, [request.type]: { ...record, ready: true } };
+    return completedHandoffs({ ...state, types, producers, rev: state.rev + 1 });
+  }
   const newer =
     record === undefined || (request.version > record.version && (record.moved === undefined || request.version > record.moved.version));
-  if (!newer) return state;
-  const producers: Record<string, ProducerMark> = { ...state.producers };
-  for (const [key, mark] of Object.entries(request.producers)) {
-    const current = producers[key];
-    // index -1: the event is in the previous writer's log already, so `ack=flushed` needs no wait.
-    if (current === undefined || mark.seq > current.seq) producers[key] = { seq: mark.seq, index: -1, at: mark.at };
-  }
-  return { ...state, types: { ...state.types, [request.type]: { version: request.version } }, producers, rev: state.rev + 1 };
+  if (!newer) return { state, handoffs: [] };
+  const types = { ...state.types, [request.type]: { version: request.version, ready: true } };
+  return { state: { ...state, types, producers, rev: state.rev + 1 }, handoffs: [] };
 }

@@ -18,6 +18,11 @@ export interface WriterLimits {
   readonly flushMaxEvents: number;
   /** Buffered plus in-flight events at most; beyond it appends are refused (back-pressure). */
   readonly maxBuffered: number;
+  /**
+   * UTF-8 bytes of unflushed NDJSON at most. Bounds the entity's state (and the flush batch, which
+   * travels through the flusher's history), whatever the size of the events.
+   */
+  readonly maxBufferedBytes: number;
   /** Producers whose last sequence number is remembered (dedup window), least recent evicted first. */
   readonly maxProducers: number;
   /** Largest append block. */
@@ -42,6 +47,8 @@ export interface FlushBatch {
   readonly resource: string;
   readonly text: string;
   readonly count: number;
+  /** UTF-8 bytes of `text`. */
+  readonly bytes: number;
   readonly firstIndex: number;
   readonly cursor: LogCursor;
   /** Fixed when the batch is taken, so a retry splits it into exactly the same blocks. */
@@ -71,9 +78,14 @@ export interface ProducerMark {
   readonly at: number;
 }
 
-/** Ownership of one event type. `moved` is set once the type was handed to another writer. */
+/**
+ * Ownership of one event type: the route version this writer owns (or owned), whether it holds the
+ * type's history (`ready`: route version 0, or the previous writer's handoff arrived), and `moved`
+ * once the type was released to another writer.
+ */
 export interface TypeRecord {
   readonly version: number;
+  readonly ready: boolean;
   readonly moved?: {
     readonly version: number;
     readonly to: string;
@@ -107,6 +119,8 @@ export interface WriterState {
   /** NDJSON lines accepted and not yet taken by a flush, in index order. */
   readonly buffer: string;
   readonly buffered: number;
+  /** UTF-8 bytes of `buffer`. */
+  readonly bufferBytes: number;
   readonly bufferStart: number;
   /** Client time of the oldest event not yet in the log (buffer or in flight). */
   readonly oldestAt: number | null;
@@ -197,7 +211,8 @@ export const fallbackLimits: WriterLimits = {
   flushIntervalMs: 1000,
   flushMaxEvents: 5000,
   maxBuffered: 5000,
-  maxProducers: 2000,
+  maxBufferedBytes: 256 * 1024,
+  maxProducers: 1000,
   maxBlockBytes: 4 * 1024 * 1024,
   maxBlocksPerBlob: 50_000,
   idleRecheckMs: 60_000,
@@ -210,6 +225,7 @@ export function initialWriterState(limits: WriterLimits = fallbackLimits): Write
     nextIndex: 0,
     buffer: '',
     buffered: 0,
+    bufferBytes: 0,
     bufferStart: 0,
     oldestAt: null,
     dueAt: null,
@@ -230,4 +246,9 @@ export function initialWriterState(limits: WriterLimits = fallbackLimits): Write
 /** Unflushed events: buffered plus in flight. What back-pressure bounds. */
 export function depthOf(state: WriterState): number {
   return state.buffered + (state.inflight?.count ?? 0);
+}
+
+/** UTF-8 bytes of the unflushed events. */
+export function depthBytesOf(state: WriterState): number {
+  return state.bufferBytes + (state.inflight?.bytes ?? 0);
 }

@@ -41,6 +41,7 @@ function batch(id: number, text: string, cursor: LogCursor, extra: Partial<Flush
     ...address,
     text,
     count: text.split('\n').length - 1,
+    bytes: Buffer.byteLength(text),
     firstIndex: 0,
     cursor,
     maxBlockBytes: 4 * 1024 * 1024,

@@ -40,6 +40,8 @@ describe('flush plan', () => {
     const due = plan(first.state, key, t0 + 1000);
     expect(due.plan.kind).toBe('flush');
     expect(depthOf(due.state)).toBe(1);
+    expect(due.plan.kind === 'flush' && due.plan.batch.bytes).toBe(Buffer.byteLength(buffered.buffer));
+    expect(due.state.bufferBytes).toBe(0);
     expect(due.state.buffered).toBe(0);
   });
 

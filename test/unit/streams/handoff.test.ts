@@ -79,7 +79,7 @@ describe('remap handoff', () => {
       ok: false,
       why: 'notReady',
     });
-    fresh = adopt(fresh, { type: 'orders', version: 1, from: oldKey, producers: { 'orders|a': { seq: 3, index: 2, at: t0 } } });
+    fresh = adopt(fresh, { type: 'orders', version: 1, from: oldKey, producers: { 'orders|a': { seq: 3, index: 2, at: t0 } } }).state;
     const retry = append(fresh, {
       requestId: 'retry',
       type: 'orders',
@@ -93,7 +93,7 @@ describe('remap handoff', () => {
     });
     expect(retry.receipt).toMatchObject({ ok: true, acc: 1, dup: 1, last: 0 });
     // A repeated or older handoff changes nothing.
-    expect(adopt(retry.state, { type: 'orders', version: 1, from: oldKey, producers: {} })).toBe(retry.state);
+    expect(adopt(retry.state, { type: 'orders', version: 1, from: oldKey, producers: {} }).state).toBe(retry.state);
   });
 
   it('ignores a repeated release', () => {
@@ -109,11 +109,11 @@ describe('remap handoff', () => {
     let b = opened(initialWriterState(limits), { blob: 0, position: 0, blocks: 0 });
     a = release(a, { requestId: '1', type: 'orders', version: 1, to: newKey }).state;
     a = flushAll(a, oldKey);
-    b = adopt(b, { type: 'orders', version: 1, from: oldKey, producers: { 'orders|p': { seq: 1, index: 0, at: t0 } } });
+    b = adopt(b, { type: 'orders', version: 1, from: oldKey, producers: { 'orders|p': { seq: 1, index: 0, at: t0 } } }).state;
     b = withEvents(b, 'orders', 'p', [2], 1);
     const back = release(b, { requestId: '2', type: 'orders', version: 2, to: oldKey });
     b = flushAll(back.state, newKey);
-    a = adopt(a, { type: 'orders', version: 2, from: newKey, producers: { 'orders|p': { seq: 2, index: 0, at: t0 } } });
+    a = adopt(a, { type: 'orders', version: 2, from: newKey, producers: { 'orders|p': { seq: 2, index: 0, at: t0 } } }).state;
     const step = append(a, {
       requestId: 'x',
       type: 'orders',
@@ -127,5 +127,49 @@ describe('remap handoff', () => {
     });
     expect(step.receipt).toMatchObject({ ok: true, acc: 1, dup: 1 });
     expect(b.types.orders?.moved?.version).toBe(2);
+  });
+  it('two remaps in quick succession (A -> B -> C): B passes the type on only after A handed it over', () => {
+    const cKey = 'p07:orders';
+    let a = withEvents(opened(initialWriterState(limits), { blob: 0, position: 0, blocks: 0 }), 'orders', 'p', [1, 2]);
+    let b = opened(initialWriterState(limits), { blob: 0, position: 0, blocks: 0 });
+    let c = opened(initialWriterState(limits), { blob: 0, position: 0, blocks: 0 });
+    a = release(a, { requestId: '1', type: 'orders', version: 1, to: newKey }).state;
+    // B is told to release version 2 before A's handoff of version 1 reached it: it must not hand over yet.
+    const early = release(b, { requestId: '2', type: 'orders', version: 2, to: cKey });
+    expect(early.handoffs).toEqual([]);
+    b = early.state;
+    expect(
+      append(c, { requestId: 'c', type: 'orders', version: 2, at: t0, limits, events: [{ producer: 'p', seq: 3 }] }).receipt,
+    ).toMatchObject({ ok: false, why: 'notReady' });
+    // A flushes and hands over to B; B forwards at once (it never accepted the type itself), with A's marks.
+    const aFlushed = plan(a, oldKey, t0);
+    if (aFlushed.plan.kind !== 'flush') throw new Error('expected a flush');
+    const handed = flushed(aFlushed.state, {
+      batchId: aFlushed.plan.batch.id,
+      cursor: { blob: 0, position: 1, blocks: 1 },
+      bytes: 1,
+      blocks: 1,
+      blocksFoundWritten: 0,
+      blobs: ['x'],
+      at: t0,
+    });
+    expect(handed.handoffs).toHaveLength(1);
+    const forwarded = adopt(b, handed.handoffs[0]!.request);
+    expect(forwarded.handoffs).toEqual([
+      { to: cKey, request: { type: 'orders', version: 2, from: '', producers: { 'orders|p': { seq: 2, index: -1, at: t0 } } } },
+    ]);
+    c = adopt(c, forwarded.handoffs[0]!.request).state;
+    const step = append(c, {
+      requestId: 'c2',
+      type: 'orders',
+      version: 2,
+      at: t0,
+      limits,
+      events: [
+        { producer: 'p', seq: 2 },
+        { producer: 'p', seq: 3 },
+      ],
+    });
+    expect(step.receipt).toMatchObject({ ok: true, acc: 1, dup: 1 });
   });
 });

@@ -97,6 +97,16 @@ describe('writer append', () => {
     expect(append(full, request([{ producer: 'a', seq: 5 }])).receipt).toMatchObject({ ok: true, dup: 1 });
   });
 
+  it('refuses a request that would take the unflushed bytes over the limit, counting UTF-8 bytes', () => {
+    const bounded = { ...limits, maxBuffered: 1000, maxBufferedBytes: 350 };
+    const first = append(opened0(), request([{ producer: 'a', seq: 1, data: 'é'.repeat(50) }], { limits: bounded }));
+    expect(first.state.bufferBytes).toBe(Buffer.byteLength(first.state.buffer));
+    expect(first.state.bufferBytes).toBe(first.state.buffer.length + 50);
+    const second = append(first.state, request([{ producer: 'a', seq: 2, data: 'é'.repeat(50) }], { limits: bounded }));
+    expect(second.receipt).toMatchObject({ ok: false, why: 'full' });
+    expect(append(first.state, request([{ producer: 'a', seq: 2 }], { limits: bounded })).receipt).toMatchObject({ ok: true, acc: 1 });
+  });
+
   it('asks for a kick when the buffer becomes non-empty and when it reaches N, not in between', () => {
     let state = opened0();
     const kicks: boolean[] = [];
@@ -108,10 +118,20 @@ describe('writer append', () => {
     expect(kicks).toEqual([true, false, true, false]);
   });
 
-  it('evicts the least recently active producers beyond the limit', () => {
-    let state = opened0();
+  it('evicts the least recently active producers beyond the limit, but none with an unflushed event', () => {
     const small = { ...limits, maxProducers: 10, maxBuffered: 1000, flushEvents: 1000 };
-    for (let p = 0; p < 11; p++) state = append(state, request([{ producer: `p${p}`, seq: 1 }], { limits: small, at: 1000 + p })).state;
+    let unflushed = opened0();
+    for (let p = 0; p < 11; p++)
+      unflushed = append(unflushed, request([{ producer: `p${p}`, seq: 1 }], { limits: small, at: 1000 + p })).state;
+    expect(Object.keys(unflushed.producers)).toHaveLength(11);
+    expect(append(unflushed, request([{ producer: 'p0', seq: 1 }], { limits: small })).receipt).toMatchObject({ ok: true, dup: 1 });
+
+    let state: WriterState = { ...opened0(), flushedThrough: 1000, nextIndex: 1000, bufferStart: 1000 };
+    for (let p = 0; p < 11; p++)
+      state = {
+        ...append(state, request([{ producer: `p${p}`, seq: 1 }], { limits: small, at: 1000 + p })).state,
+        flushedThrough: 1000 + p + 1,
+      };
     expect(Object.keys(state.producers)).toHaveLength(9);
     expect(state.producers['orders|p0']).toBeUndefined();
     expect(state.producers['orders|p10']).toBeDefined();
@@ -124,10 +144,11 @@ describe('ownership of a type', () => {
     expect(ownership(undefined, 1)).toBe('notReady');
   });
   it('refuses older route versions (re-resolve) and is not ready for newer ones', () => {
-    expect(ownership({ version: 2 }, 2)).toBe('ok');
-    expect(ownership({ version: 2 }, 1)).toBe('notOwner');
-    expect(ownership({ version: 2 }, 3)).toBe('notReady');
-    const moved = { version: 0, moved: { version: 1, to: 'x', through: 0, adopted: false } };
+    expect(ownership({ version: 2, ready: true }, 2)).toBe('ok');
+    expect(ownership({ version: 2, ready: false }, 2)).toBe('notReady');
+    expect(ownership({ version: 2, ready: true }, 1)).toBe('notOwner');
+    expect(ownership({ version: 2, ready: true }, 3)).toBe('notReady');
+    const moved = { version: 0, ready: true, moved: { version: 1, to: 'x', through: 0, adopted: false } };
     expect(ownership(moved, 0)).toBe('notOwner');
     expect(ownership(moved, 1)).toBe('notOwner');
     expect(ownership(moved, 2)).toBe('notReady');
