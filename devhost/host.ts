@@ -129,6 +129,23 @@ function queueOptions(hostJson: JsonObject): QueueOptions {
   };
 }
 
+/**
+ * WEBSITE_TIME_ZONE must name an IANA zone. TZ is often set for other reasons (e.g. `:/etc/localtime`),
+ * so a TZ that is not an IANA name is ignored with a warning rather than stopping the host.
+ */
+function timerTimeZone(settings: Readonly<Record<string, string | undefined>>, log: HostLogger): string {
+  const website = getSetting(settings, 'WEBSITE_TIME_ZONE')?.trim();
+  if (website !== undefined && website !== '') return validateTimeZone(website);
+  const tz = getSetting(settings, 'TZ')?.trim();
+  if (tz === undefined || tz === '') return 'Etc/UTC';
+  try {
+    return validateTimeZone(tz);
+  } catch {
+    log('warn', `TZ is "${tz}", not an IANA time zone name: timer schedules run in UTC`);
+    return 'Etc/UTC';
+  }
+}
+
 function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolvePort, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
@@ -360,8 +377,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     }
 
     // Timer triggers.
-    const zoneSetting = getSetting(settings, 'WEBSITE_TIME_ZONE') ?? getSetting(settings, 'TZ');
-    const timeZone = zoneSetting === undefined || zoneSetting.trim() === '' ? 'Etc/UTC' : validateTimeZone(zoneSetting.trim());
+    const timeZone = timerTimeZone(settings, log);
     let statusStore: TimerStatusStore | undefined;
     const timerStore = (): TimerStatusStore => {
       if (statusStore !== undefined) return statusStore;
