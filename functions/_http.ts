@@ -29,8 +29,13 @@ function maxBodyBytes(): number | undefined {
   }
 }
 
-export async function runRoute(route: RouteDefinition, request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> {
-  const limit = maxBodyBytes();
+export async function runRoute(
+  route: RouteDefinition,
+  request: HttpRequest,
+  context: InvocationContext,
+  bodyLimit: number | undefined = undefined,
+): Promise<HttpResponseInit> {
+  const limit = bodyLimit ?? maxBodyBytes();
   return route.run(request, { logger: invocationLogger(context), ...(limit === undefined ? {} : { maxBodyBytes: limit }) });
 }
 
@@ -39,6 +44,8 @@ export interface RegisterOptions {
   readonly extraInputs?: FunctionInput[];
   /** Runs before each request with its invocation context, e.g. to take the Durable client from it. */
   readonly before?: (context: InvocationContext) => void;
+  /** Replaces the app-wide TALLYHO_MAX_BODY_BYTES for these routes (an endpoint that takes bulk input). */
+  readonly maxBodyBytes?: number;
 }
 
 export function registerRoutes(routes: readonly RouteDefinition[], options: RegisterOptions = {}): void {
@@ -50,7 +57,7 @@ export function registerRoutes(routes: readonly RouteDefinition[], options: Regi
       ...(options.extraInputs === undefined ? {} : { extraInputs: options.extraInputs }),
       handler: (request, context) => {
         options.before?.(context);
-        return runRoute(route, request, context);
+        return runRoute(route, request, context, options.maxBodyBytes);
       },
     });
   }

@@ -9,6 +9,7 @@ import { runShutdown } from '../shared/lifecycle';
 import './health';
 import './counters';
 import './gates';
+import './jobs';
 import './sequences';
 import './streams';
 

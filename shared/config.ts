@@ -9,6 +9,7 @@
 import { Cron } from 'croner';
 
 import { AppError } from './errors';
+import { defaultRatesJson, parseRateTable, type RateTable } from './jobs/billing/rates';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -179,6 +180,39 @@ export interface JobSettings {
   readonly billingRates: RateTable;
 }
 
+export interface JobSettings {
+  /** Work queues envelopes are spread over (K); the app registers one trigger (and one poison trigger) per queue. */
+  readonly queues: number;
+  /** Work queues are `<prefix>-0` … `<prefix>-<K-1>`; the host moves failing messages to `<queue>-poison`. */
+  readonly queuePrefix: string;
+  /** Items one job may hold (413 above). */
+  readonly maxItems: number;
+  /** Largest `POST /api/jobs` body (413 above); replaces the app-wide body limit for that endpoint. */
+  readonly maxRequestBytes: number;
+  /** Largest single item, serialised (400 above). */
+  readonly maxItemBytes: number;
+  /** Items one envelope (queue message) carries at most. */
+  readonly envelopeMaxItems: number;
+  /** Largest envelope JSON; base64 makes it 4/3 larger on the queue, which holds 64 KiB per message. */
+  readonly envelopeMaxBytes: number;
+  /** An item larger than this travels as a claim check (a reference into the job's input blob). */
+  readonly claimCheckBytes: number;
+  /** Items of one envelope processed at once. */
+  readonly itemConcurrency: number;
+  /** Attempts per item (the first included) before a retryable failure is recorded as final. */
+  readonly maxAttempts: number;
+  /** Delay before the first retry envelope becomes visible; doubled per further attempt. */
+  readonly retryDelaySeconds: number;
+  /** Envelopes sent at once while enqueuing (also the most a crash can make a resume send twice). */
+  readonly enqueueParallelism: number;
+  /** A job step (enqueue, finalize, publish) without progress for this long is taken over by the reconciler. */
+  readonly staleSeconds: number;
+  /** Six-field NCRONTAB schedule of the reconciler timer. */
+  readonly reconcileSchedule: string;
+  /** Billing processor: tax category -> rate (parts per million), from a JSON object of percentages. */
+  readonly billingRates: RateTable;
+}
+
 export interface HttpSettings {
   /** Largest JSON body any endpoint reads; endpoints may set a lower limit. */
   readonly maxBodyBytes: number;
@@ -202,6 +236,7 @@ export interface Config {
   readonly counters: CounterSettings;
   readonly gates: GateSettings;
   readonly streams: StreamSettings;
+  readonly jobs: JobSettings;
 }
 
 /** Collects problems so one failure message can name every bad setting. */
@@ -430,6 +465,21 @@ export const settingNames = {
   jobsStaleSeconds: 'TALLYHO_JOBS_STALE_SECONDS',
   jobsReconcileSchedule: 'TALLYHO_JOBS_RECONCILE_SCHEDULE',
   jobsBillingRates: 'TALLYHO_JOBS_BILLING_RATES',
+  jobsQueues: 'TALLYHO_JOBS_QUEUES',
+  jobsQueuePrefix: 'TALLYHO_JOBS_QUEUE_PREFIX',
+  jobsMaxItems: 'TALLYHO_JOBS_MAX_ITEMS',
+  jobsMaxRequestBytes: 'TALLYHO_JOBS_MAX_REQUEST_BYTES',
+  jobsMaxItemBytes: 'TALLYHO_JOBS_MAX_ITEM_BYTES',
+  jobsEnvelopeMaxItems: 'TALLYHO_JOBS_ENVELOPE_MAX_ITEMS',
+  jobsEnvelopeMaxBytes: 'TALLYHO_JOBS_ENVELOPE_MAX_BYTES',
+  jobsClaimCheckBytes: 'TALLYHO_JOBS_CLAIM_CHECK_BYTES',
+  jobsItemConcurrency: 'TALLYHO_JOBS_ITEM_CONCURRENCY',
+  jobsMaxAttempts: 'TALLYHO_JOBS_MAX_ATTEMPTS',
+  jobsRetryDelaySeconds: 'TALLYHO_JOBS_RETRY_DELAY_SECONDS',
+  jobsEnqueueParallelism: 'TALLYHO_JOBS_ENQUEUE_PARALLELISM',
+  jobsStaleSeconds: 'TALLYHO_JOBS_STALE_SECONDS',
+  jobsReconcileSchedule: 'TALLYHO_JOBS_RECONCILE_SCHEDULE',
+  jobsBillingRates: 'TALLYHO_JOBS_BILLING_RATES',
   occMaxAttempts: 'TALLYHO_OCC_MAX_ATTEMPTS',
   occMaxWaitMs: 'TALLYHO_OCC_MAX_WAIT_MS',
   storageMaxTries: 'TALLYHO_STORAGE_MAX_TRIES',
@@ -500,6 +550,11 @@ function readCounterSettings(r: SettingsReader): CounterSettings {
   };
 }
 
+/** Throws one ConfigurationInvalid naming every bad setting the reader found. */
+function failOnProblems(r: SettingsReader): void {
+  if (r.problems.length === 0) return;
+  throw new AppError('ConfigurationInvalid', `Invalid settings:\n  - ${r.problems.join('\n  - ')}`, {
+
 /**
  * The counter settings alone. The timer registration needs its schedule when the app loads, before
  * (and without) a storage connection.
@@ -507,11 +562,48 @@ function readCounterSettings(r: SettingsReader): CounterSettings {
 export function counterSettings(env: Env = process.env): CounterSettings {
   const r = new SettingsReader(env);
   const settings = readCounterSettings(r);
-  if (r.problems.length > 0) {
-    throw new AppError('ConfigurationInvalid', `Invalid settings:\n  - ${r.problems.join('\n  - ')}`, {
-      extra: { settings: r.problems.map((p) => p.slice(0, p.indexOf(':'))) },
-    });
+  failOnProblems(r);
+  return settings;
+}
+
+/** Queue names: lower-case letters, digits and single hyphens; room left for `-<n>-poison`. */
+const queuePrefixPattern = /^(?=.{3,54}$)[a-z0-9]+(-[a-z0-9]+)*$/;
+/** Envelope JSON whose base64 form fills the 64 KiB queue message exactly. */
+export const maxEnvelopeJsonBytes = 49_152;
+
+function readJobSettings(r: SettingsReader): JobSettings {
+  const n = settingNames;
+  const rates = parseRateTable(r.string(n.jobsBillingRates, defaultRatesJson));
+  for (const problem of rates.problems) r.problems.push(`${n.jobsBillingRates}: ${problem}`);
+  const settings: JobSettings = {
+    queues: r.int(n.jobsQueues, 4, 1, 8),
+    queuePrefix: r.string(n.jobsQueuePrefix, 'jobs-work', queuePrefixPattern),
+    maxItems: r.int(n.jobsMaxItems, 10_000, 1, 100_000),
+    maxRequestBytes: r.int(n.jobsMaxRequestBytes, 4 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+    maxItemBytes: r.int(n.jobsMaxItemBytes, 256 * 1024, 256, 4 * 1024 * 1024),
+    envelopeMaxItems: r.int(n.jobsEnvelopeMaxItems, 32, 1, 99),
+    envelopeMaxBytes: r.int(n.jobsEnvelopeMaxBytes, 48_000, 4096, maxEnvelopeJsonBytes),
+    claimCheckBytes: r.int(n.jobsClaimCheckBytes, 8192, 64, 32 * 1024),
+    itemConcurrency: r.int(n.jobsItemConcurrency, 8, 1, 64),
+    maxAttempts: r.int(n.jobsMaxAttempts, 3, 1, 20),
+    retryDelaySeconds: r.int(n.jobsRetryDelaySeconds, 10, 0, 3600),
+    enqueueParallelism: r.int(n.jobsEnqueueParallelism, 16, 1, 64),
+    staleSeconds: r.int(n.jobsStaleSeconds, 120, 5, 86_400),
+    reconcileSchedule: ncrontab(r, n.jobsReconcileSchedule, '0 */1 * * * *'),
+    billingRates: rates.table,
+  };
+  // An item kept inline must fit an envelope on its own, with room for the envelope's own fields.
+  if (settings.claimCheckBytes > settings.envelopeMaxBytes - 1024) {
+    r.problems.push(`${n.jobsClaimCheckBytes}: must be at least 1024 below ${n.jobsEnvelopeMaxBytes}`);
   }
+  return settings;
+}
+
+/** The job settings alone: the queue triggers and the reconciler timer are registered from them when the app loads. */
+export function jobSettings(env: Env = process.env): JobSettings {
+  const r = new SettingsReader(env);
+  const settings = readJobSettings(r);
+  failOnProblems(r);
   return settings;
 }
 
@@ -541,6 +633,7 @@ export function loadConfig(env: Env = process.env): Config {
       commandWaitMs: r.int(settingNames.gatesCommandWaitMs, 15_000, 100, 120_000),
     },
     streams: readStreamSettings(r),
+    jobs: readJobSettings(r),
     sequences: {
       autoCreate: r.bool(settingNames.sequencesAutoCreate, false),
       maxAttempts: r.int(settingNames.occMaxAttempts, 12, 1, 100),

@@ -19,18 +19,29 @@ export const tables = {
   streamRoutes: 'streamroutes',
   /** Gate audit log: one row per create, release and reset (PartitionKey = gate, RowKey = generation and kind). */
   gateAudit: 'gateaudit',
+  /** One row per job (PartitionKey = job id), plus the `open` partition: jobs with work left for the reconciler. */
+  jobs: 'jobs',
+  /** Job results, partition = job id: one row per item (`r|<item>`), tally rows counting them (`t|…`), envelope errors (`x|…`). */
+  jobResults: 'jobresults',
 } as const;
 
 /** Storage queues. */
 export const queues = {
   /** Messages of released gated runs whose action is `enqueue`, for workers that poll a queue. */
   gateActions: 'gate-actions',
+  /**
+   * Job envelopes, spread over TALLYHO_JOBS_QUEUES of these (default prefix `jobs-work`; the host
+   * adds `-poison` queues for messages that keep failing).
+   */
+  jobsWork: ['jobs-work-0', 'jobs-work-1', 'jobs-work-2', 'jobs-work-3', 'jobs-work-4', 'jobs-work-5', 'jobs-work-6', 'jobs-work-7'],
 } as const;
 
 /** Blob containers. */
 export const containers = {
   /** Stream logs: append blobs `<partition>/<resource>/<seq>.ndjson`, one writer per resource. */
   streams: 'streams',
+  /** Job files: `<job>/input-<hash>.ndjson` (the submitted items; claim checks point into it), `<job>/files/invoice.csv`. */
+  jobs: 'jobs',
 } as const;
 
 /** Service Bus entities, used only when a Service Bus connection is configured. */
@@ -38,6 +49,8 @@ export const serviceBusEntities = {
   topics: {
     /** Gate releases and resets, for external workers (they bring their own subscriptions). */
     gateEvents: 'gate-events',
+    /** `JobCompleted` once per job completion (message id = job and round, for duplicate detection). */
+    jobEvents: 'job-events',
   },
   queues: {},
 } as const;

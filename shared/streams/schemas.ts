@@ -2,7 +2,6 @@
 import { z } from 'zod';
 
 import { resourceName } from '../http/schemas';
-import { acceptedInput } from '../openapi/acceptedInput';
 
 export const eventType = resourceName.meta({ description: 'Event type', example: 'orders' });
 
@@ -39,13 +38,9 @@ function asBatch(body: unknown): unknown {
 
 const eventBatch = z.strictObject({ events: z.array(streamEvent).min(1) });
 
-export const appendBody = z.preprocess(asBatch, eventBatch);
-
-acceptedInput.add(appendBody, {
-  accepts: z
-    .union([streamEvent, eventBatch])
-    .meta({ id: 'StreamAppendBody', description: 'One event (`{ "producer", "seq", "data" }`), or `{ "events": [ ... ] }`' }),
-});
+export const appendBody = z
+  .preprocess(asBatch, eventBatch)
+  .meta({ id: 'StreamAppendBody', description: 'One event (`{ "producer", "seq", "data" }`), or `{ "events": [ ... ] }`' });
 
 export const ackMode = z.enum(['buffered', 'flushed']);
 export type AckMode = z.output<typeof ackMode>;

@@ -1,0 +1,73 @@
+/**
+ * The billing processor. Map: validate a transaction and compute its tax and gross from the rate
+ * table (integer arithmetic, half-even per line). Reduce: per-customer, per-currency totals and the
+ * invoice summary file `invoice.csv`, computed once by the job's finalizer from the lines of every
+ * succeeded transaction (a `BillingLineSource`, so where the lines are read from can change without
+ * touching the arithmetic).
+ */
+import type { JsonObject } from '../envelope';
+import type { FinalizeContext, ItemOutcome, JobProcessor } from '../processor';
+import { type BillingLine, invoiceCsv, isBillingLine, reduceLines } from './invoice';
+import { taxMinor } from './money';
+import type { RateTable } from './rates';
+import { validateTransaction } from './transaction';
+
+export const billingProcessorName = 'billing';
+
+/** Where the reduce reads the mapped lines from. */
+export interface BillingLineSource {
+  lines(context: FinalizeContext): AsyncIterable<BillingLine>;
+}
+
+/** The lines are the outputs of the succeeded items' result rows (each item once). */
+export const resultLineSource: BillingLineSource = {
+  async *lines(context) {
+    for await (const { id, output } of context.outputs()) {
+      if (!isBillingLine(output)) throw new Error(`The result of ${id} is not a billing line`);
+      yield output;
+    }
+  },
+};
+
+export function mapTransaction(item: JsonObject, rates: RateTable): ItemOutcome {
+  const checked = validateTransaction(item);
+  if (!checked.ok) return { ok: false, code: 'invalid', reason: checked.reason, retryable: false };
+  const tx = checked.transaction;
+  const rate = rates.get(tx.taxCategory);
+  if (rate === undefined) {
+    return {
+      ok: false,
+      code: 'unknownTaxCategory',
+      reason: `taxCategory: "${tx.taxCategory}" is not in the rate table (known: ${[...rates.keys()].join(', ')})`,
+      retryable: false,
+    };
+  }
+  const tax = taxMinor(tx.amountMinor, rate);
+  const line: BillingLine = {
+    customerId: tx.customerId,
+    currency: tx.currency,
+    amountMinor: tx.amountMinor,
+    taxCategory: tx.taxCategory,
+    taxRatePpm: rate,
+    taxMinor: tax,
+    grossMinor: tx.amountMinor + tax,
+  };
+  return { ok: true, output: { ...line } };
+}
+
+export function billingProcessor(rates: RateTable, source: BillingLineSource = resultLineSource): JobProcessor {
+  return {
+    name: billingProcessorName,
+    processItem: (item) => Promise.resolve(mapTransaction(item, rates)),
+    async finalize(context) {
+      const totals = await reduceLines(source.lines(context));
+      const invoice = await context.writeFile('invoice.csv', 'text/csv; charset=utf-8', invoiceCsv(totals));
+      return {
+        files: { invoice },
+        customers: new Set(totals.map((t) => t.customerId)).size,
+        invoiceLines: totals.length,
+        transactions: totals.reduce((n, t) => n + t.transactions, 0),
+      };
+    },
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * Completion. A job is complete when its tally rows count a final result for every item. The
+ * transition is a chain of conditional writes on the job row, each won by exactly one caller:
+ * `enqueued` -> `finalizing` (the winner holds a lease and becomes the single writer of the
+ * reduce: it runs the processor's finalize step) -> `completed` / `completedWithFailures` with the
+ * counts, the summary and the event marked pending -> the event published -> the job leaves the
+ * open index. A crash between any two steps leaves a state the reconciler (or the next envelope
+ * of the job) continues from; a finalizer that lost its lease cannot complete the job.
+ */
+import { AppError } from '../errors';
+import { LostRace, retryLostRaces } from '../retry';
+import { type JobsContext, retryContext } from './context';
+import type { JsonObject } from './envelope';
+import { isFinished, type JobRecord, type StoredJob } from './jobRecord';
+import type { FinalizeContext } from './processor';
+
+function finalizeContext(ctx: JobsContext, job: JobRecord): FinalizeContext {
+  return {
+    jobId: job.id,
+    round: job.round,
+    async *outputs() {
+      for await (const result of ctx.results.all(job.id, 'succeeded')) {
+        if (result.output !== undefined) yield { id: result.id, output: result.output };
+      }
+    },
+    writeFile: (name, contentType, body) => ctx.files.writeFile(job.id, name, contentType, body),
+  };
+}
+
+/** Publishes a pending completion event and records that it is out; leaves it pending on failure. */
+export async function publishPending(ctx: JobsContext, stored: StoredJob): Promise<StoredJob> {
+  const { job } = stored;
+  if (job.event !== 'pending') return stored;
+  let outcome: 'published' | 'notConfigured';
+  try {
+    outcome = await ctx.events.publish(job);
+  } catch (err) {
+    ctx.logger.log('error', 'jobs.event_failed', { job: job.id, round: job.round, error: err });
+    return stored;
+  }
+  try {
+    const next = await ctx.jobs.update({ ...job, event: outcome, updatedAt: ctx.clock.now() }, stored.etag);
+    await ctx.jobs.clearOpen(job.id);
+    ctx.logger.log('info', 'jobs.event', { job: job.id, round: job.round, event: outcome });
+    return next;
+  } catch (err) {
+    // Someone else recorded it (or retry-failed moved on): their write stands.
+    if (err instanceof LostRace) return (await ctx.jobs.read(job.id)) ?? stored;
+    throw err;
+  }
+}
+
+type Attempt =
+  | { readonly kind: 'notYet' | 'busy'; readonly stored: StoredJob }
+  | { readonly kind: 'claimed'; readonly stored: StoredJob; readonly lease: string };
+
+/** Reads the job, then the progress (in that order: see below), and claims finalization if due. */
+async function claimFinalize(ctx: JobsContext, jobId: string): Promise<Attempt | { kind: 'done'; stored: StoredJob }> {
+  const stored = await ctx.jobs.read(jobId);
+  if (stored === undefined) throw new AppError('NotFound', `Job ${jobId} does not exist`);
+  const { job } = stored;
+  const now = ctx.clock.now();
+  if (isFinished(job.phase)) return { kind: 'done', stored };
+  // Retry-failed re-opens rows before `marked`; until then the old counts would look complete.
+  if (job.round > 0 && !job.marked) return { kind: 'notYet', stored };
+  if (job.phase === 'finalizing' && job.leaseUntil > now) return { kind: 'busy', stored };
+  // Progress is read after the job: a round change re-opens rows only after changing the job, so
+  // the conditional claim below fails if the counts read here might be from before one.
+  const progress = await ctx.results.progress(jobId);
+  if (progress.succeeded + progress.failed < job.items) return { kind: 'notYet', stored };
+  const lease = ctx.newLease();
+  const claimed = await ctx.jobs.update(
+    {
+      ...job,
+      phase: 'finalizing',
+      lease,
+      leaseUntil: now + ctx.settings.staleSeconds * 1000,
+      succeeded: progress.succeeded,
+      failed: progress.failed,
+      updatedAt: now,
+    },
+    stored.etag,
+  );
+  return { kind: 'claimed', stored: claimed, lease };
+}
+
+/**
+ * Completes the job if every item has a final result. Returns the job as it now is. Safe to call
+ * any number of times from anywhere: only one caller finalizes, the rest return.
+ */
+export async function completeIfDone(ctx: JobsContext, jobId: string): Promise<StoredJob> {
+  const attempt = await retryLostRaces(retryContext(ctx, `job ${jobId}`), () => claimFinalize(ctx, jobId));
+  if (attempt.kind === 'done') return attempt.stored;
+  if (attempt.kind !== 'claimed') return attempt.stored;
+  const { job } = attempt.stored;
+  const processor = ctx.processors.get(job.processor);
+  if (processor === undefined)
+    throw new AppError('ConfigurationInvalid', `Job ${jobId} uses processor ${job.processor}, which this app does not have`);
+  const summary: JsonObject = await processor.finalize(finalizeContext(ctx, job));
+  const now = ctx.clock.now();
+  let completed: StoredJob;
+  try {
+    completed = await ctx.jobs.update(
+      {
+        ...job,
+        phase: (job.failed ?? 0) > 0 ? 'completedWithFailures' : 'completed',
+        completedAt: now,
+        summary,
+        event: 'pending',
+        lease: '',
+        leaseUntil: 0,
+        updatedAt: now,
+      },
+      attempt.stored.etag,
+    );
+  } catch (err) {
+    // Our lease ran out and another finalizer took over: it completes the job.
+    if (err instanceof LostRace) return (await ctx.jobs.read(jobId)) ?? attempt.stored;
+    throw err;
+  }
+  ctx.logger.log('info', 'jobs.completed', {
+    job: jobId,
+    round: job.round,
+    state: completed.job.phase,
+    succeeded: job.succeeded,
+    failed: job.failed,
+    durationMs: now - job.acceptedAt,
+  });
+  return publishPending(ctx, completed);
+}
+
+/** The cheap check an envelope runs after recording: one tally query; the job row only once all items are final. */
+export async function checkCompletion(ctx: JobsContext, jobId: string, items: number): Promise<boolean> {
+  const progress = await ctx.results.progress(jobId);
+  if (progress.succeeded + progress.failed < items) return false;
+  return isFinished((await completeIfDone(ctx, jobId)).job.phase);
+}

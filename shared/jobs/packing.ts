@@ -1,0 +1,93 @@
+/**
+ * Packs envelope entries into envelopes, in order, closing an envelope when the next entry would
+ * pass the item or byte limit. Sizes are exact: the byte count is the UTF-8 length of the
+ * envelope's JSON as it will be sent (base64 then adds a third on the queue).
+ */
+import { createHash } from 'node:crypto';
+
+import { type Envelope, type EnvelopeEntry, envelopeVersion } from './envelope';
+
+export interface PackLimits {
+  readonly maxItems: number;
+  /** Largest envelope JSON in bytes. */
+  readonly maxBytes: number;
+}
+
+export interface EnvelopeHeader {
+  readonly jobId: string;
+  readonly processor: string;
+  readonly round: number;
+  readonly jobItems: number;
+}
+
+function utf8(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
+
+/** JSON bytes of an envelope with this header and id but no items (`"i":[]`). */
+function emptyEnvelopeBytes(header: EnvelopeHeader, id: string): number {
+  const shell: Omit<Envelope, 'i'> & { i: [] } = {
+    v: envelopeVersion,
+    j: header.jobId,
+    e: id,
+    p: header.processor,
+    r: header.round,
+    n: header.jobItems,
+    i: [],
+  };
+  return utf8(JSON.stringify(shell));
+}
+
+/**
+ * Envelopes for `entries`; `idFor(k)` names the k-th. An entry too big for an envelope on its own
+ * is a bug upstream (the claim-check threshold keeps inline items small) and throws.
+ */
+export function pack(
+  header: EnvelopeHeader,
+  entries: readonly EnvelopeEntry[],
+  limits: PackLimits,
+  idFor: (k: number) => string,
+): Envelope[] {
+  const envelopes: Envelope[] = [];
+  let items: EnvelopeEntry[] = [];
+  let bytes = 0;
+  const open = (): number => emptyEnvelopeBytes(header, idFor(envelopes.length));
+  const close = (): void => {
+    if (items.length === 0) return;
+    envelopes.push({
+      v: envelopeVersion,
+      j: header.jobId,
+      e: idFor(envelopes.length),
+      p: header.processor,
+      r: header.round,
+      n: header.jobItems,
+      i: items,
+    });
+    items = [];
+  };
+  bytes = open();
+  for (const entry of entries) {
+    const size = utf8(JSON.stringify(entry));
+    const comma = items.length > 0 ? 1 : 0;
+    if (items.length >= limits.maxItems || bytes + comma + size > limits.maxBytes) {
+      close();
+      bytes = open();
+      if (bytes + size > limits.maxBytes) {
+        throw new Error(`Envelope entry ${entry.id} (${size} bytes) does not fit an envelope of ${limits.maxBytes} bytes`);
+      }
+      items.push(entry);
+      bytes += size;
+      continue;
+    }
+    items.push(entry);
+    bytes += comma + size;
+  }
+  close();
+  return envelopes;
+}
+
+/** Work queue (0…K-1) of a job's k-th envelope: round-robin from a start that depends on the job, so concurrent jobs spread. */
+export function queueIndexFor(jobId: string, k: number, queues: number): number {
+  const start = createHash('sha256').update(jobId).digest().readUInt32BE(0);
+  return (start + k) % queues;
+}

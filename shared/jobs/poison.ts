@@ -1,0 +1,45 @@
+/**
+ * The poison-queue trigger's use-case. An envelope lands in `<queue>-poison` after failing every one
+ * of the host's maxDequeueCount deliveries; its items are recorded as failed (insert-if-absent, so
+ * items an earlier delivery did record keep their result) with the envelope's last recorded error
+ * as the reason, and the job's completion is checked: a poisoned envelope never stalls its job.
+ */
+import { checkCompletion } from './complete';
+import type { JobsContext } from './context';
+import { isClaimCheck, parseEnvelope } from './envelope';
+import type { ItemResult } from './resultStore';
+
+export interface PoisonReport {
+  readonly job: string | undefined;
+  readonly envelope: string | undefined;
+  readonly failed: number;
+  readonly reason: string;
+  readonly jobFinished: boolean;
+}
+
+export async function processPoison(ctx: JobsContext, text: string, queue: string): Promise<PoisonReport> {
+  const envelope = parseEnvelope(text);
+  if (envelope === undefined) {
+    // Nothing to attribute it to; keep it visible to an operator rather than failing forever.
+    ctx.logger.log('error', 'jobs.poison_unreadable', { queue, preview: text.slice(0, 200) });
+    return { job: undefined, envelope: undefined, failed: 0, reason: 'not a job envelope', jobFinished: false };
+  }
+  const error = await ctx.results.envelopeError(envelope.j, envelope.e);
+  const reason =
+    error === undefined
+      ? `The envelope failed every delivery and reached ${queue}; no error was recorded (the worker may have crashed or timed out)`
+      : `The envelope failed ${error.count} deliveries and reached ${queue}; last error: ${error.why}`;
+  const results: ItemResult[] = envelope.i.map((entry) => ({
+    id: entry.id,
+    status: 'failed',
+    code: 'poisoned',
+    reason: reason.slice(0, 1000),
+    attempts: entry.a,
+    envelope: envelope.e,
+    claimCheck: isClaimCheck(entry),
+  }));
+  const recorded = await ctx.results.record(envelope.j, envelope.r, results, false);
+  ctx.logger.log('error', 'jobs.poisoned', { job: envelope.j, envelope: envelope.e, queue, failed: recorded.recorded, reason });
+  const jobFinished = await checkCompletion(ctx, envelope.j, envelope.n);
+  return { job: envelope.j, envelope: envelope.e, failed: recorded.recorded, reason, jobFinished };
+}

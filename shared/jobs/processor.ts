@@ -1,0 +1,51 @@
+/**
+ * What a job processor provides: `processItem` (the map step: one item in, an output or a reasoned
+ * failure out, pure or idempotent because an item can run more than once) and `finalize` (the
+ * reduce step, run once per completion by the single finalizer, over the outputs of every
+ * succeeded item). Processors are named in `POST /api/jobs` (`processor`).
+ */
+import type { JsonObject, JsonValue } from './envelope';
+
+export type ItemOutcome =
+  | { readonly ok: true; readonly output: JsonValue }
+  | {
+      readonly ok: false;
+      /** Short machine-readable cause, e.g. `invalid`. */
+      readonly code: string;
+      readonly reason: string;
+      /** Retried (in a later, smaller envelope) until TALLYHO_JOBS_MAX_ATTEMPTS; false: final at once. */
+      readonly retryable: boolean;
+    };
+
+export interface ItemContext {
+  readonly jobId: string;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+}
+
+export interface SucceededOutput {
+  readonly id: string;
+  readonly output: JsonValue;
+}
+
+export interface FinalizeContext {
+  readonly jobId: string;
+  readonly round: number;
+  /** Outputs of every succeeded item of the job (all rounds), each once. */
+  outputs(): AsyncIterable<SucceededOutput>;
+  /** Writes (or overwrites) a job file; returns its name for the summary (`GET /api/jobs/{id}/files/{name}`). */
+  writeFile(name: string, contentType: string, body: string): Promise<string>;
+}
+
+export interface JobProcessor {
+  readonly name: string;
+  processItem(item: JsonObject, context: ItemContext): Promise<ItemOutcome>;
+  /** Must be deterministic in its inputs: after a crash another instance runs it again. */
+  finalize(context: FinalizeContext): Promise<JsonObject>;
+}
+
+export type ProcessorRegistry = ReadonlyMap<string, JobProcessor>;
+
+export function registry(...processors: JobProcessor[]): ProcessorRegistry {
+  return new Map(processors.map((p) => [p.name, p]));
+}

@@ -1,0 +1,44 @@
+/**
+ * The work queues: `<prefix>-0` … `<prefix>-<K-1>` (shared/resources.ts names the default ones).
+ * Messages are base64 (host.json `messageEncoding`) and never expire: a job's envelope must not
+ * vanish after the default seven days while a backlog drains.
+ */
+import type { QueueClient } from '@azure/storage-queue';
+
+import type { JobSettings } from '../config';
+import { translateStorageError } from '../storage/errors';
+import { type Envelope, encodeEnvelope } from './envelope';
+
+export function workQueueNames(settings: Pick<JobSettings, 'queues' | 'queuePrefix'>): string[] {
+  return Array.from({ length: settings.queues }, (_, i) => `${settings.queuePrefix}-${i}`);
+}
+
+export function poisonQueueName(workQueue: string): string {
+  return `${workQueue}-poison`;
+}
+
+export interface EnvelopeQueues {
+  readonly count: number;
+  /** Sends an envelope to work queue `index`, visible after `delaySeconds`. */
+  send(index: number, envelope: Envelope, delaySeconds: number): Promise<void>;
+}
+
+export class StorageEnvelopeQueues implements EnvelopeQueues {
+  constructor(
+    private readonly queue: (name: string) => Promise<QueueClient>,
+    private readonly names: readonly string[],
+  ) {}
+
+  get count(): number {
+    return this.names.length;
+  }
+
+  async send(index: number, envelope: Envelope, delaySeconds: number): Promise<void> {
+    const name = this.names[index % this.names.length] as string;
+    try {
+      await (await this.queue(name)).sendMessage(encodeEnvelope(envelope), { messageTimeToLive: -1, visibilityTimeout: delaySeconds });
+    } catch (err) {
+      throw translateStorageError(err, `sending envelope ${envelope.e} of job ${envelope.j} to ${name}`);
+    }
+  }
+}

@@ -1,0 +1,118 @@
+/** Request and response schemas of the jobs API (validation and the OpenAPI document). */
+import { z } from 'zod';
+
+import { billingProcessorName } from './billing/processor';
+import { fileNamePattern } from './files';
+import { itemIdPattern, jobId } from './ids';
+
+export const jobItem = z
+  .record(z.string(), z.unknown())
+  .superRefine((item, ctx) => {
+    if (typeof item.id !== 'string' || !itemIdPattern.test(item.id)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['id'],
+        message: 'Each item needs an "id": 1-128 letters, digits, "_", ".", ":" or "-", starting with a letter or digit',
+      });
+    }
+  })
+  .transform((item) => item as { id: string } & Record<string, unknown>)
+  .meta({ description: "One item; its fields are the processor's (billing: a transaction). `id` is unique within the job." });
+
+export const submitBody = z
+  .strictObject({
+    processor: z.enum([billingProcessorName]).meta({ description: 'What processes the items' }),
+    items: z.array(jobItem).min(1).meta({ description: 'At most TALLYHO_JOBS_MAX_ITEMS items' }),
+  })
+  .meta({
+    id: 'JobSubmission',
+    example: {
+      processor: 'billing',
+      items: [
+        { id: 'tx-1', customerId: 'c-42', amountMinor: 1999, currency: 'EUR', taxCategory: 'standard', occurredAt: '2026-03-01T12:00:00Z' },
+      ],
+    },
+  });
+
+export const jobParams = z.strictObject({ id: jobId });
+
+export const fileParams = z.strictObject({
+  id: jobId,
+  name: z.string().regex(fileNamePattern, 'Not a file name').meta({ example: 'invoice.csv' }),
+});
+
+const limit = z.coerce.number().int().min(1).max(1000).default(100).meta({ description: 'Results per page (1-1000)' });
+const cursor = z.string().min(1).max(2000).optional().meta({ description: 'The `next` cursor of the previous page' });
+
+export const resultsQuery = z.strictObject({
+  status: z.enum(['succeeded', 'failed', 'retrying']).optional().meta({ description: 'Only results with this status' }),
+  limit,
+  cursor,
+});
+
+export const failuresQuery = z.strictObject({ limit, cursor });
+
+export const jobState = z.enum(['accepted', 'running', 'completed', 'completedWithFailures']);
+
+export const jobView = z
+  .object({
+    id: z.string(),
+    processor: z.string(),
+    state: jobState.meta({
+      description: '`accepted`: nothing processed yet; `running`; `completed`: every item succeeded; `completedWithFailures`',
+    }),
+    round: z.number().int().meta({ description: '0, or the number of retry-failed runs' }),
+    totals: z.object({
+      items: z.number().int(),
+      succeeded: z.number().int(),
+      failed: z.number().int(),
+      pending: z.number().int(),
+    }),
+    envelopes: z.object({ count: z.number().int(), sent: z.number().int() }).meta({ description: 'Envelopes of the current round' }),
+    timings: z.object({
+      acceptedAt: z.string(),
+      enqueuedAt: z.string().nullable(),
+      startedAt: z.string().nullable().meta({ description: 'First result recorded' }),
+      lastProgressAt: z.string().nullable(),
+      completedAt: z.string().nullable(),
+      durationMs: z.number().int().nullable().meta({ description: 'Accepted to completed' }),
+    }),
+    summary: z.record(z.string(), z.unknown()).nullable().meta({ description: "The processor's summary, once completed" }),
+    event: z
+      .enum(['none', 'pending', 'published', 'notConfigured'])
+      .meta({ description: 'The JobCompleted event of the latest completion' }),
+    links: z.record(z.string(), z.string()),
+  })
+  .meta({ id: 'Job' });
+
+export const resultView = z
+  .object({
+    id: z.string(),
+    status: z.enum(['succeeded', 'failed', 'retrying']),
+    output: z.unknown().optional(),
+    code: z.string().optional(),
+    reason: z.string().optional(),
+    attempts: z.number().int(),
+    envelope: z.string(),
+    round: z.number().int(),
+    claimCheck: z.boolean().meta({ description: 'The item travelled as a claim check (a reference into the input blob)' }),
+    payloadSha256: z.string().optional().meta({ description: 'SHA-256 of the item as the worker received it' }),
+    payloadBytes: z.number().int().optional(),
+    recordedAt: z.string(),
+  })
+  .meta({ id: 'JobResult' });
+
+export const resultsPage = z.object({ results: z.array(resultView), next: z.string().nullable() }).meta({ id: 'JobResultsPage' });
+
+export const failureView = z
+  .object({
+    id: z.string(),
+    code: z.string(),
+    reason: z.string(),
+    attempts: z.number().int(),
+    envelope: z.string(),
+    round: z.number().int(),
+  })
+  .meta({ id: 'JobFailure' });
+
+export const failuresPage = z.object({ failures: z.array(failureView), next: z.string().nullable() }).meta({ id: 'JobFailuresPage' });

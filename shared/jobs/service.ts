@@ -1,0 +1,61 @@
+/** The job use-cases behind one object, for the HTTP routes, the queue triggers and the reconciler timer. */
+import { AppError } from '../errors';
+import type { JobsContext } from './context';
+import { isFinished, type JobRecord } from './jobRecord';
+import { processEnvelope, type Delivery, type EnvelopeReport } from './process';
+import { processPoison, type PoisonReport } from './poison';
+import { reconcile, type ReconcileReport } from './reconcile';
+import type { ResultPage, ResultStatus } from './resultStore';
+import { retryFailed } from './retryFailed';
+import { submitJob, type SubmitRequest, type SubmitResult } from './submit';
+import { viewJob } from './view';
+import type { JobFile } from './files';
+
+export class JobService {
+  constructor(readonly context: JobsContext) {}
+
+  submit(request: SubmitRequest, idempotencyKey: string | undefined): Promise<SubmitResult> {
+    return submitJob(this.context, request, idempotencyKey);
+  }
+
+  async job(id: string): Promise<JobRecord> {
+    const stored = await this.context.jobs.read(id);
+    if (stored === undefined) throw new AppError('NotFound', `Job ${id} does not exist`);
+    return stored.job;
+  }
+
+  /** The API view: a running job's counts come from its tally rows (one query), a finished job's from its row. */
+  async view(id: string): Promise<ReturnType<typeof viewJob>> {
+    const job = await this.job(id);
+    const progress = isFinished(job.phase) && job.round === 0 ? undefined : await this.context.results.progress(id);
+    return viewJob(job, progress);
+  }
+
+  async results(id: string, options: { status?: ResultStatus; limit: number; cursor?: string }): Promise<ResultPage> {
+    await this.job(id);
+    return this.context.results.page(id, options);
+  }
+
+  retryFailed(id: string): Promise<JobRecord> {
+    return retryFailed(this.context, id);
+  }
+
+  async file(id: string, name: string): Promise<JobFile> {
+    await this.job(id);
+    const file = await this.context.files.readFile(id, name);
+    if (file === undefined) throw new AppError('NotFound', `Job ${id} has no file ${name} (yet)`);
+    return file;
+  }
+
+  processEnvelope(text: string, delivery: Delivery): Promise<EnvelopeReport> {
+    return processEnvelope(this.context, text, delivery);
+  }
+
+  processPoison(text: string, queue: string): Promise<PoisonReport> {
+    return processPoison(this.context, text, queue);
+  }
+
+  reconcile(): Promise<ReconcileReport> {
+    return reconcile(this.context);
+  }
+}

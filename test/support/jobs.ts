@@ -1,0 +1,222 @@
+/**
+ * Job services on Azurite, each on freshly named tables, container and queues, with a fake Service
+ * Bus sender (the only fake) and a `drain` that delivers queue messages the way the Functions host
+ * does: batches, dequeue counts, a failed message made visible again, `-poison` after
+ * maxDequeueCount — so the use-cases can be tested without a host.
+ */
+import { randomUUID } from 'node:crypto';
+
+import type { TableClient } from '@azure/data-tables';
+import type { ServiceBusMessage } from '@azure/service-bus';
+import type { ContainerClient } from '@azure/storage-blob';
+import type { QueueClient } from '@azure/storage-queue';
+
+import { type Clock, systemClock } from '../../shared/clock';
+import { type JobSettings, jobSettings } from '../../shared/config';
+import { mapLimited } from '../../shared/counters/limit';
+import { billingProcessor } from '../../shared/jobs/billing/processor';
+import type { JobsContext } from '../../shared/jobs/context';
+import { JobEventPublisher, type JobEventSender } from '../../shared/jobs/events';
+import { JobFiles } from '../../shared/jobs/files';
+import { JobStore } from '../../shared/jobs/jobStore';
+import { type JobProcessor, registry } from '../../shared/jobs/processor';
+import { poisonQueueName, StorageEnvelopeQueues, workQueueNames } from '../../shared/jobs/queues';
+import { ResultStore } from '../../shared/jobs/resultStore';
+import { JobService } from '../../shared/jobs/service';
+import { type Logger, MemoryLogger } from '../../shared/log';
+import { defaultBackoff } from '../../shared/retry';
+import type { StorageClientOptions, StorageClients } from '../../shared/storage/clients';
+import { storageFor, testConnection, uniqueTableName } from './sequences';
+
+export { testConnection };
+
+/** A Service Bus sender that keeps what it is given (and can be told to fail). */
+export class FakeEventSender implements JobEventSender {
+  readonly sent: ServiceBusMessage[] = [];
+  failNext = 0;
+
+  sendMessages(message: ServiceBusMessage): Promise<void> {
+    if (this.failNext > 0) {
+      this.failNext--;
+      return Promise.reject(new Error('Service Bus is unavailable (injected)'));
+    }
+    this.sent.push(message);
+    return Promise.resolve();
+  }
+}
+
+export interface JobHarnessOptions {
+  readonly settings?: Partial<JobSettings>;
+  readonly processors?: readonly JobProcessor[];
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  /** Storage for the service (e.g. through a fault proxy); the harness's own reads use a direct connection. */
+  readonly connection?: string;
+  readonly storage?: StorageClientOptions;
+  readonly serviceBus?: boolean;
+  /** Share names with another harness (a second instance of the same app). */
+  readonly names?: JobNames;
+}
+
+export interface JobNames {
+  readonly jobs: string;
+  readonly results: string;
+  readonly container: string;
+  readonly queuePrefix: string;
+}
+
+export interface DrainOptions {
+  readonly maxDequeueCount?: number;
+  readonly concurrency?: number;
+  /** Stop after this many passes over the queues even if messages remain. */
+  readonly maxPasses?: number;
+}
+
+export interface DrainReport {
+  readonly delivered: number;
+  readonly failures: number;
+  readonly poisoned: number;
+  readonly errors: string[];
+}
+
+export interface JobHarness {
+  readonly service: JobService;
+  readonly context: JobsContext;
+  readonly names: JobNames;
+  readonly storage: StorageClients;
+  readonly events: FakeEventSender;
+  readonly logger: Logger;
+  readonly queueNames: readonly string[];
+  queue(name: string): Promise<QueueClient>;
+  table(which: 'jobs' | 'results'): Promise<TableClient>;
+  container(): Promise<ContainerClient>;
+  rows(which: 'jobs' | 'results'): Promise<Record<string, unknown>[]>;
+  blobs(): Promise<string[]>;
+  /** Message texts (decoded) waiting in every work and poison queue, by queue. */
+  messages(): Promise<Map<string, string[]>>;
+  drain(options?: DrainOptions): Promise<DrainReport>;
+}
+
+export function jobNames(): JobNames {
+  const id = randomUUID().replace(/-/g, '').slice(0, 12);
+  return { jobs: uniqueTableName('jobs'), results: uniqueTableName('jres'), container: `jobs-${id}`, queuePrefix: `jq-${id}` };
+}
+
+const decode = (text: string): string => Buffer.from(text, 'base64').toString('utf8');
+
+export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
+  const direct = storageFor(testConnection());
+  const storage =
+    options.connection === undefined && options.storage === undefined
+      ? direct
+      : storageFor(options.connection ?? testConnection(), options.storage ?? {});
+  const names = options.names ?? jobNames();
+  const settings: JobSettings = {
+    ...jobSettings({}),
+    retryDelaySeconds: 0,
+    queues: 2,
+    ...options.settings,
+    queuePrefix: names.queuePrefix,
+  };
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? new MemoryLogger();
+  const events = new FakeEventSender();
+  const queueNames = workQueueNames(settings);
+  const context: JobsContext = {
+    settings,
+    jobs: new JobStore(() => storage.table(names.jobs)),
+    results: new ResultStore(
+      () => storage.table(names.results),
+      () => clock.now(),
+    ),
+    files: new JobFiles(() => storage.container(names.container), names.container),
+    queues: new StorageEnvelopeQueues((name) => storage.queue(name), queueNames),
+    processors: registry(billingProcessor(settings.billingRates), ...(options.processors ?? [])),
+    events: new JobEventPublisher(() => (options.serviceBus === false ? undefined : events)),
+    clock,
+    random: Math.random,
+    logger,
+    newLease: randomUUID,
+    backoff: { ...defaultBackoff, maxAttempts: 30, maxElapsedMs: 20_000 },
+  };
+  const service = new JobService(context);
+  const queue = (name: string) => direct.queue(name);
+  const table = (which: 'jobs' | 'results') => direct.table(which === 'jobs' ? names.jobs : names.results);
+  const container = () => direct.container(names.container);
+  const allQueues = [...queueNames, ...queueNames.map(poisonQueueName)];
+
+  return {
+    service,
+    context,
+    names,
+    storage: direct,
+    events,
+    logger,
+    queueNames,
+    queue,
+    table,
+    container,
+    async rows(which) {
+      const out: Record<string, unknown>[] = [];
+      for await (const row of (await table(which)).listEntities<Record<string, unknown>>()) out.push(row);
+      return out;
+    },
+    async blobs() {
+      const out: string[] = [];
+      for await (const blob of (await container()).listBlobsFlat()) out.push(blob.name);
+      return out;
+    },
+    async messages() {
+      const out = new Map<string, string[]>();
+      for (const name of allQueues) {
+        const peeked = await (await queue(name)).peekMessages({ numberOfMessages: 32 });
+        out.set(
+          name,
+          peeked.peekedMessageItems.map((m) => decode(m.messageText)),
+        );
+      }
+      return out;
+    },
+    async drain(drainOptions = {}) {
+      const maxDequeueCount = drainOptions.maxDequeueCount ?? 5;
+      let delivered = 0;
+      let failures = 0;
+      let poisoned = 0;
+      const errors: string[] = [];
+      for (let pass = 0; pass < (drainOptions.maxPasses ?? 10_000); pass++) {
+        let received = 0;
+        for (const name of queueNames) {
+          const work = await queue(name);
+          const batch = (await work.receiveMessages({ numberOfMessages: 32, visibilityTimeout: 60 })).receivedMessageItems;
+          received += batch.length;
+          await mapLimited(batch, drainOptions.concurrency ?? 8, async (m) => {
+            delivered++;
+            try {
+              await service.processEnvelope(decode(m.messageText), { dequeueCount: m.dequeueCount });
+              await work.deleteMessage(m.messageId, m.popReceipt);
+            } catch (err) {
+              failures++;
+              errors.push(err instanceof Error ? err.message : String(err));
+              if (m.dequeueCount >= maxDequeueCount) {
+                await (await queue(poisonQueueName(name))).sendMessage(m.messageText);
+                await work.deleteMessage(m.messageId, m.popReceipt);
+              } else {
+                await work.updateMessage(m.messageId, m.popReceipt, undefined, 0);
+              }
+            }
+          });
+          const poison = await queue(poisonQueueName(name));
+          const dead = (await poison.receiveMessages({ numberOfMessages: 32, visibilityTimeout: 60 })).receivedMessageItems;
+          received += dead.length;
+          for (const m of dead) {
+            poisoned++;
+            await service.processPoison(decode(m.messageText), poison.name);
+            await poison.deleteMessage(m.messageId, m.popReceipt);
+          }
+        }
+        if (received === 0) break;
+      }
+      return { delivered, failures, poisoned, errors };
+    },
+  };
+}

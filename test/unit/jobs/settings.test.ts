@@ -1,0 +1,59 @@
+import { jobSettings, loadConfig } from '../../../shared/config';
+import { workQueueNames } from '../../../shared/jobs/queues';
+import { queues } from '../../../shared/resources';
+
+describe('job settings', () => {
+  it('has documented defaults, and the default work queues are the ones infra/ provisions', () => {
+    const s = jobSettings({});
+    expect(s).toMatchObject({
+      queues: 4,
+      queuePrefix: 'jobs-work',
+      maxItems: 10_000,
+      maxRequestBytes: 4 * 1024 * 1024,
+      envelopeMaxItems: 32,
+      envelopeMaxBytes: 48_000,
+      claimCheckBytes: 8192,
+      maxAttempts: 3,
+    });
+    expect([...s.billingRates]).toEqual([
+      ['standard', 200_000],
+      ['reduced', 50_000],
+      ['zero', 0],
+      ['exempt', 0],
+    ]);
+    expect(workQueueNames(s)).toEqual(queues.jobsWork.slice(0, 4));
+    expect(workQueueNames(jobSettings({ TALLYHO_JOBS_QUEUES: '8' }))).toEqual([...queues.jobsWork]);
+  });
+
+  it('names every bad setting at once', () => {
+    const env = {
+      AzureWebJobsStorage: 'UseDevelopmentStorage=true',
+      TALLYHO_JOBS_QUEUES: '9',
+      TALLYHO_JOBS_QUEUE_PREFIX: 'Jobs_Work',
+      TALLYHO_JOBS_ENVELOPE_MAX_BYTES: '60000',
+      TALLYHO_JOBS_BILLING_RATES: '{"standard":"twenty"}',
+      TALLYHO_JOBS_RECONCILE_SCHEDULE: '* * *',
+    };
+    let message = '';
+    try {
+      loadConfig(env);
+    } catch (err) {
+      message = err instanceof Error ? err.message : String(err);
+    }
+    for (const name of [
+      'TALLYHO_JOBS_QUEUES',
+      'TALLYHO_JOBS_QUEUE_PREFIX',
+      'TALLYHO_JOBS_ENVELOPE_MAX_BYTES',
+      'TALLYHO_JOBS_BILLING_RATES',
+      'TALLYHO_JOBS_RECONCILE_SCHEDULE',
+    ]) {
+      expect(message).toContain(name);
+    }
+  });
+
+  it('keeps inline items small enough to fit an envelope', () => {
+    expect(() => jobSettings({ TALLYHO_JOBS_ENVELOPE_MAX_BYTES: '8192', TALLYHO_JOBS_CLAIM_CHECK_BYTES: '8000' })).toThrow(
+      /TALLYHO_JOBS_CLAIM_CHECK_BYTES/,
+    );
+  });
+});
