@@ -554,6 +554,9 @@ function readCounterSettings(r: SettingsReader): CounterSettings {
 function failOnProblems(r: SettingsReader): void {
   if (r.problems.length === 0) return;
   throw new AppError('ConfigurationInvalid', `Invalid settings:\n  - ${r.problems.join('\n  - ')}`, {
+    extra: { settings: r.problems.map((p) => p.slice(0, p.indexOf(':'))) },
+  });
+}
 
 /**
  * The counter settings alone. The timer registration needs its schedule when the app loads, before
