@@ -180,39 +180,6 @@ export interface JobSettings {
   readonly billingRates: RateTable;
 }
 
-export interface JobSettings {
-  /** Work queues envelopes are spread over (K); the app registers one trigger (and one poison trigger) per queue. */
-  readonly queues: number;
-  /** Work queues are `<prefix>-0` … `<prefix>-<K-1>`; the host moves failing messages to `<queue>-poison`. */
-  readonly queuePrefix: string;
-  /** Items one job may hold (413 above). */
-  readonly maxItems: number;
-  /** Largest `POST /api/jobs` body (413 above); replaces the app-wide body limit for that endpoint. */
-  readonly maxRequestBytes: number;
-  /** Largest single item, serialised (400 above). */
-  readonly maxItemBytes: number;
-  /** Items one envelope (queue message) carries at most. */
-  readonly envelopeMaxItems: number;
-  /** Largest envelope JSON; base64 makes it 4/3 larger on the queue, which holds 64 KiB per message. */
-  readonly envelopeMaxBytes: number;
-  /** An item larger than this travels as a claim check (a reference into the job's input blob). */
-  readonly claimCheckBytes: number;
-  /** Items of one envelope processed at once. */
-  readonly itemConcurrency: number;
-  /** Attempts per item (the first included) before a retryable failure is recorded as final. */
-  readonly maxAttempts: number;
-  /** Delay before the first retry envelope becomes visible; doubled per further attempt. */
-  readonly retryDelaySeconds: number;
-  /** Envelopes sent at once while enqueuing (also the most a crash can make a resume send twice). */
-  readonly enqueueParallelism: number;
-  /** A job step (enqueue, finalize, publish) without progress for this long is taken over by the reconciler. */
-  readonly staleSeconds: number;
-  /** Six-field NCRONTAB schedule of the reconciler timer. */
-  readonly reconcileSchedule: string;
-  /** Billing processor: tax category -> rate (parts per million), from a JSON object of percentages. */
-  readonly billingRates: RateTable;
-}
-
 export interface HttpSettings {
   /** Largest JSON body any endpoint reads; endpoints may set a lower limit. */
   readonly maxBodyBytes: number;
