@@ -39,6 +39,7 @@ export function containerForHub(hub: string): string {
 const logName = (g: number): string => `log-${String(g).padStart(6, '0')}`;
 const snapshotName = (g: number): string => `snapshot-${String(g).padStart(6, '0')}`;
 
+/** Applies a record read back from a snapshot or log (loading only; live writes use the texts they wrote). */
 function apply(state: MemoryStore, record: LogRecord): void {
   switch (record.k) {
     case 'o':
@@ -51,13 +52,13 @@ function apply(state: MemoryStore, record: LogRecord): void {
       );
       return;
     case 'e':
-      void state.saveEntity({ record: record.rec, consumed: record.consumed });
+      state.putEntity(record.rec.id, JSON.stringify(record.rec), record.consumed);
       return;
     case 'po':
-      void state.enqueueOrchestrationEvent(record.id, record.p);
+      state.putPending('o', record.id, record.p.key, JSON.stringify(record.p.event));
       return;
     case 'pe':
-      void state.enqueueEntityMessage(record.id, record.p);
+      state.putPending('e', record.id, record.p.key, JSON.stringify(record.p.message));
       return;
     case 'do':
       void state.deleteOrchestration(record.id);
@@ -125,37 +126,44 @@ export class BlobStore implements DurableStore {
     }
   }
 
-  private append(record: LogRecord): Promise<void> {
-    return this.appendLine(JSON.stringify(record), () => apply(this.state, record));
-  }
-
-  private appendLine(line: string, onDurable: () => void): Promise<void> {
+  private append(line: string, onDurable: () => void): Promise<void> {
     if (this.writer === undefined) return Promise.reject(new Error('The durable store was not loaded'));
     return this.writer.append(line, onDurable);
   }
 
-  /** Serialized once: the same text goes into the log line and the materialized copy. */
+  // Each record is serialized once: the same texts go into the log line and the materialized copy.
+
   saveOrchestration(c: OrchestrationCheckpoint): Promise<void> {
     const rec = c.record;
     const summary = JSON.stringify({ ...rec, history: [] });
     const line = `{"k":"o","rec":${summary},"add":[${c.appended.join(',')}],"new":${c.newExecution},"consumed":${JSON.stringify(c.consumed)}}`;
-    return this.appendLine(line, () => this.state.putOrchestration(rec.instanceId, summary, c.appended, c.newExecution, c.consumed));
+    return this.append(line, () => this.state.putOrchestration(rec.instanceId, summary, c.appended, c.newExecution, c.consumed));
   }
 
   saveEntity(c: EntityCheckpoint): Promise<void> {
-    return this.append({ k: 'e', rec: c.record, consumed: c.consumed });
+    const json = JSON.stringify(c.record);
+    return this.append(`{"k":"e","rec":${json},"consumed":${JSON.stringify(c.consumed)}}`, () =>
+      this.state.putEntity(c.record.id, json, c.consumed),
+    );
   }
 
   enqueueOrchestrationEvent(instanceId: string, pending: PendingOrchestrationEvent): Promise<void> {
-    return this.append({ k: 'po', id: instanceId, p: pending });
+    const json = JSON.stringify(pending.event);
+    const line = `{"k":"po","id":${JSON.stringify(instanceId)},"p":{"key":${JSON.stringify(pending.key)},"event":${json}}}`;
+    return this.append(line, () => this.state.putPending('o', instanceId, pending.key, json));
   }
 
   enqueueEntityMessage(entityId: string, pending: PendingEntityMessage): Promise<void> {
-    return this.append({ k: 'pe', id: entityId, p: pending });
+    const json = JSON.stringify(pending.message);
+    const line = `{"k":"pe","id":${JSON.stringify(entityId)},"p":{"key":${JSON.stringify(pending.key)},"message":${json}}}`;
+    return this.append(line, () => this.state.putPending('e', entityId, pending.key, json));
   }
 
   deleteOrchestration(instanceId: string): Promise<void> {
-    return this.append({ k: 'do', id: instanceId });
+    return this.append(
+      JSON.stringify({ k: 'do', id: instanceId } satisfies LogRecord),
+      () => void this.state.deleteOrchestration(instanceId),
+    );
   }
 
   private maybeCompact(): void {

@@ -39,9 +39,9 @@ export interface EngineObserver {
 export interface EngineLimits {
   /** Activity functions running at once (host.json maxConcurrentActivityFunctions). */
   readonly activities: number;
-  /** Orchestration episodes under way at once (maxConcurrentOrchestratorFunctions). */
+  /** Orchestrator functions executing at once (maxConcurrentOrchestratorFunctions). */
   readonly orchestrations: number;
-  /** Entity batches under way at once. */
+  /** Entity functions executing at once. */
   readonly entities: number;
   /** Operations per entity batch (maxEntityOperationBatchSize). */
   readonly entityBatchSize: number;
@@ -75,6 +75,9 @@ export class DurableEngine {
   readonly timers: DurableTimers;
   readonly inboxKeys = new InboxKeys();
   readonly activities: Limiter;
+  /** Orchestrator and entity function executions at once; checkpoints wait outside these slots. */
+  readonly orchestratorSlots: Limiter;
+  readonly entitySlots: Limiter;
   private readonly episodes: KeyedWork;
   private readonly batches: KeyedWork;
   private clientWrites = 0;
@@ -92,8 +95,12 @@ export class DurableEngine {
     this.timers = new DurableTimers(this.clock);
     this.activities = new Limiter(this.limits.activities);
     const failed = (kind: string) => (key: string, err: unknown) => this.workFailed(kind, key, err);
-    this.episodes = new KeyedWork(this.limits.orchestrations, (id) => this.orchestrationWork(id), failed('orchestration'));
-    this.batches = new KeyedWork(this.limits.entities, (id) => this.entityWork(id), failed('entity'));
+    this.orchestratorSlots = new Limiter(this.limits.orchestrations);
+    this.entitySlots = new Limiter(this.limits.entities);
+    // Episodes and batches are not capped themselves: one waiting for its checkpoint holds no slot,
+    // so checkpoints of many instances can share a write (group commit).
+    this.episodes = new KeyedWork(Number.MAX_SAFE_INTEGER, (id) => this.orchestrationWork(id), failed('orchestration'));
+    this.batches = new KeyedWork(Number.MAX_SAFE_INTEGER, (id) => this.entityWork(id), failed('entity'));
   }
 
   now(): number {

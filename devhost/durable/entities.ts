@@ -113,7 +113,7 @@ async function invokeBatch(engine: DurableEngine, rec: EntityRecord, ops: readon
       return m.kind === 'op' ? { name: m.operation, input: m.input, isSignal: m.signal } : { name: '', input: null, isSignal: true };
     }),
   };
-  const outcome = await engine.functions.invoke('entity', self.name, { string: JSON.stringify(request) });
+  const outcome = await engine.entitySlots.run(() => engine.functions.invoke('entity', self.name, { string: JSON.stringify(request) }));
   if (!outcome.ok) return failAll(outcome.error.message);
   const text = outcome.response.returnValue?.json;
   if (typeof text !== 'string') return failAll('Out of proc entities must return a valid JSON schema.');

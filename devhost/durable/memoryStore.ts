@@ -2,10 +2,11 @@
  * A store in process memory, for engine tests and `DEVHOST_DURABLE_STORE=memory`. Like a real store
  * it keeps serialized copies (history append-only, one JSON text per event), so a test can "crash"
  * an engine by dropping it and start a new one on the same store, and a checkpoint costs what it
- * appends, not the whole history.
+ * appends, not the whole history. The blob store keeps its materialized copy in one of these and
+ * feeds it the texts it already wrote (`put…`), so nothing is serialized twice.
  */
 import type { HistoryEvent } from './protocol';
-import type { EntityRecord, OrchestrationRecord, PendingEntityMessage, PendingOrchestrationEvent } from './records';
+import type { EntityMessage, EntityRecord, OrchestrationRecord, PendingEntityMessage, PendingOrchestrationEvent } from './records';
 import { newEntityRecord } from './runtime';
 import type { DurableStore, EntityCheckpoint, LoadedState, OrchestrationCheckpoint } from './store';
 
@@ -15,19 +16,22 @@ interface StoredOrchestration {
   readonly events: string[];
 }
 
-function pendingAfter<T extends { key: string }>(list: readonly T[] | undefined, upTo: string): T[] {
-  return (list ?? [])
-    .filter((p) => p.key > upTo)
-    .sort((a, b) => (a.key < b.key ? -1 : 1))
-    .map((p) => JSON.parse(JSON.stringify(p)) as T);
+/** An accepted inbox message: its key and JSON text. */
+interface Pending {
+  readonly key: string;
+  readonly json: string;
+}
+
+function pendingAfter(list: readonly Pending[] | undefined, upTo: string): Pending[] {
+  return (list ?? []).filter((p) => p.key > upTo).sort((a, b) => (a.key < b.key ? -1 : 1));
 }
 
 export class MemoryStore implements DurableStore {
   readonly kind = 'memory';
   private readonly orchestrations = new Map<string, StoredOrchestration>();
   private readonly entities = new Map<string, string>();
-  private readonly orchestrationInbox = new Map<string, PendingOrchestrationEvent[]>();
-  private readonly entityInbox = new Map<string, PendingEntityMessage[]>();
+  private readonly orchestrationInbox = new Map<string, Pending[]>();
+  private readonly entityInbox = new Map<string, Pending[]>();
   /** Writes so far, for tests that count them. */
   writes = 0;
 
@@ -35,30 +39,24 @@ export class MemoryStore implements DurableStore {
     const orchestrations = [...this.orchestrations.values()].map((stored) => {
       const record = JSON.parse(stored.summary) as OrchestrationRecord;
       record.history = stored.events.map((e) => JSON.parse(e) as HistoryEvent);
-      return { record, pending: pendingAfter(this.orchestrationInbox.get(record.instanceId), record.consumedUpTo) };
+      const pending = pendingAfter(this.orchestrationInbox.get(record.instanceId), record.consumedUpTo);
+      return { record, pending: pending.map((p) => ({ key: p.key, event: JSON.parse(p.json) as HistoryEvent })) };
     });
     const ids = new Set([...this.entities.keys(), ...this.entityInbox.keys()]);
     const entities = [...ids].map((id) => {
       const text = this.entities.get(id);
       const record = text === undefined ? newEntityRecord(id) : (JSON.parse(text) as EntityRecord);
-      return { record, pending: pendingAfter(this.entityInbox.get(id), record.consumedUpTo) };
+      const pending = pendingAfter(this.entityInbox.get(id), record.consumedUpTo);
+      return { record, pending: pending.map((p) => ({ key: p.key, message: JSON.parse(p.json) as EntityMessage })) };
     });
     return Promise.resolve({ orchestrations, entities });
   }
 
-  saveOrchestration(checkpoint: OrchestrationCheckpoint): Promise<void> {
-    const rec = checkpoint.record;
-    this.putOrchestration(
-      rec.instanceId,
-      JSON.stringify({ ...rec, history: [] }),
-      checkpoint.appended,
-      checkpoint.newExecution,
-      checkpoint.consumed,
-    );
+  saveOrchestration(c: OrchestrationCheckpoint): Promise<void> {
+    this.putOrchestration(c.record.instanceId, JSON.stringify({ ...c.record, history: [] }), c.appended, c.newExecution, c.consumed);
     return Promise.resolve();
   }
 
-  /** A checkpoint already in JSON (the blob store serializes once for its log and for this copy). */
   putOrchestration(
     instanceId: string,
     summary: string,
@@ -74,23 +72,33 @@ export class MemoryStore implements DurableStore {
     this.drop(this.orchestrationInbox, instanceId, consumed);
   }
 
-  saveEntity(checkpoint: EntityCheckpoint): Promise<void> {
-    this.writes++;
-    this.entities.set(checkpoint.record.id, JSON.stringify(checkpoint.record));
-    this.drop(this.entityInbox, checkpoint.record.id, checkpoint.consumed);
+  saveEntity(c: EntityCheckpoint): Promise<void> {
+    this.putEntity(c.record.id, JSON.stringify(c.record), c.consumed);
     return Promise.resolve();
   }
 
-  enqueueOrchestrationEvent(instanceId: string, pending: PendingOrchestrationEvent): Promise<void> {
+  putEntity(id: string, json: string, consumed: readonly string[]): void {
     this.writes++;
-    this.push(this.orchestrationInbox, instanceId, JSON.parse(JSON.stringify(pending)) as PendingOrchestrationEvent);
+    this.entities.set(id, json);
+    this.drop(this.entityInbox, id, consumed);
+  }
+
+  enqueueOrchestrationEvent(instanceId: string, pending: PendingOrchestrationEvent): Promise<void> {
+    this.putPending('o', instanceId, pending.key, JSON.stringify(pending.event));
     return Promise.resolve();
   }
 
   enqueueEntityMessage(entityId: string, pending: PendingEntityMessage): Promise<void> {
-    this.writes++;
-    this.push(this.entityInbox, entityId, JSON.parse(JSON.stringify(pending)) as PendingEntityMessage);
+    this.putPending('e', entityId, pending.key, JSON.stringify(pending.message));
     return Promise.resolve();
+  }
+
+  putPending(kind: 'o' | 'e', id: string, key: string, json: string): void {
+    this.writes++;
+    const map = kind === 'o' ? this.orchestrationInbox : this.entityInbox;
+    const list = map.get(id) ?? [];
+    list.push({ key, json });
+    map.set(id, list);
   }
 
   deleteOrchestration(instanceId: string): Promise<void> {
@@ -104,13 +112,7 @@ export class MemoryStore implements DurableStore {
     return Promise.resolve();
   }
 
-  private push<T>(map: Map<string, T[]>, key: string, item: T): void {
-    const list = map.get(key) ?? [];
-    list.push(item);
-    map.set(key, list);
-  }
-
-  private drop<T extends { key: string }>(map: Map<string, T[]>, id: string, consumed: readonly string[]): void {
+  private drop(map: Map<string, Pending[]>, id: string, consumed: readonly string[]): void {
     if (consumed.length === 0) return;
     const gone = new Set(consumed);
     map.set(

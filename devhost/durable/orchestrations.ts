@@ -304,7 +304,10 @@ async function execute(
   const missing = engine.functions.check('orchestrator', rec.name);
   let js: JsOutcome;
   if (missing !== undefined) js = { state: undefined, threw: missing };
-  else js = readOutcome(await engine.functions.invoke('orchestrator', rec.name, { string: payloadJson(rt, fresh, rec.input) }));
+  else {
+    const payload = { string: payloadJson(rt, fresh, rec.input) };
+    js = readOutcome(await engine.orchestratorSlots.run(() => engine.functions.invoke('orchestrator', rec.name, payload)));
+  }
   const actions: readonly Action[] = js.state?.actions[0] ?? [];
   const replayed =
     js.state === undefined
