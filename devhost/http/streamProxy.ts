@@ -86,12 +86,21 @@ export class StreamProxy {
     const responded = new Promise<boolean>((resolve) => (settle = resolve));
     // The library sets status and headers, then writes: catch the moment the head goes out.
     const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
-    res.writeHead = ((...args: unknown[]): ServerResponse => {
+    res.writeHead = (...args: unknown[]): ServerResponse => {
       res.writeHead = writeHead;
       onResponseHead(res);
       settle(true);
       return writeHead(...args);
-    });
+    };
+    // Cork from the first write to the next tick: a short response (write, then end) leaves in one
+    // system call; a stream's later chunks go out as written.
+    const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+    res.write = ((...args: unknown[]): boolean => {
+      res.write = write as ServerResponse['write'];
+      res.cork();
+      process.nextTick(() => res.uncork());
+      return write(...args);
+    }) as ServerResponse['write'];
     res.on('close', () => settle(false));
     server.emit('request', req, res);
     return { responded, started: () => res.headersSent, abort: () => settle(false) };
