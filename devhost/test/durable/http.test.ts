@@ -110,6 +110,22 @@ describe('Durable HTTP API on the devhost', () => {
     expect((await fetch((links.terminatePostUri as string).replace('{text}', 'x'), { method: 'POST' })).status).toBe(410);
   });
 
+  test('start-and-wait answers 200 with the output; restart starts the same orchestration again', async () => {
+    const res = await fetch(host.url(`${hook}/orchestrators/sequence/waited?timeout=20&pollingInterval=1`), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '["Rome"]',
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(['Hello Rome']);
+    const restarted = await fetch(host.url(`${hook}/instances/waited/restart`), { method: 'POST' });
+    expect(restarted.status).toBe(202);
+    const { id } = await json<{ id: string }>(restarted);
+    expect(id).not.toBe('waited');
+    expect((await waitForStatus(host, id, 'Completed')).output).toEqual(['Hello Rome']);
+    expect((await fetch(host.url(`${hook}/instances/waited/rewind`), { method: 'POST' })).status).toBe(501);
+  });
+
   test('raise event needs JSON; terminate, suspend and resume answer 202; purge 200/404/412', async () => {
     await fetch(host.url(`${hook}/orchestrators/waiter/http-2`), { method: 'POST' });
     await waitForStatus(host, 'http-2', 'Running');

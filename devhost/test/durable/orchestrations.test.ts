@@ -69,6 +69,27 @@ test('exhausted retries fail after the extension\'s immediate "dummy" timer, wit
   expect(timers).toEqual([500, 500]);
 });
 
+test('a sub-orchestration is retried: a failed child, a timer, then a new child that succeeds', async () => {
+  const h = await startEngine();
+  const id = await h.client.start('retryingParent', { input: '"sub-r1"' });
+  const status = await runUntil(h, id);
+  expect(status.output).toBe(2);
+  const events = history(h, id);
+  expect(events.filter((e) => e.EventType === EventType.SubOrchestrationInstanceCreated)).toHaveLength(2);
+  expect(events.filter((e) => e.EventType === EventType.SubOrchestrationInstanceFailed)).toHaveLength(1);
+  const timers = events.flatMap((e) => (e.EventType === EventType.TimerCreated ? [Date.parse(e.FireAt) - epoch] : []));
+  expect(timers).toEqual([1000]);
+});
+
+test('a 40-day timer is one timer that fires when the clock gets there', async () => {
+  const h = await startEngine();
+  const id = await h.client.start('sleeper', { input: String(40 * 24 * 3600) });
+  const status = await runUntil(h, id);
+  expect(status.output).toBe('woke');
+  expect(h.clock.now()).toBe(epoch + 40 * 24 * 3600 * 1000);
+  expect(history(h, id).filter((e) => e.EventType === EventType.TimerCreated)).toHaveLength(1);
+});
+
 test('Task.any: the event wins when it arrives before the timer', async () => {
   const h = await startEngine();
   const id = await h.client.start('race');
