@@ -15,7 +15,6 @@ import type { StreamsDurableClient } from './durablePort';
 import { releaseToRoute } from './handoff';
 import { depthOfSnapshot, findReceipt, type LedgerState } from './ledger';
 import { routeWriterKey, type StreamRoute } from './route';
-import { writerEntity, writerOps } from './names';
 import type { AckMode, StreamEventInput } from './schemas';
 import type { AppendRequest, Receipt } from './writerState';
 
@@ -59,7 +58,7 @@ async function send(
     limits: writerLimits(ctx.settings),
     events,
   };
-  await durable.signal(writerEntity(key), writerOps.append, request);
+  await ctx.appends.send(durable, key, request);
   let seen: LedgerState | undefined;
   const result = await ctx.watch.wait(
     durable,

@@ -2,6 +2,7 @@
 import type { Clock, Random } from '../clock';
 import type { StreamSettings } from '../config';
 import type { Logger } from '../log';
+import type { AppendCoalescer } from './appendCoalescer';
 import type { FlusherControl } from './flusherControl';
 import type { LedgerWatch } from './ledgerWatch';
 import type { RouteResolver } from './resolver';
@@ -13,6 +14,7 @@ export interface StreamsContext {
   readonly resolver: RouteResolver;
   readonly routes: RouteTable;
   readonly watch: LedgerWatch;
+  readonly appends: AppendCoalescer;
   readonly flushers: FlusherControl;
   readonly clock: Clock;
   readonly random: Random;

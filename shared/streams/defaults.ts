@@ -6,6 +6,7 @@ import { getConfig } from '../config';
 import { getLogger } from '../log';
 import { containers, tables } from '../resources';
 import { getStorage } from '../storage/clients';
+import { AppendCoalescer } from './appendCoalescer';
 import { FlusherControl } from './flusherControl';
 import { LedgerWatch } from './ledgerWatch';
 import { RouteResolver } from './resolver';
@@ -31,6 +32,7 @@ export function getStreamService(): StreamService {
         partitions: settings.partitions,
       }),
       watch: new LedgerWatch(systemClock, logger),
+      appends: new AppendCoalescer(),
       flushers: new FlusherControl(systemClock, logger),
       clock: systemClock,
       random: Math.random,

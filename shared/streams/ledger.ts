@@ -37,7 +37,7 @@ export interface LedgerState {
 
 export interface LedgerReport {
   readonly snapshot: WriterSnapshot;
-  readonly receipt?: Receipt;
+  readonly receipts?: readonly Receipt[];
 }
 
 export function snapshotOf(state: WriterState): WriterSnapshot {
@@ -68,8 +68,8 @@ export function emptyLedger(): LedgerState {
 
 export function applyReport(ledger: LedgerState, report: LedgerReport): LedgerState {
   const snapshot = ledger.snapshot === null || report.snapshot.rev >= ledger.snapshot.rev ? report.snapshot : ledger.snapshot;
-  if (report.receipt === undefined) return { snapshot, receipts: ledger.receipts };
-  const receipts = [...ledger.receipts, report.receipt];
+  if (report.receipts === undefined || report.receipts.length === 0) return { snapshot, receipts: ledger.receipts };
+  const receipts = [...ledger.receipts, ...report.receipts];
   return { snapshot, receipts: receipts.length > receiptCapacity ? receipts.slice(receipts.length - receiptCapacity) : receipts };
 }
 

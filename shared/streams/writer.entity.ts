@@ -12,7 +12,7 @@ import { flushed, flushFailed, opened, plan, requestFlush } from './writerFlush.
 import { adopt, type Handoff, release } from './writerHandoff.entity';
 import type {
   AdoptRequest,
-  AppendRequest,
+  AppendOperation,
   FlushOutcome,
   FlushRequest,
   LogCursor,
@@ -24,7 +24,7 @@ import { initialWriterState } from './writerState';
 
 interface Outcome {
   readonly state: WriterState;
-  readonly receipt?: Receipt;
+  readonly receipts?: readonly Receipt[];
   readonly handoffs?: readonly Handoff[];
   readonly result?: unknown;
 }
@@ -39,8 +39,16 @@ function run(context: EntityContext<WriterState>, state: WriterState): Outcome {
   const key = context.df.entityKey;
   const operation = context.df.operationName ?? '';
   switch (operation) {
-    case writerOps.append:
-      return append(state, input<AppendRequest>(context));
+    case writerOps.append: {
+      let current = state;
+      const receipts: Receipt[] = [];
+      for (const request of input<AppendOperation>(context).requests) {
+        const step = append(current, request);
+        current = step.state;
+        receipts.push(step.receipt);
+      }
+      return { state: current, receipts };
+    }
     case writerOps.plan: {
       const step = plan(state, key, input<{ now: number }>(context).now);
       return { state: step.state, result: step.plan };
@@ -53,10 +61,14 @@ function run(context: EntityContext<WriterState>, state: WriterState): Outcome {
       const { batchId, message, at } = input<{ batchId: number; message: string; at: number }>(context);
       return { state: flushFailed(state, batchId, message, at) };
     }
-    case writerOps.requestFlush:
-      return requestFlush(state, input<FlushRequest>(context));
-    case writerOps.release:
-      return release(state, input<ReleaseRequest>(context));
+    case writerOps.requestFlush: {
+      const step = requestFlush(state, input<FlushRequest>(context));
+      return { state: step.state, receipts: [step.receipt] };
+    }
+    case writerOps.release: {
+      const step = release(state, input<ReleaseRequest>(context));
+      return { state: step.state, receipts: [step.receipt], handoffs: step.handoffs };
+    }
     case writerOps.adopt:
       return adopt(state, input<AdoptRequest>(context));
     default:
@@ -73,10 +85,11 @@ export function streamWriterEntity(context: EntityContext<WriterState>): void {
   for (const handoff of outcome.handoffs ?? []) {
     context.df.signalEntity(writerEntity(handoff.to), writerOps.adopt, { ...handoff.request, from: key });
   }
-  if (changed || outcome.receipt !== undefined) {
+  const receipts = outcome.receipts ?? [];
+  if (changed || receipts.length > 0) {
     const report: LedgerReport = {
       snapshot: snapshotOf(outcome.state),
-      ...(outcome.receipt === undefined ? {} : { receipt: outcome.receipt }),
+      ...(receipts.length === 0 ? {} : { receipts }),
     };
     context.df.signalEntity(ledgerEntity(key), ledgerOps.report, report);
   }

@@ -161,6 +161,15 @@ export interface AppendRequest {
   readonly events: readonly EventInput[];
 }
 
+/**
+ * The append operation's input: one or more requests, each answered by its own receipt. An instance
+ * merges the requests that arrive while its previous signal to the writer is still being sent
+ * (group commit), so concurrent producers share one message and one entity step.
+ */
+export interface AppendOperation {
+  readonly requests: readonly AppendRequest[];
+}
+
 export type Refusal = 'full' | 'notOwner' | 'notReady';
 
 export type Receipt =

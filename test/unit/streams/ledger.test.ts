@@ -7,7 +7,7 @@ describe('ledger', () => {
   it('keeps the newest receipts up to its capacity', () => {
     let ledger = emptyLedger();
     for (let i = 0; i < receiptCapacity + 10; i++) {
-      ledger = applyReport(ledger, { snapshot: { ...snapshot, rev: i }, receipt: { r: `r${i}`, ok: false, why: 'full' } });
+      ledger = applyReport(ledger, { snapshot: { ...snapshot, rev: i }, receipts: [{ r: `r${i}`, ok: false, why: 'full' }] });
     }
     expect(ledger.receipts).toHaveLength(receiptCapacity);
     expect(findReceipt(ledger, 'r9')).toBeUndefined();
@@ -16,7 +16,10 @@ describe('ledger', () => {
 
   it('never goes back to an older snapshot', () => {
     const newer = applyReport(emptyLedger(), { snapshot: { ...snapshot, rev: 5, accepted: 50 } });
-    const late = applyReport(newer, { snapshot: { ...snapshot, rev: 4, accepted: 40 }, receipt: { r: 'x', ok: false, why: 'notOwner' } });
+    const late = applyReport(newer, {
+      snapshot: { ...snapshot, rev: 4, accepted: 40 },
+      receipts: [{ r: 'x', ok: false, why: 'notOwner' }],
+    });
     expect(late.snapshot?.accepted).toBe(50);
     expect(findReceipt(late, 'x')).toBeDefined();
   });
