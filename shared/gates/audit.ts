@@ -7,6 +7,7 @@ import type { TableClient } from '@azure/data-tables';
 import { z } from 'zod';
 
 import { hasStatus, translateStorageError } from '../storage/errors';
+import { listRows, type Listing } from '../storage/list';
 import type { AnnounceInput, AnnounceKind } from './messages';
 import { releaseHows } from './operations';
 
@@ -59,6 +60,12 @@ export class GateAuditLog {
       if (hasStatus(err, 409)) return false;
       throw translateStorageError(err, `recording the ${record.kind} of gate ${record.gate}`);
     }
+  }
+
+  /** Names of up to `limit` gates, in name order: every gate's log opens with its generation-1 create. */
+  async gateNames(limit: number): Promise<Listing<string>> {
+    const filter = `RowKey eq '${rowKey(1, 'create')}'`;
+    return listRows(await this.table(), { filter, limit, doing: 'listing gates' }, (row) => row.partitionKey ?? '');
   }
 
   /** The newest `limit` records of a gate, oldest first. */

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { systemClock } from '../clock';
 import { getConfig } from '../config';
 import { AppError } from '../errors';
+import { onShutdown } from '../lifecycle';
 import { getLogger } from '../log';
 import { getServiceBusSender } from '../messaging/serviceBus';
 import { queues, serviceBusEntities, tables } from '../resources';
@@ -50,11 +51,16 @@ export function getGateService(): GateService {
 }
 
 export function getGateHub(): GateWatchHub {
-  hub ??= new GateWatchHub((name) => getGateService().read(name), {
-    intervalMs: getConfig().gates.watchIntervalMs,
-    clock: systemClock,
-    logger: getLogger(),
-  });
+  if (hub === undefined) {
+    const created = new GateWatchHub((name) => getGateService().read(name), {
+      intervalMs: getConfig().gates.watchIntervalMs,
+      clock: systemClock,
+      logger: getLogger(),
+    });
+    // Open long polls answer and event streams end, so clients reconnect to an instance that stays.
+    onShutdown(() => Promise.resolve(created.close()));
+    hub = created;
+  }
   return hub;
 }
 

@@ -1,5 +1,6 @@
 /** The gates HTTP API, defined once (registration, validation and OpenAPI all come from here). */
-import { validationError } from '../errors';
+import { AppError, validationError } from '../errors';
+import { defaultListLimit, listQuery } from '../http/listing';
 import type { HeaderReader, HttpResult, RouteDefinition } from '../http/route';
 import { defineRoute } from '../http/route';
 import { json } from '../http/responses';
@@ -12,6 +13,7 @@ import {
   accepted,
   auditQuery,
   createBody,
+  gateList,
   gateParams,
   gateView,
   releaseBody,
@@ -63,6 +65,12 @@ function pendingResult(service: GateService, pending: Pending, url: URL): HttpRe
   return json(202, links, { 'retry-after': '1', ...(location === undefined ? {} : { location }) });
 }
 
+/** A gate whose entity state cannot be read is listed as unreadable, not a failed list; other errors fail it. */
+function toUnreadable(err: unknown): { detail: string } {
+  if (err instanceof AppError && err.code === 'CorruptState') return { detail: err.message };
+  throw err;
+}
+
 export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
   return [
     defineRoute({
@@ -92,6 +100,35 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
         const result = await service.create(params.name, body?.releaseAt, actorOf(headers, body));
         if (result.pending === true) return pendingResult(service, result, url);
         return gateResult(result.created ? 201 : 200, result.gate, result.created ? { location: `/api/gates/${params.name}` } : {});
+      },
+    }),
+    defineRoute({
+      name: 'gatesList',
+      method: 'GET',
+      path: 'gates',
+      auth: 'admin',
+      summary: 'List gates with their state and waiters (for operators)',
+      description: 'Names come from the audit log (one table scan); each gate is then read from its entity.',
+      tags,
+      query: listQuery,
+      responses: {
+        200: { description: 'The gates', schema: gateList },
+        400: badRequest,
+        503: unavailable,
+      },
+      handle: async ({ query }) => {
+        const names = await deps.audit().gateNames(query.limit ?? defaultListLimit);
+        const service = deps.service();
+        const gates = await Promise.all(names.items.map(async (name) => ({ name, gate: await service.read(name).catch(toUnreadable) })));
+        const items = gates.flatMap(({ gate }) => (gate === undefined || 'detail' in gate ? [] : [viewOf(gate)]));
+        const unreadable = gates.flatMap(({ name, gate }) =>
+          gate !== undefined && 'detail' in gate ? [{ name, detail: gate.detail }] : [],
+        );
+        return json(
+          200,
+          { items, unreadable: [...names.unreadable, ...unreadable], truncated: names.truncated },
+          { 'cache-control': 'no-store' },
+        );
       },
     }),
     defineRoute({

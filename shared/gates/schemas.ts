@@ -1,6 +1,7 @@
 /** The HTTP shapes of the gates API (request validation and the OpenAPI document). */
 import { z } from 'zod';
 
+import { listingOf } from '../http/listing';
 import { isoTimestamp, resourceName } from '../http/schemas';
 import { gateActionSchema } from './actions';
 import { actorSchema, type GateSnapshot } from './operations';
@@ -85,6 +86,12 @@ export const gateView = z
   .meta({ id: 'Gate' });
 
 export type GateView = z.output<typeof gateView>;
+
+export const gateList = listingOf(
+  gateView,
+  'GateList',
+  'Gates in name order, as their entities hold them now. A gate shows once its creation is audited.',
+);
 
 export function viewOf(gate: GateSnapshot): GateView {
   return {

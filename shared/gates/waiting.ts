@@ -57,7 +57,7 @@ export async function waitForRelease(
     const first = await deps.hub.current(name);
     const gate = existing(first, name);
     if (isReleasedFor(gate, generation)) return { gate, etag: first.etag, released: true, timedOut: false };
-    const timeout = deps.clock.sleep(timeoutSeconds * 1000, stop.signal).then(
+    const timeout = deps.clock.sleep(timeoutSeconds * 1000, AbortSignal.any([stop.signal, deps.hub.closing])).then(
       () => undefined,
       () => undefined,
     );
@@ -101,6 +101,7 @@ export async function gateEventStream(deps: WaitingDeps, name: string): Promise<
     throw err;
   }
   const stop = new AbortController();
+  const ending = AbortSignal.any([stop.signal, deps.hub.closing]);
   const retryMs = Math.round(sseRetryBaseMs * (1 + deps.random()));
   const { clock, settings } = deps;
   let closed = false;
@@ -124,15 +125,16 @@ export async function gateEventStream(deps: WaitingDeps, name: string): Promise<
         const end = clock.now() + settings.sseMaxSeconds * 1000;
         try {
           while (clock.now() < end) {
-            await clock.sleep(Math.min(settings.heartbeatSeconds * 1000, end - clock.now()), stop.signal);
+            await clock.sleep(Math.min(settings.heartbeatSeconds * 1000, end - clock.now()), ending);
             if (clock.now() < end) write(': heartbeat\n\n');
           }
-          write(': stream ends; reconnect to resume\n\n');
-          finish();
-          controller.close();
         } catch {
-          // Aborted: the client went away (cancel) and the stream is already finished.
+          // Aborted: the client went away (cancel), or the host is stopping.
         }
+        if (closed) return;
+        write(': stream ends; reconnect to resume\n\n');
+        finish();
+        controller.close();
       })();
     },
     cancel() {

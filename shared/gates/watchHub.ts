@@ -45,6 +45,9 @@ function rank(gate: GateSnapshot | undefined): number {
 
 export class GateWatchHub {
   private readonly watched = new Map<string, Watched>();
+  private readonly closer = new AbortController();
+  /** Aborted when the hub closes (the host is stopping): open long polls answer, event streams end. */
+  readonly closing: AbortSignal = this.closer.signal;
   /** State reads issued (for the benchmark's transaction counts). */
   reads = 0;
 
@@ -67,7 +70,7 @@ export class GateWatchHub {
   subscribe(gate: string, listener: GateListener): () => void {
     const w = this.entry(gate);
     w.listeners.add(listener);
-    if (w.loop === undefined) this.startLoop(gate, w);
+    if (w.loop === undefined && !this.closing.aborted) this.startLoop(gate, w);
     return () => {
       w.listeners.delete(listener);
       if (w.listeners.size === 0) {
@@ -89,6 +92,17 @@ export class GateWatchHub {
     try {
       return await this.readOnce(gate, w);
     } finally {
+      this.forgetIfUnused(gate, w);
+    }
+  }
+
+  /** Stops every watcher and tells the waiting clients to finish (graceful shutdown). */
+  close(): void {
+    this.closer.abort(new Error('The gate watch hub is closing'));
+    for (const [gate, w] of this.watched) {
+      w.loop?.abort();
+      w.loop = undefined;
+      w.listeners.clear();
       this.forgetIfUnused(gate, w);
     }
   }

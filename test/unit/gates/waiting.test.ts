@@ -1,0 +1,144 @@
+/** Long-poll and SSE on top of the watch hub, on a manual clock: read first, then wait, bounded. */
+import { ManualClock } from '../../../shared/clock';
+import type { GateSettings } from '../../../shared/config';
+import type { GateSnapshot } from '../../../shared/gates/operations';
+import { gateEventStream, isReleasedFor, waitForRelease, type WaitingDeps } from '../../../shared/gates/waiting';
+import { GateWatchHub } from '../../../shared/gates/watchHub';
+import { MemoryLogger } from '../../../shared/log';
+
+const settings: GateSettings = {
+  waitMaxSeconds: 120,
+  sseMaxSeconds: 60,
+  heartbeatSeconds: 15,
+  watchIntervalMs: 1000,
+  notifyBatchSize: 50,
+  maxWaiters: 100,
+  commandWaitMs: 1000,
+};
+
+function gate(state: 'closed' | 'released', generation = 1): GateSnapshot {
+  return {
+    name: 'g',
+    generation,
+    state,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    generationStartedAt: '2026-01-01T00:00:00.000Z',
+    releaseAt: null,
+    release: state === 'released' ? { generation, at: '2026-01-01T00:01:00.000Z', by: 'a', how: 'api' } : null,
+    waiters: { waiting: 0, registered: 0, late: 0, proceeded: 0 },
+  };
+}
+
+/** `null`: the gate does not exist. */
+function setup(initial: GateSnapshot | null = gate('closed')) {
+  const clock = new ManualClock();
+  let stored = initial ?? undefined;
+  const hub = new GateWatchHub(() => Promise.resolve(stored), { intervalMs: 1000, clock, logger: new MemoryLogger() });
+  const deps: WaitingDeps = { hub, settings, clock, random: () => 0.5 };
+  return { clock, hub, deps, set: (g: GateSnapshot) => (stored = g) };
+}
+
+const flush = async (): Promise<void> => {
+  for (let i = 0; i < 20; i++) await Promise.resolve();
+};
+
+async function readAll(stream: ReadableStream<Uint8Array>, chunks: string[]): Promise<void> {
+  const decoder = new TextDecoder();
+  for await (const chunk of stream) chunks.push(decoder.decode(chunk));
+}
+
+describe('isReleasedFor', () => {
+  test('without a generation: released; with one: that generation released, or the gate moved past it', () => {
+    expect(isReleasedFor(gate('released'), undefined)).toBe(true);
+    expect(isReleasedFor(gate('closed'), undefined)).toBe(false);
+    expect(isReleasedFor(gate('released', 1), 2)).toBe(false);
+    expect(isReleasedFor(gate('closed', 3), 2)).toBe(true);
+    expect(isReleasedFor(gate('released', 2), 2)).toBe(true);
+  });
+});
+
+describe('waitForRelease', () => {
+  test('answers at once for a released gate (read first)', async () => {
+    const { deps } = setup(gate('released'));
+    await expect(waitForRelease(deps, 'g', 30, undefined)).resolves.toMatchObject({ released: true, timedOut: false });
+  });
+
+  test('answers when the release is published, long before the timeout', async () => {
+    const { deps, hub } = setup();
+    const waiting = waitForRelease(deps, 'g', 30, undefined);
+    await flush();
+    hub.publish(gate('released'));
+    await expect(waiting).resolves.toMatchObject({ released: true, timedOut: false, gate: { state: 'released' } });
+    expect(hub.stats().listeners).toBe(0);
+  });
+
+  test('answers when a watcher read sees the release made elsewhere', async () => {
+    const { deps, clock, set } = setup();
+    const waiting = waitForRelease(deps, 'g', 30, undefined);
+    await flush();
+    set(gate('released'));
+    await clock.advance(1000);
+    await expect(waiting).resolves.toMatchObject({ released: true });
+  });
+
+  test('times out with the current state', async () => {
+    const { deps, clock, hub } = setup();
+    const waiting = waitForRelease(deps, 'g', 5, undefined);
+    await flush();
+    await clock.advance(5000);
+    await expect(waiting).resolves.toMatchObject({ released: false, timedOut: true, gate: { state: 'closed' } });
+    expect(hub.stats()).toMatchObject({ gates: 0, listeners: 0 });
+  });
+
+  test('a missing gate is a 404', async () => {
+    const { deps } = setup(null);
+    await expect(waitForRelease(deps, 'g', 5, undefined)).rejects.toMatchObject({ code: 'NotFound' });
+  });
+
+  test('answers at once when the hub closes (shutdown)', async () => {
+    const { deps, hub } = setup();
+    const waiting = waitForRelease(deps, 'g', 60, undefined);
+    await flush();
+    hub.close();
+    await expect(waiting).resolves.toMatchObject({ released: false, timedOut: true });
+  });
+});
+
+describe('gateEventStream', () => {
+  test('retry hint, the current state, heartbeats, the release, and an end after sseMaxSeconds', async () => {
+    const { deps, clock, hub } = setup();
+    const chunks: string[] = [];
+    const reading = readAll(await gateEventStream(deps, 'g'), chunks);
+    await flush();
+    expect(chunks[0]).toBe('retry: 3000\n\n');
+    expect(chunks[1]).toMatch(/^event: state\nid: "g1\.c\.[^"]+"\ndata: \{"name":"g","state":"closed"/);
+    await clock.advance(15_000);
+    expect(chunks).toContain(': heartbeat\n\n');
+    hub.publish(gate('released'));
+    await flush();
+    expect(chunks.at(-1)).toMatch(/^event: released\nid: "g1\.r\./);
+    await clock.advance(45_000);
+    await reading;
+    expect(chunks.at(-1)).toBe(': stream ends; reconnect to resume\n\n');
+    expect(hub.stats()).toMatchObject({ listeners: 0 });
+  });
+
+  test('a released gate is the first event; a missing gate is a 404 before any stream', async () => {
+    const released = setup(gate('released'));
+    const chunks: string[] = [];
+    const reading = readAll(await gateEventStream(released.deps, 'g'), chunks);
+    await flush();
+    expect(chunks[1]).toMatch(/^event: released\n/);
+    released.hub.close();
+    await reading;
+    await expect(gateEventStream(setup(null).deps, 'g')).rejects.toMatchObject({ code: 'NotFound' });
+  });
+
+  test('cancelling the stream unsubscribes it', async () => {
+    const { deps, hub } = setup();
+    const stream = await gateEventStream(deps, 'g');
+    expect(hub.stats().listeners).toBe(1);
+    await stream.cancel();
+    expect(hub.stats().listeners).toBe(0);
+  });
+});
