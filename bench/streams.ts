@@ -194,10 +194,10 @@ async function main(): Promise<void> {
   header('streams');
   const azurite = await startAzurite();
   try {
+    // Same intake and bounds in both modes; only the flush policy differs.
     const perEvent = await throughput(azurite.connectionString, 'flush-every-event', {
       TALLYHO_STREAMS_FLUSH_EVENTS: '1',
       TALLYHO_STREAMS_FLUSH_MAX_EVENTS: '1',
-      TALLYHO_STREAMS_MAX_BUFFERED: '64',
     });
     const buffered = await throughput(azurite.connectionString, 'buffered', { TALLYHO_STREAMS_FLUSH_INTERVAL_MS: String(flushIntervalMs) });
     const rows: Row[] = [perEvent, buffered].map((r) => ({

@@ -122,13 +122,15 @@ export async function appendEvents(
   for (let attempt = 0; ; attempt++) {
     const route = await ctx.resolver.resolve(type);
     const key = routeWriterKey(route);
-    const { receipt, ledger, requestId } = await send(ctx, durable, route, events, deadline);
+    // Each attempt gets the full answer timeout; the loop itself is bounded by `deadline` and `waitUntil`.
+    const answerBy = ctx.clock.now() + ctx.settings.ackTimeoutMs;
+    const { receipt, ledger, requestId } = await send(ctx, durable, route, events, answerBy);
     if (receipt.ok) {
       if (receipt.kick || flusherLooksStuck(ctx, ledger)) await ctx.flushers.kick(durable, key);
       const accepted: Accepted = receipt;
       let flushed = accepted.last < 0 || (ledger?.snapshot?.flushedThrough ?? 0) > accepted.last;
       if (ack === 'flushed' && !flushed) {
-        flushed = await waitFlushed(ctx, durable, key, accepted.last, deadline);
+        flushed = await waitFlushed(ctx, durable, key, accepted.last, answerBy);
         if (!flushed) {
           throw new AppError('DependencyUnavailable', `The events of ${type} are buffered (durable) but were not flushed in time`, {
             retryAfterSeconds: 1,
