@@ -11,7 +11,7 @@ export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test-artifacts/**', '.azurite/**', '.bicep/**', 'infra/**/*.json'] },
   js.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     extends: [...tseslint.configs.recommendedTypeChecked],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
@@ -42,6 +42,17 @@ export default tseslint.config(
           ],
           patterns: [{ group: ['**/functions/**', '**/devhost/**'], message: 'shared/ depends on nothing above it.' }],
         },
+      ],
+    },
+  },
+  {
+    // The admin console runs in the browser (bundled by scripts/build-console.mjs); it talks to the app over HTTP only.
+    files: ['console/**/*.ts', 'console/**/*.tsx'],
+    languageOptions: { globals: globals.browser },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/shared/**', '**/functions/**', '**/devhost/**'], message: 'The console uses the HTTP API only.' }] },
       ],
     },
   },

@@ -7,9 +7,11 @@ import { app } from '@azure/functions';
 import { runShutdown } from '../shared/lifecycle';
 
 import './health';
+import './console';
 import './counters';
 import './gates';
 import './jobs';
+import './openapi';
 import './sequences';
 import './streams';
 

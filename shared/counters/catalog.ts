@@ -15,6 +15,7 @@ import { AppError } from '../errors';
 import { zodIssues } from '../http/route';
 import { LostRace } from '../retry';
 import { hasStatus, translateStorageError } from '../storage/errors';
+import { listRows, type Listing } from '../storage/list';
 import { type CounterDefinition, definitionFields } from './definition';
 
 const rowKey = 'counter';
@@ -95,6 +96,12 @@ export class CounterCatalog {
     const hit = this.cache.get(name);
     if (hit !== undefined && hit.until > this.clock.now()) return hit.counter;
     return this.read(name);
+  }
+
+  /** Up to `limit` counters in name order (one table scan, for operators); unreadable ones by name. */
+  async list(limit: number): Promise<Listing<StoredCounter>> {
+    const filter = `RowKey eq '${rowKey}'`;
+    return listRows(await this.table(), { filter, limit, doing: 'listing counters' }, (row) => parseRow(row.partitionKey ?? '', row));
   }
 
   /** Insert-if-absent; `created: false` returns what was already stored. */

@@ -2,9 +2,19 @@
 import { readIdempotencyKey } from '../http/idempotencyHeader';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
+import { defaultListLimit, listQuery } from '../http/listing';
 import { idempotencyKeyHeader, problemSchema } from '../http/schemas';
 import type { StoredCounter } from './catalog';
-import { counterParams, counterSettingsInput, counterValue, counterView, incrementBody, incrementResult, readQuery } from './schemas';
+import {
+  counterList,
+  counterParams,
+  counterSettingsInput,
+  counterValue,
+  counterView,
+  incrementBody,
+  incrementResult,
+  readQuery,
+} from './schemas';
 import type { CounterService } from './service';
 
 export interface CounterRouteDeps {
@@ -106,6 +116,26 @@ export function countersRoutes(deps: CounterRouteDeps): RouteDefinition[] {
       },
       handle: async ({ params, query }) =>
         json(200, await deps.service().read(params.name, query.consistent), { 'cache-control': 'no-store' }),
+    }),
+    defineRoute({
+      name: 'countersList',
+      method: 'GET',
+      path: 'counters',
+      auth: 'admin',
+      summary: 'List counters with their settings (for operators)',
+      description: 'One table scan, in name order. Read a counter for its value.',
+      tags,
+      query: listQuery,
+      responses: {
+        200: { description: 'The counters', schema: counterList },
+        400: badRequest,
+        500: problem('Unexpected failure; a counter whose settings are corrupt is listed under `unreadable` instead'),
+        503: unavailable,
+      },
+      handle: async ({ query }) => {
+        const listing = await deps.service().list(query.limit ?? defaultListLimit);
+        return json(200, { ...listing, items: listing.items.map(view) }, { 'cache-control': 'no-store' });
+      },
     }),
   ];
 }

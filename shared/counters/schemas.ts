@@ -1,6 +1,7 @@
 /** The HTTP shapes of the counters API (request validation and the OpenAPI document). */
 import { z } from 'zod';
 
+import { listingOf } from '../http/listing';
 import { resourceName } from '../http/schemas';
 import { counterModes, definitionFields } from './definition';
 
@@ -32,6 +33,8 @@ export const counterView = z
     updatedAt: z.string(),
   })
   .meta({ id: 'Counter', description: 'A counter and its settings.' });
+
+export const counterList = listingOf(counterView, 'CounterList', 'Counters in name order, with their settings (read each for its value).');
 
 export const incrementBody = z
   .strictObject({

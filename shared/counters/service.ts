@@ -10,6 +10,7 @@ import { AppError, validationError } from '../errors';
 import type { Logger } from '../log';
 import { tables } from '../resources';
 import { type BackoffPolicy, LostRace, retryLostRaces } from '../retry';
+import type { Listing } from '../storage/list';
 import { CounterCatalog, type StoredCounter } from './catalog';
 import { retryContext } from './context';
 import { CounterDataStore } from './dataStore';
@@ -121,6 +122,10 @@ export class CounterService {
     const counter = await this.catalog.read(name);
     if (counter === undefined) throw notFound(name);
     return this.reader.read(counter, consistent);
+  }
+
+  list(limit: number): Promise<Listing<StoredCounter>> {
+    return this.catalog.list(limit);
   }
 
   runRollup(): Promise<RollupReport> {

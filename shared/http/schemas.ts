@@ -24,8 +24,9 @@ export const idempotencyKey = z
   .max(200)
   .regex(/^[\x21-\x7e]+$/, 'Use 1-200 printable ASCII characters without spaces');
 
+/** Loose: a problem may carry extension members (RFC 9457 §3.2), e.g. the conflicting settings. */
 export const problemSchema = z
-  .object({
+  .looseObject({
     type: z.string(),
     title: z.string(),
     status: z.number().int(),

@@ -7,6 +7,7 @@ import { odata, type TableClient } from '@azure/data-tables';
 
 import { LostRace } from '../retry';
 import { hasStatus, translateStorageError } from '../storage/errors';
+import { listRows, type Listing } from '../storage/list';
 import { jobEntity, type JobRecord, jobRowKey, parseJob, type StoredJob } from './jobRecord';
 
 const openPartition = 'open';
@@ -65,6 +66,19 @@ export class JobStore {
     } catch (err) {
       if (!hasStatus(err, 404)) throw translateStorageError(err, `removing job ${id} from the open index`);
     }
+  }
+
+  /**
+   * The `limit` most recently accepted jobs, newest first (for operators). Job ids are not all
+   * time-ordered (Idempotency-Key jobs are named after the key), so this reads every job row.
+   */
+  async recent(limit: number): Promise<Listing<JobRecord>> {
+    const filter = odata`RowKey eq ${jobRowKey}`;
+    const all = await listRows(await this.table(), { filter, limit: Number.MAX_SAFE_INTEGER, doing: 'listing jobs' }, (row) =>
+      parseJob(row.partitionKey ?? '', row),
+    );
+    const newest = all.items.sort((a, b) => b.acceptedAt - a.acceptedAt);
+    return { items: newest.slice(0, limit), unreadable: all.unreadable, truncated: newest.length > limit };
   }
 
   /** Open jobs (in id order) and since when each is indexed. */

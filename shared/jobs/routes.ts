@@ -1,9 +1,10 @@
 /** The jobs HTTP API, defined once (registration, validation and OpenAPI all come from here). */
 import { readIdempotencyKey } from '../http/idempotencyHeader';
+import { defaultListLimit, listQuery } from '../http/listing';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { idempotencyKeyHeader, problemSchema } from '../http/schemas';
-import { failuresPage, failuresQuery, fileParams, jobParams, jobView, resultsPage, resultsQuery, submitBody } from './schemas';
+import { failuresPage, failuresQuery, jobList, fileParams, jobParams, jobView, resultsPage, resultsQuery, submitBody } from './schemas';
 import type { JobService } from './service';
 import { viewFailure, viewJob, viewResult } from './view';
 
@@ -54,6 +55,23 @@ export function jobsRoutes(deps: JobRouteDeps): RouteDefinition[] {
         const view = viewJob(job, undefined);
         return json(202, view, { location: view.links.self as string, ...(replayed ? { 'idempotent-replayed': 'true' } : {}) });
       },
+    }),
+    defineRoute({
+      name: 'jobsList',
+      method: 'GET',
+      path: 'jobs',
+      auth: 'admin',
+      summary: 'The most recent jobs with their progress (for operators)',
+      description:
+        'Newest first. Reads every job row (job ids are not all time-ordered), so it is meant for an operator, not a client loop.',
+      tags,
+      query: listQuery,
+      responses: {
+        200: { description: 'The jobs', schema: jobList },
+        400: problem('Bad limit'),
+        503: unavailable,
+      },
+      handle: async ({ query }) => json(200, await deps.service().recent(query.limit ?? defaultListLimit), { 'cache-control': 'no-store' }),
     }),
     defineRoute({
       name: 'jobsGet',

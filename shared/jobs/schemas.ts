@@ -1,6 +1,7 @@
 /** Request and response schemas of the jobs API (validation and the OpenAPI document). */
 import { z } from 'zod';
 
+import { listingOf } from '../http/listing';
 import { billingProcessorName } from './billing/processor';
 import { fileNamePattern } from './files';
 import { itemIdPattern, jobId } from './ids';
@@ -84,6 +85,8 @@ export const jobView = z
     links: z.record(z.string(), z.string()),
   })
   .meta({ id: 'Job' });
+
+export const jobList = listingOf(jobView, 'JobList', 'The most recently accepted jobs, newest first.');
 
 export const resultView = z
   .object({

@@ -1,5 +1,6 @@
 /** The job use-cases behind one object, for the HTTP routes, the queue triggers and the reconciler timer. */
 import { AppError } from '../errors';
+import type { Listing } from '../storage/list';
 import type { JobsContext } from './context';
 import { isFinished, type JobRecord } from './jobRecord';
 import { processEnvelope, type Delivery, type EnvelopeReport } from './process';
@@ -29,6 +30,17 @@ export class JobService {
     const job = await this.job(id);
     const progress = isFinished(job.phase) && job.round === 0 ? undefined : await this.context.results.progress(id);
     return viewJob(job, progress);
+  }
+
+  /** The most recently accepted jobs, newest first, each as `view` shows it. */
+  async recent(limit: number): Promise<Listing<ReturnType<typeof viewJob>>> {
+    const listing = await this.context.jobs.recent(limit);
+    const items = await Promise.all(
+      listing.items.map(async (job) =>
+        viewJob(job, isFinished(job.phase) && job.round === 0 ? undefined : await this.context.results.progress(job.id)),
+      ),
+    );
+    return { ...listing, items };
   }
 
   async results(id: string, options: { status?: ResultStatus; limit: number; cursor?: string }): Promise<ResultPage> {

@@ -2,9 +2,10 @@
 import { readIdempotencyKey } from '../http/idempotencyHeader';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { json } from '../http/responses';
+import { defaultListLimit, listQuery } from '../http/listing';
 import { idempotencyKeyHeader, problemSchema } from '../http/schemas';
 import { sequenceSettingsInput } from './definition';
-import { nextBody, nextResult, sequenceParams, sequenceView, validateParams, validationResult } from './schemas';
+import { nextBody, nextResult, sequenceList, sequenceParams, sequenceView, validateParams, validationResult } from './schemas';
 import type { SequenceService } from './service';
 
 export interface SequenceRouteDeps {
@@ -94,6 +95,22 @@ export function sequencesRoutes(deps: SequenceRouteDeps): RouteDefinition[] {
         503: unavailable,
       },
       handle: async ({ params }) => json(200, await deps.service().describe(params.name)),
+    }),
+    defineRoute({
+      name: 'sequencesList',
+      method: 'GET',
+      path: 'sequences',
+      auth: 'admin',
+      summary: 'List sequences with their high-water marks (for operators)',
+      description: 'One table scan, in name order. Block statistics are those of the instance that answered.',
+      tags,
+      query: listQuery,
+      responses: {
+        200: { description: 'The sequences', schema: sequenceList },
+        400: badRequest,
+        503: unavailable,
+      },
+      handle: async ({ query }) => json(200, await deps.service().list(query.limit ?? defaultListLimit), { 'cache-control': 'no-store' }),
     }),
     defineRoute({
       name: 'sequencesValidate',

@@ -1,6 +1,7 @@
 /** The HTTP shapes of the sequences API (request validation and the OpenAPI document). */
 import { z } from 'zod';
 
+import { listingOf } from '../http/listing';
 import { resourceName } from '../http/schemas';
 import { definitionFields } from './definition';
 
@@ -73,6 +74,12 @@ export const sequenceView = z
     instance: instanceStats.nullable().meta({ description: 'Null until this instance issues from the sequence.' }),
   })
   .meta({ id: 'Sequence' });
+
+export const sequenceList = listingOf(
+  sequenceView,
+  'SequenceList',
+  'Sequences in name order; `instance` is the allocator of the instance that answered.',
+);
 
 export const nextResult = z
   .object({

@@ -8,6 +8,7 @@ import { AppError } from '../errors';
 import type { IdempotencyStore } from '../idempotency';
 import type { Logger } from '../log';
 import type { BackoffPolicy } from '../retry';
+import type { Listing } from '../storage/list';
 import { type AllocatorStats, type CloseReport, SequenceAllocator } from './allocator';
 import {
   defaultDefinition,
@@ -91,6 +92,11 @@ export class SequenceService {
     const sequence = await this.deps.store.read(name);
     if (sequence === undefined) throw notFound(name);
     return this.view(sequence);
+  }
+
+  async list(limit: number): Promise<Listing<SequenceView>> {
+    const listing = await this.deps.store.list(limit);
+    return { ...listing, items: listing.items.map((s) => this.view(s)) };
   }
 
   async validate(name: string, formatted: string): Promise<ValidationOutcome> {

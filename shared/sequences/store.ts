@@ -12,6 +12,7 @@ import { AppError } from '../errors';
 import { zodIssues } from '../http/route';
 import { LostRace } from '../retry';
 import { hasStatus, translateStorageError } from '../storage/errors';
+import { listRows, type Listing } from '../storage/list';
 import { definitionFields, definitionProblems, maxSequenceValue, type SequenceDefinition } from './definition';
 
 const rowKey = 'sequence';
@@ -95,6 +96,14 @@ export class SequenceStore {
       throw translateStorageError(err, `reading sequence ${name}`);
     }
     return parseStoredSequence(name, raw);
+  }
+
+  /** Up to `limit` sequences in name order (one table scan, for operators); unreadable ones by name. */
+  async list(limit: number): Promise<Listing<StoredSequence>> {
+    const filter = `RowKey eq '${rowKey}'`;
+    return listRows(await this.table(), { filter, limit, doing: 'listing sequences' }, (row) =>
+      parseStoredSequence(row.partitionKey ?? '', row),
+    );
   }
 
   /** Insert-if-absent. `created: false` returns what was already stored (whatever its definition). */

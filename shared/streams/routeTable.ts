@@ -7,6 +7,7 @@ import type { TableClient } from '@azure/data-tables';
 
 import { AppError } from '../errors';
 import { hasStatus, translateStorageError } from '../storage/errors';
+import { listRows, type Listing } from '../storage/list';
 import type { StreamRoute } from './route';
 
 const partitionKey = 'route';
@@ -59,6 +60,16 @@ export class RouteTable {
       if (hasStatus(err, 404)) return undefined;
       throw translateStorageError(err, `reading the route of ${type}`);
     }
+  }
+
+  /** Up to `limit` types with a route of their own (remapped), in type order; for operators. */
+  async list(limit: number): Promise<Listing<StreamRoute>> {
+    const filter = `PartitionKey eq '${partitionKey}'`;
+    return listRows<StreamRoute, RouteRow>(
+      await this.table(),
+      { filter, limit, doing: 'listing stream routes' },
+      (row) => fromRow(row).route,
+    );
   }
 
   /**

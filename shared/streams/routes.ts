@@ -1,9 +1,20 @@
 /** The streams HTTP API, defined once (registration, validation and OpenAPI all come from here). */
+import { defaultListLimit, listQuery } from '../http/listing';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { problemSchema } from '../http/schemas';
 import type { StreamsDurableClient } from './durablePort';
-import { appendBody, appendQuery, appendResult, flushResult, remapBody, remapResult, streamView, typeParams } from './schemas';
+import {
+  appendBody,
+  appendQuery,
+  appendResult,
+  flushResult,
+  remapBody,
+  remapResult,
+  streamRouteList,
+  streamView,
+  typeParams,
+} from './schemas';
 import type { StreamService } from './service';
 
 export interface StreamRouteDeps {
@@ -58,6 +69,28 @@ export function streamsRoutes(deps: StreamRouteDeps): RouteDefinition[] {
       handle: async ({ params, query, body }) => {
         const result = await deps.service().appendEvents(deps.durable(), params.type, body.events, { ack: query.ack, wait: query.wait });
         return json(query.ack === 'flushed' ? 200 : 202, result);
+      },
+    }),
+    defineRoute({
+      name: 'streamsList',
+      method: 'GET',
+      path: 'streams',
+      auth: 'admin',
+      summary: 'Event types with a route of their own (for operators)',
+      description: 'The remapped types, from the route table (one scan). Read a type for its writer: buffer depth and flush lag.',
+      tags,
+      query: listQuery,
+      responses: { 200: { description: 'The routed types', schema: streamRouteList }, 400: badRequest, 503: unavailable },
+      handle: async ({ query }) => {
+        const listing = await deps.service().routes(query.limit ?? defaultListLimit);
+        const items = listing.items.map((r) => ({
+          type: r.type,
+          partition: r.partition,
+          resource: r.resource,
+          version: r.version,
+          source: r.source,
+        }));
+        return json(200, { ...listing, items }, { 'cache-control': 'no-store' });
       },
     }),
     defineRoute({

@@ -1,7 +1,9 @@
 /** Request and response schemas of the streams API (validation and the OpenAPI document). */
 import { z } from 'zod';
 
+import { listingOf } from '../http/listing';
 import { resourceName } from '../http/schemas';
+import { documentAcceptedInput } from '../openapi/acceptedInput';
 
 export const eventType = resourceName.meta({ description: 'Event type', example: 'orders' });
 
@@ -38,9 +40,12 @@ function asBatch(body: unknown): unknown {
 
 const eventBatch = z.strictObject({ events: z.array(streamEvent).min(1) });
 
-export const appendBody = z
-  .preprocess(asBatch, eventBatch)
-  .meta({ id: 'StreamAppendBody', description: 'One event (`{ "producer", "seq", "data" }`), or `{ "events": [ ... ] }`' });
+export const appendBody = documentAcceptedInput(
+  z.preprocess(asBatch, eventBatch),
+  z
+    .union([streamEvent, eventBatch])
+    .meta({ id: 'StreamAppendBody', description: 'One event (`{ "producer", "seq", "data" }`), or `{ "events": [ ... ] }`' }),
+);
 
 export const ackMode = z.enum(['buffered', 'flushed']);
 export type AckMode = z.output<typeof ackMode>;
@@ -83,6 +88,12 @@ const routeView = z.object({
   version: z.number().int(),
   source: z.enum(['table', 'default']),
 });
+
+export const streamRouteList = listingOf(
+  routeView.extend({ type: z.string() }),
+  'StreamRouteList',
+  'Event types with a route of their own (remapped), in type order; every other type goes to its default route.',
+);
 
 export const remapResult = z
   .object({

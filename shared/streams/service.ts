@@ -7,6 +7,8 @@ import { type AppendOptions, type AppendResult, appendEvents } from './append';
 import { describeType, flushType, remapType } from './admin';
 import type { StreamsContext } from './context';
 import type { StreamsDurableClient } from './durablePort';
+import type { Listing } from '../storage/list';
+import type { StreamRoute } from './route';
 import type { StreamEventInput } from './schemas';
 import { validateBatch } from './validate';
 
@@ -34,6 +36,11 @@ export class StreamService {
 
   remap(durable: StreamsDurableClient, type: string, target: { partition?: string | undefined; resource?: string | undefined }) {
     return remapType(this.context, durable, type, target);
+  }
+
+  /** Types with a route of their own (remapped); other types go to their default route. */
+  routes(limit: number): Promise<Listing<StreamRoute>> {
+    return this.context.routes.list(limit);
   }
 
   describe(durable: StreamsDurableClient, type: string) {

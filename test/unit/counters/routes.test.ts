@@ -14,6 +14,7 @@ describe('counter route definitions', () => {
       ['countersConfigure', 'PUT', 'counters/{name}', 'admin'],
       ['countersIncrement', 'POST', 'counters/{name}/increment', 'function'],
       ['countersGet', 'GET', 'counters/{name}', 'function'],
+      ['countersList', 'GET', 'counters', 'admin'],
     ]);
     for (const route of routes) expect(Object.keys(route.responses)).toEqual(expect.arrayContaining(['400', '500', '503']));
     expect(Object.keys(routes[1]!.responses)).toEqual(expect.arrayContaining(['202', '404', '409', '413']));

@@ -1,0 +1,124 @@
+/** What the console reads from the API (the fields it shows; the OpenAPI document has the rest). */
+export interface Listing<T> {
+  readonly items: T[];
+  readonly unreadable: { readonly name: string; readonly detail: string }[];
+  readonly truncated: boolean;
+}
+
+export interface SequenceView {
+  readonly sequence: string;
+  readonly settings: {
+    readonly prefix: string;
+    readonly width: number;
+    readonly checkDigit: boolean;
+    readonly blockSize: { readonly min: number; readonly max: number };
+    readonly refillTargetSeconds: number;
+  };
+  readonly highWaterMark: number;
+  readonly instance: {
+    readonly blockSize: number;
+    readonly remaining: number;
+    readonly issued: number;
+    readonly refills: number;
+    readonly refillFailures: number;
+    readonly retries412: number;
+    readonly retriesExhausted: number;
+    readonly boundaryWaits: number;
+    readonly lastRefillAt: string | null;
+  } | null;
+}
+
+export interface CounterView {
+  readonly name: string;
+  readonly mode: 'hits' | 'sharded';
+  readonly partitions: number;
+  readonly safetyWindowSeconds: number;
+}
+
+export interface CounterValue {
+  readonly name: string;
+  readonly value: number;
+  readonly watermark: string | null;
+  readonly pendingHits: number;
+}
+
+export interface GateView {
+  readonly name: string;
+  readonly state: 'closed' | 'released';
+  readonly generation: number;
+  readonly releaseAt: string | null;
+  readonly releasedAt: string | null;
+  readonly releasedBy: string | null;
+  readonly releaseHow: 'api' | 'schedule' | null;
+  readonly releaseNote: string | null;
+  readonly waiters: { readonly waiting: number; readonly registered: number; readonly late: number; readonly proceeded: number };
+}
+
+export interface ScheduleRun {
+  readonly at: string;
+  readonly kind: string;
+  readonly outcome: 'running' | 'succeeded' | 'failed' | 'skipped' | 'missed';
+  readonly reason?: string;
+  readonly detail?: string;
+  readonly count?: number;
+}
+
+export interface ScheduleView {
+  readonly id: string;
+  readonly state: 'pending' | 'active' | 'paused' | 'cancelled' | 'completed';
+  readonly nextFireAt: string | null;
+  readonly at?: string;
+  readonly cron?: string;
+  readonly timeZone?: string;
+  readonly target: { readonly type?: unknown };
+  readonly runCount: number;
+  readonly runs: ScheduleRun[];
+  readonly pendingTriggers: number;
+  readonly delivery?: { readonly mode: string; readonly sequenceNumber: string | null };
+}
+
+export interface ScheduleList {
+  readonly items: ScheduleView[];
+  readonly continuationToken: string | null;
+}
+
+export interface JobView {
+  readonly id: string;
+  readonly processor: string;
+  readonly state: 'accepted' | 'running' | 'completed' | 'completedWithFailures';
+  readonly round: number;
+  readonly totals: { readonly items: number; readonly succeeded: number; readonly failed: number; readonly pending: number };
+  readonly timings: { readonly acceptedAt: string; readonly completedAt: string | null; readonly durationMs: number | null };
+  readonly links: Record<string, string>;
+}
+
+export interface JobFailure {
+  readonly id: string;
+  readonly code: string;
+  readonly reason: string;
+  readonly attempts: number;
+  readonly envelope: string;
+}
+
+export interface StreamRouteView {
+  readonly type: string;
+  readonly partition: string;
+  readonly resource: string;
+  readonly version: number;
+}
+
+export interface StreamView {
+  readonly type: string;
+  readonly route: { readonly partition: string; readonly resource: string; readonly version: number; readonly source: string };
+  readonly writer: {
+    readonly exists: boolean;
+    readonly owns: string;
+    readonly bufferDepth: number;
+    readonly maxBuffered: number;
+    readonly inFlight: number;
+    readonly flushLagMs: number;
+    readonly lastFlush: { readonly at: string; readonly events: number; readonly bytes: number } | null;
+    readonly lastError: { readonly at: string; readonly message: string; readonly attempts: number } | null;
+    readonly totals: { readonly accepted: number; readonly flushes: number; readonly refusedFull: number };
+  };
+}

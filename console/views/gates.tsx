@@ -1,0 +1,157 @@
+/**
+ * Gates: state and waiters, kept live over the gate's server-sent events, and a release button that
+ * asks first. The list itself refreshes more slowly; each card follows its own event stream.
+ */
+import { useEffect, useState } from 'preact/hooks';
+
+import { api, readEvents, seg } from '../api';
+import { ConfirmButton, Empty, Num, ProblemNotice, SectionHeader, When } from '../components';
+import { useAction, usePolling } from '../hooks';
+import type { GateView, Listing } from '../types';
+import { Unreadable } from './unreadable';
+
+type Live = 'connecting' | 'live' | 'retrying';
+
+/** The gate as its event stream last told it, reconnecting (with back-off) when the stream ends or fails. */
+function useGateEvents(initial: GateView): { gate: GateView; live: Live; error: Error | undefined } {
+  const [gate, setGate] = useState(initial);
+  const [live, setLive] = useState<Live>('connecting');
+  const [error, setError] = useState<Error | undefined>(undefined);
+  useEffect(() => {
+    const controller = new AbortController();
+    let failures = 0;
+    const loop = async (): Promise<void> => {
+      while (!controller.signal.aborted) {
+        try {
+          await readEvents(
+            `gates/${seg(initial.name)}/events`,
+            (event) => {
+              if (event.event !== 'state' && event.event !== 'released') return;
+              setGate(JSON.parse(event.data) as GateView);
+              setLive('live');
+              setError(undefined);
+              failures = 0;
+            },
+            controller.signal,
+          );
+        } catch (err) {
+          if (controller.signal.aborted) return;
+          failures += 1;
+          setError(err instanceof Error ? err : new Error(String(err)));
+        }
+        if (controller.signal.aborted) return;
+        setLive('retrying');
+        await new Promise((resolve) => window.setTimeout(resolve, Math.min(30_000, 500 * 2 ** failures)));
+      }
+    };
+    void loop();
+    return () => controller.abort();
+  }, [initial.name]);
+  return { gate, live, error };
+}
+
+function GateCard({ initial }: { initial: GateView }) {
+  const { gate, live, error } = useGateEvents(initial);
+  const release = useAction();
+  const released = gate.state === 'released';
+  const titleId = `gate-${gate.name}`;
+  return (
+    <article class={`card gate ${gate.state}`} aria-labelledby={titleId} data-gate={gate.name}>
+      <header class="card-header">
+        <h3 id={titleId}>{gate.name}</h3>
+        <span class={`badge ${gate.state}`} data-testid="gate-state">
+          {gate.state}
+        </span>
+        <span class={`live ${live}`} title="Live updates over server-sent events">
+          {live === 'live' ? 'live' : live === 'connecting' ? 'connecting…' : 'reconnecting…'}
+        </span>
+      </header>
+      <dl class="facts">
+        <div>
+          <dt>Generation</dt>
+          <dd>
+            <Num value={gate.generation} />
+          </dd>
+        </div>
+        <div>
+          <dt>Waiting</dt>
+          <dd data-testid="gate-waiting">
+            <Num value={gate.waiters.waiting} />
+          </dd>
+        </div>
+        <div>
+          <dt>Registered</dt>
+          <dd>
+            <Num value={gate.waiters.registered} />
+          </dd>
+        </div>
+        <div>
+          <dt>Proceeded</dt>
+          <dd>
+            <Num value={gate.waiters.proceeded} />
+          </dd>
+        </div>
+        <div>
+          <dt>Late joiners</dt>
+          <dd>
+            <Num value={gate.waiters.late} />
+          </dd>
+        </div>
+        {released ? (
+          <div>
+            <dt>Released</dt>
+            <dd>
+              <When iso={gate.releasedAt} /> by {gate.releasedBy ?? 'unknown'}
+              {gate.releaseHow === 'schedule' ? ' (schedule)' : ''}
+            </dd>
+          </div>
+        ) : (
+          <div>
+            <dt>Scheduled release</dt>
+            <dd>
+              <When iso={gate.releaseAt} empty="none" />
+            </dd>
+          </div>
+        )}
+      </dl>
+      {gate.releaseNote === null ? null : <p class="note">“{gate.releaseNote}”</p>}
+      <div class="actions">
+        <ConfirmButton
+          label={release.busy ? 'Releasing…' : 'Release…'}
+          ariaLabel={`Release gate ${gate.name}`}
+          danger
+          disabled={released || release.busy}
+          title={`Release gate ${gate.name}?`}
+          message={
+            <p>
+              {gate.waiters.waiting === 1 ? 'One run is' : `${gate.waiters.waiting} runs are`} waiting; they all proceed at once, and so
+              does every run that joins later. This cannot be undone (a reset starts a new generation).
+            </p>
+          }
+          confirmLabel="Release"
+          onConfirm={() => void release.run(() => api('POST', `gates/${seg(gate.name)}/release`, { note: 'released from the console' }))}
+        />
+      </div>
+      <ProblemNotice error={release.error} onDismiss={release.clear} />
+      {error !== undefined && live !== 'live' ? <p class="hint bad">Live updates interrupted: {error.message}</p> : null}
+    </article>
+  );
+}
+
+export function GatesView() {
+  const list = usePolling((signal) => api<Listing<GateView>>('GET', 'gates', undefined, signal), 15000, 'gates');
+  const items = list.data?.items ?? [];
+  return (
+    <section aria-labelledby="gates-title">
+      <SectionHeader id="gates-title" title="Gates" resource={list} />
+      <ProblemNotice error={list.error} />
+      {list.data !== undefined && items.length === 0 ? <Empty>No gates yet.</Empty> : null}
+      <div class="cards">
+        {items.map((gate) => (
+          <GateCard key={gate.name} initial={gate} />
+        ))}
+      </div>
+      <Unreadable listing={list.data} what="gates" />
+    </section>
+  );
+}

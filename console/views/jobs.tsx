@@ -1,0 +1,139 @@
+/** Jobs: progress bars, failures with their reasons (poisoned envelopes included), retry of failed items. */
+import { useState } from 'preact/hooks';
+
+import { api, seg } from '../api';
+import { ConfirmButton, Empty, formatDuration, Num, ProblemNotice, SectionHeader, When } from '../components';
+import { useAction, usePolling } from '../hooks';
+import type { JobFailure, JobView, Listing } from '../types';
+import { Unreadable } from './unreadable';
+
+const stateLabels: Record<JobView['state'], string> = {
+  accepted: 'accepted',
+  running: 'running',
+  completed: 'completed',
+  completedWithFailures: 'completed with failures',
+};
+
+function Failures({ job }: { job: JobView }) {
+  const failures = usePolling(
+    (signal) => api<{ failures: JobFailure[]; next: string | null }>('GET', `jobs/${seg(job.id)}/failures?limit=50`, undefined, signal),
+    job.state === 'running' ? 3000 : 30000,
+    `${job.id}:${job.totals.failed}`,
+  );
+  const rows = failures.data?.failures ?? [];
+  return (
+    <div class="failures">
+      <ProblemNotice error={failures.error} />
+      {rows.length === 0 && failures.data !== undefined ? <p class="muted">No failures recorded.</p> : null}
+      {rows.length > 0 ? (
+        <ul>
+          {rows.map((f) => (
+            <li key={f.id} class={f.code === 'poisoned' ? 'poisoned' : undefined}>
+              <strong>{f.id}</strong> <code>{f.code}</code>
+              {f.code === 'poisoned' ? <span class="badge failed">poison</span> : null}
+              <span class="muted small">
+                {' '}
+                after {f.attempts} attempt{f.attempts === 1 ? '' : 's'}, envelope {f.envelope}
+              </span>
+              <div class="reason">{f.reason}</div>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {failures.data?.next ? <p class="hint">Showing the first {rows.length} failures.</p> : null}
+    </div>
+  );
+}
+
+function JobCard({ job, onChanged }: { job: JobView; onChanged: () => void }) {
+  const [showFailures, setShowFailures] = useState(false);
+  const retry = useAction();
+  const { items, succeeded, failed, pending } = job.totals;
+  const done = succeeded + failed;
+  const percent = items === 0 ? 100 : Math.floor((done / items) * 100);
+  const titleId = `job-${job.id}`;
+  return (
+    <article class={`card job ${job.state}`} aria-labelledby={titleId} data-job={job.id}>
+      <header class="card-header">
+        <h3 id={titleId}>
+          <code>{job.id}</code>
+        </h3>
+        <span class={`badge ${job.state}`} data-testid="job-state">
+          {stateLabels[job.state]}
+        </span>
+      </header>
+      <label class="progress">
+        <span>
+          {job.processor}: <Num value={done} /> of <Num value={items} /> items ({percent}%)
+        </span>
+        <progress max={items} value={done} aria-label={`Job ${job.id} progress`} data-testid="job-progress">
+          {percent}%
+        </progress>
+      </label>
+      <dl class="facts">
+        <div>
+          <dt>Succeeded</dt>
+          <dd>
+            <Num value={succeeded} />
+          </dd>
+        </div>
+        <div>
+          <dt>Failed</dt>
+          <dd class={failed > 0 ? 'bad' : undefined}>
+            <Num value={failed} />
+          </dd>
+        </div>
+        <div>
+          <dt>Pending</dt>
+          <dd>
+            <Num value={pending} />
+          </dd>
+        </div>
+        <div>
+          <dt>Accepted</dt>
+          <dd>
+            <When iso={job.timings.acceptedAt} />
+          </dd>
+        </div>
+        <div>
+          <dt>Took</dt>
+          <dd>{job.timings.durationMs === null ? <span class="muted">—</span> : formatDuration(job.timings.durationMs)}</dd>
+        </div>
+      </dl>
+      <div class="actions">
+        <button type="button" aria-expanded={showFailures} disabled={failed === 0} onClick={() => setShowFailures((v) => !v)}>
+          {showFailures ? 'Hide failures' : `Failures (${failed})`}
+        </button>
+        <ConfirmButton
+          label="Retry failed…"
+          ariaLabel={`Retry the failed items of job ${job.id}`}
+          disabled={job.state !== 'completedWithFailures' || retry.busy}
+          title={`Run the ${failed} failed items of job ${job.id} again?`}
+          message={<p>They run as a new round with fresh attempts; the job is running again until they are done.</p>}
+          confirmLabel="Retry failed items"
+          onConfirm={() => void retry.run(() => api('POST', `jobs/${seg(job.id)}/retry-failed`)).then(onChanged)}
+        />
+      </div>
+      <ProblemNotice error={retry.error} onDismiss={retry.clear} />
+      {showFailures ? <Failures job={job} /> : null}
+    </article>
+  );
+}
+
+export function JobsView() {
+  const list = usePolling((signal) => api<Listing<JobView>>('GET', 'jobs?limit=20', undefined, signal), 2000, 'jobs');
+  const items = list.data?.items ?? [];
+  return (
+    <section aria-labelledby="jobs-title">
+      <SectionHeader id="jobs-title" title="Jobs" resource={list} />
+      <ProblemNotice error={list.error} />
+      {list.data !== undefined && items.length === 0 ? <Empty>No jobs yet.</Empty> : null}
+      <div class="cards">
+        {items.map((job) => (
+          <JobCard key={job.id} job={job} onChanged={list.refresh} />
+        ))}
+      </div>
+      <Unreadable listing={list.data} what="jobs" />
+    </section>
+  );
+}

@@ -1,0 +1,139 @@
+/** Schedules: what fires next, how the last runs went, and cancel / pause / resume / trigger now. */
+import { api, seg } from '../api';
+import { ConfirmButton, Empty, ProblemNotice, SectionHeader, TableWrap, When } from '../components';
+import { useAction, usePolling } from '../hooks';
+import type { ScheduleList, ScheduleRun, ScheduleView } from '../types';
+
+const finished = new Set(['cancelled', 'completed']);
+
+function Runs({ runs }: { runs: ScheduleRun[] }) {
+  if (runs.length === 0) return <span class="muted">none yet</span>;
+  return (
+    <ul class="runs">
+      {runs
+        .slice(-3)
+        .reverse()
+        .map((run) => (
+          <li key={`${run.at}-${run.kind}`} class={`run ${run.outcome}`}>
+            <span class={`badge ${run.outcome}`}>{run.outcome}</span> <When iso={run.at} />
+            {run.count !== undefined && run.count > 1 ? ` ×${run.count}` : ''}
+            {run.reason === undefined ? null : <span class="reason"> — {run.reason}</span>}
+          </li>
+        ))}
+    </ul>
+  );
+}
+
+function ScheduleRow({ schedule, onChanged }: { schedule: ScheduleView; onChanged: () => void }) {
+  const action = useAction();
+  const path = `schedules/${seg(schedule.id)}`;
+  const done = finished.has(schedule.state);
+  const scheduledDelivery = schedule.delivery !== undefined;
+  const perform = (method: string, suffix: string): void => {
+    void action.run(() => api(method, `${path}${suffix}`)).then(onChanged);
+  };
+  return (
+    <tr data-schedule={schedule.id}>
+      <th scope="row">
+        {schedule.id}
+        <div class="muted small">{typeof schedule.target.type === 'string' ? schedule.target.type : ''}</div>
+      </th>
+      <td>
+        {schedule.cron === undefined ? (
+          <>
+            once at <When iso={schedule.at} />
+          </>
+        ) : (
+          <>
+            <code>{schedule.cron}</code> <span class="muted small">{schedule.timeZone ?? 'UTC'}</span>
+          </>
+        )}
+      </td>
+      <td>
+        <span class={`badge ${schedule.state}`} data-testid="schedule-state">
+          {schedule.state}
+        </span>
+      </td>
+      <td>
+        <When iso={schedule.nextFireAt} empty={done ? '—' : 'not scheduled'} />
+      </td>
+      <td>
+        <Runs runs={schedule.runs} />
+      </td>
+      <td class="row-actions">
+        {schedule.state === 'paused' ? (
+          <button
+            type="button"
+            disabled={done || action.busy}
+            onClick={() => perform('POST', '/resume')}
+            aria-label={`Resume schedule ${schedule.id}`}
+          >
+            Resume
+          </button>
+        ) : (
+          <button
+            type="button"
+            disabled={done || scheduledDelivery || action.busy}
+            onClick={() => perform('POST', '/pause')}
+            aria-label={`Pause schedule ${schedule.id}`}
+          >
+            Pause
+          </button>
+        )}
+        <button
+          type="button"
+          disabled={done || scheduledDelivery || action.busy}
+          onClick={() => perform('POST', '/trigger')}
+          aria-label={`Trigger schedule ${schedule.id} now`}
+        >
+          Trigger now
+        </button>
+        <ConfirmButton
+          label="Cancel…"
+          ariaLabel={`Cancel schedule ${schedule.id}`}
+          danger
+          disabled={done || action.busy}
+          title={`Cancel schedule ${schedule.id}?`}
+          message={<p>It will never fire again; a run in progress finishes. This cannot be undone.</p>}
+          confirmLabel="Cancel schedule"
+          onConfirm={() => perform('DELETE', '')}
+        />
+        <ProblemNotice error={action.error} onDismiss={action.clear} />
+      </td>
+    </tr>
+  );
+}
+
+export function SchedulesView() {
+  const list = usePolling((signal) => api<ScheduleList>('GET', 'schedules?pageSize=100', undefined, signal), 5000, 'schedules');
+  const items = list.data?.items ?? [];
+  return (
+    <section aria-labelledby="schedules-title">
+      <SectionHeader id="schedules-title" title="Schedules" resource={list} />
+      <ProblemNotice error={list.error} />
+      {list.data !== undefined && items.length === 0 ? <Empty>No schedules yet.</Empty> : null}
+      {items.length > 0 ? (
+        <TableWrap label="Schedules">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Schedule</th>
+                <th scope="col">When</th>
+                <th scope="col">State</th>
+                <th scope="col">Next fire</th>
+                <th scope="col">Last runs</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((s) => (
+                <ScheduleRow key={s.id} schedule={s} onChanged={list.refresh} />
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      ) : null}
+      {list.data?.continuationToken ? <p class="hint">Showing the first {items.length} schedules.</p> : null}
+    </section>
+  );
+}

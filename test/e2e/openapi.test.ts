@@ -1,0 +1,79 @@
+/**
+ * The OpenAPI document as the running host serves it: anonymous, cacheable by ETag, and describing
+ * exactly the HTTP functions the host registered (method + path), as `GET /admin/functions` lists
+ * them — so a route registered without being in the catalog, or documented without being
+ * registered, fails here.
+ */
+import { openApiPath } from '../../shared/openapi/paths';
+import { devhostTest, type E2eHost, startDevhost } from './support/harness';
+import { requestJson } from './support/http';
+
+interface FunctionSummary {
+  readonly name: string;
+  readonly http?: { readonly route: string; readonly methods: readonly string[]; readonly authLevel: string };
+}
+
+interface Document {
+  readonly openapi: string;
+  readonly servers: { url: string }[];
+  readonly paths: Record<string, Record<string, { operationId: string; security: Record<string, string[]>[] }>>;
+}
+
+describe('OpenAPI document over HTTP', () => {
+  let host: E2eHost;
+
+  beforeAll(async () => {
+    host = await startDevhost({ keys: { admin: 'e2e-admin-key', function: 'e2e-function-key' } });
+  });
+  afterAll(async () => {
+    await host.stop();
+  });
+
+  test('is served without a key, as JSON, with an ETag that answers 304', async () => {
+    const res = await requestJson<Document>(host, 'GET', '/api/openapi.json', { key: 'none' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.body.openapi).toMatch(/^3\.1\./);
+    expect(res.body.servers).toEqual([{ url: '/api' }]);
+    const etag = res.headers.get('etag');
+    expect(etag).toMatch(/^"/);
+    const again = await requestJson(host, 'GET', '/api/openapi.json', { key: 'none', headers: { 'if-none-match': etag as string } });
+    expect(again.status).toBe(304);
+  });
+
+  devhostTest('documents exactly the HTTP routes the host registered, with their auth levels', async () => {
+    const functions = await requestJson<FunctionSummary[]>(host, 'GET', '/admin/functions', { key: 'admin' });
+    expect(functions.status).toBe(200);
+    const registered = functions.body.flatMap((f) =>
+      f.http === undefined
+        ? []
+        : f.http.methods.map((m) => ({ op: `${m.toUpperCase()} ${openApiPath(f.http!.route)}`, name: f.name, auth: f.http!.authLevel })),
+    );
+    expect(registered.length).toBeGreaterThan(20);
+
+    const doc = (await requestJson<Document>(host, 'GET', '/api/openapi.json', { key: 'none' })).body;
+    const documented = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, op]) => ({ op: `${method.toUpperCase()} ${path}`, name: op.operationId, security: op.security })),
+    );
+    expect(documented.map((d) => d.op).sort()).toEqual(registered.map((r) => r.op).sort());
+    for (const r of registered) {
+      const d = documented.find((x) => x.op === r.op);
+      expect({ op: r.op, operationId: d?.name }).toEqual({ op: r.op, operationId: r.name });
+      const schemes = (d?.security ?? []).flatMap((s) => Object.keys(s));
+      const expected =
+        r.auth === 'anonymous'
+          ? []
+          : r.auth === 'admin'
+            ? ['adminKey', 'adminKeyQuery']
+            : ['functionKey', 'functionKeyQuery', 'adminKey', 'adminKeyQuery'];
+      expect({ op: r.op, schemes: schemes.sort() }).toEqual({ op: r.op, schemes: expected.sort() });
+    }
+  });
+
+  test('the host enforces what the document says: a documented key route refuses a request without a key', async () => {
+    const res = await requestJson(host, 'GET', '/api/sequences', { key: 'none' });
+    expect(res.status).toBe(401);
+    const withFunctionKey = await requestJson(host, 'GET', '/api/sequences', { key: 'function' });
+    expect(withFunctionKey.status).toBe(401);
+  });
+});
