@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 
 import type { DurableEngine } from './engine';
-import { createOrchestration, iso } from './orchestrations';
-import { EventType, type HistoryEvent, schedulerId } from './protocol';
+import { createOrchestration } from './instances';
+import { EventType, type HistoryEvent, iso, schedulerId } from './protocol';
 import { isTerminal, type OrchestrationRecord } from './records';
 import { type InstanceQuery, matches, statusPayload, type StatusOptions, type StatusPayload, statusTime, toJToken } from './status';
 

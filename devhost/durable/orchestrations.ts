@@ -9,96 +9,16 @@ import { performance } from 'node:perf_hooks';
 
 import type { InvocationOutcome } from '../core/invoker';
 import type { DurableEngine } from './engine';
-import { orchestratorFailure, subOrchestrationFailure } from './failures';
-import { type Action, ActionType, EventType, type FailureDetails, type HistoryEvent, type OrchestratorState } from './protocol';
-import {
-  type EntityMessage,
-  isTerminal,
-  type OrchestrationRecord,
-  type OutboxItem,
-  type ParentLink,
-  type RuntimeStatus,
-  senderKey,
-} from './records';
+import { orchestratorFailure } from './failures';
+import { dropInbox, newExecutionId, onTerminal, startChild, startEvent } from './instances';
+import { type Action, ActionType, EventType, type FailureDetails, type HistoryEvent, iso, type OrchestratorState } from './protocol';
+import { type EntityMessage, isTerminal, type OrchestrationRecord, type OutboxItem, type RuntimeStatus, senderKey } from './records';
 import { type Op, replay, type ReplayResult } from './replay';
-import { type InboxItem, OrchestrationRuntime, playedJson } from './runtime';
+import { type InboxItem, type OrchestrationRuntime, playedJson } from './runtime';
 
 /** JS splits timers longer than this itself; advertising ~100 years means it never does (see README). */
 export const maximumShortTimerDuration = '36500.00:00:00';
 const outOfProcMarker = '$OutOfProcData$:';
-
-let lastIso = { ms: Number.NaN, text: '' };
-
-/** ISO time text; episodes stamp many events with the same instant, so the last one is reused. */
-export function iso(ms: number): string {
-  if (ms !== lastIso.ms) lastIso = { ms, text: new Date(ms).toISOString() };
-  return lastIso.text;
-}
-
-export interface NewOrchestration {
-  readonly name: string;
-  readonly instanceId: string;
-  /** JSON text of the input, or null. */
-  readonly input: string | null;
-  readonly version: string | null;
-  readonly parent: ParentLink | null;
-}
-
-/** Creates (or replaces a finished) instance: one write, then its first episode is queued. */
-export async function createOrchestration(engine: DurableEngine, spec: NewOrchestration): Promise<OrchestrationRuntime> {
-  const now = engine.now();
-  const previous = engine.orchestrations.get(spec.instanceId);
-  const executionId = randomUUID().replace(/-/g, '');
-  const start: HistoryEvent = {
-    EventType: EventType.ExecutionStarted,
-    EventId: -1,
-    Timestamp: iso(now),
-    Name: spec.name,
-    Version: spec.version,
-    Input: spec.input,
-    OrchestrationInstance: { InstanceId: spec.instanceId, ExecutionId: executionId },
-    ParentInstance:
-      spec.parent === null
-        ? null
-        : {
-            OrchestrationInstance: { InstanceId: spec.parent.instanceId, ExecutionId: spec.parent.executionId },
-            TaskScheduleId: spec.parent.taskId,
-          },
-  };
-  const record: OrchestrationRecord = {
-    instanceId: spec.instanceId,
-    name: spec.name,
-    version: spec.version,
-    executionId,
-    status: 'Pending',
-    input: spec.input,
-    output: null,
-    customStatus: null,
-    failureDetails: null,
-    createdTime: now,
-    lastUpdatedTime: now,
-    parent: spec.parent,
-    pendingStart: start,
-    history: [],
-    // A replaced instance may still have messages in flight; keep them resendable.
-    outbox: previous?.record.outbox ?? [],
-    consumedUpTo: previous?.record.consumedUpTo ?? '',
-  };
-  const rt = new OrchestrationRuntime(record);
-  // Claim the id before the write so a concurrent start with the same id sees it taken.
-  engine.orchestrations.set(spec.instanceId, rt);
-  try {
-    await engine.clientWrite(() => engine.store.saveOrchestration({ record, appended: [], newExecution: true, consumed: [] }));
-  } catch (err) {
-    if (previous === undefined) engine.orchestrations.delete(spec.instanceId);
-    else engine.orchestrations.set(spec.instanceId, previous);
-    throw err;
-  }
-  rt.markStored(record.outbox, 0);
-  rt.inbox.unshift({ event: start });
-  engine.scheduleEpisode(spec.instanceId);
-  return rt;
-}
 
 export async function runOrchestrationWork(engine: DurableEngine, rt: OrchestrationRuntime): Promise<void> {
   // A message can arrive while the instance's creation is still being written; the start goes first.
@@ -390,24 +310,9 @@ async function execute(
  * string arrives double-encoded, as we read the real extension to do), history reset.
  */
 function nextExecution(base: OrchestrationRecord, input: unknown, now: number): OrchestrationRecord {
-  const executionId = randomUUID().replace(/-/g, '');
+  const executionId = newExecutionId();
   const text = JSON.stringify(input === undefined ? null : input);
-  const start: HistoryEvent = {
-    EventType: EventType.ExecutionStarted,
-    EventId: -1,
-    Timestamp: iso(now),
-    Name: base.name,
-    Version: base.version,
-    Input: text,
-    OrchestrationInstance: { InstanceId: base.instanceId, ExecutionId: executionId },
-    ParentInstance:
-      base.parent === null
-        ? null
-        : {
-            OrchestrationInstance: { InstanceId: base.parent.instanceId, ExecutionId: base.parent.executionId },
-            TaskScheduleId: base.parent.taskId,
-          },
-  };
+  const start = startEvent(base.instanceId, executionId, { ...base, input: text }, now);
   return { ...base, executionId, status: 'Running', input: text, output: null, failureDetails: null, pendingStart: start, history: [] };
 }
 
@@ -544,72 +449,6 @@ function apply(
   if (plan.continuedAsNew) engine.scheduleEpisode(rt.id);
 }
 
-function startChild(
-  engine: DurableEngine,
-  parent: { instanceId: string; executionId: string },
-  op: Op & { kind: 'subOrchestration' },
-): void {
-  const link: ParentLink = { instanceId: parent.instanceId, executionId: parent.executionId, taskId: op.id };
-  const existing = engine.orchestrations.get(op.instanceId);
-  if (existing !== undefined && !isTerminal(existing.record.status)) {
-    const p = existing.record.parent;
-    if (p !== null && p.instanceId === link.instanceId && p.executionId === link.executionId && p.taskId === link.taskId) return;
-    const reason = `An orchestration with the instance ID '${op.instanceId}' already exists and is not finished.`;
-    engine.deliverToOrchestration(parent, {
-      event: {
-        EventType: EventType.SubOrchestrationInstanceFailed,
-        EventId: -1,
-        Timestamp: iso(engine.now()),
-        TaskScheduledId: op.id,
-        ...subOrchestrationFailure(reason),
-      },
-      dedupKey: `t${op.id}`,
-      executionId: parent.executionId,
-    });
-    return;
-  }
-  const input = JSON.stringify(op.input ?? null);
-  createOrchestration(engine, { name: op.name, instanceId: op.instanceId, input, version: op.version ?? null, parent: link }).catch(
-    (err: unknown) =>
-      engine.log('error', `Could not start sub-orchestration ${op.instanceId}: ${err instanceof Error ? err.message : String(err)}`),
-  );
-}
-
-function dropInbox(rt: OrchestrationRuntime): void {
-  const dropped = rt.inbox;
-  rt.inbox = [];
-  for (const item of dropped) item.ack?.();
-}
-
-/** Finished: stop timers, free locks still held (the extension's ReleaseLocks), tell the parent and waiters. */
-function onTerminal(engine: DurableEngine, rt: OrchestrationRuntime): void {
-  const rec = rt.record;
-  engine.timers.cancelInstance(rt.id);
-  dropInbox(rt);
-  for (const target of rt.lastReplay?.heldLocks ?? []) {
-    engine.deliverToEntity(target, { message: { kind: 'release', id: `${rt.id}:finished`, parent: rt.id } });
-  }
-  notifyParent(engine, rec);
-  for (const resolve of [...rt.completionWaiters]) resolve();
-}
-
-export function notifyParent(engine: DurableEngine, rec: OrchestrationRecord): void {
-  if (rec.parent === null) return;
-  const { instanceId, executionId, taskId } = rec.parent;
-  const ts = iso(engine.now());
-  const event: HistoryEvent =
-    rec.status === 'Completed'
-      ? { EventType: EventType.SubOrchestrationInstanceCompleted, EventId: -1, Timestamp: ts, TaskScheduledId: taskId, Result: rec.output }
-      : {
-          EventType: EventType.SubOrchestrationInstanceFailed,
-          EventId: -1,
-          Timestamp: ts,
-          TaskScheduledId: taskId,
-          ...subOrchestrationFailure(rec.output ?? ''),
-        };
-  engine.deliverToOrchestration({ instanceId, executionId }, { event, dedupKey: `t${taskId}`, executionId });
-}
-
 async function saveSummary(engine: DurableEngine, rt: OrchestrationRuntime): Promise<void> {
   const snap = rt.snapshotOutbox();
   const stored = { ...rt.record, outbox: snap.items };
@@ -617,46 +456,4 @@ async function saveSummary(engine: DurableEngine, rt: OrchestrationRuntime): Pro
     engine.store.saveOrchestration({ record: stored, appended: [], newExecution: false, consumed: [] }),
   );
   rt.markStored(stored.outbox, snap.changes);
-}
-
-/** After a restart: resend the outbox, re-run unfinished activities, re-arm timers, make sure children exist. */
-export function recoverOrchestration(engine: DurableEngine, rt: OrchestrationRuntime): void {
-  for (const item of [...rt.outbox]) engine.send(rt, item);
-  const rec = rt.record;
-  if (isTerminal(rec.status)) return;
-  const exec = { instanceId: rec.instanceId, executionId: rec.executionId };
-  if (rec.pendingStart !== null && rec.history.length === 0) rt.inbox.unshift({ event: rec.pendingStart });
-  const scheduled = new Map<number, HistoryEvent>();
-  for (const e of rec.history) {
-    if (
-      e.EventType === EventType.TaskScheduled ||
-      e.EventType === EventType.TimerCreated ||
-      e.EventType === EventType.SubOrchestrationInstanceCreated
-    ) {
-      scheduled.set(e.EventId, e);
-    }
-  }
-  for (const [id, e] of scheduled) {
-    if (rt.keys.has(`t${id}`)) continue;
-    if (e.EventType === EventType.TaskScheduled) engine.runActivity(exec, id, e.Name, (JSON.parse(e.Input) as unknown[])[0]);
-    else if (e.EventType === EventType.TimerCreated) engine.scheduleTimer(exec.instanceId, exec.executionId, id, Date.parse(e.FireAt));
-    else if (e.EventType === EventType.SubOrchestrationInstanceCreated) ensureChild(engine, exec, id, e);
-  }
-  if (rt.inbox.length > 0 || rt.dirty) engine.scheduleEpisode(rt.id);
-}
-
-function ensureChild(engine: DurableEngine, parent: { instanceId: string; executionId: string }, taskId: number, e: HistoryEvent): void {
-  if (e.EventType !== EventType.SubOrchestrationInstanceCreated) return;
-  const child = engine.orchestrations.get(e.InstanceId);
-  if (child === undefined) {
-    const input = e.Input;
-    createOrchestration(engine, { name: e.Name, instanceId: e.InstanceId, input, version: null, parent: { ...parent, taskId } }).catch(
-      (err: unknown) =>
-        engine.log('error', `Could not start sub-orchestration ${e.InstanceId}: ${err instanceof Error ? err.message : String(err)}`),
-    );
-    return;
-  }
-  const p = child.record.parent;
-  const ours = p !== null && p.instanceId === parent.instanceId && p.executionId === parent.executionId && p.taskId === taskId;
-  if (ours && isTerminal(child.record.status)) notifyParent(engine, child.record);
 }

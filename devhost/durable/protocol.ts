@@ -206,6 +206,14 @@ export interface EntityBatchResult {
   readonly signals: readonly { readonly target: EntityRef; readonly name: string; readonly input?: string }[];
 }
 
+let lastIso = { ms: Number.NaN, text: '' };
+
+/** ISO time text for event timestamps; an episode stamps many events with one instant, so the last is reused. */
+export function iso(ms: number): string {
+  if (ms !== lastIso.ms) lastIso = { ms, text: new Date(ms).toISOString() };
+  return lastIso.text;
+}
+
 /** `@name@key` with the name lower-cased, as `EntityId.getSchedulerIdFromEntityId` builds it. */
 export function schedulerId(entity: EntityRef): string {
   return `@${entity.name.toLowerCase()}@${entity.key}`;

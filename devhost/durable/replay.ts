@@ -264,18 +264,9 @@ class Replayer {
   private invoke(action: Action): SimTask {
     switch (action.actionType) {
       case ActionType.CallActivity:
+      case ActionType.CallActivityWithRetry: {
         this.check('activity', action.functionName);
-        return this.allocate({
-          id: this.nextId++,
-          kind: 'activity',
-          name: action.functionName,
-          input: action.input,
-          scheduled: false,
-          done: false,
-        });
-      case ActionType.CallActivityWithRetry:
-        this.check('activity', action.functionName);
-        return this.withRetry(action.retryOptions, () =>
+        const attempt = (): SimTask =>
           this.allocate({
             id: this.nextId++,
             kind: 'activity',
@@ -283,8 +274,9 @@ class Replayer {
             input: action.input,
             scheduled: false,
             done: false,
-          }),
-        );
+          });
+        return action.actionType === ActionType.CallActivity ? attempt() : this.withRetry(action.retryOptions, attempt);
+      }
       case ActionType.CallSubOrchestrator:
       case ActionType.CallSubOrchestratorWithRetry: {
         this.check('orchestrator', action.functionName);
