@@ -47,7 +47,9 @@ function main(): void {
   const mode = process.argv[2];
   let handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   if (mode === 'trivial') {
-    const { pong } = createRequire(__filename)(join(__dirname, '..', '..', '..', 'bench', 'fixtures', 'trivial', 'handler.js')) as { pong: () => string };
+    const { pong } = createRequire(__filename)(join(__dirname, '..', '..', '..', 'bench', 'fixtures', 'trivial', 'handler.js')) as {
+      pong: () => string;
+    };
     handle = (_req, res) => {
       res.end(pong());
       return Promise.resolve();
