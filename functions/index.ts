@@ -12,6 +12,7 @@ import './counters';
 import './gates';
 import './jobs';
 import './openapi';
+import './schedules';
 import './sequences';
 import './streams';
 

@@ -143,6 +143,8 @@ export interface ScheduleSettings {
   readonly pollSeconds: number;
   /** Longest a schedule sleeps before it re-reads its control state (heals a lost wake-up). */
   readonly recheckSeconds: number;
+  /** How often a schedule reads its index while a run outlives the wait it started in (a slow webhook). */
+  readonly runCheckMs: number;
   /** Run records kept per schedule in the index. */
   readonly historyRuns: number;
 }
@@ -201,6 +203,7 @@ export interface Config {
   readonly http: HttpSettings;
   readonly sequences: SequenceSettings;
   readonly counters: CounterSettings;
+  readonly schedules: ScheduleSettings;
   readonly gates: GateSettings;
   readonly streams: StreamSettings;
   readonly jobs: JobSettings;
@@ -395,6 +398,18 @@ export const settingNames = {
   countersAutoCreate: 'TALLYHO_COUNTERS_AUTO_CREATE',
   countersSettingsCacheSeconds: 'TALLYHO_COUNTERS_SETTINGS_CACHE_SECONDS',
   countersRollupMaxHits: 'TALLYHO_COUNTERS_ROLLUP_MAX_HITS',
+  schedulesWebhookAllowedHosts: 'TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS',
+  schedulesWebhookTimeoutMs: 'TALLYHO_SCHEDULES_WEBHOOK_TIMEOUT_MS',
+  schedulesWebhookMaxResponseBytes: 'TALLYHO_SCHEDULES_WEBHOOK_MAX_RESPONSE_BYTES',
+  schedulesWebhookMaxRedirects: 'TALLYHO_SCHEDULES_WEBHOOK_MAX_REDIRECTS',
+  schedulesWebhookAllowPrivate: 'TALLYHO_SCHEDULES_WEBHOOK_ALLOW_PRIVATE_ADDRESSES',
+  schedulesAllowedQueues: 'TALLYHO_SCHEDULES_ALLOWED_QUEUES',
+  schedulesMisfireGraceSeconds: 'TALLYHO_SCHEDULES_MISFIRE_GRACE_SECONDS',
+  schedulesMaxConcurrentRuns: 'TALLYHO_SCHEDULES_MAX_CONCURRENT_RUNS',
+  schedulesPollSeconds: 'TALLYHO_SCHEDULES_POLL_SECONDS',
+  schedulesRecheckSeconds: 'TALLYHO_SCHEDULES_RECHECK_SECONDS',
+  schedulesRunCheckMs: 'TALLYHO_SCHEDULES_RUN_CHECK_MS',
+  schedulesHistoryRuns: 'TALLYHO_SCHEDULES_HISTORY_RUNS',
   streamsPartitions: 'TALLYHO_STREAMS_PARTITIONS',
   streamsRouteCacheSeconds: 'TALLYHO_STREAMS_ROUTE_CACHE_SECONDS',
   streamsFlushEvents: 'TALLYHO_STREAMS_FLUSH_EVENTS',
@@ -490,6 +505,31 @@ function readStreamSettings(r: SettingsReader): StreamSettings {
   return settings;
 }
 
+const allowedHostPattern = /^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:\d{1,5})?$/;
+
+function readScheduleSettings(r: SettingsReader): ScheduleSettings {
+  const n = settingNames;
+  const webhookAllowedHosts = r.list(n.schedulesWebhookAllowedHosts).map((h) => h.toLowerCase());
+  for (const host of webhookAllowedHosts) {
+    if (!allowedHostPattern.test(host))
+      r.problems.push(`${n.schedulesWebhookAllowedHosts}: "${host}" is not a host name, *.domain or host:port`);
+  }
+  return {
+    webhookAllowedHosts,
+    webhookTimeoutMs: r.int(n.schedulesWebhookTimeoutMs, 10_000, 100, 120_000),
+    webhookMaxResponseBytes: r.int(n.schedulesWebhookMaxResponseBytes, 64 * 1024, 0, 1024 * 1024),
+    webhookMaxRedirects: r.int(n.schedulesWebhookMaxRedirects, 3, 0, 10),
+    webhookAllowPrivateAddresses: r.bool(n.schedulesWebhookAllowPrivate, false),
+    allowedQueues: r.list(n.schedulesAllowedQueues, ['*']),
+    misfireGraceSeconds: r.int(n.schedulesMisfireGraceSeconds, 60, 1, 86_400),
+    maxConcurrentRuns: r.int(n.schedulesMaxConcurrentRuns, 10, 1, 50),
+    pollSeconds: r.int(n.schedulesPollSeconds, 30, 1, 3600),
+    recheckSeconds: r.int(n.schedulesRecheckSeconds, 3600, 10, 7 * 86_400),
+    runCheckMs: r.int(n.schedulesRunCheckMs, 1000, 100, 600_000),
+    historyRuns: r.int(n.schedulesHistoryRuns, 20, 1, 200),
+  };
+}
+
 function readCounterSettings(r: SettingsReader): CounterSettings {
   return {
     rollupSchedule: ncrontab(r, settingNames.countersRollupSchedule, '*/30 * * * * *'),
@@ -578,6 +618,7 @@ export function loadConfig(env: Env = process.env): Config {
       idempotencyTtlSeconds: r.int(settingNames.idempotencyTtlSeconds, 24 * 3600, 60, 30 * 24 * 3600),
     },
     counters: readCounterSettings(r),
+    schedules: readScheduleSettings(r),
     gates: {
       waitMaxSeconds: r.int(settingNames.gatesWaitMaxSeconds, 120, 1, 220),
       sseMaxSeconds: r.int(settingNames.gatesSseMaxSeconds, 300, 10, 3600),

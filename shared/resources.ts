@@ -15,6 +15,8 @@ export const tables = {
   counterData: 'counterdata',
   /** Which counter partitions have hits to fold, per minute bucket; what the rollup visits. */
   counterDirty: 'counterdirty',
+  /** One row per schedule (PartitionKey = schedule id): definition, control state, next fire, recent runs. */
+  schedules: 'schedules',
   /** Stream routes: event type -> partition and resource (RowKey = type), with a version per remap. */
   streamRoutes: 'streamroutes',
   /** Gate audit log: one row per create, release and reset (PartitionKey = gate, RowKey = generation and kind). */

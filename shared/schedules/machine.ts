@@ -25,7 +25,10 @@ export interface ScheduleState {
   readonly id: string;
   readonly definition: ScheduleDefinition;
   readonly settings: EngineSettings;
-  /** The newest fire time already dealt with (run, skipped or missed); the next fire comes after it. */
+  /**
+   * The newest fire time already dealt with (run, skipped or missed); the next fire comes after it.
+   * Empty until the first turn.
+   */
   readonly cursor: string;
   readonly mode: Mode;
   readonly running: readonly RunningRun[];
@@ -59,13 +62,13 @@ export interface Plan {
 const maxSeenTriggers = 50;
 
 export function initialState(id: string, definition: ScheduleDefinition, settings: EngineSettings, createdAt: Date): ScheduleState {
-  // A one-off considers its `at` even when it is already past (it fires at once); a cron starts now.
-  const cursor = definition.timing.kind === 'once' ? new Date(0) : createdAt;
+  // A one-off considers its `at` even when it is already past (it fires at once). A cron starts
+  // from the orchestration's own clock on its first turn (empty cursor), not from the caller's.
   return {
     id,
     definition,
     settings,
-    cursor: cursor.toISOString(),
+    cursor: definition.timing.kind === 'once' ? new Date(0).toISOString() : '',
     mode: 'active',
     running: [],
     queued: [],
@@ -94,7 +97,7 @@ class Planner {
     state: ScheduleState,
     readonly now: Date,
   ) {
-    this.state = state;
+    this.state = state.cursor === '' ? { ...state, cursor: now.toISOString() } : state;
   }
 
   private launch(fire: Fire): void {
@@ -136,6 +139,24 @@ class Planner {
     this.state = { ...this.state, queued: [] };
   }
 
+  /** Follows the runs the index says have ended (or, for a job, started) since we last looked. */
+  settle(snapshot: ControlSnapshot): void {
+    const latest = new Map(snapshot.settled.map((r) => [r.runId, r]));
+    const running: RunningRun[] = [];
+    for (const run of this.state.running) {
+      const settled = latest.get(run.runId);
+      if (settled === undefined) running.push(run);
+      else if (settled.outcome === 'started') {
+        running.push(run.handle !== undefined || settled.handle === undefined ? run : this.polling({ ...run, handle: settled.handle }));
+      }
+    }
+    this.state = { ...this.state, running };
+  }
+
+  private polling(run: RunningRun): RunningRun {
+    return { ...run, pollAt: new Date(this.now.getTime() + this.state.settings.pollMs).toISOString() };
+  }
+
   /** Takes in every fire that has come due since the cursor. */
   collectDue(): void {
     if (this.state.mode !== 'active') return;
@@ -168,20 +189,41 @@ class Planner {
   }
 }
 
-function nextScheduledFire(state: ScheduleState): Date | undefined {
-  return state.mode === 'active' ? nextFireAfter(state.definition.timing, new Date(state.cursor)) : undefined;
+/** The next scheduled fire of an active schedule (what the index shows as `nextFireAt`). */
+export function nextScheduledFire(state: ScheduleState): Date | undefined {
+  return state.mode === 'active' && state.cursor !== '' ? nextFireAfter(state.definition.timing, new Date(state.cursor)) : undefined;
+}
+
+/** The state on the orchestration's first turn: a recurrence starts counting from now. */
+export function begin(state: ScheduleState, now: Date): ScheduleState {
+  return state.cursor === '' ? { ...state, cursor: now.toISOString() } : state;
 }
 
 /**
  * When the orchestration must wake next: the next fire, the next poll of a run that completes
  * later, or the recheck of the index, whichever comes first.
  */
-export function nextWake(state: ScheduleState, now: Date): string {
+export function nextWake(state: ScheduleState, now: Date, watched: ReadonlySet<string> = new Set()): string {
   const wakes = [Math.max(now.getTime(), Date.parse(state.checkedAt) + state.settings.recheckMs)];
+  if (awaitingIndex(state, watched)) wakes.push(now.getTime() + state.settings.runCheckMs);
   const next = nextScheduledFire(state);
   if (next !== undefined) wakes.push(next.getTime());
   for (const run of state.running) if (run.pollAt !== undefined) wakes.push(Date.parse(run.pollAt));
   return new Date(Math.min(...wakes)).toISOString();
+}
+
+/**
+ * Runs whose end only the index can tell (they outlived the wait they were started in, unlike the
+ * `watched` ones the orchestration is waiting on now; jobs are polled instead), so the orchestration
+ * reads it every `runCheckMs`.
+ */
+export function awaitingIndex(state: ScheduleState, watched: ReadonlySet<string> = new Set()): boolean {
+  return state.running.some((r) => r.handle === undefined && !watched.has(r.runId));
+}
+
+/** Whether a wake-up should read the index first: a recheck is due, or a run's end is only known there. */
+export function needsCheck(state: ScheduleState, now: Date): boolean {
+  return awaitingIndex(state) || now.getTime() >= Date.parse(state.checkedAt) + state.settings.recheckMs;
 }
 
 /** Time has passed (a timer fired, or the orchestration just started): fire what is due. */
@@ -211,6 +253,7 @@ export function planControl(state: ScheduleState, snapshot: ControlSnapshot, now
     }
     p.state = { ...p.state, mode: 'active' };
   }
+  p.settle(snapshot);
   const fresh = snapshot.triggers.filter((t) => !p.state.seenTriggers.includes(t.id));
   if (fresh.length > 0) {
     p.state = { ...p.state, seenTriggers: [...p.state.seenTriggers, ...fresh.map((t) => t.id)].slice(-maxSeenTriggers) };
@@ -244,14 +287,8 @@ export function duePolls(state: ScheduleState, now: Date): RunningRun[] {
   return state.running.filter((r) => r.handle !== undefined && r.pollAt !== undefined && Date.parse(r.pollAt) <= now.getTime());
 }
 
-/** Marks polled runs as being polled (no second poll until this one answers). */
-export function markPolled(state: ScheduleState, runIds: readonly string[]): ScheduleState {
-  return {
-    ...state,
-    running: state.running.map((r) => {
-      if (!runIds.includes(r.runId)) return r;
-      const { pollAt: _pollAt, ...rest } = r;
-      return rest;
-    }),
-  };
+/** Moves the next poll of these runs one poll interval on (an answer, when it comes, ends or keeps them). */
+export function markPolled(state: ScheduleState, runIds: readonly string[], now: Date): ScheduleState {
+  const pollAt = new Date(now.getTime() + state.settings.pollMs).toISOString();
+  return { ...state, running: state.running.map((r) => (runIds.includes(r.runId) ? { ...r, pollAt } : r)) };
 }

@@ -14,13 +14,22 @@ export interface EngineSettings {
   readonly pollMs: number;
   /** Longest sleep before the index is read again (heals a lost wake-up event). */
   readonly recheckMs: number;
+  /** How often the index is read while a run outlives the wait it was started in. */
+  readonly runCheckMs: number;
 }
 
-export type ScheduleStatus = 'pending' | 'active' | 'paused' | 'cancelled' | 'completed' | 'failed';
+export type ScheduleStatus = 'pending' | 'active' | 'paused' | 'cancelled' | 'completed';
 
 export interface TriggerRequest {
   readonly id: string;
   readonly requestedAt: string;
+}
+
+/** How a run ended (or, for a job, that it started), as the index remembers it for the orchestration. */
+export interface SettledRun {
+  readonly runId: string;
+  readonly outcome: 'succeeded' | 'failed' | 'refused' | 'started';
+  readonly handle?: string;
 }
 
 /** The index's control state, which is the truth for pause, resume, cancel and trigger. */
@@ -29,6 +38,8 @@ export interface ControlSnapshot {
   readonly triggers: readonly TriggerRequest[];
   readonly controlVersion: number;
   readonly settings: EngineSettings;
+  /** The newest settled runs (a bounded ring), newest last. */
+  readonly settled: readonly SettledRun[];
 }
 
 export type RunOutcomeKind = 'running' | 'succeeded' | 'failed' | 'skipped' | 'missed';

@@ -1,8 +1,10 @@
 import type { ScheduleDefinition } from '../../../shared/schedules/definition';
 import {
+  begin,
   duePolls,
   initialState,
   markPolled,
+  needsCheck,
   nextWake,
   type Plan,
   planControl,
@@ -12,7 +14,7 @@ import {
 } from '../../../shared/schedules/machine';
 import type { ControlSnapshot, EngineSettings } from '../../../shared/schedules/records';
 
-const settings: EngineSettings = { graceMs: 30_000, maxConcurrentRuns: 3, pollMs: 10_000, recheckMs: 3_600_000 };
+const settings: EngineSettings = { graceMs: 30_000, maxConcurrentRuns: 3, pollMs: 10_000, recheckMs: 3_600_000, runCheckMs: 1000 };
 const t0 = new Date('2027-01-01T00:00:00Z');
 const at = (seconds: number): Date => new Date(t0.getTime() + seconds * 1000);
 const target = { type: 'queueMessage', queue: 'out', message: 'hi' } as const;
@@ -29,11 +31,16 @@ const once = (seconds: number): ScheduleDefinition => ({
   overlap: 'skip',
   catchUp: { policy: 'once' },
 });
-const snapshot = (state: ControlSnapshot['state'], triggers: ControlSnapshot['triggers'] = []): ControlSnapshot => ({
+const snapshot = (
+  state: ControlSnapshot['state'],
+  triggers: ControlSnapshot['triggers'] = [],
+  settled: ControlSnapshot['settled'] = [],
+): ControlSnapshot => ({
   state,
   triggers,
   controlVersion: 1,
   settings,
+  settled,
 });
 
 /** Follows plans the way the orchestrator does; `state` is always the latest. */
@@ -41,7 +48,8 @@ class Driver {
   state: ScheduleState;
   last!: Plan;
   constructor(definition: ScheduleDefinition) {
-    this.state = initialState('s1', definition, settings, t0);
+    // As the orchestration does on its first turn (at t0).
+    this.state = begin(initialState('s1', definition, settings, t0), t0);
   }
   private take(plan: Plan): Plan {
     this.state = plan.state;
@@ -190,11 +198,27 @@ describe('schedule state machine', () => {
     expect(nextWake(d.state, at(61))).toBe(at(71).toISOString());
     expect(duePolls(d.state, at(70))).toEqual([]);
     expect(duePolls(d.state, at(71)).map((r) => r.handle)).toEqual(['job-9']);
-    d.state = markPolled(d.state, ['s1#1']);
-    expect(nextWake(d.state, at(71))).toBe(at(120).toISOString());
+    d.state = markPolled(d.state, ['s1#1'], at(71));
+    expect(nextWake(d.state, at(71))).toBe(at(81).toISOString());
     d.end(72, 's1#1', { outcome: 'running' });
     expect(skips(d.tick(120))).toEqual(['skipped:overlap']);
     expect(d.end(125, 's1#1', { outcome: 'succeeded' }).state.running).toEqual([]);
+  });
+
+  it('follows runs that outlived their wait through the index: reads it every runCheckMs until they settle', () => {
+    const d = new Driver(cron('bufferOne'));
+    d.tick(60);
+    expect(needsCheck(d.state, at(61))).toBe(true);
+    expect(nextWake(d.state, at(61))).toBe(at(62).toISOString());
+    d.tick(120); // held behind the run in progress
+    // Not settled yet (not even claimed): keep waiting.
+    expect(d.control(121, snapshot('active', [], [{ runId: 'other#9', outcome: 'succeeded' }])).start).toEqual([]);
+    const settled = d.control(122, snapshot('active', [], [{ runId: 's1#1', outcome: 'succeeded' }]));
+    expect(starts(settled)).toEqual(['s1#2 scheduled 02:00']);
+    // A refused claim settles it too; a started job turns into polling.
+    d.control(123, snapshot('active', [], [{ runId: 's1#2', outcome: 'started', handle: 'job-1' }]));
+    expect(d.state.running).toEqual([expect.objectContaining({ runId: 's1#2', handle: 'job-1', pollAt: at(133).toISOString() })]);
+    expect(needsCheck(d.state, at(124))).toBe(false);
   });
 
   it('never sleeps past the recheck interval', () => {

@@ -1,0 +1,32 @@
+/** Schedules: the HTTP API, the orchestration and its activities, registered; the logic lives in shared/schedules. */
+import * as df from 'durable-functions';
+
+import { getScheduleActivities, scheduleService } from '../shared/schedules/defaults';
+import { durableScheduleEngine } from '../shared/schedules/engine';
+import { scheduleActivities, scheduleOrchestrator } from '../shared/schedules/names';
+import type { CheckpointInput, PollInput, RunInput } from '../shared/schedules/records';
+import { schedulesRoutes } from '../shared/schedules/routes';
+import { scheduleOrchestratorHandler } from '../shared/schedules/schedule.orchestrator';
+import { durableClientOf, latestDurableClient } from './_durable';
+import { registerRoutes } from './_http';
+
+const engine = durableScheduleEngine(latestDurableClient);
+
+registerRoutes(schedulesRoutes({ service: () => scheduleService(engine) }), {
+  extraInputs: [df.input.durableClient()],
+  before: (context) => {
+    durableClientOf(context);
+  },
+});
+
+df.app.orchestration(scheduleOrchestrator, scheduleOrchestratorHandler);
+df.app.activity(scheduleActivities.run, {
+  // A gateRelease target goes through the gates capability, which needs a Durable client.
+  extraInputs: [df.input.durableClient()],
+  handler: (input: RunInput, context) => {
+    durableClientOf(context);
+    return getScheduleActivities().run(input);
+  },
+});
+df.app.activity(scheduleActivities.poll, { handler: (input: PollInput) => getScheduleActivities().poll(input) });
+df.app.activity(scheduleActivities.checkpoint, { handler: (input: CheckpointInput) => getScheduleActivities().checkpoint(input) });

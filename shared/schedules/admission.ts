@@ -1,0 +1,85 @@
+/**
+ * Checks of a definition that depend on this deployment (settings, configured services, available
+ * capabilities) or on the clock. They run after the schema and before anything is written, and
+ * report like the schema does: a 400 with one issue per offending field.
+ */
+import { isIP } from 'node:net';
+
+import type { ScheduleSettings } from '../config';
+import { type FieldIssue, validationError } from '../errors';
+import { queues as appQueues } from '../resources';
+import type { ScheduleDefinition } from './definition';
+import { unavailable } from './targets';
+import { nextFireAfter } from './timing';
+import { isPublicAddress } from './webhook/addresses';
+import { parseAllowList, urlRejection } from './webhook/allowList';
+
+export interface AdmissionContext {
+  readonly settings: ScheduleSettings;
+  readonly serviceBusConfigured: boolean;
+  readonly gatesAvailable: boolean;
+  readonly jobsAvailable: boolean;
+  readonly now: Date;
+}
+
+/** Queues of the Durable task hub (`<hub>-control-NN`, `<hub>-workitems`) and of this app are not targets. */
+function reservedQueue(name: string): boolean {
+  return /-(control-\d{2}|workitems)$/.test(name) || (Object.values(appQueues) as string[]).includes(name);
+}
+
+function matches(pattern: string, name: string): boolean {
+  if (pattern === '*') return true;
+  if (pattern.endsWith('*')) return name.startsWith(pattern.slice(0, -1));
+  return pattern === name;
+}
+
+function webhookIssue(raw: string, settings: ScheduleSettings): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'Not a URL';
+  }
+  const rejection = urlRejection(url, parseAllowList(settings.webhookAllowedHosts));
+  if (rejection !== undefined) return rejection;
+  const literal = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(literal) !== 0 && !settings.webhookAllowPrivateAddresses && !isPublicAddress(literal))
+    return `${literal} is not a public address`;
+  return undefined;
+}
+
+export function admissionIssues(definition: ScheduleDefinition, ctx: AdmissionContext): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  const { timing, target } = definition;
+  if (timing.kind === 'cron' && nextFireAfter(timing, ctx.now) === undefined) {
+    issues.push({ path: 'body.cron', message: 'This cron never fires again' });
+  }
+  switch (target.type) {
+    case 'webhook': {
+      const issue = webhookIssue(target.url, ctx.settings);
+      if (issue !== undefined) issues.push({ path: 'body.target.url', message: issue });
+      break;
+    }
+    case 'queueMessage':
+      if (reservedQueue(target.queue)) issues.push({ path: 'body.target.queue', message: 'This queue belongs to the app itself' });
+      else if (!ctx.settings.allowedQueues.some((p) => matches(p, target.queue))) {
+        issues.push({ path: 'body.target.queue', message: 'This queue is not allowed (TALLYHO_SCHEDULES_ALLOWED_QUEUES)' });
+      }
+      break;
+    case 'serviceBus':
+      if (!ctx.serviceBusConfigured) issues.push({ path: 'body.target.type', message: unavailable.serviceBus });
+      break;
+    case 'gateRelease':
+      if (!ctx.gatesAvailable) issues.push({ path: 'body.target.type', message: unavailable.gates });
+      break;
+    case 'job':
+      if (!ctx.jobsAvailable) issues.push({ path: 'body.target.type', message: unavailable.jobs });
+      break;
+  }
+  return issues;
+}
+
+export function admit(definition: ScheduleDefinition, ctx: AdmissionContext): void {
+  const issues = admissionIssues(definition, ctx);
+  if (issues.length > 0) throw validationError('The schedule cannot be created here', issues);
+}

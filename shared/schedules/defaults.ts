@@ -1,0 +1,110 @@
+/**
+ * The process-wide wiring of the schedules capability: the index table, the activities and the
+ * service, built on first use from the validated config and the shared storage and Service Bus
+ * clients. The HTTP functions bind a service to their invocation's Durable client.
+ */
+import { randomUUID } from 'node:crypto';
+
+import { systemClock } from '../clock';
+import { type Config, getConfig } from '../config';
+import { getGateService } from '../gates/defaults';
+import { getLogger } from '../log';
+import { getServiceBusSender } from '../messaging/serviceBus';
+import { tables } from '../resources';
+import { type BackoffPolicy, defaultBackoff } from '../retry';
+import { getStorage } from '../storage/clients';
+import { ScheduleActivities } from './activities';
+import type { ScheduleEngine } from './engine';
+import { senderDelivery } from './scheduledDelivery';
+import { ScheduleTable } from './scheduleTable';
+import { ScheduleService } from './service';
+import type { GateReleasePort, JobPort, TargetDeps } from './targets';
+import { parseAllowList } from './webhook/allowList';
+
+/** The gates capability's release use-case (it needs the Durable client functions/gates.ts binds). */
+const gates: GateReleasePort = {
+  async release(gate, by, note) {
+    const outcome = await getGateService().release(gate, { by, note });
+    return outcome.pending === true ? `release under way (${outcome.instanceId})` : outcome.outcome;
+  },
+};
+
+/**
+ * The jobs capability, once it exists: until then a job target is refused at creation and a job
+ * run fails with "jobs capability not available". Jobs provide it here (submit + status).
+ */
+let jobs: JobPort | undefined;
+
+export function provideJobs(port: JobPort): void {
+  jobs = port;
+  activities = undefined;
+}
+
+function backoff(config: Config): BackoffPolicy {
+  // Shared with the other capabilities: TALLYHO_OCC_MAX_ATTEMPTS / TALLYHO_OCC_MAX_WAIT_MS bound every lost-race loop.
+  return { ...defaultBackoff, maxAttempts: config.sequences.maxAttempts, maxElapsedMs: config.sequences.maxWaitMs };
+}
+
+let table: ScheduleTable | undefined;
+
+export function getScheduleTable(): ScheduleTable {
+  if (table === undefined) {
+    const storage = getStorage(getConfig());
+    table = new ScheduleTable(() => storage.table(tables.schedules));
+  }
+  return table;
+}
+
+export function targetDeps(config: Config): TargetDeps {
+  const storage = getStorage(config);
+  const s = config.schedules;
+  return {
+    queue: (name) => storage.queue(name),
+    serviceBusSender: (entity) => getServiceBusSender(config, entity),
+    webhook: {
+      allowed: parseAllowList(s.webhookAllowedHosts),
+      timeoutMs: s.webhookTimeoutMs,
+      maxResponseBytes: s.webhookMaxResponseBytes,
+      maxRedirects: s.webhookMaxRedirects,
+      allowPrivateAddresses: s.webhookAllowPrivateAddresses,
+    },
+    gates,
+    jobs,
+  };
+}
+
+let activities: ScheduleActivities | undefined;
+
+export function getScheduleActivities(): ScheduleActivities {
+  if (activities === undefined) {
+    const config = getConfig();
+    activities = new ScheduleActivities({
+      table: getScheduleTable(),
+      targets: targetDeps(config),
+      settings: config.schedules,
+      clock: systemClock,
+      random: Math.random,
+      logger: getLogger(),
+      backoff: backoff(config),
+    });
+  }
+  return activities;
+}
+
+/** A service bound to one invocation's Durable client (cheap: everything it holds is shared). */
+export function scheduleService(engine: ScheduleEngine): ScheduleService {
+  const config = getConfig();
+  return new ScheduleService({
+    table: getScheduleTable(),
+    engine: () => engine,
+    delivery: config.serviceBus === undefined ? undefined : senderDelivery((entity) => getServiceBusSender(config, entity)),
+    settings: config.schedules,
+    gatesAvailable: true,
+    jobsAvailable: jobs !== undefined,
+    clock: systemClock,
+    random: Math.random,
+    logger: getLogger(),
+    backoff: backoff(config),
+    newId: randomUUID,
+  });
+}

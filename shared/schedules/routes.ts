@@ -1,0 +1,157 @@
+/** The schedules HTTP API, defined once (registration, validation and OpenAPI all come from here). */
+import { z } from 'zod';
+
+import { defineRoute, type RouteDefinition } from '../http/route';
+import { json } from '../http/responses';
+import { problemSchema, resourceName } from '../http/schemas';
+import { createScheduleBody, limits } from './definition';
+import type { ScheduleService } from './service';
+import { scheduleList, scheduleStates, scheduleView, triggerResult } from './views';
+
+export interface ScheduleRouteDeps {
+  /** Lazy, so the route list can be built (e.g. for the OpenAPI document) without any I/O. */
+  readonly service: () => ScheduleService;
+}
+
+const tags = ['schedules'];
+const problem = (description: string) => ({ description, schema: problemSchema });
+const badRequest = problem('Invalid id, body or query; nothing was changed');
+const notFound = problem('No such schedule');
+const unavailable = problem('Storage (or Service Bus) unavailable or too much contention; retry after Retry-After');
+const params = z.object({ id: resourceName });
+
+const listQuery = z.strictObject({
+  state: z.enum(scheduleStates).optional(),
+  pageSize: z.coerce.number().int().min(1).max(100).optional().meta({ description: 'Schedules per page (default 50).' }),
+  continuationToken: z
+    .string()
+    .max(2048)
+    .regex(/^[\x21-\x7e]+$/, 'Pass back the token a list response gave')
+    .optional(),
+});
+
+function controlRoute(name: string, action: 'pause' | 'resume', summary: string, deps: ScheduleRouteDeps): RouteDefinition {
+  return defineRoute({
+    name,
+    method: 'POST',
+    path: `schedules/{id}/${action}`,
+    auth: 'function',
+    summary,
+    tags,
+    params,
+    responses: {
+      200: { description: 'The schedule (already in that state is fine)', schema: scheduleView },
+      400: badRequest,
+      404: notFound,
+      409: problem('The schedule has ended, or is a Service Bus scheduled delivery'),
+      503: unavailable,
+    },
+    handle: async ({ params: p }) => json(200, await deps.service()[action](p.id)),
+  });
+}
+
+export function schedulesRoutes(deps: ScheduleRouteDeps): RouteDefinition[] {
+  return [
+    defineRoute({
+      name: 'schedulesCreate',
+      method: 'POST',
+      path: 'schedules',
+      auth: 'function',
+      summary: 'Schedule a one-off (`at`) or a recurrence (`cron` + `timeZone`)',
+      description:
+        'Creates the schedule and answers 201 with its state and next fire time. The same id again with the same definition answers 200 ' +
+        '(idempotent, safe to retry); with a different one 409. A bad cron, time, zone or target is a 400 and nothing is created.',
+      tags,
+      body: createScheduleBody,
+      bodyRequired: true,
+      maxBodyBytes: limits.bodyBytes,
+      examples: [
+        { at: '2027-01-15T09:00:00Z', target: { type: 'queueMessage', queue: 'reminders', message: { orderId: 'ORD-1' } } },
+        {
+          id: 'nightly',
+          cron: '0 30 2 * * *',
+          timeZone: 'America/New_York',
+          overlap: 'skip',
+          catchUp: 'once',
+          target: { type: 'webhook', url: 'https://hooks.example.com/nightly' },
+        },
+        {
+          at: '2027-01-15T09:00:00Z',
+          target: { type: 'serviceBus', entity: 'orders', message: { orderId: 'ORD-1' }, sessionId: 'ORD-1', delivery: 'scheduled' },
+        },
+        { cron: '0 0 * * * *', catchUp: { policy: 'all', limit: 3 }, target: { type: 'gateRelease', gate: 'launch' } },
+      ],
+      responses: {
+        200: { description: 'It already existed with this definition', schema: scheduleView },
+        201: { description: 'Created', schema: scheduleView },
+        400: badRequest,
+        409: problem('The id exists with a different definition'),
+        413: problem(`Body larger than ${limits.bodyBytes} bytes`),
+        503: unavailable,
+      },
+      handle: async ({ body }) => {
+        const { created, view } = await deps.service().create(body);
+        return json(created ? 201 : 200, view, { location: `/api/schedules/${view.id}` });
+      },
+    }),
+    defineRoute({
+      name: 'schedulesList',
+      method: 'GET',
+      path: 'schedules',
+      auth: 'function',
+      summary: 'List schedules, optionally in one state, a page at a time',
+      tags,
+      query: listQuery,
+      responses: { 200: { description: 'One page', schema: scheduleList }, 400: badRequest, 503: unavailable },
+      handle: async ({ query }) => json(200, await deps.service().list(query.state, query.pageSize ?? 50, query.continuationToken)),
+    }),
+    defineRoute({
+      name: 'schedulesGet',
+      method: 'GET',
+      path: 'schedules/{id}',
+      auth: 'function',
+      summary: 'A schedule: state, next fire time, recent runs with their outcome',
+      tags,
+      params,
+      responses: { 200: { description: 'The schedule', schema: scheduleView }, 400: badRequest, 404: notFound, 503: unavailable },
+      handle: async ({ params: p }) => json(200, await deps.service().get(p.id)),
+    }),
+    defineRoute({
+      name: 'schedulesCancel',
+      method: 'DELETE',
+      path: 'schedules/{id}',
+      auth: 'function',
+      summary: 'Cancel a schedule: it never fires again (a run in progress finishes)',
+      tags,
+      params,
+      responses: {
+        200: { description: 'Cancelled (or already cancelled)', schema: scheduleView },
+        400: badRequest,
+        404: notFound,
+        409: problem('A one-off that already fired (or is firing), or a schedule that has ended'),
+        503: unavailable,
+      },
+      handle: async ({ params: p }) => json(200, await deps.service().cancel(p.id)),
+    }),
+    controlRoute('schedulesPause', 'pause', 'Pause a schedule: fires are skipped until it is resumed', deps),
+    controlRoute('schedulesResume', 'resume', 'Resume a paused schedule with its next fire', deps),
+    defineRoute({
+      name: 'schedulesTrigger',
+      method: 'POST',
+      path: 'schedules/{id}/trigger',
+      auth: 'function',
+      summary: 'Run the target now (also while paused); the overlap policy applies',
+      tags,
+      params,
+      responses: {
+        202: { description: 'Requested; the run shows up in `runs` with this triggerId', schema: triggerResult },
+        400: badRequest,
+        404: notFound,
+        409: problem('The schedule has ended, or is a Service Bus scheduled delivery'),
+        429: problem('Too many triggers waiting'),
+        503: unavailable,
+      },
+      handle: async ({ params: p }) => json(202, await deps.service().trigger(p.id)),
+    }),
+  ];
+}

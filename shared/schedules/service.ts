@@ -1,0 +1,273 @@
+/**
+ * The schedules use-cases behind the HTTP API.
+ *
+ * Create never leaves the index and the orchestration disagreeing for good: the row is written
+ * first as `pending`, the orchestration is started with the schedule id as instance id (a second
+ * start of the same id is refused by Durable and treated as success), and the orchestration's first
+ * checkpoint (or this call, whichever is first) marks the row `active`. A crash in between leaves a
+ * `pending` row, which a retry of the same request (same id, same definition) completes.
+ *
+ * Control requests (pause, resume, cancel, trigger) are conditional writes on the row followed by a
+ * wake-up event; the row is what the orchestration obeys.
+ */
+import type { Clock, Random } from '../clock';
+import type { ScheduleSettings } from '../config';
+import { AppError } from '../errors';
+import type { Logger } from '../log';
+import { type BackoffPolicy, retryLostRaces } from '../retry';
+import { engineSettings } from './activities';
+import { admit } from './admission';
+import { definitionKey, definitionOf, type CreateScheduleBody, type ScheduleDefinition } from './definition';
+import type { ScheduleEngine } from './engine';
+import { initialState } from './machine';
+import type { ScheduleStatus } from './records';
+import { scheduledMessage, type ScheduledDelivery } from './scheduledDelivery';
+import type { NewScheduleRow, ScheduleRow, ScheduleTable } from './scheduleTable';
+import { nextFireAfter } from './timing';
+import { type ScheduleView, viewOf } from './views';
+
+export interface ScheduleServiceDeps {
+  readonly table: ScheduleTable;
+  /** Lazy: HTTP functions get their Durable client per invocation. */
+  readonly engine: () => ScheduleEngine;
+  /** Undefined when no Service Bus is configured. */
+  readonly delivery: ScheduledDelivery | undefined;
+  readonly settings: ScheduleSettings;
+  readonly gatesAvailable: boolean;
+  readonly jobsAvailable: boolean;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly logger: Logger;
+  readonly backoff: BackoffPolicy;
+  readonly newId: () => string;
+}
+
+/** Trigger-now requests a schedule may have waiting at once. */
+export const maxPendingTriggers = 10;
+
+export interface CreateResult {
+  readonly created: boolean;
+  readonly view: ScheduleView;
+}
+
+function notFound(id: string): AppError {
+  return new AppError('NotFound', `No schedule "${id}"`);
+}
+
+function conflict(row: ScheduleRow, message: string): AppError {
+  return new AppError('Conflict', message, { extra: { schedule: row.id, state: row.state } });
+}
+
+function isScheduledDelivery(definition: ScheduleDefinition): boolean {
+  return definition.target.type === 'serviceBus' && definition.target.delivery === 'scheduled';
+}
+
+export class ScheduleService {
+  constructor(private readonly deps: ScheduleServiceDeps) {}
+
+  private now(): Date {
+    return new Date(this.deps.clock.now());
+  }
+
+  private update<T>(id: string, attempt: (row: ScheduleRow) => Promise<T>): Promise<T> {
+    const { clock, random, logger, backoff } = this.deps;
+    return retryLostRaces({ clock, random, logger, policy: backoff, subject: `schedule ${id}` }, async () => {
+      const row = await this.deps.table.read(id);
+      if (row === undefined) throw notFound(id);
+      return attempt(row);
+    });
+  }
+
+  private write(row: ScheduleRow, next: NewScheduleRow): Promise<ScheduleRow> {
+    return this.deps.table.replace(row, { ...next, updatedAt: this.now().toISOString() });
+  }
+
+  async create(body: CreateScheduleBody): Promise<CreateResult> {
+    const definition = definitionOf(body);
+    const now = this.now();
+    admit(definition, {
+      settings: this.deps.settings,
+      serviceBusConfigured: this.deps.delivery !== undefined,
+      gatesAvailable: this.deps.gatesAvailable,
+      jobsAvailable: this.deps.jobsAvailable,
+      now,
+    });
+    const id = body.id ?? this.deps.newId();
+    const key = definitionKey(definition);
+    const existing = await this.deps.table.read(id);
+    if (existing !== undefined) return { created: false, view: viewOf(await this.again(existing, key)) };
+    const { created, row } = await this.deps.table.create({
+      id,
+      definition,
+      definitionKey: key,
+      mode: isScheduledDelivery(definition) ? 'serviceBusScheduled' : 'orchestration',
+      state: 'pending',
+      createdAt: now.toISOString(),
+      updatedAt: now.toISOString(),
+      nextFireAt: nextFireAfter(definition.timing, new Date(now.getTime() - 1))?.toISOString(),
+      runs: [],
+      runCount: 0,
+      firedCount: 0,
+      triggers: [],
+      settled: [],
+      controlVersion: 0,
+      ackVersion: 0,
+      sequenceNumber: undefined,
+    });
+    if (!created) return { created: false, view: viewOf(await this.again(row, key)) };
+    return { created: true, view: viewOf(await this.activate(row)) };
+  }
+
+  /** The same id again: the same definition is idempotent (and completes a create cut short), another is a 409. */
+  private async again(row: ScheduleRow, key: string): Promise<ScheduleRow> {
+    if (row.definitionKey !== key) {
+      throw conflict(row, `Schedule "${row.id}" exists with a different definition; schedule ids are never reused`);
+    }
+    return row.state === 'pending' ? this.activate(row) : row;
+  }
+
+  private async activate(row: ScheduleRow): Promise<ScheduleRow> {
+    if (row.mode === 'serviceBusScheduled') return this.scheduleDelivery(row);
+    await this.deps.engine().start(row.id, initialState(row.id, row.definition, engineSettings(this.deps.settings), this.now()));
+    return this.update(row.id, async (current) =>
+      current.state === 'pending' ? this.write(current, { ...current, state: 'active' }) : current,
+    );
+  }
+
+  /** Service Bus scheduled mode: hand the message to the broker and keep its sequence number before answering. */
+  private async scheduleDelivery(row: ScheduleRow): Promise<ScheduleRow> {
+    const { target, timing } = row.definition;
+    const delivery = this.deps.delivery;
+    if (target.type !== 'serviceBus' || timing.kind !== 'once' || delivery === undefined) {
+      throw new AppError('Internal', `Schedule ${row.id} is not a Service Bus scheduled delivery`);
+    }
+    let sequenceNumber: string;
+    try {
+      sequenceNumber = await delivery.schedule(
+        target.entity,
+        scheduledMessage(row.id, target.message, timing.at, target.sessionId),
+        new Date(timing.at),
+      );
+    } catch (err) {
+      // Nothing was scheduled: leave nothing behind either.
+      await this.deps.table.remove(row).catch(() => undefined);
+      throw new AppError(
+        'DependencyUnavailable',
+        `Service Bus refused the scheduled message: ${err instanceof Error ? err.message : String(err)}`,
+        {
+          cause: err,
+          retryAfterSeconds: 5,
+        },
+      );
+    }
+    const after = await this.update(row.id, async (current) =>
+      current.state === 'pending' ? this.write(current, { ...current, state: 'active', sequenceNumber }) : current,
+    );
+    if (after.state === 'cancelled') {
+      // Cancelled while we were scheduling it: take the message back.
+      await delivery.cancel(target.entity, sequenceNumber);
+    }
+    return after;
+  }
+
+  async get(id: string): Promise<ScheduleView> {
+    const row = await this.deps.table.read(id);
+    if (row === undefined) throw notFound(id);
+    return viewOf(row);
+  }
+
+  async list(
+    state: ScheduleStatus | undefined,
+    pageSize: number,
+    continuationToken: string | undefined,
+  ): Promise<{ items: ScheduleView[]; continuationToken: string | null }> {
+    const page = await this.deps.table.list(state, pageSize, continuationToken);
+    return { items: page.rows.map(viewOf), continuationToken: page.continuationToken ?? null };
+  }
+
+  private async wake(id: string): Promise<void> {
+    if (!(await this.deps.engine().wake(id))) {
+      // The row already says what to do; the orchestration reads it on its next turn at the latest.
+      this.deps.logger.log('info', 'schedules.wake.undelivered', { schedule: id });
+    }
+  }
+
+  private control(row: ScheduleRow, change: Partial<NewScheduleRow>): Promise<ScheduleRow> {
+    return this.write(row, { ...row, ...change, controlVersion: row.controlVersion + 1 });
+  }
+
+  /** Cancels a schedule: it never fires again. A one-off that already fired (or is firing) is a 409. */
+  async cancel(id: string): Promise<ScheduleView> {
+    const row = await this.deps.table.read(id);
+    if (row === undefined) throw notFound(id);
+    if (row.mode === 'serviceBusScheduled') return viewOf(await this.cancelDelivery(row));
+    let changed = false;
+    const after = await this.update(id, async (current) => {
+      if (current.state === 'cancelled') return current;
+      if (current.state === 'completed') throw conflict(current, `Schedule "${id}" has already ended`);
+      if (current.definition.timing.kind === 'once' && current.firedCount > 0)
+        throw conflict(current, `Schedule "${id}" has already fired`);
+      changed = true;
+      return this.control(current, { state: 'cancelled', nextFireAt: undefined, triggers: [] });
+    });
+    if (changed) await this.wake(id);
+    return viewOf(after);
+  }
+
+  private async cancelDelivery(row: ScheduleRow): Promise<ScheduleRow> {
+    if (row.state === 'cancelled') return row;
+    const { target, timing } = row.definition;
+    const delivery = this.deps.delivery;
+    if (row.state === 'completed' || (timing.kind === 'once' && Date.parse(timing.at) <= this.deps.clock.now())) {
+      throw conflict(row, `Schedule "${row.id}" has already been delivered to Service Bus`);
+    }
+    if (row.sequenceNumber !== undefined) {
+      if (target.type !== 'serviceBus' || delivery === undefined)
+        throw new AppError('DependencyUnavailable', 'Service Bus is not configured (ServiceBusConnection)');
+      if ((await delivery.cancel(target.entity, row.sequenceNumber)) === 'gone') {
+        await this.update(row.id, async (current) => this.write(current, { ...current, state: 'completed', nextFireAt: undefined }));
+        throw conflict(row, `Schedule "${row.id}" has already been delivered to Service Bus`);
+      }
+    }
+    return this.update(row.id, async (current) => this.control(current, { state: 'cancelled', nextFireAt: undefined }));
+  }
+
+  async pause(id: string): Promise<ScheduleView> {
+    return this.setActive(id, false);
+  }
+
+  async resume(id: string): Promise<ScheduleView> {
+    return this.setActive(id, true);
+  }
+
+  private async setActive(id: string, active: boolean): Promise<ScheduleView> {
+    let changed = false;
+    const after = await this.update(id, async (row) => {
+      if (row.mode === 'serviceBusScheduled') throw conflict(row, 'A Service Bus scheduled delivery cannot be paused; cancel it instead');
+      if (row.state === 'cancelled' || row.state === 'completed') throw conflict(row, `Schedule "${id}" has ended (${row.state})`);
+      const want: ScheduleStatus = active ? 'active' : 'paused';
+      if (row.state === want || (active && row.state === 'pending')) return row;
+      changed = true;
+      return this.control(row, { state: want });
+    });
+    if (changed) await this.wake(id);
+    return viewOf(after);
+  }
+
+  /** Asks for a run now (it obeys the overlap policy). Answers the trigger id to find the run by. */
+  async trigger(id: string): Promise<{ triggerId: string; schedule: ScheduleView }> {
+    const triggerId = this.deps.newId();
+    const after = await this.update(id, async (row) => {
+      if (row.mode === 'serviceBusScheduled') throw conflict(row, 'A Service Bus scheduled delivery has no runs to trigger');
+      if (row.state === 'cancelled' || row.state === 'completed') throw conflict(row, `Schedule "${id}" has ended (${row.state})`);
+      if (row.triggers.length >= maxPendingTriggers) {
+        throw new AppError('TooManyRequests', `Schedule "${id}" already has ${maxPendingTriggers} triggers waiting`, {
+          retryAfterSeconds: 1,
+        });
+      }
+      return this.control(row, { triggers: [...row.triggers, { id: triggerId, requestedAt: this.now().toISOString() }] });
+    });
+    await this.wake(id);
+    return { triggerId, schedule: viewOf(after) };
+  }
+}

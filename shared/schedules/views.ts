@@ -1,0 +1,71 @@
+/** The schedules API's response shapes (documented in the OpenAPI document) and how a row becomes one. */
+import { z } from 'zod';
+
+import { definitionView } from './definition';
+import type { ScheduleRow } from './scheduleTable';
+
+export const scheduleStates = ['pending', 'active', 'paused', 'cancelled', 'completed'] as const;
+
+export const runRecordSchema = z
+  .object({
+    runId: z.string().optional(),
+    at: z.string().meta({ description: 'When the fire was due (a trigger: when it was requested).' }),
+    kind: z.enum(['scheduled', 'catchUp', 'trigger']),
+    outcome: z.enum(['running', 'succeeded', 'failed', 'skipped', 'missed']),
+    reason: z.string().optional().meta({ description: 'Why it was skipped, missed or failed.' }),
+    count: z.number().int().optional().meta({ description: 'Fires this line stands for (skips and misses are summarised).' }),
+    triggerId: z.string().optional(),
+    startedAt: z.string().optional(),
+    finishedAt: z.string().optional(),
+    detail: z.string().optional().meta({ description: 'What the target answered.' }),
+  })
+  .meta({ id: 'ScheduleRun' });
+
+export const scheduleView = z
+  .object({
+    id: z.string(),
+    state: z.enum(scheduleStates),
+    nextFireAt: z.string().nullable(),
+    at: z.string().optional(),
+    cron: z.string().optional(),
+    timeZone: z.string().optional(),
+    target: z.record(z.string(), z.unknown()),
+    overlap: z.enum(['skip', 'bufferOne', 'allow']),
+    catchUp: z.object({ policy: z.enum(['none', 'once', 'all']), limit: z.number().int().optional() }),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    runCount: z.number().int(),
+    runs: z.array(runRecordSchema).meta({ description: 'The newest runs, newest last.' }),
+    pendingTriggers: z.number().int(),
+    delivery: z
+      .object({ mode: z.literal('serviceBusScheduled'), sequenceNumber: z.string().nullable() })
+      .optional()
+      .meta({ description: 'Service Bus scheduled mode: the scheduled message and its sequence number (a 64-bit integer as a string).' }),
+  })
+  .meta({ id: 'Schedule' });
+
+export type ScheduleView = z.output<typeof scheduleView>;
+
+export const scheduleList = z
+  .object({ items: z.array(scheduleView), continuationToken: z.string().nullable() })
+  .meta({ id: 'ScheduleList', description: 'One page; pass continuationToken back for the next one (null on the last page).' });
+
+export const triggerResult = z.object({ triggerId: z.string(), schedule: scheduleView }).meta({ id: 'ScheduleTrigger' });
+
+export function viewOf(row: ScheduleRow): ScheduleView {
+  const definition = definitionView(row.definition) as Pick<ScheduleView, 'at' | 'cron' | 'timeZone' | 'target' | 'overlap' | 'catchUp'>;
+  return {
+    id: row.id,
+    state: row.state,
+    nextFireAt: row.nextFireAt ?? null,
+    ...definition,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    runCount: row.runCount,
+    runs: [...row.runs],
+    pendingTriggers: row.triggers.length,
+    ...(row.mode === 'serviceBusScheduled'
+      ? { delivery: { mode: 'serviceBusScheduled' as const, sequenceNumber: row.sequenceNumber ?? null } }
+      : {}),
+  };
+}

@@ -1,0 +1,167 @@
+/**
+ * Calls an allow-listed HTTPS webhook, defensively (SSRF):
+ * - the URL must pass the allow-list (https, listed host and port, no credentials);
+ * - the host is resolved here and every address must be public (unless private addresses are
+ *   allowed for local development); the connection then goes to the address that was checked, so
+ *   a DNS answer cannot change between the check and the connect (rebinding);
+ * - redirects are not followed blindly: each `Location` is checked like the first URL, up to a bound;
+ * - the whole call (all hops, body included) has one deadline and the response body a size cap.
+ * TLS is verified against the host name as usual.
+ */
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { request } from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import { isIP, type LookupFunction } from 'node:net';
+
+import { isPublicAddress } from './addresses';
+import { type AllowedHost, urlRejection } from './allowList';
+
+export interface ResolvedAddress {
+  readonly address: string;
+  readonly family: number;
+}
+
+export interface WebhookOptions {
+  readonly allowed: readonly AllowedHost[];
+  readonly timeoutMs: number;
+  readonly maxResponseBytes: number;
+  readonly maxRedirects: number;
+  readonly allowPrivateAddresses: boolean;
+  /** DNS; injectable so tests can point a name at a local server. */
+  readonly resolve?: (host: string) => Promise<readonly ResolvedAddress[]>;
+  /** Extra trusted certificate authorities (PEM), e.g. a private CA. */
+  readonly ca?: string | readonly string[];
+}
+
+export interface WebhookResponse {
+  readonly status: number;
+  /** The URL that answered (after redirects). */
+  readonly url: string;
+  readonly redirects: number;
+  /** The start of the body, up to the size cap. */
+  readonly body: string;
+  readonly truncated: boolean;
+}
+
+/** The call was not made (or not continued) because it would break the rules above. */
+export class WebhookRefused extends Error {
+  override readonly name = 'WebhookRefused';
+}
+
+const defaultResolve = async (host: string): Promise<readonly ResolvedAddress[]> => dnsLookup(host, { all: true, verbatim: true });
+
+async function addressFor(url: URL, options: WebhookOptions): Promise<ResolvedAddress> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const literal = isIP(host);
+  const addresses = literal !== 0 ? [{ address: host, family: literal }] : await (options.resolve ?? defaultResolve)(host);
+  if (addresses.length === 0) throw new WebhookRefused(`${host} does not resolve`);
+  if (!options.allowPrivateAddresses) {
+    const internal = addresses.find((a) => !isPublicAddress(a.address));
+    if (internal !== undefined) {
+      throw new WebhookRefused(`${host} resolves to ${internal.address}, which is not a public address`);
+    }
+  }
+  return addresses[0] as ResolvedAddress;
+}
+
+function pinned(target: ResolvedAddress): LookupFunction {
+  // Node asks with `all: true` when it may try several addresses; answer with the checked one only.
+  return ((_host: string, opts: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    if (opts.all === true) callback(null, [{ address: target.address, family: target.family }]);
+    else callback(null, target.address, target.family);
+  }) as unknown as LookupFunction;
+}
+
+interface Hop {
+  readonly response: IncomingMessage;
+}
+
+function send(
+  url: URL,
+  method: string,
+  body: string | undefined,
+  target: ResolvedAddress,
+  options: WebhookOptions,
+  signal: AbortSignal,
+): Promise<Hop> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method,
+        lookup: pinned(target),
+        agent: false,
+        signal,
+        ...(options.ca === undefined ? {} : { ca: typeof options.ca === 'string' ? options.ca : [...options.ca] }),
+        headers: {
+          'user-agent': 'tallyho-schedules/1',
+          accept: 'application/json, */*;q=0.5',
+          ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }),
+        },
+      },
+      (response) => resolve({ response }),
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function readCapped(response: IncomingMessage, cap: number): Promise<{ body: string; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let truncated = false;
+  for await (const chunk of response) {
+    const buffer = chunk as Buffer;
+    if (size + buffer.length > cap) {
+      chunks.push(buffer.subarray(0, cap - size));
+      size = cap;
+      truncated = true;
+      response.destroy();
+      break;
+    }
+    chunks.push(buffer);
+    size += buffer.length;
+  }
+  return { body: Buffer.concat(chunks).toString('utf8'), truncated };
+}
+
+/** POSTs `payload` as JSON; answers with the final response, whatever its status. */
+export async function callWebhook(rawUrl: string, payload: unknown, options: WebhookOptions): Promise<WebhookResponse> {
+  const signal = AbortSignal.timeout(options.timeoutMs);
+  let url = new URL(rawUrl);
+  let method = 'POST';
+  let body: string | undefined = JSON.stringify(payload);
+  for (let redirects = 0; ; redirects++) {
+    const rejection = urlRejection(url, options.allowed);
+    if (rejection !== undefined) throw new WebhookRefused(redirects === 0 ? rejection : `Redirect refused: ${rejection}`);
+    const target = await addressFor(url, options);
+    let hop: Hop;
+    try {
+      hop = await send(url, method, body, target, options, signal);
+    } catch (err) {
+      if (signal.aborted) throw new Error(`No answer within ${options.timeoutMs} ms`, { cause: err });
+      throw err;
+    }
+    const { response } = hop;
+    const status = response.statusCode ?? 0;
+    const location = response.headers.location;
+    if (status >= 300 && status < 400 && location !== undefined) {
+      response.resume();
+      if (redirects >= options.maxRedirects) throw new WebhookRefused(`More than ${options.maxRedirects} redirects`);
+      url = new URL(location, url);
+      // 307/308 repeat the request; the others turn it into a GET without a body, as browsers do.
+      if (status !== 307 && status !== 308) {
+        method = 'GET';
+        body = undefined;
+      }
+      continue;
+    }
+    try {
+      const read = await readCapped(response, options.maxResponseBytes);
+      return { status, url: url.toString(), redirects, ...read };
+    } catch (err) {
+      if (signal.aborted) throw new Error(`No complete answer within ${options.timeoutMs} ms`, { cause: err });
+      throw err;
+    }
+  }
+}
