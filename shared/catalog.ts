@@ -13,6 +13,7 @@ import type { RouteDefinition } from './http/route';
 import { jobsRoutes } from './jobs/routes';
 import type { TagDoc } from './openapi/document';
 import { openApiRoutes } from './openapi/routes';
+import { schedulesRoutes } from './schedules/routes';
 import { sequencesRoutes } from './sequences/routes';
 import { streamsRoutes } from './streams/routes';
 
@@ -42,6 +43,7 @@ export function catalogRoutes(): RouteDefinition[] {
     ...sequencesRoutes({ service: documentationOnly }),
     ...countersRoutes({ service: documentationOnly }),
     ...gatesRoutes({ service: documentationOnly, waiting: documentationOnly, audit: documentationOnly }),
+    ...schedulesRoutes({ service: documentationOnly }),
     ...jobsRoutes({ service: documentationOnly, maxRequestBytes: jobSettings({}).maxRequestBytes }),
     ...streamsRoutes({ service: documentationOnly, durable: documentationOnly }),
     ...openApiRoutes({ routes: catalogRoutes, tags: capabilityTags }),
