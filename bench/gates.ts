@@ -117,7 +117,7 @@ async function durableRuns(env: Env, n: number): Promise<Measured> {
   const gate = `bench-runs-${n}-${Date.now()}`;
   await call(env, 'PUT', `/api/gates/${gate}`);
   await pool(n, startConcurrency, async (i) => {
-    const res = await call(env, 'POST', `/api/gates/${gate}/runs`, { runId: `w${i}` });
+    const res = await call(env, 'POST', `/api/gates/${gate}/runs`, {});
     if (res.status !== 202) throw new Error(`starting a run answered ${res.status}`);
   });
   await until(`${n} runs waiting`, async () => (await call<GateView>(env, 'GET', `/api/gates/${gate}`)).body.waiters.waiting >= n);

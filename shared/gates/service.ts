@@ -73,6 +73,12 @@ function customStatusOf<T>(status: InstanceStatus | undefined, pick: (custom: T)
 }
 
 export class GateService {
+  /**
+   * Gates this process has seen exist. Gates are never deleted, so a run start need not read the
+   * gate's state (which holds the waiting list) again once it has seen the gate.
+   */
+  private readonly known = new Set<string>();
+
   constructor(private readonly deps: GateServiceDeps) {}
 
   /** The gate's state, parsed; undefined when the gate does not exist. */
@@ -87,6 +93,7 @@ export class GateService {
   async describe(name: string): Promise<GateSnapshot> {
     const gate = await this.read(name);
     if (gate === undefined) throw notFound(name);
+    this.known.add(name);
     return gate;
   }
 
@@ -168,12 +175,13 @@ export class GateService {
 
   /** Starts a gated run (or finds the one started with this runId). */
   async startRun(name: string, runId: string | undefined, action: GateAction, requestUrl: URL): Promise<RunStart> {
-    await this.describe(name);
+    if (!this.known.has(name)) await this.describe(name);
     const id = runId ?? this.deps.newId();
     const instanceId = gateInstanceIds.run(name, id);
     const durable = this.deps.durable();
     const links = durable.managementLinks(instanceId, requestUrl);
-    if ((await durable.getStatus(instanceId)) !== undefined) return { runId: id, instanceId, created: false, links };
+    // A caller's runId may name a run that exists (even finished: starting it again would restart it).
+    if (runId !== undefined && (await durable.getStatus(instanceId)) !== undefined) return { runId: id, instanceId, created: false, links };
     const input: RunInput = { gate: name, runId: id, action, maxWaiters: this.deps.settings.maxWaiters };
     const created = await this.startOnce(gateFunctions.run, instanceId, input);
     return { runId: id, instanceId, created, links };

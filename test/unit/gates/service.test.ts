@@ -45,7 +45,10 @@ class ScriptedDurable implements GateDurableClient {
   /** What "running" an orchestration does to the scripted world. */
   onStart: (orchestration: string, instanceId: string, input: unknown) => void = () => undefined;
 
+  reads = 0;
+
   readState<T>(): Promise<T | undefined> {
+    this.reads++;
     return Promise.resolve(this.gate as T | undefined);
   }
   startNew(orchestration: string, instanceId: string, input: unknown): Promise<void> {
@@ -204,5 +207,7 @@ describe('GateService', () => {
     await expect(service.startRun('g', 'w1', { type: 'none' }, url)).resolves.toMatchObject({ created: false });
     expect(durable.started).toHaveLength(1);
     await expect(service.startRun('g', undefined, { type: 'none' }, url)).resolves.toMatchObject({ runId: 'id1', created: true });
+    // Once the gate is known to exist, starting runs reads neither its state nor (without a runId) the instance.
+    expect(durable.reads).toBe(2);
   });
 });
