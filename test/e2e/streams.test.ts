@@ -290,8 +290,9 @@ describe('streams across a devhost restart', () => {
     expect(await logBlobs(before.route.partition, before.route.resource)).toEqual([]);
 
     await host.restart();
-    expect((await view(host, type)).writer).toMatchObject({ accepted: total, bufferDepth: total });
-    // Nothing flushes until the flusher's durable timer (T = 5 s on the virtual clock) fires.
+    // The writer's state came back from storage. (The restarted host's virtual clock starts at the
+    // real time, so the flusher's durable timer may already be due and fire on recovery.)
+    expect((await view(host, type)).writer.accepted).toBe(total);
     await host.advanceClock(6000);
     const flushed = await until('the timer flush after the restart', async () => {
       const state = await view(host, type);
