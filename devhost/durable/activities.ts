@@ -8,7 +8,7 @@
 import type { RpcTypedData } from '../core/types';
 import type { DurableEngine } from './engine';
 import { activityFailure } from './failures';
-import { EventType, type HistoryEvent } from './protocol';
+import { EventType, type HistoryEvent, iso } from './protocol';
 import { type ExecutionRef, isTerminal } from './records';
 
 function inputData(input: unknown): RpcTypedData | undefined {
@@ -47,7 +47,7 @@ export function startActivity(engine: DurableEngine, target: ExecutionRef, taskI
       const missing = engine.functions.check('activity', name);
       const outcome = missing === undefined ? await engine.functions.invoke('activity', name, inputData(input)) : undefined;
       if (engine.stopped) return;
-      const ts = new Date(engine.now()).toISOString();
+      const ts = iso(engine.now());
       const event: HistoryEvent =
         outcome?.ok === true
           ? {

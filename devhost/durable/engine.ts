@@ -14,7 +14,7 @@ import { runEntityWork } from './entities';
 import type { DurableFunctions } from './functions';
 import { recoverOrchestration } from './instances';
 import { runOrchestrationWork } from './orchestrations';
-import { EventType } from './protocol';
+import { EventType, iso } from './protocol';
 import { type ExecutionRef, isTerminal, type OutboxItem } from './records';
 import type { Op } from './replay';
 import { EntityRuntime, type InboxItem, newEntityRecord, OrchestrationRuntime, type QueuedEntityMessage } from './runtime';
@@ -100,8 +100,8 @@ export class DurableEngine {
     this.entitySlots = new Limiter(this.limits.entities);
     // Episodes and batches are not capped themselves: one waiting for its checkpoint holds no slot,
     // so checkpoints of many instances can share a write (group commit).
-    this.episodes = new KeyedWork(Number.MAX_SAFE_INTEGER, (id) => this.orchestrationWork(id), failed('orchestration'));
-    this.batches = new KeyedWork(Number.MAX_SAFE_INTEGER, (id) => this.entityWork(id), failed('entity'));
+    this.episodes = new KeyedWork((id) => this.orchestrationWork(id), failed('orchestration'));
+    this.batches = new KeyedWork((id) => this.entityWork(id), failed('entity'));
   }
 
   now(): number {
@@ -212,7 +212,7 @@ export class DurableEngine {
       event: {
         EventType: EventType.EventRaised,
         EventId: -1,
-        Timestamp: new Date(this.now()).toISOString(),
+        Timestamp: iso(this.now()),
         Name: item.name,
         Input: item.input,
       },
@@ -279,9 +279,9 @@ export class DurableEngine {
           event: {
             EventType: EventType.TimerFired,
             EventId: -1,
-            Timestamp: new Date(this.now()).toISOString(),
+            Timestamp: iso(this.now()),
             TimerId: timerId,
-            FireAt: new Date(fireAt).toISOString(),
+            FireAt: iso(fireAt),
           },
           dedupKey: `t${timerId}`,
           executionId,

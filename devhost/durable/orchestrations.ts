@@ -70,8 +70,10 @@ function episodeDelay(rt: OrchestrationRuntime): number {
 }
 
 interface EpisodePlan {
-  /** The record after the episode (its outbox is replaced by the live one when applied). */
-  /** The record after the episode; `appended` is pushed onto its (live, shared) history once stored. */
+  /**
+   * The record after the episode. Once it is stored, its outbox is replaced by the live one and
+   * `appended` is pushed onto its history (the live array, shared, not copied).
+   */
   readonly record: OrchestrationRecord;
   readonly appended: readonly HistoryEvent[];
   readonly newOps: readonly Op[];
@@ -194,8 +196,12 @@ function readOutcome(outcome: InvocationOutcome): JsOutcome {
   const message = outcome.error.message;
   const at = message.indexOf(outOfProcMarker);
   if (at < 0) return { state: undefined, threw: message };
-  const state = JSON.parse(message.slice(at + outOfProcMarker.length)) as OrchestratorState;
-  return { state, threw: state.error ?? '' };
+  try {
+    const state = JSON.parse(message.slice(at + outOfProcMarker.length)) as OrchestratorState;
+    return { state, threw: state.error ?? '' };
+  } catch {
+    return { state: undefined, threw: message.slice(0, at) };
+  }
 }
 
 function payloadJson(rt: OrchestrationRuntime, fresh: readonly HistoryEvent[], input: string | null): string {

@@ -1,20 +1,17 @@
 /**
  * The engine's units of work and how they are paced: keyed work (one episode per orchestration, one
- * batch per entity at a time; marking a key ready while it runs queues exactly one more run, which
- * then takes everything that arrived meanwhile) and a plain limiter for activities. Both report how
+ * batch per entity at a time; marking a key while it runs queues exactly one more run, which then
+ * takes everything that arrived meanwhile) and a limiter for function executions. Both report how
  * much is queued or running, which is what `idle()` means.
  */
 
 export type WorkErrorHandler = (key: string, error: unknown) => void;
 
 export class KeyedWork {
-  private readonly ready = new Set<string>();
   private readonly running = new Set<string>();
   private readonly again = new Set<string>();
-  private active = 0;
 
   constructor(
-    private readonly concurrency: number,
     private readonly work: (key: string) => Promise<void>,
     private readonly onError: WorkErrorHandler,
   ) {}
@@ -25,29 +22,17 @@ export class KeyedWork {
       this.again.add(key);
       return;
     }
-    this.ready.add(key);
-    this.pump();
+    this.running.add(key);
+    void this.work(key)
+      .catch((err: unknown) => this.onError(key, err))
+      .finally(() => {
+        this.running.delete(key);
+        if (this.again.delete(key)) this.mark(key);
+      });
   }
 
   get busy(): number {
-    return this.ready.size + this.running.size;
-  }
-
-  private pump(): void {
-    while (this.active < this.concurrency && this.ready.size > 0) {
-      const key = this.ready.values().next().value as string;
-      this.ready.delete(key);
-      this.running.add(key);
-      this.active++;
-      void this.work(key)
-        .catch((err: unknown) => this.onError(key, err))
-        .finally(() => {
-          this.running.delete(key);
-          this.active--;
-          if (this.again.delete(key)) this.ready.add(key);
-          this.pump();
-        });
-    }
+    return this.running.size;
   }
 }
 
