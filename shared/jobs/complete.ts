@@ -77,6 +77,8 @@ async function claimFinalize(ctx: JobsContext, jobId: string): Promise<Attempt |
       leaseUntil: now + ctx.settings.staleSeconds * 1000,
       succeeded: progress.succeeded,
       failed: progress.failed,
+      startedAt: job.startedAt ?? progress.firstAt,
+      lastResultAt: progress.lastAt,
       updatedAt: now,
     },
     stored.etag,

@@ -41,6 +41,9 @@ export interface JobRecord {
   readonly leaseUntil: number;
   readonly acceptedAt: number;
   readonly enqueuedAt: number | null;
+  /** First and latest result recorded, as known at the last completion (a running job reads them from its tallies). */
+  readonly startedAt: number | null;
+  readonly lastResultAt: number | null;
   readonly completedAt: number | null;
   readonly updatedAt: number;
   /** Final counts, written with the completion. */
@@ -86,6 +89,8 @@ export function jobEntity(job: JobRecord): Record<string, unknown> & { partition
     leaseUntil: job.leaseUntil,
     acceptedAt: job.acceptedAt,
     enqueuedAt: job.enqueuedAt ?? -1,
+    startedAt: job.startedAt ?? -1,
+    lastResultAt: job.lastResultAt ?? -1,
     completedAt: job.completedAt ?? -1,
     updatedAt: job.updatedAt,
     succeeded: job.succeeded ?? -1,
@@ -134,6 +139,8 @@ export function parseJob(id: string, raw: Record<string, unknown>): JobRecord {
     leaseUntil: num(raw, 'leaseUntil', id),
     acceptedAt: num(raw, 'acceptedAt', id),
     enqueuedAt: optional(num(raw, 'enqueuedAt', id)),
+    startedAt: optional(num(raw, 'startedAt', id)),
+    lastResultAt: optional(num(raw, 'lastResultAt', id)),
     completedAt: optional(num(raw, 'completedAt', id)),
     updatedAt: num(raw, 'updatedAt', id),
     succeeded: optional(num(raw, 'succeeded', id)),

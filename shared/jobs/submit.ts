@@ -99,6 +99,8 @@ export async function submitJob(ctx: JobsContext, request: SubmitRequest, key: s
     leaseUntil: now + enqueueLeaseMs,
     acceptedAt: now,
     enqueuedAt: null,
+    startedAt: null,
+    lastResultAt: null,
     completedAt: null,
     updatedAt: now,
     succeeded: null,

@@ -38,8 +38,8 @@ export function viewJob(job: JobRecord, progress: Progress | undefined): z.outpu
     timings: {
       acceptedAt: iso(job.acceptedAt) as string,
       enqueuedAt: iso(job.enqueuedAt),
-      startedAt: iso(progress?.firstAt ?? null),
-      lastProgressAt: iso(progress?.lastAt ?? null),
+      startedAt: iso(job.startedAt ?? progress?.firstAt ?? null),
+      lastProgressAt: iso(finished ? job.lastResultAt : (progress?.lastAt ?? null)),
       completedAt: iso(job.completedAt),
       durationMs: job.completedAt === null ? null : job.completedAt - job.acceptedAt,
     },

@@ -16,8 +16,13 @@ const tx = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-async function* from<T>(items: readonly T[]): AsyncGenerator<T> {
-  for (const item of items) yield item;
+function from<T>(items: readonly T[]): AsyncIterable<T> {
+  return {
+    [Symbol.asyncIterator]: () => {
+      let i = 0;
+      return { next: () => Promise.resolve(i < items.length ? { value: items[i++] as T, done: false } : { value: undefined, done: true }) };
+    },
+  };
 }
 
 describe('tax arithmetic (integer minor units, half to even)', () => {

@@ -1,0 +1,377 @@
+/**
+ * Jobs over HTTP against devhost child processes, with the storage-queue triggers doing the work:
+ * a 10,000-transaction job completes with per-customer totals equal to an independent computation,
+ * invalid transactions fail with their reasons, a big item round-trips through the claim check,
+ * bad submissions get problem+json and store nothing. With the work triggers disabled (the host's
+ * `AzureWebJobs.<fn>.Disabled` setting) real envelope messages are captured: one is delivered twice
+ * and changes nothing; one whose claim check cannot be redeemed crashes every delivery, reaches
+ * the poison queue, and its items end failed with the reason while the job completes.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+
+import { containers, tables } from '../../shared/resources';
+import { expectedTotals, invoiceTotals, type TestTransaction, transactions } from '../support/billing';
+import { storageFor, testConnection } from '../support/sequences';
+import { devhostTest, type E2eHost, startDevhost } from './support/harness';
+import { expectProblem, requestJson } from './support/http';
+
+interface JobView {
+  id: string;
+  state: string;
+  round: number;
+  totals: { items: number; succeeded: number; failed: number; pending: number };
+  envelopes: { count: number; sent: number };
+  timings: Record<string, string | number | null>;
+  summary: Record<string, unknown> | null;
+  event: string;
+  links: Record<string, string>;
+}
+
+interface ResultView {
+  id: string;
+  status: string;
+  output?: Record<string, unknown>;
+  code?: string;
+  reason?: string;
+  attempts: number;
+  envelope: string;
+  claimCheck: boolean;
+  payloadSha256?: string;
+  payloadBytes?: number;
+}
+
+const queueCount = 4;
+const unique = (prefix: string): string => `${prefix}-${randomBytes(5).toString('hex')}`;
+const fastQueues = {
+  AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
+  AzureFunctionsJobHost__extensions__queues__visibilityTimeout: '00:00:00',
+  AzureFunctionsJobHost__extensions__queues__maxDequeueCount: '3',
+  TALLYHO_JOBS_QUEUES: String(queueCount),
+  TALLYHO_JOBS_RETRY_DELAY_SECONDS: '0',
+};
+const workQueues = (prefix: string): string[] => Array.from({ length: queueCount }, (_, i) => `${prefix}-${i}`);
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+describe('jobs over HTTP', () => {
+  const storage = storageFor(testConnection());
+  const prefix = unique('je');
+  let host: E2eHost;
+
+  beforeAll(async () => {
+    host = await startDevhost({ env: { ...fastQueues, TALLYHO_JOBS_QUEUE_PREFIX: prefix } });
+  });
+  afterAll(async () => {
+    await host?.stop();
+  });
+
+  const submit = (h: E2eHost, body: unknown, headers?: Record<string, string>) =>
+    requestJson<JobView>(h, 'POST', '/api/jobs', { body, ...(headers === undefined ? {} : { headers }) });
+  const read = (h: E2eHost, id: string) => requestJson<JobView>(h, 'GET', `/api/jobs/${id}`);
+
+  async function finished(h: E2eHost, id: string, timeoutMs = 60_000): Promise<JobView> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const res = await read(h, id);
+      expect(res.status).toBe(200);
+      if (res.body.state === 'completed' || res.body.state === 'completedWithFailures') return res.body;
+      if (Date.now() > deadline) throw new Error(`job ${id} did not finish: ${JSON.stringify(res.body)}\n${h.output().slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  async function allResults(h: E2eHost, id: string, query = ''): Promise<ResultView[]> {
+    const out: ResultView[] = [];
+    let next: string | null = null;
+    do {
+      const cursor: string = next === null ? '' : `&cursor=${encodeURIComponent(next)}`;
+      const res = await requestJson<{ results: ResultView[]; next: string | null }>(
+        h,
+        'GET',
+        `/api/jobs/${id}/results?limit=1000${query}${cursor}`,
+      );
+      expect(res.status).toBe(200);
+      out.push(...res.body.results);
+      next = res.body.next;
+    } while (next !== null);
+    return out;
+  }
+
+  async function invoice(h: E2eHost, job: JobView): Promise<string> {
+    const res = await requestJson<string>(h, 'GET', job.links.invoice ?? `/api/jobs/${job.id}/files/invoice.csv`);
+    expect({ status: res.status, type: res.headers.get('content-type') }).toEqual({
+      status: 200,
+      type: expect.stringMatching(/^text\/csv/),
+    });
+    return res.body;
+  }
+
+  async function queueDepth(prefixes: readonly string[]): Promise<number> {
+    let total = 0;
+    for (const name of prefixes.flatMap((p) => workQueues(p).flatMap((q) => [q, `${q}-poison`]))) {
+      total += (await (await storage.queue(name)).getProperties()).approximateMessagesCount ?? 0;
+    }
+    return total;
+  }
+
+  test('a 10,000-transaction job completes with per-customer totals equal to an independent computation', async () => {
+    const items = transactions(10_000, 42);
+    const started = Date.now();
+    const accepted = await submit(host, { processor: 'billing', items });
+    expect(accepted.status).toBe(202);
+    expect(accepted.body).toMatchObject({ state: 'accepted', totals: { items: 10_000 }, envelopes: { count: Math.ceil(10_000 / 32) } });
+    expect(accepted.headers.get('location')).toBe(`/api/jobs/${accepted.body.id}`);
+    const job = await finished(host, accepted.body.id);
+    const elapsedMs = Date.now() - started;
+    expect(job).toMatchObject({
+      state: 'completed',
+      totals: { items: 10_000, succeeded: 10_000, failed: 0, pending: 0 },
+      event: 'notConfigured',
+    });
+    expect(job.summary).toMatchObject({ transactions: 10_000, files: { invoice: 'invoice.csv' } });
+    expect(invoiceTotals(await invoice(host, job))).toEqual(expectedTotals(items));
+    const results = await allResults(host, job.id);
+    expect(results).toHaveLength(10_000);
+    expect(new Set(results.map((r) => r.id)).size).toBe(10_000);
+    console.log(`10,000 transactions: accepted to completed in ${job.timings.durationMs} ms (${elapsedMs} ms seen by the test)`);
+    expect(elapsedMs).toBeLessThan(60_000);
+  }, 120_000);
+
+  test('invalid transactions fail with their reasons; exactly those, and the job completes', async () => {
+    const good = transactions(90, 7, 'ok');
+    const bad: TestTransaction[] = [
+      { ...good[0]!, id: 'bad-float', amountMinor: 19.99 },
+      { ...good[1]!, id: 'bad-currency', currency: 'XBT' },
+      { ...good[2]!, id: 'bad-category', taxCategory: 'luxury' },
+      { ...good[3]!, id: 'bad-date', occurredAt: 'yesterday' },
+    ];
+    const accepted = await submit(host, { processor: 'billing', items: [...good, ...bad] });
+    expect(accepted.status).toBe(202);
+    const job = await finished(host, accepted.body.id);
+    expect(job).toMatchObject({ state: 'completedWithFailures', totals: { succeeded: 90, failed: 4, pending: 0 } });
+    const failures = await requestJson<{ failures: { id: string; code: string; reason: string; attempts: number }[] }>(
+      host,
+      'GET',
+      `/api/jobs/${job.id}/failures`,
+    );
+    expect(failures.body.failures.map((f) => [f.id, f.code, f.attempts])).toEqual([
+      ['bad-category', 'unknownTaxCategory', 1],
+      ['bad-currency', 'invalid', 1],
+      ['bad-date', 'invalid', 1],
+      ['bad-float', 'invalid', 1],
+    ]);
+    const reasons = Object.fromEntries(failures.body.failures.map((f) => [f.id, f.reason]));
+    expect(reasons).toEqual({
+      'bad-category': expect.stringMatching(/taxCategory: "luxury" is not in the rate table/),
+      'bad-currency': expect.stringMatching(/currency: is not an accepted ISO 4217 currency code/),
+      'bad-date': expect.stringMatching(/occurredAt/),
+      'bad-float': expect.stringMatching(/amountMinor: must be an integer number of minor units/),
+    });
+    expect(invoiceTotals(await invoice(host, job))).toEqual(expectedTotals(good));
+  });
+
+  test('a big item round-trips through the claim check intact', async () => {
+    const items = transactions(40, 9, 'cc');
+    const big = {
+      ...items[5]!,
+      id: 'cc-big',
+      metadata: { scan: 'é€𝄞'.repeat(20_000), lines: Array.from({ length: 500 }, (_, i) => ({ n: i })) },
+    };
+    items[5] = big;
+    const accepted = await submit(host, { processor: 'billing', items });
+    const job = await finished(host, accepted.body.id);
+    expect(job).toMatchObject({ state: 'completed', totals: { succeeded: 40 } });
+    const results = await allResults(host, job.id);
+    const result = results.find((r) => r.id === 'cc-big');
+    const line = JSON.stringify(big);
+    expect(result).toMatchObject({
+      status: 'succeeded',
+      claimCheck: true,
+      payloadSha256: sha256(line),
+      payloadBytes: Buffer.byteLength(line),
+    });
+    expect(Buffer.byteLength(line)).toBeGreaterThan(64 * 1024);
+    expect(results.filter((r) => r.claimCheck).map((r) => r.id)).toEqual(['cc-big']);
+    expect(results.find((r) => r.id === items[0]!.id)?.payloadSha256).toBe(sha256(JSON.stringify(items[0])));
+    expect(invoiceTotals(await invoice(host, job))).toEqual(expectedTotals(items));
+  });
+
+  test('an Idempotency-Key returns the same job on resubmission; other items under the key are a 409', async () => {
+    const items = transactions(50, 13, 'idem');
+    const key = unique('order-batch');
+    const first = await submit(host, { processor: 'billing', items }, { 'Idempotency-Key': key });
+    const again = await submit(host, { processor: 'billing', items }, { 'Idempotency-Key': key });
+    expect(first.status).toBe(202);
+    expect(again.status).toBe(202);
+    expect(again.body.id).toBe(first.body.id);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const job = await finished(host, first.body.id);
+    expect(job.totals).toEqual({ items: 50, succeeded: 50, failed: 0, pending: 0 });
+    expectProblem(await submit(host, { processor: 'billing', items: items.slice(1) }, { 'Idempotency-Key': key }), 409, 'Conflict');
+    expect((await submit(host, { processor: 'billing', items }, { 'Idempotency-Key': key })).body).toMatchObject({
+      id: job.id,
+      state: 'completed',
+    });
+  });
+
+  test('bad submissions get 400/413 problem+json and store nothing: no job row, no queue message, no blob', async () => {
+    const jobsTable = await storage.table(tables.jobs);
+    const container = await storage.container(containers.jobs);
+    const snapshot = async () => {
+      let rows = 0;
+      for await (const _ of jobsTable.listEntities()) rows++;
+      let blobs = 0;
+      for await (const _ of container.listBlobsFlat()) blobs++;
+      return { rows, blobs, messages: await queueDepth([prefix]) };
+    };
+    const before = await snapshot();
+    const tx = transactions(3, 5, 'bad');
+    const cases: [string, unknown, Record<string, string> | undefined, number, string][] = [
+      ['malformed JSON', '{"processor": "billing", "items": [', undefined, 400, 'ValidationFailed'],
+      ['no body', '', undefined, 400, 'ValidationFailed'],
+      ['an unknown processor', { processor: 'payroll', items: tx }, undefined, 400, 'ValidationFailed'],
+      ['items not an array', { processor: 'billing', items: { a: 1 } }, undefined, 400, 'ValidationFailed'],
+      ['no items', { processor: 'billing', items: [] }, undefined, 400, 'ValidationFailed'],
+      ['an item without an id', { processor: 'billing', items: [{ ...tx[0], id: undefined }] }, undefined, 400, 'ValidationFailed'],
+      ['an item id with a slash', { processor: 'billing', items: [{ ...tx[0], id: 'a/b' }] }, undefined, 400, 'ValidationFailed'],
+      ['duplicate item ids', { processor: 'billing', items: [tx[0], tx[1], tx[0]] }, undefined, 400, 'ValidationFailed'],
+      ['an unknown field', { processor: 'billing', items: tx, priority: 'high' }, undefined, 400, 'ValidationFailed'],
+      ['a bad Idempotency-Key', { processor: 'billing', items: tx }, { 'Idempotency-Key': 'has space' }, 400, 'ValidationFailed'],
+      [
+        'more items than TALLYHO_JOBS_MAX_ITEMS',
+        { processor: 'billing', items: transactions(10_001, 3, 'many') },
+        undefined,
+        413,
+        'PayloadTooLarge',
+      ],
+      [
+        'an item above TALLYHO_JOBS_MAX_ITEM_BYTES',
+        { processor: 'billing', items: [{ ...tx[0], metadata: { x: 'y'.repeat(300_000) } }] },
+        undefined,
+        413,
+        'PayloadTooLarge',
+      ],
+      [
+        'a body above TALLYHO_JOBS_MAX_REQUEST_BYTES',
+        { processor: 'billing', items: tx, pad: 'z'.repeat(4 * 1024 * 1024) },
+        undefined,
+        413,
+        'PayloadTooLarge',
+      ],
+    ];
+    for (const [name, body, headers, status, code] of cases) {
+      const res = await submit(host, body, headers);
+      const problem = expectProblem(res, status, code);
+      expect({ name, detail: typeof problem.detail }).toEqual({ name, detail: 'string' });
+    }
+    const duplicate = expectProblem(await submit(host, { processor: 'billing', items: [tx[0], tx[1], tx[0]] }), 400);
+    expect(duplicate.issues).toEqual([{ path: 'body.items.2.id', message: expect.stringContaining('items.0') }]);
+    expect(await snapshot()).toEqual(before);
+  }, 60_000);
+
+  test('unknown jobs and bad ids answer 404 and 400', async () => {
+    expectProblem(await read(host, '20260101000000-0000000000'), 404, 'NotFound');
+    expectProblem(await read(host, 'NOT_AN_ID'), 400, 'ValidationFailed');
+    expectProblem(await requestJson(host, 'POST', '/api/jobs/20260101000000-0000000000/retry-failed'), 404, 'NotFound');
+  });
+
+  describe('captured envelopes (work triggers disabled, then enabled)', () => {
+    const capturePrefix = unique('jc');
+    const disabled = Object.fromEntries(Array.from({ length: queueCount }, (_, i) => [`AzureWebJobs.jobsWork${i}.Disabled`, 'true']));
+    const env = { ...fastQueues, TALLYHO_JOBS_QUEUE_PREFIX: capturePrefix };
+    interface Captured {
+      queue: string;
+      text: string;
+      decoded: { j: string; e: string; i: { id: string; c?: unknown }[] };
+    }
+
+    async function captured(): Promise<Captured[]> {
+      const out: Captured[] = [];
+      for (const queue of workQueues(capturePrefix)) {
+        const peeked = await (await storage.queue(queue)).peekMessages({ numberOfMessages: 32 });
+        for (const m of peeked.peekedMessageItems) {
+          out.push({
+            queue,
+            text: m.messageText,
+            decoded: JSON.parse(Buffer.from(m.messageText, 'base64').toString('utf8')) as Captured['decoded'],
+          });
+        }
+      }
+      return out;
+    }
+
+    devhostTest(
+      'the same envelope delivered twice leaves totals unchanged; an envelope that always crashes reaches poison, its items fail with the reason, the job completes',
+      async () => {
+        // 1. Submit with the work triggers off and capture the real messages.
+        const holding = await startDevhost({ env: { ...env, ...disabled } });
+        const dupItems = transactions(100, 17, 'dup');
+        const poisonItems = transactions(70, 19, 'pz');
+        poisonItems[40] = { ...poisonItems[40]!, id: 'pz-big', metadata: { blob: 'b'.repeat(40_000) } };
+        let dupJob: JobView;
+        let poisonJob: JobView;
+        try {
+          dupJob = (await submit(holding, { processor: 'billing', items: dupItems })).body;
+          poisonJob = (await submit(holding, { processor: 'billing', items: poisonItems })).body;
+        } finally {
+          await holding.stop();
+        }
+        const messages = await captured();
+        const dupEnvelopes = messages.filter((m) => m.decoded.j === dupJob.id);
+        expect(dupEnvelopes).toHaveLength(4);
+        const copy = dupEnvelopes[1]!;
+        // A second copy of a real envelope waits next to the original.
+        await (await storage.queue(copy.queue)).sendMessage(copy.text);
+        // The poison job's input blob goes missing: its claim check cannot be redeemed, every delivery crashes.
+        const crashing = messages.find((m) => m.decoded.j === poisonJob.id && m.decoded.i.some((e) => e.c !== undefined));
+        expect(crashing?.decoded.i.map((e) => e.id)).toContain('pz-big');
+        const container = await storage.container(containers.jobs);
+        for await (const blob of container.listBlobsFlat({ prefix: `${poisonJob.id}/input` })) await container.deleteBlob(blob.name);
+
+        // 2. A host with the triggers on processes everything.
+        const working = await startDevhost({ env });
+        try {
+          const dup = await finished(working, dupJob.id);
+          expect(dup).toMatchObject({ state: 'completed', totals: { succeeded: 100, failed: 0, pending: 0 } });
+          const dupInvoice = await invoice(working, dup);
+          expect(invoiceTotals(dupInvoice)).toEqual(expectedTotals(dupItems));
+
+          const poisoned = await finished(working, poisonJob.id);
+          const crashedIds = (crashing?.decoded.i ?? []).map((e) => e.id).sort();
+          expect(poisoned).toMatchObject({
+            state: 'completedWithFailures',
+            totals: { succeeded: 70 - crashedIds.length, failed: crashedIds.length, pending: 0 },
+          });
+          const failures = await allResults(working, poisonJob.id, '&status=failed');
+          expect(failures.map((f) => f.id).sort()).toEqual(crashedIds);
+          for (const f of failures) {
+            expect(f).toMatchObject({
+              code: 'poisoned',
+              reason: expect.stringMatching(
+                /failed 3 deliveries and reached .*-poison; last error: Claim check cannot be redeemed: blob .* does not exist/,
+              ),
+            });
+          }
+          expect(invoiceTotals(await invoice(working, poisoned))).toEqual(
+            expectedTotals(poisonItems.filter((t) => !crashedIds.includes(t.id))),
+          );
+
+          // 3. Deliver the copy once more after completion: nothing changes.
+          await (await storage.queue(copy.queue)).sendMessage(copy.text);
+          const deadline = Date.now() + 20_000;
+          while ((await queueDepth([capturePrefix])) > 0) {
+            if (Date.now() > deadline) throw new Error(`the copy was not processed:\n${working.output().slice(-3000)}`);
+            await new Promise((r) => setTimeout(r, 200));
+          }
+          const after = (await read(working, dup.id)).body;
+          expect(after).toEqual(dup);
+          expect(await invoice(working, after)).toBe(dupInvoice);
+          expect(await allResults(working, dup.id)).toHaveLength(100);
+        } finally {
+          await working.stop();
+        }
+      },
+      120_000,
+    );
+  });
+});
