@@ -8,6 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { systemClock } from '../clock';
 import { type Config, getConfig } from '../config';
 import { getGateService } from '../gates/defaults';
+import { getJobService } from '../jobs/defaults';
+import { isFinished } from '../jobs/jobRecord';
 import { getLogger } from '../log';
 import { getServiceBusSender } from '../messaging/serviceBus';
 import { tables } from '../resources';
@@ -30,15 +32,23 @@ const gates: GateReleasePort = {
 };
 
 /**
- * The jobs capability, once it exists: until then a job target is refused at creation and a job
- * run fails with "jobs capability not available". Jobs provide it here (submit + status).
+ * The jobs capability's submit and status use-cases. The run id is the submission's idempotency key,
+ * so a retried run finds the job it submitted instead of submitting another.
  */
-let jobs: JobPort | undefined;
-
-export function provideJobs(port: JobPort): void {
-  jobs = port;
-  activities = undefined;
-}
+const jobs: JobPort = {
+  async submit(processor, items, key) {
+    const { job } = await getJobService().submit({ processor, items }, key);
+    return job.id;
+  },
+  async status(handle) {
+    const job = await getJobService().job(handle);
+    if (!isFinished(job.phase)) return { state: 'running' };
+    const counts = `${job.succeeded ?? 0} succeeded, ${job.failed ?? 0} failed`;
+    return job.phase === 'completed'
+      ? { state: 'succeeded', detail: `job ${job.id} completed (${counts})` }
+      : { state: 'failed', reason: `job ${job.id} completed with failures (${counts})` };
+  },
+};
 
 function backoff(config: Config): BackoffPolicy {
   // Shared with the other capabilities: TALLYHO_OCC_MAX_ATTEMPTS / TALLYHO_OCC_MAX_WAIT_MS bound every lost-race loop.
@@ -100,7 +110,7 @@ export function scheduleService(engine: ScheduleEngine): ScheduleService {
     delivery: config.serviceBus === undefined ? undefined : senderDelivery((entity) => getServiceBusSender(config, entity)),
     settings: config.schedules,
     gatesAvailable: true,
-    jobsAvailable: jobs !== undefined,
+    jobsAvailable: true,
     clock: systemClock,
     random: Math.random,
     logger: getLogger(),

@@ -10,6 +10,7 @@
 import { z } from 'zod';
 
 import { isoTimestamp, resourceName } from '../http/schemas';
+import { submitBody } from '../jobs/schemas';
 import { canonicalTimeZone } from './timeZone';
 import { compileCron, type Timing } from './timing';
 
@@ -20,7 +21,7 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 
 export type Target =
   | { readonly type: 'gateRelease'; readonly gate: string }
-  | { readonly type: 'job'; readonly processor: string; readonly items: readonly JsonValue[] }
+  | { readonly type: 'job'; readonly processor: string; readonly items: readonly JobItem[] }
   | { readonly type: 'queueMessage'; readonly queue: string; readonly message: JsonValue }
   | {
       readonly type: 'serviceBus';
@@ -30,6 +31,9 @@ export type Target =
       readonly delivery: 'immediate' | 'scheduled';
     }
   | { readonly type: 'webhook'; readonly url: string; readonly payload?: JsonValue };
+
+/** A job item as the jobs capability takes it: an object with an `id` unique within the job. */
+export type JobItem = { readonly id: string } & Readonly<Record<string, unknown>>;
 
 export interface ScheduleDefinition {
   readonly timing: Timing;
@@ -64,11 +68,13 @@ export const targetSchema = z
     z
       .strictObject({ type: z.literal('gateRelease'), gate: resourceName })
       .meta({ description: 'Release a gate (idempotent: releasing a released gate changes nothing).' }),
-    z.strictObject({
-      type: z.literal('job'),
-      processor: resourceName,
-      items: z.array(z.json()).min(1).max(limits.jobItems),
-    }),
+    z
+      .strictObject({
+        type: z.literal('job'),
+        processor: submitBody.shape.processor,
+        items: submitBody.shape.items.max(limits.jobItems),
+      })
+      .meta({ description: 'Submit a job (the jobs API body); the run lasts until the job has finished.' }),
     z.strictObject({ type: z.literal('queueMessage'), queue: queueName, message: z.json() }).meta({
       description: 'Put `message` on a storage queue of this app (base64-encoded, as Functions queue triggers expect).',
     }),

@@ -12,7 +12,7 @@ import type { QueueClient } from '@azure/storage-queue';
 
 import { isAppError } from '../errors';
 import { isTransientStorageError } from '../storage/errors';
-import type { JsonValue, Target } from './definition';
+import type { JobItem, JsonValue, Target } from './definition';
 import type { Fire } from './policies';
 import { callWebhook, type WebhookOptions, WebhookRefused } from './webhook/call';
 
@@ -38,7 +38,7 @@ export interface GateReleasePort {
 /** The jobs capability's submit and status use-cases, as the schedules capability needs them. */
 export interface JobPort {
   /** Submits a job (idempotent by `key`) and answers its handle. */
-  submit(processor: string, items: readonly JsonValue[], key: string): Promise<string>;
+  submit(processor: string, items: readonly JobItem[], key: string): Promise<string>;
   status(
     handle: string,
   ): Promise<

@@ -29,6 +29,7 @@ interface Run {
   triggerId?: string;
   startedAt?: string;
   finishedAt?: string;
+  detail?: string;
 }
 
 interface Schedule {
@@ -309,11 +310,73 @@ describe('schedules on the virtual clock', () => {
     expect(refused.issues).toEqual([{ path: 'body.target.url', message: expect.stringMatching(/allow-list/) }]);
     expect(await indexRowExists(id)).toBe(false);
     const job = expectProblem(
-      await s.create({ id, at: '2027-01-15T09:00:00Z', target: { type: 'job', processor: 'billing', items: [1] } }),
+      await s.create({ id, at: '2027-01-15T09:00:00Z', target: { type: 'job', processor: 'payroll', items: [{ id: 'a' }] } }),
       400,
     );
-    expect(job.issues).toEqual([{ path: 'body.target.type', message: 'jobs capability not available' }]);
+    expect(job.issues?.map((i) => i.path)).toEqual(['body.target.processor']);
     expect((await s.instance(id)).status).toBe(404);
+  });
+
+  devhostTest(
+    'a job target submits the job when due; the run lasts until the job has finished',
+    async () => {
+      const id = unique('job');
+      const at = new Date((await s.now()) + 60_000).toISOString();
+      const items = [1, 2, 3].map((n) => ({
+        id: `tx-${n}`,
+        customerId: `c-${n % 2}`,
+        amountMinor: 1000 * n,
+        currency: 'EUR',
+        taxCategory: 'standard',
+        occurredAt: '2026-03-01T12:00:00Z',
+      }));
+      body(await s.create({ id, at, target: { type: 'job', processor: 'billing', items } }), 201);
+      await s.advanceTo(Date.parse(at) + 1000);
+      const started = await until(
+        'the job to start',
+        () => s.get(id),
+        (r) => ran(r.body).some((x) => x.detail?.startsWith('started ') === true),
+      );
+      const run = ran(started.body)[0] as Run;
+      expect(run).toMatchObject({ outcome: 'running', kind: 'scheduled', at });
+      const jobId = (run.detail ?? '').slice('started '.length);
+      // The jobs capability processes it (queue triggers, real time); the schedule polls it every 30 s.
+      await until(
+        'the job to finish',
+        () => requestJson(host, 'GET', `/api/jobs/${jobId}`),
+        (r) => r.status === 200 && /"completed"/.test(JSON.stringify(r.body)),
+        40_000,
+      );
+      await s.advanceTo(Date.parse(at) + 40_000);
+      const finished = await until(
+        'the run to end',
+        () => s.get(id),
+        (r) => r.body.state === 'completed',
+      );
+      expect(ran(finished.body)).toEqual([
+        expect.objectContaining({ outcome: 'succeeded', detail: `job ${jobId} completed (3 succeeded, 0 failed)` }),
+      ]);
+    },
+    90_000,
+  );
+
+  devhostTest('a gateRelease target releases the gate through the gates capability when due', async () => {
+    const gate = unique('gate');
+    expect((await requestJson(host, 'PUT', `/api/gates/${gate}`, { body: {}, key: 'admin' })).status).toBe(201);
+    const id = unique('release');
+    const at = new Date((await s.now()) + 3600_000).toISOString();
+    body(await s.create({ id, at, target: { type: 'gateRelease', gate } }), 201);
+    const gateState = async () => (await requestJson<{ state: string; releasedBy: string | null }>(host, 'GET', `/api/gates/${gate}`)).body;
+    await s.advanceTo(Date.parse(at) - 1000);
+    expect((await gateState()).state).toBe('closed');
+    await s.advanceTo(Date.parse(at) + 1000);
+    const done = await until(
+      'the release run',
+      () => s.get(id),
+      (r) => r.body.state === 'completed',
+    );
+    expect(ran(done.body)).toEqual([expect.objectContaining({ outcome: 'succeeded', detail: 'released' })]);
+    expect(await gateState()).toMatchObject({ state: 'released', releasedBy: `schedule:${id}` });
   });
 
   devhostTest('lists schedules by state, a page at a time', async () => {
