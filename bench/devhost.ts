@@ -29,7 +29,24 @@ const connections = 16;
 interface Server {
   readonly url: string;
   readonly startMs: number;
+  /** CPU time (user + system) the server process has used so far, in ms (Linux /proc). */
+  cpuMs(): number;
   stop(): Promise<void>;
+}
+
+const clockTicksPerSecond = 100;
+
+function processCpuMs(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /, '')
+      .split(' ');
+    // After "pid (comm) ", utime and stime are the 12th and 13th fields.
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicksPerSecond;
+  } catch {
+    return NaN;
+  }
 }
 
 function launch(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Server> {
@@ -45,6 +62,7 @@ function launch(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Se
       resolveServer({
         url: m[1] as string,
         startMs: performance.now() - started,
+        cpuMs: () => processCpuMs(child.pid),
         stop: () =>
           new Promise<void>((done) => {
             child.once('exit', () => done());
@@ -61,12 +79,15 @@ function launch(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Se
 
 interface Load {
   readonly rps: number;
+  /** Server CPU time per request in µs: what the host costs, whatever else the machine is doing. */
+  readonly cpuUsPerRequest: number;
   readonly p50: number;
   readonly p99: number;
   readonly failures: number;
 }
 
-async function load(url: string, options: { method?: 'GET' | 'POST'; body?: string } = {}): Promise<Load> {
+async function load(server: Server, path: string, options: { method?: 'GET' | 'POST'; body?: string } = {}): Promise<Load> {
+  const url = `${server.url}${path}`;
   const opts = {
     url,
     connections,
@@ -74,9 +95,12 @@ async function load(url: string, options: { method?: 'GET' | 'POST'; body?: stri
     ...(options.body === undefined ? {} : { body: options.body, headers: { 'content-type': 'application/json' } }),
   };
   await autocannon({ ...opts, duration: 1 }); // warm-up
+  const cpuBefore = server.cpuMs();
   const result = await autocannon({ ...opts, duration: durationS });
+  const cpuUsPerRequest = ((server.cpuMs() - cpuBefore) * 1000) / Math.max(1, result.requests.total);
   return {
     rps: result.requests.average,
+    cpuUsPerRequest,
     p50: result.latency.p50,
     p99: result.latency.p99,
     failures: result.non2xx + result.errors + result.timeouts,
@@ -104,7 +128,15 @@ async function main(): Promise<void> {
   const plain = (mode: string): Promise<Server> => launch([plainServer, mode], baseEnv, repoRoot);
   const rows: Row[] = [];
   const row = (scenario: string, l: Load, numbersPerRequest = 1): void => {
-    rows.push({ scenario, 'req/s': l.rps, 'numbers/s': l.rps * numbersPerRequest, 'p50 ms': l.p50, 'p99 ms': l.p99, failures: l.failures });
+    rows.push({
+      scenario,
+      'req/s': l.rps,
+      'numbers/s': l.rps * numbersPerRequest,
+      'server CPU µs/req': l.cpuUsPerRequest,
+      'p50 ms': l.p50,
+      'p99 ms': l.p99,
+      failures: l.failures,
+    });
   };
   try {
     // Start-up: spawn to listening (median of 3).
@@ -133,45 +165,61 @@ async function main(): Promise<void> {
 
     // Trivial function.
     const basePlain = await plain('trivial');
-    const plainTrivial = await load(`${basePlain.url}/`);
+    const plainTrivial = await load(basePlain, '/');
     await basePlain.stop();
     row('trivial — plain node:http', plainTrivial);
+    const webPlain = await plain('trivial-web');
+    const webLoad = await load(webPlain, '/');
+    await webPlain.stop();
+    row('trivial — plain node:http + one web Request/Response (as the library makes)', webLoad);
     const buffered = await devhost(trivialApp);
-    const bufferedLoad = await load(`${buffered.url}/api/ping`);
+    const bufferedLoad = await load(buffered, '/api/ping');
     await buffered.stop();
     row('trivial — devhost, buffered', bufferedLoad);
     const streamed = await devhost(trivialApp, { BENCH_STREAM: 'true' });
-    const streamLoad = await load(`${streamed.url}/api/ping`);
+    const streamLoad = await load(streamed, '/api/ping');
     await streamed.stop();
     row('trivial — devhost, stream mode (in-process hand-over)', streamLoad);
     const tcp = await devhost(trivialApp, { BENCH_STREAM: 'true', DEVHOST_STREAM_FORWARDING: 'tcp' });
-    const tcpLoad = await load(`${tcp.url}/api/ping`);
+    const tcpLoad = await load(tcp, '/api/ping');
     await tcp.stop();
     row('trivial — devhost, stream mode (TCP forwarding, as the real host)', tcpLoad);
 
     // Sequences.
     const seqPlain = await plain('sequences');
     await put(`${seqPlain.url}/api/sequences/bench-plain`);
-    const plainOne = await load(`${seqPlain.url}/api/sequences/bench-plain/next`, { method: 'POST', body: '{}' });
-    const plainHundred = await load(`${seqPlain.url}/api/sequences/bench-plain/next`, { method: 'POST', body: '{"count":100}' });
+    const plainOne = await load(seqPlain, '/api/sequences/bench-plain/next', { method: 'POST', body: '{}' });
+    const plainHundred = await load(seqPlain, '/api/sequences/bench-plain/next', { method: 'POST', body: '{"count":100}' });
     await seqPlain.stop();
     row('next count=1 — plain node:http', plainOne);
     row('next count=100 — plain node:http', plainHundred, 100);
     const app = await devhost(repoRoot);
     await put(`${app.url}/api/sequences/bench-devhost`);
-    const one = await load(`${app.url}/api/sequences/bench-devhost/next`, { method: 'POST', body: '{}' });
-    const hundred = await load(`${app.url}/api/sequences/bench-devhost/next`, { method: 'POST', body: '{"count":100}' });
+    const one = await load(app, '/api/sequences/bench-devhost/next', { method: 'POST', body: '{}' });
+    const hundred = await load(app, '/api/sequences/bench-devhost/next', { method: 'POST', body: '{"count":100}' });
     await app.stop();
     row('next count=1 — devhost (app in stream mode)', one);
     row('next count=100 — devhost (app in stream mode)', hundred, 100);
 
     table(`Throughput and latency (${connections} connections, ${durationS} s each after a 1 s warm-up)`, rows);
-    ratio('trivial: plain ÷ devhost buffered (cost per request)', plainTrivial.rps, bufferedLoad.rps, { atMost: 1.5 });
-    ratio('trivial: plain ÷ devhost stream mode (cost per request)', plainTrivial.rps, streamLoad.rps, { atMost: 1.5 });
+    // Server CPU per request is the host's cost independent of what else runs on the machine.
+    ratio('trivial: devhost buffered ÷ plain (server CPU per request)', bufferedLoad.cpuUsPerRequest, plainTrivial.cpuUsPerRequest, {
+      atMost: 1.5,
+    });
+    ratio('trivial: devhost stream mode ÷ plain (server CPU per request)', streamLoad.cpuUsPerRequest, plainTrivial.cpuUsPerRequest, {
+      atMost: 1.5,
+    });
+    ratio('sequences count=1: devhost ÷ plain (server CPU per request)', one.cpuUsPerRequest, plainOne.cpuUsPerRequest, { atMost: 1.5 });
+    ratio('sequences count=100: devhost ÷ plain (server CPU per request)', hundred.cpuUsPerRequest, plainHundred.cpuUsPerRequest, {
+      atMost: 1.5,
+    });
+    ratio('trivial: plain ÷ devhost buffered (requests/s)', plainTrivial.rps, bufferedLoad.rps, { atMost: 1.5 });
+    ratio('trivial: plain ÷ devhost stream mode (requests/s)', plainTrivial.rps, streamLoad.rps, { atMost: 1.5 });
+    ratio('trivial: plain + web Request/Response ÷ plain (server CPU per request)', webLoad.cpuUsPerRequest, plainTrivial.cpuUsPerRequest);
     ratio('trivial: buffered ÷ stream mode (the library proxy path)', bufferedLoad.rps, streamLoad.rps);
     ratio('trivial: in-process hand-over ÷ TCP forwarding (the extra hop)', streamLoad.rps, tcpLoad.rps);
-    ratio('sequences count=1: plain ÷ devhost', plainOne.rps, one.rps, { atMost: 1.5 });
-    ratio('sequences count=100: plain ÷ devhost', plainHundred.rps, hundred.rps, { atMost: 1.5 });
+    ratio('sequences count=1: plain ÷ devhost (requests/s)', plainOne.rps, one.rps, { atMost: 1.5 });
+    ratio('sequences count=100: plain ÷ devhost (requests/s)', plainHundred.rps, hundred.rps, { atMost: 1.5 });
     const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT met');
     console.log(`TARGET sequences count=1 ≥ 5,000 req/s: ${Math.round(one.rps)} req/s [${verdict(one.rps >= 5000)}]`);
     console.log(`TARGET sequences count=1 p99 < 10 ms: ${one.p99} ms [${verdict(one.p99 < 10)}]`);

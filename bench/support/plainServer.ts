@@ -54,6 +54,18 @@ function main(): void {
       res.end(pong());
       return Promise.resolve();
     };
+  } else if (mode === 'trivial-web') {
+    // The same, plus the web Request/Response round trip @azure/functions makes for every invocation.
+    const { pong } = createRequire(__filename)(join(__dirname, '..', '..', '..', 'bench', 'fixtures', 'trivial', 'handler.js')) as {
+      pong: () => string;
+    };
+    handle = async (req, res) => {
+      const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, { method: req.method ?? 'GET' });
+      const response = new Response(pong(), { headers: { 'content-type': 'text/plain' } });
+      const body = Buffer.from(await response.arrayBuffer());
+      res.setHeader('content-type', response.headers.get('content-type') ?? 'text/plain');
+      res.end(request.method === 'HEAD' ? undefined : body);
+    };
   } else if (mode === 'sequences') {
     const routes = sequencesRoutes({ service: getSequenceService });
     const next = routes.find((r) => r.name === 'sequencesNext');
@@ -71,7 +83,7 @@ function main(): void {
       send(res, await route.run(requestLike(req, await readBody(req), { name: decodeURIComponent(m[1] as string) })));
     };
   } else {
-    throw new Error(`usage: plainServer.js trivial|sequences (got ${mode})`);
+    throw new Error(`usage: plainServer.js trivial|trivial-web|sequences (got ${mode})`);
   }
   const server = createServer((req, res) => {
     handle(req, res).catch(() => {
