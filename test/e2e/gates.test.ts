@@ -198,6 +198,8 @@ describe('gates over HTTP', () => {
       outcome: 'alreadyReleased',
       gate: { releasedAt: first?.releasedAt, releasedBy: first?.releasedBy },
     });
+    const listed = await requestJson<{ items: GateView[] }>(host, 'GET', '/api/gates?limit=1000', { key: 'admin' });
+    expect(listed.body.items.find((g) => g.name === name)).toMatchObject({ state: 'released', releasedAt: first?.releasedAt });
     const records = (await audit(name)).body;
     expect(records.filter((r) => r.kind === 'release')).toEqual([
       expect.objectContaining({ generation: 1, by: first?.releasedBy, how: 'api' }),
