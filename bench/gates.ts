@@ -116,7 +116,7 @@ async function runStatuses(env: Env, gate: string): Promise<InstanceStatus[]> {
 async function durableRuns(env: Env, n: number): Promise<Measured> {
   const gate = `bench-runs-${n}-${Date.now()}`;
   await call(env, 'PUT', `/api/gates/${gate}`);
-  await pool(n, startConcurrency, async (i) => {
+  await pool(n, startConcurrency, async () => {
     const res = await call(env, 'POST', `/api/gates/${gate}/runs`, {});
     if (res.status !== 202) throw new Error(`starting a run answered ${res.status}`);
   });
@@ -147,6 +147,11 @@ async function longPollClients(env: Env, n: number): Promise<Measured> {
     }
   });
   await sleep(2000);
+  return releaseWatched(env, gate, clients, seen);
+}
+
+/** Idle window while the clients wait, the release, and each client's latency to hearing of it. */
+async function releaseWatched(env: Env, gate: string, clients: Promise<void>[], seen: number[]): Promise<Measured> {
   const idle = await idleWindow(env, env.hubReads);
   const { t0, ms } = await release(env, gate);
   await Promise.all(clients);
@@ -182,12 +187,7 @@ async function sseClients(env: Env, n: number): Promise<Measured> {
   });
   await until(`${n} event streams open`, () => Promise.resolve(connected >= n), 60_000, 50);
   await sleep(1000);
-  const idle = await idleWindow(env, env.hubReads);
-  const { t0, ms } = await release(env, gate);
-  await Promise.all(clients);
-  const latency = new Latency();
-  for (const at of seen) latency.recordMs(at - t0);
-  return { latency, ...idle, releaseCallMs: ms, note: `watch hub, ${watchIntervalMs} ms reads` };
+  return releaseWatched(env, gate, clients, seen);
 }
 
 async function pollingBaseline(env: Env, n: number): Promise<Measured> {

@@ -36,9 +36,8 @@ export interface WaiterCounts {
   readonly proceeded: number;
 }
 
-/** What the entity stores. `waiting` holds the instance ids of the runs to push the release to. */
-export interface GateRecord {
-  readonly version: 1;
+/** What every view of a gate has. */
+interface GateFields {
   readonly name: string;
   readonly generation: number;
   readonly state: GateStatus;
@@ -46,19 +45,17 @@ export interface GateRecord {
   readonly generationStartedAt: string;
   readonly releaseAt: string | null;
   readonly release: ReleaseInfo | null;
+}
+
+/** What the entity stores. `waiting` holds the instance ids of the runs to push the release to. */
+export interface GateRecord extends GateFields {
+  readonly version: 1;
   readonly waiting: readonly string[];
   readonly counts: Omit<WaiterCounts, 'waiting'>;
 }
 
 /** The record as callers see it: the waiting list reduced to counts. */
-export interface GateSnapshot {
-  readonly name: string;
-  readonly generation: number;
-  readonly state: GateStatus;
-  readonly createdAt: string;
-  readonly generationStartedAt: string;
-  readonly releaseAt: string | null;
-  readonly release: ReleaseInfo | null;
+export interface GateSnapshot extends GateFields {
   readonly waiters: WaiterCounts;
 }
 

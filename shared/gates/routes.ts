@@ -1,7 +1,7 @@
 /** The gates HTTP API, defined once (registration, validation and OpenAPI all come from here). */
 import { AppError, validationError } from '../errors';
 import { defaultListLimit, listQuery } from '../http/listing';
-import type { HeaderReader, HttpResult, RouteDefinition } from '../http/route';
+import type { HeaderReader, HttpResult, ResponseDoc, RouteDefinition } from '../http/route';
 import { defineRoute } from '../http/route';
 import { json } from '../http/responses';
 import { problemSchema } from '../http/schemas';
@@ -45,6 +45,11 @@ const stillRunning = {
   description: 'Not answered within TALLYHO_GATES_COMMAND_WAIT_MS; it goes on: follow `statusQueryGetUri`',
   schema: accepted,
 };
+
+/** The answers of an admin command on an existing gate (release, reset). */
+function commandResponses(ok: ResponseDoc): Record<number, ResponseDoc> {
+  return { 200: ok, 202: stillRunning, 400: badRequest, 404: notFound, 503: unavailable };
+}
 
 /** App Service authentication's principal header; clients cannot set it when authentication is on. */
 const principalHeader = 'x-ms-client-principal-name';
@@ -169,13 +174,7 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
       body: releaseBody,
       maxBodyBytes: 4096,
       examples: [{}, { by: 'alice', note: 'go' }],
-      responses: {
-        200: { description: 'Released (by this call or an earlier one)', schema: releaseResult },
-        202: stillRunning,
-        400: badRequest,
-        404: notFound,
-        503: unavailable,
-      },
+      responses: commandResponses({ description: 'Released (by this call or an earlier one)', schema: releaseResult }),
       handle: async ({ params, body, headers, url }) => {
         const service = deps.service();
         const result = await service.release(params.name, actorOf(headers, body));
@@ -198,13 +197,7 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
       body: resetBody,
       maxBodyBytes: 4096,
       examples: [{}, { releaseAt: '2026-03-29T09:00:00Z' }],
-      responses: {
-        200: { description: 'Reset (by this call or a concurrent one)', schema: resetResult },
-        202: stillRunning,
-        400: badRequest,
-        404: notFound,
-        503: unavailable,
-      },
+      responses: commandResponses({ description: 'Reset (by this call or a concurrent one)', schema: resetResult }),
       handle: async ({ params, body, headers, url }) => {
         const service = deps.service();
         const result = await service.reset(params.name, body?.releaseAt, actorOf(headers, body));

@@ -1,17 +1,9 @@
 /** The gate ETag: every visible change moves it, equal views agree, If-None-Match is parsed per RFC 9110. */
 import { gateEtag, ifNoneMatchHits } from '../../../shared/gates/etag';
 import type { GateSnapshot } from '../../../shared/gates/operations';
+import { snapshot } from './fixtures';
 
-const base: GateSnapshot = {
-  name: 'g',
-  generation: 1,
-  state: 'closed',
-  createdAt: '2026-01-01T00:00:00.000Z',
-  generationStartedAt: '2026-01-01T00:00:00.000Z',
-  releaseAt: null,
-  release: null,
-  waiters: { waiting: 0, registered: 0, late: 0, proceeded: 0 },
-};
+const base = snapshot();
 const release = { generation: 1, at: '2026-01-01T00:01:00.000Z', by: 'a', how: 'api' as const };
 
 describe('gateEtag', () => {

@@ -1,26 +1,12 @@
 /** The gate orchestrators, stepped with a fake context: what they ask Durable for and what they decide. */
 import { gateGenerationOrchestrator } from '../../../shared/gates/generation.orchestrator';
 import type { GateReleasedEvent, GenerationInput, ReleaseInput, RunInput } from '../../../shared/gates/messages';
-import type { GateSnapshot } from '../../../shared/gates/operations';
 import { gateReleaseOrchestrator } from '../../../shared/gates/release.orchestrator';
 import { gateRunOrchestrator } from '../../../shared/gates/run.orchestrator';
 import { fakeContext, yielded } from './fakeOrchestration';
+import { snapshot } from './fixtures';
 
 const release1 = { generation: 1, at: '2026-01-01T00:05:00.000Z', by: 'alice', how: 'api' as const };
-
-function snapshot(overrides: Partial<GateSnapshot> = {}): GateSnapshot {
-  return {
-    name: 'g',
-    generation: 1,
-    state: 'closed',
-    createdAt: '2026-01-01T00:00:00.000Z',
-    generationStartedAt: '2026-01-01T00:00:00.000Z',
-    releaseAt: null,
-    release: null,
-    waiters: { waiting: 0, registered: 0, late: 0, proceeded: 0 },
-    ...overrides,
-  };
-}
 
 describe('gated run', () => {
   const input: RunInput = { gate: 'g', runId: 'r1', action: { type: 'none' }, maxWaiters: 50 };

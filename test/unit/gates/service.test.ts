@@ -3,39 +3,13 @@
  * instances, retries a superseded release, waits bounded, refuses bad schedules before starting anything.
  */
 import { ManualClock } from '../../../shared/clock';
-import type { GateSettings } from '../../../shared/config';
 import { AppError } from '../../../shared/errors';
 import type { GateDurableClient, InstanceStatus } from '../../../shared/gates/durablePort';
 import type { GateRecord } from '../../../shared/gates/operations';
 import { checkReleaseAt, GateService } from '../../../shared/gates/service';
 import { GateWatchHub } from '../../../shared/gates/watchHub';
 import { MemoryLogger } from '../../../shared/log';
-
-const settings: GateSettings = {
-  waitMaxSeconds: 120,
-  sseMaxSeconds: 300,
-  heartbeatSeconds: 15,
-  watchIntervalMs: 1000,
-  notifyBatchSize: 50,
-  maxWaiters: 100,
-  commandWaitMs: 2000,
-};
-
-function record(overrides: Partial<GateRecord> = {}): GateRecord {
-  return {
-    version: 1,
-    name: 'g',
-    generation: 1,
-    state: 'closed',
-    createdAt: '2026-01-01T00:00:00.000Z',
-    generationStartedAt: '2026-01-01T00:00:00.000Z',
-    releaseAt: null,
-    release: null,
-    waiting: [],
-    counts: { registered: 0, late: 0, proceeded: 0 },
-    ...overrides,
-  };
-}
+import { record, settings } from './fixtures';
 
 class ScriptedDurable implements GateDurableClient {
   gate: GateRecord | undefined;

@@ -1,33 +1,10 @@
 /** Long-poll and SSE on top of the watch hub, on a manual clock: read first, then wait, bounded. */
 import { ManualClock } from '../../../shared/clock';
-import type { GateSettings } from '../../../shared/config';
 import type { GateSnapshot } from '../../../shared/gates/operations';
 import { gateEventStream, isReleasedFor, waitForRelease, type WaitingDeps } from '../../../shared/gates/waiting';
 import { GateWatchHub } from '../../../shared/gates/watchHub';
 import { MemoryLogger } from '../../../shared/log';
-
-const settings: GateSettings = {
-  waitMaxSeconds: 120,
-  sseMaxSeconds: 60,
-  heartbeatSeconds: 15,
-  watchIntervalMs: 1000,
-  notifyBatchSize: 50,
-  maxWaiters: 100,
-  commandWaitMs: 1000,
-};
-
-function gate(state: 'closed' | 'released', generation = 1): GateSnapshot {
-  return {
-    name: 'g',
-    generation,
-    state,
-    createdAt: '2026-01-01T00:00:00.000Z',
-    generationStartedAt: '2026-01-01T00:00:00.000Z',
-    releaseAt: null,
-    release: state === 'released' ? { generation, at: '2026-01-01T00:01:00.000Z', by: 'a', how: 'api' } : null,
-    waiters: { waiting: 0, registered: 0, late: 0, proceeded: 0 },
-  };
-}
+import { gate, settings } from './fixtures';
 
 /** `null`: the gate does not exist. */
 function setup(initial: GateSnapshot | null = gate('closed')) {

@@ -3,19 +3,7 @@ import { ManualClock } from '../../../shared/clock';
 import type { GateSnapshot } from '../../../shared/gates/operations';
 import { GateWatchHub, type Observed } from '../../../shared/gates/watchHub';
 import { MemoryLogger } from '../../../shared/log';
-
-function gate(state: 'closed' | 'released', generation = 1): GateSnapshot {
-  return {
-    name: 'g',
-    generation,
-    state,
-    createdAt: '2026-01-01T00:00:00.000Z',
-    generationStartedAt: '2026-01-01T00:00:00.000Z',
-    releaseAt: null,
-    release: state === 'released' ? { generation, at: '2026-01-01T00:01:00.000Z', by: 'a', how: 'api' } : null,
-    waiters: { waiting: 0, registered: 0, late: 0, proceeded: 0 },
-  };
-}
+import { gate } from './fixtures';
 
 function setup() {
   const clock = new ManualClock();

@@ -1,0 +1,56 @@
+/** Gate values the gates unit tests share. */
+import type { GateSettings } from '../../../shared/config';
+import type { GateRecord, GateSnapshot } from '../../../shared/gates/operations';
+
+export const settings: GateSettings = {
+  waitMaxSeconds: 120,
+  sseMaxSeconds: 60,
+  heartbeatSeconds: 15,
+  watchIntervalMs: 1000,
+  notifyBatchSize: 50,
+  maxWaiters: 100,
+  commandWaitMs: 2000,
+};
+
+export const createdAt = '2026-01-01T00:00:00.000Z';
+
+/** A closed gate `g` at generation 1 unless overridden. */
+export function snapshot(overrides: Partial<GateSnapshot> = {}): GateSnapshot {
+  return {
+    name: 'g',
+    generation: 1,
+    state: 'closed',
+    createdAt,
+    generationStartedAt: createdAt,
+    releaseAt: null,
+    release: null,
+    waiters: { waiting: 0, registered: 0, late: 0, proceeded: 0 },
+    ...overrides,
+  };
+}
+
+/** `g` closed or released (by `a` through the API a minute after creation) at `generation`. */
+export function gate(state: 'closed' | 'released', generation = 1): GateSnapshot {
+  return snapshot({
+    generation,
+    state,
+    release: state === 'released' ? { generation, at: '2026-01-01T00:01:00.000Z', by: 'a', how: 'api' } : null,
+  });
+}
+
+/** What the entity stores for a closed gate `g` at generation 1 unless overridden. */
+export function record(overrides: Partial<GateRecord> = {}): GateRecord {
+  return {
+    version: 1,
+    name: 'g',
+    generation: 1,
+    state: 'closed',
+    createdAt,
+    generationStartedAt: createdAt,
+    releaseAt: null,
+    release: null,
+    waiting: [],
+    counts: { registered: 0, late: 0, proceeded: 0 },
+    ...overrides,
+  };
+}
