@@ -12,6 +12,9 @@ import Long from 'long';
 
 import type { JsonValue } from './definition';
 
+/** The part of a `ServiceBusSender` schedules use (a fake in tests implements just this). */
+export type ScheduleSender = Pick<ServiceBusSender, 'sendMessages' | 'scheduleMessages' | 'cancelScheduledMessages'>;
+
 export interface ScheduledDelivery {
   /** Schedules the message; answers its sequence number as a decimal string. */
   schedule(entity: string, message: ServiceBusMessage, at: Date): Promise<string>;
@@ -45,8 +48,8 @@ function isMessageNotFound(err: unknown): boolean {
   return typeof err === 'object' && err !== null && 'code' in err && err.code === 'MessageNotFound';
 }
 
-export function senderDelivery(senderFor: (entity: string) => ServiceBusSender | undefined): ScheduledDelivery {
-  const sender = (entity: string): ServiceBusSender => {
+export function senderDelivery(senderFor: (entity: string) => ScheduleSender | undefined): ScheduledDelivery {
+  const sender = (entity: string): ScheduleSender => {
     const found = senderFor(entity);
     if (found === undefined) throw new ServiceBusUnavailable('Service Bus is not configured (ServiceBusConnection)');
     return found;

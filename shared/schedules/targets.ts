@@ -7,13 +7,13 @@
  * there) are outcomes and are recorded; failures of our own plumbing that a retry may fix (storage
  * or Service Bus unavailable) are thrown, so the activity is retried with back-off.
  */
-import type { ServiceBusSender } from '@azure/service-bus';
 import type { QueueClient } from '@azure/storage-queue';
 
 import { isAppError } from '../errors';
 import { isTransientStorageError } from '../storage/errors';
 import type { JobItem, JsonValue, Target } from './definition';
 import type { Fire } from './policies';
+import type { ScheduleSender } from './scheduledDelivery';
 import { callWebhook, type WebhookOptions, WebhookRefused } from './webhook/call';
 
 export interface RunContext {
@@ -51,7 +51,7 @@ export interface JobPort {
 export interface TargetDeps {
   readonly queue: (name: string) => Promise<QueueClient>;
   /** A sender for the entity; undefined when no Service Bus is configured. */
-  readonly serviceBusSender: (entity: string) => ServiceBusSender | undefined;
+  readonly serviceBusSender: (entity: string) => ScheduleSender | undefined;
   readonly webhook: WebhookOptions;
   readonly gates: GateReleasePort | undefined;
   readonly jobs: JobPort | undefined;

@@ -1,0 +1,182 @@
+/**
+ * The schedules use-cases and activities on Azurite (a recording engine stands in for Durable
+ * Functions): the create path and its crash window, idempotency, 400s that write nothing, and a
+ * fire racing a cancel on one row.
+ */
+import { QueueServiceClient } from '@azure/storage-queue';
+
+import { isAppError } from '../../../shared/errors';
+import { scheduleHarness } from '../../support/schedules';
+import { testConnection } from '../../support/sequences';
+
+async function failure(promise: Promise<unknown>): Promise<{ code: string; status: number; paths: string[] }> {
+  try {
+    await promise;
+  } catch (err) {
+    if (isAppError(err)) return { code: err.code, status: err.status, paths: err.issues.map((i) => i.path) };
+    throw err;
+  }
+  throw new Error('expected a failure');
+}
+
+const queueTarget = (queue: string, message: unknown = 'hi') => ({ type: 'queueMessage' as const, queue, message: message as string });
+const unique = (prefix: string): string => `${prefix}-${Math.random().toString(16).slice(2, 10)}`;
+
+async function queueLength(queue: string): Promise<number> {
+  const client = QueueServiceClient.fromConnectionString(testConnection()).getQueueClient(queue);
+  if (!(await client.exists())) return 0;
+  return (await client.peekMessages({ numberOfMessages: 32 })).peekedMessageItems.length;
+}
+
+describe('creating schedules', () => {
+  it('writes the index row, starts the orchestration under the schedule id, and answers active with the next fire', async () => {
+    const h = scheduleHarness();
+    const { created, view } = await h.service.create({
+      id: 'daily',
+      cron: '0 30 9 * * *',
+      timeZone: 'Europe/Berlin',
+      target: queueTarget('out'),
+    });
+    expect(created).toBe(true);
+    expect(view).toMatchObject({
+      id: 'daily',
+      state: 'active',
+      nextFireAt: '2027-01-01T08:30:00.000Z',
+      runCount: 0,
+      overlap: 'skip',
+      catchUp: { policy: 'once' },
+    });
+    expect([...h.engine.started.keys()]).toEqual(['daily']);
+    expect(h.engine.started.get('daily')).toMatchObject({
+      id: 'daily',
+      cursor: '',
+      mode: 'active',
+      definition: { timing: { kind: 'cron', timeZone: 'Europe/Berlin' } },
+    });
+    expect((await h.table.read('daily'))?.state).toBe('active');
+  });
+
+  it('a crash between the index row and the start leaves a pending row that a retry of the request completes', async () => {
+    const h = scheduleHarness();
+    const request = { id: 'retry-me', at: '2027-01-01T05:00:00Z', target: queueTarget('out') };
+    h.engine.failStarts = 1;
+    await expect(h.service.create(request)).rejects.toThrow(/unavailable/);
+    expect((await h.table.read('retry-me'))?.state).toBe('pending');
+    expect(h.engine.started.size).toBe(0);
+    const again = await h.service.create(request);
+    expect(again).toMatchObject({ created: false, view: { state: 'active' } });
+    expect([...h.engine.started.keys()]).toEqual(['retry-me']);
+    // Once active, the same request again changes nothing (and starts nothing).
+    await h.service.create(request);
+    expect(h.engine.started.size).toBe(1);
+  });
+
+  it('the same id with the same definition is idempotent (key order and zone spelling aside); another definition is a 409', async () => {
+    const h = scheduleHarness();
+    await h.service.create({ id: 'same', cron: '0 0 9 * * *', timeZone: 'America/New_York', target: queueTarget('out', { a: 1, b: 2 }) });
+    const again = await h.service.create({
+      id: 'same',
+      timeZone: 'US/Eastern',
+      cron: '0  0 9 * * *',
+      target: queueTarget('out', { b: 2, a: 1 }),
+    });
+    expect(again.created).toBe(false);
+    expect(
+      await failure(h.service.create({ id: 'same', cron: '0 0 10 * * *', timeZone: 'America/New_York', target: queueTarget('out') })),
+    ).toMatchObject({
+      code: 'Conflict',
+      status: 409,
+    });
+  });
+
+  it.each([
+    [
+      'a webhook off the allow-list',
+      { at: '2027-01-01T05:00:00Z', target: { type: 'webhook', url: 'https://evil.example.com/x' } },
+      'body.target.url',
+    ],
+    [
+      'a plain-http webhook',
+      { at: '2027-01-01T05:00:00Z', target: { type: 'webhook', url: 'http://hooks.example.com/x' } },
+      'body.target.url',
+    ],
+    [
+      'a webhook at a private IP',
+      { at: '2027-01-01T05:00:00Z', target: { type: 'webhook', url: 'https://10.0.0.5/x' } },
+      'body.target.url',
+    ],
+    ['a task hub queue', { at: '2027-01-01T05:00:00Z', target: queueTarget('tallyho-control-00') }, 'body.target.queue'],
+    ['an app queue', { at: '2027-01-01T05:00:00Z', target: queueTarget('gate-actions') }, 'body.target.queue'],
+    ['a queue off TALLYHO_SCHEDULES_ALLOWED_QUEUES', { at: '2027-01-01T05:00:00Z', target: queueTarget('payroll') }, 'body.target.queue'],
+    ['a cron that never fires again', { cron: '0 0 0 31 4 *' }, 'body.cron'],
+  ])('refuses %s with a 400 and writes nothing', async (_name, body, path) => {
+    const h = scheduleHarness({
+      env: {
+        TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS: 'hooks.example.com,10.0.0.5',
+        TALLYHO_SCHEDULES_ALLOWED_QUEUES: 'out*,tallyho-*,gate-*',
+      },
+    });
+    const id = unique('refused');
+    const request = { id, target: queueTarget('out'), ...body } as Parameters<typeof h.service.create>[0];
+    const problem = await failure(h.service.create(request));
+    expect(problem).toMatchObject({ code: 'ValidationFailed', status: 400 });
+    expect(problem.paths).toContain(path);
+    expect(await h.table.read(id)).toBeUndefined();
+    expect(h.engine.started.size).toBe(0);
+  });
+});
+
+describe('control requests on the index', () => {
+  it('pause makes the index refuse a scheduled fire (nothing runs) but not a trigger', async () => {
+    const h = scheduleHarness();
+    const queue = unique('out');
+    await h.service.create({ id: 'p', cron: '0 * * * * *', target: queueTarget(queue) });
+    await h.service.pause('p');
+    const fire = { at: '2027-01-01T00:01:00.000Z', kind: 'scheduled' as const };
+    expect(await h.activities.run({ scheduleId: 'p', runId: 'p#1', fire, now: fire.at, nextFireAt: null })).toMatchObject({
+      outcome: 'refused',
+      snapshot: { state: 'paused', settled: [{ runId: 'p#1', outcome: 'refused' }] },
+    });
+    expect(await queueLength(queue)).toBe(0);
+    const { triggerId } = await h.service.trigger('p');
+    const snapshot = await h.activities.checkpoint({ scheduleId: 'p', now: fire.at, nextFireAt: null, records: [] });
+    expect(snapshot.triggers.map((t) => t.id)).toEqual([triggerId]);
+    const trigger = { at: fire.at, kind: 'trigger' as const, triggerId };
+    expect(await h.activities.run({ scheduleId: 'p', runId: 'p#2', fire: trigger, now: fire.at, nextFireAt: null })).toMatchObject({
+      outcome: 'succeeded',
+    });
+    expect(await queueLength(queue)).toBe(1);
+    expect((await h.service.get('p')).pendingTriggers).toBe(0);
+  });
+
+  it('more than ten waiting triggers is a 429', async () => {
+    const h = scheduleHarness();
+    await h.service.create({ id: 't', at: '2027-06-01T00:00:00Z', target: queueTarget('out') });
+    for (let i = 0; i < 10; i++) await h.service.trigger('t');
+    expect(await failure(h.service.trigger('t'))).toMatchObject({ code: 'TooManyRequests', status: 429 });
+  });
+
+  it('a fire racing a cancel on one row ends with exactly one of them', async () => {
+    const h = scheduleHarness();
+    const outcomes = await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        const id = `race-${i}`;
+        const queue = unique('race');
+        await h.service.create({ id, at: '2027-01-01T00:00:30Z', target: queueTarget(queue, id) });
+        const fire = { at: '2027-01-01T00:00:30.000Z', kind: 'scheduled' as const };
+        const [run, cancel] = await Promise.all([
+          h.activities.run({ scheduleId: id, runId: `${id}#1`, fire, now: fire.at, nextFireAt: null }),
+          h.service.cancel(id).then(
+            () => 'cancelled' as const,
+            (err: unknown) => (isAppError(err) ? err.status : 500),
+          ),
+        ]);
+        return { run: run.outcome, cancel, messages: await queueLength(queue), state: (await h.service.get(id)).state };
+      }),
+    );
+    for (const o of outcomes) {
+      if (o.cancel === 'cancelled') expect(o).toEqual({ run: 'refused', cancel: 'cancelled', messages: 0, state: 'cancelled' });
+      else expect(o).toEqual({ run: 'succeeded', cancel: 409, messages: 1, state: 'active' });
+    }
+  });
+});

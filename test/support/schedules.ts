@@ -1,0 +1,89 @@
+/**
+ * The schedules use-cases on Azurite without a host: a service and its activities on a freshly named
+ * index table, a recording engine in place of Durable Functions, and a fake Service Bus.
+ */
+import { randomUUID } from 'node:crypto';
+
+import { type Clock, ManualClock, systemClock } from '../../shared/clock';
+import { loadConfig, type ScheduleSettings } from '../../shared/config';
+import { MemoryLogger } from '../../shared/log';
+import { defaultBackoff } from '../../shared/retry';
+import { ScheduleActivities } from '../../shared/schedules/activities';
+import type { ScheduleEngine } from '../../shared/schedules/engine';
+import type { ScheduleState } from '../../shared/schedules/machine';
+import { senderDelivery } from '../../shared/schedules/scheduledDelivery';
+import { ScheduleTable } from '../../shared/schedules/scheduleTable';
+import { ScheduleService } from '../../shared/schedules/service';
+import type { TargetDeps } from '../../shared/schedules/targets';
+import { FakeServiceBus } from './fakeServiceBus';
+import { storageFor, testConnection, uniqueTableName } from './sequences';
+
+/** Records starts and wake-ups; `failStarts` makes the next starts throw (a crash before the start). */
+export class RecordingEngine implements ScheduleEngine {
+  readonly started = new Map<string, ScheduleState>();
+  readonly woken: string[] = [];
+  failStarts = 0;
+
+  start(id: string, input: ScheduleState): Promise<void> {
+    if (this.failStarts > 0) {
+      this.failStarts--;
+      return Promise.reject(new Error('the Durable API is unavailable (injected)'));
+    }
+    if (!this.started.has(id)) this.started.set(id, input);
+    return Promise.resolve();
+  }
+
+  wake(id: string): Promise<boolean> {
+    this.woken.push(id);
+    return Promise.resolve(this.started.has(id));
+  }
+}
+
+export interface ScheduleHarness {
+  readonly table: ScheduleTable;
+  readonly tableName: string;
+  readonly service: ScheduleService;
+  readonly activities: ScheduleActivities;
+  readonly engine: RecordingEngine;
+  readonly bus: FakeServiceBus;
+  readonly clock: ManualClock;
+  readonly settings: ScheduleSettings;
+  readonly logger: MemoryLogger;
+}
+
+export function scheduleHarness(options: { env?: Record<string, string>; serviceBus?: boolean; start?: Date } = {}): ScheduleHarness {
+  const storage = storageFor(testConnection());
+  const tableName = uniqueTableName('sched');
+  const table = new ScheduleTable(() => storage.table(tableName));
+  const settings = loadConfig({ AzureWebJobsStorage: testConnection(), ...options.env }).schedules;
+  const manual = new ManualClock(options.start ?? new Date('2027-01-01T00:00:00Z'));
+  // Time is the test's; back-off sleeps (lost races) are real, so racing writers cannot deadlock.
+  const clock: Clock = { now: () => manual.now(), sleep: (ms, signal) => systemClock.sleep(ms, signal) };
+  const bus = new FakeServiceBus(() => clock.now());
+  const engine = new RecordingEngine();
+  const logger = new MemoryLogger();
+  const withBus = options.serviceBus !== false;
+  const backoff = { ...defaultBackoff, maxElapsedMs: 60_000 };
+  const service = new ScheduleService({
+    table,
+    engine: () => engine,
+    delivery: withBus ? senderDelivery((entity) => bus.sender(entity)) : undefined,
+    settings,
+    gatesAvailable: true,
+    jobsAvailable: true,
+    clock,
+    random: Math.random,
+    logger,
+    backoff,
+    newId: randomUUID,
+  });
+  const targets: TargetDeps = {
+    queue: (name) => storage.queue(name),
+    serviceBusSender: (entity) => (withBus ? bus.sender(entity) : undefined),
+    webhook: { allowed: [], timeoutMs: 1000, maxResponseBytes: 1024, maxRedirects: 0, allowPrivateAddresses: false },
+    gates: undefined,
+    jobs: undefined,
+  };
+  const activities = new ScheduleActivities({ table, targets, settings, clock, random: Math.random, logger, backoff });
+  return { table, tableName, service, activities, engine, bus, clock: manual, settings, logger };
+}
