@@ -15,6 +15,7 @@ import { envelopeId } from './ids';
 import { entryFor, type InputFile, parseInput } from './input';
 import type { JobRecord, StoredJob } from './jobRecord';
 import { pack, queueIndexFor } from './packing';
+import { sendAll } from './queues';
 
 export async function readInputFile(ctx: JobsContext, job: JobRecord): Promise<InputFile> {
   const text = await ctx.files.readInput(job);
@@ -89,7 +90,7 @@ export async function runEnqueue(ctx: JobsContext, claimed: StoredJob, input?: I
   while (stored.job.cursor < envelopes.length) {
     const from = stored.job.cursor;
     const batch = envelopes.slice(from, from + parallel);
-    await Promise.all(batch.map((envelope, i) => ctx.queues.send(queueIndexFor(job.id, from + i, ctx.queues.count), envelope, 0)));
+    await sendAll(batch.map((envelope, i) => ctx.queues.send(queueIndexFor(job.id, from + i, ctx.queues.count), envelope, 0)));
     if (!(await advance({ cursor: from + batch.length }))) return stored;
   }
   const now = ctx.clock.now();

@@ -18,6 +18,7 @@ import { retryEnvelopeId } from './ids';
 import { sha256Hex } from './input';
 import { pack, queueIndexFor } from './packing';
 import type { ItemOutcome, JobProcessor } from './processor';
+import { sendAll } from './queues';
 import type { ItemResult } from './resultStore';
 
 export interface Delivery {
@@ -93,7 +94,7 @@ async function sendRetries(ctx: JobsContext, envelope: Envelope, retries: readon
     const envelopes = pack(header, entries, limits, (k) => (k === 0 ? base : `${base}-${k}`));
     // Back-off doubles per attempt: the first retry waits TALLYHO_JOBS_RETRY_DELAY_SECONDS.
     const delay = Math.min(ctx.settings.retryDelaySeconds * 2 ** (attempt - 2), 7 * 24 * 3600);
-    await Promise.all(envelopes.map((e) => ctx.queues.send(queueIndexFor(`${e.j}/${e.e}`, 0, ctx.queues.count), e, delay)));
+    await sendAll(envelopes.map((e) => ctx.queues.send(queueIndexFor(`${e.j}/${e.e}`, 0, ctx.queues.count), e, delay)));
   }
 }
 

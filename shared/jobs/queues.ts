@@ -17,6 +17,16 @@ export function poisonQueueName(workQueue: string): string {
   return `${workQueue}-poison`;
 }
 
+/**
+ * Sends all, waits for every send to settle, then throws the first failure: a caller that fails
+ * has nothing still in flight (its resume point is exact as of its return).
+ */
+export async function sendAll(sends: readonly Promise<void>[]): Promise<void> {
+  const settled = await Promise.allSettled(sends);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
+}
+
 export interface EnvelopeQueues {
   readonly count: number;
   /** Sends an envelope to work queue `index`, visible after `delaySeconds`. */
