@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import type { FunctionMetadata, RpcTypedData } from '../core/types';
+import type { FunctionMetadata, RpcParameterBinding, RpcTypedData } from '../core/types';
 import { getSetting } from '../app/settings';
 import type { HostExtension, HostServices, NamedBinding } from '../extension';
 import { KeyPolicy } from '../http/keys';
@@ -46,20 +46,26 @@ export class DurableExtension implements HostExtension {
   async start(host: HostServices): Promise<void> {
     const settings = readDurableSettings(host.hostJson, host.settings);
     const store = this.options.store ?? this.chooseStore(host, settings.store, settings.connectionName, settings.hubName);
+    const keys = KeyPolicy.fromSettings(host.settings);
+    const adminKey = keys.enforced ? getSetting(host.settings, 'FUNCTIONS_ADMIN_KEY')?.trim() : undefined;
+    const links: Omit<ClientLinkOptions, 'origin'> = { hubName: settings.hubName, connectionName: settings.connectionName, code: adminKey };
+    this.clientJson = JSON.stringify(clientData({ ...links, origin: host.baseUrl }));
+    // Durable-triggered functions get their client inputs too (an activity may declare df.input.durableClient()).
+    const extraInputs = (fn: FunctionMetadata): RpcParameterBinding[] =>
+      Object.entries(fn.bindings).flatMap(([name, b]) => {
+        const data = this.inputData({ ...b, name }, fn);
+        return data === undefined || b.direction === 'out' ? [] : [{ name, data }];
+      });
     const engine = new DurableEngine({
       store,
       clock: host.clock,
-      functions: new DurableFunctions(host.registry, host.invoker),
+      functions: new DurableFunctions(host.registry, host.invoker, extraInputs),
       log: host.log,
       limits: settings.limits,
       ...(this.options.observer === undefined ? {} : { observer: this.options.observer }),
     });
     await engine.start();
     this.engine = engine;
-    const keys = KeyPolicy.fromSettings(host.settings);
-    const adminKey = keys.enforced ? getSetting(host.settings, 'FUNCTIONS_ADMIN_KEY')?.trim() : undefined;
-    const links: Omit<ClientLinkOptions, 'origin'> = { hubName: settings.hubName, connectionName: settings.connectionName, code: adminKey };
-    this.clientJson = JSON.stringify(clientData({ ...links, origin: host.baseUrl }));
     this.api = new DurableHttpApi(new DurableClientApi(engine), links, keys);
     this.restoreHostname = this.pinHostname(host.baseUrl);
     host.log('debug', `Durable Functions: task hub ${settings.hubName}, ${store.kind} store`);

@@ -5,7 +5,7 @@
  */
 import type { Registry } from '../core/coreApi';
 import type { InvocationOutcome, Invoker } from '../core/invoker';
-import type { RpcTypedData } from '../core/types';
+import type { FunctionMetadata, RpcParameterBinding, RpcTypedData } from '../core/types';
 import type { FunctionKind } from './replay';
 
 const triggerOf: Record<FunctionKind, string> = {
@@ -17,7 +17,11 @@ const triggerOf: Record<FunctionKind, string> = {
 interface Known {
   readonly name: string;
   readonly binding: string;
+  readonly metadata: FunctionMetadata;
 }
+
+/** Input bindings other than the trigger (e.g. `durableClient` on an activity), per function. */
+export type ExtraInputs = (metadata: FunctionMetadata) => RpcParameterBinding[];
 
 export class DurableFunctions {
   private readonly byKind: Record<FunctionKind, Map<string, Known>> = {
@@ -29,12 +33,14 @@ export class DurableFunctions {
   constructor(
     registry: Registry,
     private readonly invoker: Pick<Invoker, 'invoke'>,
+    private readonly extraInputs: ExtraInputs = () => [],
   ) {
     for (const fn of registry.functions.values()) {
       for (const [binding, info] of Object.entries(fn.metadata.bindings)) {
         const type = info.type?.toLowerCase();
         for (const kind of Object.keys(triggerOf) as FunctionKind[]) {
-          if (type === triggerOf[kind]) this.byKind[kind].set(fn.metadata.name.toLowerCase(), { name: fn.metadata.name, binding });
+          if (type === triggerOf[kind])
+            this.byKind[kind].set(fn.metadata.name.toLowerCase(), { name: fn.metadata.name, binding, metadata: fn.metadata });
         }
       }
     }
@@ -63,6 +69,7 @@ export class DurableFunctions {
   invoke(kind: FunctionKind, name: string, data: RpcTypedData | undefined): Promise<InvocationOutcome> {
     const known = this.byKind[kind].get(name.toLowerCase());
     if (known === undefined) throw new Error(this.check(kind, name));
-    return this.invoker.invoke({ functionName: known.name, inputData: [{ name: known.binding, data: data ?? null }] });
+    const inputData = [{ name: known.binding, data: data ?? null }, ...this.extraInputs(known.metadata)];
+    return this.invoker.invoke({ functionName: known.name, inputData });
   }
 }

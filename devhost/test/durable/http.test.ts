@@ -220,6 +220,18 @@ describe('Durable HTTP API on the devhost', () => {
     );
   });
 
+  test('an activity with a durable client input reaches another instance', async () => {
+    await fetch(host.url(`${hook}/orchestrators/waiter/relayed`), { method: 'POST' });
+    await waitForStatus(host, 'relayed', 'Running');
+    await fetch(host.url(`${hook}/orchestrators/relay/relayer`), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'relayed', value: 'via-activity' }),
+    });
+    expect((await waitForStatus(host, 'relayer', 'Completed')).output).toBe('relayed');
+    expect((await waitForStatus(host, 'relayed', 'Completed')).output).toBe('via-activity');
+  });
+
   test('createCheckStatusResponse links point at this devhost and work; timers wait for the virtual clock', async () => {
     const res = await fetch(host.url('/api/start/sleeper/nap-1'), { method: 'POST', body: '3600' });
     expect(res.status).toBe(202);
