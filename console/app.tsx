@@ -24,7 +24,11 @@ function KeyPanel({ credentials, onChange }: { credentials: Credentials | null; 
   if (credentials !== null) {
     return (
       <div class="key-panel" role="status">
-        <span>{credentials.mode === 'key' ? 'Using the admin key for this browser session.' : 'Using App Service sign-in (no key).'}</span>
+        <span>
+          {credentials.mode === 'key'
+            ? 'Using the admin key for this browser session.'
+            : 'Sending no key (App Service authentication, or a host without keys).'}
+        </span>
         <button
           type="button"
           onClick={() => {
@@ -69,10 +73,11 @@ function KeyPanel({ credentials, onChange }: { credentials: Credentials | null; 
           onChange();
         }}
       >
-        Use App Service sign-in instead
+        Continue without a key
       </button>
       <p id="admin-key-help" class="hint">
-        The Function App's admin (master) key. It is kept in this tab's session storage only and sent as <code>x-functions-key</code>.
+        The Function App's admin (master) key, kept in this tab's session storage only and sent as <code>x-functions-key</code>. Without a
+        key, requests carry only the browser's App Service sign-in (or reach a local host that has keys off).
       </p>
     </form>
   );

@@ -1,0 +1,343 @@
+/**
+ * The admin console in headless Chromium against a devhost with keys enforced: the page loads with
+ * no data until the admin key is entered, a gate released from the UI changes state live (server-
+ * sent events, no reload), a job's progress bar reaches completion with its failure reasons shown,
+ * every view renders at desktop and phone widths, and problems are shown legibly. No console
+ * errors or uncaught exceptions are allowed (except the 401s a refused key causes, where asserted).
+ * Screenshots land in test-artifacts/console/ (and docs/ with UPDATE_DOCS_SCREENSHOTS=1).
+ */
+import { randomBytes } from 'node:crypto';
+
+import type { Page } from 'playwright-core';
+
+import { transactions } from '../support/billing';
+import { type Browser, launchBrowser, screenshot } from './support/browser';
+import { devhostTest, type E2eHost, startDevhost } from './support/harness';
+import { requestJson } from './support/http';
+
+const keys = { admin: `admin-${randomBytes(8).toString('hex')}`, function: `function-${randomBytes(8).toString('hex')}` };
+// Listings are in name order across the shared Azurite of the whole test run: sort first. A run that
+// makes the README's screenshots (alone, on a fresh Azurite) uses plain names.
+const docsRun = process.env.UPDATE_DOCS_SCREENSHOTS === '1';
+const unique = (prefix: string): string => (docsRun ? prefix : `0-${prefix}-${randomBytes(4).toString('hex')}`);
+const queuePrefix = `cq${randomBytes(4).toString('hex')}`;
+
+interface GateView {
+  name: string;
+  state: string;
+  waiters: { waiting: number };
+}
+
+interface JobView {
+  id: string;
+  state: string;
+  totals: { items: number; succeeded: number; failed: number; pending: number };
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('admin console in Chromium', () => {
+  let host: E2eHost;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    host = await startDevhost({
+      keys,
+      env: {
+        AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
+        AzureFunctionsJobHost__extensions__queues__visibilityTimeout: '00:00:00',
+        AzureFunctionsJobHost__extensions__queues__maxDequeueCount: '2',
+        TALLYHO_JOBS_QUEUES: '2',
+        TALLYHO_JOBS_QUEUE_PREFIX: queuePrefix,
+        TALLYHO_JOBS_RETRY_DELAY_SECONDS: '0',
+        TALLYHO_GATES_WATCH_INTERVAL_MS: '250',
+      },
+    });
+    browser = await launchBrowser();
+    page = await browser.newPage();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await host?.stop();
+  });
+
+  afterEach(() => {
+    // Each test empties what it allowed; anything left is a real error.
+    expect(browser.errors).toEqual([]);
+  });
+
+  const admin = <T>(method: string, path: string, body?: unknown) =>
+    requestJson<T>(host, method, path, { key: 'admin', ...(body === undefined ? {} : { body }) });
+
+  async function openSection(section: string): Promise<void> {
+    await page.goto(host.url(`/api/console#${section}`));
+    await page.waitForSelector('main');
+  }
+
+  test('serves the page and hashed assets with a strict CSP, long caching and correct types', async () => {
+    const res = await fetch(host.url('/api/console'));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(res.headers.get('cache-control')).toBe('no-cache');
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toMatch(/unsafe-inline|unsafe-eval/);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    const html = await res.text();
+    const script = /<script type="module" src="([^"]+)"/.exec(html)?.[1];
+    const style = /<link rel="stylesheet" href="([^"]+)"/.exec(html)?.[1];
+    expect(script).toMatch(/^\/api\/console\/assets\/console-[A-Z0-9]+\.js$/);
+    expect(html).not.toMatch(/<script>|style="/);
+
+    const js = await fetch(host.url(script!));
+    expect(js.status).toBe(200);
+    expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(js.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    const css = await fetch(host.url(style!));
+    expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
+
+    const missing = await requestJson(host, 'GET', '/api/console/assets/console-NOPE.js', { key: 'none' });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    const traversal = await requestJson(host, 'GET', '/api/console/assets/..%2Fmanifest.json', { key: 'none' });
+    expect([400, 404]).toContain(traversal.status);
+  });
+
+  test('holds no data and calls no API until the admin key is entered; the key stays in session storage', async () => {
+    const apiCalls: string[] = [];
+    const onRequest = (request: { url(): string }): void => {
+      const url = new URL(request.url());
+      if (url.pathname.startsWith('/api/') && !url.pathname.startsWith('/api/console')) apiCalls.push(url.pathname);
+    };
+    page.on('request', onRequest);
+    await openSection('gates');
+    await page.getByLabel('Admin key').waitFor();
+    await expectText(page, 'main', 'Enter the admin key');
+    await screenshot(page, 'key-prompt');
+    expect(apiCalls).toEqual([]);
+
+    await page.getByLabel('Admin key').fill(keys.admin);
+    await page.getByRole('button', { name: 'Use key' }).click();
+    await page.getByRole('heading', { name: 'Gates' }).waitFor();
+    await page.getByText('Using the admin key for this browser session.').waitFor();
+    expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).sessionStorage.getItem('tallyho.adminKey'))).toBe(keys.admin);
+    expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).localStorage.getItem('tallyho.adminKey'))).toBeNull();
+    await until('an API call with the key', () => Promise.resolve(apiCalls.length > 0 ? true : undefined));
+    page.off('request', onRequest);
+  });
+
+  devhostTest('a gate released from the console changes state live, after a keyboard-usable confirmation', async () => {
+    const name = unique('launch');
+    expect((await admin('PUT', `/api/gates/${name}`, { note: 'console test' })).status).toBe(201);
+    expect((await requestJson(host, 'POST', `/api/gates/${name}/runs`, { body: { runId: `${name}-w1` } })).status).toBe(202);
+    await until('the gate in the list with a waiter', async () => {
+      const list = await admin<{ items: GateView[] }>('GET', '/api/gates?limit=1000');
+      return list.body.items.find((g) => g.name === name && g.waiters.waiting === 1);
+    });
+
+    await openSection('gates');
+    const card = page.locator(`[data-gate="${name}"]`);
+    await card.waitFor();
+    await expectText(page, `[data-gate="${name}"] [data-testid="gate-state"]`, 'closed');
+    await expectText(page, `[data-gate="${name}"] [data-testid="gate-waiting"]`, '1');
+    await card.locator('.live.live').waitFor();
+    await screenshot(page, 'gates-closed');
+
+    // Keyboard: the button opens the dialog with Cancel focused; Escape backs out and nothing happens.
+    const releaseButton = page.getByRole('button', { name: `Release gate ${name}` });
+    await releaseButton.focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: `Release gate ${name}?` });
+    await dialog.waitFor();
+    expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).document.activeElement?.textContent)).toBe('Cancel');
+    await screenshot(page, 'gates-confirm', { docs: true, fullPage: false });
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    expect((await admin<GateView>('GET', `/api/gates/${name}`)).body.state).toBe('closed');
+
+    await releaseButton.click();
+    await dialog.getByRole('button', { name: 'Release', exact: true }).click();
+    // No reload and no Refresh click: the change arrives over the gate's event stream.
+    await expectText(page, `[data-gate="${name}"] [data-testid="gate-state"]`, 'released', 15_000);
+    await expectText(page, `[data-gate="${name}"]`, 'released from the console');
+    expect((await admin<GateView>('GET', `/api/gates/${name}`)).body.state).toBe('released');
+    await screenshot(page, 'gates-released', { docs: true });
+  });
+
+  devhostTest('a schedule is paused, resumed and cancelled from the console, with its next fire shown', async () => {
+    const id = unique('nightly');
+    const queue = `cs${randomBytes(4).toString('hex')}`;
+    const created = await requestJson<{ state: string }>(host, 'POST', '/api/schedules', {
+      body: {
+        id,
+        cron: '0 30 2 * * *',
+        timeZone: 'Europe/Berlin',
+        target: { type: 'queueMessage', queue, message: { report: 'nightly' } },
+      },
+    });
+    expect(created.status).toBe(201);
+    const state = `[data-schedule="${id}"] [data-testid="schedule-state"]`;
+
+    await openSection('schedules');
+    await page.locator(`[data-schedule="${id}"]`).waitFor();
+    await expectText(page, state, 'active');
+    await expectText(page, `[data-schedule="${id}"]`, 'in ');
+    await screenshot(page, 'schedules', { docs: true });
+
+    await page.getByRole('button', { name: `Pause schedule ${id}` }).click();
+    await expectText(page, state, 'paused');
+    await page.getByRole('button', { name: `Resume schedule ${id}` }).click();
+    await expectText(page, state, 'active');
+
+    await page.getByRole('button', { name: `Cancel schedule ${id}` }).click();
+    const dialog = page.getByRole('dialog', { name: `Cancel schedule ${id}?` });
+    await dialog.getByRole('button', { name: 'Cancel schedule' }).click();
+    await expectText(page, state, 'cancelled');
+    expect(await page.getByRole('button', { name: `Cancel schedule ${id}` }).isDisabled()).toBe(true);
+    const after = await requestJson<{ state: string; nextFireAt: string | null }>(host, 'GET', `/api/schedules/${id}`);
+    expect(after.body).toMatchObject({ state: 'cancelled', nextFireAt: null });
+    await screenshot(page, 'schedules-cancelled');
+  });
+
+  devhostTest(
+    "a job's progress bar reaches completion and its failures show their reasons",
+    async () => {
+      const items: Record<string, unknown>[] = transactions(90, 7, 'console');
+      items[3] = { ...items[3], currency: 'XXX' };
+      const submitted = await requestJson<JobView>(host, 'POST', '/api/jobs', { body: { processor: 'billing', items } });
+      expect(submitted.status).toBe(202);
+      const id = submitted.body.id;
+
+      await openSection('jobs');
+      const card = page.locator(`[data-job="${id}"]`);
+      await card.waitFor();
+      const progress = card.locator('[data-testid="job-progress"]');
+      const seen: number[] = [];
+      await until(
+        'the job to complete in the console',
+        async () => {
+          seen.push(Number(await progress.getAttribute('value')));
+          const state = await card.locator('[data-testid="job-state"]').textContent();
+          return state === 'completed with failures' ? state : undefined;
+        },
+        60_000,
+      );
+      expect(Number(await progress.getAttribute('max'))).toBe(90);
+      expect(Number(await progress.getAttribute('value'))).toBe(90);
+      expect(seen).toEqual([...seen].sort((a, b) => a - b));
+      await card.getByRole('button', { name: 'Failures (1)' }).click();
+      await expectText(page, `[data-job="${id}"] .failures`, 'console-000003');
+      const reason = await card.locator('.failures .reason').first().textContent();
+      expect(reason).toMatch(/XXX|currency/i);
+      const job = await admin<JobView>('GET', `/api/jobs/${id}`);
+      expect(job.body.totals).toEqual({ items: 90, succeeded: 89, failed: 1, pending: 0 });
+      await screenshot(page, 'jobs', { docs: true });
+    },
+    90_000,
+  );
+
+  devhostTest('sequences, counters and streams show their figures, at desktop and phone widths', async () => {
+    const sequence = unique('orders');
+    expect((await admin('PUT', `/api/sequences/${sequence}`, { prefix: 'ORD-', width: 7, checkDigit: true })).status).toBe(201);
+    expect((await requestJson(host, 'POST', `/api/sequences/${sequence}/next`, { body: { count: 5 } })).status).toBe(200);
+    const counter = unique('visits');
+    expect((await admin('PUT', `/api/counters/${counter}`, { mode: 'hits', partitions: 4 })).status).toBe(201);
+    for (let i = 0; i < 3; i++)
+      expect((await requestJson(host, 'POST', `/api/counters/${counter}/increment`, { body: { by: 2 } })).status).toBe(202);
+    const type = unique('clicks').replace(/^0-/, 'c');
+    const appended = await requestJson(host, 'POST', `/api/streams/${type}/events`, {
+      body: { events: [1, 2, 3].map((seq) => ({ producer: 'console-test', seq, data: { n: seq } })) },
+    });
+    expect(appended.status).toBe(202);
+
+    await openSection('sequences');
+    const seqRow = page.locator(`[data-sequence="${sequence}"]`);
+    await seqRow.waitFor();
+    // Five numbers taken: the first block (at least those five) is reserved, so the high-water mark is past them.
+    expect(Number((await seqRow.locator('td').first().textContent())?.replace(/,/g, ''))).toBeGreaterThanOrEqual(6);
+    await screenshot(page, 'sequences', { docs: true });
+
+    await openSection('counters');
+    await expectText(page, `[data-counter="${counter}"] td.num`, '6');
+    await screenshot(page, 'counters');
+
+    await openSection('streams');
+    await page.getByLabel('Event type').fill(type);
+    await page.getByRole('button', { name: 'Watch' }).click();
+    const streamRow = page.locator(`[data-stream="${type}"]`);
+    await streamRow.waitFor();
+    await expectText(page, `[data-stream="${type}"]`, '/');
+    await screenshot(page, 'streams', { docs: true });
+
+    // Phone width: nothing overflows the page sideways (wide tables scroll inside their own region).
+    await page.setViewportSize({ width: 375, height: 800 });
+    for (const section of ['gates', 'jobs', 'sequences', 'streams']) {
+      await openSection(section);
+      await page.getByRole('heading', { level: 2 }).waitFor();
+      const overflow = await page.evaluate(() => {
+        const root = (globalThis as unknown as PageGlobals).document.documentElement;
+        return root.scrollWidth - root.clientWidth;
+      });
+      expect({ section, overflow }).toEqual({ section, overflow: 0 });
+    }
+    await openSection('gates');
+    await page.locator('[data-gate]').first().waitFor();
+    await screenshot(page, 'gates-narrow', { docs: true });
+    await page.setViewportSize({ width: 1280, height: 860 });
+  });
+
+  test('a refused key is shown as a legible problem, and a good key clears it', async () => {
+    await openSection('counters');
+    await page.getByRole('button', { name: 'Forget key' }).click();
+    await page.getByLabel('Admin key').fill('not-the-key');
+    await page.getByRole('button', { name: 'Use key' }).click();
+    const alert = page.getByRole('alert').first();
+    await alert.waitFor();
+    expect(await alert.textContent()).toMatch(/401/);
+    await screenshot(page, 'problem-401');
+    // The page reports a refused request as a failed resource load; those (and only those) are expected here.
+    const unexpected = browser.errors.filter((e) => !/status of 401/.test(e));
+    expect(unexpected).toEqual([]);
+    browser.errors.length = 0;
+
+    await page.getByRole('button', { name: 'Forget key' }).click();
+    await page.getByLabel('Admin key').fill(keys.admin);
+    await page.getByRole('button', { name: 'Use key' }).click();
+    await page.getByRole('heading', { name: 'Counters' }).waitFor();
+    expect(await page.locator('[role="alert"]').count()).toBe(0);
+  });
+});
+
+/** What the page functions below touch (this file is compiled without the DOM library). */
+interface PageGlobals {
+  readonly document: {
+    querySelectorAll(selector: string): ArrayLike<{ readonly textContent: string | null }>;
+    readonly activeElement: { readonly textContent: string | null } | null;
+    readonly documentElement: { readonly scrollWidth: number; readonly clientWidth: number };
+  };
+  readonly sessionStorage: { getItem(key: string): string | null };
+  readonly localStorage: { getItem(key: string): string | null };
+}
+
+// A function, not a string: the console's CSP forbids eval, and a string predicate would need it.
+async function expectText(page: Page, selector: string, text: string, timeoutMs = 10_000): Promise<void> {
+  await page.waitForFunction(
+    (arg) =>
+      Array.from((globalThis as unknown as PageGlobals).document.querySelectorAll(arg.selector)).some((el) =>
+        (el.textContent ?? '').includes(arg.text),
+      ),
+    { selector, text },
+    { timeout: timeoutMs },
+  );
+}
