@@ -124,8 +124,8 @@ function GateCard({ initial }: { initial: GateView }) {
           title={`Release gate ${gate.name}?`}
           message={
             <p>
-              {gate.waiters.waiting === 1 ? 'One run is' : `${gate.waiters.waiting} runs are`} waiting; they all proceed at once, and so
-              does every run that joins later. This cannot be undone (a reset starts a new generation).
+              {gate.waiters.waiting === 1 ? '1 run is' : `${gate.waiters.waiting} runs are`} waiting. Releasing lets every waiting run
+              proceed at once, and every run that joins later too. This cannot be undone (a reset starts a new generation).
             </p>
           }
           confirmLabel="Release"

@@ -1,0 +1,80 @@
+/**
+ * Headless Chromium for the console tests: Debian's `chromium` driven by playwright-core, with a
+ * fresh profile per launch and no background traffic. Every console message of type error and every
+ * uncaught page error is collected, so a test can assert the page stayed clean.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+
+import { repoRoot } from './harness';
+
+export const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const artifactDir = join(repoRoot, 'test-artifacts', 'console');
+
+const chromiumArgs = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export interface Browser {
+  readonly context: BrowserContext;
+  /** Console errors and uncaught exceptions of every page, in order. */
+  readonly errors: string[];
+  newPage(viewport?: { width: number; height: number }): Promise<Page>;
+  close(): Promise<void>;
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  if (!existsSync(chromiumPath)) throw new Error(`${chromiumPath} is missing: apt-get install chromium (.ci/run does)`);
+  const profile = mkdtempSync(join(tmpdir(), 'tallyho-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: chromiumPath,
+    headless: true,
+    args: chromiumArgs,
+    viewport: { width: 1280, height: 860 },
+  });
+  const errors: string[] = [];
+  const watch = (page: Page): void => {
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(`console: ${message.text()} (${message.location().url})`);
+    });
+    page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
+  };
+  context.pages().forEach(watch);
+  context.on('page', watch);
+  return {
+    context,
+    errors,
+    async newPage(viewport) {
+      const page = context.pages().find((p) => p.url() === 'about:blank') ?? (await context.newPage());
+      if (viewport !== undefined) await page.setViewportSize(viewport);
+      return page;
+    },
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Saves a screenshot under test-artifacts/console/ (and, with UPDATE_DOCS_SCREENSHOTS=1, for the README under docs/). */
+export async function screenshot(page: Page, name: string, options: { docs?: boolean; fullPage?: boolean } = {}): Promise<string> {
+  mkdirSync(artifactDir, { recursive: true });
+  const file = join(artifactDir, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: options.fullPage ?? true });
+  if (options.docs === true && process.env.UPDATE_DOCS_SCREENSHOTS === '1') {
+    const docs = join(repoRoot, 'docs');
+    mkdirSync(docs, { recursive: true });
+    await page.screenshot({ path: join(docs, `console-${name}.png`), fullPage: options.fullPage ?? true });
+  }
+  return file;
+}
