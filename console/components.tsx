@@ -4,6 +4,7 @@ import { useId, useRef } from 'preact/hooks';
 
 import { ApiError } from './api';
 import { type Resource, useNow } from './hooks';
+import type { Listing } from './types';
 
 export function ProblemNotice({ error, onDismiss }: { error: Error | undefined; onDismiss?: () => void }) {
   if (error === undefined) return null;
@@ -161,6 +162,66 @@ export function TableWrap({ label, children }: { label: string; children: Compon
   );
 }
 
-export function Empty({ children }: { children: ComponentChildren }) {
+function Empty({ children }: { children: ComponentChildren }) {
   return <p class="empty">{children}</p>;
+}
+
+export interface SectionProps {
+  /** Also the id prefix of the heading. */
+  readonly id: string;
+  readonly title: string;
+  readonly resource: Resource<unknown>;
+  /** How many entries loaded; 0 shows `empty` once the first load answered. */
+  readonly count: number;
+  readonly empty: ComponentChildren;
+  /** Controls beside the heading's refresh button. */
+  readonly tools?: ComponentChildren;
+  /** Shown above the load error (e.g. a form that changes what is loaded). */
+  readonly intro?: ComponentChildren;
+  /** The listing behind the section, for its unreadable entries and truncation. */
+  readonly listing?: { readonly of: Listing<unknown> | undefined; readonly what: string };
+  readonly children: ComponentChildren;
+}
+
+/** Entries of a listing whose stored state could not be read, and whether the list was cut short. */
+function Unreadable({ listing, what }: { listing: Listing<unknown> | undefined; what: string }) {
+  if (listing === undefined) return null;
+  return (
+    <>
+      {listing.unreadable.length > 0 ? (
+        <div class="problem" role="alert">
+          <p class="problem-title">Unreadable {what}</p>
+          <ul>
+            {listing.unreadable.map((u) => (
+              <li key={u.name}>
+                <strong>{u.name}</strong>: {u.detail}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {listing.truncated ? (
+        <p class="hint">
+          Showing the first {listing.items.length} {what}.
+        </p>
+      ) : null}
+    </>
+  );
+}
+
+/** A console section: heading with refresh, the load error, an empty state, then the content. */
+export function Section(props: SectionProps) {
+  const titleId = `${props.id}-title`;
+  return (
+    <section aria-labelledby={titleId}>
+      <SectionHeader id={titleId} title={props.title} resource={props.resource}>
+        {props.tools}
+      </SectionHeader>
+      {props.intro}
+      <ProblemNotice error={props.resource.error} />
+      {props.resource.data !== undefined && props.count === 0 ? <Empty>{props.empty}</Empty> : null}
+      {props.count > 0 ? props.children : null}
+      {props.listing === undefined ? null : <Unreadable listing={props.listing.of} what={props.listing.what} />}
+    </section>
+  );
 }

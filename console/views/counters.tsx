@@ -1,9 +1,8 @@
 /** Counters: value, rollup watermark and hits not folded yet. */
 import { api, seg } from '../api';
-import { Empty, Num, ProblemNotice, SectionHeader, TableWrap, When } from '../components';
+import { Num, Section, TableWrap, When } from '../components';
 import { usePolling } from '../hooks';
 import type { CounterValue, CounterView, Listing } from '../types';
-import { Unreadable } from './unreadable';
 
 interface Row {
   readonly counter: CounterView;
@@ -32,47 +31,48 @@ export function CountersView() {
   const data = usePolling(loadCounters, 5000, 'counters');
   const rows = data.data?.rows ?? [];
   return (
-    <section aria-labelledby="counters-title">
-      <SectionHeader id="counters-title" title="Counters" resource={data} />
-      <ProblemNotice error={data.error} />
-      {data.data !== undefined && rows.length === 0 ? <Empty>No counters yet.</Empty> : null}
-      {rows.length > 0 ? (
-        <TableWrap label="Counters">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Counter</th>
-                <th scope="col">Mode</th>
-                <th scope="col" class="num">
-                  Value
-                </th>
-                <th scope="col">Watermark</th>
-                <th scope="col" class="num">
-                  Pending hits
-                </th>
+    <Section
+      id="counters"
+      title="Counters"
+      resource={data}
+      count={rows.length}
+      empty="No counters yet."
+      listing={{ of: data.data?.listing, what: 'counters' }}
+    >
+      <TableWrap label="Counters">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Counter</th>
+              <th scope="col">Mode</th>
+              <th scope="col" class="num">
+                Value
+              </th>
+              <th scope="col">Watermark</th>
+              <th scope="col" class="num">
+                Pending hits
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map(({ counter, value, error }) => (
+              <tr key={counter.name} data-counter={counter.name}>
+                <th scope="row">{counter.name}</th>
+                <td>
+                  {counter.mode} <span class="muted small">× {counter.partitions}</span>
+                </td>
+                <td class="num">{error === undefined ? <Num value={value?.value} /> : <span class="bad">{error}</span>}</td>
+                <td>
+                  <When iso={value?.watermark} empty="no rollup yet" />
+                </td>
+                <td class="num">
+                  <Num value={value?.pendingHits} />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {rows.map(({ counter, value, error }) => (
-                <tr key={counter.name} data-counter={counter.name}>
-                  <th scope="row">{counter.name}</th>
-                  <td>
-                    {counter.mode} <span class="muted small">× {counter.partitions}</span>
-                  </td>
-                  <td class="num">{error === undefined ? <Num value={value?.value} /> : <span class="bad">{error}</span>}</td>
-                  <td>
-                    <When iso={value?.watermark} empty="no rollup yet" />
-                  </td>
-                  <td class="num">
-                    <Num value={value?.pendingHits} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      ) : null}
-      <Unreadable listing={data.data?.listing} what="counters" />
-    </section>
+            ))}
+          </tbody>
+        </table>
+      </TableWrap>
+    </Section>
   );
 }

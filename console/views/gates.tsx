@@ -5,10 +5,9 @@
 import { useEffect, useState } from 'preact/hooks';
 
 import { api, readEvents, seg } from '../api';
-import { ConfirmButton, Empty, Num, ProblemNotice, SectionHeader, When } from '../components';
+import { ConfirmButton, Num, ProblemNotice, Section, When } from '../components';
 import { useAction, usePolling } from '../hooks';
 import type { GateView, Listing } from '../types';
-import { Unreadable } from './unreadable';
 
 type Live = 'connecting' | 'live' | 'retrying';
 
@@ -142,16 +141,12 @@ export function GatesView() {
   const list = usePolling((signal) => api<Listing<GateView>>('GET', 'gates', undefined, signal), 15000, 'gates');
   const items = list.data?.items ?? [];
   return (
-    <section aria-labelledby="gates-title">
-      <SectionHeader id="gates-title" title="Gates" resource={list} />
-      <ProblemNotice error={list.error} />
-      {list.data !== undefined && items.length === 0 ? <Empty>No gates yet.</Empty> : null}
+    <Section id="gates" title="Gates" resource={list} count={items.length} empty="No gates yet." listing={{ of: list.data, what: 'gates' }}>
       <div class="cards">
         {items.map((gate) => (
           <GateCard key={gate.name} initial={gate} />
         ))}
       </div>
-      <Unreadable listing={list.data} what="gates" />
-    </section>
+    </Section>
   );
 }

@@ -2,10 +2,9 @@
 import { useState } from 'preact/hooks';
 
 import { api, seg } from '../api';
-import { ConfirmButton, Empty, formatDuration, Num, ProblemNotice, SectionHeader, When } from '../components';
+import { ConfirmButton, formatDuration, Num, ProblemNotice, Section, When } from '../components';
 import { useAction, usePolling } from '../hooks';
 import type { JobFailure, JobView, Listing } from '../types';
-import { Unreadable } from './unreadable';
 
 const stateLabels: Record<JobView['state'], string> = {
   accepted: 'accepted',
@@ -124,16 +123,12 @@ export function JobsView() {
   const list = usePolling((signal) => api<Listing<JobView>>('GET', 'jobs?limit=20', undefined, signal), 2000, 'jobs');
   const items = list.data?.items ?? [];
   return (
-    <section aria-labelledby="jobs-title">
-      <SectionHeader id="jobs-title" title="Jobs" resource={list} />
-      <ProblemNotice error={list.error} />
-      {list.data !== undefined && items.length === 0 ? <Empty>No jobs yet.</Empty> : null}
+    <Section id="jobs" title="Jobs" resource={list} count={items.length} empty="No jobs yet." listing={{ of: list.data, what: 'jobs' }}>
       <div class="cards">
         {items.map((job) => (
           <JobCard key={job.id} job={job} onChanged={list.refresh} />
         ))}
       </div>
-      <Unreadable listing={list.data} what="jobs" />
-    </section>
+    </Section>
   );
 }

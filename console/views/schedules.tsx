@@ -1,6 +1,6 @@
 /** Schedules: what fires next, how the last runs went, and cancel / pause / resume / trigger now. */
 import { api, seg } from '../api';
-import { ConfirmButton, Empty, ProblemNotice, SectionHeader, TableWrap, When } from '../components';
+import { ConfirmButton, ProblemNotice, Section, TableWrap, When } from '../components';
 import { useAction, usePolling } from '../hooks';
 import type { ScheduleList, ScheduleRun, ScheduleView } from '../types';
 
@@ -108,32 +108,27 @@ export function SchedulesView() {
   const list = usePolling((signal) => api<ScheduleList>('GET', 'schedules?pageSize=100', undefined, signal), 5000, 'schedules');
   const items = list.data?.items ?? [];
   return (
-    <section aria-labelledby="schedules-title">
-      <SectionHeader id="schedules-title" title="Schedules" resource={list} />
-      <ProblemNotice error={list.error} />
-      {list.data !== undefined && items.length === 0 ? <Empty>No schedules yet.</Empty> : null}
-      {items.length > 0 ? (
-        <TableWrap label="Schedules">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Schedule</th>
-                <th scope="col">When</th>
-                <th scope="col">State</th>
-                <th scope="col">Next fire</th>
-                <th scope="col">Last runs</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((s) => (
-                <ScheduleRow key={s.id} schedule={s} onChanged={list.refresh} />
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      ) : null}
+    <Section id="schedules" title="Schedules" resource={list} count={items.length} empty="No schedules yet.">
+      <TableWrap label="Schedules">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Schedule</th>
+              <th scope="col">When</th>
+              <th scope="col">State</th>
+              <th scope="col">Next fire</th>
+              <th scope="col">Last runs</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((s) => (
+              <ScheduleRow key={s.id} schedule={s} onChanged={list.refresh} />
+            ))}
+          </tbody>
+        </table>
+      </TableWrap>
       {list.data?.continuationToken ? <p class="hint">Showing the first {items.length} schedules.</p> : null}
-    </section>
+    </Section>
   );
 }

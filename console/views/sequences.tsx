@@ -1,86 +1,86 @@
 /** Sequences: high-water mark, block sizes, refills and 412 retries (of the instance that answered). */
 import { api } from '../api';
-import { Empty, Num, ProblemNotice, SectionHeader, TableWrap, When } from '../components';
+import { Num, Section, TableWrap, When } from '../components';
 import { usePolling } from '../hooks';
 import type { Listing, SequenceView } from '../types';
-import { Unreadable } from './unreadable';
 
 export function SequencesView() {
   const list = usePolling((signal) => api<Listing<SequenceView>>('GET', 'sequences', undefined, signal), 5000, 'sequences');
   const items = list.data?.items ?? [];
   return (
-    <section aria-labelledby="sequences-title">
-      <SectionHeader id="sequences-title" title="Sequences" resource={list} />
-      <ProblemNotice error={list.error} />
-      <p class="hint">Block statistics are those of the instance that answered; each instance keeps its own block.</p>
-      {list.data !== undefined && items.length === 0 ? <Empty>No sequences yet.</Empty> : null}
-      {items.length > 0 ? (
-        <TableWrap label="Sequences">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Sequence</th>
-                <th scope="col" class="num">
-                  High-water mark
+    <Section
+      id="sequences"
+      title="Sequences"
+      resource={list}
+      count={items.length}
+      empty="No sequences yet."
+      intro={<p class="hint">Block statistics are those of the instance that answered; each instance keeps its own block.</p>}
+      listing={{ of: list.data, what: 'sequences' }}
+    >
+      <TableWrap label="Sequences">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Sequence</th>
+              <th scope="col" class="num">
+                High-water mark
+              </th>
+              <th scope="col" class="num">
+                Block size
+              </th>
+              <th scope="col" class="num">
+                Remaining
+              </th>
+              <th scope="col" class="num">
+                Refills
+              </th>
+              <th scope="col" class="num">
+                412 retries
+              </th>
+              <th scope="col">Last refill</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((s) => (
+              <tr key={s.sequence} data-sequence={s.sequence}>
+                <th scope="row">
+                  {s.sequence}
+                  <span class="muted small">
+                    {' '}
+                    {s.settings.prefix}
+                    {'0'.repeat(s.settings.width)}
+                    {s.settings.checkDigit ? '-c' : ''}
+                  </span>
                 </th>
-                <th scope="col" class="num">
-                  Block size
-                </th>
-                <th scope="col" class="num">
-                  Remaining
-                </th>
-                <th scope="col" class="num">
-                  Refills
-                </th>
-                <th scope="col" class="num">
-                  412 retries
-                </th>
-                <th scope="col">Last refill</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((s) => (
-                <tr key={s.sequence} data-sequence={s.sequence}>
-                  <th scope="row">
-                    {s.sequence}
-                    <span class="muted small">
-                      {' '}
-                      {s.settings.prefix}
-                      {'0'.repeat(s.settings.width)}
-                      {s.settings.checkDigit ? '-c' : ''}
+                <td class="num">
+                  <Num value={s.highWaterMark} />
+                </td>
+                <td class="num" title={`Bounds ${s.settings.blockSize.min}–${s.settings.blockSize.max}`}>
+                  {s.instance === null ? (
+                    <span class="muted">
+                      {s.settings.blockSize.min}–{s.settings.blockSize.max}
                     </span>
-                  </th>
-                  <td class="num">
-                    <Num value={s.highWaterMark} />
-                  </td>
-                  <td class="num" title={`Bounds ${s.settings.blockSize.min}–${s.settings.blockSize.max}`}>
-                    {s.instance === null ? (
-                      <span class="muted">
-                        {s.settings.blockSize.min}–{s.settings.blockSize.max}
-                      </span>
-                    ) : (
-                      <Num value={s.instance.blockSize} />
-                    )}
-                  </td>
-                  <td class="num">
-                    <Num value={s.instance?.remaining} />
-                  </td>
-                  <td class="num">
-                    <Num value={s.instance?.refills} />
-                  </td>
-                  <td class="num">
-                    <Num value={s.instance?.retries412} />
-                  </td>
-                  <td>
-                    <When iso={s.instance?.lastRefillAt} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      ) : null}
-      <Unreadable listing={list.data} what="sequences" />
-    </section>
+                  ) : (
+                    <Num value={s.instance.blockSize} />
+                  )}
+                </td>
+                <td class="num">
+                  <Num value={s.instance?.remaining} />
+                </td>
+                <td class="num">
+                  <Num value={s.instance?.refills} />
+                </td>
+                <td class="num">
+                  <Num value={s.instance?.retries412} />
+                </td>
+                <td>
+                  <When iso={s.instance?.lastRefillAt} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableWrap>
+    </Section>
   );
 }

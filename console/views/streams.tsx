@@ -5,10 +5,9 @@
 import { useState } from 'preact/hooks';
 
 import { api, seg } from '../api';
-import { Empty, formatDuration, Num, ProblemNotice, SectionHeader, TableWrap, When } from '../components';
+import { formatDuration, Num, ProblemNotice, Section, TableWrap, When } from '../components';
 import { useAction, usePolling } from '../hooks';
 import type { Listing, StreamRouteView, StreamView } from '../types';
-import { Unreadable } from './unreadable';
 
 const watchItem = 'tallyho.watchedStreams';
 const typePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
@@ -115,60 +114,61 @@ export function StreamsView() {
   const rows = data.data?.rows ?? [];
   const draftValid = typePattern.test(draft.trim());
   return (
-    <section aria-labelledby="streams-title">
-      <SectionHeader id="streams-title" title="Streams" resource={data} />
-      <form
-        class="inline-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          const type = draft.trim();
-          if (!typePattern.test(type)) return;
-          if (!watched.includes(type)) save([...watched, type]);
-          setDraft('');
-        }}
-      >
-        <label for="watch-type">Event type</label>
-        <input id="watch-type" value={draft} onInput={(e) => setDraft(e.currentTarget.value)} placeholder="orders" autocomplete="off" />
-        <button type="submit" disabled={!draftValid}>
-          Watch
-        </button>
-      </form>
-      <ProblemNotice error={data.error} />
-      {data.data !== undefined && rows.length === 0 ? (
-        <Empty>No remapped event types; add an event type above to watch its writer.</Empty>
-      ) : null}
-      {rows.length > 0 ? (
-        <TableWrap label="Streams">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Event type</th>
-                <th scope="col">Partition / resource</th>
-                <th scope="col" class="num">
-                  Buffered
-                </th>
-                <th scope="col" class="num">
-                  Flush lag
-                </th>
-                <th scope="col">Last flush</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row) => (
-                <StreamRow
-                  key={row.type}
-                  row={row}
-                  watched={watched.includes(row.type)}
-                  onUnwatch={() => save(watched.filter((t) => t !== row.type))}
-                  onChanged={data.refresh}
-                />
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      ) : null}
-      <Unreadable listing={data.data?.listing} what="routed event types" />
-    </section>
+    <Section
+      id="streams"
+      title="Streams"
+      resource={data}
+      count={rows.length}
+      empty="No remapped event types; add an event type above to watch its writer."
+      intro={
+        <form
+          class="inline-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const type = draft.trim();
+            if (!typePattern.test(type)) return;
+            if (!watched.includes(type)) save([...watched, type]);
+            setDraft('');
+          }}
+        >
+          <label for="watch-type">Event type</label>
+          <input id="watch-type" value={draft} onInput={(e) => setDraft(e.currentTarget.value)} placeholder="orders" autocomplete="off" />
+          <button type="submit" disabled={!draftValid}>
+            Watch
+          </button>
+        </form>
+      }
+      listing={{ of: data.data?.listing, what: 'routed event types' }}
+    >
+      <TableWrap label="Streams">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Event type</th>
+              <th scope="col">Partition / resource</th>
+              <th scope="col" class="num">
+                Buffered
+              </th>
+              <th scope="col" class="num">
+                Flush lag
+              </th>
+              <th scope="col">Last flush</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((row) => (
+              <StreamRow
+                key={row.type}
+                row={row}
+                watched={watched.includes(row.type)}
+                onUnwatch={() => save(watched.filter((t) => t !== row.type))}
+                onChanged={data.refresh}
+              />
+            ))}
+          </tbody>
+        </table>
+      </TableWrap>
+    </Section>
   );
 }
