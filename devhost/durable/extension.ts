@@ -64,11 +64,29 @@ export class DurableExtension implements HostExtension {
       limits: settings.limits,
       ...(this.options.observer === undefined ? {} : { observer: this.options.observer }),
     });
+    this.warnUnservedBindings(host);
     await engine.start();
     this.engine = engine;
     this.api = new DurableHttpApi(new DurableClientApi(engine), links, keys);
     this.restoreHostname = this.pinHostname(host.baseUrl);
     host.log('debug', `Durable Functions: task hub ${settings.hubName}, ${store.kind} store`);
+  }
+
+  /** Durable-triggered functions get their client inputs only; say so for any other binding. */
+  private warnUnservedBindings(host: HostServices): void {
+    for (const { metadata } of host.registry.functions.values()) {
+      const bindings = Object.entries(metadata.bindings);
+      if (!bindings.some(([, b]) => /^(orchestration|activity|entity)trigger$/i.test(b.type ?? ''))) continue;
+      const unserved = bindings
+        .filter(([name, b]) => !durableTypes.has(b.type?.toLowerCase() ?? '') && name !== '$return')
+        .map(([name, b]) => `${name} (${b.type ?? '?'})`);
+      if (unserved.length > 0) {
+        host.log(
+          'warn',
+          `Function '${metadata.name}': the devhost does not serve ${unserved.join(', ')} on durable-triggered functions; they are ignored`,
+        );
+      }
+    }
   }
 
   /**
