@@ -1,7 +1,10 @@
 /** Schedules: the HTTP API, the orchestration and its activities, registered; the logic lives in shared/schedules. */
+import { app } from '@azure/functions';
 import * as df from 'durable-functions';
 
+import { scheduleSettings } from '../shared/config';
 import { getScheduleActivities, scheduleService } from '../shared/schedules/defaults';
+import { pendingGraceMs } from '../shared/schedules/service';
 import { durableScheduleEngine } from '../shared/schedules/engine';
 import { scheduleActivities, scheduleOrchestrator } from '../shared/schedules/names';
 import type { CheckpointInput, PollInput, RunInput } from '../shared/schedules/records';
@@ -30,3 +33,14 @@ df.app.activity(scheduleActivities.run, {
 });
 df.app.activity(scheduleActivities.poll, { handler: (input: PollInput) => getScheduleActivities().poll(input) });
 df.app.activity(scheduleActivities.checkpoint, { handler: (input: CheckpointInput) => getScheduleActivities().checkpoint(input) });
+
+app.timer('schedulesReconcile', {
+  // Read when the app loads (the host needs the schedule to index the function); validated there.
+  schedule: scheduleSettings().reconcileSchedule,
+  extraInputs: [df.input.durableClient()],
+  handler: async (_timer, context) => {
+    durableClientOf(context);
+    const report = await scheduleService(engine).reconcilePending(pendingGraceMs);
+    if (report.completed + report.left > 0) context.log(JSON.stringify({ event: 'schedules.reconciled', ...report }));
+  },
+});

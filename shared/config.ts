@@ -147,6 +147,8 @@ export interface ScheduleSettings {
   readonly runCheckMs: number;
   /** Run records kept per schedule in the index. */
   readonly historyRuns: number;
+  /** Six-field NCRONTAB schedule of the timer that completes creates cut short (rows left `pending`). */
+  readonly reconcileSchedule: string;
 }
 
 export interface JobSettings {
@@ -412,6 +414,7 @@ export const settingNames = {
   schedulesHistoryRuns: 'TALLYHO_SCHEDULES_HISTORY_RUNS',
   streamsPartitions: 'TALLYHO_STREAMS_PARTITIONS',
   streamsRouteCacheSeconds: 'TALLYHO_STREAMS_ROUTE_CACHE_SECONDS',
+  schedulesReconcileSchedule: 'TALLYHO_SCHEDULES_RECONCILE_SCHEDULE',
   streamsFlushEvents: 'TALLYHO_STREAMS_FLUSH_EVENTS',
   streamsFlushIntervalMs: 'TALLYHO_STREAMS_FLUSH_INTERVAL_MS',
   streamsFlushMaxEvents: 'TALLYHO_STREAMS_FLUSH_MAX_EVENTS',
@@ -530,9 +533,21 @@ function readScheduleSettings(r: SettingsReader): ScheduleSettings {
   };
 }
 
+    reconcileSchedule: ncrontab(r, n.schedulesReconcileSchedule, '0 */5 * * * *'),
 function readCounterSettings(r: SettingsReader): CounterSettings {
   return {
     rollupSchedule: ncrontab(r, settingNames.countersRollupSchedule, '*/30 * * * * *'),
+/**
+ * The schedules settings alone. The reconcile timer needs its schedule when the app loads, before
+ * (and without) a storage connection.
+ */
+export function scheduleSettings(env: Env = process.env): ScheduleSettings {
+  const r = new SettingsReader(env);
+  const settings = readScheduleSettings(r);
+  failOnProblems(r);
+  return settings;
+}
+
     defaultSafetyWindowSeconds: r.int(settingNames.countersSafetyWindowSeconds, 60, 0, 3600),
     defaultPartitions: r.int(settingNames.countersDefaultPartitions, 4, 1, 100),
     maxIncrement: r.int(settingNames.countersMaxIncrement, 1_000_000, 1, 1_000_000_000),

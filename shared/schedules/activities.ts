@@ -168,7 +168,7 @@ export class ScheduleActivities {
     const outcome = await runTarget(claim.row.definition.target, ctx, this.deps.targets);
     // On the orchestration's clock (a devhost virtual clock included): when it started the run plus how long the target took.
     const finishedAt = new Date(Date.parse(input.now) + (this.deps.clock.now() - began)).toISOString();
-    logger.log(outcome.outcome === 'failed' ? 'warn' : 'info', 'schedules.run', {
+    logger.log(outcome.outcome === 'failed' ? 'warn' : 'debug', 'schedules.run', {
       schedule: input.scheduleId,
       runId: input.runId,
       due: input.fire.at,

@@ -42,6 +42,9 @@ export interface ScheduleServiceDeps {
   readonly newId: () => string;
 }
 
+/** A create still `pending` after this long was cut short (no request takes that long): the reconciler completes it. */
+export const pendingGraceMs = 120_000;
+
 /** Trigger-now requests a schedule may have waiting at once. */
 export const maxPendingTriggers = 10;
 
@@ -183,6 +186,35 @@ export class ScheduleService {
   ): Promise<{ items: ScheduleView[]; continuationToken: string | null }> {
     const page = await this.deps.table.list(state, pageSize, continuationToken);
     return { items: page.rows.map(viewOf), continuationToken: page.continuationToken ?? null };
+  }
+
+  /**
+   * Completes creates that stopped between the index row and the orchestration start (the caller
+   * crashed or gave up, and did not retry): rows still `pending` after `olderThanMs`. Service Bus
+   * scheduled deliveries are left alone and logged: whether their message reached the broker is
+   * unknown, and scheduling it again could deliver it twice.
+   */
+  async reconcilePending(olderThanMs: number): Promise<{ completed: number; left: number }> {
+    const cutoff = this.deps.clock.now() - olderThanMs;
+    let completed = 0;
+    let left = 0;
+    let token: string | undefined;
+    do {
+      const page = await this.deps.table.list('pending', 100, token);
+      for (const row of page.rows) {
+        if (Date.parse(row.createdAt) > cutoff) continue;
+        if (row.mode === 'serviceBusScheduled') {
+          left++;
+          this.deps.logger.log('warn', 'schedules.reconcile.pendingDelivery', { schedule: row.id, createdAt: row.createdAt });
+          continue;
+        }
+        await this.activate(row);
+        completed++;
+        this.deps.logger.log('info', 'schedules.reconcile.completed', { schedule: row.id, createdAt: row.createdAt });
+      }
+      token = page.continuationToken;
+    } while (token !== undefined);
+    return { completed, left };
   }
 
   private async wake(id: string): Promise<void> {

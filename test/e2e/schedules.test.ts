@@ -46,7 +46,11 @@ const storage = (): string => process.env.TEST_STORAGE_CONNECTION as string;
 const unique = (prefix: string): string => `${prefix}-${randomBytes(5).toString('hex')}`;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 /** Settings every host here gets: the other capabilities' timers would otherwise fire every 30-60 virtual seconds. */
-const quietTimers = { TALLYHO_COUNTERS_ROLLUP_SCHEDULE: '0 0 0 1 1 *', TALLYHO_JOBS_RECONCILE_SCHEDULE: '0 0 0 1 1 *' };
+const quietTimers = {
+  TALLYHO_COUNTERS_ROLLUP_SCHEDULE: '0 0 0 1 1 *',
+  TALLYHO_JOBS_RECONCILE_SCHEDULE: '0 0 0 1 1 *',
+  TALLYHO_SCHEDULES_RECONCILE_SCHEDULE: '0 0 0 1 1 *',
+};
 
 async function queueTexts(queue: string): Promise<string[]> {
   const client = QueueServiceClient.fromConnectionString(storage()).getQueueClient(queue);

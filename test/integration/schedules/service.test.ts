@@ -6,6 +6,7 @@
 import { QueueServiceClient } from '@azure/storage-queue';
 
 import { isAppError } from '../../../shared/errors';
+import { pendingGraceMs } from '../../../shared/schedules/service';
 import { scheduleHarness } from '../../support/schedules';
 import { testConnection } from '../../support/sequences';
 
@@ -123,6 +124,27 @@ describe('creating schedules', () => {
     expect(problem.paths).toContain(path);
     expect(await h.table.read(id)).toBeUndefined();
     expect(h.engine.started.size).toBe(0);
+  });
+});
+
+describe('the reconciler', () => {
+  it('completes creates left pending for longer than the grace period, and leaves Service Bus deliveries alone', async () => {
+    const h = scheduleHarness();
+    h.engine.failStarts = 1;
+    await expect(h.service.create({ id: 'cut-short', at: '2027-01-01T05:00:00Z', target: queueTarget('out') })).rejects.toThrow();
+    const row = await h.table.read('cut-short');
+    expect(row?.state).toBe('pending');
+    if (row === undefined) return;
+    // A Service Bus delivery whose handle was never stored (the process died after scheduling).
+    await h.table.create({ ...row, id: 'sb-pending', mode: 'serviceBusScheduled' });
+    await h.clock.advance(pendingGraceMs + 1000);
+    // Too recent to touch: its create may still be under way.
+    await h.table.create({ ...row, id: 'fresh', createdAt: new Date(h.clock.now()).toISOString() });
+    expect(await h.service.reconcilePending(pendingGraceMs)).toEqual({ completed: 1, left: 1 });
+    expect((await h.table.read('cut-short'))?.state).toBe('active');
+    expect((await h.table.read('fresh'))?.state).toBe('pending');
+    expect((await h.table.read('sb-pending'))?.state).toBe('pending');
+    expect([...h.engine.started.keys()]).toEqual(['cut-short']);
   });
 });
 
