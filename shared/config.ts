@@ -182,6 +182,8 @@ export interface JobSettings {
   readonly reconcileSchedule: string;
   /** Billing processor: tax category -> rate (parts per million), from a JSON object of percentages. */
   readonly billingRates: RateTable;
+  /** Stream (event type) every completed billing job appends its invoice lines to; undefined: off. */
+  readonly billingLedgerStream: string | undefined;
 }
 
 export interface HttpSettings {
@@ -412,9 +414,9 @@ export const settingNames = {
   schedulesRecheckSeconds: 'TALLYHO_SCHEDULES_RECHECK_SECONDS',
   schedulesRunCheckMs: 'TALLYHO_SCHEDULES_RUN_CHECK_MS',
   schedulesHistoryRuns: 'TALLYHO_SCHEDULES_HISTORY_RUNS',
+  schedulesReconcileSchedule: 'TALLYHO_SCHEDULES_RECONCILE_SCHEDULE',
   streamsPartitions: 'TALLYHO_STREAMS_PARTITIONS',
   streamsRouteCacheSeconds: 'TALLYHO_STREAMS_ROUTE_CACHE_SECONDS',
-  schedulesReconcileSchedule: 'TALLYHO_SCHEDULES_RECONCILE_SCHEDULE',
   streamsFlushEvents: 'TALLYHO_STREAMS_FLUSH_EVENTS',
   streamsFlushIntervalMs: 'TALLYHO_STREAMS_FLUSH_INTERVAL_MS',
   streamsFlushMaxEvents: 'TALLYHO_STREAMS_FLUSH_MAX_EVENTS',
@@ -450,6 +452,7 @@ export const settingNames = {
   jobsStaleSeconds: 'TALLYHO_JOBS_STALE_SECONDS',
   jobsReconcileSchedule: 'TALLYHO_JOBS_RECONCILE_SCHEDULE',
   jobsBillingRates: 'TALLYHO_JOBS_BILLING_RATES',
+  jobsBillingLedgerStream: 'TALLYHO_JOBS_BILLING_LEDGER_STREAM',
   occMaxAttempts: 'TALLYHO_OCC_MAX_ATTEMPTS',
   occMaxWaitMs: 'TALLYHO_OCC_MAX_WAIT_MS',
   storageMaxTries: 'TALLYHO_STORAGE_MAX_TRIES',
@@ -530,13 +533,10 @@ function readScheduleSettings(r: SettingsReader): ScheduleSettings {
     recheckSeconds: r.int(n.schedulesRecheckSeconds, 3600, 10, 7 * 86_400),
     runCheckMs: r.int(n.schedulesRunCheckMs, 1000, 100, 600_000),
     historyRuns: r.int(n.schedulesHistoryRuns, 20, 1, 200),
+    reconcileSchedule: ncrontab(r, n.schedulesReconcileSchedule, '0 */5 * * * *'),
   };
 }
 
-    reconcileSchedule: ncrontab(r, n.schedulesReconcileSchedule, '0 */5 * * * *'),
-function readCounterSettings(r: SettingsReader): CounterSettings {
-  return {
-    rollupSchedule: ncrontab(r, settingNames.countersRollupSchedule, '*/30 * * * * *'),
 /**
  * The schedules settings alone. The reconcile timer needs its schedule when the app loads, before
  * (and without) a storage connection.
@@ -548,6 +548,9 @@ export function scheduleSettings(env: Env = process.env): ScheduleSettings {
   return settings;
 }
 
+function readCounterSettings(r: SettingsReader): CounterSettings {
+  return {
+    rollupSchedule: ncrontab(r, settingNames.countersRollupSchedule, '*/30 * * * * *'),
     defaultSafetyWindowSeconds: r.int(settingNames.countersSafetyWindowSeconds, 60, 0, 3600),
     defaultPartitions: r.int(settingNames.countersDefaultPartitions, 4, 1, 100),
     maxIncrement: r.int(settingNames.countersMaxIncrement, 1_000_000, 1, 1_000_000_000),
@@ -585,6 +588,7 @@ function readJobSettings(r: SettingsReader): JobSettings {
   const n = settingNames;
   const rates = parseRateTable(r.string(n.jobsBillingRates, defaultRatesJson));
   for (const problem of rates.problems) r.problems.push(`${n.jobsBillingRates}: ${problem}`);
+  const ledgerStream = r.string(n.jobsBillingLedgerStream, 'billing-invoices', /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/);
   const settings: JobSettings = {
     queues: r.int(n.jobsQueues, 4, 1, 8),
     queuePrefix: r.string(n.jobsQueuePrefix, 'jobs-work', queuePrefixPattern),
@@ -601,6 +605,7 @@ function readJobSettings(r: SettingsReader): JobSettings {
     staleSeconds: r.int(n.jobsStaleSeconds, 120, 5, 86_400),
     reconcileSchedule: ncrontab(r, n.jobsReconcileSchedule, '0 */1 * * * *'),
     billingRates: rates.table,
+    billingLedgerStream: ledgerStream === 'none' ? undefined : ledgerStream,
   };
   // An item kept inline must fit an envelope on its own, with room for the envelope's own fields.
   if (settings.claimCheckBytes > settings.envelopeMaxBytes - 1024) {

@@ -27,27 +27,64 @@ function finalizeContext(ctx: JobsContext, job: JobRecord): FinalizeContext {
   };
 }
 
-/** Publishes a pending completion event and records that it is out; leaves it pending on failure. */
-export async function publishPending(ctx: JobsContext, stored: StoredJob): Promise<StoredJob> {
-  const { job } = stored;
-  if (job.event !== 'pending') return stored;
-  let outcome: 'published' | 'notConfigured';
+/** True while a completed job still owes its delivery or its event. */
+export function hasPendingOutput(job: JobRecord): boolean {
+  return job.delivery === 'pending' || job.event === 'pending';
+}
+
+async function note(ctx: JobsContext, stored: StoredJob, change: Partial<JobRecord>): Promise<StoredJob | undefined> {
   try {
-    outcome = await ctx.events.publish(job);
-  } catch (err) {
-    ctx.logger.log('error', 'jobs.event_failed', { job: job.id, round: job.round, error: err });
-    return stored;
-  }
-  try {
-    const next = await ctx.jobs.update({ ...job, event: outcome, updatedAt: ctx.clock.now() }, stored.etag);
-    await ctx.jobs.clearOpen(job.id);
-    ctx.logger.log('info', 'jobs.event', { job: job.id, round: job.round, event: outcome });
-    return next;
+    return await ctx.jobs.update({ ...stored.job, ...change, updatedAt: ctx.clock.now() }, stored.etag);
   } catch (err) {
     // Someone else recorded it (or retry-failed moved on): their write stands.
-    if (err instanceof LostRace) return (await ctx.jobs.read(job.id)) ?? stored;
+    if (err instanceof LostRace) return undefined;
     throw err;
   }
+}
+
+/**
+ * The steps after completion, in order: the processor's delivery, then the JobCompleted event,
+ * then leaving the open index. Each is noted on the job once done; a failure is logged and leaves
+ * it pending for the reconciler, so a Service Bus or streams outage never un-completes a job.
+ */
+export async function finishOutputs(ctx: JobsContext, stored: StoredJob): Promise<StoredJob> {
+  let current = stored;
+  const { job } = current;
+  if (job.delivery === 'pending') {
+    const processor = ctx.processors.get(job.processor);
+    let outcome: 'delivered' | 'notConfigured';
+    try {
+      outcome =
+        processor?.deliver === undefined
+          ? 'notConfigured'
+          : await processor.deliver({
+              jobId: job.id,
+              round: job.round,
+              readFile: async (name) => (await ctx.files.readFile(job.id, name))?.body.toString('utf8'),
+            });
+    } catch (err) {
+      ctx.logger.log('error', 'jobs.delivery_failed', { job: job.id, round: job.round, error: err });
+      return current;
+    }
+    const next = await note(ctx, current, { delivery: outcome });
+    if (next === undefined) return (await ctx.jobs.read(job.id)) ?? current;
+    current = next;
+  }
+  if (current.job.event === 'pending') {
+    let outcome: 'published' | 'notConfigured';
+    try {
+      outcome = await ctx.events.publish(current.job);
+    } catch (err) {
+      ctx.logger.log('error', 'jobs.event_failed', { job: job.id, round: job.round, error: err });
+      return current;
+    }
+    const next = await note(ctx, current, { event: outcome });
+    if (next === undefined) return (await ctx.jobs.read(job.id)) ?? current;
+    current = next;
+    ctx.logger.log('info', 'jobs.event', { job: job.id, round: job.round, event: outcome });
+  }
+  if (isFinished(current.job.phase) && !hasPendingOutput(current.job)) await ctx.jobs.clearOpen(job.id);
+  return current;
 }
 
 type Attempt =
@@ -108,6 +145,7 @@ export async function completeIfDone(ctx: JobsContext, jobId: string): Promise<S
         phase: (job.failed ?? 0) > 0 ? 'completedWithFailures' : 'completed',
         completedAt: now,
         summary,
+        delivery: processor.deliver === undefined ? 'notConfigured' : 'pending',
         event: 'pending',
         lease: '',
         leaseUntil: 0,
@@ -128,7 +166,7 @@ export async function completeIfDone(ctx: JobsContext, jobId: string): Promise<S
     failed: job.failed,
     durationMs: now - job.acceptedAt,
   });
-  return publishPending(ctx, completed);
+  return finishOutputs(ctx, completed);
 }
 
 /** The cheap check an envelope runs after recording: one tally query; the job row only once all items are final. */

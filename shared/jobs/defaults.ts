@@ -8,6 +8,8 @@ import { getServiceBusSender } from '../messaging/serviceBus';
 import { containers, serviceBusEntities, tables } from '../resources';
 import { defaultBackoff } from '../retry';
 import { getStorage } from '../storage/clients';
+import type { StreamsApi } from '../streams/service';
+import { streamInvoiceLedger } from './billing/ledger';
 import { billingProcessor } from './billing/processor';
 import { JobEventPublisher } from './events';
 import { JobFiles } from './files';
@@ -18,6 +20,16 @@ import { ResultStore } from './resultStore';
 import { JobService } from './service';
 
 let service: JobService | undefined;
+let currentStreams: () => StreamsApi | undefined = () => undefined;
+
+/**
+ * How job code reaches the streams capability (it needs a Durable client, which only an invocation
+ * with a `durableClient` input has): functions/jobs.ts provides it. A provider that throws means no
+ * client is at hand; the delivery then waits for an invocation that has one.
+ */
+export function useStreamsForJobs(streams: () => StreamsApi | undefined): void {
+  currentStreams = streams;
+}
 
 export function getJobService(): JobService {
   if (service === undefined) {
@@ -33,7 +45,9 @@ export function getJobService(): JobService {
       ),
       files: new JobFiles(() => storage.container(containers.jobs), containers.jobs),
       queues: new StorageEnvelopeQueues((name) => storage.queue(name), workQueueNames(settings)),
-      processors: registry(billingProcessor(settings.billingRates)),
+      processors: registry(
+        billingProcessor(settings.billingRates, { ledger: streamInvoiceLedger(settings.billingLedgerStream, () => currentStreams()) }),
+      ),
       events: new JobEventPublisher(() => getServiceBusSender(config, serviceBusEntities.topics.jobEvents)),
       clock: systemClock,
       random: Math.random,

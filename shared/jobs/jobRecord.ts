@@ -17,6 +17,9 @@ export type JobPhase = 'enqueuing' | 'enqueued' | 'finalizing' | 'completed' | '
 /** `none` before completion; `pending` from completion until the event is out. */
 export type EventState = 'none' | 'pending' | 'published' | 'notConfigured';
 
+/** The processor's `deliver` step: `pending` from completion until it has run. */
+export type DeliveryState = 'none' | 'pending' | 'delivered' | 'notConfigured';
+
 export interface JobRecord {
   readonly id: string;
   readonly processor: string;
@@ -51,6 +54,7 @@ export interface JobRecord {
   readonly failed: number | null;
   /** The processor's summary (files written, figures), written with the completion. */
   readonly summary: JsonObject | null;
+  readonly delivery: DeliveryState;
   readonly event: EventState;
 }
 
@@ -63,6 +67,7 @@ export const jobRowKey = 'job';
 
 const phases: readonly JobPhase[] = ['enqueuing', 'enqueued', 'finalizing', 'completed', 'completedWithFailures'];
 const eventStates: readonly EventState[] = ['none', 'pending', 'published', 'notConfigured'];
+const deliveryStates: readonly DeliveryState[] = ['none', 'pending', 'delivered', 'notConfigured'];
 
 export function isFinished(phase: JobPhase): boolean {
   return phase === 'completed' || phase === 'completedWithFailures';
@@ -96,6 +101,7 @@ export function jobEntity(job: JobRecord): Record<string, unknown> & { partition
     succeeded: job.succeeded ?? -1,
     failed: job.failed ?? -1,
     summary: job.summary === null ? '' : JSON.stringify(job.summary),
+    delivery: job.delivery,
     event: job.event,
   };
 }
@@ -146,6 +152,7 @@ export function parseJob(id: string, raw: Record<string, unknown>): JobRecord {
     succeeded: optional(num(raw, 'succeeded', id)),
     failed: optional(num(raw, 'failed', id)),
     summary: summary === '' ? null : (JSON.parse(summary) as JsonObject),
+    delivery: oneOf(raw, 'delivery', id, deliveryStates),
     event: oneOf(raw, 'event', id, eventStates),
   };
 }

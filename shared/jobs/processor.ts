@@ -37,11 +37,23 @@ export interface FinalizeContext {
   writeFile(name: string, contentType: string, body: string): Promise<string>;
 }
 
+export interface DeliverContext {
+  readonly jobId: string;
+  readonly round: number;
+  /** A file `finalize` wrote. */
+  readFile(name: string): Promise<string | undefined>;
+}
+
 export interface JobProcessor {
   readonly name: string;
   processItem(item: JsonObject, context: ItemContext): Promise<ItemOutcome>;
   /** Must be deterministic in its inputs: after a crash another instance runs it again. */
   finalize(context: FinalizeContext): Promise<JsonObject>;
+  /**
+   * Hands the completed job's output on (billing: the invoice lines to a stream), after the job
+   * completed and before its event. Retried until it returns, so it must be idempotent.
+   */
+  deliver?(context: DeliverContext): Promise<'delivered' | 'notConfigured'>;
 }
 
 export type ProcessorRegistry = ReadonlyMap<string, JobProcessor>;

@@ -5,7 +5,7 @@
  * from the index. Each step is the same conditional, idempotent one the normal path uses, so the
  * reconciler racing a live worker costs a lost race, never a duplicate.
  */
-import { completeIfDone, publishPending } from './complete';
+import { completeIfDone, finishOutputs, hasPendingOutput } from './complete';
 import type { JobsContext } from './context';
 import { claimEnqueue, runEnqueue } from './enqueue';
 import { isFinished } from './jobRecord';
@@ -38,9 +38,9 @@ async function reconcileJob(ctx: JobsContext, id: string, since: number): Promis
   if (!isFinished(job.phase)) {
     return isFinished((await completeIfDone(ctx, id)).job.phase) ? 'completed' : 'none';
   }
-  if (job.event === 'pending') {
+  if (hasPendingOutput(job)) {
     if (now - job.updatedAt < staleMs) return 'none';
-    return (await publishPending(ctx, stored)).job.event === 'pending' ? 'none' : 'published';
+    return hasPendingOutput((await finishOutputs(ctx, stored)).job) ? 'none' : 'published';
   }
   await ctx.jobs.clearOpen(id);
   return 'closed';

@@ -8,7 +8,7 @@
  */
 import { AppError } from '../errors';
 import { LostRace } from '../retry';
-import { publishPending } from './complete';
+import { finishOutputs, hasPendingOutput } from './complete';
 import { enqueueLeaseMs, type JobsContext } from './context';
 import { claimEnqueue, readInputFile, roundEnvelopes, runEnqueue } from './enqueue';
 import type { JobRecord, StoredJob } from './jobRecord';
@@ -39,6 +39,7 @@ async function startRound(ctx: JobsContext, stored: StoredJob): Promise<StoredJo
     succeeded: null,
     failed: null,
     summary: null,
+    delivery: 'none',
     event: 'none',
     updatedAt: now,
   };
@@ -58,9 +59,13 @@ export async function retryFailed(ctx: JobsContext, jobId: string): Promise<JobR
       const claimed = await claimEnqueue(ctx, stored, ctx.newLease());
       return claimed === undefined ? job : (await runEnqueue(ctx, claimed)).job;
     }
-    if (job.event === 'pending') {
-      // The last completion's event goes out first; the new round resets the event state.
-      await publishPending(ctx, stored);
+    if (hasPendingOutput(job)) {
+      // The last completion's delivery and event go out first; the new round resets them.
+      const after = await finishOutputs(ctx, stored);
+      if (hasPendingOutput(after.job))
+        throw new AppError('DependencyUnavailable', `Job ${jobId} is still handing on its last completion; try again`, {
+          retryAfterSeconds: 5,
+        });
       continue;
     }
     if (job.phase !== 'completedWithFailures') {

@@ -79,6 +79,9 @@ export const jobView = z
       durationMs: z.number().int().nullable().meta({ description: 'Accepted to completed' }),
     }),
     summary: z.record(z.string(), z.unknown()).nullable().meta({ description: "The processor's summary, once completed" }),
+    delivery: z
+      .enum(['none', 'pending', 'delivered', 'notConfigured'])
+      .meta({ description: "The processor's hand-on of the latest completion (billing: invoice lines to the ledger stream)" }),
     event: z
       .enum(['none', 'pending', 'published', 'notConfigured'])
       .meta({ description: 'The JobCompleted event of the latest completion' }),

@@ -106,6 +106,7 @@ export async function submitJob(ctx: JobsContext, request: SubmitRequest, key: s
     succeeded: null,
     failed: null,
     summary: null,
+    delivery: 'none',
     event: 'none',
   };
   const job: JobRecord = { ...draft, envelopes: (await roundEnvelopes(ctx, draft, input)).length };

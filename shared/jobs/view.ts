@@ -44,6 +44,7 @@ export function viewJob(job: JobRecord, progress: Progress | undefined): z.outpu
       durationMs: job.completedAt === null ? null : job.completedAt - job.acceptedAt,
     },
     summary: job.summary,
+    delivery: job.delivery,
     event: job.event,
     links: jobLinks(job),
   };

@@ -18,6 +18,7 @@ import { expectProblem, requestJson } from './support/http';
 interface JobView {
   id: string;
   state: string;
+  delivery: string;
   round: number;
   totals: { items: number; succeeded: number; failed: number; pending: number };
   envelopes: { count: number; sent: number };
@@ -73,7 +74,9 @@ describe('jobs over HTTP', () => {
     for (;;) {
       const res = await read(h, id);
       expect(res.status).toBe(200);
-      if (res.body.state === 'completed' || res.body.state === 'completedWithFailures') return res.body;
+      const done = res.body.state === 'completed' || res.body.state === 'completedWithFailures';
+      // Finished means settled: the invoice lines delivered and the event handled too.
+      if (done && res.body.delivery !== 'pending' && res.body.event !== 'pending') return res.body;
       if (Date.now() > deadline) throw new Error(`job ${id} did not finish: ${JSON.stringify(res.body)}\n${h.output().slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -113,6 +116,33 @@ describe('jobs over HTTP', () => {
     return total;
   }
 
+  /** The job's lines in the `billing-invoices` stream log, after a flush, as CSV-like rows. */
+  async function ledgerLines(h: E2eHost, id: string): Promise<string[]> {
+    const flushed = await requestJson(h, 'POST', '/api/streams/billing-invoices/flush', { key: 'admin' });
+    expect(flushed.status).toBe(200);
+    const container = await storage.container('streams');
+    const lines: string[] = [];
+    for await (const blob of container.listBlobsFlat()) {
+      if (!blob.name.includes('/billing-invoices/')) continue;
+      const text = (await container.getBlobClient(blob.name).downloadToBuffer()).toString('utf8');
+      for (const line of text.split('\n').filter((l) => l !== '')) {
+        const event = JSON.parse(line) as { producer: string; data: Record<string, unknown> };
+        if (event.producer !== `job-${id}-r0`) continue;
+        const d = event.data;
+        lines.push(
+          [d.customerId, d.currency, d.exponent, d.transactions, d.netMinor, d.taxMinor, d.grossMinor, d.net, d.tax, d.gross].join(','),
+        );
+      }
+    }
+    return lines;
+  }
+
+  const invoiceRows = (csv: string): string[] =>
+    csv
+      .split('\r\n')
+      .filter((l) => l !== '')
+      .slice(1);
+
   test('a 10,000-transaction job completes with per-customer totals equal to an independent computation', async () => {
     const items = transactions(10_000, 42);
     const started = Date.now();
@@ -132,6 +162,9 @@ describe('jobs over HTTP', () => {
     const results = await allResults(host, job.id);
     expect(results).toHaveLength(10_000);
     expect(new Set(results.map((r) => r.id)).size).toBe(10_000);
+    // The invoice lines also went to the ledger stream, once each, through its single writer.
+    expect(job.delivery).toBe('delivered');
+    expect(await ledgerLines(host, job.id)).toEqual(invoiceRows(await invoice(host, job)));
     console.log(`10,000 transactions: accepted to completed in ${job.timings.durationMs} ms (${elapsedMs} ms seen by the test)`);
     expect(elapsedMs).toBeLessThan(60_000);
   }, 120_000);

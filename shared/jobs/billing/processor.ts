@@ -8,11 +8,13 @@
 import type { JsonObject } from '../envelope';
 import type { FinalizeContext, ItemOutcome, JobProcessor } from '../processor';
 import { type BillingLine, invoiceCsv, isBillingLine, reduceLines } from './invoice';
+import { type InvoiceLedger, noInvoiceLedger } from './ledger';
 import { taxMinor } from './money';
 import type { RateTable } from './rates';
 import { validateTransaction } from './transaction';
 
 export const billingProcessorName = 'billing';
+const invoiceFile = 'invoice.csv';
 
 /** Where the reduce reads the mapped lines from. */
 export interface BillingLineSource {
@@ -55,19 +57,33 @@ export function mapTransaction(item: JsonObject, rates: RateTable): ItemOutcome 
   return { ok: true, output: { ...line } };
 }
 
-export function billingProcessor(rates: RateTable, source: BillingLineSource = resultLineSource): JobProcessor {
+export interface BillingOptions {
+  /** Where the reduce reads the mapped lines (default: the succeeded items' results). */
+  readonly source?: BillingLineSource;
+  /** Where a completed job's invoice lines go (default: nowhere). */
+  readonly ledger?: InvoiceLedger;
+}
+
+export function billingProcessor(rates: RateTable, options: BillingOptions = {}): JobProcessor {
+  const source = options.source ?? resultLineSource;
+  const ledger = options.ledger ?? noInvoiceLedger;
   return {
     name: billingProcessorName,
     processItem: (item) => Promise.resolve(mapTransaction(item, rates)),
     async finalize(context) {
       const totals = await reduceLines(source.lines(context));
-      const invoice = await context.writeFile('invoice.csv', 'text/csv; charset=utf-8', invoiceCsv(totals));
+      const invoice = await context.writeFile(invoiceFile, 'text/csv; charset=utf-8', invoiceCsv(totals));
       return {
         files: { invoice },
         customers: new Set(totals.map((t) => t.customerId)).size,
         invoiceLines: totals.length,
         transactions: totals.reduce((n, t) => n + t.transactions, 0),
       };
+    },
+    async deliver(context) {
+      const csv = await context.readFile(invoiceFile);
+      if (csv === undefined) throw new Error(`Job ${context.jobId} has no ${invoiceFile} to deliver`);
+      return ledger.append(context.jobId, context.round, csv);
     },
   };
 }

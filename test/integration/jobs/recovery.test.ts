@@ -6,7 +6,7 @@
  * the completion event goes out once, and a republish carries the same message id.
  */
 import { type Clock, ManualClock, systemClock } from '../../../shared/clock';
-import { publishPending } from '../../../shared/jobs/complete';
+import { finishOutputs } from '../../../shared/jobs/complete';
 import { expectedTotals, invoiceTotals, transactions } from '../../support/billing';
 import { type FaultProxy, startFaultProxy } from '../../support/faultProxy';
 import { jobHarness, jobNames, testConnection } from '../../support/jobs';
@@ -201,7 +201,7 @@ describe('job recovery on Azurite', () => {
     expect(h.events.sent[0]?.body).toMatchObject({ type: 'JobCompleted', job: job.id, state: 'completed', succeeded: 64, failed: 0 });
     // A publisher that sent but died before noting it (here: one holding the old ETag) sends again
     // with the same message id, which the topic's duplicate detection drops; its note loses the race.
-    const again = await publishPending(h.context, stored!);
+    const again = await finishOutputs(h.context, stored!);
     expect(again.job.event).toBe('published');
     expect(h.events.sent.map((m) => m.messageId)).toEqual([`${job.id}:0:completed`, `${job.id}:0:completed`]);
   });

@@ -1,5 +1,6 @@
 import { acceptedCurrencies, currencyExponent } from '../../../shared/jobs/billing/currencies';
 import { invoiceCsv, reduceLines, type BillingLine } from '../../../shared/jobs/billing/invoice';
+import { invoiceEvents } from '../../../shared/jobs/billing/ledger';
 import { formatMinor, taxMinor } from '../../../shared/jobs/billing/money';
 import { billingProcessor, mapTransaction } from '../../../shared/jobs/billing/processor';
 import { parseRateTable, percentToPpm } from '../../../shared/jobs/billing/rates';
@@ -218,5 +219,39 @@ describe('invoice reduce and CSV', () => {
     });
     expect(summary).toEqual({ files: { invoice: 'invoice.csv' }, customers: 2, invoiceLines: 2, transactions: 3 });
     expect(written['invoice.csv']).toContain('c-1,EUR,2,2,3998,800,4798,39.98,8.00,47.98');
+  });
+});
+
+describe('invoice ledger events', () => {
+  it('one event per invoice line: producer = job and round, seq = line position, amounts as text', () => {
+    const csv = invoiceCsv([
+      { customerId: 'c-1', currency: 'EUR', transactions: 2, netMinor: 3998n, taxMinor: 800n, grossMinor: 4798n },
+      { customerId: 'c-2', currency: 'JPY', transactions: 1, netMinor: 2n ** 60n, taxMinor: 0n, grossMinor: 2n ** 60n },
+    ]);
+    expect(invoiceEvents('j-1', 2, csv)).toEqual([
+      {
+        producer: 'job-j-1-r2',
+        seq: 0,
+        data: {
+          job: 'j-1',
+          round: 2,
+          customerId: 'c-1',
+          currency: 'EUR',
+          exponent: 2,
+          transactions: 2,
+          netMinor: '3998',
+          taxMinor: '800',
+          grossMinor: '4798',
+          net: '39.98',
+          tax: '8.00',
+          gross: '47.98',
+        },
+      },
+      {
+        producer: 'job-j-1-r2',
+        seq: 1,
+        data: expect.objectContaining({ customerId: 'c-2', exponent: 0, netMinor: '1152921504606846976', net: '1152921504606846976' }),
+      },
+    ]);
   });
 });
