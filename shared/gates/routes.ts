@@ -243,8 +243,8 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
       summary: 'Server-sent events: the current state first, then every change (the release as a `released` event)',
       description:
         'Events: `state` (closed, or a change such as a reset) and `released`, each with the gate as JSON and its ETag as the id; ' +
-        '`: heartbeat` comments every TALLYHO_GATES_HEARTBEAT_SECONDS; a `retry:` hint; the stream ends after ' +
-        'TALLYHO_GATES_SSE_MAX_SECONDS and the client reconnects and gets the full state again.',
+        '`: heartbeat` comments every TALLYHO_GATES_HEARTBEAT_SECONDS; a `retry:` hint. The stream ends right after a release ' +
+        'it delivers, and after TALLYHO_GATES_SSE_MAX_SECONDS; a client that follows the gate further reconnects and gets the full state again.',
       tags,
       params: gateParams,
       responses: {

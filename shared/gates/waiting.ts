@@ -84,14 +84,16 @@ function sseEvent(observed: Observed): string {
 /**
  * An event stream for one gate: a `retry:` hint, the current state (`state`, or `released` when it is
  * released), then every change (`released` for a release, `state` otherwise), `: heartbeat` comments in
- * between, ending after TALLYHO_GATES_SSE_MAX_SECONDS. Resolves once the first state is read, so a
- * missing gate is an ordinary 404 rather than a broken stream.
+ * between. It ends after TALLYHO_GATES_SSE_MAX_SECONDS, and right after a release it delivers: the host
+ * cannot tell when a client hangs up (the library keeps reading the stream), so a stream left behind
+ * by a worker that got its release would otherwise keep the gate watched until the limit. A client
+ * that follows the gate further reconnects and is sent the released state first. Resolves once the
+ * first state is read, so a missing gate is an ordinary 404 rather than a broken stream.
  */
 export async function gateEventStream(deps: WaitingDeps, name: string): Promise<ReadableStream<Uint8Array>> {
   const encoder = new TextEncoder();
-  const queued: string[] = [];
-  let push: (chunk: string) => void = (chunk) => queued.push(chunk);
-  const unsubscribe = deps.hub.subscribe(name, (o) => push(sseEvent(o)));
+  let push: (observed: Observed) => void = () => undefined;
+  const unsubscribe = deps.hub.subscribe(name, (o) => push(o));
   let first: Observed;
   try {
     first = await deps.hub.current(name);
@@ -118,9 +120,12 @@ export async function gateEventStream(deps: WaitingDeps, name: string): Promise<
       };
       write(`retry: ${retryMs}\n\n`);
       write(sseEvent(first));
-      // Changes seen between the subscription and the first read are older than or equal to it.
-      queued.length = 0;
-      push = write;
+      // Changes seen between the subscription and the first read are older than or equal to it, so
+      // they were dropped; from here every change is sent.
+      push = (o) => {
+        write(sseEvent(o));
+        if (o.gate?.state === 'released') stop.abort();
+      };
       void (async () => {
         const end = clock.now() + settings.sseMaxSeconds * 1000;
         try {
@@ -129,7 +134,7 @@ export async function gateEventStream(deps: WaitingDeps, name: string): Promise<
             if (clock.now() < end) write(': heartbeat\n\n');
           }
         } catch {
-          // Aborted: the client went away (cancel), or the host is stopping.
+          // Aborted: a release was sent, the client went away (cancel), or the host is stopping.
         }
         if (closed) return;
         write(': stream ends; reconnect to resume\n\n');

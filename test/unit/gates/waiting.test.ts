@@ -82,7 +82,7 @@ describe('waitForRelease', () => {
 });
 
 describe('gateEventStream', () => {
-  test('retry hint, the current state, heartbeats, the release, and an end after sseMaxSeconds', async () => {
+  test('retry hint, the current state, heartbeats, the release, then the end', async () => {
     const { deps, clock, hub } = setup();
     const chunks: string[] = [];
     const reading = readAll(await gateEventStream(deps, 'g'), chunks);
@@ -92,9 +92,19 @@ describe('gateEventStream', () => {
     await clock.advance(15_000);
     expect(chunks).toContain(': heartbeat\n\n');
     hub.publish(gate('released'));
+    await reading;
+    expect(chunks.slice(-2)).toEqual([expect.stringMatching(/^event: released\nid: "g1\.r\./), ': stream ends; reconnect to resume\n\n']);
+    expect(hub.stats()).toMatchObject({ listeners: 0 });
+  });
+
+  test('a stream that sees no release ends after sseMaxSeconds', async () => {
+    const { deps, clock, hub } = setup();
+    const chunks: string[] = [];
+    const reading = readAll(await gateEventStream(deps, 'g'), chunks);
     await flush();
-    expect(chunks.at(-1)).toMatch(/^event: released\nid: "g1\.r\./);
-    await clock.advance(45_000);
+    await clock.advance(59_000);
+    expect(chunks.filter((c) => c === ': heartbeat\n\n')).toHaveLength(3);
+    await clock.advance(1000);
     await reading;
     expect(chunks.at(-1)).toBe(': stream ends; reconnect to resume\n\n');
     expect(hub.stats()).toMatchObject({ listeners: 0 });
