@@ -291,7 +291,7 @@ describe('admin console in Chromium', () => {
 
     // Phone width: nothing overflows the page sideways (wide tables scroll inside their own region).
     await page.setViewportSize({ width: 375, height: 800 });
-    for (const section of ['gates', 'jobs', 'sequences', 'streams']) {
+    for (const section of ['gates', 'schedules', 'jobs', 'streams', 'counters', 'sequences']) {
       await openSection(section);
       await page.getByRole('heading', { level: 2 }).waitFor();
       const overflow = await page.evaluate(() => {
@@ -325,6 +325,40 @@ describe('admin console in Chromium', () => {
     await page.getByRole('button', { name: 'Use key' }).click();
     await page.getByRole('heading', { name: 'Counters' }).waitFor();
     expect(await page.locator('[role="alert"]').count()).toBe(0);
+  });
+});
+
+describe('admin console without a key (App Service authentication, or a host with keys off)', () => {
+  let host: E2eHost;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    host = await startDevhost();
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await host?.stop();
+  });
+
+  devhostTest('"Continue without a key" loads the sections with no key sent, and "Use a key instead" returns to the prompt', async () => {
+    const page = await browser.newPage();
+    const keyHeaders: (string | undefined)[] = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname.startsWith('/api/gates')) keyHeaders.push(request.headers()['x-functions-key']);
+    });
+    await page.goto(host.url('/api/console#gates'));
+    await page.getByRole('button', { name: 'Continue without a key' }).click();
+    await page.getByText('Sending no key').waitFor();
+    await page.getByRole('heading', { name: 'Gates' }).waitFor();
+    await page.getByText('Updated').waitFor();
+    expect(keyHeaders.length).toBeGreaterThan(0);
+    expect(keyHeaders.every((h) => h === undefined)).toBe(true);
+    expect(await page.locator('[role="alert"]').count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Use a key instead' }).click();
+    await page.getByLabel('Admin key').waitFor();
+    expect(browser.errors).toEqual([]);
   });
 });
 
