@@ -83,7 +83,9 @@ describe('admin console in Chromium', () => {
   const admin = <T>(method: string, path: string, body?: unknown) =>
     requestJson<T>(host, method, path, { key: 'admin', ...(body === undefined ? {} : { body }) });
 
+  /** A fresh load of the page (a hash-only change would keep the section mounted with its older data). */
   async function openSection(section: string): Promise<void> {
+    await page.goto('about:blank');
     await page.goto(host.url(`/api/console#${section}`));
     await page.waitForSelector('main');
   }
@@ -171,9 +173,16 @@ describe('admin console in Chromium', () => {
     expect((await admin<GateView>('GET', `/api/gates/${name}`)).body.state).toBe('closed');
 
     await releaseButton.click();
+    const listReads: string[] = [];
+    const onRequest = (request: { url(): string }): void => {
+      if (new URL(request.url()).pathname === '/api/gates') listReads.push(request.url());
+    };
+    page.on('request', onRequest);
     await dialog.getByRole('button', { name: 'Release', exact: true }).click();
     // No reload and no Refresh click: the change arrives over the gate's event stream.
     await expectText(page, `[data-gate="${name}"] [data-testid="gate-state"]`, 'released', 15_000);
+    page.off('request', onRequest);
+    expect(listReads).toEqual([]);
     await expectText(page, `[data-gate="${name}"]`, 'released from the console');
     expect((await admin<GateView>('GET', `/api/gates/${name}`)).body.state).toBe('released');
     await screenshot(page, 'gates-released', { docs: true });
