@@ -34,6 +34,9 @@ interface Rendered {
   readonly etag: string;
 }
 
+/** Renderings kept (one per route-prefix spelling; the host matches routes case-insensitively). */
+const maxRenderings = 4;
+
 export function openApiRoutes(deps: OpenApiRouteDeps): RouteDefinition[] {
   const rendered = new Map<string, Rendered>();
   const render = (serverUrl: string): Rendered => {
@@ -48,6 +51,7 @@ export function openApiRoutes(deps: OpenApiRouteDeps): RouteDefinition[] {
       });
       const text = JSON.stringify(document);
       hit = { text, etag: `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"` };
+      if (rendered.size >= maxRenderings) rendered.delete(rendered.keys().next().value as string);
       rendered.set(serverUrl, hit);
     }
     return hit;
