@@ -128,7 +128,7 @@ describe('OpenAPI document', () => {
     });
   });
 
-  test('request examples validate against the zod schema and the published JSON Schema', () => {
+  test('every request body has examples, and they validate against the zod schema and the published JSON Schema', () => {
     const compile = schemaValidator(document);
     let checked = 0;
     for (const route of routes) {
@@ -138,6 +138,7 @@ describe('OpenAPI document', () => {
         expect({ route: route.name, examples }).toEqual({ route: route.name, examples: [] });
         continue;
       }
+      expect({ route: route.name, hasExamples: examples.length > 0 }).toEqual({ route: route.name, hasExamples: true });
       const media = op.requestBody.content['application/json'] as Json;
       const validate = compile(media.schema);
       for (const example of examples) {
