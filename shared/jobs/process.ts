@@ -133,7 +133,8 @@ async function run(ctx: JobsContext, envelope: Envelope, delivery: Delivery): Pr
   const finals = ran
     .filter((r) => r.outcome.ok || !r.outcome.retryable || r.entry.a >= ctx.settings.maxAttempts)
     .map((r) => finalResult(envelope, r));
-  const recorded = await ctx.results.record(envelope.j, envelope.r, finals, !redelivered);
+  // A first delivery of a submission envelope finds no rows: try the one-transaction insert first.
+  const recorded = await ctx.results.record(envelope.j, envelope.r, finals, !redelivered && envelope.r === 0);
   if (retries.length > 0) await sendRetries(ctx, envelope, retries);
   const jobFinished = await checkCompletion(ctx, envelope.j, envelope.n);
   return {
