@@ -41,6 +41,6 @@ app.timer('schedulesReconcile', {
   handler: async (_timer, context) => {
     durableClientOf(context);
     const report = await scheduleService(engine).reconcilePending(pendingGraceMs);
-    if (report.completed + report.left > 0) context.log(JSON.stringify({ event: 'schedules.reconciled', ...report }));
+    if (report.started + report.left > 0) context.log(JSON.stringify({ event: 'schedules.reconciled', ...report }));
   },
 });

@@ -91,10 +91,11 @@ type Claim =
 export class ScheduleActivities {
   constructor(private readonly deps: ActivityDeps) {}
 
-  private update<T>(id: string, attempt: (row: ScheduleRow | undefined) => Promise<T>): Promise<T> {
+  /** Read-modify-write with the row's ETag, retried on a lost race; `known` (just written by us) saves the first read. */
+  private update<T>(id: string, attempt: (row: ScheduleRow | undefined) => Promise<T>, known?: ScheduleRow): Promise<T> {
     const { clock, random, logger, backoff } = this.deps;
-    return retryLostRaces({ clock, random, logger, policy: backoff, subject: `schedule ${id}` }, async () =>
-      attempt(await this.deps.table.read(id)),
+    return retryLostRaces({ clock, random, logger, policy: backoff, subject: `schedule ${id}` }, async (n) =>
+      attempt(n === 0 && known !== undefined ? known : await this.deps.table.read(id)),
     );
   }
 
@@ -136,19 +137,42 @@ export class ScheduleActivities {
     });
   }
 
+  /**
+   * Records how a run went. `completes`: it was the one fire of a one-off, which ends with it (the
+   * orchestration then has nothing left to write). `known`: the row as our claim left it.
+   */
   private async record(
     input: { scheduleId: string; runId: string },
     outcome: TargetOutcome,
     now: string,
+    completes: boolean,
+    known?: ScheduleRow,
   ): Promise<ScheduleRow | undefined> {
     const settled: SettledRun =
       outcome.outcome === 'started'
         ? { runId: input.runId, outcome: 'started', handle: outcome.handle }
         : { runId: input.runId, outcome: outcome.outcome };
-    return this.update(input.scheduleId, async (row) => {
-      if (row === undefined) return undefined;
-      return this.write(row, { ...row, runs: withRunOutcome(row, input.runId, outcome, now), settled: withSettled(row.settled, settled) });
-    });
+    const ends = completes && outcome.outcome !== 'started';
+    return this.update(
+      input.scheduleId,
+      async (row) => {
+        if (row === undefined) return undefined;
+        const runs = withRunOutcome(row, input.runId, outcome, now);
+        const end = ends && row.state !== 'cancelled' && !runs.some((r) => r.outcome === 'running');
+        return this.write(row, {
+          ...row,
+          runs,
+          settled: withSettled(row.settled, settled),
+          ...(end ? { state: 'completed' as const, nextFireAt: undefined, triggers: [], ackVersion: row.controlVersion } : {}),
+        });
+      },
+      known,
+    );
+  }
+
+  /** The one scheduled fire of a one-off: once it has run, the schedule has nothing left to do. */
+  private completes(row: ScheduleRow, input: RunInput): boolean {
+    return row.definition.timing.kind === 'once' && input.fire.kind !== 'trigger' && input.nextFireAt === null;
   }
 
   /** Claims the fire, runs the target, records the outcome. */
@@ -176,7 +200,7 @@ export class ScheduleActivities {
       outcome: outcome.outcome,
       ...(outcome.outcome === 'failed' ? { reason: outcome.reason } : {}),
     });
-    const row = await this.record(input, outcome, finishedAt);
+    const row = await this.record(input, outcome, finishedAt, this.completes(claim.row, input), claim.row);
     return { ...outcome, snapshot: snapshotOf(row, settings) };
   }
 
@@ -186,7 +210,14 @@ export class ScheduleActivities {
     if (row === undefined) return { outcome: 'failed', reason: 'the schedule is gone' };
     const outcome = await pollTarget(row.definition.target, input.handle, this.deps.targets);
     if (outcome.outcome === 'running') return { outcome: 'running', snapshot: snapshotOf(row, this.deps.settings) };
-    const after = await this.record(input, outcome, input.now);
+    const kind = row.runs.find((r) => r.runId === input.runId)?.kind;
+    const after = await this.record(
+      input,
+      outcome,
+      input.now,
+      row.definition.timing.kind === 'once' && kind !== undefined && kind !== 'trigger',
+      row,
+    );
     return { ...outcome, snapshot: snapshotOf(after, this.deps.settings) };
   }
 

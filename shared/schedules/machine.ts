@@ -18,7 +18,8 @@ export interface RunningRun {
   readonly pollAt?: string;
 }
 
-export type Mode = 'active' | 'paused' | 'cancelling';
+/** `cancelling` / `completing`: the index says the schedule has ended; runs in progress finish first. */
+export type Mode = 'active' | 'paused' | 'cancelling' | 'completing';
 
 /** Everything the orchestration carries from one execution to the next (`continueAsNew` input). */
 export interface ScheduleState {
@@ -183,6 +184,7 @@ class Planner {
     const idle = state.running.length === 0 && state.queued.length === 0;
     let finished: Plan['finished'];
     if (idle && state.mode === 'cancelling') finished = 'cancelled';
+    else if (idle && state.mode === 'completing') finished = 'completed';
     else if (idle && state.mode === 'active' && next === undefined) finished = 'completed';
     const wakeAt = finished === undefined ? nextWake(state, now) : undefined;
     return { state, start: this.start, records: this.records, nextFireAt: next?.toISOString(), wakeAt, finished };
@@ -236,8 +238,8 @@ export function planControl(state: ScheduleState, snapshot: ControlSnapshot, now
   const p = new Planner({ ...state, checkedAt: now.toISOString(), settings: snapshot.settings }, now);
   const mode = p.state.mode;
   if (snapshot.state === 'cancelled' || snapshot.state === 'completed') {
-    if (mode !== 'cancelling') p.dropQueue('cancelled');
-    p.state = { ...p.state, mode: 'cancelling' };
+    if (mode !== 'cancelling' && mode !== 'completing') p.dropQueue(snapshot.state);
+    p.state = { ...p.state, mode: snapshot.state === 'cancelled' ? 'cancelling' : 'completing' };
   } else if (snapshot.state === 'paused' && mode === 'active') {
     p.dropQueue('paused');
     p.state = { ...p.state, mode: 'paused' };
@@ -257,7 +259,7 @@ export function planControl(state: ScheduleState, snapshot: ControlSnapshot, now
   const fresh = snapshot.triggers.filter((t) => !p.state.seenTriggers.includes(t.id));
   if (fresh.length > 0) {
     p.state = { ...p.state, seenTriggers: [...p.state.seenTriggers, ...fresh.map((t) => t.id)].slice(-maxSeenTriggers) };
-    if (p.state.mode === 'cancelling') {
+    if (p.state.mode === 'cancelling' || p.state.mode === 'completing') {
       for (const t of fresh) p.records.push(skipRecord({ at: t.requestedAt, kind: 'trigger', triggerId: t.id }, 'cancelled'));
     } else {
       // Each trigger arrives on its own: trigger-now obeys the overlap policy like any fire.

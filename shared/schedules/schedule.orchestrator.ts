@@ -64,6 +64,8 @@ export const scheduleOrchestratorHandler: OrchestrationHandler = function* (cont
   let records: RunRecord[] = [];
   let lostRuns: { runId: string; reason: string }[] = [];
   let plan: Plan | undefined;
+  /** The index's state as last seen (from a checkpoint or a run's answer). */
+  let seen: ControlSnapshot['state'] | undefined;
 
   const apply = (next: Plan): void => {
     state = next.state;
@@ -86,7 +88,9 @@ export const scheduleOrchestratorHandler: OrchestrationHandler = function* (cont
     };
     records = [];
     lostRuns = [];
-    return (yield df.callActivityWithRetry(scheduleActivities.checkpoint, activityRetry, input)) as ControlSnapshot;
+    const snapshot = (yield df.callActivityWithRetry(scheduleActivities.checkpoint, activityRetry, input)) as ControlSnapshot;
+    seen = snapshot.state;
+    return snapshot;
   }
 
   // Every execution starts by reading the index (this also activates a freshly created row).
@@ -99,7 +103,8 @@ export const scheduleOrchestratorHandler: OrchestrationHandler = function* (cont
     }
     const current = plan ?? planTick(state, df.currentUtcDateTime);
     if (current.finished !== undefined && toStart.length === 0) {
-      yield* checkpoint(current.finished);
+      // A one-off's run already ended the schedule in the index; otherwise say it now.
+      if (!(current.finished === 'completed' && seen === 'completed')) yield* checkpoint(current.finished);
       return current.finished;
     }
 
@@ -153,6 +158,7 @@ export const scheduleOrchestratorHandler: OrchestrationHandler = function* (cont
         lostRuns.push({ runId, reason: outcome.reason });
       } else {
         outcome = task.result as RunOutcome;
+        if (outcome.snapshot !== undefined) seen = outcome.snapshot.state;
       }
       apply(planRunResult(state, runId, outcome, df.currentUtcDateTime));
     }

@@ -4,8 +4,8 @@
  * Create never leaves the index and the orchestration disagreeing for good: the row is written
  * first as `pending`, the orchestration is started with the schedule id as instance id (a second
  * start of the same id is refused by Durable and treated as success), and the orchestration's first
- * checkpoint (or this call, whichever is first) marks the row `active`. A crash in between leaves a
- * `pending` row, which a retry of the same request (same id, same definition) completes.
+ * checkpoint marks the row `active`. A crash in between leaves a `pending` row, which a retry of the
+ * same request (same id, same definition) or the reconciler completes.
  *
  * Control requests (pause, resume, cancel, trigger) are conditional writes on the row followed by a
  * wake-up event; the row is what the orchestration obeys.
@@ -97,8 +97,7 @@ export class ScheduleService {
     });
     const id = body.id ?? this.deps.newId();
     const key = definitionKey(definition);
-    const existing = await this.deps.table.read(id);
-    if (existing !== undefined) return { created: false, view: viewOf(await this.again(existing, key)) };
+    // Insert-if-absent: an id that exists (a retry, a conflict) is read back and compared.
     const { created, row } = await this.deps.table.create({
       id,
       definition,
@@ -118,7 +117,7 @@ export class ScheduleService {
       sequenceNumber: undefined,
     });
     if (!created) return { created: false, view: viewOf(await this.again(row, key)) };
-    return { created: true, view: viewOf(await this.activate(row)) };
+    return { created: true, view: viewOf(await this.begin(row)) };
   }
 
   /** The same id again: the same definition is idempotent (and completes a create cut short), another is a 409. */
@@ -126,15 +125,17 @@ export class ScheduleService {
     if (row.definitionKey !== key) {
       throw conflict(row, `Schedule "${row.id}" exists with a different definition; schedule ids are never reused`);
     }
-    return row.state === 'pending' ? this.activate(row) : row;
+    return row.state === 'pending' ? this.begin(row) : row;
   }
 
-  private async activate(row: ScheduleRow): Promise<ScheduleRow> {
+  /**
+   * Starts the schedule: its orchestration (a start of an id that already runs is success), whose
+   * first step marks the row `active`; or, in Service Bus scheduled mode, the scheduled message.
+   */
+  private async begin(row: ScheduleRow): Promise<ScheduleRow> {
     if (row.mode === 'serviceBusScheduled') return this.scheduleDelivery(row);
     await this.deps.engine().start(row.id, initialState(row.id, row.definition, engineSettings(this.deps.settings), this.now()));
-    return this.update(row.id, async (current) =>
-      current.state === 'pending' ? this.write(current, { ...current, state: 'active' }) : current,
-    );
+    return row;
   }
 
   /** Service Bus scheduled mode: hand the message to the broker and keep its sequence number before answering. */
@@ -194,9 +195,9 @@ export class ScheduleService {
    * scheduled deliveries are left alone and logged: whether their message reached the broker is
    * unknown, and scheduling it again could deliver it twice.
    */
-  async reconcilePending(olderThanMs: number): Promise<{ completed: number; left: number }> {
+  async reconcilePending(olderThanMs: number): Promise<{ started: number; left: number }> {
     const cutoff = this.deps.clock.now() - olderThanMs;
-    let completed = 0;
+    let started = 0;
     let left = 0;
     let token: string | undefined;
     do {
@@ -208,13 +209,13 @@ export class ScheduleService {
           this.deps.logger.log('warn', 'schedules.reconcile.pendingDelivery', { schedule: row.id, createdAt: row.createdAt });
           continue;
         }
-        await this.activate(row);
-        completed++;
-        this.deps.logger.log('info', 'schedules.reconcile.completed', { schedule: row.id, createdAt: row.createdAt });
+        await this.begin(row);
+        started++;
+        this.deps.logger.log('info', 'schedules.reconcile.started', { schedule: row.id, createdAt: row.createdAt });
       }
       token = page.continuationToken;
     } while (token !== undefined);
-    return { completed, left };
+    return { started, left };
   }
 
   private async wake(id: string): Promise<void> {

@@ -30,7 +30,7 @@ async function queueLength(queue: string): Promise<number> {
 }
 
 describe('creating schedules', () => {
-  it('writes the index row, starts the orchestration under the schedule id, and answers active with the next fire', async () => {
+  it('writes the index row, starts the orchestration under the schedule id (whose first step activates it) and answers the next fire', async () => {
     const h = scheduleHarness();
     const { created, view } = await h.service.create({
       id: 'daily',
@@ -41,7 +41,7 @@ describe('creating schedules', () => {
     expect(created).toBe(true);
     expect(view).toMatchObject({
       id: 'daily',
-      state: 'active',
+      state: 'pending',
       nextFireAt: '2027-01-01T08:30:00.000Z',
       runCount: 0,
       overlap: 'skip',
@@ -54,6 +54,13 @@ describe('creating schedules', () => {
       mode: 'active',
       definition: { timing: { kind: 'cron', timeZone: 'Europe/Berlin' } },
     });
+    const snapshot = await h.activities.checkpoint({
+      scheduleId: 'daily',
+      now: '2027-01-01T00:00:00.000Z',
+      nextFireAt: '2027-01-01T08:30:00.000Z',
+      records: [],
+    });
+    expect(snapshot.state).toBe('active');
     expect((await h.table.read('daily'))?.state).toBe('active');
   });
 
@@ -65,10 +72,11 @@ describe('creating schedules', () => {
     expect((await h.table.read('retry-me'))?.state).toBe('pending');
     expect(h.engine.started.size).toBe(0);
     const again = await h.service.create(request);
-    expect(again).toMatchObject({ created: false, view: { state: 'active' } });
+    expect(again).toMatchObject({ created: false, view: { state: 'pending' } });
     expect([...h.engine.started.keys()]).toEqual(['retry-me']);
     // Once active, the same request again changes nothing (and starts nothing).
-    await h.service.create(request);
+    await h.activities.checkpoint({ scheduleId: 'retry-me', now: '2027-01-01T00:00:00.000Z', nextFireAt: null, records: [] });
+    expect(await h.service.create(request)).toMatchObject({ created: false, view: { state: 'active' } });
     expect(h.engine.started.size).toBe(1);
   });
 
@@ -140,11 +148,10 @@ describe('the reconciler', () => {
     await h.clock.advance(pendingGraceMs + 1000);
     // Too recent to touch: its create may still be under way.
     await h.table.create({ ...row, id: 'fresh', createdAt: new Date(h.clock.now()).toISOString() });
-    expect(await h.service.reconcilePending(pendingGraceMs)).toEqual({ completed: 1, left: 1 });
-    expect((await h.table.read('cut-short'))?.state).toBe('active');
-    expect((await h.table.read('fresh'))?.state).toBe('pending');
-    expect((await h.table.read('sb-pending'))?.state).toBe('pending');
+    expect(await h.service.reconcilePending(pendingGraceMs)).toEqual({ started: 1, left: 1 });
+    // Started, not the others (its orchestration's first step will mark it active).
     expect([...h.engine.started.keys()]).toEqual(['cut-short']);
+    expect((await h.table.read('sb-pending'))?.state).toBe('pending');
   });
 });
 
@@ -198,7 +205,7 @@ describe('control requests on the index', () => {
     );
     for (const o of outcomes) {
       if (o.cancel === 'cancelled') expect(o).toEqual({ run: 'refused', cancel: 'cancelled', messages: 0, state: 'cancelled' });
-      else expect(o).toEqual({ run: 'succeeded', cancel: 409, messages: 1, state: 'active' });
+      else expect(o).toEqual({ run: 'succeeded', cancel: 409, messages: 1, state: 'completed' });
     }
   });
 });
