@@ -1,0 +1,39 @@
+/** Starts the compiled devhost on this app as a child process (as `npm start` would), for benchmarks. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+export interface DevhostChild {
+  readonly baseUrl: string;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export async function startDevhostChild(env: Readonly<Record<string, string>>): Promise<DevhostChild> {
+  const root = join(__dirname, '..', '..', '..');
+  const child: ChildProcess = spawn(process.execPath, [join(root, 'dist', 'devhost', 'cli.js'), '--app', root, '--port', '0', '--quiet'], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer): void => {
+      log += chunk.toString();
+      const m = /devhost listening on (\S+)/.exec(log);
+      if (m?.[1] !== undefined) resolve(m[1]);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`devhost exited (${code}):\n${log}`)));
+  });
+  return {
+    baseUrl,
+    output: () => log,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
