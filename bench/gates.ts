@@ -124,6 +124,9 @@ async function durableRuns(env: Env, n: number): Promise<Measured> {
   await until(`${n} runs waiting`, async () => (await call<GateView>(env, 'GET', `/api/gates/${gate}`)).body.waiters.waiting >= n);
   const idle = await idleWindow(env, () => 0);
   const { t0, ms } = await release(env, gate);
+  // Watch the gate's cheap "proceeded" count while the release spreads; listing 1,000 instance
+  // statuses every few hundred milliseconds would compete with the work being measured.
+  await until(`${n} runs proceeded`, async () => (await call<GateView>(env, 'GET', `/api/gates/${gate}`)).body.waiters.proceeded >= n);
   let statuses: InstanceStatus[] = [];
   await until(`${n} runs completed`, async () => {
     statuses = await runStatuses(env, gate);

@@ -9,6 +9,8 @@
 import type { InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
 
+import { DurableRpc, rpcBaseOf, type RpcReply } from './_durableRpc';
+
 export interface EntityRef {
   readonly name: string;
   readonly key: string;
@@ -25,16 +27,35 @@ function isNotFound(err: unknown): boolean {
   return err instanceof Error && (/HTTP 404/.test(err.message) || /^No instance with ID/.test(err.message));
 }
 
+function unexpected(operation: string, reply: RpcReply): Error {
+  return new Error(`The Durable HTTP API answered ${operation} with ${reply.status}: ${reply.body.slice(0, 200)}`);
+}
+
 export class DurableClientAdapter {
-  constructor(readonly client: df.DurableClient) {}
+  constructor(
+    readonly client: df.DurableClient,
+    /** The library client's own endpoint, for the hot-path calls (see _durableRpc.ts). */
+    private readonly rpc?: DurableRpc,
+  ) {}
 
   async signal(entity: EntityRef, operation: string, input: unknown): Promise<void> {
-    await this.client.signalEntity(new df.EntityId(entity.name, entity.key), operation, input);
+    if (this.rpc === undefined) {
+      await this.client.signalEntity(new df.EntityId(entity.name, entity.key), operation, input);
+      return;
+    }
+    const reply = await this.rpc.signalEntity(entity.name, entity.key, operation, input);
+    if (reply.status !== 202) throw unexpected('signalEntity', reply);
   }
 
   async readState<T>(entity: EntityRef): Promise<T | undefined> {
-    const response = await this.client.readEntityState<T>(new df.EntityId(entity.name, entity.key));
-    return response.entityExists ? response.entityState : undefined;
+    if (this.rpc === undefined) {
+      const response = await this.client.readEntityState<T>(new df.EntityId(entity.name, entity.key));
+      return response.entityExists ? response.entityState : undefined;
+    }
+    const reply = await this.rpc.readEntityState(entity.name, entity.key);
+    if (reply.status === 404) return undefined;
+    if (reply.status !== 200) throw unexpected('readEntityState', reply);
+    return JSON.parse(reply.body) as T;
   }
 
   async startNew(orchestration: string, instanceId: string, input: unknown): Promise<void> {
@@ -57,6 +78,13 @@ export class DurableClientAdapter {
 
   /** `gone` when there is no such instance (a finished one accepts and ignores the event). */
   async raiseEvent(instanceId: string, event: string, data: unknown): Promise<'delivered' | 'gone'> {
+    if (this.rpc !== undefined) {
+      const reply = await this.rpc.raiseEvent(instanceId, event, data);
+      // 410: the instance has finished; like the library, that is not an error.
+      if (reply.status === 202 || reply.status === 410) return 'delivered';
+      if (reply.status === 404) return 'gone';
+      throw unexpected('raiseEvent', reply);
+    }
     try {
       await this.client.raiseEvent(instanceId, event, data);
       return 'delivered';
@@ -81,7 +109,8 @@ let latest: DurableClientAdapter | undefined;
 
 /** The client of this invocation (it must declare `df.input.durableClient()`), kept as the newest. */
 export function durableClientOf(context: InvocationContext): DurableClientAdapter {
-  latest = new DurableClientAdapter(df.getClient(context));
+  const base = rpcBaseOf(context);
+  latest = new DurableClientAdapter(df.getClient(context), base === undefined ? undefined : new DurableRpc(base));
   return latest;
 }
 

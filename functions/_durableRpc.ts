@@ -1,0 +1,75 @@
+/**
+ * The three Durable client calls on the hot paths (raise an event, signal an entity, read an
+ * entity's state), spoken directly to the endpoint `df.getClient` itself uses: the extension's local
+ * RPC listener named by the binding data's `rpcBaseUrl`, with the same paths and bodies.
+ *
+ * Why not the library's client: it sends each call through axios, which costs about 0.4 ms of CPU
+ * per call (measured here: ~540 µs against ~130 µs for a kept-alive node:http request to the same
+ * server). A gate release raises one event per waiting run, so with 1,000 runs that is most of the
+ * release time. Everything else still goes through the library client.
+ */
+import { Agent, request } from 'node:http';
+
+import type { InvocationContext } from '@azure/functions';
+
+/** The part of the durableClient binding data (from the Durable extension) this module reads. */
+interface ClientBindingData {
+  readonly rpcBaseUrl?: string;
+}
+
+export interface RpcReply {
+  readonly status: number;
+  readonly body: string;
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+function isClientBindingData(value: unknown): value is ClientBindingData {
+  return typeof value === 'object' && value !== null && 'taskHubName' in value;
+}
+
+/** The RPC base URL of the invocation's durableClient binding, when it is plain HTTP (it always is locally and in Azure). */
+export function rpcBaseOf(context: InvocationContext): URL | undefined {
+  const binding = context.options.extraInputs.find((input) => input.type === 'durableClient' || input.type === 'orchestrationClient');
+  if (binding === undefined) return undefined;
+  const data = context.extraInputs.get(binding);
+  if (!isClientBindingData(data) || data.rpcBaseUrl === undefined) return undefined;
+  const base = new URL(data.rpcBaseUrl);
+  return base.protocol === 'http:' ? base : undefined;
+}
+
+export class DurableRpc {
+  constructor(private readonly base: URL) {}
+
+  /** `instances/{id}/raiseEvent/{event}`, built like the library builds it. */
+  raiseEvent(instanceId: string, event: string, data: unknown): Promise<RpcReply> {
+    return this.send('POST', `instances/${instanceId}/raiseEvent/${event}`, JSON.stringify(data));
+  }
+
+  signalEntity(name: string, key: string, operation: string, input: unknown): Promise<RpcReply> {
+    return this.send('POST', `entities/${name}/${key}?op=${operation}`, JSON.stringify(input));
+  }
+
+  readEntityState(name: string, key: string): Promise<RpcReply> {
+    return this.send('GET', `entities/${name}/${key}`, undefined);
+  }
+
+  private send(method: 'GET' | 'POST', path: string, body: string | undefined): Promise<RpcReply> {
+    const url = new URL(path, this.base);
+    return new Promise((resolve, reject) => {
+      const headers: Record<string, string | number> = {};
+      if (method === 'POST') {
+        headers['content-type'] = 'application/json';
+        headers['content-length'] = body === undefined ? 0 : Buffer.byteLength(body);
+      }
+      const req = request(url, { method, agent, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+}
