@@ -35,6 +35,18 @@ export interface RunningAzurite {
   stop(): Promise<void>;
 }
 
+/**
+ * Runs Azurite's CLI (argv[1] onwards) and exits when our end of its stdin closes, so an Azurite
+ * started by a test run or `npm start` never outlives it, even when that process is killed outright.
+ */
+const exitWithParent = [
+  'const [cli, ...rest] = process.argv.slice(1);',
+  'process.argv = [process.argv[0], cli, ...rest];',
+  "process.stdin.on('end', () => process.exit(0));",
+  "process.stdin.on('data', () => undefined);",
+  'require(cli);',
+].join(' ');
+
 export function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -112,7 +124,9 @@ export async function startAzurite(options: AzuriteOptions = {}): Promise<Runnin
     args.push('--location', options.location);
   }
   if (options.verbose !== true) args.push('--silent');
-  const child = spawn(process.execPath, args, { stdio: options.verbose === true ? 'inherit' : ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['-e', exitWithParent, '--', ...args], {
+    stdio: ['pipe', options.verbose === true ? 'inherit' : 'ignore', options.verbose === true ? 'inherit' : 'pipe'],
+  });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
