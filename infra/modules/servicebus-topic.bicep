@@ -18,6 +18,10 @@ resource topic 'Microsoft.ServiceBus/namespaces/topics@2024-01-01' = {
   name: topicName
   properties: {
     defaultMessageTimeToLive: 'P14D'
+    // Publishers set a deterministic message id (e.g. <job>:<round>:completed), so a republish after
+    // a crash is dropped here instead of reaching subscribers twice.
+    requiresDuplicateDetection: true
+    duplicateDetectionHistoryTimeWindow: 'PT1H'
   }
 }
 
