@@ -4,6 +4,18 @@
  * `hits` mode inserts a hit row with a unique, time-ordered RowKey into one of the counter's
  * partitions. `sharded` mode adds to one partition's total with an ETag write, retrying lost races.
  *
+ * Group commit: while `writesInFlight` writes of a counter are under way on this instance, further
+ * increments wait, and the next free slot writes all of them as ONE change — one hit row whose `by`
+ * is their sum, or one shard write adding their sum under one write id. Each caller is answered when
+ * the write carrying its increment has landed, so an acknowledgement still means "stored". The
+ * write is the same write as an increment of that sum, and each argument below is about one write,
+ * so it holds per batch: a lost race retries the whole batch, a lost response is recognised for the
+ * whole batch (a hit's unique RowKey, a shard's ring of write ids), and an error reaches every
+ * caller of the batch — none of whom was acknowledged, and the batch landed entirely or not at all.
+ * A lone increment finds a free slot and goes out at once: batching adds no wait without contention.
+ * The slots take different partitions (least busy first), so no two batch writes of one instance
+ * contend for a shard, and a shard's last write is remembered (with its ETag) to skip the re-read.
+ *
  * Idempotency-Key: the key's marker row is created in the same entity-group transaction as the
  * write itself (the hit row, or the shard's total), in a partition chosen by the key. Storage then
  * guarantees "counted once" on its own — a retry's transaction fails on the existing marker and
@@ -11,20 +23,37 @@
  * write, store the response) would cost two more round trips and still double-count when two
  * retries race or the process dies between the write and the record. A RowKey derived from the key
  * alone would break the time order the rollup relies on and protect only until the hit is folded.
+ * Keyed increments are not batched: a duplicate key fails its whole transaction, and telling which
+ * key of a batch it was would cost a read per key; they take the one-transaction path above.
  */
 import { AppError } from '../errors';
+import { GroupCommit } from '../groupCommit';
 import { retryLostRaces } from '../retry';
 import type { StoredCounter } from './catalog';
 import { type CounterRuntime, retryContext } from './context';
 import type { MarkerWrite } from './dataStore';
 import { dataPartitionKey, keyedPartition } from './keys';
 import { ShardPicker } from './shardPicker';
-import { applyChange, writeOutcome } from './total';
+import { applyChange, type Total, writeOutcome } from './total';
 
 export interface IncrementDeps extends CounterRuntime {
   /** How long an Idempotency-Key is remembered (at least; markers are swept some time after). */
   readonly idempotencyTtlMs: number;
+  /**
+   * Writes one instance keeps under way per counter (capped by its partitions); increments arriving
+   * meanwhile join the next write. 0: every increment is its own write, as a plain ETag counter.
+   */
+  readonly writesInFlight: number;
 }
+
+/**
+ * Increments one write carries at most. Bounds how many callers share one failure, and the sum:
+ * |by| ≤ TALLYHO_COUNTERS_MAX_INCREMENT ≤ 10^9, so |sum| ≤ 10^12, far inside the safe integers.
+ */
+export const maxIncrementsPerWrite = 1000;
+
+/** Shard totals this instance wrote last, per data partition, at most (a hint: the ETag decides). */
+const knownTotalsKept = 1000;
 
 export interface IncrementResult {
   readonly name: string;
@@ -40,21 +69,37 @@ interface Target {
   readonly key: string | undefined;
 }
 
+interface Pending {
+  readonly counter: StoredCounter;
+  readonly by: number;
+}
+
 export class Incrementer {
   private readonly shards: ShardPicker;
+  private readonly batches: GroupCommit<Pending, void> | undefined;
+  /** Shard totals as this instance last wrote them; only batch writes use them (one per shard at a time). */
+  private readonly known = new Map<string, Total>();
 
   constructor(private readonly deps: IncrementDeps) {
     this.shards = new ShardPicker(deps.random);
+    this.batches =
+      deps.writesInFlight > 0
+        ? new GroupCommit((_, batch) => this.writeBatch(batch), { maxInFlight: deps.writesInFlight, maxItems: maxIncrementsPerWrite })
+        : undefined;
   }
 
   async increment(counter: StoredCounter, by: number, idempotencyKey?: string): Promise<IncrementResult> {
     const { name } = counter;
     const { partitions, mode } = counter.definition;
     const target = (index: number): Target => ({ name, partitionKey: dataPartitionKey(name, index), by, key: idempotencyKey });
-    let replayed: boolean;
+    let replayed = false;
     if (idempotencyKey !== undefined) {
       const index = keyedPartition(idempotencyKey, partitions);
       replayed = mode === 'hits' ? await this.addHit(target(index)) : await this.addToShard(target(index));
+    } else if (this.batches !== undefined) {
+      // Batches of one key share the settings they were written under: a settings refresh starts a new key.
+      const key = `${name}/${mode}/${partitions}`;
+      await this.batches.submit(key, { counter, by }, Math.min(partitions, this.deps.writesInFlight));
     } else if (mode === 'hits') {
       // Inserts never conflict: any partition will do.
       replayed = await this.addHit(target(Math.floor(this.deps.random() * partitions)));
@@ -67,6 +112,22 @@ export class Incrementer {
       }
     }
     return { name, by, replayed };
+  }
+
+  /** One write of a batch's sum, to the least busy partition: no other batch write of this instance is on it. */
+  private async writeBatch(batch: readonly Pending[]): Promise<void> {
+    const counter = batch[0]?.counter;
+    if (counter === undefined) return;
+    const { name } = counter;
+    const by = batch.reduce((sum, p) => sum + p.by, 0);
+    const index = this.shards.take(name, counter.definition.partitions);
+    try {
+      const target = { name, partitionKey: dataPartitionKey(name, index), by, key: undefined };
+      if (counter.definition.mode === 'hits') await this.addHit(target);
+      else await this.addToShard(target, true);
+    } finally {
+      this.shards.release(name, index);
+    }
   }
 
   private markerFor(target: Target, op: string, now: number): MarkerWrite | undefined {
@@ -88,13 +149,20 @@ export class Incrementer {
     return false;
   }
 
-  private async addToShard(target: Target): Promise<boolean> {
+  /**
+   * Adds `target.by` to a shard. With `remember`, the first attempt writes on the total this instance
+   * wrote last instead of reading it: if anyone wrote since, the ETag fails the write (412) and the
+   * retry reads. The entry is taken out while the write is under way and put back only on success.
+   */
+  private async addToShard(target: Target, remember = false): Promise<boolean> {
+    const { partitionKey } = target;
     const now = this.deps.clock.now();
     const opId = this.deps.keys.next(now);
     const marker = this.markerFor(target, opId, now);
     let basedOn: number | undefined;
-    const outcome = await retryLostRaces(retryContext(this.deps, `counter shard ${target.partitionKey}`), async () => {
-      const current = await this.deps.data.readTotal(target.partitionKey);
+    const outcome = await retryLostRaces(retryContext(this.deps, `counter shard ${partitionKey}`), async () => {
+      const known = remember && basedOn === undefined ? this.takeKnown(partitionKey) : undefined;
+      const current = known ?? (await this.deps.data.readTotal(partitionKey));
       // A previous attempt whose response was lost may have landed: its id would be in the ring.
       if (basedOn !== undefined) {
         const previous = writeOutcome(current, opId, basedOn);
@@ -110,13 +178,27 @@ export class Incrementer {
         }
       }
       basedOn = current.version;
-      const written = await this.deps.data.writeTotal(target.partitionKey, applyChange(current, { delta: target.by, opId }), marker);
+      const next = applyChange(current, { delta: target.by, opId });
+      const written = await this.deps.data.writeTotal(partitionKey, next, marker);
+      if (remember && written.kind === 'written') this.rememberKnown(partitionKey, { ...next, etag: written.etag });
       return written.kind;
     });
     if (outcome === 'markerExists' && (await this.replayed(target, opId))) return true;
     // Keyed shard writes leave markers behind; marking the partition lets the rollup sweep them.
-    if (marker !== undefined) await this.deps.dirty.mark(target.partitionKey, now);
+    if (marker !== undefined) await this.deps.dirty.mark(partitionKey, now);
     return false;
+  }
+
+  private takeKnown(partitionKey: string): Total | undefined {
+    const total = this.known.get(partitionKey);
+    this.known.delete(partitionKey);
+    return total;
+  }
+
+  private rememberKnown(partitionKey: string, total: Total): void {
+    this.known.set(partitionKey, total);
+    // Map order is insertion order, and a used entry is taken out and put back: the first is the stalest.
+    if (this.known.size > knownTotalsKept) this.known.delete(this.known.keys().next().value ?? partitionKey);
   }
 
   /**

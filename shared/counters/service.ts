@@ -12,7 +12,7 @@ import { tables } from '../resources';
 import { type BackoffPolicy, LostRace, retryLostRaces } from '../retry';
 import type { Listing } from '../storage/list';
 import { CounterCatalog, type StoredCounter } from './catalog';
-import { retryContext } from './context';
+import { type CounterRuntime, retryContext } from './context';
 import { CounterDataStore } from './dataStore';
 import { type CounterDefinitionInput, resolveDefinition, sameDefinition, structuralDifferences } from './definition';
 import { DirtyIndex } from './dirtyIndex';
@@ -39,7 +39,21 @@ export interface CounterServiceDeps {
   readonly random: Random;
   readonly logger: Logger;
   readonly backoff: BackoffPolicy;
+  /**
+   * Writes per counter one instance keeps under way, increments arriving meanwhile joining the next
+   * one (see increment.ts); 0 writes every increment on its own. Default `defaultWritesInFlight`.
+   */
+  readonly writesInFlight?: number;
 }
+
+/**
+ * Two writes under way per counter and instance: a slow write (a storage retry, a timeout) holds up
+ * only the increments it carries while the other slot keeps going; with one slot it would hold up
+ * every increment of the counter. Measured with bench/counters (16 and 64 writers): 1 and 2 slots
+ * gave the same increments/s, 2 at 0.19 transactions per increment against 0.13 (16 writers); 4
+ * slots were slower and dearer (0.32).
+ */
+export const defaultWritesInFlight = 2;
 
 export interface ConfigureResult {
   readonly outcome: 'created' | 'updated' | 'unchanged';
@@ -66,17 +80,13 @@ export class CounterService {
     this.data = new CounterDataStore(() => deps.table(names.data));
     this.dirty = new DirtyIndex(() => deps.table(names.dirty), logger);
     const idempotencyTtlMs = deps.idempotencyTtlSeconds * 1000;
-    this.incrementer = new Incrementer({ data: this.data, dirty: this.dirty, clock, random, logger, backoff, keys, idempotencyTtlMs });
-    this.reader = new CounterReader({ data: this.data, clock, random, logger, backoff });
+    const runtime: CounterRuntime = { data: this.data, dirty: this.dirty, clock, random, logger, backoff, keys };
+    const writesInFlight = deps.writesInFlight ?? defaultWritesInFlight;
+    this.incrementer = new Incrementer({ ...runtime, idempotencyTtlMs, writesInFlight });
+    this.reader = new CounterReader(runtime);
     this.rollup = new Rollup({
+      ...runtime,
       catalog: this.catalog,
-      data: this.data,
-      dirty: this.dirty,
-      clock,
-      random,
-      logger,
-      backoff,
-      keys,
       defaultSafetyWindowSeconds: settings.defaultSafetyWindowSeconds,
       maxHitsPerPartition: settings.rollupMaxHits,
       sweepEveryMs: idempotencyTtlMs,

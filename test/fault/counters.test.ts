@@ -4,6 +4,8 @@
  * writers increment and two rollups race. The promise is Maelstrom's g-counter check: the final
  * value lies between the sum of acknowledged increments and that sum plus every increment whose
  * outcome the writer could not know; and a positive-only counter never reads lower than before.
+ * Group commit gets the same check with batches of several increments in every write, and its own
+ * cases: a batch whose response is lost, a batch whose write fails.
  * Storage tries and timeouts are lowered through the settings so each fault resolves quickly.
  */
 import { seededRandom, systemClock } from '../../shared/clock';
@@ -48,12 +50,13 @@ interface Tally {
   acknowledged: number;
   indeterminate: number;
   errors: number;
+  /** Increments acknowledged (calls, not their sum). */
+  calls?: number;
 }
 
 /** One writer: positive increments until `until`; keyed writers retry a failed increment with its key. */
-async function writer(service: CounterService, name: string, id: number, until: number, tally: Tally): Promise<void> {
+async function writer(service: CounterService, name: string, id: number, until: number, tally: Tally, keyed: boolean): Promise<void> {
   const random = seededRandom(1000 + id);
-  const keyed = id % 2 === 0;
   for (let n = 0; Date.now() < until; n++) {
     const by = 1 + Math.floor(random() * 3);
     const key = keyed ? `w${id}-${n}` : undefined;
@@ -66,8 +69,10 @@ async function writer(service: CounterService, name: string, id: number, until: 
         tally.errors++;
       }
     }
-    if (done) tally.acknowledged += by;
-    else tally.indeterminate += by;
+    if (done) {
+      tally.acknowledged += by;
+      tally.calls = (tally.calls ?? 0) + 1;
+    } else tally.indeterminate += by;
   }
 }
 
@@ -92,56 +97,90 @@ describe('counters under storage faults', () => {
   const faulty = (tables: ReturnType<typeof counterTableNames>) =>
     counterHarness({ connection: proxy.connectionString, tables, env: fastFailure, backoff: patient });
 
+  interface ChaosRun {
+    readonly mode: CounterMode;
+    readonly partitions: number;
+    /** Writer instances; writer i runs on instance i mod instances. */
+    readonly instances: number;
+    readonly writers: number;
+    /** Whether writer i sends an Idempotency-Key (and retries with it). */
+    readonly keyed: (writer: number) => boolean;
+    /** Rollup instances of their own, racing each other and the writers. */
+    readonly rollups: number;
+    readonly seconds: number;
+    readonly seed: number;
+  }
+
+  /** Writers, rollups and a reader on one counter while storage misbehaves; then quiet storage, the last fold, and the final read. */
+  async function underChaos(run: ChaosRun) {
+    const tables = counterTableNames();
+    const direct = counterHarness({ tables });
+    // Covers a hit's worst delay between its timestamp and its landing (3 tries of 1 s plus back-off).
+    const safetyWindowSeconds = 4;
+    await direct.service.configure('g', { mode: run.mode, partitions: run.partitions, safetyWindowSeconds });
+    const instances = Array.from({ length: run.instances }, () => faulty(tables));
+    const rollups = Array.from({ length: run.rollups }, () => faulty(tables));
+    const faults = chaos(run.seed);
+    let dataWrites = 0;
+    const countDataWrites = (r: ProxiedRequest): undefined => {
+      if (isWrite(r) && r.path.includes(tables.data)) dataWrites++;
+      return undefined;
+    };
+    proxy.setRules(countDataWrites, faults.rule);
+
+    const tally: Tally = { acknowledged: 0, indeterminate: 0, errors: 0 };
+    const until = Date.now() + run.seconds * 1000;
+    let writing = true;
+    let folded = 0;
+    let rollupFailures = 0;
+    const samples: number[] = [];
+    const writers = Promise.all(
+      Array.from({ length: run.writers }, (_, i) => writer(instances[i % instances.length]!.service, 'g', i, until, tally, run.keyed(i))),
+    ).finally(() => (writing = false));
+    const rollers = rollups.map((r) =>
+      loop(
+        () => !writing,
+        40,
+        async () => {
+          const report = await r.service.runRollup().catch(() => undefined);
+          if (report === undefined) rollupFailures++;
+          else folded += report.hitsFolded;
+        },
+      ),
+    );
+    // The reader goes straight to Azurite: the check is on what storage holds, not on read faults.
+    const reader = loop(
+      () => !writing,
+      25,
+      async () => {
+        samples.push((await direct.service.read('g')).value);
+      },
+    );
+    await Promise.all([writers, ...rollers, reader]);
+
+    // Quiet storage, wait out the safety window, and let the rollup fold everything left.
+    proxy.setRules();
+    await systemClock.sleep(safetyWindowSeconds * 1000 + 100);
+    await direct.service.runRollup();
+    const final = await direct.service.read('g', true);
+    const visible = await direct.service.read('g');
+    return { faults, tally, samples, folded, rollupFailures, final, visible, dataWrites };
+  }
+
   it.each<CounterMode>(['hits', 'sharded'])(
     '%s: 16 writers and two racing rollups under faults pass the g-counter check, and reads never go backwards',
     async (mode) => {
-      const tables = counterTableNames();
-      const direct = counterHarness({ tables });
-      // Covers a hit's worst delay between its timestamp and its landing (3 tries of 1 s plus back-off).
-      const safetyWindowSeconds = 4;
-      await direct.service.configure('g', { mode, partitions: 4, safetyWindowSeconds });
       // Four instances with four writers each, and two rollup instances, all behind the faults.
-      const instances = Array.from({ length: 4 }, () => faulty(tables));
-      const rollups = [faulty(tables), faulty(tables)];
-      const faults = chaos(mode === 'hits' ? 7 : 8);
-      proxy.setRules(faults.rule);
-
-      const tally: Tally = { acknowledged: 0, indeterminate: 0, errors: 0 };
-      const until = Date.now() + 7_000;
-      let writing = true;
-      let folded = 0;
-      let rollupFailures = 0;
-      const samples: number[] = [];
-      const writers = Promise.all(
-        Array.from({ length: 16 }, (_, i) => writer(instances[i % instances.length]!.service, 'g', i, until, tally)),
-      ).finally(() => (writing = false));
-      const rollers = rollups.map((r) =>
-        loop(
-          () => !writing,
-          40,
-          async () => {
-            const report = await r.service.runRollup().catch(() => undefined);
-            if (report === undefined) rollupFailures++;
-            else folded += report.hitsFolded;
-          },
-        ),
-      );
-      // The reader goes straight to Azurite: the check is on what storage holds, not on read faults.
-      const reader = loop(
-        () => !writing,
-        25,
-        async () => {
-          samples.push((await direct.service.read('g')).value);
-        },
-      );
-      await Promise.all([writers, ...rollers, reader]);
-
-      // Quiet storage, wait out the safety window, and let the rollup fold everything left.
-      proxy.setRules();
-      await systemClock.sleep(safetyWindowSeconds * 1000 + 100);
-      await direct.service.runRollup();
-      const final = await direct.service.read('g', true);
-      const visible = await direct.service.read('g');
+      const { faults, tally, samples, folded, rollupFailures, final, visible } = await underChaos({
+        mode,
+        partitions: 4,
+        instances: 4,
+        writers: 16,
+        keyed: (i) => i % 2 === 0,
+        rollups: 2,
+        seconds: 7,
+        seed: mode === 'hits' ? 7 : 8,
+      });
 
       // The faults did happen, every kind of them, while real work was done.
       expect(Object.entries(faults.injected).filter(([, n]) => n === 0)).toEqual([]);
@@ -164,6 +203,75 @@ describe('counters under storage faults', () => {
     60_000,
   );
 
+  it.each<CounterMode>(['hits', 'sharded'])(
+    '%s, group commit: batched increments from two instances under faults pass the g-counter check',
+    async (mode) => {
+      // Sixteen writers per instance without keys, so every increment goes through a batch; two
+      // partitions, so each instance keeps two batch writes under way and the instances race for shards.
+      // hits: long enough past the safety window for the racing rollup to fold (and meet faults) meanwhile.
+      const { faults, tally, samples, final, visible, dataWrites } = await underChaos({
+        mode,
+        partitions: 2,
+        instances: 2,
+        writers: 32,
+        keyed: () => false,
+        rollups: 1,
+        seconds: mode === 'hits' ? 6 : 4,
+        seed: mode === 'hits' ? 17 : 18,
+      });
+
+      // An insert cannot lose a race: in hits mode only the rollup's few transactions can meet a 412.
+      const expected = Object.keys(faults.injected).filter((kind) => mode === 'sharded' || kind !== 'status412');
+      expect(expected.filter((kind) => faults.injected[kind] === 0)).toEqual([]);
+      expect(tally.errors).toBeGreaterThan(0);
+      expect(tally.calls).toBeGreaterThan(200);
+      // Batches carried several increments: far fewer data writes (retries included) than increments.
+      expect(dataWrites).toBeLessThan((tally.calls ?? 0) / 2);
+      expect(final.value).toBeGreaterThanOrEqual(tally.acknowledged);
+      expect(final.value).toBeLessThanOrEqual(tally.acknowledged + tally.indeterminate);
+      expect(visible.value).toBe(final.value);
+      for (let i = 1; i < samples.length; i++) expect(samples[i]).toBeGreaterThanOrEqual(samples[i - 1]!);
+      expect(Math.max(...samples)).toBeLessThanOrEqual(final.value);
+    },
+    60_000,
+  );
+
+  it.each<CounterMode>(['hits', 'sharded'])(
+    '%s, group commit: a batch whose response is lost is counted once, with every increment in it',
+    async (mode) => {
+      const tables = counterTableNames();
+      const direct = counterHarness({ tables });
+      await direct.service.configure('l', { mode, partitions: 1 });
+      const unlucky = faulty(tables);
+      let writes = 0;
+      // Every other write of counter data lands but its answer is lost; the SDK then retries it.
+      proxy.setRules((r) => (isWrite(r) && r.path.includes(tables.data) && writes++ % 2 === 0 ? { kind: 'loseResponse' } : undefined));
+      for (let round = 0; round < 10; round++) {
+        const answers = await Promise.all(Array.from({ length: 8 }, () => unlucky.service.increment('l', 1)));
+        expect(answers.every((a) => !a.replayed)).toBe(true);
+      }
+      // One partition, one write at a time: each round is a lone write and a batch of seven.
+      expect(writes).toBeLessThanOrEqual(40);
+      expect(await direct.service.read('l', true)).toMatchObject({ value: 80 });
+    },
+  );
+
+  it('group commit: a batch write that fails fails every increment in it, and none of them is counted', async () => {
+    const tables = counterTableNames();
+    const direct = counterHarness({ tables });
+    await direct.service.configure('f', { mode: 'hits', partitions: 1 });
+    const unlucky = faulty(tables);
+    let down = true;
+    proxy.setRules((r) => (down && isWrite(r) && r.path.includes(tables.data) ? { kind: 'status', status: 503 } : undefined));
+    const outcomes = await Promise.allSettled(Array.from({ length: 8 }, () => unlucky.service.increment('f', 1)));
+    expect(outcomes.map((o) => o.status)).toEqual(Array.from({ length: 8 }, () => 'rejected'));
+    expect(await direct.service.read('f', true)).toMatchObject({ value: 0 });
+    down = false;
+    await Promise.all(Array.from({ length: 8 }, () => unlucky.service.increment('f', 2)));
+    expect(await direct.service.read('f', true)).toMatchObject({ value: 16 });
+  });
+
+  /** `hits` hit rows: the service must write every increment on its own (`writesInFlight: 0`). */
   async function seed(service: CounterService, hits: number): Promise<void> {
     await service.configure('c', { partitions: 1, safetyWindowSeconds: 0 });
     for (let i = 0; i < hits; i += 25) await Promise.all(Array.from({ length: Math.min(25, hits - i) }, () => service.increment('c', 1)));
@@ -172,7 +280,7 @@ describe('counters under storage faults', () => {
 
   it('a rollup that dies between its fold transactions leaves an exact counter; the next run finishes', async () => {
     const tables = counterTableNames();
-    const direct = counterHarness({ tables });
+    const direct = counterHarness({ tables, writesInFlight: 0 });
     const broken = faulty(tables);
     await seed(direct.service, 250);
     let batches = 0;
@@ -189,7 +297,7 @@ describe('counters under storage faults', () => {
 
   it('a fold whose response is lost is recognised on the re-read, not applied twice', async () => {
     const tables = counterTableNames();
-    const direct = counterHarness({ tables });
+    const direct = counterHarness({ tables, writesInFlight: 0 });
     const unlucky = faulty(tables);
     await seed(direct.service, 120);
     let lost = 0;
@@ -205,7 +313,7 @@ describe('counters under storage faults', () => {
 
   it('two rollups folding the same partition at once neither lose nor double-count', async () => {
     const tables = counterTableNames();
-    const direct = counterHarness({ tables });
+    const direct = counterHarness({ tables, writesInFlight: 0 });
     await seed(direct.service, 600);
     const [a, b] = [counterHarness({ tables, backoff: patient }), counterHarness({ tables, backoff: patient })];
     const [ra, rb] = await Promise.all([a.service.runRollup(), b.service.runRollup()]);

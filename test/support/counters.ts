@@ -25,6 +25,8 @@ export interface CounterHarnessOptions {
   readonly idempotencyTtlSeconds?: number;
   readonly storage?: StorageClientOptions;
   readonly env?: Record<string, string>;
+  /** Group commit (see increment.ts); 0 writes every increment on its own, e.g. to seed N hit rows. */
+  readonly writesInFlight?: number;
 }
 
 export interface CounterHarness {
@@ -50,6 +52,7 @@ export function counterHarness(options: CounterHarnessOptions = {}): CounterHarn
     random: Math.random,
     logger,
     backoff: options.backoff ?? { ...defaultBackoff, maxAttempts: 30, maxElapsedMs: 20_000 },
+    ...(options.writesInFlight === undefined ? {} : { writesInFlight: options.writesInFlight }),
   };
   const table = (which: keyof CounterTableNames) => storage.table(tables[which]);
   return {

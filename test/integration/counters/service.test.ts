@@ -93,12 +93,46 @@ describe('counters on Azurite', () => {
   });
 
   it('sums sharded totals and retries lost races under contention', async () => {
-    const h = counterHarness();
+    // Every increment its own read and conditional write, as keyed increments are: they contend.
+    const h = counterHarness({ writesInFlight: 0 });
     await h.service.configure('likes', { mode: 'sharded', partitions: 2 });
     await Promise.all(Array.from({ length: 40 }, () => h.service.increment('likes', 2)));
     const value = await h.service.read('likes');
     expect(value).toMatchObject({ value: 80, pendingHits: 0, mode: 'sharded' });
     expect((await h.rows('data')).every((r) => r.rowKey === totalRowKey)).toBe(true);
+  });
+
+  it('group commit: increments arriving while a write is under way share one hit row, the sum of theirs', async () => {
+    const h = counterHarness();
+    await h.service.configure('batched', { partitions: 4 });
+    // A lone increment is a write of its own.
+    await h.service.increment('batched', 7);
+    expect((await h.rows('data')).map((r) => r.b)).toEqual([7]);
+    const amounts = Array.from({ length: 60 }, (_, i) => (i % 5 === 0 ? -2 : (i % 3) + 1));
+    const answers = await Promise.all(amounts.map((by) => h.service.increment('batched', by)));
+    expect(answers.map((a) => a.by)).toEqual(amounts);
+    const sum = 7 + amounts.reduce((s, by) => s + by, 0);
+    // Every answer came after its write: all of it is stored, in far fewer rows than increments.
+    const hits = (await h.rows('data')).filter((r) => r.rowKey !== totalRowKey);
+    expect(hits.length).toBeLessThan(20);
+    expect(hits.reduce((s, r) => s + Number(r.b), 0)).toBe(sum);
+    expect(await h.service.read('batched', true)).toMatchObject({ value: sum, pendingHits: hits.length });
+  });
+
+  it('group commit, sharded: concurrent increments cost fewer shard writes; a shard written elsewhere meanwhile is re-read', async () => {
+    const tables = counterHarness().tables;
+    const a = counterHarness({ tables });
+    const b = counterHarness({ tables });
+    await a.service.configure('shared', { mode: 'sharded', partitions: 1 });
+    await Promise.all(Array.from({ length: 40 }, () => a.service.increment('shared', 1)));
+    const versions = async (): Promise<number> => (await a.rows('data')).reduce((s, r) => s + Number(r.v), 0);
+    expect(await versions()).toBeLessThan(10);
+    // `a` remembers the shard as it wrote it; `b` writes it since; `a` must not write on its stale copy.
+    await b.service.increment('shared', 100);
+    await a.service.increment('shared', 1);
+    await Promise.all(Array.from({ length: 10 }, () => b.service.increment('shared', 1000)));
+    await a.service.increment('shared', 1);
+    expect((await a.service.read('shared')).value).toBe(40 + 100 + 1 + 10_000 + 1);
   });
 
   it('never loses a hit written by a clock behind the watermark: the consistent read counts it, the next rollup folds it', async () => {
