@@ -16,7 +16,7 @@ import { LostRace, retryLostRaces } from '../retry';
 import type { StoredCounter } from './catalog';
 import { type CounterRuntime, retryContext } from './context';
 import { dataPartitionKey } from './keys';
-import { mapLimited } from './limit';
+import { mapLimited } from '../mapLimited';
 import { type PartitionValue, partitionValue } from './plan';
 
 export type ReaderDeps = Pick<CounterRuntime, 'data' | 'clock' | 'random' | 'logger' | 'backoff'>;

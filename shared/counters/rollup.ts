@@ -14,7 +14,7 @@ import type { CounterCatalog } from './catalog';
 import { type CounterRuntime, retryContext } from './context';
 import type { DirtyRow } from './dirtyIndex';
 import { hitsBefore } from './keys';
-import { mapLimited } from './limit';
+import { mapLimited } from '../mapLimited';
 import { finishedBuckets, planFold } from './plan';
 import { applyChange } from './total';
 

@@ -9,7 +9,7 @@
  * thrown: the host redelivers the message and, after maxDequeueCount deliveries, moves it to the
  * poison queue, where `processPoison` records the reason (kept here in an error row) for its items.
  */
-import { mapLimited } from '../counters/limit';
+import { mapLimited } from '../mapLimited';
 import { AppError } from '../errors';
 import { checkCompletion } from './complete';
 import type { JobsContext } from './context';

@@ -13,7 +13,7 @@ import type { QueueClient } from '@azure/storage-queue';
 
 import { type Clock, systemClock } from '../../shared/clock';
 import { type JobSettings, jobSettings } from '../../shared/config';
-import { mapLimited } from '../../shared/counters/limit';
+import { mapLimited } from '../../shared/mapLimited';
 import { billingProcessor } from '../../shared/jobs/billing/processor';
 import type { JobsContext } from '../../shared/jobs/context';
 import { JobEventPublisher, type JobEventSender } from '../../shared/jobs/events';
