@@ -9,12 +9,11 @@
  * fast as they are answered. The rate is read from the writer's flushed-through mark over a window
  * after a warm-up, so a backlog left at the end does not count.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 import { startAzurite } from '../devhost/azurite';
+import { type DevhostChild, startDevhostChild } from './support/devhostChild';
 import { header, Latency, ratio, type Row, table } from './support/report';
 
 const producers = 16;
@@ -24,45 +23,17 @@ const flushedProducers = 8;
 const flushedWindowMs = 10_000;
 const flushIntervalMs = 1000;
 
-interface Host {
-  readonly baseUrl: string;
-  stop(): Promise<void>;
-}
+type Host = Pick<DevhostChild, 'baseUrl' | 'stop'>;
 
+/** A devhost child with a task hub of its own, so one mode's leftovers never reach the next. */
 async function startHost(storage: string, env: Record<string, string>): Promise<Host> {
-  const root = join(__dirname, '..', '..');
   const hub = `bench${randomBytes(5).toString('hex')}`;
-  const child: ChildProcess = spawn(process.execPath, [join(root, 'dist', 'devhost', 'cli.js'), '--app', root, '--port', '0', '--quiet'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      AzureWebJobsStorage: storage,
-      AzureFunctionsJobHost__extensions__durableTask__hubName: hub,
-      TALLYHO_TASK_HUB: hub,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  return startDevhostChild({
+    AzureWebJobsStorage: storage,
+    AzureFunctionsJobHost__extensions__durableTask__hubName: hub,
+    TALLYHO_TASK_HUB: hub,
+    ...env,
   });
-  let log = '';
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer): void => {
-      log += chunk.toString();
-      const m = /devhost listening on (\S+)/.exec(log);
-      if (m?.[1] !== undefined) resolve(m[1]);
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`devhost exited (${code}):\n${log}`)));
-  });
-  return {
-    baseUrl,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
 }
 
 interface WriterView {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 import { AppError } from '../errors';
 import { defineRoute, type RouteDefinition } from '../http/route';
-import { problemSchema } from '../http/schemas';
+import { problem } from '../http/schemas';
 import type { ConsoleAssets } from './assets';
 import { assetCaching, pageCaching, securityHeaders } from './headers';
 import { consolePage } from './page';
@@ -36,7 +36,7 @@ export function consoleRoutes(deps: ConsoleRouteDeps): RouteDefinition[] {
       tags,
       responses: {
         200: { description: 'The page', contentType: 'text/html' },
-        500: { description: 'The console assets were not built into the package', schema: problemSchema },
+        500: problem('The console assets were not built into the package'),
       },
       handle: ({ url }) => {
         const { entry } = deps.assets();
@@ -63,8 +63,8 @@ export function consoleRoutes(deps: ConsoleRouteDeps): RouteDefinition[] {
       params: assetParams,
       responses: {
         200: { description: 'The file', contentType: 'application/octet-stream' },
-        400: { description: 'Not an asset file name', schema: problemSchema },
-        404: { description: 'No such asset', schema: problemSchema },
+        400: problem('Not an asset file name'),
+        404: problem('No such asset'),
       },
       handle: ({ params }) => {
         const asset = deps.assets().get(params.file);

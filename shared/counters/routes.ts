@@ -3,7 +3,7 @@ import { readIdempotencyKey } from '../http/idempotencyHeader';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { defaultListLimit, listQuery } from '../http/listing';
-import { idempotencyKeyHeader, problemSchema } from '../http/schemas';
+import { idempotencyKeyHeader, problem } from '../http/schemas';
 import type { StoredCounter } from './catalog';
 import {
   counterList,
@@ -23,7 +23,6 @@ export interface CounterRouteDeps {
 }
 
 const tags = ['counters'];
-const problem = (description: string) => ({ description, schema: problemSchema });
 const badRequest = problem('Invalid name, body or header; nothing was changed');
 const unavailable = problem('Storage unavailable or too much contention; retry after Retry-After');
 const corrupt = problem('Stored state of the counter is corrupt (CorruptState); needs an operator');

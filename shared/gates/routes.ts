@@ -4,7 +4,7 @@ import { defaultListLimit, listQuery } from '../http/listing';
 import type { HeaderReader, HttpResult, ResponseDoc, RouteDefinition } from '../http/route';
 import { defineRoute } from '../http/route';
 import { json } from '../http/responses';
-import { problemSchema } from '../http/schemas';
+import { problem } from '../http/schemas';
 import type { GateAuditLog } from './audit';
 import { auditRecordSchema } from './audit';
 import { gateEtag, ifNoneMatchHits } from './etag';
@@ -37,7 +37,6 @@ export interface GateRouteDeps {
 }
 
 const tags = ['gates'];
-const problem = (description: string) => ({ description, schema: problemSchema });
 const badRequest = problem('Invalid name, query or body; nothing was changed');
 const notFound = problem('No such gate');
 const unavailable = problem('Storage or the Durable task hub is unavailable; retry after Retry-After');

@@ -37,5 +37,8 @@ export const problemSchema = z
   })
   .meta({ id: 'Problem', description: 'RFC 9457 problem details' });
 
+/** A documented error response: what a route answers with problem+json, and when. */
+export const problem = (description: string) => ({ description, schema: problemSchema });
+
 /** An ISO-8601 timestamp with an explicit offset, e.g. 2026-03-29T01:30:00Z. */
 export const isoTimestamp = z.iso.datetime({ offset: true });

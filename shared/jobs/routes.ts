@@ -3,7 +3,7 @@ import { readIdempotencyKey } from '../http/idempotencyHeader';
 import { defaultListLimit, listQuery } from '../http/listing';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
-import { idempotencyKeyHeader, problemSchema } from '../http/schemas';
+import { idempotencyKeyHeader, problem } from '../http/schemas';
 import { failuresPage, failuresQuery, jobList, fileParams, jobParams, jobView, resultsPage, resultsQuery, submitBody } from './schemas';
 import type { JobService } from './service';
 import { viewFailure, viewJob, viewResult } from './view';
@@ -16,7 +16,6 @@ export interface JobRouteDeps {
 }
 
 const tags = ['jobs'];
-const problem = (description: string) => ({ description, schema: problemSchema });
 const unavailable = problem('Storage unavailable; retry after Retry-After');
 const notFound = problem('No such job');
 const badId = problem('Not a job id');

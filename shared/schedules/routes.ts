@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { json } from '../http/responses';
-import { problemSchema, resourceName } from '../http/schemas';
+import { problem, resourceName } from '../http/schemas';
 import { createScheduleBody, limits } from './definition';
 import type { ScheduleService } from './service';
 import { scheduleList, scheduleStates, scheduleView, triggerResult } from './views';
@@ -14,7 +14,6 @@ export interface ScheduleRouteDeps {
 }
 
 const tags = ['schedules'];
-const problem = (description: string) => ({ description, schema: problemSchema });
 const badRequest = problem('Invalid id, body or query; nothing was changed');
 const notFound = problem('No such schedule');
 const unavailable = problem('Storage (or Service Bus) unavailable or too much contention; retry after Retry-After');

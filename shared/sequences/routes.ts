@@ -3,7 +3,7 @@ import { readIdempotencyKey } from '../http/idempotencyHeader';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { json } from '../http/responses';
 import { defaultListLimit, listQuery } from '../http/listing';
-import { idempotencyKeyHeader, problemSchema } from '../http/schemas';
+import { idempotencyKeyHeader, problem } from '../http/schemas';
 import { sequenceSettingsInput } from './definition';
 import { nextBody, nextResult, sequenceList, sequenceParams, sequenceView, validateParams, validationResult } from './schemas';
 import type { SequenceService } from './service';
@@ -14,7 +14,6 @@ export interface SequenceRouteDeps {
 }
 
 const tags = ['sequences'];
-const problem = (description: string) => ({ description, schema: problemSchema });
 const badRequest = problem('Invalid name or body; nothing was changed');
 const unavailable = problem('Storage unavailable or too much contention; retry after Retry-After. Nothing was lost');
 const corrupt = problem('Stored state of the sequence is corrupt (CorruptState); needs an operator');

@@ -2,7 +2,7 @@
 import { defaultListLimit, listQuery } from '../http/listing';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
-import { problemSchema } from '../http/schemas';
+import { problem } from '../http/schemas';
 import type { StreamsDurableClient } from './durablePort';
 import {
   appendBody,
@@ -25,7 +25,6 @@ export interface StreamRouteDeps {
 }
 
 const tags = ['streams'];
-const problem = (description: string) => ({ description, schema: problemSchema });
 const badRequest = problem('Invalid type, query or events; nothing was written');
 const unavailable = problem(
   'The writer did not answer (or flush) in time, or a remap is under way; retry after Retry-After. Sending the same events again is safe',
@@ -50,10 +49,10 @@ export function streamsRoutes(deps: StreamRouteDeps): RouteDefinition[] {
       body: appendBody,
       bodyRequired: true,
       examples: [
-        { producer: 'checkout-7', seq: 42, data: { order: 'ORD-0012345-7', total: 129.5 } },
+        { producer: 'checkout-7', seq: 42, data: { order: 'ORD-0012345-9', total: 129.5 } },
         {
           events: [
-            { producer: 'checkout-7', seq: 43, data: { order: 'ORD-0012346-5' } },
+            { producer: 'checkout-7', seq: 43, data: { order: 'ORD-0012346-8' } },
             { producer: 'checkout-7', seq: 44 },
           ],
         },
