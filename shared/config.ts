@@ -160,7 +160,7 @@ export interface JobSettings {
   readonly maxItems: number;
   /** Largest `POST /api/jobs` body (413 above); replaces the app-wide body limit for that endpoint. */
   readonly maxRequestBytes: number;
-  /** Largest single item, serialised (400 above). */
+  /** Largest single item, serialised (413 above). */
   readonly maxItemBytes: number;
   /** Items one envelope (queue message) carries at most. */
   readonly envelopeMaxItems: number;

@@ -1,7 +1,7 @@
 /**
  * What a gated run does once released. A discriminated union, so a new kind of action is one more
- * schema member plus one handler (actionRunner.ts must then handle it: the handler table is typed
- * over every `type`). Jobs will add `startJob` here.
+ * schema member plus one case in activities.ts (its switch is exhaustive over `type`, so a new kind
+ * does not compile until it is handled).
  *
  * - `none`: just proceed; the run completes as soon as it is released (the orchestrator needs no
  *   activity for it).

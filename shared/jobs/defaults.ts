@@ -46,7 +46,9 @@ export function getJobService(): JobService {
       files: new JobFiles(() => storage.container(containers.jobs), containers.jobs),
       queues: new StorageEnvelopeQueues((name) => storage.queue(name), workQueueNames(settings)),
       processors: registry(
-        billingProcessor(settings.billingRates, { ledger: streamInvoiceLedger(settings.billingLedgerStream, () => currentStreams()) }),
+        billingProcessor(settings.billingRates, {
+          ledger: streamInvoiceLedger(settings.billingLedgerStream, () => currentStreams(), config.streams.maxBatchEvents),
+        }),
       ),
       events: new JobEventPublisher(() => getServiceBusSender(config, serviceBusEntities.topics.jobEvents)),
       clock: systemClock,

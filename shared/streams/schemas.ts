@@ -29,7 +29,7 @@ export const streamEvent = z
     }),
     data: z.json().optional().meta({ description: 'Any JSON value (default null)' }),
   })
-  .meta({ id: 'StreamEvent', example: { producer: 'checkout-7', seq: 42, data: { order: 'ORD-0012345-7', total: 129.5 } } });
+  .meta({ id: 'StreamEvent', example: { producer: 'checkout-7', seq: 42, data: { order: 'ORD-0012345-9', total: 129.5 } } });
 
 export type StreamEventInput = z.output<typeof streamEvent>;
 

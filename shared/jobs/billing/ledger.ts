@@ -17,9 +17,6 @@ export interface LedgerEvent {
   readonly data: Record<string, string | number>;
 }
 
-/** Streams takes at most this many events per append (TALLYHO_STREAMS_MAX_BATCH_EVENTS default). */
-const maxBatch = 500;
-
 export function ledgerProducer(jobId: string, round: number): string {
   return `job-${jobId}-r${round}`;
 }
@@ -38,11 +35,14 @@ export function invoiceEvents(jobId: string, round: number, csv: string): Ledger
   });
 }
 
-/** Appends to `type` with the invocation's streams API; `notConfigured` when the ledger is off. */
+/**
+ * Appends to `type` with the invocation's streams API, `maxBatchEvents` (the streams limit per
+ * request, TALLYHO_STREAMS_MAX_BATCH_EVENTS) at a time; `notConfigured` when the ledger is off.
+ */
 export function streamInvoiceLedger(
   type: string | undefined,
   streams: () => StreamsApi | undefined,
-  maxBatchEvents = maxBatch,
+  maxBatchEvents: number,
 ): InvoiceLedger {
   return {
     async append(jobId, round, csv) {

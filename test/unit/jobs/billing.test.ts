@@ -1,6 +1,6 @@
 import { acceptedCurrencies, currencyExponent } from '../../../shared/jobs/billing/currencies';
 import { invoiceCsv, reduceLines, type BillingLine } from '../../../shared/jobs/billing/invoice';
-import { invoiceEvents } from '../../../shared/jobs/billing/ledger';
+import { invoiceEvents, streamInvoiceLedger } from '../../../shared/jobs/billing/ledger';
 import { formatMinor, taxMinor } from '../../../shared/jobs/billing/money';
 import { billingProcessor, mapTransaction } from '../../../shared/jobs/billing/processor';
 import { parseRateTable, percentToPpm } from '../../../shared/jobs/billing/rates';
@@ -253,5 +253,36 @@ describe('invoice ledger events', () => {
         data: expect.objectContaining({ customerId: 'c-2', exponent: 0, netMinor: '1152921504606846976', net: '1152921504606846976' }),
       },
     ]);
+  });
+
+  it('appends in requests of at most the streams batch limit, in line order', async () => {
+    const lines = Array.from({ length: 7 }, (_, i) => ({
+      customerId: `c-${i}`,
+      currency: 'EUR',
+      transactions: 1,
+      netMinor: 100n,
+      taxMinor: 20n,
+      grossMinor: 120n,
+    }));
+    const requests: unknown[][] = [];
+    const ledger = streamInvoiceLedger(
+      'billing-invoices',
+      () => ({
+        appendEvents: (_type, events) => {
+          requests.push([...events]);
+          return Promise.resolve({} as never);
+        },
+      }),
+      3,
+    );
+    await expect(ledger.append('j-1', 0, invoiceCsv(lines))).resolves.toBe('delivered');
+    expect(requests.map((r) => r.length)).toEqual([3, 3, 1]);
+    expect(requests.flat().map((e) => (e as { seq: number }).seq)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+  });
+
+  it('is notConfigured without a stream, and appends nothing', async () => {
+    const appendEvents = jest.fn();
+    await expect(streamInvoiceLedger(undefined, () => ({ appendEvents }), 500).append('j-1', 0, 'a\r\n')).resolves.toBe('notConfigured');
+    expect(appendEvents).not.toHaveBeenCalled();
   });
 });
