@@ -54,18 +54,23 @@ export class ManualClock implements Clock {
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted === true) return Promise.reject(abortReason(signal));
     if (ms <= 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      const sleeper: Sleeper = { at: this.current + ms, resolve };
-      this.sleepers.push(sleeper);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          this.sleepers = this.sleepers.filter((s) => s !== sleeper);
-          reject(abortReason(signal));
+      const onAbort = (): void => {
+        this.sleepers = this.sleepers.filter((s) => s !== sleeper);
+        reject(abortReason(signal));
+      };
+      // A loop that sleeps on one long-lived signal must not pile up a listener per sleep.
+      const sleeper: Sleeper = {
+        at: this.current + ms,
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
         },
-        { once: true },
-      );
+      };
+      this.sleepers.push(sleeper);
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
