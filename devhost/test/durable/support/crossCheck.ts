@@ -53,6 +53,8 @@ export class IdCrossCheck {
     return this.mismatches.splice(0);
   }
   episodes = 0;
+  /** Episodes whose replay failed the orchestration: compared up to where the devhost stopped. */
+  failedEpisodes = 0;
 
   install(): void {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- reaching into the library on purpose
@@ -87,15 +89,18 @@ export class IdCrossCheck {
   /** Engine observer: compares the engine's ops for an episode with what the library numbered. */
   readonly episode = (observation: EpisodeObservation): void => {
     this.episodes++;
-    // A replay that fails the orchestration (unknown function, …) stops where .NET throws.
-    if (observation.error !== undefined) return;
     const js = this.js.get(observation.instanceId) ?? new Map<number, JsKind>();
     const host = new Map(observation.ops.map((op) => [op.id, op.kind]));
     const where = `${observation.instanceId} (episode with ${observation.events} events)`;
+    // A replay that fails the orchestration (unknown function, …) stops where .NET throws, so JS may
+    // have numbered more; what the devhost did number must still agree.
+    const failed = observation.error !== undefined;
+    if (failed) this.failedEpisodes++;
     for (const [id, kind] of js) {
       const hostKind = host.get(id);
-      if (hostKind === undefined) this.mismatches.push(`${where}: JS numbered #${id} (${kind}), the devhost did not`);
-      else if (!compatible(kind, hostKind)) this.mismatches.push(`${where}: #${id} is ${kind} in JS but ${hostKind} in the devhost`);
+      if (hostKind === undefined) {
+        if (!failed) this.mismatches.push(`${where}: JS numbered #${id} (${kind}), the devhost did not`);
+      } else if (!compatible(kind, hostKind)) this.mismatches.push(`${where}: #${id} is ${kind} in JS but ${hostKind} in the devhost`);
     }
     for (const [id, kind] of host) if (!js.has(id)) this.mismatches.push(`${where}: the devhost numbered #${id} (${kind}), JS did not`);
   };
