@@ -40,7 +40,8 @@ app.timer('schedulesReconcile', {
   extraInputs: [df.input.durableClient()],
   handler: async (_timer, context) => {
     durableClientOf(context);
-    const report = await scheduleService(engine).reconcilePending(pendingGraceMs);
-    if (report.started + report.left > 0) context.log(JSON.stringify({ event: 'schedules.reconciled', ...report }));
+    const service = scheduleService(engine);
+    const report = { ...(await service.reconcilePending(pendingGraceMs)), ...(await service.reconcileOverdue()) };
+    if (report.started + report.left + report.restarted > 0) context.log(JSON.stringify({ event: 'schedules.reconciled', ...report }));
   },
 });

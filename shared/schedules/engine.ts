@@ -11,6 +11,8 @@ export interface ScheduleEngine {
   start(id: string, input: ScheduleState): Promise<void>;
   /** Asks the orchestration to read the index now. False when no instance took the event. */
   wake(id: string): Promise<boolean>;
+  /** The orchestration's Durable runtime status (`Running`, `Failed`, …); undefined when there is none. */
+  status(id: string): Promise<string | undefined>;
 }
 
 /** The Durable client operations the engine uses (functions/_durable.ts provides them). */
@@ -34,6 +36,9 @@ export function durableScheduleEngine(client: () => DurableOperations): Schedule
           .catch(() => undefined);
         if (status === undefined || !live.has(status)) throw err;
       }
+    },
+    status(id) {
+      return client().runtimeStatus(id);
     },
     async wake(id) {
       try {

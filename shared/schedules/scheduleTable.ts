@@ -5,7 +5,7 @@
  * writes them, the orchestration reads them. Every change is a conditional write with the row's
  * ETag, so a cancel and a fire racing on one row end with exactly one winner.
  */
-import type { TableClient, TableEntityResult } from '@azure/data-tables';
+import { odata, type TableClient, type TableEntityResult } from '@azure/data-tables';
 import { z } from 'zod';
 
 import { AppError } from '../errors';
@@ -213,8 +213,22 @@ export class ScheduleTable {
 
   /** One page of schedules in id order, optionally in one state. */
   async list(state: ScheduleStatus | undefined, pageSize: number, continuationToken: string | undefined): Promise<ListPage> {
-    const table = await this.table();
     const filter = state === undefined ? `RowKey eq '${rowKey}'` : `RowKey eq '${rowKey}' and state eq '${state}'`;
+    return this.page(filter, pageSize, continuationToken);
+  }
+
+  /**
+   * One page of orchestration-mode schedules that say `active` or `paused` with a next fire before
+   * `before` (an ISO time: stored fire times are ISO-8601 UTC, so text order is time order). The
+   * service filters, so a healthy index answers with nothing.
+   */
+  async listOverdue(before: string, pageSize: number, continuationToken: string | undefined): Promise<ListPage> {
+    const filter = odata`RowKey eq ${rowKey} and mode eq ${'orchestration'} and (state eq ${'active'} or state eq ${'paused'}) and nextFireAt ne ${''} and nextFireAt lt ${before}`;
+    return this.page(filter, pageSize, continuationToken);
+  }
+
+  private async page(filter: string, pageSize: number, continuationToken: string | undefined): Promise<ListPage> {
+    const table = await this.table();
     try {
       const pages = table
         .listEntities({ queryOptions: { filter } })

@@ -19,8 +19,8 @@ import { engineSettings } from './activities';
 import { admit } from './admission';
 import { definitionKey, definitionOf, type CreateScheduleBody, type ScheduleDefinition } from './definition';
 import type { ScheduleEngine } from './engine';
-import { initialState } from './machine';
-import type { ScheduleStatus } from './records';
+import { initialState, type ScheduleState } from './machine';
+import type { EngineSettings, ScheduleStatus } from './records';
 import { scheduledMessage, type ScheduledDelivery } from './scheduledDelivery';
 import type { NewScheduleRow, ScheduleRow, ScheduleTable } from './scheduleTable';
 import { nextFireAfter } from './timing';
@@ -59,6 +59,25 @@ function notFound(id: string): AppError {
 
 function conflict(row: ScheduleRow, message: string): AppError {
   return new AppError('Conflict', message, { extra: { schedule: row.id, state: row.state } });
+}
+
+/** Orchestration statuses that mean nothing will move the schedule on any more (missing is one too). */
+const restartable = new Set(['Failed', 'Terminated']);
+
+/** The highest run number the row knows of: a restarted orchestration numbers its runs after it, so run ids stay unique. */
+function runsSoFar(row: ScheduleRow): number {
+  const numbers = [...row.runs, ...row.settled].map((r) => Number(r.runId?.slice(r.runId.lastIndexOf('#') + 1) ?? 0));
+  return Math.max(row.runCount, ...numbers.filter(Number.isFinite));
+}
+
+/**
+ * A lost orchestration's successor: the row's definition, its next fire still ahead (so the catch-up
+ * policy decides about the fires missed meanwhile, as after downtime), runs numbered on.
+ */
+export function restartState(row: ScheduleRow, settings: EngineSettings, now: Date): ScheduleState {
+  const state = initialState(row.id, row.definition, settings, now);
+  const cursor = row.nextFireAt === undefined ? state.cursor : new Date(Date.parse(row.nextFireAt) - 1).toISOString();
+  return { ...state, cursor, runs: runsSoFar(row) };
 }
 
 function isScheduledDelivery(definition: ScheduleDefinition): boolean {
@@ -216,6 +235,41 @@ export class ScheduleService {
       token = page.continuationToken;
     } while (token !== undefined);
     return { started, left };
+  }
+
+  /**
+   * Restarts orchestrations that are gone: an `active` or `paused` row whose next fire is overdue by
+   * more than the misfire grace (a live orchestration would have moved it on) has its orchestration's
+   * status read; one that is missing, `Failed` or `Terminated` is started again from the row under
+   * the schedule id. Any other status is left alone (a running one is catching up, e.g. after the app
+   * was down). Only overdue rows are looked at, so the cost follows the anomalies.
+   */
+  async reconcileOverdue(): Promise<{ restarted: number; alive: number }> {
+    const now = this.deps.clock.now();
+    const before = new Date(now - this.deps.settings.misfireGraceSeconds * 1000).toISOString();
+    let restarted = 0;
+    let alive = 0;
+    let token: string | undefined;
+    do {
+      const page = await this.deps.table.listOverdue(before, 100, token);
+      for (const row of page.rows) {
+        const status = await this.deps.engine().status(row.id);
+        if (status !== undefined && !restartable.has(status)) {
+          alive++;
+          continue;
+        }
+        await this.deps.engine().start(row.id, restartState(row, engineSettings(this.deps.settings), new Date(now)));
+        restarted++;
+        this.deps.logger.log('warn', 'schedules.reconcile.restarted', {
+          schedule: row.id,
+          state: row.state,
+          nextFireAt: row.nextFireAt,
+          runtimeStatus: status ?? 'missing',
+        });
+      }
+      token = page.continuationToken;
+    } while (token !== undefined);
+    return { restarted, alive };
   }
 
   private async wake(id: string): Promise<void> {

@@ -18,7 +18,7 @@ import type { TargetDeps } from '../../shared/schedules/targets';
 import { FakeServiceBus } from './fakeServiceBus';
 import { storageFor, testConnection, uniqueTableName } from './sequences';
 
-/** Records starts and wake-ups; `failStarts` makes the next starts throw (a crash before the start). */
+/** Records starts, wake-ups and status reads; `failStarts` makes the next starts throw (a crash before the start). */
 export class RecordingEngine implements ScheduleEngine {
   readonly started = new Map<string, ScheduleState>();
   readonly woken: string[] = [];
@@ -29,13 +29,27 @@ export class RecordingEngine implements ScheduleEngine {
       this.failStarts--;
       return Promise.reject(new Error('the Durable API is unavailable (injected)'));
     }
-    if (!this.started.has(id)) this.started.set(id, input);
+    // Like Durable: a running instance keeps going, a finished one (a status set here) is replaced.
+    if (!this.started.has(id) || this.statuses.has(id)) {
+      this.started.set(id, input);
+      this.statuses.delete(id);
+    }
     return Promise.resolve();
   }
 
   wake(id: string): Promise<boolean> {
     this.woken.push(id);
     return Promise.resolve(this.started.has(id));
+  }
+
+  /** Runtime statuses to answer, by instance id (an instance started here and not listed is `Running`). */
+  readonly statuses = new Map<string, string>();
+  /** The ids whose status was read, in order. */
+  readonly statusReads: string[] = [];
+
+  status(id: string): Promise<string | undefined> {
+    this.statusReads.push(id);
+    return Promise.resolve(this.statuses.get(id) ?? (this.started.has(id) ? 'Running' : undefined));
   }
 }
 

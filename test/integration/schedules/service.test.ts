@@ -155,6 +155,55 @@ describe('the reconciler', () => {
   });
 });
 
+describe('the reconciler of lost orchestrations', () => {
+  it('restarts the orchestration of an overdue row when it is gone, failed or terminated, leaves a running one, and reads no status of a row on time', async () => {
+    const h = scheduleHarness();
+    const hourly = { cron: '0 0 * * * *', target: queueTarget(unique('out')) };
+    for (const id of ['gone', 'failed', 'terminated', 'running']) await h.service.create({ id, ...hourly });
+    await h.service.create({ id: 'on-time', cron: '0 0 0 * * *', target: queueTarget(unique('out')) });
+    const activate = (scheduleId: string, nextFireAt: string) =>
+      h.activities.checkpoint({ scheduleId, now: '2027-01-01T00:00:00.000Z', nextFireAt, records: [] });
+    for (const id of ['gone', 'failed', 'terminated', 'running']) await activate(id, '2027-01-01T01:00:00.000Z');
+    await activate('on-time', '2027-01-02T00:00:00.000Z');
+    // `gone` ran its 01:00 fire (run 1) before its orchestration vanished.
+    const run = await h.activities.run({
+      scheduleId: 'gone',
+      runId: 'gone#1',
+      fire: { at: '2027-01-01T01:00:00.000Z', kind: 'scheduled' },
+      now: '2027-01-01T01:00:00.000Z',
+      nextFireAt: '2027-01-01T02:00:00.000Z',
+    });
+    expect(run.outcome).toBe('succeeded');
+    await h.service.pause('terminated');
+    const before = new Map(h.engine.started);
+    h.engine.started.delete('gone');
+    h.engine.statuses.set('failed', 'Failed');
+    h.engine.statuses.set('terminated', 'Terminated');
+
+    // Within the misfire grace of 01:00 (02:00 for `gone`): nothing is overdue yet, nothing is read.
+    await h.clock.advance(3600_000 + h.settings.misfireGraceSeconds * 1000 - 1000);
+    expect(await h.service.reconcileOverdue()).toEqual({ restarted: 0, alive: 0 });
+    expect(h.engine.statusReads).toEqual([]);
+
+    await h.clock.advance(3600_000 + 2000);
+    expect(await h.service.reconcileOverdue()).toEqual({ restarted: 3, alive: 1 });
+    expect([...h.engine.statusReads].sort()).toEqual(['failed', 'gone', 'running', 'terminated']);
+    // The running one was left as it was; the others start over at their overdue fire, runs numbered on.
+    expect(h.engine.started.get('running')).toBe(before.get('running'));
+    expect(h.engine.started.get('on-time')).toBe(before.get('on-time'));
+    expect(h.engine.started.get('gone')).toMatchObject({ id: 'gone', mode: 'active', cursor: '2027-01-01T01:59:59.999Z', runs: 1 });
+    expect(h.engine.started.get('failed')).toMatchObject({ cursor: '2027-01-01T00:59:59.999Z', runs: 0 });
+    expect(h.engine.started.get('terminated')).not.toBe(before.get('terminated'));
+    expect(h.logger.events('schedules.reconcile.restarted')).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ schedule: 'gone', runtimeStatus: 'missing' }),
+        expect.objectContaining({ schedule: 'failed', runtimeStatus: 'Failed' }),
+        expect.objectContaining({ schedule: 'terminated', state: 'paused', runtimeStatus: 'Terminated' }),
+      ]),
+    );
+  });
+});
+
 describe('control requests on the index', () => {
   it('pause makes the index refuse a scheduled fire (nothing runs) but not a trigger', async () => {
     const h = scheduleHarness();
