@@ -4,8 +4,9 @@
  */
 import type { QueueClient } from '@azure/storage-queue';
 
+import type { SubmitRequest } from '../jobs/submit';
 import { translateStorageError } from '../storage/errors';
-import type { GateAction, GateActionResult } from './actions';
+import { type GateAction, type GateActionResult, jobActionKey } from './actions';
 import { auditRecordOf, type GateAuditLog } from './audit';
 import type { GateDurableClient } from './durablePort';
 import type { ActionInput, AnnounceInput, AnnounceResult, NotifyInput, NotifyResult } from './messages';
@@ -50,6 +51,8 @@ export async function announce(deps: AnnounceDeps, input: AnnounceInput): Promis
 
 export interface ActionDeps {
   readonly actionsQueue: () => Promise<QueueClient>;
+  /** The jobs capability's submit use-case (`JobService.submit`, as POST /api/jobs and schedules' job target use it). */
+  readonly jobs: () => { submit(request: SubmitRequest, idempotencyKey: string): Promise<{ readonly job: { readonly id: string } }> };
 }
 
 async function enqueue(deps: ActionDeps, action: Extract<GateAction, { type: 'enqueue' }>, input: ActionInput): Promise<GateActionResult> {
@@ -64,6 +67,11 @@ async function enqueue(deps: ActionDeps, action: Extract<GateAction, { type: 'en
   }
 }
 
+async function submitJob(deps: ActionDeps, action: Extract<GateAction, { type: 'job' }>, input: ActionInput): Promise<GateActionResult> {
+  const { job } = await deps.jobs().submit({ processor: action.processor, items: action.items }, jobActionKey(input.gate, input.runId));
+  return { type: 'job', jobId: job.id };
+}
+
 /** One case per action type; the exhaustive switch makes a new type a compile error until handled. */
 export async function performAction(deps: ActionDeps, input: ActionInput): Promise<GateActionResult> {
   const action = input.action;
@@ -72,5 +80,7 @@ export async function performAction(deps: ActionDeps, input: ActionInput): Promi
       return { type: 'none' };
     case 'enqueue':
       return enqueue(deps, action, input);
+    case 'job':
+      return submitJob(deps, action, input);
   }
 }

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { systemClock } from '../clock';
 import { getConfig } from '../config';
 import { AppError } from '../errors';
+import { getJobService } from '../jobs/defaults';
 import { onShutdown } from '../lifecycle';
 import { getLogger } from '../log';
 import { getServiceBusSender } from '../messaging/serviceBus';
@@ -46,6 +47,7 @@ export function getGateService(): GateService {
     clock: systemClock,
     logger: getLogger(),
     newId: () => randomUUID(),
+    jobs: getJobService,
   });
   return service;
 }
@@ -83,7 +85,7 @@ export function getAnnounceDeps(): AnnounceDeps {
 
 export function getActionDeps(): ActionDeps {
   const storage = getStorage(getConfig());
-  return { actionsQueue: () => storage.queue(queues.gateActions) };
+  return { actionsQueue: () => storage.queue(queues.gateActions), jobs: getJobService };
 }
 
 export const defaultGateRouteDeps: GateRouteDeps = {

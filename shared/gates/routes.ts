@@ -274,11 +274,33 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
       params: gateParams,
       body: runBody,
       maxBodyBytes: 48 * 1024,
-      examples: [{}, { action: { type: 'none' } }, { runId: 'worker-17', action: { type: 'enqueue', payload: { shard: 17 } } }],
+      examples: [
+        {},
+        { action: { type: 'none' } },
+        { runId: 'worker-17', action: { type: 'enqueue', payload: { shard: 17 } } },
+        {
+          runId: 'month-end',
+          action: {
+            type: 'job',
+            processor: 'billing',
+            items: [
+              {
+                id: 'tx-1',
+                customerId: 'c-42',
+                amountMinor: 1999,
+                currency: 'EUR',
+                taxCategory: 'standard',
+                occurredAt: '2026-03-01T12:00:00Z',
+              },
+            ],
+          },
+        },
+      ],
       responses: {
         202: { description: 'The run is started (or was already)', schema: runStarted },
         400: badRequest,
         404: notFound,
+        413: problem('The body, or a job action over the jobs limits (TALLYHO_JOBS_MAX_ITEMS, TALLYHO_JOBS_MAX_ITEM_BYTES)'),
         503: unavailable,
       },
       handle: async ({ params, body, url }) => {

@@ -5,7 +5,8 @@
  */
 import type { Clock } from '../clock';
 import type { GateSettings } from '../config';
-import { AppError, validationError } from '../errors';
+import { AppError, isAppError, validationError } from '../errors';
+import type { JobService } from '../jobs/service';
 import type { Logger } from '../log';
 import { type GateAction } from './actions';
 import type { GateDurableClient, InstanceStatus, ManagementLinks } from './durablePort';
@@ -26,6 +27,8 @@ export interface GateServiceDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly newId: () => string;
+  /** The jobs capability's submission checks, run when a run with a `job` action is started. */
+  readonly jobs: () => Pick<JobService, 'check'>;
 }
 
 export interface Actor {
@@ -175,6 +178,7 @@ export class GateService {
 
   /** Starts a gated run (or finds the one started with this runId). */
   async startRun(name: string, runId: string | undefined, action: GateAction, requestUrl: URL): Promise<RunStart> {
+    if (action.type === 'job') this.checkJob(action);
     if (!this.known.has(name)) await this.describe(name);
     const id = runId ?? this.deps.newId();
     const instanceId = gateInstanceIds.run(name, id);
@@ -185,6 +189,20 @@ export class GateService {
     const input: RunInput = { gate: name, runId: id, action, maxWaiters: this.deps.settings.maxWaiters };
     const created = await this.startOnce(gateFunctions.run, instanceId, input);
     return { runId: id, instanceId, created, links };
+  }
+
+  /**
+   * A job the run could not submit once released would only fail the run after the wait; so the
+   * jobs API's own checks run now and their 400/413 names the field inside the run body.
+   */
+  private checkJob(action: Extract<GateAction, { type: 'job' }>): void {
+    try {
+      this.deps.jobs().check({ processor: action.processor, items: action.items });
+    } catch (err) {
+      if (!isAppError(err)) throw err;
+      const issues = err.issues.map((issue) => ({ ...issue, path: issue.path.replace(/^body\./, 'body.action.') }));
+      throw new AppError(err.code, err.message, { cause: err, issues, extra: err.extra });
+    }
   }
 
   private confirm(gate: GateSnapshot, releaseAt: string | null): GateSnapshot {

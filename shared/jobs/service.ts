@@ -8,7 +8,7 @@ import { processPoison, type PoisonReport } from './poison';
 import { reconcile, type ReconcileReport } from './reconcile';
 import type { ResultPage, ResultStatus } from './resultStore';
 import { retryFailed } from './retryFailed';
-import { submitJob, type SubmitRequest, type SubmitResult } from './submit';
+import { checkSubmission, submitJob, type SubmitRequest, type SubmitResult } from './submit';
 import { viewJob } from './view';
 import type { JobFile } from './files';
 
@@ -17,6 +17,11 @@ export class JobService {
 
   submit(request: SubmitRequest, idempotencyKey: string | undefined): Promise<SubmitResult> {
     return submitJob(this.context, request, idempotencyKey);
+  }
+
+  /** Throws the 400/413 that `submit` would answer for the request, and writes nothing. */
+  check(request: SubmitRequest): void {
+    checkSubmission(this.context, request);
   }
 
   async job(id: string): Promise<JobRecord> {

@@ -23,7 +23,12 @@ export interface SubmitResult {
   readonly replayed: boolean;
 }
 
-function checkRequest(ctx: JobsContext, request: SubmitRequest): InputFile {
+/**
+ * Every check that can refuse a submission (processor, TALLYHO_JOBS_MAX_ITEMS, unique ids,
+ * TALLYHO_JOBS_MAX_ITEM_BYTES), without I/O: other capabilities that submit jobs later (a gated run's
+ * `job` action) run it when they accept the request, so a job they cannot submit is refused up front.
+ */
+export function checkSubmission(ctx: JobsContext, request: SubmitRequest): InputFile {
   const { settings } = ctx;
   if (!ctx.processors.has(request.processor)) {
     throw validationError('Unknown processor', [
@@ -73,7 +78,7 @@ async function resume(ctx: JobsContext, existing: StoredJob, request: SubmitRequ
 }
 
 export async function submitJob(ctx: JobsContext, request: SubmitRequest, key: string | undefined): Promise<SubmitResult> {
-  const input = checkRequest(ctx, request);
+  const input = checkSubmission(ctx, request);
   const now = ctx.clock.now();
   const id = key === undefined ? newJobId(now) : jobIdForKey(key);
   if (key !== undefined) {

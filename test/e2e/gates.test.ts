@@ -3,10 +3,12 @@
  * runs wait and one release lets every one of them proceed exactly once; runs that start during and
  * after the release proceed too; concurrent releases release once; generations keep old and new apart;
  * long-poll and SSE clients hear the release; bad input and missing keys change nothing; a scheduled
- * release fires on the virtual clock.
+ * release fires on the virtual clock. A run with a job action submits its job once released, and the
+ * job completes.
  */
 import { randomBytes } from 'node:crypto';
 
+import { transactions } from '../support/billing';
 import { devhostTest, type E2eHost, startDevhost } from './support/harness';
 import { expectProblem, type JsonResponse, readSse, requestJson } from './support/http';
 
@@ -34,6 +36,7 @@ interface RunOutput {
   late: boolean;
   release: { generation: number; at: string; by: string; how: string };
   proceededAt: string;
+  action: { type: string; jobId?: string };
 }
 
 interface InstanceStatus {
@@ -75,7 +78,15 @@ describe('gates over HTTP', () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startDevhost({ env: { TALLYHO_GATES_WATCH_INTERVAL_MS: '250', TALLYHO_GATES_MAX_WAITERS: '2000' } });
+    host = await startDevhost({
+      env: {
+        TALLYHO_GATES_WATCH_INTERVAL_MS: '250',
+        TALLYHO_GATES_MAX_WAITERS: '2000',
+        // The job action's envelopes go to queues only this host polls, and promptly.
+        TALLYHO_JOBS_QUEUE_PREFIX: unique('gj'),
+        AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
+      },
+    });
   });
   afterAll(async () => {
     await host.stop();
@@ -306,6 +317,38 @@ describe('gates over HTTP', () => {
     expect(next.body).toMatchObject({ released: false, timedOut: true });
   });
 
+  test('a released run with a job action submits one job, which completes; starting the run again submits nothing more', async () => {
+    const name = unique('jobgate');
+    expect((await create(name)).status).toBe(201);
+    const items = transactions(40, 21, 'gated');
+    const body = { runId: 'month-end', action: { type: 'job', processor: 'billing', items } };
+    const started = await startRun(name, body);
+    expect(started.status).toBe(202);
+    await waitingCount(name, 1);
+    expect((await release(name)).status).toBe(200);
+    const done = await until('the run to complete', async () => {
+      const status = await runStatus(started.body);
+      expect(status.runtimeStatus).not.toBe('Failed');
+      return status.runtimeStatus === 'Completed' ? status : undefined;
+    });
+    const jobId = done.output?.action.jobId;
+    expect(done.output?.action).toEqual({ type: 'job', jobId: expect.any(String) });
+    const job = await until(
+      `job ${jobId} to complete`,
+      async () => {
+        const res = await requestJson<{ id: string; state: string; totals: Record<string, number> }>(host, 'GET', `/api/jobs/${jobId}`);
+        expect(res.status).toBe(200);
+        return res.body.state === 'accepted' || res.body.state === 'running' ? undefined : res.body;
+      },
+      60_000,
+      200,
+    );
+    expect(job).toMatchObject({ id: jobId, state: 'completed', totals: { items: 40, succeeded: 40, failed: 0, pending: 0 } });
+    const again = await startRun(name, body);
+    expect(again.body).toMatchObject({ runId: 'month-end', created: false });
+    expect((await runStatus(again.body)).output?.action).toEqual({ type: 'job', jobId });
+  }, 90_000);
+
   test('bad names, times, actions and timeouts are 400 and change nothing', async () => {
     for (const bad of ['bad%20name', 'a'.repeat(64), 'a%3Ab', '-lead']) {
       expectProblem(await create(bad), 400, 'ValidationFailed');
@@ -329,10 +372,16 @@ describe('gates over HTTP', () => {
     const bodies: unknown[] = [
       { action: { type: 'webhook', url: 'https://x' } },
       { action: { type: 'none', extra: 1 } },
+      { action: { type: 'job', processor: 'payroll', items: transactions(1, 5, 'badjob') } },
+      { action: { type: 'job', processor: 'billing', items: [] } },
       { runId: 'a b' },
       '{not json',
     ];
     for (const body of bodies) expectProblem(await startRun(name, body), 400, 'ValidationFailed');
+    // The jobs service's own checks, run before the run starts, name the field inside the action.
+    const [t0, t1] = transactions(2, 5, 'badjob');
+    const duplicate = expectProblem(await startRun(name, { action: { type: 'job', processor: 'billing', items: [t0, t1, t0] } }), 400);
+    expect(duplicate.issues).toEqual([{ path: 'body.action.items.2.id', message: expect.stringContaining('items.0') }]);
     expectProblem(await requestJson(host, 'GET', `/api/gates/${name}/wait?timeout=500`), 400, 'ValidationFailed');
     expectProblem(await requestJson(host, 'GET', `/api/gates/${name}/wait?timeout=-1`), 400, 'ValidationFailed');
     expectProblem(await reset(name, { releaseAt: past }), 400, 'ValidationFailed');

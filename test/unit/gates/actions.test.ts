@@ -1,6 +1,16 @@
-/** Run actions: the union validates at the edge; unknown types, extra fields and oversized payloads are refused. */
-import { gateActionSchema, maxActionPayloadBytes, needsActivity } from '../../../shared/gates/actions';
+/**
+ * Run actions: the union validates at the edge; unknown types, extra fields and oversized payloads are
+ * refused; a job action is refused for what the jobs API refuses and is submitted under a key that
+ * belongs to its run.
+ */
+import { type ActionDeps, performAction } from '../../../shared/gates/activities';
+import { gateActionSchema, jobActionKey, maxActionPayloadBytes, needsActivity } from '../../../shared/gates/actions';
+import type { ActionInput } from '../../../shared/gates/messages';
 import { runBody } from '../../../shared/gates/schemas';
+import type { SubmitRequest } from '../../../shared/jobs/submit';
+import { transactions } from '../../support/billing';
+
+const tx = transactions(2, 1, 'gate');
 
 describe('gate actions', () => {
   test.each([
@@ -8,6 +18,7 @@ describe('gate actions', () => {
     [{ type: 'enqueue' }],
     [{ type: 'enqueue', payload: { shard: 3, tags: ['a'] } }],
     [{ type: 'enqueue', payload: 'text' }],
+    [{ type: 'job', processor: 'billing', items: tx }],
   ])('accepts %j', (action) => {
     expect(gateActionSchema.safeParse(action).success).toBe(true);
   });
@@ -18,6 +29,14 @@ describe('gate actions', () => {
     [{}],
     ['none'],
     [{ type: 'enqueue', payload: 'x'.repeat(maxActionPayloadBytes) }],
+    [{ type: 'job', processor: 'payroll', items: tx }],
+    [{ type: 'job', processor: 'billing', items: [] }],
+    [{ type: 'job', processor: 'billing' }],
+    [{ type: 'job', items: tx }],
+    [{ type: 'job', processor: 'billing', items: [{ ...tx[0], id: 'a/b' }] }],
+    [{ type: 'job', processor: 'billing', items: [{ amountMinor: 1 }] }],
+    [{ type: 'job', processor: 'billing', items: tx, priority: 'high' }],
+    [{ type: 'job', processor: 'billing', items: tx, payload: {} }],
   ])('refuses %j', (action) => {
     expect(gateActionSchema.safeParse(action).success).toBe(false);
   });
@@ -25,6 +44,37 @@ describe('gate actions', () => {
   test('only actions with I/O need an activity', () => {
     expect(needsActivity({ type: 'none' })).toBe(false);
     expect(needsActivity({ type: 'enqueue' })).toBe(true);
+    expect(needsActivity({ type: 'job', processor: 'billing', items: [{ id: 'a' }] })).toBe(true);
+  });
+
+  test('the job action submits through the jobs service under a key of its run: a retry repeats the key, another run does not', async () => {
+    const calls: { request: SubmitRequest; key: string }[] = [];
+    const deps: ActionDeps = {
+      actionsQueue: () => Promise.reject(new Error('a job action uses no queue')),
+      jobs: () => ({
+        submit(request, key) {
+          calls.push({ request, key });
+          // The jobs service derives the id from the key; that is what makes a repeated key one job.
+          return Promise.resolve({ job: { id: `job-for-${key}` } });
+        },
+      }),
+    };
+    const action = gateActionSchema.parse({ type: 'job', processor: 'billing', items: tx });
+    const input = (gate: string, runId: string): ActionInput => ({ gate, generation: 1, runId, action });
+    const first = await performAction(deps, input('launch', 'w1'));
+    const retried = await performAction(deps, input('launch', 'w1'));
+    await performAction(deps, input('launch', 'w2'));
+    await performAction(deps, input('other', 'w1'));
+    expect(first).toEqual({ type: 'job', jobId: `job-for-${jobActionKey('launch', 'w1')}` });
+    expect(retried).toEqual(first);
+    expect(calls.map((c) => c.key)).toEqual([
+      jobActionKey('launch', 'w1'),
+      jobActionKey('launch', 'w1'),
+      jobActionKey('launch', 'w2'),
+      jobActionKey('other', 'w1'),
+    ]);
+    expect(new Set(calls.map((c) => c.key)).size).toBe(3);
+    expect(calls[0]?.request).toEqual({ processor: 'billing', items: tx });
   });
 
   test('a run body is optional, its runId is a resource name and unknown fields are refused', () => {

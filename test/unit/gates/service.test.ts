@@ -4,6 +4,7 @@
  */
 import { ManualClock } from '../../../shared/clock';
 import { AppError } from '../../../shared/errors';
+import type { GateAction } from '../../../shared/gates/actions';
 import type { GateDurableClient, InstanceStatus } from '../../../shared/gates/durablePort';
 import type { GateRecord } from '../../../shared/gates/operations';
 import { checkReleaseAt, GateService } from '../../../shared/gates/service';
@@ -50,10 +51,20 @@ function setup() {
   const logger = new MemoryLogger();
   const hub = new GateWatchHub(() => Promise.resolve(undefined), { intervalMs: 1000, clock, logger });
   let ids = 0;
-  const service = new GateService({ durable: () => durable, hub, settings, clock, logger, newId: () => `id${++ids}` });
+  // Stands in for the jobs service's checks: refuses a job with more than two items, as a 413 naming the field.
+  const checked: unknown[] = [];
+  const jobs = {
+    check(request: { items: readonly unknown[] }): void {
+      checked.push(request);
+      if (request.items.length > 2) {
+        throw new AppError('PayloadTooLarge', 'too many items', { issues: [{ path: 'body.items', message: 'at most 2' }] });
+      }
+    },
+  };
+  const service = new GateService({ durable: () => durable, hub, settings, clock, logger, newId: () => `id${++ids}`, jobs: () => jobs });
   const answer = (instanceId: string, customStatus: unknown) =>
     durable.statuses.set(instanceId, { runtimeStatus: 'Running', customStatus, output: null });
-  return { clock, durable, service, answer };
+  return { clock, durable, service, answer, checked };
 }
 
 /** Lets a polling loop run while the manual clock moves. */
@@ -183,5 +194,28 @@ describe('GateService', () => {
     await expect(service.startRun('g', undefined, { type: 'none' }, url)).resolves.toMatchObject({ runId: 'id1', created: true });
     // Once the gate is known to exist, starting runs reads neither its state nor (without a runId) the instance.
     expect(durable.reads).toBe(2);
+  });
+
+  test('a run with a job action is checked by the jobs service first; a refused job starts nothing and names the action field', async () => {
+    const { durable, service, checked } = setup();
+    durable.gate = record();
+    const url = new URL('http://example.test/api/gates/g/runs');
+    const item = (id: string) => ({ id });
+    const tooMany: GateAction = { type: 'job', processor: 'billing', items: [item('a'), item('b'), item('c')] };
+    await expect(service.startRun('g', 'w1', tooMany, url)).rejects.toMatchObject({
+      code: 'PayloadTooLarge',
+      issues: [{ path: 'body.action.items', message: 'at most 2' }],
+    });
+    expect(durable.started).toEqual([]);
+    expect(durable.reads).toBe(0);
+    const fits: GateAction = { type: 'job', processor: 'billing', items: [item('a')] };
+    await expect(service.startRun('g', 'w1', fits, url)).resolves.toMatchObject({ created: true });
+    expect(checked).toEqual([
+      { processor: 'billing', items: [item('a'), item('b'), item('c')] },
+      { processor: 'billing', items: [item('a')] },
+    ]);
+    expect(durable.started).toEqual([
+      { orchestration: expect.any(String), instanceId: 'gate:g:run:w1', input: expect.objectContaining({ action: fits }) },
+    ]);
   });
 });
