@@ -35,6 +35,11 @@ export interface DevhostOptions {
   readonly startTimeoutMs?: number;
 }
 
+export interface RestartOptions {
+  /** End the devhost with SIGKILL (no shutdown hooks, no draining) instead of SIGTERM. */
+  readonly kill?: boolean;
+}
+
 export interface E2eHost {
   readonly baseUrl: string;
   /** True when `E2E_BASE_URL` points at a host this harness did not start. */
@@ -45,8 +50,12 @@ export interface E2eHost {
   url(path: string): string;
   /** Everything the devhost printed so far. */
   output(): string;
-  /** Stops and starts the devhost again on the same port, storage and task hub. */
-  restart(): Promise<void>;
+  /**
+   * Stops and starts the devhost again on the same port, storage and task hub. By default the stop
+   * is graceful (SIGTERM: the host drains and runs its shutdown hooks); `{ kill: true }` sends
+   * SIGKILL instead, as a crash would, so nothing the host had not yet made durable survives.
+   */
+  restart(options?: RestartOptions): Promise<void>;
   stop(): Promise<void>;
   /** Devhost only: moves the virtual clock forward and waits until the host has settled. */
   advanceClock(ms: number): Promise<{ now: string; steps: number }>;
@@ -155,19 +164,24 @@ class ChildDevhost implements E2eHost {
     this.port = Number(new URL(this.baseUrl).port);
   }
 
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
+    return this.end('SIGTERM');
+  }
+
+  /** Sends `signal` (SIGKILL after 15 s if the host is still up) and waits for the exit. */
+  private async end(signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
     const child = this.child;
     this.child = undefined;
-    if (child === undefined || child.exitCode !== null) return;
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    child.kill('SIGTERM');
+    child.kill(signal);
     const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
     await exited;
     clearTimeout(timer);
   }
 
-  async restart(): Promise<void> {
-    await this.stop();
+  async restart(options: RestartOptions = {}): Promise<void> {
+    await this.end(options.kill === true ? 'SIGKILL' : 'SIGTERM');
     await this.start();
   }
 

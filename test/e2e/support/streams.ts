@@ -33,6 +33,10 @@ export interface StreamView {
     accepted: number;
     flushedThrough: number;
     bufferDepth: number;
+    /** When the oldest event not yet in the log was accepted (ISO), or null with nothing buffered. */
+    oldestUnflushedAt: string | null;
+    /** How long that event has waited (ms); 0 with nothing buffered. */
+    flushLagMs: number;
     lastFlush: { blocksFoundWritten: number } | null;
     lastError: { message: string } | null;
     totals: { refusedFull: number; flushes: number };
