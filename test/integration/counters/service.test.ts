@@ -177,4 +177,43 @@ describe('counters on Azurite', () => {
     // Past the TTL the key counts anew (its marker is gone).
     expect((await h.service.increment('keyed', 1, 'k1')).replayed).toBe(false);
   });
+
+  it('a rollup visits only the active counter: 50 idle counters with folded history cost it no partition and no request', async () => {
+    const clock = testClock();
+    let requests = 0;
+    const h = counterHarness({ clock, writesInFlight: 0, storage: { observe: () => void requests++ } });
+    const definition = { partitions: 2, safetyWindowSeconds: 10 };
+    const settle = async (): Promise<void> => {
+      await clock.advance(bucketMs + 11_000);
+      await h.service.runRollup();
+      expect(await h.rows('dirty')).toEqual([]);
+    };
+    // One active round: 60 hits over 2 partitions (both marked dirty), then the rollup that folds them.
+    const activeRound = async (name: string): Promise<{ partitions: number; hitsFolded: number; requests: number }> => {
+      await h.service.configure(name, definition);
+      for (let i = 0; i < 60; i++) await h.service.increment(name, 1);
+      await clock.advance(11_000);
+      requests = 0;
+      const report = await h.service.runRollup();
+      return { partitions: report.partitions, hitsFolded: report.hitsFolded, requests };
+    };
+
+    const alone = await activeRound('active-before');
+    await settle();
+    for (let c = 0; c < 50; c++) {
+      await h.service.configure(`idle-${c}`, definition);
+      for (let i = 0; i < 3; i++) await h.service.increment(`idle-${c}`, 1);
+    }
+    await clock.advance(11_000);
+    expect((await h.service.runRollup()).hitsFolded).toBe(150);
+    await settle();
+    expect((await h.service.read('idle-7', true)).value).toBe(3);
+
+    const amongIdle = await activeRound('active-after');
+    expect(alone).toMatchObject({ partitions: 2, hitsFolded: 60 });
+    expect(amongIdle).toMatchObject({ partitions: 2, hitsFolded: 60 });
+    // The same work costs the same requests whether or not 50 idle counters exist.
+    expect(amongIdle.requests).toBeGreaterThan(0);
+    expect(amongIdle.requests).toBe(alone.requests);
+  });
 });
