@@ -46,7 +46,8 @@ async function queued(h: ReturnType<typeof jobHarness>): Promise<string[]> {
   return out.sort();
 }
 
-describe('job recovery on Azurite', () => {
+// Azurite is real; Service Bus cannot run here, so the JobCompleted event goes to the harness's fake sender.
+describe('job recovery on Azurite, with a fake Service Bus sender for the completion event', () => {
   let proxy: FaultProxy;
   beforeAll(async () => {
     proxy = await startFaultProxy(testConnection());
@@ -150,7 +151,7 @@ describe('job recovery on Azurite', () => {
     expect(healthy.events.sent).toHaveLength(1);
   });
 
-  it('a finalizer that dies leaves the job finalizing; the reconciler completes it after the stale time, with one event', async () => {
+  it('a finalizer that dies leaves the job finalizing; the reconciler completes it after the stale time, with one event on the fake Service Bus sender', async () => {
     const clock = testClock();
     const names = jobNames();
     const flaky = jobHarness({
@@ -177,7 +178,7 @@ describe('job recovery on Azurite', () => {
     expect(healthy.events.sent.map((m) => m.messageId)).toEqual([`${job.id}:0:completed`]);
   });
 
-  it('concurrent completers finalize once and publish once; a failed publish stays pending until the reconciler sends it, with the same message id', async () => {
+  it('concurrent completers finalize once and publish once to the fake Service Bus sender; a failed (injected) publish stays pending until the reconciler sends it, with the same message id', async () => {
     const clock = testClock();
     const h = jobHarness({ clock, settings: { queues: 1, staleSeconds: 30 } });
     const items = transactions(64, 39);

@@ -5,7 +5,7 @@
  * that completed with failures runs them again with retry-failed, with exact counts and a new event.
  */
 import { isAppError } from '../../../shared/errors';
-import type { JsonObject } from '../../../shared/jobs/envelope';
+import { type JsonObject, parseEnvelope } from '../../../shared/jobs/envelope';
 import type { ItemOutcome, JobProcessor } from '../../../shared/jobs/processor';
 import { type MemoryLogger } from '../../../shared/log';
 import { expectedTotals, invoiceTotals, transactions } from '../../support/billing';
@@ -46,11 +46,34 @@ describe('job failures and retries on Azurite', () => {
       Number(item.n) % 10 === 7 && attempt < 3 ? { ok: false, code: 'busy', reason: 'downstream busy', retryable: true } : ok(item),
     );
     const h = jobHarness({ processors: [processor], settings: { queues: 1 } });
+    // Reads what each delivery carried; the harness's drain delivers through h.service.
+    const deliveries = jest.spyOn(h.service, 'processEnvelope');
     const { job } = await h.service.submit({ processor: 'scripted', items: items(100) }, undefined);
     const report = await h.drain();
     expect(report).toMatchObject({ failures: 0, poisoned: 0 });
     // 4 envelopes, their retries at attempt 2 and 3.
     expect(report.delivered).toBe(4 + 4 + 4);
+    const envelopes = new Map(
+      deliveries.mock.calls.map(([text]) => {
+        const envelope = parseEnvelope(text);
+        if (envelope === undefined) throw new Error(`not an envelope: ${text}`);
+        return [envelope.e, envelope.i.map((entry) => ({ id: entry.id, attempt: entry.a }))] as const;
+      }),
+    );
+    const failing = (id: string): boolean => Number(id.slice(3)) % 10 === 7;
+    const firsts = [...envelopes.keys()].filter((e) => !e.includes('~')).sort();
+    expect(firsts).toHaveLength(4);
+    // Each retry envelope holds exactly the items of its parent that failed, at the next attempt; nothing else.
+    const expectedRetries = firsts.flatMap((e) =>
+      [2, 3].map((attempt) => ({
+        envelope: `${e}~${attempt}`,
+        items: (envelopes.get(e) ?? []).filter((entry) => failing(entry.id)).map((entry) => ({ id: entry.id, attempt })),
+      })),
+    );
+    const retries = [...envelopes].filter(([e]) => e.includes('~')).map(([envelope, entries]) => ({ envelope, items: entries }));
+    const byEnvelope = (a: { envelope: string }, b: { envelope: string }): number => a.envelope.localeCompare(b.envelope);
+    expect(retries.sort(byEnvelope)).toEqual(expectedRetries.sort(byEnvelope));
+    expect(retries.flatMap((r) => r.items)).toHaveLength(20);
     expect(await h.service.view(job.id)).toMatchObject({
       state: 'completed',
       totals: { succeeded: 100, failed: 0 },
