@@ -1,9 +1,14 @@
 /**
- * The OpenAPI document as the running host serves it: anonymous, cacheable by ETag, and describing
- * exactly the HTTP functions the host registered (method + path), as `GET /admin/functions` lists
- * them — so a route registered without being in the catalog, or documented without being
- * registered, fails here.
+ * The OpenAPI document as the running host serves it: anonymous, cacheable by ETag, valid OpenAPI 3.1
+ * by the same validator the unit test uses, and describing exactly the HTTP functions the host
+ * registered (method + path), as `GET /admin/functions` lists them — so a route registered without
+ * being in the catalog, or documented without being registered, fails here.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { openApiPath } from '../../shared/openapi/paths';
 import { devhostTest, type E2eHost, startDevhost } from './support/harness';
 import { requestJson } from './support/http';
@@ -11,6 +16,26 @@ import { requestJson } from './support/http';
 interface FunctionSummary {
   readonly name: string;
   readonly http?: { readonly route: string; readonly methods: readonly string[]; readonly authLevel: string };
+}
+
+/** The CLI of the validator the unit test uses (the package is ESM-only, so it runs in its own node). */
+const validatorCli = join(__dirname, '..', '..', 'node_modules', '@seriousme', 'openapi-schema-validator', 'bin', 'validate-api-cli.js');
+
+/** The validator's verdict on `doc`: `{ valid: true }`, or `{ valid: false, errors }`. */
+function validateOpenApi(doc: unknown): { valid: boolean; errors?: unknown } {
+  const dir = mkdtempSync(join(tmpdir(), 'openapi-e2e-'));
+  const file = join(dir, 'openapi.json');
+  writeFileSync(file, JSON.stringify(doc));
+  try {
+    return JSON.parse(execFileSync(process.execPath, [validatorCli, file], { encoding: 'utf8' })) as { valid: boolean };
+  } catch (err) {
+    // The CLI prints its verdict and exits 1 when the document is invalid.
+    const stdout = (err as { stdout?: string }).stdout;
+    if (stdout === undefined || stdout === '') throw err;
+    return JSON.parse(stdout) as { valid: boolean; errors?: unknown };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 interface Document {
@@ -39,6 +64,15 @@ describe('OpenAPI document over HTTP', () => {
     expect(etag).toMatch(/^"/);
     const again = await requestJson(host, 'GET', '/api/openapi.json', { key: 'none', headers: { 'if-none-match': etag as string } });
     expect(again.status).toBe(304);
+  });
+
+  test('the served document is valid OpenAPI 3.1 (@seriousme/openapi-schema-validator), and the validator rejects a broken copy', async () => {
+    const res = await requestJson<Document & Record<string, unknown>>(host, 'GET', '/api/openapi.json', { key: 'none' });
+    expect(res.status).toBe(200);
+    expect(validateOpenApi(res.body)).toEqual({ valid: true });
+    // Guards the guard: the same document without its required `info` must fail.
+    const { info: _info, ...withoutInfo } = res.body;
+    expect(validateOpenApi(withoutInfo).valid).toBe(false);
   });
 
   devhostTest('documents exactly the HTTP routes the host registered, with their auth levels', async () => {
