@@ -9,6 +9,9 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 
+import { odata } from '@azure/data-tables';
+
+import { jobIdForKey } from '../../shared/jobs/ids';
 import { containers, tables } from '../../shared/resources';
 import { expectedTotals, invoiceTotals, type TestTransaction, transactions } from '../support/billing';
 import { storageFor, testConnection } from '../support/sequences';
@@ -249,14 +252,29 @@ describe('jobs over HTTP', () => {
   test('bad submissions get 400/413 problem+json and store nothing: no job row, no queue message, no blob', async () => {
     const jobsTable = await storage.table(tables.jobs);
     const container = await storage.container(containers.jobs);
+    // The jobs table and container are shared with suites running in parallel (schedules submit jobs),
+    // so only what this test's submissions could write is looked at. Each carries an Idempotency-Key
+    // the test chose, which fixes the job id every row (PartitionKey or RowKey) and blob (name prefix)
+    // of the job would carry. That narrows nothing: every check runs before the job id is chosen,
+    // with or without a key. The work queues are this suite's own.
+    const keys: string[] = [];
+    const keyed = (headers?: Record<string, string>): Record<string, string> => {
+      const key = headers?.['Idempotency-Key'] ?? unique('bad-submission');
+      keys.push(key);
+      return { 'Idempotency-Key': key, ...headers };
+    };
     const snapshot = async () => {
-      let rows = 0;
-      for await (const _ of jobsTable.listEntities()) rows++;
-      let blobs = 0;
-      for await (const _ of container.listBlobsFlat()) blobs++;
+      const rows: string[] = [];
+      const blobs: string[] = [];
+      for (const id of keys.map(jobIdForKey)) {
+        for await (const row of jobsTable.listEntities({ queryOptions: { filter: odata`PartitionKey eq ${id} or RowKey eq ${id}` } })) {
+          rows.push(`${row.partitionKey}/${row.rowKey}`);
+        }
+        for await (const blob of container.listBlobsFlat({ prefix: `${id}/` })) blobs.push(blob.name);
+      }
       return { rows, blobs, messages: await queueDepth([prefix]) };
     };
-    const before = await snapshot();
+    const messagesBefore = await queueDepth([prefix]);
     const tx = transactions(3, 5, 'bad');
     const cases: [string, unknown, Record<string, string> | undefined, number, string][] = [
       ['malformed JSON', '{"processor": "billing", "items": [', undefined, 400, 'ValidationFailed'],
@@ -292,13 +310,14 @@ describe('jobs over HTTP', () => {
       ],
     ];
     for (const [name, body, headers, status, code] of cases) {
-      const res = await submit(host, body, headers);
+      const res = await submit(host, body, keyed(headers));
       const problem = expectProblem(res, status, code);
       expect({ name, detail: typeof problem.detail }).toEqual({ name, detail: 'string' });
     }
-    const duplicate = expectProblem(await submit(host, { processor: 'billing', items: [tx[0], tx[1], tx[0]] }), 400);
+    const duplicate = expectProblem(await submit(host, { processor: 'billing', items: [tx[0], tx[1], tx[0]] }, keyed()), 400);
     expect(duplicate.issues).toEqual([{ path: 'body.items.2.id', message: expect.stringContaining('items.0') }]);
-    expect(await snapshot()).toEqual(before);
+    expect(keys).toHaveLength(cases.length + 1);
+    expect(await snapshot()).toEqual({ rows: [], blobs: [], messages: messagesBefore });
   }, 60_000);
 
   test('unknown jobs and bad ids answer 404 and 400', async () => {
