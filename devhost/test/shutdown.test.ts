@@ -8,45 +8,49 @@ import { fixture, storageConnection } from './support';
 const cli = join(__dirname, '..', '..', 'dist', 'devhost', 'cli.js');
 
 describe('graceful shutdown of the CLI', () => {
-  test('SIGTERM lets the in-flight request finish, refuses new ones, runs appTerminate and exits 0', async () => {
-    expect(existsSync(cli)).toBe(true); // run `npm run build` first
-    const marker = join(mkdtempSync(join(tmpdir(), 'devhost-')), 'terminated');
-    const child = spawn(process.execPath, [cli, '--app', fixture('basic'), '--port', '0', '--quiet'], {
-      env: {
-        ...process.env,
-        AzureWebJobsStorage: storageConnection(),
-        OUT_QUEUE: 'unused',
-        OUT_CONTAINER: 'unused',
-        TERMINATE_MARKER: marker,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const baseUrl = await new Promise<string>((resolve, reject) => {
-      const onData = (chunk: Buffer): void => {
-        output += chunk.toString();
-        const m = /devhost listening on (\S+)/.exec(output);
-        if (m !== null) resolve(m[1] as string);
-      };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', onData);
-      void exit.then(() => reject(new Error(`exited early:\n${output}`)));
-    });
+  // SIGINT is what Ctrl+C sends; both must behave the same.
+  test.each(['SIGTERM', 'SIGINT'] as const)(
+    '%s lets the in-flight request finish, refuses new ones, runs appTerminate and exits 0',
+    async (signal) => {
+      expect(existsSync(cli)).toBe(true); // run `npm run build` first
+      const marker = join(mkdtempSync(join(tmpdir(), 'devhost-')), 'terminated');
+      const child = spawn(process.execPath, [cli, '--app', fixture('basic'), '--port', '0', '--quiet'], {
+        env: {
+          ...process.env,
+          AzureWebJobsStorage: storageConnection(),
+          OUT_QUEUE: 'unused',
+          OUT_CONTAINER: 'unused',
+          TERMINATE_MARKER: marker,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const baseUrl = await new Promise<string>((resolve, reject) => {
+        const onData = (chunk: Buffer): void => {
+          output += chunk.toString();
+          const m = /devhost listening on (\S+)/.exec(output);
+          if (m !== null) resolve(m[1] as string);
+        };
+        child.stdout.on('data', onData);
+        child.stderr.on('data', onData);
+        void exit.then(() => reject(new Error(`exited early:\n${output}`)));
+      });
 
-    const inFlight = fetch(`${baseUrl}/api/slow?ms=1500`);
-    await new Promise((r) => setTimeout(r, 400));
-    child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 200));
-    const refused = await fetch(`${baseUrl}/api/nothing`).then(
-      (r) => r.status,
-      () => 'refused',
-    );
-    expect([503, 'refused']).toContain(refused);
-    const res = await inFlight;
-    expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ slept: true });
-    expect(await exit).toBe(0);
-    expect(readFileSync(marker, 'utf8')).toBe('terminated');
-  });
+      const inFlight = fetch(`${baseUrl}/api/slow?ms=1500`);
+      await new Promise((r) => setTimeout(r, 400));
+      child.kill(signal);
+      await new Promise((r) => setTimeout(r, 200));
+      const refused = await fetch(`${baseUrl}/api/nothing`).then(
+        (r) => r.status,
+        () => 'refused',
+      );
+      expect([503, 'refused']).toContain(refused);
+      const res = await inFlight;
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ slept: true });
+      expect(await exit).toBe(0);
+      expect(readFileSync(marker, 'utf8')).toBe('terminated');
+    },
+  );
 });
