@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 
 import { devhostTest, type E2eHost, startDevhost } from './support/harness';
 import { expectProblem, requestJson } from './support/http';
+import { until as waitUntil } from './support/wait';
 
 interface CounterValue {
   name: string;
@@ -40,13 +41,9 @@ describe('counters over HTTP', () => {
   const read = (name: string, consistent = false) =>
     requestJson<CounterValue>(host, 'GET', `/api/counters/${name}${consistent ? '?consistent=true' : ''}`);
 
-  async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
+  const until = async (what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> => {
+    await waitUntil(what, async () => ((await check()) ? true : undefined), timeoutMs, 250);
+  };
 
   devhostTest('hits are counted at once and the timer rollup folds them into the summary without changing the value', async () => {
     const name = unique('views');

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { transactions } from '../support/billing';
 import { devhostTest, type E2eHost, startDevhost } from './support/harness';
 import { expectProblem, type JsonResponse, readSse, requestJson } from './support/http';
+import { until as waitUntil } from './support/wait';
 
 interface GateView {
   name: string;
@@ -49,15 +50,9 @@ interface InstanceStatus {
 const unique = (prefix: string): string => `${prefix}-${randomBytes(5).toString('hex')}`;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
+/** Gate waits include a thousand runs; they get longer than the default. */
+const until = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000, everyMs = 100): Promise<T> =>
+  waitUntil(what, probe, timeoutMs, everyMs);
 
 /** Runs `work` over `items` with at most `limit` at once. */
 async function pool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {

@@ -18,6 +18,7 @@ import { QueueServiceClient } from '@azure/storage-queue';
 import { selfSignedCert } from '../support/selfSignedCert';
 import { devhostTest, type E2eHost, startDevhost } from './support/harness';
 import { expectProblem, type JsonResponse, requestJson } from './support/http';
+import { until as waitUntil } from './support/wait';
 
 interface Run {
   runId?: string;
@@ -94,12 +95,18 @@ function api(host: E2eHost) {
 }
 
 async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await sleep(100);
+  let last: T | undefined;
+  try {
+    return await waitUntil(
+      what,
+      async () => {
+        last = await read();
+        return done(last) ? last : undefined;
+      },
+      timeoutMs,
+    );
+  } catch (err) {
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\nlast value: ${JSON.stringify(last)}`);
   }
 }
 

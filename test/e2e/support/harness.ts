@@ -61,6 +61,13 @@ export interface E2eHost {
   advanceClock(ms: number): Promise<{ now: string; steps: number }>;
 }
 
+const running = new Set<E2eHost>();
+
+/** The hosts this test file started and has not stopped (or the external host), for failure reports. */
+export function runningHosts(): readonly E2eHost[] {
+  return externalHost ? [externalE2eHost()] : [...running];
+}
+
 /** True when the suite runs against an external host (E2E_BASE_URL). */
 export const externalHost = process.env.E2E_BASE_URL !== undefined && process.env.E2E_BASE_URL !== '';
 
@@ -165,6 +172,7 @@ class ChildDevhost implements E2eHost {
   }
 
   stop(): Promise<void> {
+    running.delete(this);
     return this.end('SIGTERM');
   }
 
@@ -217,5 +225,6 @@ export async function startDevhost(options: DevhostOptions = {}): Promise<E2eHos
   }
   const host = new ChildDevhost(env, appRoot, options.keys ?? {}, taskHub, options.verbose === true, options.startTimeoutMs ?? 30_000);
   await host.start();
+  running.add(host);
   return host;
 }
