@@ -5,6 +5,7 @@
  * only build `inputData`/`triggerMetadata` and read the response.
  */
 import { randomUUID } from 'node:crypto';
+import { types } from 'node:util';
 
 import type { Registry } from './coreApi';
 import type { CoreInvocationContext, RpcInvocationResponse, RpcLogCategory, RpcLogLevel, RpcParameterBinding, RpcTypedData } from './types';
@@ -41,8 +42,13 @@ export type InvocationLogger = (
   message: string,
 ) => void;
 
+/**
+ * The app may throw another realm's Error (it is loaded through Node's own require, outside a test
+ * runner's sandbox), which fails `instanceof Error` here but is still an error with a stack.
+ */
 function asError(value: unknown): Error {
-  return value instanceof Error ? value : new Error(typeof value === 'string' ? value : JSON.stringify(value));
+  if (value instanceof Error || types.isNativeError(value)) return value;
+  return new Error(typeof value === 'string' ? value : JSON.stringify(value));
 }
 
 export class Invoker {

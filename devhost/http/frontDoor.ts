@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { types } from 'node:util';
 
 import type { BindingIo } from '../bindings/bindingIo';
 import { type BindingData } from '../bindings/expressions';
@@ -89,7 +90,8 @@ export class HttpFrontDoor {
   };
 
   private fail(res: ServerResponse, what: string, err: unknown): void {
-    this.options.log('error', `Unhandled error in ${what}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    const detail = err instanceof Error || types.isNativeError(err) ? (err.stack ?? err.message) : String(err);
+    this.options.log('error', `Unhandled error in ${what}: ${detail}`);
     if (res.headersSent) {
       res.destroy();
       return;

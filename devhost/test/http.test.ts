@@ -1,12 +1,17 @@
+import type { HostLogLevel } from '../extension';
 import type { RunningHost } from '../host';
 import { startFixture } from './support';
 
 describe('HTTP triggers (buffered mode, basic fixture)', () => {
   let host: RunningHost;
   const url = (path: string): string => `${host.baseUrl}${path}`;
+  const logged: { level: HostLogLevel; message: string }[] = [];
 
   beforeAll(async () => {
-    host = await startFixture('basic', { env: { OUT_QUEUE: 'unused-out', OUT_CONTAINER: 'unused-out' } });
+    host = await startFixture('basic', {
+      env: { OUT_QUEUE: 'unused-out', OUT_CONTAINER: 'unused-out' },
+      log: (level, message) => logged.push({ level, message }),
+    });
   });
   afterAll(async () => {
     await host.stop();
@@ -48,10 +53,16 @@ describe('HTTP triggers (buffered mode, basic fixture)', () => {
     expect(await res.text()).toBe('');
   });
 
-  test('an unhandled error is a 500 that leaks nothing', async () => {
+  test('an unhandled error is a 500 that leaks nothing; the log has the stack', async () => {
     const res = await fetch(url('/api/boom'));
     expect(res.status).toBe(500);
     expect(await res.text()).toBe('');
+    const errors = logged.filter((l) => l.level === 'error' && l.message.includes('secret internal detail'));
+    expect(errors).toHaveLength(1);
+    const message = errors[0]?.message ?? '';
+    expect(message).toContain('Error: secret internal detail');
+    // A frame in the handler that threw, with its line: the stack, not just the message.
+    expect(message).toMatch(/\n\s+at .*fixtures[\\/]basic[\\/]src[\\/]http\.js:\d+:\d+/);
   });
 
   test('status, cookies and hooks (pre/post invocation, appStart)', async () => {
