@@ -26,6 +26,20 @@ interface Validation {
   number?: number;
 }
 
+const badNames: [string, string][] = [
+  ['a 64-character name', 'n'.repeat(64)],
+  ['a 200-character name', 'x'.repeat(200)],
+  ['a space', 'bad name'],
+  ['a hash', 'a#b'],
+  ['a slash', 'a/b'],
+  ['a backslash', 'a\\b'],
+  ['a question mark', 'a?b'],
+  ['a quote', "o'rders"],
+  ['a control character', 'a\u0001b'],
+  ['a non-ASCII letter', 'ordérs'],
+  ['an empty name', ''],
+];
+
 describe('sequences HTTP handlers on Azurite', () => {
   let h: SequenceHarness;
   let service: SequenceService;
@@ -208,9 +222,20 @@ describe('sequences HTTP handlers on Azurite', () => {
       expect(after.body.instance).toMatchObject({ blockSize: 10, remaining: 7, issued: 3, refills: 1, retries412: 0, closed: false });
     });
 
-    it('answers 404 for an unknown sequence and 400 for an illegal name', async () => {
+    it('answers 404 for an unknown sequence', async () => {
       expectProblem(await get('missing'), 404, 'NotFound');
-      expectProblem(await get('bad name'), 400, 'ValidationFailed');
+      expect(await h.entities()).toEqual([]);
+    });
+
+    it.each(badNames)('rejects a name with %s with a 400 naming params.name, and writes nothing', async (_label, name) => {
+      await put('orders');
+      const before = await h.entities();
+      const res = await get(name);
+      expectProblem(res, 400, 'ValidationFailed');
+      // An empty name breaks both the length and the character rule: every issue is about the name.
+      expect(new Set(res.body.issues?.map((i) => i.path))).toEqual(new Set(['params.name']));
+      expect(await h.entities()).toEqual(before);
+      expect(await h.idempotencyEntities()).toEqual([]);
     });
 
     it('reports corrupt stored state as CorruptState naming the sequence, and leaves it alone', async () => {
@@ -255,6 +280,15 @@ describe('sequences HTTP handlers on Azurite', () => {
       expectProblem(await validate('orders', 'ORD-\u0000-1'), 400, 'ValidationFailed');
       expectProblem(await validate('orders', '9'.repeat(101)), 400, 'ValidationFailed');
       expectProblem(await validate('missing', 'ORD-0012345-1'), 404, 'NotFound');
+    });
+
+    it.each(badNames)('rejects a name with %s with a 400 naming params.name, and writes nothing', async (_label, name) => {
+      const before = await h.entities();
+      const res = await validate(name, `ORD-0012345-${dammCheckDigit('0012345')}`);
+      expectProblem(res, 400, 'ValidationFailed');
+      expect(new Set(res.body.issues?.map((i) => i.path))).toEqual(new Set(['params.name']));
+      expect(await h.entities()).toEqual(before);
+      expect(await h.idempotencyEntities()).toEqual([]);
     });
   });
 });
