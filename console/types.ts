@@ -113,6 +113,9 @@ export interface StreamView {
   readonly writer: {
     readonly exists: boolean;
     readonly owns: string;
+    readonly accepted: number;
+    /** Every event with a lower index is in the log. */
+    readonly flushedThrough: number;
     readonly bufferDepth: number;
     readonly maxBuffered: number;
     readonly inFlight: number;

@@ -61,11 +61,13 @@ export function CountersView() {
                 <td>
                   {counter.mode} <span class="muted small">× {counter.partitions}</span>
                 </td>
-                <td class="num">{error === undefined ? <Num value={value?.value} /> : <span class="bad">{error}</span>}</td>
-                <td>
+                <td class="num" data-testid="counter-value">
+                  {error === undefined ? <Num value={value?.value} /> : <span class="bad">{error}</span>}
+                </td>
+                <td data-testid="counter-watermark">
                   <When iso={value?.watermark} empty="no rollup yet" />
                 </td>
-                <td class="num">
+                <td class="num" data-testid="counter-pending">
                   <Num value={value?.pendingHits} />
                 </td>
               </tr>

@@ -52,10 +52,10 @@ export function SequencesView() {
                     {s.settings.checkDigit ? '-c' : ''}
                   </span>
                 </th>
-                <td class="num">
+                <td class="num" data-testid="sequence-hwm">
                   <Num value={s.highWaterMark} />
                 </td>
-                <td class="num" title={`Bounds ${s.settings.blockSize.min}–${s.settings.blockSize.max}`}>
+                <td class="num" data-testid="sequence-block" title={`Bounds ${s.settings.blockSize.min}–${s.settings.blockSize.max}`}>
                   {s.instance === null ? (
                     <span class="muted">
                       {s.settings.blockSize.min}–{s.settings.blockSize.max}
@@ -64,13 +64,13 @@ export function SequencesView() {
                     <Num value={s.instance.blockSize} />
                   )}
                 </td>
-                <td class="num">
+                <td class="num" data-testid="sequence-remaining">
                   <Num value={s.instance?.remaining} />
                 </td>
-                <td class="num">
+                <td class="num" data-testid="sequence-refills">
                   <Num value={s.instance?.refills} />
                 </td>
-                <td class="num">
+                <td class="num" data-testid="sequence-412">
                   <Num value={s.instance?.retries412} />
                 </td>
                 <td>

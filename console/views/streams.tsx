@@ -43,7 +43,7 @@ function StreamRow({ row, watched, onUnwatch, onChanged }: { row: Row; watched: 
           </>
         )}
       </td>
-      <td class="num">
+      <td class="num" data-testid="stream-buffered">
         {w === undefined ? null : (
           <label class="meter">
             <Num value={w.bufferDepth} /> / <Num value={w.maxBuffered} />
@@ -51,8 +51,20 @@ function StreamRow({ row, watched, onUnwatch, onChanged }: { row: Row; watched: 
           </label>
         )}
       </td>
-      <td class="num">{w === undefined ? null : w.flushLagMs === 0 ? <span class="muted">none</span> : formatDuration(w.flushLagMs)}</td>
-      <td>
+      <td class="num" data-testid="stream-flushed-through" title="Every event with a lower index is in the log">
+        {w === undefined ? null : (
+          <>
+            <Num value={w.flushedThrough} />{' '}
+            <span class="muted small">
+              of <Num value={w.accepted} />
+            </span>
+          </>
+        )}
+      </td>
+      <td class="num" data-testid="stream-flush-lag">
+        {w === undefined ? null : w.flushLagMs === 0 ? <span class="muted">none</span> : formatDuration(w.flushLagMs)}
+      </td>
+      <td data-testid="stream-last-flush">
         {w === undefined || w.lastFlush === null ? (
           <span class="muted">never</span>
         ) : (
@@ -148,6 +160,9 @@ export function StreamsView() {
               <th scope="col">Partition / resource</th>
               <th scope="col" class="num">
                 Buffered
+              </th>
+              <th scope="col" class="num">
+                Flushed through
               </th>
               <th scope="col" class="num">
                 Flush lag

@@ -2,15 +2,20 @@
  * The admin console in headless Chromium against a devhost with keys enforced: the page loads with
  * no data until the admin key is entered, a gate released from the UI changes state live (server-
  * sent events, no reload), a job's progress bar reaches completion with its failure reasons shown,
- * every view renders at desktop and phone widths, and problems are shown legibly. No console
- * errors or uncaught exceptions are allowed (except the 401s a refused key causes, where asserted).
+ * a job whose envelope reached the poison queue shows its items marked as poison, the figures of
+ * sequences, counters and streams are those the API reports, every view renders at desktop and
+ * phone widths, and problems are shown legibly. No console errors or uncaught exceptions are
+ * allowed (except the 401s a refused key causes, where asserted).
  * Screenshots land in test-artifacts/console/ (and docs/ with UPDATE_DOCS_SCREENSHOTS=1).
  */
 import { randomBytes } from 'node:crypto';
 
 import type { Page } from 'playwright-core';
 
+import { workQueueNames } from '../../shared/jobs/queues';
+import { containers } from '../../shared/resources';
 import { transactions } from '../support/billing';
+import { storageFor } from '../support/sequences';
 import { type Browser, launchBrowser, screenshot } from './support/browser';
 import { devhostTest, type E2eHost, startDevhost } from './support/harness';
 import { requestJson } from './support/http';
@@ -33,6 +38,38 @@ interface JobView {
   state: string;
   totals: { items: number; succeeded: number; failed: number; pending: number };
 }
+
+interface SequenceView {
+  sequence: string;
+  highWaterMark: number;
+  instance: { blockSize: number; remaining: number; refills: number; retries412: number } | null;
+}
+
+interface CounterValueView {
+  value: number;
+  watermark: string | null;
+  pendingHits: number;
+}
+
+interface StreamWriterView {
+  writer: {
+    accepted: number;
+    bufferDepth: number;
+    maxBuffered: number;
+    flushedThrough: number;
+    flushLagMs: number;
+    lastFlush: { events: number } | null;
+  };
+}
+
+interface FailureView {
+  id: string;
+  code: string;
+  reason: string;
+}
+
+/** How the console prints an integer (`Intl.NumberFormat('en')`). */
+const shown = (n: number): string => new Intl.NumberFormat('en').format(n);
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -265,14 +302,98 @@ describe('admin console in Chromium', () => {
     90_000,
   );
 
-  devhostTest('sequences, counters and streams show their figures, at desktop and phone widths', async () => {
+  devhostTest(
+    'a job whose envelope crashes every delivery shows its poisoned items, with the reasons the API gives',
+    async () => {
+      // As in jobs.test.ts: a host with the work triggers off submits the job, so its envelope waits in
+      // the queue while the input blob its claim check points into is deleted. Moved to this host's work
+      // queue, the envelope crashes each delivery and reaches the poison queue.
+      const holdPrefix = `ch${randomBytes(4).toString('hex')}`;
+      const holdQueues = workQueueNames({ queues: 2, queuePrefix: holdPrefix });
+      const workQueues = workQueueNames({ queues: 2, queuePrefix: queuePrefix });
+      const items: Record<string, unknown>[] = transactions(3, 23, unique('poison'));
+      items[1] = { ...items[1], metadata: { blob: 'b'.repeat(40_000) } };
+      const holding = await startDevhost({
+        env: {
+          TALLYHO_JOBS_QUEUES: '2',
+          TALLYHO_JOBS_QUEUE_PREFIX: holdPrefix,
+          'AzureWebJobs.jobsWork0.Disabled': 'true',
+          'AzureWebJobs.jobsWork1.Disabled': 'true',
+          TALLYHO_COUNTERS_ROLLUP_SCHEDULE: '0 0 0 1 1 *',
+          TALLYHO_JOBS_RECONCILE_SCHEDULE: '0 0 0 1 1 *',
+        },
+      });
+      let id: string;
+      try {
+        const submitted = await requestJson<JobView>(holding, 'POST', '/api/jobs', { body: { processor: 'billing', items } });
+        expect(submitted.status).toBe(202);
+        id = submitted.body.id;
+      } finally {
+        await holding.stop();
+      }
+      const storage = storageFor();
+      const jobsContainer = await storage.container(containers.jobs);
+      for await (const blob of jobsContainer.listBlobsFlat({ prefix: `${id}/input` })) await jobsContainer.deleteBlob(blob.name);
+      let moved = 0;
+      for (const [i, name] of holdQueues.entries()) {
+        const queue = await storage.queue(name);
+        for (const m of (await queue.peekMessages({ numberOfMessages: 32 })).peekedMessageItems) {
+          await (await storage.queue(workQueues[i]!)).sendMessage(m.messageText);
+          moved++;
+        }
+        await queue.delete();
+      }
+      expect(moved).toBe(1);
+
+      const failures = await until('the poisoned items recorded', async () => {
+        const job = await admin<JobView>('GET', `/api/jobs/${id}`);
+        if (job.body.state !== 'completedWithFailures') return undefined;
+        return (await admin<{ failures: FailureView[] }>('GET', `/api/jobs/${id}/failures?limit=50`)).body.failures;
+      });
+      expect(failures.map((f) => f.code)).toEqual(['poisoned', 'poisoned', 'poisoned']);
+      expect(failures[0]?.reason).toMatch(/failed 2 deliveries and reached .*-poison; last error: Claim check cannot be redeemed/);
+
+      await openSection('jobs');
+      const card = page.locator(`[data-job="${id}"]`);
+      await card.waitFor();
+      await expectText(page, `[data-job="${id}"] [data-testid="job-state"]`, 'completed with failures');
+      await card.getByRole('button', { name: 'Failures (3)' }).click();
+      const rows = card.locator('.failures li');
+      await rows.first().waitFor();
+      const onPage = await rows.evaluateAll((lis) =>
+        (lis as unknown as PageElement[]).map((li) => ({
+          id: li.querySelector('strong')?.textContent,
+          poisonedClass: li.classList.contains('poisoned'),
+          code: li.querySelector('code')?.textContent,
+          badge: li.querySelector('.badge')?.textContent,
+          reason: li.querySelector('.reason')?.textContent,
+        })),
+      );
+      expect(onPage).toEqual(failures.map((f) => ({ id: f.id, poisonedClass: true, code: 'poisoned', badge: 'poison', reason: f.reason })));
+      await screenshot(page, 'jobs-poisoned');
+    },
+    60_000,
+  );
+
+  devhostTest('sequences, counters and streams show their figures as the API reports them, at desktop and phone widths', async () => {
     const sequence = unique('orders');
     expect((await admin('PUT', `/api/sequences/${sequence}`, { prefix: 'ORD-', width: 7, checkDigit: true })).status).toBe(201);
     expect((await requestJson(host, 'POST', `/api/sequences/${sequence}/next`, { body: { count: 5 } })).status).toBe(200);
+    // No safety window, so a rollup run now folds the first hits: both a watermark and pending hits to show.
     const counter = unique('visits');
-    expect((await admin('PUT', `/api/counters/${counter}`, { mode: 'hits', partitions: 4 })).status).toBe(201);
-    for (let i = 0; i < 3; i++)
+    expect((await admin('PUT', `/api/counters/${counter}`, { mode: 'hits', partitions: 4, safetyWindowSeconds: 0 })).status).toBe(201);
+    const increment = async (): Promise<void> => {
       expect((await requestJson(host, 'POST', `/api/counters/${counter}/increment`, { body: { by: 2 } })).status).toBe(202);
+    };
+    for (let i = 0; i < 3; i++) await increment();
+    let probes = 0;
+    await until('a rollup watermark on the counter', async () => {
+      // The host's admin API runs the (quieted) rollup timer now; again now and then if a run missed the hits.
+      if (probes++ % 10 === 0) expect((await admin('POST', '/admin/functions/countersRollup', {})).status).toBe(202);
+      const read = await admin<CounterValueView>('GET', `/api/counters/${counter}`);
+      return read.body.watermark === null ? undefined : read.body;
+    });
+    for (let i = 0; i < 2; i++) await increment();
     const type = unique('clicks').replace(/^0-/, 'c');
     const appended = await requestJson(host, 'POST', `/api/streams/${type}/events`, {
       body: { events: [1, 2, 3].map((seq) => ({ producer: 'console-test', seq, data: { n: seq } })) },
@@ -280,22 +401,75 @@ describe('admin console in Chromium', () => {
     expect(appended.status).toBe(202);
 
     await openSection('sequences');
-    const seqRow = page.locator(`[data-sequence="${sequence}"]`);
-    await seqRow.waitFor();
+    const seqCell = (id: string): string => `[data-sequence="${sequence}"] [data-testid="sequence-${id}"]`;
+    await page.locator(`[data-sequence="${sequence}"]`).waitFor();
+    const listed = (await admin<SequenceView>('GET', `/api/sequences/${sequence}`)).body;
     // Five numbers taken: the first block (at least those five) is reserved, so the high-water mark is past them.
-    expect(Number((await seqRow.locator('td').first().textContent())?.replace(/,/g, ''))).toBeGreaterThanOrEqual(6);
+    expect(listed?.highWaterMark).toBeGreaterThanOrEqual(6);
+    expect(listed?.instance?.refills).toBeGreaterThanOrEqual(1);
+    const seqShown = {
+      hwm: await page.locator(seqCell('hwm')).textContent(),
+      block: await page.locator(seqCell('block')).textContent(),
+      remaining: await page.locator(seqCell('remaining')).textContent(),
+      refills: await page.locator(seqCell('refills')).textContent(),
+      retries412: await page.locator(seqCell('412')).textContent(),
+    };
+    const instance = listed?.instance;
+    expect(seqShown).toEqual({
+      hwm: shown(listed?.highWaterMark ?? -1),
+      block: shown(instance?.blockSize ?? -1),
+      remaining: shown(instance?.remaining ?? -1),
+      refills: shown(instance?.refills ?? -1),
+      retries412: shown(instance?.retries412 ?? -1),
+    });
     await screenshot(page, 'sequences', { docs: true });
 
-    await openSection('counters');
-    await expectText(page, `[data-counter="${counter}"] td.num`, '6');
-    await screenshot(page, 'counters');
+    // Another host's rollup may fold the newer hits at any moment: compare a page load with API reads either side of it.
+    const counterRow = `[data-counter="${counter}"]`;
+    const counterShown = await until('the counters view to match the API', async () => {
+      const before = (await admin<CounterValueView>('GET', `/api/counters/${counter}`)).body;
+      await openSection('counters');
+      await page.locator(`${counterRow} [data-testid="counter-value"] .num`).waitFor();
+      const onPage = {
+        value: await page.locator(`${counterRow} [data-testid="counter-value"]`).textContent(),
+        watermark: await page.locator(`${counterRow} [data-testid="counter-watermark"] time`).getAttribute('datetime'),
+        pendingHits: await page.locator(`${counterRow} [data-testid="counter-pending"]`).textContent(),
+      };
+      const after = (await admin<CounterValueView>('GET', `/api/counters/${counter}`)).body;
+      const expected = { value: shown(after.value), watermark: after.watermark, pendingHits: shown(after.pendingHits) };
+      return JSON.stringify(before) === JSON.stringify(after) && JSON.stringify(onPage) === JSON.stringify(expected) ? after : undefined;
+    });
+    expect(counterShown.value).toBe(10);
+    expect(counterShown.watermark).not.toBeNull();
+    await screenshot(page, 'counters', { docs: true });
 
+    // The flush interval (1 s) settles the writer; then its figures stay put while the page and the API are compared.
+    const settled = await until('the stream writer to flush', async () => {
+      const view = (await admin<StreamWriterView>('GET', `/api/streams/${type}`)).body;
+      return view.writer.flushedThrough === 3 && view.writer.bufferDepth === 0 ? view.writer : undefined;
+    });
+    expect(settled).toMatchObject({ accepted: 3, flushLagMs: 0, lastFlush: { events: 3 } });
     await openSection('streams');
     await page.getByLabel('Event type').fill(type);
     await page.getByRole('button', { name: 'Watch' }).click();
-    const streamRow = page.locator(`[data-stream="${type}"]`);
-    await streamRow.waitFor();
-    await expectText(page, `[data-stream="${type}"]`, '/');
+    const streamCell = (id: string): string => `[data-stream="${type}"] [data-testid="stream-${id}"]`;
+    await page
+      .locator(`${streamCell('flushed-through')} .num`)
+      .first()
+      .waitFor();
+    const streamShown = {
+      buffered: await page.locator(streamCell('buffered')).textContent(),
+      flushedThrough: await page.locator(streamCell('flushed-through')).textContent(),
+      flushLag: await page.locator(streamCell('flush-lag')).textContent(),
+      lastFlush: await page.locator(streamCell('last-flush')).textContent(),
+    };
+    expect(streamShown).toEqual({
+      buffered: `${shown(settled.bufferDepth)} / ${shown(settled.maxBuffered)}`,
+      flushedThrough: `${shown(settled.flushedThrough)} of ${shown(settled.accepted)}`,
+      flushLag: 'none',
+      lastFlush: expect.stringContaining(`(${settled.lastFlush?.events ?? -1} events)`),
+    });
+    expect((await admin<StreamWriterView>('GET', `/api/streams/${type}`)).body.writer).toEqual(settled);
     await screenshot(page, 'streams', { docs: true });
 
     // Phone width: nothing overflows the page sideways (wide tables scroll inside their own region).
@@ -370,6 +544,12 @@ describe('admin console without a key (App Service authentication, or a host wit
     expect(browser.errors).toEqual([]);
   });
 });
+
+/** A failure's list item, as the jobs view renders it. */
+interface PageElement {
+  querySelector(selector: string): { readonly textContent: string | null } | null;
+  readonly classList: { contains(name: string): boolean };
+}
 
 /** What the page functions below touch (this file is compiled without the DOM library). */
 interface PageGlobals {
