@@ -38,12 +38,16 @@ export interface RunningAzurite {
 /**
  * Runs Azurite's CLI (argv[1] onwards) and exits when our end of its stdin closes, so an Azurite
  * started by a test run or `npm start` never outlives it, even when that process is killed outright.
+ * On SIGTERM/SIGINT Azurite closes its servers and relies on the event loop emptying to exit, so the
+ * wrapper lets go of stdin then (otherwise the open pipe keeps it alive until stop() kills it).
  */
 const exitWithParent = [
   'const [cli, ...rest] = process.argv.slice(1);',
   'process.argv = [process.argv[0], cli, ...rest];',
   "process.stdin.on('end', () => process.exit(0));",
   "process.stdin.on('data', () => undefined);",
+  "const letGo = () => { process.stdin.removeAllListeners('end'); process.stdin.destroy(); };",
+  "process.once('SIGTERM', letGo).once('SIGINT', letGo);",
   'require(cli);',
 ].join(' ');
 

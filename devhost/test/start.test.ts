@@ -1,0 +1,201 @@
+/**
+ * `npm start` (dist/devhost/start.js) as a user runs it, against the built app in this repository:
+ * only the devhost's own surfaces are used (the admin API, key enforcement, Azurite), never the app's.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { delimiter, join } from 'node:path';
+
+import { QueueServiceClient } from '@azure/storage-queue';
+
+import type { FunctionSummary } from '../admin';
+import { type AzuritePorts, connectionStringFor, freePort } from '../azurite';
+
+const repoRoot = join(__dirname, '..', '..');
+const startJs = join(repoRoot, 'dist', 'devhost', 'start.js');
+
+interface Started {
+  readonly child: ChildProcess;
+  readonly exit: Promise<number | null>;
+  readonly baseUrl: string;
+  readonly httpPort: number;
+  readonly ports: AzuritePorts;
+  readonly azuritePid: number;
+  output(): string;
+}
+
+/** PATH without any folder holding a `func` executable, so Core Tools are never found. */
+function pathWithoutCoreTools(): string {
+  return (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter((dir) => dir !== '' && !existsSync(join(dir, 'func')))
+    .join(delimiter);
+}
+
+/** Processes whose parent is `pid` (Linux /proc), with their command lines. */
+function childrenOf(pid: number): { pid: number; cmdline: string }[] {
+  const out: { pid: number; cmdline: string }[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) out.push({ pid: Number(entry), cmdline: readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ') });
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return out;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  // A zombie has ended; only its exit status is left for its parent to collect.
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function eventually(check: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return true;
+}
+
+async function launch(settings: Record<string, string>): Promise<Started> {
+  expect(existsSync(startJs)).toBe(true); // run `npm run build` first
+  const httpPort = await freePort();
+  const ports: AzuritePorts = { blob: await freePort(), queue: await freePort(), table: await freePort() };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PATH: pathWithoutCoreTools(),
+    PORT: String(httpPort),
+    AZURITE_BLOB_PORT: String(ports.blob),
+    AZURITE_QUEUE_PORT: String(ports.queue),
+    AZURITE_TABLE_PORT: String(ports.table),
+    ...settings,
+  };
+  // The storage setting must come from start.js (the test run's own Azurite is in the environment).
+  delete env.AzureWebJobsStorage;
+  for (const key of ['FUNCTIONS_KEY', 'FUNCTIONS_ADMIN_KEY']) if (settings[key] === undefined) delete env[key];
+  const child = spawn(process.execPath, [startJs], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer): void => {
+      output += chunk.toString();
+      const m = /Host started \(\d+ ms\); listening on (\S+)/.exec(output);
+      if (m !== null) resolve(m[1] as string);
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    void exit.then((code) => reject(new Error(`start.js exited (${code}) before listening:\n${output}`)));
+    setTimeout(() => reject(new Error(`start.js did not listen within 15 s:\n${output}`)), 15_000).unref();
+  });
+  const azurite = childrenOf(child.pid as number).filter((p) => p.cmdline.includes('azurite'));
+  expect(azurite).toHaveLength(1);
+  return { child, exit, baseUrl, httpPort, ports, azuritePid: (azurite[0] as { pid: number }).pid, output: () => output };
+}
+
+/** Sends `signal` once; start.js must exit 0 with Azurite and the HTTP listener gone. */
+async function expectStopsOn(started: Started, signal: NodeJS.Signals): Promise<void> {
+  started.child.kill(signal);
+  expect(await started.exit).toBe(0);
+  expect(await eventually(() => !alive(started.azuritePid), 3000)).toBe(true);
+  for (const port of [started.httpPort, started.ports.blob, started.ports.queue, started.ports.table])
+    expect(await canConnect(port)).toBe(false);
+  expect(started.output()).toContain(`[start] ${signal}: stopping`);
+}
+
+async function functions(started: Started, adminKey?: string): Promise<FunctionSummary[]> {
+  const res = await fetch(`${started.baseUrl}/admin/functions`, { headers: adminKey === undefined ? {} : { 'x-functions-key': adminKey } });
+  expect(res.status).toBe(200);
+  return (await res.json()) as FunctionSummary[];
+}
+
+/** A function-level HTTP function with no route parameters, so a request reaches key checking as is. */
+function functionLevelUrl(list: readonly FunctionSummary[]): string {
+  const f = list.find(
+    (x) =>
+      !x.isDisabled &&
+      x.http?.authLevel === 'function' &&
+      (x.http.methods.length === 0 || x.http.methods.includes('GET')) &&
+      x.invoke_url_template?.includes('{') === false,
+  );
+  if (f?.invoke_url_template === undefined) throw new Error('the built app has no function-level GET route without parameters');
+  return f.invoke_url_template;
+}
+
+const running = new Set<ChildProcess>();
+afterEach(() => {
+  for (const child of running) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  running.clear();
+});
+
+describe('npm start (dist/devhost/start.js) without Core Tools', () => {
+  test('says Core Tools are missing and runs the devhost on PORT, Azurite on the AZURITE_* ports with the storage setting following, keys enforced; one SIGTERM stops both, exit 0', async () => {
+    const started = await launch({ FUNCTIONS_KEY: 'fn-key-start-test', FUNCTIONS_ADMIN_KEY: 'admin-key-start-test' });
+    running.add(started.child);
+    const output = started.output();
+    expect(output).toContain('[start] Azure Functions Core Tools (func) are not installed: using the offline devhost');
+    expect(output).toContain(
+      `[start] Azurite on blob ${started.ports.blob}, queue ${started.ports.queue}, table ${started.ports.table} (in memory)`,
+    );
+    expect(started.baseUrl).toBe(`http://localhost:${started.httpPort}`);
+
+    // Keys on: admin endpoints want the admin key, function-level ones a function (or admin) key.
+    const status = (headers: Record<string, string>): Promise<number> =>
+      fetch(`${started.baseUrl}/admin/host/status`, { headers }).then((r) => r.status);
+    expect(await status({})).toBe(401);
+    expect(await status({ 'x-functions-key': 'fn-key-start-test' })).toBe(401);
+    expect(await status({ 'x-functions-key': 'admin-key-start-test' })).toBe(200);
+    const list = await functions(started, 'admin-key-start-test');
+    const url = functionLevelUrl(list);
+    expect((await fetch(url)).status).toBe(401);
+    expect((await fetch(`${url}?code=wrong-key`)).status).toBe(401);
+    expect((await fetch(`${url}?code=fn-key-start-test`)).status).not.toBe(401);
+
+    // The host's storage is the Azurite start.js moved: every queue a trigger listens on was created there.
+    const triggerQueues = list.flatMap((f) =>
+      f.config.bindings
+        .filter((b) => b.type === 'queueTrigger' && (b.connection === undefined || b.connection === 'AzureWebJobsStorage'))
+        .map((b) => String(b.queueName).toLowerCase()),
+    );
+    expect(triggerQueues.length).toBeGreaterThan(0);
+    const queues = QueueServiceClient.fromConnectionString(connectionStringFor('127.0.0.1', started.ports));
+    const names: string[] = [];
+    for await (const q of queues.listQueues()) names.push(q.name);
+    expect(names).toEqual(expect.arrayContaining(triggerQueues));
+
+    await expectStopsOn(started, 'SIGTERM');
+  }, 20_000);
+
+  test('without FUNCTIONS_KEY / FUNCTIONS_ADMIN_KEY keys are not enforced; one SIGINT (Ctrl+C) stops both, exit 0', async () => {
+    const started = await launch({});
+    running.add(started.child);
+    expect((await fetch(`${started.baseUrl}/admin/host/status`)).status).toBe(200);
+    expect((await fetch(functionLevelUrl(await functions(started)))).status).not.toBe(401);
+    await expectStopsOn(started, 'SIGINT');
+  }, 20_000);
+});
