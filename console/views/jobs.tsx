@@ -32,7 +32,9 @@ function Failures({ job }: { job: JobView }) {
               {f.code === 'poisoned' ? <span class="badge failed">poison</span> : null}
               <span class="muted small">
                 {' '}
-                after {f.attempts} attempt{f.attempts === 1 ? '' : 's'}, envelope {f.envelope}
+                {/* A poisoned item's envelope failed as a whole; the reason counts its deliveries, so an
+                    item attempt count beside it would read as a contradiction. */}
+                {f.code === 'poisoned' ? '' : `after ${f.attempts} attempt${f.attempts === 1 ? '' : 's'}, `}envelope {f.envelope}
               </span>
               <div class="reason">{f.reason}</div>
             </li>

@@ -66,6 +66,7 @@ interface FailureView {
   id: string;
   code: string;
   reason: string;
+  envelope: string;
 }
 
 /** How the console prints an integer (`Intl.NumberFormat('en')`). */
@@ -367,9 +368,20 @@ describe('admin console in Chromium', () => {
           code: li.querySelector('code')?.textContent,
           badge: li.querySelector('.badge')?.textContent,
           reason: li.querySelector('.reason')?.textContent,
+          detail: li.querySelector('.small')?.textContent?.trim(),
         })),
       );
-      expect(onPage).toEqual(failures.map((f) => ({ id: f.id, poisonedClass: true, code: 'poisoned', badge: 'poison', reason: f.reason })));
+      // No item attempt count beside a reason that counts the envelope's deliveries.
+      expect(onPage).toEqual(
+        failures.map((f) => ({
+          id: f.id,
+          poisonedClass: true,
+          code: 'poisoned',
+          badge: 'poison',
+          reason: f.reason,
+          detail: `envelope ${f.envelope}`,
+        })),
+      );
       await screenshot(page, 'jobs-poisoned');
     },
     60_000,
