@@ -86,3 +86,14 @@ test('a terminated lock holder frees its locks', async () => {
   expect(h.engine.entities.get('@account@x')?.record.lockedBy).toBeNull();
   expect(h.client.readEntity('account', 'y').state).toBe(105);
 });
+
+// The real extension takes an out-of-process (JS) batch's final `entityState` as is: its rollback of
+// failed operations (RollbackEntityOperationsOnExceptions) applies to in-process .NET entities only,
+// and durable-functions' Entity.handle keeps a state set before a throw. The devhost does the same.
+test('an operation that sets state and then throws keeps that state, as the real extension does for JS entities; the caller gets the error', async () => {
+  const h = await startEngine();
+  const id = await h.client.start('counterAddThenFail', { input: '"kept"' });
+  const status = await runUntil(h, id);
+  expect(status.output).toEqual({ value: 15, error: '[object Object]' });
+  expect(h.client.readEntity('counter', 'kept')).toEqual({ exists: true, state: 15 });
+});
