@@ -10,6 +10,7 @@ import './health';
 import './console';
 import './counters';
 import './gates';
+import './idempotency';
 import './jobs';
 import './openapi';
 import './schedules';

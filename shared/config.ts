@@ -190,6 +190,8 @@ export interface HttpSettings {
   /** Largest JSON body any endpoint reads; endpoints may set a lower limit. */
   readonly maxBodyBytes: number;
   readonly idempotencyTtlSeconds: number;
+  /** Six-field NCRONTAB schedule of the timer that deletes expired idempotency rows. */
+  readonly idempotencySweepSchedule: string;
 }
 
 export interface StorageRetrySettings {
@@ -394,6 +396,7 @@ export const settingNames = {
   serviceBus: 'ServiceBusConnection',
   maxBodyBytes: 'TALLYHO_MAX_BODY_BYTES',
   idempotencyTtlSeconds: 'TALLYHO_IDEMPOTENCY_TTL_SECONDS',
+  idempotencySweepSchedule: 'TALLYHO_IDEMPOTENCY_SWEEP_SCHEDULE',
   sequencesAutoCreate: 'TALLYHO_SEQUENCES_AUTO_CREATE',
   countersRollupSchedule: 'TALLYHO_COUNTERS_ROLLUP_SCHEDULE',
   countersSafetyWindowSeconds: 'TALLYHO_COUNTERS_SAFETY_WINDOW_SECONDS',
@@ -614,6 +617,16 @@ function readJobSettings(r: SettingsReader): JobSettings {
   return settings;
 }
 
+const defaultIdempotencySweepSchedule = '0 0 * * * *';
+
+/** The idempotency sweep's schedule alone: the timer is registered from it when the app loads. */
+export function idempotencySweepSchedule(env: Env = process.env): string {
+  const r = new SettingsReader(env);
+  const schedule = ncrontab(r, settingNames.idempotencySweepSchedule, defaultIdempotencySweepSchedule);
+  failOnProblems(r);
+  return schedule;
+}
+
 /** The job settings alone: the queue triggers and the reconciler timer are registered from them when the app loads. */
 export function jobSettings(env: Env = process.env): JobSettings {
   const r = new SettingsReader(env);
@@ -636,6 +649,7 @@ export function loadConfig(env: Env = process.env): Config {
     http: {
       maxBodyBytes: r.int(settingNames.maxBodyBytes, 1024 * 1024, 1024, 100 * 1024 * 1024),
       idempotencyTtlSeconds: r.int(settingNames.idempotencyTtlSeconds, 24 * 3600, 60, 30 * 24 * 3600),
+      idempotencySweepSchedule: ncrontab(r, settingNames.idempotencySweepSchedule, defaultIdempotencySweepSchedule),
     },
     counters: readCounterSettings(r),
     schedules: readScheduleSettings(r),

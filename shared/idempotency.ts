@@ -51,8 +51,7 @@ export class IdempotencyStore {
     };
     for (let i = 0; i < entity.chunks; i++) entity[`v${i}`] = text.slice(i * chunkChars, (i + 1) * chunkChars);
     try {
-      if (existing === undefined) await table.createEntity(entity);
-      else await table.updateEntity(entity, 'Replace', { etag: existing.etag });
+      await this.store(table, entity, existing?.etag);
       return value;
     } catch (err) {
       if (!hasStatus(err, 409) && !hasStatus(err, 412)) throw translateStorageError(err, `storing idempotent response in ${scope}`);
@@ -61,6 +60,19 @@ export class IdempotencyStore {
       if (winner === undefined) throw new AppError('Conflict', `Idempotency key for ${scope} changed concurrently; retry`);
       return winner.value;
     }
+  }
+
+  /** Replaces the expired row we read, or creates one if there was none or the sweep deleted it meanwhile. */
+  private async store(table: TableClient, entity: StoredEntity, etag: string | undefined): Promise<void> {
+    if (etag !== undefined) {
+      try {
+        await table.updateEntity(entity, 'Replace', { etag });
+        return;
+      } catch (err) {
+        if (!hasStatus(err, 404)) throw err;
+      }
+    }
+    await table.createEntity(entity);
   }
 
   private async read<T>(table: TableClient, scope: string, rowKey: string): Promise<{ value: T; live: boolean; etag: string } | undefined> {

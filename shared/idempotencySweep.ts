@@ -1,0 +1,92 @@
+/**
+ * Expired `Idempotency-Key` rows are only overwritten when their key comes back, so without a sweep
+ * the table grows forever. The sweep finds expired rows (reading only keys, expiry and ETag, never
+ * the stored responses), and deletes them per partition in transactions of up to 100, each delete
+ * conditional on the ETag it saw: a row a request re-used meanwhile is kept. Work per run is bounded;
+ * what is left is the next run's. Two sweeps racing each other are harmless (a row already gone
+ * counts as gone).
+ */
+import type { TableClient } from '@azure/data-tables';
+
+import { type Clock, systemClock } from './clock';
+import { getConfig } from './config';
+import { type Logger, getLogger } from './log';
+import { tables } from './resources';
+import { getStorage } from './storage/clients';
+import { deleteIfUnchanged, maxBatchRows, type RowVersion } from './storage/conditionalDelete';
+import { translateStorageError } from './storage/errors';
+
+export interface SweepReport {
+  /** Expired rows found (at most `maxRows`). */
+  readonly expired: number;
+  readonly deleted: number;
+  /** Rewritten by a request since the sweep read them, so kept. */
+  readonly kept: number;
+  /** Deleted by someone else (another sweep) first. */
+  readonly gone: number;
+  readonly batches: number;
+  /** More expired rows may remain: the run stopped at `maxRows`. */
+  readonly truncated: boolean;
+}
+
+/** Rows one run deletes at most, so a large backlog is worked off over several runs. */
+export const defaultSweepMaxRows = 5000;
+
+/** Up to `limit` rows whose expiry is before `now`, as keys and ETags. */
+export async function findExpired(table: TableClient, now: number, limit: number): Promise<RowVersion[]> {
+  const rows: RowVersion[] = [];
+  // expiresAt is stored as a Double (epoch milliseconds): compare with a Double literal.
+  const filter = `expiresAt lt ${now.toFixed(1)}`;
+  try {
+    const pages = table
+      .listEntities<{ expiresAt: number }>({ queryOptions: { filter, select: ['PartitionKey', 'RowKey', 'expiresAt'] } })
+      .byPage({ maxPageSize: 1000 });
+    for await (const page of pages) {
+      for (const e of page) {
+        if (rows.length >= limit) return rows;
+        if (e.partitionKey !== undefined && e.rowKey !== undefined)
+          rows.push({ partitionKey: e.partitionKey, rowKey: e.rowKey, etag: e.etag });
+      }
+    }
+  } catch (err) {
+    throw translateStorageError(err, `listing expired rows of table ${table.tableName}`);
+  }
+  return rows;
+}
+
+/** Deletes `rows` (conditionally), grouped by partition in batches of up to 100. */
+export async function deleteExpired(table: TableClient, rows: readonly RowVersion[]): Promise<Omit<SweepReport, 'expired' | 'truncated'>> {
+  const byPartition = new Map<string, RowVersion[]>();
+  for (const row of rows) {
+    const group = byPartition.get(row.partitionKey) ?? [];
+    group.push(row);
+    byPartition.set(row.partitionKey, group);
+  }
+  const totals = { deleted: 0, kept: 0, gone: 0, batches: 0 };
+  for (const group of byPartition.values()) {
+    for (let i = 0; i < group.length; i += maxBatchRows) {
+      const outcome = await deleteIfUnchanged(table, group.slice(i, i + maxBatchRows));
+      totals.deleted += outcome.deleted;
+      totals.kept += outcome.kept;
+      totals.gone += outcome.gone;
+      totals.batches++;
+    }
+  }
+  return totals;
+}
+
+export async function sweepIdempotency(table: TableClient, clock: Clock, maxRows = defaultSweepMaxRows): Promise<SweepReport> {
+  // One row more than the bound tells whether anything is left for the next run.
+  const found = await findExpired(table, clock.now(), maxRows + 1);
+  const truncated = found.length > maxRows;
+  const rows = truncated ? found.slice(0, maxRows) : found;
+  return { expired: rows.length, truncated, ...(await deleteExpired(table, rows)) };
+}
+
+/** The timer's entry point: the app's idempotency table, logged when it did anything. */
+export async function runIdempotencySweep(logger: Logger = getLogger()): Promise<SweepReport> {
+  const table = await getStorage(getConfig()).table(tables.idempotency);
+  const report = await sweepIdempotency(table, systemClock);
+  if (report.expired > 0) logger.log('info', 'idempotency.swept', { ...report });
+  return report;
+}
