@@ -1,10 +1,11 @@
 /**
  * Expired `Idempotency-Key` rows are only overwritten when their key comes back, so without a sweep
  * the table grows forever. The sweep finds expired rows (reading only keys, expiry and ETag, never
- * the stored responses), and deletes them per partition in transactions of up to 100, each delete
- * conditional on the ETag it saw: a row a request re-used meanwhile is kept. Work per run is bounded;
- * what is left is the next run's. Two sweeps racing each other are harmless (a row already gone
- * counts as gone).
+ * the stored responses) and deletes each one conditional on the ETag it saw, so a row a request
+ * re-used meanwhile is kept. One request per row rather than entity-group batches: the SDK's batches
+ * delete unconditionally, and this is background work of at most a few thousand cheap requests an
+ * hour. Work per run is bounded; what is left is the next run's. Two sweeps racing each other are
+ * harmless (a row already gone counts as gone).
  */
 import type { TableClient } from '@azure/data-tables';
 
@@ -13,8 +14,8 @@ import { getConfig } from './config';
 import { type Logger, getLogger } from './log';
 import { tables } from './resources';
 import { getStorage } from './storage/clients';
-import { deleteIfUnchanged, maxBatchRows, type RowVersion } from './storage/conditionalDelete';
-import { translateStorageError } from './storage/errors';
+import { mapLimited } from './mapLimited';
+import { hasStatus, translateStorageError } from './storage/errors';
 
 export interface SweepReport {
   /** Expired rows found (at most `maxRows`). */
@@ -24,13 +25,21 @@ export interface SweepReport {
   readonly kept: number;
   /** Deleted by someone else (another sweep) first. */
   readonly gone: number;
-  readonly batches: number;
   /** More expired rows may remain: the run stopped at `maxRows`. */
   readonly truncated: boolean;
 }
 
 /** Rows one run deletes at most, so a large backlog is worked off over several runs. */
 export const defaultSweepMaxRows = 5000;
+
+/** Deletes in flight at once: enough to finish a full run in seconds, not enough to crowd requests out. */
+const deleteConcurrency = 8;
+
+export interface RowVersion {
+  readonly partitionKey: string;
+  readonly rowKey: string;
+  readonly etag: string;
+}
 
 /** Up to `limit` rows whose expiry is before `now`, as keys and ETags. */
 export async function findExpired(table: TableClient, now: number, limit: number): Promise<RowVersion[]> {
@@ -54,25 +63,20 @@ export async function findExpired(table: TableClient, now: number, limit: number
   return rows;
 }
 
-/** Deletes `rows` (conditionally), grouped by partition in batches of up to 100. */
+/** Deletes `rows`, each only if its ETag still matches. */
 export async function deleteExpired(table: TableClient, rows: readonly RowVersion[]): Promise<Omit<SweepReport, 'expired' | 'truncated'>> {
-  const byPartition = new Map<string, RowVersion[]>();
-  for (const row of rows) {
-    const group = byPartition.get(row.partitionKey) ?? [];
-    group.push(row);
-    byPartition.set(row.partitionKey, group);
-  }
-  const totals = { deleted: 0, kept: 0, gone: 0, batches: 0 };
-  for (const group of byPartition.values()) {
-    for (let i = 0; i < group.length; i += maxBatchRows) {
-      const outcome = await deleteIfUnchanged(table, group.slice(i, i + maxBatchRows));
-      totals.deleted += outcome.deleted;
-      totals.kept += outcome.kept;
-      totals.gone += outcome.gone;
-      totals.batches++;
+  const outcomes = await mapLimited(rows, deleteConcurrency, async (row): Promise<'deleted' | 'kept' | 'gone'> => {
+    try {
+      await table.deleteEntity(row.partitionKey, row.rowKey, { etag: row.etag });
+      return 'deleted';
+    } catch (err) {
+      if (hasStatus(err, 412)) return 'kept';
+      if (hasStatus(err, 404)) return 'gone';
+      throw translateStorageError(err, `deleting from table ${table.tableName}`);
     }
-  }
-  return totals;
+  });
+  const count = (what: string): number => outcomes.filter((o) => o === what).length;
+  return { deleted: count('deleted'), kept: count('kept'), gone: count('gone') };
 }
 
 export async function sweepIdempotency(table: TableClient, clock: Clock, maxRows = defaultSweepMaxRows): Promise<SweepReport> {

@@ -1,6 +1,6 @@
 /**
- * The idempotency sweep on Azurite: expired rows go, live ones stay, in per-partition batches of at
- * most 100, bounded per run; a row a request re-uses between the sweep's read and its delete is
+ * The idempotency sweep on Azurite: expired rows go (one conditional delete each), live ones stay,
+ * bounded per run; a row a request re-uses between the sweep's read and its delete is
  * kept; a second sweep racing the first is harmless; and a request whose expired row the sweep
  * deletes under it still stores its answer.
  */
@@ -48,10 +48,10 @@ function fixture(observe?: (service: string, method: string, url: string) => voi
 const keys = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 
 describe('idempotency sweep on Azurite', () => {
-  it('deletes expired rows in batches of at most 100 per partition and keeps live ones', async () => {
-    const batchPosts: string[] = [];
+  it('deletes expired rows, one conditional delete each, and keeps live ones', async () => {
+    const deletes: string[] = [];
     const f = await fixture((service, method, url) => {
-      if (service === 'table' && method === 'POST' && url.includes('$batch')) batchPosts.push(url);
+      if (service === 'table' && method === 'DELETE') deletes.push(url);
     });
     await f.keep('sequences:a', keys('old', 150));
     await f.keep('sequences:b', keys('old', 3));
@@ -60,16 +60,15 @@ describe('idempotency sweep on Azurite', () => {
 
     const report = await sweepIdempotency(f.table, f.clock);
 
-    // 150 in a: batches of 100 and 50; 3 in b: one batch.
-    expect(report).toEqual({ expired: 153, deleted: 153, kept: 0, gone: 0, batches: 3, truncated: false });
-    expect(batchPosts).toHaveLength(3);
+    expect(report).toEqual({ expired: 153, deleted: 153, kept: 0, gone: 0, truncated: false });
+    expect(deletes).toHaveLength(153);
     const left = await f.rows();
     expect(left).toHaveLength(5);
     expect(new Set(left.map((r) => r.partitionKey))).toEqual(new Set(['sequences:a']));
     // The live answers are still served.
     expect(await f.store.run('sequences:a', 'new-0', () => Promise.resolve({ key: 'recomputed' }))).toEqual({ key: 'new-0' });
     // Nothing is left to do: a second run deletes nothing.
-    expect(await sweepIdempotency(f.table, f.clock)).toMatchObject({ expired: 0, deleted: 0, batches: 0 });
+    expect(await sweepIdempotency(f.table, f.clock)).toMatchObject({ expired: 0, deleted: 0 });
   });
 
   it('bounds the work of one run and says that more is left', async () => {
@@ -82,7 +81,7 @@ describe('idempotency sweep on Azurite', () => {
     expect(await f.rows()).toHaveLength(0);
   });
 
-  it('keeps a row that a request re-used between the sweep reading it and deleting it, and deletes the rest of its batch', async () => {
+  it('keeps a row that a request re-used between the sweep reading it and deleting it, and deletes the rest', async () => {
     const f = await fixture();
     await f.keep('sequences:a', keys('k', 10));
     await f.clock.advance((ttlSeconds + 1) * 1000);
@@ -91,7 +90,7 @@ describe('idempotency sweep on Azurite', () => {
     // The key comes back after its TTL: the request computes a new answer and rewrites the row.
     expect(await f.store.run('sequences:a', 'k-3', () => Promise.resolve({ key: 'fresh' }))).toEqual({ key: 'fresh' });
 
-    expect(await deleteExpired(f.table, expired)).toEqual({ deleted: 9, kept: 1, gone: 0, batches: 1 });
+    expect(await deleteExpired(f.table, expired)).toEqual({ deleted: 9, kept: 1, gone: 0 });
     expect(await f.rows()).toHaveLength(1);
     expect(await f.store.run('sequences:a', 'k-3', () => Promise.resolve({ key: 'again' }))).toEqual({ key: 'fresh' });
   });
@@ -104,7 +103,7 @@ describe('idempotency sweep on Azurite', () => {
     const second = await sweepIdempotency(f.table, f.clock);
     const first = await deleteExpired(f.table, seenByFirst);
     expect(second.deleted).toBe(40);
-    expect(first).toEqual({ deleted: 0, kept: 0, gone: 40, batches: 1 });
+    expect(first).toEqual({ deleted: 0, kept: 0, gone: 40 });
     expect(await f.rows()).toHaveLength(0);
   });
 
