@@ -156,7 +156,7 @@ test('calling an unknown activity fails the orchestration, naming the known ones
   const status = await runUntil(h, id);
   expect(status.runtimeStatus).toBe('Failed');
   expect(status.output).toBe(
-    "The function 'noSuchActivity' doesn't exist, is disabled, or is not an activity function. Additional info: The following are the known activity functions: 'hello', 'double', 'echo', 'boom', 'flaky', 'raiseVia'.",
+    "The function 'noSuchActivity' doesn't exist, is disabled, or is not an activity function. Additional info: The following are the known activity functions: 'hello', 'double', 'echo', 'boom', 'flaky', 'tracked', 'raiseVia'.",
   );
 });
 
