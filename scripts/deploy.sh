@@ -24,6 +24,8 @@ Usage: scripts/deploy.sh [options]
                              Entra token (any az). Default: cli when az is 2.60 or later, else api
   --skip-provision           publish to what the last provisioning of this environment created
   --package-only             build .deploy/package and .deploy/tallyho.zip, nothing else (azd)
+  --from-build               package what `npm run build` left in dist/ as it is: no npm ci, build
+                             or infra sync first (the package test; a quicker re-package)
   --smoke-only               only the smoke check (azd postdeploy; reads FUNCTION_APP_NAME,
                              AZURE_RESOURCE_GROUP and FUNCTION_APP_BASE_URL from the environment)
   --dry-run                  print every command instead of running it (no az or network needed)
@@ -40,6 +42,7 @@ developer_principal=""
 publish=""
 skip_provision=false
 package_only=false
+from_build=false
 smoke_only=false
 dry_run=false
 
@@ -53,6 +56,7 @@ while [[ $# -gt 0 ]]; do
     --publish) publish="${2:?--publish needs a value}"; shift 2 ;;
     --skip-provision) skip_provision=true; shift ;;
     --package-only) package_only=true; shift ;;
+    --from-build) from_build=true; shift ;;
     --smoke-only) smoke_only=true; shift ;;
     --dry-run) dry_run=true; shift ;;
     -h | --help) usage; exit 0 ;;
@@ -158,16 +162,19 @@ check_main() {
 
 build_and_package() {
   step "Build and package"
-  npm_ci --no-audit --no-fund
-  run npm run build
-  # Bicep provisions what infra/app-resources.json lists: regenerate it from the code being shipped.
-  run node scripts/infra-sync.mjs
+  if [[ "$from_build" == false ]]; then
+    npm_ci --no-audit --no-fund
+    run npm run build
+    # Bicep provisions what infra/app-resources.json lists: regenerate it from the code being shipped.
+    run node scripts/infra-sync.mjs
+  fi
+  [[ "$dry_run" == true || -d dist/functions ]] || fail "no build in dist/ (run npm run build)"
   run rm -rf "$stage" "$zip_file"
   run mkdir -p "$stage/dist"
   # Only what the app loads: the registrations and the capabilities (no devhost, bench or tests).
   run cp -R dist/functions dist/shared "$stage/dist/"
   run cp host.json package.json package-lock.json "$stage/"
-  npm_ci --omit=dev --ignore-scripts --no-audit --no-fund --prefix "$stage"
+  npm_ci --omit=dev --ignore-scripts --no-audit --no-fund --prefer-offline --prefix "$stage"
   check_main
   run_in "$stage" zip -q -r ../tallyho.zip .
   echo "package: $zip_file"

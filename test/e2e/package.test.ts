@@ -1,0 +1,85 @@
+/**
+ * The deployment package as `scripts/deploy.sh` builds it (`--package-only --from-build`, the zip
+ * the publish step uploads): package.json `main` is inside it, only production dependencies are,
+ * and the app loads and serves from the unzipped package alone, with every function the source
+ * registers — a runtime dependency left in devDependencies, or a `main` outside the zip (what
+ * "deployed, but 0 functions" looks like in Azure), fails here.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+import { devhostTest, type E2eHost, repoRoot, startDevhost } from './support/harness';
+import { requestJson } from './support/http';
+
+const zipFile = join(repoRoot, '.deploy', 'tallyho.zip');
+
+interface FunctionSummary {
+  readonly name: string;
+}
+
+async function functionNames(host: E2eHost): Promise<string[]> {
+  const res = await requestJson<FunctionSummary[]>(host, 'GET', '/admin/functions', { key: 'admin' });
+  expect(res.status).toBe(200);
+  return res.body.map((f) => f.name).sort();
+}
+
+describe('the deployment package', () => {
+  let unpacked: string;
+  let entries: string[];
+
+  beforeAll(() => {
+    const built = spawnSync('bash', [join(repoRoot, 'scripts', 'deploy.sh'), '--package-only', '--from-build'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      timeout: 240_000,
+      env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? '/usr/bin:/bin'}` },
+    });
+    if (built.status !== 0) throw new Error(`deploy.sh --package-only failed (${built.status}):\n${built.stdout}\n${built.stderr}`);
+    entries = execFileSync('unzip', ['-Z1', zipFile], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }).split('\n');
+    unpacked = mkdtempSync(join(tmpdir(), 'tallyho-package-'));
+    execFileSync('unzip', ['-q', zipFile, '-d', unpacked]);
+  }, 300_000);
+
+  afterAll(() => {
+    rmSync(unpacked, { recursive: true, force: true });
+  });
+
+  test('holds main, host.json and production dependencies, and nothing of the devhost, tests or tooling', () => {
+    const main = (JSON.parse(readFileSync(join(unpacked, 'package.json'), 'utf8')) as { main: string }).main;
+    expect(entries).toEqual(expect.arrayContaining([main, 'host.json', 'package.json', 'package-lock.json']));
+    for (const dependency of ['@azure/functions', 'durable-functions', '@azure/data-tables', 'zod']) {
+      expect(entries).toContain(`node_modules/${dependency}/package.json`);
+    }
+    const unwanted =
+      /^(dist\/(devhost|bench|test|console-src)\/|test\/|bench\/|devhost\/|node_modules\/(jest|typescript|eslint|azurite|ts-jest|playwright-core|esbuild)\/)/;
+    expect(entries.filter((e) => unwanted.test(e))).toEqual([]);
+    expect(entries.some((e) => e.startsWith('local.settings'))).toBe(false);
+  });
+
+  devhostTest(
+    'loads from the unpacked zip alone and registers every function the source does',
+    async () => {
+      const packaged = await startDevhost({ appRoot: unpacked });
+      const source = await startDevhost();
+      try {
+        const names = await functionNames(packaged);
+        expect(names.length).toBeGreaterThan(20);
+        expect(names).toEqual(await functionNames(source));
+        const health = await requestJson<{ status: string }>(packaged, 'GET', '/api/health');
+        expect(health.status).toBe(200);
+        // The console's assets are built into dist/shared: the page must come with the package.
+        const page = await fetch(packaged.url('/api/console'));
+        expect(page.status).toBe(200);
+        const asset = /src="([^"]+\.js)"/.exec(await page.text())?.[1];
+        expect(asset).toBeDefined();
+        expect((await fetch(new URL(asset as string, packaged.url('/api/console')))).status).toBe(200);
+      } finally {
+        await packaged.stop();
+        await source.stop();
+      }
+    },
+    60_000,
+  );
+});
