@@ -48,20 +48,23 @@ describe('storage-queue polling back-off on Azurite', () => {
     try {
       await new Promise((r) => setTimeout(r, 4000));
       const idle = gaps(receives);
-      // 100, 200, 400 ms (±20% jitter, plus the receive's own round trip), then 640–800 ms: the
-      // jitter still applies at the cap, which it never passes.
-      expect(idle[0]).toBeLessThan(250);
-      expect(idle[2]).toBeGreaterThan(idle[0] as number);
-      expect(Math.max(...idle)).toBeLessThan(maxPollingIntervalMs + 150);
-      expect(idle.at(-1)).toBeGreaterThanOrEqual(0.8 * maxPollingIntervalMs - 10);
+      // 100, 200, 400 ms (±20% jitter), then 640–800 ms: the jitter still applies at the cap, which it
+      // never passes. Each gap also holds the receive's own round trip, so the bounds that could be hit
+      // by a slow machine are kept far from what a wrong back-off would show (starting at the cap:
+      // ≥ 640 ms; no cap: a 1,600 ms gap within these 4 s).
+      expect(idle[0]).toBeLessThan(400);
+      expect(idle[2]).toBeGreaterThanOrEqual(0.8 * 400 - 5);
+      expect(Math.max(...idle)).toBeLessThan(maxPollingIntervalMs + 400);
+      expect(idle.at(-1)).toBeGreaterThanOrEqual(0.8 * maxPollingIntervalMs - 5);
 
       const before = receives.length;
       const notifiedAt = Date.now();
       listener.notify();
-      await new Promise((r) => setTimeout(r, 400));
+      await new Promise((r) => setTimeout(r, 700));
       const after = receives.slice(before);
-      expect((after[0] as number) - notifiedAt).toBeLessThan(100);
-      expect(gaps(after)[0]).toBeLessThan(250);
+      // Woken at once, and polling from ~100 ms again rather than 640–800.
+      expect((after[0] as number) - notifiedAt).toBeLessThan(400);
+      expect(gaps(after)[0]).toBeLessThan(400);
     } finally {
       await listener.stop();
       await queue.deleteIfExists();

@@ -104,7 +104,9 @@ describe('storage-queue triggers on Azurite', () => {
     for (let i = 0; i < 14; i++) await queue.sendMessage(b64(String(i)));
     const s = await until(state, (v) => v.slow.length >= 14, 30_000);
     // A host that waited for a whole batch would peak at 4; one that ignored the threshold, above 6.
-    expect(s.maxRunning).toBe(6);
+    // (Exactly 6 needs the next batch to arrive whole, which the polling may split.)
+    expect(s.maxRunning).toBeGreaterThanOrEqual(5);
+    expect(s.maxRunning).toBeLessThanOrEqual(6);
     expect([...(s.slow as number[])].sort((a, b) => a - b)).toEqual(Array.from({ length: 14 }, (_, i) => i));
   });
 
