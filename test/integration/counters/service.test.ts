@@ -1,23 +1,13 @@
 import { type Clock, ManualClock, systemClock } from '../../../shared/clock';
 import { bucketMs, totalRowKey } from '../../../shared/counters/keys';
-import { isAppError } from '../../../shared/errors';
 import { counterHarness } from '../../support/counters';
+import { codeOf } from '../../support/appErrors';
 
 /** Time that moves only when told, but whose sleeps (retry back-off) are real. */
 function testClock(start = Date.UTC(2026, 0, 1, 12)): ManualClock & Clock {
   const clock = new ManualClock(start);
   clock.sleep = (ms, signal) => systemClock.sleep(ms, signal);
   return clock;
-}
-
-async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-    return undefined;
-  } catch (err) {
-    if (isAppError(err)) return err.code;
-    throw err;
-  }
 }
 
 describe('counters on Azurite', () => {

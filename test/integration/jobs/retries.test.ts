@@ -4,12 +4,12 @@
  * fails every delivery ends in the poison queue and its items fail with the recorded reason; a job
  * that completed with failures runs them again with retry-failed, with exact counts and a new event.
  */
-import { isAppError } from '../../../shared/errors';
 import { type JsonObject, parseEnvelope } from '../../../shared/jobs/envelope';
 import type { ItemOutcome, JobProcessor } from '../../../shared/jobs/processor';
 import { type MemoryLogger } from '../../../shared/log';
 import { expectedTotals, invoiceTotals, transactions } from '../../support/billing';
 import { jobHarness } from '../../support/jobs';
+import { codeOf } from '../../support/appErrors';
 
 /** A processor whose behaviour per item and attempt the test decides. */
 function scripted(decide: (item: JsonObject, attempt: number) => ItemOutcome | 'throw'): JobProcessor {
@@ -29,16 +29,6 @@ function scripted(decide: (item: JsonObject, attempt: number) => ItemOutcome | '
 
 const items = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `it-${String(i).padStart(3, '0')}`, n: i }));
 const ok = (item: JsonObject): ItemOutcome => ({ ok: true, output: { n: item.n ?? null } });
-
-async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-    return undefined;
-  } catch (err) {
-    if (isAppError(err)) return err.code;
-    throw err;
-  }
-}
 
 describe('job failures and retries on Azurite', () => {
   it('retries items that fail transiently in a smaller envelope; they succeed on a later attempt', async () => {
