@@ -5,6 +5,7 @@
 import type { QueueClient } from '@azure/storage-queue';
 
 import type { SubmitRequest } from '../jobs/submit';
+import { mapLimited } from '../mapLimited';
 import { translateStorageError } from '../storage/errors';
 import { type GateAction, type GateActionResult, jobActionKey } from './actions';
 import { auditRecordOf, type GateAuditLog } from './audit';
@@ -19,19 +20,11 @@ const notifyConcurrency = 16;
 
 /** Raises `GateReleased` on every run of the batch; runs that finished or vanished count as gone. */
 export async function notifyWaiters(client: GateDurableClient, input: NotifyInput): Promise<NotifyResult> {
-  let delivered = 0;
-  let gone = 0;
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < input.waiters.length) {
-      const waiter = input.waiters[next++];
-      if (waiter === undefined) break;
-      if ((await client.raiseEvent(waiter, gateEvents.released, input.event)) === 'delivered') delivered++;
-      else gone++;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(notifyConcurrency, input.waiters.length) }, worker));
-  return { delivered, gone };
+  const outcomes = await mapLimited(input.waiters, notifyConcurrency, (waiter) =>
+    client.raiseEvent(waiter, gateEvents.released, input.event),
+  );
+  const delivered = outcomes.filter((outcome) => outcome === 'delivered').length;
+  return { delivered, gone: outcomes.length - delivered };
 }
 
 export interface AnnounceDeps {
