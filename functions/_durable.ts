@@ -119,3 +119,14 @@ export function latestDurableClient(): DurableClientAdapter {
   if (latest === undefined) throw new Error('No invocation with a durableClient input has run in this process yet');
   return latest;
 }
+
+/**
+ * Registration options for HTTP routes that reach Durable: the `durableClient` input, taken into the
+ * ports before each request (see durableClientOf).
+ */
+export const withDurableClient = {
+  extraInputs: [df.input.durableClient()],
+  before: (context: InvocationContext): void => {
+    durableClientOf(context);
+  },
+};

@@ -10,17 +10,12 @@ import { gateFunctions } from '../shared/gates/names';
 import { gateReleaseOrchestrator } from '../shared/gates/release.orchestrator';
 import { gatesRoutes } from '../shared/gates/routes';
 import { gateRunOrchestrator } from '../shared/gates/run.orchestrator';
-import { durableClientOf, latestDurableClient } from './_durable';
+import { durableClientOf, latestDurableClient, withDurableClient } from './_durable';
 import { registerRoutes } from './_http';
 
 bindGateDurableClient(latestDurableClient);
 
-registerRoutes(gatesRoutes(defaultGateRouteDeps), {
-  extraInputs: [df.input.durableClient()],
-  before: (context) => {
-    durableClientOf(context);
-  },
-});
+registerRoutes(gatesRoutes(defaultGateRouteDeps), withDurableClient);
 
 df.app.entity(gateFunctions.entity, gateEntity);
 df.app.orchestration(gateFunctions.run, gateRunOrchestrator);

@@ -14,7 +14,7 @@ import { poisonQueueName, workQueueNames } from '../shared/jobs/queues';
 import { jobsRoutes } from '../shared/jobs/routes';
 import { getStreamService } from '../shared/streams/defaults';
 import { streamsApi } from '../shared/streams/service';
-import { durableClientOf, latestDurableClient } from './_durable';
+import { durableClientOf, latestDurableClient, withDurableClient } from './_durable';
 import { registerRoutes } from './_http';
 
 const settings = jobSettings();
@@ -31,7 +31,7 @@ registerRoutes(
 // Retry-failed may first hand on the last completion's output, which needs the streams client.
 registerRoutes(
   routes.filter((r) => r.name === 'jobsRetryFailed'),
-  { extraInputs: durableClient, before: (context) => void durableClientOf(context) },
+  withDurableClient,
 );
 
 /** The library hands a JSON message over parsed; the envelope is re-serialised to the text it was. */

@@ -4,23 +4,17 @@ import * as df from 'durable-functions';
 
 import { scheduleSettings } from '../shared/config';
 import { getScheduleActivities, scheduleService } from '../shared/schedules/defaults';
-import { pendingGraceMs } from '../shared/schedules/service';
 import { durableScheduleEngine } from '../shared/schedules/engine';
 import { scheduleActivities, scheduleOrchestrator } from '../shared/schedules/names';
 import type { CheckpointInput, PollInput, RunInput } from '../shared/schedules/records';
 import { schedulesRoutes } from '../shared/schedules/routes';
 import { scheduleOrchestratorHandler } from '../shared/schedules/schedule.orchestrator';
-import { durableClientOf, latestDurableClient } from './_durable';
+import { durableClientOf, latestDurableClient, withDurableClient } from './_durable';
 import { registerRoutes } from './_http';
 
 const engine = durableScheduleEngine(latestDurableClient);
 
-registerRoutes(schedulesRoutes({ service: () => scheduleService(engine) }), {
-  extraInputs: [df.input.durableClient()],
-  before: (context) => {
-    durableClientOf(context);
-  },
-});
+registerRoutes(schedulesRoutes({ service: () => scheduleService(engine) }), withDurableClient);
 
 df.app.orchestration(scheduleOrchestrator, scheduleOrchestratorHandler);
 df.app.activity(scheduleActivities.run, {
@@ -40,8 +34,6 @@ app.timer('schedulesReconcile', {
   extraInputs: [df.input.durableClient()],
   handler: async (_timer, context) => {
     durableClientOf(context);
-    const service = scheduleService(engine);
-    const report = { ...(await service.reconcilePending(pendingGraceMs)), ...(await service.reconcileOverdue()) };
-    if (report.started + report.left + report.restarted > 0) context.log(JSON.stringify({ event: 'schedules.reconciled', ...report }));
+    await scheduleService(engine).reconcile();
   },
 });

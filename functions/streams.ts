@@ -13,16 +13,11 @@ import { streamsDurable, type WriterAddress } from '../shared/streams/names';
 import { streamsRoutes } from '../shared/streams/routes';
 import { streamWriterEntity } from '../shared/streams/writer.entity';
 import type { FlushBatch } from '../shared/streams/writerState';
-import { durableClientOf, latestDurableClient } from './_durable';
+import { latestDurableClient, withDurableClient } from './_durable';
 import { registerRoutes } from './_http';
 
 // Every invocation's client carries the same binding data, so the newest one serves the request.
-registerRoutes(streamsRoutes({ service: getStreamService, durable: latestDurableClient }), {
-  extraInputs: [df.input.durableClient()],
-  before: (context) => {
-    durableClientOf(context);
-  },
-});
+registerRoutes(streamsRoutes({ service: getStreamService, durable: latestDurableClient }), withDurableClient);
 
 df.app.entity(streamsDurable.writerEntity, streamWriterEntity);
 df.app.entity(streamsDurable.ledgerEntity, streamLedgerEntity);

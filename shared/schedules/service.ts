@@ -208,6 +208,13 @@ export class ScheduleService {
     return { items: page.rows.map(viewOf), continuationToken: page.continuationToken ?? null };
   }
 
+  /** The reconcile timer's pass: creates left pending, then orchestrations that are gone. Logged when it did anything. */
+  async reconcile(): Promise<{ started: number; left: number; restarted: number; alive: number }> {
+    const report = { ...(await this.reconcilePending(pendingGraceMs)), ...(await this.reconcileOverdue()) };
+    if (report.started + report.left + report.restarted > 0) this.deps.logger.log('info', 'schedules.reconciled', report);
+    return report;
+  }
+
   /**
    * Completes creates that stopped between the index row and the orchestration start (the caller
    * crashed or gave up, and did not retry): rows still `pending` after `olderThanMs`. Service Bus
