@@ -273,11 +273,13 @@ describe('policy', () => {
       expect(at(site.body, 'properties.functionAppConfig.runtime.name')).toBe('node');
       expect(at(site.body, 'properties.functionAppConfig.deployment.storage.type')).toBe('blobContainer');
       expect(at(site.body, 'properties.functionAppConfig.deployment.storage.authentication.type')).toBe('UserAssignedIdentity');
-      expect(at(site.body, 'properties.siteConfig.cors.allowedOrigins')).toBeDefined();
+      expect(at(site.body, 'properties.siteConfig.cors.supportCredentials')).toBe(false);
       expect(ofType(model, 'Microsoft.ManagedIdentity/userAssignedIdentities', { existing: false })).toHaveLength(1);
     });
     const site = one(templates.bicep, 'Microsoft.Web/sites');
     expect(at(site.body, 'properties.functionAppConfig.runtime.version')).toBe('22');
+    // No browser origin may call the API unless the deployer lists some (corsAllowedOrigins defaults to []).
+    expect(at(site.body, 'properties.siteConfig.cors.allowedOrigins')).toEqual([]);
     const nodeVersion = templates.bicep.params.find((p) => p.path === 'main' && p.name === 'nodeVersion');
     expect(nodeVersion?.defaultValue).toBe('22');
   });

@@ -1,25 +1,9 @@
 import { append } from '../../../shared/streams/writerAppend.entity';
-import { flushed, flushFailed, opened, plan, requestFlush } from '../../../shared/streams/writerFlush.entity';
-import {
-  type AppendRequest,
-  depthOf,
-  fallbackLimits,
-  initialWriterState,
-  type WriterLimits,
-  type WriterState,
-} from '../../../shared/streams/writerState';
+import { flushed, flushFailed, plan, requestFlush } from '../../../shared/streams/writerFlush.entity';
+import { depthOf, initialWriterState } from '../../../shared/streams/writerState';
+import { limits, opened0, request } from './fixtures';
 
 const key = 'p01:orders';
-const limits: WriterLimits = { ...fallbackLimits, flushEvents: 3, flushIntervalMs: 1000, maxBuffered: 6, flushMaxEvents: 100 };
-let ids = 0;
-
-function request(events: { producer: string; seq: number; data?: unknown }[], extra: Partial<AppendRequest> = {}): AppendRequest {
-  return { requestId: `r${++ids}`, type: 'orders', version: 0, at: Date.UTC(2026, 0, 1), limits, events, ...extra };
-}
-
-function opened0(): WriterState {
-  return opened(initialWriterState(limits), { blob: 0, position: 0, blocks: 0 });
-}
 
 describe('flush plan', () => {
   const t0 = Date.UTC(2026, 0, 1, 12);

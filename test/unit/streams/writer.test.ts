@@ -1,29 +1,12 @@
 import { append, ownership } from '../../../shared/streams/writerAppend.entity';
-import { opened } from '../../../shared/streams/writerFlush.entity';
-import {
-  type AppendRequest,
-  fallbackLimits,
-  initialWriterState,
-  type WriterLimits,
-  type WriterState,
-} from '../../../shared/streams/writerState';
-
-const limits: WriterLimits = { ...fallbackLimits, flushEvents: 3, flushIntervalMs: 1000, maxBuffered: 6, flushMaxEvents: 100 };
-let ids = 0;
-
-function request(events: { producer: string; seq: number; data?: unknown }[], extra: Partial<AppendRequest> = {}): AppendRequest {
-  return { requestId: `r${++ids}`, type: 'orders', version: 0, at: Date.UTC(2026, 0, 1), limits, events, ...extra };
-}
+import type { WriterState } from '../../../shared/streams/writerState';
+import { limits, opened0, request } from './fixtures';
 
 function lines(state: WriterState): { producer: string; seq: number; index: number }[] {
   return state.buffer
     .split('\n')
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l));
-}
-
-function opened0(): WriterState {
-  return opened(initialWriterState(limits), { blob: 0, position: 0, blocks: 0 });
 }
 
 describe('writer append', () => {
@@ -134,7 +117,8 @@ describe('writer append', () => {
       };
     expect(Object.keys(state.producers)).toHaveLength(9);
     expect(state.producers['orders|p0']).toBeUndefined();
-    expect(state.producers['orders|p10']).toBeDefined();
+    // The newest producer keeps its mark: its only event, the last one accepted.
+    expect(state.producers['orders|p10']).toMatchObject({ seq: 1, index: 1010, at: 1010 });
   });
 });
 
