@@ -91,7 +91,7 @@ export function adminRoutes(options: AdminOptions): HostRouteHandler {
         id: options.hostId,
         state: 'Running',
         version: '4.0.0-devhost',
-        versionDetails: 'Tallyho devhost (offline Functions host for Node.js programming model v4)',
+        versionDetails: 'devhost (offline Functions host for Node.js programming model v4)',
         processUptime: Date.now() - options.startedAt,
       });
       return true;

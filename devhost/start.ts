@@ -18,7 +18,11 @@ import { type RunningAzurite, startAzurite } from './azurite';
 import { defaultExtensions } from './extensions';
 import { startHost } from './host';
 
-const appRoot = resolve(__dirname, '..', '..');
+// `--app DIR`, else the working directory (npm runs scripts in the package's folder), as cli.ts does.
+const { values: options } = parseArgs({
+  options: { app: { type: 'string' }, persist: { type: 'boolean', default: false } },
+});
+const appRoot = resolve(options.app ?? process.cwd());
 
 function port(name: string, fallback: number): number {
   const text = process.env[name];
@@ -47,7 +51,6 @@ function coreToolsAvailable(): boolean {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { persist: { type: 'boolean', default: false } } });
   const httpPort = port('PORT', 7071);
   ensureLocalSettings();
 
@@ -56,7 +59,7 @@ async function main(): Promise<void> {
     queue: port('AZURITE_QUEUE_PORT', 10001),
     table: port('AZURITE_TABLE_PORT', 10002),
   };
-  const location = values.persist === true ? join(appRoot, '.azurite') : undefined;
+  const location = options.persist === true ? join(appRoot, '.azurite') : undefined;
   let azurite: RunningAzurite;
   try {
     azurite = await startAzurite({ ports, ...(location === undefined ? {} : { location }) });

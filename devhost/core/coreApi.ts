@@ -113,7 +113,7 @@ function createCoreApi(registry: Registry): Record<string, unknown> {
 }
 
 const coreModuleId = '@azure/functions-core';
-const installed = Symbol.for('tallyho.devhost.coreApi');
+const installed = Symbol.for('devhost.coreApi');
 
 type RequireFunction = (this: unknown, id: string) => unknown;
 
