@@ -1,14 +1,7 @@
-import { type Clock, ManualClock, systemClock } from '../../../shared/clock';
 import { bucketMs, totalRowKey } from '../../../shared/counters/keys';
 import { counterHarness } from '../../support/counters';
 import { codeOf } from '../../support/appErrors';
-
-/** Time that moves only when told, but whose sleeps (retry back-off) are real. */
-function testClock(start = Date.UTC(2026, 0, 1, 12)): ManualClock & Clock {
-  const clock = new ManualClock(start);
-  clock.sleep = (ms, signal) => systemClock.sleep(ms, signal);
-  return clock;
-}
+import { testClock } from '../../support/clocks';
 
 describe('counters on Azurite', () => {
   it('creates, confirms and reconfigures a counter; mode and partitions freeze once it has data', async () => {

@@ -5,27 +5,12 @@
  * leaves a redelivery to complete the job; a finalizer that dies leaves the job to the reconciler;
  * the completion event goes out once, and a republish carries the same message id.
  */
-import { type Clock, ManualClock, systemClock } from '../../../shared/clock';
 import { finishOutputs } from '../../../shared/jobs/complete';
+import { codeOf } from '../../support/appErrors';
 import { expectedTotals, invoiceTotals, transactions } from '../../support/billing';
+import { testClock } from '../../support/clocks';
 import { type FaultProxy, startFaultProxy } from '../../support/faultProxy';
 import { jobHarness, jobNames, testConnection } from '../../support/jobs';
-
-/** Time that moves only when told, but whose sleeps (retry back-off) are real. */
-function testClock(): ManualClock & Clock {
-  const clock = new ManualClock(Date.now());
-  clock.sleep = (ms, signal) => systemClock.sleep(ms, signal);
-  return clock;
-}
-
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return 'none';
-  } catch (err) {
-    return err instanceof Error && 'code' in err ? String(err.code) : err instanceof Error ? err.name : String(err);
-  }
-}
 
 /** Envelope ids waiting in the work queues, duplicates included: every message is held, read, then released. */
 async function queued(h: ReturnType<typeof jobHarness>): Promise<string[]> {
@@ -58,7 +43,7 @@ describe('job recovery on Azurite, with a fake Service Bus sender for the comple
   afterEach(() => proxy.setRules());
 
   it('a submission that dies mid-enqueue is finished by its resubmission (same key) once the lease runs out: every envelope once, at most one batch twice', async () => {
-    const clock = testClock();
+    const clock = testClock(Date.now());
     const names = jobNames();
     const settings = { queues: 1, enqueueParallelism: 8 };
     const crashing = jobHarness({
@@ -98,7 +83,7 @@ describe('job recovery on Azurite, with a fake Service Bus sender for the comple
   });
 
   it('a submission that dies before any envelope is sent is enqueued by the reconciler after the lease, exactly once', async () => {
-    const clock = testClock();
+    const clock = testClock(Date.now());
     const names = jobNames();
     const crashing = jobHarness({
       names,
@@ -152,7 +137,7 @@ describe('job recovery on Azurite, with a fake Service Bus sender for the comple
   });
 
   it('a finalizer that dies leaves the job finalizing; the reconciler completes it after the stale time, with one event on the fake Service Bus sender', async () => {
-    const clock = testClock();
+    const clock = testClock(Date.now());
     const names = jobNames();
     const flaky = jobHarness({
       names,
@@ -179,7 +164,7 @@ describe('job recovery on Azurite, with a fake Service Bus sender for the comple
   });
 
   it('concurrent completers finalize once and publish once to the fake Service Bus sender; a failed (injected) publish stays pending until the reconciler sends it, with the same message id', async () => {
-    const clock = testClock();
+    const clock = testClock(Date.now());
     const h = jobHarness({ clock, settings: { queues: 1, staleSeconds: 30 } });
     const items = transactions(64, 39);
     const { job } = await h.service.submit({ processor: 'billing', items }, undefined);

@@ -7,18 +7,9 @@ import { QueueServiceClient } from '@azure/storage-queue';
 
 import { isAppError } from '../../../shared/errors';
 import { pendingGraceMs } from '../../../shared/schedules/service';
+import { appErrorOf } from '../../support/appErrors';
 import { scheduleHarness } from '../../support/schedules';
 import { testConnection } from '../../support/sequences';
-
-async function failure(promise: Promise<unknown>): Promise<{ code: string; status: number; paths: string[] }> {
-  try {
-    await promise;
-  } catch (err) {
-    if (isAppError(err)) return { code: err.code, status: err.status, paths: err.issues.map((i) => i.path) };
-    throw err;
-  }
-  throw new Error('expected a failure');
-}
 
 const queueTarget = (queue: string, message: unknown = 'hi') => ({ type: 'queueMessage' as const, queue, message: message as string });
 const unique = (prefix: string): string => `${prefix}-${Math.random().toString(16).slice(2, 10)}`;
@@ -91,7 +82,7 @@ describe('creating schedules', () => {
     });
     expect(again.created).toBe(false);
     expect(
-      await failure(h.service.create({ id: 'same', cron: '0 0 10 * * *', timeZone: 'America/New_York', target: queueTarget('out') })),
+      await appErrorOf(h.service.create({ id: 'same', cron: '0 0 10 * * *', timeZone: 'America/New_York', target: queueTarget('out') })),
     ).toMatchObject({
       code: 'Conflict',
       status: 409,
@@ -127,9 +118,9 @@ describe('creating schedules', () => {
     });
     const id = unique('refused');
     const request = { id, target: queueTarget('out'), ...body } as Parameters<typeof h.service.create>[0];
-    const problem = await failure(h.service.create(request));
+    const problem = await appErrorOf(h.service.create(request));
     expect(problem).toMatchObject({ code: 'ValidationFailed', status: 400 });
-    expect(problem.paths).toContain(path);
+    expect(problem.issues.map((i) => i.path)).toContain(path);
     expect(await h.table.read(id)).toBeUndefined();
     expect(h.engine.started.size).toBe(0);
   });
@@ -231,7 +222,7 @@ describe('control requests on the index', () => {
     const h = scheduleHarness();
     await h.service.create({ id: 't', at: '2027-06-01T00:00:00Z', target: queueTarget('out') });
     for (let i = 0; i < 10; i++) await h.service.trigger('t');
-    expect(await failure(h.service.trigger('t'))).toMatchObject({ code: 'TooManyRequests', status: 429 });
+    expect(await appErrorOf(h.service.trigger('t'))).toMatchObject({ code: 'TooManyRequests', status: 429 });
   });
 
   it('a fire racing a cancel on one row ends with exactly one of them', async () => {

@@ -6,21 +6,11 @@
  */
 import { ServiceBusClient } from '@azure/service-bus';
 
-import { isAppError } from '../../../shared/errors';
 import { senderDelivery } from '../../../shared/schedules/scheduledDelivery';
+import { appErrorOf } from '../../support/appErrors';
 import { scheduleHarness } from '../../support/schedules';
 
 const message = (n: number) => ({ order: 'ORD-42', step: n });
-
-async function problemOf(promise: Promise<unknown>): Promise<{ code: string; status: number; issues: readonly { path: string }[] }> {
-  try {
-    await promise;
-  } catch (err) {
-    if (isAppError(err)) return { code: err.code, status: err.status, issues: err.issues };
-    throw err;
-  }
-  throw new Error('expected a failure');
-}
 
 describe('Service Bus scheduled delivery (fake Service Bus)', () => {
   it('hands the message to the broker and stores the 64-bit sequence number as a string before answering', async () => {
@@ -104,7 +94,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
     });
     // The broker's clock is ahead of ours: it has already enqueued the message.
     h.bus.enqueueNow((await h.table.read('late'))?.sequenceNumber ?? '');
-    expect(await problemOf(h.service.cancel('late'))).toMatchObject({ code: 'Conflict', status: 409 });
+    expect(await appErrorOf(h.service.cancel('late'))).toMatchObject({ code: 'Conflict', status: 409 });
     expect((await h.service.get('late')).state).toBe('completed');
     // And by our own clock, once its time has passed.
     await h.service.create({
@@ -113,7 +103,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
       target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
     });
     await h.clock.advance(120_000);
-    expect(await problemOf(h.service.cancel('past'))).toMatchObject({ code: 'Conflict', status: 409 });
+    expect(await appErrorOf(h.service.cancel('past'))).toMatchObject({ code: 'Conflict', status: 409 });
   });
 
   it('per business key (session), a receiver gets the messages in scheduled-time order (fake session receiver)', async () => {
@@ -142,7 +132,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
   it('when Service Bus refuses, answers 503 and leaves nothing behind', async () => {
     const h = scheduleHarness();
     h.bus.failNext = Object.assign(new Error('namespace unreachable'), { retryable: true });
-    const problem = await problemOf(
+    const problem = await appErrorOf(
       h.service.create({
         id: 'refused',
         at: '2027-01-01T01:00:00Z',
@@ -161,10 +151,10 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
       at: '2027-01-01T01:00:00Z',
       target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
     });
-    expect(await problemOf(h.service.pause('sd'))).toMatchObject({ status: 409 });
-    expect(await problemOf(h.service.trigger('sd'))).toMatchObject({ status: 409 });
+    expect(await appErrorOf(h.service.pause('sd'))).toMatchObject({ status: 409 });
+    expect(await appErrorOf(h.service.trigger('sd'))).toMatchObject({ status: 409 });
     const none = scheduleHarness({ serviceBus: false });
-    const problem = await problemOf(
+    const problem = await appErrorOf(
       none.service.create({
         id: 'nobus',
         at: '2027-01-01T01:00:00Z',
