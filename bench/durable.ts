@@ -82,7 +82,10 @@ interface Setup {
 }
 
 async function setup(registry: Registry, store: DurableStore): Promise<Setup> {
-  const functions = new DurableFunctions(registry, new Invoker(registry));
+  const functions = new DurableFunctions(
+    [...registry.functions.values()].map((f) => f.metadata),
+    new Invoker(registry),
+  );
   const counter = { episodes: 0 };
   const engine = new DurableEngine({
     store,

@@ -6,7 +6,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { HostClock } from './clock';
-import type { Registry } from './core/coreApi';
 import type { Invoker } from './core/invoker';
 import type { FunctionMetadata, RpcBindingInfo, RpcTypedData } from './core/types';
 
@@ -16,7 +15,11 @@ export type HostLogger = (level: HostLogLevel, message: string) => void;
 
 /** What the host offers every extension once the app has loaded. */
 export interface HostServices {
-  readonly registry: Registry;
+  /**
+   * The functions the host serves: bindings with `%Setting%` resolved, and functions that are disabled
+   * (`AzureWebJobs.<name>.Disabled`) or in error left out, so an extension cannot run them either.
+   */
+  readonly functions: readonly FunctionMetadata[];
   readonly invoker: Invoker;
   readonly clock: HostClock;
   /** App settings: the process environment after local.settings.json `Values` were applied. */

@@ -357,7 +357,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     for (const hook of registry.hooks.appStart) await hook({ hookData: appHookData, function: undefined });
 
     const services: HostServices = {
-      registry,
+      functions: live.map((f) => f.metadata),
       invoker,
       clock,
       settings,

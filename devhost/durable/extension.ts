@@ -59,7 +59,7 @@ export class DurableExtension implements HostExtension {
     const engine = new DurableEngine({
       store,
       clock: host.clock,
-      functions: new DurableFunctions(host.registry, host.invoker, extraInputs),
+      functions: new DurableFunctions(host.functions, host.invoker, extraInputs),
       log: host.log,
       limits: settings.limits,
       ...(this.options.observer === undefined ? {} : { observer: this.options.observer }),
@@ -74,7 +74,7 @@ export class DurableExtension implements HostExtension {
 
   /** Durable-triggered functions get their client inputs only; say so for any other binding. */
   private warnUnservedBindings(host: HostServices): void {
-    for (const { metadata } of host.registry.functions.values()) {
+    for (const metadata of host.functions) {
       const bindings = Object.entries(metadata.bindings);
       if (!bindings.some(([, b]) => /^(orchestration|activity|entity)trigger$/i.test(b.type ?? ''))) continue;
       const unserved = bindings
@@ -102,9 +102,7 @@ export class DurableExtension implements HostExtension {
   }
 
   private chooseStore(host: HostServices, kind: 'storage' | 'memory' | 'auto', connectionName: string, hubName: string): DurableStore {
-    const usesDurable = [...host.registry.functions.values()].some((fn) =>
-      Object.values(fn.metadata.bindings).some((b) => durableTypes.has(b.type?.toLowerCase() ?? '')),
-    );
+    const usesDurable = host.functions.some((fn) => Object.values(fn.bindings).some((b) => durableTypes.has(b.type?.toLowerCase() ?? '')));
     if (kind === 'memory' || (kind === 'auto' && !usesDurable)) return new MemoryStore();
     let connection: string;
     try {

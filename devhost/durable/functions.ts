@@ -3,7 +3,6 @@
  * case, as the extension's `FunctionName` does; the error texts are the extension's own
  * (`DurableTaskExtension.GetInvalid…FunctionMessage`), since they end up in orchestration output.
  */
-import type { Registry } from '../core/coreApi';
 import type { InvocationOutcome, Invoker } from '../core/invoker';
 import type { FunctionMetadata, RpcParameterBinding, RpcTypedData } from '../core/types';
 import type { FunctionKind } from './replay';
@@ -31,16 +30,16 @@ export class DurableFunctions {
   };
 
   constructor(
-    registry: Registry,
+    /** The functions the host serves (disabled ones are refused like unknown ones, as by the extension). */
+    functions: Iterable<FunctionMetadata>,
     private readonly invoker: Pick<Invoker, 'invoke'>,
     private readonly extraInputs: ExtraInputs = () => [],
   ) {
-    for (const fn of registry.functions.values()) {
-      for (const [binding, info] of Object.entries(fn.metadata.bindings)) {
+    for (const metadata of functions) {
+      for (const [binding, info] of Object.entries(metadata.bindings)) {
         const type = info.type?.toLowerCase();
         for (const kind of Object.keys(triggerOf) as FunctionKind[]) {
-          if (type === triggerOf[kind])
-            this.byKind[kind].set(fn.metadata.name.toLowerCase(), { name: fn.metadata.name, binding, metadata: fn.metadata });
+          if (type === triggerOf[kind]) this.byKind[kind].set(metadata.name.toLowerCase(), { name: metadata.name, binding, metadata });
         }
       }
     }

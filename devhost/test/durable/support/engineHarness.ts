@@ -45,7 +45,10 @@ export async function startEngine(
   const clock = options.clock ?? new VirtualClock(epoch);
   const store = options.store ?? new MemoryStore();
   const logs: string[] = [];
-  const functions = new DurableFunctions(registry, new Invoker(registry));
+  const functions = new DurableFunctions(
+    [...registry.functions.values()].map((f) => f.metadata),
+    new Invoker(registry),
+  );
   const engine = new DurableEngine({
     store,
     clock,
