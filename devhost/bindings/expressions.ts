@@ -31,10 +31,6 @@ function lookup(data: BindingData, path: string): unknown {
   return node;
 }
 
-export function hasBindingExpression(text: string): boolean {
-  return /\{[^{}]+\}/.test(text);
-}
-
 export function resolveBindingExpressions(text: string, data: BindingData, now: number, where: string): string {
   return text.replace(/\{([^{}]+)\}/g, (_whole, rawName: string) => {
     const name = rawName.trim();

@@ -60,15 +60,6 @@ export class Invoker {
     private readonly log: InvocationLogger = () => undefined,
   ) {}
 
-  /** Finds the binding name of the function's binding of `type` (e.g. its trigger). */
-  bindingName(functionName: string, type: string): string {
-    const fn = this.registry.byName(functionName);
-    if (fn === undefined) throw new Error(`No function named ${functionName} is registered`);
-    const entry = Object.entries(fn.metadata.bindings).find(([, b]) => b.type?.toLowerCase() === type.toLowerCase());
-    if (entry === undefined) throw new Error(`Function ${functionName} has no ${type} binding`);
-    return entry[0];
-  }
-
   invoke(request: InvocationRequest): Promise<InvocationOutcome> {
     const run = this.run(request);
     this.inFlight.set(run, request.clientHeld === true);

@@ -22,10 +22,6 @@ const hopByHop = new Set([
 ]);
 
 export interface ForwardedExchange {
-  /** Settles when the library's response head arrived (true) or the exchange failed/was torn down (false). */
-  readonly responded: Promise<boolean>;
-  /** True once the response head was written to the client. */
-  readonly started: () => boolean;
   /** Tears the forwarded connection down (the invocation produced no streamed response). */
   abort(): void;
 }
@@ -57,10 +53,6 @@ export class StreamProxy {
     this.direct = options.direct === false ? undefined : findLibraryServer(Number(this.target.port));
   }
 
-  get mode(): 'direct' | 'tcp' {
-    return this.direct === undefined ? 'tcp' : 'direct';
-  }
-
   forward(
     invocationId: string,
     req: IncomingMessage,
@@ -82,14 +74,11 @@ export class StreamProxy {
     req.headers['x-ms-invocation-id'] = invocationId;
     req.headers['x-forwarded-host'] = req.headers.host ?? 'localhost';
     req.headers['x-forwarded-proto'] = 'http';
-    let settle: (value: boolean) => void = () => undefined;
-    const responded = new Promise<boolean>((resolve) => (settle = resolve));
     // The library sets status and headers, then writes: catch the moment the head goes out.
     const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
     res.writeHead = (...args: unknown[]): ServerResponse => {
       res.writeHead = writeHead;
       onResponseHead(res);
-      settle(true);
       return writeHead(...args);
     };
     // Cork from the first write to the next tick: a short response (write, then end) leaves in one
@@ -101,9 +90,9 @@ export class StreamProxy {
       process.nextTick(() => res.uncork());
       return write(...args);
     }) as ServerResponse['write'];
-    res.on('close', () => settle(false));
     server.emit('request', req, res);
-    return { responded, started: () => res.headersSent, abort: () => settle(false) };
+    // The library owns the client's own response here: there is no separate connection to tear down.
+    return { abort: () => undefined };
   }
 
   private forwardTcp(
@@ -119,10 +108,7 @@ export class StreamProxy {
     headers['x-ms-invocation-id'] = invocationId;
     headers['x-forwarded-host'] = req.headers.host ?? 'localhost';
     headers['x-forwarded-proto'] = 'http';
-    let started = false;
     let aborted = false;
-    let settle: (value: boolean) => void = () => undefined;
-    const responded = new Promise<boolean>((resolve) => (settle = resolve));
     const upstream = httpRequest({
       host: this.target.hostname,
       port: this.target.port,
@@ -132,7 +118,6 @@ export class StreamProxy {
       agent: this.agent,
     });
     upstream.on('response', (proxied) => {
-      started = true;
       res.statusCode = proxied.statusCode ?? 200;
       for (const [key, value] of Object.entries(proxied.headers)) {
         if (value === undefined || hopByHop.has(key) || key === 'x-ms-invocation-id') continue;
@@ -141,13 +126,11 @@ export class StreamProxy {
       onResponseHead(res);
       // Server-sent events: the client should see the head now, not with the first event.
       if (String(proxied.headers['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
-      settle(true);
       proxied.pipe(res);
       proxied.on('error', () => res.destroy());
       proxied.on('aborted', () => res.destroy());
     });
     upstream.on('error', (err) => {
-      settle(false);
       if (aborted) return;
       if (!res.headersSent && !res.writableEnded) onError(err);
       else res.destroy();
@@ -158,15 +141,11 @@ export class StreamProxy {
         aborted = true;
         upstream.destroy();
       }
-      settle(false);
     });
     req.pipe(upstream);
     return {
-      responded,
-      started: () => started,
       abort: () => {
         aborted = true;
-        settle(false);
         upstream.destroy();
       },
     };

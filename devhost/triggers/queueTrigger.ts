@@ -66,11 +66,6 @@ export class QueueListener {
     return this.options.queueName;
   }
 
-  /** Messages being processed right now. */
-  get inFlight(): number {
-    return this.active.size;
-  }
-
   start(): void {
     this.running = true;
     this.loop = this.poll();
