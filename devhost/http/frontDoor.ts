@@ -271,7 +271,6 @@ export class HttpFrontDoor {
       req,
       res,
       (r) => {
-        this.options.cors.apply(req, r);
         if (String(r.getHeader('content-type') ?? '').startsWith('text/event-stream')) {
           this.options.invoker.release(invocation);
           this.eventStreams.add(r);

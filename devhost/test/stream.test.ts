@@ -46,6 +46,21 @@ describe.each(['direct', 'tcp'])('HTTP stream mode (app.setup({ enableHttpStream
     expect(res.headers.get('set-cookie')).toBe('seen=1');
   });
 
+  test('CORS headers reach streamed responses, for configured origins only', async () => {
+    const origin = 'http://allowed.example';
+    const events = await fetch(url('/api/events/1?gap=0'), { headers: { origin } });
+    expect(events.headers.get('access-control-allow-origin')).toBe(origin);
+    expect(events.headers.get('vary')).toBe('Origin');
+    await events.text();
+    const upload = await fetch(url('/api/upload/x'), { method: 'POST', headers: { origin }, body: 'x' });
+    expect(upload.headers.get('access-control-allow-origin')).toBe(origin);
+    expect(upload.headers.get('set-cookie')).toBe('seen=1');
+    await upload.text();
+    const denied = await fetch(url('/api/events/1?gap=0'), { headers: { origin: 'http://evil.example' } });
+    expect(denied.headers.get('access-control-allow-origin')).toBeNull();
+    await denied.text();
+  });
+
   test('nothing returned is 204; a thrown error is an empty 500', async () => {
     const nothing = await fetch(url('/api/nothing'));
     expect(nothing.status).toBe(204);
