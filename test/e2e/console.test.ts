@@ -19,6 +19,7 @@ import { storageFor } from '../support/sequences';
 import { type Browser, launchBrowser, screenshot } from './support/browser';
 import { devhostTest, type E2eHost, startDevhost } from './support/harness';
 import { requestJson } from './support/http';
+import { until as waitUntil } from './support/wait';
 
 const keys = { admin: `admin-${randomBytes(8).toString('hex')}`, function: `function-${randomBytes(8).toString('hex')}` };
 // Listings are in name order across the shared Azurite of the whole test run: sort first. A run that
@@ -72,15 +73,9 @@ interface FailureView {
 /** How the console prints an integer (`Intl.NumberFormat('en')`). */
 const shown = (n: number): string => new Intl.NumberFormat('en').format(n);
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+/** The console polls at 200 ms; a timeout lists the orchestrations still running. */
+const until = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs?: number): Promise<T> =>
+  waitUntil(what, probe, timeoutMs, 200);
 
 describe('admin console in Chromium', () => {
   let host: E2eHost;

@@ -4,10 +4,9 @@
  * them into the summary without changing the value, an Idempotency-Key counts once, and bad input
  * gets a 400 problem+json that changes nothing.
  */
-import { randomBytes } from 'node:crypto';
-
 import { devhostTest, type E2eHost, startDevhost } from './support/harness';
 import { expectProblem, requestJson } from './support/http';
+import { unique } from './support/names';
 import { until as waitUntil } from './support/wait';
 
 interface CounterValue {
@@ -18,8 +17,6 @@ interface CounterValue {
   pendingHits: number;
   consistent: boolean;
 }
-
-const unique = (prefix: string): string => `${prefix}-${randomBytes(5).toString('hex')}`;
 
 describe('counters over HTTP', () => {
   let host: E2eHost;

@@ -6,23 +6,15 @@
  * release fires on the virtual clock. A run with a job action submits its job once released, and the
  * job completes.
  */
-import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 
+import type { GateView } from '../../shared/gates/schemas';
+import { mapLimited } from '../../shared/mapLimited';
 import { transactions } from '../support/billing';
 import { devhostTest, type E2eHost, startDevhost } from './support/harness';
 import { expectProblem, type JsonResponse, readSse, requestJson } from './support/http';
+import { unique } from './support/names';
 import { until as waitUntil } from './support/wait';
-
-interface GateView {
-  name: string;
-  state: 'closed' | 'released';
-  generation: number;
-  releaseAt: string | null;
-  releasedAt: string | null;
-  releasedBy: string | null;
-  releaseHow: 'api' | 'schedule' | null;
-  waiters: { waiting: number; registered: number; late: number; proceeded: number };
-}
 
 interface RunStarted {
   runId: string;
@@ -47,27 +39,9 @@ interface InstanceStatus {
   output: RunOutput | null;
 }
 
-const unique = (prefix: string): string => `${prefix}-${randomBytes(5).toString('hex')}`;
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
 /** Gate waits include a thousand runs; they get longer than the default. */
 const until = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000, everyMs = 100): Promise<T> =>
   waitUntil(what, probe, timeoutMs, everyMs);
-
-/** Runs `work` over `items` with at most `limit` at once. */
-async function pool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await work(items[i] as T);
-      }
-    }),
-  );
-  return out;
-}
 
 describe('gates over HTTP', () => {
   let host: E2eHost;
@@ -134,7 +108,7 @@ describe('gates over HTTP', () => {
     const name = unique('hounds');
     expect((await create(name)).status).toBe(201);
     // Without a runId a start is one Durable call; the instance ids come back in the answers.
-    const started = await pool(
+    const started = await mapLimited(
       Array.from({ length: 1000 }, (_, i) => i),
       32,
       () => startRun(name),
@@ -143,7 +117,7 @@ describe('gates over HTTP', () => {
     const waiting = started.map((r) => r.body.id);
     await waitingCount(name, 1000);
 
-    const during = pool(
+    const during = mapLimited(
       Array.from({ length: 20 }, (_, i) => i),
       20,
       () => startRun(name),
@@ -153,7 +127,7 @@ describe('gates over HTTP', () => {
     expect(released.body).toMatchObject({ outcome: 'released', gate: { state: 'released', generation: 1, releasedBy: 'alice' } });
     await during;
     const after = (
-      await pool(
+      await mapLimited(
         Array.from({ length: 20 }, (_, i) => i),
         20,
         () => startRun(name),

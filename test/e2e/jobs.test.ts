@@ -7,7 +7,7 @@
  * and changes nothing; one whose claim check cannot be redeemed crashes every delivery, reaches
  * the poison queue, and its items end failed with the reason while the job completes.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 
 import { odata } from '@azure/data-tables';
 
@@ -17,6 +17,7 @@ import { expectedTotals, invoiceTotals, type TestTransaction, transactions } fro
 import { storageFor, testConnection } from '../support/sequences';
 import { devhostTest, type E2eHost, startDevhost } from './support/harness';
 import { expectProblem, requestJson } from './support/http';
+import { unique } from './support/names';
 
 interface JobView {
   id: string;
@@ -45,7 +46,6 @@ interface ResultView {
 }
 
 const queueCount = 4;
-const unique = (prefix: string): string => `${prefix}-${randomBytes(5).toString('hex')}`;
 const fastQueues = {
   AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
   AzureFunctionsJobHost__extensions__queues__visibilityTimeout: '00:00:00',

@@ -11,41 +11,22 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import { TableClient } from '@azure/data-tables';
 import { QueueServiceClient } from '@azure/storage-queue';
 
+import type { ScheduleView } from '../../shared/schedules/views';
 import { selfSignedCert } from '../support/selfSignedCert';
 import { devhostTest, type E2eHost, startDevhost } from './support/harness';
 import { expectProblem, type JsonResponse, requestJson } from './support/http';
+import { unique } from './support/names';
 import { until as waitUntil } from './support/wait';
 
-interface Run {
-  runId?: string;
-  at: string;
-  kind: 'scheduled' | 'catchUp' | 'trigger';
-  outcome: 'running' | 'succeeded' | 'failed' | 'skipped' | 'missed';
-  reason?: string;
-  count?: number;
-  triggerId?: string;
-  startedAt?: string;
-  finishedAt?: string;
-  detail?: string;
-}
-
-interface Schedule {
-  id: string;
-  state: string;
-  nextFireAt: string | null;
-  runCount: number;
-  runs: Run[];
-  cron?: string;
-  timeZone?: string;
-}
+type Schedule = ScheduleView;
+type Run = ScheduleView['runs'][number];
 
 const storage = (): string => process.env.TEST_STORAGE_CONNECTION as string;
-const unique = (prefix: string): string => `${prefix}-${randomBytes(5).toString('hex')}`;
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 /** Settings every host here gets: the other capabilities' timers would otherwise fire every 30-60 virtual seconds. */
 const quietTimers = {
   TALLYHO_COUNTERS_ROLLUP_SCHEDULE: '0 0 0 1 1 *',

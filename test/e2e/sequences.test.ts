@@ -9,6 +9,7 @@ import { TableClient } from '@azure/data-tables';
 
 import { devhostTest, type E2eHost, startDevhost } from './support/harness';
 import { expectProblem, requestJson } from './support/http';
+import { unique } from './support/names';
 
 interface NextResult {
   sequence: string;
@@ -22,8 +23,6 @@ interface SequenceView {
   highWaterMark: number;
   instance: { issued: number } | null;
 }
-
-const unique = (prefix: string): string => `${prefix}-${randomBytes(5).toString('hex')}`;
 
 const create = (host: E2eHost, name: string, settings: unknown = {}) =>
   requestJson<SequenceView>(host, 'PUT', `/api/sequences/${name}`, { body: settings, key: 'admin' });

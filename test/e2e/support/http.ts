@@ -1,4 +1,5 @@
 /** Small HTTP helpers for e2e tests: JSON requests with keys, problem+json assertions, an SSE reader. */
+import type { Problem as AppProblem } from '../../../shared/errors';
 import type { E2eHost } from './harness';
 
 export interface JsonResponse<T = unknown> {
@@ -44,14 +45,8 @@ export async function requestJson<T = unknown>(
   return { status: res.status, headers: res.headers, body: parsed as T };
 }
 
-export interface Problem {
-  readonly type?: string;
-  readonly title?: string;
-  readonly status?: number;
-  readonly detail?: string;
-  readonly code?: string;
-  readonly issues?: readonly { path: string; message: string }[];
-}
+/** What a test can rely on in a problem document: any member may be missing until asserted. */
+export type Problem = Partial<AppProblem>;
 
 /** Asserts an RFC 9457 problem document with this status (and code, when given); returns it. */
 export function expectProblem(res: JsonResponse, status: number, code?: string): Problem {
