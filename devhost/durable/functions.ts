@@ -16,10 +16,11 @@ const triggerOf: Record<FunctionKind, string> = {
 interface Known {
   readonly name: string;
   readonly binding: string;
-  readonly metadata: FunctionMetadata;
+  /** Its other inputs, the same on every invocation. */
+  readonly extraInputs: RpcParameterBinding[];
 }
 
-/** Input bindings other than the trigger (e.g. `durableClient` on an activity), per function. */
+/** Input bindings other than the trigger (e.g. `durableClient` on an activity), per function: read once, at indexing. */
 export type ExtraInputs = (metadata: FunctionMetadata) => RpcParameterBinding[];
 
 export class DurableFunctions {
@@ -33,13 +34,14 @@ export class DurableFunctions {
     /** The functions the host serves (disabled ones are refused like unknown ones, as by the extension). */
     functions: Iterable<FunctionMetadata>,
     private readonly invoker: Pick<Invoker, 'invoke'>,
-    private readonly extraInputs: ExtraInputs = () => [],
+    extraInputs: ExtraInputs = () => [],
   ) {
     for (const metadata of functions) {
       for (const [binding, info] of Object.entries(metadata.bindings)) {
         const type = info.type?.toLowerCase();
         for (const kind of Object.keys(triggerOf) as FunctionKind[]) {
-          if (type === triggerOf[kind]) this.byKind[kind].set(metadata.name.toLowerCase(), { name: metadata.name, binding, metadata });
+          if (type === triggerOf[kind])
+            this.byKind[kind].set(metadata.name.toLowerCase(), { name: metadata.name, binding, extraInputs: extraInputs(metadata) });
         }
       }
     }
@@ -68,7 +70,7 @@ export class DurableFunctions {
   invoke(kind: FunctionKind, name: string, data: RpcTypedData | undefined): Promise<InvocationOutcome> {
     const known = this.byKind[kind].get(name.toLowerCase());
     if (known === undefined) throw new Error(this.check(kind, name));
-    const inputData = [{ name: known.binding, data: data ?? null }, ...this.extraInputs(known.metadata)];
+    const inputData = [{ name: known.binding, data: data ?? null }, ...known.extraInputs];
     return this.invoker.invoke({ functionName: known.name, inputData });
   }
 }

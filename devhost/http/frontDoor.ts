@@ -71,11 +71,16 @@ export class HttpFrontDoor {
   private readonly eventStreams = new Set<ServerResponse>();
   private readonly prefix: string;
   private readonly needsData = new Map<string, boolean>();
+  /** Functions with bindings beyond the HTTP trigger and its response, which may be inputs to read. */
+  private readonly mayHaveInputs = new Set<string>();
 
   constructor(private readonly options: FrontDoorOptions) {
     const p = options.routePrefix.replace(/^\/+|\/+$/g, '');
     this.prefix = p === '' ? '/' : `/${p.toLowerCase()}/`;
-    for (const r of options.routes.routes) this.needsData.set(r.functionName, hasExpressions(r));
+    for (const r of options.routes.routes) {
+      this.needsData.set(r.functionName, hasExpressions(r));
+      if (Object.keys(r.metadata.bindings).length > 2) this.mayHaveInputs.add(r.functionName);
+    }
   }
 
   /** New requests get 503 from now on; open event streams are closed (shutdown). */
@@ -201,7 +206,7 @@ export class HttpFrontDoor {
   }
 
   private async inputs(route: HttpRoute, trigger: RpcParameterBinding, data: BindingData): Promise<RpcParameterBinding[]> {
-    const extra = Object.keys(route.metadata.bindings).length > 2 ? await this.options.bindings.inputData(route.metadata, data) : [];
+    const extra = this.mayHaveInputs.has(route.functionName) ? await this.options.bindings.inputData(route.metadata, data) : [];
     return extra.length === 0 ? [trigger] : [trigger, ...extra];
   }
 
