@@ -21,7 +21,7 @@ import { isAppError } from '../shared/errors';
 import { silentLogger } from '../shared/log';
 import { retryLostRaces } from '../shared/retry';
 import { type AllocatorStats, SequenceAllocator } from '../shared/sequences/allocator';
-import { sequenceBackoff } from '../shared/sequences/defaults';
+import { occBackoff } from '../shared/retry';
 import { defaultDefinition } from '../shared/sequences/definition';
 import { SequenceStore } from '../shared/sequences/store';
 import { createStorageClients } from '../shared/storage/clients';
@@ -61,7 +61,7 @@ async function main(): Promise<void> {
       },
     });
     const store = new SequenceStore(() => storage.table('benchsequences'));
-    const backoff = sequenceBackoff(config.sequences);
+    const backoff = occBackoff(config.sequences);
     const results: Result[] = [];
 
     const fresh = async (name: string) => (await store.create(name, defaultDefinition)).sequence;

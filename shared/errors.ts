@@ -140,11 +140,3 @@ export function toProblem(err: AppError, instance?: string): Problem {
     ...(instance === undefined ? {} : { instance }),
   };
 }
-
-export function statusOf(code: AppErrorCode): number {
-  return traits[code].status;
-}
-
-export function isRetryable(code: AppErrorCode): boolean {
-  return traits[code].retryable;
-}

@@ -20,6 +20,11 @@ export interface BackoffPolicy {
 
 export const defaultBackoff: BackoffPolicy = { baseMs: 5, maxDelayMs: 500, maxAttempts: 12, maxElapsedMs: 5000 };
 
+/** The default back-off within the app's bounds (TALLYHO_OCC_MAX_ATTEMPTS, TALLYHO_OCC_MAX_WAIT_MS). */
+export function occBackoff(bounds: { readonly maxAttempts: number; readonly maxWaitMs: number }): BackoffPolicy {
+  return { ...defaultBackoff, maxAttempts: bounds.maxAttempts, maxElapsedMs: bounds.maxWaitMs };
+}
+
 /**
  * "Full jitter" exponential back-off: uniform in [0, min(max, base·2^retry)]. Spreading retries
  * over the whole window is what stops contenders that lost together from colliding again.
@@ -72,4 +77,14 @@ export async function retryLostRaces<T>(ctx: RetryContext, attempt: (n: number) 
       await ctx.clock.sleep(delay);
     }
   }
+}
+
+/** The retry context of a capability's runtime (its clock, random source, logger and back-off). */
+export function retryContextOf(
+  runtime: { readonly clock: Clock; readonly random: Random; readonly logger: Logger; readonly backoff: BackoffPolicy },
+  subject: string,
+  onLostRace?: () => void,
+): RetryContext {
+  const { clock, random, logger, backoff } = runtime;
+  return { clock, random, logger, policy: backoff, subject, ...(onLostRace === undefined ? {} : { onLostRace }) };
 }

@@ -1,7 +1,7 @@
 /** What the counter use-cases share: the stores, time, randomness, logging and retry bounds. */
 import type { Clock, Random } from '../clock';
 import type { Logger } from '../log';
-import type { BackoffPolicy, RetryContext } from '../retry';
+import type { BackoffPolicy } from '../retry';
 import type { CounterDataStore } from './dataStore';
 import type { DirtyIndex } from './dirtyIndex';
 import type { HitKeys } from './keys';
@@ -15,13 +15,4 @@ export interface CounterRuntime {
   readonly backoff: BackoffPolicy;
   /** Unique, time-ordered ids for hit rows and total-row writes. */
   readonly keys: HitKeys;
-}
-
-export function retryContext(
-  runtime: Pick<CounterRuntime, 'clock' | 'random' | 'logger' | 'backoff'>,
-  subject: string,
-  onLostRace?: () => void,
-): RetryContext {
-  const { clock, random, logger, backoff } = runtime;
-  return { clock, random, logger, policy: backoff, subject, ...(onLostRace === undefined ? {} : { onLostRace }) };
 }

@@ -5,7 +5,7 @@
 import { systemClock } from '../clock';
 import { getConfig } from '../config';
 import { getLogger } from '../log';
-import { defaultBackoff } from '../retry';
+import { occBackoff } from '../retry';
 import { getStorage } from '../storage/clients';
 import { CounterService } from './service';
 
@@ -23,7 +23,7 @@ export function getCounterService(): CounterService {
       random: Math.random,
       logger: getLogger(),
       // Shared with sequences: TALLYHO_OCC_MAX_ATTEMPTS / TALLYHO_OCC_MAX_WAIT_MS bound every lost-race loop.
-      backoff: { ...defaultBackoff, maxAttempts: config.sequences.maxAttempts, maxElapsedMs: config.sequences.maxWaitMs },
+      backoff: occBackoff(config.sequences),
     });
   }
   return service;

@@ -28,9 +28,9 @@
  */
 import { AppError } from '../errors';
 import { GroupCommit } from '../groupCommit';
-import { retryLostRaces } from '../retry';
+import { retryLostRaces, retryContextOf } from '../retry';
 import type { StoredCounter } from './catalog';
-import { type CounterRuntime, retryContext } from './context';
+import type { CounterRuntime } from './context';
 import type { MarkerWrite } from './dataStore';
 import { dataPartitionKey, keyedPartition } from './keys';
 import { ShardPicker } from './shardPicker';
@@ -160,7 +160,7 @@ export class Incrementer {
     const opId = this.deps.keys.next(now);
     const marker = this.markerFor(target, opId, now);
     let basedOn: number | undefined;
-    const outcome = await retryLostRaces(retryContext(this.deps, `counter shard ${partitionKey}`), async () => {
+    const outcome = await retryLostRaces(retryContextOf(this.deps, `counter shard ${partitionKey}`), async () => {
       const known = remember && basedOn === undefined ? this.takeKnown(partitionKey) : undefined;
       const current = known ?? (await this.deps.data.readTotal(partitionKey));
       // A previous attempt whose response was lost may have landed: its id would be in the ring.

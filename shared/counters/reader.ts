@@ -12,9 +12,9 @@
  * only if the two ETags match: no fold committed in between, so rows and total are one state.
  * Twice the round trips of the default read.
  */
-import { LostRace, retryLostRaces } from '../retry';
+import { LostRace, retryLostRaces, retryContextOf } from '../retry';
 import type { StoredCounter } from './catalog';
-import { type CounterRuntime, retryContext } from './context';
+import type { CounterRuntime } from './context';
 import { dataPartitionKey } from './keys';
 import { mapLimited } from '../mapLimited';
 import { type PartitionValue, partitionValue } from './plan';
@@ -68,7 +68,7 @@ export class CounterReader {
   }
 
   private readConsistent(partitionKey: string): Promise<PartitionValue & { rolledTo: number | undefined }> {
-    return retryLostRaces(retryContext(this.deps, `counter partition ${partitionKey}`), async () => {
+    return retryLostRaces(retryContextOf(this.deps, `counter partition ${partitionKey}`), async () => {
       const before = await this.deps.data.readTotal(partitionKey);
       const { total, hits } = await this.deps.data.readPartition(partitionKey);
       if (total.etag !== before.etag) throw new LostRace(`${partitionKey} was folded during the read`);

@@ -9,9 +9,9 @@
  * clear, so the next run picks up where it stopped.
  */
 import { type AppError, toAppError } from '../errors';
-import { retryLostRaces } from '../retry';
+import { retryLostRaces, retryContextOf } from '../retry';
 import type { CounterCatalog } from './catalog';
-import { type CounterRuntime, retryContext } from './context';
+import type { CounterRuntime } from './context';
 import type { DirtyRow } from './dirtyIndex';
 import { hitsBefore } from './keys';
 import { mapLimited } from '../mapLimited';
@@ -125,7 +125,7 @@ export class Rollup {
     let transactions = 0;
     let markersSwept = 0;
     let truncated = false;
-    const ctx = retryContext(this.deps, `counter partition ${partitionKey}`, () => this.lostRaces++);
+    const ctx = retryContextOf(this.deps, `counter partition ${partitionKey}`, () => this.lostRaces++);
     await retryLostRaces(ctx, async () => {
       let total = await data.readTotal(partitionKey);
       const hits = await data.hitsBefore(partitionKey, hitsBefore(cutoff), this.deps.maxHitsPerPartition);

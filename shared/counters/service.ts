@@ -9,10 +9,10 @@ import type { CounterSettings } from '../config';
 import { AppError, validationError } from '../errors';
 import type { Logger } from '../log';
 import { tables } from '../resources';
-import { type BackoffPolicy, LostRace, retryLostRaces } from '../retry';
+import { type BackoffPolicy, LostRace, retryLostRaces, retryContextOf } from '../retry';
 import type { Listing } from '../storage/list';
 import { CounterCatalog, type StoredCounter } from './catalog';
-import { type CounterRuntime, retryContext } from './context';
+import type { CounterRuntime } from './context';
 import { CounterDataStore } from './dataStore';
 import { type CounterDefinitionInput, resolveDefinition, sameDefinition, structuralDifferences } from './definition';
 import { DirtyIndex } from './dirtyIndex';
@@ -100,7 +100,7 @@ export class CounterService {
    */
   configure(name: string, input: CounterDefinitionInput): Promise<ConfigureResult> {
     const definition = resolveDefinition(input, this.deps.settings);
-    return retryLostRaces(retryContext(this.deps, `counter ${name}`), async () => {
+    return retryLostRaces(retryContextOf(this.deps, `counter ${name}`), async () => {
       const existing = await this.catalog.read(name);
       if (existing === undefined) {
         const { created, counter } = await this.catalog.create(name, definition);

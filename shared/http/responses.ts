@@ -6,10 +6,6 @@ export function json(status: number, body: unknown, headers: Readonly<Record<str
   return { status, jsonBody: body, headers: { 'content-type': 'application/json', ...headers } };
 }
 
-export function noContent(headers: Readonly<Record<string, string>> = {}): HttpResult {
-  return { status: 204, headers };
-}
-
 export function problemResult(err: AppError, instance?: string): HttpResult {
   const headers: Record<string, string> = { 'content-type': problemContentType };
   if (err.retryAfterSeconds !== undefined) headers['retry-after'] = String(Math.max(1, Math.ceil(err.retryAfterSeconds)));

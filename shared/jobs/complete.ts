@@ -8,8 +8,8 @@
  * of the job) continues from; a finalizer that lost its lease cannot complete the job.
  */
 import { AppError } from '../errors';
-import { LostRace, retryLostRaces } from '../retry';
-import { type JobsContext, retryContext } from './context';
+import { LostRace, retryLostRaces, retryContextOf } from '../retry';
+import type { JobsContext } from './context';
 import type { JsonObject } from './envelope';
 import { isFinished, type JobRecord, type StoredJob } from './jobRecord';
 import type { FinalizeContext } from './processor';
@@ -128,7 +128,7 @@ async function claimFinalize(ctx: JobsContext, jobId: string): Promise<Attempt |
  * any number of times from anywhere: only one caller finalizes, the rest return.
  */
 export async function completeIfDone(ctx: JobsContext, jobId: string): Promise<StoredJob> {
-  const attempt = await retryLostRaces(retryContext(ctx, `job ${jobId}`), () => claimFinalize(ctx, jobId));
+  const attempt = await retryLostRaces(retryContextOf(ctx, `job ${jobId}`), () => claimFinalize(ctx, jobId));
   if (attempt.kind === 'done') return attempt.stored;
   if (attempt.kind !== 'claimed') return attempt.stored;
   const { job } = attempt.stored;

@@ -2,7 +2,7 @@
 import type { Clock } from '../clock';
 import type { JobSettings } from '../config';
 import type { Logger } from '../log';
-import type { BackoffPolicy, RetryContext } from '../retry';
+import type { BackoffPolicy } from '../retry';
 import type { JobEventPublisher } from './events';
 import type { JobFiles } from './files';
 import type { JobStore } from './jobStore';
@@ -28,7 +28,3 @@ export interface JobsContext {
 
 /** How long an enqueuer's claim on a job lasts without progress (renewed with every batch sent). */
 export const enqueueLeaseMs = 15_000;
-
-export function retryContext(ctx: JobsContext, subject: string): RetryContext {
-  return { clock: ctx.clock, random: ctx.random, logger: ctx.logger, policy: ctx.backoff, subject };
-}

@@ -6,7 +6,7 @@ import { getConfig } from '../config';
 import { getLogger } from '../log';
 import { getServiceBusSender } from '../messaging/serviceBus';
 import { containers, serviceBusEntities, tables } from '../resources';
-import { defaultBackoff } from '../retry';
+import { occBackoff } from '../retry';
 import { getStorage } from '../storage/clients';
 import type { StreamsApi } from '../streams/service';
 import { streamInvoiceLedger } from './billing/ledger';
@@ -55,7 +55,7 @@ export function getJobService(): JobService {
       random: Math.random,
       logger: getLogger(),
       newLease: randomUUID,
-      backoff: { ...defaultBackoff, maxAttempts: config.sequences.maxAttempts, maxElapsedMs: config.sequences.maxWaitMs },
+      backoff: occBackoff(config.sequences),
     });
   }
   return service;

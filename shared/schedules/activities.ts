@@ -9,7 +9,7 @@
 import type { Clock, Random } from '../clock';
 import type { ScheduleSettings } from '../config';
 import type { Logger } from '../log';
-import { type BackoffPolicy, retryLostRaces } from '../retry';
+import { type BackoffPolicy, retryLostRaces, retryContextOf } from '../retry';
 import type { CheckpointInput, ControlSnapshot, EngineSettings, PollInput, RunInput, RunOutcome, RunRecord, SettledRun } from './records';
 import type { NewScheduleRow, ScheduleRow, ScheduleTable } from './scheduleTable';
 import { pollTarget, runTarget, type TargetDeps, type TargetOutcome } from './targets';
@@ -93,8 +93,7 @@ export class ScheduleActivities {
 
   /** Read-modify-write with the row's ETag, retried on a lost race; `known` (just written by us) saves the first read. */
   private update<T>(id: string, attempt: (row: ScheduleRow | undefined) => Promise<T>, known?: ScheduleRow): Promise<T> {
-    const { clock, random, logger, backoff } = this.deps;
-    return retryLostRaces({ clock, random, logger, policy: backoff, subject: `schedule ${id}` }, async (n) =>
+    return retryLostRaces(retryContextOf(this.deps, `schedule ${id}`), async (n) =>
       attempt(n === 0 && known !== undefined ? known : await this.deps.table.read(id)),
     );
   }

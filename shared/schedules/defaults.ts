@@ -13,7 +13,7 @@ import { isFinished } from '../jobs/jobRecord';
 import { getLogger } from '../log';
 import { getServiceBusSender } from '../messaging/serviceBus';
 import { tables } from '../resources';
-import { type BackoffPolicy, defaultBackoff } from '../retry';
+import { occBackoff } from '../retry';
 import { getStorage } from '../storage/clients';
 import { ScheduleActivities } from './activities';
 import type { ScheduleEngine } from './engine';
@@ -49,11 +49,6 @@ const jobs: JobPort = {
       : { state: 'failed', reason: `job ${job.id} completed with failures (${counts})` };
   },
 };
-
-function backoff(config: Config): BackoffPolicy {
-  // Shared with the other capabilities: TALLYHO_OCC_MAX_ATTEMPTS / TALLYHO_OCC_MAX_WAIT_MS bound every lost-race loop.
-  return { ...defaultBackoff, maxAttempts: config.sequences.maxAttempts, maxElapsedMs: config.sequences.maxWaitMs };
-}
 
 let table: ScheduleTable | undefined;
 
@@ -95,7 +90,7 @@ export function getScheduleActivities(): ScheduleActivities {
       clock: systemClock,
       random: Math.random,
       logger: getLogger(),
-      backoff: backoff(config),
+      backoff: occBackoff(config.sequences),
     });
   }
   return activities;
@@ -114,7 +109,7 @@ export function scheduleService(engine: ScheduleEngine): ScheduleService {
     clock: systemClock,
     random: Math.random,
     logger: getLogger(),
-    backoff: backoff(config),
+    backoff: occBackoff(config.sequences),
     newId: randomUUID,
   });
 }

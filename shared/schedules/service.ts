@@ -14,7 +14,7 @@ import type { Clock, Random } from '../clock';
 import type { ScheduleSettings } from '../config';
 import { AppError } from '../errors';
 import type { Logger } from '../log';
-import { type BackoffPolicy, retryLostRaces } from '../retry';
+import { type BackoffPolicy, retryLostRaces, retryContextOf } from '../retry';
 import { engineSettings } from './activities';
 import { admit } from './admission';
 import { definitionKey, definitionOf, type CreateScheduleBody, type ScheduleDefinition } from './definition';
@@ -92,8 +92,7 @@ export class ScheduleService {
   }
 
   private update<T>(id: string, attempt: (row: ScheduleRow) => Promise<T>): Promise<T> {
-    const { clock, random, logger, backoff } = this.deps;
-    return retryLostRaces({ clock, random, logger, policy: backoff, subject: `schedule ${id}` }, async () => {
+    return retryLostRaces(retryContextOf(this.deps, `schedule ${id}`), async () => {
       const row = await this.deps.table.read(id);
       if (row === undefined) throw notFound(id);
       return attempt(row);

@@ -6,20 +6,15 @@
 import { randomUUID } from 'node:crypto';
 
 import { systemClock } from '../clock';
-import { type Config, getConfig } from '../config';
+import { getConfig } from '../config';
 import { IdempotencyStore } from '../idempotency';
 import { onShutdown } from '../lifecycle';
 import { getLogger } from '../log';
 import { tables } from '../resources';
-import { type BackoffPolicy, defaultBackoff } from '../retry';
+import { occBackoff } from '../retry';
 import { getStorage } from '../storage/clients';
 import { SequenceService } from './service';
 import { SequenceStore } from './store';
-
-/** The retry bounds for lost races, from TALLYHO_OCC_MAX_ATTEMPTS and TALLYHO_OCC_MAX_WAIT_MS. */
-export function sequenceBackoff(settings: Config['sequences']): BackoffPolicy {
-  return { ...defaultBackoff, maxAttempts: settings.maxAttempts, maxElapsedMs: settings.maxWaitMs };
-}
 
 let service: SequenceService | undefined;
 
@@ -33,7 +28,7 @@ export function getSequenceService(): SequenceService {
       clock: systemClock,
       random: Math.random,
       logger: getLogger(),
-      backoff: sequenceBackoff(config.sequences),
+      backoff: occBackoff(config.sequences),
       autoCreate: config.sequences.autoCreate,
       instanceId: randomUUID(),
     });

@@ -52,7 +52,7 @@ async function main() {
   const { createStorageClients } = require(path.join(dist, 'storage', 'clients.js'));
   const { SequenceStore } = require(path.join(dist, 'sequences', 'store.js'));
   const { SequenceAllocator } = require(path.join(dist, 'sequences', 'allocator.js'));
-  const { sequenceBackoff } = require(path.join(dist, 'sequences', 'defaults.js'));
+  const { occBackoff } = require(path.join(dist, 'retry.js'));
   const { seededRandom, systemClock } = require(path.join(dist, 'clock.js'));
   const { silentLogger } = require(path.join(dist, 'log.js'));
 
@@ -67,7 +67,7 @@ async function main() {
     clock: systemClock,
     random: Math.random,
     logger: silentLogger,
-    backoff: sequenceBackoff(config.sequences),
+    backoff: occBackoff(config.sequences),
     instanceId: `process-${process.pid}`,
   });
   const { issued, failures } = await driveAllocator(allocator, { ...options, random: seededRandom(options.seed ?? 1) });

@@ -9,7 +9,7 @@ import { IdempotencyStore } from '../../shared/idempotency';
 import { type Logger, MemoryLogger } from '../../shared/log';
 import { type BackoffPolicy } from '../../shared/retry';
 import { SequenceAllocator, type AllocatorOptions, type CloseReport, type NumberRange } from '../../shared/sequences/allocator';
-import { sequenceBackoff } from '../../shared/sequences/defaults';
+import { occBackoff } from '../../shared/retry';
 import { type SequenceDefinition, defaultDefinition } from '../../shared/sequences/definition';
 import { SequenceService } from '../../shared/sequences/service';
 import { SequenceStore } from '../../shared/sequences/store';
@@ -60,7 +60,7 @@ export function sequenceHarness(storage: StorageClients = storageFor()): Sequenc
   const idempotency = (): Promise<TableClient> => storage.table(idempotencyTable);
   const store = new SequenceStore(table);
   const logger = new MemoryLogger();
-  const backoff = sequenceBackoff(loadConfig({ AzureWebJobsStorage: 'UseDevelopmentStorage=true' }).sequences);
+  const backoff = occBackoff(loadConfig({ AzureWebJobsStorage: 'UseDevelopmentStorage=true' }).sequences);
   const list = async (client: TableClient): Promise<Record<string, unknown>[]> => {
     const out: Record<string, unknown>[] = [];
     for await (const entity of client.listEntities()) out.push(entity);
