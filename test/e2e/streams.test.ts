@@ -10,7 +10,8 @@ import { seededRandom } from '../../shared/clock';
 import { type FaultProxy, type ProxiedRequest, startFaultProxy } from '../support/faultProxy';
 import { devhostTest, type E2eHost, type RestartOptions, startDevhost } from './support/harness';
 import { expectProblem, requestJson } from './support/http';
-import { flush, logBlobs, post, readLog, seqsByProducer, type StreamView, uniqueType, until, view } from './support/streams';
+import { unique } from './support/names';
+import { flush, logBlobs, post, readLog, seqsByProducer, type StreamView, until, view } from './support/streams';
 
 interface ProducerRun {
   readonly producer: string;
@@ -63,7 +64,7 @@ describe('streams over HTTP', () => {
   });
 
   devhostTest('16 concurrent producers to one type: every acknowledged event is in the blob once, in per-producer order', async () => {
-    const type = uniqueType('orders');
+    const type = unique('orders');
     const runs = await Promise.all(Array.from({ length: 16 }, (_, i) => produce(host, type, `producer-${i}`, 12, i + 1)));
     expect((await flush(host, type)).status).toBe(200);
     const state = await view(host, type);
@@ -79,7 +80,7 @@ describe('streams over HTTP', () => {
   });
 
   devhostTest('after an ack=flushed answer the event is already in the blob', async () => {
-    const type = uniqueType('invoices');
+    const type = unique('invoices');
     await Promise.all(
       Array.from({ length: 4 }, async (_, p) => {
         for (let seq = 1; seq <= 4; seq++) {
@@ -97,7 +98,7 @@ describe('streams over HTTP', () => {
   });
 
   devhostTest('a remap mid-stream loses, duplicates and reorders nothing', async () => {
-    const type = uniqueType('payments');
+    const type = unique('payments');
     const before = await view(host, type);
     const target = before.route.partition === 'p09' ? 'p08' : 'p09';
     const producing = Promise.all(Array.from({ length: 8 }, (_, i) => produce(host, type, `producer-${i}`, 20, 100 + i)));
@@ -127,7 +128,7 @@ describe('streams over HTTP', () => {
   });
 
   devhostTest('bad input answers 400 and writes nothing: no blob, no writer state', async () => {
-    const type = uniqueType('refunds');
+    const type = unique('refunds');
     const bad: [string, unknown, string?][] = [
       ['missing producer', { seq: 1 }],
       ['negative seq', { producer: 'a', seq: -1 }],
@@ -220,7 +221,7 @@ describe('streams with storage misbehaving (fault proxy in front of Azurite)', (
   afterEach(() => proxy.setRules());
 
   devhostTest('a flush that fails half way is retried and writes no duplicate', async () => {
-    const type = uniqueType('ledger');
+    const type = unique('ledger');
     let appends = 0;
     // The first block lands but its answer is lost; the second block fails on every try of the first attempt.
     proxy.setRules((r) => {
@@ -243,7 +244,7 @@ describe('streams with storage misbehaving (fault proxy in front of Azurite)', (
   });
 
   devhostTest('back-pressure: a full buffer answers 429 with Retry-After, and takes events again once the log recovers', async () => {
-    const type = uniqueType('metrics');
+    const type = unique('metrics');
     proxy.setRules((r) => (isAppend(r) ? { kind: 'status', status: 503 } : undefined));
     const fill = await post(host, type, { events: Array.from({ length: 40 }, (_, i) => ({ producer: 'p', seq: i + 1 })) });
     expect(fill.status).toBe(202);
@@ -288,7 +289,7 @@ describe('streams across a devhost restart', () => {
    * not, so only what the durable store had made durable before the acknowledgement can survive.
    */
   async function bufferedEventsSurvive(restart: RestartOptions, seed: number): Promise<void> {
-    const type = uniqueType('audit');
+    const type = unique('audit');
     const runs = await Promise.all(Array.from({ length: 4 }, (_, i) => produce(host, type, `producer-${i}`, 5, seed + i)));
     const before = await view(host, type);
     const total = runs.reduce((n, r) => n + r.acknowledged.length, 0);
