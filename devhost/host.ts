@@ -315,27 +315,16 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     });
 
     const extraInputs = (fn: FunctionMetadata) => (): Promise<RpcParameterBinding[]> => bindingIo.inputData(fn, {});
-    const runNow = async (name: string, input: string | undefined): Promise<boolean> => {
+    const runNow = (name: string, input: string | undefined): Promise<boolean> => {
       const timer = timerListeners.find((t) => t.functionName === name);
       if (timer !== undefined) {
         void timer.fire(clock.now(), false);
-        return true;
+        return Promise.resolve(true);
       }
-      const f = live.find((x) => x.metadata.name === name);
-      const trigger = f?.trigger;
-      if (f === undefined || trigger === undefined || trigger[1].type?.toLowerCase() !== 'queuetrigger') return false;
-      const inputData = [{ name: trigger[0], data: { string: input ?? '' } }, ...(await bindingIo.inputData(f.metadata, {}))];
-      void invoker
-        .invoke({ functionName: name, inputData, triggerMetadata: { QueueTrigger: { string: input ?? '' } } })
-        .then(async (outcome) => {
-          if (outcome.ok) await bindingIo.applyOutputs(f.metadata, outcome.response, { QueueTrigger: input ?? '' });
-          else
-            log(
-              'error',
-              `Executed 'Functions.${name}' (Failed, Id=${outcome.invocationId}): ${outcome.error.stack ?? outcome.error.message}`,
-            );
-        });
-      return true;
+      const queue = queueListeners.find((q) => q.functionName === name);
+      if (queue === undefined) return Promise.resolve(false);
+      void queue.runOnce(input ?? '', clock.now());
+      return Promise.resolve(true);
     };
 
     const frontDoor = new HttpFrontDoor({

@@ -61,6 +61,15 @@ describe('storage-queue triggers on Azurite', () => {
     for (const key of ['insertionTime', 'expirationTime', 'nextVisibleTime']) expect(Date.parse(String(first.metadata[key]))).not.toBeNaN();
   });
 
+  test('admin "run now" on a queue function goes the way of a polled message: parsed body, complete metadata', async () => {
+    const res = await fetch(`${host.baseUrl}/admin/functions/record`, { method: 'POST', body: JSON.stringify({ input: '{"order":7}' }) });
+    expect(res.status).toBe(202);
+    const s = await until(state, (v) => v.record.some((r) => (r.message as { order?: number }).order === 7));
+    const run = s.record.find((r) => (r.message as { order?: number }).order === 7) as State['record'][number];
+    expect(run.metadata).toMatchObject({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), dequeueCount: 1, queueTrigger: { order: 7 } });
+    for (const key of ['insertionTime', 'expirationTime', 'nextVisibleTime']) expect(Date.parse(String(run.metadata[key]))).not.toBeNaN();
+  });
+
   test('a body that is not base64 goes to the poison queue without running', async () => {
     const poison = service.getQueueClient(`${queues.RECORD_QUEUE}-poison`);
     await service.getQueueClient(queues.RECORD_QUEUE).sendMessage('not base64!');

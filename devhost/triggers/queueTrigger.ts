@@ -8,6 +8,8 @@
  * With `messageEncoding: base64` (the default) a body that is not base64 goes straight to poison.
  * While a message runs its invisibility is renewed, as the host does.
  */
+import { randomUUID } from 'node:crypto';
+
 import type { DequeuedMessageItem, QueueClient } from '@azure/storage-queue';
 
 import type { BindingIo, MessageEncoding } from '../bindings/bindingIo';
@@ -40,6 +42,12 @@ export interface QueueListenerOptions {
   readonly bindings: BindingIo;
   readonly log: HostLogger;
 }
+
+/** What an invocation learns about its message (trigger metadata and binding data). */
+type MessageFacts = Pick<DequeuedMessageItem, 'messageId' | 'dequeueCount' | 'insertedOn' | 'expiresOn' | 'nextVisibleOn' | 'popReceipt'>;
+
+/** A queue message's default time to live. */
+const messageTtlMs = 7 * 24 * 3_600_000;
 
 function isBase64(text: string): boolean {
   return text.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(text);
@@ -81,6 +89,26 @@ export class QueueListener {
   /** Resolves when every message under way is settled (deleted, released or poisoned). */
   async finished(): Promise<void> {
     await Promise.allSettled([...this.active]);
+  }
+
+  /**
+   * Runs the function once on `text` as if it had arrived as a fresh message (admin "run now"): the
+   * same trigger metadata, binding data and output bindings as a polled message; nothing is read from
+   * or deleted on the queue. Resolves true when the function succeeded.
+   */
+  runOnce(text: string, now: number): Promise<boolean> {
+    const at = new Date(now);
+    return this.invoke(
+      {
+        messageId: randomUUID(),
+        dequeueCount: 1,
+        insertedOn: at,
+        expiresOn: new Date(now + messageTtlMs),
+        nextVisibleOn: at,
+        popReceipt: '',
+      },
+      text,
+    );
   }
 
   /** Something was just written to this queue: poll now instead of waiting out the back-off. */
@@ -194,7 +222,7 @@ export class QueueListener {
     }
   }
 
-  private async invoke(message: DequeuedMessageItem, text: string): Promise<boolean> {
+  private async invoke(message: MessageFacts, text: string): Promise<boolean> {
     const { fn, triggerName, invoker, bindings, log } = this.options;
     const triggerMetadata: Record<string, RpcTypedData> = {
       QueueTrigger: { string: text },
