@@ -541,14 +541,19 @@ function readScheduleSettings(r: SettingsReader): ScheduleSettings {
 }
 
 /**
- * The schedules settings alone. The reconcile timer needs its schedule when the app loads, before
- * (and without) a storage connection.
+ * One group of settings alone, validated. Timer and queue registrations need theirs when the app
+ * loads, before (and without) a storage connection.
  */
-export function scheduleSettings(env: Env = process.env): ScheduleSettings {
+function settingsAlone<T>(read: (r: SettingsReader) => T, env: Env): T {
   const r = new SettingsReader(env);
-  const settings = readScheduleSettings(r);
+  const settings = read(r);
   failOnProblems(r);
   return settings;
+}
+
+/** The schedules settings alone (the reconcile timer's schedule). */
+export function scheduleSettings(env: Env = process.env): ScheduleSettings {
+  return settingsAlone(readScheduleSettings, env);
 }
 
 function readCounterSettings(r: SettingsReader): CounterSettings {
@@ -571,15 +576,9 @@ function failOnProblems(r: SettingsReader): void {
   });
 }
 
-/**
- * The counter settings alone. The timer registration needs its schedule when the app loads, before
- * (and without) a storage connection.
- */
+/** The counter settings alone (the rollup timer's schedule). */
 export function counterSettings(env: Env = process.env): CounterSettings {
-  const r = new SettingsReader(env);
-  const settings = readCounterSettings(r);
-  failOnProblems(r);
-  return settings;
+  return settingsAlone(readCounterSettings, env);
 }
 
 /** Queue names: lower-case letters, digits and single hyphens; room left for `-<n>-poison`. */
@@ -621,18 +620,12 @@ const defaultIdempotencySweepSchedule = '0 0 * * * *';
 
 /** The idempotency sweep's schedule alone: the timer is registered from it when the app loads. */
 export function idempotencySweepSchedule(env: Env = process.env): string {
-  const r = new SettingsReader(env);
-  const schedule = ncrontab(r, settingNames.idempotencySweepSchedule, defaultIdempotencySweepSchedule);
-  failOnProblems(r);
-  return schedule;
+  return settingsAlone((r) => ncrontab(r, settingNames.idempotencySweepSchedule, defaultIdempotencySweepSchedule), env);
 }
 
 /** The job settings alone: the queue triggers and the reconciler timer are registered from them when the app loads. */
 export function jobSettings(env: Env = process.env): JobSettings {
-  const r = new SettingsReader(env);
-  const settings = readJobSettings(r);
-  failOnProblems(r);
-  return settings;
+  return settingsAlone(readJobSettings, env);
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -670,11 +663,9 @@ export function loadConfig(env: Env = process.env): Config {
       maxWaitMs: r.int(settingNames.occMaxWaitMs, 5000, 10, 120_000),
     },
   };
-  if (r.problems.length > 0 || storage === undefined) {
-    throw new AppError('ConfigurationInvalid', `Invalid settings:\n  - ${r.problems.join('\n  - ')}`, {
-      extra: { settings: r.problems.map((p) => p.slice(0, p.indexOf(':'))) },
-    });
-  }
+  failOnProblems(r);
+  // readStorageConnection reports a missing connection as a problem, so failOnProblems has thrown.
+  if (storage === undefined) throw new AppError('Internal', 'No storage connection and no problem reported');
   return { ...config, storage };
 }
 
