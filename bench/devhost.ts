@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 
 import { startAzurite } from '../devhost/azurite';
-import { header, ratio, type Row, table } from './support/report';
+import { header, median, ratio, type Row, table } from './support/report';
 
 const repoRoot = resolve(__dirname, '..', '..');
 const cli = join(repoRoot, 'dist', 'devhost', 'cli.js');
@@ -116,8 +116,6 @@ async function put(url: string): Promise<void> {
   const res = await fetch(url, { method: 'PUT', body: '{}' });
   if (res.status !== 201 && res.status !== 200) throw new Error(`PUT ${url} answered ${res.status}`);
 }
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 async function main(): Promise<void> {
   header('devhost');

@@ -25,7 +25,7 @@ import { DurableFunctions } from '../devhost/durable/functions';
 import { MemoryStore } from '../devhost/durable/memoryStore';
 import type { DurableStore } from '../devhost/durable/store';
 import { BlobStore } from '../devhost/durable/blobStore';
-import { header, Latency, machine, ratio, type Row, table } from './support/report';
+import { header, Latency, machine, median, ratio, type Row, table } from './support/report';
 
 const fanOutWidth = 500;
 const sequenceSteps = 200;
@@ -124,11 +124,6 @@ async function direct(functions: DurableFunctions, concurrent: boolean, n: numbe
   if (concurrent) await Promise.all(Array.from({ length: n }, (_, i) => one(i)));
   else for (let i = 0; i < n; i++) await one(i);
   return performance.now() - started;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
 function signalled<T>(arm: (resolve: (value: T) => void) => void, timeoutMs: number): Promise<T> {

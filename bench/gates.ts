@@ -19,7 +19,7 @@ import { resolve } from 'node:path';
 import { startAzurite } from '../devhost/azurite';
 import { defaultExtensions } from '../devhost/extensions';
 import { startHost } from '../devhost/host';
-import { startFaultProxy } from '../test/support/faultProxy';
+import { startCountingProxy } from './support/countingProxy';
 import { header, Latency, machine, ratio, type Row, table } from './support/report';
 
 /** GATES_BENCH_SIZES=20 for a quick smoke run; the published figures use the default. */
@@ -244,12 +244,9 @@ function row(design: string, n: number, m: Measured): Row {
 async function main(): Promise<void> {
   header('gates');
   const azurite = await startAzurite({});
-  const proxy = await startFaultProxy(azurite.connectionString);
+  const proxy = await startCountingProxy(azurite.ports);
   let storageRequests = 0;
-  proxy.setRules(() => {
-    storageRequests++;
-    return undefined;
-  });
+  const countStorage = (): number => (storageRequests += proxy.take().length);
   const host = await startHost({
     appRoot: resolve(__dirname, '..', '..'),
     port: 0,
@@ -265,7 +262,7 @@ async function main(): Promise<void> {
   // The host loaded the app afresh (dropping this process's copies from the module cache): take
   // the watch hub from the app's own instance of the module.
   const { getGateHub } = await import('../shared/gates/defaults.js');
-  const env: Env = { baseUrl: host.baseUrl, storageRequests: () => storageRequests, hubReads: () => getGateHub().stats().reads };
+  const env: Env = { baseUrl: host.baseUrl, storageRequests: countStorage, hubReads: () => getGateHub().stats().reads };
   const rows: Row[] = [];
   try {
     // Warm-up: load every code path once.

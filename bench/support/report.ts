@@ -11,6 +11,12 @@ export function machine(): string {
   return `${cpus().length} × ${cpu}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${process.platform}/${process.arch}`;
 }
 
+/** The middle value (the upper one of an even count). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+}
+
 /** Latency recorder in microseconds (1 µs to 1 h, 3 significant digits). */
 export class Latency {
   private readonly histogram = hdr.build({

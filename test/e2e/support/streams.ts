@@ -3,17 +3,9 @@ import { randomBytes } from 'node:crypto';
 
 import { BlobServiceClient } from '@azure/storage-blob';
 
+import type { LogLine } from '../../../shared/streams/ndjson';
 import type { E2eHost } from './harness';
 import { type JsonResponse, requestJson } from './http';
-
-export interface LogLine {
-  readonly type: string;
-  readonly producer: string;
-  readonly seq: number;
-  readonly index: number;
-  readonly at: string;
-  readonly data: unknown;
-}
 
 export interface AppendAnswer {
   readonly partition: string;
