@@ -8,7 +8,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
-import { azuriteAccount } from '../../devhost/azurite';
+import { connectionStringFor } from '../../devhost/azurite';
 
 export type StorageService = 'blob' | 'queue' | 'table';
 
@@ -149,16 +149,8 @@ export async function startFaultProxy(targetConnectionString: string): Promise<F
   };
 
   const ports = { blob: await listen('blob'), queue: await listen('queue'), table: await listen('table') };
-  const endpoint = (port: number): string => `http://127.0.0.1:${port}/${azuriteAccount.name}`;
   return {
-    connectionString: [
-      'DefaultEndpointsProtocol=http',
-      `AccountName=${azuriteAccount.name}`,
-      `AccountKey=${azuriteAccount.key}`,
-      `BlobEndpoint=${endpoint(ports.blob)}`,
-      `QueueEndpoint=${endpoint(ports.queue)}`,
-      `TableEndpoint=${endpoint(ports.table)}`,
-    ].join(';'),
+    connectionString: connectionStringFor('127.0.0.1', ports),
     counts,
     setRules(...next) {
       rules = next;
