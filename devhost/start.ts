@@ -3,7 +3,7 @@
  * (copied from `local.settings.sample.json` when missing), then `func start` when Azure Functions
  * Core Tools are on PATH, otherwise the offline devhost. One Ctrl+C (or SIGTERM) stops both.
  *
- * PORT sets the HTTP port (default 7071); AZURITE_BLOB_PORT / AZURITE_QUEUE_PORT /
+ * PORT sets the HTTP port (else local.settings.json Host.LocalHttpPort, else 7071); AZURITE_BLOB_PORT / AZURITE_QUEUE_PORT /
  * AZURITE_TABLE_PORT move Azurite (defaults 10000-10002) and AzureWebJobsStorage follows them while
  * it is unset or `UseDevelopmentStorage=true`; FUNCTIONS_ADMIN_KEY / FUNCTIONS_KEY turn on key
  * enforcement (devhost only: `func start` never enforces keys).
@@ -51,8 +51,10 @@ function coreToolsAvailable(): boolean {
 }
 
 async function main(): Promise<void> {
-  const httpPort = port('PORT', 7071);
   ensureLocalSettings();
+  const local = readLocalSettings(appRoot);
+  // The host's own order: PORT, then local.settings.json Host.LocalHttpPort, then 7071.
+  const httpPort = port('PORT', local.localHttpPort ?? 7071);
 
   const ports = {
     blob: port('AZURITE_BLOB_PORT', 10000),
@@ -74,8 +76,7 @@ async function main(): Promise<void> {
   );
 
   // Storage settings follow Azurite's ports unless the developer points them elsewhere.
-  const local = readLocalSettings(appRoot).values;
-  const storage = process.env.AzureWebJobsStorage ?? getSetting(local, 'AzureWebJobsStorage');
+  const storage = process.env.AzureWebJobsStorage ?? getSetting(local.values, 'AzureWebJobsStorage');
   if (storage === undefined || /^\s*UseDevelopmentStorage=true\s*;?\s*$/i.test(storage))
     process.env.AzureWebJobsStorage = azurite.connectionString;
 
