@@ -2,7 +2,7 @@
 import { readIdempotencyKey } from '../http/idempotencyHeader';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
-import { defaultListLimit, listQuery } from '../http/listing';
+import { listQuery } from '../http/listing';
 import { idempotencyKeyHeader, problem } from '../http/schemas';
 import type { StoredCounter } from './catalog';
 import {
@@ -132,7 +132,7 @@ export function countersRoutes(deps: CounterRouteDeps): RouteDefinition[] {
         503: unavailable,
       },
       handle: async ({ query }) => {
-        const listing = await deps.service().list(query.limit ?? defaultListLimit);
+        const listing = await deps.service().list(query.limit);
         return json(200, { ...listing, items: listing.items.map(view) }, { 'cache-control': 'no-store' });
       },
     }),

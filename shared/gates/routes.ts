@@ -1,6 +1,6 @@
 /** The gates HTTP API, defined once (registration, validation and OpenAPI all come from here). */
 import { AppError, validationError } from '../errors';
-import { defaultListLimit, listQuery } from '../http/listing';
+import { listQuery } from '../http/listing';
 import type { HeaderReader, HttpResult, ResponseDoc, RouteDefinition } from '../http/route';
 import { defineRoute } from '../http/route';
 import { json } from '../http/responses';
@@ -121,7 +121,7 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
         503: unavailable,
       },
       handle: async ({ query }) => {
-        const names = await deps.audit().gateNames(query.limit ?? defaultListLimit);
+        const names = await deps.audit().gateNames(query.limit);
         const service = deps.service();
         const gates = await Promise.all(names.items.map(async (name) => ({ name, gate: await service.read(name).catch(toUnreadable) })));
         const items = gates.flatMap(({ gate }) => (gate === undefined || 'detail' in gate ? [] : [viewOf(gate)]));

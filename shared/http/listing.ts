@@ -1,11 +1,11 @@
 /** The shape of the operator listings (`GET /api/<capability>`): a page of items plus unreadable rows. */
 import { z } from 'zod';
 
-export const listQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(1000).optional().meta({ description: 'At most this many (default 100).' }),
-});
+const defaultListLimit = 100;
 
-export const defaultListLimit = 100;
+export const listQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(1000).default(defaultListLimit).meta({ description: 'At most this many.' }),
+});
 
 const unreadable = z
   .array(z.object({ name: z.string(), detail: z.string() }))

@@ -1,6 +1,6 @@
 /** The jobs HTTP API, defined once (registration, validation and OpenAPI all come from here). */
 import { readIdempotencyKey } from '../http/idempotencyHeader';
-import { defaultListLimit, listQuery } from '../http/listing';
+import { listQuery } from '../http/listing';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { idempotencyKeyHeader, problem } from '../http/schemas';
@@ -70,7 +70,7 @@ export function jobsRoutes(deps: JobRouteDeps): RouteDefinition[] {
         400: problem('Bad limit'),
         503: unavailable,
       },
-      handle: async ({ query }) => json(200, await deps.service().recent(query.limit ?? defaultListLimit), { 'cache-control': 'no-store' }),
+      handle: async ({ query }) => json(200, await deps.service().recent(query.limit), { 'cache-control': 'no-store' }),
     }),
     defineRoute({
       name: 'jobsGet',

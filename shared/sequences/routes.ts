@@ -2,7 +2,7 @@
 import { readIdempotencyKey } from '../http/idempotencyHeader';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { json } from '../http/responses';
-import { defaultListLimit, listQuery } from '../http/listing';
+import { listQuery } from '../http/listing';
 import { idempotencyKeyHeader, problem } from '../http/schemas';
 import { sequenceSettingsInput } from './definition';
 import { nextBody, nextResult, sequenceList, sequenceParams, sequenceView, validateParams, validationResult } from './schemas';
@@ -109,7 +109,7 @@ export function sequencesRoutes(deps: SequenceRouteDeps): RouteDefinition[] {
         400: badRequest,
         503: unavailable,
       },
-      handle: async ({ query }) => json(200, await deps.service().list(query.limit ?? defaultListLimit), { 'cache-control': 'no-store' }),
+      handle: async ({ query }) => json(200, await deps.service().list(query.limit), { 'cache-control': 'no-store' }),
     }),
     defineRoute({
       name: 'sequencesValidate',

@@ -1,5 +1,5 @@
 /** The streams HTTP API, defined once (registration, validation and OpenAPI all come from here). */
-import { defaultListLimit, listQuery } from '../http/listing';
+import { listQuery } from '../http/listing';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { problem } from '../http/schemas';
@@ -81,7 +81,7 @@ export function streamsRoutes(deps: StreamRouteDeps): RouteDefinition[] {
       query: listQuery,
       responses: { 200: { description: 'The routed types', schema: streamRouteList }, 400: badRequest, 503: unavailable },
       handle: async ({ query }) => {
-        const listing = await deps.service().routes(query.limit ?? defaultListLimit);
+        const listing = await deps.service().routes(query.limit);
         const items = listing.items.map((r) => ({
           type: r.type,
           partition: r.partition,
