@@ -1,6 +1,4 @@
 /** Helpers for the streams e2e tests: producers over HTTP, and reading the logs straight from storage. */
-import { randomBytes } from 'node:crypto';
-
 import { BlobServiceClient } from '@azure/storage-blob';
 
 import type { LogLine } from '../../../shared/streams/ndjson';
@@ -34,8 +32,6 @@ export interface StreamView {
     totals: { refusedFull: number; flushes: number };
   };
 }
-
-export const uniqueType = (prefix: string): string => `${prefix}-${randomBytes(5).toString('hex')}`;
 
 export function post(host: E2eHost, type: string, body: unknown, query = ''): Promise<JsonResponse<AppendAnswer>> {
   return requestJson<AppendAnswer>(host, 'POST', `/api/streams/${type}/events${query}`, { body });
