@@ -8,7 +8,18 @@ import tseslint from 'typescript-eslint';
 const nodeBuiltins = builtinModules.flatMap((m) => [m, `node:${m}`]);
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test-artifacts/**', '.azurite/**', '.bicep/**', 'infra/**/*.json'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      'test-artifacts/**',
+      '.azurite/**',
+      '.bicep/**',
+      '.deploy/**',
+      'infra/**/*.json',
+    ],
+  },
   js.configs.recommended,
   {
     files: ['**/*.ts', '**/*.tsx'],

@@ -7,6 +7,8 @@ const base = {
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
   moduleFileExtensions: ['ts', 'js', 'json'],
   rootDir: __dirname,
+  // The deployment package test unpacks the app into .deploy/: not a second copy of the modules.
+  modulePathIgnorePatterns: ['<rootDir>/.deploy/'],
 };
 
 /** @type {import('jest').Config} */
