@@ -6,6 +6,8 @@
 // Local modules only: registry (br/public:) modules cannot be restored offline.
 targetScope = 'subscription'
 
+import { settingSet, tagSet } from 'modules/types.bicep'
+
 metadata description = 'Tallyho coordination primitives on Azure Functions Flex Consumption.'
 
 @minLength(1)
@@ -42,7 +44,7 @@ param maximumInstanceCount int = 100
 param instanceMemoryMB int = 2048
 
 @description('Browser origins allowed to call the API (CORS), e.g. ["https://app.contoso.com"]. Empty: none.')
-param corsAllowedOrigins array = []
+param corsAllowedOrigins string[] = []
 
 @description('Object id of a developer (or CI principal) to get the same storage and Service Bus data roles as the app, to run it locally against these resources. Empty: nobody.')
 param developerPrincipalId string = ''
@@ -65,7 +67,7 @@ param adminAuthClientId string = ''
 param adminAuthTenantId string = tenant().tenantId
 
 @description('Paths that need no sign-in when adminAuthEnabled: client apps authenticate with function keys, so list their API prefixes here.')
-param adminAuthExcludedPaths array = [
+param adminAuthExcludedPaths string[] = [
   '/api/health'
 ]
 
@@ -78,7 +80,7 @@ param adminAuthExcludedPaths array = [
 param adminAuthUnauthenticatedAction string = 'RedirectToLoginPage'
 
 @description('Extra app settings, merged over infra/app-settings.json (not for secrets).')
-param extraAppSettings object = {}
+param extraAppSettings settingSet = {}
 
 @description('Send per-request storage logs to Log Analytics (metrics are always sent).')
 param storageDataLogs bool = false
@@ -89,55 +91,78 @@ param storageDataLogs bool = false
 param logRetentionDays int = 30
 
 @description('Tags for every resource (azd-env-name is added).')
-param tags object = {}
+param tags tagSet = {}
 
-// Generated from shared/resources.ts by `npm run infra:sync`; a test keeps the two equal.
+@description('Tables, queues, containers and Service Bus entities the app names; generated from shared/resources.ts by `npm run infra:sync` (a test keeps the two equal).')
 var appResources = loadJsonContent('app-resources.json')
-// TALLYHO_* settings whose Azure value differs from the app's default; a test checks the names.
+
+@description('TALLYHO_* settings whose Azure value differs from the app\'s default; a test checks the names.')
 var appSettingsFile = loadJsonContent('app-settings.json')
 
+@description('Suffix of every resource name: stable for one environment, subscription and region.')
 var resourceToken = toLower(uniqueString(subscription().id, environmentName, location))
-var allTags = union(tags, { 'azd-env-name': environmentName })
-var functionAppName = 'func-${resourceToken}'
-var deploymentContainerName = 'app-package-${take(functionAppName, 32)}-${take(resourceToken, 7)}'
 
-resource rg 'Microsoft.Resources/resourceGroups@2024-03-01' = {
-  name: empty(resourceGroupName) ? 'rg-${environmentName}' : resourceGroupName
+@description('Tags for every resource.')
+var allTags = union(tags, { 'azd-env-name': environmentName })
+
+// Every name that becomes part of a resource id is computed here from the parameters, never taken
+// from a module's output, so What-If (and azd provision --preview) can predict the whole deployment.
+@description('Resource names, all derived from resourceToken.')
+var names = {
+  resourceGroup: empty(resourceGroupName) ? 'rg-${environmentName}' : resourceGroupName
+  identity: 'id-${resourceToken}'
+  logAnalytics: 'log-${resourceToken}'
+  applicationInsights: 'appi-${resourceToken}'
+  storageAccount: 'st${resourceToken}'
+  serviceBusNamespace: 'sb-${resourceToken}'
+  functionApp: 'func-${resourceToken}'
+  plan: 'plan-${resourceToken}'
+  deploymentContainer: 'app-package-${take('func-${resourceToken}', 32)}-${take(resourceToken, 7)}'
+}
+
+@description('Resource id of the app\'s identity, computed before it exists: it names the identity\'s role assignments.')
+var identityResourceId = resourceId(
+  subscription().subscriptionId,
+  names.resourceGroup,
+  'Microsoft.ManagedIdentity/userAssignedIdentities',
+  names.identity
+)
+
+resource rg 'Microsoft.Resources/resourceGroups@2025-04-01' = {
+  name: names.resourceGroup
   location: location
   tags: allTags
 }
 
 module identity 'modules/identity.bicep' = {
-  name: 'identity'
   scope: rg
   params: {
-    name: 'id-${resourceToken}'
+    name: names.identity
     location: location
     tags: allTags
   }
 }
 
 module monitoring 'modules/monitoring.bicep' = {
-  name: 'monitoring'
   scope: rg
   params: {
-    logAnalyticsName: 'log-${resourceToken}'
-    applicationInsightsName: 'appi-${resourceToken}'
+    logAnalyticsName: names.logAnalytics
+    applicationInsightsName: names.applicationInsights
     location: location
     tags: allTags
     retentionInDays: logRetentionDays
     publisherPrincipalId: identity.outputs.principalId
+    publisherKey: identityResourceId
   }
 }
 
 module storage 'modules/storage.bicep' = {
-  name: 'storage'
   scope: rg
   params: {
-    name: 'st${resourceToken}'
+    name: names.storageAccount
     location: location
     tags: allTags
-    deploymentContainerName: deploymentContainerName
+    deploymentContainerName: names.deploymentContainer
     containers: appResources.containers
     queues: appResources.queues
     tables: appResources.tables
@@ -147,10 +172,9 @@ module storage 'modules/storage.bicep' = {
 }
 
 module serviceBus 'modules/servicebus.bicep' = {
-  name: 'servicebus'
   scope: rg
   params: {
-    name: 'sb-${resourceToken}'
+    name: names.serviceBusNamespace
     location: location
     tags: allTags
     queues: appResources.serviceBus.queues
@@ -160,42 +184,50 @@ module serviceBus 'modules/servicebus.bicep' = {
 }
 
 module appRoles 'modules/rbac.bicep' = {
-  name: 'app-roles'
   scope: rg
   params: {
     principalId: identity.outputs.principalId
+    principalKey: identityResourceId
     principalType: 'ServicePrincipal'
-    storageAccountName: storage.outputs.name
-    serviceBusNamespaceName: serviceBus.outputs.name
+    storageAccountName: names.storageAccount
+    serviceBusNamespaceName: names.serviceBusNamespace
   }
+  // The names above are computed, not outputs, so the scopes' creation must be awaited explicitly.
+  dependsOn: [
+    storage
+    serviceBus
+  ]
 }
 
+// The same names as before this file computed them: guid(account, developerPrincipalId, role).
 module developerRoles 'modules/rbac.bicep' = if (!empty(developerPrincipalId)) {
-  name: 'developer-roles'
   scope: rg
   params: {
     principalId: developerPrincipalId
+    principalKey: developerPrincipalId
     principalType: developerPrincipalType
-    storageAccountName: storage.outputs.name
-    serviceBusNamespaceName: serviceBus.outputs.name
+    storageAccountName: names.storageAccount
+    serviceBusNamespaceName: names.serviceBusNamespace
   }
+  dependsOn: [
+    storage
+    serviceBus
+  ]
 }
 
 module functionApp 'modules/functionapp.bicep' = {
-  name: 'functionapp'
   scope: rg
   params: {
-    name: functionAppName
-    planName: 'plan-${resourceToken}'
+    name: names.functionApp
+    planName: names.plan
     location: location
     tags: allTags
     identityId: identity.outputs.id
     identityClientId: identity.outputs.clientId
-    storageAccountName: storage.outputs.name
-    storageBlobEndpoint: storage.outputs.blobEndpoint
-    deploymentContainerName: deploymentContainerName
+    storageEndpoints: storage.outputs.endpoints
+    deploymentContainerName: names.deploymentContainer
     serviceBusNamespace: serviceBus.outputs.fullyQualifiedNamespace
-    applicationInsightsName: monitoring.outputs.applicationInsightsName
+    applicationInsightsName: names.applicationInsights
     workspaceId: monitoring.outputs.workspaceId
     nodeVersion: nodeVersion
     maximumInstanceCount: maximumInstanceCount
@@ -214,11 +246,26 @@ module functionApp 'modules/functionapp.bicep' = {
   ]
 }
 
+@description('Region of every resource.')
 output AZURE_LOCATION string = location
+
+@description('Tenant the resources live in.')
 output AZURE_TENANT_ID string = tenant().tenantId
+
+@description('Resource group holding every resource.')
 output AZURE_RESOURCE_GROUP string = rg.name
+
+@description('Name of the Function App (scripts/deploy.sh publishes to it).')
 output FUNCTION_APP_NAME string = functionApp.outputs.name
+
+@description('Base URL of the API (append /api/...).')
 output FUNCTION_APP_BASE_URL string = 'https://${functionApp.outputs.defaultHostName}'
-output STORAGE_ACCOUNT_NAME string = storage.outputs.name
+
+@description('Name of the storage account (host storage, task hub and app data).')
+output STORAGE_ACCOUNT_NAME string = names.storageAccount
+
+@description('Host name of the Service Bus namespace (ServiceBusConnection__fullyQualifiedNamespace).')
 output SERVICE_BUS_NAMESPACE string = serviceBus.outputs.fullyQualifiedNamespace
+
+@description('Client id of the app\'s managed identity (the __clientId settings).')
 output MANAGED_IDENTITY_CLIENT_ID string = identity.outputs.clientId

@@ -1,6 +1,8 @@
 // The Flex Consumption plan and Function App. Every connection is identity-based (the user-assigned
 // identity's client id on each), so no key or connection string reaches the app settings.
 
+import { settingSet, storageEndpointSet, tagSet } from 'types.bicep'
+
 @description('Function App name (also the default host name prefix).')
 param name string
 
@@ -11,7 +13,7 @@ param planName string
 param location string
 
 @description('Tags for every resource; the site also gets azd-service-name.')
-param tags object
+param tags tagSet
 
 @description('Resource id of the user-assigned identity.')
 param identityId string
@@ -19,11 +21,8 @@ param identityId string
 @description('Client id of the user-assigned identity.')
 param identityClientId string
 
-@description('Storage account for host storage, the Durable task hub and the app data.')
-param storageAccountName string
-
-@description('Blob endpoint of that account (https://<account>.blob.<suffix>/).')
-param storageBlobEndpoint string
+@description('Endpoints of the storage account for host storage, the Durable task hub and the app data.')
+param storageEndpoints storageEndpointSet
 
 @description('Blob container Flex Consumption deploys the package into.')
 param deploymentContainerName string
@@ -31,7 +30,7 @@ param deploymentContainerName string
 @description('Fully qualified Service Bus namespace (<name>.servicebus.windows.net).')
 param serviceBusNamespace string
 
-@description('Application Insights component that receives the telemetry.')
+@description('Application Insights component that receives the telemetry (named in main.bicep, so What-If can resolve it).')
 param applicationInsightsName string
 
 @description('Log Analytics workspace that receives the diagnostic settings.')
@@ -51,10 +50,10 @@ param maximumInstanceCount int
 param instanceMemoryMB int
 
 @description('Browser origins allowed to call the API.')
-param corsAllowedOrigins array
+param corsAllowedOrigins string[]
 
 @description('App settings (TALLYHO_* and any extra); the identity-based connection settings always win.')
-param appSettings object
+param appSettings settingSet
 
 @description('Require Microsoft Entra ID sign-in in front of the app (App Service authentication).')
 param authEnabled bool
@@ -66,7 +65,7 @@ param authClientId string
 param authTenantId string
 
 @description('Paths that stay reachable without sign-in (client API prefixes, /api/health).')
-param authExcludedPaths array
+param authExcludedPaths string[]
 
 @description('What an unauthenticated request gets when sign-in is required.')
 @allowed([
@@ -80,7 +79,7 @@ resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = {
   name: applicationInsightsName
 }
 
-resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
+resource plan 'Microsoft.Web/serverfarms@2025-03-01' = {
   name: planName
   location: location
   tags: tags
@@ -95,8 +94,13 @@ resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
 }
 
 // The names the Functions host reads for identity-based connections; shared/config.ts reads the same.
+// Storage by service URI, as the Flex Consumption templates write it: the account's own endpoints
+// hold the cloud's suffix, so sovereign clouds work unchanged.
+@description('Identity-based connection settings and Application Insights; they win over appSettings.')
 var identitySettings = {
-  AzureWebJobsStorage__accountName: storageAccountName
+  AzureWebJobsStorage__blobServiceUri: storageEndpoints.blob
+  AzureWebJobsStorage__queueServiceUri: storageEndpoints.queue
+  AzureWebJobsStorage__tableServiceUri: storageEndpoints.table
   AzureWebJobsStorage__credential: 'managedidentity'
   AzureWebJobsStorage__clientId: identityClientId
   ServiceBusConnection__fullyQualifiedNamespace: serviceBusNamespace
@@ -107,7 +111,7 @@ var identitySettings = {
   APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=${identityClientId};Authorization=AAD'
 }
 
-resource site 'Microsoft.Web/sites@2024-04-01' = {
+resource site 'Microsoft.Web/sites@2025-03-01' = {
   name: name
   location: location
   tags: union(tags, { 'azd-service-name': 'api' })
@@ -134,7 +138,7 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
       deployment: {
         storage: {
           type: 'blobContainer'
-          value: '${storageBlobEndpoint}${deploymentContainerName}'
+          value: '${storageEndpoints.blob}${deploymentContainerName}'
           authentication: {
             type: 'UserAssignedIdentity'
             userAssignedIdentityResourceId: identityId
@@ -153,14 +157,14 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
   }
 }
 
-resource settings 'Microsoft.Web/sites/config@2024-04-01' = {
+resource settings 'Microsoft.Web/sites/config@2025-03-01' = {
   parent: site
   name: 'appsettings'
   properties: union(appSettings, identitySettings)
 }
 
 // Deployments authenticate with Entra tokens; basic-auth publishing credentials stay off.
-resource scmBasicAuth 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-04-01' = {
+resource scmBasicAuth 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2025-03-01' = {
   parent: site
   name: 'scm'
   properties: {
@@ -168,7 +172,7 @@ resource scmBasicAuth 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@20
   }
 }
 
-resource ftpBasicAuth 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-04-01' = {
+resource ftpBasicAuth 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2025-03-01' = {
   parent: site
   name: 'ftp'
   properties: {
@@ -176,7 +180,7 @@ resource ftpBasicAuth 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@20
   }
 }
 
-resource auth 'Microsoft.Web/sites/config@2024-04-01' = if (authEnabled) {
+resource auth 'Microsoft.Web/sites/config@2025-03-01' = if (authEnabled) {
   parent: site
   name: 'authsettingsV2'
   properties: {
@@ -212,6 +216,8 @@ resource auth 'Microsoft.Web/sites/config@2024-04-01' = if (authEnabled) {
   }
 }
 
+// 2021-05-01-preview, the version every other diagnostic setting here needs for categoryGroup.
+#disable-next-line use-recent-api-versions
 resource diagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
   scope: site
   name: 'to-log-analytics'
@@ -232,5 +238,8 @@ resource diagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' 
   }
 }
 
+@description('Name of the Function App (what scripts/deploy.sh publishes to).')
 output name string = site.name
+
+@description('Default host name of the Function App (<name>.azurewebsites.net or a regional variant).')
 output defaultHostName string = site.properties.defaultHostName

@@ -7,13 +7,13 @@ param namespaceName string
 param topicName string
 
 @description('Subscription names.')
-param subscriptions array
+param subscriptions string[]
 
-resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' existing = {
+resource namespace 'Microsoft.ServiceBus/namespaces@2026-01-01' existing = {
   name: namespaceName
 }
 
-resource topic 'Microsoft.ServiceBus/namespaces/topics@2024-01-01' = {
+resource topic 'Microsoft.ServiceBus/namespaces/topics@2026-01-01' = {
   parent: namespace
   name: topicName
   properties: {
@@ -25,7 +25,7 @@ resource topic 'Microsoft.ServiceBus/namespaces/topics@2024-01-01' = {
   }
 }
 
-resource topicSubscriptions 'Microsoft.ServiceBus/namespaces/topics/subscriptions@2024-01-01' = [
+resource topicSubscriptions 'Microsoft.ServiceBus/namespaces/topics/subscriptions@2026-01-01' = [
   for subscription in subscriptions: {
     parent: topic
     name: subscription

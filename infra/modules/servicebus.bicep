@@ -1,6 +1,8 @@
 // Service Bus namespace (Standard: topics need it) with local (SAS key) auth off, and the queues,
 // topics and subscriptions the app names in shared/resources.ts.
 
+import { tagSet, topicSpec } from 'types.bicep'
+
 @description('Namespace name (6-50 letters, digits and hyphens).')
 param name string
 
@@ -8,18 +10,18 @@ param name string
 param location string
 
 @description('Tags for the namespace.')
-param tags object
+param tags tagSet
 
 @description('Queues the app uses.')
-param queues array
+param queues string[]
 
-@description('Topics the app uses, each { name: string, subscriptions: string[] }.')
-param topics array
+@description('Topics the app uses.')
+param topics topicSpec[]
 
 @description('Log Analytics workspace that receives the diagnostic settings.')
 param workspaceId string
 
-resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' = {
+resource namespace 'Microsoft.ServiceBus/namespaces@2026-01-01' = {
   name: name
   location: location
   tags: tags
@@ -34,7 +36,7 @@ resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' = {
   }
 }
 
-resource appQueues 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = [
+resource appQueues 'Microsoft.ServiceBus/namespaces/queues@2026-01-01' = [
   for queue in queues: {
     parent: namespace
     name: queue
@@ -50,7 +52,6 @@ resource appQueues 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = [
 // One module per topic, so each subscription can name its topic as its parent.
 module appTopics 'servicebus-topic.bicep' = [
   for topic in topics: {
-    name: take('sb-topic-${topic.name}', 64)
     params: {
       namespaceName: namespace.name
       topicName: topic.name
@@ -59,6 +60,8 @@ module appTopics 'servicebus-topic.bicep' = [
   }
 ]
 
+// 2021-05-01-preview, not the 2016 version use-recent-api-versions suggests: categoryGroup needs it.
+#disable-next-line use-recent-api-versions
 resource diagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
   scope: namespace
   name: 'to-log-analytics'
@@ -79,6 +82,6 @@ resource diagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' 
   }
 }
 
-output name string = namespace.name
 // serviceBusEndpoint is https://<namespace>.<suffix>:443/; clients want the bare host name.
+@description('Host name of the namespace (<name>.servicebus.windows.net in the public cloud).')
 output fullyQualifiedNamespace string = split(replace(namespace.properties.serviceBusEndpoint, 'https://', ''), ':')[0]

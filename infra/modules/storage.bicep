@@ -2,6 +2,8 @@
 // container and every table, queue and container the app names in shared/resources.ts. Shared-key
 // access is off, so every client (host, app, deployment) must use Entra ID.
 
+import { storageEndpointSet, tagSet } from 'types.bicep'
+
 @description('Storage account name (3-24 lowercase letters and digits).')
 param name string
 
@@ -9,19 +11,19 @@ param name string
 param location string
 
 @description('Tags for the account.')
-param tags object
+param tags tagSet
 
 @description('Blob container Flex Consumption deploys the app package into.')
 param deploymentContainerName string
 
 @description('Blob containers the app uses.')
-param containers array
+param containers string[]
 
 @description('Storage queues the app uses.')
-param queues array
+param queues string[]
 
 @description('Tables the app uses.')
-param tables array
+param tables string[]
 
 @description('Log Analytics workspace that receives the diagnostic settings.')
 param workspaceId string
@@ -103,9 +105,16 @@ resource appTables 'Microsoft.Storage/storageAccounts/tableServices/tables@2025-
 
 // Metrics always; request logs only on request: at thousands of requests per second they would cost
 // more in Log Analytics ingestion than the storage itself.
+@description('Request log categories sent to Log Analytics (none unless dataLogs).')
 var serviceLogs = dataLogs ? [{ categoryGroup: 'allLogs', enabled: true }] : []
+
+@description('Metric categories sent to Log Analytics.')
 var transactionMetrics = [{ category: 'Transaction', enabled: true }]
 
+// The diagnostic settings stay on 2021-05-01-preview, not the 2016 version use-recent-api-versions
+// suggests: categoryGroup needs it.
+
+#disable-next-line use-recent-api-versions
 resource accountDiagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
   scope: storage
   name: 'to-log-analytics'
@@ -115,6 +124,7 @@ resource accountDiagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-pr
   }
 }
 
+#disable-next-line use-recent-api-versions
 resource blobDiagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
   scope: blobService
   name: 'to-log-analytics'
@@ -125,6 +135,7 @@ resource blobDiagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-previ
   }
 }
 
+#disable-next-line use-recent-api-versions
 resource queueDiagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
   scope: queueService
   name: 'to-log-analytics'
@@ -135,6 +146,7 @@ resource queueDiagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-prev
   }
 }
 
+#disable-next-line use-recent-api-versions
 resource tableDiagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
   scope: tableService
   name: 'to-log-analytics'
@@ -145,5 +157,10 @@ resource tableDiagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-prev
   }
 }
 
-output name string = storage.name
-output blobEndpoint string = storage.properties.primaryEndpoints.blob
+// The account's own endpoints, so the app settings are right in every cloud (and with custom DNS).
+@description('Blob, queue and table endpoints of the account.')
+output endpoints storageEndpointSet = {
+  blob: storage.properties.primaryEndpoints.blob
+  queue: storage.properties.primaryEndpoints.queue
+  table: storage.properties.primaryEndpoints.table
+}

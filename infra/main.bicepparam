@@ -1,0 +1,16 @@
+// Parameters for `azd provision` (azd prefers this file to main.parameters.json) and for
+// `az deployment sub create --parameters infra/main.bicepparam`. Values come from the environment:
+// azd exports the azd environment's values; with az, export them yourself (or pass
+// --parameters name=value after this file, which wins). AZURE_ENV_NAME and AZURE_LOCATION are required.
+using 'main.bicep'
+
+param environmentName = readEnvironmentVariable('AZURE_ENV_NAME')
+
+param location = readEnvironmentVariable('AZURE_LOCATION')
+
+// Empty: no developer gets data roles (azd sets AZURE_PRINCIPAL_ID to the signed-in user).
+param developerPrincipalId = readEnvironmentVariable('AZURE_PRINCIPAL_ID', '')
+
+param developerPrincipalType = readEnvironmentVariable('AZURE_PRINCIPAL_TYPE', 'User')
+
+param nodeVersion = readEnvironmentVariable('TALLYHO_NODE_VERSION', '22')
