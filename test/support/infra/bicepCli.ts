@@ -14,6 +14,9 @@ export interface BicepCli {
   readonly from: string;
 }
 
+/** The NuGet package .ci/run restores; named in every "not found" message so the fix is obvious. */
+export const bicepPackage = 'Azure.Bicep.CommandLine.linux-x64';
+
 function executable(file: string): boolean {
   try {
     accessSync(file, constants.X_OK);
@@ -37,17 +40,18 @@ export function nugetPackagesFolder(env: NodeJS.ProcessEnv = process.env): strin
   return env.NUGET_PACKAGES ?? join(homedir(), '.nuget', 'packages');
 }
 
+/**
+ * The CLI, or undefined when there is none. `BICEP_PATH` set to a missing file counts as none, so
+ * pointing it nowhere is how a machine with the CLI checks the fallback (and the CI failure).
+ */
 export function findBicep(env: NodeJS.ProcessEnv = process.env): BicepCli | undefined {
   const explicit = env.BICEP_PATH;
-  if (explicit !== undefined && explicit !== '') {
-    if (!existsSync(explicit)) throw new Error(`BICEP_PATH is set to ${explicit}, which does not exist`);
-    return { path: explicit, from: 'BICEP_PATH' };
-  }
+  if (explicit !== undefined && explicit !== '') return existsSync(explicit) ? { path: explicit, from: 'BICEP_PATH' } : undefined;
   for (const dir of (env.PATH ?? '').split(delimiter).filter((d) => d !== '')) {
     const file = join(dir, 'bicep');
     if (executable(file)) return { path: file, from: 'PATH' };
   }
-  const packageDir = join(nugetPackagesFolder(env), 'azure.bicep.commandline.linux-x64');
+  const packageDir = join(nugetPackagesFolder(env), bicepPackage.toLowerCase());
   if (!existsSync(packageDir)) return undefined;
   const versions = readdirSync(packageDir).sort(compareVersions).reverse();
   for (const version of versions) {
@@ -60,6 +64,15 @@ export function findBicep(env: NodeJS.ProcessEnv = process.env): BicepCli | unde
   return undefined;
 }
 
+/** Why there is no CLI, naming every place looked at and the package that provides it. */
+export function missingBicepMessage(env: NodeJS.ProcessEnv = process.env): string {
+  const explicit = env.BICEP_PATH !== undefined && env.BICEP_PATH !== '' ? `BICEP_PATH (${env.BICEP_PATH}: no such file), ` : '';
+  return (
+    `Bicep CLI not found: looked in ${explicit}PATH and ${join(nugetPackagesFolder(env), bicepPackage.toLowerCase())}. ` +
+    `Restore the NuGet package ${bicepPackage} with \`dotnet restore infra/tools/bicep.csproj\` (.ci/run does).`
+  );
+}
+
 export interface BicepRun {
   readonly status: number | null;
   readonly stdout: string;
@@ -67,19 +80,23 @@ export interface BicepRun {
   readonly stderr: string;
 }
 
-export function runBicep(cli: BicepCli, args: readonly string[]): BicepRun {
+export function runBicep(cli: BicepCli, args: readonly string[], extraEnv: Readonly<Record<string, string>> = {}): BicepRun {
   const result = spawnSync(cli.path, args, {
     encoding: 'utf8',
     timeout: 120_000,
     maxBuffer: 64 * 1024 * 1024,
     // The CLI needs ICU unless told otherwise; invariant mode is enough for compiling.
-    env: { ...process.env, DOTNET_SYSTEM_GLOBALIZATION_INVARIANT: process.env.DOTNET_SYSTEM_GLOBALIZATION_INVARIANT ?? '1' },
+    env: {
+      ...process.env,
+      DOTNET_SYSTEM_GLOBALIZATION_INVARIANT: process.env.DOTNET_SYSTEM_GLOBALIZATION_INVARIANT ?? '1',
+      ...extraEnv,
+    },
   });
   if (result.error !== undefined) throw result.error;
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** Warning and error lines in a Bicep CLI's output. */
+/** Info, warning and error lines in a Bicep CLI's output, each once (linting main.bicep repeats a module's). */
 export function diagnosticsOf(output: string): string[] {
-  return output.split('\n').filter((line) => /:\s*(Warning|Error)\s/.test(line));
+  return [...new Set(output.split('\n').filter((line) => /:\s*(Info|Warning|Error)\s/.test(line)))];
 }

@@ -1,14 +1,16 @@
 /**
  * Loads the infra templates once per test file: the Bicep-source model always, and — when a Bicep
  * CLI is available (BICEP_PATH, PATH, or the NuGet package .ci/run restores) — the compiled ARM
- * JSON, its model, and the linter's diagnostics for every .bicep file.
+ * JSON, its model, and the diagnostics of build, build-params and lint (compiled once per run).
+ * Under CI=true a missing CLI is a failure, never a fallback.
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { armModel } from './armModel';
-import { type BicepCli, diagnosticsOf, findBicep, runBicep } from './bicepCli';
+import { findBicep, missingBicepMessage } from './bicepCli';
 import { bicepModel } from './bicepModel';
+import { type Compilation, compileInfra } from './compile';
 import type { TemplateModel } from './templateModel';
 
 export const repoRoot = join(__dirname, '..', '..', '..');
@@ -23,11 +25,7 @@ export function bicepFiles(dir: string = infraDir): string[] {
   });
 }
 
-export interface CompiledTemplates {
-  readonly cli: BicepCli;
-  readonly compiled: string;
-  /** Diagnostics of `bicep build` on main.bicep and `bicep lint` on every file. */
-  readonly diagnostics: readonly string[];
+export interface CompiledTemplates extends Compilation {
   readonly model: TemplateModel;
 }
 
@@ -40,30 +38,27 @@ export interface Templates {
 
 let notified = false;
 
-function compile(cli: BicepCli): CompiledTemplates {
-  const build = runBicep(cli, ['build', mainBicep, '--stdout']);
-  if (build.status !== 0) throw new Error(`bicep build failed (${cli.from}):\n${build.stderr}`);
-  const diagnostics = diagnosticsOf(build.stderr);
-  for (const file of bicepFiles()) {
-    const lint = runBicep(cli, ['lint', file]);
-    diagnostics.push(...diagnosticsOf(`${lint.stdout}\n${lint.stderr}`));
-    if (lint.status !== 0 && diagnosticsOf(`${lint.stdout}\n${lint.stderr}`).length === 0) {
-      diagnostics.push(`${file}: bicep lint exited ${lint.status}: ${lint.stderr}`);
+/** The compiled templates, or undefined (with one loud notice) where a laptop has no CLI. */
+export function compiledTemplates(env: NodeJS.ProcessEnv = process.env): CompiledTemplates | undefined {
+  const cli = findBicep(env);
+  if (cli === undefined) {
+    // CI must prove the templates compile: falling back there would let a broken template land.
+    if (env.CI === 'true') throw new Error(`CI=true: ${missingBicepMessage(env)}`);
+    if (!notified) {
+      notified = true;
+      console.warn(
+        `${missingBicepMessage(env)} The full compile and the Bicep linter did NOT run; ` +
+          'checked: syntax (tree-sitter-bicep) and the policies on a model read from the sources.',
+      );
     }
+    return undefined;
   }
-  return { cli, compiled: build.stdout, diagnostics, model: armModel(build.stdout) };
+  const compilation = compileInfra(cli, repoRoot, infraDir);
+  return { ...compilation, model: armModel(compilation.compiled) };
 }
 
-export async function loadTemplates(): Promise<Templates> {
+export async function loadTemplates(options: { compile?: boolean } = {}): Promise<Templates> {
   const bicep = await bicepModel(mainBicep);
-  const cli = findBicep();
-  if (cli === undefined && !notified) {
-    notified = true;
-    console.warn(
-      'Bicep CLI not found (BICEP_PATH, PATH, or NuGet Azure.Bicep.CommandLine.linux-x64 via `dotnet restore infra/tools`): ' +
-        'the full compile and the Bicep linter did NOT run. Checked: syntax (tree-sitter-bicep) and the policies on a model read from the sources.',
-    );
-  }
-  const compiled = cli === undefined ? undefined : compile(cli);
+  const compiled = options.compile === false ? undefined : compiledTemplates();
   return { bicep, compiled, models: compiled === undefined ? [bicep] : [bicep, compiled.model] };
 }

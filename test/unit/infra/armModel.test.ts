@@ -123,4 +123,58 @@ describe('armModel (compiled ARM JSON)', () => {
     expect(at(ofType(symbolic, 'Microsoft.Web/sites')[0]!.body, 'PROPERTIES.HTTPSONLY')).toBe(true);
     expect(at(ofType(symbolic, 'Microsoft.Web/sites/config')[0]!.body, 'properties.literal')).toBe('[not an expression]');
   });
+  it("reads a module call in main's terms: arguments inlined, union(createObject) as an object, loops inherited", () => {
+    const compiled = {
+      languageVersion: '2.0',
+      variables: { names: { storage: "[format('st{0}', parameters('env'))]" } },
+      resources: {
+        app: {
+          type: 'Microsoft.Resources/deployments',
+          apiVersion: '2025-04-01',
+          name: "[format('app-{0}', uniqueString('app', deployment().name))]",
+          properties: {
+            parameters: { account: { value: "[variables('names').storage]" }, kind: { value: 'ServicePrincipal' } },
+            template: {
+              resources: {
+                settings: {
+                  type: 'Microsoft.Web/sites/config',
+                  apiVersion: '2025-03-01',
+                  name: 'func/appsettings',
+                  properties:
+                    "[union(parameters('extra'), createObject('A__credential', 'managedidentity', 'A__uri', parameters('account'), 'Quote', 'it''s'))]",
+                },
+                role: {
+                  type: 'Microsoft.Authorization/roleAssignments',
+                  apiVersion: '2022-04-01',
+                  scope: "[resourceId('Microsoft.Storage/storageAccounts/blobServices', parameters('account'), 'default')]",
+                  name: "[guid(parameters('account'), 'r')]",
+                  properties: { principalType: "[parameters('kind')]" },
+                },
+              },
+            },
+          },
+        },
+        topics: {
+          type: 'Microsoft.Resources/deployments',
+          apiVersion: '2025-04-01',
+          copy: { name: 'topics', count: 2 },
+          name: 'topics',
+          properties: {
+            template: { resources: { topic: { type: 'Microsoft.ServiceBus/namespaces/topics', apiVersion: '2026-01-01', name: 't' } } },
+          },
+        },
+      },
+    };
+    const view = armModel(JSON.stringify(compiled));
+    expect(view.resources.map((r) => r.path)).toEqual(['main/app', 'main/app', 'main/topics']);
+    const settings = ofType(view, 'Microsoft.Web/sites/config')[0]!;
+    expect(at(settings.body, 'properties.A__credential')).toBe('managedidentity');
+    expect(textOf(at(settings.body, 'properties.A__uri'))).toBe("format('st{0}', parameters('env'))");
+    expect(at(settings.body, 'properties.Quote')).toBe("it's");
+    const role = ofType(view, 'Microsoft.Authorization/roleAssignments')[0]!;
+    expect(at(role.body, 'properties.principalType')).toBe('ServicePrincipal');
+    expect(textOf(at(role.body, 'name'))).toBe("guid(format('st{0}', parameters('env')), 'r')");
+    expect(role.scopeType).toBe('Microsoft.Storage/storageAccounts/blobServices');
+    expect(ofType(view, 'Microsoft.ServiceBus/namespaces/topics')[0]?.loop).toBe(true);
+  });
 });

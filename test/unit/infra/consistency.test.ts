@@ -34,7 +34,7 @@ let registrations: Registration[];
 let provided: Record<string, Value>;
 
 beforeAll(async () => {
-  model = (await loadTemplates()).bicep;
+  model = (await loadTemplates({ compile: false })).bicep;
   registrations = captureRegistrations(repoRoot);
   const config = ofType(model, 'Microsoft.Web/sites/config').find((c) => at(c.body, 'name') === 'appsettings');
   const properties = config === undefined ? undefined : at(config.body, 'properties');
@@ -75,9 +75,13 @@ function connections(): Map<string, 'storage' | 'serviceBus'> {
   return found;
 }
 
+/** The settings an identity-based connection needs: storage by service URI (as Flex templates write it). */
 function identitySettingsFor(name: string, kind: 'storage' | 'serviceBus'): string[] {
-  const address = kind === 'storage' ? `${name}__accountName` : `${name}__fullyQualifiedNamespace`;
-  return [address, `${name}__credential`, `${name}__clientId`];
+  const address =
+    kind === 'storage'
+      ? [`${name}__blobServiceUri`, `${name}__queueServiceUri`, `${name}__tableServiceUri`]
+      : [`${name}__fullyQualifiedNamespace`];
+  return [...address, `${name}__credential`, `${name}__clientId`];
 }
 
 describe('infra/ and the app agree', () => {

@@ -2,10 +2,12 @@
  * Policy tests on the infrastructure templates. They run on the model read from the Bicep sources
  * and, when a Bicep CLI is available, also on the compiled ARM JSON (after a clean compile and lint).
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { bicepParser, syntaxErrors } from '../../support/infra/bicepModel';
+import { diagnosticsOf, runBicep } from '../../support/infra/bicepCli';
+import { sampleParamEnv, strictConfig } from '../../support/infra/compile';
 import { at, Expr, isPlainObject, ofType, type ResourceView, type TemplateModel, textOf } from '../../support/infra/templateModel';
 import { bicepFiles, infraDir, loadTemplates, repoRoot, type Templates } from '../../support/infra/templates';
 
@@ -15,7 +17,6 @@ const allowedRoles: Readonly<Record<string, { readonly name: string; readonly sc
   '974c5e8b-45b9-4653-ba55-5f855dd0fb88': { name: 'Storage Queue Data Contributor', scope: 'Microsoft.Storage/storageAccounts' },
   '0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3': { name: 'Storage Table Data Contributor', scope: 'Microsoft.Storage/storageAccounts' },
   '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39': { name: 'Azure Service Bus Data Sender', scope: 'Microsoft.ServiceBus/namespaces' },
-  '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0': { name: 'Azure Service Bus Data Receiver', scope: 'Microsoft.ServiceBus/namespaces' },
   '3913510d-42f4-4e42-8a64-420c390055eb': { name: 'Monitoring Metrics Publisher', scope: 'Microsoft.Insights/components' },
 };
 
@@ -54,6 +55,14 @@ function one(model: TemplateModel, type: string): ResourceView {
   return found[0]!;
 }
 
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
 function roleGuid(resource: ResourceView): string | undefined {
   return /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i.exec(
     textOf(at(resource.body, 'properties.roleDefinitionId')),
@@ -83,13 +92,71 @@ describe('Bicep sources', () => {
     }
   });
 
-  it('compile and lint with zero warnings when a Bicep CLI is available', () => {
+  it('build, build-params and lint report nothing (0 errors, 0 warnings) with the project config', () => {
     if (templates.compiled === undefined) {
-      console.warn('SKIPPED: bicep build / bicep lint (no Bicep CLI found); see the warning above.');
+      console.warn('SKIPPED: bicep build / build-params / lint (no Bicep CLI found); see the notice above.');
       return;
     }
-    expect(templates.compiled.diagnostics).toEqual([]);
+    const { build, buildParams, lint } = templates.compiled.diagnostics;
+    expect({ build, buildParams, lint }).toEqual({ build: [], buildParams: [], lint: [] });
     expect(JSON.parse(templates.compiled.compiled)).toHaveProperty('resources');
+  });
+
+  it('lint reports nothing with every default-off rule turned on as a warning', () => {
+    if (templates.compiled === undefined) {
+      console.warn('SKIPPED: strict bicep lint (no Bicep CLI found); see the notice above.');
+      return;
+    }
+    expect(templates.compiled.strictRules).toEqual(
+      expect.arrayContaining([
+        'use-recent-api-versions',
+        'use-description-outputs',
+        'use-description-vars',
+        'use-user-defined-types',
+        'no-module-name',
+      ]),
+    );
+    expect(templates.compiled.diagnostics.strictLint).toEqual([]);
+  });
+
+  it('the strict lint bites: a probe breaking each rule the issue names gets a warning for each', () => {
+    if (templates.compiled === undefined) {
+      console.warn('SKIPPED: strict lint probe (no Bicep CLI found); see the notice above.');
+      return;
+    }
+    const probe = join(repoRoot, 'test-artifacts', 'strict-probe');
+    mkdirSync(probe, { recursive: true });
+    writeFileSync(join(probe, 'bicepconfig.json'), JSON.stringify(strictConfig(infraDir).config));
+    writeFileSync(join(probe, 'empty.bicep'), '');
+    writeFileSync(
+      join(probe, 'main.bicep'),
+      [
+        'param location string',
+        'param tags object',
+        "module named 'empty.bicep' = {",
+        "  name: 'named'",
+        '}',
+        'var count = 1',
+        'output total int = count',
+        "resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' = {",
+        "  name: 'id-probe'",
+        '  location: location',
+        '  tags: tags',
+        '}',
+        '',
+      ].join('\n'),
+    );
+    const lint = runBicep(templates.compiled.cli, ['lint', join(probe, 'main.bicep')]);
+    const rules = new Set(diagnosticsOf(lint.stderr).map((line) => /(?:Warning|Error) ([\w-]+):/.exec(line)?.[1]));
+    for (const rule of [
+      'use-recent-api-versions',
+      'use-description-outputs',
+      'use-description-vars',
+      'use-user-defined-types',
+      'no-module-name',
+    ]) {
+      expect({ rule, flagged: rules.has(rule) }).toEqual({ rule, flagged: true });
+    }
   });
 
   it('bicepconfig.json makes the linter rules that guard secrets and hygiene errors', () => {
@@ -106,15 +173,26 @@ describe('Bicep sources', () => {
       'no-unused-vars',
       'use-parent-property',
       'no-unnecessary-dependson',
+      // Resource names What-If cannot predict make `az deployment what-if` and `azd provision --preview` guess.
+      'what-if-short-circuiting',
     ];
     expect(required.filter((rule) => config.analyzers.core.rules[rule]?.level !== 'error')).toEqual([]);
   });
 
-  it('main.parameters.json names only parameters main.bicep declares', () => {
-    const file = JSON.parse(readFileSync(join(infraDir, 'main.parameters.json'), 'utf8')) as { parameters: Record<string, unknown> };
+  it('main.bicepparam sets only parameters main.bicep declares, from the azd environment', () => {
+    const text = readFileSync(join(infraDir, 'main.bicepparam'), 'utf8');
+    expect(text).toMatch(/^using 'main\.bicep'$/m);
+    const set = [...text.matchAll(/^param (\w+) =/gm)].map((m) => m[1]);
     const declared = new Set(templates.bicep.params.filter((p) => p.path === 'main').map((p) => p.name));
-    expect(Object.keys(file.parameters).filter((name) => !declared.has(name))).toEqual([]);
-    expect(Object.keys(file.parameters)).toEqual(expect.arrayContaining(['environmentName', 'location']));
+    expect(set.filter((name) => name === undefined || !declared.has(name))).toEqual([]);
+    expect(set).toEqual(expect.arrayContaining(['environmentName', 'location', 'developerPrincipalId']));
+    // azd prefers main.bicepparam; a second parameters file would be silently ignored.
+    expect(existsSync(join(infraDir, 'main.parameters.json'))).toBe(false);
+    if (templates.compiled === undefined) return;
+    const parameters = JSON.parse(templates.compiled.parameters) as { parameters: Record<string, { value: unknown }> };
+    expect(parameters.parameters.environmentName?.value).toBe(sampleParamEnv.AZURE_ENV_NAME);
+    expect(parameters.parameters.location?.value).toBe(sampleParamEnv.AZURE_LOCATION);
+    expect(parameters.parameters.nodeVersion?.value).toBe('22');
   });
 });
 
@@ -178,27 +256,47 @@ describe('policy', () => {
     });
   });
 
-  it('app settings: identity-based connections only, nothing Flex Consumption rejects', () => {
-    // The sources give the full settings object; the compiled template keeps them as one expression.
-    const config = ofType(templates.bicep, 'Microsoft.Web/sites/config').filter((c) => at(c.body, 'name') === 'appsettings');
-    expect(config).toHaveLength(1);
-    const settings = at(config[0]!.body, 'properties');
-    expect(isPlainObject(settings)).toBe(true);
-    const names = Object.keys(settings as object);
-    expect(names).not.toContain('AzureWebJobsStorage');
-    expect(names).not.toContain('ServiceBusConnection');
-    expect(names.filter((n) => flexForbiddenSettings.includes(n))).toEqual([]);
-    expect(at(settings, 'AzureWebJobsStorage__credential')).toBe('managedidentity');
-    expect(at(settings, 'ServiceBusConnection__credential')).toBe('managedidentity');
-    expect(textOf(at(settings, 'AzureWebJobsStorage__clientId'))).toMatch(/clientId/);
-    expect(textOf(at(settings, 'ServiceBusConnection__clientId'))).toMatch(/clientId/);
-    expect(textOf(at(settings, 'APPLICATIONINSIGHTS_AUTHENTICATION_STRING'))).toMatch(/Authorization=AAD/);
-    for (const [name, value] of Object.entries(settings as object)) {
-      expect({ name, value: /AccountKey|SharedAccessKey|DefaultEndpointsProtocol/i.test(textOf(value as Expr)) }).toEqual({
-        name,
-        value: false,
-      });
-    }
+  it('app settings: identity-based connections only, storage by its own service URIs, nothing Flex Consumption rejects', () => {
+    // The compiled template builds them as union(appSettings, createObject(...)): its known part is checked.
+    each((model) => {
+      const config = ofType(model, 'Microsoft.Web/sites/config').filter((c) => /appsettings/.test(textOf(at(c.body, 'name'))));
+      expect(config).toHaveLength(1);
+      const settings = at(config[0]!.body, 'properties');
+      expect(isPlainObject(settings)).toBe(true);
+      const names = Object.keys(settings as object);
+      expect(names).not.toContain('AzureWebJobsStorage');
+      expect(names).not.toContain('ServiceBusConnection');
+      expect(names.filter((n) => flexForbiddenSettings.includes(n))).toEqual([]);
+      // As Microsoft's Flex Consumption templates write them; the account's endpoints carry the cloud's suffix.
+      for (const service of ['blob', 'queue', 'table']) {
+        expect(textOf(at(settings, `AzureWebJobsStorage__${service}ServiceUri`))).toMatch(
+          new RegExp(`[eE]ndpoints'?\\)?(\\.value)?\\.${service}$`),
+        );
+      }
+      expect(names).not.toContain('AzureWebJobsStorage__accountName');
+      expect(at(settings, 'AzureWebJobsStorage__credential')).toBe('managedidentity');
+      expect(at(settings, 'ServiceBusConnection__credential')).toBe('managedidentity');
+      expect(textOf(at(settings, 'AzureWebJobsStorage__clientId'))).toMatch(/[cC]lientId/);
+      expect(textOf(at(settings, 'ServiceBusConnection__clientId'))).toMatch(/[cC]lientId/);
+      expect(textOf(at(settings, 'APPLICATIONINSIGHTS_AUTHENTICATION_STRING'))).toMatch(/Authorization=AAD/);
+      for (const [name, value] of Object.entries(settings as object)) {
+        expect({ name, value: /AccountKey|SharedAccessKey|DefaultEndpointsProtocol/i.test(textOf(value as Expr)) }).toEqual({
+          name,
+          value: false,
+        });
+      }
+    });
+  });
+
+  it('storage endpoints come from the account (primaryEndpoints), so sovereign clouds work', () => {
+    each((model) => {
+      const endpoints = model.outputs.find((o) => o.name === 'endpoints');
+      for (const service of ['blob', 'queue', 'table']) {
+        expect(textOf(at(endpoints?.value, service))).toMatch(new RegExp(`primaryEndpoints\\.${service}$`));
+      }
+      for (const { file, text } of model.texts)
+        expect({ file, publicCloudHost: /core\.windows\.net/.test(text) }).toEqual({ file, publicCloudHost: false });
+    });
   });
 
   it('role assignments: known built-in roles only, each scoped to its resource, principalType always set', () => {
@@ -221,11 +319,36 @@ describe('policy', () => {
   });
 
   it("the app's identity holds every data role it needs, as a ServicePrincipal; the developer's roles are optional", () => {
-    const unconditional = ofType(templates.bicep, 'Microsoft.Authorization/roleAssignments').filter((a) => !a.conditional);
-    expect(new Set(unconditional.map(roleGuid))).toEqual(new Set(Object.keys(allowedRoles)));
-    for (const assignment of unconditional) expect(at(assignment.body, 'properties.principalType')).toBe('ServicePrincipal');
-    const developer = ofType(templates.bicep, 'Microsoft.Authorization/roleAssignments').filter((a) => a.conditional);
-    expect(developer.length).toBeGreaterThanOrEqual(5);
+    each((model) => {
+      const unconditional = ofType(model, 'Microsoft.Authorization/roleAssignments').filter((a) => !a.conditional);
+      expect(new Set(unconditional.map(roleGuid))).toEqual(new Set(Object.keys(allowedRoles)));
+      for (const assignment of unconditional) expect(textOf(at(assignment.body, 'properties.principalType'))).toMatch(/ServicePrincipal/);
+      const developer = ofType(model, 'Microsoft.Authorization/roleAssignments').filter((a) => a.conditional);
+      expect(developer.map(roleGuid).sort()).toEqual(
+        unconditional
+          .filter((a) => a.path.endsWith('appRoles'))
+          .map(roleGuid)
+          .sort(),
+      );
+    });
+    // ServicePrincipal reaches the app's assignments through a module parameter, which the source model resolves.
+    const app = ofType(templates.bicep, 'Microsoft.Authorization/roleAssignments').filter((a) => !a.conditional);
+    for (const assignment of app) expect(at(assignment.body, 'properties.principalType')).toBe('ServicePrincipal');
+  });
+
+  it('least privilege: nobody may receive from Service Bus, because the app never does', () => {
+    // The app only sends (and schedules/cancels, which Send covers): no trigger, no receiver anywhere.
+    const receives = ['functions', 'shared'].flatMap((dir) =>
+      sourceFiles(join(repoRoot, dir)).filter((file) =>
+        /createReceiver|serviceBusTrigger|app\.serviceBus/.test(readFileSync(file, 'utf8')),
+      ),
+    );
+    expect(receives).toEqual([]);
+    each((model) => {
+      const granted = ofType(model, 'Microsoft.Authorization/roleAssignments').map(roleGuid);
+      expect(granted).not.toContain('4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0'); // Azure Service Bus Data Receiver
+      expect(granted).not.toContain('090c5cfd-751d-490a-894a-3ce6f1109419'); // Azure Service Bus Data Owner
+    });
   });
 
   it('diagnostic settings send the app, Service Bus and storage to Log Analytics', () => {
@@ -290,10 +413,12 @@ describe('policy', () => {
       expect(policies).toHaveLength(2);
       for (const p of policies) expect(at(p.body, 'properties.allow')).toBe(false);
     });
-    const auth = ofType(templates.bicep, 'Microsoft.Web/sites/config').filter((c) => at(c.body, 'name') === 'authsettingsV2');
-    expect(auth).toHaveLength(1);
-    expect(auth[0]!.conditional).toBe(true);
-    expect(at(auth[0]!.body, 'properties.globalValidation.requireAuthentication')).toBe(true);
+    each((model) => {
+      const auth = ofType(model, 'Microsoft.Web/sites/config').filter((c) => /authsettingsV2/.test(textOf(at(c.body, 'name'))));
+      expect(auth).toHaveLength(1);
+      expect(auth[0]!.conditional).toBe(true);
+      expect(at(auth[0]!.body, 'properties.globalValidation.requireAuthentication')).toBe(true);
+    });
   });
 
   it('the model is not vacuous: a template without the policy fails the same checks', () => {

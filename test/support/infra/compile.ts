@@ -1,0 +1,123 @@
+/**
+ * Compiles and lints infra/ with a real Bicep CLI, once per run: the result is cached in
+ * test-artifacts/bicep/ under a hash of the CLI and every file in infra/, so each test file that
+ * needs the ARM JSON reuses it instead of spending seconds per compile on a shared machine.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+import { type BicepCli, diagnosticsOf, runBicep } from './bicepCli';
+
+/**
+ * Linter rules that are off by default (Bicep docs, "default level: off", and the rules added since).
+ * The strict lint turns on, as warnings, each one the project's bicepconfig.json does not mention;
+ * a rule the config sets to "off" stays off, and the config's $comment says why.
+ */
+export const defaultOffRules = [
+  'explicit-values-for-loc-params',
+  'no-hardcoded-location',
+  'no-loc-expr-outside-params',
+  'no-module-name',
+  'use-description-outputs',
+  'use-description-vars',
+  'use-recent-api-versions',
+  'use-resource-id-functions',
+  'use-user-defined-types',
+  'what-if-short-circuiting',
+] as const;
+
+/** Values for main.bicepparam's readEnvironmentVariable calls (azd exports the same names). */
+export const sampleParamEnv: Readonly<Record<string, string>> = { AZURE_ENV_NAME: 'demo', AZURE_LOCATION: 'swedencentral' };
+
+export interface Compilation {
+  readonly cli: BicepCli;
+  readonly version: string;
+  /** ARM JSON of main.bicep. */
+  readonly compiled: string;
+  /** Parameters JSON that `bicep build-params main.bicepparam` writes. */
+  readonly parameters: string;
+  readonly diagnostics: {
+    readonly build: readonly string[];
+    readonly buildParams: readonly string[];
+    /** `bicep lint` of every .bicep and .bicepparam file with the project's bicepconfig.json. */
+    readonly lint: readonly string[];
+    /** The same with every default-off rule on as a warning (config in a temp folder). */
+    readonly strictLint: readonly string[];
+  };
+  /** The rules the strict lint turned on. */
+  readonly strictRules: readonly string[];
+}
+
+interface LinterConfig {
+  analyzers: { core: { enabled: boolean; rules: Record<string, { level: string }> } };
+}
+
+function infraFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((entry) => {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) return entry.name === 'tools' ? [] : infraFiles(path);
+      return [path];
+    })
+    .sort();
+}
+
+function failOnExit(what: string, run: { status: number | null; stderr: string }): string[] {
+  const found = diagnosticsOf(run.stderr);
+  return run.status !== 0 && found.length === 0 ? [`${what} exited ${run.status}: ${run.stderr.trim()}`] : found;
+}
+
+export function strictConfig(infraDir: string): { config: LinterConfig; turnedOn: string[] } {
+  const config = JSON.parse(readFileSync(join(infraDir, 'bicepconfig.json'), 'utf8')) as LinterConfig;
+  const turnedOn = defaultOffRules.filter((rule) => config.analyzers.core.rules[rule] === undefined);
+  for (const rule of turnedOn) config.analyzers.core.rules[rule] = { level: 'warning' };
+  return { config, turnedOn };
+}
+
+function compileNow(cli: BicepCli, infraDir: string, scratch: string): Compilation {
+  const version = runBicep(cli, ['--version']).stdout.trim();
+  const main = join(infraDir, 'main.bicep');
+  const build = runBicep(cli, ['build', main, '--stdout']);
+  if (build.status !== 0) throw new Error(`bicep build failed (${cli.from}):\n${build.stderr}`);
+  const params = runBicep(cli, ['build-params', join(infraDir, 'main.bicepparam'), '--stdout'], sampleParamEnv);
+  const pattern = `${infraDir}/**/*.bicep*`;
+  const lint = runBicep(cli, ['lint', '--pattern', pattern], sampleParamEnv);
+  const { config, turnedOn } = strictConfig(infraDir);
+  const strictDir = join(scratch, 'strict');
+  mkdirSync(strictDir, { recursive: true });
+  writeFileSync(join(strictDir, 'bicepconfig.json'), JSON.stringify(config, null, 2));
+  const strict = runBicep(cli, ['lint', '--pattern', pattern, '--config', join(strictDir, 'bicepconfig.json')], sampleParamEnv);
+  return {
+    cli,
+    version,
+    compiled: build.stdout,
+    parameters: params.status === 0 ? ((JSON.parse(params.stdout) as { parametersJson?: string }).parametersJson ?? '') : '',
+    diagnostics: {
+      build: diagnosticsOf(build.stderr),
+      buildParams: failOnExit('bicep build-params', params),
+      lint: failOnExit('bicep lint', lint),
+      strictLint: failOnExit('bicep lint (strict)', strict),
+    },
+    strictRules: turnedOn,
+  };
+}
+
+/** The compilation for the current sources, from the run's cache when another test file made it. */
+export function compileInfra(cli: BicepCli, repoRoot: string, infraDir: string): Compilation {
+  const hash = createHash('sha256').update(cli.path).update(defaultOffRules.join());
+  for (const file of infraFiles(infraDir)) hash.update(relative(infraDir, file)).update(readFileSync(file));
+  const scratch = join(repoRoot, 'test-artifacts', 'bicep');
+  const cached = join(scratch, `${hash.digest('hex').slice(0, 16)}.json`);
+  if (existsSync(cached)) {
+    const stored = JSON.parse(readFileSync(cached, 'utf8')) as Omit<Compilation, 'cli'>;
+    return { ...stored, cli };
+  }
+  mkdirSync(scratch, { recursive: true });
+  const result = compileNow(cli, infraDir, scratch);
+  // Write then rename: a parallel jest worker never reads half a file.
+  const partial = `${cached}.${process.pid}`;
+  writeFileSync(partial, JSON.stringify({ ...result, cli: undefined }));
+  renameSync(partial, cached);
+  return result;
+}
