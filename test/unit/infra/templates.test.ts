@@ -179,6 +179,24 @@ describe('Bicep sources', () => {
     expect(required.filter((rule) => config.analyzers.core.rules[rule]?.level !== 'error')).toEqual([]);
   });
 
+  it('suppresses linter advice only where bicepconfig.json says why: use-recent-api-versions on diagnosticSettings', () => {
+    const config = readFileSync(join(infraDir, 'bicepconfig.json'), 'utf8');
+    const suppressions = bicepFiles().flatMap((file) => {
+      const lines = readFileSync(file, 'utf8').split('\n');
+      return lines.flatMap((line, i) => {
+        const rules = /#disable-next-line\s+(.+)$/.exec(line)?.[1]?.trim().split(/\s+/) ?? [];
+        return rules.map((rule) => ({ rule, next: (lines[i + 1] ?? '').replace(/^resource \w+ '([^@']+)@.*$/, '$1') }));
+      });
+    });
+    expect(suppressions.length).toBeGreaterThan(0);
+    expect(suppressions.filter((s) => s.rule !== 'use-recent-api-versions' || s.next !== 'Microsoft.Insights/diagnosticSettings')).toEqual(
+      [],
+    );
+    expect(config).toMatch(/use-recent-api-versions on Microsoft\.Insights\/diagnosticSettings/);
+    // No file-wide switch-off either.
+    expect(bicepFiles().filter((file) => /#disable-diagnostics/.test(readFileSync(file, 'utf8')))).toEqual([]);
+  });
+
   it('main.bicepparam sets only parameters main.bicep declares, from the azd environment', () => {
     const text = readFileSync(join(infraDir, 'main.bicepparam'), 'utf8');
     expect(text).toMatch(/^using 'main\.bicep'$/m);
