@@ -4,7 +4,7 @@
  * needs the ARM JSON reuses it instead of spending seconds per compile on a shared machine.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 import { type BicepCli, diagnosticsOf, runBicep } from './bicepCli';
@@ -103,21 +103,51 @@ function compileNow(cli: BicepCli, infraDir: string, scratch: string): Compilati
   };
 }
 
+function sleep(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Runs `make` unless another jest worker is already making `file`: then waits for it, so two
+ * test files starting together compile once between them. A lock older than `staleMs` (a worker
+ * that died) is taken over.
+ */
+function once(file: string, make: () => void, staleMs = 10 * 60_000): void {
+  const lock = `${file}.lock`;
+  for (;;) {
+    if (existsSync(file)) return;
+    try {
+      mkdirSync(lock);
+    } catch {
+      if (Date.now() - statSync(lock).mtimeMs > staleMs) rmSync(lock, { recursive: true, force: true });
+      else sleep(500);
+      continue;
+    }
+    try {
+      make();
+    } finally {
+      rmSync(lock, { recursive: true, force: true });
+    }
+    return;
+  }
+}
+
 /** The compilation for the current sources, from the run's cache when another test file made it. */
 export function compileInfra(cli: BicepCli, repoRoot: string, infraDir: string): Compilation {
   const hash = createHash('sha256').update(cli.path).update(defaultOffRules.join());
   for (const file of infraFiles(infraDir)) hash.update(relative(infraDir, file)).update(readFileSync(file));
   const scratch = join(repoRoot, 'test-artifacts', 'bicep');
   const cached = join(scratch, `${hash.digest('hex').slice(0, 16)}.json`);
-  if (existsSync(cached)) {
-    const stored = JSON.parse(readFileSync(cached, 'utf8')) as Omit<Compilation, 'cli'>;
-    return { ...stored, cli };
-  }
   mkdirSync(scratch, { recursive: true });
-  const result = compileNow(cli, infraDir, scratch);
-  // Write then rename: a parallel jest worker never reads half a file.
-  const partial = `${cached}.${process.pid}`;
-  writeFileSync(partial, JSON.stringify({ ...result, cli: undefined }));
-  renameSync(partial, cached);
-  return result;
+  let made: Compilation | undefined;
+  once(cached, () => {
+    made = compileNow(cli, infraDir, scratch);
+    // Write then rename: a waiting worker never reads half a file.
+    const partial = `${cached}.${process.pid}`;
+    writeFileSync(partial, JSON.stringify({ ...made, cli: undefined }));
+    renameSync(partial, cached);
+  });
+  if (made !== undefined) return made;
+  const stored = JSON.parse(readFileSync(cached, 'utf8')) as Omit<Compilation, 'cli'>;
+  return { ...stored, cli };
 }
