@@ -87,6 +87,7 @@ public class CounterTests
         });
         var client = Harness.Client(handler, new FakeTimeProvider());
         _ = client.Counters.IncrementAsync("hits");
+        await Harness.Eventually(() => handler.Requests.Count == 1, "first increment in flight");
         _ = client.Counters.IncrementAsync("hits", 2);
 
         var disposing = client.DisposeAsync().AsTask();
@@ -95,7 +96,7 @@ public class CounterTests
         release.SetResult(true);
         await disposing;
 
-        Assert.Equal(new long[] { 3 }, handler.Requests.Select(r => r.Json().GetProperty("by").GetInt64()));
+        Assert.Equal(new long[] { 1, 2 }, handler.Requests.Select(r => r.Json().GetProperty("by").GetInt64()));
         Assert.Throws<ObjectDisposedException>(() => { _ = client.Counters.IncrementAsync("hits"); });
     }
 }

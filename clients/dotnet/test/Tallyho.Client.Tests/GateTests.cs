@@ -221,6 +221,20 @@ public class GateTests
         Assert.Equal("NotFound", ex.Code);
     }
 
+    [Fact]
+    public async Task A_refused_key_on_the_event_stream_fails_at_once_instead_of_falling_back()
+    {
+        var handler = new FakeHandler(r => r.Uri.AbsolutePath.EndsWith("/events", StringComparison.Ordinal)
+            ? new HttpResponseMessage(HttpStatusCode.Unauthorized)
+            : GateJson("closed"));
+        using var client = Harness.Client(handler, new FakeTimeProvider());
+
+        var ex = await Assert.ThrowsAsync<TallyhoException>(() => client.Gate("launch", Fast).WaitAsync());
+
+        Assert.Equal(401, ex.StatusCode);
+        Assert.Equal(2, handler.Requests.Count);
+    }
+
     /// <summary>An event stream that never sends anything until it is cancelled or disposed.</summary>
     private sealed class HangingStream : Stream
     {

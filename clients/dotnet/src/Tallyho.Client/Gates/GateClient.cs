@@ -122,6 +122,10 @@ public sealed class GateClient
         return await PollAsync(follow, cancellationToken).ConfigureAwait(false);
     }
 
+    /// <summary>Failures no reconnect or fallback can mend: no such gate (a problem answer), a refused key, a bad request.</summary>
+    private static bool IsFatal(TallyhoException ex) =>
+        (ex.Code == "NotFound" && ex.Problem is not null) || ex.StatusCode is 400 or 401 or 403;
+
     private static string? Iso(DateTimeOffset? at) => at?.ToUniversalTime().ToString("yyyy-MM-dd'T'HH:mm:ss.fff'Z'", CultureInfo.InvariantCulture);
 
     private string Path(string suffix = "") => $"gates/{TallyhoHttp.Segment(Name)}{suffix}";
@@ -171,7 +175,7 @@ public sealed class GateClient
                 new TallyhoRequest(HttpMethod.Get, Path("/events")) { Headers = headers, Streaming = true, MaxRetries = 0, Idempotent = true },
                 cancellationToken).ConfigureAwait(false);
         }
-        catch (TallyhoException ex) when (ex.Code != "NotFound" || ex.Problem is null)
+        catch (TallyhoException ex) when (!IsFatal(ex))
         {
             // No problem document on a 404/405/501: the host has no event stream. Anything else is worth a reconnect.
             return new StreamOutcome(null, false, ex.StatusCode is 404 or 405 or 406 or 501);
@@ -291,7 +295,7 @@ public sealed class GateClient
 
                 continue;
             }
-            catch (TallyhoException ex) when (ex.Code != "NotFound" || ex.Problem is null)
+            catch (TallyhoException ex) when (!IsFatal(ex))
             {
                 failures++;
             }
