@@ -187,7 +187,8 @@ public sealed class ClientTests
         var type = Unique("ledger");
         var dropper = new DropFirstAnswer(new SocketsHttpHandler());
         await using var client = _host.Client(handler: dropper);
-        using var producer = client.StreamProducer(type, new StreamProducerOptions { ProducerId = "dotnet-it" });
+        var producerId = Unique("dotnet-it");
+        using var producer = client.StreamProducer(type, new StreamProducerOptions { ProducerId = producerId });
 
         var first = await producer.AppendManyAsync(new object?[] { new { n = 1 }, new { n = 2 }, new { n = 3 } }, StreamAck.Flushed);
 
@@ -200,6 +201,18 @@ public sealed class ClientTests
         var next = await producer.AppendAsync(new { n = 4 }, StreamAck.Flushed);
         Assert.Equal(1, next.Accepted);
         Assert.Equal(0, next.Duplicates);
+
+        // The log itself: each of the four events exactly once, in order.
+        if (_host.StorageConnection is not null)
+        {
+            var log = await _host.ReadStreamLogAsync(next.Partition, next.Resource);
+            var ours = log.Split('\n', StringSplitOptions.RemoveEmptyEntries)
+                .Select(line => JsonDocument.Parse(line).RootElement)
+                .Where(line => line.GetProperty("producer").GetString() == producerId)
+                .Select(line => line.GetProperty("data").GetProperty("n").GetInt32())
+                .ToArray();
+            Assert.Equal(new[] { 1, 2, 3, 4 }, ours);
+        }
     }
 
     private static async Task Eventually(Func<bool> condition, string what)

@@ -22,6 +22,12 @@ public sealed class DevhostFixture : IAsyncLifetime
 
     public Uri BaseAddress { get; private set; } = new("http://127.0.0.1");
 
+    /// <summary>The devhost's storage (null for an external host).</summary>
+    public string? StorageConnection { get; private set; }
+
+    /// <summary>The repository the devhost runs from (null for an external host).</summary>
+    public string? RepoRootPath { get; private set; }
+
     public string Output => _output;
 
     /// <summary>A client as an app would have one; each call makes a separate one, as separate processes would.</summary>
@@ -45,6 +51,7 @@ public sealed class DevhostFixture : IAsyncLifetime
         }
 
         var root = RepoRoot();
+        RepoRootPath = root;
         var cli = Path.Combine(root, "dist", "devhost", "cli.js");
         if (!File.Exists(cli))
         {
@@ -57,6 +64,7 @@ public sealed class DevhostFixture : IAsyncLifetime
             storage = await StartAzuriteAsync(root);
         }
 
+        StorageConnection = storage;
         var hub = "dotnet" + Guid.NewGuid().ToString("N").Substring(0, 12);
         var start = new ProcessStartInfo("node")
         {
@@ -141,6 +149,34 @@ public sealed class DevhostFixture : IAsyncLifetime
         }
 
         return Task.CompletedTask;
+    }
+
+    /// <summary>The text of every blob of one stream writer's log, read with the repository's storage SDK (Node).</summary>
+    public async Task<string> ReadStreamLogAsync(string partition, string resource)
+    {
+        const string script =
+            "const { BlobServiceClient } = require(require('path').join(process.argv[1], 'node_modules', '@azure', 'storage-blob'));" +
+            "(async () => { const c = BlobServiceClient.fromConnectionString(process.env.STORAGE).getContainerClient('streams');" +
+            " const names = []; for await (const b of c.listBlobsFlat({ prefix: process.argv[2] })) names.push(b.name);" +
+            " for (const n of names.sort()) process.stdout.write((await c.getBlobClient(n).downloadToBuffer()).toString('utf8')); })()" +
+            ".catch((e) => { console.error(e); process.exit(1); });";
+        var start = new ProcessStartInfo("node") { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
+        foreach (var arg in new[] { "-e", script, RepoRootPath!, $"{partition}/{resource}/" })
+        {
+            start.ArgumentList.Add(arg);
+        }
+
+        start.Environment["STORAGE"] = StorageConnection;
+        using var node = Process.Start(start) ?? throw new InvalidOperationException("node did not start");
+        var stdout = node.StandardOutput.ReadToEndAsync();
+        var stderr = node.StandardError.ReadToEndAsync();
+        await node.WaitForExitAsync();
+        if (node.ExitCode != 0)
+        {
+            throw new InvalidOperationException($"Reading the stream log failed: {await stderr}");
+        }
+
+        return await stdout;
     }
 
     private static string RepoRoot()
