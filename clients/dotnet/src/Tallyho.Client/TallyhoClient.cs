@@ -51,7 +51,7 @@ public sealed class TallyhoClient : IAsyncDisposable, IDisposable
         Guard.NotNull(options, nameof(options));
         _http = new TallyhoHttp(httpClient, options);
         _ownedClient = owns ? httpClient : null;
-        Counters = new CounterClient(_http, null);
+        Counters = new CounterClient(_http, options.CounterOptions);
         Schedules = new ScheduleClient(_http);
         Jobs = new JobClient(_http);
     }

@@ -31,6 +31,9 @@ public sealed class TallyhoClientOptions
     /// <summary>The clock behind back-off, block sizing and polling; tests pass a fake one (default <see cref="TimeProvider.System"/>).</summary>
     public TimeProvider TimeProvider { get; set; } = TimeProvider.System;
 
+    /// <summary>How <see cref="TallyhoClient.Counters"/> batches increments.</summary>
+    public Counters.CounterClientOptions CounterOptions { get; set; } = new();
+
     /// <summary>Source of jitter, a value in [0, 1); tests pin it. Default: a shared random generator.</summary>
     public Func<double>? Jitter { get; set; }
 }

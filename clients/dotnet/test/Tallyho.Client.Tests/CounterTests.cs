@@ -77,6 +77,17 @@ public class CounterTests
     }
 
     [Fact]
+    public async Task The_largest_increment_is_an_option_of_the_client()
+    {
+        var handler = new FakeHandler(r => FakeHandler.Json(202, new { name = "hits", by = 0 }));
+        using var client = Harness.Client(handler, new FakeTimeProvider(), o => o.CounterOptions.MaxIncrement = 10);
+
+        await client.Counters.IncrementAsync("hits", 25);
+
+        Assert.Equal(new long[] { 10, 10, 5 }, handler.Requests.Select(r => r.Json().GetProperty("by").GetInt64()));
+    }
+
+    [Fact]
     public async Task DisposeAsync_drains_pending_increments_and_then_refuses_new_ones()
     {
         var release = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);

@@ -35,7 +35,7 @@ public sealed record CounterSettings
     public int? SafetyWindowSeconds { get; init; }
 }
 
-/// <summary>How a <see cref="CounterClient"/> coalesces increments.</summary>
+/// <summary>How a <see cref="CounterClient"/> coalesces increments (set through <see cref="TallyhoClientOptions.CounterOptions"/>).</summary>
 public sealed class CounterClientOptions
 {
     /// <summary>The largest <c>by</c> one request carries (the server's TALLYHO_COUNTERS_MAX_INCREMENT; default 1,000,000). Larger sums are split.</summary>
