@@ -1,0 +1,208 @@
+using System.Net.Http.Headers;
+using System.Text.Json;
+
+namespace Tallyho.Client.Internal;
+
+/// <summary>
+/// Sends API calls: keys by header, JSON bodies with <c>Content-Type: application/json</c>, retries of
+/// 429/502/503/504 and lost connections with <c>Retry-After</c> honoured and jittered back-off otherwise,
+/// and problem+json answers turned into <see cref="TallyhoException"/>.
+/// </summary>
+internal sealed class TallyhoHttp
+{
+    private static readonly MediaTypeHeaderValue JsonType = new("application/json");
+    private readonly HttpClient _http;
+    private readonly Uri _baseAddress;
+
+    public TallyhoHttp(HttpClient http, TallyhoClientOptions options)
+    {
+        _http = http;
+        Options = options;
+        var baseAddress = options.BaseAddress ?? http.BaseAddress
+            ?? throw new ArgumentException("Set TallyhoClientOptions.BaseAddress or the HttpClient's BaseAddress.", nameof(options));
+        _baseAddress = new Uri(baseAddress.AbsoluteUri.TrimEnd('/') + "/api/");
+        Time = options.TimeProvider;
+        Backoff = new Backoff(options.Jitter);
+    }
+
+    public TallyhoClientOptions Options { get; }
+
+    public TimeProvider Time { get; }
+
+    public Backoff Backoff { get; }
+
+    public static string Segment(string value) => Uri.EscapeDataString(Guard.NotEmpty(value, nameof(value)));
+
+    public Uri Resolve(string path) => new(_baseAddress, path);
+
+    public async Task<T> SendJsonAsync<T>(TallyhoRequest request, CancellationToken cancellationToken)
+    {
+        using var response = await SendAsync(request, cancellationToken).ConfigureAwait(false);
+        return await ReadJsonAsync<T>(response, cancellationToken).ConfigureAwait(false);
+    }
+
+    public static async Task<T> ReadJsonAsync<T>(HttpResponseMessage response, CancellationToken cancellationToken)
+    {
+        var bytes = await ReadBytesAsync(response.Content, cancellationToken).ConfigureAwait(false);
+        try
+        {
+            return Json.Deserialize<T>(bytes, $"{response.RequestMessage?.Method} {response.RequestMessage?.RequestUri?.AbsolutePath}");
+        }
+        catch (JsonException ex)
+        {
+            throw new TallyhoException((int)response.StatusCode, "InvalidResponse", $"The answer is not the expected JSON: {ex.Message}", innerException: ex);
+        }
+    }
+
+    public async Task<HttpResponseMessage> SendAsync(TallyhoRequest request, CancellationToken cancellationToken)
+    {
+        var body = request.Body is null ? null : Json.Serialize(request.Body);
+        var maxRetries = request.MaxRetries ?? Options.MaxRetries;
+        for (var attempt = 0; ; attempt++)
+        {
+            HttpResponseMessage response;
+            using (var message = Build(request, body))
+            {
+                try
+                {
+                    var completion = request.Streaming ? HttpCompletionOption.ResponseHeadersRead : HttpCompletionOption.ResponseContentRead;
+                    response = await _http.SendAsync(message, completion, cancellationToken).ConfigureAwait(false);
+                }
+                catch (Exception ex) when (IsTransport(ex, cancellationToken) && request.Idempotent && attempt < maxRetries)
+                {
+                    await Clock.Sleep(Time, Backoff.Delay(attempt, Options.RetryBaseDelay, Options.RetryMaxDelay), cancellationToken).ConfigureAwait(false);
+                    continue;
+                }
+                catch (Exception ex) when (IsTransport(ex, cancellationToken))
+                {
+                    throw new TallyhoException(0, "ConnectionFailed", $"{request.Method} {request.Path} failed: {ex.Message}", innerException: ex);
+                }
+            }
+
+            var status = (int)response.StatusCode;
+            if (response.IsSuccessStatusCode || request.Expected.Contains(status))
+            {
+                return response;
+            }
+
+            if (attempt < maxRetries && Retryable(status, request.Idempotent))
+            {
+                var delay = RetryAfter(response) ?? Backoff.Delay(attempt, Options.RetryBaseDelay, Options.RetryMaxDelay);
+                response.Dispose();
+                await Clock.Sleep(Time, delay > Options.RetryMaxDelay ? Options.RetryMaxDelay : delay, cancellationToken).ConfigureAwait(false);
+                continue;
+            }
+
+            using (response)
+            {
+                throw await ToExceptionAsync(response, cancellationToken).ConfigureAwait(false);
+            }
+        }
+    }
+
+    /// <summary>The problem document of a failed answer as an exception (any body that is not one is summarised).</summary>
+    public static async Task<TallyhoException> ToExceptionAsync(HttpResponseMessage response, CancellationToken cancellationToken)
+    {
+        var status = (int)response.StatusCode;
+        var retryAfter = RetryAfter(response);
+        var bytes = await ReadBytesAsync(response.Content, cancellationToken).ConfigureAwait(false);
+        try
+        {
+            using var document = JsonDocument.Parse(bytes);
+            var root = document.RootElement;
+            if (root.ValueKind == JsonValueKind.Object && root.TryGetProperty("code", out var code) && code.ValueKind == JsonValueKind.String)
+            {
+                var detail = root.TryGetProperty("detail", out var d) && d.ValueKind == JsonValueKind.String ? d.GetString() : null;
+                var title = root.TryGetProperty("title", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString() : null;
+                var issues = new List<TallyhoIssue>();
+                if (root.TryGetProperty("issues", out var list) && list.ValueKind == JsonValueKind.Array)
+                {
+                    foreach (var issue in list.EnumerateArray())
+                    {
+                        issues.Add(new TallyhoIssue(
+                            issue.TryGetProperty("path", out var p) ? p.GetString() ?? string.Empty : string.Empty,
+                            issue.TryGetProperty("message", out var m) ? m.GetString() ?? string.Empty : string.Empty));
+                    }
+                }
+
+                return new TallyhoException(status, code.GetString()!, detail ?? title ?? $"HTTP {status}", retryAfter, issues, root.Clone());
+            }
+        }
+        catch (JsonException)
+        {
+            // Not JSON: described below.
+        }
+
+        var text = System.Text.Encoding.UTF8.GetString(bytes);
+        var summary = text.Length > 200 ? text.Substring(0, 200) : text;
+        return new TallyhoException(status, $"Http{status}", $"HTTP {status} {response.ReasonPhrase}{(summary.Length == 0 ? string.Empty : ": " + summary)}", retryAfter);
+    }
+
+    private static bool Retryable(int status, bool idempotent) => status is 429 or 503 || (idempotent && status is 502 or 504);
+
+    private static bool IsTransport(Exception ex, CancellationToken cancellationToken) =>
+        ex is HttpRequestException || ex is IOException || (ex is OperationCanceledException && !cancellationToken.IsCancellationRequested);
+
+    private static TimeSpan? RetryAfter(HttpResponseMessage response)
+    {
+        var header = response.Headers.RetryAfter;
+        if (header?.Delta is { } delta)
+        {
+            return delta;
+        }
+
+        if (header?.Date is { } date)
+        {
+            var wait = date - DateTimeOffset.UtcNow;
+            return wait > TimeSpan.Zero ? wait : TimeSpan.Zero;
+        }
+
+        return null;
+    }
+
+    private static async Task<byte[]> ReadBytesAsync(HttpContent? content, CancellationToken cancellationToken)
+    {
+        if (content is null)
+        {
+            return Array.Empty<byte>();
+        }
+#if NET8_0_OR_GREATER
+        return await content.ReadAsByteArrayAsync(cancellationToken).ConfigureAwait(false);
+#else
+        cancellationToken.ThrowIfCancellationRequested();
+        return await content.ReadAsByteArrayAsync().ConfigureAwait(false);
+#endif
+    }
+
+    private HttpRequestMessage Build(TallyhoRequest request, byte[]? body)
+    {
+        var message = new HttpRequestMessage(request.Method, Resolve(request.Path));
+        var key = request.Key == KeyLevel.Admin ? Options.AdminKey ?? Options.FunctionKey : Options.FunctionKey ?? Options.AdminKey;
+        if (key is not null)
+        {
+            message.Headers.TryAddWithoutValidation("x-functions-key", key);
+        }
+
+        if (request.IdempotencyKey is not null)
+        {
+            message.Headers.TryAddWithoutValidation("Idempotency-Key", request.IdempotencyKey);
+        }
+
+        if (request.Headers is not null)
+        {
+            foreach (var header in request.Headers)
+            {
+                message.Headers.TryAddWithoutValidation(header.Key, header.Value);
+            }
+        }
+
+        if (body is not null)
+        {
+            message.Content = new ByteArrayContent(body);
+            message.Content.Headers.ContentType = JsonType;
+        }
+
+        return message;
+    }
+
+}

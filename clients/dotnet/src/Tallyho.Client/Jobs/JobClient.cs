@@ -1,0 +1,127 @@
+using System.Runtime.CompilerServices;
+using Tallyho.Client.Internal;
+
+namespace Tallyho.Client.Jobs;
+
+/// <summary>
+/// Batched jobs: submit many items at once, follow the progress until every item has settled, then page
+/// through the results and the failures with their reasons. A submission always carries an
+/// <c>Idempotency-Key</c> (yours, or one made per call), so a retried submission never makes a second job.
+/// </summary>
+public sealed class JobClient
+{
+    private readonly TallyhoHttp _http;
+
+    internal JobClient(TallyhoHttp http) => _http = http;
+
+    /// <summary>Submits a job.</summary>
+    /// <typeparam name="TItem">The item type; each serializes to a JSON object with a unique string <c>id</c>.</typeparam>
+    /// <param name="items">The items.</param>
+    /// <param name="idempotencyKey">Makes a resubmission return the same job; one is made for this call when null.</param>
+    /// <param name="processor">What processes the items (default <c>billing</c>).</param>
+    /// <param name="cancellationToken">Cancels the request.</param>
+    /// <returns>The accepted job.</returns>
+    public Task<Job> SubmitAsync<TItem>(IEnumerable<TItem> items, string? idempotencyKey = null, string processor = "billing", CancellationToken cancellationToken = default)
+    {
+        Guard.NotNull(items, nameof(items));
+        return _http.SendJsonAsync<Job>(
+            new TallyhoRequest(HttpMethod.Post, "jobs")
+            {
+                Body = new Submission<TItem>(processor, items.ToArray()),
+                IdempotencyKey = idempotencyKey ?? Guid.NewGuid().ToString("N"),
+                Idempotent = true,
+            },
+            cancellationToken);
+    }
+
+    /// <summary>A job's state and totals.</summary>
+    /// <param name="id">The job's id.</param>
+    /// <param name="cancellationToken">Cancels the request.</param>
+    /// <returns>The job.</returns>
+    public Task<Job> GetAsync(string id, CancellationToken cancellationToken = default) =>
+        _http.SendJsonAsync<Job>(new TallyhoRequest(HttpMethod.Get, Path(id)) { Idempotent = true }, cancellationToken);
+
+    /// <summary>
+    /// The job's progress: its state now, then each change, until it has settled (the last one yielded is settled).
+    /// </summary>
+    /// <param name="id">The job's id.</param>
+    /// <param name="pollInterval">How often to look (default 1 s).</param>
+    /// <param name="cancellationToken">Stops following.</param>
+    /// <returns>The job at each change.</returns>
+    public async IAsyncEnumerable<Job> WatchAsync(string id, TimeSpan? pollInterval = null, [EnumeratorCancellation] CancellationToken cancellationToken = default)
+    {
+        Job? last = null;
+        while (true)
+        {
+            var job = await GetAsync(id, cancellationToken).ConfigureAwait(false);
+            if (last is null || job.State != last.State || job.Totals != last.Totals || job.Round != last.Round)
+            {
+                yield return job;
+            }
+
+            if (job.IsSettled)
+            {
+                yield break;
+            }
+
+            last = job;
+            await Clock.Sleep(_http.Time, pollInterval ?? TimeSpan.FromSeconds(1), cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Every item result, page after page, in item-id order.</summary>
+    /// <param name="id">The job's id.</param>
+    /// <param name="status">Only <c>succeeded</c>, <c>failed</c> or <c>retrying</c> results, if given.</param>
+    /// <param name="pageSize">Results per request (1-1000; default 100).</param>
+    /// <param name="cancellationToken">Stops the listing.</param>
+    /// <returns>The results.</returns>
+    public IAsyncEnumerable<JobResult> GetResultsAsync(string id, string? status = null, int pageSize = 100, CancellationToken cancellationToken = default) =>
+        PagesAsync<ResultsPage, JobResult>($"{Path(id)}/results", status is null ? string.Empty : "&status=" + Uri.EscapeDataString(status), pageSize, p => (p.Results, p.Next), cancellationToken);
+
+    /// <summary>Every failed item with its reason, page after page.</summary>
+    /// <param name="id">The job's id.</param>
+    /// <param name="pageSize">Failures per request (1-1000; default 100).</param>
+    /// <param name="cancellationToken">Stops the listing.</param>
+    /// <returns>The failures.</returns>
+    public IAsyncEnumerable<JobFailure> GetFailuresAsync(string id, int pageSize = 100, CancellationToken cancellationToken = default) =>
+        PagesAsync<FailuresPage, JobFailure>($"{Path(id)}/failures", string.Empty, pageSize, p => (p.Failures, p.Next), cancellationToken);
+
+    /// <summary>Runs the failed items of a completed job again (admin key when configured).</summary>
+    /// <param name="id">The job's id.</param>
+    /// <param name="cancellationToken">Cancels the request.</param>
+    /// <returns>The job, running again.</returns>
+    /// <exception cref="TallyhoException">With code <c>Conflict</c> when the job is running or has no failures.</exception>
+    public Task<Job> RetryFailedAsync(string id, CancellationToken cancellationToken = default) =>
+        _http.SendJsonAsync<Job>(new TallyhoRequest(HttpMethod.Post, $"{Path(id)}/retry-failed") { Idempotent = true, Key = KeyLevel.Admin }, cancellationToken);
+
+    private static string Path(string id) => "jobs/" + TallyhoHttp.Segment(id);
+
+    private async IAsyncEnumerable<TItem> PagesAsync<TPage, TItem>(
+        string path,
+        string filter,
+        int pageSize,
+        Func<TPage, (IReadOnlyList<TItem> Items, string? Next)> open,
+        [EnumeratorCancellation] CancellationToken cancellationToken)
+    {
+        string? cursor = null;
+        do
+        {
+            var query = $"?limit={pageSize}{filter}{(cursor is null ? string.Empty : "&cursor=" + Uri.EscapeDataString(cursor))}";
+            var page = await _http.SendJsonAsync<TPage>(new TallyhoRequest(HttpMethod.Get, path + query) { Idempotent = true }, cancellationToken).ConfigureAwait(false);
+            var (items, next) = open(page);
+            foreach (var item in items)
+            {
+                yield return item;
+            }
+
+            cursor = next;
+        }
+        while (cursor is not null);
+    }
+
+    private sealed record Submission<TItem>(string Processor, IReadOnlyList<TItem> Items);
+
+    private sealed record ResultsPage(IReadOnlyList<JobResult> Results, string? Next);
+
+    private sealed record FailuresPage(IReadOnlyList<JobFailure> Failures, string? Next);
+}

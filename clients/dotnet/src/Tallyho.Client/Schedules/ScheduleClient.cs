@@ -1,0 +1,131 @@
+using System.Globalization;
+using System.Runtime.CompilerServices;
+using Tallyho.Client.Internal;
+
+namespace Tallyho.Client.Schedules;
+
+/// <summary>
+/// Schedules: one-off and recurring runs of a target (a gate release, a job, a queue or Service Bus
+/// message, a webhook). Listing, cancelling, pausing, resuming and triggering send the admin key when
+/// one is configured.
+/// </summary>
+public sealed class ScheduleClient
+{
+    private readonly TallyhoHttp _http;
+
+    internal ScheduleClient(TallyhoHttp http) => _http = http;
+
+    /// <summary>Creates a schedule; the same id with the same definition again returns it (safe to retry).</summary>
+    /// <param name="request">The schedule.</param>
+    /// <param name="cancellationToken">Cancels the request.</param>
+    /// <returns>The schedule with its next fire time.</returns>
+    /// <exception cref="TallyhoException">With code <c>Conflict</c> when the id exists with another definition.</exception>
+    public Task<Schedule> CreateAsync(ScheduleRequest request, CancellationToken cancellationToken = default)
+    {
+        Guard.NotNull(request, nameof(request));
+        var target = Guard.NotNull(request.Target, "request.Target");
+        var body = new Dictionary<string, object?>
+        {
+            ["id"] = request.Id,
+            ["at"] = request.At?.ToUniversalTime().ToString("yyyy-MM-dd'T'HH:mm:ss.fff'Z'", CultureInfo.InvariantCulture),
+            ["cron"] = request.Cron,
+            ["timeZone"] = request.TimeZone,
+            ["target"] = target.Fields.Where(f => f.Value is not null).ToDictionary(f => f.Key, f => f.Value),
+            ["overlap"] = request.Overlap,
+            ["catchUp"] = request.CatchUp,
+        };
+        return _http.SendJsonAsync<Schedule>(
+            new TallyhoRequest(HttpMethod.Post, "schedules")
+            {
+                Body = body.Where(f => f.Value is not null).ToDictionary(f => f.Key, f => f.Value),
+                Idempotent = request.Id is not null,
+            },
+            cancellationToken);
+    }
+
+    /// <summary>A schedule with its state, next fire time and recent runs.</summary>
+    /// <param name="id">The schedule's id.</param>
+    /// <param name="cancellationToken">Cancels the request.</param>
+    /// <returns>The schedule.</returns>
+    public Task<Schedule> GetAsync(string id, CancellationToken cancellationToken = default) =>
+        _http.SendJsonAsync<Schedule>(new TallyhoRequest(HttpMethod.Get, Path(id)) { Idempotent = true }, cancellationToken);
+
+    /// <summary>One page of schedules.</summary>
+    /// <param name="state">Only schedules in this state, if given.</param>
+    /// <param name="pageSize">Schedules per page (1-100; default 50).</param>
+    /// <param name="continuationToken">The token of the previous page.</param>
+    /// <param name="cancellationToken">Cancels the request.</param>
+    /// <returns>The page.</returns>
+    public Task<SchedulePage> ListPageAsync(string? state = null, int? pageSize = null, string? continuationToken = null, CancellationToken cancellationToken = default)
+    {
+        var query = new List<string>();
+        if (state is not null)
+        {
+            query.Add("state=" + Uri.EscapeDataString(state));
+        }
+
+        if (pageSize is not null)
+        {
+            query.Add("pageSize=" + pageSize.Value.ToString(CultureInfo.InvariantCulture));
+        }
+
+        if (continuationToken is not null)
+        {
+            query.Add("continuationToken=" + Uri.EscapeDataString(continuationToken));
+        }
+
+        var path = query.Count == 0 ? "schedules" : "schedules?" + string.Join("&", query);
+        return _http.SendJsonAsync<SchedulePage>(new TallyhoRequest(HttpMethod.Get, path) { Idempotent = true, Key = KeyLevel.Admin }, cancellationToken);
+    }
+
+    /// <summary>Every schedule (optionally in one state), page after page.</summary>
+    /// <param name="state">Only schedules in this state, if given.</param>
+    /// <param name="cancellationToken">Stops the listing.</param>
+    /// <returns>The schedules.</returns>
+    public async IAsyncEnumerable<Schedule> ListAsync(string? state = null, [EnumeratorCancellation] CancellationToken cancellationToken = default)
+    {
+        string? token = null;
+        do
+        {
+            var page = await ListPageAsync(state, null, token, cancellationToken).ConfigureAwait(false);
+            foreach (var item in page.Items)
+            {
+                yield return item;
+            }
+
+            token = page.ContinuationToken;
+        }
+        while (token is not null);
+    }
+
+    /// <summary>Cancels a schedule: it never fires again.</summary>
+    /// <param name="id">The schedule's id.</param>
+    /// <param name="cancellationToken">Cancels the request.</param>
+    /// <returns>The schedule.</returns>
+    public Task<Schedule> CancelAsync(string id, CancellationToken cancellationToken = default) =>
+        _http.SendJsonAsync<Schedule>(new TallyhoRequest(HttpMethod.Delete, Path(id)) { Idempotent = true, Key = KeyLevel.Admin }, cancellationToken);
+
+    /// <summary>Pauses a schedule: fires are skipped until it is resumed.</summary>
+    /// <param name="id">The schedule's id.</param>
+    /// <param name="cancellationToken">Cancels the request.</param>
+    /// <returns>The schedule.</returns>
+    public Task<Schedule> PauseAsync(string id, CancellationToken cancellationToken = default) => ControlAsync(id, "pause", cancellationToken);
+
+    /// <summary>Resumes a paused schedule with its next fire.</summary>
+    /// <param name="id">The schedule's id.</param>
+    /// <param name="cancellationToken">Cancels the request.</param>
+    /// <returns>The schedule.</returns>
+    public Task<Schedule> ResumeAsync(string id, CancellationToken cancellationToken = default) => ControlAsync(id, "resume", cancellationToken);
+
+    /// <summary>Runs the target now (also while paused); the overlap policy applies.</summary>
+    /// <param name="id">The schedule's id.</param>
+    /// <param name="cancellationToken">Cancels the request.</param>
+    /// <returns>The trigger's id and the schedule.</returns>
+    public Task<ScheduleTrigger> TriggerAsync(string id, CancellationToken cancellationToken = default) =>
+        _http.SendJsonAsync<ScheduleTrigger>(new TallyhoRequest(HttpMethod.Post, Path(id) + "/trigger") { Key = KeyLevel.Admin }, cancellationToken);
+
+    private static string Path(string id) => "schedules/" + TallyhoHttp.Segment(id);
+
+    private Task<Schedule> ControlAsync(string id, string action, CancellationToken cancellationToken) =>
+        _http.SendJsonAsync<Schedule>(new TallyhoRequest(HttpMethod.Post, $"{Path(id)}/{action}") { Idempotent = true, Key = KeyLevel.Admin }, cancellationToken);
+}

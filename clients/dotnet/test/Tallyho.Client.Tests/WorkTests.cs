@@ -1,0 +1,182 @@
+using Microsoft.Extensions.Time.Testing;
+using Tallyho.Client.Schedules;
+using Tallyho.Client.Streams;
+
+namespace Tallyho.Client.Tests;
+
+public class StreamTests
+{
+    private static HttpResponseMessage Accepted(Recorded r)
+    {
+        var events = r.Json().GetProperty("events").GetArrayLength();
+        return FakeHandler.Json(200, new { type = "orders", partition = "p00", resource = "orders", requestId = "x", accepted = events, duplicates = 0, lastIndex = 1, ack = "flushed", flushed = true });
+    }
+
+    [Fact]
+    public async Task Each_event_gets_the_producers_next_seq_and_a_retry_resends_the_same_numbers()
+    {
+        var time = new FakeTimeProvider();
+        var calls = 0;
+        var handler = new FakeHandler(r => Interlocked.Increment(ref calls) == 2 ? FakeHandler.Problem(503, "DependencyUnavailable", retryAfterSeconds: 1) : Accepted(r));
+        using var client = Harness.Client(handler, time);
+        using var producer = client.StreamProducer("orders", new StreamProducerOptions { ProducerId = "checkout-7", FirstSeq = 40 });
+
+        var first = await producer.AppendManyAsync(new object?[] { new { order = 1 }, new { order = 2 } }, StreamAck.Flushed);
+        var second = await Harness.Drive(time, producer.AppendAsync(new { order = 3 }), TimeSpan.FromMilliseconds(250));
+
+        Assert.Equal(2, first.Accepted);
+        Assert.True(second.Flushed);
+        Assert.Equal(43, producer.NextSeq);
+        var seqs = handler.Requests.Select(r => r.Json().GetProperty("events").EnumerateArray().Select(e => e.GetProperty("seq").GetInt64()).ToArray()).ToArray();
+        Assert.Equal(new[] { 40L, 41L }, seqs[0]);
+        Assert.Equal(new[] { 42L }, seqs[1]);
+        Assert.Equal(new[] { 42L }, seqs[2]);
+        Assert.Equal(handler.Requests[1].Body, handler.Requests[2].Body);
+        Assert.Equal("/api/streams/orders/events?ack=flushed", handler.Requests[0].Uri.PathAndQuery);
+        Assert.Equal("/api/streams/orders/events?ack=buffered", handler.Requests[1].Uri.PathAndQuery);
+        Assert.All(handler.Requests, r => Assert.Equal("checkout-7", r.Json().GetProperty("events")[0].GetProperty("producer").GetString()));
+    }
+
+    [Fact]
+    public async Task A_producer_without_a_first_seq_starts_above_anything_sent_before_by_time()
+    {
+        var time = new FakeTimeProvider(DateTimeOffset.FromUnixTimeMilliseconds(1_800_000_000_000));
+        var handler = new FakeHandler(Accepted);
+        using var client = Harness.Client(handler, time);
+        using var producer = client.StreamProducer("orders");
+
+        await producer.AppendAsync(null);
+
+        Assert.StartsWith("dotnet-", producer.ProducerId, StringComparison.Ordinal);
+        Assert.Equal(1_800_000_000_000_000, handler.Requests[0].Json().GetProperty("events")[0].GetProperty("seq").GetInt64());
+    }
+}
+
+public class JobTests
+{
+    private static object Job(string state, int succeeded) => new
+    {
+        id = "job-1",
+        processor = "billing",
+        state,
+        round = 0,
+        totals = new { items = 3, succeeded, failed = 0, pending = 3 - succeeded },
+    };
+
+    [Fact]
+    public async Task Submit_always_carries_an_Idempotency_Key_that_a_retry_reuses()
+    {
+        var time = new FakeTimeProvider();
+        var calls = 0;
+        var handler = new FakeHandler(r => Interlocked.Increment(ref calls) == 1 ? FakeHandler.Problem(503, "DependencyUnavailable", retryAfterSeconds: 1) : FakeHandler.Json(202, Job("accepted", 0)));
+        using var client = Harness.Client(handler, time);
+
+        var job = await Harness.Drive(time, client.Jobs.SubmitAsync(new[] { new { id = "tx-1" } }), TimeSpan.FromMilliseconds(250));
+
+        Assert.Equal("job-1", job.Id);
+        Assert.Equal(2, handler.Requests.Count);
+        Assert.NotNull(handler.Requests[0].Header("Idempotency-Key"));
+        Assert.Equal(handler.Requests[0].Header("Idempotency-Key"), handler.Requests[1].Header("Idempotency-Key"));
+        Assert.Equal("{\"processor\":\"billing\",\"items\":[{\"id\":\"tx-1\"}]}", handler.Requests[0].Body);
+    }
+
+    [Fact]
+    public async Task Progress_yields_each_change_until_the_job_settles()
+    {
+        var time = new FakeTimeProvider();
+        var states = new Queue<object>(new[] { Job("accepted", 0), Job("running", 1), Job("running", 1), Job("completed", 3) });
+        var handler = new FakeHandler(_ => FakeHandler.Json(200, states.Dequeue()));
+        using var client = Harness.Client(handler, time);
+
+        var seen = new List<string>();
+        var watch = Task.Run(async () =>
+        {
+            await foreach (var job in client.Jobs.WatchAsync("job-1"))
+            {
+                seen.Add($"{job.State}:{job.Totals.Succeeded}");
+            }
+
+            return seen.Count;
+        });
+        await Harness.Drive(time, watch, TimeSpan.FromMilliseconds(500));
+
+        Assert.Equal(new[] { "accepted:0", "running:1", "completed:3" }, seen);
+        Assert.Equal(4, handler.Requests.Count);
+    }
+
+    [Fact]
+    public async Task Results_and_failures_follow_the_next_cursor_page_by_page()
+    {
+        var handler = new FakeHandler(r => r.Uri.AbsolutePath.EndsWith("/failures", StringComparison.Ordinal)
+            ? FakeHandler.Json(200, new { failures = new[] { new { id = "tx-9", code = "InvalidItem", reason = "amount", attempts = 1, envelope = "e", round = 0 } }, next = (string?)null })
+            : r.Uri.Query.Contains("cursor=c%2F2", StringComparison.Ordinal)
+                ? FakeHandler.Json(200, new { results = new[] { new { id = "tx-2", status = "succeeded", attempts = 1 } }, next = (string?)null })
+                : FakeHandler.Json(200, new { results = new[] { new { id = "tx-1", status = "succeeded", attempts = 1 } }, next = "c/2" }));
+        using var client = Harness.Client(handler, new FakeTimeProvider());
+
+        var results = new List<string>();
+        await foreach (var result in client.Jobs.GetResultsAsync("job-1", pageSize: 1))
+        {
+            results.Add(result.Id);
+        }
+
+        var failures = new List<string>();
+        await foreach (var failure in client.Jobs.GetFailuresAsync("job-1"))
+        {
+            failures.Add($"{failure.Id}:{failure.Reason}");
+        }
+
+        Assert.Equal(new[] { "tx-1", "tx-2" }, results);
+        Assert.Equal(new[] { "tx-9:amount" }, failures);
+        Assert.Equal("?limit=1&cursor=c%2F2", handler.Requests[1].Uri.Query);
+    }
+}
+
+public class ScheduleTests
+{
+    private static object View(string state) => new { id = "nightly", state, overlap = "skip", target = new { type = "gateRelease", gate = "launch" }, runCount = 0, runs = Array.Empty<object>(), pendingTriggers = 0 };
+
+    [Fact]
+    public async Task Create_sends_the_definition_and_controls_send_the_admin_key()
+    {
+        var handler = new FakeHandler(r => r.Uri.AbsolutePath.EndsWith("/trigger", StringComparison.Ordinal)
+            ? FakeHandler.Json(202, new { triggerId = "t-1", schedule = View("active") })
+            : FakeHandler.Json(r.Method == HttpMethod.Post && r.Uri.AbsolutePath == "/api/schedules" ? 201 : 200, View(r.Uri.AbsolutePath.EndsWith("/pause", StringComparison.Ordinal) ? "paused" : "active")));
+        using var client = Harness.Client(handler, new FakeTimeProvider());
+
+        var created = await client.Schedules.CreateAsync(new ScheduleRequest
+        {
+            Id = "nightly",
+            At = new DateTimeOffset(2027, 1, 15, 10, 0, 0, TimeSpan.FromHours(1)),
+            Target = ScheduleTarget.GateRelease("launch"),
+        });
+        var paused = await client.Schedules.PauseAsync("nightly");
+        var trigger = await client.Schedules.TriggerAsync("nightly");
+
+        Assert.Equal("active", created.State);
+        Assert.Equal("paused", paused.State);
+        Assert.Equal("t-1", trigger.TriggerId);
+        Assert.Equal("{\"id\":\"nightly\",\"at\":\"2027-01-15T09:00:00.000Z\",\"target\":{\"type\":\"gateRelease\",\"gate\":\"launch\"}}", handler.Requests[0].Body);
+        Assert.Equal("function-key", handler.Requests[0].Header("x-functions-key"));
+        Assert.Equal("admin-key", handler.Requests[1].Header("x-functions-key"));
+        Assert.Equal("admin-key", handler.Requests[2].Header("x-functions-key"));
+    }
+
+    [Fact]
+    public async Task Listing_follows_the_continuation_token()
+    {
+        var handler = new FakeHandler(r => r.Uri.Query.Contains("continuationToken=next", StringComparison.Ordinal)
+            ? FakeHandler.Json(200, new { items = new[] { View("paused") }, continuationToken = (string?)null })
+            : FakeHandler.Json(200, new { items = new[] { View("active") }, continuationToken = "next" }));
+        using var client = Harness.Client(handler, new FakeTimeProvider());
+
+        var states = new List<string>();
+        await foreach (var schedule in client.Schedules.ListAsync())
+        {
+            states.Add(schedule.State);
+        }
+
+        Assert.Equal(new[] { "active", "paused" }, states);
+        Assert.Equal(2, handler.Requests.Count);
+    }
+}
