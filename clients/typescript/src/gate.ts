@@ -155,8 +155,10 @@ export class Gate {
         failures++;
       }
       // A clean end (the server closes streams after a release and after a time limit) reconnects
-      // after the base delay; failures back off further. Polls pace themselves.
-      if (mode === 'sse' || !ended) await this.transport.clock.sleep(backoffDelay(this.reconnect, failures, this.transport.random), signal);
+      // after the base delay; each further failure in a row doubles it, up to the cap. Polls pace themselves.
+      if (mode === 'sse' || !ended) {
+        await this.transport.clock.sleep(backoffDelay(this.reconnect, Math.max(0, failures - 1), this.transport.random), signal);
+      }
     }
   }
 
@@ -181,13 +183,16 @@ export class Gate {
         path: `${this.path}/events`,
         headers: { accept: 'text/event-stream', ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }) },
         signal: connection.signal,
+        // Reconnecting is this loop's job, with its own back-off.
+        retries: 0,
       });
       if (!/text\/event-stream/i.test(response.headers.get('content-type') ?? '') || response.body === null) {
         await response.body?.cancel().catch(() => undefined);
         throw new ModeUnavailable();
       }
       lastActivity = clock.now();
-      for await (const event of readEvents(response.body, () => (lastActivity = clock.now()))) {
+      const onActivity = (): void => void (lastActivity = clock.now());
+      for await (const event of readEvents(response.body, { onActivity, signal: connection.signal })) {
         if (event.event !== 'state' && event.event !== 'released') continue;
         yield { gate: JSON.parse(event.data) as GateView, etag: event.id === '' ? undefined : event.id };
       }

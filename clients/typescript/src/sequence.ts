@@ -28,7 +28,7 @@ export interface SequenceOptions {
   readonly maxBlock?: number;
   /** How long one block should last (default 2 s). */
   readonly refillTargetMs?: number;
-  /** Reserve the next block when this fraction of the current one is left (default 0.1). */
+  /** Reserve the next block when this fraction of the current one is left (default 0.1; 0: never ahead of need). */
   readonly prefetchAt?: number;
 }
 
@@ -134,7 +134,7 @@ export class Sequence {
   }
 
   private prefetchIfLow(): void {
-    if (this.reserving !== undefined || this.blocks.length > 1) return;
+    if (this.prefetchAt <= 0 || this.reserving !== undefined || this.blocks.length > 1) return;
     if (this.remaining() > this.blockSize * this.prefetchAt) return;
     // Errors surface to whoever next needs numbers (reserve() rethrows the last failure then).
     this.reserve().catch(() => undefined);

@@ -3,6 +3,8 @@
  * event as it completes, reports every chunk (heartbeat comments included) to `onActivity` so a
  * caller can detect a silent connection, and ends when the server closes the stream.
  */
+import { throwIfAborted } from './signals.js';
+
 export interface ServerEvent {
   readonly event: string;
   readonly data: string;
@@ -11,14 +13,23 @@ export interface ServerEvent {
   readonly retryMs: number | undefined;
 }
 
-export async function* readEvents(body: ReadableStream<Uint8Array>, onActivity: () => void = () => undefined): AsyncGenerator<ServerEvent> {
+export async function* readEvents(
+  body: ReadableStream<Uint8Array>,
+  options: { onActivity?: () => void; signal?: AbortSignal } = {},
+): AsyncGenerator<ServerEvent> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
+  const onActivity = options.onActivity ?? (() => undefined);
+  // fetch ends the body when its signal aborts, but not every fetch (or test double) does: cancel
+  // the read here too, so an abort or a heartbeat timeout never leaves a reader hanging.
+  const onAbort = (): void => void reader.cancel(options.signal?.reason).catch(() => undefined);
+  options.signal?.addEventListener('abort', onAbort, { once: true });
   let buffer = '';
   let retryMs: number | undefined;
   try {
     for (;;) {
       const { value, done } = await reader.read();
+      throwIfAborted(options.signal);
       if (done) return;
       onActivity();
       buffer += decoder.decode(value, { stream: true });
@@ -31,6 +42,7 @@ export async function* readEvents(body: ReadableStream<Uint8Array>, onActivity: 
       }
     }
   } finally {
+    options.signal?.removeEventListener('abort', onAbort);
     // Ends the fetch when the consumer stops early (a return from for-await lands here).
     await reader.cancel().catch(() => undefined);
   }
