@@ -15,11 +15,11 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 
+// The client is an ES module and this file is CommonJS: its types come in type-only, the code by import().
+import type * as ClientModule from '../clients/typescript/src/index.js' with { 'resolution-mode': 'import' };
 import { startAzurite } from '../devhost/azurite';
 import { startDevhostChild } from './support/devhostChild';
 import { fmt, header, type Row, ratio, table } from './support/report';
-
-type ClientModule = typeof import('../clients/typescript/src/index.js', { with: { 'resolution-mode': 'import' } });
 
 const repoRoot = join(__dirname, '..', '..');
 const warmupMs = 500;
@@ -58,7 +58,9 @@ function sampleSettings(): Record<string, string> {
 
 async function main(): Promise<void> {
   header('client');
-  const { TallyhoClient } = (await import(pathToFileURL(join(repoRoot, 'clients', 'typescript', 'dist', 'index.js')).href)) as ClientModule;
+  const { TallyhoClient } = (await import(
+    pathToFileURL(join(repoRoot, 'clients', 'typescript', 'dist', 'index.js')).href
+  )) as typeof ClientModule;
   const azurite = await startAzurite();
   const devhost = await startDevhostChild({ ...sampleSettings(), AzureWebJobsStorage: azurite.connectionString });
   try {
@@ -70,33 +72,78 @@ async function main(): Promise<void> {
     };
     const client = new TallyhoClient({ baseUrl: api, fetch: counted });
     const post = async (path: string, body: unknown): Promise<void> => {
-      const res = await counted(`${api}/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await counted(`${api}/${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       if (!res.ok) throw new Error(`POST ${path} answered ${res.status}`);
       await res.arrayBuffer();
     };
 
     const sequenceName = `bench-${Date.now()}`;
     await client.sequences.configure(sequenceName, { prefix: 'B-', width: 9, checkDigit: true, blockSize: { min: 100, max: 100_000 } });
-    const perCall = await load(16, () => post(`sequences/${sequenceName}/next`, {}).then(() => 1), () => sent);
+    const perCall = await load(
+      16,
+      () => post(`sequences/${sequenceName}/next`, {}).then(() => 1),
+      () => sent,
+    );
     const sequence = client.sequence(sequenceName);
-    const blocks = await load(16, () => sequence.next().then(() => 1), () => sent);
+    const blocks = await load(
+      16,
+      () => sequence.next().then(() => 1),
+      () => sent,
+    );
 
     const counterName = `bench-${Date.now()}`;
     await client.counters.configure(counterName, { mode: 'hits', partitions: 4 });
-    const perIncrement = await load(64, () => post(`counters/${counterName}/increment`, { by: 1 }).then(() => 1), () => sent);
-    const coalesced = await load(64, () => client.increment(counterName).then(() => 1), () => sent);
+    const perIncrement = await load(
+      64,
+      () => post(`counters/${counterName}/increment`, { by: 1 }).then(() => 1),
+      () => sent,
+    );
+    const coalesced = await load(
+      64,
+      () => client.increment(counterName).then(() => 1),
+      () => sent,
+    );
     await client.close();
 
     const rows: Row[] = [
-      { scenario: 'sequences: one HTTP call per number (baseline)', 'per second': perCall.units / perCall.seconds, 'requests per 1,000': (perCall.requests * 1000) / perCall.units },
-      { scenario: 'sequences: client next() from reserved blocks', 'per second': blocks.units / blocks.seconds, 'requests per 1,000': (blocks.requests * 1000) / blocks.units },
-      { scenario: 'counters: one request per increment (baseline)', 'per second': perIncrement.units / perIncrement.seconds, 'requests per 1,000': (perIncrement.requests * 1000) / perIncrement.units },
-      { scenario: 'counters: client increment(), coalesced', 'per second': coalesced.units / coalesced.seconds, 'requests per 1,000': (coalesced.requests * 1000) / coalesced.units },
+      {
+        scenario: 'sequences: one HTTP call per number (baseline)',
+        'per second': perCall.units / perCall.seconds,
+        'requests per 1,000': (perCall.requests * 1000) / perCall.units,
+      },
+      {
+        scenario: 'sequences: client next() from reserved blocks',
+        'per second': blocks.units / blocks.seconds,
+        'requests per 1,000': (blocks.requests * 1000) / blocks.units,
+      },
+      {
+        scenario: 'counters: one request per increment (baseline)',
+        'per second': perIncrement.units / perIncrement.seconds,
+        'requests per 1,000': (perIncrement.requests * 1000) / perIncrement.units,
+      },
+      {
+        scenario: 'counters: client increment(), coalesced',
+        'per second': coalesced.units / coalesced.seconds,
+        'requests per 1,000': (coalesced.requests * 1000) / coalesced.units,
+      },
     ];
-    table(`Through the client, ${windowMs / 1000} s windows after a ${warmupMs} ms warm-up (16 callers for numbers, 64 writers for increments)`, rows);
+    table(
+      `Through the client, ${windowMs / 1000} s windows after a ${warmupMs} ms warm-up (16 callers for numbers, 64 writers for increments)`,
+      rows,
+    );
     console.log(`block size the client reached: ${fmt(sequence.stats().blockSize, 0)}`);
-    ratio('sequences: client next() ÷ one call per number (numbers/s)', blocks.units / blocks.seconds, perCall.units / perCall.seconds, { atLeast: 50 });
-    ratio('counters: coalesced ÷ one request per increment (increments/s)', coalesced.units / coalesced.seconds, perIncrement.units / perIncrement.seconds);
+    ratio('sequences: client next() ÷ one call per number (numbers/s)', blocks.units / blocks.seconds, perCall.units / perCall.seconds, {
+      atLeast: 50,
+    });
+    ratio(
+      'counters: coalesced ÷ one request per increment (increments/s)',
+      coalesced.units / coalesced.seconds,
+      perIncrement.units / perIncrement.seconds,
+    );
   } finally {
     await devhost.stop();
     await azurite.stop();

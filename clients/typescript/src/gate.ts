@@ -137,7 +137,11 @@ export class Gate {
       let ended = false;
       try {
         const source =
-          mode === 'sse' ? this.streamOnce(last?.etag, signal) : mode === 'longPoll' ? this.longPollOnce(last, signal) : this.pollOnce(last, signal);
+          mode === 'sse'
+            ? this.streamOnce(last?.etag, signal)
+            : mode === 'longPoll'
+              ? this.longPollOnce(last, signal)
+              : this.pollOnce(last, signal);
         for await (const observed of source) {
           failures = 0;
           if (observed.etag !== undefined && observed.etag === last?.etag) continue;

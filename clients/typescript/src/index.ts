@@ -11,5 +11,14 @@ export { Sequence, type SequenceOptions, type SequenceStats, maxReservation } fr
 export { Sequences } from './sequences.js';
 export { type ServerEvent, readEvents } from './sse.js';
 export { type Ack, type AppendOptions, type AppendOutcome, Stream, type StreamOptions } from './stream.js';
-export { type Answer, type FetchLike, type KeyLevel, type RequestSpec, type RetryOptions, Transport, type TransportOptions, segment } from './transport.js';
+export {
+  type Answer,
+  type FetchLike,
+  type KeyLevel,
+  type RequestSpec,
+  type RetryOptions,
+  Transport,
+  type TransportOptions,
+  segment,
+} from './transport.js';
 export type * from './types.js';

@@ -102,7 +102,11 @@ export class Sequence {
 
   /** The sequence as the server sees it (settings, high-water mark). */
   async describe(options: { signal?: AbortSignal } = {}): Promise<SequenceView> {
-    const answer = await this.transport.json<SequenceView>({ method: 'GET', path: `sequences/${segment(this.name)}`, signal: options.signal });
+    const answer = await this.transport.json<SequenceView>({
+      method: 'GET',
+      path: `sequences/${segment(this.name)}`,
+      signal: options.signal,
+    });
     return answer.body;
   }
 

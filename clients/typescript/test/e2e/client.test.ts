@@ -125,10 +125,19 @@ describe('@tallyho/client against the devhost', () => {
   devhostTest('stream appends with a forced retry write no line twice', async () => {
     const type = unique('events');
     let lost = 0;
-    proxy.setRule((method, path) => (method === 'POST' && path.includes(`/streams/${type}/events`) && lost++ === 1 ? 'loseResponse' : 'forward'));
+    proxy.setRule((method, path) =>
+      method === 'POST' && path.includes(`/streams/${type}/events`) && lost++ === 1 ? 'loseResponse' : 'forward',
+    );
     const c = client(proxy.baseUrl, { retry: { baseDelayMs: 50 } });
     const writer = c.stream(type, { producer: 'e2e-writer' });
-    for (let i = 0; i < 3; i++) await writer.append([{ i, part: 'a' }, { i, part: 'b' }], { ack: 'flushed' });
+    for (let i = 0; i < 3; i++)
+      await writer.append(
+        [
+          { i, part: 'a' },
+          { i, part: 'b' },
+        ],
+        { ack: 'flushed' },
+      );
     const appends = proxy.seen.filter((s) => s.path.includes(`/streams/${type}/events`));
     expect(appends.map((s) => s.action)).toEqual(['forward', 'loseResponse', 'forward', 'forward']);
     const state = await writer.describe();

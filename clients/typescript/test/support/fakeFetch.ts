@@ -21,7 +21,9 @@ export function fakeFetch(handler: Handler): FakeFetch {
   const requests: SentRequest[] = [];
   const fetch: FetchLike = async (input, init) => {
     const url = new URL(input);
-    const headers = Object.fromEntries(Object.entries((init.headers ?? {}) as Record<string, string>).map(([k, v]) => [k.toLowerCase(), v]));
+    const headers = Object.fromEntries(
+      Object.entries((init.headers ?? {}) as Record<string, string>).map(([k, v]) => [k.toLowerCase(), v]),
+    );
     const request: SentRequest = {
       method: init.method ?? 'GET',
       path: url.pathname.replace(/^\/api\//, ''),

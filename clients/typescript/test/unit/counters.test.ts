@@ -40,7 +40,11 @@ describe('Counters', () => {
 
   test('each batch has its own Idempotency-Key and its retries reuse it', async () => {
     let calls = 0;
-    const { counters: c, clock, requests } = counters(() => {
+    const {
+      counters: c,
+      clock,
+      requests,
+    } = counters(() => {
       calls++;
       if (calls === 1) throw new TypeError('response lost');
       return json(202, {});

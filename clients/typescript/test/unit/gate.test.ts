@@ -71,7 +71,11 @@ describe('Gate.wait', () => {
   test('a stream that keeps dropping reconnects with jittered exponential back-off and still sees the release', async () => {
     const streams = [sse(), sse(), sse(), sse()];
     let connects = 0;
-    const { gate: g, clock, requests } = gate((r) => {
+    const {
+      gate: g,
+      clock,
+      requests,
+    } = gate((r) => {
       if (!r.path.endsWith('/events')) return closedRead();
       const s = streams[connects++];
       if (s === undefined) throw new Error('too many connects');
@@ -115,10 +119,13 @@ describe('Gate.wait', () => {
     const first = sse();
     const second = sse();
     let connects = 0;
-    const { gate: g, clock, requests } = gate(
-      (r) => (r.path.endsWith('/events') ? (connects++ === 0 ? first.response : second.response) : closedRead()),
-      { heartbeatTimeoutMs: 10_000 },
-    );
+    const {
+      gate: g,
+      clock,
+      requests,
+    } = gate((r) => (r.path.endsWith('/events') ? (connects++ === 0 ? first.response : second.response) : closedRead()), {
+      heartbeatTimeoutMs: 10_000,
+    });
     const waiting = g.wait();
     await settle();
     first.write(event('closed'));
@@ -133,7 +140,11 @@ describe('Gate.wait', () => {
 
   test('without event streams it long-polls, and without long polls it reads with If-None-Match', async () => {
     let reads = 0;
-    const { gate: g, clock, requests } = gate((r) => {
+    const {
+      gate: g,
+      clock,
+      requests,
+    } = gate((r) => {
       if (r.path.endsWith('/events') || r.path.endsWith('/wait')) return notServed();
       reads++;
       if (reads === 1) return closedRead();
@@ -156,7 +167,8 @@ describe('Gate.wait', () => {
   test('long polls answer the release', async () => {
     const { gate: g, requests } = gate((r) => {
       if (r.path.endsWith('/events')) return json(200, { not: 'a stream' });
-      if (r.path.endsWith('/wait')) return json(200, { released: true, timedOut: false, gate: view('released') }, { etag: etagOf('released') });
+      if (r.path.endsWith('/wait'))
+        return json(200, { released: true, timedOut: false, gate: view('released') }, { etag: etagOf('released') });
       return closedRead();
     });
     await expect(g.wait()).resolves.toMatchObject({ state: 'released' });
@@ -170,7 +182,13 @@ describe('Gate.wait', () => {
     await clock.advance(5000);
     expect(await waiting).toMatchObject({ code: 'Timeout' });
 
-    const missing = gate(() => json(404, { type: 'x', title: 'Not found', status: 404, detail: 'No gate', code: 'NotFound' }, { 'content-type': 'application/problem+json' }));
+    const missing = gate(() =>
+      json(
+        404,
+        { type: 'x', title: 'Not found', status: 404, detail: 'No gate', code: 'NotFound' },
+        { 'content-type': 'application/problem+json' },
+      ),
+    );
     await expect(missing.gate.wait()).rejects.toMatchObject({ code: 'NotFound' });
   });
 });

@@ -10,12 +10,21 @@ function jobs(handler: Handler) {
   return { jobs: new Jobs(transport), clock, requests: fake.requests };
 }
 
-const jobView = (state: string, succeeded: number) => ({ id: 'j1', state, round: 0, totals: { items: 3, succeeded, failed: 0, pending: 3 - succeeded } });
+const jobView = (state: string, succeeded: number) => ({
+  id: 'j1',
+  state,
+  round: 0,
+  totals: { items: 3, succeeded, failed: 0, pending: 3 - succeeded },
+});
 
 describe('Jobs', () => {
   test('submit sends the processor, the items and an Idempotency-Key, the same one on a retry', async () => {
     let calls = 0;
-    const { jobs: j, clock, requests } = jobs(() => {
+    const {
+      jobs: j,
+      clock,
+      requests,
+    } = jobs(() => {
       calls++;
       if (calls === 1) throw new TypeError('lost');
       return json(202, jobView('accepted', 0));
@@ -46,7 +55,9 @@ describe('Jobs', () => {
     const { jobs: j, requests } = jobs((r) => {
       const cursor = r.query.get('cursor');
       if (r.path.endsWith('/failures')) return json(200, { failures: [{ id: 'f1' }], next: null });
-      return cursor === null ? json(200, { results: [{ id: 'a' }, { id: 'b' }], next: 'c2' }) : json(200, { results: [{ id: 'c' }], next: null });
+      return cursor === null
+        ? json(200, { results: [{ id: 'a' }, { id: 'b' }], next: 'c2' })
+        : json(200, { results: [{ id: 'c' }], next: null });
     });
     const ids: string[] = [];
     for await (const r of j.job('j1').results({ pageSize: 2, status: 'succeeded' })) ids.push(r.id);
@@ -54,6 +65,10 @@ describe('Jobs', () => {
     for await (const f of j.job('j1').failures()) failed.push(f.id);
     expect(ids).toEqual(['a', 'b', 'c']);
     expect(failed).toEqual(['f1']);
-    expect(requests.map((r) => r.query.toString())).toEqual(['status=succeeded&limit=2', 'status=succeeded&limit=2&cursor=c2', 'limit=100']);
+    expect(requests.map((r) => r.query.toString())).toEqual([
+      'status=succeeded&limit=2',
+      'status=succeeded&limit=2&cursor=c2',
+      'limit=100',
+    ]);
   });
 });

@@ -12,7 +12,12 @@ function numberServer(options: { loseFirstResponse?: boolean; hold?: () => Promi
   let lost = false;
   const handler: Handler = async (request) => {
     if (request.method === 'GET') {
-      return json(200, { sequence: 'orders', settings: { start: 1, prefix: 'ORD-', width: 7, checkDigit: true }, highWaterMark: next, instance: null });
+      return json(200, {
+        sequence: 'orders',
+        settings: { start: 1, prefix: 'ORD-', width: 7, checkDigit: true },
+        highWaterMark: next,
+        instance: null,
+      });
     }
     await options.hold?.();
     const key = request.headers['idempotency-key'] ?? '';
@@ -92,7 +97,12 @@ describe('Sequence', () => {
   });
 
   test('the block size doubles while blocks run out fast and halves when they last long, within bounds', async () => {
-    const { seq, clock, requests } = sequence(numberServer().handler, { initialBlock: 10, maxBlock: 40, refillTargetMs: 1000, prefetchAt: 0 });
+    const { seq, clock, requests } = sequence(numberServer().handler, {
+      initialBlock: 10,
+      maxBlock: 40,
+      refillTargetMs: 1000,
+      prefetchAt: 0,
+    });
     await seq.next(10);
     await seq.next(10);
     await seq.next(20);

@@ -35,7 +35,11 @@ describe('Stream', () => {
 
   test('a retry after a lost response sends the same producer and seqs, so the server sees duplicates', async () => {
     let calls = 0;
-    const { stream: s, clock, requests } = stream(() => {
+    const {
+      stream: s,
+      clock,
+      requests,
+    } = stream(() => {
       calls++;
       if (calls === 1) throw new TypeError('connection reset');
       return answer(0);

@@ -8,7 +8,15 @@ const base = 'http://host.test/api';
 function transport(handler: Parameters<typeof fakeFetch>[0], extra: Partial<ConstructorParameters<typeof Transport>[0]> = {}) {
   const clock = new FakeClock();
   const fake = fakeFetch(handler);
-  const t = new Transport({ baseUrl: base, fetch: fake.fetch, clock, random: () => 0.5, functionKey: 'fn-key', adminKey: 'admin-key', ...extra });
+  const t = new Transport({
+    baseUrl: base,
+    fetch: fake.fetch,
+    clock,
+    random: () => 0.5,
+    functionKey: 'fn-key',
+    adminKey: 'admin-key',
+    ...extra,
+  });
   return { t, clock, requests: fake.requests };
 }
 
@@ -33,7 +41,12 @@ describe('Transport', () => {
 
   test('429 and 503 are retried after Retry-After, capped by maxDelayMs', async () => {
     const { t, clock, requests } = transport(
-      (_r, i) => (i === 0 ? problem(429, 'TooManyRequests', { 'retry-after': '3' }) : i === 1 ? problem(503, 'DependencyUnavailable', { 'retry-after': '60' }) : json(200, { ok: true })),
+      (_r, i) =>
+        i === 0
+          ? problem(429, 'TooManyRequests', { 'retry-after': '3' })
+          : i === 1
+            ? problem(503, 'DependencyUnavailable', { 'retry-after': '60' })
+            : json(200, { ok: true }),
       { retry: { maxDelayMs: 5000 } },
     );
     const done = t.json<{ ok: boolean }>({ method: 'POST', path: 'counters/a/increment', body: {} });
@@ -46,7 +59,9 @@ describe('Transport', () => {
   });
 
   test('retries stop at the bound and the last error is thrown', async () => {
-    const { t, clock, requests } = transport(() => problem(503, 'DependencyUnavailable', { 'retry-after': '1' }), { retry: { retries: 2 } });
+    const { t, clock, requests } = transport(() => problem(503, 'DependencyUnavailable', { 'retry-after': '1' }), {
+      retry: { retries: 2 },
+    });
     const done = t.json({ method: 'GET', path: 'gates/a' }).catch((e: unknown) => e);
     await clock.advance(10_000);
     expect(await done).toMatchObject({ code: 'DependencyUnavailable', status: 503 });
