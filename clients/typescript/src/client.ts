@@ -4,6 +4,7 @@
  * keeps its reserved block, so ask for it once and keep it (`client.sequence(name)` returns the same
  * object for the same name).
  */
+import { Gates, Streams } from './admin.js';
 import { Counters } from './counters.js';
 import { Gate, type GateOptions } from './gate.js';
 import { Jobs } from './jobs.js';
@@ -21,6 +22,8 @@ export class TallyhoClient {
   readonly jobs: Jobs;
   readonly schedules: Schedules;
   readonly sequences: Sequences;
+  readonly gates: Gates;
+  readonly streams: Streams;
   private readonly sequenceCache = new Map<string, Sequence>();
 
   constructor(options: TallyhoClientOptions) {
@@ -29,6 +32,8 @@ export class TallyhoClient {
     this.jobs = new Jobs(this.transport);
     this.schedules = new Schedules(this.transport);
     this.sequences = new Sequences(this.transport);
+    this.gates = new Gates(this.transport);
+    this.streams = new Streams(this.transport);
   }
 
   /** The number source of one sequence; the same object for the same name (its options apply once). */

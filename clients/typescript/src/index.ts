@@ -1,4 +1,5 @@
 /** @tallyho/client: the public surface. */
+export { Gates, Streams } from './admin.js';
 export { TallyhoClient, type TallyhoClientOptions } from './client.js';
 export { type Clock, systemClock } from './clock.js';
 export { Counters, type CounterStats, maxIncrement } from './counters.js';

@@ -35,16 +35,22 @@ export class Schedules {
   async *list(options: ListSchedulesOptions = {}): AsyncGenerator<ScheduleView, void, undefined> {
     let token: string | undefined;
     do {
-      const answer = await this.transport.json<ScheduleList>({
-        method: 'GET',
-        path: 'schedules',
-        query: { state: options.state, pageSize: options.pageSize, continuationToken: token },
-        key: 'admin',
-        signal: options.signal,
-      });
-      yield* answer.body.items;
-      token = answer.body.continuationToken ?? undefined;
+      const page = await this.page({ ...options, continuationToken: token });
+      yield* page.items;
+      token = page.continuationToken ?? undefined;
     } while (token !== undefined);
+  }
+
+  /** One page of schedules; pass its `continuationToken` back for the next. */
+  async page(options: ListSchedulesOptions & { continuationToken?: string | undefined } = {}): Promise<ScheduleList> {
+    const answer = await this.transport.json<ScheduleList>({
+      method: 'GET',
+      path: 'schedules',
+      query: { state: options.state, pageSize: options.pageSize, continuationToken: options.continuationToken },
+      key: 'admin',
+      signal: options.signal,
+    });
+    return answer.body;
   }
 
   async cancel(id: string, options: { signal?: AbortSignal } = {}): Promise<ScheduleView> {
