@@ -68,5 +68,7 @@ export function tallyho(): TallyhoClient {
 
 /** Shown for a 401 without a problem document: the host refused before the app saw the request. */
 export function refusedDetail(error: TallyhoError): string | undefined {
-  return error.status === 401 && error.problem === undefined ? 'The host refused the request: enter the admin key (or sign in).' : undefined;
+  return error.status === 401 && error.problem === undefined
+    ? 'The host refused the request: enter the admin key (or sign in).'
+    : undefined;
 }
