@@ -1,13 +1,11 @@
 import { Counters } from '../../src/counters';
-import { Transport } from '../../src/transport';
-import { FakeClock, settle } from '../support/fakeClock';
-import { fakeFetch, type Handler, json, problem } from '../support/fakeFetch';
+import { settle } from '../support/fakeClock';
+import { fakeTransport } from '../support/fakeTransport';
+import { type Handler, json, problem } from '../support/fakeFetch';
 
 function counters(handler: Handler) {
-  const clock = new FakeClock();
-  const fake = fakeFetch(handler);
-  const transport = new Transport({ baseUrl: 'http://host.test/api', fetch: fake.fetch, clock, random: () => 0.5 });
-  return { counters: new Counters(transport), clock, requests: fake.requests };
+  const { transport, clock, requests } = fakeTransport(handler);
+  return { counters: new Counters(transport), clock, requests };
 }
 
 /** Holds each answer until the test lets it go, so increments pile up behind a request in flight. */

@@ -64,9 +64,14 @@ function diagnostics(sources: ReadonlyMap<string, string>): string[] {
     .map((d) => `${d.file?.fileName}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
 }
 
-test.each(documents)('the examples in %s compile against the client', (file) => {
-  const blocks = examples(file);
-  expect(blocks.length).toBeGreaterThan(0);
-  const sources = new Map(blocks.map((block, i) => [join(packageRoot, `docs-example-${i}.ts`), virtualModule(block)]));
+// One program for every block of every document: building a program (the DOM and Node typings) is
+// what costs, not the examples.
+test('the examples in the docs compile against the client', () => {
+  const sources = new Map<string, string>();
+  for (const [d, file] of documents.entries()) {
+    const blocks = examples(file);
+    expect([file, blocks.length > 0]).toEqual([file, true]);
+    blocks.forEach((block, i) => sources.set(join(packageRoot, `docs-${d}-example-${i}.ts`), virtualModule(block)));
+  }
   expect(diagnostics(sources)).toEqual([]);
-});
+}, 180_000);

@@ -1,8 +1,8 @@
 import { Gate } from '../../src/gate';
-import { Transport } from '../../src/transport';
 import type { GateView } from '../../src/types';
-import { FakeClock, settle } from '../support/fakeClock';
-import { fakeFetch, type Handler, json } from '../support/fakeFetch';
+import { settle } from '../support/fakeClock';
+import { fakeTransport } from '../support/fakeTransport';
+import { type Handler, json } from '../support/fakeFetch';
 
 function view(state: 'closed' | 'released', generation = 1): GateView {
   return {
@@ -38,10 +38,8 @@ function sse() {
 }
 
 function gate(handler: Handler, options: ConstructorParameters<typeof Gate>[2] = {}) {
-  const clock = new FakeClock();
-  const fake = fakeFetch(handler);
-  const transport = new Transport({ baseUrl: 'http://host.test/api', fetch: fake.fetch, clock, random: () => 0.5 });
-  return { gate: new Gate(transport, 'launch', options), clock, requests: fake.requests };
+  const { transport, clock, requests } = fakeTransport(handler);
+  return { gate: new Gate(transport, 'launch', options), clock, requests };
 }
 
 const closedRead = () => json(200, view('closed'), { etag: etagOf('closed') });

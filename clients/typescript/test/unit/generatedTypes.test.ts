@@ -10,4 +10,4 @@ test('src/generated/openapi.ts matches the served OpenAPI document', () => {
   const script = join(__dirname, '..', '..', 'scripts', 'generate-types.mjs');
   const run = spawnSync(process.execPath, [script, '--check'], { encoding: 'utf8' });
   expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
-});
+}, 120_000);

@@ -1,13 +1,10 @@
 import { Jobs } from '../../src/jobs';
-import { Transport } from '../../src/transport';
-import { FakeClock } from '../support/fakeClock';
-import { fakeFetch, type Handler, json } from '../support/fakeFetch';
+import { fakeTransport } from '../support/fakeTransport';
+import { type Handler, json } from '../support/fakeFetch';
 
 function jobs(handler: Handler) {
-  const clock = new FakeClock();
-  const fake = fakeFetch(handler);
-  const transport = new Transport({ baseUrl: 'http://host.test/api', fetch: fake.fetch, clock, random: () => 0.5 });
-  return { jobs: new Jobs(transport), clock, requests: fake.requests };
+  const { transport, clock, requests } = fakeTransport(handler);
+  return { jobs: new Jobs(transport), clock, requests };
 }
 
 const jobView = (state: string, succeeded: number) => ({

@@ -1,9 +1,9 @@
 import { validateFormatted as serverValidate } from '../../../../shared/sequences/format';
 import { dammCheckDigit } from '../../src/damm';
 import { Sequence } from '../../src/sequence';
-import { Transport } from '../../src/transport';
-import { FakeClock, settle } from '../support/fakeClock';
-import { fakeFetch, type Handler, json } from '../support/fakeFetch';
+import { settle } from '../support/fakeClock';
+import { fakeTransport } from '../support/fakeTransport';
+import { type Handler, json } from '../support/fakeFetch';
 
 /** A server that issues consecutive numbers and answers a repeated Idempotency-Key with the first numbers. */
 function numberServer(options: { loseFirstResponse?: boolean; hold?: () => Promise<void> } = {}) {
@@ -38,10 +38,8 @@ function numberServer(options: { loseFirstResponse?: boolean; hold?: () => Promi
 }
 
 function sequence(handler: Handler, options: ConstructorParameters<typeof Sequence>[2] = {}) {
-  const clock = new FakeClock();
-  const fake = fakeFetch(handler);
-  const transport = new Transport({ baseUrl: 'http://host.test/api', fetch: fake.fetch, clock, random: () => 0.5 });
-  return { seq: new Sequence(transport, 'orders', options), clock, requests: fake.requests };
+  const { transport, clock, requests } = fakeTransport(handler);
+  return { seq: new Sequence(transport, 'orders', options), clock, requests };
 }
 
 const counts = (requests: { body: unknown }[]) => requests.map((r) => (r.body as { count: number }).count);

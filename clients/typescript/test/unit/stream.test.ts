@@ -1,7 +1,7 @@
 import { Stream } from '../../src/stream';
-import { Transport } from '../../src/transport';
-import { FakeClock, settle } from '../support/fakeClock';
-import { fakeFetch, type Handler, json } from '../support/fakeFetch';
+import { settle } from '../support/fakeClock';
+import { fakeTransport } from '../support/fakeTransport';
+import { type Handler, json } from '../support/fakeFetch';
 
 interface SentEvent {
   producer: string;
@@ -10,10 +10,8 @@ interface SentEvent {
 }
 
 function stream(handler: Handler, options: ConstructorParameters<typeof Stream>[2] = { producer: 'p1', firstSeq: 100 }) {
-  const clock = new FakeClock();
-  const fake = fakeFetch(handler);
-  const transport = new Transport({ baseUrl: 'http://host.test/api', fetch: fake.fetch, clock, random: () => 0.5 });
-  return { stream: new Stream(transport, 'orders', options), clock, requests: fake.requests };
+  const { transport, clock, requests } = fakeTransport(handler);
+  return { stream: new Stream(transport, 'orders', options), clock, requests };
 }
 
 const events = (r: { body: unknown }) => (r.body as { events: SentEvent[] }).events;
