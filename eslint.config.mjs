@@ -18,6 +18,8 @@ export default tseslint.config(
       '.bicep/**',
       '.deploy/**',
       'infra/**/*.json',
+      'clients/typescript/dist/**',
+      'clients/typescript/src/generated/**',
     ],
   },
   js.configs.recommended,
@@ -64,6 +66,21 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         { patterns: [{ group: ['**/shared/**', '**/functions/**', '**/devhost/**'], message: 'The console uses the HTTP API only.' }] },
+      ],
+    },
+  },
+  {
+    // The TypeScript client is its own package for Node and browsers: it speaks the public HTTP API
+    // only and runs wherever fetch does, so no Node built-ins and nothing of the app.
+    files: ['clients/typescript/src/**/*.ts'],
+    languageOptions: { globals: { ...globals.browser } },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({ name, message: 'The client runs in browsers too; use web platform APIs.' })),
+          patterns: [{ group: ['**/shared/**', '**/functions/**', '**/devhost/**'], message: 'The client uses the HTTP API only.' }],
+        },
       ],
     },
   },
@@ -124,7 +141,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['test/**/*.ts', 'devhost/test/**/*.ts', 'bench/**/*.ts'],
+    files: ['test/**/*.ts', 'devhost/test/**/*.ts', 'bench/**/*.ts', 'clients/typescript/test/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',

@@ -11,6 +11,12 @@ const base = {
   modulePathIgnorePatterns: ['<rootDir>/.deploy/'],
 };
 
+const client = {
+  ...base,
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/clients/typescript/tsconfig.json' }] },
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+};
+
 /** @type {import('jest').Config} */
 module.exports = {
   globalSetup: '<rootDir>/test/support/globalSetup.ts',
@@ -26,5 +32,9 @@ module.exports = {
     },
     { ...base, displayName: 'devhost', testMatch: ['<rootDir>/devhost/test/**/*.test.ts'] },
     { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    // The TypeScript client is its own package (ESM, `.js` import suffixes); jest runs its sources
+    // as CommonJS through the package's tsconfig, with the suffixes mapped back to the .ts files.
+    { ...client, displayName: 'client', testMatch: ['<rootDir>/clients/typescript/test/unit/**/*.test.ts'] },
+    { ...client, displayName: 'client-e2e', testMatch: ['<rootDir>/clients/typescript/test/e2e/**/*.test.ts'] },
   ],
 };

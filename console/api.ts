@@ -1,8 +1,11 @@
 /**
- * The console's API client. The admin key lives in sessionStorage (gone when the browser session
- * ends) and goes out as `x-functions-key`; with App Service authentication the sign-in cookie is
- * sent instead. Errors come back as problem+json and are thrown as `ApiError` for the views to show.
+ * The console talks to the API through @tallyho/client, like any client app. The admin key lives in
+ * sessionStorage (gone when the browser session ends) and goes out as `x-functions-key`; with App
+ * Service authentication the sign-in cookie is sent instead. Failures arrive as `TallyhoError`
+ * (problem+json with the server's code) for the views to show.
  */
+import { TallyhoClient, TallyhoError } from '../clients/typescript/src/index.js';
+
 const keyItem = 'tallyho.adminKey';
 const modeItem = 'tallyho.authMode';
 
@@ -35,119 +38,37 @@ export function forgetCredentials(): void {
   sessionStorage.removeItem(modeItem);
 }
 
-export interface Problem {
-  readonly type?: string;
-  readonly title?: string;
-  readonly status?: number;
-  readonly detail?: string;
-  readonly code?: string;
-  readonly issues?: readonly { readonly path: string; readonly message: string }[];
-}
-
-export class ApiError extends Error {
-  override readonly name = 'ApiError';
-  constructor(
-    readonly status: number,
-    readonly problem: Problem,
-    readonly retryAfter: string | null,
-    readonly request: string,
-  ) {
-    super(problem.detail ?? problem.title ?? `HTTP ${status}`);
-  }
-}
+export { TallyhoError as ApiError };
 
 function apiBase(): string {
   const meta = document.querySelector<HTMLMetaElement>('meta[name="tallyho-api-base"]');
-  return (meta?.content ?? '/api').replace(/\/+$/, '');
+  const base = (meta?.content ?? '/api').replace(/\/+$/, '');
+  return new URL(base, window.location.href).toString().replace(/\/+$/, '');
 }
 
-/** `seg` escapes one path segment (names are validated server-side; this keeps a typo from becoming a path). */
-export const seg = encodeURIComponent;
+let cached: { key: string | null; client: TallyhoClient } | undefined;
 
-function headers(extra: Record<string, string> = {}): Record<string, string> {
-  const credentials = readCredentials();
-  return credentials?.key ? { ...extra, 'x-functions-key': credentials.key } : extra;
-}
-
-async function errorOf(response: Response, request: string): Promise<ApiError> {
-  const text = await response.text().catch(() => '');
-  let problem: Problem = { status: response.status, title: response.statusText || `HTTP ${response.status}` };
-  if (/json/.test(response.headers.get('content-type') ?? '') && text !== '') {
-    try {
-      problem = { ...problem, ...(JSON.parse(text) as Problem) };
-    } catch {
-      // Not JSON after all: keep the status line.
-    }
-  } else if (text !== '') {
-    problem = { ...problem, detail: text.slice(0, 500) };
+/** The client for the current credentials (rebuilt when the key changes). */
+export function tallyho(): TallyhoClient {
+  const key = readCredentials()?.key ?? null;
+  if (cached?.key !== key) {
+    // The operator's key is an admin key, which the host accepts for function-level routes too.
+    const keys = key === null ? {} : { functionKey: key, adminKey: key };
+    const client = new TallyhoClient({
+      baseUrl: apiBase(),
+      ...keys,
+      // Errors are for the operator to see; a console retries by refreshing, not by waiting.
+      retry: { retries: 1, maxDelayMs: 2000 },
+      requestInit: { credentials: 'same-origin', cache: 'no-store' },
+    });
+    cached = { key, client };
   }
-  if (response.status === 401 && problem.detail === undefined) {
-    problem = { ...problem, detail: 'The host refused the request: enter the admin key (or sign in).' };
-  }
-  return new ApiError(response.status, problem, response.headers.get('retry-after'), request);
+  return cached.client;
 }
 
-export async function api<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
-  const request = `${method} ${path}`;
-  const response = await fetch(`${apiBase()}/${path}`, {
-    method,
-    headers: headers(body === undefined ? {} : { 'content-type': 'application/json' }),
-    credentials: 'same-origin',
-    cache: 'no-store',
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    ...(signal === undefined ? {} : { signal }),
-  });
-  if (!response.ok) throw await errorOf(response, request);
-  if (response.status === 204) return undefined as T;
-  return (await response.json()) as T;
-}
-
-export interface ServerEvent {
-  readonly event: string;
-  readonly data: string;
-  readonly id?: string;
-}
-
-/**
- * Reads a server-sent event stream with fetch (EventSource cannot send the key header) until it
- * ends or `signal` aborts. Resolves when the server closes the stream.
- */
-export async function readEvents(path: string, onEvent: (event: ServerEvent) => void, signal: AbortSignal): Promise<void> {
-  const response = await fetch(`${apiBase()}/${path}`, {
-    headers: headers({ accept: 'text/event-stream' }),
-    credentials: 'same-origin',
-    cache: 'no-store',
-    signal,
-  });
-  if (!response.ok || response.body === null) throw await errorOf(response, `GET ${path}`);
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += value;
-    for (let end = buffer.search(/\r?\n\r?\n/); end !== -1; end = buffer.search(/\r?\n\r?\n/)) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
-      const event = parseEvent(block);
-      if (event !== undefined) onEvent(event);
-    }
-  }
-}
-
-function parseEvent(block: string): ServerEvent | undefined {
-  let event = 'message';
-  let id: string | undefined;
-  const data: string[] = [];
-  for (const line of block.split(/\r?\n/)) {
-    if (line === '' || line.startsWith(':')) continue;
-    const colon = line.indexOf(':');
-    const field = colon === -1 ? line : line.slice(0, colon);
-    const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
-    if (field === 'event') event = value;
-    else if (field === 'data') data.push(value);
-    else if (field === 'id') id = value;
-  }
-  if (data.length === 0) return undefined;
-  return { event, data: data.join('\n'), ...(id === undefined ? {} : { id }) };
+/** Shown for a 401 without a problem document: the host refused before the app saw the request. */
+export function refusedDetail(error: TallyhoError): string | undefined {
+  return error.status === 401 && error.problem === undefined
+    ? 'The host refused the request: enter the admin key (or sign in).'
+    : undefined;
 }

@@ -2,21 +2,22 @@
 import type { ComponentChildren } from 'preact';
 import { useId, useRef } from 'preact/hooks';
 
-import { ApiError } from './api';
+import { ApiError, refusedDetail } from './api';
 import { type Resource, useNow } from './hooks';
 import type { Listing } from './types';
 
 export function ProblemNotice({ error, onDismiss }: { error: Error | undefined; onDismiss?: () => void }) {
   if (error === undefined) return null;
   const problem = error instanceof ApiError ? error.problem : undefined;
-  const status = error instanceof ApiError ? error.status : undefined;
+  const status = error instanceof ApiError && error.status !== 0 ? error.status : undefined;
+  const detail = problem?.detail ?? (error instanceof ApiError ? refusedDetail(error) : undefined) ?? error.message;
   return (
     <div class="problem" role="alert">
       <p class="problem-title">
         {status === undefined ? 'Request failed' : `${status} ${problem?.title ?? ''}`}
         {problem?.code === undefined ? null : <code class="problem-code">{problem.code}</code>}
       </p>
-      <p>{problem?.detail ?? error.message}</p>
+      <p>{detail}</p>
       {problem?.issues !== undefined && problem.issues.length > 0 ? (
         <ul class="problem-issues">
           {problem.issues.map((issue) => (
@@ -26,7 +27,7 @@ export function ProblemNotice({ error, onDismiss }: { error: Error | undefined; 
           ))}
         </ul>
       ) : null}
-      {error instanceof ApiError && error.retryAfter !== null ? <p>Retry after {error.retryAfter} s.</p> : null}
+      {error instanceof ApiError && error.retryAfterMs !== undefined ? <p>Retry after {Math.ceil(error.retryAfterMs / 1000)} s.</p> : null}
       {error instanceof ApiError ? <p class="muted">{error.request}</p> : null}
       {onDismiss === undefined ? null : (
         <button type="button" class="link" onClick={onDismiss}>

@@ -1,5 +1,5 @@
 /** Counters: value, rollup watermark and hits not folded yet. */
-import { api, seg } from '../api';
+import { tallyho } from '../api';
 import { Num, Section, TableWrap, When } from '../components';
 import { usePolling } from '../hooks';
 import type { CounterValue, CounterView, Listing } from '../types';
@@ -14,11 +14,11 @@ interface Row {
 const maxValueReads = 50;
 
 async function loadCounters(signal: AbortSignal): Promise<{ listing: Listing<CounterView>; rows: Row[] }> {
-  const listing = await api<Listing<CounterView>>('GET', 'counters', undefined, signal);
+  const listing = await tallyho().counters.list({ signal });
   const rows = await Promise.all(
     listing.items.slice(0, maxValueReads).map(async (counter): Promise<Row> => {
       try {
-        return { counter, value: await api<CounterValue>('GET', `counters/${seg(counter.name)}`, undefined, signal), error: undefined };
+        return { counter, value: await tallyho().counters.get(counter.name, { signal }), error: undefined };
       } catch (err) {
         return { counter, value: undefined, error: err instanceof Error ? err.message : String(err) };
       }

@@ -4,14 +4,18 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 
-import { api, readEvents, seg } from '../api';
+import { tallyho } from '../api';
 import { ConfirmButton, Num, ProblemNotice, Section, When } from '../components';
 import { useAction, usePolling } from '../hooks';
-import type { GateView, Listing } from '../types';
+import type { GateView } from '../types';
 
 type Live = 'connecting' | 'live' | 'retrying';
 
-/** The gate as its event stream last told it, reconnecting (with back-off) when the stream ends or fails. */
+/**
+ * The gate as its event stream last told it. The client's watch() reads first, then follows the
+ * stream and reconnects with back-off itself; the loop here only restarts it after an error it
+ * could not get past (shown on the card), such as a key that stopped working.
+ */
 function useGateEvents(initial: GateView): { gate: GateView; live: Live; error: Error | undefined } {
   const [gate, setGate] = useState(initial);
   const [live, setLive] = useState<Live>('connecting');
@@ -22,17 +26,12 @@ function useGateEvents(initial: GateView): { gate: GateView; live: Live; error: 
     const loop = async (): Promise<void> => {
       while (!controller.signal.aborted) {
         try {
-          await readEvents(
-            `gates/${seg(initial.name)}/events`,
-            (event) => {
-              if (event.event !== 'state' && event.event !== 'released') return;
-              setGate(JSON.parse(event.data) as GateView);
-              setLive('live');
-              setError(undefined);
-              failures = 0;
-            },
-            controller.signal,
-          );
+          for await (const next of tallyho().gate(initial.name).watch({ signal: controller.signal })) {
+            setGate(next);
+            setLive('live');
+            setError(undefined);
+            failures = 0;
+          }
         } catch (err) {
           if (controller.signal.aborted) return;
           failures += 1;
@@ -128,7 +127,7 @@ function GateCard({ initial }: { initial: GateView }) {
             </p>
           }
           confirmLabel="Release"
-          onConfirm={() => void release.run(() => api('POST', `gates/${seg(gate.name)}/release`, { note: 'released from the console' }))}
+          onConfirm={() => void release.run(() => tallyho().gate(gate.name).release({ note: 'released from the console' }))}
         />
       </div>
       <ProblemNotice error={release.error} onDismiss={release.clear} />
@@ -138,7 +137,7 @@ function GateCard({ initial }: { initial: GateView }) {
 }
 
 export function GatesView() {
-  const list = usePolling((signal) => api<Listing<GateView>>('GET', 'gates', undefined, signal), 15000, 'gates');
+  const list = usePolling((signal) => tallyho().gates.list({ signal }), 15000, 'gates');
   const items = list.data?.items ?? [];
   return (
     <Section id="gates" title="Gates" resource={list} count={items.length} empty="No gates yet." listing={{ of: list.data, what: 'gates' }}>

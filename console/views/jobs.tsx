@@ -1,10 +1,10 @@
 /** Jobs: progress bars, failures with their reasons (poisoned envelopes included), retry of failed items. */
 import { useState } from 'preact/hooks';
 
-import { api, seg } from '../api';
+import { tallyho } from '../api';
 import { ConfirmButton, formatDuration, Num, ProblemNotice, Section, When } from '../components';
 import { useAction, usePolling } from '../hooks';
-import type { JobFailure, JobView, Listing } from '../types';
+import type { JobFailure, JobView } from '../types';
 
 const stateLabels: Record<JobView['state'], string> = {
   accepted: 'accepted',
@@ -13,9 +13,22 @@ const stateLabels: Record<JobView['state'], string> = {
   completedWithFailures: 'completed with failures',
 };
 
+/** Shown per job; past it the list says so. */
+const failuresShown = 50;
+
+/** The first failures of a job, and whether there are more than shown. */
+async function firstFailures(id: string, signal: AbortSignal): Promise<{ failures: JobFailure[]; more: boolean }> {
+  const failures: JobFailure[] = [];
+  for await (const failure of tallyho().jobs.job(id).failures({ pageSize: failuresShown, signal })) {
+    if (failures.length === failuresShown) return { failures, more: true };
+    failures.push(failure);
+  }
+  return { failures, more: false };
+}
+
 function Failures({ job }: { job: JobView }) {
   const failures = usePolling(
-    (signal) => api<{ failures: JobFailure[]; next: string | null }>('GET', `jobs/${seg(job.id)}/failures?limit=50`, undefined, signal),
+    (signal) => firstFailures(job.id, signal),
     job.state === 'running' ? 3000 : 30000,
     `${job.id}:${job.totals.failed}`,
   );
@@ -41,7 +54,7 @@ function Failures({ job }: { job: JobView }) {
           ))}
         </ul>
       ) : null}
-      {failures.data?.next ? <p class="hint">Showing the first {rows.length} failures.</p> : null}
+      {failures.data?.more === true ? <p class="hint">Showing the first {rows.length} failures.</p> : null}
     </div>
   );
 }
@@ -112,7 +125,7 @@ function JobCard({ job, onChanged }: { job: JobView; onChanged: () => void }) {
           title={`Run the ${failed} failed items of job ${job.id} again?`}
           message={<p>They run as a new round with fresh attempts; the job is running again until they are done.</p>}
           confirmLabel="Retry failed items"
-          onConfirm={() => void retry.run(() => api('POST', `jobs/${seg(job.id)}/retry-failed`)).then(onChanged)}
+          onConfirm={() => void retry.run(() => tallyho().jobs.job(job.id).retryFailed()).then(onChanged)}
         />
       </div>
       <ProblemNotice error={retry.error} onDismiss={retry.clear} />
@@ -122,7 +135,7 @@ function JobCard({ job, onChanged }: { job: JobView; onChanged: () => void }) {
 }
 
 export function JobsView() {
-  const list = usePolling((signal) => api<Listing<JobView>>('GET', 'jobs?limit=20', undefined, signal), 2000, 'jobs');
+  const list = usePolling((signal) => tallyho().jobs.list({ limit: 20, signal }), 2000, 'jobs');
   const items = list.data?.items ?? [];
   return (
     <Section id="jobs" title="Jobs" resource={list} count={items.length} empty="No jobs yet." listing={{ of: list.data, what: 'jobs' }}>

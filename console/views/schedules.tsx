@@ -1,8 +1,8 @@
 /** Schedules: what fires next, how the last runs went, and cancel / pause / resume / trigger now. */
-import { api, seg } from '../api';
+import { tallyho } from '../api';
 import { ConfirmButton, ProblemNotice, Section, TableWrap, When } from '../components';
 import { useAction, usePolling } from '../hooks';
-import type { ScheduleList, ScheduleRun, ScheduleView } from '../types';
+import type { ScheduleRun, ScheduleView } from '../types';
 
 const finished = new Set(['cancelled', 'completed']);
 
@@ -26,11 +26,14 @@ function Runs({ runs }: { runs: ScheduleRun[] }) {
 
 function ScheduleRow({ schedule, onChanged }: { schedule: ScheduleView; onChanged: () => void }) {
   const action = useAction();
-  const path = `schedules/${seg(schedule.id)}`;
   const done = finished.has(schedule.state);
   const scheduledDelivery = schedule.delivery !== undefined;
-  const perform = (method: string, suffix: string): void => {
-    void action.run(() => api(method, `${path}${suffix}`)).then(onChanged);
+  const perform = (operation: 'resume' | 'pause' | 'trigger' | 'cancel'): void => {
+    void action
+      .run(async () => {
+        await tallyho().schedules[operation](schedule.id);
+      })
+      .then(onChanged);
   };
   return (
     <tr data-schedule={schedule.id}>
@@ -65,7 +68,7 @@ function ScheduleRow({ schedule, onChanged }: { schedule: ScheduleView; onChange
           <button
             type="button"
             disabled={done || action.busy}
-            onClick={() => perform('POST', '/resume')}
+            onClick={() => perform('resume')}
             aria-label={`Resume schedule ${schedule.id}`}
           >
             Resume
@@ -74,7 +77,7 @@ function ScheduleRow({ schedule, onChanged }: { schedule: ScheduleView; onChange
           <button
             type="button"
             disabled={done || scheduledDelivery || action.busy}
-            onClick={() => perform('POST', '/pause')}
+            onClick={() => perform('pause')}
             aria-label={`Pause schedule ${schedule.id}`}
           >
             Pause
@@ -83,7 +86,7 @@ function ScheduleRow({ schedule, onChanged }: { schedule: ScheduleView; onChange
         <button
           type="button"
           disabled={done || scheduledDelivery || action.busy}
-          onClick={() => perform('POST', '/trigger')}
+          onClick={() => perform('trigger')}
           aria-label={`Trigger schedule ${schedule.id} now`}
         >
           Trigger now
@@ -96,7 +99,7 @@ function ScheduleRow({ schedule, onChanged }: { schedule: ScheduleView; onChange
           title={`Cancel schedule ${schedule.id}?`}
           message={<p>It will never fire again; a run in progress finishes. This cannot be undone.</p>}
           confirmLabel="Cancel schedule"
-          onConfirm={() => perform('DELETE', '')}
+          onConfirm={() => perform('cancel')}
         />
         <ProblemNotice error={action.error} onDismiss={action.clear} />
       </td>
@@ -105,7 +108,7 @@ function ScheduleRow({ schedule, onChanged }: { schedule: ScheduleView; onChange
 }
 
 export function SchedulesView() {
-  const list = usePolling((signal) => api<ScheduleList>('GET', 'schedules?pageSize=100', undefined, signal), 5000, 'schedules');
+  const list = usePolling((signal) => tallyho().schedules.page({ pageSize: 100, signal }), 5000, 'schedules');
   const items = list.data?.items ?? [];
   return (
     <Section id="schedules" title="Schedules" resource={list} count={items.length} empty="No schedules yet.">

@@ -1,11 +1,10 @@
 /** Sequences: high-water mark, block sizes, refills and 412 retries (of the instance that answered). */
-import { api } from '../api';
+import { tallyho } from '../api';
 import { Num, Section, TableWrap, When } from '../components';
 import { usePolling } from '../hooks';
-import type { Listing, SequenceView } from '../types';
 
 export function SequencesView() {
-  const list = usePolling((signal) => api<Listing<SequenceView>>('GET', 'sequences', undefined, signal), 5000, 'sequences');
+  const list = usePolling((signal) => tallyho().sequences.list({ signal }), 5000, 'sequences');
   const items = list.data?.items ?? [];
   return (
     <Section

@@ -4,10 +4,10 @@
  */
 import { useState } from 'preact/hooks';
 
-import { api, seg } from '../api';
+import { tallyho } from '../api';
 import { formatDuration, Num, ProblemNotice, Section, TableWrap, When } from '../components';
 import { useAction, usePolling } from '../hooks';
-import type { Listing, StreamRouteView, StreamView } from '../types';
+import type { StreamView } from '../types';
 
 const watchItem = 'tallyho.watchedStreams';
 const typePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
@@ -83,7 +83,7 @@ function StreamRow({ row, watched, onUnwatch, onChanged }: { row: Row; watched: 
           type="button"
           disabled={flush.busy || w === undefined || w.bufferDepth === 0}
           aria-label={`Flush ${row.type} now`}
-          onClick={() => void flush.run(() => api('POST', `streams/${seg(row.type)}/flush`)).then(onChanged)}
+          onClick={() => void flush.run(() => tallyho().stream(row.type).flush()).then(onChanged)}
         >
           Flush now
         </button>
@@ -107,12 +107,12 @@ export function StreamsView() {
   };
   const data = usePolling(
     async (signal) => {
-      const listing = await api<Listing<StreamRouteView>>('GET', 'streams', undefined, signal);
+      const listing = await tallyho().streams.list({ signal });
       const types = [...new Set([...listing.items.map((r) => r.type), ...watched])].sort();
       const rows = await Promise.all(
         types.map(async (type): Promise<Row> => {
           try {
-            return { type, view: await api<StreamView>('GET', `streams/${seg(type)}`, undefined, signal), error: undefined };
+            return { type, view: await tallyho().stream(type).describe({ signal }), error: undefined };
           } catch (err) {
             return { type, view: undefined, error: err instanceof Error ? err.message : String(err) };
           }

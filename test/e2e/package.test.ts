@@ -46,14 +46,14 @@ describe('the deployment package', () => {
     rmSync(unpacked, { recursive: true, force: true });
   });
 
-  test('holds main, host.json and production dependencies, and nothing of the devhost, tests or tooling', () => {
+  test('holds main, host.json and production dependencies, and nothing of the devhost, the client library, tests or tooling', () => {
     const main = (JSON.parse(readFileSync(join(unpacked, 'package.json'), 'utf8')) as { main: string }).main;
     expect(entries).toEqual(expect.arrayContaining([main, 'host.json', 'package.json', 'package-lock.json']));
     for (const dependency of ['@azure/functions', 'durable-functions', '@azure/data-tables', 'zod']) {
       expect(entries).toContain(`node_modules/${dependency}/package.json`);
     }
     const unwanted =
-      /^(dist\/(devhost|bench|test|console-src)\/|test\/|bench\/|devhost\/|node_modules\/(jest|typescript|eslint|azurite|ts-jest|playwright-core|esbuild)\/)/;
+      /^(dist\/(devhost|bench|test|console-src|clients)\/|test\/|bench\/|devhost\/|clients\/|node_modules\/(jest|typescript|eslint|azurite|ts-jest|playwright-core|esbuild|openapi-typescript|@tallyho\/client)\/)/;
     expect(entries.filter((e) => unwanted.test(e))).toEqual([]);
     expect(entries.some((e) => e.startsWith('local.settings'))).toBe(false);
   });

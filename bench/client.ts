@@ -1,0 +1,156 @@
+/**
+ * The TypeScript client (@tallyho/client) against one devhost on one Azurite, both started here:
+ *   sequences — numbers/s through `sequence.next()` (numbers from blocks the client reserved with one
+ *               `count: N` request each) against the baseline of one HTTP call per number
+ *               (`POST /next` without a count), 16 concurrent callers each, same host, same run;
+ *               and HTTP requests per 1,000 numbers;
+ *   counters  — increments/s through `client.increment()` (increments made while a request is in
+ *               flight go out as one) against one request per increment, 64 concurrent writers that
+ *               each await their increment (as request handlers would), and requests per 1,000.
+ * Each phase runs for a fixed window after a short warm-up. Requests are counted at the client's
+ * fetch. The client is the package's build (clients/typescript/dist, made by the root build).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+
+// The client is an ES module and this file is CommonJS: its types come in type-only, the code by import().
+import type * as ClientModule from '../clients/typescript/src/index.js' with { 'resolution-mode': 'import' };
+import { startAzurite } from '../devhost/azurite';
+import { startDevhostChild } from './support/devhostChild';
+import { fmt, header, type Row, ratio, table } from './support/report';
+
+const repoRoot = join(__dirname, '..', '..');
+const warmupMs = 500;
+const windowMs = 3000;
+
+interface Load {
+  readonly units: number;
+  readonly requests: number;
+  readonly seconds: number;
+}
+
+/** Runs `workers` loops of `op` for the window; `op` resolves with the units it produced. */
+async function load(workers: number, op: () => Promise<number>, requests: () => number): Promise<Load> {
+  const drive = async (ms: number): Promise<number> => {
+    const end = performance.now() + ms;
+    const counts = await Promise.all(
+      Array.from({ length: workers }, async () => {
+        let n = 0;
+        while (performance.now() < end) n += await op();
+        return n;
+      }),
+    );
+    return counts.reduce((a, b) => a + b, 0);
+  };
+  await drive(warmupMs);
+  const before = requests();
+  const started = performance.now();
+  const units = await drive(windowMs);
+  return { units, requests: requests() - before, seconds: (performance.now() - started) / 1000 };
+}
+
+function sampleSettings(): Record<string, string> {
+  const parsed = JSON.parse(readFileSync(join(repoRoot, 'local.settings.sample.json'), 'utf8')) as { Values: Record<string, string> };
+  return parsed.Values;
+}
+
+async function main(): Promise<void> {
+  header('client');
+  const { TallyhoClient } = (await import(
+    pathToFileURL(join(repoRoot, 'clients', 'typescript', 'dist', 'index.js')).href
+  )) as typeof ClientModule;
+  const azurite = await startAzurite();
+  const devhost = await startDevhostChild({ ...sampleSettings(), AzureWebJobsStorage: azurite.connectionString });
+  try {
+    const api = `${devhost.baseUrl}/api`;
+    let sent = 0;
+    const counted = (input: string, init: RequestInit): Promise<Response> => {
+      sent++;
+      return fetch(input, init);
+    };
+    const client = new TallyhoClient({ baseUrl: api, fetch: counted });
+    const post = async (path: string, body: unknown): Promise<void> => {
+      const res = await counted(`${api}/${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (!res.ok) throw new Error(`POST ${path} answered ${res.status}`);
+      await res.arrayBuffer();
+    };
+
+    const sequenceName = `bench-${Date.now()}`;
+    await client.sequences.configure(sequenceName, { prefix: 'B-', width: 9, checkDigit: true, blockSize: { min: 100, max: 100_000 } });
+    const perCall = await load(
+      16,
+      () => post(`sequences/${sequenceName}/next`, {}).then(() => 1),
+      () => sent,
+    );
+    const sequence = client.sequence(sequenceName);
+    const blocks = await load(
+      16,
+      () => sequence.next().then(() => 1),
+      () => sent,
+    );
+
+    const counterName = `bench-${Date.now()}`;
+    await client.counters.configure(counterName, { mode: 'hits', partitions: 4 });
+    const perIncrement = await load(
+      64,
+      () => post(`counters/${counterName}/increment`, { by: 1 }).then(() => 1),
+      () => sent,
+    );
+    const coalesced = await load(
+      64,
+      () => client.increment(counterName).then(() => 1),
+      () => sent,
+    );
+    await client.close();
+
+    const rows: Row[] = [
+      {
+        scenario: 'sequences: one HTTP call per number (baseline)',
+        'per second': perCall.units / perCall.seconds,
+        'requests per 1,000': (perCall.requests * 1000) / perCall.units,
+      },
+      {
+        scenario: 'sequences: client next() from reserved blocks',
+        'per second': blocks.units / blocks.seconds,
+        'requests per 1,000': (blocks.requests * 1000) / blocks.units,
+      },
+      {
+        scenario: 'counters: one request per increment (baseline)',
+        'per second': perIncrement.units / perIncrement.seconds,
+        'requests per 1,000': (perIncrement.requests * 1000) / perIncrement.units,
+      },
+      {
+        scenario: 'counters: client increment(), coalesced',
+        'per second': coalesced.units / coalesced.seconds,
+        'requests per 1,000': (coalesced.requests * 1000) / coalesced.units,
+      },
+    ];
+    table(
+      `Through the client, ${windowMs / 1000} s windows after a ${warmupMs} ms warm-up (16 callers for numbers, 64 writers for increments)`,
+      rows,
+    );
+    console.log(`block size the client reached: ${fmt(sequence.stats().blockSize, 0)}`);
+    ratio('sequences: client next() ÷ one call per number (numbers/s)', blocks.units / blocks.seconds, perCall.units / perCall.seconds, {
+      atLeast: 50,
+    });
+    ratio(
+      'counters: coalesced ÷ one request per increment (increments/s)',
+      coalesced.units / coalesced.seconds,
+      perIncrement.units / perIncrement.seconds,
+    );
+  } finally {
+    await devhost.stop();
+    await azurite.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,67 @@
+/**
+ * The entry point: one `TallyhoClient` per app, holding the transport (base URL, keys, retries,
+ * clock) and handing out the primitives. Sequences, gates and streams are per name; a `Sequence`
+ * keeps its reserved block, so ask for it once and keep it (`client.sequence(name)` returns the same
+ * object for the same name).
+ */
+import { Gates, Streams } from './admin.js';
+import { Counters } from './counters.js';
+import { Gate, type GateOptions } from './gate.js';
+import { Jobs } from './jobs.js';
+import { Schedules } from './schedules.js';
+import { Sequence, type SequenceOptions } from './sequence.js';
+import { Sequences } from './sequences.js';
+import { Stream, type StreamOptions } from './stream.js';
+import { Transport, type TransportOptions } from './transport.js';
+
+export type TallyhoClientOptions = TransportOptions;
+
+export class TallyhoClient {
+  readonly transport: Transport;
+  readonly counters: Counters;
+  readonly jobs: Jobs;
+  readonly schedules: Schedules;
+  readonly sequences: Sequences;
+  readonly gates: Gates;
+  readonly streams: Streams;
+  private readonly sequenceCache = new Map<string, Sequence>();
+
+  constructor(options: TallyhoClientOptions) {
+    this.transport = new Transport(options);
+    this.counters = new Counters(this.transport);
+    this.jobs = new Jobs(this.transport);
+    this.schedules = new Schedules(this.transport);
+    this.sequences = new Sequences(this.transport);
+    this.gates = new Gates(this.transport);
+    this.streams = new Streams(this.transport);
+  }
+
+  /** The number source of one sequence; the same object for the same name (its options apply once). */
+  sequence(name: string, options?: SequenceOptions): Sequence {
+    let sequence = this.sequenceCache.get(name);
+    if (sequence === undefined) {
+      sequence = new Sequence(this.transport, name, options);
+      this.sequenceCache.set(name, sequence);
+    }
+    return sequence;
+  }
+
+  gate(name: string, options?: GateOptions): Gate {
+    return new Gate(this.transport, name, options);
+  }
+
+  /** A writer of one event type; keep it to keep its producer id and seqs. */
+  stream(type: string, options?: StreamOptions): Stream {
+    return new Stream(this.transport, type, options);
+  }
+
+  /** `increment(key)`: shorthand for `client.counters.increment`. */
+  increment(name: string, by = 1): Promise<void> {
+    return this.counters.increment(name, by);
+  }
+
+  /** Drains pending counter increments; call before the process ends. */
+  async close(): Promise<void> {
+    await this.counters.close();
+  }
+}

@@ -1,0 +1,25 @@
+/** @tallyho/client: the public surface. */
+export { Gates, Streams } from './admin.js';
+export { TallyhoClient, type TallyhoClientOptions } from './client.js';
+export { type Clock, systemClock } from './clock.js';
+export { Counters, type CounterStats, maxIncrement } from './counters.js';
+export { dammCheckDigit, type Validation, validateFormatted } from './damm.js';
+export { type ClientErrorCode, TallyhoError, isTallyhoError } from './errors.js';
+export { Gate, type GateOptions, type GateTransportMode, type Observed, type WaitOptions } from './gate.js';
+export { Job, Jobs, type JobItem, type PageOptions, type ProgressOptions, type SubmitOptions, isSettled } from './jobs.js';
+export { Schedules, type ListSchedulesOptions } from './schedules.js';
+export { Sequence, type SequenceOptions, type SequenceStats, maxReservation } from './sequence.js';
+export { Sequences } from './sequences.js';
+export { type ServerEvent, readEvents } from './sse.js';
+export { type Ack, type AppendOptions, type AppendOutcome, Stream, type StreamOptions } from './stream.js';
+export {
+  type Answer,
+  type FetchLike,
+  type KeyLevel,
+  type RequestSpec,
+  type RetryOptions,
+  Transport,
+  type TransportOptions,
+  segment,
+} from './transport.js';
+export type * from './types.js';

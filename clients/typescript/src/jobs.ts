@@ -1,0 +1,146 @@
+/**
+ * Batched jobs: submit items once (an Idempotency-Key makes a resubmission return the same job),
+ * follow progress as an async iterator until the job settles, and page through results and failures
+ * without handling cursors.
+ */
+import { newIdempotencyKey } from './ids.js';
+import { segment, type Transport } from './transport.js';
+import type { JobFailure, JobList, JobResult, JobSubmission, JobView } from './types.js';
+
+export type JobItem = JobSubmission['items'][number];
+
+export interface SubmitOptions {
+  /** What processes the items (default `billing`, the shipped processor). */
+  readonly processor?: JobSubmission['processor'];
+  /** Reuse it to make a resubmission (e.g. after a crash) return the same job. Default: a new key. */
+  readonly idempotencyKey?: string;
+  readonly signal?: AbortSignal;
+}
+
+export interface ProgressOptions {
+  /** Between reads (default 1 s). */
+  readonly intervalMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface PageOptions {
+  /** Items per request (default 100, at most 1000). */
+  readonly pageSize?: number;
+  readonly signal?: AbortSignal;
+}
+
+const settled = new Set<JobView['state']>(['completed', 'completedWithFailures']);
+
+export function isSettled(job: JobView): boolean {
+  return settled.has(job.state);
+}
+
+export class Job {
+  constructor(
+    private readonly transport: Transport,
+    readonly id: string,
+  ) {}
+
+  private get path(): string {
+    return `jobs/${segment(this.id)}`;
+  }
+
+  async get(options: { signal?: AbortSignal } = {}): Promise<JobView> {
+    return (await this.transport.json<JobView>({ method: 'GET', path: this.path, signal: options.signal })).body;
+  }
+
+  /** The job each time its progress changes, ending with the settled job. */
+  async *progress(options: ProgressOptions = {}): AsyncGenerator<JobView, void, undefined> {
+    let last = '';
+    for (;;) {
+      const job = await this.get(options);
+      const fingerprint = JSON.stringify([job.state, job.round, job.totals]);
+      if (fingerprint !== last) {
+        last = fingerprint;
+        yield job;
+      }
+      if (isSettled(job)) return;
+      await this.transport.clock.sleep(options.intervalMs ?? 1000, options.signal);
+    }
+  }
+
+  /** Waits until the job settles and returns it. */
+  async settled(options: ProgressOptions = {}): Promise<JobView> {
+    let latest: JobView | undefined;
+    for await (const job of this.progress(options)) latest = job;
+    return latest as JobView;
+  }
+
+  /** Every item result, in item-id order, optionally of one status. */
+  results(options: PageOptions & { status?: JobResult['status'] } = {}): AsyncGenerator<JobResult, void, undefined> {
+    return this.pages<JobResult>('results', 'results', options, { status: options.status });
+  }
+
+  /** Every failed item with its reason. */
+  failures(options: PageOptions = {}): AsyncGenerator<JobFailure, void, undefined> {
+    return this.pages<JobFailure>('failures', 'failures', options, {});
+  }
+
+  /** Runs the failed items of a completed job again (a new round). */
+  async retryFailed(options: { signal?: AbortSignal } = {}): Promise<JobView> {
+    const answer = await this.transport.json<JobView>({
+      method: 'POST',
+      path: `${this.path}/retry-failed`,
+      key: 'admin',
+      idempotent: true,
+      signal: options.signal,
+    });
+    return answer.body;
+  }
+
+  private async *pages<T>(
+    route: 'results' | 'failures',
+    field: 'results' | 'failures',
+    options: PageOptions,
+    query: Readonly<Record<string, string | undefined>>,
+  ): AsyncGenerator<T, void, undefined> {
+    let cursor: string | undefined;
+    do {
+      const answer = await this.transport.json<Record<typeof field, T[]> & { next: string | null }>({
+        method: 'GET',
+        path: `${this.path}/${route}`,
+        query: { ...query, limit: options.pageSize ?? 100, cursor },
+        signal: options.signal,
+      });
+      yield* answer.body[field];
+      cursor = answer.body.next ?? undefined;
+    } while (cursor !== undefined);
+  }
+}
+
+export class Jobs {
+  constructor(private readonly transport: Transport) {}
+
+  /** Submits the items; retries (and a resubmission with the same key) return the same job. */
+  async submit(items: readonly JobItem[], options: SubmitOptions = {}): Promise<Job & { readonly view: JobView }> {
+    const answer = await this.transport.json<JobView>({
+      method: 'POST',
+      path: 'jobs',
+      body: { processor: options.processor ?? 'billing', items },
+      idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
+      signal: options.signal,
+    });
+    return Object.assign(new Job(this.transport, answer.body.id), { view: answer.body });
+  }
+
+  job(id: string): Job {
+    return new Job(this.transport, id);
+  }
+
+  /** The most recent jobs (admin). */
+  async list(options: { limit?: number; signal?: AbortSignal } = {}): Promise<JobList> {
+    const answer = await this.transport.json<JobList>({
+      method: 'GET',
+      path: 'jobs',
+      query: { limit: options.limit },
+      key: 'admin',
+      signal: options.signal,
+    });
+    return answer.body;
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * Schedules: create (one-off `at` or recurring `cron`), read, list, cancel, pause, resume, trigger.
+ * Control operations are sent with the admin key; every one of them is idempotent on the server
+ * (cancelling a cancelled schedule answers it as it is), so they are retried after a lost response.
+ */
+import { segment, type Transport } from './transport.js';
+import type { CreateSchedule, ScheduleList, ScheduleTrigger, ScheduleView } from './types.js';
+
+export interface ListSchedulesOptions {
+  readonly state?: string;
+  readonly pageSize?: number;
+  readonly signal?: AbortSignal;
+}
+
+export class Schedules {
+  constructor(private readonly transport: Transport) {}
+
+  /** Creates the schedule; with an `id`, repeating the call answers the existing one. */
+  async create(definition: CreateSchedule, options: { signal?: AbortSignal } = {}): Promise<ScheduleView> {
+    const answer = await this.transport.json<ScheduleView>({
+      method: 'POST',
+      path: 'schedules',
+      body: definition,
+      idempotent: definition.id !== undefined,
+      signal: options.signal,
+    });
+    return answer.body;
+  }
+
+  async get(id: string, options: { signal?: AbortSignal } = {}): Promise<ScheduleView> {
+    return (await this.transport.json<ScheduleView>({ method: 'GET', path: `schedules/${segment(id)}`, signal: options.signal })).body;
+  }
+
+  /** Every schedule (optionally in one state), following the continuation tokens. */
+  async *list(options: ListSchedulesOptions = {}): AsyncGenerator<ScheduleView, void, undefined> {
+    let token: string | undefined;
+    do {
+      const page = await this.page({ ...options, continuationToken: token });
+      yield* page.items;
+      token = page.continuationToken ?? undefined;
+    } while (token !== undefined);
+  }
+
+  /** One page of schedules; pass its `continuationToken` back for the next. */
+  async page(options: ListSchedulesOptions & { continuationToken?: string | undefined } = {}): Promise<ScheduleList> {
+    const answer = await this.transport.json<ScheduleList>({
+      method: 'GET',
+      path: 'schedules',
+      query: { state: options.state, pageSize: options.pageSize, continuationToken: options.continuationToken },
+      key: 'admin',
+      signal: options.signal,
+    });
+    return answer.body;
+  }
+
+  async cancel(id: string, options: { signal?: AbortSignal } = {}): Promise<ScheduleView> {
+    return this.control('DELETE', `schedules/${segment(id)}`, options.signal);
+  }
+
+  async pause(id: string, options: { signal?: AbortSignal } = {}): Promise<ScheduleView> {
+    return this.control('POST', `schedules/${segment(id)}/pause`, options.signal);
+  }
+
+  async resume(id: string, options: { signal?: AbortSignal } = {}): Promise<ScheduleView> {
+    return this.control('POST', `schedules/${segment(id)}/resume`, options.signal);
+  }
+
+  /** Runs the target now. Not retried after a lost response: a repeat would be a second run. */
+  async trigger(id: string, options: { signal?: AbortSignal } = {}): Promise<ScheduleTrigger> {
+    const answer = await this.transport.json<ScheduleTrigger>({
+      method: 'POST',
+      path: `schedules/${segment(id)}/trigger`,
+      key: 'admin',
+      signal: options.signal,
+    });
+    return answer.body;
+  }
+
+  private async control(method: 'POST' | 'DELETE', path: string, signal: AbortSignal | undefined): Promise<ScheduleView> {
+    return (await this.transport.json<ScheduleView>({ method, path, key: 'admin', idempotent: true, signal })).body;
+  }
+}

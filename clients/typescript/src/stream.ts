@@ -1,0 +1,154 @@
+/**
+ * The event writer: `append` stamps each event with this writer's producer id and the next `seq`,
+ * then sends. The server ignores an event whose seq is not above the last one it accepted from the
+ * producer, so any retry — by the transport after a lost response, or by the caller — is recognised
+ * as a duplicate and never written twice.
+ *
+ * Appends of one writer go out one request at a time, in call order: were two in flight, the later
+ * seq could arrive first and make the earlier one look like a duplicate. Appends made while a
+ * request is in flight are sent together in the next request (each keeps its own result promise).
+ *
+ * Seqs start at the wall clock in microseconds, so a writer restarted with the same producer id
+ * continues above everything its previous run sent (unless that run averaged over 1,000 events per
+ * millisecond since it started).
+ */
+import { TallyhoError } from './errors.js';
+import { newIdempotencyKey } from './ids.js';
+import { segment, type Transport } from './transport.js';
+import type { JsonValue, StreamAppendResult, StreamFlushResult, StreamView } from './types.js';
+
+export type Ack = 'buffered' | 'flushed';
+
+export interface StreamOptions {
+  /** Who produces the events (1-128 printable ASCII characters). Default: a new random id. */
+  readonly producer?: string;
+  /** The first seq (default: wall-clock microseconds). */
+  readonly firstSeq?: number;
+}
+
+export interface AppendOptions {
+  /** `buffered` (default): in the writer's durable state; `flushed`: in the log blob. */
+  readonly ack?: Ack;
+  /** When the writer's buffer is full, wait on the server for room instead of retrying on 429. */
+  readonly waitForRoom?: boolean;
+}
+
+export interface AppendOutcome {
+  /** The seqs this call's events were given. */
+  readonly seqs: readonly number[];
+  /**
+   * The answer to the request that carried them; it may cover other calls' events too, and after a
+   * retry whose first attempt had landed, it counts them as duplicates.
+   */
+  readonly request: StreamAppendResult;
+}
+
+interface Pending {
+  readonly events: { producer: string; seq: number; data: JsonValue }[];
+  readonly ack: Ack;
+  readonly wait: boolean;
+  readonly resolve: (outcome: AppendOutcome) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+/** Events per request; the server's body limit is what really bounds it. */
+const maxEventsPerRequest = 500;
+
+export class Stream {
+  readonly producer: string;
+  private nextSeq: number;
+  private readonly queue: Pending[] = [];
+  private sending: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly transport: Transport,
+    readonly type: string,
+    options: StreamOptions = {},
+  ) {
+    this.producer = options.producer ?? `client-${newIdempotencyKey()}`;
+    this.nextSeq = options.firstSeq ?? Date.now() * 1000;
+  }
+
+  /** Appends one event's data, or several, in order. */
+  append(data: JsonValue | readonly JsonValue[], options: AppendOptions = {}): Promise<AppendOutcome> {
+    if (this.closed) return Promise.reject(new TallyhoError('Closed', `stream ${this.type} is closed`));
+    const list = Array.isArray(data) ? (data as readonly JsonValue[]) : [data as JsonValue];
+    if (list.length === 0) return Promise.reject(new RangeError('append needs at least one event'));
+    const events = list.map((d) => ({ producer: this.producer, seq: this.nextSeq++, data: d }));
+    return new Promise<AppendOutcome>((resolve, reject) => {
+      this.queue.push({ events, ack: options.ack ?? 'buffered', wait: options.waitForRoom === true, resolve, reject });
+      this.sending ??= this.drain();
+    });
+  }
+
+  /** Resolves when every append made so far is answered. */
+  async flushed(): Promise<void> {
+    while (this.sending !== undefined) await this.sending;
+  }
+
+  /** Refuses new appends and waits for the ones in flight. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.flushed();
+  }
+
+  /** Where the type goes and how its writer is doing. */
+  async describe(options: { signal?: AbortSignal } = {}): Promise<StreamView> {
+    return (await this.transport.json<StreamView>({ method: 'GET', path: `streams/${segment(this.type)}`, signal: options.signal })).body;
+  }
+
+  /** Asks the writer to flush now (admin). */
+  async flush(options: { signal?: AbortSignal } = {}): Promise<StreamFlushResult> {
+    const answer = await this.transport.json<StreamFlushResult>({
+      method: 'POST',
+      path: `streams/${segment(this.type)}/flush`,
+      key: 'admin',
+      idempotent: true,
+      signal: options.signal,
+    });
+    return answer.body;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      for (let batch = this.nextBatch(); batch.length > 0; batch = this.nextBatch()) await this.send(batch);
+    } finally {
+      this.sending = undefined;
+    }
+  }
+
+  /** The queued appends that can share one request: same ack and wait, within the size bound. */
+  private nextBatch(): Pending[] {
+    const first = this.queue[0];
+    if (first === undefined) return [];
+    const batch: Pending[] = [];
+    let events = 0;
+    for (const p of this.queue) {
+      if (p.ack !== first.ack || p.wait !== first.wait) break;
+      if (batch.length > 0 && events + p.events.length > maxEventsPerRequest) break;
+      batch.push(p);
+      events += p.events.length;
+    }
+    this.queue.splice(0, batch.length);
+    return batch;
+  }
+
+  private async send(batch: Pending[]): Promise<void> {
+    const events = batch.flatMap((p) => p.events);
+    try {
+      const answer = await this.transport.json<StreamAppendResult>({
+        method: 'POST',
+        path: `streams/${segment(this.type)}/events`,
+        query: { ack: batch[0]?.ack, wait: batch[0]?.wait === true ? 'true' : undefined },
+        body: { events },
+        // Producer and seq make the request idempotent: a repeat is answered as duplicates.
+        idempotent: true,
+        timeoutMs: batch[0]?.ack === 'flushed' ? 120_000 : undefined,
+      });
+      for (const p of batch) p.resolve({ seqs: p.events.map((e) => e.seq), request: answer.body });
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+    }
+  }
+}

@@ -1,0 +1,233 @@
+/**
+ * One place where requests leave the client: base URL, keys by header (never in the URL), JSON
+ * bodies with their Content-Type, a timeout per attempt, the caller's AbortSignal, bounded retries,
+ * and problem+json turned into `TallyhoError`.
+ *
+ * What is retried: 429 and 503 always (the server did not do the work and says when to come back),
+ * honouring Retry-After up to the back-off cap; network failures and timeouts only for requests that
+ * are safe to repeat (reads, requests carrying an Idempotency-Key, operations the API makes
+ * idempotent). Each attempt of a keyed request sends the same key, so a retry after a lost response
+ * gets the first answer, not a second effect.
+ */
+import { type Clock, systemClock } from './clock.js';
+import { TallyhoError } from './errors.js';
+import { backoffDelay, type BackoffPolicy, parseRetryAfter } from './retry.js';
+import { linkSignals, throwIfAborted } from './signals.js';
+import type { Problem } from './types.js';
+
+export type KeyLevel = 'function' | 'admin';
+export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+
+export interface RetryOptions {
+  /** Retries after the first attempt (default 4). */
+  readonly retries?: number;
+  /** First back-off delay (default 200 ms). */
+  readonly baseDelayMs?: number;
+  /** Longest single wait, also the ceiling for Retry-After (default 10 s). */
+  readonly maxDelayMs?: number;
+}
+
+export interface TransportOptions {
+  /** The API root, e.g. `https://tallyho.example.net/api`. */
+  readonly baseUrl: string;
+  /** Sent as `x-functions-key` on every request. */
+  readonly functionKey?: string;
+  /** Sent as `x-functions-key` on admin operations (falls back to functionKey). */
+  readonly adminKey?: string;
+  /** Timeout of one attempt (default 30 s); long polls add their own wait to it. */
+  readonly timeoutMs?: number;
+  readonly retry?: RetryOptions;
+  /** Extra fetch options for every request, e.g. `{ credentials: 'same-origin' }` in a browser. */
+  readonly requestInit?: Omit<RequestInit, 'method' | 'body' | 'signal' | 'headers'>;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Defaults to the global fetch. */
+  readonly fetch?: FetchLike;
+  readonly clock?: Clock;
+  readonly random?: () => number;
+}
+
+export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
+
+export interface RequestSpec {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Relative to the base URL, segments already escaped (use `segment`). */
+  readonly path: string;
+  readonly query?: Query;
+  readonly body?: unknown;
+  readonly key?: KeyLevel;
+  readonly idempotencyKey?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly signal?: AbortSignal | undefined;
+  readonly timeoutMs?: number;
+  /** Safe to repeat after a network failure or timeout (reads and keyed requests are). */
+  readonly idempotent?: boolean;
+  /** Statuses other than 2xx that are answers, not errors (e.g. 304). */
+  readonly accept?: readonly number[];
+  /** Override the client's retry bound for this request (e.g. 0 for a probe). */
+  readonly retries?: number;
+}
+
+export interface Answer<T> {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: T;
+}
+
+/** Escapes one path segment; names are validated by the server, this keeps a typo from becoming a path. */
+export const segment = encodeURIComponent;
+
+const retryableStatuses = new Set([429, 503]);
+
+export class Transport {
+  readonly clock: Clock;
+  readonly random: () => number;
+  private readonly fetchFn: FetchLike;
+  private readonly baseUrl: string;
+  private readonly policy: BackoffPolicy;
+  private readonly retries: number;
+  private readonly timeoutMs: number;
+
+  constructor(private readonly options: TransportOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
+    // Bound late: a test may install its fake fetch on globalThis after the client is built.
+    this.fetchFn = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.policy = { baseMs: options.retry?.baseDelayMs ?? 200, capMs: options.retry?.maxDelayMs ?? 10_000 };
+    this.retries = options.retry?.retries ?? 4;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+  }
+
+  url(path: string, query?: Query): string {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined) params.set(name, String(value));
+    const search = params.toString();
+    return `${this.baseUrl}/${path}${search === '' ? '' : `?${search}`}`;
+  }
+
+  /** Sends the request (with retries) and parses a JSON answer. */
+  async json<T>(spec: RequestSpec): Promise<Answer<T>> {
+    return this.send(spec, async (response) => {
+      const text = await response.text();
+      return (text === '' ? undefined : JSON.parse(text)) as T;
+    });
+  }
+
+  /**
+   * Sends the request (with retries) and hands back the open response for streaming. The timeout
+   * covers the wait for the headers only; the caller owns the body and its cancellation.
+   */
+  async open(spec: RequestSpec): Promise<Response> {
+    const answer = await this.send(spec, (response) => Promise.resolve(response), { streaming: true });
+    return answer.body;
+  }
+
+  private async send<T>(
+    spec: RequestSpec,
+    read: (response: Response) => Promise<T>,
+    mode: { streaming?: boolean } = {},
+  ): Promise<Answer<T>> {
+    const request = `${spec.method} /${spec.path}`;
+    const idempotent = spec.idempotent ?? (spec.method === 'GET' || spec.idempotencyKey !== undefined);
+    const retries = spec.retries ?? this.retries;
+    for (let attempt = 0; ; attempt++) {
+      throwIfAborted(spec.signal);
+      const attemptSignal = linkSignals(spec.signal);
+      const timeoutMs = spec.timeoutMs ?? this.timeoutMs;
+      const timer = linkSignals(attemptSignal.signal);
+      const timedOut = new TallyhoError('Timeout', `${request}: no answer within ${timeoutMs} ms`, { request });
+      this.clock.sleep(timeoutMs, timer.signal).then(
+        () => attemptSignal.abort(timedOut),
+        () => undefined,
+      );
+      const stopTimer = (): void => {
+        timer.abort();
+        timer.release();
+      };
+      let response: Response;
+      try {
+        response = await this.fetchFn(this.url(spec.path, spec.query), this.init(spec, attemptSignal.signal));
+      } catch (err) {
+        stopTimer();
+        attemptSignal.release();
+        throwIfAborted(spec.signal);
+        const failure =
+          attemptSignal.signal.reason === timedOut
+            ? timedOut
+            : new TallyhoError('Network', `${request}: ${err instanceof Error ? err.message : String(err)}`, { request, cause: err });
+        if (!idempotent || attempt >= retries) throw failure;
+        await this.clock.sleep(backoffDelay(this.policy, attempt, this.random), spec.signal);
+        continue;
+      }
+      const accepted = response.ok || (spec.accept?.includes(response.status) ?? false);
+      let keepLinked = false;
+      try {
+        if (accepted) {
+          // A stream outlives this call: the caller's signal must still reach its body.
+          keepLinked = mode.streaming === true;
+          if (keepLinked) stopTimer();
+          return { status: response.status, headers: response.headers, body: await read(response) };
+        }
+        const error = await errorOf(response, request);
+        if (!retryableStatuses.has(response.status) || attempt >= retries) throw error;
+        const wait = error.retryAfterMs ?? backoffDelay(this.policy, attempt, this.random);
+        stopTimer();
+        await this.clock.sleep(Math.min(wait, this.policy.capMs), spec.signal);
+      } catch (err) {
+        throwIfAborted(spec.signal);
+        if (attemptSignal.signal.reason !== timedOut) throw err;
+        if (!idempotent || attempt >= retries) throw timedOut;
+        await this.clock.sleep(backoffDelay(this.policy, attempt, this.random), spec.signal);
+      } finally {
+        stopTimer();
+        if (!keepLinked) attemptSignal.release();
+      }
+    }
+  }
+
+  private init(spec: RequestSpec, signal: AbortSignal): RequestInit {
+    const headers: Record<string, string> = { ...this.options.headers, ...spec.headers };
+    const key = spec.key === 'admin' ? (this.options.adminKey ?? this.options.functionKey) : this.options.functionKey;
+    if (key !== undefined && key !== '') headers['x-functions-key'] = key;
+    if (spec.idempotencyKey !== undefined) headers['idempotency-key'] = spec.idempotencyKey;
+    if (spec.body !== undefined) headers['content-type'] = 'application/json';
+    return {
+      ...this.options.requestInit,
+      method: spec.method,
+      headers,
+      signal,
+      ...(spec.body === undefined ? {} : { body: JSON.stringify(spec.body) }),
+    };
+  }
+}
+
+async function errorOf(response: Response, request: string): Promise<TallyhoError> {
+  const text = await response.text().catch(() => '');
+  const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+  const base = { status: response.status, request, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+  const parsed = /json/i.test(response.headers.get('content-type') ?? '') ? parseProblem(text) : undefined;
+  if (parsed !== undefined) return new TallyhoError(parsed.code, `${request}: ${parsed.detail}`, { ...base, problem: parsed });
+  const detail = text.trim().slice(0, 500) || response.statusText || `HTTP ${response.status}`;
+  return new TallyhoError(codeForStatus(response.status), `${request}: ${detail}`, base);
+}
+
+function parseProblem(text: string): Problem | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== 'object' || value === null) return undefined;
+    const p = value as Partial<Problem>;
+    if (typeof p.code !== 'string' || typeof p.status !== 'number') return undefined;
+    return { type: '', title: '', detail: p.title ?? p.code, ...p } as Problem;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Answers without a problem document (a proxy, a host that never reached the app) still get a code. */
+function codeForStatus(status: number): string {
+  if (status === 401) return 'Unauthorized';
+  if (status === 403) return 'Forbidden';
+  if (status === 404) return 'NotFound';
+  if (status === 429) return 'TooManyRequests';
+  return 'HttpError';
+}

@@ -1,0 +1,158 @@
+/**
+ * The client against a real devhost (HTTP only, keys enforced, so every call proves its key went by
+ * header): numbers from reserved blocks stay unique across concurrent callers and client instances;
+ * gate waits started before and after a release both return, also when the event stream is cut
+ * mid-wait; coalesced increments read back exactly; a job runs to completion through its
+ * iterators; a stream append whose answer was lost is retried without writing a line twice.
+ */
+import { TallyhoClient } from '../../src/client';
+import { type E2eHost, devhostTest, startDevhost } from '../../../../test/e2e/support/harness';
+import { unique } from '../../../../test/e2e/support/names';
+import { readLog } from '../../../../test/e2e/support/streams';
+import { transactions } from '../../../../test/support/billing';
+import { type CutProxy, startCutProxy } from '../support/cutProxy';
+
+describe('@tallyho/client against the devhost', () => {
+  let host: E2eHost;
+  let proxy: CutProxy;
+
+  const client = (baseUrl = host.url('/api'), extra: Partial<ConstructorParameters<typeof TallyhoClient>[0]> = {}) =>
+    new TallyhoClient({
+      baseUrl,
+      ...(host.keys.function === undefined ? {} : { functionKey: host.keys.function }),
+      ...(host.keys.admin === undefined ? {} : { adminKey: host.keys.admin }),
+      ...extra,
+    });
+
+  beforeAll(async () => {
+    host = await startDevhost({
+      keys: { admin: 'e2e-admin-key', function: 'e2e-function-key' },
+      env: {
+        TALLYHO_GATES_WATCH_INTERVAL_MS: '250',
+        TALLYHO_GATES_HEARTBEAT_SECONDS: '1',
+        TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200',
+        TALLYHO_JOBS_QUEUE_PREFIX: unique('cj'),
+        AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
+      },
+    });
+    proxy = await startCutProxy(host.url('/api'));
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await host?.stop();
+  });
+
+  test('16 concurrent next() callers × 2 client instances × 5,000 numbers: no duplicates, few requests', async () => {
+    const name = unique('orders');
+    const admin = client();
+    await admin.sequences.configure(name, { prefix: 'E2E-', width: 7, checkDigit: true, blockSize: { min: 100, max: 10_000 } });
+    const instances = [client(), client()];
+    const all = await Promise.all(
+      instances.flatMap((c) =>
+        Array.from({ length: 16 }, async () => {
+          const sequence = c.sequence(name, { initialBlock: 1000 });
+          const mine: string[] = [];
+          for (let i = 0; i < 5000; i++) mine.push(await sequence.next());
+          return mine;
+        }),
+      ),
+    );
+    const numbers = all.flat();
+    expect(numbers).toHaveLength(2 * 16 * 5000);
+    expect(new Set(numbers).size).toBe(numbers.length);
+    const sequence = instances[0]!.sequence(name);
+    await expect(sequence.validate(numbers[0]!)).resolves.toMatchObject({ valid: true });
+    // Block reservation: one request per ~1,000 numbers, not one per number.
+    const reservations = instances.reduce((n, c) => n + c.sequence(name).stats().reservations, 0);
+    expect(reservations).toBeLessThanOrEqual(2 * (80 + 2));
+  });
+
+  test('a wait() started before the release and one started after it both return', async () => {
+    const c = client();
+    const gate = c.gate(unique('launch'));
+    await gate.create({ by: 'e2e' });
+    const early = gate.wait({ timeout: 30_000 });
+    await new Promise((r) => setTimeout(r, 500));
+    await gate.release({ by: 'e2e', note: 'go' });
+    await expect(early).resolves.toMatchObject({ state: 'released', releasedBy: 'e2e' });
+    await expect(gate.wait({ timeout: 5_000 })).resolves.toMatchObject({ state: 'released', releaseNote: 'go' });
+  });
+
+  devhostTest('an event stream cut mid-wait reconnects and still sees the release', async () => {
+    const name = unique('cut');
+    let cuts = 0;
+    proxy.setRule((_method, path) => (path.includes(`/gates/${name}/events`) && cuts++ < 2 ? 'cutMidStream' : 'forward'));
+    const c = client(proxy.baseUrl, { random: () => 0 });
+    const gate = c.gate(name, { reconnect: { baseMs: 200, capMs: 1000 } });
+    await client().gate(name).create();
+    const waiting = gate.wait({ timeout: 30_000 });
+    await until(() => cuts >= 2 && proxy.seen.filter((s) => s.path.includes('/events')).length >= 3);
+    await client().gate(name).release({ by: 'e2e' });
+    await expect(waiting).resolves.toMatchObject({ state: 'released' });
+    const streams = proxy.seen.filter((s) => s.path.includes(`/gates/${name}/events`));
+    expect(streams.map((s) => s.action).slice(0, 3)).toEqual(['cutMidStream', 'cutMidStream', 'forward']);
+  });
+
+  test('10,000 coalesced increments read back exactly', async () => {
+    const name = unique('hits');
+    const c = client();
+    await c.counters.configure(name, { mode: 'hits', partitions: 4 });
+    await Promise.all(Array.from({ length: 10_000 }, () => c.increment(name)));
+    await c.close();
+    const value = await c.counters.get(name, { consistent: true });
+    expect(value.value).toBe(10_000);
+    expect(c.counters.stats()).toMatchObject({ increments: 10_000 });
+    expect(c.counters.stats().requests).toBeLessThan(100);
+  });
+
+  test('a job submitted and followed to completion; results and failures page through', async () => {
+    const c = client();
+    const items = transactions(60, 7, unique('tx'));
+    const job = await c.jobs.submit(items);
+    const states: string[] = [];
+    for await (const view of job.progress({ intervalMs: 250 })) states.push(view.state);
+    expect(states.at(-1)).toMatch(/^completed/);
+    const results: string[] = [];
+    for await (const r of job.results({ pageSize: 25 })) results.push(r.id);
+    expect(results.sort()).toEqual(items.map((i) => i.id).sort());
+    const failures: string[] = [];
+    for await (const f of job.failures({ pageSize: 25 })) failures.push(f.id);
+    const view = await job.get();
+    expect(failures).toHaveLength(view.totals.failed);
+    expect(view.totals.succeeded + view.totals.failed).toBe(60);
+  }, 90_000);
+
+  devhostTest('stream appends with a forced retry write no line twice', async () => {
+    const type = unique('events');
+    let lost = 0;
+    proxy.setRule((method, path) =>
+      method === 'POST' && path.includes(`/streams/${type}/events`) && lost++ === 1 ? 'loseResponse' : 'forward',
+    );
+    const c = client(proxy.baseUrl, { retry: { baseDelayMs: 50 } });
+    const writer = c.stream(type, { producer: 'e2e-writer' });
+    for (let i = 0; i < 3; i++)
+      await writer.append(
+        [
+          { i, part: 'a' },
+          { i, part: 'b' },
+        ],
+        { ack: 'flushed' },
+      );
+    const appends = proxy.seen.filter((s) => s.path.includes(`/streams/${type}/events`));
+    expect(appends.map((s) => s.action)).toEqual(['forward', 'loseResponse', 'forward', 'forward']);
+    const state = await writer.describe();
+    const lines = await readLog(state.route.partition, state.route.resource);
+    const seqs = lines.filter((l) => l.producer === 'e2e-writer').map((l) => l.seq);
+    expect(seqs).toHaveLength(6);
+    expect(new Set(seqs).size).toBe(6);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+  });
+});
+
+async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

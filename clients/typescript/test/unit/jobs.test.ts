@@ -1,0 +1,71 @@
+import { Jobs } from '../../src/jobs';
+import { fakeTransport } from '../support/fakeTransport';
+import { type Handler, json } from '../support/fakeFetch';
+
+function jobs(handler: Handler) {
+  const { transport, clock, requests } = fakeTransport(handler);
+  return { jobs: new Jobs(transport), clock, requests };
+}
+
+const jobView = (state: string, succeeded: number) => ({
+  id: 'j1',
+  state,
+  round: 0,
+  totals: { items: 3, succeeded, failed: 0, pending: 3 - succeeded },
+});
+
+describe('Jobs', () => {
+  test('submit sends the processor, the items and an Idempotency-Key, the same one on a retry', async () => {
+    let calls = 0;
+    const {
+      jobs: j,
+      clock,
+      requests,
+    } = jobs(() => {
+      calls++;
+      if (calls === 1) throw new TypeError('lost');
+      return json(202, jobView('accepted', 0));
+    });
+    const submitting = j.submit([{ id: 'a' }], { idempotencyKey: 'batch-7' });
+    await clock.advance(1000);
+    const job = await submitting;
+    expect(job.id).toBe('j1');
+    expect(requests.map((r) => r.headers['idempotency-key'])).toEqual(['batch-7', 'batch-7']);
+    expect(requests[0]?.body).toEqual({ processor: 'billing', items: [{ id: 'a' }] });
+  });
+
+  test('progress() yields each change until the job settles', async () => {
+    const states = [jobView('accepted', 0), jobView('running', 1), jobView('running', 1), jobView('completed', 3)];
+    let read = 0;
+    const { jobs: j, clock } = jobs(() => json(200, states[Math.min(read++, states.length - 1)]));
+    const seen: string[] = [];
+    const following = (async () => {
+      for await (const v of j.job('j1').progress({ intervalMs: 500 })) seen.push(`${v.state}:${v.totals.succeeded}`);
+    })();
+    await clock.advance(5000);
+    await following;
+    expect(seen).toEqual(['accepted:0', 'running:1', 'completed:3']);
+    expect(read).toBe(4);
+  });
+
+  test('results() and failures() follow the cursors across pages', async () => {
+    const { jobs: j, requests } = jobs((r) => {
+      const cursor = r.query.get('cursor');
+      if (r.path.endsWith('/failures')) return json(200, { failures: [{ id: 'f1' }], next: null });
+      return cursor === null
+        ? json(200, { results: [{ id: 'a' }, { id: 'b' }], next: 'c2' })
+        : json(200, { results: [{ id: 'c' }], next: null });
+    });
+    const ids: string[] = [];
+    for await (const r of j.job('j1').results({ pageSize: 2, status: 'succeeded' })) ids.push(r.id);
+    const failed: string[] = [];
+    for await (const f of j.job('j1').failures()) failed.push(f.id);
+    expect(ids).toEqual(['a', 'b', 'c']);
+    expect(failed).toEqual(['f1']);
+    expect(requests.map((r) => r.query.toString())).toEqual([
+      'status=succeeded&limit=2',
+      'status=succeeded&limit=2&cursor=c2',
+      'limit=100',
+    ]);
+  });
+});
