@@ -9,6 +9,10 @@ import { ServiceBusClient } from '@azure/service-bus';
 import { senderDelivery } from '../../../shared/schedules/scheduledDelivery';
 import { appErrorOf } from '../../support/appErrors';
 import { scheduleHarness } from '../../support/schedules';
+import { creatorOf } from '../../../shared/schedules/creator';
+
+/** The creator every schedule of these tests is recorded with. */
+const tester = creatorOf('tester', 'function');
 
 const message = (n: number) => ({ order: 'ORD-42', step: n });
 
@@ -20,18 +24,18 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
       id: 'remind-1',
       at,
       target: { type: 'serviceBus', entity: 'orders', message: message(1), sessionId: 'ORD-42', delivery: 'scheduled' },
-    });
+    }, tester);
     // Three schedules in, the fake's numbers pass 2^53: a number would have been rounded.
     const second = await h.service.create({
       id: 'remind-2',
       at,
       target: { type: 'serviceBus', entity: 'orders', message: message(2), delivery: 'scheduled' },
-    });
+    }, tester);
     const third = await h.service.create({
       id: 'remind-3',
       at,
       target: { type: 'serviceBus', entity: 'orders', message: message(3), delivery: 'scheduled' },
-    });
+    }, tester);
     expect(created).toMatchObject({
       created: true,
       view: {
@@ -61,7 +65,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
       id: 'remind-1',
       at,
       target: { type: 'serviceBus', entity: 'orders', message: message(1), sessionId: 'ORD-42', delivery: 'scheduled' },
-    });
+    }, tester);
     expect(again).toMatchObject({ created: false, view: { delivery: { sequenceNumber: '9007199254740990' } } });
     expect(h.bus.scheduled.size).toBe(3);
   });
@@ -74,7 +78,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
         id: `c-${n}`,
         at,
         target: { type: 'serviceBus', entity: 'orders', message: message(n), delivery: 'scheduled' },
-      });
+      }, tester);
     }
     expect((await h.service.cancel('c-4')).state).toBe('cancelled');
     expect(h.bus.cancelled).toEqual(['9007199254740993']);
@@ -91,7 +95,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
       id: 'late',
       at: '2027-01-01T00:05:00.000Z',
       target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
-    });
+    }, tester);
     // The broker's clock is ahead of ours: it has already enqueued the message.
     h.bus.enqueueNow((await h.table.read('late'))?.sequenceNumber ?? '');
     expect(await appErrorOf(h.service.cancel('late'))).toMatchObject({ code: 'Conflict', status: 409 });
@@ -101,7 +105,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
       id: 'past',
       at: '2027-01-01T00:01:00.000Z',
       target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
-    });
+    }, tester);
     await h.clock.advance(120_000);
     expect(await appErrorOf(h.service.cancel('past'))).toMatchObject({ code: 'Conflict', status: 409 });
   });
@@ -120,7 +124,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
         id,
         at: new Date(base + minutes * 60_000).toISOString(),
         target: { type: 'serviceBus', entity: 'fulfilment', message: { id }, sessionId, delivery: 'scheduled' },
-      });
+      }, tester);
     }
     await h.service.cancel('o42-bill');
     await h.clock.advance(60 * 60_000);
@@ -137,7 +141,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
         id: 'refused',
         at: '2027-01-01T01:00:00Z',
         target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
-      }),
+      }, tester),
     );
     expect(problem).toMatchObject({ code: 'DependencyUnavailable', status: 503 });
     expect(await h.table.read('refused')).toBeUndefined();
@@ -150,7 +154,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
       id: 'sd',
       at: '2027-01-01T01:00:00Z',
       target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
-    });
+    }, tester);
     expect(await appErrorOf(h.service.pause('sd'))).toMatchObject({ status: 409 });
     expect(await appErrorOf(h.service.trigger('sd'))).toMatchObject({ status: 409 });
     const none = scheduleHarness({ serviceBus: false });
@@ -159,7 +163,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
         id: 'nobus',
         at: '2027-01-01T01:00:00Z',
         target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
-      }),
+      }, tester),
     );
     expect(problem).toMatchObject({ status: 400, issues: [{ path: 'body.target.type' }] });
     expect(await none.table.read('nobus')).toBeUndefined();
@@ -173,7 +177,7 @@ describe('the immediate Service Bus target (fake Service Bus)', () => {
       id: 'tick',
       cron: '0 * * * * *',
       target: { type: 'serviceBus', entity: 'ticks', message: { n: 1 }, sessionId: 'k-1' },
-    });
+    }, tester);
     const fire = { at: '2027-01-01T00:01:00.000Z', kind: 'scheduled' as const };
     const outcome = await h.activities.run({
       scheduleId: 'tick',
