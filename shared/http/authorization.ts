@@ -42,7 +42,7 @@ const admin = { level: 'admin' } as const;
 const anonymous = { level: 'anonymous' } as const;
 
 export const authorization = {
-  health: { ...anonymous, note: 'Liveness only; details of failing dependencies are for operators.' },
+  health: anonymous,
   openApiDocument: anonymous,
   consolePage: { ...anonymous, note: 'The page holds no data; it asks for the admin key before it calls anything.' },
   consoleAsset: anonymous,
@@ -58,10 +58,10 @@ export const authorization = {
   countersGet: fn,
   countersIncrement: fn,
 
-  gatesCreate: admin,
+  gatesCreate: { ...admin, note: 'Like release, a 202 (still under way) carries Durable management links: admin callers only.' },
   gatesList: admin,
   gatesRelease: { ...admin, note: 'Answers 202 with Durable management links (with the system key) when still under way: admin callers only.' },
-  gatesReset: { ...admin, note: 'Like release, a 202 carries Durable management links: admin callers only.' },
+  gatesReset: { ...admin, note: 'Like release, a 202 (still under way) carries Durable management links: admin callers only.' },
   gatesAudit: admin,
   gatesGet: fn,
   gatesWait: fn,
