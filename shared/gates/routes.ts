@@ -263,7 +263,7 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
       path: 'gates/{name}/runs',
       summary: 'Start a gated durable run: it waits for the release, then performs its action',
       description:
-        'Answers 202 with the run id and `statusUri` (also the Location), the run\'s own status route. A run that registers ' +
+        "Answers 202 with the run id and `statusUri` (also the Location), the run's own status route. A run that registers " +
         'after the release proceeds at once. With `runId`, a repeated start returns the first run (`created: false`).',
       tags,
       params: gateParams,

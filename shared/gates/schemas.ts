@@ -152,6 +152,8 @@ export const runState = z
     id: z.string(),
     runtimeStatus: z.string().meta({ description: 'Running, Pending, Completed, Failed, Terminated …, as Durable reports it.' }),
     customStatus: z.unknown().meta({ description: '`{phase: registering | waiting | proceeding, generation}` while it runs.' }),
-    output: z.unknown().meta({ description: 'Once completed: the generation that released it, whether it was late, when it proceeded, its action result.' }),
+    output: z
+      .unknown()
+      .meta({ description: 'Once completed: the generation that released it, whether it was late, when it proceeded, its action result.' }),
   })
   .meta({ id: 'GateRun' });

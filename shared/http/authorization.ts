@@ -60,7 +60,10 @@ export const authorization = {
 
   gatesCreate: { ...admin, note: 'Like release, a 202 (still under way) carries Durable management links: admin callers only.' },
   gatesList: admin,
-  gatesRelease: { ...admin, note: 'Answers 202 with Durable management links (with the system key) when still under way: admin callers only.' },
+  gatesRelease: {
+    ...admin,
+    note: 'Answers 202 with Durable management links (with the system key) when still under way: admin callers only.',
+  },
   gatesReset: { ...admin, note: 'Like release, a 202 (still under way) carries Durable management links: admin callers only.' },
   gatesAudit: admin,
   gatesGet: fn,

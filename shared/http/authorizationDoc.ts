@@ -19,11 +19,16 @@ function ruleText(route: RouteDefinition): string {
   return parts.join(' ').replace(/\|/g, '\\|');
 }
 
-export const authorizationBlock = { begin: '<!-- BEGIN:authorization (generated from shared/http/authorization.ts) -->', end: '<!-- END:authorization -->' };
+export const authorizationBlock = {
+  begin: '<!-- BEGIN:authorization (generated from shared/http/authorization.ts) -->',
+  end: '<!-- END:authorization -->',
+};
 
 export function authorizationMarkdown(routes: readonly RouteDefinition[]): string {
-  const rows = routes.map(
-    (r) => `| \`${r.name}\` | ${r.method} | \`/api/${r.path}\` | ${levelText[r.auth]} | ${ruleText(r)} |`,
-  );
-  return ['| route | method | path | key needed | rule where the body decides, and notes |', '| --- | --- | --- | --- | --- |', ...rows].join('\n');
+  const rows = routes.map((r) => `| \`${r.name}\` | ${r.method} | \`/api/${r.path}\` | ${levelText[r.auth]} | ${ruleText(r)} |`);
+  return [
+    '| route | method | path | key needed | rule where the body decides, and notes |',
+    '| --- | --- | --- | --- | --- |',
+    ...rows,
+  ].join('\n');
 }

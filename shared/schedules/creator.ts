@@ -11,7 +11,9 @@ import type { AuthLevel } from '../http/authorization';
 export const creatorSchema = z
   .object({
     by: z.string().meta({ description: 'Who the creator said they are (`by` in the create body; "unnamed" when omitted).' }),
-    level: z.enum(['function', 'admin']).meta({ description: 'The key level of the route it was created through, as the host enforced it.' }),
+    level: z
+      .enum(['function', 'admin'])
+      .meta({ description: 'The key level of the route it was created through, as the host enforced it.' }),
   })
   .meta({ id: 'ScheduleCreator' });
 

@@ -31,7 +31,12 @@ const listQuery = z.strictObject({
     .optional(),
 });
 
-function controlRoute(name: 'schedulesPause' | 'schedulesResume', action: 'pause' | 'resume', summary: string, deps: ScheduleRouteDeps): RouteDefinition {
+function controlRoute(
+  name: 'schedulesPause' | 'schedulesResume',
+  action: 'pause' | 'resume',
+  summary: string,
+  deps: ScheduleRouteDeps,
+): RouteDefinition {
   return defineRoute({
     name,
     method: 'POST',
@@ -80,7 +85,10 @@ const createTexts = {
   schedulesCreatePrivileged: {
     summary: 'Schedule any target, including those that perform admin actions (`gateRelease`); admin key',
     more: ' The same body and answers as POST /api/schedules; the schedule records that an admin-key holder created it.',
-    examples: [...examples, { cron: '0 0 * * * *', catchUp: { policy: 'all', limit: 3 }, target: { type: 'gateRelease', gate: 'launch' }, by: 'ops' }],
+    examples: [
+      ...examples,
+      { cron: '0 0 * * * *', catchUp: { policy: 'all', limit: 3 }, target: { type: 'gateRelease', gate: 'launch' }, by: 'ops' },
+    ],
   },
 } as const;
 

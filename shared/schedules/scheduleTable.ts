@@ -91,7 +91,10 @@ const storedRow = z.object({
   controlVersion: count,
   ackVersion: count,
   sequenceNumber: z.string().default(''),
-  createdBy: z.string().default('').pipe(z.union([z.literal('').transform(() => undefined), jsonText.pipe(creatorSchema)])),
+  createdBy: z
+    .string()
+    .default('')
+    .pipe(z.union([z.literal('').transform(() => undefined), jsonText.pipe(creatorSchema)])),
 });
 
 function corrupt(id: string, issues: { path: string; message: string }[]): AppError {

@@ -87,7 +87,11 @@ describe('authorization matrix (devhost, keys on)', () => {
         const reader = res.body?.getReader();
         const first = reader === undefined ? undefined : await reader.read();
         controller.abort();
-        return { status: res.status, headers: res.headers, text: first?.value === undefined ? '' : Buffer.from(first.value).toString('utf8') };
+        return {
+          status: res.status,
+          headers: res.headers,
+          text: first?.value === undefined ? '' : Buffer.from(first.value).toString('utf8'),
+        };
       }
       return { status: res.status, headers: res.headers, text: await res.text() };
     } finally {
@@ -104,7 +108,9 @@ describe('authorization matrix (devhost, keys on)', () => {
     if (externalHost) return;
     const functions = await requestJson<FunctionSummary[]>(host, 'GET', '/admin/functions', { key: 'admin' });
     expect(functions.status).toBe(200);
-    const registered = functions.body.flatMap((f) => (f.http === undefined ? [] : [{ name: f.name, level: f.http.authLevel.toLowerCase() }]));
+    const registered = functions.body.flatMap((f) =>
+      f.http === undefined ? [] : [{ name: f.name, level: f.http.authLevel.toLowerCase() }],
+    );
     const expected = catalogRoutes().map((r) => ({ name: r.name, level: authorizationOf(r.name).level }));
     const byName = (a: { name: string }, b: { name: string }): number => a.name.localeCompare(b.name);
     expect(registered.sort(byName)).toEqual(expected.sort(byName));
@@ -124,7 +130,8 @@ describe('authorization matrix (devhost, keys on)', () => {
         if (caller === 'admin') continue;
         const seen = readable(answer);
         for (const leak of ['code=', keys.admin, keys.function]) {
-          if (seen.includes(leak)) leaks.push({ route: route.name, caller, status: answer.status, leak: leak === 'code=' ? leak : 'a key value' });
+          if (seen.includes(leak))
+            leaks.push({ route: route.name, caller, status: answer.status, leak: leak === 'code=' ? leak : 'a key value' });
         }
       }
     }

@@ -415,7 +415,9 @@ describe('schedules on the virtual clock', () => {
     );
     expect(ran(done.body)).toEqual([expect.objectContaining({ outcome: 'succeeded', detail: 'released' })]);
     expect(await gateState()).toMatchObject({ state: 'released', releasedBy: `schedule:${id}` });
-    const audit = await requestJson<{ kind: string; by: string; note?: string }[]>(host, 'GET', `/api/gates/${gate}/audit`, { key: 'admin' });
+    const audit = await requestJson<{ kind: string; by: string; note?: string }[]>(host, 'GET', `/api/gates/${gate}/audit`, {
+      key: 'admin',
+    });
     expect(audit.body.find((r) => r.kind === 'release')).toMatchObject({
       by: `schedule:${id}`,
       note: expect.stringContaining('created by "ops" with the admin key'),

@@ -35,7 +35,10 @@ describe('issue #17 regressions (devhost, keys on)', () => {
   test('finding 1 (critical, admin key leaked): a gated run answers with its own status route, never Durable management URLs or a key', async () => {
     const gate = unique('f1');
     await createGate(gate);
-    const started = await requestJson<Record<string, unknown>>(host, 'POST', `/api/gates/${gate}/runs`, { key: 'function', body: { runId: 'w1' } });
+    const started = await requestJson<Record<string, unknown>>(host, 'POST', `/api/gates/${gate}/runs`, {
+      key: 'function',
+      body: { runId: 'w1' },
+    });
     expect(started.status).toBe(202);
     const text = readable(started);
     expect(text).not.toContain('code=');
@@ -46,7 +49,11 @@ describe('issue #17 regressions (devhost, keys on)', () => {
 
     // The status route is what the run starter follows, with the same function key.
     const status = await until('the run to wait', async () => {
-      const res = await requestJson<{ runtimeStatus: string; customStatus: { phase?: string } | null }>(host, 'GET', `/api/gates/${gate}/runs/w1`);
+      const res = await requestJson<{ runtimeStatus: string; customStatus: { phase?: string } | null }>(
+        host,
+        'GET',
+        `/api/gates/${gate}/runs/w1`,
+      );
       return res.body.customStatus?.phase === 'waiting' ? res : undefined;
     });
     expect(status.status).toBe(200);
@@ -68,14 +75,21 @@ describe('issue #17 regressions (devhost, keys on)', () => {
     const definition = { id, at: '2099-01-01T00:00:00Z', target: { type: 'gateRelease', gate }, by: 'mallory' };
 
     // The function-level route refuses the admin target, and nothing is created.
-    const refused = expectProblem(await requestJson(host, 'POST', '/api/schedules', { key: 'function', body: definition }), 403, 'Forbidden');
+    const refused = expectProblem(
+      await requestJson(host, 'POST', '/api/schedules', { key: 'function', body: definition }),
+      403,
+      'Forbidden',
+    );
     expect(refused.issues).toEqual([{ path: 'body.target.type', message: expect.stringContaining('/api/schedules/privileged') }]);
     expectProblem(await requestJson(host, 'GET', `/api/schedules/${id}`), 404, 'NotFound');
     // The admin-level route does not take a function key.
     expect((await requestJson(host, 'POST', '/api/schedules/privileged', { key: 'function', body: definition })).status).toBe(401);
     expectProblem(await requestJson(host, 'GET', `/api/schedules/${id}`), 404, 'NotFound');
 
-    const created = await requestJson<ScheduleView>(host, 'POST', '/api/schedules/privileged', { key: 'admin', body: { ...definition, by: 'ops' } });
+    const created = await requestJson<ScheduleView>(host, 'POST', '/api/schedules/privileged', {
+      key: 'admin',
+      body: { ...definition, by: 'ops' },
+    });
     expect(created.status).toBe(201);
     expect(created.body.createdBy).toEqual({ by: 'ops', level: 'admin' });
 
@@ -86,14 +100,20 @@ describe('issue #17 regressions (devhost, keys on)', () => {
       ['POST', `/api/schedules/${id}/resume`],
       ['DELETE', `/api/schedules/${id}`],
     ] as const) {
-      expect({ method, path, status: (await requestJson(host, method, path, { key: 'function' })).status }).toEqual({ method, path, status: 401 });
+      expect({ method, path, status: (await requestJson(host, method, path, { key: 'function' })).status }).toEqual({
+        method,
+        path,
+        status: 401,
+      });
     }
     expect(await gateState(gate)).toMatchObject({ state: 'closed' });
 
     // An admin's trigger runs it; the gate's audit names the schedule and who created it with which key.
     expect((await requestJson(host, 'POST', `/api/schedules/${id}/trigger`, { key: 'admin' })).status).toBe(202);
     await until('the scheduled release', async () => ((await gateState(gate)).state === 'released' ? true : undefined), 30_000);
-    const audit = await requestJson<{ kind: string; by: string; note?: string }[]>(host, 'GET', `/api/gates/${gate}/audit`, { key: 'admin' });
+    const audit = await requestJson<{ kind: string; by: string; note?: string }[]>(host, 'GET', `/api/gates/${gate}/audit`, {
+      key: 'admin',
+    });
     expect(audit.body.find((r) => r.kind === 'release')).toMatchObject({
       by: `schedule:${id}`,
       note: expect.stringContaining('schedule created by "ops" with the admin key'),

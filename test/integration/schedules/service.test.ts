@@ -27,12 +27,15 @@ async function queueLength(queue: string): Promise<number> {
 describe('creating schedules', () => {
   it('writes the index row, starts the orchestration under the schedule id (whose first step activates it) and answers the next fire', async () => {
     const h = scheduleHarness();
-    const { created, view } = await h.service.create({
-      id: 'daily',
-      cron: '0 30 9 * * *',
-      timeZone: 'Europe/Berlin',
-      target: queueTarget('out'),
-    }, tester);
+    const { created, view } = await h.service.create(
+      {
+        id: 'daily',
+        cron: '0 30 9 * * *',
+        timeZone: 'Europe/Berlin',
+        target: queueTarget('out'),
+      },
+      tester,
+    );
     expect(created).toBe(true);
     expect(view).toMatchObject({
       id: 'daily',
@@ -77,16 +80,24 @@ describe('creating schedules', () => {
 
   it('the same id with the same definition is idempotent (key order and zone spelling aside); another definition is a 409', async () => {
     const h = scheduleHarness();
-    await h.service.create({ id: 'same', cron: '0 0 9 * * *', timeZone: 'America/New_York', target: queueTarget('out', { a: 1, b: 2 }) }, tester);
-    const again = await h.service.create({
-      id: 'same',
-      timeZone: 'US/Eastern',
-      cron: '0  0 9 * * *',
-      target: queueTarget('out', { b: 2, a: 1 }),
-    }, tester);
+    await h.service.create(
+      { id: 'same', cron: '0 0 9 * * *', timeZone: 'America/New_York', target: queueTarget('out', { a: 1, b: 2 }) },
+      tester,
+    );
+    const again = await h.service.create(
+      {
+        id: 'same',
+        timeZone: 'US/Eastern',
+        cron: '0  0 9 * * *',
+        target: queueTarget('out', { b: 2, a: 1 }),
+      },
+      tester,
+    );
     expect(again.created).toBe(false);
     expect(
-      await appErrorOf(h.service.create({ id: 'same', cron: '0 0 10 * * *', timeZone: 'America/New_York', target: queueTarget('out') }, tester)),
+      await appErrorOf(
+        h.service.create({ id: 'same', cron: '0 0 10 * * *', timeZone: 'America/New_York', target: queueTarget('out') }, tester),
+      ),
     ).toMatchObject({
       code: 'Conflict',
       status: 409,

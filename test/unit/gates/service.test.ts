@@ -183,7 +183,11 @@ describe('GateService', () => {
     const { durable, service } = setup();
     await expect(service.startRun('g', 'w1', { type: 'none' })).rejects.toMatchObject({ code: 'NotFound' });
     durable.gate = record();
-    await expect(service.startRun('g', 'w1', { type: 'none' })).resolves.toEqual({ runId: 'w1', created: true, instanceId: 'gate:g:run:w1' });
+    await expect(service.startRun('g', 'w1', { type: 'none' })).resolves.toEqual({
+      runId: 'w1',
+      created: true,
+      instanceId: 'gate:g:run:w1',
+    });
     await expect(service.startRun('g', 'w1', { type: 'none' })).resolves.toMatchObject({ created: false });
     expect(durable.started).toHaveLength(1);
     await expect(service.startRun('g', undefined, { type: 'none' })).resolves.toMatchObject({ runId: 'id1', created: true });

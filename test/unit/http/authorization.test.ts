@@ -20,7 +20,8 @@ const repoRoot = join(__dirname, '..', '..', '..');
 describe('the authorization table', () => {
   test('names exactly the routes of the catalog, and each route registers with the level the table gives it', () => {
     expect(routes.map((r) => r.name).sort()).toEqual(routeNames().sort());
-    for (const route of routes) expect({ route: route.name, level: route.auth }).toEqual({ route: route.name, level: authorizationOf(route.name).level });
+    for (const route of routes)
+      expect({ route: route.name, level: route.auth }).toEqual({ route: route.name, level: authorizationOf(route.name).level });
   });
 
   test('every body rule names values it refuses and an admin-level route with the same method that accepts them', () => {
@@ -33,7 +34,11 @@ describe('the authorization table', () => {
       expect(route.auth).not.toBe('admin');
       expect(rule.values.length).toBeGreaterThan(0);
       const twin = routes.find((r) => r.name === rule.adminRoute);
-      expect({ twin: twin?.name, level: twin?.auth, method: twin?.method }).toEqual({ twin: rule.adminRoute, level: 'admin', method: route.method });
+      expect({ twin: twin?.name, level: twin?.auth, method: twin?.method }).toEqual({
+        twin: rule.adminRoute,
+        level: 'admin',
+        method: route.method,
+      });
     }
   });
 
@@ -58,7 +63,11 @@ describe('the authorization table', () => {
 
   test('the OpenAPI document states exactly the level of each operation', () => {
     const doc = buildOpenApiDocument(routes, { title: 'Tallyho', version: '1', description: 't', serverUrl: '/api', tags: capabilityTags });
-    const expected = { anonymous: [], function: ['adminKey', 'adminKeyQuery', 'functionKey', 'functionKeyQuery'], admin: ['adminKey', 'adminKeyQuery'] };
+    const expected = {
+      anonymous: [],
+      function: ['adminKey', 'adminKeyQuery', 'functionKey', 'functionKeyQuery'],
+      admin: ['adminKey', 'adminKeyQuery'],
+    };
     const paths = doc.paths as Record<string, Record<string, { operationId: string; security: Record<string, unknown>[] }>>;
     for (const route of routes) {
       const op = paths[openApiPath(route.path)]?.[route.method.toLowerCase()];
@@ -81,11 +90,21 @@ describe('the authorization table', () => {
   });
 
   test('README.md and docs/ claim no level a route does not have ("`POST /api/…` (admin)")', () => {
-    const files = ['README.md', ...readdirSync(join(repoRoot, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];
+    const files = [
+      'README.md',
+      ...readdirSync(join(repoRoot, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => join('docs', f)),
+    ];
     const claim = /`(GET|POST|PUT|DELETE|PATCH) \/api\/([^`?\s]+)[^`]*`\s*\((admin|function key|anonymous)[^)]*\)/g;
     const levelOf = { admin: 'admin', 'function key': 'function', anonymous: 'anonymous' } as const;
     const claims = files.flatMap((file) =>
-      [...readFileSync(join(repoRoot, file), 'utf8').matchAll(claim)].map((m) => ({ file, method: m[1], path: m[2] ?? '', level: levelOf[m[3] as keyof typeof levelOf] })),
+      [...readFileSync(join(repoRoot, file), 'utf8').matchAll(claim)].map((m) => ({
+        file,
+        method: m[1],
+        path: m[2] ?? '',
+        level: levelOf[m[3] as keyof typeof levelOf],
+      })),
     );
     expect(claims.length).toBeGreaterThan(0);
     for (const c of claims) {
@@ -100,7 +119,12 @@ function cells(table: string): string[][] {
   return table
     .trim()
     .split('\n')
-    .map((row) => row.replace(/^\||\|$/g, '').split(/(?<!\\)\|/).map((cell) => cell.trim()))
+    .map((row) =>
+      row
+        .replace(/^\||\|$/g, '')
+        .split(/(?<!\\)\|/)
+        .map((cell) => cell.trim()),
+    )
     .filter((row) => !row.every((cell) => /^:?-+:?$/.test(cell)));
 }
 

@@ -45,7 +45,7 @@ describe('schedule creators', () => {
     expect(describeCreator(undefined)).toBe('creator not recorded');
   });
 
-  test("a gate release run names the schedule as actor and its creator in the audit note", async () => {
+  test('a gate release run names the schedule as actor and its creator in the audit note', async () => {
     const released: { gate: string; by: string; note: string }[] = [];
     const deps = {
       gates: {
@@ -55,7 +55,12 @@ describe('schedule creators', () => {
         },
       },
     } as unknown as Parameters<typeof runTarget>[2];
-    const ctx = { scheduleId: 's1', runId: 's1#1', fire: { at: '2099-01-01T00:00:00.000Z', kind: 'scheduled' as const }, createdBy: creatorOf('ops', 'admin') };
+    const ctx = {
+      scheduleId: 's1',
+      runId: 's1#1',
+      fire: { at: '2099-01-01T00:00:00.000Z', kind: 'scheduled' as const },
+      createdBy: creatorOf('ops', 'admin'),
+    };
     await expect(runTarget({ type: 'gateRelease', gate: 'g' }, ctx, deps)).resolves.toEqual({ outcome: 'succeeded', detail: 'released' });
     expect(released).toEqual([
       { gate: 'g', by: 'schedule:s1', note: 'run s1#1 due 2099-01-01T00:00:00.000Z; schedule created by "ops" with the admin key' },
