@@ -28,7 +28,6 @@ export function consoleRoutes(deps: ConsoleRouteDeps): RouteDefinition[] {
       name: 'consolePage',
       method: 'GET',
       path: 'console',
-      auth: 'anonymous',
       summary: 'The admin console (a web page for operators)',
       description:
         'The page holds no data: it asks for the admin key (kept for the browser session) and calls this API with it. ' +
@@ -57,7 +56,6 @@ export function consoleRoutes(deps: ConsoleRouteDeps): RouteDefinition[] {
       name: 'consoleAsset',
       method: 'GET',
       path: 'console/assets/{file}',
-      auth: 'anonymous',
       summary: 'A static file of the admin console (content-hashed, cached for a year)',
       tags,
       params: assetParams,

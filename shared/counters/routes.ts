@@ -37,7 +37,6 @@ export function countersRoutes(deps: CounterRouteDeps): RouteDefinition[] {
       name: 'countersConfigure',
       method: 'PUT',
       path: 'counters/{name}',
-      auth: 'admin',
       summary: 'Create a counter or change its settings',
       description:
         'Creates the counter (201) or replaces its settings (200; omitted ones take their defaults). Repeating a PUT changes nothing. ' +
@@ -67,7 +66,6 @@ export function countersRoutes(deps: CounterRouteDeps): RouteDefinition[] {
       name: 'countersIncrement',
       method: 'POST',
       path: 'counters/{name}/increment',
-      auth: 'function',
       summary: 'Add to a counter',
       description:
         'Adds `by` (default 1; negative for adjustments) and answers 202 once the increment is stored; reads include it at once. ' +
@@ -98,7 +96,6 @@ export function countersRoutes(deps: CounterRouteDeps): RouteDefinition[] {
       name: 'countersGet',
       method: 'GET',
       path: 'counters/{name}',
-      auth: 'function',
       summary: "A counter's value: rolled-up totals plus the hits not folded yet",
       description:
         'Exact for every increment acknowledged so far, except hits whose writer clock lagged by more than the safety window, ' +
@@ -120,7 +117,6 @@ export function countersRoutes(deps: CounterRouteDeps): RouteDefinition[] {
       name: 'countersList',
       method: 'GET',
       path: 'counters',
-      auth: 'admin',
       summary: 'List counters with their settings (for operators)',
       description: 'One table scan, in name order. Read a counter for its value.',
       tags,

@@ -21,7 +21,10 @@ import {
   resetBody,
   resetResult,
   runBody,
+  runParams,
   runStarted,
+  runState,
+  runStatusPath,
   viewOf,
   waitQuery,
   waitResult,
@@ -81,7 +84,6 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
       name: 'gatesCreate',
       method: 'PUT',
       path: 'gates/{name}',
-      auth: 'admin',
       summary: 'Create a closed gate, optionally with a scheduled release',
       description:
         'Creates the gate closed, generation 1 (201). Repeating the PUT answers 200 with the gate as it is; a `releaseAt` ' +
@@ -110,7 +112,6 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
       name: 'gatesList',
       method: 'GET',
       path: 'gates',
-      auth: 'admin',
       summary: 'List gates with their state and waiters (for operators)',
       description: 'Names come from the audit log (one table scan); each gate is then read from its entity.',
       tags,
@@ -139,7 +140,6 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
       name: 'gatesGet',
       method: 'GET',
       path: 'gates/{name}',
-      auth: 'function',
       summary: "A gate's state: closed or released, generation, who released it and when, waiter counts",
       description: 'Answers with an ETag; send it back in If-None-Match to get 304 while nothing changed.',
       tags,
@@ -163,7 +163,6 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
       name: 'gatesRelease',
       method: 'POST',
       path: 'gates/{name}/release',
-      auth: 'admin',
       summary: 'Release the gate: every waiting run proceeds, and so does every run that registers later',
       description:
         'Idempotent: releasing a released gate answers the first release (who and when) with outcome `alreadyReleased`. ' +
@@ -185,7 +184,6 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
       name: 'gatesReset',
       method: 'POST',
       path: 'gates/{name}/reset',
-      auth: 'admin',
       summary: 'Close the gate again for reuse, as a new generation',
       description:
         'The gate becomes closed with generation + 1; a release of the old generation can no longer affect it. Runs still ' +
@@ -208,7 +206,6 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
       name: 'gatesWait',
       method: 'GET',
       path: 'gates/{name}/wait',
-      auth: 'function',
       summary: 'Long-poll: answers at once when released, else at the release or at the timeout',
       description:
         'Reads the state first, so a released gate answers immediately. `released: false, timedOut: true` means ask again. ' +
@@ -238,7 +235,6 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
       name: 'gatesEvents',
       method: 'GET',
       path: 'gates/{name}/events',
-      auth: 'function',
       summary: 'Server-sent events: the current state first, then every change (the release as a `released` event)',
       description:
         'Events: `state` (closed, or a change such as a reset) and `released`, each with the gate as JSON and its ETag as the id; ' +
@@ -265,10 +261,9 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
       name: 'gatesStartRun',
       method: 'POST',
       path: 'gates/{name}/runs',
-      auth: 'function',
       summary: 'Start a gated durable run: it waits for the release, then performs its action',
       description:
-        'Answers 202 with the run id and the Durable check-status links (`statusQueryGetUri` …). A run that registers ' +
+        "Answers 202 with the run id and `statusUri` (also the Location), the run's own status route. A run that registers " +
         'after the release proceeds at once. With `runId`, a repeated start returns the first run (`created: false`).',
       tags,
       params: gateParams,
@@ -303,21 +298,39 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
         413: problem('The body, or a job action over the jobs limits (TALLYHO_JOBS_MAX_ITEMS, TALLYHO_JOBS_MAX_ITEM_BYTES)'),
         503: unavailable,
       },
-      handle: async ({ params, body, url }) => {
-        const started = await deps.service().startRun(params.name, body?.runId, body?.action ?? { type: 'none' }, url);
-        const location = started.links.statusQueryGetUri;
+      handle: async ({ params, body }) => {
+        const started = await deps.service().startRun(params.name, body?.runId, body?.action ?? { type: 'none' });
+        const statusUri = runStatusPath(params.name, started.runId);
         return json(
           202,
-          { runId: started.runId, gate: params.name, created: started.created, ...started.links },
-          { 'retry-after': '10', ...(location === undefined ? {} : { location }) },
+          { runId: started.runId, gate: params.name, created: started.created, id: started.instanceId, statusUri },
+          { 'retry-after': '10', location: statusUri },
         );
+      },
+    }),
+    defineRoute({
+      name: 'gatesRunStatus',
+      method: 'GET',
+      path: 'gates/{name}/runs/{runId}',
+      summary: "A gated run's status: its phase while it waits, its output once it has proceeded",
+      tags,
+      params: runParams,
+      responses: {
+        200: { description: 'The run', schema: runState },
+        400: badRequest,
+        404: problem('No such run of this gate'),
+        503: unavailable,
+      },
+      handle: async ({ params }) => {
+        const run = await deps.service().runStatus(params.name, params.runId);
+        const { instanceId, ...rest } = run;
+        return json(200, { ...rest, gate: params.name, id: instanceId }, { 'cache-control': 'no-store' });
       },
     }),
     defineRoute({
       name: 'gatesAudit',
       method: 'GET',
       path: 'gates/{name}/audit',
-      auth: 'admin',
       summary: "The gate's audit log: every create, release and reset with who, when, generation and how",
       tags,
       params: gateParams,

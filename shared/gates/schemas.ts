@@ -128,7 +128,32 @@ export const accepted = z
   .catchall(z.string())
   .meta({ id: 'GateAccepted', description: 'Still under way: the Durable check-status links of the orchestration doing it.' });
 
+export const runParams = z.object({ name: resourceName, runId: resourceName });
+
+/** The run's own status route: what a run starter may follow (never a Durable management URL, which carries a system key). */
+export function runStatusPath(gate: string, runId: string): string {
+  return `/api/gates/${encodeURIComponent(gate)}/runs/${encodeURIComponent(runId)}`;
+}
+
 export const runStarted = z
-  .object({ runId: z.string(), gate: z.string(), created: z.boolean(), id: z.string(), statusQueryGetUri: z.string() })
-  .catchall(z.union([z.string(), z.boolean()]))
-  .meta({ id: 'GateRunStarted', description: 'The run id and the Durable check-status links (as createCheckStatusResponse gives them).' });
+  .object({
+    runId: z.string(),
+    gate: z.string(),
+    created: z.boolean(),
+    id: z.string().meta({ description: 'The orchestration instance id.' }),
+    statusUri: z.string().meta({ description: "The run's status route (GET, function key), also sent as Location." }),
+  })
+  .meta({ id: 'GateRunStarted', description: 'The run id and where to follow it.' });
+
+export const runState = z
+  .object({
+    runId: z.string(),
+    gate: z.string(),
+    id: z.string(),
+    runtimeStatus: z.string().meta({ description: 'Running, Pending, Completed, Failed, Terminated …, as Durable reports it.' }),
+    customStatus: z.unknown().meta({ description: '`{phase: registering | waiting | proceeding, generation}` while it runs.' }),
+    output: z
+      .unknown()
+      .meta({ description: 'Once completed: the generation that released it, whether it was late, when it proceeded, its action result.' }),
+  })
+  .meta({ id: 'GateRun' });

@@ -52,7 +52,15 @@ export interface RunStart {
   readonly runId: string;
   readonly instanceId: string;
   readonly created: boolean;
-  readonly links: ManagementLinks;
+}
+
+/** A gated run as its orchestration reports it, without any Durable management URL. */
+export interface RunState {
+  readonly runId: string;
+  readonly instanceId: string;
+  readonly runtimeStatus: string;
+  readonly customStatus: unknown;
+  readonly output: unknown;
 }
 
 function notFound(name: string): AppError {
@@ -176,19 +184,29 @@ export class GateService {
     return { outcome: opened.outcome, gate: opened.gate, carried: opened.carried ?? 0 };
   }
 
-  /** Starts a gated run (or finds the one started with this runId). */
-  async startRun(name: string, runId: string | undefined, action: GateAction, requestUrl: URL): Promise<RunStart> {
+  /**
+   * Starts a gated run (or finds the one started with this runId). It returns no Durable management
+   * links: they carry the Durable extension's system key, and run starters hold only a function key.
+   */
+  async startRun(name: string, runId: string | undefined, action: GateAction): Promise<RunStart> {
     if (action.type === 'job') this.checkJob(action);
     if (!this.known.has(name)) await this.describe(name);
     const id = runId ?? this.deps.newId();
     const instanceId = gateInstanceIds.run(name, id);
     const durable = this.deps.durable();
-    const links = durable.managementLinks(instanceId, requestUrl);
     // A caller's runId may name a run that exists (even finished: starting it again would restart it).
-    if (runId !== undefined && (await durable.getStatus(instanceId)) !== undefined) return { runId: id, instanceId, created: false, links };
+    if (runId !== undefined && (await durable.getStatus(instanceId)) !== undefined) return { runId: id, instanceId, created: false };
     const input: RunInput = { gate: name, runId: id, action, maxWaiters: this.deps.settings.maxWaiters };
     const created = await this.startOnce(gateFunctions.run, instanceId, input);
-    return { runId: id, instanceId, created, links };
+    return { runId: id, instanceId, created };
+  }
+
+  /** A gated run's status (phase while it waits, its output once done); 404 when there is no such run. */
+  async runStatus(name: string, runId: string): Promise<RunState> {
+    const instanceId = gateInstanceIds.run(name, runId);
+    const status = await this.deps.durable().getStatus(instanceId);
+    if (status === undefined) throw new AppError('NotFound', `No run "${runId}" of gate "${name}"`);
+    return { runId, instanceId, runtimeStatus: status.runtimeStatus, customStatus: status.customStatus, output: status.output };
   }
 
   /**

@@ -42,7 +42,6 @@ export function healthRoutes(deps: () => HealthDeps): RouteDefinition[] {
       name: 'health',
       method: 'GET',
       path: 'health',
-      auth: 'anonymous',
       summary: 'Whether this instance can serve: configuration valid, blob, queue and table storage reachable',
       description:
         'Loads the configuration and makes one cheap read per storage service with the app’s own identity. ' +

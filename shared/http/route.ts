@@ -11,12 +11,12 @@ import type { z } from 'zod';
 
 import { AppError, type FieldIssue, toAppError, validationError } from '../errors';
 import { getLogger, type Logger } from '../log';
+import { type AuthLevel, authorizationOf, type RouteName } from './authorization';
 import { problemResult } from './responses';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
-/** The Functions host enforces these: `function` needs a function key, `admin` the master key. */
-export type AuthLevel = 'anonymous' | 'function' | 'admin';
+export type { AuthLevel } from './authorization';
 
 export interface HeaderReader {
   get(name: string): string | null;
@@ -62,12 +62,11 @@ export interface RouteInput<P, Q, B> {
 }
 
 interface RouteMeta {
-  /** The function name; unique across the app. */
-  readonly name: string;
+  /** The function name; unique across the app, and its auth level is declared in ./authorization.ts. */
+  readonly name: RouteName;
   readonly method: HttpMethod;
   /** Route template below the `api` prefix, e.g. `sequences/{name}/next`. */
   readonly path: string;
-  readonly auth: AuthLevel;
   readonly summary: string;
   readonly description?: string;
   readonly tags: readonly string[];
@@ -95,6 +94,8 @@ export interface RunOptions {
 
 /** A route with its types erased, so routes of any shape can share one list. */
 export interface RouteDefinition extends RouteMeta {
+  /** From the authorization table, never from the route itself. */
+  readonly auth: AuthLevel;
   readonly schemas: { readonly params?: z.ZodType; readonly query?: z.ZodType; readonly body?: z.ZodType };
   run(request: RequestLike, options?: RunOptions): Promise<HttpResult>;
 }
@@ -145,6 +146,7 @@ export function defineRoute<
   };
   return {
     ...spec,
+    auth: authorizationOf(spec.name).level,
     schemas,
     async run(request, options = {}) {
       const logger = options.logger ?? getLogger();

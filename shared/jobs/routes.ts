@@ -26,7 +26,6 @@ export function jobsRoutes(deps: JobRouteDeps): RouteDefinition[] {
       name: 'jobsSubmit',
       method: 'POST',
       path: 'jobs',
-      auth: 'function',
       summary: 'Submit a job',
       description:
         'Stores the items, packs them into envelopes and enqueues them; answers 202 with the job. Items are checked for shape here ' +
@@ -59,7 +58,6 @@ export function jobsRoutes(deps: JobRouteDeps): RouteDefinition[] {
       name: 'jobsList',
       method: 'GET',
       path: 'jobs',
-      auth: 'admin',
       summary: 'The most recent jobs with their progress (for operators)',
       description:
         'Newest first. Reads every job row (job ids are not all time-ordered), so it is meant for an operator, not a client loop.',
@@ -76,7 +74,6 @@ export function jobsRoutes(deps: JobRouteDeps): RouteDefinition[] {
       name: 'jobsGet',
       method: 'GET',
       path: 'jobs/{id}',
-      auth: 'function',
       summary: 'A job: state, totals, timings',
       tags,
       params: jobParams,
@@ -87,7 +84,6 @@ export function jobsRoutes(deps: JobRouteDeps): RouteDefinition[] {
       name: 'jobsResults',
       method: 'GET',
       path: 'jobs/{id}/results',
-      auth: 'function',
       summary: "A page of the job's item results",
       description: 'In item-id order; `next` is the cursor of the following page (null on the last).',
       tags,
@@ -112,7 +108,6 @@ export function jobsRoutes(deps: JobRouteDeps): RouteDefinition[] {
       name: 'jobsFailures',
       method: 'GET',
       path: 'jobs/{id}/failures',
-      auth: 'function',
       summary: "A page of the job's failed items, with reasons",
       tags,
       params: jobParams,
@@ -136,7 +131,6 @@ export function jobsRoutes(deps: JobRouteDeps): RouteDefinition[] {
       name: 'jobsRetryFailed',
       method: 'POST',
       path: 'jobs/{id}/retry-failed',
-      auth: 'function',
       summary: 'Run the failed items of a job again',
       description:
         'For a job that completed with failures: its failed items run again as a new round (fresh attempts); the job goes back to ' +
@@ -159,7 +153,6 @@ export function jobsRoutes(deps: JobRouteDeps): RouteDefinition[] {
       name: 'jobsFile',
       method: 'GET',
       path: 'jobs/{id}/files/{name}',
-      auth: 'function',
       summary: 'A file the processor wrote (billing: invoice.csv)',
       tags,
       params: fileParams,

@@ -61,7 +61,6 @@ export function openApiRoutes(deps: OpenApiRouteDeps): RouteDefinition[] {
       name: 'openApiDocument',
       method: 'GET',
       path: 'openapi.json',
-      auth: 'anonymous',
       summary: 'This API as an OpenAPI 3.1 document',
       description:
         'Generated from the same route definitions and schemas that validate every request. Answers 304 to a current If-None-Match.',

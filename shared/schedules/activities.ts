@@ -186,7 +186,7 @@ export class ScheduleActivities {
         ? { outcome: 'succeeded', ...(r.detail === undefined ? {} : { detail: r.detail }), snapshot }
         : { outcome: 'failed', reason: r.reason ?? r.outcome, snapshot };
     }
-    const ctx = { scheduleId: input.scheduleId, runId: input.runId, fire: input.fire };
+    const ctx = { scheduleId: input.scheduleId, runId: input.runId, fire: input.fire, createdBy: claim.row.createdBy };
     const began = this.deps.clock.now();
     const outcome = await runTarget(claim.row.definition.target, ctx, this.deps.targets);
     // On the orchestration's clock (a devhost virtual clock included): when it started the run plus how long the target took.
@@ -196,6 +196,7 @@ export class ScheduleActivities {
       runId: input.runId,
       due: input.fire.at,
       kind: input.fire.kind,
+      createdBy: claim.row.createdBy,
       outcome: outcome.outcome,
       ...(outcome.outcome === 'failed' ? { reason: outcome.reason } : {}),
     });

@@ -11,6 +11,7 @@ import { z } from 'zod';
 
 import { isoTimestamp, resourceName } from '../http/schemas';
 import { submitBody } from '../jobs/schemas';
+import { creatorName } from './creator';
 import { canonicalTimeZone } from './timeZone';
 import { compileCron, type Timing } from './timing';
 
@@ -126,6 +127,7 @@ export const createScheduleBody = z
       .optional()
       .meta({ description: 'A fire while a run is in progress: skipped (default), held (one at most) or run alongside.' }),
     catchUp: catchUpSchema.optional(),
+    by: creatorName.optional(),
   })
   .superRefine((body, ctx) => {
     const issue = (path: string, message: string): void => ctx.addIssue({ code: 'custom', path: [path], message });

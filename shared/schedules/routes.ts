@@ -1,9 +1,11 @@
 /** The schedules HTTP API, defined once (registration, validation and OpenAPI all come from here). */
 import { z } from 'zod';
 
-import { defineRoute, type RouteDefinition } from '../http/route';
+import { authorizationOf, refuseAdminOnly } from '../http/authorization';
+import { defineRoute, type ResponseDoc, type RouteDefinition } from '../http/route';
 import { json } from '../http/responses';
 import { problem, resourceName } from '../http/schemas';
+import { creatorOf } from './creator';
 import { createScheduleBody, limits } from './definition';
 import type { ScheduleService } from './service';
 import { scheduleList, scheduleStates, scheduleView, triggerResult } from './views';
@@ -29,12 +31,16 @@ const listQuery = z.strictObject({
     .optional(),
 });
 
-function controlRoute(name: string, action: 'pause' | 'resume', summary: string, deps: ScheduleRouteDeps): RouteDefinition {
+function controlRoute(
+  name: 'schedulesPause' | 'schedulesResume',
+  action: 'pause' | 'resume',
+  summary: string,
+  deps: ScheduleRouteDeps,
+): RouteDefinition {
   return defineRoute({
     name,
     method: 'POST',
     path: `schedules/{id}/${action}`,
-    auth: 'function',
     summary,
     tags,
     params,
@@ -49,55 +55,95 @@ function controlRoute(name: string, action: 'pause' | 'resume', summary: string,
   });
 }
 
+/** The admin-level twin of POST /api/schedules: the only way to create a schedule whose target performs an admin action. */
+const privilegedPath = 'schedules/privileged';
+
+const examples = [
+  { at: '2027-01-15T09:00:00Z', target: { type: 'queueMessage', queue: 'reminders', message: { orderId: 'ORD-1' } }, by: 'billing-app' },
+  {
+    id: 'nightly',
+    cron: '0 30 2 * * *',
+    timeZone: 'America/New_York',
+    overlap: 'skip',
+    catchUp: 'once',
+    target: { type: 'webhook', url: 'https://hooks.example.com/nightly' },
+  },
+  {
+    at: '2027-01-15T09:00:00Z',
+    target: { type: 'serviceBus', entity: 'orders', message: { orderId: 'ORD-1' }, sessionId: 'ORD-1', delivery: 'scheduled' },
+  },
+];
+
+const createTexts = {
+  schedulesCreate: {
+    summary: 'Schedule a one-off (`at`) or a recurrence (`cron` + `timeZone`)',
+    more:
+      ' A target that performs an admin action (`gateRelease`) is a 403 here: create it with the admin key through ' +
+      `POST /api/${privilegedPath}.`,
+    examples,
+  },
+  schedulesCreatePrivileged: {
+    summary: 'Schedule any target, including those that perform admin actions (`gateRelease`); admin key',
+    more: ' The same body and answers as POST /api/schedules; the schedule records that an admin-key holder created it.',
+    examples: [
+      ...examples,
+      { cron: '0 0 * * * *', catchUp: { policy: 'all', limit: 3 }, target: { type: 'gateRelease', gate: 'launch' }, by: 'ops' },
+    ],
+  },
+} as const;
+
+/** What only the function-level create answers. */
+function refusals(level: 'function' | 'admin'): Record<number, ResponseDoc> {
+  return level === 'admin' ? {} : { 403: problem(`The target performs an admin action; use POST /api/${privilegedPath}`) };
+}
+
+/**
+ * Both create routes take the same body and give the same answers; the function-level one refuses
+ * targets that perform an admin action (the authorization table's rule), and each records its level
+ * with the creator.
+ */
+function createRoute(name: keyof typeof createTexts, path: string, deps: ScheduleRouteDeps): RouteDefinition {
+  const texts = createTexts[name];
+  const level = authorizationOf(name).level === 'admin' ? 'admin' : 'function';
+  return defineRoute({
+    name,
+    method: 'POST',
+    path,
+    summary: texts.summary,
+    description:
+      'Creates the schedule and answers 201 with its state and next fire time. The same id again with the same definition answers 200 ' +
+      '(idempotent, safe to retry); with a different one 409. A bad cron, time, zone or target is a 400 and nothing is created.' +
+      texts.more,
+    tags,
+    body: createScheduleBody,
+    bodyRequired: true,
+    maxBodyBytes: limits.bodyBytes,
+    examples: texts.examples,
+    responses: {
+      200: { description: 'It already existed with this definition', schema: scheduleView },
+      201: { description: 'Created', schema: scheduleView },
+      400: badRequest,
+      ...refusals(level),
+      409: problem('The id exists with a different definition'),
+      413: problem(`Body larger than ${limits.bodyBytes} bytes`),
+      503: unavailable,
+    },
+    handle: async ({ body }) => {
+      refuseAdminOnly(name, body.target.type, `POST /api/${privilegedPath}`);
+      const { created, view } = await deps.service().create(body, creatorOf(body.by, level));
+      return json(created ? 201 : 200, view, { location: `/api/schedules/${view.id}` });
+    },
+  });
+}
+
 export function schedulesRoutes(deps: ScheduleRouteDeps): RouteDefinition[] {
   return [
-    defineRoute({
-      name: 'schedulesCreate',
-      method: 'POST',
-      path: 'schedules',
-      auth: 'function',
-      summary: 'Schedule a one-off (`at`) or a recurrence (`cron` + `timeZone`)',
-      description:
-        'Creates the schedule and answers 201 with its state and next fire time. The same id again with the same definition answers 200 ' +
-        '(idempotent, safe to retry); with a different one 409. A bad cron, time, zone or target is a 400 and nothing is created.',
-      tags,
-      body: createScheduleBody,
-      bodyRequired: true,
-      maxBodyBytes: limits.bodyBytes,
-      examples: [
-        { at: '2027-01-15T09:00:00Z', target: { type: 'queueMessage', queue: 'reminders', message: { orderId: 'ORD-1' } } },
-        {
-          id: 'nightly',
-          cron: '0 30 2 * * *',
-          timeZone: 'America/New_York',
-          overlap: 'skip',
-          catchUp: 'once',
-          target: { type: 'webhook', url: 'https://hooks.example.com/nightly' },
-        },
-        {
-          at: '2027-01-15T09:00:00Z',
-          target: { type: 'serviceBus', entity: 'orders', message: { orderId: 'ORD-1' }, sessionId: 'ORD-1', delivery: 'scheduled' },
-        },
-        { cron: '0 0 * * * *', catchUp: { policy: 'all', limit: 3 }, target: { type: 'gateRelease', gate: 'launch' } },
-      ],
-      responses: {
-        200: { description: 'It already existed with this definition', schema: scheduleView },
-        201: { description: 'Created', schema: scheduleView },
-        400: badRequest,
-        409: problem('The id exists with a different definition'),
-        413: problem(`Body larger than ${limits.bodyBytes} bytes`),
-        503: unavailable,
-      },
-      handle: async ({ body }) => {
-        const { created, view } = await deps.service().create(body);
-        return json(created ? 201 : 200, view, { location: `/api/schedules/${view.id}` });
-      },
-    }),
+    createRoute('schedulesCreate', 'schedules', deps),
+    createRoute('schedulesCreatePrivileged', privilegedPath, deps),
     defineRoute({
       name: 'schedulesList',
       method: 'GET',
       path: 'schedules',
-      auth: 'function',
       summary: 'List schedules, optionally in one state, a page at a time',
       tags,
       query: listQuery,
@@ -108,7 +154,6 @@ export function schedulesRoutes(deps: ScheduleRouteDeps): RouteDefinition[] {
       name: 'schedulesGet',
       method: 'GET',
       path: 'schedules/{id}',
-      auth: 'function',
       summary: 'A schedule: state, next fire time, recent runs with their outcome',
       tags,
       params,
@@ -119,7 +164,6 @@ export function schedulesRoutes(deps: ScheduleRouteDeps): RouteDefinition[] {
       name: 'schedulesCancel',
       method: 'DELETE',
       path: 'schedules/{id}',
-      auth: 'function',
       summary: 'Cancel a schedule: it never fires again (a run in progress finishes)',
       tags,
       params,
@@ -138,7 +182,6 @@ export function schedulesRoutes(deps: ScheduleRouteDeps): RouteDefinition[] {
       name: 'schedulesTrigger',
       method: 'POST',
       path: 'schedules/{id}/trigger',
-      auth: 'function',
       summary: 'Run the target now (also while paused); the overlap policy applies',
       tags,
       params,

@@ -12,6 +12,7 @@ import { AppError } from '../errors';
 import { zodIssues } from '../http/route';
 import { LostRace } from '../retry';
 import { hasStatus, translateStorageError } from '../storage/errors';
+import { type Creator, creatorSchema } from './creator';
 import type { ScheduleDefinition } from './definition';
 import type { RunRecord, ScheduleStatus, SettledRun, TriggerRequest } from './records';
 
@@ -44,6 +45,8 @@ export interface ScheduleRow {
   readonly ackVersion: number;
   /** Service Bus scheduled mode: the cancel handle (a 64-bit number, kept as a decimal string). */
   readonly sequenceNumber: string | undefined;
+  /** Undefined on rows written before creators were recorded. */
+  readonly createdBy: Creator | undefined;
   readonly etag: string;
 }
 
@@ -88,6 +91,10 @@ const storedRow = z.object({
   controlVersion: count,
   ackVersion: count,
   sequenceNumber: z.string().default(''),
+  createdBy: z
+    .string()
+    .default('')
+    .pipe(z.union([z.literal('').transform(() => undefined), jsonText.pipe(creatorSchema)])),
 });
 
 function corrupt(id: string, issues: { path: string; message: string }[]): AppError {
@@ -120,6 +127,7 @@ export function parseRow(raw: unknown): ScheduleRow {
     controlVersion: e.controlVersion,
     ackVersion: e.ackVersion,
     sequenceNumber: e.sequenceNumber === '' ? undefined : e.sequenceNumber,
+    createdBy: e.createdBy,
     etag: e.etag,
   };
 }
@@ -143,6 +151,7 @@ function toEntity(row: NewScheduleRow): Record<string, unknown> & { partitionKey
     controlVersion: row.controlVersion,
     ackVersion: row.ackVersion,
     sequenceNumber: row.sequenceNumber ?? '',
+    createdBy: row.createdBy === undefined ? '' : JSON.stringify(row.createdBy),
   };
 }
 

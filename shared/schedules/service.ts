@@ -17,6 +17,7 @@ import type { Logger } from '../log';
 import { type BackoffPolicy, retryLostRaces, retryContextOf } from '../retry';
 import { engineSettings } from './activities';
 import { admit } from './admission';
+import type { Creator } from './creator';
 import { definitionKey, definitionOf, type CreateScheduleBody, type ScheduleDefinition } from './definition';
 import type { ScheduleEngine } from './engine';
 import { initialState, type ScheduleState } from './machine';
@@ -103,7 +104,8 @@ export class ScheduleService {
     return this.deps.table.replace(row, { ...next, updatedAt: this.now().toISOString() });
   }
 
-  async create(body: CreateScheduleBody): Promise<CreateResult> {
+  /** Creates a schedule; `creator` is recorded with it (the first creator stays on an idempotent repeat). */
+  async create(body: CreateScheduleBody, creator: Creator): Promise<CreateResult> {
     const definition = definitionOf(body);
     const now = this.now();
     admit(definition, {
@@ -133,6 +135,7 @@ export class ScheduleService {
       controlVersion: 0,
       ackVersion: 0,
       sequenceNumber: undefined,
+      createdBy: creator,
     });
     if (!created) return { created: false, view: viewOf(await this.again(row, key)) };
     return { created: true, view: viewOf(await this.begin(row)) };

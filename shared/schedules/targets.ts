@@ -11,6 +11,7 @@ import type { QueueClient } from '@azure/storage-queue';
 
 import { isAppError } from '../errors';
 import { isTransientStorageError } from '../storage/errors';
+import { type Creator, describeCreator } from './creator';
 import type { JobItem, JsonValue, Target } from './definition';
 import type { Fire } from './policies';
 import type { ScheduleSender } from './scheduledDelivery';
@@ -20,6 +21,7 @@ export interface RunContext {
   readonly scheduleId: string;
   readonly runId: string;
   readonly fire: Fire;
+  readonly createdBy: Creator | undefined;
 }
 
 export type TargetOutcome =
@@ -113,7 +115,11 @@ async function send(target: Target, ctx: RunContext, deps: TargetDeps): Promise<
     }
     case 'gateRelease': {
       if (deps.gates === undefined) return { outcome: 'failed', reason: unavailable.gates };
-      const detail = await deps.gates.release(target.gate, `schedule:${ctx.scheduleId}`, `run ${ctx.runId} due ${ctx.fire.at}`);
+      const detail = await deps.gates.release(
+        target.gate,
+        `schedule:${ctx.scheduleId}`,
+        `run ${ctx.runId} due ${ctx.fire.at}; schedule ${describeCreator(ctx.createdBy)}`,
+      );
       return { outcome: 'succeeded', detail };
     }
     case 'job': {

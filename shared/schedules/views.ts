@@ -1,6 +1,7 @@
 /** The schedules API's response shapes (documented in the OpenAPI document) and how a row becomes one. */
 import { z } from 'zod';
 
+import { creatorSchema } from './creator';
 import { definitionView } from './definition';
 import type { ScheduleRow } from './scheduleTable';
 
@@ -33,6 +34,7 @@ export const scheduleView = z
     overlap: z.enum(['skip', 'bufferOne', 'allow']),
     catchUp: z.object({ policy: z.enum(['none', 'once', 'all']), limit: z.number().int().optional() }),
     createdAt: z.string(),
+    createdBy: creatorSchema.nullable().meta({ description: 'Who created it and through which key level (null: not recorded).' }),
     updatedAt: z.string(),
     runCount: z.number().int(),
     runs: z.array(runRecordSchema).meta({ description: 'The newest runs, newest last.' }),
@@ -60,6 +62,7 @@ export function viewOf(row: ScheduleRow): ScheduleView {
     nextFireAt: row.nextFireAt ?? null,
     ...definition,
     createdAt: row.createdAt,
+    createdBy: row.createdBy ?? null,
     updatedAt: row.updatedAt,
     runCount: row.runCount,
     runs: [...row.runs],

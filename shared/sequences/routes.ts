@@ -24,7 +24,6 @@ export function sequencesRoutes(deps: SequenceRouteDeps): RouteDefinition[] {
       name: 'sequencesConfigure',
       method: 'PUT',
       path: 'sequences/{name}',
-      auth: 'admin',
       summary: 'Create a sequence, or confirm the settings of an existing one',
       description:
         'Creates the sequence with the given settings (omitted ones take their defaults) and answers 201. ' +
@@ -53,7 +52,6 @@ export function sequencesRoutes(deps: SequenceRouteDeps): RouteDefinition[] {
       name: 'sequencesNext',
       method: 'POST',
       path: 'sequences/{name}/next',
-      auth: 'function',
       summary: 'Take the next numbers of a sequence',
       description:
         'Returns `count` (default 1, at most 1000) numbers, consecutive within this instance and unique across all instances. ' +
@@ -82,7 +80,6 @@ export function sequencesRoutes(deps: SequenceRouteDeps): RouteDefinition[] {
       name: 'sequencesGet',
       method: 'GET',
       path: 'sequences/{name}',
-      auth: 'function',
       summary: "A sequence's settings, high-water mark and this instance's block statistics",
       tags,
       params: sequenceParams,
@@ -99,7 +96,6 @@ export function sequencesRoutes(deps: SequenceRouteDeps): RouteDefinition[] {
       name: 'sequencesList',
       method: 'GET',
       path: 'sequences',
-      auth: 'admin',
       summary: 'List sequences with their high-water marks (for operators)',
       description: 'One table scan, in name order. Block statistics are those of the instance that answered.',
       tags,
@@ -115,7 +111,6 @@ export function sequencesRoutes(deps: SequenceRouteDeps): RouteDefinition[] {
       name: 'sequencesValidate',
       method: 'GET',
       path: 'sequences/{name}/validate/{formatted}',
-      auth: 'function',
       summary: 'Check a typed-in number: prefix, digits and check digit',
       description:
         'Answers 200 with `valid: false` and a reason for anything that is not a well-formed number of this sequence; ' +

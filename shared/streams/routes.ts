@@ -36,7 +36,6 @@ export function streamsRoutes(deps: StreamRouteDeps): RouteDefinition[] {
       name: 'streamsAppend',
       method: 'POST',
       path: 'streams/{type}/events',
-      auth: 'function',
       summary: 'Append events to the log of an event type',
       description:
         'One event or `{ "events": [...] }`. Each event carries its `producer` and a per-producer increasing `seq`; an event whose seq is not ' +
@@ -74,7 +73,6 @@ export function streamsRoutes(deps: StreamRouteDeps): RouteDefinition[] {
       name: 'streamsList',
       method: 'GET',
       path: 'streams',
-      auth: 'admin',
       summary: 'Event types with a route of their own (for operators)',
       description: 'The remapped types, from the route table (one scan). Read a type for its writer: buffer depth and flush lag.',
       tags,
@@ -96,7 +94,6 @@ export function streamsRoutes(deps: StreamRouteDeps): RouteDefinition[] {
       name: 'streamsGet',
       method: 'GET',
       path: 'streams/{type}',
-      auth: 'function',
       summary: 'Where an event type goes and how its writer is doing',
       description:
         "The resolved partition and resource, the writer's buffer depth, last flush and flush lag (age of the oldest unflushed event).",
@@ -109,7 +106,6 @@ export function streamsRoutes(deps: StreamRouteDeps): RouteDefinition[] {
       name: 'streamsRemap',
       method: 'PUT',
       path: 'streams/{type}/route',
-      auth: 'admin',
       summary: 'Move an event type to another partition and/or resource',
       description:
         "Writes the new route, then the old writer refuses the type, flushes everything it accepted and hands the producers' sequence " +
@@ -139,7 +135,6 @@ export function streamsRoutes(deps: StreamRouteDeps): RouteDefinition[] {
       name: 'streamsFlush',
       method: 'POST',
       path: 'streams/{type}/flush',
-      auth: 'admin',
       summary: 'Flush the writer of an event type now',
       description:
         'Writes everything the writer accepted so far without waiting for N events or T. 200 once it is in the log, 202 if not yet.',

@@ -20,8 +20,7 @@ interface RunStarted {
   runId: string;
   id: string;
   created: boolean;
-  statusQueryGetUri: string;
-  sendEventPostUri: string;
+  statusUri: string;
 }
 
 interface RunOutput {
@@ -96,9 +95,11 @@ describe('gates over HTTP', () => {
     return all;
   }
 
-  async function runStatus(started: RunStarted): Promise<InstanceStatus> {
-    const res = await fetch(started.statusQueryGetUri);
-    return (await res.json()) as InstanceStatus;
+  /** Through the app's own run status route, as a run starter (function key) follows it. */
+  async function runStatus(started: RunStarted): Promise<Omit<InstanceStatus, 'instanceId'>> {
+    const res = await requestJson<Omit<InstanceStatus, 'instanceId'>>(host, 'GET', started.statusUri);
+    expect(res.status).toBe(200);
+    return res.body;
   }
 
   const waitingCount = (name: string, n: number) =>
@@ -207,7 +208,8 @@ describe('gates over HTTP', () => {
     await waitingCount(name, 1);
     // An event of generation 1 (e.g. a late duplicate) must not release a generation-2 waiter.
     const stale = { gate: name, generation: 1, release: { generation: 1, at: new Date().toISOString(), by: 'ghost', how: 'api' } };
-    const raised = await fetch(run.sendEventPostUri.replace('{eventName}', 'GateReleased'), {
+    // Raised through the Durable HTTP API (keys are off on this host), as an operator holding the system key could.
+    const raised = await fetch(host.url(`/runtime/webhooks/durabletask/instances/${encodeURIComponent(run.id)}/raiseEvent/GateReleased`), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(stale),

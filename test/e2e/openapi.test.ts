@@ -4,10 +4,11 @@
  * registered (method + path), as `GET /admin/functions` lists them — so a route registered without
  * being in the catalog, or documented without being registered, fails here.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 
 import { openApiPath } from '../../shared/openapi/paths';
 import { devhostTest, type E2eHost, startDevhost } from './support/harness';
@@ -21,13 +22,18 @@ interface FunctionSummary {
 /** The CLI of the validator the unit test uses (the package is ESM-only, so it runs in its own node). */
 const validatorCli = join(__dirname, '..', '..', 'node_modules', '@seriousme', 'openapi-schema-validator', 'bin', 'validate-api-cli.js');
 
-/** The validator's verdict on `doc`: `{ valid: true }`, or `{ valid: false, errors }`. */
-function validateOpenApi(doc: unknown): { valid: boolean; errors?: unknown } {
+/**
+ * The validator's verdict on `doc`: `{ valid: true }`, or `{ valid: false, errors }`. Asynchronous, so
+ * the event loop keeps serving the HTTP client meanwhile: blocked for longer than the host's
+ * keep-alive timeout, the client would reuse a socket the host had already closed.
+ */
+async function validateOpenApi(doc: unknown): Promise<{ valid: boolean; errors?: unknown }> {
   const dir = mkdtempSync(join(tmpdir(), 'openapi-e2e-'));
   const file = join(dir, 'openapi.json');
   writeFileSync(file, JSON.stringify(doc));
   try {
-    return JSON.parse(execFileSync(process.execPath, [validatorCli, file], { encoding: 'utf8' })) as { valid: boolean };
+    const { stdout } = await promisify(execFile)(process.execPath, [validatorCli, file], { encoding: 'utf8' });
+    return JSON.parse(stdout) as { valid: boolean };
   } catch (err) {
     // The CLI prints its verdict and exits 1 when the document is invalid.
     const stdout = (err as { stdout?: string }).stdout;
@@ -69,10 +75,10 @@ describe('OpenAPI document over HTTP', () => {
   test('the served document is valid OpenAPI 3.1 (@seriousme/openapi-schema-validator), and the validator rejects a broken copy', async () => {
     const res = await requestJson<Document & Record<string, unknown>>(host, 'GET', '/api/openapi.json', { key: 'none' });
     expect(res.status).toBe(200);
-    expect(validateOpenApi(res.body)).toEqual({ valid: true });
+    expect(await validateOpenApi(res.body)).toEqual({ valid: true });
     // Guards the guard: the same document without its required `info` must fail.
     const { info: _info, ...withoutInfo } = res.body;
-    expect(validateOpenApi(withoutInfo).valid).toBe(false);
+    expect((await validateOpenApi(withoutInfo)).valid).toBe(false);
   });
 
   devhostTest('documents exactly the HTTP routes the host registered, with their auth levels', async () => {

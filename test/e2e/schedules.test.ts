@@ -56,11 +56,14 @@ function api(host: E2eHost) {
   return {
     create: (body: unknown) => requestJson<Schedule>(host, 'POST', '/api/schedules', { body }),
     get: (id: string) => requestJson<Schedule>(host, 'GET', `/api/schedules/${id}`),
-    cancel: (id: string) => requestJson<Schedule>(host, 'DELETE', `/api/schedules/${id}`),
-    pause: (id: string) => requestJson<Schedule>(host, 'POST', `/api/schedules/${id}/pause`),
-    resume: (id: string) => requestJson<Schedule>(host, 'POST', `/api/schedules/${id}/resume`),
-    trigger: (id: string) => requestJson<{ triggerId: string; schedule: Schedule }>(host, 'POST', `/api/schedules/${id}/trigger`),
-    list: (query: string) => requestJson<{ items: Schedule[]; continuationToken: string | null }>(host, 'GET', `/api/schedules${query}`),
+    // Controls and the list are operator actions (admin level; see shared/http/authorization.ts).
+    cancel: (id: string) => requestJson<Schedule>(host, 'DELETE', `/api/schedules/${id}`, { key: 'admin' }),
+    pause: (id: string) => requestJson<Schedule>(host, 'POST', `/api/schedules/${id}/pause`, { key: 'admin' }),
+    resume: (id: string) => requestJson<Schedule>(host, 'POST', `/api/schedules/${id}/resume`, { key: 'admin' }),
+    trigger: (id: string) =>
+      requestJson<{ triggerId: string; schedule: Schedule }>(host, 'POST', `/api/schedules/${id}/trigger`, { key: 'admin' }),
+    list: (query: string) =>
+      requestJson<{ items: Schedule[]; continuationToken: string | null }>(host, 'GET', `/api/schedules${query}`, { key: 'admin' }),
     instance: (id: string) =>
       requestJson<{ runtimeStatus: string }>(host, 'GET', `/runtime/webhooks/durabletask/instances/${id}`, { key: 'admin' }),
     async now(): Promise<number> {
@@ -396,7 +399,11 @@ describe('schedules on the virtual clock', () => {
     expect((await requestJson(host, 'PUT', `/api/gates/${gate}`, { body: {}, key: 'admin' })).status).toBe(201);
     const id = unique('release');
     const at = new Date((await s.now()) + 3600_000).toISOString();
-    body(await s.create({ id, at, target: { type: 'gateRelease', gate } }), 201);
+    // A gate release is an admin action: the function-level create refuses it, the admin-level one records its creator.
+    expectProblem(await s.create({ id, at, target: { type: 'gateRelease', gate } }), 403, 'Forbidden');
+    const privileged = { key: 'admin' as const, body: { id, at, target: { type: 'gateRelease', gate }, by: 'ops' } };
+    const created = body(await requestJson<Schedule>(host, 'POST', '/api/schedules/privileged', privileged), 201);
+    expect(created.createdBy).toEqual({ by: 'ops', level: 'admin' });
     const gateState = async () => (await requestJson<{ state: string; releasedBy: string | null }>(host, 'GET', `/api/gates/${gate}`)).body;
     await s.advanceTo(Date.parse(at) - 1000);
     expect((await gateState()).state).toBe('closed');
@@ -408,6 +415,13 @@ describe('schedules on the virtual clock', () => {
     );
     expect(ran(done.body)).toEqual([expect.objectContaining({ outcome: 'succeeded', detail: 'released' })]);
     expect(await gateState()).toMatchObject({ state: 'released', releasedBy: `schedule:${id}` });
+    const audit = await requestJson<{ kind: string; by: string; note?: string }[]>(host, 'GET', `/api/gates/${gate}/audit`, {
+      key: 'admin',
+    });
+    expect(audit.body.find((r) => r.kind === 'release')).toMatchObject({
+      by: `schedule:${id}`,
+      note: expect.stringContaining('created by "ops" with the admin key'),
+    });
   });
 
   devhostTest('lists schedules by state, a page at a time', async () => {

@@ -10,6 +10,10 @@ import { pendingGraceMs } from '../../../shared/schedules/service';
 import { appErrorOf } from '../../support/appErrors';
 import { scheduleHarness } from '../../support/schedules';
 import { testConnection } from '../../support/sequences';
+import { creatorOf } from '../../../shared/schedules/creator';
+
+/** The creator every schedule of these tests is recorded with. */
+const tester = creatorOf('tester', 'function');
 
 const queueTarget = (queue: string, message: unknown = 'hi') => ({ type: 'queueMessage' as const, queue, message: message as string });
 const unique = (prefix: string): string => `${prefix}-${Math.random().toString(16).slice(2, 10)}`;
@@ -23,12 +27,15 @@ async function queueLength(queue: string): Promise<number> {
 describe('creating schedules', () => {
   it('writes the index row, starts the orchestration under the schedule id (whose first step activates it) and answers the next fire', async () => {
     const h = scheduleHarness();
-    const { created, view } = await h.service.create({
-      id: 'daily',
-      cron: '0 30 9 * * *',
-      timeZone: 'Europe/Berlin',
-      target: queueTarget('out'),
-    });
+    const { created, view } = await h.service.create(
+      {
+        id: 'daily',
+        cron: '0 30 9 * * *',
+        timeZone: 'Europe/Berlin',
+        target: queueTarget('out'),
+      },
+      tester,
+    );
     expect(created).toBe(true);
     expect(view).toMatchObject({
       id: 'daily',
@@ -59,30 +66,38 @@ describe('creating schedules', () => {
     const h = scheduleHarness();
     const request = { id: 'retry-me', at: '2027-01-01T05:00:00Z', target: queueTarget('out') };
     h.engine.failStarts = 1;
-    await expect(h.service.create(request)).rejects.toThrow(/unavailable/);
+    await expect(h.service.create(request, tester)).rejects.toThrow(/unavailable/);
     expect((await h.table.read('retry-me'))?.state).toBe('pending');
     expect(h.engine.started.size).toBe(0);
-    const again = await h.service.create(request);
+    const again = await h.service.create(request, tester);
     expect(again).toMatchObject({ created: false, view: { state: 'pending' } });
     expect([...h.engine.started.keys()]).toEqual(['retry-me']);
     // Once active, the same request again changes nothing (and starts nothing).
     await h.activities.checkpoint({ scheduleId: 'retry-me', now: '2027-01-01T00:00:00.000Z', nextFireAt: null, records: [] });
-    expect(await h.service.create(request)).toMatchObject({ created: false, view: { state: 'active' } });
+    expect(await h.service.create(request, tester)).toMatchObject({ created: false, view: { state: 'active' } });
     expect(h.engine.started.size).toBe(1);
   });
 
   it('the same id with the same definition is idempotent (key order and zone spelling aside); another definition is a 409', async () => {
     const h = scheduleHarness();
-    await h.service.create({ id: 'same', cron: '0 0 9 * * *', timeZone: 'America/New_York', target: queueTarget('out', { a: 1, b: 2 }) });
-    const again = await h.service.create({
-      id: 'same',
-      timeZone: 'US/Eastern',
-      cron: '0  0 9 * * *',
-      target: queueTarget('out', { b: 2, a: 1 }),
-    });
+    await h.service.create(
+      { id: 'same', cron: '0 0 9 * * *', timeZone: 'America/New_York', target: queueTarget('out', { a: 1, b: 2 }) },
+      tester,
+    );
+    const again = await h.service.create(
+      {
+        id: 'same',
+        timeZone: 'US/Eastern',
+        cron: '0  0 9 * * *',
+        target: queueTarget('out', { b: 2, a: 1 }),
+      },
+      tester,
+    );
     expect(again.created).toBe(false);
     expect(
-      await appErrorOf(h.service.create({ id: 'same', cron: '0 0 10 * * *', timeZone: 'America/New_York', target: queueTarget('out') })),
+      await appErrorOf(
+        h.service.create({ id: 'same', cron: '0 0 10 * * *', timeZone: 'America/New_York', target: queueTarget('out') }, tester),
+      ),
     ).toMatchObject({
       code: 'Conflict',
       status: 409,
@@ -118,7 +133,7 @@ describe('creating schedules', () => {
     });
     const id = unique('refused');
     const request = { id, target: queueTarget('out'), ...body } as Parameters<typeof h.service.create>[0];
-    const problem = await appErrorOf(h.service.create(request));
+    const problem = await appErrorOf(h.service.create(request, tester));
     expect(problem).toMatchObject({ code: 'ValidationFailed', status: 400 });
     expect(problem.issues.map((i) => i.path)).toContain(path);
     expect(await h.table.read(id)).toBeUndefined();
@@ -130,7 +145,7 @@ describe('the reconciler', () => {
   it('completes creates left pending for longer than the grace period, and leaves Service Bus deliveries alone', async () => {
     const h = scheduleHarness();
     h.engine.failStarts = 1;
-    await expect(h.service.create({ id: 'cut-short', at: '2027-01-01T05:00:00Z', target: queueTarget('out') })).rejects.toThrow();
+    await expect(h.service.create({ id: 'cut-short', at: '2027-01-01T05:00:00Z', target: queueTarget('out') }, tester)).rejects.toThrow();
     const row = await h.table.read('cut-short');
     expect(row?.state).toBe('pending');
     if (row === undefined) return;
@@ -150,8 +165,8 @@ describe('the reconciler of lost orchestrations', () => {
   it('restarts the orchestration of an overdue row when it is gone, failed or terminated, leaves a running one, and reads no status of a row on time', async () => {
     const h = scheduleHarness();
     const hourly = { cron: '0 0 * * * *', target: queueTarget(unique('out')) };
-    for (const id of ['gone', 'failed', 'terminated', 'running']) await h.service.create({ id, ...hourly });
-    await h.service.create({ id: 'on-time', cron: '0 0 0 * * *', target: queueTarget(unique('out')) });
+    for (const id of ['gone', 'failed', 'terminated', 'running']) await h.service.create({ id, ...hourly }, tester);
+    await h.service.create({ id: 'on-time', cron: '0 0 0 * * *', target: queueTarget(unique('out')) }, tester);
     const activate = (scheduleId: string, nextFireAt: string) =>
       h.activities.checkpoint({ scheduleId, now: '2027-01-01T00:00:00.000Z', nextFireAt, records: [] });
     for (const id of ['gone', 'failed', 'terminated', 'running']) await activate(id, '2027-01-01T01:00:00.000Z');
@@ -199,7 +214,7 @@ describe('control requests on the index', () => {
   it('pause makes the index refuse a scheduled fire (nothing runs) but not a trigger', async () => {
     const h = scheduleHarness();
     const queue = unique('out');
-    await h.service.create({ id: 'p', cron: '0 * * * * *', target: queueTarget(queue) });
+    await h.service.create({ id: 'p', cron: '0 * * * * *', target: queueTarget(queue) }, tester);
     await h.service.pause('p');
     const fire = { at: '2027-01-01T00:01:00.000Z', kind: 'scheduled' as const };
     expect(await h.activities.run({ scheduleId: 'p', runId: 'p#1', fire, now: fire.at, nextFireAt: null })).toMatchObject({
@@ -220,7 +235,7 @@ describe('control requests on the index', () => {
 
   it('more than ten waiting triggers is a 429', async () => {
     const h = scheduleHarness();
-    await h.service.create({ id: 't', at: '2027-06-01T00:00:00Z', target: queueTarget('out') });
+    await h.service.create({ id: 't', at: '2027-06-01T00:00:00Z', target: queueTarget('out') }, tester);
     for (let i = 0; i < 10; i++) await h.service.trigger('t');
     expect(await appErrorOf(h.service.trigger('t'))).toMatchObject({ code: 'TooManyRequests', status: 429 });
   });
@@ -231,7 +246,7 @@ describe('control requests on the index', () => {
       Array.from({ length: 12 }, async (_, i) => {
         const id = `race-${i}`;
         const queue = unique('race');
-        await h.service.create({ id, at: '2027-01-01T00:00:30Z', target: queueTarget(queue, id) });
+        await h.service.create({ id, at: '2027-01-01T00:00:30Z', target: queueTarget(queue, id) }, tester);
         const fire = { at: '2027-01-01T00:00:30.000Z', kind: 'scheduled' as const };
         const [run, cancel] = await Promise.all([
           h.activities.run({ scheduleId: id, runId: `${id}#1`, fire, now: fire.at, nextFireAt: null }),

@@ -9,6 +9,10 @@ import { ServiceBusClient } from '@azure/service-bus';
 import { senderDelivery } from '../../../shared/schedules/scheduledDelivery';
 import { appErrorOf } from '../../support/appErrors';
 import { scheduleHarness } from '../../support/schedules';
+import { creatorOf } from '../../../shared/schedules/creator';
+
+/** The creator every schedule of these tests is recorded with. */
+const tester = creatorOf('tester', 'function');
 
 const message = (n: number) => ({ order: 'ORD-42', step: n });
 
@@ -16,22 +20,31 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
   it('hands the message to the broker and stores the 64-bit sequence number as a string before answering', async () => {
     const h = scheduleHarness();
     const at = '2027-01-01T01:00:00.000Z';
-    const created = await h.service.create({
-      id: 'remind-1',
-      at,
-      target: { type: 'serviceBus', entity: 'orders', message: message(1), sessionId: 'ORD-42', delivery: 'scheduled' },
-    });
+    const created = await h.service.create(
+      {
+        id: 'remind-1',
+        at,
+        target: { type: 'serviceBus', entity: 'orders', message: message(1), sessionId: 'ORD-42', delivery: 'scheduled' },
+      },
+      tester,
+    );
     // Three schedules in, the fake's numbers pass 2^53: a number would have been rounded.
-    const second = await h.service.create({
-      id: 'remind-2',
-      at,
-      target: { type: 'serviceBus', entity: 'orders', message: message(2), delivery: 'scheduled' },
-    });
-    const third = await h.service.create({
-      id: 'remind-3',
-      at,
-      target: { type: 'serviceBus', entity: 'orders', message: message(3), delivery: 'scheduled' },
-    });
+    const second = await h.service.create(
+      {
+        id: 'remind-2',
+        at,
+        target: { type: 'serviceBus', entity: 'orders', message: message(2), delivery: 'scheduled' },
+      },
+      tester,
+    );
+    const third = await h.service.create(
+      {
+        id: 'remind-3',
+        at,
+        target: { type: 'serviceBus', entity: 'orders', message: message(3), delivery: 'scheduled' },
+      },
+      tester,
+    );
     expect(created).toMatchObject({
       created: true,
       view: {
@@ -57,11 +70,14 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
     // No orchestration in this mode.
     expect(h.engine.started.size).toBe(0);
     // Same request again: idempotent, nothing scheduled twice.
-    const again = await h.service.create({
-      id: 'remind-1',
-      at,
-      target: { type: 'serviceBus', entity: 'orders', message: message(1), sessionId: 'ORD-42', delivery: 'scheduled' },
-    });
+    const again = await h.service.create(
+      {
+        id: 'remind-1',
+        at,
+        target: { type: 'serviceBus', entity: 'orders', message: message(1), sessionId: 'ORD-42', delivery: 'scheduled' },
+      },
+      tester,
+    );
     expect(again).toMatchObject({ created: false, view: { delivery: { sequenceNumber: '9007199254740990' } } });
     expect(h.bus.scheduled.size).toBe(3);
   });
@@ -70,11 +86,14 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
     const h = scheduleHarness();
     const at = '2027-01-01T00:10:00.000Z';
     for (const n of [1, 2, 3, 4]) {
-      await h.service.create({
-        id: `c-${n}`,
-        at,
-        target: { type: 'serviceBus', entity: 'orders', message: message(n), delivery: 'scheduled' },
-      });
+      await h.service.create(
+        {
+          id: `c-${n}`,
+          at,
+          target: { type: 'serviceBus', entity: 'orders', message: message(n), delivery: 'scheduled' },
+        },
+        tester,
+      );
     }
     expect((await h.service.cancel('c-4')).state).toBe('cancelled');
     expect(h.bus.cancelled).toEqual(['9007199254740993']);
@@ -87,21 +106,27 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
 
   it('a cancel after the broker enqueued the message is a 409 and marks it delivered', async () => {
     const h = scheduleHarness();
-    await h.service.create({
-      id: 'late',
-      at: '2027-01-01T00:05:00.000Z',
-      target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
-    });
+    await h.service.create(
+      {
+        id: 'late',
+        at: '2027-01-01T00:05:00.000Z',
+        target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
+      },
+      tester,
+    );
     // The broker's clock is ahead of ours: it has already enqueued the message.
     h.bus.enqueueNow((await h.table.read('late'))?.sequenceNumber ?? '');
     expect(await appErrorOf(h.service.cancel('late'))).toMatchObject({ code: 'Conflict', status: 409 });
     expect((await h.service.get('late')).state).toBe('completed');
     // And by our own clock, once its time has passed.
-    await h.service.create({
-      id: 'past',
-      at: '2027-01-01T00:01:00.000Z',
-      target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
-    });
+    await h.service.create(
+      {
+        id: 'past',
+        at: '2027-01-01T00:01:00.000Z',
+        target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
+      },
+      tester,
+    );
     await h.clock.advance(120_000);
     expect(await appErrorOf(h.service.cancel('past'))).toMatchObject({ code: 'Conflict', status: 409 });
   });
@@ -116,11 +141,14 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
       ['o42-bill', 'ORD-42', 20],
     ];
     for (const [id, sessionId, minutes] of plan) {
-      await h.service.create({
-        id,
-        at: new Date(base + minutes * 60_000).toISOString(),
-        target: { type: 'serviceBus', entity: 'fulfilment', message: { id }, sessionId, delivery: 'scheduled' },
-      });
+      await h.service.create(
+        {
+          id,
+          at: new Date(base + minutes * 60_000).toISOString(),
+          target: { type: 'serviceBus', entity: 'fulfilment', message: { id }, sessionId, delivery: 'scheduled' },
+        },
+        tester,
+      );
     }
     await h.service.cancel('o42-bill');
     await h.clock.advance(60 * 60_000);
@@ -133,11 +161,14 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
     const h = scheduleHarness();
     h.bus.failNext = Object.assign(new Error('namespace unreachable'), { retryable: true });
     const problem = await appErrorOf(
-      h.service.create({
-        id: 'refused',
-        at: '2027-01-01T01:00:00Z',
-        target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
-      }),
+      h.service.create(
+        {
+          id: 'refused',
+          at: '2027-01-01T01:00:00Z',
+          target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
+        },
+        tester,
+      ),
     );
     expect(problem).toMatchObject({ code: 'DependencyUnavailable', status: 503 });
     expect(await h.table.read('refused')).toBeUndefined();
@@ -146,20 +177,26 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
 
   it('a scheduled delivery cannot be paused or triggered (409), and without Service Bus it is a 400', async () => {
     const h = scheduleHarness();
-    await h.service.create({
-      id: 'sd',
-      at: '2027-01-01T01:00:00Z',
-      target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
-    });
+    await h.service.create(
+      {
+        id: 'sd',
+        at: '2027-01-01T01:00:00Z',
+        target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
+      },
+      tester,
+    );
     expect(await appErrorOf(h.service.pause('sd'))).toMatchObject({ status: 409 });
     expect(await appErrorOf(h.service.trigger('sd'))).toMatchObject({ status: 409 });
     const none = scheduleHarness({ serviceBus: false });
     const problem = await appErrorOf(
-      none.service.create({
-        id: 'nobus',
-        at: '2027-01-01T01:00:00Z',
-        target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
-      }),
+      none.service.create(
+        {
+          id: 'nobus',
+          at: '2027-01-01T01:00:00Z',
+          target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
+        },
+        tester,
+      ),
     );
     expect(problem).toMatchObject({ status: 400, issues: [{ path: 'body.target.type' }] });
     expect(await none.table.read('nobus')).toBeUndefined();
@@ -169,11 +206,14 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
 describe('the immediate Service Bus target (fake Service Bus)', () => {
   it('sends the message with the run id as message id (duplicate detection drops a retried send) and the session', async () => {
     const h = scheduleHarness();
-    await h.service.create({
-      id: 'tick',
-      cron: '0 * * * * *',
-      target: { type: 'serviceBus', entity: 'ticks', message: { n: 1 }, sessionId: 'k-1' },
-    });
+    await h.service.create(
+      {
+        id: 'tick',
+        cron: '0 * * * * *',
+        target: { type: 'serviceBus', entity: 'ticks', message: { n: 1 }, sessionId: 'k-1' },
+      },
+      tester,
+    );
     const fire = { at: '2027-01-01T00:01:00.000Z', kind: 'scheduled' as const };
     const outcome = await h.activities.run({
       scheduleId: 'tick',

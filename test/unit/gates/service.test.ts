@@ -181,35 +181,49 @@ describe('GateService', () => {
 
   test('a run with a known runId is found, not started twice; unknown gates are 404', async () => {
     const { durable, service } = setup();
-    const url = new URL('http://example.test/api/gates/g/runs');
-    await expect(service.startRun('g', 'w1', { type: 'none' }, url)).rejects.toMatchObject({ code: 'NotFound' });
+    await expect(service.startRun('g', 'w1', { type: 'none' })).rejects.toMatchObject({ code: 'NotFound' });
     durable.gate = record();
-    await expect(service.startRun('g', 'w1', { type: 'none' }, url)).resolves.toMatchObject({
+    await expect(service.startRun('g', 'w1', { type: 'none' })).resolves.toEqual({
+      runId: 'w1',
       created: true,
       instanceId: 'gate:g:run:w1',
-      links: { statusQueryGetUri: 'http://example.test/status/gate:g:run:w1' },
     });
-    await expect(service.startRun('g', 'w1', { type: 'none' }, url)).resolves.toMatchObject({ created: false });
+    await expect(service.startRun('g', 'w1', { type: 'none' })).resolves.toMatchObject({ created: false });
     expect(durable.started).toHaveLength(1);
-    await expect(service.startRun('g', undefined, { type: 'none' }, url)).resolves.toMatchObject({ runId: 'id1', created: true });
+    await expect(service.startRun('g', undefined, { type: 'none' })).resolves.toMatchObject({ runId: 'id1', created: true });
     // Once the gate is known to exist, starting runs reads neither its state nor (without a runId) the instance.
     expect(durable.reads).toBe(2);
+  });
+
+  test('finding 1 (admin key leaked): a run start and its status carry no Durable management link, though the client offers them', async () => {
+    const { durable, service } = setup();
+    durable.gate = record();
+    const started = await service.startRun('g', 'w1', { type: 'none' });
+    expect(JSON.stringify(started)).not.toMatch(/status\/|statusQueryGetUri|Uri/);
+    durable.statuses.set('gate:g:run:w1', { runtimeStatus: 'Running', customStatus: { phase: 'waiting', generation: 1 }, output: null });
+    await expect(service.runStatus('g', 'w1')).resolves.toEqual({
+      runId: 'w1',
+      instanceId: 'gate:g:run:w1',
+      runtimeStatus: 'Running',
+      customStatus: { phase: 'waiting', generation: 1 },
+      output: null,
+    });
+    await expect(service.runStatus('g', 'nope')).rejects.toMatchObject({ code: 'NotFound' });
   });
 
   test('a run with a job action is checked by the jobs service first; a refused job starts nothing and names the action field', async () => {
     const { durable, service, checked } = setup();
     durable.gate = record();
-    const url = new URL('http://example.test/api/gates/g/runs');
     const item = (id: string) => ({ id });
     const tooMany: GateAction = { type: 'job', processor: 'billing', items: [item('a'), item('b'), item('c')] };
-    await expect(service.startRun('g', 'w1', tooMany, url)).rejects.toMatchObject({
+    await expect(service.startRun('g', 'w1', tooMany)).rejects.toMatchObject({
       code: 'PayloadTooLarge',
       issues: [{ path: 'body.action.items', message: 'at most 2' }],
     });
     expect(durable.started).toEqual([]);
     expect(durable.reads).toBe(0);
     const fits: GateAction = { type: 'job', processor: 'billing', items: [item('a')] };
-    await expect(service.startRun('g', 'w1', fits, url)).resolves.toMatchObject({ created: true });
+    await expect(service.startRun('g', 'w1', fits)).resolves.toMatchObject({ created: true });
     expect(checked).toEqual([
       { processor: 'billing', items: [item('a'), item('b'), item('c')] },
       { processor: 'billing', items: [item('a')] },

@@ -1,0 +1,129 @@
+/**
+ * Who may call what: every HTTP route of the app with the key level the Functions host enforces on it
+ * and, where the request body decides whether an admin action happens, the rule the route applies.
+ *
+ * This is the one place auth levels are declared. `defineRoute` takes a route's level from here (its
+ * name must be a key of this table, so a route without an entry does not compile), functions/
+ * registers that level with the host, the OpenAPI document states it, and tests check the running
+ * host against it (test/e2e/authorization.test.ts) and docs/security.md against it.
+ *
+ * The host cannot tell a handler which key a caller used: it only refuses callers below a route's
+ * level. So an admin action that a body can ask for is split by route: the function-level route
+ * refuses it (403 naming the admin route), and an admin-level route accepts it.
+ *
+ * To add a route: one line here with its level (and a `rule` when its body can ask for an admin action).
+ */
+
+import { AppError } from '../errors';
+
+/** The Functions host enforces these: `function` needs a function (or host/master) key, `admin` the master key. */
+export type AuthLevel = 'anonymous' | 'function' | 'admin';
+
+/** Values of a body field that perform an admin action: refused on this route, accepted on `adminRoute`. */
+export interface AdminOnlyBody {
+  readonly field: string;
+  readonly values: readonly string[];
+  readonly adminRoute: string;
+}
+
+export interface RouteAuthorization {
+  readonly level: AuthLevel;
+  /** Set where the body decides: what the route refuses to a function-level caller. */
+  readonly adminOnly?: AdminOnlyBody;
+  /** Why the level is what it is, where that is not obvious (shown in docs/security.md). */
+  readonly note?: string;
+}
+
+/** Schedule targets whose run performs an admin action (a gate release is admin-only). */
+export const adminScheduleTargets = ['gateRelease'] as const;
+
+const fn = { level: 'function' } as const;
+const admin = { level: 'admin' } as const;
+const anonymous = { level: 'anonymous' } as const;
+
+export const authorization = {
+  health: anonymous,
+  openApiDocument: anonymous,
+  consolePage: { ...anonymous, note: 'The page holds no data; it asks for the admin key before it calls anything.' },
+  consoleAsset: anonymous,
+
+  sequencesConfigure: admin,
+  sequencesList: admin,
+  sequencesGet: fn,
+  sequencesNext: fn,
+  sequencesValidate: fn,
+
+  countersConfigure: admin,
+  countersList: admin,
+  countersGet: fn,
+  countersIncrement: fn,
+
+  gatesCreate: { ...admin, note: 'Like release, a 202 (still under way) carries Durable management links: admin callers only.' },
+  gatesList: admin,
+  gatesRelease: {
+    ...admin,
+    note: 'Answers 202 with Durable management links (with the system key) when still under way: admin callers only.',
+  },
+  gatesReset: { ...admin, note: 'Like release, a 202 (still under way) carries Durable management links: admin callers only.' },
+  gatesAudit: admin,
+  gatesGet: fn,
+  gatesWait: fn,
+  gatesEvents: fn,
+  gatesStartRun: {
+    ...fn,
+    note:
+      'Every run action (none, enqueue, job) is something a function-level caller may do directly; the answer links to ' +
+      'gatesRunStatus, never to Durable management URLs.',
+  },
+  gatesRunStatus: fn,
+
+  schedulesCreate: {
+    ...fn,
+    adminOnly: { field: 'target.type', values: adminScheduleTargets, adminRoute: 'schedulesCreatePrivileged' },
+  },
+  schedulesCreatePrivileged: { ...admin, note: 'Accepts every target, including those that perform admin actions.' },
+  schedulesList: { ...admin, note: 'Lists the targets and payloads of every schedule.' },
+  schedulesGet: fn,
+  schedulesCancel: admin,
+  schedulesPause: admin,
+  schedulesResume: admin,
+  schedulesTrigger: { ...admin, note: 'Runs the target now, whatever it is.' },
+
+  jobsSubmit: fn,
+  jobsList: admin,
+  jobsGet: fn,
+  jobsResults: fn,
+  jobsFailures: fn,
+  jobsFile: fn,
+  jobsRetryFailed: admin,
+
+  streamsAppend: fn,
+  streamsGet: fn,
+  streamsList: admin,
+  streamsRemap: admin,
+  streamsFlush: admin,
+} as const satisfies Readonly<Record<string, RouteAuthorization>>;
+
+/** The name of a route the table knows; `defineRoute` accepts no other. */
+export type RouteName = keyof typeof authorization;
+
+export function authorizationOf(name: RouteName): RouteAuthorization {
+  return authorization[name];
+}
+
+/**
+ * Refuses (403, nothing changed) a body value that the route's `adminOnly` rule reserves for its
+ * admin-level twin; `adminEndpoint` is how a caller reaches that twin, e.g. `POST /api/schedules/privileged`.
+ */
+export function refuseAdminOnly(route: RouteName, value: string, adminEndpoint: string): void {
+  const rule = authorizationOf(route).adminOnly;
+  if (rule === undefined || !rule.values.includes(value)) return;
+  throw new AppError('Forbidden', `"${value}" performs an admin action: send it with the admin key to ${adminEndpoint}`, {
+    issues: [{ path: `body.${rule.field}`, message: `Needs the admin key (${adminEndpoint})` }],
+    extra: { adminRoute: rule.adminRoute },
+  });
+}
+
+export function routeNames(): RouteName[] {
+  return Object.keys(authorization) as RouteName[];
+}
