@@ -64,7 +64,23 @@ export function schedulesRoutes(deps: ScheduleRouteDeps): RouteDefinition[] {
       body: createScheduleBody,
       bodyRequired: true,
       maxBodyBytes: limits.bodyBytes,
+      // The first four are the manual's (docs/schedules.md, README.md), executed by its example runner.
       examples: [
+        {
+          id: 'remind-ORD-42',
+          at: '2027-01-15T09:00:00+01:00',
+          target: { type: 'queueMessage', queue: 'reminders', message: { orderId: 'ORD-42' } },
+        },
+        { id: 'launch-weekdays', cron: '0 0 9 * * MON-FRI', timeZone: 'America/New_York', target: { type: 'gateRelease', gate: 'launch' } },
+        {
+          id: 'nightly-report',
+          cron: '0 30 2 * * *',
+          timeZone: 'Europe/Berlin',
+          overlap: 'bufferOne',
+          catchUp: { policy: 'all', limit: 3 },
+          target: { type: 'webhook', url: 'https://hooks.example.com/nightly', payload: { report: 'sales' } },
+        },
+        { id: 'open-doors', at: '2030-01-15T09:00:00+01:00', target: { type: 'gateRelease', gate: 'launch' } },
         { at: '2027-01-15T09:00:00Z', target: { type: 'queueMessage', queue: 'reminders', message: { orderId: 'ORD-1' } } },
         {
           id: 'nightly',

@@ -50,7 +50,11 @@ describeWithTool(chromiumTool, 'API reference page in Chromium', () => {
     const doc = await requestJson<OpenApiDocument>(host, 'GET', '/api/openapi.json');
     expect(doc.status).toBe(200);
     const documented = Object.entries(doc.body.paths)
-      .flatMap(([path, item]) => Object.keys(item).filter((m) => methods.has(m)).map((m) => `${m.toUpperCase()} ${path}`))
+      .flatMap(([path, item]) =>
+        Object.keys(item)
+          .filter((m) => methods.has(m))
+          .map((m) => `${m.toUpperCase()} ${path}`),
+      )
       .sort();
     expect(documented.length).toBeGreaterThan(20);
 

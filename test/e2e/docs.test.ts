@@ -88,7 +88,8 @@ function checkStep(step: ExampleStep, outcome: Outcome): void {
     throw new Error(`the body is not JSON at ${where}`);
   }
   const problems = shapeMismatches(step.expect.body, parsed);
-  if (problems.length > 0) throw new Error(`the body differs from the documented ${step.expect.text ?? ''}:\n  ${problems.join('\n  ')}\nat ${where}`);
+  if (problems.length > 0)
+    throw new Error(`the body differs from the documented ${step.expect.text ?? ''}:\n  ${problems.join('\n  ')}\nat ${where}`);
 }
 
 const pages = documentationPages(repoRoot)
@@ -98,7 +99,15 @@ const pages = documentationPages(repoRoot)
 describeWithTool(curlTool, 'documentation examples', () => {
   test('there are examples to run on the front page and on every capability page', () => {
     const withExamples = new Set(pages.map((p) => p.page));
-    for (const page of ['README.md', 'docs/sequences.md', 'docs/counters.md', 'docs/gates.md', 'docs/schedules.md', 'docs/jobs.md', 'docs/streams.md']) {
+    for (const page of [
+      'README.md',
+      'docs/sequences.md',
+      'docs/counters.md',
+      'docs/gates.md',
+      'docs/schedules.md',
+      'docs/jobs.md',
+      'docs/streams.md',
+    ]) {
       expect(withExamples).toContain(page);
     }
   });

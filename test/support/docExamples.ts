@@ -90,7 +90,8 @@ export function parseExamplePage(page: string, markdown: string): ExamplePage {
     const body = lines.slice(start, end);
     const language = fence[1] ?? '';
     const hasCurl = body.some((l) => /(^|[\s;|&(])curl\s/.test(l) && !l.trimStart().startsWith('#'));
-    if (hasCurl && language !== 'sh') throw new Error(`${page}:${i + 1}: a curl example belongs in a \`\`\`sh block (it is ${language || 'untagged'})`);
+    if (hasCurl && language !== 'sh')
+      throw new Error(`${page}:${i + 1}: a curl example belongs in a \`\`\`sh block (it is ${language || 'untagged'})`);
     if (language === 'sh' && hasCurl) {
       const skip = markerBefore(page, lines, i);
       for (const step of parseBlock(page, body, start + 1)) steps.push(skip === undefined ? step : { ...step, skip });
@@ -323,7 +324,9 @@ export function shapeMismatches(shape: Shape, actual: unknown, path = '$'): stri
       if (!Array.isArray(actual)) return [`${path}: expected an array, got ${kindOf(actual)}`];
       const list = actual as unknown[];
       const count = shape.open ? list.length >= shape.items.length : list.length === shape.items.length;
-      const problems = count ? [] : [`${path}: expected ${shape.open ? 'at least ' : ''}${shape.items.length} elements, got ${list.length}`];
+      const problems = count
+        ? []
+        : [`${path}: expected ${shape.open ? 'at least ' : ''}${shape.items.length} elements, got ${list.length}`];
       shape.items.forEach((item, n) => {
         if (n < list.length) problems.push(...shapeMismatches(item, list[n], `${path}[${n}]`));
       });

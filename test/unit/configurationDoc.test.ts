@@ -18,7 +18,12 @@ interface Row {
 const rows: Row[] = page
   .split('\n')
   .filter((line) => line.startsWith('| `'))
-  .map((line) => line.split(/(?<!\\)\|/).slice(1, -1).map((c) => c.trim()))
+  .map((line) =>
+    line
+      .split(/(?<!\\)\|/)
+      .slice(1, -1)
+      .map((c) => c.trim()),
+  )
   .map((cells) => ({ name: /^`([^`]+)`$/.exec(cells[0] ?? '')?.[1] ?? '', cells }))
   .filter((row) => row.name !== '');
 const byName = new Map(rows.map((row) => [row.name, row]));

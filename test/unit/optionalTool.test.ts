@@ -1,6 +1,11 @@
 import { optionalTool } from '../support/optionalTool';
 
-const tool = (path: string | undefined) => ({ name: 'frobber', neededBy: 'the frob tests', enable: 'apt-get install frobber', locate: () => path });
+const tool = (path: string | undefined) => ({
+  name: 'frobber',
+  neededBy: 'the frob tests',
+  enable: 'apt-get install frobber',
+  locate: () => path,
+});
 
 describe('optionalTool', () => {
   it('returns the path of a tool that is there, CI or not', () => {
