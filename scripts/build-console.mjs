@@ -59,7 +59,8 @@ const docsResult = await build({
   define: { 'process.env.NODE_ENV': '"production"' },
 });
 const docsEntry = Object.entries(docsResult.metafile.outputs).find(([, output]) => output.entryPoint === 'console/apidocs.ts');
-if (docsEntry === undefined || docsEntry[1].cssBundle === undefined) throw new Error('esbuild produced no API reference script and stylesheet');
+if (docsEntry === undefined || docsEntry[1].cssBundle === undefined)
+  throw new Error('esbuild produced no API reference script and stylesheet');
 const docsManifest = { script: basename(docsEntry[0]), style: basename(docsEntry[1].cssBundle) };
 writeFileSync(join(docsOutdir, 'manifest.json'), `${JSON.stringify(docsManifest, null, 2)}\n`);
 console.log(`api reference: ${docsManifest.script}, ${docsManifest.style}`);
