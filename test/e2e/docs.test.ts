@@ -22,7 +22,7 @@ import { type E2eHost, externalHost, repoRoot, startDevhost } from './support/ha
 const curlTool = {
   name: 'curl',
   neededBy: 'the documentation examples',
-  enable: 'apt-get install curl (.ci/run has it)',
+  enable: 'apt-get install curl (.ci/run does)',
   locate: () => onPath('curl'),
 };
 
