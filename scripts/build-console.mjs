@@ -13,21 +13,26 @@ const outdir = join(root, 'dist', 'shared', 'console', 'assets');
 rmSync(outdir, { recursive: true, force: true });
 mkdirSync(outdir, { recursive: true });
 
-const result = await build({
+/** What both pages' bundles share: browser ESM, minified, content-hashed names, a metafile to find them. */
+const common = {
   absWorkingDir: root,
-  entryPoints: { console: 'console/main.tsx' },
-  outdir,
   bundle: true,
   format: 'esm',
   platform: 'browser',
   target: ['es2022'],
   minify: true,
-  sourcemap: 'linked',
   entryNames: '[name]-[hash]',
   assetNames: '[name]-[hash]',
   tsconfig: 'console/tsconfig.json',
   metafile: true,
   logLevel: 'warning',
+};
+
+const result = await build({
+  ...common,
+  entryPoints: { console: 'console/main.tsx' },
+  outdir,
+  sourcemap: 'linked',
 });
 
 const entry = Object.entries(result.metafile.outputs).find(([, output]) => output.entryPoint === 'console/main.tsx');
@@ -42,19 +47,9 @@ const docsOutdir = join(root, 'dist', 'shared', 'apidocs', 'assets');
 rmSync(docsOutdir, { recursive: true, force: true });
 mkdirSync(docsOutdir, { recursive: true });
 const docsResult = await build({
-  absWorkingDir: root,
+  ...common,
   entryPoints: { apidocs: 'console/apidocs.ts' },
   outdir: docsOutdir,
-  bundle: true,
-  format: 'esm',
-  platform: 'browser',
-  target: ['es2022'],
-  minify: true,
-  entryNames: '[name]-[hash]',
-  assetNames: '[name]-[hash]',
-  tsconfig: 'console/tsconfig.json',
-  metafile: true,
-  logLevel: 'warning',
   // Swagger UI's bundle reads process.env.NODE_ENV; the browser has no process.
   define: { 'process.env.NODE_ENV': '"production"' },
 });

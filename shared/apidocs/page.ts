@@ -2,9 +2,7 @@
  * The API reference page's HTML shell: Swagger UI (bundled from swagger-ui-dist at build time, served
  * by this app, so it works offline and behind a strict CSP) rendering the app's own OpenAPI document.
  */
-function escapeAttribute(value: string): string {
-  return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
+import { escapeAttribute } from '../console/page';
 
 export interface ApiDocsLinks {
   /** e.g. `/api/docs/assets/apidocs-3F2A.js` */
