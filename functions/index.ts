@@ -7,6 +7,7 @@ import { app } from '@azure/functions';
 import { runShutdown } from '../shared/lifecycle';
 
 import './health';
+import './apidocs';
 import './console';
 import './counters';
 import './gates';

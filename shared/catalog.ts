@@ -4,6 +4,7 @@
  * needs no settings; functions/ registers the same route factories with the real dependencies, and
  * a test checks that what the host registers and what this list documents are the same set.
  */
+import { apiDocsRoutes } from './apidocs/routes';
 import { consoleRoutes } from './console/routes';
 import { countersRoutes } from './counters/routes';
 import { gatesRoutes } from './gates/routes';
@@ -34,7 +35,7 @@ export const capabilityTags: readonly TagDoc[] = [
   { name: 'schedules', description: 'One-off and recurring (cron, IANA zone) runs with cancel, pause, resume and trigger now.' },
   { name: 'jobs', description: 'Batched queue processing: submit items, watch progress, read results and failures with reasons.' },
   { name: 'streams', description: 'Append events to one log per resource through a single writer, acknowledged when buffered or flushed.' },
-  { name: 'operations', description: 'Health, this document and the admin console.' },
+  { name: 'operations', description: 'Health, this document, its rendering as a reference page and the admin console.' },
 ];
 
 export function catalogRoutes(): RouteDefinition[] {
@@ -48,5 +49,6 @@ export function catalogRoutes(): RouteDefinition[] {
     ...streamsRoutes({ service: documentationOnly, durable: documentationOnly }),
     ...openApiRoutes({ routes: catalogRoutes, tags: capabilityTags }),
     ...consoleRoutes({ assets: documentationOnly }),
+    ...apiDocsRoutes({ assets: documentationOnly }),
   ];
 }

@@ -3,7 +3,8 @@
  * key. Asset and API locations are derived from the URL the page was served at, so the page works
  * under any route prefix.
  */
-function escapeAttribute(value: string): string {
+/** Escapes a value for a double-quoted HTML attribute. */
+export function escapeAttribute(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 

@@ -37,7 +37,30 @@ export function jobsRoutes(deps: JobRouteDeps): RouteDefinition[] {
       bodyRequired: true,
       maxBodyBytes: deps.maxRequestBytes,
       requestHeaders: [idempotencyKeyHeader],
-      examples: [submitBody.meta()?.example],
+      examples: [
+        submitBody.meta()?.example,
+        {
+          processor: 'billing',
+          items: [
+            {
+              id: 'tx-1',
+              customerId: 'c-42',
+              amountMinor: 1999,
+              currency: 'EUR',
+              taxCategory: 'standard',
+              occurredAt: '2026-03-01T12:00:00Z',
+            },
+            {
+              id: 'tx-2',
+              customerId: 'c-42',
+              amountMinor: 1500,
+              currency: 'JPY',
+              taxCategory: 'reduced',
+              occurredAt: '2026-03-01T12:05:00Z',
+            },
+          ],
+        },
+      ],
       responses: {
         202: { description: 'The job is accepted (and its envelopes enqueued)', schema: jobView },
         400: problem('Malformed body, unknown processor, an item without a valid id, duplicate ids; nothing was stored'),

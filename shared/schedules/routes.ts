@@ -58,7 +58,21 @@ function controlRoute(
 /** The admin-level twin of POST /api/schedules: the only way to create a schedule whose target performs an admin action. */
 const privilegedPath = 'schedules/privileged';
 
+// The first two are the manual's (docs/schedules.md, README.md), executed by its example runner.
 const examples = [
+  {
+    id: 'remind-ORD-42',
+    at: '2027-01-15T09:00:00+01:00',
+    target: { type: 'queueMessage', queue: 'reminders', message: { orderId: 'ORD-42' } },
+  },
+  {
+    id: 'nightly-report',
+    cron: '0 30 2 * * *',
+    timeZone: 'Europe/Berlin',
+    overlap: 'bufferOne',
+    catchUp: { policy: 'all', limit: 3 },
+    target: { type: 'webhook', url: 'https://hooks.example.com/nightly', payload: { report: 'sales' } },
+  },
   { at: '2027-01-15T09:00:00Z', target: { type: 'queueMessage', queue: 'reminders', message: { orderId: 'ORD-1' } }, by: 'billing-app' },
   {
     id: 'nightly',
@@ -87,6 +101,9 @@ const createTexts = {
     more: ' The same body and answers as POST /api/schedules; the schedule records that an admin-key holder created it.',
     examples: [
       ...examples,
+      // The manual's gateRelease schedules (docs/schedules.md), executed by its example runner.
+      { id: 'launch-weekdays', cron: '0 0 9 * * MON-FRI', timeZone: 'America/New_York', target: { type: 'gateRelease', gate: 'launch' } },
+      { id: 'open-doors', at: '2030-01-15T09:00:00+01:00', target: { type: 'gateRelease', gate: 'launch' } },
       { cron: '0 0 * * * *', catchUp: { policy: 'all', limit: 3 }, target: { type: 'gateRelease', gate: 'launch' }, by: 'ops' },
     ],
   },

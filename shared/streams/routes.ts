@@ -118,7 +118,12 @@ export function streamsRoutes(deps: StreamRouteDeps): RouteDefinition[] {
       body: remapBody,
       bodyRequired: true,
       maxBodyBytes: 1024,
-      examples: [{ partition: 'p07' }, { resource: 'orders-2026' }, { partition: 'p01', resource: 'orders' }],
+      examples: [
+        { partition: 'p07', resource: 'orders-2026' },
+        { partition: 'p07' },
+        { resource: 'orders-2026' },
+        { partition: 'p01', resource: 'orders' },
+      ],
       responses: {
         200: { description: 'The new writer owns the type', schema: remapResult },
         202: { description: 'Route written; the handoff is still under way', schema: remapResult },

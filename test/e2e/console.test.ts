@@ -7,6 +7,7 @@
  * phone widths, and problems are shown legibly. No console errors or uncaught exceptions are
  * allowed (except the 401s a refused key causes, where asserted).
  * Screenshots land in test-artifacts/console/ (and docs/ with UPDATE_DOCS_SCREENSHOTS=1).
+ * Without a Chromium the file is skipped with one line saying so (CI=true: it fails instead).
  */
 import { randomBytes } from 'node:crypto';
 
@@ -16,14 +17,15 @@ import { workQueueNames } from '../../shared/jobs/queues';
 import { containers } from '../../shared/resources';
 import { transactions } from '../support/billing';
 import { storageFor } from '../support/sequences';
-import { type Browser, launchBrowser, screenshot } from './support/browser';
+import { describeWithTool } from '../support/optionalTool';
+import { type Browser, chromiumTool, launchBrowser, screenshot } from './support/browser';
 import { devhostTest, type E2eHost, startDevhost } from './support/harness';
 import { requestJson } from './support/http';
 import { until as waitUntil } from './support/wait';
 
 const keys = { admin: `admin-${randomBytes(8).toString('hex')}`, function: `function-${randomBytes(8).toString('hex')}` };
 // Listings are in name order across the shared Azurite of the whole test run: sort first. A run that
-// makes the README's screenshots (alone, on a fresh Azurite) uses plain names.
+// makes the docs' screenshots (alone, on a fresh Azurite) uses plain names.
 const docsRun = process.env.UPDATE_DOCS_SCREENSHOTS === '1';
 const unique = (prefix: string): string => (docsRun ? prefix : `0-${prefix}-${randomBytes(4).toString('hex')}`);
 const queuePrefix = `cq${randomBytes(4).toString('hex')}`;
@@ -77,7 +79,7 @@ const shown = (n: number): string => new Intl.NumberFormat('en').format(n);
 const until = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs?: number): Promise<T> =>
   waitUntil(what, probe, timeoutMs, 200);
 
-describe('admin console in Chromium', () => {
+describeWithTool(chromiumTool, 'admin console in Chromium', () => {
   let host: E2eHost;
   let browser: Browser;
   let page: Page;
@@ -518,7 +520,7 @@ describe('admin console in Chromium', () => {
   });
 });
 
-describe('admin console without a key (App Service authentication, or a host with keys off)', () => {
+describeWithTool(chromiumTool, 'admin console without a key (App Service authentication, or a host with keys off)', () => {
   let host: E2eHost;
   let browser: Browser;
 

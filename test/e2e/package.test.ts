@@ -3,7 +3,8 @@
  * the publish step uploads): package.json `main` is inside it, only production dependencies are,
  * and the app loads and serves from the unzipped package alone, with every function the source
  * registers — a runtime dependency left in devDependencies, or a `main` outside the zip (what
- * "deployed, but 0 functions" looks like in Azure), fails here.
+ * "deployed, but 0 functions" looks like in Azure), fails here. Needs zip and unzip (skipped, and
+ * announced, without them; required when CI=true).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { dirname, join } from 'node:path';
 
 import { devhostTest, type E2eHost, repoRoot, startDevhost } from './support/harness';
 import { requestJson } from './support/http';
+import { describeWithTool, onPath } from '../support/optionalTool';
 
 const zipFile = join(repoRoot, '.deploy', 'tallyho.zip');
 
@@ -25,7 +27,14 @@ async function functionNames(host: E2eHost): Promise<string[]> {
   return res.body.map((f) => f.name).sort();
 }
 
-describe('the deployment package', () => {
+const zipTools = {
+  name: 'zip and unzip',
+  neededBy: 'the deployment package tests',
+  enable: 'apt-get install zip unzip (.ci/run does)',
+  locate: () => (onPath('zip') !== undefined ? onPath('unzip') : undefined),
+};
+
+describeWithTool(zipTools, 'the deployment package', () => {
   let unpacked: string;
   let entries: string[];
 

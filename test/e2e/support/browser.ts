@@ -1,5 +1,6 @@
 /**
- * Headless Chromium for the console tests: Debian's `chromium` driven by playwright-core, with a
+ * Headless Chromium for the browser tests: a Chromium already on the machine (`CHROMIUM_PATH`,
+ * Debian's `/usr/bin/chromium`, `chromium` on PATH, or a Playwright browser) driven by playwright-core, with a
  * fresh profile per launch and no background traffic. Every console message of type error and every
  * uncaught page error is collected, so a test can assert the page stayed clean.
  */
@@ -9,9 +10,29 @@ import { join } from 'node:path';
 
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 
+import { onPath, type OptionalTool, optionalTool } from '../../support/optionalTool';
 import { repoRoot } from './harness';
 
-export const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+function locateChromium(): string | undefined {
+  const explicit = process.env.CHROMIUM_PATH;
+  if (explicit !== undefined && explicit !== '') return existsSync(explicit) ? explicit : undefined;
+  if (existsSync('/usr/bin/chromium')) return '/usr/bin/chromium';
+  const found = onPath('chromium');
+  if (found !== undefined) return found;
+  // Where `npx playwright install chromium` puts its build; playwright-core itself never downloads.
+  const playwright = chromium.executablePath();
+  return existsSync(playwright) ? playwright : undefined;
+}
+
+export const chromiumTool: OptionalTool = {
+  name: 'Chromium',
+  neededBy: 'the browser tests',
+  enable: 'apt-get install chromium (.ci/run does), or set CHROMIUM_PATH to a Chromium or Chrome',
+  locate: locateChromium,
+};
+
+/** The browser's path, or undefined (announced) when none is on this machine; throws when CI=true. */
+export const chromiumPath = (): string | undefined => optionalTool(chromiumTool);
 export const artifactDir = join(repoRoot, 'test-artifacts', 'console');
 
 const chromiumArgs = [
@@ -34,10 +55,11 @@ export interface Browser {
 }
 
 export async function launchBrowser(): Promise<Browser> {
-  if (!existsSync(chromiumPath)) throw new Error(`${chromiumPath} is missing: apt-get install chromium (.ci/run does)`);
+  const executablePath = chromiumPath();
+  if (executablePath === undefined) throw new Error('launchBrowser without a Chromium: guard the tests with describeWithTool(chromiumTool, …)');
   const profile = mkdtempSync(join(tmpdir(), 'tallyho-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath,
+    executablePath,
     headless: true,
     args: chromiumArgs,
     viewport: { width: 1280, height: 860 },
@@ -66,7 +88,7 @@ export async function launchBrowser(): Promise<Browser> {
   };
 }
 
-/** Saves a screenshot under test-artifacts/console/ (and, with UPDATE_DOCS_SCREENSHOTS=1, for the README under docs/). */
+/** Saves a screenshot under test-artifacts/console/ (and, with UPDATE_DOCS_SCREENSHOTS=1, under docs/ for the manual). */
 export async function screenshot(page: Page, name: string, options: { docs?: boolean; fullPage?: boolean } = {}): Promise<string> {
   mkdirSync(artifactDir, { recursive: true });
   const file = join(artifactDir, `${name}.png`);

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 
 import { repoRoot } from '../../support/infra/templates';
+import { onPath, optionalTool } from '../../support/optionalTool';
 
 const script = join(repoRoot, 'scripts', 'deploy.sh');
 
@@ -87,14 +88,14 @@ describe('scripts/deploy.sh --dry-run', () => {
     expect(unknown.stderr).toMatch(/unknown option --bogus/);
   });
 
-  it('is shellcheck-clean', () => {
-    const check = spawnSync('shellcheck', ['--severity=style', script], { encoding: 'utf8' });
-    if (check.error !== undefined) {
-      // .ci/run installs shellcheck; only a developer machine without it may skip.
-      if (process.env.CI === 'true') throw new Error('shellcheck is not installed (.ci/run installs it)');
-      console.warn('SKIPPED: shellcheck is not installed (apt-get install shellcheck)');
-      return;
-    }
+  const shellcheck = optionalTool({
+    name: 'shellcheck',
+    neededBy: 'the deploy script lint',
+    enable: 'apt-get install shellcheck (.ci/run does)',
+    locate: () => onPath('shellcheck'),
+  });
+  (shellcheck === undefined ? it.skip : it)('is shellcheck-clean', () => {
+    const check = spawnSync(shellcheck ?? 'shellcheck', ['--severity=style', script], { encoding: 'utf8' });
     expect(check.stdout + check.stderr).toBe('');
     expect(check.status).toBe(0);
   });

@@ -6,7 +6,7 @@
  * Before this change every name was guid(<scope id>, <principal object id>, <role>). Developers'
  * names keep exactly that formula (their object id is a parameter). The app identity's object id
  * exists only once the identity does, which What-If cannot know, so its names now use the
- * identity's resource id: a one-time change that README's "Upgrade notes" tells operators about.
+ * identity's resource id: a one-time change that the upgrade notes (README.md, docs/deployment.md) tell operators about.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -97,17 +97,23 @@ describe('role-assignment names', () => {
     }
   });
 
-  it("name the app identity's assignments by its resource id, and the change is in README's upgrade notes", () => {
+  it("name the app identity's assignments by its resource id, and the change is in the upgrade notes", () => {
     const identityId = /^resourceId\(subscription\(\)\.subscriptionId, .*'Microsoft\.ManagedIdentity\/userAssignedIdentities'/;
     for (const model of models) {
       const keys = principalKeys(model, false);
       expect(keys).toHaveLength(5);
       expect(keys.filter(({ principal }) => !identityId.test(principal ?? ''))).toEqual([]);
     }
+    // The front page names the one-time change; docs/deployment.md says what to do.
     const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-    const start = readme.indexOf('### Upgrade notes');
-    expect(start).toBeGreaterThan(readme.indexOf('## Deployment'));
-    const notes = readme.slice(start, start + 4000);
+    const pointer = readme.slice(readme.indexOf('## Upgrade notes'));
+    expect(readme.indexOf('## Upgrade notes')).toBeGreaterThan(0);
+    expect(pointer).toMatch(/RoleAssignmentExists/);
+    expect(pointer).toMatch(/docs\/deployment\.md#upgrade-notes/);
+    const guide = readFileSync(join(repoRoot, 'docs', 'deployment.md'), 'utf8');
+    const start = guide.indexOf('### Upgrade notes');
+    expect(start).toBeGreaterThan(0);
+    const notes = guide.slice(start, start + 4000);
     expect(notes).toMatch(/RoleAssignmentExists/);
     expect(notes).toMatch(/az role assignment delete/);
   });
