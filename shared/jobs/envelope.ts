@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 
+import { jsonDeeperThan } from '../jsonDepth';
 import { itemId, jobId } from './ids';
 
 export const envelopeVersion = 1;
@@ -68,6 +69,8 @@ export function base64Length(bytes: number): number {
 
 /** Parses a decoded message body; undefined when it is not an envelope this version understands. */
 export function parseEnvelope(text: string): Envelope | undefined {
+  // z.json() recurses: deep item data would overflow the stack instead of failing validation.
+  if (jsonDeeperThan(text)) return undefined;
   let raw: unknown;
   try {
     raw = JSON.parse(text);
