@@ -10,6 +10,7 @@ import { Cron } from 'croner';
 
 import { AppError } from './errors';
 import { defaultRatesJson, parseRateTable, type RateTable } from './jobs/billing/rates';
+import { parseSigningKey } from './signing/signer';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -213,6 +214,8 @@ export interface Config {
   readonly gates: GateSettings;
   readonly streams: StreamSettings;
   readonly jobs: JobSettings;
+  /** Master key of the app's MACs (TALLYHO_SIGNING_KEY); undefined: a random one kept in storage. */
+  readonly signingKey: Buffer | undefined;
 }
 
 /** Collects problems so one failure message can name every bad setting. */
@@ -460,6 +463,7 @@ export const settingNames = {
   occMaxWaitMs: 'TALLYHO_OCC_MAX_WAIT_MS',
   storageMaxTries: 'TALLYHO_STORAGE_MAX_TRIES',
   storageTryTimeoutMs: 'TALLYHO_STORAGE_TRY_TIMEOUT_MS',
+  signingKey: 'TALLYHO_SIGNING_KEY',
 } as const;
 
 /** A six-field NCRONTAB expression (`second minute hour day month day-of-week`), checked by croner. */
@@ -583,8 +587,8 @@ export function counterSettings(env: Env = process.env): CounterSettings {
 
 /** Queue names: lower-case letters, digits and single hyphens; room left for `-<n>-poison`. */
 const queuePrefixPattern = /^(?=.{3,54}$)[a-z0-9]+(-[a-z0-9]+)*$/;
-/** Envelope JSON whose base64 form fills the 64 KiB queue message exactly. */
-export const maxEnvelopeJsonBytes = 49_152;
+/** Envelope JSON whose sealed (+56 bytes, shared/jobs/seal.ts) base64 form fills the 64 KiB queue message exactly. */
+export const maxEnvelopeJsonBytes = 49_152 - 56;
 
 function readJobSettings(r: SettingsReader): JobSettings {
   const n = settingNames;
@@ -628,6 +632,16 @@ export function jobSettings(env: Env = process.env): JobSettings {
   return settingsAlone(readJobSettings, env);
 }
 
+/** Never echoes the value: a problem message names the setting and what is wrong with it only. */
+function readSigningKey(r: SettingsReader): Buffer | undefined {
+  const text = r.raw(settingNames.signingKey);
+  if (text === undefined) return undefined;
+  const key = parseSigningKey(text);
+  if (typeof key !== 'string') return key;
+  r.problems.push(`${settingNames.signingKey}: ${key}`);
+  return undefined;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const r = new SettingsReader(env);
   const storage = readStorageConnection(r, settingNames.storage);
@@ -657,6 +671,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     streams: readStreamSettings(r),
     jobs: readJobSettings(r),
+    signingKey: readSigningKey(r),
     sequences: {
       autoCreate: r.bool(settingNames.sequencesAutoCreate, false),
       maxAttempts: r.int(settingNames.occMaxAttempts, 12, 1, 100),

@@ -58,11 +58,6 @@ export function envelopeJson(envelope: Envelope): string {
   return JSON.stringify(envelope);
 }
 
-/** The message text: base64 of the UTF-8 JSON, what the host decodes with `messageEncoding: base64`. */
-export function encodeEnvelope(envelope: Envelope): string {
-  return Buffer.from(envelopeJson(envelope), 'utf8').toString('base64');
-}
-
 export function base64Length(bytes: number): number {
   return 4 * Math.ceil(bytes / 3);
 }
