@@ -134,7 +134,7 @@ export interface ScheduleSettings {
   readonly webhookMaxRedirects: number;
   /** Lets webhooks reach loopback and private addresses. For local development only. */
   readonly webhookAllowPrivateAddresses: boolean;
-  /** Storage queues a queueMessage target may write to (`*` = any except the app's own and the task hub's). */
+  /** Storage queues a queueMessage target may write to (`prefix*` or names; the app's, the host's and the task hub's never). */
   readonly allowedQueues: readonly string[];
   /** A fire older than this when the schedule gets to it counts as missed (catch-up policy). */
   readonly misfireGraceSeconds: number;
@@ -533,7 +533,7 @@ function readScheduleSettings(r: SettingsReader): ScheduleSettings {
     webhookMaxResponseBytes: r.int(n.schedulesWebhookMaxResponseBytes, 64 * 1024, 0, 1024 * 1024),
     webhookMaxRedirects: r.int(n.schedulesWebhookMaxRedirects, 3, 0, 10),
     webhookAllowPrivateAddresses: r.bool(n.schedulesWebhookAllowPrivate, false),
-    allowedQueues: r.list(n.schedulesAllowedQueues, ['*']),
+    allowedQueues: r.list(n.schedulesAllowedQueues, ['app-*']),
     misfireGraceSeconds: r.int(n.schedulesMisfireGraceSeconds, 60, 1, 86_400),
     maxConcurrentRuns: r.int(n.schedulesMaxConcurrentRuns, 10, 1, 50),
     pollSeconds: r.int(n.schedulesPollSeconds, 30, 1, 3600),
