@@ -92,8 +92,10 @@ export interface StreamSettings {
   readonly maxBatchEvents: number;
   /** Largest serialised event. */
   readonly maxEventBytes: number;
-  /** Producers per writer whose last sequence number is remembered for deduplication. */
+  /** Producers per writer whose last sequence number is remembered for deduplication (429 for a new one past it). */
   readonly maxProducers: number;
+  /** A producer's mark is kept at least this long after its last event, however many others write. */
+  readonly dedupWindowSeconds: number;
   /** Largest append block. */
   readonly maxBlockBytes: number;
   /** Blocks per append blob before the log rolls to the next blob. */
@@ -431,6 +433,7 @@ export const settingNames = {
   streamsMaxBatchEvents: 'TALLYHO_STREAMS_MAX_BATCH_EVENTS',
   streamsMaxEventBytes: 'TALLYHO_STREAMS_MAX_EVENT_BYTES',
   streamsMaxProducers: 'TALLYHO_STREAMS_MAX_PRODUCERS',
+  streamsDedupWindowSeconds: 'TALLYHO_STREAMS_DEDUP_WINDOW_SECONDS',
   streamsMaxBlockBytes: 'TALLYHO_STREAMS_MAX_BLOCK_BYTES',
   streamsMaxBlocksPerBlob: 'TALLYHO_STREAMS_MAX_BLOCKS_PER_BLOB',
   streamsIdleRecheckSeconds: 'TALLYHO_STREAMS_IDLE_RECHECK_SECONDS',
@@ -498,6 +501,7 @@ function readStreamSettings(r: SettingsReader): StreamSettings {
     maxBatchEvents: r.int(n.streamsMaxBatchEvents, 500, 1, 10_000),
     maxEventBytes: r.int(n.streamsMaxEventBytes, 16 * 1024, 64, 1024 * 1024),
     maxProducers: r.int(n.streamsMaxProducers, 1000, 1, 100_000),
+    dedupWindowSeconds: r.int(n.streamsDedupWindowSeconds, 900, 1, 7 * 86_400),
     maxBlockBytes: r.int(n.streamsMaxBlockBytes, 4 * 1024 * 1024, 1024, 4 * 1024 * 1024),
     maxBlocksPerBlob: r.int(n.streamsMaxBlocksPerBlob, 50_000, 1, 50_000),
     idleRecheckSeconds: r.int(n.streamsIdleRecheckSeconds, 60, 1, 86_400),

@@ -172,6 +172,13 @@ export async function appendEvents(
         }
         await ctx.clock.sleep(delay);
         break;
+      case 'producers':
+        // Every remembered producer was active within the dedup window: none may be forgotten yet.
+        throw new AppError(
+          'TooManyRequests',
+          `${type}'s writer already remembers TALLYHO_STREAMS_MAX_PRODUCERS producers active within the dedup window; a new producer must wait`,
+          { retryAfterSeconds: Math.min(60, ctx.settings.dedupWindowSeconds) },
+        );
       case 'full':
         await ctx.flushers.kick(durable, key);
         if (now + delay >= waitUntil) {

@@ -23,8 +23,13 @@ export interface WriterLimits {
    * travels through the flusher's history), whatever the size of the events.
    */
   readonly maxBufferedBytes: number;
-  /** Producers whose last sequence number is remembered (dedup window), least recent evicted first. */
+  /** Producers whose last sequence number is remembered at most; past it, new producers are refused. */
   readonly maxProducers: number;
+  /**
+   * How long a producer's mark is kept after its last accepted event, whatever other producers do:
+   * a retry within this window is always recognised as a duplicate. Only older marks make room.
+   */
+  readonly dedupWindowMs: number;
   /** Largest append block. */
   readonly maxBlockBytes: number;
   /** Blocks per blob before the log rolls to the next blob (Azure allows 50,000). */
@@ -74,7 +79,7 @@ export interface ProducerMark {
   readonly seq: number;
   /** Writer index of that event. */
   readonly index: number;
-  /** Client time it was accepted (for least-recently-used eviction). */
+  /** Client time it was accepted: the mark is kept for the dedup window after it. */
   readonly at: number;
 }
 
@@ -170,7 +175,8 @@ export interface AppendOperation {
   readonly requests: readonly AppendRequest[];
 }
 
-export type Refusal = 'full' | 'notOwner' | 'notReady';
+/** `producers`: the writer remembers maxProducers producers, all active within the dedup window. */
+export type Refusal = 'full' | 'notOwner' | 'notReady' | 'producers';
 
 export type Receipt =
   | {
@@ -222,6 +228,7 @@ export const fallbackLimits: WriterLimits = {
   maxBuffered: 5000,
   maxBufferedBytes: 256 * 1024,
   maxProducers: 1000,
+  dedupWindowMs: 15 * 60_000,
   maxBlockBytes: 4 * 1024 * 1024,
   maxBlocksPerBlob: 50_000,
   idleRecheckMs: 60_000,
