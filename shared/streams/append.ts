@@ -126,7 +126,8 @@ export async function appendEvents(
     const answerBy = ctx.clock.now() + ctx.settings.ackTimeoutMs;
     const { receipt, ledger, requestId } = await send(ctx, durable, route, events, answerBy);
     if (receipt.ok) {
-      if (receipt.kick || flusherLooksStuck(ctx, ledger)) await ctx.flushers.kick(durable, key);
+      if (receipt.restart === true) await ctx.flushers.restart(durable, key);
+      else if (receipt.kick || flusherLooksStuck(ctx, ledger)) await ctx.flushers.kick(durable, key);
       const accepted: Accepted = receipt;
       let flushed = accepted.last < 0 || (ledger?.snapshot?.flushedThrough ?? 0) > accepted.last;
       if (ack === 'flushed' && !flushed) {

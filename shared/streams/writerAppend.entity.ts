@@ -130,5 +130,6 @@ export function append(state: WriterState, request: AppendRequest): AppendStep {
     totals: { ...state.totals, accepted: state.totals.accepted + fresh, duplicates: state.totals.duplicates + duplicates },
     rev: state.rev + 1,
   };
-  return { state: next, receipt: { r: request.requestId, ok: true, acc: fresh, dup: duplicates, last, kick } };
+  const receipt = { r: request.requestId, ok: true, acc: fresh, dup: duplicates, last, kick } as const;
+  return { state: next, receipt: state.retired === true && fresh > 0 ? { ...receipt, kick: true, restart: true } : receipt };
 }

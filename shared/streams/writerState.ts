@@ -147,6 +147,13 @@ export interface WriterState {
   readonly totals: WriterTotals;
   /** Bumped on every change, so the ledger can ignore an out-of-date snapshot. */
   readonly rev: number;
+  /** Flusher-clock time the writer was first seen with nothing to flush (null: it has work). */
+  readonly idleSince?: number | null;
+  /**
+   * The flusher ended after a full idle round (an idle writer costs nothing): every append answers
+   * `restart` until a flusher plans again, so the appender starts a new one.
+   */
+  readonly retired?: boolean;
 }
 
 export interface EventInput {
@@ -189,6 +196,8 @@ export type Receipt =
       readonly last: number;
       /** The flusher should be woken (buffer became non-empty, reached N, or a flush was asked for). */
       readonly kick: boolean;
+      /** The flusher retired while idle: start a new one (once the old one has ended). */
+      readonly restart?: true;
     }
   | { readonly r: string; readonly ok: false; readonly why: Refusal };
 
@@ -217,6 +226,8 @@ export type FlushPlan =
   | { readonly kind: 'flush'; readonly batch: FlushBatch }
   | { readonly kind: 'wait'; readonly until: number }
   | { readonly kind: 'idle'; readonly until: number }
+  /** Idle for a whole recheck interval: the flusher ends; the next append starts a new one. */
+  | { readonly kind: 'retire' }
   /** The last attempt failed: wait until `until` before retrying the same batch. */
   | { readonly kind: 'backoff'; readonly until: number };
 
