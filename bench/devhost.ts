@@ -113,7 +113,7 @@ function sampleSettings(): Record<string, string> {
 }
 
 async function put(url: string): Promise<void> {
-  const res = await fetch(url, { method: 'PUT', body: '{}' });
+  const res = await fetch(url, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
   if (res.status !== 201 && res.status !== 200) throw new Error(`PUT ${url} answered ${res.status}`);
 }
 

@@ -10,6 +10,7 @@ import { Cron } from 'croner';
 
 import { AppError } from './errors';
 import { defaultRatesJson, parseRateTable, type RateTable } from './jobs/billing/rates';
+import { parseSigningKey } from './signing/signer';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -91,8 +92,10 @@ export interface StreamSettings {
   readonly maxBatchEvents: number;
   /** Largest serialised event. */
   readonly maxEventBytes: number;
-  /** Producers per writer whose last sequence number is remembered for deduplication. */
+  /** Producers per writer whose last sequence number is remembered for deduplication (429 for a new one past it). */
   readonly maxProducers: number;
+  /** A producer's mark is kept at least this long after its last event, however many others write. */
+  readonly dedupWindowSeconds: number;
   /** Largest append block. */
   readonly maxBlockBytes: number;
   /** Blocks per append blob before the log rolls to the next blob. */
@@ -133,7 +136,7 @@ export interface ScheduleSettings {
   readonly webhookMaxRedirects: number;
   /** Lets webhooks reach loopback and private addresses. For local development only. */
   readonly webhookAllowPrivateAddresses: boolean;
-  /** Storage queues a queueMessage target may write to (`*` = any except the app's own and the task hub's). */
+  /** Storage queues a queueMessage target may write to (`prefix*` or names; the app's, the host's and the task hub's never). */
   readonly allowedQueues: readonly string[];
   /** A fire older than this when the schedule gets to it counts as missed (catch-up policy). */
   readonly misfireGraceSeconds: number;
@@ -213,6 +216,8 @@ export interface Config {
   readonly gates: GateSettings;
   readonly streams: StreamSettings;
   readonly jobs: JobSettings;
+  /** Master key of the app's MACs (TALLYHO_SIGNING_KEY); undefined: a random one kept in storage. */
+  readonly signingKey: Buffer | undefined;
 }
 
 /** Collects problems so one failure message can name every bad setting. */
@@ -428,6 +433,7 @@ export const settingNames = {
   streamsMaxBatchEvents: 'TALLYHO_STREAMS_MAX_BATCH_EVENTS',
   streamsMaxEventBytes: 'TALLYHO_STREAMS_MAX_EVENT_BYTES',
   streamsMaxProducers: 'TALLYHO_STREAMS_MAX_PRODUCERS',
+  streamsDedupWindowSeconds: 'TALLYHO_STREAMS_DEDUP_WINDOW_SECONDS',
   streamsMaxBlockBytes: 'TALLYHO_STREAMS_MAX_BLOCK_BYTES',
   streamsMaxBlocksPerBlob: 'TALLYHO_STREAMS_MAX_BLOCKS_PER_BLOB',
   streamsIdleRecheckSeconds: 'TALLYHO_STREAMS_IDLE_RECHECK_SECONDS',
@@ -460,6 +466,7 @@ export const settingNames = {
   occMaxWaitMs: 'TALLYHO_OCC_MAX_WAIT_MS',
   storageMaxTries: 'TALLYHO_STORAGE_MAX_TRIES',
   storageTryTimeoutMs: 'TALLYHO_STORAGE_TRY_TIMEOUT_MS',
+  signingKey: 'TALLYHO_SIGNING_KEY',
 } as const;
 
 /** A six-field NCRONTAB expression (`second minute hour day month day-of-week`), checked by croner. */
@@ -494,6 +501,7 @@ function readStreamSettings(r: SettingsReader): StreamSettings {
     maxBatchEvents: r.int(n.streamsMaxBatchEvents, 500, 1, 10_000),
     maxEventBytes: r.int(n.streamsMaxEventBytes, 16 * 1024, 64, 1024 * 1024),
     maxProducers: r.int(n.streamsMaxProducers, 1000, 1, 100_000),
+    dedupWindowSeconds: r.int(n.streamsDedupWindowSeconds, 900, 1, 7 * 86_400),
     maxBlockBytes: r.int(n.streamsMaxBlockBytes, 4 * 1024 * 1024, 1024, 4 * 1024 * 1024),
     maxBlocksPerBlob: r.int(n.streamsMaxBlocksPerBlob, 50_000, 1, 50_000),
     idleRecheckSeconds: r.int(n.streamsIdleRecheckSeconds, 60, 1, 86_400),
@@ -529,7 +537,7 @@ function readScheduleSettings(r: SettingsReader): ScheduleSettings {
     webhookMaxResponseBytes: r.int(n.schedulesWebhookMaxResponseBytes, 64 * 1024, 0, 1024 * 1024),
     webhookMaxRedirects: r.int(n.schedulesWebhookMaxRedirects, 3, 0, 10),
     webhookAllowPrivateAddresses: r.bool(n.schedulesWebhookAllowPrivate, false),
-    allowedQueues: r.list(n.schedulesAllowedQueues, ['*']),
+    allowedQueues: r.list(n.schedulesAllowedQueues, ['app-*']),
     misfireGraceSeconds: r.int(n.schedulesMisfireGraceSeconds, 60, 1, 86_400),
     maxConcurrentRuns: r.int(n.schedulesMaxConcurrentRuns, 10, 1, 50),
     pollSeconds: r.int(n.schedulesPollSeconds, 30, 1, 3600),
@@ -583,8 +591,8 @@ export function counterSettings(env: Env = process.env): CounterSettings {
 
 /** Queue names: lower-case letters, digits and single hyphens; room left for `-<n>-poison`. */
 const queuePrefixPattern = /^(?=.{3,54}$)[a-z0-9]+(-[a-z0-9]+)*$/;
-/** Envelope JSON whose base64 form fills the 64 KiB queue message exactly. */
-export const maxEnvelopeJsonBytes = 49_152;
+/** Envelope JSON whose sealed (+56 bytes, shared/jobs/seal.ts) base64 form fills the 64 KiB queue message exactly. */
+export const maxEnvelopeJsonBytes = 49_152 - 56;
 
 function readJobSettings(r: SettingsReader): JobSettings {
   const n = settingNames;
@@ -628,6 +636,16 @@ export function jobSettings(env: Env = process.env): JobSettings {
   return settingsAlone(readJobSettings, env);
 }
 
+/** Never echoes the value: a problem message names the setting and what is wrong with it only. */
+function readSigningKey(r: SettingsReader): Buffer | undefined {
+  const text = r.raw(settingNames.signingKey);
+  if (text === undefined) return undefined;
+  const key = parseSigningKey(text);
+  if (typeof key !== 'string') return key;
+  r.problems.push(`${settingNames.signingKey}: ${key}`);
+  return undefined;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const r = new SettingsReader(env);
   const storage = readStorageConnection(r, settingNames.storage);
@@ -657,6 +675,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     streams: readStreamSettings(r),
     jobs: readJobSettings(r),
+    signingKey: readSigningKey(r),
     sequences: {
       autoCreate: r.bool(settingNames.sequencesAutoCreate, false),
       maxAttempts: r.int(settingNames.occMaxAttempts, 12, 1, 100),

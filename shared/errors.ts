@@ -8,6 +8,8 @@ export type AppErrorCode =
   | 'ValidationFailed'
   /** The request body is larger than the endpoint accepts. Nothing was changed. */
   | 'PayloadTooLarge'
+  /** The request body is not JSON (its Content-Type is not application/json). Nothing was changed. */
+  | 'UnsupportedMediaType'
   /** The named resource does not exist. */
   | 'NotFound'
   /** The resource exists with a different configuration, or the operation conflicts with its state. */
@@ -40,6 +42,7 @@ interface CodeTraits {
 const traits: Record<AppErrorCode, CodeTraits> = {
   ValidationFailed: { status: 400, title: 'The request is not valid', retryable: false },
   PayloadTooLarge: { status: 413, title: 'The request body is too large', retryable: false },
+  UnsupportedMediaType: { status: 415, title: 'Unsupported media type', retryable: false },
   NotFound: { status: 404, title: 'Not found', retryable: false },
   Conflict: { status: 409, title: 'Conflict', retryable: false },
   PreconditionFailed: { status: 412, title: 'Precondition failed', retryable: false },
@@ -66,6 +69,8 @@ export interface AppErrorOptions {
   readonly issues?: readonly FieldIssue[];
   /** Extra members for the problem document (e.g. the conflicting settings). */
   readonly extra?: Readonly<Record<string, unknown>>;
+  /** What happened in terms a caller must not see (keys, addresses, paths): logged, never sent. */
+  readonly internal?: string;
 }
 
 export class AppError<C extends AppErrorCode = AppErrorCode> extends Error {
@@ -76,6 +81,7 @@ export class AppError<C extends AppErrorCode = AppErrorCode> extends Error {
   readonly retryAfterSeconds: number | undefined;
   readonly issues: readonly FieldIssue[];
   readonly extra: Readonly<Record<string, unknown>>;
+  readonly internal: string | undefined;
 
   constructor(code: C, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -86,6 +92,7 @@ export class AppError<C extends AppErrorCode = AppErrorCode> extends Error {
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.issues = options.issues ?? [];
     this.extra = options.extra ?? {};
+    this.internal = options.internal;
   }
 }
 

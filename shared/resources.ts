@@ -44,6 +44,8 @@ export const containers = {
   streams: 'streams',
   /** Job files: `<job>/input-<hash>.ndjson` (the submitted items; claim checks point into it), `<job>/files/invoice.csv`. */
   jobs: 'jobs',
+  /** The app's own secrets: `signing-key`, created on first use when TALLYHO_SIGNING_KEY is not set. */
+  secrets: 'secrets',
 } as const;
 
 /** Service Bus entities, used only when a Service Bus connection is configured. */

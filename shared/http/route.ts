@@ -10,6 +10,7 @@
 import type { z } from 'zod';
 
 import { AppError, type FieldIssue, toAppError, validationError } from '../errors';
+import { jsonDeeperThan, maxJsonDepth } from '../jsonDepth';
 import { getLogger, type Logger } from '../log';
 import { type AuthLevel, authorizationOf, type RouteName } from './authorization';
 import { problemResult } from './responses';
@@ -116,7 +117,13 @@ function parsePart<S extends z.ZodType>(schema: S | undefined, value: unknown, p
   return result.data;
 }
 
-async function readBody(request: RequestLike, limit: number, required: boolean): Promise<unknown> {
+/** `application/json` or a `+json` type, parameters (charset) aside. */
+function isJsonMediaType(contentType: string | null): boolean {
+  const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  return type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
+}
+
+async function readBody(request: RequestLike, limit: number, required: boolean, accepted: boolean): Promise<unknown> {
   const declared = Number(request.headers.get('content-length') ?? '0');
   if (declared > limit) throw new AppError('PayloadTooLarge', `The body is ${declared} bytes; at most ${limit} are accepted`);
   const text = await request.text();
@@ -126,7 +133,17 @@ async function readBody(request: RequestLike, limit: number, required: boolean):
     if (required) throw validationError('A JSON body is required', [{ path: 'body', message: 'Required' }]);
     return undefined;
   }
-  // The body is read as JSON whatever Content-Type says: `curl -d` sends form-urlencoded by default.
+  // A body the endpoint would ignore is refused, so a caller learns its request is not what it meant.
+  if (!accepted) throw validationError('This endpoint takes no body', [{ path: 'body', message: 'Must be empty' }]);
+  // Only JSON is read as JSON: a text/plain or form POST is what a cross-site page can send
+  // without a CORS preflight, so accepting it would let any web page drive the API.
+  if (!isJsonMediaType(request.headers.get('content-type'))) {
+    throw new AppError('UnsupportedMediaType', 'Send the body as application/json (Content-Type: application/json)');
+  }
+  // Depth before parsing and validation: z.json() recurses, so deep input would overflow the stack.
+  if (jsonDeeperThan(text)) {
+    throw validationError(`The body nests deeper than ${maxJsonDepth} levels`, [{ path: 'body', message: 'Too deeply nested' }]);
+  }
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
@@ -154,14 +171,17 @@ export function defineRoute<
         const params = parsePart(spec.params, { ...request.params }, 'params');
         const query = parsePart(spec.query, Object.fromEntries(request.query.entries()), 'query');
         const limit = Math.min(spec.maxBodyBytes ?? Infinity, options.maxBodyBytes ?? defaultMaxBodyBytes);
-        const rawBody = spec.body === undefined ? undefined : await readBody(request, limit, spec.bodyRequired ?? false);
+        const rawBody = await readBody(request, limit, spec.bodyRequired ?? false, spec.body !== undefined);
         const body = parsePart(spec.body, rawBody, 'body');
         return await spec.handle({ params, query, body, headers: request.headers, url: new URL(request.url) });
       } catch (err) {
         const appError = toAppError(err);
-        if (appError.code === 'Internal' || appError.code === 'ConfigurationInvalid') {
+        // Server-side failures are logged with what their problem document leaves out.
+        if (appError.status >= 500) {
           logger.log('error', 'http.unhandled', {
             route: spec.name,
+            code: appError.code,
+            ...(appError.internal === undefined ? {} : { internal: appError.internal }),
             error: err instanceof Error ? (err.stack ?? err.message) : String(err),
           });
         }

@@ -2,6 +2,7 @@
 import type { Clock } from '../clock';
 import type { JobSettings } from '../config';
 import type { Logger } from '../log';
+import type { Signer } from '../signing/signer';
 import type { BackoffPolicy } from '../retry';
 import type { JobEventPublisher } from './events';
 import type { JobFiles } from './files';
@@ -24,6 +25,8 @@ export interface JobsContext {
   /** Lease tokens (who is enqueuing or finalizing a job). */
   readonly newLease: () => string;
   readonly backoff: BackoffPolicy;
+  /** MACs of envelopes and keyed job ids (loaded once per process). */
+  readonly signer: () => Promise<Signer>;
 }
 
 /** How long an enqueuer's claim on a job lasts without progress (renewed with every batch sent). */

@@ -5,6 +5,7 @@ import { systemClock } from '../clock';
 import { getConfig } from '../config';
 import { getLogger } from '../log';
 import { getServiceBusSender } from '../messaging/serviceBus';
+import { getSigner } from '../signing/defaults';
 import { containers, serviceBusEntities, tables } from '../resources';
 import { occBackoff } from '../retry';
 import { getStorage } from '../storage/clients';
@@ -44,7 +45,7 @@ export function getJobService(): JobService {
         () => systemClock.now(),
       ),
       files: new JobFiles(() => storage.container(containers.jobs), containers.jobs),
-      queues: new StorageEnvelopeQueues((name) => storage.queue(name), workQueueNames(settings)),
+      queues: new StorageEnvelopeQueues((name) => storage.queue(name), workQueueNames(settings), getSigner),
       processors: registry(
         billingProcessor(settings.billingRates, {
           ledger: streamInvoiceLedger(settings.billingLedgerStream, () => currentStreams(), config.streams.maxBatchEvents),
@@ -56,6 +57,7 @@ export function getJobService(): JobService {
       logger: getLogger(),
       newLease: randomUUID,
       backoff: occBackoff(config.sequences),
+      signer: getSigner,
     });
   }
   return service;

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 
+import { jsonDeeperThan } from '../jsonDepth';
 import { itemId, jobId } from './ids';
 
 export const envelopeVersion = 1;
@@ -57,17 +58,14 @@ export function envelopeJson(envelope: Envelope): string {
   return JSON.stringify(envelope);
 }
 
-/** The message text: base64 of the UTF-8 JSON, what the host decodes with `messageEncoding: base64`. */
-export function encodeEnvelope(envelope: Envelope): string {
-  return Buffer.from(envelopeJson(envelope), 'utf8').toString('base64');
-}
-
 export function base64Length(bytes: number): number {
   return 4 * Math.ceil(bytes / 3);
 }
 
 /** Parses a decoded message body; undefined when it is not an envelope this version understands. */
 export function parseEnvelope(text: string): Envelope | undefined {
+  // z.json() recurses: deep item data would overflow the stack instead of failing validation.
+  if (jsonDeeperThan(text)) return undefined;
   let raw: unknown;
   try {
     raw = JSON.parse(text);

@@ -3,9 +3,11 @@
  * derived from the key, so a resubmission finds the job it created (even one whose enqueue a crash
  * interrupted) with a single read; other jobs get a time-ordered random id.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 import { z } from 'zod';
+
+import type { Signer } from '../signing/signer';
 
 /** Safe as a table RowKey suffix, a blob path segment and a CSV cell without quoting. */
 export const itemIdPattern = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
@@ -31,9 +33,12 @@ export function newJobId(now: number, random: () => Buffer = () => randomBytes(5
   return `${stamp(now)}-${random().toString('hex')}`;
 }
 
-/** `k-<32 hex>`: the same key always names the same job. */
-export function jobIdForKey(key: string): string {
-  return `k-${createHash('sha256').update(`jobs\n${key}`).digest('hex').slice(0, 32)}`;
+/**
+ * `k-<32 hex>`: the same key always names the same job. A keyed MAC, not a plain hash: whoever
+ * guesses another caller's Idempotency-Key must still not be able to compute the job id from it.
+ */
+export function jobIdForKey(key: string, signer: Signer): string {
+  return `k-${signer.macHex('job-id', key).slice(0, 32)}`;
 }
 
 /** Envelope `n` of round `round` (round 0 = the submission, 1+ = retry-failed runs). */

@@ -6,8 +6,9 @@
  */
 import { checkCompletion } from './complete';
 import type { JobsContext } from './context';
-import { isClaimCheck, parseEnvelope } from './envelope';
+import { isClaimCheck } from './envelope';
 import type { ItemResult } from './resultStore';
+import { openEnvelope } from './seal';
 
 export interface PoisonReport {
   readonly job: string | undefined;
@@ -18,12 +19,20 @@ export interface PoisonReport {
 }
 
 export async function processPoison(ctx: JobsContext, text: string, queue: string): Promise<PoisonReport> {
-  const envelope = parseEnvelope(text);
-  if (envelope === undefined) {
-    // Nothing to attribute it to; keep it visible to an operator rather than failing forever.
-    ctx.logger.log('error', 'jobs.poison_unreadable', { queue, preview: text.slice(0, 200) });
-    return { job: undefined, envelope: undefined, failed: 0, reason: 'not a job envelope', jobFinished: false };
+  const opened = openEnvelope(text, await ctx.signer());
+  if (!opened.ok) {
+    // Not attributable (or forged: its items must not be marked failed); keep it visible to an
+    // operator rather than failing forever.
+    ctx.logger.log('error', 'jobs.poison_unreadable', { queue, reason: opened.reason, preview: text.slice(0, 200) });
+    return {
+      job: undefined,
+      envelope: undefined,
+      failed: 0,
+      reason: `not a job envelope of this app: ${opened.reason}`,
+      jobFinished: false,
+    };
   }
+  const { envelope } = opened;
   const error = await ctx.results.envelopeError(envelope.j, envelope.e);
   const reason =
     error === undefined

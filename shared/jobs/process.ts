@@ -13,12 +13,13 @@ import { mapLimited } from '../mapLimited';
 import { AppError } from '../errors';
 import { checkCompletion } from './complete';
 import type { JobsContext } from './context';
-import { type Envelope, type EnvelopeEntry, isClaimCheck, type JsonObject, parseEnvelope } from './envelope';
+import { type Envelope, type EnvelopeEntry, isClaimCheck, type JsonObject } from './envelope';
 import { retryEnvelopeId } from './ids';
 import { sha256Hex } from './input';
 import { pack, queueIndexFor } from './packing';
 import type { ItemOutcome, JobProcessor } from './processor';
 import { sendAll } from './queues';
+import { openEnvelope } from './seal';
 import type { ItemResult } from './resultStore';
 
 export interface Delivery {
@@ -150,8 +151,13 @@ async function run(ctx: JobsContext, envelope: Envelope, delivery: Delivery): Pr
 
 /** Processes one envelope; throws (after noting why, for the poison handler) when the whole envelope failed. */
 export async function processEnvelope(ctx: JobsContext, text: string, delivery: Delivery): Promise<EnvelopeReport> {
-  const envelope = parseEnvelope(text);
-  if (envelope === undefined) throw new AppError('ValidationFailed', 'The queue message is not a job envelope this app understands');
+  const opened = openEnvelope(text, await ctx.signer());
+  if (!opened.ok) {
+    // Nothing of it is acted on; after the host's retries it lands in the poison queue, whose handler logs it too.
+    ctx.logger.log('error', 'jobs.envelope_rejected', { reason: opened.reason, preview: text.slice(0, 200) });
+    throw new AppError('ValidationFailed', `The queue message is not a job envelope of this app: ${opened.reason}`);
+  }
+  const { envelope } = opened;
   try {
     return await run(ctx, envelope, delivery);
   } catch (err) {

@@ -7,7 +7,9 @@ import type { QueueClient } from '@azure/storage-queue';
 
 import type { JobSettings } from '../config';
 import { translateStorageError } from '../storage/errors';
-import { type Envelope, encodeEnvelope } from './envelope';
+import type { Signer } from '../signing/signer';
+import type { Envelope } from './envelope';
+import { sealEnvelope } from './seal';
 
 export function workQueueNames(settings: Pick<JobSettings, 'queues' | 'queuePrefix'>): string[] {
   return Array.from({ length: settings.queues }, (_, i) => `${settings.queuePrefix}-${i}`);
@@ -37,6 +39,7 @@ export class StorageEnvelopeQueues implements EnvelopeQueues {
   constructor(
     private readonly queue: (name: string) => Promise<QueueClient>,
     private readonly names: readonly string[],
+    private readonly signer: () => Promise<Signer>,
   ) {}
 
   get count(): number {
@@ -45,8 +48,10 @@ export class StorageEnvelopeQueues implements EnvelopeQueues {
 
   async send(index: number, envelope: Envelope, delaySeconds: number): Promise<void> {
     const name = this.names[index % this.names.length] as string;
+    // Base64 of the sealed UTF-8 JSON: what the host decodes with `messageEncoding: base64`.
+    const text = Buffer.from(sealEnvelope(envelope, await this.signer()), 'utf8').toString('base64');
     try {
-      await (await this.queue(name)).sendMessage(encodeEnvelope(envelope), { messageTimeToLive: -1, visibilityTimeout: delaySeconds });
+      await (await this.queue(name)).sendMessage(text, { messageTimeToLive: -1, visibilityTimeout: delaySeconds });
     } catch (err) {
       throw translateStorageError(err, `sending envelope ${envelope.e} of job ${envelope.j} to ${name}`);
     }

@@ -66,9 +66,8 @@ export function checkSubmission(ctx: JobsContext, request: SubmitRequest): Input
 async function resume(ctx: JobsContext, existing: StoredJob, request: SubmitRequest, input: InputFile): Promise<SubmitResult> {
   const { job } = existing;
   if (job.inputSha256 !== input.sha256 || job.processor !== request.processor) {
-    throw new AppError('Conflict', `The Idempotency-Key was first used for a different job submission (job ${job.id})`, {
-      extra: { job: job.id },
-    });
+    // The job is not named: a caller who guessed someone else's key learns nothing of their job.
+    throw new AppError('Conflict', 'The Idempotency-Key was first used for a different job submission');
   }
   if (job.phase !== 'enqueuing' || job.round !== 0) return { job, replayed: true };
   const claimed = await claimEnqueue(ctx, existing, ctx.newLease());
@@ -80,7 +79,7 @@ async function resume(ctx: JobsContext, existing: StoredJob, request: SubmitRequ
 export async function submitJob(ctx: JobsContext, request: SubmitRequest, key: string | undefined): Promise<SubmitResult> {
   const input = checkSubmission(ctx, request);
   const now = ctx.clock.now();
-  const id = key === undefined ? newJobId(now) : jobIdForKey(key);
+  const id = key === undefined ? newJobId(now) : jobIdForKey(key, await ctx.signer());
   if (key !== undefined) {
     const existing = await ctx.jobs.read(id);
     if (existing !== undefined) return resume(ctx, existing, request, input);
@@ -121,7 +120,7 @@ export async function submitJob(ctx: JobsContext, request: SubmitRequest, key: s
   if (created === undefined) {
     // The same key, submitted concurrently, created it first.
     const existing = await ctx.jobs.read(id);
-    if (existing === undefined) throw new AppError('Conflict', `Job ${id} is being created concurrently; retry`);
+    if (existing === undefined) throw new AppError('Conflict', 'The job is being created concurrently; retry');
     return resume(ctx, existing, request, input);
   }
   ctx.logger.log('info', 'jobs.accepted', { job: id, processor: job.processor, items: job.items, envelopes: job.envelopes });

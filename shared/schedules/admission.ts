@@ -7,8 +7,8 @@ import { isIP } from 'node:net';
 
 import type { ScheduleSettings } from '../config';
 import { type FieldIssue, validationError } from '../errors';
-import { queues as appQueues } from '../resources';
 import type { ScheduleDefinition } from './definition';
+import { queueTargetIssue } from './queueTargets';
 import { unavailable } from './targets';
 import { nextFireAfter } from './timing';
 import { isPublicAddress } from './webhook/addresses';
@@ -19,18 +19,9 @@ export interface AdmissionContext {
   readonly serviceBusConfigured: boolean;
   readonly gatesAvailable: boolean;
   readonly jobsAvailable: boolean;
+  /** TALLYHO_JOBS_QUEUE_PREFIX: its work queues are never a target. */
+  readonly jobsQueuePrefix: string;
   readonly now: Date;
-}
-
-/** Queues of the Durable task hub (`<hub>-control-NN`, `<hub>-workitems`) and of this app are not targets. */
-function reservedQueue(name: string): boolean {
-  return /-(control-\d{2}|workitems)$/.test(name) || (Object.values(appQueues) as string[]).includes(name);
-}
-
-function matches(pattern: string, name: string): boolean {
-  if (pattern === '*') return true;
-  if (pattern.endsWith('*')) return name.startsWith(pattern.slice(0, -1));
-  return pattern === name;
 }
 
 function webhookIssue(raw: string, settings: ScheduleSettings): string | undefined {
@@ -60,12 +51,11 @@ export function admissionIssues(definition: ScheduleDefinition, ctx: AdmissionCo
       if (issue !== undefined) issues.push({ path: 'body.target.url', message: issue });
       break;
     }
-    case 'queueMessage':
-      if (reservedQueue(target.queue)) issues.push({ path: 'body.target.queue', message: 'This queue belongs to the app itself' });
-      else if (!ctx.settings.allowedQueues.some((p) => matches(p, target.queue))) {
-        issues.push({ path: 'body.target.queue', message: 'This queue is not allowed (TALLYHO_SCHEDULES_ALLOWED_QUEUES)' });
-      }
+    case 'queueMessage': {
+      const issue = queueTargetIssue(target.queue, { allowed: ctx.settings.allowedQueues, jobsQueuePrefix: ctx.jobsQueuePrefix });
+      if (issue !== undefined) issues.push({ path: 'body.target.queue', message: issue });
       break;
+    }
     case 'serviceBus':
       if (!ctx.serviceBusConfigured) issues.push({ path: 'body.target.type', message: unavailable.serviceBus });
       break;

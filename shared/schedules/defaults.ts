@@ -106,6 +106,7 @@ export function scheduleService(engine: ScheduleEngine): ScheduleService {
     settings: config.schedules,
     gatesAvailable: true,
     jobsAvailable: true,
+    jobsQueuePrefix: config.jobs.queuePrefix,
     clock: systemClock,
     random: Math.random,
     logger: getLogger(),

@@ -63,7 +63,7 @@ const examples = [
   {
     id: 'remind-ORD-42',
     at: '2027-01-15T09:00:00+01:00',
-    target: { type: 'queueMessage', queue: 'reminders', message: { orderId: 'ORD-42' } },
+    target: { type: 'queueMessage', queue: 'app-reminders', message: { orderId: 'ORD-42' } },
   },
   {
     id: 'nightly-report',
@@ -73,7 +73,7 @@ const examples = [
     catchUp: { policy: 'all', limit: 3 },
     target: { type: 'webhook', url: 'https://hooks.example.com/nightly', payload: { report: 'sales' } },
   },
-  { at: '2027-01-15T09:00:00Z', target: { type: 'queueMessage', queue: 'reminders', message: { orderId: 'ORD-1' } }, by: 'billing-app' },
+  { at: '2027-01-15T09:00:00Z', target: { type: 'queueMessage', queue: 'app-reminders', message: { orderId: 'ORD-1' } }, by: 'billing-app' },
   {
     id: 'nightly',
     cron: '0 30 2 * * *',

@@ -36,6 +36,8 @@ export interface ScheduleServiceDeps {
   readonly settings: ScheduleSettings;
   readonly gatesAvailable: boolean;
   readonly jobsAvailable: boolean;
+  /** TALLYHO_JOBS_QUEUE_PREFIX: its work queues are never a queueMessage target. */
+  readonly jobsQueuePrefix: string;
   readonly clock: Clock;
   readonly random: Random;
   readonly logger: Logger;
@@ -113,6 +115,7 @@ export class ScheduleService {
       serviceBusConfigured: this.deps.delivery !== undefined,
       gatesAvailable: this.deps.gatesAvailable,
       jobsAvailable: this.deps.jobsAvailable,
+      jobsQueuePrefix: this.deps.jobsQueuePrefix,
       now,
     });
     const id = body.id ?? this.deps.newId();

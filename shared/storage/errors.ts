@@ -49,18 +49,25 @@ export function isTransientStorageError(err: unknown): boolean {
 /** Seconds a caller should wait before retrying a throttled or unavailable dependency. */
 export const dependencyRetryAfterSeconds = 2;
 
+/**
+ * The AppError for a storage failure. Its message is what a caller sees, so it names neither the
+ * operation (table keys, blob paths) nor the network error (addresses, ports): those go in
+ * `internal`, which the HTTP layer logs.
+ */
 export function translateStorageError(err: unknown, doing: string): AppError {
   if (isAppError(err)) return err;
   const status = statusOfError(err);
   const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
-  if (status === 404) return new AppError('NotFound', `Not found while ${doing}`, { cause: err });
-  if (status === 409) return new AppError('Conflict', `Conflict while ${doing}`, { cause: err });
-  if (status === 412) return new AppError('PreconditionFailed', `Changed concurrently while ${doing}`, { cause: err });
+  const internal = `Storage failed while ${doing}: ${message}`;
+  if (status === 404) return new AppError('NotFound', 'Not found', { cause: err, internal });
+  if (status === 409) return new AppError('Conflict', 'Conflict with the stored state', { cause: err, internal });
+  if (status === 412) return new AppError('PreconditionFailed', 'Changed concurrently; read it again and retry', { cause: err, internal });
   if (isTransientStorageError(err)) {
-    return new AppError('DependencyUnavailable', `Storage is unavailable while ${doing} (${status ?? message})`, {
+    return new AppError('DependencyUnavailable', 'Storage is unavailable; try again shortly', {
       cause: err,
+      internal: `${internal} (${status ?? 'no status'})`,
       retryAfterSeconds: dependencyRetryAfterSeconds,
     });
   }
-  return new AppError('Internal', `Storage failed while ${doing}: ${message}`, { cause: err });
+  return new AppError('Internal', internal, { cause: err, internal });
 }

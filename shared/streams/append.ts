@@ -126,7 +126,8 @@ export async function appendEvents(
     const answerBy = ctx.clock.now() + ctx.settings.ackTimeoutMs;
     const { receipt, ledger, requestId } = await send(ctx, durable, route, events, answerBy);
     if (receipt.ok) {
-      if (receipt.kick || flusherLooksStuck(ctx, ledger)) await ctx.flushers.kick(durable, key);
+      if (receipt.restart === true) await ctx.flushers.restart(durable, key);
+      else if (receipt.kick || flusherLooksStuck(ctx, ledger)) await ctx.flushers.kick(durable, key);
       const accepted: Accepted = receipt;
       let flushed = accepted.last < 0 || (ledger?.snapshot?.flushedThrough ?? 0) > accepted.last;
       if (ack === 'flushed' && !flushed) {
@@ -172,6 +173,13 @@ export async function appendEvents(
         }
         await ctx.clock.sleep(delay);
         break;
+      case 'producers':
+        // Every remembered producer was active within the dedup window: none may be forgotten yet.
+        throw new AppError(
+          'TooManyRequests',
+          `${type}'s writer already remembers TALLYHO_STREAMS_MAX_PRODUCERS producers active within the dedup window; a new producer must wait`,
+          { retryAfterSeconds: Math.min(60, ctx.settings.dedupWindowSeconds) },
+        );
       case 'full':
         await ctx.flushers.kick(durable, key);
         if (now + delay >= waitUntil) {

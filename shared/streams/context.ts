@@ -32,6 +32,7 @@ export function writerLimits(settings: StreamSettings): WriterLimits {
     maxBuffered: settings.maxBuffered,
     maxBufferedBytes: settings.maxBufferedBytes,
     maxProducers: settings.maxProducers,
+    dedupWindowMs: settings.dedupWindowSeconds * 1000,
     maxBlockBytes: settings.maxBlockBytes,
     maxBlocksPerBlob: settings.maxBlocksPerBlob,
     idleRecheckMs: settings.idleRecheckSeconds * 1000,

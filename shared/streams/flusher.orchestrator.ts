@@ -8,6 +8,8 @@
  *   let the writer's back-off decide when the same batch is tried again.
  * - `wait` / `idle` / `backoff`: sleep on a durable timer until the plan's time, or until a caller
  *   raises `kick` (the buffer became non-empty, reached N, or a flush was asked for).
+ * - `retire`: the writer has been idle a whole recheck interval; the flusher ends (the writer
+ *   answers the next append with `restart`, and that appender starts a new flusher).
  *
  * A kick is only a hint: the plan is always read from the writer, so a lost or repeated kick changes
  * nothing but timing.
@@ -33,6 +35,7 @@ export const streamsFlusherOrchestrator: OrchestrationHandler = function* (conte
   const input = context.df.getInput<FlusherInput>();
   const writer = writerEntity(input.key);
   const now = context.df.currentUtcDateTime.getTime();
+  let retired = false;
   try {
     const plan = (yield context.df.callEntity(writer, writerOps.plan, { now })) as FlushPlan;
     switch (plan.kind) {
@@ -51,6 +54,10 @@ export const streamsFlusherOrchestrator: OrchestrationHandler = function* (conte
         }
         break;
       }
+      case 'retire':
+        // Nothing to flush for a whole idle round: end, so an unused writer costs no timers.
+        retired = true;
+        break;
       case 'wait':
       case 'idle':
       case 'backoff': {
@@ -66,5 +73,5 @@ export const streamsFlusherOrchestrator: OrchestrationHandler = function* (conte
     if (!context.df.isReplaying) context.warn(`streams flusher ${input.key}: ${errorMessage(err)}`);
     yield context.df.createTimer(new Date(now + failedRoundDelayMs));
   }
-  context.df.continueAsNew(input);
+  if (!retired) context.df.continueAsNew(input);
 };

@@ -12,6 +12,13 @@ import { flusherInstanceId, streamsDurable } from './names';
 
 const liveStatuses = new Set(['Running', 'Pending', 'ContinuedAsNew']);
 
+/** How long `restart` waits, at most, for a retiring flusher to finish (it ends right after retiring). */
+const retireWaitMs = 100;
+const retireWaitAttempts = 30;
+
+/** Writers whose flusher this process remembers as running; expired entries are dropped past it. */
+const maxTrusted = 1000;
+
 export class FlusherControl {
   private readonly runningUntil = new Map<string, number>();
 
@@ -20,6 +27,16 @@ export class FlusherControl {
     private readonly logger: Logger,
     private readonly trustMs = 60_000,
   ) {}
+
+  private trust(key: string): void {
+    const now = this.clock.now();
+    if (this.runningUntil.size >= maxTrusted) {
+      for (const [k, until] of this.runningUntil) if (until <= now) this.runningUntil.delete(k);
+      // All still fresh: forget the oldest; the cost is one status read when it is next kicked.
+      if (this.runningUntil.size >= maxTrusted) this.runningUntil.delete(this.runningUntil.keys().next().value ?? key);
+    }
+    this.runningUntil.set(key, now + this.trustMs);
+  }
 
   /** Starts the writer's flusher unless it runs; true when it was started here. */
   async ensureRunning(durable: StreamsDurableClient, key: string): Promise<boolean> {
@@ -38,8 +55,23 @@ export class FlusherControl {
         if ((await durable.runtimeStatus(id)) === undefined) throw err;
       }
     }
-    this.runningUntil.set(key, this.clock.now() + this.trustMs);
+    this.trust(key);
     return started;
+  }
+
+  /**
+   * Starts a new flusher for a writer whose flusher retired while idle (receipt `restart`): waits
+   * briefly for the retiring instance to finish, since an event raised to it would be lost.
+   */
+  async restart(durable: StreamsDurableClient, key: string): Promise<void> {
+    this.runningUntil.delete(key);
+    const id = flusherInstanceId(key);
+    for (let attempt = 0; attempt < retireWaitAttempts; attempt++) {
+      const status = await durable.runtimeStatus(id).catch(() => undefined);
+      if (status === undefined || !liveStatuses.has(status)) break;
+      await this.clock.sleep(retireWaitMs);
+    }
+    await this.kick(durable, key);
   }
 
   /**

@@ -8,6 +8,9 @@ import type { Clock } from '../clock';
 import { defaultRoute, type StreamRoute } from './route';
 import type { RouteTable } from './routeTable';
 
+/** Routes one process caches at most. */
+export const maxCachedRoutes = 10_000;
+
 interface Entry {
   readonly route: Promise<StreamRoute>;
   readonly expiresAt: number;
@@ -33,6 +36,7 @@ export class RouteResolver {
     if (cached !== undefined && cached.expiresAt > now) return cached.route;
     const route = this.lookup(type);
     const entry = { route, expiresAt: now + this.options.ttlMs };
+    this.makeRoom(now);
     this.cache.set(type, entry);
     // A failed lookup must not be served from the cache.
     route.catch(() => {
@@ -44,6 +48,22 @@ export class RouteResolver {
   /** When the cached route of `type` expires (undefined: not cached). */
   cachedUntil(type: string): number | undefined {
     return this.cache.get(type)?.expiresAt;
+  }
+
+  /** Entries cached now (bounded by maxCachedRoutes). */
+  get size(): number {
+    return this.cache.size;
+  }
+
+  /** Callers choose the types: expired entries go once the cache is full, then the oldest. */
+  private makeRoom(now: number): void {
+    if (this.cache.size < maxCachedRoutes) return;
+    for (const [type, entry] of this.cache) if (entry.expiresAt <= now) this.cache.delete(type);
+    while (this.cache.size >= maxCachedRoutes) {
+      const oldest = this.cache.keys().next();
+      if (oldest.done === true) break;
+      this.cache.delete(oldest.value);
+    }
   }
 
   invalidate(type: string): void {

@@ -31,7 +31,7 @@ export function producerKey(type: string, producer: string): string {
  * `notOwner` when the caller's route is older than what the writer knows (re-resolve), `notReady`
  * when it is newer (a remap towards this writer whose handoff has not arrived yet).
  */
-export function ownership(record: TypeRecord | undefined, version: number): 'ok' | Exclude<Refusal, 'full'> {
+export function ownership(record: TypeRecord | undefined, version: number): 'ok' | 'notOwner' | 'notReady' {
   if (record === undefined) return version === 0 ? 'ok' : 'notReady';
   if (record.moved !== undefined) return version > record.moved.version ? 'notReady' : 'notOwner';
   if (version < record.version) return 'notOwner';
@@ -39,19 +39,24 @@ export function ownership(record: TypeRecord | undefined, version: number): 'ok'
 }
 
 /**
- * Keeps the most recently active producers; drops a tenth more than needed so eviction is rare.
- * A producer with an event not yet in the log is never dropped: its retry must stay a duplicate.
+ * Makes room among the producer marks when there are more than `max`: only marks older than the
+ * dedup window (`at < cutoff`) whose event is in the log may go, so no caller can flush another's
+ * dedup state faster than the documented window by sending from many producers. Returns the marks
+ * kept; more than `max` of them means every mark is still protected and the newcomer is refused.
  */
-export function evictProducers(marks: Record<string, ProducerMark>, max: number, flushedThrough: number): Record<string, ProducerMark> {
+export function evictProducers(
+  marks: Record<string, ProducerMark>,
+  max: number,
+  flushedThrough: number,
+  cutoff: number,
+): Record<string, ProducerMark> {
   const keys = Object.keys(marks);
   if (keys.length <= max) return marks;
-  const keep = Math.max(1, Math.floor(max * 0.9));
-  const sorted = keys.sort((a, b) => (marks[b]?.at ?? 0) - (marks[a]?.at ?? 0));
   const kept: Record<string, ProducerMark> = {};
-  sorted.forEach((key, rank) => {
+  for (const key of keys) {
     const mark = marks[key];
-    if (mark !== undefined && (rank < keep || mark.index >= flushedThrough)) kept[key] = mark;
-  });
+    if (mark !== undefined && (mark.at >= cutoff || mark.index >= flushedThrough)) kept[key] = mark;
+  }
   return kept;
 }
 
@@ -99,6 +104,15 @@ export function append(state: WriterState, request: AppendRequest): AppendStep {
     return refuse(state, request.requestId, 'full');
   }
 
+  // Only a request that brings new producers can be refused for them: known producers always go on.
+  const newcomers = Object.keys(marks).length > Object.keys(state.producers).length;
+  const producers = newcomers
+    ? evictProducers(marks, limits.maxProducers, state.flushedThrough, request.at - limits.dedupWindowMs)
+    : fresh > 0
+      ? marks
+      : state.producers;
+  if (newcomers && Object.keys(producers).length > limits.maxProducers) return refuse(state, request.requestId, 'producers');
+
   const buffered = state.buffered + fresh;
   const trigger = sizeTrigger(limits);
   const kick = fresh > 0 && (depth === 0 || (state.buffered < trigger && buffered >= trigger));
@@ -112,9 +126,10 @@ export function append(state: WriterState, request: AppendRequest): AppendStep {
     buffered,
     bufferBytes: state.bufferBytes + bytes,
     oldestAt: state.oldestAt ?? (fresh > 0 ? request.at : null),
-    producers: fresh > 0 ? evictProducers(marks, limits.maxProducers, state.flushedThrough) : state.producers,
+    producers,
     totals: { ...state.totals, accepted: state.totals.accepted + fresh, duplicates: state.totals.duplicates + duplicates },
     rev: state.rev + 1,
   };
-  return { state: next, receipt: { r: request.requestId, ok: true, acc: fresh, dup: duplicates, last, kick } };
+  const receipt = { r: request.requestId, ok: true, acc: fresh, dup: duplicates, last, kick } as const;
+  return { state: next, receipt: state.retired === true && fresh > 0 ? { ...receipt, kick: true, restart: true } : receipt };
 }

@@ -32,7 +32,12 @@ export function isDue(state: WriterState, now: number, dueAt: number): boolean {
 }
 
 /** Called by the flusher each round with its current (durable) time. */
-export function plan(state: WriterState, key: string, now: number): PlanStep {
+export function plan(current: WriterState, key: string, now: number): PlanStep {
+  // A flusher is planning, so the writer has one again; work since the last idle look ends idleness.
+  const active = current.retired === true ? { ...current, retired: false, rev: current.rev + 1 } : current;
+  const busy = active.buffered > 0 || active.inflight !== null;
+  const state =
+    busy && active.idleSince !== undefined && active.idleSince !== null ? { ...active, idleSince: null, rev: active.rev + 1 } : active;
   if (state.cursor === null) return { state, plan: { kind: 'open' } };
   if (state.inflight !== null) {
     const error = state.lastError;
@@ -43,7 +48,11 @@ export function plan(state: WriterState, key: string, now: number): PlanStep {
     return { state, plan: { kind: 'flush', batch: state.inflight } };
   }
   if (state.buffered === 0) {
-    const next = state.dueAt === null ? state : { ...state, dueAt: null, rev: state.rev + 1 };
+    const idleSince = state.idleSince ?? now;
+    if (now - idleSince >= state.limits.idleRecheckMs && state.flushRequestedThrough <= state.flushedThrough) {
+      return { state: { ...state, dueAt: null, idleSince: null, retired: true, rev: state.rev + 1 }, plan: { kind: 'retire' } };
+    }
+    const next = state.dueAt === null && state.idleSince === idleSince ? state : { ...state, dueAt: null, idleSince, rev: state.rev + 1 };
     return { state: next, plan: { kind: 'idle', until: now + state.limits.idleRecheckMs } };
   }
   const dueAt = state.dueAt ?? now + state.limits.flushIntervalMs;

@@ -23,8 +23,13 @@ export interface WriterLimits {
    * travels through the flusher's history), whatever the size of the events.
    */
   readonly maxBufferedBytes: number;
-  /** Producers whose last sequence number is remembered (dedup window), least recent evicted first. */
+  /** Producers whose last sequence number is remembered at most; past it, new producers are refused. */
   readonly maxProducers: number;
+  /**
+   * How long a producer's mark is kept after its last accepted event, whatever other producers do:
+   * a retry within this window is always recognised as a duplicate. Only older marks make room.
+   */
+  readonly dedupWindowMs: number;
   /** Largest append block. */
   readonly maxBlockBytes: number;
   /** Blocks per blob before the log rolls to the next blob (Azure allows 50,000). */
@@ -74,7 +79,7 @@ export interface ProducerMark {
   readonly seq: number;
   /** Writer index of that event. */
   readonly index: number;
-  /** Client time it was accepted (for least-recently-used eviction). */
+  /** Client time it was accepted: the mark is kept for the dedup window after it. */
   readonly at: number;
 }
 
@@ -142,6 +147,13 @@ export interface WriterState {
   readonly totals: WriterTotals;
   /** Bumped on every change, so the ledger can ignore an out-of-date snapshot. */
   readonly rev: number;
+  /** Flusher-clock time the writer was first seen with nothing to flush (null: it has work). */
+  readonly idleSince?: number | null;
+  /**
+   * The flusher ended after a full idle round (an idle writer costs nothing): every append answers
+   * `restart` until a flusher plans again, so the appender starts a new one.
+   */
+  readonly retired?: boolean;
 }
 
 export interface EventInput {
@@ -170,7 +182,8 @@ export interface AppendOperation {
   readonly requests: readonly AppendRequest[];
 }
 
-export type Refusal = 'full' | 'notOwner' | 'notReady';
+/** `producers`: the writer remembers maxProducers producers, all active within the dedup window. */
+export type Refusal = 'full' | 'notOwner' | 'notReady' | 'producers';
 
 export type Receipt =
   | {
@@ -183,6 +196,8 @@ export type Receipt =
       readonly last: number;
       /** The flusher should be woken (buffer became non-empty, reached N, or a flush was asked for). */
       readonly kick: boolean;
+      /** The flusher retired while idle: start a new one (once the old one has ended). */
+      readonly restart?: true;
     }
   | { readonly r: string; readonly ok: false; readonly why: Refusal };
 
@@ -211,6 +226,8 @@ export type FlushPlan =
   | { readonly kind: 'flush'; readonly batch: FlushBatch }
   | { readonly kind: 'wait'; readonly until: number }
   | { readonly kind: 'idle'; readonly until: number }
+  /** Idle for a whole recheck interval: the flusher ends; the next append starts a new one. */
+  | { readonly kind: 'retire' }
   /** The last attempt failed: wait until `until` before retrying the same batch. */
   | { readonly kind: 'backoff'; readonly until: number };
 
@@ -222,6 +239,7 @@ export const fallbackLimits: WriterLimits = {
   maxBuffered: 5000,
   maxBufferedBytes: 256 * 1024,
   maxProducers: 1000,
+  dedupWindowMs: 15 * 60_000,
   maxBlockBytes: 4 * 1024 * 1024,
   maxBlocksPerBlob: 50_000,
   idleRecheckMs: 60_000,

@@ -227,7 +227,7 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
     'a schedule is triggered, paused, resumed and cancelled from the console, with its next fire and last runs shown',
     async () => {
       const id = unique('nightly');
-      const queue = `cs${randomBytes(4).toString('hex')}`;
+      const queue = `app-cs${randomBytes(4).toString('hex')}`;
       const created = await requestJson<{ state: string }>(host, 'POST', '/api/schedules', {
         body: {
           id,

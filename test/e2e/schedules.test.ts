@@ -114,7 +114,7 @@ describe('schedules on the virtual clock', () => {
 
   devhostTest('a one-off fires once, at its time, and completes', async () => {
     const id = unique('once');
-    const queue = unique('out');
+    const queue = unique('app-out');
     const at = new Date((await s.now()) + 3600_000).toISOString();
     const created = body(await s.create({ id, at, target: { type: 'queueMessage', queue, message: { order: 42 } } }), 201);
     // Pending until its orchestration's first step, a moment later.
@@ -152,7 +152,7 @@ describe('schedules on the virtual clock', () => {
     'a one-off three weeks out sleeps through its hourly rechecks and fires once, at its time',
     async () => {
       const id = unique('far');
-      const queue = unique('out');
+      const queue = unique('app-out');
       const at = new Date((await s.now()) + 21 * 86_400_000).toISOString();
       body(await s.create({ id, at, target: { type: 'queueMessage', queue, message: 'far' } }), 201);
       await until(
@@ -183,7 +183,7 @@ describe('schedules on the virtual clock', () => {
 
   devhostTest('a one-off cancelled before its time never fires', async () => {
     const id = unique('cancelled');
-    const queue = unique('out');
+    const queue = unique('app-out');
     const at = new Date((await s.now()) + 3600_000).toISOString();
     body(await s.create({ id, at, target: { type: 'queueMessage', queue, message: 'never' } }), 201);
     expect(body(await s.cancel(id), 200)).toMatchObject({ state: 'cancelled', nextFireAt: null });
@@ -202,7 +202,7 @@ describe('schedules on the virtual clock', () => {
     const base = (await s.now()) + 60_000;
     const cases = Array.from({ length: 6 }, (_, i) => ({
       id: unique(`race${i}`),
-      queue: unique('out'),
+      queue: unique('app-out'),
       at: new Date(base + i * 7).toISOString(),
     }));
     for (const c of cases)
@@ -236,7 +236,7 @@ describe('schedules on the virtual clock', () => {
 
   devhostTest('pause skips fires until resume, which continues with the next fire', async () => {
     const id = unique('paused');
-    const queue = unique('out');
+    const queue = unique('app-out');
     body(await s.create({ id, cron: '0 * * * * *', target: { type: 'queueMessage', queue, message: 'tick' } }), 201);
     const start = await s.now();
     await until(
@@ -289,7 +289,7 @@ describe('schedules on the virtual clock', () => {
 
   devhostTest('trigger now runs the target at once, also while paused', async () => {
     const id = unique('trigger');
-    const queue = unique('out');
+    const queue = unique('app-out');
     const at = new Date((await s.now()) + 7 * 86_400_000).toISOString();
     body(await s.create({ id, at, target: { type: 'queueMessage', queue, message: 'now' } }), 201);
     const t1 = body(await s.trigger(id), 202);
@@ -316,7 +316,7 @@ describe('schedules on the virtual clock', () => {
   });
 
   devhostTest('bad cron, time or zone is a 400 problem and creates nothing: no index row, no orchestration', async () => {
-    const target = { type: 'queueMessage', queue: 'never-used', message: 'x' };
+    const target = { type: 'queueMessage', queue: 'app-never-used', message: 'x' };
     const cases: [string, Record<string, unknown>, string][] = [
       ['five-field cron', { cron: '0 * * * *' }, 'body.cron'],
       ['cron out of range', { cron: '61 * * * * *' }, 'body.cron'],
@@ -427,7 +427,7 @@ describe('schedules on the virtual clock', () => {
   devhostTest('lists schedules by state, a page at a time', async () => {
     const ids = Array.from({ length: 3 }, () => unique('listed'));
     const at = new Date((await s.now()) + 30 * 86_400_000).toISOString();
-    for (const id of ids) body(await s.create({ id, at, target: { type: 'queueMessage', queue: 'listed-out', message: id } }), 201);
+    for (const id of ids) body(await s.create({ id, at, target: { type: 'queueMessage', queue: 'app-listed-out', message: id } }), 201);
     body(await s.pause(ids[1] as string), 200);
     const seen = new Map<string, string>();
     let token: string | null = null;
@@ -464,7 +464,7 @@ describe('schedules across a daylight-saving change', () => {
     'America/New_York in March: fires at the right local times, the gap time once at 03:00',
     async () => {
       await s.advanceTo('2027-03-12T12:00:00Z');
-      const queue = unique('dst');
+      const queue = unique('app-dst');
       const gap = unique('gap');
       const nine = unique('nine');
       body(
@@ -545,7 +545,7 @@ describe('catch-up after the host was down', () => {
   devhostTest('restarted on its persisted state, each policy deals with the missed fires', async () => {
     // The virtual clock starts at the real time on each start, so the downtime is real: the host
     // is stopped for about 12 s while three recurrences (every 2 s) and two one-offs come due.
-    const queue = (p: string) => `${p}-${randomBytes(4).toString('hex')}`;
+    const queue = (p: string) => `app-${p}-${randomBytes(4).toString('hex')}`;
     const now = await s.now();
     const at = new Date(now + 4000).toISOString();
     const cases = {

@@ -7,6 +7,7 @@
  * back-pressure engages and releases, a restart keeps buffered events, and bad input changes nothing.
  */
 import { seededRandom } from '../../shared/clock';
+import { flusherInstanceId } from '../../shared/streams/names';
 import { type FaultProxy, type ProxiedRequest, startFaultProxy } from '../support/faultProxy';
 import { devhostTest, type E2eHost, type RestartOptions, startDevhost } from './support/harness';
 import { expectProblem, requestJson } from './support/http';
@@ -321,6 +322,42 @@ describe('streams across a devhost restart', () => {
     expectExactlyOnceInOrder(runs, seqsByProducer(lines));
     expect(lines.map((l) => l.index)).toEqual(lines.map((_, i) => i));
   }
+
+  devhostTest(
+    'finding 5: an idle flusher ends after an idle recheck interval; the next append starts a new one, which flushes it',
+    async () => {
+      const type = unique('idle');
+      expect((await post(host, type, { producer: 'p', seq: 1 })).status).toBe(202);
+      expect((await flush(host, type)).status).toBe(200);
+      const { writer } = await view(host, type);
+      const status = async () =>
+        (
+          await requestJson<{ runtimeStatus: string }>(
+            host,
+            'GET',
+            `/runtime/webhooks/durabletask/instances/${flusherInstanceId(writer.key)}`,
+            {
+              key: 'admin',
+            },
+          )
+        ).body.runtimeStatus;
+      expect(await status()).toMatch(/Running|ContinuedAsNew|Pending/);
+      // TALLYHO_STREAMS_IDLE_RECHECK_SECONDS is 60: one idle look, then a second a minute later ends it.
+      await until('the idle flusher ends', async () => {
+        await host.advanceClock(30_000);
+        return (await status()) === 'Completed' ? true : undefined;
+      });
+      expect((await post(host, type, { producer: 'p', seq: 2 })).status).toBe(202);
+      expect(await status()).toMatch(/Running|ContinuedAsNew|Pending/);
+      const flushed = await until('the new flusher flushes the append', async () => {
+        await host.advanceClock(1000);
+        const v = await view(host, type);
+        return v.writer.flushedThrough === 2 ? v : undefined;
+      });
+      expect(flushed.writer).toMatchObject({ accepted: 2, bufferDepth: 0 });
+      expect(seqsByProducer(await readLog(flushed.route.partition, flushed.route.resource)).get('p')).toEqual([1, 2]);
+    },
+  );
 
   devhostTest('every ack=buffered event survives a restart between buffering and flushing, and the timer flush still happens', () =>
     bufferedEventsSurvive({}, 200),

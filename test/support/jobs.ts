@@ -25,6 +25,7 @@ import { ResultStore } from '../../shared/jobs/resultStore';
 import { JobService } from '../../shared/jobs/service';
 import { type Logger, MemoryLogger } from '../../shared/log';
 import { defaultBackoff } from '../../shared/retry';
+import { Signer } from '../../shared/signing/signer';
 import type { StorageClientOptions, StorageClients } from '../../shared/storage/clients';
 import { storageFor, testConnection, uniqueTableName } from './sequences';
 
@@ -56,7 +57,12 @@ export interface JobHarnessOptions {
   readonly serviceBus?: boolean;
   /** Share names with another harness (a second instance of the same app). */
   readonly names?: JobNames;
+  /** The app's signing key (every harness shares one by default, like instances of one app). */
+  readonly signer?: Signer;
 }
+
+/** The key test harnesses sign envelopes and job ids with. */
+export const testSigner = new Signer(Buffer.alloc(32, 0x5a));
 
 export interface JobNames {
   readonly jobs: string;
@@ -120,6 +126,7 @@ export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
   };
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? new MemoryLogger();
+  const signer = () => Promise.resolve(options.signer ?? testSigner);
   const events = new FakeEventSender();
   const queueNames = workQueueNames(settings);
   const context: JobsContext = {
@@ -130,7 +137,7 @@ export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
       () => clock.now(),
     ),
     files: new JobFiles(() => storage.container(names.container), names.container),
-    queues: new StorageEnvelopeQueues((name) => storage.queue(name), queueNames),
+    queues: new StorageEnvelopeQueues((name) => storage.queue(name), queueNames, signer),
     processors: registry(billingProcessor(settings.billingRates), ...(options.processors ?? [])),
     events: new JobEventPublisher(() => (options.serviceBus === false ? undefined : events)),
     clock,
@@ -138,6 +145,7 @@ export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
     logger,
     newLease: randomUUID,
     backoff: { ...defaultBackoff, maxAttempts: 30, maxElapsedMs: 20_000 },
+    signer,
   };
   const service = new JobService(context);
   const queue = (name: string) => direct.queue(name);

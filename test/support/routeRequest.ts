@@ -28,6 +28,8 @@ export function routeRequest(route: RouteDefinition, request: TestRequest = {}):
   const text = request.body === undefined ? '' : typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
   const headers = new Map(Object.entries(request.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
   if (text !== '' && !headers.has('content-length')) headers.set('content-length', String(Buffer.byteLength(text)));
+  // What a JSON client sends; a test of another media type says so in `headers`.
+  if (text !== '' && !headers.has('content-type')) headers.set('content-type', 'application/json');
   const url = new URL(`http://localhost${pathOf(route, params)}`);
   for (const [k, v] of Object.entries(request.query ?? {})) url.searchParams.set(k, v);
   return {

@@ -69,7 +69,8 @@ export function scheduleHarness(options: { env?: Record<string, string>; service
   const storage = storageFor(testConnection());
   const tableName = uniqueTableName('sched');
   const table = new ScheduleTable(() => storage.table(tableName));
-  const settings = loadConfig({ AzureWebJobsStorage: testConnection(), ...options.env }).schedules;
+  const config = loadConfig({ AzureWebJobsStorage: testConnection(), ...options.env });
+  const settings = config.schedules;
   const manual = new ManualClock(options.start ?? new Date('2027-01-01T00:00:00Z'));
   // Time is the test's; back-off sleeps (lost races) are real, so racing writers cannot deadlock.
   const clock: Clock = { now: () => manual.now(), sleep: (ms, signal) => systemClock.sleep(ms, signal) };
@@ -85,6 +86,7 @@ export function scheduleHarness(options: { env?: Record<string, string>; service
     settings,
     gatesAvailable: true,
     jobsAvailable: true,
+    jobsQueuePrefix: config.jobs.queuePrefix,
     clock,
     random: Math.random,
     logger,

@@ -237,3 +237,23 @@ describe('storage clients built from identity-based settings (no network)', () =
     expect(tokenCredentialFor(false, clientId)).toBeInstanceOf(DefaultAzureCredential);
   });
 });
+
+describe('the signing key (TALLYHO_SIGNING_KEY)', () => {
+  const storage = { AzureWebJobsStorage: 'UseDevelopmentStorage=true' };
+
+  it('is undefined when unset (the app keeps its own key in storage) and the decoded bytes when set', () => {
+    expect(loadConfig(storage).signingKey).toBeUndefined();
+    const key = Buffer.alloc(48, 9);
+    expect(loadConfig({ ...storage, TALLYHO_SIGNING_KEY: key.toString('base64') }).signingKey?.equals(key)).toBe(true);
+  });
+
+  it.each([
+    ['too short', Buffer.alloc(31, 1).toString('base64')],
+    ['not base64', 'this is not base64!'],
+  ])('%s is a problem naming the setting, never its value', (_label, value) => {
+    const err = configError({ ...storage, TALLYHO_SIGNING_KEY: value });
+    expect(err.code).toBe('ConfigurationInvalid');
+    expect(err.extra.settings).toEqual(['TALLYHO_SIGNING_KEY']);
+    expect(err.message).not.toContain(value);
+  });
+});

@@ -7,7 +7,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 
 import { createDefaultHttpClient, createPipelineRequest, RestError } from '@azure/core-rest-pipeline';
 
-import { AppError } from '../../shared/errors';
+import { AppError, toProblem } from '../../shared/errors';
 import { dependencyRetryAfterSeconds, isTransientStorageError, translateStorageError } from '../../shared/storage/errors';
 
 function withStatus(statusCode: number): RestError {
@@ -22,7 +22,8 @@ function expectUnavailable(err: AppError, cause: unknown): void {
     retryAfter: dependencyRetryAfterSeconds,
   });
   expect(err.cause).toBe(cause);
-  expect(err.message).toMatch(/while reading thing/);
+  expect(err.internal).toMatch(/while reading thing/);
+  expect(err.message).toBe('Storage is unavailable; try again shortly');
 }
 
 describe('translateStorageError by status', () => {
@@ -40,7 +41,8 @@ describe('translateStorageError by status', () => {
       retryAfter: undefined,
     });
     expect(err.cause).toBe(cause);
-    expect(err.message).toMatch(/while reading thing/);
+    expect(err.internal).toMatch(/while reading thing/);
+    expect(err.message).not.toMatch(/reading thing|status/);
   });
 
   it.each([408, 429, 500, 502, 503, 504])('%i is DependencyUnavailable (503, retryable, Retry-After)', (statusCode) => {
@@ -48,7 +50,7 @@ describe('translateStorageError by status', () => {
     expect(isTransientStorageError(cause)).toBe(true);
     const err = translateStorageError(cause, 'reading thing');
     expectUnavailable(err, cause);
-    expect(err.message).toContain(`(${statusCode})`);
+    expect(err.internal).toContain(`(${statusCode})`);
   });
 
   it.each([400, 401, 403, 501, 505])('%i is not transient: Internal (500, not retryable), first line of the message only', (statusCode) => {
@@ -134,6 +136,18 @@ describe("the SDK HTTP client's real failures", () => {
     const err = await failure(`http://127.0.0.1:${port}/devstoreaccount1/t`);
     expect((err as { code?: unknown }).code).toBe('ECONNREFUSED');
     expectUnavailable(translateStorageError(err, 'reading thing'), err);
+  });
+
+  it('finding 9: a 503 problem from a refused connection names no address, port or table key', async () => {
+    const port = await listen(() => undefined);
+    await new Promise<void>((resolve) => server!.close(() => resolve()));
+    server = undefined;
+    const err = await failure(`http://127.0.0.1:${port}/devstoreaccount1/t`);
+    const appError = translateStorageError(err, 'reading jobs/open|k-secretkey');
+    const problem = JSON.stringify(toProblem(appError, '/api/jobs'));
+    expect(JSON.parse(problem)).toMatchObject({ status: 503, code: 'DependencyUnavailable' });
+    for (const internal of ['127.0.0.1', String(port), 'ECONNREFUSED', 'k-secretkey', 'open|']) expect(problem).not.toContain(internal);
+    expect(appError.internal).toContain('k-secretkey');
   });
 
   it('a request that times out (server accepts, never answers) is DependencyUnavailable', async () => {

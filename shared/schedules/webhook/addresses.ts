@@ -1,13 +1,15 @@
 /**
  * Which addresses a webhook may connect to: public unicast only. Loopback, private, link-local,
  * shared (CGNAT), multicast, documentation and reserved ranges are refused, including IPv4 inside
- * IPv6 (mapped `::ffff:a.b.c.d`, NAT64 `64:ff9b::a.b.c.d`). This is what stops a schedule from
+ * IPv6 (mapped `::ffff:a.b.c.d`, NAT64, 6to4, IPv4-compatible). This is what stops a schedule from
  * reaching the instance metadata service (169.254.169.254), localhost or the virtual network.
  */
 import { BlockList, isIP } from 'node:net';
 
 const blocked = new BlockList();
-for (const [network, prefix] of [
+
+/** IPv4 ranges that are not public unicast. */
+const privateIpv4: readonly (readonly [string, number])[] = [
   ['0.0.0.0', 8],
   ['10.0.0.0', 8],
   ['100.64.0.0', 10],
@@ -23,12 +25,18 @@ for (const [network, prefix] of [
   ['203.0.113.0', 24],
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
-] as const) {
-  blocked.addSubnet(network, prefix, 'ipv4');
-}
+];
+
+for (const [network, prefix] of privateIpv4) blocked.addSubnet(network, prefix, 'ipv4');
+
 for (const [network, prefix] of [
   ['::', 128],
   ['::1', 128],
+  // IPv4-compatible (deprecated) and SIIT-translated (::ffff:0:a.b.c.d) forms: never a public peer.
+  ['::', 96],
+  ['::ffff:0:0:0', 96],
+  // NAT64 local-use prefix (RFC 8215): translates into whatever network the operator chose.
+  ['64:ff9b:1::', 48],
   ['100::', 64],
   ['2001::', 23],
   ['2001:db8::', 32],
@@ -40,23 +48,24 @@ for (const [network, prefix] of [
   blocked.addSubnet(network, prefix, 'ipv6');
 }
 
-/** The IPv4 address carried inside an IPv6 one (mapped, compatible or NAT64), if any. */
-function embeddedIpv4(address: string): string | undefined {
-  const lower = address.toLowerCase();
-  const dotted = /^(?:::ffff:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted !== null) return dotted[1];
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (hex === null) return undefined;
-  const high = parseInt(hex[1] ?? '0', 16);
-  const low = parseInt(hex[2] ?? '0', 16);
-  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+/** The two hex groups of an IPv4 address, as it sits inside an IPv6 one. */
+function hexGroups(ipv4: string): string {
+  const [a = 0, b = 0, c = 0, d = 0] = ipv4.split('.').map(Number);
+  return `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+}
+
+// IPv6 forms that carry an IPv4 address a packet ends up at: mapped (::ffff:a.b.c.d), NAT64
+// well-known prefix (64:ff9b::a.b.c.d) and 6to4 (2002:AABB:CCDD::). Each private IPv4 range is
+// blocked in each, so BlockList (Node's own parser) decides, whatever notation the URL used.
+for (const [network, prefix] of privateIpv4) {
+  const groups = hexGroups(network);
+  blocked.addSubnet(`::ffff:${groups}`, 96 + prefix, 'ipv6');
+  blocked.addSubnet(`64:ff9b::${groups}`, 96 + prefix, 'ipv6');
+  blocked.addSubnet(`2002:${groups}::`, 16 + prefix, 'ipv6');
 }
 
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return !blocked.check(address, 'ipv4');
-  if (family !== 6) return false;
-  const v4 = embeddedIpv4(address);
-  if (v4 !== undefined) return isPublicAddress(v4);
-  return !blocked.check(address, 'ipv6');
+  return family === 6 && !blocked.check(address, 'ipv6');
 }

@@ -22,7 +22,8 @@ async function queued(h: ReturnType<typeof jobHarness>): Promise<string[]> {
       const batch = (await client.receiveMessages({ numberOfMessages: 32, visibilityTimeout: 30 })).receivedMessageItems;
       if (batch.length === 0) break;
       for (const m of batch) {
-        out.push((JSON.parse(Buffer.from(m.messageText, 'base64').toString('utf8')) as { e: string }).e);
+        // A sealed envelope: `{"s": MAC, "m": envelope}`.
+        out.push((JSON.parse(Buffer.from(m.messageText, 'base64').toString('utf8')) as { m: { e: string } }).m.e);
         held.push(m);
       }
     }

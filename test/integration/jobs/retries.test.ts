@@ -4,11 +4,12 @@
  * fails every delivery ends in the poison queue and its items fail with the recorded reason; a job
  * that completed with failures runs them again with retry-failed, with exact counts and a new event.
  */
-import { type JsonObject, parseEnvelope } from '../../../shared/jobs/envelope';
+import type { JsonObject } from '../../../shared/jobs/envelope';
+import { openEnvelope } from '../../../shared/jobs/seal';
 import type { ItemOutcome, JobProcessor } from '../../../shared/jobs/processor';
 import { type MemoryLogger } from '../../../shared/log';
 import { expectedTotals, invoiceTotals, transactions } from '../../support/billing';
-import { jobHarness } from '../../support/jobs';
+import { jobHarness, testSigner } from '../../support/jobs';
 import { codeOf } from '../../support/appErrors';
 
 /** A processor whose behaviour per item and attempt the test decides. */
@@ -45,8 +46,9 @@ describe('job failures and retries on Azurite', () => {
     expect(report.delivered).toBe(4 + 4 + 4);
     const envelopes = new Map(
       deliveries.mock.calls.map(([text]) => {
-        const envelope = parseEnvelope(text);
-        if (envelope === undefined) throw new Error(`not an envelope: ${text}`);
+        const opened = openEnvelope(text, testSigner);
+        if (!opened.ok) throw new Error(`not an envelope: ${text}`);
+        const { envelope } = opened;
         return [envelope.e, envelope.i.map((entry) => ({ id: entry.id, attempt: entry.a }))] as const;
       }),
     );

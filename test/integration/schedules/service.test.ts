@@ -16,6 +16,21 @@ import { creatorOf } from '../../../shared/schedules/creator';
 const tester = creatorOf('tester', 'function');
 
 const queueTarget = (queue: string, message: unknown = 'hi') => ({ type: 'queueMessage' as const, queue, message: message as string });
+/** One of each family a schedule must never write to (finding 3), refused even with an allow-list of `*`. */
+const reservedQueues = [
+  'jobs-work-0',
+  'jobs-work-7',
+  'jobs-work-12',
+  'custom-jobs-3',
+  'jobs-work-0-poison',
+  'anything-poison',
+  'gate-actions',
+  'azure-webjobs-blobtrigger-tallyho',
+  'tallyho-control-00',
+  'otherhub-control-03',
+  'tallyho-workitems',
+];
+
 const unique = (prefix: string): string => `${prefix}-${Math.random().toString(16).slice(2, 10)}`;
 
 async function queueLength(queue: string): Promise<number> {
@@ -32,7 +47,7 @@ describe('creating schedules', () => {
         id: 'daily',
         cron: '0 30 9 * * *',
         timeZone: 'Europe/Berlin',
-        target: queueTarget('out'),
+        target: queueTarget('app-out'),
       },
       tester,
     );
@@ -64,7 +79,7 @@ describe('creating schedules', () => {
 
   it('a crash between the index row and the start leaves a pending row that a retry of the request completes', async () => {
     const h = scheduleHarness();
-    const request = { id: 'retry-me', at: '2027-01-01T05:00:00Z', target: queueTarget('out') };
+    const request = { id: 'retry-me', at: '2027-01-01T05:00:00Z', target: queueTarget('app-out') };
     h.engine.failStarts = 1;
     await expect(h.service.create(request, tester)).rejects.toThrow(/unavailable/);
     expect((await h.table.read('retry-me'))?.state).toBe('pending');
@@ -81,7 +96,7 @@ describe('creating schedules', () => {
   it('the same id with the same definition is idempotent (key order and zone spelling aside); another definition is a 409', async () => {
     const h = scheduleHarness();
     await h.service.create(
-      { id: 'same', cron: '0 0 9 * * *', timeZone: 'America/New_York', target: queueTarget('out', { a: 1, b: 2 }) },
+      { id: 'same', cron: '0 0 9 * * *', timeZone: 'America/New_York', target: queueTarget('app-out', { a: 1, b: 2 }) },
       tester,
     );
     const again = await h.service.create(
@@ -89,14 +104,14 @@ describe('creating schedules', () => {
         id: 'same',
         timeZone: 'US/Eastern',
         cron: '0  0 9 * * *',
-        target: queueTarget('out', { b: 2, a: 1 }),
+        target: queueTarget('app-out', { b: 2, a: 1 }),
       },
       tester,
     );
     expect(again.created).toBe(false);
     expect(
       await appErrorOf(
-        h.service.create({ id: 'same', cron: '0 0 10 * * *', timeZone: 'America/New_York', target: queueTarget('out') }, tester),
+        h.service.create({ id: 'same', cron: '0 0 10 * * *', timeZone: 'America/New_York', target: queueTarget('app-out') }, tester),
       ),
     ).toMatchObject({
       code: 'Conflict',
@@ -122,17 +137,25 @@ describe('creating schedules', () => {
     ],
     ['a task hub queue', { at: '2027-01-01T05:00:00Z', target: queueTarget('tallyho-control-00') }, 'body.target.queue'],
     ['an app queue', { at: '2027-01-01T05:00:00Z', target: queueTarget('gate-actions') }, 'body.target.queue'],
-    ['a queue off TALLYHO_SCHEDULES_ALLOWED_QUEUES', { at: '2027-01-01T05:00:00Z', target: queueTarget('payroll') }, 'body.target.queue'],
+    ...reservedQueues.map(
+      (queue) =>
+        [
+          `finding 3: the reserved queue ${queue}`,
+          { at: '2027-01-01T05:00:00Z', target: queueTarget(queue) },
+          'body.target.queue',
+        ] as const,
+    ),
     ['a cron that never fires again', { cron: '0 0 0 31 4 *' }, 'body.cron'],
-  ])('refuses %s with a 400 and writes nothing', async (_name, body, path) => {
+  ] as const)('refuses %s with a 400 and writes nothing', async (_name, body, path) => {
     const h = scheduleHarness({
       env: {
         TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS: 'hooks.example.com,10.0.0.5',
-        TALLYHO_SCHEDULES_ALLOWED_QUEUES: 'out*,tallyho-*,gate-*',
+        TALLYHO_SCHEDULES_ALLOWED_QUEUES: '*',
+        TALLYHO_JOBS_QUEUE_PREFIX: 'custom-jobs',
       },
     });
     const id = unique('refused');
-    const request = { id, target: queueTarget('out'), ...body } as Parameters<typeof h.service.create>[0];
+    const request = { id, target: queueTarget('app-out'), ...body } as Parameters<typeof h.service.create>[0];
     const problem = await appErrorOf(h.service.create(request, tester));
     expect(problem).toMatchObject({ code: 'ValidationFailed', status: 400 });
     expect(problem.issues.map((i) => i.path)).toContain(path);
@@ -141,11 +164,38 @@ describe('creating schedules', () => {
   });
 });
 
+describe('finding 3: the queueMessage allow-list', () => {
+  it('by default only app-* queues are targets', async () => {
+    const h = scheduleHarness();
+    const refused = await appErrorOf(
+      h.service.create({ id: unique('payroll'), at: '2027-01-01T05:00:00Z', target: queueTarget('payroll') }, tester),
+    );
+    expect(refused.issues).toEqual([
+      { path: 'body.target.queue', message: 'This queue is not allowed (TALLYHO_SCHEDULES_ALLOWED_QUEUES)' },
+    ]);
+    const id = unique('app-payroll');
+    await h.service.create({ id, at: '2027-01-01T05:00:00Z', target: queueTarget('app-payroll') }, tester);
+    expect(await h.table.read(id)).toBeDefined();
+  });
+
+  it('an allow-list entry that covers a reserved queue does not make it a target', async () => {
+    const h = scheduleHarness({ env: { TALLYHO_SCHEDULES_ALLOWED_QUEUES: 'jobs-*,gate-actions,azure-*' } });
+    for (const queue of ['jobs-work-0', 'jobs-work-0-poison', 'gate-actions', 'azure-webjobs-x']) {
+      const refused = await appErrorOf(h.service.create({ id: unique('r'), at: '2027-01-01T05:00:00Z', target: queueTarget(queue) }, tester));
+      expect({ queue, path: refused.issues[0]?.path, message: refused.issues[0]?.message }).toEqual({
+        queue,
+        path: 'body.target.queue',
+        message: expect.stringMatching(/^Not a target: /),
+      });
+    }
+  });
+});
+
 describe('the reconciler', () => {
   it('completes creates left pending for longer than the grace period, and leaves Service Bus deliveries alone', async () => {
     const h = scheduleHarness();
     h.engine.failStarts = 1;
-    await expect(h.service.create({ id: 'cut-short', at: '2027-01-01T05:00:00Z', target: queueTarget('out') }, tester)).rejects.toThrow();
+    await expect(h.service.create({ id: 'cut-short', at: '2027-01-01T05:00:00Z', target: queueTarget('app-out') }, tester)).rejects.toThrow();
     const row = await h.table.read('cut-short');
     expect(row?.state).toBe('pending');
     if (row === undefined) return;
@@ -164,9 +214,9 @@ describe('the reconciler', () => {
 describe('the reconciler of lost orchestrations', () => {
   it('restarts the orchestration of an overdue row when it is gone, failed or terminated, leaves a running one, and reads no status of a row on time', async () => {
     const h = scheduleHarness();
-    const hourly = { cron: '0 0 * * * *', target: queueTarget(unique('out')) };
+    const hourly = { cron: '0 0 * * * *', target: queueTarget(unique('app-out')) };
     for (const id of ['gone', 'failed', 'terminated', 'running']) await h.service.create({ id, ...hourly }, tester);
-    await h.service.create({ id: 'on-time', cron: '0 0 0 * * *', target: queueTarget(unique('out')) }, tester);
+    await h.service.create({ id: 'on-time', cron: '0 0 0 * * *', target: queueTarget(unique('app-out')) }, tester);
     const activate = (scheduleId: string, nextFireAt: string) =>
       h.activities.checkpoint({ scheduleId, now: '2027-01-01T00:00:00.000Z', nextFireAt, records: [] });
     for (const id of ['gone', 'failed', 'terminated', 'running']) await activate(id, '2027-01-01T01:00:00.000Z');
@@ -213,7 +263,7 @@ describe('the reconciler of lost orchestrations', () => {
 describe('control requests on the index', () => {
   it('pause makes the index refuse a scheduled fire (nothing runs) but not a trigger', async () => {
     const h = scheduleHarness();
-    const queue = unique('out');
+    const queue = unique('app-out');
     await h.service.create({ id: 'p', cron: '0 * * * * *', target: queueTarget(queue) }, tester);
     await h.service.pause('p');
     const fire = { at: '2027-01-01T00:01:00.000Z', kind: 'scheduled' as const };
@@ -235,7 +285,7 @@ describe('control requests on the index', () => {
 
   it('more than ten waiting triggers is a 429', async () => {
     const h = scheduleHarness();
-    await h.service.create({ id: 't', at: '2027-06-01T00:00:00Z', target: queueTarget('out') }, tester);
+    await h.service.create({ id: 't', at: '2027-06-01T00:00:00Z', target: queueTarget('app-out') }, tester);
     for (let i = 0; i < 10; i++) await h.service.trigger('t');
     expect(await appErrorOf(h.service.trigger('t'))).toMatchObject({ code: 'TooManyRequests', status: 429 });
   });

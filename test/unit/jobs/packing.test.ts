@@ -1,4 +1,6 @@
-import { base64Length, encodeEnvelope, type EnvelopeEntry, envelopeJson, parseEnvelope } from '../../../shared/jobs/envelope';
+import { base64Length, type EnvelopeEntry, envelopeJson, parseEnvelope } from '../../../shared/jobs/envelope';
+import { openEnvelope, sealEnvelope, sealOverheadBytes } from '../../../shared/jobs/seal';
+import { Signer } from '../../../shared/signing/signer';
 import { buildInput, entryFor, parseInput } from '../../../shared/jobs/input';
 import { pack, queueIndexFor } from '../../../shared/jobs/packing';
 import { maxEnvelopeJsonBytes } from '../../../shared/config';
@@ -8,6 +10,7 @@ const header = { jobId: '20260301120000-0123456789', processor: 'billing', round
 const limits = { maxItems: 32, maxBytes: 48_000 };
 const idFor = (k: number): string => `0.${k}`;
 const queueMessageLimit = 64 * 1024;
+const signer = new Signer(Buffer.alloc(32, 7));
 
 function entries(items: readonly { id: string }[], claimCheckBytes = 8192): EnvelopeEntry[] {
   const input = buildInput(items);
@@ -68,17 +71,17 @@ describe('packing items into envelopes', () => {
   });
 
   it('keeps the base64 message within the 64 KiB queue limit, even at the largest allowed envelope size', () => {
-    expect(base64Length(maxEnvelopeJsonBytes)).toBe(queueMessageLimit);
+    expect(base64Length(maxEnvelopeJsonBytes + sealOverheadBytes)).toBe(queueMessageLimit);
     const list = entries(
       Array.from({ length: 400 }, (_, i) => tx(i, { description: '€'.repeat(1200 + i) })),
       32 * 1024,
     );
     const envelopes = pack(header, list, { maxItems: 32, maxBytes: maxEnvelopeJsonBytes }, idFor);
     for (const envelope of envelopes) {
-      const message = encodeEnvelope(envelope);
-      expect(message.length).toBe(base64Length(Buffer.byteLength(envelopeJson(envelope))));
+      const message = Buffer.from(sealEnvelope(envelope, signer), 'utf8').toString('base64');
+      expect(message.length).toBe(base64Length(Buffer.byteLength(envelopeJson(envelope)) + sealOverheadBytes));
       expect(message.length).toBeLessThanOrEqual(queueMessageLimit);
-      expect(parseEnvelope(Buffer.from(message, 'base64').toString('utf8'))).toEqual(envelope);
+      expect(openEnvelope(Buffer.from(message, 'base64').toString('utf8'), signer)).toEqual({ ok: true, envelope });
     }
   });
 

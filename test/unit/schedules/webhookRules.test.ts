@@ -33,6 +33,27 @@ describe('webhook address rules (SSRF)', () => {
   });
 });
 
+describe('finding 9: IPv6 forms that embed a private IPv4 address', () => {
+  it.each([
+    '::7f00:1', // IPv4-compatible 127.0.0.1
+    '::127.0.0.1',
+    '::ffff:0:7f00:1', // SIIT
+    '::ffff:7f00:1', // mapped, hex notation
+    '::ffff:a9fe:a9fe', // mapped 169.254.169.254
+    '64:ff9b::a00:1', // NAT64 10.0.0.1
+    '64:ff9b:1::7f00:1', // NAT64 local-use
+    '2002:7f00:1::', // 6to4 127.0.0.1
+    '2002:a9fe:a9fe::1', // 6to4 169.254.169.254
+    '2002:c0a8:101::', // 6to4 192.168.1.1
+  ])('refuses %s', (address) => {
+    expect(isPublicAddress(address)).toBe(false);
+  });
+
+  it.each(['::ffff:808:808', '64:ff9b::808:808', '2002:808:808::1'])('allows %s (embeds the public 8.8.8.8)', (address) => {
+    expect(isPublicAddress(address)).toBe(true);
+  });
+});
+
 describe('webhook allow-list', () => {
   const allowed = parseAllowList(['hooks.example.com', '*.partner.example', 'alt.example.com:8443', '203.0.113.7']);
   const reason = (url: string): string | undefined => urlRejection(new URL(url), allowed);

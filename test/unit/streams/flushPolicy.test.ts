@@ -126,3 +126,35 @@ describe('flush plan', () => {
     expect(plan(state.state, key, t0).plan.kind).toBe('flush');
   });
 });
+
+describe('finding 5: idle flushers end', () => {
+  const key = 'p00:orders';
+
+  it('an idle writer lets its flusher retire after one idle recheck interval; the next append asks for a new flusher', () => {
+    const t0 = 1_000_000;
+    const first = plan(opened0(), key, t0);
+    expect(first.plan).toEqual({ kind: 'idle', until: t0 + limits.idleRecheckMs });
+    expect(plan(first.state, key, t0 + limits.idleRecheckMs - 1).plan.kind).toBe('idle');
+    const retired = plan(first.state, key, t0 + limits.idleRecheckMs);
+    expect(retired.plan).toEqual({ kind: 'retire' });
+    expect(retired.state.retired).toBe(true);
+    const step = append(retired.state, request([{ producer: 'a', seq: 1 }]));
+    expect(step.receipt).toMatchObject({ ok: true, acc: 1, kick: true, restart: true });
+    // Every append until a flusher plans again asks for one.
+    expect(append(step.state, request([{ producer: 'a', seq: 2 }])).receipt).toMatchObject({ ok: true, restart: true });
+    const planned = plan(step.state, key, t0 + limits.idleRecheckMs + 10);
+    expect(planned.state.retired).toBe(false);
+    expect(planned.plan.kind).not.toBe('retire');
+    expect(append(planned.state, request([{ producer: 'a', seq: 3 }])).receipt).not.toHaveProperty('restart');
+  });
+
+  it('work between two idle looks restarts the idle interval', () => {
+    const t0 = 1_000_000;
+    const idle = plan(opened0(), key, t0).state;
+    const busy = append(idle, request([{ producer: 'a', seq: 1 }])).state;
+    const waiting = plan(busy, key, t0 + 10).state;
+    expect(waiting.idleSince).toBeNull();
+    const emptied = { ...waiting, buffer: '', buffered: 0, bufferBytes: 0, bufferStart: 1, flushedThrough: 1, dueAt: null };
+    expect(plan(emptied, key, t0 + limits.idleRecheckMs + 20).plan.kind).toBe('idle');
+  });
+});

@@ -1,5 +1,5 @@
 import { ManualClock } from '../../../shared/clock';
-import { RouteResolver } from '../../../shared/streams/resolver';
+import { maxCachedRoutes, RouteResolver } from '../../../shared/streams/resolver';
 import { defaultRoute, fnv1a, type StreamRoute } from '../../../shared/streams/route';
 import type { StoredRoute } from '../../../shared/streams/routeTable';
 
@@ -65,5 +65,20 @@ describe('route resolver', () => {
     await expect(resolver.resolve('orders')).rejects.toThrow('storage down');
     fail = false;
     expect((await resolver.resolve('orders')).source).toBe('default');
+  });
+});
+
+describe('finding 5: the route cache is bounded', () => {
+  it('callers inventing types cannot grow it past maxCachedRoutes; expired entries go first', async () => {
+    const clock = new ManualClock();
+    const resolver = new RouteResolver({ table: table(new Map()), clock, ttlMs: 30_000, partitions: 4 });
+    for (let i = 0; i < maxCachedRoutes + 500; i++) await resolver.resolve(`spam-${i}`);
+    expect(resolver.size).toBe(maxCachedRoutes);
+    // The newest entries survive; the oldest were dropped to make room.
+    expect(resolver.cachedUntil(`spam-${maxCachedRoutes + 499}`)).toBeDefined();
+    expect(resolver.cachedUntil('spam-0')).toBeUndefined();
+    await clock.advance(31_000);
+    await resolver.resolve('fresh');
+    expect(resolver.size).toBe(1);
   });
 });

@@ -1,6 +1,6 @@
 import { append, ownership } from '../../../shared/streams/writerAppend.entity';
 import type { WriterState } from '../../../shared/streams/writerState';
-import { limits, opened0, request } from './fixtures';
+import { limits, opened0, request, requestAt } from './fixtures';
 
 function lines(state: WriterState): { producer: string; seq: number; index: number }[] {
   return state.buffer
@@ -100,25 +100,72 @@ describe('writer append', () => {
     }
     expect(kicks).toEqual([true, false, true, false]);
   });
+});
 
-  it('evicts the least recently active producers beyond the limit, but none with an unflushed event', () => {
-    const small = { ...limits, maxProducers: 10, maxBuffered: 1000, flushEvents: 1000 };
-    let unflushed = opened0();
-    for (let p = 0; p < 11; p++)
-      unflushed = append(unflushed, request([{ producer: `p${p}`, seq: 1 }], { limits: small, at: 1000 + p })).state;
-    expect(Object.keys(unflushed.producers)).toHaveLength(11);
-    expect(append(unflushed, request([{ producer: 'p0', seq: 1 }], { limits: small })).receipt).toMatchObject({ ok: true, dup: 1 });
+describe('finding 6: dedup window can be flushed by anyone', () => {
+  const window = 15 * 60_000;
+  // The default cap; every event is flushed at once, so only the window protects a mark.
+  const capped = {
+    ...limits,
+    maxProducers: 1000,
+    dedupWindowMs: window,
+    maxBuffered: 100_000,
+    maxBufferedBytes: 64 * 1024 * 1024,
+    flushEvents: 100_000,
+  };
+  const flushedAll = (state: WriterState): WriterState => ({
+    ...state,
+    buffer: '',
+    buffered: 0,
+    bufferBytes: 0,
+    bufferStart: state.nextIndex,
+    flushedThrough: state.nextIndex,
+  });
 
-    let state: WriterState = { ...opened0(), flushedThrough: 1000, nextIndex: 1000, bufferStart: 1000 };
-    for (let p = 0; p < 11; p++)
-      state = {
-        ...append(state, request([{ producer: `p${p}`, seq: 1 }], { limits: small, at: 1000 + p })).state,
-        flushedThrough: 1000 + p + 1,
-      };
-    expect(Object.keys(state.producers)).toHaveLength(9);
-    expect(state.producers['orders|p0']).toBeUndefined();
-    // The newest producer keeps its mark: its only event, the last one accepted.
-    expect(state.producers['orders|p10']).toMatchObject({ seq: 1, index: 1010, at: 1010 });
+  it('1,200 filler producers within the window cannot make an honest retry count twice: newcomers are refused instead', () => {
+    let state = flushedAll(append(opened0(capped), request([{ producer: 'honest', seq: 1 }], { limits: capped, at: requestAt })).state);
+    const refused: string[] = [];
+    for (let p = 0; p < 1200; p++) {
+      const step = append(state, request([{ producer: `filler-${p}`, seq: 1 }], { limits: capped, at: requestAt + 1000 + p }));
+      if (!step.receipt.ok) refused.push(step.receipt.why);
+      state = flushedAll(step.state);
+    }
+    expect(Object.keys(state.producers)).toHaveLength(1000);
+    expect(refused).toHaveLength(201);
+    expect(new Set(refused)).toEqual(new Set(['producers']));
+    // The honest producer's retry, still within the window: a duplicate, written once.
+    const retry = append(state, request([{ producer: 'honest', seq: 1 }], { limits: capped, at: requestAt + window - 1 }));
+    expect(retry.receipt).toMatchObject({ ok: true, acc: 0, dup: 1 });
+    // Known producers go on while newcomers wait.
+    expect(append(state, request([{ producer: 'filler-5', seq: 2 }], { limits: capped, at: requestAt + 5000 })).receipt).toMatchObject({
+      ok: true,
+      acc: 1,
+    });
+  });
+
+  it('a refused newcomer changes nothing', () => {
+    const tiny = { ...capped, maxProducers: 2 };
+    let state = opened0(tiny);
+    for (const producer of ['a', 'b']) state = flushedAll(append(state, request([{ producer, seq: 1 }], { limits: tiny })).state);
+    const step = append(state, request([{ producer: 'c', seq: 1 }], { limits: tiny, at: requestAt + 10 }));
+    expect(step.receipt).toMatchObject({ ok: false, why: 'producers' });
+    expect(step.state).toBe(state);
+  });
+
+  it('once marks are older than the window (and flushed) they make room for new producers', () => {
+    const tiny = { ...capped, maxProducers: 2 };
+    let state = opened0(tiny);
+    for (const producer of ['a', 'b']) state = flushedAll(append(state, request([{ producer, seq: 1 }], { limits: tiny })).state);
+    const later = append(state, request([{ producer: 'c', seq: 1 }], { limits: tiny, at: requestAt + window + 1 }));
+    expect(later.receipt).toMatchObject({ ok: true, acc: 1 });
+    expect(Object.keys(later.state.producers)).toEqual(['orders|c']);
+  });
+
+  it('a mark whose event is not in the log yet is kept even past the window', () => {
+    const tiny = { ...capped, maxProducers: 1 };
+    const state = append(opened0(tiny), request([{ producer: 'a', seq: 1 }], { limits: tiny })).state;
+    const step = append(state, request([{ producer: 'b', seq: 1 }], { limits: tiny, at: requestAt + window + 1 }));
+    expect(step.receipt).toMatchObject({ ok: false, why: 'producers' });
   });
 });
 

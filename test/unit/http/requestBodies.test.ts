@@ -1,0 +1,143 @@
+/**
+ * The request-body rules every route shares (shared/http/route.ts readBody), exercised on the app's
+ * real route definitions with services that fail the test if they are reached: depth is refused
+ * before validation, only JSON is read as JSON, and a body-less route refuses a body.
+ */
+import type { RouteDefinition } from '../../../shared/http/route';
+import { gatesRoutes } from '../../../shared/gates/routes';
+import { jobsRoutes } from '../../../shared/jobs/routes';
+import { schedulesRoutes } from '../../../shared/schedules/routes';
+import { streamsRoutes } from '../../../shared/streams/routes';
+import { sequencesRoutes } from '../../../shared/sequences/routes';
+import { countersRoutes } from '../../../shared/counters/routes';
+import { callRoute, routeNamed } from '../../support/routeRequest';
+
+interface ProblemBody {
+  readonly code?: string;
+  readonly issues?: readonly { readonly path: string; readonly message: string }[];
+}
+
+let reached: string[] = [];
+function untouchable<T>(what: string): () => T {
+  return () => {
+    reached.push(what);
+    throw new Error(`${what} must not be reached`);
+  };
+}
+
+const routes: RouteDefinition[] = [
+  ...streamsRoutes({ service: untouchable('streams'), durable: untouchable('durable') }),
+  ...schedulesRoutes({ service: untouchable('schedules') }),
+  ...gatesRoutes({ service: untouchable('gates'), waiting: untouchable('waiting'), audit: untouchable('audit') }),
+  ...jobsRoutes({ service: untouchable('jobs'), maxRequestBytes: 1024 * 1024 }),
+  ...sequencesRoutes({ service: untouchable('sequences') }),
+  ...countersRoutes({ service: untouchable('counters') }),
+];
+
+beforeEach(() => {
+  reached = [];
+});
+
+function nested(depth: number): string {
+  return `${'['.repeat(depth)}${']'.repeat(depth)}`;
+}
+
+function paramsOf(route: RouteDefinition): Record<string, string> {
+  const names = [...route.path.matchAll(/\{(\w+)/g)].map((m) => m[1] ?? '');
+  return Object.fromEntries(names.map((n) => [n, n === 'id' ? '20260301120000-4f9c2a7e1b' : 'x1']));
+}
+
+describe('finding 4: deep JSON is a 400, not a 500', () => {
+  const item = (metadata: string) =>
+    `{"id":"tx-1","customerId":"c-42","amountMinor":1999,"currency":"EUR","taxCategory":"standard","occurredAt":"2026-03-01T12:00:00Z","metadata":{"m":${metadata}}}`;
+  it.each([
+    ['streams data', 'streamsAppend', { type: 'orders' }, (deep: string) => `{"producer":"p","seq":1,"data":${deep}}`, 2000],
+    [
+      'schedules target.message',
+      'schedulesCreate',
+      {},
+      (deep: string) => `{"at":"2030-01-01T00:00:00Z","target":{"type":"queueMessage","queue":"app-out","message":${deep}}}`,
+      2000,
+    ],
+    [
+      'gates action.payload',
+      'gatesStartRun',
+      { name: 'launch' },
+      (deep: string) => `{"action":{"type":"enqueue","payload":${deep}}}`,
+      2000,
+    ],
+    ['jobs items', 'jobsSubmit', {}, (deep: string) => `{"processor":"billing","items":[${item(deep)}]}`, 5000],
+  ] as const)('%s nested %#', async (_label, name, params, body, depth) => {
+    const res = await callRoute<ProblemBody>(routeNamed(routes, name), { params, body: body(nested(depth)) });
+    expect({ status: res.status, type: res.headers['content-type'], code: res.body.code }).toEqual({
+      status: 400,
+      type: 'application/problem+json',
+      code: 'ValidationFailed',
+    });
+    expect(res.body.issues).toEqual([{ path: 'body', message: 'Too deeply nested' }]);
+    expect(reached).toEqual([]);
+  });
+
+  it('nesting up to the limit reaches schema validation (the depth check counts no bracket inside a string)', async () => {
+    const res = await callRoute<ProblemBody>(routeNamed(routes, 'streamsAppend'), {
+      params: { type: 'orders' },
+      body: `{"producer":"p","seq":"not a number","data":{"s":"${'['.repeat(500)}","d":${nested(62)}}}`,
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.issues).toEqual([expect.objectContaining({ path: 'body.events.0.seq' })]);
+  });
+});
+
+describe('finding 9: a body must be JSON, and a body-less route takes none', () => {
+  const withBody = routes.filter((r) => r.schemas.body !== undefined);
+  const withoutBody = routes.filter((r) => r.schemas.body === undefined && r.method !== 'GET');
+
+  it('the matrix covers routes of both kinds', () => {
+    expect(withBody.length).toBeGreaterThan(8);
+    expect(withoutBody.length).toBeGreaterThan(3);
+  });
+
+  it.each(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', undefined])(
+    'a %s body is a 415 on every route that takes a body, and reaches nothing',
+    async (contentType) => {
+      for (const route of withBody) {
+        const headers = contentType === undefined ? { 'content-type': '' } : { 'content-type': contentType };
+        const res = await callRoute<ProblemBody>(route, { params: paramsOf(route), headers, body: '{"by":"x"}' });
+        expect({ route: route.name, status: res.status, code: res.body.code }).toEqual({
+          route: route.name,
+          status: 415,
+          code: 'UnsupportedMediaType',
+        });
+      }
+      expect(reached).toEqual([]);
+    },
+  );
+
+  it('application/json with a charset and +json types are JSON', async () => {
+    for (const contentType of ['application/json; charset=utf-8', 'Application/JSON', 'application/merge-patch+json']) {
+      const res = await callRoute<ProblemBody>(routeNamed(routes, 'streamsAppend'), {
+        params: { type: 'orders' },
+        headers: { 'content-type': contentType },
+        body: '{"producer":"p","seq":-1}',
+      });
+      expect({ contentType, status: res.status, path: res.body.issues?.[0]?.path }).toEqual({
+        contentType,
+        status: 400,
+        path: 'body.events.0.seq',
+      });
+    }
+  });
+
+  it('a malformed body on a body-less route is a 400 and reaches nothing', async () => {
+    for (const route of withoutBody) {
+      const res = await callRoute<ProblemBody>(route, { params: paramsOf(route), body: '{not json' });
+      expect({ route: route.name, status: res.status, code: res.body.code, issues: res.body.issues }).toEqual({
+        route: route.name,
+        status: 400,
+        code: 'ValidationFailed',
+        issues: [{ path: 'body', message: 'Must be empty' }],
+      });
+    }
+    expect(reached).toEqual([]);
+  });
+});
