@@ -2,9 +2,14 @@
  * Schedules: create (one-off `at` or recurring `cron`), read, list, cancel, pause, resume, trigger.
  * Control operations are sent with the admin key; every one of them is idempotent on the server
  * (cancelling a cancelled schedule answers it as it is), so they are retried after a lost response.
+ * A schedule whose target performs an admin action (a gate release) can only be created through the
+ * admin-level twin of the create route, so `create` sends those there, with the admin key.
  */
 import { segment, type Transport } from './transport.js';
 import type { CreateSchedule, ScheduleList, ScheduleTrigger, ScheduleView } from './types.js';
+
+/** Targets whose run is an admin action: the function-level create route refuses them (403). */
+const adminTargets: ReadonlySet<string> = new Set(['gateRelease']);
 
 export interface ListSchedulesOptions {
   readonly state?: string;
@@ -15,11 +20,16 @@ export interface ListSchedulesOptions {
 export class Schedules {
   constructor(private readonly transport: Transport) {}
 
-  /** Creates the schedule; with an `id`, repeating the call answers the existing one. */
+  /**
+   * Creates the schedule; with an `id`, repeating the call answers the existing one. A `gateRelease`
+   * target goes to `POST /api/schedules/privileged` with the admin key.
+   */
   async create(definition: CreateSchedule, options: { signal?: AbortSignal } = {}): Promise<ScheduleView> {
+    const privileged = adminTargets.has(definition.target.type);
     const answer = await this.transport.json<ScheduleView>({
       method: 'POST',
-      path: 'schedules',
+      path: privileged ? 'schedules/privileged' : 'schedules',
+      ...(privileged ? { key: 'admin' as const } : {}),
       body: definition,
       idempotent: definition.id !== undefined,
       signal: options.signal,

@@ -141,7 +141,7 @@ public class ScheduleTests
     {
         var handler = new FakeHandler(r => r.Uri.AbsolutePath.EndsWith("/trigger", StringComparison.Ordinal)
             ? FakeHandler.Json(202, new { triggerId = "t-1", schedule = View("active") })
-            : FakeHandler.Json(r.Method == HttpMethod.Post && r.Uri.AbsolutePath == "/api/schedules" ? 201 : 200, View(r.Uri.AbsolutePath.EndsWith("/pause", StringComparison.Ordinal) ? "paused" : "active")));
+            : FakeHandler.Json(r.Method == HttpMethod.Post && r.Uri.AbsolutePath.StartsWith("/api/schedules", StringComparison.Ordinal) && !r.Uri.AbsolutePath.Contains("/nightly") ? 201 : 200, View(r.Uri.AbsolutePath.EndsWith("/pause", StringComparison.Ordinal) ? "paused" : "active")));
         using var client = Harness.Client(handler, new FakeTimeProvider());
 
         var created = await client.Schedules.CreateAsync(new ScheduleRequest
@@ -152,14 +152,24 @@ public class ScheduleTests
         });
         var paused = await client.Schedules.PauseAsync("nightly");
         var trigger = await client.Schedules.TriggerAsync("nightly");
+        await client.Schedules.CreateAsync(new ScheduleRequest
+        {
+            Id = "remind",
+            At = new DateTimeOffset(2027, 1, 15, 10, 0, 0, TimeSpan.FromHours(1)),
+            Target = ScheduleTarget.QueueMessage("app-reminders", new { order = 1 }),
+        });
 
         Assert.Equal("active", created.State);
         Assert.Equal("paused", paused.State);
         Assert.Equal("t-1", trigger.TriggerId);
+        // A gate release is an admin action: only the admin-level twin of the create route takes it.
+        Assert.Equal("/api/schedules/privileged", handler.Requests[0].Uri.AbsolutePath);
         Assert.Equal("{\"id\":\"nightly\",\"at\":\"2027-01-15T09:00:00.000Z\",\"target\":{\"type\":\"gateRelease\",\"gate\":\"launch\"}}", handler.Requests[0].Body);
-        Assert.Equal("function-key", handler.Requests[0].Header("x-functions-key"));
+        Assert.Equal("admin-key", handler.Requests[0].Header("x-functions-key"));
         Assert.Equal("admin-key", handler.Requests[1].Header("x-functions-key"));
         Assert.Equal("admin-key", handler.Requests[2].Header("x-functions-key"));
+        Assert.Equal("/api/schedules", handler.Requests[3].Uri.AbsolutePath);
+        Assert.Equal("function-key", handler.Requests[3].Header("x-functions-key"));
     }
 
     [Fact]

@@ -15,7 +15,11 @@ public sealed class ScheduleClient
 
     internal ScheduleClient(TallyhoHttp http) => _http = http;
 
-    /// <summary>Creates a schedule; the same id with the same definition again returns it (safe to retry).</summary>
+    /// <summary>
+    /// Creates a schedule; the same id with the same definition again returns it (safe to retry). A
+    /// target that is an admin action (<see cref="ScheduleTarget.IsAdminAction"/>) is sent to
+    /// <c>POST /api/schedules/privileged</c> with the admin key; the function-level route refuses it.
+    /// </summary>
     /// <param name="request">The schedule.</param>
     /// <param name="cancellationToken">Cancels the request.</param>
     /// <returns>The schedule with its next fire time.</returns>
@@ -35,10 +39,11 @@ public sealed class ScheduleClient
             ["catchUp"] = request.CatchUp,
         };
         return _http.SendJsonAsync<Schedule>(
-            new TallyhoRequest(HttpMethod.Post, "schedules")
+            new TallyhoRequest(HttpMethod.Post, target.IsAdminAction ? "schedules/privileged" : "schedules")
             {
                 Body = body.Where(f => f.Value is not null).ToDictionary(f => f.Key, f => f.Value),
                 Idempotent = request.Id is not null,
+                Key = target.IsAdminAction ? KeyLevel.Admin : KeyLevel.Function,
             },
             cancellationToken);
     }

@@ -10,6 +10,12 @@ public sealed class ScheduleTarget
     /// <summary>The target as the API's JSON object.</summary>
     public IReadOnlyDictionary<string, object?> Fields { get; }
 
+    /// <summary>
+    /// Whether running this target is an admin action (a gate release): such schedules are created
+    /// through the admin-level route with the admin key.
+    /// </summary>
+    public bool IsAdminAction => Fields.TryGetValue("type", out var type) && (type as string) == "gateRelease";
+
     /// <summary>Release a gate.</summary>
     /// <param name="gate">The gate's name.</param>
     /// <returns>The target.</returns>
