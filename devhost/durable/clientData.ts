@@ -8,9 +8,12 @@ export interface ClientLinkOptions {
   readonly origin: string;
   readonly hubName: string;
   readonly connectionName: string;
-  /** The key webhooks need when keys are enforced (the admin key stands in for the system key). */
+  /** The extension's system key, which every link carries (`code=`). */
   readonly code: string | undefined;
 }
+
+/** The name of the Durable extension's system key on the real host. */
+export const durableSystemKeyName = 'durabletask_extension';
 
 export const webhookPath = '/runtime/webhooks/durabletask';
 /** The extension's local RPC listener serves `http://127.0.0.1:17071/durabletask/`; the devhost serves it on its own port. */

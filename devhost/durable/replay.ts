@@ -460,7 +460,6 @@ function entityName(target: string): string {
   return at < 0 ? target : target.slice(1, at);
 }
 
-
 /** `history` in segments (stored history, this episode's new events), walked in order without copying. */
 export function replay(ctx: ReplayContext, history: readonly (readonly HistoryEvent[])[], actions: readonly Action[]): ReplayResult {
   return new Replayer(ctx, actions).run(history);
