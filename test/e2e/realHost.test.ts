@@ -87,7 +87,7 @@ describe('the routes that broke on the real host', () => {
     expect(accepted.status).toBe(202);
     const id = accepted.body.id;
     let job: JobView | undefined;
-    for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
       const res = await requestJson<JobView>(host, 'GET', `/api/jobs/${id}?code=x`);
       expect(res.status).toBe(200);
       job = res.body;
