@@ -164,14 +164,14 @@ function escapeRegex(text: string): string {
 }
 
 /**
- * A path segment as Kestrel decodes it: `%2F` stays encoded, and a run of escapes that is not valid
- * UTF-8 is left as it came (`%FF` reaches the function as `%FF`) rather than failing the match, so
- * the app answers it (its own 4xx) as it does on the real host.
+ * A percent-decoded path segment. A run of escapes that is not valid UTF-8 is left as it came (`%FF`
+ * reaches the function as `%FF`, as Kestrel leaves it) rather than failing the match, so the app
+ * answers it with its own 4xx as on the real host, not the host's empty 404.
  */
 function decodeSegment(raw: string): string {
   return raw.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
     try {
-      return decodeURIComponent(run.replace(/%2F/gi, '%252F'));
+      return decodeURIComponent(run);
     } catch {
       return run;
     }
