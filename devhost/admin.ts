@@ -1,5 +1,5 @@
 /**
- * Host-level admin endpoints (not under the route prefix), guarded by the admin key when keys are on:
+ * Host-level admin endpoints (not under the route prefix), guarded by the master key (always):
  * - `GET /admin/host/status` — state, version, uptime (the real host's shape, trimmed).
  * - `GET /admin/functions`, `GET /admin/functions/{name}` — registrations with their bindings
  *   (`%Setting%` resolved), trigger summary and invoke URL.
@@ -80,7 +80,8 @@ export function adminRoutes(options: AdminOptions): HostRouteHandler {
   return async (req, res, url) => {
     const path = url.pathname.replace(/\/+$/, '').toLowerCase();
     const method = req.method ?? 'GET';
-    if (!keys.allows('admin', KeyPolicy.presented(req.headers, url.searchParams))) {
+    // The master key, always: the real host's admin API is never open (real-host-observations.md §3).
+    if (!keys.allowsAdmin(KeyPolicy.presented(req.headers, url.searchParams))) {
       res.statusCode = 401;
       res.setHeader('Content-Length', 0);
       res.end();

@@ -40,6 +40,8 @@ async function main(): Promise<void> {
     extensions: defaultExtensions(),
   });
   console.log(`devhost listening on ${host.baseUrl}`);
+  // The admin API always needs the master key; one made up for this run is shown so it can be used.
+  if (host.masterKeyGenerated) console.log(`devhost master key: ${host.masterKey} (set FUNCTIONS_ADMIN_KEY to choose it)`);
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) {

@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HostClock } from './clock';
 import type { Invoker } from './core/invoker';
 import type { FunctionMetadata, RpcBindingInfo, RpcTypedData } from './core/types';
+import type { KeyPolicy } from './http/keys';
 
 export type HostLogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -29,6 +30,8 @@ export interface HostServices {
   /** The origin clients reach the host on, e.g. `http://localhost:7071` (no trailing slash). */
   readonly baseUrl: string;
   readonly log: HostLogger;
+  /** The host's keys: extensions take their system key from here (`keys.systemKey(name)`). */
+  readonly keys: KeyPolicy;
   /** The storage connection string behind a binding's `connection` setting (default AzureWebJobsStorage). */
   storageConnectionString(connection?: string): string;
 }

@@ -32,6 +32,7 @@ import { CorsPolicy } from './http/cors';
 import { HttpFrontDoor } from './http/frontDoor';
 import { FunctionRoutes, httpTrigger } from './http/functionRoutes';
 import { KeyPolicy } from './http/keys';
+import { StartupGate } from './http/startupGate';
 import { StreamProxy } from './http/streamProxy';
 import { consoleLogger, fromRpcLevel } from './log';
 import { type QueueOptions, QueueListener } from './triggers/queueTrigger';
@@ -66,6 +67,10 @@ export interface RunningHost {
   readonly settings: Readonly<Record<string, string | undefined>>;
   readonly hostJson: Readonly<JsonObject>;
   readonly functions: readonly FunctionSummary[];
+  /** The master key `/admin/*` needs: FUNCTIONS_ADMIN_KEY, or one made up for this run. */
+  readonly masterKey: string;
+  /** True when the master key was made up for this run (no FUNCTIONS_ADMIN_KEY). */
+  readonly masterKeyGenerated: boolean;
   /** Waits until no background invocation runs and every extension is idle. */
   settle(): Promise<void>;
   /** Moves a virtual clock to `at` in steps (fails on a real clock). */
@@ -274,6 +279,9 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     const timerListeners: TimerListener[] = [];
     const clockControl = new ClockControl(clock, invoker, () => [...extensions, ...timerListeners]);
     const server = createServer({ keepAliveTimeout: 5000 });
+    // Requests that come before the host is ready are held, not left without a listener (they hung).
+    const gate = new StartupGate();
+    server.on('request', gate.handle);
     const port = await listen(
       server,
       options.port ?? Number(getSetting(settings, 'PORT') ?? local.localHttpPort ?? 7071),
@@ -286,6 +294,8 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
           server.closeAllConnections();
         }),
     );
+    // Runs before the server closes (cleanups run last first): held requests get their 503.
+    cleanups.push(() => gate.refuse());
     const bindHost = options.host ?? '127.0.0.1';
     const baseUrl = `http://${bindHost === '0.0.0.0' || bindHost === '::' ? 'localhost' : bindHost.includes(':') ? `[${bindHost}]` : bindHost}:${port}`;
     const displayBase = bindHost === '127.0.0.1' ? `http://localhost:${port}` : baseUrl;
@@ -353,6 +363,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       hostJson,
       baseUrl,
       log,
+      keys,
       storageConnectionString: (connection) => storage.connectionString(connection),
     };
     const startedExtensions: HostExtension[] = [];
@@ -421,7 +432,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       );
     }
 
-    server.on('request', frontDoor.handle);
+    gate.open(frontDoor.handle);
     for (const t of timerListeners) await t.start();
     for (const q of queueListeners) q.start();
     cleanups.push(() => timerListeners.forEach((t) => t.stop()));
@@ -464,6 +475,8 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       settings,
       hostJson,
       functions: summaries,
+      masterKey: keys.masterKey,
+      masterKeyGenerated: !keys.masterKeyConfigured,
       settle: () => clockControl.settle(),
       advanceClockTo: async (at) => {
         await clockControl.advanceTo(at);

@@ -6,7 +6,8 @@
  * PORT sets the HTTP port (else local.settings.json Host.LocalHttpPort, else 7071); AZURITE_BLOB_PORT / AZURITE_QUEUE_PORT /
  * AZURITE_TABLE_PORT move Azurite (defaults 10000-10002) and AzureWebJobsStorage follows them while
  * it is unset or `UseDevelopmentStorage=true`; FUNCTIONS_ADMIN_KEY / FUNCTIONS_KEY turn on key
- * enforcement (devhost only: `func start` never enforces keys).
+ * enforcement on function routes (devhost only: `func start` never enforces them). The admin API
+ * always needs the master key (FUNCTIONS_ADMIN_KEY, or one made up and printed at start).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync } from 'node:fs';
@@ -116,6 +117,8 @@ async function main(): Promise<void> {
     try {
       const host = await startHost({ appRoot, port: httpPort, extensions: defaultExtensions() });
       stopApp = () => host.stop();
+      // The admin API always needs the master key; one made up for this run is shown so it can be used.
+      if (host.masterKeyGenerated) say(`Master key for /admin: ${host.masterKey} (set FUNCTIONS_ADMIN_KEY to choose it)`);
     } catch (err) {
       await azurite.stop();
       throw err;

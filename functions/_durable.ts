@@ -11,10 +11,7 @@ import * as df from 'durable-functions';
 
 import { DurableRpc, rpcBaseOf, type RpcReply } from './_durableRpc';
 
-export interface EntityRef {
-  readonly name: string;
-  readonly key: string;
-}
+import type { EntityRef } from '../shared/durableEntities';
 
 export interface InstanceStatus {
   readonly runtimeStatus: string;

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 
 import type { DurableEngine } from './engine';
 import { createOrchestration } from './instances';
-import { EventType, type HistoryEvent, iso, schedulerId } from './protocol';
+import { clientSchedulerId, EventType, type HistoryEvent, iso } from './protocol';
 import { isTerminal, type OrchestrationRecord } from './records';
 import { type InstanceQuery, matches, statusPayload, type StatusOptions, type StatusPayload, statusTime, toJToken } from './status';
 
@@ -196,7 +196,7 @@ export class DurableClientApi {
   async signalEntity(name: string, key: string, operation: string, input: string | null): Promise<void> {
     const missing = this.engine.functions.check('entity', name);
     if (missing !== undefined) throw new ClientError(400, missing);
-    const target = schedulerId({ name, key });
+    const target = clientSchedulerId({ name, key });
     const message = { kind: 'op' as const, id: randomUUID(), operation, input, signal: true, parent: null };
     const pendingKey = this.engine.inboxKeys.next();
     await this.engine.clientWrite(() => this.engine.store.enqueueEntityMessage(target, { key: pendingKey, message }));
@@ -204,7 +204,7 @@ export class DurableClientApi {
   }
 
   readEntity(name: string, key: string): { exists: boolean; state: unknown } {
-    const rec = this.engine.entities.get(schedulerId({ name, key }))?.record;
+    const rec = this.engine.entities.get(clientSchedulerId({ name, key }))?.record;
     return rec === undefined || !rec.exists ? { exists: false, state: undefined } : { exists: true, state: toJToken(rec.state) };
   }
 

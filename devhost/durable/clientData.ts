@@ -8,9 +8,12 @@ export interface ClientLinkOptions {
   readonly origin: string;
   readonly hubName: string;
   readonly connectionName: string;
-  /** The key webhooks need when keys are enforced (the admin key stands in for the system key). */
+  /** The extension's system key, which every link carries (`code=`). */
   readonly code: string | undefined;
 }
+
+/** The name of the Durable extension's system key on the real host. */
+export const durableSystemKeyName = 'durabletask_extension';
 
 export const webhookPath = '/runtime/webhooks/durabletask';
 /** The extension's local RPC listener serves `http://127.0.0.1:17071/durabletask/`; the devhost serves it on its own port. */
@@ -28,10 +31,19 @@ export interface ManagementUrls {
   readonly resumePostUri: string;
 }
 
+/**
+ * The connection as the extension names it in links: the default `AzureWebJobsStorage` is
+ * `Storage` (WebJobs resolves `X` as `AzureWebJobsX`); the real host's links say `connection=Storage`
+ * (real-host-observations.md §3).
+ */
+function linkConnection(name: string): string {
+  return name.toLowerCase() === 'azurewebjobsstorage' ? 'Storage' : name;
+}
+
 /** Links for one instance (`INSTANCEID` for the template), as the extension builds them. */
 export function managementUrls(options: ClientLinkOptions, instanceId: string, encode = true): ManagementUrls {
   const code = options.code === undefined ? '' : `&code=${encodeURIComponent(options.code)}`;
-  const query = `taskHub=${encodeURIComponent(options.hubName)}&connection=${encodeURIComponent(options.connectionName)}${code}`;
+  const query = `taskHub=${encodeURIComponent(options.hubName)}&connection=${encodeURIComponent(linkConnection(options.connectionName))}${code}`;
   const instance = `${options.origin}${webhookPath}/instances/${encode ? encodeURIComponent(instanceId) : instanceId}`;
   return {
     id: instanceId,

@@ -6,11 +6,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { FunctionMetadata, RpcParameterBinding, RpcTypedData } from '../core/types';
-import { getSetting } from '../app/settings';
 import type { HostExtension, HostServices, NamedBinding } from '../extension';
-import { KeyPolicy } from '../http/keys';
+
 import { DurableClientApi } from './client';
-import { clientData, type ClientLinkOptions } from './clientData';
+import { clientData, type ClientLinkOptions, durableSystemKeyName } from './clientData';
 import { DurableEngine, type EngineObserver } from './engine';
 import { DurableFunctions } from './functions';
 import { DurableHttpApi } from './httpApi';
@@ -46,9 +45,10 @@ export class DurableExtension implements HostExtension {
   async start(host: HostServices): Promise<void> {
     const settings = readDurableSettings(host.hostJson, host.settings);
     const store = this.options.store ?? this.chooseStore(host, settings.store, settings.connectionName, settings.hubName);
-    const keys = KeyPolicy.fromSettings(host.settings);
-    const adminKey = keys.enforced ? getSetting(host.settings, 'FUNCTIONS_ADMIN_KEY')?.trim() : undefined;
-    const links: Omit<ClientLinkOptions, 'origin'> = { hubName: settings.hubName, connectionName: settings.connectionName, code: adminKey };
+    // The links carry the extension's own system key, never the master key, as the real host's do
+    // (`connection=Storage&code=<durabletask_extension key>`, real-host-observations.md §3).
+    const code = host.keys.systemKey(durableSystemKeyName);
+    const links: Omit<ClientLinkOptions, 'origin'> = { hubName: settings.hubName, connectionName: settings.connectionName, code };
     this.clientJson = JSON.stringify(clientData({ ...links, origin: host.baseUrl }));
     // Durable-triggered functions get their client inputs too (an activity may declare df.input.durableClient()).
     const extraInputs = (fn: FunctionMetadata): RpcParameterBinding[] =>
@@ -67,7 +67,7 @@ export class DurableExtension implements HostExtension {
     this.warnUnservedBindings(host);
     await engine.start();
     this.engine = engine;
-    this.api = new DurableHttpApi(new DurableClientApi(engine), links, keys);
+    this.api = new DurableHttpApi(new DurableClientApi(engine), links, host.keys);
     this.restoreHostname = this.pinHostname(host.baseUrl);
     host.log('debug', `Durable Functions: task hub ${settings.hubName}, ${store.kind} store`);
   }

@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { KeyPolicy } from '../http/keys';
-import { type ClientLinkOptions, managementUrls, rpcPath, webhookPath } from './clientData';
+import { type ClientLinkOptions, durableSystemKeyName, managementUrls, rpcPath, webhookPath } from './clientData';
 import { ClientError, type DurableClientApi } from './client';
 import { isTerminal } from './records';
 import type { StatusPayload } from './status';
@@ -91,7 +91,7 @@ export class DurableHttpApi {
     if (rpc && !isLoopback(req)) return false;
     let reply: Reply;
     try {
-      if (webhook && !this.keys.allows('admin', KeyPolicy.presented(req.headers, url.searchParams))) {
+      if (webhook && !this.keys.allowsSystem(durableSystemKeyName, KeyPolicy.presented(req.headers, url.searchParams))) {
         reply = { status: 401 };
       } else {
         const rest = url.pathname.slice(webhook ? webhookPath.length : rpcPath.length);

@@ -214,9 +214,21 @@ export function iso(ms: number): string {
   return lastIso.text;
 }
 
-/** `@name@key` with the name lower-cased, as `EntityId.getSchedulerIdFromEntityId` builds it. */
+/**
+ * `@name@key` with the name exactly as the caller gave it. The extension keeps the case of a name it
+ * deserializes (an entity's signals, a lock set); only its `EntityId` constructor, used for the client
+ * HTTP API, lower-cases (see `clientSchedulerId`). JS lower-cases the names of orchestration
+ * `callEntity`/`signalEntity` itself (`EntityId.getSchedulerIdFromEntityId`). So an entity that
+ * signals `streamLedger` reaches `@streamLedger@…`, which a client never reads
+ * (../shared/reference/real-host-observations.md §2; azure-functions-durable-js#170).
+ */
 export function schedulerId(entity: EntityRef): string {
-  return `@${entity.name.toLowerCase()}@${entity.key}`;
+  return `@${entity.name}@${entity.key}`;
+}
+
+/** The instance a client addresses through the HTTP API: the extension's `EntityId` lower-cases the name. */
+export function clientSchedulerId(entity: EntityRef): string {
+  return schedulerId({ name: entity.name.toLowerCase(), key: entity.key });
 }
 
 export function parseSchedulerId(id: string): EntityRef {

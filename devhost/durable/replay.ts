@@ -316,7 +316,7 @@ class Replayer {
         return this.waitFor(action.externalEventName);
       case ActionType.CallEntity: {
         this.check('entity', entityName(action.instanceId));
-        const target = normalizeTarget(action.instanceId);
+        const target = action.instanceId;
         return this.allocate({
           id: this.nextId++,
           kind: 'entityCall',
@@ -329,7 +329,7 @@ class Replayer {
       }
       case ActionType.SignalEntity: {
         this.check('entity', entityName(action.instanceId));
-        const target = normalizeTarget(action.instanceId);
+        const target = action.instanceId;
         const task = this.allocate({
           id: this.nextId++,
           kind: 'entitySignal',
@@ -458,12 +458,6 @@ export function retryDelay(options: RetryOptions, attempt: number, firstAttempt:
 function entityName(target: string): string {
   const at = target.indexOf('@', 1);
   return at < 0 ? target : target.slice(1, at);
-}
-
-/** JS already lower-cases the name in `@name@key`; normalise anyway so lookups are stable. */
-function normalizeTarget(target: string): string {
-  const at = target.indexOf('@', 1);
-  return at < 0 ? target : `@${target.slice(1, at).toLowerCase()}${target.slice(at)}`;
 }
 
 /** `history` in segments (stored history, this episode's new events), walked in order without copying. */

@@ -2,8 +2,15 @@
  * CORS from local.settings.json `Host.CORS` (comma-separated origins or `*`) and `Host.CORSCredentials`,
  * as Core Tools applies it through ASP.NET Core's CORS middleware: any method and header allowed,
  * preflights answered 204 before routing, simple requests get `Access-Control-Allow-Origin`.
+ *
+ * Without `Host.CORS` only pages served from this machine (loopback origins, any port) may call the
+ * host, so a web page elsewhere cannot drive a local instance (security finding 9). An origin may
+ * end in `:*` for any port; that is the devhost's, ASP.NET Core matches ports exactly.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** Loopback origins on any port: the default when `Host.CORS` is not set. */
+export const defaultOrigins = 'http://localhost:*,http://127.0.0.1:*,http://[::1]:*';
 
 export class CorsPolicy {
   private readonly any: boolean;
@@ -13,7 +20,7 @@ export class CorsPolicy {
     setting: string | undefined,
     private readonly credentials: boolean,
   ) {
-    const list = (setting ?? '')
+    const list = (setting ?? defaultOrigins)
       .split(',')
       .map((o) => o.trim().replace(/\/+$/, '').toLowerCase())
       .filter((o) => o !== '');
@@ -27,7 +34,10 @@ export class CorsPolicy {
 
   private allowedOrigin(origin: string): string | undefined {
     if (this.any) return this.credentials ? origin : '*';
-    return this.origins.has(origin.toLowerCase()) ? origin : undefined;
+    const lower = origin.toLowerCase();
+    if (this.origins.has(lower)) return origin;
+    const port = /^(.*):\d{1,5}$/.exec(lower);
+    return port !== null && this.origins.has(`${port[1] as string}:*`) ? origin : undefined;
   }
 
   /** Answers a preflight; returns true when it did. */

@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { types } from 'node:util';
 
 import type { BindingIo } from '../bindings/bindingIo';
+import { httpTriggerParams } from './bindingData';
 import { type BindingData } from '../bindings/expressions';
 import type { Invoker } from '../core/invoker';
 import type { RpcParameterBinding } from '../core/types';
@@ -137,12 +138,10 @@ export class HttpFrontDoor {
     }
     const below = this.belowPrefix(path);
     const found = below === undefined ? { kind: 'none' as const } : this.options.routes.find(req.method ?? 'GET', below);
+    // A route that exists for other methods only is not found either: the real host answers 404,
+    // not 405 (real-host-observations.md §3).
     if (found.kind === 'none') {
       HttpFrontDoor.empty(res, 404);
-      return;
-    }
-    if (found.kind === 'method') {
-      HttpFrontDoor.empty(res, 405, { Allow: found.allowed.join(', ') });
       return;
     }
     if (!this.options.keys.allows(found.route.authLevel, KeyPolicy.presented(req.headers, url.searchParams))) {
@@ -258,7 +257,21 @@ export class HttpFrontDoor {
     url: URL,
   ): Promise<void> {
     const proxy = this.options.streamProxy as StreamProxy;
-    const parts = this.parts(req, url, params, undefined);
+    // The real host reads a body with a Content-Length for its binding data before it invokes
+    // (bindingData.ts); the function then reads the same bytes through the proxy.
+    let body: Buffer | undefined;
+    if (Number(req.headers['content-length'] ?? '0') > 0) {
+      try {
+        body = await readBody(req);
+      } catch (err) {
+        if (err instanceof BodyTooLarge) {
+          HttpFrontDoor.empty(res, 413, { Connection: 'close' });
+          return;
+        }
+        throw err;
+      }
+    }
+    const parts = this.parts(req, url, params, body);
     const data = this.bindingData(route, parts);
     const invocationId = randomUUID();
     this.logStart(route, invocationId);
@@ -268,7 +281,7 @@ export class HttpFrontDoor {
       functionName: route.functionName,
       invocationId,
       inputData,
-      triggerMetadata: streamTriggerMetadata(parts),
+      triggerMetadata: streamTriggerMetadata({ ...parts, params: httpTriggerParams(params, parts.query, body) }),
       clientHeld: true,
     });
     const exchange = proxy.forward(
@@ -283,6 +296,7 @@ export class HttpFrontDoor {
         }
       },
       (err) => this.fail(res, `forwarding to the HTTP stream proxy (Id=${invocationId})`, err),
+      body,
     );
     const outcome = await invocation;
     if (!outcome.ok) {

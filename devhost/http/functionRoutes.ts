@@ -19,9 +19,7 @@ export interface HttpRoute {
 }
 
 export type RouteLookup =
-  | { readonly kind: 'found'; readonly route: HttpRoute; readonly params: Record<string, string> }
-  | { readonly kind: 'method'; readonly allowed: readonly string[] }
-  | { readonly kind: 'none' };
+  { readonly kind: 'found'; readonly route: HttpRoute; readonly params: Record<string, string> } | { readonly kind: 'none' };
 
 function authLevelOf(binding: RpcBindingInfo): AuthLevel {
   const level = text(binding.authLevel, 'anonymous').toLowerCase();
@@ -58,15 +56,14 @@ export class FunctionRoutes {
     this.routes = routes.sort((a, b) => compareTemplates(a.template, b.template));
   }
 
+  /** The route for this method and path; a path served only for other methods is not found (the real host's 404). */
   find(method: string, path: string): RouteLookup {
     const upper = method.toUpperCase();
-    const allowed = new Set<string>();
     for (const route of this.routes) {
+      if (route.methods.length > 0 && !route.methods.includes(upper)) continue;
       const match = route.template.match(path);
-      if (match === undefined) continue;
-      if (route.methods.length === 0 || route.methods.includes(upper)) return { kind: 'found', route, params: match.params };
-      for (const m of route.methods) allowed.add(m);
+      if (match !== undefined) return { kind: 'found', route, params: match.params };
     }
-    return allowed.size > 0 ? { kind: 'method', allowed: [...allowed].sort() } : { kind: 'none' };
+    return { kind: 'none' };
   }
 }

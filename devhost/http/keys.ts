@@ -1,10 +1,19 @@
 /**
- * Function keys, enforced only when configured (`FUNCTIONS_KEY` and/or `FUNCTIONS_ADMIN_KEY`), as the
- * local Core Tools host ignores `authLevel` by default. A key comes in the `x-functions-key` header or
- * the `code` query parameter; the admin (master) key satisfies every level, the function key only
- * `function`. With keys on but no admin key configured, admin-level endpoints cannot be reached.
+ * The host's keys, as the real host has them: a master key, an optional function key, and system
+ * keys that extensions ask for by name (the Durable extension's `durabletask_extension`).
+ *
+ * - Function routes: keys are checked only when configured (`FUNCTIONS_KEY` and/or
+ *   `FUNCTIONS_ADMIN_KEY`), as `func start` does not check them locally; then the function key or
+ *   the master key opens a `function` route and only the master key an `admin` one.
+ * - The host's own admin API (`/admin/*`) always needs the master key, as on the real host
+ *   (../shared/reference/real-host-observations.md §3). The master key is `FUNCTIONS_ADMIN_KEY`, or
+ *   one made up for this run (the CLI prints it).
+ * - Extension webhooks (system level) take their system key or the master key, when keys are checked;
+ *   the links the extension hands out always carry the system key, as the real host's do.
+ *
+ * A key comes in the `x-functions-key` header or the `code` query parameter.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 
 import { getSetting, type Settings } from '../app/settings';
@@ -14,28 +23,40 @@ function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
 }
 
-function same(a: Buffer, b: string): boolean {
-  return timingSafeEqual(a, digest(b));
+function same(a: Buffer | undefined, b: string): boolean {
+  return a !== undefined && timingSafeEqual(a, digest(b));
 }
+
+/** A key shaped like the real host's generated ones (base64url, 40 bytes). */
+function newKey(): string {
+  return randomBytes(40).toString('base64url');
+}
+
+const clean = (k: string | undefined): string | undefined => (k === undefined || k.trim() === '' ? undefined : k.trim());
 
 export class KeyPolicy {
   private readonly functionKey: Buffer | undefined;
-  private readonly adminKey: Buffer | undefined;
+  private readonly masterDigest: Buffer;
+  /** The master key; made up for this run when none is configured. */
+  readonly masterKey: string;
+  /** Whether the master key came from the settings (rather than being made up for this run). */
+  readonly masterKeyConfigured: boolean;
+  /** Whether function routes and webhooks check keys (some key is configured). */
+  readonly enforced: boolean;
+  private readonly systemKeys = new Map<string, string>();
 
   constructor(keys: { functionKey?: string | undefined; adminKey?: string | undefined }) {
-    const clean = (k: string | undefined): string | undefined => (k === undefined || k.trim() === '' ? undefined : k.trim());
     const fk = clean(keys.functionKey);
     const ak = clean(keys.adminKey);
     this.functionKey = fk === undefined ? undefined : digest(fk);
-    this.adminKey = ak === undefined ? undefined : digest(ak);
+    this.masterKey = ak ?? newKey();
+    this.masterKeyConfigured = ak !== undefined;
+    this.masterDigest = digest(this.masterKey);
+    this.enforced = fk !== undefined || ak !== undefined;
   }
 
   static fromSettings(settings: Settings): KeyPolicy {
     return new KeyPolicy({ functionKey: getSetting(settings, 'FUNCTIONS_KEY'), adminKey: getSetting(settings, 'FUNCTIONS_ADMIN_KEY') });
-  }
-
-  get enforced(): boolean {
-    return this.functionKey !== undefined || this.adminKey !== undefined;
   }
 
   /** The key a request presents: header first, then `code`. */
@@ -46,10 +67,36 @@ export class KeyPolicy {
     return query.get('code') ?? undefined;
   }
 
+  /** A function route of this auth level. */
   allows(level: AuthLevel, key: string | undefined): boolean {
     if (!this.enforced || level === 'anonymous') return true;
     if (key === undefined) return false;
-    if (this.adminKey !== undefined && same(this.adminKey, key)) return true;
-    return level === 'function' && this.functionKey !== undefined && same(this.functionKey, key);
+    if (same(this.masterDigest, key)) return true;
+    return level === 'function' && same(this.functionKey, key);
+  }
+
+  /** The host's admin API: the master key, always. */
+  allowsAdmin(key: string | undefined): boolean {
+    return key !== undefined && same(this.masterDigest, key);
+  }
+
+  /**
+   * The system key named `name`. The real host makes one on first use and keeps it in its secret
+   * store; here it is derived from the master key, so it is stable across restarts with a configured
+   * FUNCTIONS_ADMIN_KEY, differs from the master key, and cannot be worked out without it.
+   */
+  systemKey(name: string): string {
+    let key = this.systemKeys.get(name);
+    if (key === undefined) {
+      key = createHmac('sha256', this.masterKey).update(`system:${name}`).digest('base64url');
+      this.systemKeys.set(name, key);
+    }
+    return key;
+  }
+
+  /** An extension webhook: its system key or the master key, when keys are checked. */
+  allowsSystem(name: string, key: string | undefined): boolean {
+    if (!this.enforced) return true;
+    return key !== undefined && (same(this.masterDigest, key) || same(digest(this.systemKey(name)), key));
   }
 }

@@ -163,12 +163,19 @@ function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-function decodeSegment(raw: string): string | undefined {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    return undefined;
-  }
+/**
+ * A percent-decoded path segment. A run of escapes that is not valid UTF-8 is left as it came (`%FF`
+ * reaches the function as `%FF`, as Kestrel leaves it) rather than failing the match, so the app
+ * answers it with its own 4xx as on the real host, not the host's empty 404.
+ */
+function decodeSegment(raw: string): string {
+  return raw.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run;
+    }
+  });
 }
 
 export class RouteTemplate {
@@ -243,9 +250,7 @@ export class RouteTemplate {
       const segment = this.segments[i] as Segment;
       const first = segment.parts[0] as Part;
       if (first.kind === 'parameter' && first.parameter.catchAll) {
-        const rest = raw.slice(i).map(decodeSegment);
-        if (rest.some((r) => r === undefined)) return undefined;
-        const value = rest.join('/');
+        const value = raw.slice(i).map(decodeSegment).join('/');
         if (value === '') {
           if (first.parameter.defaultValue !== undefined) params[first.parameter.name] = first.parameter.defaultValue;
           return this.checkConstraints(params);
@@ -263,7 +268,6 @@ export class RouteTemplate {
         return undefined;
       }
       const value = decodeSegment(rawSegment);
-      if (value === undefined) return undefined;
       if (segment.parts.length === 1) {
         if (first.kind === 'literal') {
           if (first.text.toLowerCase() !== value.toLowerCase()) return undefined;

@@ -7,6 +7,7 @@
  * away tears the forwarded connection down.
  */
 import { Agent, type IncomingMessage, request as httpRequest, Server, type ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 
 const hopByHop = new Set([
   'connection',
@@ -37,6 +38,12 @@ function findLibraryServer(port: number): Server | undefined {
   return undefined;
 }
 
+/** A request whose body was read already, offered again: same head, the bytes as a fresh stream. */
+function replayed(req: IncomingMessage, body: Buffer): IncomingMessage {
+  const copy = Readable.from([body]) as unknown as IncomingMessage;
+  return Object.assign(copy, { headers: req.headers, method: req.method, url: req.url, httpVersion: req.httpVersion, socket: req.socket });
+}
+
 export class StreamProxy {
   private readonly target: URL;
   private readonly agent = new Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' });
@@ -59,9 +66,11 @@ export class StreamProxy {
     res: ServerResponse,
     onResponseHead: (res: ServerResponse) => void,
     onError: (err: Error) => void,
+    /** The body, when the host has read it already (for its binding data); else it is streamed from `req`. */
+    body?: Buffer,
   ): ForwardedExchange {
-    if (this.direct !== undefined) return this.handOver(this.direct, invocationId, req, res, onResponseHead);
-    return this.forwardTcp(invocationId, req, res, onResponseHead, onError);
+    if (this.direct !== undefined) return this.handOver(this.direct, invocationId, req, res, onResponseHead, body);
+    return this.forwardTcp(invocationId, req, res, onResponseHead, onError, body);
   }
 
   private handOver(
@@ -70,10 +79,12 @@ export class StreamProxy {
     req: IncomingMessage,
     res: ServerResponse,
     onResponseHead: (res: ServerResponse) => void,
+    body: Buffer | undefined,
   ): ForwardedExchange {
     req.headers['x-ms-invocation-id'] = invocationId;
     req.headers['x-forwarded-host'] = req.headers.host ?? 'localhost';
     req.headers['x-forwarded-proto'] = 'http';
+    const source = body === undefined ? req : replayed(req, body);
     // The library sets status and headers, then writes: catch the moment the head goes out.
     const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
     res.writeHead = (...args: unknown[]): ServerResponse => {
@@ -90,7 +101,7 @@ export class StreamProxy {
       process.nextTick(() => res.uncork());
       return write(...args);
     }) as ServerResponse['write'];
-    server.emit('request', req, res);
+    server.emit('request', source, res);
     // The library owns the client's own response here: there is no separate connection to tear down.
     return { abort: () => undefined };
   }
@@ -101,6 +112,7 @@ export class StreamProxy {
     res: ServerResponse,
     onResponseHead: (res: ServerResponse) => void,
     onError: (err: Error) => void,
+    body: Buffer | undefined,
   ): ForwardedExchange {
     const headers: Record<string, string | string[]> = {};
     for (const [key, value] of Object.entries(req.headers)) if (value !== undefined && !hopByHop.has(key)) headers[key] = value;
@@ -142,7 +154,8 @@ export class StreamProxy {
         upstream.destroy();
       }
     });
-    req.pipe(upstream);
+    if (body === undefined) req.pipe(upstream);
+    else upstream.end(body);
     return {
       abort: () => {
         aborted = true;

@@ -62,7 +62,11 @@ describe('storage-queue triggers on Azurite', () => {
   });
 
   test('admin "run now" on a queue function goes the way of a polled message: parsed body, complete metadata', async () => {
-    const res = await fetch(`${host.baseUrl}/admin/functions/record`, { method: 'POST', body: JSON.stringify({ input: '{"order":7}' }) });
+    const res = await fetch(`${host.baseUrl}/admin/functions/record`, {
+      method: 'POST',
+      headers: { 'x-functions-key': host.masterKey },
+      body: JSON.stringify({ input: '{"order":7}' }),
+    });
     expect(res.status).toBe(202);
     const s = await until(state, (v) => v.record.some((r) => (r.message as { order?: number }).order === 7));
     const run = s.record.find((r) => (r.message as { order?: number }).order === 7) as State['record'][number];

@@ -191,11 +191,14 @@ describe('npm start (dist/devhost/start.js) without Core Tools', () => {
     await expectStopsOn(started, 'SIGTERM');
   }, 20_000);
 
-  test('without FUNCTIONS_KEY / FUNCTIONS_ADMIN_KEY keys are not enforced; one SIGINT (Ctrl+C) stops both, exit 0', async () => {
+  test('without FUNCTIONS_KEY / FUNCTIONS_ADMIN_KEY function keys are not enforced, /admin needs the printed master key; one SIGINT (Ctrl+C) stops both, exit 0', async () => {
     const started = await launch({});
     running.add(started.child);
-    expect((await fetch(`${started.baseUrl}/admin/host/status`)).status).toBe(200);
-    expect((await fetch(functionLevelUrl(await functions(started)))).status).not.toBe(401);
+    // The real host's admin API is never open (real-host-observations.md §3).
+    expect((await fetch(`${started.baseUrl}/admin/host/status`)).status).toBe(401);
+    const master = /Master key for \/admin: (\S+)/.exec(started.output())?.[1];
+    expect(master).toEqual(expect.any(String));
+    expect((await fetch(functionLevelUrl(await functions(started, master)))).status).not.toBe(401);
     await expectStopsOn(started, 'SIGINT');
   }, 20_000);
 });

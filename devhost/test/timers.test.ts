@@ -85,16 +85,22 @@ describe('timer triggers on the virtual clock', () => {
 
   test('the clock admin endpoint moves time in steps; the admin API runs a timer now', async () => {
     const before = (await runs()).every5s.length;
-    const res = await fetch(`${host.baseUrl}/admin/devhost/clock`, { method: 'POST', body: JSON.stringify({ advanceMs: 10_000 }) });
+    const headers = { 'x-functions-key': host.masterKey };
+    const res = await fetch(`${host.baseUrl}/admin/devhost/clock`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ advanceMs: 10_000 }),
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ now: '2026-03-01T00:01:10.000Z', virtual: true, steps: 2 });
     expect((await runs()).every5s).toHaveLength(before + 2);
     const bad = await fetch(`${host.baseUrl}/admin/devhost/clock`, {
       method: 'POST',
+      headers,
       body: JSON.stringify({ to: '2020-01-01T00:00:00Z' }),
     });
     expect(bad.status).toBe(400);
-    expect((await fetch(`${host.baseUrl}/admin/functions/interval`, { method: 'POST', body: '{}' })).status).toBe(202);
+    expect((await fetch(`${host.baseUrl}/admin/functions/interval`, { method: 'POST', headers, body: '{}' })).status).toBe(202);
     await host.settle();
     expect((await runs()).interval).toHaveLength(3);
   });

@@ -14,10 +14,8 @@ export interface InstanceStatus {
 /** The check-status links `createCheckStatusResponse` gives (`statusQueryGetUri`, `sendEventPostUri`, …). */
 export type ManagementLinks = Readonly<Record<string, string>>;
 
-export interface EntityRef {
-  readonly name: string;
-  readonly key: string;
-}
+export type { EntityRef } from '../durableEntities';
+import type { EntityRef } from '../durableEntities';
 
 export interface GateDurableClient {
   /** The entity's stored state, or undefined when it does not exist. */

@@ -4,9 +4,11 @@
  */
 import type { EntityId, RetryOptions } from 'durable-functions';
 
+import { entityId, entityName, type EntityRef } from '../durableEntities';
+
 /** Entity, orchestration and activity function names. */
 export const gateFunctions = {
-  entity: 'gate',
+  entity: entityName('gate'),
   /** A gated run: registers with the gate, waits for the release, then performs its action. */
   run: 'gateRun',
   /** Releases one generation of a gate and pushes the release to its registered runs. */
@@ -40,12 +42,9 @@ export const gateInstanceIds = {
   run: (gate: string, runId: string): string => `gate:${gate}:run:${runId}`,
 } as const;
 
-/**
- * The gate's entity id. Structural, because shared/ imports only durable-functions types; the
- * library reads nothing but `name` and `key` (`@gate@<key>`).
- */
-export function gateEntityId(gate: string): EntityId {
-  return { name: gateFunctions.entity, key: gate, toString: () => `@${gateFunctions.entity}@${gate}` };
+/** The gate's entity id (`@gate@<name>`). */
+export function gateEntityId(gate: string): EntityId & EntityRef {
+  return entityId(gateFunctions.entity, gate);
 }
 
 /**

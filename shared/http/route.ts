@@ -12,6 +12,7 @@ import type { z } from 'zod';
 import { AppError, type FieldIssue, toAppError, validationError } from '../errors';
 import { jsonDeeperThan, maxJsonDepth } from '../jsonDepth';
 import { getLogger, type Logger } from '../log';
+import { pathParameterNames } from '../openapi/paths';
 import { type AuthLevel, authorizationOf, type RouteName } from './authorization';
 import { problemResult } from './responses';
 
@@ -151,6 +152,26 @@ async function readBody(request: RequestLike, limit: number, required: boolean, 
   }
 }
 
+/**
+ * The route values, read by the template's own names. In stream mode the real host hands the worker
+ * its binding data as `params`: route values plus every query value and the top-level primitive
+ * fields of a JSON body (../shared/reference/real-host-observations.md §1), in a case-insensitive
+ * dictionary, so a name is matched without regard to case and nothing else is taken.
+ */
+function routeValues(names: readonly string[], params: Readonly<Record<string, string>>): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const name of names) {
+    const key = Object.keys(params).find((k) => k.toLowerCase() === name.toLowerCase());
+    if (key !== undefined) values[name] = params[key] as string;
+  }
+  return values;
+}
+
+/** The query as the app sees it: `code` is the host's key (README: `?code=`), never an app value. */
+function appQuery(query: URLSearchParams): Record<string, string> {
+  return Object.fromEntries([...query.entries()].filter(([key]) => key.toLowerCase() !== 'code'));
+}
+
 export function defineRoute<
   PS extends z.ZodType = z.ZodType<Record<string, never>>,
   QS extends z.ZodType = z.ZodType<Record<string, never>>,
@@ -161,6 +182,7 @@ export function defineRoute<
     ...(spec.query === undefined ? {} : { query: spec.query }),
     ...(spec.body === undefined ? {} : { body: spec.body }),
   };
+  const names = pathParameterNames(spec.path);
   return {
     ...spec,
     auth: authorizationOf(spec.name).level,
@@ -168,8 +190,8 @@ export function defineRoute<
     async run(request, options = {}) {
       const logger = options.logger ?? getLogger();
       try {
-        const params = parsePart(spec.params, { ...request.params }, 'params');
-        const query = parsePart(spec.query, Object.fromEntries(request.query.entries()), 'query');
+        const params = parsePart(spec.params, routeValues(names, request.params), 'params');
+        const query = parsePart(spec.query, appQuery(request.query), 'query');
         const limit = Math.min(spec.maxBodyBytes ?? Infinity, options.maxBodyBytes ?? defaultMaxBodyBytes);
         const rawBody = await readBody(request, limit, spec.bodyRequired ?? false, spec.body !== undefined);
         const body = parsePart(spec.body, rawBody, 'body');

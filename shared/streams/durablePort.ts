@@ -5,10 +5,8 @@
  * its state; the answers it needs come back through the ledger's state.
  */
 
-export interface EntityRef {
-  readonly name: string;
-  readonly key: string;
-}
+export type { EntityRef } from '../durableEntities';
+import type { EntityRef } from '../durableEntities';
 
 export interface StreamsDurableClient {
   /** One-way operation on an entity; resolves once the message is durably queued. */

@@ -6,11 +6,13 @@
  */
 import type { EntityId } from 'durable-functions';
 
+import { entityId, entityName, type EntityRef } from '../durableEntities';
+
 export const streamsDurable = {
   /** The single writer of one (partition, resource): buffer, dedup marks, log cursor. */
-  writerEntity: 'streamWriter',
+  writerEntity: entityName('streamwriter'),
   /** A small projection of the writer that HTTP handlers poll (receipts, depth, flushed-through). */
-  ledgerEntity: 'streamLedger',
+  ledgerEntity: entityName('streamledger'),
   /** One eternal orchestration per writer: decides and performs flushes (entities cannot do I/O). */
   flusher: 'streamsFlusher',
   /** Appends one batch to the writer's append blob (idempotent by append position). */
@@ -53,16 +55,12 @@ export function parseWriterKey(key: string): WriterAddress {
   return { partition: key.slice(0, at), resource: key.slice(at + 1) };
 }
 
-function entityRef(name: string, key: string): EntityId {
-  return { name, key, toString: () => `@${name.toLowerCase()}@${key}` };
+export function writerEntity(key: string): EntityId & EntityRef {
+  return entityId(streamsDurable.writerEntity, key);
 }
 
-export function writerEntity(key: string): EntityId {
-  return entityRef(streamsDurable.writerEntity, key);
-}
-
-export function ledgerEntity(key: string): EntityId {
-  return entityRef(streamsDurable.ledgerEntity, key);
+export function ledgerEntity(key: string): EntityId & EntityRef {
+  return entityId(streamsDurable.ledgerEntity, key);
 }
 
 /** The flusher's instance id: stable per writer, so "start if not running" needs no lookup table. */

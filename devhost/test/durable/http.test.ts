@@ -71,7 +71,9 @@ describe('Durable HTTP API on the devhost', () => {
     expect(links.id).toBe('http-1');
     expect(started.headers.get('location')).toBe(links.statusQueryGetUri);
     expect(started.headers.get('retry-after')).toBe('10');
-    expect(links.statusQueryGetUri).toBe(`${host.baseUrl}${hook}/instances/http-1?taskHub=${host.taskHub}&connection=AzureWebJobsStorage`);
+    expect(links.statusQueryGetUri).toMatch(
+      new RegExp(`^${host.baseUrl}${hook}/instances/http-1\\?taskHub=${host.taskHub}&connection=Storage&code=[A-Za-z0-9_-]+$`),
+    );
 
     await waitForStatus(host, 'http-1', 'Running');
     const running = await fetch(links.statusQueryGetUri as string);
@@ -215,8 +217,10 @@ describe('Durable HTTP API on the devhost', () => {
     expect(seen.missingEntity).toEqual({ entityExists: false });
     expect(seen.purged).toEqual({ instancesDeleted: 1 });
     expect(seen.purgedAgain).toEqual({ instancesDeleted: 0 });
-    expect((seen.payload as Record<string, string>).statusQueryGetUri).toBe(
-      `${host.baseUrl}${hook}/instances/tour-1?taskHub=${host.taskHub}&connection=AzureWebJobsStorage`,
+    expect((seen.payload as Record<string, string>).statusQueryGetUri).toEqual(
+      expect.stringMatching(
+        new RegExp(`^${host.baseUrl}${hook}/instances/tour-1\\?taskHub=${host.taskHub}&connection=Storage&code=[A-Za-z0-9_-]+$`),
+      ),
     );
   });
 
@@ -246,8 +250,33 @@ describe('Durable HTTP API on the devhost', () => {
   });
 });
 
+describe('real host §3: Durable management URLs', () => {
+  test('management URLs carry connection=Storage&code=<the durabletask_extension system key>, not the master key', async () => {
+    const host = await startDevhost({ appRoot, virtualClock: true });
+    try {
+      const res = await fetch(host.url('/api/start/sleeper/links-1'), { method: 'POST', body: '600' });
+      expect(res.status).toBe(202);
+      const links = await json<Record<string, string>>(res);
+      const status = new URL(links.statusQueryGetUri as string);
+      expect(status.pathname).toBe(`${hook}/instances/links-1`);
+      expect([...status.searchParams.keys()]).toEqual(['taskHub', 'connection', 'code']);
+      expect(status.searchParams.get('taskHub')).toBe(host.taskHub);
+      expect(status.searchParams.get('connection')).toBe('Storage');
+      const code = status.searchParams.get('code') as string;
+      expect(code).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+      expect(code).not.toBe(host.keys.admin);
+      expect(new URL(links.terminatePostUri as string).searchParams.get('code')).toBe(code);
+      // The system key opens the Durable webhooks; it is no master key (the admin API refuses it).
+      expect((await fetch(status)).status).toBe(202);
+      expect((await fetch(host.url(`/admin/host/status?code=${encodeURIComponent(code)}`))).status).toBe(401);
+    } finally {
+      await host.stop();
+    }
+  });
+});
+
 describe('the devhost with keys and restarts', () => {
-  test('webhook routes need the admin key; the client function still works; a restart resumes a timer and entity state', async () => {
+  test('webhook routes need the system or admin key; the client function still works; a restart resumes a timer and entity state', async () => {
     const host = await startDevhost({ appRoot, virtualClock: true, keys: { admin: 'admin-secret', function: 'fn-secret' } });
     try {
       expect((await fetch(host.url(`${hook}/instances/x`))).status).toBe(401);
@@ -256,7 +285,10 @@ describe('the devhost with keys and restarts', () => {
       const res = await fetch(host.url('/api/start/sleeper/after-restart?code=fn-secret'), { method: 'POST', body: '600' });
       expect(res.status).toBe(202);
       const links = await json<Record<string, string>>(res);
-      expect(links.statusQueryGetUri).toContain('code=admin-secret');
+      // The links carry the extension's system key, not the master key (real-host-observations.md §3).
+      const code = new URL(links.statusQueryGetUri as string).searchParams.get('code');
+      expect(code).toEqual(expect.any(String));
+      expect(code).not.toBe('admin-secret');
       const signal = await fetch(host.url(`${hook}/entities/counter/kept?op=add&code=admin-secret`), {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

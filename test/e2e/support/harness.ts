@@ -114,6 +114,7 @@ function externalE2eHost(): E2eHost {
 class ChildDevhost implements E2eHost {
   readonly external = false;
   baseUrl = '';
+  keys: HostKeys;
   private child: ChildProcess | undefined;
   private log = '';
   private port = 0;
@@ -121,11 +122,14 @@ class ChildDevhost implements E2eHost {
   constructor(
     private readonly env: Record<string, string>,
     private readonly appRoot: string,
-    readonly keys: HostKeys,
+    /** The keys the test asked for; the devhost's made-up master key is added to `keys` at each start. */
+    private readonly configuredKeys: HostKeys,
     readonly taskHub: string,
     private readonly verbose: boolean,
     private readonly timeoutMs: number,
-  ) {}
+  ) {
+    this.keys = configuredKeys;
+  }
 
   url(path: string): string {
     return `${this.baseUrl}${path}`;
@@ -144,13 +148,18 @@ class ChildDevhost implements E2eHost {
     });
     this.child = child;
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    // Only this start's output counts: a restart makes up a new master key.
+    const from = this.log.length;
     const listening = new Promise<string>((resolveUrl, reject) => {
       const onData = (chunk: Buffer): void => {
         const text = chunk.toString();
         this.log += text;
         if (this.verbose) process.stdout.write(text);
-        const m = /devhost listening on (\S+)/.exec(this.log);
-        if (m !== null) resolveUrl(m[1] as string);
+        const m = /devhost listening on (\S+)/.exec(this.log.slice(from));
+        const master = /devhost master key: (\S+)/.exec(this.log.slice(from));
+        // The devhost's admin API always needs the master key: a made-up one is printed after the URL.
+        if (master !== null) this.keys = { ...this.configuredKeys, admin: master[1] };
+        if (m !== null && (master !== null || this.configuredKeys.admin !== undefined)) resolveUrl(m[1] as string);
       };
       child.stdout?.on('data', onData);
       child.stderr?.on('data', onData);

@@ -1,0 +1,162 @@
+/**
+ * Parity with the real Functions host: one test per behaviour observed on host 4.1037.0 (Node worker
+ * 3.9.1, Durable extension 3.19.0) in ../shared/reference/real-host-observations.md, each named after
+ * it. Sources beyond the observations are named where a test pins more (azure-webjobs-sdk-extensions
+ * HttpTriggerAttributeBindingProvider.GetRequestBindingData and Utility.ApplyBindingData).
+ */
+import { request as httpRequest } from 'node:http';
+
+import { type RunningHost, startHost } from '../host';
+import { fixture, startFixture } from './support';
+
+interface Seen {
+  params: Record<string, string>;
+  body: string;
+}
+
+describe('real host §1: request.params in stream mode is the binding data', () => {
+  let host: RunningHost;
+  const url = (path: string): string => `${host.baseUrl}${path}`;
+  const seen = async (path: string, init: RequestInit = {}): Promise<Seen> => {
+    const res = await fetch(url(path), init);
+    expect(res.status).toBe(200);
+    return (await res.json()) as Seen;
+  };
+
+  beforeAll(async () => {
+    host = await startFixture('stream');
+  });
+  afterAll(async () => {
+    await host.stop();
+  });
+
+  test('route values, then every query value except code, then top-level primitive JSON body fields', async () => {
+    const body = JSON.stringify({ producer: 'p-1', seq: 3, ok: true, ratio: 2.5, nested: { a: 1 }, list: [1], none: null });
+    const s = await seen('/api/params/orders?limit=500&ack=flushed&code=secret', { method: 'POST', body });
+    // Objects, arrays and nulls are left out; booleans read as .NET writes them (`True`).
+    expect(s.params).toEqual({ type: 'orders', limit: '500', ack: 'flushed', producer: 'p-1', seq: '3', ok: 'True', ratio: '2.5' });
+    expect(s.body).toBe(body);
+  });
+
+  test('name clash: the route value wins over the query, the query over the body', async () => {
+    const body = JSON.stringify({ type: 'from-body', seq: 1, only: 'body' });
+    const s = await seen('/api/params/orders?type=from-query&seq=9', { method: 'POST', body });
+    expect(s.params).toEqual({ type: 'orders', seq: '9', only: 'body' });
+  });
+
+  test('names are matched without regard to case and keep their first spelling', async () => {
+    const s = await seen('/api/params/orders?TYPE=from-query');
+    expect(s.params).toEqual({ TYPE: 'orders' });
+  });
+
+  test('a body that is not a JSON object, or comes without a Content-Length, adds nothing', async () => {
+    expect((await seen('/api/params/orders', { method: 'POST', body: '[{"a":1}]' })).params).toEqual({ type: 'orders' });
+    expect((await seen('/api/params/orders', { method: 'POST', body: 'a=1' })).params).toEqual({ type: 'orders' });
+    const chunked = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"seq":1}'));
+        controller.close();
+      },
+    });
+    const s = await seen('/api/params/orders', { method: 'POST', body: chunked, duplex: 'half' });
+    expect(s).toEqual({ params: { type: 'orders' }, body: '{"seq":1}' });
+  });
+});
+
+describe('real host §3: routing and keys', () => {
+  let host: RunningHost;
+  const url = (path: string): string => `${host.baseUrl}${path}`;
+
+  beforeAll(async () => {
+    host = await startFixture('stream');
+  });
+  afterAll(async () => {
+    await host.stop();
+  });
+
+  test('a wrong HTTP method on a route answers 404, not 405', async () => {
+    const res = await fetch(url('/api/upload/report'));
+    expect(res.status).toBe(404);
+    expect(res.headers.get('allow')).toBeNull();
+  });
+
+  test('/admin needs the master key even when function keys are not checked', async () => {
+    expect((await fetch(url('/api/guarded'))).status).toBe(200);
+    expect((await fetch(url('/admin/functions'))).status).toBe(401);
+    expect((await fetch(url('/admin/host/status?code=wrong'))).status).toBe(401);
+    expect((await fetch(url(`/admin/host/status?code=${encodeURIComponent(host.masterKey)}`))).status).toBe(200);
+    expect((await fetch(url('/admin/functions'), { headers: { 'x-functions-key': host.masterKey } })).status).toBe(200);
+  });
+
+  test('a path segment that is not valid UTF-8 reaches the function as sent (Kestrel leaves it encoded)', async () => {
+    const res = await fetch(url('/api/params/%FF%FE'));
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as Seen).params).toEqual({ type: '%FF%FE' });
+  });
+});
+
+describe('real host §3: keys when configured', () => {
+  let host: RunningHost;
+  const url = (path: string): string => `${host.baseUrl}${path}`;
+
+  beforeAll(async () => {
+    host = await startFixture('stream', { env: { FUNCTIONS_KEY: 'fk', FUNCTIONS_ADMIN_KEY: 'mk' } });
+  });
+  afterAll(async () => {
+    await host.stop();
+  });
+
+  test('no key → 401 on function routes; the function key → 401 on admin routes; ?code= works', async () => {
+    expect((await fetch(url('/api/guarded'))).status).toBe(401);
+    expect((await fetch(url('/api/guarded?code=fk'))).status).toBe(200);
+    expect((await fetch(url('/api/guarded'), { headers: { 'x-functions-key': 'mk' } })).status).toBe(200);
+    expect((await fetch(url('/admin/functions?code=fk'))).status).toBe(401);
+    expect((await fetch(url('/admin/functions?code=mk'))).status).toBe(200);
+  });
+});
+
+describe('requests during start-up', () => {
+  test('a request that arrives before the host is ready is held and answered, not left hanging', async () => {
+    // An extension that starts slowly: the port is open while it starts, the host is not ready yet.
+    // (Before the fix such a request found no listener and hung: 5 of 628 in the issue's reproduction.)
+    let port = 0;
+    const answered: number[] = [];
+    const starting = startHost({
+      appRoot: fixture('stream'),
+      port: 0,
+      quiet: true,
+      log: () => undefined,
+      env: { AzureWebJobsStorage: process.env.TEST_STORAGE_CONNECTION },
+      extensions: [
+        {
+          name: 'slow',
+          bindingTypes: [],
+          start: async (services) => {
+            port = Number(new URL(services.baseUrl).port);
+            // The port is open now and the host is not ready: ask, and keep starting for a while.
+            const pending = new Promise<number>((resolve, reject) => {
+              httpRequest({ host: '127.0.0.1', port, path: '/api/plain' }, (res) => {
+                res.resume();
+                resolve(res.statusCode ?? 0);
+              })
+                .on('error', reject)
+                .end();
+            });
+            void pending.then((status) => answered.push(status));
+            await new Promise((r) => setTimeout(r, 300));
+            expect(answered).toEqual([]);
+          },
+          stop: () => Promise.resolve(),
+          idle: () => true,
+        },
+      ],
+    });
+    const host = await starting;
+    try {
+      for (let i = 0; i < 100 && answered.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(answered).toEqual([200]);
+    } finally {
+      await host.stop();
+    }
+  });
+});

@@ -1,0 +1,112 @@
+/**
+ * The calls that broke on the real Functions host (../shared/reference/real-host-observations.md),
+ * over HTTP: every streams and jobs route with query strings and single-event bodies, whose query
+ * and top-level body fields the real host (and now the devhost) also hands the app as
+ * `request.params`; stream appends and flushes that need the writer's ledger (an entity signalled by
+ * another entity, §2); billing delivery; and `?code=` on the nine routes whose strict query schemas
+ * once refused it (security finding 8). Against an external host (`E2E_BASE_URL`) the same calls
+ * check the real thing.
+ */
+import { transactions } from '../support/billing';
+import { type E2eHost, startDevhost } from './support/harness';
+import { expectProblem, requestJson } from './support/http';
+import { unique } from './support/names';
+import { post } from './support/streams';
+
+interface JobView {
+  id: string;
+  state: string;
+  delivery: string;
+  event: string;
+  totals: { items: number; succeeded: number; failed: number };
+}
+
+describe('the routes that broke on the real host', () => {
+  let host: E2eHost;
+
+  beforeAll(async () => {
+    host = await startDevhost({
+      env: {
+        TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200',
+        AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
+        TALLYHO_JOBS_QUEUE_PREFIX: unique('rh'),
+      },
+    });
+  });
+  afterAll(async () => {
+    await host.stop();
+  });
+
+  test('finding 8: ?code= is accepted on every route (the host key is never an app query value)', async () => {
+    const code = '?code=not-an-app-value';
+    for (const path of ['/api/counters', '/api/gates', '/api/jobs', '/api/sequences', '/api/streams', '/api/schedules']) {
+      const res = await requestJson(host, 'GET', `${path}${code}&${path === '/api/schedules' ? 'pageSize' : 'limit'}=5`);
+      expect({ path, status: res.status }).toEqual({ path, status: 200 });
+    }
+    // An unknown job: the query passed validation, the job did not.
+    for (const part of ['results', 'failures']) {
+      expectProblem(await requestJson(host, 'GET', `/api/jobs/20260101000000-0000000000/${part}${code}&limit=5`), 404, 'NotFound');
+    }
+    const type = unique('code');
+    const appended = await post(host, type, { producer: 'p', seq: 1 }, code);
+    expect(appended.status).toBe(202);
+  });
+
+  test('streams: a single-event body with ?ack=flushed, ?wait=, the route PUT and flush all answer (real host: 400 params, then 503 from the writer)', async () => {
+    const type = unique('rh-orders');
+    // The README's single-event body: its producer and seq were params on the real host.
+    const buffered = await post(host, type, { producer: 'checkout-7', seq: 1, data: { order: 'ORD-1' } });
+    expect(buffered.status).toBe(202);
+    expect(buffered.body).toMatchObject({ type, accepted: 1, ack: 'buffered' });
+    const flushed = await post(host, type, { producer: 'checkout-7', seq: 2 }, '?ack=flushed&wait=true');
+    expect(flushed.status).toBe(200);
+    expect(flushed.body).toMatchObject({ accepted: 1, ack: 'flushed', flushed: true });
+    // A body field named like the route value cannot replace it: the event type is the route's.
+    expectProblem(await post(host, type, { producer: 'checkout-7', seq: 3, type: 'other' }), 400, 'ValidationFailed');
+    const remapped = await requestJson<{ type: string; changed: boolean }>(host, 'PUT', `/api/streams/${type}/route`, {
+      body: { partition: 'p09', resource: `${type}-2` },
+      key: 'admin',
+    });
+    expect(remapped.status).toBe(200);
+    expect(remapped.body).toMatchObject({ type, changed: true });
+    const after = await post(host, type, { producer: 'checkout-7', seq: 3 }, '?ack=flushed');
+    expect(after.status).toBe(200);
+    expect(after.body).toMatchObject({ partition: 'p09', resource: `${type}-2`, flushed: true });
+    const flush = await requestJson<{ flushed: boolean }>(host, 'POST', `/api/streams/${type}/flush?code=x`, { key: 'admin' });
+    expect(flush.status).toBe(200);
+    expect(flush.body.flushed).toBe(true);
+    const listed = await requestJson<{ items: { type: string }[] }>(host, 'GET', '/api/streams?limit=1000');
+    expect(listed.status).toBe(200);
+    expect(listed.body.items.map((i) => i.type)).toContain(type);
+    expect((await requestJson(host, 'GET', `/api/streams/${type}?limit=1`)).status).toBe(200);
+  });
+
+  test('jobs: a billing job reaches "delivered"; results, failures, files and retry-failed answer with query strings', async () => {
+    const items = transactions(20, 3, 'rh');
+    const accepted = await requestJson<JobView>(host, 'POST', '/api/jobs?code=x', { body: { processor: 'billing', items } });
+    expect(accepted.status).toBe(202);
+    const id = accepted.body.id;
+    let job: JobView | undefined;
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
+      const res = await requestJson<JobView>(host, 'GET', `/api/jobs/${id}?code=x`);
+      expect(res.status).toBe(200);
+      job = res.body;
+      if (job.state === 'completed' && job.delivery !== 'pending') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    // The ledger entity answered the writer's report (real host: stayed "pending", §2).
+    expect(job).toMatchObject({ state: 'completed', delivery: 'delivered', totals: { items: 20, succeeded: 20, failed: 0 } });
+    const page = await requestJson<{ results: { status: string }[] }>(host, 'GET', `/api/jobs/${id}/results?limit=500&status=succeeded`);
+    expect(page.status).toBe(200);
+    expect(page.body.results).toHaveLength(20);
+    const failedOnly = await requestJson<{ results: unknown[] }>(host, 'GET', `/api/jobs/${id}/results?status=failed`);
+    expect(failedOnly.status).toBe(200);
+    expect(failedOnly.body.results).toEqual([]);
+    const failures = await requestJson<{ failures?: unknown[]; results?: unknown[] }>(host, 'GET', `/api/jobs/${id}/failures?limit=50`);
+    expect(failures.status).toBe(200);
+    const invoice = await requestJson<string>(host, 'GET', `/api/jobs/${id}/files/invoice.csv?code=x`);
+    expect(invoice.status).toBe(200);
+    // Reached the handler (real host: 503 after 30 s, the delivery never finishing): nothing failed to retry.
+    expectProblem(await requestJson(host, 'POST', `/api/jobs/${id}/retry-failed?code=x`), 409, 'Conflict');
+  }, 90_000);
+});
