@@ -30,7 +30,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A static file of the admin console (content-hashed, cached for a year) */
+        /** A static file of the console (content-hashed, cached for a year) */
         get: operations["consoleAsset"];
         put?: never;
         post?: never;
@@ -98,6 +98,43 @@ export interface paths {
          * @description Adds `by` (default 1; negative for adjustments) and answers 202 once the increment is stored; reads include it at once. With an Idempotency-Key a retry is counted once (the answer then carries `Idempotent-Replayed: true`); reusing a key with a different `by` is a 409.
          */
         post: operations["countersIncrement"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The API reference (this document, rendered by Swagger UI)
+         * @description A web page rendering /api/openapi.json; it holds no data and calls nothing but that document.
+         */
+        get: operations["apiDocsPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/assets/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A static file of the API reference (content-hashed, cached for a year) */
+        get: operations["apiDocsAsset"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -236,9 +273,26 @@ export interface paths {
         put?: never;
         /**
          * Start a gated durable run: it waits for the release, then performs its action
-         * @description Answers 202 with the run id and the Durable check-status links (`statusQueryGetUri` …). A run that registers after the release proceeds at once. With `runId`, a repeated start returns the first run (`created: false`).
+         * @description Answers 202 with the run id and `statusUri` (also the Location), the run's own status route. A run that registers after the release proceeds at once. With `runId`, a repeated start returns the first run (`created: false`).
          */
         post: operations["gatesStartRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gates/{name}/runs/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A gated run's status: its phase while it waits, its output once it has proceeded */
+        get: operations["gatesRunStatus"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -432,7 +486,7 @@ export interface paths {
         put?: never;
         /**
          * Schedule a one-off (`at`) or a recurrence (`cron` + `timeZone`)
-         * @description Creates the schedule and answers 201 with its state and next fire time. The same id again with the same definition answers 200 (idempotent, safe to retry); with a different one 409. A bad cron, time, zone or target is a 400 and nothing is created.
+         * @description Creates the schedule and answers 201 with its state and next fire time. The same id again with the same definition answers 200 (idempotent, safe to retry); with a different one 409. A bad cron, time, zone or target is a 400 and nothing is created. A target that performs an admin action (`gateRelease`) is a 403 here: create it with the admin key through POST /api/schedules/privileged.
          */
         post: operations["schedulesCreate"];
         delete?: never;
@@ -504,6 +558,26 @@ export interface paths {
         put?: never;
         /** Run the target now (also while paused); the overlap policy applies */
         post: operations["schedulesTrigger"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedules/privileged": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Schedule any target, including those that perform admin actions (`gateRelease`); admin key
+         * @description Creates the schedule and answers 201 with its state and next fire time. The same id again with the same definition answers 200 (idempotent, safe to retry); with a different one 409. A bad cron, time, zone or target is a 400 and nothing is created. The same body and answers as POST /api/schedules; the schedule records that an admin-key holder created it.
+         */
+        post: operations["schedulesCreatePrivileged"];
         delete?: never;
         options?: never;
         head?: never;
@@ -781,6 +855,8 @@ export interface components {
              * @example 2027-01-15T09:00:00Z
              */
             at?: string;
+            /** @description Who is creating the schedule, for the record (free text; the key level is recorded beside it). */
+            by?: string;
             /** @description Fires missed while the app was down: `none` skips them, `once` (default) runs one, `all` runs each, at most `limit` (default 10). */
             catchUp?: ("none" | "once" | "all") | {
                 limit?: number;
@@ -920,6 +996,17 @@ export interface components {
             /** @enum {string} */
             outcome: "reset" | "alreadyReset";
         };
+        GateRun: {
+            /** @description `{phase: registering | waiting | proceeding, generation}` while it runs. */
+            customStatus: unknown;
+            gate: string;
+            id: string;
+            /** @description Once completed: the generation that released it, whether it was late, when it proceeded, its action result. */
+            output: unknown;
+            runId: string;
+            /** @description Running, Pending, Completed, Failed, Terminated …, as Durable reports it. */
+            runtimeStatus: string;
+        };
         /**
          * @example {
          *       "action": {
@@ -935,15 +1022,15 @@ export interface components {
              */
             runId?: string;
         };
-        /** @description The run id and the Durable check-status links (as createCheckStatusResponse gives them). */
+        /** @description The run id and where to follow it. */
         GateRunStarted: {
             created: boolean;
             gate: string;
+            /** @description The orchestration instance id. */
             id: string;
             runId: string;
-            statusQueryGetUri: string;
-        } & {
-            [key: string]: string | boolean;
+            /** @description The run's status route (GET, function key), also sent as Location. */
+            statusUri: string;
         };
         GateWaiters: {
             /** @description Runs that registered after the release and proceeded at once. */
@@ -1166,6 +1253,8 @@ export interface components {
                 policy: "none" | "once" | "all";
             };
             createdAt: string;
+            /** @description Who created it and through which key level (null: not recorded). */
+            createdBy: components["schemas"]["ScheduleCreator"] | null;
             cron?: string;
             /** @description Service Bus scheduled mode: the scheduled message and its sequence number (a 64-bit integer as a string). */
             delivery?: {
@@ -1188,6 +1277,15 @@ export interface components {
             };
             timeZone?: string;
             updatedAt: string;
+        };
+        ScheduleCreator: {
+            /** @description Who the creator said they are (`by` in the create body; "unnamed" when omitted). */
+            by: string;
+            /**
+             * @description The key level of the route it was created through, as the host enforced it.
+             * @enum {string}
+             */
+            level: "function" | "admin";
         };
         /** @description One page; pass continuationToken back for the next one (null on the last page). */
         ScheduleList: {
@@ -1548,7 +1646,7 @@ export interface operations {
                     "text/html": unknown;
                 };
             };
-            /** @description The console assets were not built into the package */
+            /** @description The assets of the console were not built into the package */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1901,6 +1999,84 @@ export interface operations {
             };
             /** @description Storage unavailable or too much contention; retry after Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    apiDocsPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
+            /** @description The assets of the API reference were not built into the package */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    apiDocsAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": unknown;
+                };
+            };
+            /** @description Not an asset file name */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such asset */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2513,6 +2689,72 @@ export interface operations {
             };
         };
     };
+    gatesRunStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GateRun"];
+                };
+            };
+            /** @description Invalid name, query or body; nothing was changed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid function or admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run of this gate */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     gatesWait: {
         parameters: {
             query?: {
@@ -3073,7 +3315,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid function or admin key (answered by the Functions host) */
+            /** @description No valid admin key (answered by the Functions host) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3189,7 +3431,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid function or admin key (answered by the Functions host) */
+            /** @description No valid admin key (answered by the Functions host) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3262,6 +3504,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The target performs an admin action; use POST /api/schedules/privileged */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description The id exists with a different definition */
             409: {
@@ -3395,7 +3646,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid function or admin key (answered by the Functions host) */
+            /** @description No valid admin key (answered by the Functions host) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3469,7 +3720,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid function or admin key (answered by the Functions host) */
+            /** @description No valid admin key (answered by the Functions host) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3543,7 +3794,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid function or admin key (answered by the Functions host) */
+            /** @description No valid admin key (answered by the Functions host) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3617,7 +3868,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No valid function or admin key (answered by the Functions host) */
+            /** @description No valid admin key (answered by the Functions host) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3644,6 +3895,91 @@ export interface operations {
             };
             /** @description Too many triggers waiting */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage (or Service Bus) unavailable or too much contention; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    schedulesCreatePrivileged: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSchedule"];
+            };
+        };
+        responses: {
+            /** @description It already existed with this definition */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description Invalid id, body or query; nothing was changed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The id exists with a different definition */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 32768 bytes */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
