@@ -46,7 +46,10 @@ export const authorization = {
   openApiDocument: anonymous,
   consolePage: { ...anonymous, note: 'The page holds no data; it asks for the admin key before it calls anything.' },
   consoleAsset: anonymous,
-  apiDocsPage: { ...anonymous, note: 'The API reference shows only the public contract (the same as the OpenAPI document) and holds no data.' },
+  apiDocsPage: {
+    ...anonymous,
+    note: 'The API reference shows only the public contract (the same as the OpenAPI document) and holds no data.',
+  },
   apiDocsAsset: anonymous,
 
   sequencesConfigure: admin,

@@ -73,7 +73,11 @@ const examples = [
     catchUp: { policy: 'all', limit: 3 },
     target: { type: 'webhook', url: 'https://hooks.example.com/nightly', payload: { report: 'sales' } },
   },
-  { at: '2027-01-15T09:00:00Z', target: { type: 'queueMessage', queue: 'app-reminders', message: { orderId: 'ORD-1' } }, by: 'billing-app' },
+  {
+    at: '2027-01-15T09:00:00Z',
+    target: { type: 'queueMessage', queue: 'app-reminders', message: { orderId: 'ORD-1' } },
+    by: 'billing-app',
+  },
   {
     id: 'nightly',
     cron: '0 30 2 * * *',

@@ -247,7 +247,11 @@ describe('jobs over HTTP', () => {
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     const job = await finished(host, first.body.id);
     expect(job.totals).toEqual({ items: 50, succeeded: 50, failed: 0, pending: 0 });
-    const conflict = expectProblem(await submit(host, { processor: 'billing', items: items.slice(1) }, { 'Idempotency-Key': key }), 409, 'Conflict');
+    const conflict = expectProblem(
+      await submit(host, { processor: 'billing', items: items.slice(1) }, { 'Idempotency-Key': key }),
+      409,
+      'Conflict',
+    );
     // finding 7: the 409 does not name the job a guessed key would lead to.
     expect(JSON.stringify(conflict)).not.toContain(first.body.id);
     expect((await submit(host, { processor: 'billing', items }, { 'Idempotency-Key': key })).body).toMatchObject({

@@ -56,7 +56,8 @@ export interface Browser {
 
 export async function launchBrowser(): Promise<Browser> {
   const executablePath = chromiumPath();
-  if (executablePath === undefined) throw new Error('launchBrowser without a Chromium: guard the tests with describeWithTool(chromiumTool, …)');
+  if (executablePath === undefined)
+    throw new Error('launchBrowser without a Chromium: guard the tests with describeWithTool(chromiumTool, …)');
   const profile = mkdtempSync(join(tmpdir(), 'tallyho-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath,

@@ -181,7 +181,9 @@ describe('finding 3: the queueMessage allow-list', () => {
   it('an allow-list entry that covers a reserved queue does not make it a target', async () => {
     const h = scheduleHarness({ env: { TALLYHO_SCHEDULES_ALLOWED_QUEUES: 'jobs-*,gate-actions,azure-*' } });
     for (const queue of ['jobs-work-0', 'jobs-work-0-poison', 'gate-actions', 'azure-webjobs-x']) {
-      const refused = await appErrorOf(h.service.create({ id: unique('r'), at: '2027-01-01T05:00:00Z', target: queueTarget(queue) }, tester));
+      const refused = await appErrorOf(
+        h.service.create({ id: unique('r'), at: '2027-01-01T05:00:00Z', target: queueTarget(queue) }, tester),
+      );
       expect({ queue, path: refused.issues[0]?.path, message: refused.issues[0]?.message }).toEqual({
         queue,
         path: 'body.target.queue',
@@ -195,7 +197,9 @@ describe('the reconciler', () => {
   it('completes creates left pending for longer than the grace period, and leaves Service Bus deliveries alone', async () => {
     const h = scheduleHarness();
     h.engine.failStarts = 1;
-    await expect(h.service.create({ id: 'cut-short', at: '2027-01-01T05:00:00Z', target: queueTarget('app-out') }, tester)).rejects.toThrow();
+    await expect(
+      h.service.create({ id: 'cut-short', at: '2027-01-01T05:00:00Z', target: queueTarget('app-out') }, tester),
+    ).rejects.toThrow();
     const row = await h.table.read('cut-short');
     expect(row?.state).toBe('pending');
     if (row === undefined) return;

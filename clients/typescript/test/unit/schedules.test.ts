@@ -9,7 +9,11 @@ describe('Schedules', () => {
     const { transport, requests } = fakeTransport(() => json(201, view), { functionKey: 'fn-key', adminKey: 'admin-key' });
     const schedules = new Schedules(transport);
     await schedules.create({ id: 'open', at: '2030-01-15T09:00:00Z', target: { type: 'gateRelease', gate: 'launch' } });
-    await schedules.create({ id: 'remind', at: '2030-01-15T09:00:00Z', target: { type: 'queueMessage', queue: 'app-reminders', message: 'hi' } });
+    await schedules.create({
+      id: 'remind',
+      at: '2030-01-15T09:00:00Z',
+      target: { type: 'queueMessage', queue: 'app-reminders', message: 'hi' },
+    });
     expect(requests.map((r) => [r.path, r.headers['x-functions-key']])).toEqual([
       ['schedules/privileged', 'admin-key'],
       ['schedules', 'fn-key'],
