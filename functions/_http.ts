@@ -2,7 +2,14 @@
  * Registers shared route definitions as HTTP functions. Validation, error mapping and problem+json
  * happen in the route itself (shared/http/route.ts); this adapter only binds it to the runtime.
  */
-import { app, type FunctionInput, type HttpRequest, type HttpResponseInit, type InvocationContext } from '@azure/functions';
+import {
+  app,
+  type FunctionInput,
+  type HttpMethod,
+  type HttpRequest,
+  type HttpResponseInit,
+  type InvocationContext,
+} from '@azure/functions';
 
 import { getConfig } from '../shared/config';
 import type { RouteDefinition } from '../shared/http/route';
@@ -48,10 +55,13 @@ export interface RegisterOptions {
   readonly maxBodyBytes?: number;
 }
 
+/** What an `anyMethod` route registers: every method but CONNECT (a proxy tunnel, never an API call). */
+const everyMethod: HttpMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'];
+
 export function registerRoutes(routes: readonly RouteDefinition[], options: RegisterOptions = {}): void {
   for (const route of routes) {
     app.http(route.name, {
-      methods: [route.method],
+      methods: route.anyMethod === true ? everyMethod : [route.method],
       route: route.path,
       authLevel: route.auth,
       ...(options.extraInputs === undefined ? {} : { extraInputs: options.extraInputs }),

@@ -13,6 +13,7 @@ import './counters';
 import './gates';
 import './idempotency';
 import './jobs';
+import './notFound';
 import './openapi';
 import './schedules';
 import './sequences';

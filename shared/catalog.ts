@@ -11,6 +11,7 @@ import { gatesRoutes } from './gates/routes';
 import { healthRoutes } from './health/routes';
 import { jobSettings } from './config';
 import type { RouteDefinition } from './http/route';
+import { notFoundRoutes } from './http/notFound';
 import { jobsRoutes } from './jobs/routes';
 import type { TagDoc } from './openapi/document';
 import { openApiRoutes } from './openapi/routes';
@@ -50,5 +51,6 @@ export function catalogRoutes(): RouteDefinition[] {
     ...openApiRoutes({ routes: catalogRoutes, tags: capabilityTags }),
     ...consoleRoutes({ assets: documentationOnly }),
     ...apiDocsRoutes({ assets: documentationOnly }),
+    ...notFoundRoutes(),
   ];
 }

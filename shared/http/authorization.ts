@@ -107,6 +107,13 @@ export const authorization = {
   streamsList: admin,
   streamsRemap: admin,
   streamsFlush: admin,
+
+  zzNotFound: {
+    ...anonymous,
+    note:
+      'Answers only 404 for paths and methods no other route serves, and reveals nothing; it answers callers without a key ' +
+      "exactly as those with one, as the host's own 404 did.",
+  },
 } as const satisfies Readonly<Record<string, RouteAuthorization>>;
 
 /** The name of a route the table knows; `defineRoute` accepts no other. */

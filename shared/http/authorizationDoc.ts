@@ -25,7 +25,9 @@ export const authorizationBlock = {
 };
 
 export function authorizationMarkdown(routes: readonly RouteDefinition[]): string {
-  const rows = routes.map((r) => `| \`${r.name}\` | ${r.method} | \`/api/${r.path}\` | ${levelText[r.auth]} | ${ruleText(r)} |`);
+  const rows = routes.map(
+    (r) => `| \`${r.name}\` | ${r.anyMethod === true ? 'any' : r.method} | \`/api/${r.path}\` | ${levelText[r.auth]} | ${ruleText(r)} |`,
+  );
   return [
     '| route | method | path | key needed | rule where the body decides, and notes |',
     '| --- | --- | --- | --- | --- |',

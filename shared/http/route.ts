@@ -69,6 +69,11 @@ interface RouteMeta {
   readonly method: HttpMethod;
   /** Route template below the `api` prefix, e.g. `sequences/{name}/next`. */
   readonly path: string;
+  /**
+   * Registered for every method, not only `method` (the catch-all, ./notFound.ts). Such a route is no
+   * operation of the API: the OpenAPI document leaves it out, and `method` is only what tests call it with.
+   */
+  readonly anyMethod?: true;
   readonly summary: string;
   readonly description?: string;
   readonly tags: readonly string[];

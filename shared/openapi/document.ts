@@ -179,6 +179,8 @@ export function buildOpenApiDocument(routes: readonly RouteDefinition[], info: D
   const paths: Record<string, Record<string, Json>> = {};
   const operationIds = new Set<string>();
   for (const route of routes) {
+    // The catch-all answers what no operation does; listing it would document every path as served.
+    if (route.anyMethod === true) continue;
     if (operationIds.has(route.name)) throw new Error(`Two routes are named "${route.name}"`);
     operationIds.add(route.name);
     const path = openApiPath(route.path);

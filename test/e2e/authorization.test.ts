@@ -120,12 +120,19 @@ describe('authorization matrix (devhost, keys on)', () => {
     const outcomes: { route: string; caller: Caller; refused: boolean }[] = [];
     const expected: typeof outcomes = [];
     const leaks: { route: string; caller: Caller; status: number; leak: string }[] = [];
+    const catchAll: { route: string; caller: Caller; status: number; type: string | null; code: unknown }[] = [];
     let successes = 0;
     for (const route of catalogRoutes()) {
       for (const caller of callers) {
         const answer = await call(route, caller);
         outcomes.push({ route: route.name, caller, refused: answer.status === 401 });
         expected.push({ route: route.name, caller, refused: refused(route, caller) });
+        // The catch-all (its path here is a single unknown segment) answers every caller alike: 404 problem+json.
+        if (route.anyMethod === true) {
+          const type = answer.headers.get('content-type');
+          const code = /problem\+json/.test(type ?? '') ? (JSON.parse(answer.text) as { code?: unknown }).code : undefined;
+          catchAll.push({ route: route.name, caller, status: answer.status, type, code });
+        }
         if (answer.status < 300) successes += 1;
         if (caller === 'admin') continue;
         const seen = readable(answer);
@@ -137,6 +144,15 @@ describe('authorization matrix (devhost, keys on)', () => {
     }
     expect(outcomes).toEqual(expected);
     expect(leaks).toEqual([]);
+    expect(catchAll).toEqual(
+      callers.map((caller) => ({
+        route: 'zzNotFound',
+        caller,
+        status: 404,
+        type: expect.stringMatching(/^application\/problem\+json/),
+        code: 'NotFound',
+      })),
+    );
     // The matrix also reached handlers' success paths, not only refusals and 404s.
     expect(successes).toBeGreaterThan(20);
   }, 120_000);

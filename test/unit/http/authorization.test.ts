@@ -69,12 +69,35 @@ describe('the authorization table', () => {
       admin: ['adminKey', 'adminKeyQuery'],
     };
     const paths = doc.paths as Record<string, Record<string, { operationId: string; security: Record<string, unknown>[] }>>;
+    const operationIds = Object.values(paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
     for (const route of routes) {
+      // The catch-all is no operation (shared/http/notFound.ts): the document leaves it out.
+      if (route.anyMethod === true) {
+        expect(operationIds).not.toContain(route.name);
+        continue;
+      }
       const op = paths[openApiPath(route.path)]?.[route.method.toLowerCase()];
       expect(op?.operationId).toBe(route.name);
       const schemes = (op?.security ?? []).flatMap((s) => Object.keys(s)).sort();
       expect({ route: route.name, schemes }).toEqual({ route: route.name, schemes: expected[authorization[route.name].level] });
     }
+  });
+
+  test("finding 9: the catch-all is the last HTTP function in the real host's route order, so it shadows no other route", () => {
+    // The host maps routes in function-name order (FunctionMetadataManager sorts OrdinalIgnoreCase) and
+    // takes the first that matches (shared/http/notFound.ts): a catch-all named earlier would answer
+    // the requests of every function named after it. OrdinalIgnoreCase compares upper-cased code units.
+    const catchAlls = routes.filter((r) => r.anyMethod === true);
+    expect(catchAlls.map((r) => ({ name: r.name, path: r.path }))).toEqual([{ name: 'zzNotFound', path: '{*path}' }]);
+    const hostOrder = routes
+      .map((r) => r.name)
+      .sort((a, b) => {
+        const x = a.toUpperCase();
+        const y = b.toUpperCase();
+        return x < y ? -1 : x > y ? 1 : 0;
+      });
+    expect(hostOrder[hostOrder.length - 1]).toBe('zzNotFound');
+    expect(hostOrder.filter((n) => n.toUpperCase() === 'ZZNOTFOUND')).toEqual(['zzNotFound']);
   });
 
   test('docs/security.md carries the generated table', () => {
@@ -108,7 +131,8 @@ describe('the authorization table', () => {
     );
     expect(claims.length).toBeGreaterThan(0);
     for (const c of claims) {
-      const route = routes.find((r) => r.method === c.method && matches(r.path, c.path));
+      // The catch-all matches any path, so a claim about a route that does not exist must not land on it.
+      const route = routes.find((r) => r.anyMethod !== true && r.method === c.method && matches(r.path, c.path));
       expect({ ...c, level: route?.auth }).toEqual(c);
     }
   });
