@@ -10,8 +10,11 @@
  * (azure-functions-host#9876). A `{*path}` route named before another function would answer that
  * function's requests. Hence `zzNotFound`, which sorts after every other name (a unit test checks).
  *
- * A route whose method constraint fails does not match, so the collection tries the next route: a
- * wrong method on a known path reaches the catch-all, which is why the host's own answer was 404.
+ * A route whose method constraint fails does not match (dotnet/aspnetcore RouteBase.RouteAsync returns
+ * without a handler when RouteConstraintMatcher.Match fails), so RouteCollection.RouteAsync tries the
+ * next route: a wrong method on a known path reaches the catch-all, which is why the host's own answer
+ * was 404. (Recent hosts also map a HEAD-only route answering 405 right after each function that takes
+ * neither GET nor HEAD; it precedes the catch-all the same way.)
  * `/admin/*` never reaches function routes (WebJobsRouter.RouteAsync returns before routing it), and
  * `/runtime/webhooks/*` lies outside the `api` prefix the template sits under.
  */

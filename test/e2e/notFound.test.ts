@@ -77,9 +77,10 @@ describe('the catch-all 404 (devhost, keys on)', () => {
 
   test('finding 9: a known route with another method answers 404 problem+json, without a key and with one', async () => {
     // The real host answers 404 here, not 405 (shared/reference/real-host-observations.md §3): its routes are
-    // an ASP.NET Core RouteCollection in which a route whose HttpMethodRouteConstraint fails does not match
-    // and the next one is tried (azure-functions-host WebScriptHostHttpRoutesManager), which ends at the
-    // catch-all. Not run on the real host by this suite: see the report of this change.
+    // an ASP.NET Core RouteCollection (azure-functions-host WebScriptHostHttpRoutesManager) in which a route
+    // whose HttpMethodRouteConstraint fails does not match and the next one is tried (dotnet/aspnetcore
+    // RouteBase.RouteAsync, RouteCollection.RouteAsync), which ends at the catch-all. Read in the sources,
+    // not yet run on the real host with the catch-all in place.
     for (const [method, path] of [
       ['DELETE', '/api/health'],
       ['POST', '/api/openapi.json'],
