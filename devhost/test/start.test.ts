@@ -134,17 +134,16 @@ async function functions(started: Started, adminKey?: string): Promise<FunctionS
   return (await res.json()) as FunctionSummary[];
 }
 
-/** A function-level HTTP function with no route parameters, so a request reaches key checking as is. */
+/**
+ * A function-level HTTP function that answers GET, with its route values filled in: key checking comes
+ * before the function, so whatever the app would answer, a missing or wrong key is a 401.
+ */
 function functionLevelUrl(list: readonly FunctionSummary[]): string {
   const f = list.find(
-    (x) =>
-      !x.isDisabled &&
-      x.http?.authLevel === 'function' &&
-      (x.http.methods.length === 0 || x.http.methods.includes('GET')) &&
-      x.invoke_url_template?.includes('{') === false,
+    (x) => !x.isDisabled && x.http?.authLevel === 'function' && (x.http.methods.length === 0 || x.http.methods.includes('GET')),
   );
-  if (f?.invoke_url_template === undefined) throw new Error('the built app has no function-level GET route without parameters');
-  return f.invoke_url_template;
+  if (f?.invoke_url_template === undefined) throw new Error('the built app has no function-level GET route');
+  return f.invoke_url_template.replace(/\{[^}]*\}/g, 'start-test');
 }
 
 const running = new Set<ChildProcess>();

@@ -122,7 +122,7 @@ describe('issue #17 regressions (devhost, keys on)', () => {
     // A schedule a function-key holder may create says so.
     const own = await requestJson<ScheduleView>(host, 'POST', '/api/schedules', {
       key: 'function',
-      body: { at: '2099-01-01T00:00:00Z', target: { type: 'queueMessage', queue: unique('f2q'), message: 1 }, by: 'shop' },
+      body: { at: '2099-01-01T00:00:00Z', target: { type: 'queueMessage', queue: unique('app-f2q'), message: 1 }, by: 'shop' },
     });
     expect(own.status).toBe(201);
     expect(own.body.createdBy).toEqual({ by: 'shop', level: 'function' });

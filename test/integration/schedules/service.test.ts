@@ -299,7 +299,7 @@ describe('control requests on the index', () => {
     const outcomes = await Promise.all(
       Array.from({ length: 12 }, async (_, i) => {
         const id = `race-${i}`;
-        const queue = unique('race');
+        const queue = unique('app-race');
         await h.service.create({ id, at: '2027-01-01T00:00:30Z', target: queueTarget(queue, id) }, tester);
         const fire = { at: '2027-01-01T00:00:30.000Z', kind: 'scheduled' as const };
         const [run, cancel] = await Promise.all([
