@@ -41,6 +41,17 @@ curl() {
   cat "$EXAMPLE_DIR/body"
   return $rc
 }
+# Upper-case shell variables an example sets (JOB=$(curl …)) carry over to the page's later examples,
+# as they would in the reader's terminal; the environment's own are left out.
+example_inherited=" $(compgen -v | grep -E '^[A-Z][A-Z0-9_]*$' | tr '\n' ' ') "
+if [ -f "$EXAMPLE_DIR/vars" ]; then . "$EXAMPLE_DIR/vars"; fi
+example_keep() {
+  local v
+  for v in $(compgen -v | grep -E '^[A-Z][A-Z0-9_]*$'); do
+    case "$example_inherited" in *" $v "*) ;; *) declare -p "$v" ;; esac
+  done > "$EXAMPLE_DIR/vars.next" && mv "$EXAMPLE_DIR/vars.next" "$EXAMPLE_DIR/vars"
+}
+trap example_keep EXIT
 `;
 
 interface Outcome {
