@@ -52,6 +52,8 @@ export type ServiceBusConnection =
 export interface SequenceSettings {
   /** Create an unknown sequence with default settings on first use instead of answering 404. */
   readonly autoCreate: boolean;
+  /** Sequences `next` may auto-create at most (a function-level caller picks the names); 409 past it. */
+  readonly maxAutoCreated: number;
   readonly maxAttempts: number;
   readonly maxWaitMs: number;
 }
@@ -67,6 +69,8 @@ export interface CounterSettings {
   readonly maxIncrement: number;
   /** Create an unknown counter with the defaults on its first increment instead of answering 404. */
   readonly autoCreate: boolean;
+  /** Counters increments may auto-create at most (a function-level caller picks the names); 409 past it. */
+  readonly maxAutoCreated: number;
   /** How long an instance trusts its cached copy of a counter's settings when incrementing. */
   readonly settingsCacheSeconds: number;
   /** Hits one rollup run folds per partition at most; the rest wait for the next run. */
@@ -104,6 +108,10 @@ export interface StreamSettings {
   readonly idleRecheckSeconds: number;
   /** How long a request waits for the writer's receipt (and, with ack=flushed, for the flush). */
   readonly ackTimeoutMs: number;
+  /** Distinct event types the task hub takes at most (each costs a writer entity and a flusher); 409 for a new one past it. */
+  readonly maxTypes: number;
+  /** The Durable task hub (TALLYHO_TASK_HUB): writers live in it, so the type count is kept per hub. */
+  readonly taskHub: string;
   /** Longest a request with `wait=true` waits for room in a full buffer before answering 429. */
   readonly maxWaitSeconds: number;
 }
@@ -142,6 +150,8 @@ export interface ScheduleSettings {
   readonly misfireGraceSeconds: number;
   /** Runs of one schedule in progress at once under the `allow` overlap policy. */
   readonly maxConcurrentRuns: number;
+  /** Live schedules (pending, active, paused) past which a function-level create is refused (409); admin creates are not capped. */
+  readonly maxLive: number;
   /** How often a run that completes later (a job) is polled. */
   readonly pollSeconds: number;
   /** Longest a schedule sleeps before it re-reads its control state (heals a lost wake-up). */
@@ -161,6 +171,8 @@ export interface JobSettings {
   readonly queuePrefix: string;
   /** Items one job may hold (413 above). */
   readonly maxItems: number;
+  /** Unfinished jobs past which `POST /api/jobs` answers 429 for a new job (gated runs' and schedules' jobs are not refused). */
+  readonly maxOpen: number;
   /** Largest `POST /api/jobs` body (413 above); replaces the app-wide body limit for that endpoint. */
   readonly maxRequestBytes: number;
   /** Largest single item, serialised (413 above). */
@@ -403,11 +415,13 @@ export const settingNames = {
   idempotencyTtlSeconds: 'TALLYHO_IDEMPOTENCY_TTL_SECONDS',
   idempotencySweepSchedule: 'TALLYHO_IDEMPOTENCY_SWEEP_SCHEDULE',
   sequencesAutoCreate: 'TALLYHO_SEQUENCES_AUTO_CREATE',
+  sequencesMaxAutoCreated: 'TALLYHO_SEQUENCES_MAX_AUTO_CREATED',
   countersRollupSchedule: 'TALLYHO_COUNTERS_ROLLUP_SCHEDULE',
   countersSafetyWindowSeconds: 'TALLYHO_COUNTERS_SAFETY_WINDOW_SECONDS',
   countersDefaultPartitions: 'TALLYHO_COUNTERS_DEFAULT_PARTITIONS',
   countersMaxIncrement: 'TALLYHO_COUNTERS_MAX_INCREMENT',
   countersAutoCreate: 'TALLYHO_COUNTERS_AUTO_CREATE',
+  countersMaxAutoCreated: 'TALLYHO_COUNTERS_MAX_AUTO_CREATED',
   countersSettingsCacheSeconds: 'TALLYHO_COUNTERS_SETTINGS_CACHE_SECONDS',
   countersRollupMaxHits: 'TALLYHO_COUNTERS_ROLLUP_MAX_HITS',
   schedulesWebhookAllowedHosts: 'TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS',
@@ -418,6 +432,7 @@ export const settingNames = {
   schedulesAllowedQueues: 'TALLYHO_SCHEDULES_ALLOWED_QUEUES',
   schedulesMisfireGraceSeconds: 'TALLYHO_SCHEDULES_MISFIRE_GRACE_SECONDS',
   schedulesMaxConcurrentRuns: 'TALLYHO_SCHEDULES_MAX_CONCURRENT_RUNS',
+  schedulesMaxLive: 'TALLYHO_SCHEDULES_MAX_LIVE',
   schedulesPollSeconds: 'TALLYHO_SCHEDULES_POLL_SECONDS',
   schedulesRecheckSeconds: 'TALLYHO_SCHEDULES_RECHECK_SECONDS',
   schedulesRunCheckMs: 'TALLYHO_SCHEDULES_RUN_CHECK_MS',
@@ -439,6 +454,7 @@ export const settingNames = {
   streamsIdleRecheckSeconds: 'TALLYHO_STREAMS_IDLE_RECHECK_SECONDS',
   streamsAckTimeoutMs: 'TALLYHO_STREAMS_ACK_TIMEOUT_MS',
   streamsMaxWaitSeconds: 'TALLYHO_STREAMS_MAX_WAIT_SECONDS',
+  streamsMaxTypes: 'TALLYHO_STREAMS_MAX_TYPES',
   gatesWaitMaxSeconds: 'TALLYHO_GATES_WAIT_MAX_SECONDS',
   gatesSseMaxSeconds: 'TALLYHO_GATES_SSE_MAX_SECONDS',
   gatesHeartbeatSeconds: 'TALLYHO_GATES_HEARTBEAT_SECONDS',
@@ -449,6 +465,7 @@ export const settingNames = {
   jobsQueues: 'TALLYHO_JOBS_QUEUES',
   jobsQueuePrefix: 'TALLYHO_JOBS_QUEUE_PREFIX',
   jobsMaxItems: 'TALLYHO_JOBS_MAX_ITEMS',
+  jobsMaxOpen: 'TALLYHO_JOBS_MAX_OPEN',
   jobsMaxRequestBytes: 'TALLYHO_JOBS_MAX_REQUEST_BYTES',
   jobsMaxItemBytes: 'TALLYHO_JOBS_MAX_ITEM_BYTES',
   jobsEnvelopeMaxItems: 'TALLYHO_JOBS_ENVELOPE_MAX_ITEMS',
@@ -507,6 +524,9 @@ function readStreamSettings(r: SettingsReader): StreamSettings {
     idleRecheckSeconds: r.int(n.streamsIdleRecheckSeconds, 60, 1, 86_400),
     ackTimeoutMs: r.int(n.streamsAckTimeoutMs, 30_000, 100, 600_000),
     maxWaitSeconds: r.int(n.streamsMaxWaitSeconds, 10, 0, 300),
+    maxTypes: r.int(n.streamsMaxTypes, 1000, 1, 1_000_000),
+    // Read here, not in settingNames: host.json needs it and it has no default of ours (see docs/configuration.md).
+    taskHub: r.string('TALLYHO_TASK_HUB', 'tallyho'),
   };
   if (settings.maxEventBytes + streamLineOverheadBytes > settings.maxBlockBytes) {
     r.problems.push(`${n.streamsMaxEventBytes}: must be at least ${streamLineOverheadBytes} below ${n.streamsMaxBlockBytes}`);
@@ -540,6 +560,7 @@ function readScheduleSettings(r: SettingsReader): ScheduleSettings {
     allowedQueues: r.list(n.schedulesAllowedQueues, ['app-*']),
     misfireGraceSeconds: r.int(n.schedulesMisfireGraceSeconds, 60, 1, 86_400),
     maxConcurrentRuns: r.int(n.schedulesMaxConcurrentRuns, 10, 1, 50),
+    maxLive: r.int(n.schedulesMaxLive, 1000, 1, 100_000),
     pollSeconds: r.int(n.schedulesPollSeconds, 30, 1, 3600),
     recheckSeconds: r.int(n.schedulesRecheckSeconds, 3600, 10, 7 * 86_400),
     runCheckMs: r.int(n.schedulesRunCheckMs, 1000, 100, 600_000),
@@ -571,6 +592,7 @@ function readCounterSettings(r: SettingsReader): CounterSettings {
     defaultPartitions: r.int(settingNames.countersDefaultPartitions, 4, 1, 100),
     maxIncrement: r.int(settingNames.countersMaxIncrement, 1_000_000, 1, 1_000_000_000),
     autoCreate: r.bool(settingNames.countersAutoCreate, false),
+    maxAutoCreated: r.int(settingNames.countersMaxAutoCreated, 1000, 1, 1_000_000),
     settingsCacheSeconds: r.int(settingNames.countersSettingsCacheSeconds, 30, 0, 3600),
     rollupMaxHits: r.int(settingNames.countersRollupMaxHits, 100_000, 100, 10_000_000),
   };
@@ -603,6 +625,7 @@ function readJobSettings(r: SettingsReader): JobSettings {
     queues: r.int(n.jobsQueues, 4, 1, 8),
     queuePrefix: r.string(n.jobsQueuePrefix, 'jobs-work', queuePrefixPattern),
     maxItems: r.int(n.jobsMaxItems, 10_000, 1, 100_000),
+    maxOpen: r.int(n.jobsMaxOpen, 1000, 1, 100_000),
     maxRequestBytes: r.int(n.jobsMaxRequestBytes, 4 * 1024 * 1024, 1024, 100 * 1024 * 1024),
     maxItemBytes: r.int(n.jobsMaxItemBytes, 256 * 1024, 256, 4 * 1024 * 1024),
     envelopeMaxItems: r.int(n.jobsEnvelopeMaxItems, 32, 1, 99),
@@ -678,6 +701,7 @@ export function loadConfig(env: Env = process.env): Config {
     signingKey: readSigningKey(r),
     sequences: {
       autoCreate: r.bool(settingNames.sequencesAutoCreate, false),
+      maxAutoCreated: r.int(settingNames.sequencesMaxAutoCreated, 1000, 1, 1_000_000),
       maxAttempts: r.int(settingNames.occMaxAttempts, 12, 1, 100),
       maxWaitMs: r.int(settingNames.occMaxWaitMs, 5000, 10, 120_000),
     },

@@ -17,7 +17,10 @@ export const tables = {
   counterDirty: 'counterdirty',
   /** One row per schedule (PartitionKey = schedule id): definition, control state, next fire, recent runs. */
   schedules: 'schedules',
-  /** Stream routes: event type -> partition and resource (RowKey = type), with a version per remap. */
+  /**
+   * Stream routes: event type -> partition and resource (partition `route`, RowKey = type), with a version
+   * per remap; and the types admitted per task hub with their count (partition `types|<hub>`, TALLYHO_STREAMS_MAX_TYPES).
+   */
   streamRoutes: 'streamroutes',
   /** Gate audit log: one row per create, release and reset (PartitionKey = gate, RowKey = generation and kind). */
   gateAudit: 'gateaudit',

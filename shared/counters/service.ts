@@ -5,11 +5,12 @@
 import type { TableClient } from '@azure/data-tables';
 
 import type { Clock, Random } from '../clock';
-import type { CounterSettings } from '../config';
+import { type CounterSettings, settingNames } from '../config';
 import { AppError, validationError } from '../errors';
 import type { Logger } from '../log';
 import { tables } from '../resources';
 import { type BackoffPolicy, LostRace, retryLostRaces, retryContextOf } from '../retry';
+import { autoCreatedPartition, CappedSet } from '../storage/cappedSet';
 import type { Listing } from '../storage/list';
 import { CounterCatalog, type StoredCounter } from './catalog';
 import type { CounterRuntime } from './context';
@@ -71,12 +72,22 @@ export class CounterService {
   readonly rollup: Rollup;
   private readonly incrementer: Incrementer;
   private readonly reader: CounterReader;
+  /** TALLYHO_COUNTERS_MAX_AUTO_CREATED: increments choose names, so auto-creation is capped. */
+  private readonly autoCreated: CappedSet;
 
   constructor(private readonly deps: CounterServiceDeps) {
     const names = deps.tableNames ?? defaultCounterTables;
     const { clock, random, logger, backoff, settings } = deps;
     const keys = new HitKeys(random);
     this.catalog = new CounterCatalog(() => deps.table(names.settings), clock, settings.settingsCacheSeconds * 1000);
+    this.autoCreated = new CappedSet({
+      table: () => deps.table(names.settings),
+      partitionKey: autoCreatedPartition,
+      max: settings.maxAutoCreated,
+      noun: 'auto-created counters',
+      setting: settingNames.countersMaxAutoCreated,
+      retry: retryContextOf(deps, 'the auto-created counter count'),
+    });
     this.data = new CounterDataStore(() => deps.table(names.data));
     this.dirty = new DirtyIndex(() => deps.table(names.dirty), logger);
     const idempotencyTtlMs = deps.idempotencyTtlSeconds * 1000;
@@ -146,6 +157,7 @@ export class CounterService {
     const counter = await this.catalog.cached(name);
     if (counter !== undefined) return counter;
     if (!this.deps.settings.autoCreate) throw notFound(name);
+    await this.autoCreated.admit(name);
     const { created, counter: made } = await this.catalog.create(name, resolveDefinition({}, this.deps.settings));
     if (created) this.deps.logger.log('info', 'counter.auto_created', { counter: name });
     return made;

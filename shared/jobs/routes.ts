@@ -68,11 +68,12 @@ export function jobsRoutes(deps: JobRouteDeps): RouteDefinition[] {
         413: problem(
           'Body larger than TALLYHO_JOBS_MAX_REQUEST_BYTES, more items than TALLYHO_JOBS_MAX_ITEMS, or an item larger than TALLYHO_JOBS_MAX_ITEM_BYTES; nothing was stored',
         ),
+        429: problem('TALLYHO_JOBS_MAX_OPEN jobs are unfinished; submit again after Retry-After. Nothing was stored'),
         503: unavailable,
       },
       handle: async ({ body, headers }) => {
         const key = readIdempotencyKey(headers);
-        const { job, replayed } = await deps.service().submit(body, key);
+        const { job, replayed } = await deps.service().submit(body, key, { limitOpen: true });
         const view = viewJob(job, undefined);
         return json(202, view, { location: view.links.self as string, ...(replayed ? { 'idempotent-replayed': 'true' } : {}) });
       },

@@ -8,15 +8,15 @@ import { processPoison, type PoisonReport } from './poison';
 import { reconcile, type ReconcileReport } from './reconcile';
 import type { ResultPage, ResultStatus } from './resultStore';
 import { retryFailed } from './retryFailed';
-import { checkSubmission, submitJob, type SubmitRequest, type SubmitResult } from './submit';
+import { checkSubmission, submitJob, type SubmitOptions, type SubmitRequest, type SubmitResult } from './submit';
 import { viewJob } from './view';
 import type { JobFile } from './files';
 
 export class JobService {
   constructor(readonly context: JobsContext) {}
 
-  submit(request: SubmitRequest, idempotencyKey: string | undefined): Promise<SubmitResult> {
-    return submitJob(this.context, request, idempotencyKey);
+  submit(request: SubmitRequest, idempotencyKey: string | undefined, options: SubmitOptions = {}): Promise<SubmitResult> {
+    return submitJob(this.context, request, idempotencyKey, options);
   }
 
   /** Throws the 400/413 that `submit` would answer for the request, and writes nothing. */

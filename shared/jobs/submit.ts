@@ -76,7 +76,32 @@ async function resume(ctx: JobsContext, existing: StoredJob, request: SubmitRequ
   return { job: (await runEnqueue(ctx, claimed, input)).job, replayed: true };
 }
 
-export async function submitJob(ctx: JobsContext, request: SubmitRequest, key: string | undefined): Promise<SubmitResult> {
+/**
+ * TALLYHO_JOBS_MAX_OPEN: each unfinished job holds queue messages, rows and blobs, and callers may
+ * submit as fast as they like. Counted from the `open` index (one partition, keys only), so it
+ * is a soft cap: submissions racing on several instances may pass it by their number. A 429: jobs
+ * finish, so waiting frees room.
+ */
+async function checkOpenRoom(ctx: JobsContext): Promise<void> {
+  const max = ctx.settings.maxOpen;
+  if ((await ctx.jobs.listOpen(max)).length < max) return;
+  throw new AppError('TooManyRequests', `${max} jobs are unfinished (TALLYHO_JOBS_MAX_OPEN); submit again once some finish`, {
+    retryAfterSeconds: 30,
+    extra: { limit: 'TALLYHO_JOBS_MAX_OPEN', max },
+  });
+}
+
+export interface SubmitOptions {
+  /** Refuse a new job while TALLYHO_JOBS_MAX_OPEN are unfinished (the HTTP route; a gated run or a schedule is bounded by its own caps). */
+  readonly limitOpen?: boolean;
+}
+
+export async function submitJob(
+  ctx: JobsContext,
+  request: SubmitRequest,
+  key: string | undefined,
+  options: SubmitOptions = {},
+): Promise<SubmitResult> {
   const input = checkSubmission(ctx, request);
   const now = ctx.clock.now();
   const id = key === undefined ? newJobId(now) : jobIdForKey(key, await ctx.signer());
@@ -84,6 +109,7 @@ export async function submitJob(ctx: JobsContext, request: SubmitRequest, key: s
     const existing = await ctx.jobs.read(id);
     if (existing !== undefined) return resume(ctx, existing, request, input);
   }
+  if (options.limitOpen === true) await checkOpenRoom(ctx);
   const { settings } = ctx;
   const lease = ctx.newLease();
   const draft: JobRecord = {

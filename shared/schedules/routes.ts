@@ -145,7 +145,11 @@ function createRoute(name: keyof typeof createTexts, path: string, deps: Schedul
       201: { description: 'Created', schema: scheduleView },
       400: badRequest,
       ...refusals(level),
-      409: problem('The id exists with a different definition'),
+      409: problem(
+        level === 'admin'
+          ? 'The id exists with a different definition'
+          : 'The id exists with a different definition, or TALLYHO_SCHEDULES_MAX_LIVE schedules are live (nothing was created)',
+      ),
       413: problem(`Body larger than ${limits.bodyBytes} bytes`),
       503: unavailable,
     },

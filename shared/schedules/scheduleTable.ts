@@ -227,6 +227,25 @@ export class ScheduleTable {
   }
 
   /**
+   * Schedules not yet over (pending, active, paused), counted up to `atMost` (the scan stops there).
+   * A cross-partition scan that reads only keys: the cap on function-level creates pays it, nothing else.
+   */
+  async countLive(atMost: number): Promise<number> {
+    const table = await this.table();
+    const filter = odata`RowKey eq ${rowKey} and (state eq ${'pending'} or state eq ${'active'} or state eq ${'paused'})`;
+    let count = 0;
+    try {
+      for await (const page of table.listEntities({ queryOptions: { filter, select: ['PartitionKey'] } }).byPage({ maxPageSize: 1000 })) {
+        count += page.length;
+        if (count >= atMost) return atMost;
+      }
+    } catch (err) {
+      throw translateStorageError(err, 'counting live schedules');
+    }
+    return count;
+  }
+
+  /**
    * One page of orchestration-mode schedules that say `active` or `paused` with a next fire before
    * `before` (an ISO time: stored fire times are ISO-8601 UTC, so text order is time order). The
    * service filters, so a healthy index answers with nothing.

@@ -14,7 +14,7 @@ import type { Clock, Random } from '../clock';
 import type { ScheduleSettings } from '../config';
 import { AppError } from '../errors';
 import type { Logger } from '../log';
-import { type BackoffPolicy, retryLostRaces, retryContextOf } from '../retry';
+import { type BackoffPolicy, LostRace, retryLostRaces, retryContextOf } from '../retry';
 import { engineSettings } from './activities';
 import { admit } from './admission';
 import type { Creator } from './creator';
@@ -120,8 +120,7 @@ export class ScheduleService {
     });
     const id = body.id ?? this.deps.newId();
     const key = definitionKey(definition);
-    // Insert-if-absent: an id that exists (a retry, a conflict) is read back and compared.
-    const { created, row } = await this.deps.table.create({
+    const fresh: NewScheduleRow = {
       id,
       definition,
       definitionKey: key,
@@ -139,9 +138,39 @@ export class ScheduleService {
       ackVersion: 0,
       sequenceNumber: undefined,
       createdBy: creator,
-    });
+    };
+    // A repeat of an existing id is answered below without a place; only a new schedule needs one.
+    const needsPlace = creator.level === 'function' && (body.id === undefined || (await this.deps.table.read(id)) === undefined);
+    // Insert-if-absent: an id that exists (a retry, a conflict) is read back and compared.
+    const { created, row } = needsPlace ? await this.createWithinCap(fresh) : await this.deps.table.create(fresh);
     if (!created) return { created: false, view: viewOf(await this.again(row, key)) };
     return { created: true, view: viewOf(await this.begin(row)) };
+  }
+
+  /**
+   * TALLYHO_SCHEDULES_MAX_LIVE for function-level creates (each live schedule is an orchestration
+   * that wakes up for ever). Counted before the insert, so a full app writes nothing, and again
+   * after it, so concurrent creates on several instances cannot pass the cap together: one that
+   * finds itself over it removes its own `pending` row (nothing was started yet) and tries again
+   * after a back-off, when the count before the insert decides.
+   */
+  private createWithinCap(fresh: NewScheduleRow): Promise<{ created: boolean; row: ScheduleRow }> {
+    const max = this.deps.settings.maxLive;
+    return retryLostRaces(retryContextOf(this.deps, 'the live schedule count'), async () => {
+      if ((await this.deps.table.countLive(max)) >= max) {
+        throw new AppError(
+          'Conflict',
+          `The app already holds ${max} live schedules (TALLYHO_SCHEDULES_MAX_LIVE); a function-level create is refused until some end or an operator raises it`,
+          { extra: { limit: 'TALLYHO_SCHEDULES_MAX_LIVE', max } },
+        );
+      }
+      const result = await this.deps.table.create(fresh);
+      if (result.created && (await this.deps.table.countLive(max + 1)) > max) {
+        await this.deps.table.remove(result.row);
+        throw new LostRace(`schedules created concurrently passed TALLYHO_SCHEDULES_MAX_LIVE`);
+      }
+      return result;
+    });
   }
 
   /** The same id again: the same definition is idempotent (and completes a create cut short), another is a 409. */

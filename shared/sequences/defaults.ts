@@ -30,6 +30,7 @@ export function getSequenceService(): SequenceService {
       logger: getLogger(),
       backoff: occBackoff(config.sequences),
       autoCreate: config.sequences.autoCreate,
+      maxAutoCreated: config.sequences.maxAutoCreated,
       instanceId: randomUUID(),
     });
     onShutdown(async () => {

@@ -4,10 +4,12 @@
  * shutdown so unused numbers go back to storage.
  */
 import type { Clock, Random } from '../clock';
+import { settingNames } from '../config';
 import { AppError } from '../errors';
 import type { IdempotencyStore } from '../idempotency';
 import type { Logger } from '../log';
-import type { BackoffPolicy } from '../retry';
+import { type BackoffPolicy, retryContextOf } from '../retry';
+import { autoCreatedPartition, CappedSet } from '../storage/cappedSet';
 import type { Listing } from '../storage/list';
 import { type AllocatorStats, type CloseReport, SequenceAllocator } from './allocator';
 import {
@@ -29,6 +31,8 @@ export interface SequenceServiceDeps {
   readonly backoff: BackoffPolicy;
   /** Create unknown sequences with the default settings on first `next` instead of a 404. */
   readonly autoCreate: boolean;
+  /** TALLYHO_SEQUENCES_MAX_AUTO_CREATED: `next` lets a caller choose a new name, so auto-creation is capped. */
+  readonly maxAutoCreated: number;
   /** Unique per process; allocators derive their write tokens from it. */
   readonly instanceId: string;
 }
@@ -56,7 +60,18 @@ export class SequenceService {
   private readonly allocators = new Map<string, Promise<SequenceAllocator>>();
   private readonly opened = new Map<string, SequenceAllocator>();
 
-  constructor(private readonly deps: SequenceServiceDeps) {}
+  private readonly autoCreated: CappedSet;
+
+  constructor(private readonly deps: SequenceServiceDeps) {
+    this.autoCreated = new CappedSet({
+      table: deps.store.table,
+      partitionKey: autoCreatedPartition,
+      max: deps.maxAutoCreated,
+      noun: 'auto-created sequences',
+      setting: settingNames.sequencesMaxAutoCreated,
+      retry: retryContextOf(deps, 'the auto-created sequence count'),
+    });
+  }
 
   async configure(name: string, input: SequenceSettingsInput): Promise<{ created: boolean; view: SequenceView }> {
     const existing = await this.deps.store.read(name);
@@ -137,6 +152,7 @@ export class SequenceService {
     let sequence = await this.deps.store.read(name);
     if (sequence === undefined) {
       if (!this.deps.autoCreate) throw notFound(name);
+      await this.autoCreated.admit(name);
       ({ sequence } = await this.deps.store.create(name, defaultDefinition));
       this.deps.logger.log('info', 'sequence.auto_created', { sequence: name });
     }

@@ -84,7 +84,7 @@ export function parseStoredSequence(name: string, raw: unknown): StoredSequence 
 }
 
 export class SequenceStore {
-  constructor(private readonly table: () => Promise<TableClient>) {}
+  constructor(readonly table: () => Promise<TableClient>) {}
 
   async read(name: string): Promise<StoredSequence | undefined> {
     const table = await this.table();

@@ -2,6 +2,7 @@
 import type { Clock, Random } from '../clock';
 import type { StreamSettings } from '../config';
 import type { Logger } from '../log';
+import type { CappedSet } from '../storage/cappedSet';
 import type { AppendCoalescer } from './appendCoalescer';
 import type { FlusherControl } from './flusherControl';
 import type { LedgerWatch } from './ledgerWatch';
@@ -13,6 +14,8 @@ export interface StreamsContext {
   readonly settings: StreamSettings;
   readonly resolver: RouteResolver;
   readonly routes: RouteTable;
+  /** The distinct types admitted so far (TALLYHO_STREAMS_MAX_TYPES); a new type is admitted before its writer is touched. */
+  readonly types: Pick<CappedSet, 'admit'>;
   readonly watch: LedgerWatch;
   readonly appends: AppendCoalescer;
   readonly flushers: FlusherControl;

@@ -2,9 +2,11 @@
 import { randomUUID } from 'node:crypto';
 
 import { systemClock } from '../clock';
-import { getConfig } from '../config';
+import { getConfig, settingNames } from '../config';
 import { getLogger } from '../log';
 import { containers, tables } from '../resources';
+import { occBackoff, retryContextOf } from '../retry';
+import { CappedSet } from '../storage/cappedSet';
 import { getStorage } from '../storage/clients';
 import { AppendCoalescer } from './appendCoalescer';
 import { FlusherControl } from './flusherControl';
@@ -25,6 +27,18 @@ export function getStreamService(): StreamService {
     service = new StreamService({
       settings,
       routes,
+      types: new CappedSet({
+        // The routes table's `types|<hub>` partition; its route rows live in partition `route`.
+        table: () => storage.table(tables.streamRoutes),
+        partitionKey: `types|${settings.taskHub}`,
+        max: settings.maxTypes,
+        noun: 'stream types',
+        setting: settingNames.streamsMaxTypes,
+        retry: retryContextOf(
+          { clock: systemClock, random: Math.random, logger: logger, backoff: occBackoff(config.sequences) },
+          'the stream type count',
+        ),
+      }),
       resolver: new RouteResolver({
         table: routes,
         clock: systemClock,

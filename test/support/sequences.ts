@@ -43,7 +43,14 @@ export interface SequenceHarness {
   readonly logger: MemoryLogger;
   table(): Promise<TableClient>;
   idempotency(): Promise<TableClient>;
-  service(options?: { autoCreate?: boolean; clock?: Clock; random?: Random; logger?: Logger; backoff?: BackoffPolicy }): SequenceService;
+  service(options?: {
+    autoCreate?: boolean;
+    maxAutoCreated?: number;
+    clock?: Clock;
+    random?: Random;
+    logger?: Logger;
+    backoff?: BackoffPolicy;
+  }): SequenceService;
   /** An allocator, as one instance would hold it, for a sequence that already exists. */
   allocator(name: string, options?: Partial<Omit<AllocatorOptions, 'store' | 'sequence'>>): Promise<SequenceAllocator>;
   create(name: string, definition?: Partial<SequenceDefinition>): Promise<void>;
@@ -83,6 +90,7 @@ export function sequenceHarness(storage: StorageClients = storageFor()): Sequenc
         logger: options.logger ?? logger,
         backoff: options.backoff ?? backoff,
         autoCreate: options.autoCreate ?? false,
+        maxAutoCreated: options.maxAutoCreated ?? 1000,
         instanceId: randomUUID(),
       }),
     allocator: async (name, options = {}) => {

@@ -10,6 +10,7 @@ describe('counter settings', () => {
       defaultPartitions: 4,
       maxIncrement: 1_000_000,
       autoCreate: false,
+      maxAutoCreated: 1000,
       settingsCacheSeconds: 30,
       rollupMaxHits: 100_000,
     });

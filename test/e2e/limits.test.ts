@@ -1,0 +1,45 @@
+/**
+ * Security finding 5 over HTTP on the devhost: a function-level caller cannot make the app hold a
+ * writer entity and a flusher orchestration for every event type it invents. The host runs in its
+ * own task hub, where the type count starts at zero.
+ */
+import { flusherInstanceId } from '../../shared/streams/names';
+import { devhostTest, type E2eHost, startDevhost } from './support/harness';
+import { expectProblem, requestJson } from './support/http';
+import { unique } from './support/names';
+import { post, view } from './support/streams';
+
+describe('finding 5: caps over HTTP', () => {
+  let host: E2eHost;
+
+  beforeAll(async () => {
+    host = await startDevhost({ env: { TALLYHO_STREAMS_MAX_TYPES: '2' } });
+  });
+  afterAll(async () => {
+    await host.stop();
+  });
+
+  devhostTest('finding 5: a new stream type beyond TALLYHO_STREAMS_MAX_TYPES is refused and creates nothing', async () => {
+    const [first, second, third] = [unique('cap-a'), unique('cap-b'), unique('cap-c')];
+    expect((await post(host, first, { producer: 'p', seq: 1 })).status).toBe(202);
+    expect((await post(host, second, { producer: 'p', seq: 1 })).status).toBe(202);
+
+    const refused = await post(host, third, { producer: 'p', seq: 1 });
+    const problem = expectProblem(refused, 409, 'Conflict');
+    expect(problem).toMatchObject({ limit: 'TALLYHO_STREAMS_MAX_TYPES', max: 2 });
+
+    // No writer entity and no flusher orchestration exist for the refused type.
+    const { writer } = await view(host, third);
+    expect(writer).toMatchObject({ exists: false, accepted: 0 });
+    const flusher = await requestJson(host, 'GET', `/runtime/webhooks/durabletask/instances/${flusherInstanceId(writer.key)}`, {
+      key: 'admin',
+    });
+    expect(flusher.status).toBe(404);
+
+    // Known types keep working (served from the process's memory of admitted types).
+    expect((await post(host, first, { producer: 'p', seq: 2 })).status).toBe(202);
+    expect((await view(host, first)).writer.accepted).toBe(2);
+    // A retry of the refused type is refused again: nothing freed a place.
+    expectProblem(await post(host, third, { producer: 'p', seq: 1 }), 409, 'Conflict');
+  });
+});

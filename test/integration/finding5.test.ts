@@ -1,0 +1,105 @@
+/**
+ * Security finding 5 ("unbounded resource creation"): what a function-level caller can make the app
+ * create is capped, and a request past a cap is refused with nothing written. Each capability runs
+ * on Azurite through its service, as the function-level route calls it.
+ */
+import { codeOf, appErrorOf } from '../support/appErrors';
+import { transactions } from '../support/billing';
+import { counterHarness } from '../support/counters';
+import { jobHarness } from '../support/jobs';
+import { scheduleHarness } from '../support/schedules';
+import { sequenceHarness } from '../support/sequences';
+import { creatorOf } from '../../shared/schedules/creator';
+
+const keysOf = (rows: readonly Record<string, unknown>[]): string[] =>
+  rows.map((r) => `${String(r.partitionKey)}/${String(r.rowKey)}`).sort();
+
+describe('finding 5: caps on what function-level callers create', () => {
+  it('finding 5: a counter auto-created beyond TALLYHO_COUNTERS_MAX_AUTO_CREATED is refused and creates nothing', async () => {
+    const h = counterHarness({ settings: { autoCreate: true, maxAutoCreated: 2 } });
+    await h.service.increment('first', 1);
+    await h.service.increment('second', 1);
+    const settingsBefore = keysOf(await h.rows('settings'));
+    const dataBefore = keysOf(await h.rows('data'));
+    expect(await appErrorOf(h.service.increment('third', 1))).toMatchObject({ code: 'Conflict', status: 409 });
+    expect(keysOf(await h.rows('settings'))).toEqual(settingsBefore);
+    expect(keysOf(await h.rows('data'))).toEqual(dataBefore);
+    expect(await codeOf(h.service.read('third'))).toBe('NotFound');
+    // Known counters keep working, and an admin-configured counter needs no place.
+    await h.service.increment('first', 2);
+    expect((await h.service.configure('admin-made', {})).outcome).toBe('created');
+    await h.service.increment('admin-made', 1);
+  });
+
+  it('finding 5: a sequence auto-created beyond TALLYHO_SEQUENCES_MAX_AUTO_CREATED is refused and creates nothing', async () => {
+    const h = sequenceHarness();
+    const service = h.service({ autoCreate: true, maxAutoCreated: 1 });
+    expect((await service.next('orders', 1)).numbers).toHaveLength(1);
+    const before = keysOf(await h.entities());
+    expect(await appErrorOf(service.next('refunds', 1))).toMatchObject({ code: 'Conflict', status: 409 });
+    expect(keysOf(await h.entities())).toEqual(before);
+    expect(await h.store.read('refunds')).toBeUndefined();
+    // Another instance (its own process memory) refuses too: the count is in storage.
+    expect(await codeOf(h.service({ autoCreate: true, maxAutoCreated: 1 }).next('refunds', 1))).toBe('Conflict');
+    expect((await service.next('orders', 1)).numbers).toHaveLength(1);
+  });
+
+  it('finding 5: a function-level schedule beyond TALLYHO_SCHEDULES_MAX_LIVE is refused and creates nothing; admin creates are not capped', async () => {
+    const h = scheduleHarness({ env: { TALLYHO_SCHEDULES_MAX_LIVE: '2' } });
+    const create = (id: string, level: 'function' | 'admin') =>
+      h.service.create(
+        { id, at: '2027-06-01T00:00:00Z', target: { type: 'queueMessage', queue: 'app-out', message: 'hi' } },
+        creatorOf('t', level),
+      );
+    await create('one', 'function');
+    await create('two', 'function');
+    const started = h.engine.started.size;
+    expect(await appErrorOf(create('three', 'function'))).toMatchObject({ code: 'Conflict', status: 409 });
+    expect(await h.table.read('three')).toBeUndefined();
+    expect(h.engine.started.size).toBe(started);
+    // The same id again is a repeat, not a new schedule.
+    expect((await create('two', 'function')).created).toBe(false);
+    expect((await create('admin-made', 'admin')).created).toBe(true);
+    // Once a schedule ends, a function-level create fits again.
+    await h.service.cancel('one');
+    await h.service.cancel('admin-made');
+    expect((await create('three', 'function')).created).toBe(true);
+  });
+
+  it('finding 5: concurrent function-level schedule creates never pass TALLYHO_SCHEDULES_MAX_LIVE together', async () => {
+    const h = scheduleHarness({ env: { TALLYHO_SCHEDULES_MAX_LIVE: '3' } });
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) =>
+        h.service.create(
+          { id: `race-${i}`, at: '2027-06-01T00:00:00Z', target: { type: 'queueMessage', queue: 'app-out', message: 'hi' } },
+          creatorOf('t', 'function'),
+        ),
+      ),
+    );
+    const live = (await h.service.list(undefined, 50, undefined)).items.filter((s) => s.state !== 'cancelled');
+    expect(live.length).toBeLessThanOrEqual(3);
+    // Losers of a race back off and count again, so places are not all lost to the race.
+    expect(live.length).toBeGreaterThanOrEqual(1);
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(live.length);
+    for (const o of outcomes)
+      if (o.status === 'rejected') expect(['Conflict', 'ConcurrencyExhausted']).toContain((o.reason as { code?: string }).code);
+  });
+
+  it('finding 5: a job beyond TALLYHO_JOBS_MAX_OPEN is refused (429) from the HTTP path and stores nothing', async () => {
+    const h = jobHarness({ settings: { maxOpen: 1 } });
+    await h.service.submit({ processor: 'billing', items: transactions(3, 1) }, undefined, { limitOpen: true });
+    const rows = keysOf(await h.rows('jobs'));
+    const blobs = await h.blobs();
+    expect(
+      await appErrorOf(h.service.submit({ processor: 'billing', items: transactions(3, 2) }, undefined, { limitOpen: true })),
+    ).toMatchObject({
+      code: 'TooManyRequests',
+      status: 429,
+    });
+    expect(keysOf(await h.rows('jobs'))).toEqual(rows);
+    expect(await h.blobs()).toEqual(blobs);
+    // Once the open job has finished, there is room again.
+    await h.drain();
+    await h.service.submit({ processor: 'billing', items: transactions(3, 3) }, undefined, { limitOpen: true });
+  });
+});
