@@ -3,12 +3,13 @@
  * path, one that `..` normalisation turned into an unknown one, or a known path with another method)
  * gets a 404 problem document instead of the host's empty 404.
  *
- * Its name decides whether it works on the real host. The host registers HTTP routes in function-name
- * order (azure-functions-host FunctionMetadataManager.LoadFunctionMetadata sorts by name,
- * OrdinalIgnoreCase; WebScriptHostHttpRoutesManager maps them in that order) into an ASP.NET Core
- * RouteCollection, which takes the first route that matches: template specificity plays no part
- * (azure-functions-host#9876). A `{*path}` route named before another function would answer that
- * function's requests. Hence `zzNotFound`, which sorts after every other name (a unit test checks).
+ * It must come after every other route. The HTTP extension orders function routes by specificity
+ * before adding them to its ASP.NET Core RouteCollection (azure-webjobs-sdk-extensions
+ * WebJobsRouteBuilder.Build sorts by RouteComparison: literal segments before parameters, longer
+ * templates before shorter), so `{*path}`, a single parameter segment, follows every route that
+ * starts with a literal, as in the devhost. Older builds of the extension mapped routes in the host's
+ * function order, which is by name; `zzNotFound` sorts after every other name, so it is last in that
+ * order too (a unit test checks).
  *
  * A route whose method constraint fails does not match (dotnet/aspnetcore RouteBase.RouteAsync returns
  * without a handler when RouteConstraintMatcher.Match fails), so RouteCollection.RouteAsync tries the

@@ -83,10 +83,10 @@ describe('the authorization table', () => {
     }
   });
 
-  test("finding 9: the catch-all is the last HTTP function in the real host's route order, so it shadows no other route", () => {
-    // The host maps routes in function-name order (FunctionMetadataManager sorts OrdinalIgnoreCase) and
-    // takes the first that matches (shared/http/notFound.ts): a catch-all named earlier would answer
-    // the requests of every function named after it. OrdinalIgnoreCase compares upper-cased code units.
+  test('finding 9: the catch-all is also the last HTTP function in function-name order, so it shadows no other route there', () => {
+    // The HTTP extension orders routes by specificity (the catch-all comes last; the devhost e2e tests
+    // prove it), but older builds mapped them in the host's function order, which is by name
+    // (OrdinalIgnoreCase: upper-cased code units), taking the first that matches (shared/http/notFound.ts).
     const catchAlls = routes.filter((r) => r.anyMethod === true);
     expect(catchAlls.map((r) => ({ name: r.name, path: r.path }))).toEqual([{ name: 'zzNotFound', path: '{*path}' }]);
     const hostOrder = routes
