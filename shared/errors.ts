@@ -130,18 +130,25 @@ export function problemType(code: AppErrorCode): string {
 }
 
 /**
- * The problem document for an error. Internal errors never echo their message: it may hold
- * details of the server (paths, hosts, stack frames) that a client must not see.
+ * What a client is told of a server fault instead of the error's own message, which may name table
+ * keys, blob paths, hosts or stack frames; the route logs the message (shared/http/route.ts).
  */
+const serverFaultDetails: Partial<Record<AppErrorCode, string>> = {
+  Internal: 'The server failed to handle the request. The failure has been logged.',
+  CorruptState: 'Stored state cannot be interpreted; it was left unchanged. The log has the details.',
+  ConfigurationInvalid: 'A setting of the app is missing or malformed. The log names it.',
+};
+
+/** The problem document for an error. A 500 carries a generic detail and no extras (see serverFaultDetails). */
 export function toProblem(err: AppError, instance?: string): Problem {
   const t = traits[err.code];
-  const internal = err.code === 'Internal';
+  const fault = serverFaultDetails[err.code];
   return {
-    ...err.extra,
+    ...(fault === undefined ? err.extra : {}),
     type: problemType(err.code),
     title: t.title,
     status: err.status,
-    detail: internal ? 'The server failed to handle the request. The failure has been logged.' : err.message,
+    detail: fault ?? err.message,
     code: err.code,
     ...(err.issues.length > 0 ? { issues: err.issues } : {}),
     ...(instance === undefined ? {} : { instance }),
