@@ -2993,6 +2993,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description TALLYHO_JOBS_MAX_OPEN jobs are unfinished; submit again after Retry-After. Nothing was stored */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description An unexpected failure; the problem document discloses nothing internal */
             500: {
                 headers: {
@@ -3514,7 +3523,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The id exists with a different definition */
+            /** @description The id exists with a different definition, or TALLYHO_SCHEDULES_MAX_LIVE schedules are live (nothing was created) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4540,6 +4549,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description A new event type past TALLYHO_STREAMS_MAX_TYPES; nothing was created */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Body too large */
             413: {
