@@ -4,13 +4,19 @@
  * run's Azurite (TEST_STORAGE_CONNECTION, from the global setup). dotnet is required when CI=true;
  * elsewhere, without it, the tests are skipped with one loud line.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 
+import { describeWithTool, onPath } from '../support/optionalTool';
 import { repoRoot } from './support/harness';
 
 const solution = join(repoRoot, 'clients', 'dotnet', 'Tallyho.Client.slnx');
-const hasDotnet = spawnSync('dotnet', ['--version'], { stdio: 'ignore' }).status === 0;
+const dotnetTool = {
+  name: 'dotnet',
+  neededBy: 'the .NET client tests (clients/dotnet)',
+  enable: 'install the .NET SDK (CI machines have it)',
+  locate: () => onPath('dotnet'),
+};
 
 function run(command: string, args: readonly string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
@@ -27,19 +33,7 @@ function run(command: string, args: readonly string[]): Promise<{ code: number |
   });
 }
 
-describe('the .NET client (clients/dotnet)', () => {
-  if (!hasDotnet) {
-    if (process.env.CI === 'true') {
-      test('dotnet is on PATH', () => {
-        throw new Error('dotnet is not on PATH: CI must run the .NET client tests (clients/dotnet)');
-      });
-    } else {
-      console.warn('SKIPPED: the .NET client tests (clients/dotnet) did not run: dotnet is not on PATH');
-      test.skip('dotnet test clients/dotnet [skipped: dotnet is not on PATH]', () => undefined);
-    }
-    return;
-  }
-
+describeWithTool(dotnetTool, 'the .NET client (clients/dotnet)', () => {
   test('dotnet test passes (unit tests on fakes, integration tests against the devhost)', async () => {
     const result = await run('dotnet', ['test', solution, '--nologo']);
     const summary = result.output.split('\n').filter((line) => /^(Passed|Failed)!|error /.test(line.trim()));
