@@ -16,22 +16,32 @@ export interface PageLinks {
   readonly apiBase: string;
 }
 
-export function consolePage(links: PageLinks): string {
+/** The HTML shell both pages share: one script and one stylesheet of their own, no inline code (the CSP allows none). */
+export function htmlShell(page: { title: string; script: string; style: string; meta?: string; body: string }): string {
   const attr = escapeAttribute;
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="tallyho-api-base" content="${attr(links.apiBase)}">
-<title>Tallyho console</title>
+${page.meta ?? ''}<title>${page.title}</title>
 <link rel="icon" href="data:,">
-<link rel="stylesheet" href="${attr(links.style)}">
-<script type="module" src="${attr(links.script)}"></script>
+<link rel="stylesheet" href="${attr(page.style)}">
+<script type="module" src="${attr(page.script)}"></script>
 </head>
 <body>
-<div id="app"><noscript>The Tallyho console needs JavaScript.</noscript></div>
+${page.body}
 </body>
 </html>
 `;
+}
+
+export function consolePage(links: PageLinks): string {
+  return htmlShell({
+    title: 'Tallyho console',
+    script: links.script,
+    style: links.style,
+    meta: `<meta name="tallyho-api-base" content="${escapeAttribute(links.apiBase)}">\n`,
+    body: '<div id="app"><noscript>The Tallyho console needs JavaScript.</noscript></div>',
+  });
 }
