@@ -54,7 +54,13 @@ export class CappedSet {
     await retryLostRaces(this.options.retry, async () => {
       if (await this.isMember(table, name)) return;
       const count = await this.readCount(table);
-      if (count.count >= this.options.max) throw this.full();
+      if (count.count >= this.options.max) {
+        // Another instance may have added this very name between the two reads (the count grows
+        // with the member row, in one transaction): asking again after the count was read is what
+        // tells "full" from "just joined". Counts only grow, so a name still absent is refused.
+        if (await this.isMember(table, name)) return;
+        throw this.full();
+      }
       await this.add(table, name, count);
     });
     this.remember(name);

@@ -3,28 +3,28 @@ import { systemClock } from '../../../shared/clock';
 import { AppError } from '../../../shared/errors';
 import { silentLogger } from '../../../shared/log';
 import { occBackoff } from '../../../shared/retry';
-import { CappedSet } from '../../../shared/storage/cappedSet';
+import { CappedSet, type CappedSetOptions } from '../../../shared/storage/cappedSet';
 import { storageFor, uniqueTableName } from '../../support/sequences';
 
 describe('capped set', () => {
   const storage = storageFor();
   const name = uniqueTableName('capped');
   // Each instance has its own per-process memory of members, like separate app instances.
-  const instance = (partitionKey: string, max: number): CappedSet =>
-    new CappedSet({
-      table: () => storage.table(name),
-      partitionKey,
-      max,
-      noun: 'stream types',
-      setting: 'TALLYHO_STREAMS_MAX_TYPES',
-      retry: {
-        clock: systemClock,
-        random: Math.random,
-        policy: occBackoff({ maxAttempts: 100, maxWaitMs: 60_000 }),
-        logger: silentLogger,
-        subject: 'test count',
-      },
-    });
+  const options = (partitionKey: string, max: number): CappedSetOptions => ({
+    table: () => storage.table(name),
+    partitionKey,
+    max,
+    noun: 'stream types',
+    setting: 'TALLYHO_STREAMS_MAX_TYPES',
+    retry: {
+      clock: systemClock,
+      random: Math.random,
+      policy: occBackoff({ maxAttempts: 100, maxWaitMs: 60_000 }),
+      logger: silentLogger,
+      subject: 'test count',
+    },
+  });
+  const instance = (partitionKey: string, max: number): CappedSet => new CappedSet(options(partitionKey, max));
 
   async function members(partitionKey: string): Promise<string[]> {
     const table = await storage.table(name);
@@ -66,6 +66,32 @@ describe('capped set', () => {
     await expect(a.admit('payments')).rejects.toMatchObject({ code: 'Conflict' });
     expect(await members('known')).toEqual(['m|orders', 'm|refunds']);
     expect(await a.size()).toBe(2);
+  });
+
+  it('admits a name another instance added between its membership read and its count read (CI run of stop 21)', async () => {
+    const a = instance('interleaved', 2);
+    await a.admit('orders');
+    // b reads "refunds is not a member", then, before it reads the count, a adds refunds and fills
+    // the set. b must see refunds as a member, not refuse it as one name too many.
+    const real = await storage.table(name);
+    let interleaved = false;
+    const table = new Proxy(real, {
+      get(target, key, receiver): unknown {
+        if (key !== 'getEntity') return Reflect.get(target, key, receiver) as unknown;
+        return async (partitionKey: string, rowKey: string, options?: object) => {
+          if (rowKey === 'count' && !interleaved) {
+            interleaved = true;
+            await a.admit('refunds');
+          }
+          return target.getEntity(partitionKey, rowKey, options);
+        };
+      },
+    });
+    const b = new CappedSet({ ...options('interleaved', 2), table: () => Promise.resolve(table) });
+    await expect(b.admit('refunds')).resolves.toBeUndefined();
+    expect(interleaved).toBe(true);
+    await expect(b.admit('payments')).rejects.toMatchObject({ code: 'Conflict' });
+    expect(await members('interleaved')).toEqual(['m|orders', 'm|refunds']);
   });
 
   it('keeps sets in different partitions apart', async () => {
