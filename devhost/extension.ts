@@ -29,6 +29,11 @@ export interface HostServices {
   readonly hostJson: Readonly<Record<string, unknown>>;
   /** The origin clients reach the host on, e.g. `http://localhost:7071` (no trailing slash). */
   readonly baseUrl: string;
+  /**
+   * WEBSITE_HOSTNAME, which the real host builds extension webhook URLs from (`localhost:7071` under
+   * `func start`); undefined when the host has none.
+   */
+  readonly hostName: string | undefined;
   readonly log: HostLogger;
   /** The host's keys: extensions take their system key from here (`keys.systemKey(name)`). */
   readonly keys: KeyPolicy;

@@ -14,6 +14,7 @@ import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
 
 import { type FunctionSummary, adminRoutes } from './admin';
+import { websiteHostname } from './app/hostname';
 import { type JsonObject, loadHostJson, readNumber, readString, readTimeSpanMs } from './app/hostJson';
 import { entryFiles, forgetApp, loadEntries, readPackageJson } from './app/loader';
 import { getSetting, isFunctionDisabled, mergeSettings, readLocalSettings, resolveSettingExpressions, SettingsError } from './app/settings';
@@ -56,6 +57,12 @@ export interface StartHostOptions {
   readonly log?: HostLogger;
   /** How long `stop()` waits for in-flight invocations (default 30 s). */
   readonly drainTimeoutMs?: number;
+  /**
+   * When no setting gives WEBSITE_HOSTNAME, set it to `localhost:<port>` as `func start` does
+   * (default true). False runs the bare runtime, which has no base URL: every Durable client binding
+   * then fails with "Webhooks are not configured", as on the real host.
+   */
+  readonly hostnameLikeFuncStart?: boolean;
 }
 
 export interface RunningHost {
@@ -65,6 +72,8 @@ export interface RunningHost {
   readonly invoker: Invoker;
   readonly clock: HostClock;
   readonly settings: Readonly<Record<string, string | undefined>>;
+  /** WEBSITE_HOSTNAME as the host uses it (undefined: none, so no Durable client binding works). */
+  readonly hostName: string | undefined;
   readonly hostJson: Readonly<JsonObject>;
   readonly functions: readonly FunctionSummary[];
   /** The master key `/admin/*` needs: FUNCTIONS_ADMIN_KEY, or one made up for this run. */
@@ -299,6 +308,8 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     const bindHost = options.host ?? '127.0.0.1';
     const baseUrl = `http://${bindHost === '0.0.0.0' || bindHost === '::' ? 'localhost' : bindHost.includes(':') ? `[${bindHost}]` : bindHost}:${port}`;
     const displayBase = bindHost === '127.0.0.1' ? `http://localhost:${port}` : baseUrl;
+    const hostName = websiteHostname(settings, appEnv, port, options.hostnameLikeFuncStart !== false);
+    cleanups.push(() => hostName.restore());
 
     const summaries: FunctionSummary[] = indexed.map((f) => {
       const [triggerName, trigger] = f.trigger ?? ['', { type: 'none' }];
@@ -362,6 +373,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       settings,
       hostJson,
       baseUrl,
+      hostName: hostName.value,
       log,
       keys,
       storageConnectionString: (connection) => storage.connectionString(connection),
@@ -473,6 +485,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       invoker,
       clock,
       settings,
+      hostName: hostName.value,
       hostJson,
       functions: summaries,
       masterKey: keys.masterKey,

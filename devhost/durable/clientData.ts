@@ -4,7 +4,7 @@
  * `/runtime/webhooks/durabletask` plus the `rpcBaseUrl` the JS client uses for every operation.
  */
 export interface ClientLinkOptions {
-  /** The devhost's origin, e.g. http://127.0.0.1:7071. */
+  /** The origin of the links, e.g. http://localhost:7071 (from WEBSITE_HOSTNAME, or the request's Host). */
   readonly origin: string;
   readonly hubName: string;
   readonly connectionName: string;
@@ -58,7 +58,8 @@ export function managementUrls(options: ClientLinkOptions, instanceId: string, e
   };
 }
 
-export function clientData(options: ClientLinkOptions): Record<string, unknown> {
+/** `rpcOrigin`: where the worker's client calls go (the extension's local listener; here, this host's own address). */
+export function clientData(options: ClientLinkOptions, rpcOrigin = options.origin): Record<string, unknown> {
   const base = `${options.origin}${webhookPath}`;
   const required = options.code === undefined ? '' : `code=${encodeURIComponent(options.code)}`;
   const creation = `${base}/orchestrators/{functionName}[/{instanceId}]`;
@@ -71,6 +72,6 @@ export function clientData(options: ClientLinkOptions): Record<string, unknown> 
     managementUrls: managementUrls(options, 'INSTANCEID', false),
     baseUrl: base,
     requiredQueryStringParameters: required,
-    rpcBaseUrl: `${options.origin}${rpcPath}/`,
+    rpcBaseUrl: `${rpcOrigin}${rpcPath}/`,
   };
 }

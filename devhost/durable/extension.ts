@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
+import { webhookOrigin } from '../app/hostname';
 import type { FunctionMetadata, RpcParameterBinding, RpcTypedData } from '../core/types';
 import type { HostExtension, HostServices, NamedBinding } from '../extension';
 
@@ -20,6 +21,8 @@ import type { DurableStore } from './store';
 
 const clientTypes = new Set(['durableclient', 'orchestrationclient']);
 const durableTypes = new Set([...clientTypes, 'orchestrationtrigger', 'activitytrigger', 'entitytrigger']);
+/** The extension's message when the host has no base URL (real-host-observations.md §3). */
+export const webhooksNotConfigured = 'Webhooks are not configured';
 
 export interface DurableExtensionOptions {
   /** Overrides the store the settings would choose (tests). */
@@ -32,8 +35,9 @@ export class DurableExtension implements HostExtension {
   readonly bindingTypes = ['orchestrationTrigger', 'activityTrigger', 'entityTrigger', 'durableClient', 'orchestrationClient'];
   private engine: DurableEngine | undefined;
   private api: DurableHttpApi | undefined;
-  private clientJson = '';
-  private restoreHostname: (() => void) | undefined;
+  /** Set once started; `clientJson` is undefined then only when the host has no host name. */
+  private started = false;
+  private clientJson: string | undefined;
 
   constructor(private readonly options: DurableExtensionOptions = {}) {}
 
@@ -49,7 +53,16 @@ export class DurableExtension implements HostExtension {
     // (`connection=Storage&code=<durabletask_extension key>`, real-host-observations.md §3).
     const code = host.keys.systemKey(durableSystemKeyName);
     const links: Omit<ClientLinkOptions, 'origin'> = { hubName: settings.hubName, connectionName: settings.connectionName, code };
-    this.clientJson = JSON.stringify(clientData({ ...links, origin: host.baseUrl }));
+    // The links' origin is the host name (WEBSITE_HOSTNAME), as the real host builds webhook URLs;
+    // the worker's RPC calls go to this host's own address, as they go to the extension's local port.
+    this.clientJson =
+      host.hostName === undefined
+        ? undefined
+        : JSON.stringify(clientData({ ...links, origin: webhookOrigin(host.hostName) }, host.baseUrl));
+    this.started = true;
+    if (host.hostName === undefined && this.hasClientBindings(host)) {
+      host.log('warn', `Durable Functions: WEBSITE_HOSTNAME is not set, so every durableClient binding fails (${webhooksNotConfigured})`);
+    }
     // Durable-triggered functions get their client inputs too (an activity may declare df.input.durableClient()).
     const extraInputs = (fn: FunctionMetadata): RpcParameterBinding[] =>
       Object.entries(fn.bindings).flatMap(([name, b]) => {
@@ -68,7 +81,6 @@ export class DurableExtension implements HostExtension {
     await engine.start();
     this.engine = engine;
     this.api = new DurableHttpApi(new DurableClientApi(engine), links, host.keys);
-    this.restoreHostname = this.pinHostname(host.baseUrl);
     host.log('debug', `Durable Functions: task hub ${settings.hubName}, ${store.kind} store`);
   }
 
@@ -89,16 +101,8 @@ export class DurableExtension implements HostExtension {
     }
   }
 
-  /**
-   * `df.getClient` rewrites client links to http://localhost:7071 unless WEBSITE_HOSTNAME is set, as
-   * it is in Azure; setting it to this host makes the links right on any port.
-   */
-  private pinHostname(baseUrl: string): (() => void) | undefined {
-    if (process.env.WEBSITE_HOSTNAME !== undefined && process.env.WEBSITE_HOSTNAME !== '') return undefined;
-    process.env.WEBSITE_HOSTNAME = new URL(baseUrl).host;
-    return () => {
-      delete process.env.WEBSITE_HOSTNAME;
-    };
+  private hasClientBindings(host: HostServices): boolean {
+    return host.functions.some((fn) => Object.values(fn.bindings).some((b) => clientTypes.has(b.type?.toLowerCase() ?? '')));
   }
 
   private chooseStore(host: HostServices, kind: 'storage' | 'memory' | 'auto', connectionName: string, hubName: string): DurableStore {
@@ -120,12 +124,19 @@ export class DurableExtension implements HostExtension {
 
   async stop(): Promise<void> {
     await this.engine?.stop();
-    this.restoreHostname?.();
-    this.restoreHostname = undefined;
   }
 
+  /**
+   * The client binding's data. Without a host name it fails the invocation before the function
+   * runs, as the real host's binding does (`Exception binding parameter …`).
+   */
   inputData(binding: NamedBinding, _fn: FunctionMetadata): RpcTypedData | undefined {
-    if (!clientTypes.has(binding.type?.toLowerCase() ?? '') || this.clientJson === '') return undefined;
+    if (!clientTypes.has(binding.type?.toLowerCase() ?? '') || !this.started) return undefined;
+    if (this.clientJson === undefined) {
+      throw new Error(
+        `Exception binding parameter '${binding.name}': ${webhooksNotConfigured} (WEBSITE_HOSTNAME is not set; Azure and func start set it)`,
+      );
+    }
     return { string: this.clientJson };
   }
 

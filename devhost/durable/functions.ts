@@ -3,6 +3,8 @@
  * case, as the extension's `FunctionName` does; the error texts are the extension's own
  * (`DurableTaskExtension.GetInvalid…FunctionMessage`), since they end up in orchestration output.
  */
+import { randomUUID } from 'node:crypto';
+
 import type { InvocationOutcome, Invoker } from '../core/invoker';
 import type { FunctionMetadata, RpcParameterBinding, RpcTypedData } from '../core/types';
 import type { FunctionKind } from './replay';
@@ -16,11 +18,11 @@ const triggerOf: Record<FunctionKind, string> = {
 interface Known {
   readonly name: string;
   readonly binding: string;
-  /** Its other inputs, the same on every invocation. */
-  readonly extraInputs: RpcParameterBinding[];
+  /** Its other inputs, bound on each invocation (binding may fail, as on the real host). */
+  readonly extraInputs: () => RpcParameterBinding[];
 }
 
-/** Input bindings other than the trigger (e.g. `durableClient` on an activity), per function: read once, at indexing. */
+/** Input bindings other than the trigger (e.g. `durableClient` on an activity); throws when one cannot bind. */
 export type ExtraInputs = (metadata: FunctionMetadata) => RpcParameterBinding[];
 
 export class DurableFunctions {
@@ -41,7 +43,7 @@ export class DurableFunctions {
         const type = info.type?.toLowerCase();
         for (const kind of Object.keys(triggerOf) as FunctionKind[]) {
           if (type === triggerOf[kind])
-            this.byKind[kind].set(metadata.name.toLowerCase(), { name: metadata.name, binding, extraInputs: extraInputs(metadata) });
+            this.byKind[kind].set(metadata.name.toLowerCase(), { name: metadata.name, binding, extraInputs: () => extraInputs(metadata) });
         }
       }
     }
@@ -70,7 +72,19 @@ export class DurableFunctions {
   invoke(kind: FunctionKind, name: string, data: RpcTypedData | undefined): Promise<InvocationOutcome> {
     const known = this.byKind[kind].get(name.toLowerCase());
     if (known === undefined) throw new Error(this.check(kind, name));
-    const inputData = [{ name: known.binding, data: data ?? null }, ...known.extraInputs];
+    let extra: RpcParameterBinding[];
+    try {
+      extra = known.extraInputs();
+    } catch (err) {
+      // A binding that fails fails the invocation before the function runs.
+      return Promise.resolve({
+        ok: false,
+        invocationId: randomUUID(),
+        error: err instanceof Error ? err : new Error(String(err)),
+        durationMs: 0,
+      });
+    }
+    const inputData = [{ name: known.binding, data: data ?? null }, ...extra];
     return this.invoker.invoke({ functionName: known.name, inputData });
   }
 }

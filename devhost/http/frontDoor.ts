@@ -204,9 +204,26 @@ export class HttpFrontDoor {
     }
   }
 
-  private async inputs(route: HttpRoute, trigger: RpcParameterBinding, data: BindingData): Promise<RpcParameterBinding[]> {
-    const extra = this.mayHaveInputs.has(route.functionName) ? await this.options.bindings.inputData(route.metadata, data) : [];
-    return extra.length === 0 ? [trigger] : [trigger, ...extra];
+  /**
+   * The trigger plus the function's other inputs. An input that cannot bind fails the request with
+   * an empty 500 before the function runs, as on the real host (undefined: already answered).
+   */
+  private async inputs(
+    route: HttpRoute,
+    trigger: RpcParameterBinding,
+    data: BindingData,
+    res: ServerResponse,
+    invocationId: string,
+  ): Promise<RpcParameterBinding[] | undefined> {
+    if (!this.mayHaveInputs.has(route.functionName)) return [trigger];
+    try {
+      const extra = await this.options.bindings.inputData(route.metadata, data);
+      return [trigger, ...extra];
+    } catch (err) {
+      this.logEnd(route, invocationId, false, 0);
+      this.fail(res, `function ${route.functionName} (Id=${invocationId})`, err);
+      return undefined;
+    }
   }
 
   private async invokeBuffered(
@@ -231,7 +248,8 @@ export class HttpFrontDoor {
     const data = this.bindingData(route, parts);
     const invocationId = randomUUID();
     this.logStart(route, invocationId);
-    const inputData = await this.inputs(route, { name: route.triggerName, data: toRpcHttpRequest(parts) }, data);
+    const inputData = await this.inputs(route, { name: route.triggerName, data: toRpcHttpRequest(parts) }, data, res, invocationId);
+    if (inputData === undefined) return;
     const outcome = await this.options.invoker.invoke({ functionName: route.functionName, invocationId, inputData, clientHeld: true });
     if (!outcome.ok) {
       this.logEnd(route, invocationId, false, outcome.durationMs);
@@ -276,7 +294,8 @@ export class HttpFrontDoor {
     const invocationId = randomUUID();
     this.logStart(route, invocationId);
     const trigger: RpcParameterBinding = { name: route.triggerName, data: { http: { method: parts.method, url: parts.url } } };
-    const inputData = await this.inputs(route, trigger, data);
+    const inputData = await this.inputs(route, trigger, data, res, invocationId);
+    if (inputData === undefined) return;
     const invocation = this.options.invoker.invoke({
       functionName: route.functionName,
       invocationId,

@@ -6,10 +6,12 @@
  * — so a host that was down when an occurrence was due fires once at start with `isPastDue: true`.
  * A run is also past due when it starts more than a second after its scheduled time.
  */
+import { randomUUID } from 'node:crypto';
+
 import type { BlobServiceClient } from '@azure/storage-blob';
 
 import type { HostClock } from '../clock';
-import type { Invoker } from '../core/invoker';
+import type { InvocationOutcome, Invoker } from '../core/invoker';
 import type { FunctionMetadata, RpcParameterBinding } from '../core/types';
 import type { HostLogger } from '../extension';
 import type { Schedule } from './schedule';
@@ -164,9 +166,21 @@ export class TimerListener {
     this.cancel = this.options.clock.schedule(next, () => void this.fire(next, false));
   }
 
+  /** One invocation; an input binding that fails fails it before the function runs, as on the host. */
+  private async invoke(timerInfo: unknown): Promise<InvocationOutcome> {
+    let extra: RpcParameterBinding[];
+    try {
+      extra = await this.options.extraInputs();
+    } catch (err) {
+      return { ok: false, invocationId: randomUUID(), error: err instanceof Error ? err : new Error(String(err)), durationMs: 0 };
+    }
+    const inputData: RpcParameterBinding[] = [{ name: this.options.triggerName, data: { json: JSON.stringify(timerInfo) } }, ...extra];
+    return this.options.invoker.invoke({ functionName: this.functionName, inputData, triggerMetadata: {} });
+  }
+
   /** Runs the function once (admin "run now", runOnStartup, a due occurrence). */
   async fire(scheduledAt: number, pastDue: boolean): Promise<void> {
-    const { clock, schedule, invoker, log } = this.options;
+    const { clock, schedule, log } = this.options;
     if (!this.running) return;
     this.busy++;
     try {
@@ -178,11 +192,7 @@ export class TimerListener {
         ScheduleStatus: { Last: iso(this.status.last), Next: iso(next), LastUpdated: iso(this.status.lastUpdated ?? firedAt) },
         IsPastDue: isPastDue,
       };
-      const inputData: RpcParameterBinding[] = [
-        { name: this.options.triggerName, data: { json: JSON.stringify(timerInfo) } },
-        ...(await this.options.extraInputs()),
-      ];
-      const outcome = await invoker.invoke({ functionName: this.functionName, inputData, triggerMetadata: {} });
+      const outcome = await this.invoke(timerInfo);
       if (!outcome.ok)
         log(
           'error',

@@ -3,41 +3,15 @@
  * either: the host (in-process, the fixture app loaded as `startHost` loads any app) refuses a call to
  * a disabled activity with the same text as a call to an unknown one.
  */
-import { join } from 'node:path';
-
-import { DurableClientApi } from '../../durable/client';
-import { DurableExtension } from '../../durable/extension';
-import { MemoryStore } from '../../durable/memoryStore';
-import type { StatusPayload } from '../../durable/status';
-import { type RunningHost, startHost } from '../../host';
-
-const appRoot = join(__dirname, 'fixtures', 'durable-app');
-
-async function finished(client: DurableClientApi, id: string): Promise<StatusPayload> {
-  for (let i = 0; i < 500; i++) {
-    const status = client.status(id, { showHistory: false });
-    if (status !== undefined && ['Completed', 'Failed', 'Terminated'].includes(status.runtimeStatus)) return status;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`${id} did not finish`);
-}
+import type { DurableClientApi } from '../../durable/client';
+import type { RunningHost } from '../../host';
+import { finished, startInProcess } from './support/inProcess';
 
 describe('a disabled activity', () => {
   let host: RunningHost;
   let client: DurableClientApi;
   beforeAll(async () => {
-    const durable = new DurableExtension({ store: new MemoryStore() });
-    host = await startHost({
-      appRoot,
-      port: 0,
-      quiet: true,
-      log: () => undefined,
-      extensions: [durable],
-      env: { 'AzureWebJobs.hello.Disabled': 'true' },
-    });
-    const engine = durable.running;
-    if (engine === undefined) throw new Error('the durable engine did not start');
-    client = new DurableClientApi(engine);
+    ({ host, client } = await startInProcess({ env: { 'AzureWebJobs.hello.Disabled': 'true' } }));
   });
   afterAll(async () => {
     await host.stop();

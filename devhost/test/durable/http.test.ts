@@ -23,6 +23,15 @@ interface Status {
   customStatus: unknown;
 }
 
+/**
+ * The client binding's links are built from WEBSITE_HOSTNAME, which the devhost sets to
+ * localhost:<port> as func start does (hostname.test.ts); the HTTP API's own answers, and
+ * createCheckStatusResponse, follow the request's origin.
+ */
+function linkOrigin(host: E2eHost): string {
+  return `http://localhost:${new URL(host.baseUrl).port}`;
+}
+
 async function json<T>(res: Response): Promise<T> {
   return (await res.json()) as T;
 }
@@ -219,7 +228,7 @@ describe('Durable HTTP API on the devhost', () => {
     expect(seen.purgedAgain).toEqual({ instancesDeleted: 0 });
     expect((seen.payload as Record<string, string>).statusQueryGetUri).toEqual(
       expect.stringMatching(
-        new RegExp(`^${host.baseUrl}${hook}/instances/tour-1\\?taskHub=${host.taskHub}&connection=Storage&code=[A-Za-z0-9_-]+$`),
+        new RegExp(`^${linkOrigin(host)}${hook}/instances/tour-1\\?taskHub=${host.taskHub}&connection=Storage&code=[A-Za-z0-9_-]+$`),
       ),
     );
   });
@@ -241,6 +250,7 @@ describe('Durable HTTP API on the devhost', () => {
     expect(res.status).toBe(202);
     const links = await json<Record<string, string>>(res);
     expect(res.headers.get('location')).toBe(links.statusQueryGetUri);
+    // createCheckStatusResponse puts the request's origin in place of the binding's.
     expect(links.statusQueryGetUri?.startsWith(`${host.baseUrl}${hook}/instances/nap-1?`)).toBe(true);
     await waitForStatus(host, 'nap-1', 'Running');
     await host.advanceClock(3_600_000);
