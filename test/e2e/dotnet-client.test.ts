@@ -29,7 +29,10 @@ function run(command: string, args: readonly string[]): Promise<{ code: number |
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, output }));
+    // 'exit' can come before the last output is read ('close' waits for the pipes), but a build
+    // server dotnet leaves running may hold the pipes open: then the output so far is all there is.
+    child.once('close', (code) => resolve({ code, output }));
+    child.once('exit', (code) => setTimeout(() => resolve({ code, output }), 5000).unref());
   });
 }
 

@@ -34,9 +34,18 @@ function runProcess(label: string, options: Record<string, unknown>): Promise<In
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
-    child.on('exit', (code) => {
-      if (code !== 0) reject(new Error(`${label} exited with ${code}: ${stderr}`));
-      else resolve({ label, ...(JSON.parse(stdout) as Omit<InstanceResult, 'label'>) });
+    // 'close', not 'exit': the child's stdout may still be unread at 'exit' (a partial JSON read
+    // failed a CI run), and 'close' waits for its pipes to end.
+    child.on('close', (code) => {
+      if (code !== 0) {
+        reject(new Error(`${label} exited with ${code}: ${stderr}`));
+        return;
+      }
+      try {
+        resolve({ label, ...(JSON.parse(stdout) as Omit<InstanceResult, 'label'>) });
+      } catch (err) {
+        reject(new Error(`${label} wrote no result (${String(err)}): ${stdout.slice(0, 200)}`));
+      }
     });
   });
 }
