@@ -146,6 +146,8 @@ export interface ScheduleSettings {
   readonly webhookAllowPrivateAddresses: boolean;
   /** Storage queues a queueMessage target may write to (`prefix*` or names; the app's, the host's and the task hub's never). */
   readonly allowedQueues: readonly string[];
+  /** Service Bus queues and topics a serviceBus target may send to (`prefix*` or names; the app's own topics never). */
+  readonly allowedServiceBusEntities: readonly string[];
   /** A fire older than this when the schedule gets to it counts as missed (catch-up policy). */
   readonly misfireGraceSeconds: number;
   /** Runs of one schedule in progress at once under the `allow` overlap policy. */
@@ -430,6 +432,7 @@ export const settingNames = {
   schedulesWebhookMaxRedirects: 'TALLYHO_SCHEDULES_WEBHOOK_MAX_REDIRECTS',
   schedulesWebhookAllowPrivate: 'TALLYHO_SCHEDULES_WEBHOOK_ALLOW_PRIVATE_ADDRESSES',
   schedulesAllowedQueues: 'TALLYHO_SCHEDULES_ALLOWED_QUEUES',
+  schedulesAllowedServiceBus: 'TALLYHO_SCHEDULES_ALLOWED_SERVICEBUS_ENTITIES',
   schedulesMisfireGraceSeconds: 'TALLYHO_SCHEDULES_MISFIRE_GRACE_SECONDS',
   schedulesMaxConcurrentRuns: 'TALLYHO_SCHEDULES_MAX_CONCURRENT_RUNS',
   schedulesMaxLive: 'TALLYHO_SCHEDULES_MAX_LIVE',
@@ -558,6 +561,7 @@ function readScheduleSettings(r: SettingsReader): ScheduleSettings {
     webhookMaxRedirects: r.int(n.schedulesWebhookMaxRedirects, 3, 0, 10),
     webhookAllowPrivateAddresses: r.bool(n.schedulesWebhookAllowPrivate, false),
     allowedQueues: r.list(n.schedulesAllowedQueues, ['app-*']),
+    allowedServiceBusEntities: r.list(n.schedulesAllowedServiceBus, ['app-*']),
     misfireGraceSeconds: r.int(n.schedulesMisfireGraceSeconds, 60, 1, 86_400),
     maxConcurrentRuns: r.int(n.schedulesMaxConcurrentRuns, 10, 1, 50),
     maxLive: r.int(n.schedulesMaxLive, 1000, 1, 100_000),

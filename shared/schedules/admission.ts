@@ -8,7 +8,7 @@ import { isIP } from 'node:net';
 import type { ScheduleSettings } from '../config';
 import { type FieldIssue, validationError } from '../errors';
 import type { ScheduleDefinition } from './definition';
-import { queueTargetIssue } from './queueTargets';
+import { queueTargetIssue, serviceBusTargetIssue } from './queueTargets';
 import { unavailable } from './targets';
 import { nextFireAfter } from './timing';
 import { isPublicAddress } from './webhook/addresses';
@@ -56,9 +56,12 @@ export function admissionIssues(definition: ScheduleDefinition, ctx: AdmissionCo
       if (issue !== undefined) issues.push({ path: 'body.target.queue', message: issue });
       break;
     }
-    case 'serviceBus':
+    case 'serviceBus': {
       if (!ctx.serviceBusConfigured) issues.push({ path: 'body.target.type', message: unavailable.serviceBus });
+      const issue = serviceBusTargetIssue(target.entity, ctx.settings.allowedServiceBusEntities);
+      if (issue !== undefined) issues.push({ path: 'body.target.entity', message: issue });
       break;
+    }
     case 'gateRelease':
       if (!ctx.gatesAvailable) issues.push({ path: 'body.target.type', message: unavailable.gates });
       break;

@@ -1,11 +1,13 @@
 /**
- * Which storage queues a `queueMessage` schedule target may write to. A schedule runs with the
- * app's own storage rights, so a target naming a queue the app or the Functions host reads would
- * let a function-key caller inject work: job envelopes (`jobs-work-0`), poison messages, gate
- * actions, Durable task hub messages, host internals. Those are refused whatever the allow-list
- * says; everything else must match TALLYHO_SCHEDULES_ALLOWED_QUEUES (default `app-*`).
+ * Which storage queues and Service Bus entities a schedule target may write to. A schedule runs with
+ * the app's own rights, so a target naming a queue the app or the Functions host reads would let a
+ * function-key caller inject work (job envelopes, poison messages, gate actions, Durable task hub
+ * messages, host internals), and one naming the app's own topics would forge its events
+ * (`gate-events` releases, `job-events` completions) to every worker that trusts them. Those are
+ * refused whatever the allow-lists say; everything else must match TALLYHO_SCHEDULES_ALLOWED_QUEUES
+ * or TALLYHO_SCHEDULES_ALLOWED_SERVICEBUS_ENTITIES (both default `app-*`).
  */
-import { queues as appQueues } from '../resources';
+import { queues as appQueues, serviceBusEntities } from '../resources';
 
 export interface QueueRules {
   /** Allow-list entries: exact names or `prefix*` (`*` alone: any queue that is not reserved). */
@@ -42,5 +44,21 @@ export function queueTargetIssue(name: string, rules: QueueRules): string | unde
   const reserved = reservedQueueReason(name, rules.jobsQueuePrefix);
   if (reserved !== undefined) return `Not a target: ${reserved}`;
   if (!rules.allowed.some((p) => matches(p, name))) return 'This queue is not allowed (TALLYHO_SCHEDULES_ALLOWED_QUEUES)';
+  return undefined;
+}
+
+const appServiceBusNames: readonly string[] = [
+  ...Object.values<string>(serviceBusEntities.topics),
+  ...Object.values<string>(serviceBusEntities.queues),
+].map((name) => name.toLowerCase());
+
+/** The issue message for a Service Bus target entity, or undefined when it may be used. Names are case-insensitive, as in Service Bus. */
+export function serviceBusTargetIssue(entity: string, allowed: readonly string[]): string | undefined {
+  const name = entity.toLowerCase();
+  if (appServiceBusNames.some((own) => name === own || name.startsWith(`${own}/`))) {
+    return "Not a target: this entity carries the app's own events";
+  }
+  if (!allowed.some((p) => matches(p.toLowerCase(), name)))
+    return 'This entity is not allowed (TALLYHO_SCHEDULES_ALLOWED_SERVICEBUS_ENTITIES)';
   return undefined;
 }

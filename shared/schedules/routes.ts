@@ -88,7 +88,7 @@ const examples = [
   },
   {
     at: '2027-01-15T09:00:00Z',
-    target: { type: 'serviceBus', entity: 'orders', message: { orderId: 'ORD-1' }, sessionId: 'ORD-1', delivery: 'scheduled' },
+    target: { type: 'serviceBus', entity: 'app-orders', message: { orderId: 'ORD-1' }, sessionId: 'ORD-1', delivery: 'scheduled' },
   },
 ];
 

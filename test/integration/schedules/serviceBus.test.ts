@@ -24,7 +24,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
       {
         id: 'remind-1',
         at,
-        target: { type: 'serviceBus', entity: 'orders', message: message(1), sessionId: 'ORD-42', delivery: 'scheduled' },
+        target: { type: 'serviceBus', entity: 'app-orders', message: message(1), sessionId: 'ORD-42', delivery: 'scheduled' },
       },
       tester,
     );
@@ -33,7 +33,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
       {
         id: 'remind-2',
         at,
-        target: { type: 'serviceBus', entity: 'orders', message: message(2), delivery: 'scheduled' },
+        target: { type: 'serviceBus', entity: 'app-orders', message: message(2), delivery: 'scheduled' },
       },
       tester,
     );
@@ -41,7 +41,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
       {
         id: 'remind-3',
         at,
-        target: { type: 'serviceBus', entity: 'orders', message: message(3), delivery: 'scheduled' },
+        target: { type: 'serviceBus', entity: 'app-orders', message: message(3), delivery: 'scheduled' },
       },
       tester,
     );
@@ -58,7 +58,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
     expect(third.view.delivery?.sequenceNumber).toBe('9007199254740992');
     expect((await h.table.read('remind-3'))?.sequenceNumber).toBe('9007199254740992');
     expect(h.bus.scheduled.get('9007199254740990')).toMatchObject({
-      entity: 'orders',
+      entity: 'app-orders',
       scheduledFor: Date.parse(at),
       message: {
         messageId: 'remind-1',
@@ -74,7 +74,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
       {
         id: 'remind-1',
         at,
-        target: { type: 'serviceBus', entity: 'orders', message: message(1), sessionId: 'ORD-42', delivery: 'scheduled' },
+        target: { type: 'serviceBus', entity: 'app-orders', message: message(1), sessionId: 'ORD-42', delivery: 'scheduled' },
       },
       tester,
     );
@@ -90,7 +90,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
         {
           id: `c-${n}`,
           at,
-          target: { type: 'serviceBus', entity: 'orders', message: message(n), delivery: 'scheduled' },
+          target: { type: 'serviceBus', entity: 'app-orders', message: message(n), delivery: 'scheduled' },
         },
         tester,
       );
@@ -101,7 +101,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
     expect(h.bus.cancelled).toHaveLength(1);
     await h.clock.advance(10 * 60_000);
     h.bus.tick();
-    expect(h.bus.receiveAll('orders').map((m) => m.message.messageId)).toEqual(['c-1', 'c-2', 'c-3']);
+    expect(h.bus.receiveAll('app-orders').map((m) => m.message.messageId)).toEqual(['c-1', 'c-2', 'c-3']);
   });
 
   it('a cancel after the broker enqueued the message is a 409 and marks it delivered', async () => {
@@ -110,7 +110,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
       {
         id: 'late',
         at: '2027-01-01T00:05:00.000Z',
-        target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
+        target: { type: 'serviceBus', entity: 'app-orders', message: 1, delivery: 'scheduled' },
       },
       tester,
     );
@@ -123,7 +123,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
       {
         id: 'past',
         at: '2027-01-01T00:01:00.000Z',
-        target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
+        target: { type: 'serviceBus', entity: 'app-orders', message: 1, delivery: 'scheduled' },
       },
       tester,
     );
@@ -145,7 +145,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
         {
           id,
           at: new Date(base + minutes * 60_000).toISOString(),
-          target: { type: 'serviceBus', entity: 'fulfilment', message: { id }, sessionId, delivery: 'scheduled' },
+          target: { type: 'serviceBus', entity: 'app-fulfilment', message: { id }, sessionId, delivery: 'scheduled' },
         },
         tester,
       );
@@ -153,8 +153,8 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
     await h.service.cancel('o42-bill');
     await h.clock.advance(60 * 60_000);
     h.bus.tick();
-    expect(h.bus.receiveSession('fulfilment', 'ORD-42').map((m) => m.message.messageId)).toEqual(['o42-pack', 'o42-ship']);
-    expect(h.bus.receiveSession('fulfilment', 'ORD-7').map((m) => m.message.messageId)).toEqual(['o7-pack']);
+    expect(h.bus.receiveSession('app-fulfilment', 'ORD-42').map((m) => m.message.messageId)).toEqual(['o42-pack', 'o42-ship']);
+    expect(h.bus.receiveSession('app-fulfilment', 'ORD-7').map((m) => m.message.messageId)).toEqual(['o7-pack']);
   });
 
   it('when Service Bus refuses, answers 503 and leaves nothing behind', async () => {
@@ -165,7 +165,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
         {
           id: 'refused',
           at: '2027-01-01T01:00:00Z',
-          target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
+          target: { type: 'serviceBus', entity: 'app-orders', message: 1, delivery: 'scheduled' },
         },
         tester,
       ),
@@ -181,7 +181,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
       {
         id: 'sd',
         at: '2027-01-01T01:00:00Z',
-        target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
+        target: { type: 'serviceBus', entity: 'app-orders', message: 1, delivery: 'scheduled' },
       },
       tester,
     );
@@ -193,7 +193,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
         {
           id: 'nobus',
           at: '2027-01-01T01:00:00Z',
-          target: { type: 'serviceBus', entity: 'orders', message: 1, delivery: 'scheduled' },
+          target: { type: 'serviceBus', entity: 'app-orders', message: 1, delivery: 'scheduled' },
         },
         tester,
       ),
@@ -210,7 +210,7 @@ describe('the immediate Service Bus target (fake Service Bus)', () => {
       {
         id: 'tick',
         cron: '0 * * * * *',
-        target: { type: 'serviceBus', entity: 'ticks', message: { n: 1 }, sessionId: 'k-1' },
+        target: { type: 'serviceBus', entity: 'app-ticks', message: { n: 1 }, sessionId: 'k-1' },
       },
       tester,
     );
@@ -225,7 +225,7 @@ describe('the immediate Service Bus target (fake Service Bus)', () => {
     expect(outcome).toMatchObject({ outcome: 'succeeded', detail: 'sent tick#1' });
     // A retried activity finds the run recorded and does not send again.
     await h.activities.run({ scheduleId: 'tick', runId: 'tick#1', fire, now: fire.at, nextFireAt: null });
-    expect(h.bus.receiveSession('ticks', 'k-1').map((m) => m.message)).toEqual([
+    expect(h.bus.receiveSession('app-ticks', 'k-1').map((m) => m.message)).toEqual([
       {
         body: { n: 1 },
         contentType: 'application/json',
@@ -234,6 +234,37 @@ describe('the immediate Service Bus target (fake Service Bus)', () => {
         applicationProperties: { scheduleId: 'tick', runId: 'tick#1', scheduledFor: fire.at },
       },
     ]);
+  });
+});
+
+describe('the serviceBus target allow-list (fake Service Bus)', () => {
+  const at = '2027-01-01T05:00:00Z';
+  const target = (entity: string) => ({ type: 'serviceBus' as const, entity, message: 1 });
+
+  it('by default only app-* entities, in any case (Service Bus names are case-insensitive), and a refusal writes nothing', async () => {
+    const h = scheduleHarness();
+    const refused = await appErrorOf(h.service.create({ id: 'sb-payroll', at, target: target('payroll') }, tester));
+    expect(refused).toMatchObject({ status: 400, code: 'ValidationFailed' });
+    expect(refused.issues).toEqual([
+      { path: 'body.target.entity', message: 'This entity is not allowed (TALLYHO_SCHEDULES_ALLOWED_SERVICEBUS_ENTITIES)' },
+    ]);
+    expect(await h.table.read('sb-payroll')).toBeUndefined();
+    await h.service.create({ id: 'sb-app', at, target: target('App-Payroll') }, tester);
+    expect(await h.table.read('sb-app')).toBeDefined();
+  });
+
+  it("never the app's own topics, whatever the allow-list says: a caller could forge gate releases and job completions", async () => {
+    const h = scheduleHarness({ env: { TALLYHO_SCHEDULES_ALLOWED_SERVICEBUS_ENTITIES: '*' } });
+    for (const entity of ['gate-events', 'Job-Events', 'gate-events/subscriptions/workers']) {
+      const refused = await appErrorOf(h.service.create({ id: 'sb-forged', at, target: target(entity) }, tester));
+      expect({ entity, issues: refused.issues }).toEqual({
+        entity,
+        issues: [{ path: 'body.target.entity', message: "Not a target: this entity carries the app's own events" }],
+      });
+    }
+    expect(await h.table.read('sb-forged')).toBeUndefined();
+    await h.service.create({ id: 'sb-any', at, target: target('payroll') }, tester);
+    expect(await h.table.read('sb-any')).toBeDefined();
   });
 });
 
