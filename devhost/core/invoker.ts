@@ -51,6 +51,11 @@ function asError(value: unknown): Error {
   return new Error(typeof value === 'string' ? value : JSON.stringify(value));
 }
 
+/** The outcome of an invocation that failed before the function ran (an input that cannot bind). */
+export function failedBeforeRun(err: unknown): InvocationOutcome {
+  return { ok: false, invocationId: randomUUID(), error: asError(err), durationMs: 0 };
+}
+
 export class Invoker {
   /** Invocations under way, so shutdown can wait for them; the value says whether a client holds it. */
   readonly inFlight = new Map<Promise<unknown>, boolean>();

@@ -3,9 +3,7 @@
  * case, as the extension's `FunctionName` does; the error texts are the extension's own
  * (`DurableTaskExtension.GetInvalid…FunctionMessage`), since they end up in orchestration output.
  */
-import { randomUUID } from 'node:crypto';
-
-import type { InvocationOutcome, Invoker } from '../core/invoker';
+import { failedBeforeRun, type InvocationOutcome, type Invoker } from '../core/invoker';
 import type { FunctionMetadata, RpcParameterBinding, RpcTypedData } from '../core/types';
 import type { FunctionKind } from './replay';
 
@@ -77,12 +75,7 @@ export class DurableFunctions {
       extra = known.extraInputs();
     } catch (err) {
       // A binding that fails fails the invocation before the function runs.
-      return Promise.resolve({
-        ok: false,
-        invocationId: randomUUID(),
-        error: err instanceof Error ? err : new Error(String(err)),
-        durationMs: 0,
-      });
+      return Promise.resolve(failedBeforeRun(err));
     }
     const inputData = [{ name: known.binding, data: data ?? null }, ...extra];
     return this.invoker.invoke({ functionName: known.name, inputData });

@@ -6,12 +6,10 @@
  * — so a host that was down when an occurrence was due fires once at start with `isPastDue: true`.
  * A run is also past due when it starts more than a second after its scheduled time.
  */
-import { randomUUID } from 'node:crypto';
-
 import type { BlobServiceClient } from '@azure/storage-blob';
 
 import type { HostClock } from '../clock';
-import type { InvocationOutcome, Invoker } from '../core/invoker';
+import { failedBeforeRun, type InvocationOutcome, type Invoker } from '../core/invoker';
 import type { FunctionMetadata, RpcParameterBinding } from '../core/types';
 import type { HostLogger } from '../extension';
 import type { Schedule } from './schedule';
@@ -172,7 +170,7 @@ export class TimerListener {
     try {
       extra = await this.options.extraInputs();
     } catch (err) {
-      return { ok: false, invocationId: randomUUID(), error: err instanceof Error ? err : new Error(String(err)), durationMs: 0 };
+      return failedBeforeRun(err);
     }
     const inputData: RpcParameterBinding[] = [{ name: this.options.triggerName, data: { json: JSON.stringify(timerInfo) } }, ...extra];
     return this.options.invoker.invoke({ functionName: this.functionName, inputData, triggerMetadata: {} });
