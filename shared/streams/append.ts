@@ -121,8 +121,9 @@ export async function appendEvents(
   let redriven = false;
   for (let attempt = 0; ; attempt++) {
     const route = await ctx.resolver.resolve(type);
-    // A type an operator routed is admitted by that; any other must take a place before a writer exists for it.
-    if (route.source === 'default') await ctx.types.admit(type);
+    // A type an operator routed is admitted by that, and the app's own by the app; any other must
+    // take a place before a writer exists for it.
+    if (route.source === 'default' && !ctx.ownTypes.has(type)) await ctx.types.admit(type);
     const key = routeWriterKey(route);
     // Each attempt gets the full answer timeout; the loop itself is bounded by `deadline` and `waitUntil`.
     const answerBy = ctx.clock.now() + ctx.settings.ackTimeoutMs;

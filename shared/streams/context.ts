@@ -16,6 +16,12 @@ export interface StreamsContext {
   readonly routes: RouteTable;
   /** The distinct types admitted so far (TALLYHO_STREAMS_MAX_TYPES); a new type is admitted before its writer is touched. */
   readonly types: Pick<CappedSet, 'admit'>;
+  /**
+   * Types only the app appends to (the billing ledger): HTTP callers are refused, so nobody can
+   * forge a line or spend its producers' sequence numbers, and they take no place under the cap,
+   * so callers filling it cannot stop the app's own writes.
+   */
+  readonly ownTypes: ReadonlySet<string>;
   readonly watch: LedgerWatch;
   readonly appends: AppendCoalescer;
   readonly flushers: FlusherControl;

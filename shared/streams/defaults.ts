@@ -39,6 +39,8 @@ export function getStreamService(): StreamService {
           'the stream type count',
         ),
       }),
+      // The jobs capability's invoice ledger is written by the app alone.
+      ownTypes: new Set(config.jobs.billingLedgerStream === undefined ? [] : [config.jobs.billingLedgerStream]),
       resolver: new RouteResolver({
         table: routes,
         clock: systemClock,

@@ -11,16 +11,30 @@ import type { Listing } from '../storage/list';
 import type { StreamRoute } from './route';
 import type { StreamEventInput } from './schemas';
 import { validateBatch } from './validate';
+import { AppError } from '../errors';
 
 export class StreamService {
   constructor(readonly context: StreamsContext) {}
 
   /**
-   * Appends events of one type (validated here too, so in-process callers get the same 400 rules).
-   * `ack: 'buffered'` resolves once they are in the writer's durable state, `'flushed'` once they
+   * Appends events of one type for a caller (validated here too, so in-process callers get the same
+   * 400 rules); the app's own types are refused with 403. `ack: 'buffered'` resolves once they are in the writer's durable state, `'flushed'` once they
    * are in the log blob.
    */
   async appendEvents(
+    durable: StreamsDurableClient,
+    type: string,
+    events: readonly unknown[],
+    options: AppendOptions = {},
+  ): Promise<AppendResult> {
+    if (this.context.ownTypes.has(type)) {
+      throw new AppError('Forbidden', `Only the app appends to ${type}: it is the app's own stream (TALLYHO_JOBS_BILLING_LEDGER_STREAM)`);
+    }
+    return this.appendOwn(durable, type, events, options);
+  }
+
+  /** Appends for the app itself (another capability): its own types are open to it, and any other. */
+  async appendOwn(
     durable: StreamsDurableClient,
     type: string,
     events: readonly unknown[],
@@ -54,5 +68,5 @@ export interface StreamsApi {
 }
 
 export function streamsApi(service: StreamService, durable: StreamsDurableClient): StreamsApi {
-  return { appendEvents: (type, events, ack = 'buffered') => service.appendEvents(durable, type, events, { ack }) };
+  return { appendEvents: (type, events, ack = 'buffered') => service.appendOwn(durable, type, events, { ack }) };
 }

@@ -4,6 +4,7 @@
  * own task hub, where the type count starts at zero.
  */
 import { flusherInstanceId } from '../../shared/streams/names';
+import { transactions } from '../support/billing';
 import { devhostTest, type E2eHost, startDevhost } from './support/harness';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
@@ -41,5 +42,47 @@ describe('finding 5: caps over HTTP', () => {
     expect((await view(host, first)).writer.accepted).toBe(2);
     // A retry of the refused type is refused again: nothing freed a place.
     expectProblem(await post(host, third, { producer: 'p', seq: 1 }), 409, 'Conflict');
+  });
+});
+
+describe("the billing ledger is the app's own stream", () => {
+  let host: E2eHost;
+
+  beforeAll(async () => {
+    host = await startDevhost({
+      env: {
+        TALLYHO_STREAMS_MAX_TYPES: '1',
+        TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200',
+        AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
+        TALLYHO_JOBS_QUEUE_PREFIX: unique('own'),
+      },
+    });
+  });
+  afterAll(async () => {
+    await host.stop();
+  });
+
+  devhostTest('callers cannot append to it (403), and a full type cap does not stop billing delivery', async () => {
+    // A caller takes the only place under TALLYHO_STREAMS_MAX_TYPES.
+    expect((await post(host, unique('own-a'), { producer: 'p', seq: 1 })).status).toBe(202);
+    expectProblem(await post(host, unique('own-b'), { producer: 'p', seq: 1 }), 409, 'Conflict');
+
+    // A forged invoice line (and a producer seq that would make the real lines look like duplicates) is refused.
+    const forged = await post(host, 'billing-invoices', { producer: 'job-x-r0', seq: 999, data: { customerId: 'c-1', grossMinor: '1' } });
+    expectProblem(forged, 403, 'Forbidden');
+
+    // The app still delivers a billing job's invoice lines to it.
+    const accepted = await requestJson<{ id: string }>(host, 'POST', '/api/jobs', {
+      body: { processor: 'billing', items: transactions(5, 7, unique('own')) },
+    });
+    expect(accepted.status).toBe(202);
+    let job: { state?: string; delivery?: string } = {};
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
+      job = (await requestJson<{ state: string; delivery: string }>(host, 'GET', `/api/jobs/${accepted.body.id}`)).body;
+      if (job.state === 'completed' && job.delivery !== 'pending') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(job).toMatchObject({ state: 'completed', delivery: 'delivered' });
+    expect((await view(host, 'billing-invoices')).writer.accepted).toBeGreaterThan(0);
   });
 });

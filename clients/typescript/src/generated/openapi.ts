@@ -4550,6 +4550,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The app's own stream (the billing ledger, TALLYHO_JOBS_BILLING_LEDGER_STREAM): only the app appends to it */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A new event type past TALLYHO_STREAMS_MAX_TYPES; nothing was created */
             409: {
                 headers: {
