@@ -17,21 +17,9 @@ import { containers, tables } from '../../shared/resources';
 import { expectedTotals, invoiceTotals, type TestTransaction, transactions } from '../support/billing';
 import { storageFor, testConnection } from '../support/sequences';
 import { devhostTest, type E2eHost, startDevhost } from './support/harness';
+import { type JobView, settledJob } from './support/jobs';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
-
-interface JobView {
-  id: string;
-  state: string;
-  delivery: string;
-  round: number;
-  totals: { items: number; succeeded: number; failed: number; pending: number };
-  envelopes: { count: number; sent: number };
-  timings: Record<string, string | number | null>;
-  summary: Record<string, unknown> | null;
-  event: string;
-  links: Record<string, string>;
-}
 
 interface ResultView {
   id: string;
@@ -76,19 +64,6 @@ describe('jobs over HTTP', () => {
   const submit = (h: E2eHost, body: unknown, headers?: Record<string, string>) =>
     requestJson<JobView>(h, 'POST', '/api/jobs', { body, ...(headers === undefined ? {} : { headers }) });
   const read = (h: E2eHost, id: string) => requestJson<JobView>(h, 'GET', `/api/jobs/${id}`);
-
-  async function finished(h: E2eHost, id: string, timeoutMs = 60_000): Promise<JobView> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const res = await read(h, id);
-      expect(res.status).toBe(200);
-      const done = res.body.state === 'completed' || res.body.state === 'completedWithFailures';
-      // Finished means settled: the invoice lines delivered and the event handled too.
-      if (done && res.body.delivery !== 'pending' && res.body.event !== 'pending') return res.body;
-      if (Date.now() > deadline) throw new Error(`job ${id} did not finish: ${JSON.stringify(res.body)}\n${h.output().slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
 
   async function allResults(h: E2eHost, id: string, query = ''): Promise<ResultView[]> {
     const out: ResultView[] = [];
@@ -158,7 +133,7 @@ describe('jobs over HTTP', () => {
     expect(accepted.status).toBe(202);
     expect(accepted.body).toMatchObject({ state: 'accepted', totals: { items: 10_000 }, envelopes: { count: Math.ceil(10_000 / 32) } });
     expect(accepted.headers.get('location')).toBe(`/api/jobs/${accepted.body.id}`);
-    const job = await finished(host, accepted.body.id, 110_000);
+    const job = await settledJob(host, accepted.body.id, 110_000);
     const elapsedMs = Date.now() - started;
     expect(job).toMatchObject({
       state: 'completed',
@@ -186,7 +161,7 @@ describe('jobs over HTTP', () => {
     ];
     const accepted = await submit(host, { processor: 'billing', items: [...good, ...bad] });
     expect(accepted.status).toBe(202);
-    const job = await finished(host, accepted.body.id);
+    const job = await settledJob(host, accepted.body.id);
     expect(job).toMatchObject({ state: 'completedWithFailures', totals: { succeeded: 90, failed: 4, pending: 0 } });
     const failures = await requestJson<{ failures: { id: string; code: string; reason: string; attempts: number }[] }>(
       host,
@@ -218,7 +193,7 @@ describe('jobs over HTTP', () => {
     };
     items[5] = big;
     const accepted = await submit(host, { processor: 'billing', items });
-    const job = await finished(host, accepted.body.id);
+    const job = await settledJob(host, accepted.body.id);
     expect(job).toMatchObject({ state: 'completed', totals: { succeeded: 40 } });
     const results = await allResults(host, job.id);
     const result = results.find((r) => r.id === 'cc-big');
@@ -245,7 +220,7 @@ describe('jobs over HTTP', () => {
     expect(again.body.id).toBe(first.body.id);
     expect(first.headers.get('idempotent-replayed')).toBeNull();
     expect(again.headers.get('idempotent-replayed')).toBe('true');
-    const job = await finished(host, first.body.id);
+    const job = await settledJob(host, first.body.id);
     expect(job.totals).toEqual({ items: 50, succeeded: 50, failed: 0, pending: 0 });
     const conflict = expectProblem(
       await submit(host, { processor: 'billing', items: items.slice(1) }, { 'Idempotency-Key': key }),
@@ -394,12 +369,12 @@ describe('jobs over HTTP', () => {
         // 2. A host with the triggers on processes everything.
         const working = await startDevhost({ env });
         try {
-          const dup = await finished(working, dupJob.id);
+          const dup = await settledJob(working, dupJob.id);
           expect(dup).toMatchObject({ state: 'completed', totals: { succeeded: 100, failed: 0, pending: 0 } });
           const dupInvoice = await invoice(working, dup);
           expect(invoiceTotals(dupInvoice)).toEqual(expectedTotals(dupItems));
 
-          const poisoned = await finished(working, poisonJob.id);
+          const poisoned = await settledJob(working, poisonJob.id);
           const crashedIds = (crashing?.decoded.i ?? []).map((e) => e.id).sort();
           expect(poisoned).toMatchObject({
             state: 'completedWithFailures',

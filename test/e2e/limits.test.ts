@@ -7,6 +7,7 @@ import { flusherInstanceId } from '../../shared/streams/names';
 import { transactions } from '../support/billing';
 import { devhostTest, type E2eHost, startDevhost } from './support/harness';
 import { expectProblem, requestJson } from './support/http';
+import { settledJob } from './support/jobs';
 import { unique } from './support/names';
 import { post, view } from './support/streams';
 
@@ -76,12 +77,7 @@ describe("the billing ledger is the app's own stream", () => {
       body: { processor: 'billing', items: transactions(5, 7, unique('own')) },
     });
     expect(accepted.status).toBe(202);
-    let job: { state?: string; delivery?: string } = {};
-    for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
-      job = (await requestJson<{ state: string; delivery: string }>(host, 'GET', `/api/jobs/${accepted.body.id}`)).body;
-      if (job.state === 'completed' && job.delivery !== 'pending') break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const job = await settledJob(host, accepted.body.id);
     expect(job).toMatchObject({ state: 'completed', delivery: 'delivered' });
     expect((await view(host, 'billing-invoices')).writer.accepted).toBeGreaterThan(0);
   });

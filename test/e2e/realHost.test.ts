@@ -9,17 +9,10 @@
  */
 import { transactions } from '../support/billing';
 import { type E2eHost, startDevhost } from './support/harness';
+import { type JobView, settledJob } from './support/jobs';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
 import { post } from './support/streams';
-
-interface JobView {
-  id: string;
-  state: string;
-  delivery: string;
-  event: string;
-  totals: { items: number; succeeded: number; failed: number };
-}
 
 describe('the routes that broke on the real host', () => {
   let host: E2eHost;
@@ -86,14 +79,7 @@ describe('the routes that broke on the real host', () => {
     const accepted = await requestJson<JobView>(host, 'POST', '/api/jobs?code=x', { body: { processor: 'billing', items } });
     expect(accepted.status).toBe(202);
     const id = accepted.body.id;
-    let job: JobView | undefined;
-    for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
-      const res = await requestJson<JobView>(host, 'GET', `/api/jobs/${id}?code=x`);
-      expect(res.status).toBe(200);
-      job = res.body;
-      if (job.state === 'completed' && job.delivery !== 'pending') break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const job = await settledJob(host, id);
     // The ledger entity answered the writer's report (real host: stayed "pending", §2).
     expect(job).toMatchObject({ state: 'completed', delivery: 'delivered', totals: { items: 20, succeeded: 20, failed: 0 } });
     const page = await requestJson<{ results: { status: string }[] }>(host, 'GET', `/api/jobs/${id}/results?limit=500&status=succeeded`);

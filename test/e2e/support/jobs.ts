@@ -1,0 +1,32 @@
+/** Jobs over HTTP for the e2e tests: a job's view, and waiting until it has settled. */
+import type { E2eHost } from './harness';
+import { requestJson } from './http';
+
+export interface JobView {
+  id: string;
+  state: string;
+  delivery: string;
+  round: number;
+  totals: { items: number; succeeded: number; failed: number; pending: number };
+  envelopes: { count: number; sent: number };
+  timings: Record<string, string | number | null>;
+  summary: Record<string, unknown> | null;
+  event: string;
+  links: Record<string, string>;
+}
+
+/**
+ * The job once it has finished and settled: completed (with or without failures), its invoice
+ * lines delivered and its event handled. Fails with the host's recent output after `timeoutMs`.
+ */
+export async function settledJob(host: E2eHost, id: string, timeoutMs = 60_000): Promise<JobView> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await requestJson<JobView>(host, 'GET', `/api/jobs/${id}`);
+    if (res.status !== 200) throw new Error(`GET job ${id}: ${res.status} ${JSON.stringify(res.body)}`);
+    const done = res.body.state === 'completed' || res.body.state === 'completedWithFailures';
+    if (done && res.body.delivery !== 'pending' && res.body.event !== 'pending') return res.body;
+    if (Date.now() > deadline) throw new Error(`job ${id} did not settle: ${JSON.stringify(res.body)}\n${host.output().slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
