@@ -1,8 +1,9 @@
 /**
  * The streams use-cases behind one object, for HTTP handlers and for other capabilities (jobs
- * writes its per-customer totals through `appendEvents`). Each call takes the Durable client of the
+ * writes its invoice lines through `appendOwn`). Each call takes the Durable client of the
  * invocation it runs in; everything else is shared per process.
  */
+import { AppError } from '../errors';
 import { type AppendOptions, type AppendResult, appendEvents } from './append';
 import { describeType, flushType, remapType } from './admin';
 import type { StreamsContext } from './context';
@@ -11,15 +12,14 @@ import type { Listing } from '../storage/list';
 import type { StreamRoute } from './route';
 import type { StreamEventInput } from './schemas';
 import { validateBatch } from './validate';
-import { AppError } from '../errors';
 
 export class StreamService {
   constructor(readonly context: StreamsContext) {}
 
   /**
    * Appends events of one type for a caller (validated here too, so in-process callers get the same
-   * 400 rules); the app's own types are refused with 403. `ack: 'buffered'` resolves once they are in the writer's durable state, `'flushed'` once they
-   * are in the log blob.
+   * 400 rules); the app's own types are refused with 403. `ack: 'buffered'` resolves once they are
+   * in the writer's durable state, `'flushed'` once they are in the log blob.
    */
   async appendEvents(
     durable: StreamsDurableClient,
