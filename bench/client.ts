@@ -31,6 +31,11 @@ interface Load {
   readonly seconds: number;
 }
 
+/** Units per second of a load. */
+function rate(l: Load): number {
+  return l.units / l.seconds;
+}
+
 /** Runs `workers` loops of `op` for the window; `op` resolves with the units it produced. */
 async function load(workers: number, op: () => Promise<number>, requests: () => number): Promise<Load> {
   const drive = async (ms: number): Promise<number> => {
@@ -109,41 +114,24 @@ async function main(): Promise<void> {
     );
     await client.close();
 
+    const row = (scenario: string, l: Load): Row => ({
+      scenario,
+      'per second': rate(l),
+      'requests per 1,000': (l.requests * 1000) / l.units,
+    });
     const rows: Row[] = [
-      {
-        scenario: 'sequences: one HTTP call per number (baseline)',
-        'per second': perCall.units / perCall.seconds,
-        'requests per 1,000': (perCall.requests * 1000) / perCall.units,
-      },
-      {
-        scenario: 'sequences: client next() from reserved blocks',
-        'per second': blocks.units / blocks.seconds,
-        'requests per 1,000': (blocks.requests * 1000) / blocks.units,
-      },
-      {
-        scenario: 'counters: one request per increment (baseline)',
-        'per second': perIncrement.units / perIncrement.seconds,
-        'requests per 1,000': (perIncrement.requests * 1000) / perIncrement.units,
-      },
-      {
-        scenario: 'counters: client increment(), coalesced',
-        'per second': coalesced.units / coalesced.seconds,
-        'requests per 1,000': (coalesced.requests * 1000) / coalesced.units,
-      },
+      row('sequences: one HTTP call per number (baseline)', perCall),
+      row('sequences: client next() from reserved blocks', blocks),
+      row('counters: one request per increment (baseline)', perIncrement),
+      row('counters: client increment(), coalesced', coalesced),
     ];
     table(
       `Through the client, ${windowMs / 1000} s windows after a ${warmupMs} ms warm-up (16 callers for numbers, 64 writers for increments)`,
       rows,
     );
     console.log(`block size the client reached: ${fmt(sequence.stats().blockSize, 0)}`);
-    ratio('sequences: client next() ÷ one call per number (numbers/s)', blocks.units / blocks.seconds, perCall.units / perCall.seconds, {
-      atLeast: 50,
-    });
-    ratio(
-      'counters: coalesced ÷ one request per increment (increments/s)',
-      coalesced.units / coalesced.seconds,
-      perIncrement.units / perIncrement.seconds,
-    );
+    ratio('sequences: client next() ÷ one call per number (numbers/s)', rate(blocks), rate(perCall), { atLeast: 50 });
+    ratio('counters: coalesced ÷ one request per increment (increments/s)', rate(coalesced), rate(perIncrement));
   } finally {
     await devhost.stop();
     await azurite.stop();

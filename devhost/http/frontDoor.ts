@@ -226,6 +226,18 @@ export class HttpFrontDoor {
     }
   }
 
+  /** The request body when `wanted` (else undefined); null once a body too large was answered with 413. */
+  private async bodyOf(req: IncomingMessage, res: ServerResponse, wanted: boolean): Promise<Buffer | undefined | null> {
+    if (!wanted) return undefined;
+    try {
+      return await readBody(req);
+    } catch (err) {
+      if (!(err instanceof BodyTooLarge)) throw err;
+      HttpFrontDoor.empty(res, 413, { Connection: 'close' });
+      return null;
+    }
+  }
+
   private async invokeBuffered(
     route: HttpRoute,
     params: Record<string, string>,
@@ -233,17 +245,9 @@ export class HttpFrontDoor {
     res: ServerResponse,
     url: URL,
   ): Promise<void> {
-    let body: Buffer | undefined;
     const method = (req.method ?? 'GET').toUpperCase();
-    try {
-      body = method === 'GET' || method === 'HEAD' ? undefined : await readBody(req);
-    } catch (err) {
-      if (err instanceof BodyTooLarge) {
-        HttpFrontDoor.empty(res, 413, { Connection: 'close' });
-        return;
-      }
-      throw err;
-    }
+    const body = await this.bodyOf(req, res, method !== 'GET' && method !== 'HEAD');
+    if (body === null) return;
     const parts = this.parts(req, url, params, body);
     const data = this.bindingData(route, parts);
     const invocationId = randomUUID();
@@ -277,18 +281,8 @@ export class HttpFrontDoor {
     const proxy = this.options.streamProxy as StreamProxy;
     // The real host reads a body with a Content-Length for its binding data before it invokes
     // (bindingData.ts); the function then reads the same bytes through the proxy.
-    let body: Buffer | undefined;
-    if (Number(req.headers['content-length'] ?? '0') > 0) {
-      try {
-        body = await readBody(req);
-      } catch (err) {
-        if (err instanceof BodyTooLarge) {
-          HttpFrontDoor.empty(res, 413, { Connection: 'close' });
-          return;
-        }
-        throw err;
-      }
-    }
+    const body = await this.bodyOf(req, res, Number(req.headers['content-length'] ?? '0') > 0);
+    if (body === null) return;
     const parts = this.parts(req, url, params, body);
     const data = this.bindingData(route, parts);
     const invocationId = randomUUID();

@@ -5,6 +5,7 @@ import type { HeaderReader, HttpResult, ResponseDoc, RouteDefinition } from '../
 import { defineRoute } from '../http/route';
 import { json } from '../http/responses';
 import { problem } from '../http/schemas';
+import { exampleTransaction } from '../jobs/schemas';
 import type { GateAuditLog } from './audit';
 import { auditRecordSchema } from './audit';
 import { gateEtag, ifNoneMatchHits } from './etag';
@@ -278,16 +279,7 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
           action: {
             type: 'job',
             processor: 'billing',
-            items: [
-              {
-                id: 'tx-1',
-                customerId: 'c-42',
-                amountMinor: 1999,
-                currency: 'EUR',
-                taxCategory: 'standard',
-                occurredAt: '2026-03-01T12:00:00Z',
-              },
-            ],
+            items: [exampleTransaction],
           },
         },
       ],

@@ -4,7 +4,18 @@ import { listQuery } from '../http/listing';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { idempotencyKeyHeader, problem } from '../http/schemas';
-import { failuresPage, failuresQuery, jobList, fileParams, jobParams, jobView, resultsPage, resultsQuery, submitBody } from './schemas';
+import {
+  exampleTransaction,
+  failuresPage,
+  failuresQuery,
+  jobList,
+  fileParams,
+  jobParams,
+  jobView,
+  resultsPage,
+  resultsQuery,
+  submitBody,
+} from './schemas';
 import type { JobService } from './service';
 import { viewFailure, viewJob, viewResult } from './view';
 
@@ -42,14 +53,7 @@ export function jobsRoutes(deps: JobRouteDeps): RouteDefinition[] {
         {
           processor: 'billing',
           items: [
-            {
-              id: 'tx-1',
-              customerId: 'c-42',
-              amountMinor: 1999,
-              currency: 'EUR',
-              taxCategory: 'standard',
-              occurredAt: '2026-03-01T12:00:00Z',
-            },
+            exampleTransaction,
             {
               id: 'tx-2',
               customerId: 'c-42',

@@ -20,6 +20,16 @@ export const jobItem = z
   .transform((item) => item as { id: string } & Record<string, unknown>)
   .meta({ description: "One item; its fields are the processor's (billing: a transaction). `id` is unique within the job." });
 
+/** The billing transaction the API examples use (jobs, and a gate's job action). */
+export const exampleTransaction = {
+  id: 'tx-1',
+  customerId: 'c-42',
+  amountMinor: 1999,
+  currency: 'EUR',
+  taxCategory: 'standard',
+  occurredAt: '2026-03-01T12:00:00Z',
+} as const;
+
 export const submitBody = z
   .strictObject({
     processor: z.enum([billingProcessorName]).meta({ description: 'What processes the items' }),
@@ -27,12 +37,7 @@ export const submitBody = z
   })
   .meta({
     id: 'JobSubmission',
-    example: {
-      processor: 'billing',
-      items: [
-        { id: 'tx-1', customerId: 'c-42', amountMinor: 1999, currency: 'EUR', taxCategory: 'standard', occurredAt: '2026-03-01T12:00:00Z' },
-      ],
-    },
+    example: { processor: 'billing', items: [exampleTransaction] },
   });
 
 export const jobParams = z.strictObject({ id: jobId });

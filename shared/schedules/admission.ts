@@ -8,7 +8,7 @@ import { isIP } from 'node:net';
 import type { ScheduleSettings } from '../config';
 import { type FieldIssue, validationError } from '../errors';
 import type { ScheduleDefinition } from './definition';
-import { queueTargetIssue, serviceBusTargetIssue } from './queueTargets';
+import { queueTargetIssue, serviceBusTargetIssue } from './targetRules';
 import { unavailable } from './targets';
 import { nextFireAfter } from './timing';
 import { isPublicAddress } from './webhook/addresses';

@@ -13,7 +13,7 @@ import { catalogRoutes } from '../../shared/catalog';
 import { authorizationOf } from '../../shared/http/authorization';
 import type { RouteDefinition } from '../../shared/http/route';
 import { type E2eHost, externalHost, startDevhost } from './support/harness';
-import { requestJson } from './support/http';
+import { readableAnswer, requestJson } from './support/http';
 import { unique } from './support/names';
 
 type Caller = 'none' | 'function' | 'admin';
@@ -99,10 +99,7 @@ describe('authorization matrix (devhost, keys on)', () => {
     }
   }
 
-  /** Everything in an answer a caller can read, for the key checks. */
-  function readable(answer: Answer): string {
-    return [...answer.headers.entries()].map(([k, v]) => `${k}: ${v}`).join('\n') + '\n\n' + answer.text;
-  }
+  const readable = (answer: Answer): string => readableAnswer(answer.headers, answer.text);
 
   test('the host registers exactly the routes of the table, each with the level the table gives it', async () => {
     if (externalHost) return;

@@ -11,7 +11,7 @@
 import { request as httpRequest } from 'node:http';
 
 import { type E2eHost, startDevhost } from './support/harness';
-import { expectProblem, type JsonResponse, requestJson } from './support/http';
+import { expectProblem, type JsonResponse, readableAnswer, requestJson } from './support/http';
 import { unique } from './support/names';
 
 type Caller = 'none' | 'function' | 'admin';
@@ -45,9 +45,7 @@ describe('the catch-all 404 (devhost, keys on)', () => {
     await host.stop();
   });
 
-  /** Everything a caller can read in an answer. */
-  const readable = (res: JsonResponse): string =>
-    [...res.headers.entries()].map(([k, v]) => `${k}: ${v}`).join('\n') + '\n\n' + JSON.stringify(res.body);
+  const readable = (res: JsonResponse): string => readableAnswer(res.headers, res.body);
 
   test('finding 9: an unknown path under /api answers 404 problem+json naming only the path, the same without a key and with either', async () => {
     const path = `/api/${unique('nope')}/deeper`;

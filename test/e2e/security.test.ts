@@ -6,15 +6,11 @@
 import type { GateView } from '../../shared/gates/schemas';
 import type { ScheduleView } from '../../shared/schedules/views';
 import { type E2eHost, startDevhost } from './support/harness';
-import { expectProblem, type JsonResponse, requestJson } from './support/http';
+import { expectProblem, type JsonResponse, readableAnswer, requestJson } from './support/http';
 import { unique } from './support/names';
 import { until } from './support/wait';
 
-/** Everything a caller can read in an answer: headers and body. */
-function readable(res: JsonResponse): string {
-  const headers = [...res.headers.entries()].map(([k, v]) => `${k}: ${v}`).join('\n');
-  return `${headers}\n\n${typeof res.body === 'string' ? res.body : JSON.stringify(res.body)}`;
-}
+const readable = (res: JsonResponse): string => readableAnswer(res.headers, res.body);
 
 describe('issue #17 regressions (devhost, keys on)', () => {
   let host: E2eHost;

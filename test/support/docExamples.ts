@@ -231,6 +231,19 @@ export function parseShape(text: string): { shape: Shape; end: number } {
     p++;
     return JSON.parse(text.slice(start, p)) as string;
   };
+  /** Reads entries up to `close` (commas skipped); true when a `…` among them leaves the shape open. */
+  const entries = (close: string, entry: () => void): boolean => {
+    let open = false;
+    for (;;) {
+      ws();
+      if (text[p] === ',') p++;
+      else if (text[p] === close) {
+        p++;
+        return open;
+      } else if (ellipsis()) open = true;
+      else entry();
+    }
+  };
   const value = (): Shape => {
     ws();
     if (ellipsis()) return { kind: 'any' };
@@ -238,49 +251,21 @@ export function parseShape(text: string): { shape: Shape; end: number } {
     if (ch === '{') {
       p++;
       const members = new Map<string, Shape>();
-      let open = false;
-      for (;;) {
-        ws();
-        if (text[p] === ',') {
-          p++;
-          continue;
-        }
-        if (text[p] === '}') {
-          p++;
-          return { kind: 'object', members, open };
-        }
-        if (ellipsis()) {
-          open = true;
-          continue;
-        }
+      const open = entries('}', () => {
         if (text[p] !== '"') fail('expected a member name');
         const name = stringLiteral();
         ws();
         if (text[p] !== ':') fail('expected ":"');
         p++;
         members.set(name, value());
-      }
+      });
+      return { kind: 'object', members, open };
     }
     if (ch === '[') {
       p++;
       const items: Shape[] = [];
-      let open = false;
-      for (;;) {
-        ws();
-        if (text[p] === ',') {
-          p++;
-          continue;
-        }
-        if (text[p] === ']') {
-          p++;
-          return { kind: 'array', items, open };
-        }
-        if (ellipsis()) {
-          open = true;
-          continue;
-        }
-        items.push(value());
-      }
+      const open = entries(']', () => items.push(value()));
+      return { kind: 'array', items, open };
     }
     if (ch === '"') {
       const s = stringLiteral();

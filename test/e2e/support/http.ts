@@ -124,3 +124,9 @@ export async function readSse(url: string, options: SseOptions = {}): Promise<{ 
     clearTimeout(timer);
   }
 }
+
+/** Everything a caller can read in an answer (headers, then the body), for checks that no key leaks. */
+export function readableAnswer(headers: Headers, body: unknown): string {
+  const lines = [...headers.entries()].map(([k, v]) => `${k}: ${v}`).join('\n');
+  return `${lines}\n\n${typeof body === 'string' ? body : JSON.stringify(body)}`;
+}
