@@ -32,6 +32,13 @@ async function queued(h: ReturnType<typeof jobHarness>): Promise<string[]> {
   return out.sort();
 }
 
+/**
+ * Storage of the harness that "dies": one try, so an injected fault fails the invocation at once;
+ * a long timeout, so only the injected fault does (with 5 s, a run on a loaded machine failed before
+ * any result was in, most likely an earlier request timing out).
+ */
+const oneTry = { retry: { maxTries: 1, tryTimeoutMs: 30_000 } };
+
 // Azurite is real; Service Bus cannot run here, so the JobCompleted event goes to the harness's fake sender.
 describe('job recovery on Azurite, with a fake Service Bus sender for the completion event', () => {
   let proxy: FaultProxy;
@@ -52,7 +59,7 @@ describe('job recovery on Azurite, with a fake Service Bus sender for the comple
       clock,
       settings,
       connection: proxy.connectionString,
-      storage: { retry: { maxTries: 1, tryTimeoutMs: 5000 } },
+      storage: oneTry,
     });
     const healthy = jobHarness({ names, clock, settings });
     let sends = 0;
@@ -90,7 +97,7 @@ describe('job recovery on Azurite, with a fake Service Bus sender for the comple
       names,
       clock,
       connection: proxy.connectionString,
-      storage: { retry: { maxTries: 1, tryTimeoutMs: 5000 } },
+      storage: oneTry,
     });
     const healthy = jobHarness({ names, clock });
     proxy.setRules((r) => (r.service === 'queue' && r.method === 'POST' ? { kind: 'status', status: 500 } : undefined));
@@ -116,7 +123,7 @@ describe('job recovery on Azurite, with a fake Service Bus sender for the comple
       names,
       settings: { queues: 1 },
       connection: proxy.connectionString,
-      storage: { retry: { maxTries: 1, tryTimeoutMs: 5000 } },
+      storage: oneTry,
     });
     const healthy = jobHarness({ names, settings: { queues: 1 } });
     const items = transactions(40, 35);
@@ -127,8 +134,10 @@ describe('job recovery on Azurite, with a fake Service Bus sender for the comple
     proxy.setRules((r) =>
       r.service === 'table' && r.method === 'GET' && decodeURIComponent(r.path).includes("RowKey ge 't|'") ? { kind: 'refuse' } : undefined,
     );
+    const refusedBefore = proxy.counts.table.faulted;
     expect(await codeOf(flaky.service.processEnvelope(second!, { dequeueCount: 1 }))).toBe('DependencyUnavailable');
     proxy.setRules();
+    expect(proxy.counts.table.faulted).toBeGreaterThan(refusedBefore);
     expect(await healthy.context.results.progress(job.id)).toMatchObject({ succeeded: 40 });
     expect((await healthy.service.view(job.id)).state).toBe('running');
     const redelivered = await healthy.service.processEnvelope(second!, { dequeueCount: 2 });
@@ -145,7 +154,7 @@ describe('job recovery on Azurite, with a fake Service Bus sender for the comple
       clock,
       settings: { queues: 1, staleSeconds: 60 },
       connection: proxy.connectionString,
-      storage: { retry: { maxTries: 1, tryTimeoutMs: 5000 } },
+      storage: oneTry,
     });
     const healthy = jobHarness({ names, clock, settings: { queues: 1, staleSeconds: 60 } });
     const items = transactions(20, 37);
