@@ -415,10 +415,13 @@ describe('schedules on the virtual clock', () => {
     );
     expect(ran(done.body)).toEqual([expect.objectContaining({ outcome: 'succeeded', detail: 'released' })]);
     expect(await gateState()).toMatchObject({ state: 'released', releasedBy: `schedule:${id}` });
-    const audit = await requestJson<{ kind: string; by: string; note?: string }[]>(host, 'GET', `/api/gates/${gate}/audit`, {
-      key: 'admin',
-    });
-    expect(audit.body.find((r) => r.kind === 'release')).toMatchObject({
+    // The audit row is written by the announce activity after the release (shared/gates/activities.ts).
+    const auditRows = await until(
+      'the release in the gate audit',
+      () => requestJson<{ kind: string; by: string; note?: string }[]>(host, 'GET', `/api/gates/${gate}/audit`, { key: 'admin' }),
+      (r) => r.body.some((row) => row.kind === 'release'),
+    );
+    expect(auditRows.body.find((r) => r.kind === 'release')).toMatchObject({
       by: `schedule:${id}`,
       note: expect.stringContaining('created by "ops" with the admin key'),
     });

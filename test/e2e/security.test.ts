@@ -107,10 +107,14 @@ describe('issue #17 regressions (devhost, keys on)', () => {
     // An admin's trigger runs it; the gate's audit names the schedule and who created it with which key.
     expect((await requestJson(host, 'POST', `/api/schedules/${id}/trigger`, { key: 'admin' })).status).toBe(202);
     await until('the scheduled release', async () => ((await gateState(gate)).state === 'released' ? true : undefined), 30_000);
-    const audit = await requestJson<{ kind: string; by: string; note?: string }[]>(host, 'GET', `/api/gates/${gate}/audit`, {
-      key: 'admin',
+    // The audit row is written by the announce activity after the release (shared/gates/activities.ts).
+    const released = await until('the release in the gate audit', async () => {
+      const audit = await requestJson<{ kind: string; by: string; note?: string }[]>(host, 'GET', `/api/gates/${gate}/audit`, {
+        key: 'admin',
+      });
+      return audit.body.find((r) => r.kind === 'release');
     });
-    expect(audit.body.find((r) => r.kind === 'release')).toMatchObject({
+    expect(released).toMatchObject({
       by: `schedule:${id}`,
       note: expect.stringContaining('schedule created by "ops" with the admin key'),
     });
