@@ -260,9 +260,9 @@ async function main(): Promise<void> {
     },
   });
   // The host loaded the app afresh (dropping this process's copies from the module cache): take
-  // the watch hub from the app's own instance of the module.
-  const { getGateHub } = await import('../shared/gates/defaults.js');
-  const env: Env = { baseUrl: host.baseUrl, storageRequests: countStorage, hubReads: () => getGateHub().stats().reads };
+  // the watch hub from the app the host's copy of functions/_app built.
+  const { theApp } = await import('../functions/_app.js');
+  const env: Env = { baseUrl: host.baseUrl, storageRequests: countStorage, hubReads: () => theApp().gates.hub.stats().reads };
   const rows: Row[] = [];
   try {
     // Warm-up: load every code path once.

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 
-import type { CounterSettings } from '../config';
+import type { CounterSettings } from './settings';
 import { maxPartitions } from './keys';
 
 export const counterModes = ['hits', 'sharded'] as const;

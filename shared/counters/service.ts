@@ -5,7 +5,7 @@
 import type { TableClient } from '@azure/data-tables';
 
 import type { Clock, Random } from '../clock';
-import { type CounterSettings, settingNames } from '../config';
+import { type CounterSettings, counterSettings } from './settings';
 import { AppError, validationError } from '../errors';
 import type { Logger } from '../log';
 import { tables } from '../resources';
@@ -85,7 +85,7 @@ export class CounterService {
       partitionKey: autoCreatedPartition,
       max: settings.maxAutoCreated,
       noun: 'auto-created counters',
-      setting: settingNames.countersMaxAutoCreated,
+      setting: counterSettings.settings.maxAutoCreated.env,
       retry: retryContextOf(deps, 'the auto-created counter count'),
     });
     this.data = new CounterDataStore(() => deps.table(names.data));

@@ -4,7 +4,7 @@
  */
 import type { EntityId, RetryOptions } from 'durable-functions';
 
-import { entityId, entityName, type EntityRef } from '../durableEntities';
+import { entityId, entityName, type EntityRef } from '../durable/entities';
 
 /** Entity, orchestration and activity function names. */
 export const gateFunctions = {

@@ -3,10 +3,35 @@ import { z } from 'zod';
 
 import { listingOf } from '../http/listing';
 import { isoTimestamp, resourceName } from '../http/schemas';
-import { gateActionSchema } from './actions';
+import { submitBody } from '../jobs/schemas';
+import type { GateAction } from './actions';
 import { actorSchema, type GateSnapshot } from './operations';
 
 export const gateParams = z.object({ name: resourceName });
+
+/** Storage queue messages are at most 64 KiB and are base64-encoded; keep the payload well below. */
+export const maxActionPayloadBytes = 32 * 1024;
+
+const payload = z
+  .json()
+  .refine((value) => Buffer.byteLength(JSON.stringify(value), 'utf8') <= maxActionPayloadBytes, {
+    message: `At most ${maxActionPayloadBytes} bytes of JSON`,
+  })
+  .meta({ description: `Any JSON value (at most ${maxActionPayloadBytes} bytes), passed to the worker as is.` });
+
+export const gateActionSchema: z.ZodType<GateAction> = z
+  .discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('none') }).meta({ description: 'Proceed; nothing else.' }),
+    z
+      .strictObject({ type: z.literal('enqueue'), payload: payload.optional() })
+      .meta({ description: 'Enqueue a message {gate, generation, runId, payload} on the gate-actions storage queue.' }),
+    // The jobs API's own fields, so a job action is refused for exactly what POST /api/jobs refuses;
+    // the setting-bound limits (TALLYHO_JOBS_MAX_ITEMS …) are checked when the run is started.
+    z
+      .strictObject({ type: z.literal('job'), processor: submitBody.shape.processor, items: submitBody.shape.items })
+      .meta({ description: 'Submit a job (the POST /api/jobs body) once released; the run records its id.' }),
+  ])
+  .meta({ id: 'GateAction', description: 'What the run does once the gate is released (default: none).' });
 
 const note = z.string().max(500).meta({ description: 'Free text kept in the audit record.' });
 const by = actorSchema.meta({

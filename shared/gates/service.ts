@@ -4,31 +4,40 @@
  * bounded, for the orchestration to report what the entity decided.
  */
 import type { Clock } from '../clock';
-import type { GateSettings } from '../config';
-import { AppError, isAppError, validationError } from '../errors';
-import type { JobService } from '../jobs/service';
+import { type DurableClient, type InstanceStatus, isFinished, type ManagementLinks } from '../durable/client';
+import { startSingleton } from '../durable/singleton';
+import { AppError, validationError } from '../errors';
 import type { Logger } from '../log';
 import { type GateAction } from './actions';
-import type { GateDurableClient, InstanceStatus, ManagementLinks } from './durablePort';
-import { isFinished } from './durablePort';
 import type { GenerationInput, GenerationStatus, ReleaseInput, ReleaseStatus, RunInput } from './messages';
 import { gateEvents, gateFunctions, gateInstanceIds } from './names';
 import { type GateSnapshot, gateRecordSchema } from './operations';
 import { snapshotOf } from './transitions';
+import type { GateSettings } from './settings';
 import type { GateWatchHub } from './watchHub';
 
 /** A scheduled release at most this far ahead (one year and a day, for "same time next year"). */
 export const maxScheduleAheadMs = 366 * 24 * 3600 * 1000;
 
 export interface GateServiceDeps {
-  readonly durable: () => GateDurableClient;
+  /** The Durable client of the invocation being served (or the app's source of one, for the watchers' reads). */
+  readonly durable: () => DurableClient;
   readonly hub: GateWatchHub;
   readonly settings: GateSettings;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly newId: () => string;
-  /** The jobs capability's submission checks, run when a run with a `job` action is started. */
-  readonly jobs: () => Pick<JobService, 'check'>;
+  /**
+   * Checks a run's action before the run starts (the effects' validation: a job action gets the jobs
+   * API's checks); its 400/413 names the field inside the run body (`body.action.items.3`).
+   */
+  readonly checkAction: (action: GateAction) => void;
+  /**
+   * Gates this app instance has seen exist, shared by every service the app hands out. Gates are
+   * never deleted, so a run start need not read the gate's state (which holds the waiting list)
+   * again once it has seen the gate.
+   */
+  readonly known: Set<string>;
 }
 
 export interface Actor {
@@ -84,13 +93,11 @@ function customStatusOf<T>(status: InstanceStatus | undefined, pick: (custom: T)
 }
 
 export class GateService {
-  /**
-   * Gates this process has seen exist. Gates are never deleted, so a run start need not read the
-   * gate's state (which holds the waiting list) again once it has seen the gate.
-   */
-  private readonly known = new Set<string>();
+  private readonly known: Set<string>;
 
-  constructor(private readonly deps: GateServiceDeps) {}
+  constructor(private readonly deps: GateServiceDeps) {
+    this.known = deps.known;
+  }
 
   /** The gate's state, parsed; undefined when the gate does not exist. */
   async read(name: string): Promise<GateSnapshot | undefined> {
@@ -189,7 +196,8 @@ export class GateService {
    * links: they carry the Durable extension's system key, and run starters hold only a function key.
    */
   async startRun(name: string, runId: string | undefined, action: GateAction): Promise<RunStart> {
-    if (action.type === 'job') this.checkJob(action);
+    // An action the run could not perform once released would only fail the run after the wait.
+    this.deps.checkAction(action);
     if (!this.known.has(name)) await this.describe(name);
     const id = runId ?? this.deps.newId();
     const instanceId = gateInstanceIds.run(name, id);
@@ -207,20 +215,6 @@ export class GateService {
     const status = await this.deps.durable().getStatus(instanceId);
     if (status === undefined) throw new AppError('NotFound', `No run "${runId}" of gate "${name}"`);
     return { runId, instanceId, runtimeStatus: status.runtimeStatus, customStatus: status.customStatus, output: status.output };
-  }
-
-  /**
-   * A job the run could not submit once released would only fail the run after the wait; so the
-   * jobs API's own checks run now and their 400/413 names the field inside the run body.
-   */
-  private checkJob(action: Extract<GateAction, { type: 'job' }>): void {
-    try {
-      this.deps.jobs().check({ processor: action.processor, items: action.items });
-    } catch (err) {
-      if (!isAppError(err)) throw err;
-      const issues = err.issues.map((issue) => ({ ...issue, path: issue.path.replace(/^body\./, 'body.action.') }));
-      throw new AppError(err.code, err.message, { cause: err, issues, extra: err.extra });
-    }
   }
 
   private confirm(gate: GateSnapshot, releaseAt: string | null): GateSnapshot {
@@ -242,20 +236,9 @@ export class GateService {
     }
   }
 
-  /**
-   * Starts the orchestration unless an instance with the id runs already (a concurrent call did it):
-   * the Durable API refuses the duplicate, and we then follow the existing instance. True when this
-   * call started it.
-   */
+  /** Starts the orchestration unless a concurrent call did (then we follow that one); true when this call started it. */
   private async startOnce(orchestration: string, instanceId: string, input: unknown): Promise<boolean> {
-    const durable = this.deps.durable();
-    try {
-      await durable.startNew(orchestration, instanceId, input);
-      return true;
-    } catch (err) {
-      if ((await durable.getStatus(instanceId)) === undefined) throw err;
-      return false;
-    }
+    return (await startSingleton(this.deps.durable(), orchestration, instanceId, input)) === 'started';
   }
 
   /** Polls the instance until its custom status satisfies `pick`, it ends, or commandWaitMs passes. */

@@ -9,10 +9,11 @@
  */
 import type { z } from 'zod';
 
+import type { DurableClient } from '../durable/client';
 import { AppError, type FieldIssue, toAppError, validationError } from '../errors';
 import { jsonDeeperThan, maxJsonDepth } from '../jsonDepth';
-import { getLogger, type Logger } from '../log';
-import { pathParameterNames } from '../openapi/paths';
+import { createLogger, type Logger } from '../log';
+import { pathParameterNames } from './routeTemplate';
 import { type AuthLevel, authorizationOf, type RouteName } from './authorization';
 import { problemResult } from './responses';
 
@@ -61,6 +62,8 @@ export interface RouteInput<P, Q, B> {
   readonly body: B;
   readonly headers: HeaderReader;
   readonly url: URL;
+  /** The Durable client of this invocation; only a route that declares `durable` has one. */
+  readonly durable: () => DurableClient;
 }
 
 interface RouteMeta {
@@ -79,8 +82,12 @@ interface RouteMeta {
   readonly tags: readonly string[];
   readonly requestHeaders?: readonly HeaderDoc[];
   readonly responses: Readonly<Record<number, ResponseDoc>>;
-  /** Largest body accepted, in bytes (413 above). Defaults to the app-wide limit. */
+  /** Largest body accepted, in bytes (413 above); the app-wide limit (TALLYHO_MAX_BODY_BYTES) may lower it. */
   readonly maxBodyBytes?: number;
+  /** `maxBodyBytes` replaces the app-wide limit rather than lowering it (an endpoint that takes bulk input). */
+  readonly ownBodyLimit?: true;
+  /** The handler uses the Durable client of the invocation: the registration gives the function a `durableClient` input. */
+  readonly durable?: true;
   /** Whether a request must carry a body; when false an empty body validates as `undefined`. */
   readonly bodyRequired?: boolean;
   /** Request bodies that must validate; used by the OpenAPI document and its tests. */
@@ -96,7 +103,10 @@ export interface RouteSpec<PS extends z.ZodType, QS extends z.ZodType, BS extend
 
 export interface RunOptions {
   readonly logger?: Logger;
+  /** The app-wide body limit (TALLYHO_MAX_BODY_BYTES). */
   readonly maxBodyBytes?: number;
+  /** The invocation's Durable client, for a route that declares `durable`. */
+  readonly durable?: () => DurableClient;
 }
 
 /** A route with its types erased, so routes of any shape can share one list. */
@@ -193,19 +203,24 @@ export function defineRoute<
     auth: authorizationOf(spec.name).level,
     schemas,
     async run(request, options = {}) {
-      const logger = options.logger ?? getLogger();
       try {
         const params = parsePart(spec.params, routeValues(names, request.params), 'params');
         const query = parsePart(spec.query, appQuery(request.query), 'query');
-        const limit = Math.min(spec.maxBodyBytes ?? Infinity, options.maxBodyBytes ?? defaultMaxBodyBytes);
+        const appLimit = options.maxBodyBytes ?? defaultMaxBodyBytes;
+        const limit = spec.ownBodyLimit === true ? (spec.maxBodyBytes ?? appLimit) : Math.min(spec.maxBodyBytes ?? Infinity, appLimit);
         const rawBody = await readBody(request, limit, spec.bodyRequired ?? false, spec.body !== undefined);
         const body = parsePart(spec.body, rawBody, 'body');
-        return await spec.handle({ params, query, body, headers: request.headers, url: new URL(request.url) });
+        const durable = (): DurableClient => {
+          if (options.durable === undefined)
+            throw new AppError('Internal', `Route ${spec.name} has no Durable client (declare durable: true)`);
+          return options.durable();
+        };
+        return await spec.handle({ params, query, body, headers: request.headers, url: new URL(request.url), durable });
       } catch (err) {
         const appError = toAppError(err);
         // Server-side failures are logged with what their problem document leaves out.
         if (appError.status >= 500) {
-          logger.log('error', 'http.unhandled', {
+          (options.logger ?? createLogger()).log('error', 'http.unhandled', {
             route: spec.name,
             code: appError.code,
             ...(appError.internal === undefined ? {} : { internal: appError.internal }),

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
-import { catalogRoutes } from '../../shared/catalog';
-import { openApiPath } from '../../shared/openapi/paths';
+import { documentedRoutes } from '../../shared/app/routes';
+import { openApiPath } from '../../shared/http/routeTemplate';
 import { devhostTest, type E2eHost, startDevhost } from './support/harness';
 import { requestJson } from './support/http';
 
@@ -87,7 +87,7 @@ describe('OpenAPI document over HTTP', () => {
     expect(functions.status).toBe(200);
     // The catch-all (shared/http/notFound.ts) is registered for every method but is no operation: the
     // generator leaves it out on purpose, so it is left out here, by name, and only it.
-    const catchAlls = new Set<string>(catalogRoutes().flatMap((r) => (r.anyMethod === true ? [r.name] : [])));
+    const catchAlls = new Set<string>(documentedRoutes().flatMap((r) => (r.anyMethod === true ? [r.name] : [])));
     expect([...catchAlls]).toEqual(['zzNotFound']);
     expect(functions.body.filter((f) => catchAlls.has(f.name)).map((f) => f.http?.route)).toEqual(['{*path}']);
     const registered = functions.body.flatMap((f) =>

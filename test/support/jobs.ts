@@ -12,7 +12,8 @@ import type { ContainerClient } from '@azure/storage-blob';
 import type { QueueClient } from '@azure/storage-queue';
 
 import { type Clock, systemClock } from '../../shared/clock';
-import { type JobSettings, jobSettings } from '../../shared/config';
+import { readGroup } from '../../shared/config';
+import { type JobSettings, jobSettings } from '../../shared/jobs/settings';
 import { mapLimited } from '../../shared/mapLimited';
 import { billingProcessor } from '../../shared/jobs/billing/processor';
 import type { JobsContext } from '../../shared/jobs/context';
@@ -118,7 +119,7 @@ export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
       : storageFor(options.connection ?? testConnection(), options.storage ?? {});
   const names = options.names ?? jobNames();
   const settings: JobSettings = {
-    ...jobSettings({}),
+    ...readGroup(jobSettings, {}),
     retryDelaySeconds: 0,
     queues: 2,
     ...options.settings,

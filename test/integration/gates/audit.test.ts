@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { loadConfig } from '../../../shared/config';
+import { loadAppConfig } from '../../../shared/app/settings';
 import { announce, performAction } from '../../../shared/gates/activities';
 import { GateAuditLog } from '../../../shared/gates/audit';
 import type { AnnounceInput } from '../../../shared/gates/messages';
@@ -16,7 +16,7 @@ import { systemClock } from '../../../shared/clock';
 import { MemoryLogger } from '../../../shared/log';
 import { createStorageClients } from '../../../shared/storage/clients';
 
-const storage = createStorageClients(loadConfig({ AzureWebJobsStorage: process.env.TEST_STORAGE_CONNECTION }).storage);
+const storage = createStorageClients(loadAppConfig({ AzureWebJobsStorage: process.env.TEST_STORAGE_CONNECTION }).storage);
 const unique = (prefix: string): string => `${prefix}${randomUUID().replace(/-/g, '').slice(0, 12)}`;
 
 function gate(generation: number, released: boolean): GateSnapshot {
@@ -66,8 +66,14 @@ describe('gate audit log on Azurite', () => {
   test('the enqueue action puts one base64 JSON message for the run on the actions queue', async () => {
     const queueName = unique('gate-actions-');
     const result = await performAction(
-      // The enqueue action never reaches the jobs service.
-      { actionsQueue: () => storage.queue(queueName), jobs: () => ({ submit: () => Promise.reject(new Error('not used')) }) },
+      // The enqueue action never reaches the jobs service. (Its queue is the app's gate-actions queue; here a fresh one stands in.)
+      {
+        queue: () => storage.queue(queueName),
+        serviceBusSender: () => undefined,
+        webhook: { allowed: [], timeoutMs: 1000, maxResponseBytes: 0, maxRedirects: 0, allowPrivateAddresses: false },
+        gates: undefined,
+        jobs: undefined,
+      },
       { gate: 'launch', generation: 2, runId: 'w7', action: { type: 'enqueue', payload: { shard: 7 } } },
     );
     expect(result).toMatchObject({ type: 'enqueue', queue: queueName, messageId: expect.any(String) });

@@ -1,14 +1,17 @@
 /**
  * Run actions: the union validates at the edge; unknown types, extra fields and oversized payloads are
- * refused; a job action is refused for what the jobs API refuses and is submitted under a key that
- * belongs to its run.
+ * refused; a job action is refused for what the jobs API refuses and is submitted, through the
+ * effects runner, under a key that belongs to its run.
  */
-import { type ActionDeps, performAction } from '../../../shared/gates/activities';
-import { gateActionSchema, jobActionKey, maxActionPayloadBytes, needsActivity } from '../../../shared/gates/actions';
+import { effectKey, type JobItem } from '../../../shared/effects/effect';
+import type { EffectPorts } from '../../../shared/effects/runner';
+import { needsActivity } from '../../../shared/gates/actions';
+import { performAction } from '../../../shared/gates/activities';
 import type { ActionInput } from '../../../shared/gates/messages';
-import { runBody } from '../../../shared/gates/schemas';
-import type { SubmitRequest } from '../../../shared/jobs/submit';
+import { gateActionSchema, maxActionPayloadBytes, runBody } from '../../../shared/gates/schemas';
 import { transactions } from '../../support/billing';
+
+const jobActionKey = (gate: string, runId: string): string => effectKey({ kind: 'gateRun', gate, generation: 1, runId });
 
 const tx = transactions(2, 1, 'gate');
 
@@ -48,16 +51,20 @@ describe('gate actions', () => {
   });
 
   test('the job action submits through the jobs service under a key of its run: a retry repeats the key, another run does not', async () => {
-    const calls: { request: SubmitRequest; key: string }[] = [];
-    const deps: ActionDeps = {
-      actionsQueue: () => Promise.reject(new Error('a job action uses no queue')),
-      jobs: () => ({
-        submit(request, key) {
-          calls.push({ request, key });
+    const calls: { request: { processor: string; items: readonly JobItem[] }; key: string }[] = [];
+    const deps: EffectPorts = {
+      queue: () => Promise.reject(new Error('a job action uses no queue')),
+      serviceBusSender: () => undefined,
+      webhook: { allowed: [], timeoutMs: 1000, maxResponseBytes: 0, maxRedirects: 0, allowPrivateAddresses: false },
+      gates: undefined,
+      jobs: {
+        submit(processor, items, key) {
+          calls.push({ request: { processor, items }, key });
           // The jobs service derives the id from the key; that is what makes a repeated key one job.
-          return Promise.resolve({ job: { id: `job-for-${key}` } });
+          return Promise.resolve(`job-for-${key}`);
         },
-      }),
+        status: () => Promise.reject(new Error('a gate run polls no job')),
+      },
     };
     const action = gateActionSchema.parse({ type: 'job', processor: 'billing', items: tx });
     const input = (gate: string, runId: string): ActionInput => ({ gate, generation: 1, runId, action });

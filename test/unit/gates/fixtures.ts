@@ -1,5 +1,5 @@
 /** Gate values the gates unit tests share. */
-import type { GateSettings } from '../../../shared/config';
+import type { GateSettings } from '../../../shared/gates/settings';
 import type { GateRecord, GateSnapshot } from '../../../shared/gates/operations';
 
 export const settings: GateSettings = {

@@ -1,5 +1,5 @@
 import { notifyWaiters } from '../../../shared/gates/activities';
-import type { GateDurableClient } from '../../../shared/gates/durablePort';
+import type { DurableClient } from '../../../shared/durable/client';
 
 /** A Durable client stand-in that records raised events; only raiseEvent is reached by notify. */
 function recordingClient(goneIds: ReadonlySet<string>) {
@@ -15,7 +15,7 @@ function recordingClient(goneIds: ReadonlySet<string>) {
       raised.push({ instanceId, event, data });
       return goneIds.has(instanceId) ? ('gone' as const) : ('delivered' as const);
     },
-  } as unknown as GateDurableClient;
+  } as unknown as DurableClient;
   return { client, raised, peak: () => peak };
 }
 

@@ -5,14 +5,15 @@
 import { ManualClock } from '../../../shared/clock';
 import { AppError } from '../../../shared/errors';
 import type { GateAction } from '../../../shared/gates/actions';
-import type { GateDurableClient, InstanceStatus } from '../../../shared/gates/durablePort';
+import { gateActionCheck } from '../../../shared/app/ports';
+import type { DurableClient, InstanceStatus } from '../../../shared/durable/client';
 import type { GateRecord } from '../../../shared/gates/operations';
 import { checkReleaseAt, GateService } from '../../../shared/gates/service';
 import { GateWatchHub } from '../../../shared/gates/watchHub';
 import { MemoryLogger } from '../../../shared/log';
 import { record, settings } from './fixtures';
 
-class ScriptedDurable implements GateDurableClient {
+class ScriptedDurable implements DurableClient {
   gate: GateRecord | undefined;
   readonly statuses = new Map<string, InstanceStatus>();
   readonly started: { orchestration: string; instanceId: string; input: unknown }[] = [];
@@ -22,6 +23,9 @@ class ScriptedDurable implements GateDurableClient {
 
   reads = 0;
 
+  signal(): Promise<void> {
+    return Promise.reject(new Error('the gate service signals no entity'));
+  }
   readState<T>(): Promise<T | undefined> {
     this.reads++;
     return Promise.resolve(this.gate as T | undefined);
@@ -61,7 +65,17 @@ function setup() {
       }
     },
   };
-  const service = new GateService({ durable: () => durable, hub, settings, clock, logger, newId: () => `id${++ids}`, jobs: () => jobs });
+  // The app's check of a run's action (shared/app/ports.ts), with these jobs checks.
+  const checkAction = gateActionCheck({
+    queues: { allowed: [], jobsQueuePrefix: 'jobs-work' },
+    serviceBusEntities: [],
+    serviceBusConfigured: false,
+    webhook: { allowed: [], allowPrivateAddresses: false },
+    gatesAvailable: true,
+    jobs,
+  });
+  const known = new Set<string>();
+  const service = new GateService({ durable: () => durable, hub, settings, clock, logger, newId: () => `id${++ids}`, checkAction, known });
   const answer = (instanceId: string, customStatus: unknown) =>
     durable.statuses.set(instanceId, { runtimeStatus: 'Running', customStatus, output: null });
   return { clock, durable, service, answer, checked };

@@ -3,7 +3,7 @@ import { openEnvelope, sealEnvelope, sealOverheadBytes } from '../../../shared/j
 import { Signer } from '../../../shared/signing/signer';
 import { buildInput, entryFor, parseInput } from '../../../shared/jobs/input';
 import { pack, queueIndexFor } from '../../../shared/jobs/packing';
-import { maxEnvelopeJsonBytes } from '../../../shared/config';
+import { maxEnvelopeJsonBytes } from '../../../shared/jobs/seal';
 import { seededRandom } from '../../../shared/clock';
 
 const header = { jobId: '20260301120000-0123456789', processor: 'billing', round: 0, jobItems: 10_000 };

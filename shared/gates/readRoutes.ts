@@ -1,0 +1,90 @@
+/** The gates API's reads: the gate list, one gate's state and its audit log. */
+import { AppError } from '../errors';
+import { listQuery } from '../http/listing';
+import { json } from '../http/responses';
+import { defineRoute, type RouteDefinition } from '../http/route';
+import { auditRecordSchema } from './audit';
+import { gateEtag, ifNoneMatchHits } from './etag';
+import { badRequest, gateResult, type GateRouteDeps, notFound, tags, unavailable } from './routeCommon';
+import { auditQuery, gateList, gateParams, gateView, viewOf } from './schemas';
+
+/** A gate whose entity state cannot be read is listed as unreadable, not a failed list; other errors fail it. */
+function toUnreadable(err: unknown): { detail: string } {
+  if (err instanceof AppError && err.code === 'CorruptState') return { detail: err.message };
+  throw err;
+}
+
+export function gatesListRoute(deps: GateRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'gatesList',
+    method: 'GET',
+    path: 'gates',
+    summary: 'List gates with their state and waiters (for operators)',
+    description: 'Names come from the audit log (one table scan); each gate is then read from its entity.',
+    tags,
+    durable: true,
+    query: listQuery,
+    responses: {
+      200: { description: 'The gates', schema: gateList },
+      400: badRequest,
+      503: unavailable,
+    },
+    handle: async ({ query, durable }) => {
+      const names = await deps.audit().gateNames(query.limit);
+      const service = deps.service(durable());
+      const gates = await Promise.all(names.items.map(async (name) => ({ name, gate: await service.read(name).catch(toUnreadable) })));
+      const items = gates.flatMap(({ gate }) => (gate === undefined || 'detail' in gate ? [] : [viewOf(gate)]));
+      const unreadable = gates.flatMap(({ name, gate }) => (gate !== undefined && 'detail' in gate ? [{ name, detail: gate.detail }] : []));
+      return json(
+        200,
+        { items, unreadable: [...names.unreadable, ...unreadable], truncated: names.truncated },
+        { 'cache-control': 'no-store' },
+      );
+    },
+  });
+}
+
+export function gatesGetRoute(deps: GateRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'gatesGet',
+    method: 'GET',
+    path: 'gates/{name}',
+    summary: "A gate's state: closed or released, generation, who released it and when, waiter counts",
+    description: 'Answers with an ETag; send it back in If-None-Match to get 304 while nothing changed.',
+    tags,
+    durable: true,
+    params: gateParams,
+    requestHeaders: [{ name: 'If-None-Match', description: 'The ETag of the state you have; 304 when it is still current.' }],
+    responses: {
+      200: { description: 'The gate', schema: gateView },
+      304: { description: 'Unchanged since the ETag in If-None-Match' },
+      400: badRequest,
+      404: notFound,
+      503: unavailable,
+    },
+    handle: async ({ params, headers, durable }) => {
+      const gate = await deps.service(durable()).describe(params.name);
+      const etag = gateEtag(gate);
+      if (ifNoneMatchHits(headers.get('if-none-match'), etag)) return { status: 304, headers: { etag, 'cache-control': 'no-cache' } };
+      return gateResult(200, gate);
+    },
+  });
+}
+
+export function gatesAuditRoute(deps: GateRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'gatesAudit',
+    method: 'GET',
+    path: 'gates/{name}/audit',
+    summary: "The gate's audit log: every create, release and reset with who, when, generation and how",
+    tags,
+    params: gateParams,
+    query: auditQuery,
+    responses: {
+      200: { description: 'Oldest first', schema: auditRecordSchema.array() },
+      400: badRequest,
+      503: unavailable,
+    },
+    handle: async ({ params, query }) => json(200, await deps.audit().list(params.name, query.limit ?? 100)),
+  });
+}
