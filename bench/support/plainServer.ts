@@ -7,7 +7,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
-import type { HttpResult, RequestLike } from '../../shared/http/route';
+import type { HttpResult } from '../../shared/http/responses';
+import type { RequestLike } from '../../shared/http/route';
 import { productionApp } from '../../shared/app/production';
 import { sequencesRoutes } from '../../shared/sequences/routes';
 

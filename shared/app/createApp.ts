@@ -80,7 +80,7 @@ export function createApp(deps: AppDeps): App {
     return client === undefined ? undefined : streams.api(client);
   });
 
-  const effectRules = effectRulesOf(config, jobs);
+  const effectRules = effectRulesOf(config, { serviceBus: config.serviceBus !== undefined, jobs });
   const webhook = config.schedules;
 
   /** What effects run with; a gate release needs the Durable client of the invocation running it. */

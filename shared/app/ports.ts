@@ -17,15 +17,18 @@ import type { AppConfig } from './settings';
  * What an effect may do in this deployment: the allow-lists (TALLYHO_SCHEDULES_*: schedules are
  * where callers choose queues, entities and URLs), the configured services and the capabilities.
  */
-export function effectRulesOf(config: Pick<AppConfig, 'schedules' | 'jobs' | 'serviceBus'>, jobs: EffectRules['jobs']): EffectRules {
+export function effectRulesOf(
+  config: Pick<AppConfig, 'schedules' | 'jobs'>,
+  available: { readonly serviceBus: boolean; readonly jobs: EffectRules['jobs'] },
+): EffectRules {
   const s = config.schedules;
   return {
     queues: { allowed: s.allowedQueues, jobsQueuePrefix: config.jobs.queuePrefix },
     serviceBusEntities: s.allowedServiceBusEntities,
-    serviceBusConfigured: config.serviceBus !== undefined,
+    serviceBusConfigured: available.serviceBus,
     webhook: { allowed: parseAllowList(s.webhookAllowedHosts), allowPrivateAddresses: s.webhookAllowPrivateAddresses },
     gatesAvailable: true,
-    jobs,
+    jobs: available.jobs,
   };
 }
 

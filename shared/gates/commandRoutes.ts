@@ -1,6 +1,6 @@
 /** The gates API's admin commands: create, release and reset a gate (each through an orchestration). */
-import { json } from '../http/responses';
-import type { HeaderReader, HttpResult, ResponseDoc, RouteDefinition } from '../http/route';
+import { type HttpResult, json } from '../http/responses';
+import type { HeaderReader, ResponseDoc, RouteDefinition } from '../http/route';
 import { defineRoute } from '../http/route';
 import { problem } from '../http/schemas';
 import { gateEtag } from './etag';

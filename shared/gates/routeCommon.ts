@@ -1,6 +1,5 @@
 /** What every gates route shares: its dependencies and the answers they document alike. */
-import { json } from '../http/responses';
-import type { HttpResult } from '../http/route';
+import { type HttpResult, json } from '../http/responses';
 import { problem } from '../http/schemas';
 import type { DurableClient } from '../durable/client';
 import type { GateAuditLog } from './audit';

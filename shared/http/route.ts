@@ -15,7 +15,7 @@ import { jsonDeeperThan, maxJsonDepth } from '../jsonDepth';
 import { createLogger, type Logger } from '../log';
 import { pathParameterNames } from './routeTemplate';
 import { type AuthLevel, authorizationOf, type RouteName } from './authorization';
-import { problemResult } from './responses';
+import { type HttpResult, problemResult } from './responses';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
@@ -32,15 +32,6 @@ export interface RequestLike {
   readonly params: Readonly<Record<string, string>>;
   readonly query: URLSearchParams;
   text(): Promise<string>;
-}
-
-export type ResponseBody = string | Uint8Array | AsyncIterable<Uint8Array> | ReadableStream<Uint8Array>;
-
-export interface HttpResult {
-  readonly status: number;
-  readonly headers?: Readonly<Record<string, string>>;
-  readonly jsonBody?: unknown;
-  readonly body?: ResponseBody;
 }
 
 export interface ResponseDoc {

@@ -2,9 +2,11 @@
 import { z } from 'zod';
 
 import { listingOf } from '../http/listing';
-import { billingProcessorName } from './billing/processor';
-import { fileNamePattern } from './files';
+import { billingProcessorName } from './billing/transaction';
 import { itemIdPattern, jobId } from './ids';
+
+/** A file a processor writes (`jobs/{id}/files/{name}`): safe as a blob name and a URL segment. */
+export const fileNamePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 export const jobItem = z
   .record(z.string(), z.unknown())

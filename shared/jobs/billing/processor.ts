@@ -11,9 +11,8 @@ import { type BillingLine, invoiceCsv, isBillingLine, reduceLines } from './invo
 import { type InvoiceLedger, noInvoiceLedger } from './ledger';
 import { taxMinor } from './money';
 import type { RateTable } from './rates';
-import { validateTransaction } from './transaction';
+import { billingProcessorName, validateTransaction } from './transaction';
 
-export const billingProcessorName = 'billing';
 const invoiceFile = 'invoice.csv';
 
 /** Where the reduce reads the mapped lines from. */

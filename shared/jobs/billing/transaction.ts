@@ -10,6 +10,9 @@ import { itemId } from '../ids';
 import { categoryPattern } from './rates';
 import { currencyExponent } from './currencies';
 
+/** The billing processor's name, as a job's `processor` names it. */
+export const billingProcessorName = 'billing';
+
 /** Largest |amountMinor| of one transaction: 10^12 minor units. */
 export const maxAmountMinor = 1_000_000_000_000;
 

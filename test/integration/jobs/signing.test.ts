@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 
 import { isAppError, toProblem } from '../../../shared/errors';
-import { jobIdForKey } from '../../../shared/jobs/ids';
+import { jobIdForKey } from '../../../shared/jobs/jobIds';
 import { envelopeJson, parseEnvelope } from '../../../shared/jobs/envelope';
 import type { JobProcessor } from '../../../shared/jobs/processor';
 import { openEnvelope, sealEnvelope } from '../../../shared/jobs/seal';
