@@ -11,7 +11,6 @@ export interface HttpResult {
   readonly body?: ResponseBody;
 }
 
-
 export function json(status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): HttpResult {
   return { status, jsonBody: body, headers: { 'content-type': 'application/json', ...headers } };
 }

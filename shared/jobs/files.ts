@@ -11,7 +11,6 @@ import type { ClaimCheck } from './envelope';
 import { sha256Hex } from './input';
 import { fileNamePattern } from './schemas';
 
-
 /** Which job and which input (a job's input blob is named after its hash). */
 export interface InputRef {
   readonly id: string;
