@@ -27,7 +27,7 @@ export interface SweepReport {
 }
 
 /** Rows one run deletes at most, so a large backlog is worked off over several runs. */
-export const defaultSweepMaxRows = 5000;
+const defaultSweepMaxRows = 5000;
 
 /** Deletes in flight at once: enough to finish a full run in seconds, not enough to crowd requests out. */
 const deleteConcurrency = 8;

@@ -75,7 +75,7 @@ export function loadHostJson(appRoot: string, settings: Settings): JsonObject {
 }
 
 /** Reads a value at a dotted path, case-insensitively. */
-export function readPath(root: JsonObject, path: string): unknown {
+function readPath(root: JsonObject, path: string): unknown {
   let node: unknown = root;
   for (const part of path.split('.')) {
     if (!isObject(node)) return undefined;

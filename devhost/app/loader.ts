@@ -15,7 +15,7 @@ import { globSync } from 'tinyglobby';
 
 import { nativeModule } from '../core/nativeModule';
 
-export class AppLoadError extends Error {
+class AppLoadError extends Error {
   override name = 'AppLoadError';
 }
 

@@ -12,7 +12,7 @@ import type { StorageClients } from './storage';
 
 export type MessageEncoding = 'base64' | 'none';
 
-export function encodeQueueMessage(text: string, encoding: MessageEncoding): string {
+function encodeQueueMessage(text: string, encoding: MessageEncoding): string {
   return encoding === 'base64' ? Buffer.from(text, 'utf8').toString('base64') : text;
 }
 

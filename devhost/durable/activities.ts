@@ -17,7 +17,7 @@ function inputData(input: unknown): RpcTypedData | undefined {
 }
 
 /** `TaskCompleted.Result`: JSON text of what the function returned (null when it returned nothing). */
-export function resultText(rv: RpcTypedData | null | undefined): string | null {
+function resultText(rv: RpcTypedData | null | undefined): string | null {
   if (rv === null || rv === undefined) return null;
   if (typeof rv.json === 'string') return rv.json;
   if (typeof rv.string === 'string') return JSON.stringify(rv.string);

@@ -22,7 +22,7 @@ import type { DurableStore } from './store';
 const clientTypes = new Set(['durableclient', 'orchestrationclient']);
 const durableTypes = new Set([...clientTypes, 'orchestrationtrigger', 'activitytrigger', 'entitytrigger']);
 /** The extension's message when the host has no base URL (real-host-observations.md §3). */
-export const webhooksNotConfigured = 'Webhooks are not configured';
+const webhooksNotConfigured = 'Webhooks are not configured';
 
 export interface DurableExtensionOptions {
   /** Overrides the store the settings would choose (tests). */

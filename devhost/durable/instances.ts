@@ -140,7 +140,7 @@ export function onTerminal(engine: DurableEngine, rt: OrchestrationRuntime): voi
   for (const resolve of [...rt.completionWaiters]) resolve();
 }
 
-export function notifyParent(engine: DurableEngine, rec: OrchestrationRecord): void {
+function notifyParent(engine: DurableEngine, rec: OrchestrationRecord): void {
   if (rec.parent === null) return;
   const { instanceId, executionId, taskId } = rec.parent;
   const ts = iso(engine.now());

@@ -17,7 +17,7 @@ import { type Op, replay, type ReplayResult } from './replay';
 import { type InboxItem, type OrchestrationRuntime, playedJson } from './runtime';
 
 /** JS splits timers longer than this itself; advertising ~100 years means it never does (see README). */
-export const maximumShortTimerDuration = '36500.00:00:00';
+const maximumShortTimerDuration = '36500.00:00:00';
 const outOfProcMarker = '$OutOfProcData$:';
 
 export async function runOrchestrationWork(engine: DurableEngine, rt: OrchestrationRuntime): Promise<void> {

@@ -177,20 +177,6 @@ export interface OrchestratorState {
   readonly schemaVersion?: number;
 }
 
-/** The orchestration trigger payload (extension `OrchestrationContextToString`). */
-export interface OrchestrationPayload {
-  readonly history: readonly HistoryEvent[];
-  readonly input: unknown;
-  readonly instanceId: string;
-  readonly isReplaying: boolean;
-  readonly parentInstanceId: string | null;
-  readonly upperSchemaVersion: number;
-  readonly upperSchemaVersionNew: number;
-  readonly longRunningTimerIntervalDuration: string;
-  readonly maximumShortTimerDuration: string;
-  readonly defaultHttpAsyncRequestSleepTimeMillseconds: number;
-}
-
 /** Entity batch trigger payload (extension `EntityContextToString`). */
 export interface EntityBatchRequest {
   readonly self: EntityRef;

@@ -22,7 +22,7 @@ function primitiveText(value: unknown): string | undefined {
 }
 
 /** The body's contribution: a JSON object's top-level primitive fields; nothing for anything else. */
-export function bodyFields(body: Buffer | undefined): [string, string][] {
+function bodyFields(body: Buffer | undefined): [string, string][] {
   if (body === undefined || body.length === 0) return [];
   const text = body.toString('utf8').trim();
   // Utility.IsJson: only text that starts with `{` and ends with `}` is read as an object.

@@ -14,7 +14,7 @@ import type { FunctionMetadata, RpcParameterBinding } from '../core/types';
 import type { HostLogger } from '../extension';
 import type { Schedule } from './schedule';
 
-export const pastDueToleranceMs = 1000;
+const pastDueToleranceMs = 1000;
 
 export interface ScheduleStatus {
   readonly last: number | undefined;

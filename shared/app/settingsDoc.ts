@@ -29,11 +29,11 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
   return [line(header), `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`, ...rows.map(line)].join('\n');
 }
 
-export function settingsTable(): string {
+function settingsTable(): string {
   return table(['setting', 'default', 'meaning'], declaredSettings().map(cells));
 }
 
-export const tableMarkers = { begin: '<!-- settings:begin (npm run settings:sync) -->', end: '<!-- settings:end -->' } as const;
+const tableMarkers = { begin: '<!-- settings:begin (npm run settings:sync) -->', end: '<!-- settings:end -->' } as const;
 
 /** The page with its generated table replaced. */
 export function withSettingsTable(page: string): string {

@@ -17,7 +17,7 @@ export interface CounterDefinition {
   readonly safetyWindowSeconds: number;
 }
 
-export const maxSafetyWindowSeconds = 3600;
+const maxSafetyWindowSeconds = 3600;
 
 export const definitionFields = {
   mode: z.enum(counterModes).meta({

@@ -28,7 +28,7 @@ export interface CounterTableNames {
   readonly dirty: string;
 }
 
-export const defaultCounterTables: CounterTableNames = { settings: tables.counters, data: tables.counterData, dirty: tables.counterDirty };
+const defaultCounterTables: CounterTableNames = { settings: tables.counters, data: tables.counterData, dirty: tables.counterDirty };
 
 export interface CounterServiceDeps {
   /** A client for the named table, which exists once the promise resolves. */
@@ -54,7 +54,7 @@ export interface CounterServiceDeps {
  * gave the same increments/s, 2 at 0.19 transactions per increment against 0.13 (16 writers); 4
  * slots were slower and dearer (0.32).
  */
-export const defaultWritesInFlight = 2;
+const defaultWritesInFlight = 2;
 
 export interface ConfigureResult {
   readonly outcome: 'created' | 'updated' | 'unchanged';

@@ -16,10 +16,8 @@ import type { EntityRef } from './entities';
 const live = ['Running', 'Pending', 'ContinuedAsNew', 'Suspended'] as const;
 const finished = ['Completed', 'Failed', 'Canceled', 'Terminated'] as const;
 
-export type RuntimeStatus = (typeof live)[number] | (typeof finished)[number];
-
 export interface InstanceStatus {
-  /** One of RuntimeStatus; a string, since it comes from the service. */
+  /** `Running`, `Completed`, … (the sets above); a string, since it comes from the service. */
   readonly runtimeStatus: string;
   readonly customStatus: unknown;
   readonly output: unknown;

@@ -1,5 +1,5 @@
 /** The Durable Functions task hub (shared/settings.ts explains the declarations). */
-import { group, type SettingsOf, text } from '../settings';
+import { group, text } from '../settings';
 
 export const durableSettings = group({
   // host.json reads it too (`%TALLYHO_TASK_HUB%`), and the host has no default for it: the app's
@@ -13,5 +13,3 @@ export const durableSettings = group({
     docDefault: '(required)',
   },
 });
-
-export type DurableSettings = SettingsOf<typeof durableSettings>;

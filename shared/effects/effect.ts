@@ -24,8 +24,6 @@ export type Effect =
   /** Release a gate (idempotent). */
   | { readonly type: 'gateRelease'; readonly gate: string };
 
-export type EffectType = Effect['type'];
-
 /**
  * How an effect went. `failed` is an outcome of the effect itself (a webhook answering 500, a refused
  * URL, a capability that is not there) and is recorded; failures of the app's own plumbing that a

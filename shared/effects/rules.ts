@@ -24,7 +24,7 @@ function workQueueOf(prefix: string, name: string): boolean {
 }
 
 /** Why a queue belongs to the app or the host, or undefined when it does not. */
-export function reservedQueueReason(name: string, jobsQueuePrefix: string): string | undefined {
+function reservedQueueReason(name: string, jobsQueuePrefix: string): string | undefined {
   if (name.endsWith('-poison')) return 'poison queues belong to the Functions host';
   if (name.startsWith('azure-webjobs-')) return 'azure-webjobs-* queues belong to the Functions host';
   if (/-control-\d{2}$/.test(name) || name.endsWith('-workitems')) return 'this is a Durable Functions task hub queue';

@@ -11,7 +11,7 @@ import { listRows, type Listing } from '../storage/list';
 import type { AnnounceInput, AnnounceKind } from './messages';
 import { releaseHows } from './operations';
 
-export const auditKinds = ['create', 'release', 'reset'] as const satisfies readonly AnnounceKind[];
+const auditKinds = ['create', 'release', 'reset'] as const satisfies readonly AnnounceKind[];
 
 export const auditRecordSchema = z
   .object({

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { GateAction, GateActionResult } from './actions';
 import { type GateSnapshot, type ReleaseHow, type ReleaseInfo, releaseHows, type ReleaseResult } from './operations';
 
-export const releaseInfoSchema = z.object({
+const releaseInfoSchema = z.object({
   generation: z.int().min(1),
   at: z.string(),
   by: z.string(),
@@ -28,7 +28,7 @@ export interface RunInput {
   readonly maxWaiters: number;
 }
 
-export type RunPhase = 'registering' | 'waiting' | 'proceeding';
+type RunPhase = 'registering' | 'waiting' | 'proceeding';
 
 export interface RunStatus {
   readonly phase: RunPhase;
@@ -72,7 +72,7 @@ export interface ReleaseOutput {
   readonly gone: number;
 }
 
-export type GenerationKind = 'create' | 'reset';
+type GenerationKind = 'create' | 'reset';
 
 export interface GenerationInput {
   readonly gate: string;
@@ -85,7 +85,7 @@ export interface GenerationInput {
   readonly notifyBatchSize: number;
 }
 
-export type GenerationOutcome = 'created' | 'exists' | 'reset' | 'alreadyReset' | 'missing';
+type GenerationOutcome = 'created' | 'exists' | 'reset' | 'alreadyReset' | 'missing';
 
 /** The generation orchestration's custom status: what opening the generation did, then the scheduled release. */
 export interface GenerationStatus {

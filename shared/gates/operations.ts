@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 
-export type GateStatus = 'closed' | 'released';
+type GateStatus = 'closed' | 'released';
 
 /** How a release came about: an admin's API call or the generation's `releaseAt` schedule. */
 export const releaseHows = ['api', 'schedule'] as const;
@@ -26,7 +26,7 @@ export interface ReleaseInfo {
 }
 
 /** Runs registered with a generation. `waiting` counts those still waiting (0 once released). */
-export interface WaiterCounts {
+interface WaiterCounts {
   readonly waiting: number;
   /** Registered before the release (including runs carried over from a reset of a closed gate). */
   readonly registered: number;
@@ -115,14 +115,6 @@ export type ResetResult =
   | { readonly outcome: 'reset'; readonly gate: GateSnapshot; readonly carried: number }
   | { readonly outcome: 'alreadyReset'; readonly gate: GateSnapshot }
   | { readonly outcome: 'missing' };
-
-export interface GateOperationResults {
-  readonly create: CreateResult;
-  readonly register: RegisterResult;
-  readonly release: ReleaseResult;
-  readonly reset: ResetResult;
-  readonly proceeded: null;
-}
 
 export function isGateOperation(name: string | undefined): name is GateOperationName {
   return name !== undefined && Object.hasOwn(operationInputs, name);

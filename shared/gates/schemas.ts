@@ -65,7 +65,7 @@ export const runBody = z
   .meta({ id: 'GateRunRequest', example: { action: { type: 'none' } } });
 
 /** The ceiling is the hard limit; TALLYHO_GATES_WAIT_MAX_SECONDS may lower it. */
-export const hardWaitMaxSeconds = 220;
+const hardWaitMaxSeconds = 220;
 
 export const waitQuery = z.object({
   timeout: z.coerce

@@ -17,7 +17,7 @@ import type { GateSettings } from './settings';
 import type { GateWatchHub } from './watchHub';
 
 /** A scheduled release at most this far ahead (one year and a day, for "same time next year"). */
-export const maxScheduleAheadMs = 366 * 24 * 3600 * 1000;
+const maxScheduleAheadMs = 366 * 24 * 3600 * 1000;
 
 export interface GateServiceDeps {
   /** The Durable client of the invocation being served (or the app's source of one, for the watchers' reads). */

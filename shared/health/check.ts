@@ -10,9 +10,9 @@ import { type AppErrorCode, isAppError } from '../errors';
 import type { StorageClients } from '../storage/clients';
 import { statusOfError, translateStorageError } from '../storage/errors';
 
-export type CheckStatus = 'pass' | 'fail' | 'skipped';
+type CheckStatus = 'pass' | 'fail' | 'skipped';
 
-export interface CheckResult {
+interface CheckResult {
   readonly status: CheckStatus;
   readonly durationMs?: number;
   /** The AppError code the failure maps to. */

@@ -2,7 +2,7 @@
 import { type AppError, problemContentType, toProblem } from '../errors';
 
 /** What a route answers; assignable to the Functions library's HttpResponseInit. */
-export type ResponseBody = string | Uint8Array | AsyncIterable<Uint8Array> | ReadableStream<Uint8Array>;
+type ResponseBody = string | Uint8Array | AsyncIterable<Uint8Array> | ReadableStream<Uint8Array>;
 
 export interface HttpResult {
   readonly status: number;

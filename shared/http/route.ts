@@ -17,7 +17,7 @@ import { pathParameterNames } from './routeTemplate';
 import { type AuthLevel, authorizationOf, type RouteName } from './authorization';
 import { type HttpResult, problemResult } from './responses';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
 export type { AuthLevel } from './authorization';
 
@@ -41,13 +41,13 @@ export interface ResponseDoc {
   readonly contentType?: string;
 }
 
-export interface HeaderDoc {
+interface HeaderDoc {
   readonly name: string;
   readonly description: string;
   readonly required?: boolean;
 }
 
-export interface RouteInput<P, Q, B> {
+interface RouteInput<P, Q, B> {
   readonly params: P;
   readonly query: Q;
   readonly body: B;
@@ -92,7 +92,7 @@ export interface RouteSpec<PS extends z.ZodType, QS extends z.ZodType, BS extend
   handle(input: RouteInput<z.output<PS>, z.output<QS>, z.output<BS>>): Promise<HttpResult>;
 }
 
-export interface RunOptions {
+interface RunOptions {
   readonly logger?: Logger;
   /** The app-wide body limit (TALLYHO_MAX_BODY_BYTES). */
   readonly maxBodyBytes?: number;

@@ -1,5 +1,5 @@
 /** The HTTP layer's settings: body limits and Idempotency-Key responses (shared/settings.ts explains the declarations). */
-import { group, int, ncrontab, type SettingsOf } from '../settings';
+import { group, int, ncrontab } from '../settings';
 
 export const httpSettings = group({
   maxBodyBytes: int(
@@ -22,5 +22,3 @@ export const httpSettings = group({
     'when expired `Idempotency-Key` responses are deleted: six-field NCRONTAB (hourly by default)',
   ),
 });
-
-export type HttpSettings = SettingsOf<typeof httpSettings>;

@@ -12,7 +12,7 @@ export const itemId = z
   .regex(itemIdPattern, 'Use 1-128 letters, digits, "_", ".", ":" or "-", starting with a letter or digit')
   .meta({ description: 'Unique within the job; results and failures are keyed by it', example: 'tx-000123' });
 
-export const jobIdPattern = /^[a-z0-9][a-z0-9-]{7,47}$/;
+const jobIdPattern = /^[a-z0-9][a-z0-9-]{7,47}$/;
 
 export const jobId = z.string().regex(jobIdPattern, 'Not a job id').meta({ example: '20260301120000-4f9c2a7e1b' });
 

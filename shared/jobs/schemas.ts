@@ -8,7 +8,7 @@ import { itemIdPattern, jobId } from './ids';
 /** A file a processor writes (`jobs/{id}/files/{name}`): safe as a blob name and a URL segment. */
 export const fileNamePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-export const jobItem = z
+const jobItem = z
   .record(z.string(), z.unknown())
   .superRefine((item, ctx) => {
     if (typeof item.id !== 'string' || !itemIdPattern.test(item.id)) {
@@ -60,7 +60,7 @@ export const resultsQuery = z.strictObject({
 
 export const failuresQuery = z.strictObject({ limit, cursor });
 
-export const jobState = z.enum(['accepted', 'running', 'completed', 'completedWithFailures']);
+const jobState = z.enum(['accepted', 'running', 'completed', 'completedWithFailures']);
 
 export const jobView = z
   .object({

@@ -36,7 +36,7 @@ export interface OpenApiDocument extends Json {
 
 const problemContentType = 'application/problem+json';
 
-export const securitySchemes = {
+const securitySchemes = {
   functionKey: {
     type: 'apiKey',
     in: 'header',

@@ -36,7 +36,7 @@ export function engineSettings(settings: ScheduleSettings): EngineSettings {
   };
 }
 
-export function snapshotOf(row: ScheduleRow | undefined, settings: ScheduleSettings): ControlSnapshot {
+function snapshotOf(row: ScheduleRow | undefined, settings: ScheduleSettings): ControlSnapshot {
   // A row that is gone (or never became a schedule) stops its orchestration.
   const state = row === undefined ? 'cancelled' : row.state === 'pending' ? 'active' : row.state;
   return {
@@ -49,9 +49,9 @@ export function snapshotOf(row: ScheduleRow | undefined, settings: ScheduleSetti
 }
 
 /** Runs remembered as settled per schedule: far more than can settle between two reads of the index. */
-export const settledRing = 100;
+const settledRing = 100;
 
-export function withSettled(ring: readonly SettledRun[], entry: SettledRun): SettledRun[] {
+function withSettled(ring: readonly SettledRun[], entry: SettledRun): SettledRun[] {
   return [...ring, entry].slice(-settledRing);
 }
 

@@ -60,7 +60,7 @@ const serviceBusEntity = z
   .string()
   .regex(/^[A-Za-z0-9]([A-Za-z0-9._/-]{0,258}[A-Za-z0-9])?$/, 'A Service Bus queue or topic name: letters, digits, ".", "_", "-", "/"');
 
-export const targetSchema = z
+const targetSchema = z
   .discriminatedUnion('type', [
     z
       .strictObject({ type: z.literal('gateRelease'), gate: resourceName })

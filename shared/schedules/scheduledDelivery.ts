@@ -22,7 +22,7 @@ export interface ScheduledDelivery {
   cancel(entity: string, sequenceNumber: string): Promise<'cancelled' | 'gone'>;
 }
 
-export class ServiceBusUnavailable extends Error {
+class ServiceBusUnavailable extends Error {
   override readonly name = 'ServiceBusUnavailable';
 }
 

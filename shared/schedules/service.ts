@@ -48,7 +48,7 @@ export interface ScheduleServiceDeps {
 export const pendingGraceMs = 120_000;
 
 /** Trigger-now requests a schedule may have waiting at once. */
-export const maxPendingTriggers = 10;
+const maxPendingTriggers = 10;
 
 export interface CreateResult {
   readonly created: boolean;
@@ -76,7 +76,7 @@ function runsSoFar(row: ScheduleRow): number {
  * A lost orchestration's successor: the row's definition, its next fire still ahead (so the catch-up
  * policy decides about the fires missed meanwhile, as after downtime), runs numbered on.
  */
-export function restartState(row: ScheduleRow, settings: EngineSettings, now: Date): ScheduleState {
+function restartState(row: ScheduleRow, settings: EngineSettings, now: Date): ScheduleState {
   const state = initialState(row.id, row.definition, settings, now);
   const cursor = row.nextFireAt === undefined ? state.cursor : new Date(Date.parse(row.nextFireAt) - 1).toISOString();
   return { ...state, cursor, runs: runsSoFar(row) };

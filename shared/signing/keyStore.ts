@@ -13,7 +13,7 @@ import { AppError } from '../errors';
 import { hasStatus, translateStorageError } from '../storage/errors';
 import { parseSigningKey, Signer } from './signer';
 
-export const signingKeyBlob = 'signing-key';
+const signingKeyBlob = 'signing-key';
 
 export interface KeyBlob {
   read(): Promise<string | undefined>;

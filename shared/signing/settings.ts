@@ -1,5 +1,5 @@
 /** The signing key setting (shared/settings.ts explains the declarations). */
-import { custom, group, SettingProblems, type SettingsOf } from '../settings';
+import { custom, group, SettingProblems } from '../settings';
 import { parseSigningKey } from './signer';
 
 /** Never echoes the value: a problem names what is wrong with it only. */
@@ -17,5 +17,3 @@ export const signingSettings = group({
     signingKey,
   ),
 });
-
-export type SigningSettings = SettingsOf<typeof signingSettings>;

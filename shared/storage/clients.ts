@@ -31,10 +31,10 @@ import type { StorageConnection } from '../config';
 import { translateStorageError } from './errors';
 import type { StorageRetrySettings } from './settings';
 
-export type StorageService = 'blob' | 'queue' | 'table';
+type StorageService = 'blob' | 'queue' | 'table';
 
 /** Called once per request the SDK sends (tables: per attempt; blobs and queues: per call). */
-export type StorageRequestObserver = (service: StorageService, method: string, url: string) => void;
+type StorageRequestObserver = (service: StorageService, method: string, url: string) => void;
 
 export interface StorageClientOptions {
   readonly retry?: StorageRetrySettings;

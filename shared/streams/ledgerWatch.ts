@@ -17,7 +17,7 @@ export interface WatchTiming {
   readonly maxDelayMs: number;
 }
 
-export const defaultWatchTiming: WatchTiming = { minDelayMs: 10, maxDelayMs: 100 };
+const defaultWatchTiming: WatchTiming = { minDelayMs: 10, maxDelayMs: 100 };
 
 export type WatchResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly ledger: LedgerState | undefined };
 

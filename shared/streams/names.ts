@@ -34,8 +34,6 @@ export const writerOps = {
   adopt: 'adopt',
 } as const;
 
-export type WriterOp = (typeof writerOps)[keyof typeof writerOps];
-
 export const ledgerOps = { report: 'report' } as const;
 
 /** The identity of one writer: a resource inside a partition. */

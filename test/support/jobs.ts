@@ -33,7 +33,7 @@ import { storageFor, testConnection, uniqueTableName } from './sequences';
 export { testConnection };
 
 /** A Service Bus sender that keeps what it is given (and can be told to fail). */
-export class FakeEventSender implements JobEventSender {
+class FakeEventSender implements JobEventSender {
   readonly sent: ServiceBusMessage[] = [];
   failNext = 0;
 
@@ -72,14 +72,14 @@ export interface JobNames {
   readonly queuePrefix: string;
 }
 
-export interface DrainOptions {
+interface DrainOptions {
   readonly maxDequeueCount?: number;
   readonly concurrency?: number;
   /** Stop after this many passes over the queues even if messages remain. */
   readonly maxPasses?: number;
 }
 
-export interface DrainReport {
+interface DrainReport {
   readonly delivered: number;
   readonly failures: number;
   readonly poisoned: number;

@@ -20,7 +20,7 @@ export interface OptionalTool {
 
 const announced = new Set<string>();
 
-export const inCi = (env: NodeJS.ProcessEnv = process.env): boolean => env.CI === 'true';
+const inCi = (env: NodeJS.ProcessEnv = process.env): boolean => env.CI === 'true';
 
 /** The executable `command` on PATH, if any. */
 export function onPath(command: string, env: NodeJS.ProcessEnv = process.env): string | undefined {

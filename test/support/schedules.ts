@@ -21,7 +21,7 @@ import { FakeServiceBus } from './fakeServiceBus';
 import { storageFor, testConnection, uniqueTableName } from './sequences';
 
 /** Records starts, wake-ups and status reads; `failStarts` makes the next starts throw (a crash before the start). */
-export class RecordingEngine implements ScheduleEngine {
+class RecordingEngine implements ScheduleEngine {
   readonly started = new Map<string, ScheduleState>();
   readonly woken: string[] = [];
   failStarts = 0;

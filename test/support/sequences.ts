@@ -121,7 +121,7 @@ export function sequenceHarness(storage: StorageClients = storageFor()): Sequenc
 }
 
 /** Numbers from `ranges`, expanded. */
-export function expand(ranges: readonly NumberRange[]): number[] {
+function expand(ranges: readonly NumberRange[]): number[] {
   return ranges.flatMap((r) => Array.from({ length: r.hi - r.lo }, (_, i) => r.lo + i));
 }
 

@@ -16,12 +16,12 @@ import { billingProcessorName, validateTransaction } from './transaction';
 const invoiceFile = 'invoice.csv';
 
 /** Where the reduce reads the mapped lines from. */
-export interface BillingLineSource {
+interface BillingLineSource {
   lines(context: FinalizeContext): AsyncIterable<BillingLine>;
 }
 
 /** The lines are the outputs of the succeeded items' result rows (each item once). */
-export const resultLineSource: BillingLineSource = {
+const resultLineSource: BillingLineSource = {
   async *lines(context) {
     for await (const { id, output } of context.outputs()) {
       if (!isBillingLine(output)) throw new Error(`The result of ${id} is not a billing line`);

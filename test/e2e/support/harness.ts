@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path';
 export const repoRoot = resolve(__dirname, '..', '..', '..');
 const cliPath = join(repoRoot, 'dist', 'devhost', 'cli.js');
 
-export interface HostKeys {
+interface HostKeys {
   readonly admin?: string;
   readonly function?: string;
 }
@@ -77,7 +77,7 @@ export const devhostTest = (name: string, fn: () => Promise<void>, timeout?: num
   else test(name, fn, timeout);
 };
 
-export function uniqueTaskHub(): string {
+function uniqueTaskHub(): string {
   return `e2e${randomBytes(6).toString('hex')}`;
 }
 

@@ -1,4 +1,4 @@
-import { base64Length, type EnvelopeEntry, envelopeJson, parseEnvelope } from '../../../shared/jobs/envelope';
+import { base64Length, type EnvelopeEntry, envelopeJson, envelopeSchema } from '../../../shared/jobs/envelope';
 import { openEnvelope, sealEnvelope, sealOverheadBytes } from '../../../shared/jobs/seal';
 import { Signer } from '../../../shared/signing/signer';
 import { buildInput, entryFor, parseInput } from '../../../shared/jobs/input';
@@ -66,7 +66,7 @@ describe('packing items into envelopes', () => {
     for (const envelope of envelopes) {
       const json = envelopeJson(envelope);
       expect(Buffer.byteLength(json)).toBeLessThanOrEqual(limits.maxBytes);
-      expect(parseEnvelope(json)).toEqual(envelope);
+      expect(envelopeSchema.parse(JSON.parse(json))).toEqual(envelope);
     }
   });
 

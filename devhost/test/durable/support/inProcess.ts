@@ -10,7 +10,7 @@ import { MemoryStore } from '../../../durable/memoryStore';
 import type { StatusPayload } from '../../../durable/status';
 import { type RunningHost, startHost, type StartHostOptions } from '../../../host';
 
-export const durableAppRoot = join(__dirname, '..', 'fixtures', 'durable-app');
+const durableAppRoot = join(__dirname, '..', 'fixtures', 'durable-app');
 
 export interface InProcessHost {
   readonly host: RunningHost;

@@ -8,7 +8,7 @@
  * never decide when a flush happens.
  */
 import { firstLineAt, takeLines, utf8Length } from './ndjson';
-import { completedHandoffs, type Handoff } from './writerHandoff.entity';
+import { completedHandoffs, type Handoff } from './writerHandoff';
 import type { FlushBatch, FlushOutcome, FlushPlan, FlushRequest, LogCursor, Receipt, WriterLimits, WriterState } from './writerState';
 import { depthOf } from './writerState';
 import { parseWriterKey } from './names';
@@ -26,7 +26,7 @@ export function sizeTrigger(limits: WriterLimits): number {
 }
 
 /** Whether the buffer must be flushed now: by size (N), by age (T), or because a flush was asked for. */
-export function isDue(state: WriterState, now: number, dueAt: number): boolean {
+function isDue(state: WriterState, now: number, dueAt: number): boolean {
   if (state.buffered === 0) return false;
   return state.buffered >= sizeTrigger(state.limits) || now >= dueAt || state.flushRequestedThrough > state.bufferStart;
 }
@@ -94,7 +94,7 @@ export function plan(current: WriterState, key: string, now: number): PlanStep {
 }
 
 /** 1 s, 2 s, 4 s, … up to a minute between attempts at the same batch. */
-export function retryDelayMs(attempts: number): number {
+function retryDelayMs(attempts: number): number {
   return Math.min(maxRetryDelayMs, 1000 * 2 ** Math.max(0, attempts - 1));
 }
 

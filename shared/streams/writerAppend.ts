@@ -4,7 +4,7 @@
  * the lint override on `*.entity.ts` keeps clocks, randomness and I/O out.
  */
 import { formatLine, utf8Length } from './ndjson';
-import { sizeTrigger } from './writerFlush.entity';
+import { sizeTrigger } from './writerFlush';
 import {
   type AppendRequest,
   depthBytesOf,
@@ -22,7 +22,7 @@ export interface AppendStep {
 }
 
 /** `type|producer`: event types are validated names without `|`, so the first `|` splits it. */
-export function producerKey(type: string, producer: string): string {
+function producerKey(type: string, producer: string): string {
   return `${type}|${producer}`;
 }
 
@@ -44,7 +44,7 @@ export function ownership(record: TypeRecord | undefined, version: number): 'ok'
  * dedup state faster than the documented window by sending from many producers. Returns the marks
  * kept; more than `max` of them means every mark is still protected and the newcomer is refused.
  */
-export function evictProducers(
+function evictProducers(
   marks: Record<string, ProducerMark>,
   max: number,
   flushedThrough: number,
