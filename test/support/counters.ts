@@ -10,7 +10,7 @@ import { type BackoffPolicy, defaultBackoff } from '../../shared/retry';
 import type { StorageClientOptions, StorageClients } from '../../shared/storage/clients';
 import { storageFor, testConnection, uniqueTableName } from './sequences';
 
-export {  testConnection,  };
+export { testConnection };
 
 export function counterTableNames(): CounterTableNames {
   return { settings: uniqueTableName('cset'), data: uniqueTableName('cdata'), dirty: uniqueTableName('cdirty') };
