@@ -4,6 +4,7 @@
  * infra/app-settings.json list them in this order (`npm run settings:sync`).
  */
 import { type Config, loadConfig, readSettings } from '../config';
+import { group } from '../settings';
 import { counterSettings } from '../counters/settings';
 import { durableSettings } from '../durable/settings';
 import { gateSettings } from '../gates/settings';
@@ -44,7 +45,9 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
  * limit): the host indexes functions before any request, so a bad one of these fails the load.
  */
 export function registrationSettings(env: Env = process.env) {
-  return readSettings({ http: httpSettings, counters: counterSettings, schedules: scheduleSettings, jobs: jobSettings }, env);
+  // Of the http group, only the sweep's schedule: a bad body limit answers requests with a problem, as any other setting.
+  const sweep = group({ idempotencySweepSchedule: httpSettings.settings.idempotencySweepSchedule });
+  return readSettings({ http: sweep, counters: counterSettings, schedules: scheduleSettings, jobs: jobSettings }, env);
 }
 
 export type RegistrationSettings = ReturnType<typeof registrationSettings>;

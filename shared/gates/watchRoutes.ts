@@ -1,4 +1,9 @@
-/** The gates API's waiting: long poll and server-sent events (both read through the instance's watch hub). */
+/**
+ * The gates API's waiting: long poll and server-sent events, both read through the instance's watch
+ * hub, whose reads outlive the request and so use the app's Durable client source. The routes still
+ * declare `durable`: the invocation's client is offered to that source, so a fresh instance whose
+ * first request is a long poll has one.
+ */
 import { validationError } from '../errors';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
