@@ -1,7 +1,13 @@
 /**
- * One jest run, four projects. The global setup starts Azurite (in memory, free ports) once for the
- * whole run; e2e files each start their own devhost against it (or use E2E_BASE_URL).
+ * One jest run, several projects. The global setup starts Azurite (in memory, free ports) once for the
+ * whole run; e2e files each start their own host against it (or use E2E_BASE_URL). The e2e files run
+ * on the devhost, and a second time on the real Functions host when one is available (an optional
+ * tool: required under CI=true, announced as skipped elsewhere; test/support/realHostTool.cjs).
  */
+const { optionalTool } = require('./test/support/optionalTool.cjs');
+const { realHostTool } = require('./test/support/realHostTool.cjs');
+
+const realHost = optionalTool(realHostTool) !== undefined;
 const base = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
@@ -17,6 +23,23 @@ const client = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
 };
 
+const e2eOn = {
+  devhost: '<rootDir>/test/support/projects/e2eDevhost.setup.ts',
+  real: '<rootDir>/test/support/projects/e2eReal.setup.ts',
+};
+
+// The same e2e files on the real host. Its set-up (a copy of the host build, the app's extensions
+// built from extensions.csproj) runs only when one of these projects takes part in the run.
+const onRealHost = {
+  setupFiles: [e2eOn.real],
+  globalSetup: '<rootDir>/test/support/realHostSetup.ts',
+  globalTeardown: '<rootDir>/test/support/realHostTeardown.ts',
+};
+const realHostProjects = [
+  { ...base, ...onRealHost, displayName: 'e2e-real', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+  { ...client, ...onRealHost, displayName: 'client-e2e-real', testMatch: ['<rootDir>/clients/typescript/test/e2e/**/*.test.ts'] },
+];
+
 /** @type {import('jest').Config} */
 module.exports = {
   globalSetup: '<rootDir>/test/support/globalSetup.ts',
@@ -31,10 +54,16 @@ module.exports = {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/fault/**/*.test.ts'],
     },
     { ...base, displayName: 'devhost', testMatch: ['<rootDir>/devhost/test/**/*.test.ts'] },
-    { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'], setupFiles: [e2eOn.devhost] },
     // The TypeScript client is its own package (ESM, `.js` import suffixes); jest runs its sources
     // as CommonJS through the package's tsconfig, with the suffixes mapped back to the .ts files.
     { ...client, displayName: 'client', testMatch: ['<rootDir>/clients/typescript/test/unit/**/*.test.ts'] },
-    { ...client, displayName: 'client-e2e', testMatch: ['<rootDir>/clients/typescript/test/e2e/**/*.test.ts'] },
+    {
+      ...client,
+      displayName: 'client-e2e',
+      testMatch: ['<rootDir>/clients/typescript/test/e2e/**/*.test.ts'],
+      setupFiles: [e2eOn.devhost],
+    },
+    ...(realHost ? realHostProjects : []),
   ],
 };

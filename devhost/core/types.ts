@@ -56,6 +56,11 @@ export interface RpcBindingInfo {
   [option: string]: unknown;
 }
 
+/** A binding with its name (the key it has in `FunctionMetadata.bindings`). */
+export interface NamedBinding extends RpcBindingInfo {
+  readonly name: string;
+}
+
 interface RpcRetryOptions {
   maxRetryCount?: number | null;
   delayInterval?: { seconds?: number | null; nanos?: number | null } | null;

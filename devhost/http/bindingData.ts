@@ -10,7 +10,7 @@
  *   3. the route values.
  * Its dictionary ignores case and keeps a name's first spelling: `?TYPE=x` on a route `{type}`
  * gives `TYPE` with the route's value. Observed on host 4.1037.0:
- * ../shared/reference/real-host-observations.md §1.
+ * devhost/docs/real-host.md#binding-data.
  */
 
 /** Newtonsoft's text of a JSON primitive (`(string)JToken`): booleans are `True`/`False`. */

@@ -3,7 +3,7 @@
  * so: the durable client lower-cases the name it addresses (`EntityId.getSchedulerIdFromEntityId`,
  * and the extension's `EntityId`), but an entity's own `context.df.signalEntity` sends it unchanged,
  * so `streamLedger` signalled from an entity and `streamledger` read by a client are two instances
- * (../shared/reference/real-host-observations.md §2, azure-functions-durable-js#170). With names
+ * (devhost/docs/real-host.md#entity-ids, azure-functions-durable-js#170). With names
  * that are lower case already, every caller reaches the same instance.
  */
 import type { EntityId } from 'durable-functions';

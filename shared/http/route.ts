@@ -161,7 +161,7 @@ async function readBody(request: RequestLike, limit: number, required: boolean, 
 /**
  * The route values, read by the template's own names. In stream mode the real host hands the worker
  * its binding data as `params`: route values plus every query value and the top-level primitive
- * fields of a JSON body (../shared/reference/real-host-observations.md §1), in a case-insensitive
+ * fields of a JSON body (devhost/docs/real-host.md#binding-data), in a case-insensitive
  * dictionary, so a name is matched without regard to case and nothing else is taken.
  */
 function routeValues(names: readonly string[], params: Readonly<Record<string, string>>): Record<string, string> {

@@ -8,7 +8,7 @@ import type { Page } from 'playwright-core';
 
 import { describeWithTool } from '../support/optionalTool';
 import { type Browser, chromiumTool, launchBrowser, screenshot } from './support/browser';
-import { type E2eHost, startDevhost } from './support/harness';
+import { type E2eHost, startE2eHost } from './support/harness';
 import { requestJson } from './support/http';
 
 interface OpenApiDocument {
@@ -23,7 +23,7 @@ describeWithTool(chromiumTool, 'API reference page in Chromium', () => {
   let page: Page;
 
   beforeAll(async () => {
-    host = await startDevhost();
+    host = await startE2eHost();
     browser = await launchBrowser();
     page = await browser.newPage();
   });

@@ -1,5 +1,5 @@
 /**
- * The authorization matrix: the devhost with keys on, every route of the catalog (so a new route is
+ * The authorization matrix: the host (devhost, and the real host in the e2e-real run) with keys on, every route of the catalog (so a new route is
  * covered as soon as it exists) × {no key, function key, admin key}. The host must refuse (401)
  * exactly where the authorization table says and nowhere else, register exactly the table's levels,
  * and no response to a caller without the admin key may carry a key: no `code=` and neither key's
@@ -12,7 +12,8 @@
 import { documentedRoutes } from '../../shared/app/routes';
 import { authorizationOf } from '../../shared/http/authorization';
 import type { RouteDefinition } from '../../shared/http/route';
-import { type E2eHost, externalHost, startDevhost } from './support/harness';
+import { registeredFunctions } from './support/functions';
+import { type E2eHost, externalHost, hostLabel, startE2eHost } from './support/harness';
 import { readableAnswer, requestJson } from './support/http';
 import { unique } from './support/names';
 
@@ -23,11 +24,6 @@ interface Answer {
   readonly status: number;
   readonly headers: Headers;
   readonly text: string;
-}
-
-interface FunctionSummary {
-  readonly name: string;
-  readonly http?: { readonly authLevel: string };
 }
 
 const probe = unique('authz');
@@ -54,12 +50,11 @@ function refused(route: RouteDefinition, caller: Caller): boolean {
   return caller !== 'admin';
 }
 
-describe('authorization matrix (devhost, keys on)', () => {
+describe(`authorization matrix (${hostLabel()}, keys on)`, () => {
   let host: E2eHost;
-  const keys = { admin: `admin-${unique('k')}`, function: `fn-${unique('k')}` };
 
   beforeAll(async () => {
-    host = await startDevhost({ keys });
+    host = await startE2eHost();
     const gate = await requestJson(host, 'PUT', `/api/gates/${probe}`, { key: 'admin', body: {} });
     expect(gate.status).toBe(201);
   });
@@ -103,9 +98,7 @@ describe('authorization matrix (devhost, keys on)', () => {
 
   test('the host registers exactly the routes of the table, each with the level the table gives it', async () => {
     if (externalHost) return;
-    const functions = await requestJson<FunctionSummary[]>(host, 'GET', '/admin/functions', { key: 'admin' });
-    expect(functions.status).toBe(200);
-    const registered = functions.body.flatMap((f) =>
+    const registered = (await registeredFunctions(host)).flatMap((f) =>
       f.http === undefined ? [] : [{ name: f.name, level: f.http.authLevel.toLowerCase() }],
     );
     const expected = documentedRoutes().map((r) => ({ name: r.name, level: authorizationOf(r.name).level }));
@@ -133,7 +126,7 @@ describe('authorization matrix (devhost, keys on)', () => {
         if (answer.status < 300) successes += 1;
         if (caller === 'admin') continue;
         const seen = readable(answer);
-        for (const leak of ['code=', keys.admin, keys.function]) {
+        for (const leak of ['code=', host.keys.admin ?? 'code=', host.keys.function ?? 'code=']) {
           if (seen.includes(leak))
             leaks.push({ route: route.name, caller, status: answer.status, leak: leak === 'code=' ? leak : 'a key value' });
         }

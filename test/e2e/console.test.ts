@@ -19,11 +19,10 @@ import { transactions } from '../support/billing';
 import { storageFor } from '../support/sequences';
 import { describeWithTool } from '../support/optionalTool';
 import { type Browser, chromiumTool, launchBrowser, screenshot } from './support/browser';
-import { devhostTest, type E2eHost, startDevhost } from './support/harness';
+import { ownHostTest, type E2eHost, startE2eHost } from './support/harness';
 import { requestJson } from './support/http';
 import { until as waitUntil } from './support/wait';
 
-const keys = { admin: `admin-${randomBytes(8).toString('hex')}`, function: `function-${randomBytes(8).toString('hex')}` };
 // Listings are in name order across the shared Azurite of the whole test run: sort first. A run that
 // makes the docs' screenshots (alone, on a fresh Azurite) uses plain names.
 const docsRun = process.env.UPDATE_DOCS_SCREENSHOTS === '1';
@@ -85,8 +84,7 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
   let page: Page;
 
   beforeAll(async () => {
-    host = await startDevhost({
-      keys,
+    host = await startE2eHost({
       env: {
         AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
         AzureFunctionsJobHost__extensions__queues__visibilityTimeout: '00:00:00',
@@ -168,17 +166,19 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
     await screenshot(page, 'key-prompt');
     expect(apiCalls).toEqual([]);
 
-    await page.getByLabel('Admin key').fill(keys.admin);
+    await page.getByLabel('Admin key').fill(host.keys.admin ?? '');
     await page.getByRole('button', { name: 'Use key' }).click();
     await page.getByRole('heading', { name: 'Gates' }).waitFor();
     await page.getByText('Using the admin key for this browser session.').waitFor();
-    expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).sessionStorage.getItem('tallyho.adminKey'))).toBe(keys.admin);
+    expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).sessionStorage.getItem('tallyho.adminKey'))).toBe(
+      host.keys.admin,
+    );
     expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).localStorage.getItem('tallyho.adminKey'))).toBeNull();
     await until('an API call with the key', () => Promise.resolve(apiCalls.length > 0 ? true : undefined));
     page.off('request', onRequest);
   });
 
-  devhostTest('a gate released from the console changes state live, after a keyboard-usable confirmation', async () => {
+  ownHostTest('a gate released from the console changes state live, after a keyboard-usable confirmation', async () => {
     const name = unique('launch');
     expect((await admin('PUT', `/api/gates/${name}`, { note: 'console test' })).status).toBe(201);
     expect((await requestJson(host, 'POST', `/api/gates/${name}/runs`, { body: { runId: `${name}-w1` } })).status).toBe(202);
@@ -223,7 +223,7 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
     await screenshot(page, 'gates-released', { docs: true });
   });
 
-  devhostTest(
+  ownHostTest(
     'a schedule is triggered, paused, resumed and cancelled from the console, with its next fire and last runs shown',
     async () => {
       const id = unique('nightly');
@@ -263,7 +263,7 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
     },
   );
 
-  devhostTest(
+  ownHostTest(
     "a job's progress bar reaches completion and its failures show their reasons",
     async () => {
       const items: Record<string, unknown>[] = transactions(90, 7, 'console');
@@ -300,7 +300,7 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
     90_000,
   );
 
-  devhostTest(
+  ownHostTest(
     'a job whose envelope crashes every delivery shows its poisoned items, with the reasons the API gives',
     async () => {
       // As in jobs.test.ts: a host with the work triggers off submits the job, so its envelope waits in
@@ -311,7 +311,7 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
       const workQueues = workQueueNames({ queues: 2, queuePrefix: queuePrefix });
       const items: Record<string, unknown>[] = transactions(3, 23, unique('poison'));
       items[1] = { ...items[1], metadata: { blob: 'b'.repeat(40_000) } };
-      const holding = await startDevhost({
+      const holding = await startE2eHost({
         env: {
           TALLYHO_JOBS_QUEUES: '2',
           TALLYHO_JOBS_QUEUE_PREFIX: holdPrefix,
@@ -384,7 +384,7 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
     60_000,
   );
 
-  devhostTest('sequences, counters and streams show their figures as the API reports them, at desktop and phone widths', async () => {
+  ownHostTest('sequences, counters and streams show their figures as the API reports them, at desktop and phone widths', async () => {
     const sequence = unique('orders');
     expect((await admin('PUT', `/api/sequences/${sequence}`, { prefix: 'ORD-', width: 7, checkDigit: true })).status).toBe(201);
     expect((await requestJson(host, 'POST', `/api/sequences/${sequence}/next`, { body: { count: 5 } })).status).toBe(200);
@@ -513,7 +513,7 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
     browser.errors.length = 0;
 
     await page.getByRole('button', { name: 'Forget key' }).click();
-    await page.getByLabel('Admin key').fill(keys.admin);
+    await page.getByLabel('Admin key').fill(host.keys.admin ?? '');
     await page.getByRole('button', { name: 'Use key' }).click();
     await page.getByRole('heading', { name: 'Counters' }).waitFor();
     expect(await page.locator('[role="alert"]').count()).toBe(0);
@@ -525,7 +525,7 @@ describeWithTool(chromiumTool, 'admin console without a key (App Service authent
   let browser: Browser;
 
   beforeAll(async () => {
-    host = await startDevhost();
+    host = await startE2eHost();
     browser = await launchBrowser();
   });
   afterAll(async () => {
@@ -533,7 +533,7 @@ describeWithTool(chromiumTool, 'admin console without a key (App Service authent
     await host?.stop();
   });
 
-  devhostTest('"Continue without a key" loads the sections with no key sent, and "Use a key instead" returns to the prompt', async () => {
+  ownHostTest('"Continue without a key" loads the sections with no key sent, and "Use a key instead" returns to the prompt', async () => {
     const page = await browser.newPage();
     const keyHeaders: (string | undefined)[] = [];
     page.on('request', (request) => {

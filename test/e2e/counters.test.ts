@@ -4,7 +4,7 @@
  * them into the summary without changing the value, an Idempotency-Key counts once, and bad input
  * gets a 400 problem+json that changes nothing.
  */
-import { devhostTest, type E2eHost, startDevhost } from './support/harness';
+import { ownHostTest, type E2eHost, startE2eHost } from './support/harness';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
 import { until as waitUntil } from './support/wait';
@@ -22,7 +22,7 @@ describe('counters over HTTP', () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startDevhost({ env: { TALLYHO_COUNTERS_ROLLUP_SCHEDULE: '*/1 * * * * *' } });
+    host = await startE2eHost({ env: { TALLYHO_COUNTERS_ROLLUP_SCHEDULE: '*/1 * * * * *' } });
   });
   afterAll(async () => {
     await host.stop();
@@ -42,7 +42,7 @@ describe('counters over HTTP', () => {
     await waitUntil(what, async () => ((await check()) ? true : undefined), timeoutMs, 250);
   };
 
-  devhostTest('hits are counted at once and the timer rollup folds them into the summary without changing the value', async () => {
+  ownHostTest('hits are counted at once and the timer rollup folds them into the summary without changing the value', async () => {
     const name = unique('views');
     expect((await configure(name, { mode: 'hits', partitions: 4, safetyWindowSeconds: 1 })).status).toBe(201);
     const amounts = Array.from({ length: 60 }, (_, i) => (i % 3) + 1);

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { type RunningAzurite, startAzurite } from '../../devhost/azurite';
 import { documentationPages, documentedBaseUrl, type ExampleStep, readExamplePage, shapeMismatches } from '../support/docExamples';
 import { describeWithTool, onPath } from '../support/optionalTool';
-import { type E2eHost, externalHost, repoRoot, startDevhost } from './support/harness';
+import { type E2eHost, externalHost, repoRoot, startE2eHost } from './support/harness';
 
 const curlTool = {
   name: 'curl',
@@ -135,7 +135,7 @@ describeWithTool(curlTool, 'documentation examples', () => {
         if (runnable.length === 0) return;
         // Against an external host (E2E_BASE_URL) the page shares that host's storage; here it gets its own.
         if (!externalHost) azurite = await startAzurite();
-        host = await startDevhost({
+        host = await startE2eHost({
           env: { ...page.settings, ...(azurite === undefined ? {} : { AzureWebJobsStorage: azurite.connectionString }) },
         });
       }, 120_000);

@@ -16,7 +16,7 @@ import { Signer } from '../../shared/signing/signer';
 import { containers, tables } from '../../shared/resources';
 import { expectedTotals, invoiceTotals, type TestTransaction, transactions } from '../support/billing';
 import { storageFor, testConnection } from '../support/sequences';
-import { devhostTest, type E2eHost, startDevhost } from './support/harness';
+import { ownHostTest, type E2eHost, startE2eHost } from './support/harness';
 import { type JobView, settledJob } from './support/jobs';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
@@ -53,7 +53,7 @@ describe('jobs over HTTP', () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startDevhost({
+    host = await startE2eHost({
       env: { ...fastQueues, TALLYHO_JOBS_QUEUE_PREFIX: prefix, TALLYHO_SIGNING_KEY: signingKey.toString('base64') },
     });
   });
@@ -309,7 +309,7 @@ describe('jobs over HTTP', () => {
   test('unknown jobs and bad ids answer 404 and 400', async () => {
     expectProblem(await read(host, '20260101000000-0000000000'), 404, 'NotFound');
     expectProblem(await read(host, 'NOT_AN_ID'), 400, 'ValidationFailed');
-    expectProblem(await requestJson(host, 'POST', '/api/jobs/20260101000000-0000000000/retry-failed'), 404, 'NotFound');
+    expectProblem(await requestJson(host, 'POST', '/api/jobs/20260101000000-0000000000/retry-failed', { key: 'admin' }), 404, 'NotFound');
   });
 
   describe('captured envelopes (work triggers disabled, then enabled)', () => {
@@ -338,11 +338,11 @@ describe('jobs over HTTP', () => {
       return out;
     }
 
-    devhostTest(
+    ownHostTest(
       'the same envelope delivered twice leaves totals unchanged; an envelope that always crashes reaches poison, its items fail with the reason, the job completes',
       async () => {
         // 1. Submit with the work triggers off and capture the real messages.
-        const holding = await startDevhost({ env: { ...env, ...disabled } });
+        const holding = await startE2eHost({ env: { ...env, ...disabled } });
         const dupItems = transactions(100, 17, 'dup');
         const poisonItems = transactions(70, 19, 'pz');
         poisonItems[40] = { ...poisonItems[40]!, id: 'pz-big', metadata: { blob: 'b'.repeat(40_000) } };
@@ -367,7 +367,7 @@ describe('jobs over HTTP', () => {
         for await (const blob of container.listBlobsFlat({ prefix: `${poisonJob.id}/input` })) await container.deleteBlob(blob.name);
 
         // 2. A host with the triggers on processes everything.
-        const working = await startDevhost({ env });
+        const working = await startE2eHost({ env });
         try {
           const dup = await settledJob(working, dupJob.id);
           expect(dup).toMatchObject({ state: 'completed', totals: { succeeded: 100, failed: 0, pending: 0 } });

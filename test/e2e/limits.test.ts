@@ -5,7 +5,7 @@
  */
 import { flusherInstanceId } from '../../shared/streams/names';
 import { transactions } from '../support/billing';
-import { devhostTest, type E2eHost, startDevhost } from './support/harness';
+import { ownHostTest, type E2eHost, startE2eHost } from './support/harness';
 import { expectProblem, requestJson } from './support/http';
 import { settledJob } from './support/jobs';
 import { unique } from './support/names';
@@ -15,13 +15,13 @@ describe('finding 5: caps over HTTP', () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startDevhost({ env: { TALLYHO_STREAMS_MAX_TYPES: '2' } });
+    host = await startE2eHost({ env: { TALLYHO_STREAMS_MAX_TYPES: '2' } });
   });
   afterAll(async () => {
     await host.stop();
   });
 
-  devhostTest('finding 5: a new stream type beyond TALLYHO_STREAMS_MAX_TYPES is refused and creates nothing', async () => {
+  ownHostTest('finding 5: a new stream type beyond TALLYHO_STREAMS_MAX_TYPES is refused and creates nothing', async () => {
     const [first, second, third] = [unique('cap-a'), unique('cap-b'), unique('cap-c')];
     expect((await post(host, first, { producer: 'p', seq: 1 })).status).toBe(202);
     expect((await post(host, second, { producer: 'p', seq: 1 })).status).toBe(202);
@@ -50,7 +50,7 @@ describe("the billing ledger is the app's own stream", () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startDevhost({
+    host = await startE2eHost({
       env: {
         TALLYHO_STREAMS_MAX_TYPES: '1',
         TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200',
@@ -63,7 +63,7 @@ describe("the billing ledger is the app's own stream", () => {
     await host.stop();
   });
 
-  devhostTest('callers cannot append to it (403), and a full type cap does not stop billing delivery', async () => {
+  ownHostTest('callers cannot append to it (403), and a full type cap does not stop billing delivery', async () => {
     // A caller takes the only place under TALLYHO_STREAMS_MAX_TYPES.
     expect((await post(host, unique('own-a'), { producer: 'p', seq: 1 })).status).toBe(202);
     expectProblem(await post(host, unique('own-b'), { producer: 'p', seq: 1 }), 409, 'Conflict');

@@ -10,7 +10,7 @@
  */
 import { request as httpRequest } from 'node:http';
 
-import { type E2eHost, startDevhost } from './support/harness';
+import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
 import { expectProblem, type JsonResponse, readableAnswer, requestJson } from './support/http';
 import { unique } from './support/names';
 
@@ -34,12 +34,11 @@ function rawGet(host: E2eHost, path: string): Promise<{ status: number; type: st
   });
 }
 
-describe('the catch-all 404 (devhost, keys on)', () => {
+describe(`the catch-all 404 (${hostLabel()}, keys on)`, () => {
   let host: E2eHost;
-  const keys = { admin: `admin-${unique('k')}`, function: `fn-${unique('k')}` };
 
   beforeAll(async () => {
-    host = await startDevhost({ keys });
+    host = await startE2eHost();
   });
   afterAll(async () => {
     await host.stop();
@@ -59,7 +58,7 @@ describe('the catch-all 404 (devhost, keys on)', () => {
         detail: `No endpoint answers POST ${path}`,
       });
       const seen = readable(res);
-      for (const leak of [`query-${key}`, `body-${key}`, 'code=', keys.admin, keys.function])
+      for (const leak of [`query-${key}`, `body-${key}`, 'code=', host.keys.admin ?? 'code=', host.keys.function ?? 'code='])
         expect({ key, leaked: seen.includes(leak), leak }).toEqual({ key, leaked: false, leak });
     }
   });
@@ -74,7 +73,7 @@ describe('the catch-all 404 (devhost, keys on)', () => {
   });
 
   test('finding 9: a known route with another method answers 404 problem+json, without a key and with one', async () => {
-    // The real host answers 404 here, not 405 (shared/reference/real-host-observations.md §3): its routes are
+    // The real host answers 404 here, not 405 (devhost/docs/real-host.md#routing): its routes are
     // an ASP.NET Core RouteCollection (azure-functions-host WebScriptHostHttpRoutesManager) in which a route
     // whose HttpMethodRouteConstraint fails does not match and the next one is tried (dotnet/aspnetcore
     // RouteBase.RouteAsync, RouteCollection.RouteAsync), which ends at the catch-all. Read in the sources,

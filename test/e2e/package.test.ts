@@ -7,24 +7,20 @@
  * announced, without them; required when CI=true).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-import { devhostTest, type E2eHost, repoRoot, startDevhost } from './support/harness';
+import { onceAcrossProcesses } from '../../devhost/realHost/once';
+import { type E2eHost, ownHostTest, repoRoot, startE2eHost } from './support/harness';
+import { registeredFunctions } from './support/functions';
 import { requestJson } from './support/http';
 import { describeWithTool, onPath } from '../support/optionalTool';
 
 const zipFile = join(repoRoot, '.deploy', 'tallyho.zip');
 
-interface FunctionSummary {
-  readonly name: string;
-}
-
 async function functionNames(host: E2eHost): Promise<string[]> {
-  const res = await requestJson<FunctionSummary[]>(host, 'GET', '/admin/functions', { key: 'admin' });
-  expect(res.status).toBe(200);
-  return res.body.map((f) => f.name).sort();
+  return (await registeredFunctions(host)).map((f) => f.name).sort();
 }
 
 const zipTools = {
@@ -38,14 +34,25 @@ describeWithTool(zipTools, 'the deployment package', () => {
   let unpacked: string;
   let entries: string[];
 
-  beforeAll(() => {
-    const built = spawnSync('bash', [join(repoRoot, 'scripts', 'deploy.sh'), '--package-only', '--from-build'], {
-      cwd: repoRoot,
-      encoding: 'utf8',
-      timeout: 240_000,
-      env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? '/usr/bin:/bin'}` },
-    });
-    if (built.status !== 0) throw new Error(`deploy.sh --package-only failed (${built.status}):\n${built.stdout}\n${built.stderr}`);
+  beforeAll(async () => {
+    // Built once per test run: the devhost and real-host runs of this file share the package.
+    const marker = join(repoRoot, '.deploy', `built-for-run-${process.env.TEST_RUN_ID ?? 'none'}`);
+    mkdirSync(join(repoRoot, 'test-artifacts'), { recursive: true });
+    await onceAcrossProcesses(
+      join(repoRoot, 'test-artifacts', 'deploy-package.lock'),
+      () => existsSync(marker),
+      () => {
+        const built = spawnSync('bash', [join(repoRoot, 'scripts', 'deploy.sh'), '--package-only', '--from-build'], {
+          cwd: repoRoot,
+          encoding: 'utf8',
+          timeout: 240_000,
+          env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? '/usr/bin:/bin'}` },
+        });
+        if (built.status !== 0) throw new Error(`deploy.sh --package-only failed (${built.status}):\n${built.stdout}\n${built.stderr}`);
+        writeFileSync(marker, '');
+        return Promise.resolve();
+      },
+    );
     entries = execFileSync('unzip', ['-Z1', zipFile], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }).split('\n');
     unpacked = mkdtempSync(join(tmpdir(), 'tallyho-package-'));
     execFileSync('unzip', ['-q', zipFile, '-d', unpacked]);
@@ -67,11 +74,11 @@ describeWithTool(zipTools, 'the deployment package', () => {
     expect(entries.some((e) => e.startsWith('local.settings'))).toBe(false);
   });
 
-  devhostTest(
+  ownHostTest(
     'loads from the unpacked zip alone and registers every function the source does',
     async () => {
-      const packaged = await startDevhost({ appRoot: unpacked });
-      const source = await startDevhost();
+      const packaged = await startE2eHost({ appRoot: unpacked });
+      const source = await startE2eHost();
       try {
         const names = await functionNames(packaged);
         expect(names.length).toBeGreaterThan(20);

@@ -1,14 +1,14 @@
 /**
- * The calls that broke on the real Functions host (../shared/reference/real-host-observations.md),
+ * The calls that broke on the real Functions host (devhost/docs/real-host.md),
  * over HTTP: every streams and jobs route with query strings and single-event bodies, whose query
  * and top-level body fields the real host (and now the devhost) also hands the app as
  * `request.params`; stream appends and flushes that need the writer's ledger (an entity signalled by
- * another entity, §2); billing delivery; and `?code=` on the nine routes whose strict query schemas
+ * another entity, #entity-ids there); billing delivery; and `?code=` on the nine routes whose strict query schemas
  * once refused it (security finding 8). Against an external host (`E2E_BASE_URL`) the same calls
  * check the real thing.
  */
 import { transactions } from '../support/billing';
-import { type E2eHost, startDevhost } from './support/harness';
+import { type E2eHost, startE2eHost } from './support/harness';
 import { type JobView, settledJob } from './support/jobs';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
@@ -18,7 +18,7 @@ describe('the routes that broke on the real host', () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startDevhost({
+    host = await startE2eHost({
       env: {
         TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200',
         AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
@@ -33,7 +33,8 @@ describe('the routes that broke on the real host', () => {
   test('finding 8: ?code= is accepted on every route (the host key is never an app query value)', async () => {
     const code = '?code=not-an-app-value';
     for (const path of ['/api/counters', '/api/gates', '/api/jobs', '/api/sequences', '/api/streams', '/api/schedules']) {
-      const res = await requestJson(host, 'GET', `${path}${code}&${path === '/api/schedules' ? 'pageSize' : 'limit'}=5`);
+      // Operator lists (admin level): the key travels in the header, so `code` is an app query value here.
+      const res = await requestJson(host, 'GET', `${path}${code}&${path === '/api/schedules' ? 'pageSize' : 'limit'}=5`, { key: 'admin' });
       expect({ path, status: res.status }).toEqual({ path, status: 200 });
     }
     // An unknown job: the query passed validation, the job did not.
@@ -68,7 +69,7 @@ describe('the routes that broke on the real host', () => {
     const flush = await requestJson<{ flushed: boolean }>(host, 'POST', `/api/streams/${type}/flush?code=x`, { key: 'admin' });
     expect(flush.status).toBe(200);
     expect(flush.body.flushed).toBe(true);
-    const listed = await requestJson<{ items: { type: string }[] }>(host, 'GET', '/api/streams?limit=1000');
+    const listed = await requestJson<{ items: { type: string }[] }>(host, 'GET', '/api/streams?limit=1000', { key: 'admin' });
     expect(listed.status).toBe(200);
     expect(listed.body.items.map((i) => i.type)).toContain(type);
     expect((await requestJson(host, 'GET', `/api/streams/${type}?limit=1`)).status).toBe(200);
@@ -80,7 +81,7 @@ describe('the routes that broke on the real host', () => {
     expect(accepted.status).toBe(202);
     const id = accepted.body.id;
     const job = await settledJob(host, id);
-    // The ledger entity answered the writer's report (real host: stayed "pending", §2).
+    // The ledger entity answered the writer's report (real host: stayed "pending", devhost/docs/real-host.md#entity-ids).
     expect(job).toMatchObject({ state: 'completed', delivery: 'delivered', totals: { items: 20, succeeded: 20, failed: 0 } });
     const page = await requestJson<{ results: { status: string }[] }>(host, 'GET', `/api/jobs/${id}/results?limit=500&status=succeeded`);
     expect(page.status).toBe(200);
@@ -93,6 +94,6 @@ describe('the routes that broke on the real host', () => {
     const invoice = await requestJson<string>(host, 'GET', `/api/jobs/${id}/files/invoice.csv?code=x`);
     expect(invoice.status).toBe(200);
     // Reached the handler (real host: 503 after 30 s, the delivery never finishing): nothing failed to retry.
-    expectProblem(await requestJson(host, 'POST', `/api/jobs/${id}/retry-failed?code=x`), 409, 'Conflict');
+    expectProblem(await requestJson(host, 'POST', `/api/jobs/${id}/retry-failed?code=x`, { key: 'admin' }), 409, 'Conflict');
   }, 90_000);
 });

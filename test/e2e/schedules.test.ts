@@ -18,7 +18,7 @@ import { QueueServiceClient } from '@azure/storage-queue';
 
 import type { ScheduleView } from '../../shared/schedules/views';
 import { selfSignedCert } from '../support/selfSignedCert';
-import { devhostTest, type E2eHost, startDevhost } from './support/harness';
+import { devhostTest, type E2eHost, startE2eHost } from './support/harness';
 import { expectProblem, type JsonResponse, requestJson } from './support/http';
 import { unique } from './support/names';
 import { until as waitUntil } from './support/wait';
@@ -105,7 +105,7 @@ describe('schedules on the virtual clock', () => {
   let s: ReturnType<typeof api>;
 
   beforeAll(async () => {
-    host = await startDevhost({ virtualClock: true, env: quietTimers });
+    host = await startE2eHost({ virtualClock: true, env: quietTimers });
     s = api(host);
   });
   afterAll(async () => {
@@ -456,7 +456,7 @@ describe('schedules across a daylight-saving change', () => {
 
   beforeAll(async () => {
     // A daily recheck instead of an hourly one: fewer clock steps over the four simulated days.
-    host = await startDevhost({ virtualClock: true, env: { ...quietTimers, TALLYHO_SCHEDULES_RECHECK_SECONDS: '86400' } });
+    host = await startE2eHost({ virtualClock: true, env: { ...quietTimers, TALLYHO_SCHEDULES_RECHECK_SECONDS: '86400' } });
     s = api(host);
   });
   afterAll(async () => {
@@ -538,7 +538,7 @@ describe('catch-up after the host was down', () => {
 
   beforeAll(async () => {
     // One second of grace: a fire more than a second old when the schedule gets to it is missed.
-    host = await startDevhost({ virtualClock: true, env: { ...quietTimers, TALLYHO_SCHEDULES_MISFIRE_GRACE_SECONDS: '1' } });
+    host = await startE2eHost({ virtualClock: true, env: { ...quietTimers, TALLYHO_SCHEDULES_MISFIRE_GRACE_SECONDS: '1' } });
     s = api(host);
   });
   afterAll(async () => {
@@ -675,7 +675,7 @@ describe('overlap policies with a slow webhook (real clock)', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
-    host = await startDevhost({
+    host = await startE2eHost({
       env: {
         ...quietTimers,
         NODE_EXTRA_CA_CERTS: caFile,

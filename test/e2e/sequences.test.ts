@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 
 import { TableClient } from '@azure/data-tables';
 
-import { devhostTest, type E2eHost, startDevhost } from './support/harness';
+import { type E2eHost, ownHostTest, startE2eHost } from './support/harness';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
 
@@ -31,7 +31,7 @@ describe('sequences over HTTP', () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startDevhost();
+    host = await startE2eHost();
   });
   afterAll(async () => {
     await host.stop();
@@ -160,16 +160,15 @@ describe('sequences over HTTP', () => {
 
 describe('sequences with keys enforced', () => {
   let host: E2eHost;
-  const keys = { admin: 'admin-key-e2e', function: 'function-key-e2e' };
 
   beforeAll(async () => {
-    host = await startDevhost({ keys });
+    host = await startE2eHost();
   });
   afterAll(async () => {
     await host.stop();
   });
 
-  devhostTest('admin endpoints need the admin key, client endpoints a function key', async () => {
+  test('admin endpoints need the admin key, client endpoints a function key', async () => {
     const name = unique('keys');
     expect((await requestJson(host, 'PUT', `/api/sequences/${name}`, { body: {}, key: 'none' })).status).toBe(401);
     expect((await requestJson(host, 'PUT', `/api/sequences/${name}`, { body: {}, key: 'function' })).status).toBe(401);
@@ -184,7 +183,7 @@ describe('sequences across a graceful restart', () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startDevhost();
+    host = await startE2eHost();
   });
   afterAll(async () => {
     await host.stop();
@@ -199,7 +198,7 @@ describe('sequences across a graceful restart', () => {
     return Number(entity.next);
   };
 
-  devhostTest(
+  ownHostTest(
     'stopping the host gracefully returns the unused tail of the block, and numbering resumes right after the last number issued',
     async () => {
       const name = unique('tail');
@@ -219,7 +218,7 @@ describe('sequences across a graceful restart', () => {
     60_000,
   );
 
-  devhostTest(
+  ownHostTest(
     'a host that is killed returns nothing: the rest of its block is a gap',
     async () => {
       const name = unique('kill');

@@ -9,7 +9,7 @@
 import { seededRandom } from '../../shared/clock';
 import { flusherInstanceId } from '../../shared/streams/names';
 import { type FaultProxy, type ProxiedRequest, startFaultProxy } from '../support/faultProxy';
-import { devhostTest, type E2eHost, type RestartOptions, startDevhost } from './support/harness';
+import { type E2eHost, hostKind, ownHostTest, type RestartOptions, startE2eHost } from './support/harness';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
 import { flush, logBlobs, post, readLog, seqsByProducer, type StreamView, until, view } from './support/streams';
@@ -58,13 +58,13 @@ describe('streams over HTTP', () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startDevhost({ env: { TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200', TALLYHO_STREAMS_FLUSH_EVENTS: '50' } });
+    host = await startE2eHost({ env: { TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200', TALLYHO_STREAMS_FLUSH_EVENTS: '50' } });
   });
   afterAll(async () => {
     await host.stop();
   });
 
-  devhostTest('16 concurrent producers to one type: every acknowledged event is in the blob once, in per-producer order', async () => {
+  ownHostTest('16 concurrent producers to one type: every acknowledged event is in the blob once, in per-producer order', async () => {
     const type = unique('orders');
     const runs = await Promise.all(Array.from({ length: 16 }, (_, i) => produce(host, type, `producer-${i}`, 12, i + 1)));
     expect((await flush(host, type)).status).toBe(200);
@@ -80,7 +80,7 @@ describe('streams over HTTP', () => {
     expect(state.writer.totals.flushes).toBeLessThan(16 * 12);
   });
 
-  devhostTest('after an ack=flushed answer the event is already in the blob', async () => {
+  ownHostTest('after an ack=flushed answer the event is already in the blob', async () => {
     const type = unique('invoices');
     await Promise.all(
       Array.from({ length: 4 }, async (_, p) => {
@@ -98,7 +98,7 @@ describe('streams over HTTP', () => {
     expect(again.body).toMatchObject({ accepted: 0, duplicates: 1, flushed: true });
   });
 
-  devhostTest('a remap mid-stream loses, duplicates and reorders nothing', async () => {
+  ownHostTest('a remap mid-stream loses, duplicates and reorders nothing', async () => {
     const type = unique('payments');
     const before = await view(host, type);
     const target = before.route.partition === 'p09' ? 'p08' : 'p09';
@@ -128,7 +128,7 @@ describe('streams over HTTP', () => {
     expect(after.writer.owns).toBe('yes');
   });
 
-  devhostTest('bad input answers 400 and writes nothing: no blob, no writer state', async () => {
+  ownHostTest('bad input answers 400 and writes nothing: no blob, no writer state', async () => {
     const type = unique('refunds');
     const bad: [string, unknown, string?][] = [
       ['missing producer', { seq: 1 }],
@@ -200,7 +200,7 @@ describe('streams with storage misbehaving (fault proxy in front of Azurite)', (
   beforeAll(async () => {
     const storage = process.env.TEST_STORAGE_CONNECTION as string;
     proxy = await startFaultProxy(storage);
-    host = await startDevhost({
+    host = await startE2eHost({
       env: {
         AzureWebJobsStorage: proxy.connectionString,
         TALLYHO_STORAGE_MAX_TRIES: '2',
@@ -221,7 +221,7 @@ describe('streams with storage misbehaving (fault proxy in front of Azurite)', (
   });
   afterEach(() => proxy.setRules());
 
-  devhostTest('a flush that fails half way is retried and writes no duplicate', async () => {
+  ownHostTest('a flush that fails half way is retried and writes no duplicate', async () => {
     const type = unique('ledger');
     let appends = 0;
     // The first block lands but its answer is lost; the second block fails on every try of the first attempt.
@@ -244,7 +244,7 @@ describe('streams with storage misbehaving (fault proxy in front of Azurite)', (
     expect(lines.map((l) => l.seq)).toEqual(events.map((e) => e.seq));
   });
 
-  devhostTest('back-pressure: a full buffer answers 429 with Retry-After, and takes events again once the log recovers', async () => {
+  ownHostTest('back-pressure: a full buffer answers 429 with Retry-After, and takes events again once the log recovers', async () => {
     const type = unique('metrics');
     proxy.setRules((r) => (isAppend(r) ? { kind: 'status', status: 503 } : undefined));
     const fill = await post(host, type, { events: Array.from({ length: 40 }, (_, i) => ({ producer: 'p', seq: i + 1 })) });
@@ -270,13 +270,20 @@ describe('streams with storage misbehaving (fault proxy in front of Azurite)', (
   });
 });
 
-describe('streams across a devhost restart', () => {
+describe('streams across a host restart', () => {
   let host: E2eHost;
+  // The devhost moves its virtual clock; the real host's time is real, so its timers are set to come
+  // due after a restart (one takes 5–10 s there) yet soon enough to wait for.
+  const onRealTime = hostKind() !== 'devhost';
 
   beforeAll(async () => {
-    host = await startDevhost({
-      virtualClock: true,
-      env: { TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '5000', TALLYHO_STREAMS_FLUSH_EVENTS: '1000' },
+    host = await startE2eHost({
+      virtualClock: 'where available',
+      env: {
+        TALLYHO_STREAMS_FLUSH_INTERVAL_MS: onRealTime ? '30000' : '5000',
+        TALLYHO_STREAMS_FLUSH_EVENTS: '1000',
+        ...(onRealTime ? { TALLYHO_STREAMS_IDLE_RECHECK_SECONDS: '5' } : {}),
+      },
     });
   });
   afterAll(async () => {
@@ -310,11 +317,15 @@ describe('streams across a devhost restart', () => {
     // clock starts at real time, so the timer may be due at once, or (when the old clock had been
     // moved ahead) still in the future: keep moving time until it fires.
     let last: StreamView | undefined;
-    const flushed = await until('the timer flush after the restart', async () => {
-      await host.advanceClock(1000);
-      last = await view(host, type);
-      return last.writer.flushedThrough === total ? last : undefined;
-    }).catch((err: unknown) => {
+    const flushed = await until(
+      'the timer flush after the restart',
+      async () => {
+        await host.pass(1000);
+        last = await view(host, type);
+        return last.writer.flushedThrough === total ? last : undefined;
+      },
+      onRealTime ? 90_000 : undefined,
+    ).catch((err: unknown) => {
       throw new Error(`${String(err)}; last view: ${JSON.stringify(last)}`);
     });
     expect(flushed.writer).toMatchObject({ bufferDepth: 0, flushLagMs: 0, oldestUnflushedAt: null });
@@ -323,7 +334,7 @@ describe('streams across a devhost restart', () => {
     expect(lines.map((l) => l.index)).toEqual(lines.map((_, i) => i));
   }
 
-  devhostTest(
+  ownHostTest(
     'finding 5: an idle flusher ends after an idle recheck interval; the next append starts a new one, which flushes it',
     async () => {
       const type = unique('idle');
@@ -342,28 +353,42 @@ describe('streams across a devhost restart', () => {
           )
         ).body.runtimeStatus;
       expect(await status()).toMatch(/Running|ContinuedAsNew|Pending/);
-      // TALLYHO_STREAMS_IDLE_RECHECK_SECONDS is 60: one idle look, then a second a minute later ends it.
-      await until('the idle flusher ends', async () => {
-        await host.advanceClock(30_000);
-        return (await status()) === 'Completed' ? true : undefined;
-      });
+      // TALLYHO_STREAMS_IDLE_RECHECK_SECONDS (60 on the devhost, 5 on real time): one idle look, then
+      // a second an interval later ends it.
+      await until(
+        'the idle flusher ends',
+        async () => {
+          await host.pass(onRealTime ? 1000 : 30_000);
+          return (await status()) === 'Completed' ? true : undefined;
+        },
+        onRealTime ? 60_000 : undefined,
+      );
       expect((await post(host, type, { producer: 'p', seq: 2 })).status).toBe(202);
       expect(await status()).toMatch(/Running|ContinuedAsNew|Pending/);
-      const flushed = await until('the new flusher flushes the append', async () => {
-        await host.advanceClock(1000);
-        const v = await view(host, type);
-        return v.writer.flushedThrough === 2 ? v : undefined;
-      });
+      const flushed = await until(
+        'the new flusher flushes the append',
+        async () => {
+          await host.pass(1000);
+          const v = await view(host, type);
+          return v.writer.flushedThrough === 2 ? v : undefined;
+        },
+        onRealTime ? 60_000 : undefined,
+      );
       expect(flushed.writer).toMatchObject({ accepted: 2, bufferDepth: 0 });
       expect(seqsByProducer(await readLog(flushed.route.partition, flushed.route.resource)).get('p')).toEqual([1, 2]);
     },
+    120_000,
   );
 
-  devhostTest('every ack=buffered event survives a restart between buffering and flushing, and the timer flush still happens', () =>
-    bufferedEventsSurvive({}, 200),
+  ownHostTest(
+    'every ack=buffered event survives a restart between buffering and flushing, and the timer flush still happens',
+    () => bufferedEventsSurvive({}, 200),
+    120_000,
   );
 
-  devhostTest('every ack=buffered event survives the host being killed (SIGKILL) while they are buffered and unflushed', () =>
-    bufferedEventsSurvive({ kill: true }, 300),
+  ownHostTest(
+    'every ack=buffered event survives the host being killed (SIGKILL) while they are buffered and unflushed',
+    () => bufferedEventsSurvive({ kill: true }, 300),
+    120_000,
   );
 });

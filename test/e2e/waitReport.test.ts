@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 
-import { type E2eHost, startDevhost } from './support/harness';
+import { type E2eHost, startE2eHost } from './support/harness';
 import { requestJson } from './support/http';
 import { until } from './support/wait';
 
@@ -12,7 +12,7 @@ describe('a wait that runs out', () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startDevhost();
+    host = await startE2eHost();
   });
   afterAll(async () => {
     await host.stop();
@@ -20,7 +20,7 @@ describe('a wait that runs out', () => {
 
   test('names what it waited for and lists the running orchestrations with their history', async () => {
     const gate = `stuck-${randomBytes(4).toString('hex')}`;
-    expect((await requestJson(host, 'PUT', `/api/gates/${gate}`, { body: {} })).status).toBe(201);
+    expect((await requestJson(host, 'PUT', `/api/gates/${gate}`, { key: 'admin', body: {} })).status).toBe(201);
     const run = await requestJson<{ id: string }>(host, 'POST', `/api/gates/${gate}/runs`, { body: { runId: 'w1' } });
     expect(run.status).toBe(202);
     // Registered with the gate and parked: from here on nothing moves until a release.

@@ -9,6 +9,8 @@ declare global {
 }
 
 export default async function globalSetup(): Promise<void> {
+  // Names this run, so work done once per run (the deployment package) is not taken from an earlier one.
+  process.env.TEST_RUN_ID ??= `${Date.now().toString(36)}-${process.pid}`;
   if (process.env.TEST_STORAGE_CONNECTION !== undefined) return;
   const azurite = await startAzurite();
   process.env.TEST_STORAGE_CONNECTION = azurite.connectionString;

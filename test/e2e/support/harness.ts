@@ -1,46 +1,61 @@
 /**
- * End-to-end host for HTTP-only tests. By default each `startDevhost()` spawns the compiled devhost
- * (`dist/devhost/cli.js`; jest runs after `npm run build`) as a child process on a free port,
- * against the test Azurite (`TEST_STORAGE_CONNECTION`), with the app's sample settings, a task hub
- * of its own and the options given. With `E2E_BASE_URL` set, it targets that host instead (e.g.
- * `func start`); keys then come from `E2E_FUNCTION_KEY` / `E2E_ADMIN_KEY`, and tests that need
- * devhost-only features are skipped with `devhostTest` (their name says why).
+ * End-to-end hosts for HTTP-only tests. Each e2e file runs twice when the real Functions host is
+ * available: in the `e2e` jest project on the devhost, and in the `e2e-real` project on the real host
+ * (test/support/realHostTool.cjs says how one is found; the project's setup builds what it needs).
+ * `startE2eHost()` starts the host of the current project as a child process on a free port, against
+ * the test Azurite (`TEST_STORAGE_CONNECTION`), with the app's sample settings, a task hub of its own,
+ * keys on (a function key and the master/admin key) and the options given. With `E2E_BASE_URL` set,
+ * it targets that host instead (e.g. `func start`); keys then come from `E2E_FUNCTION_KEY` /
+ * `E2E_ADMIN_KEY`.
+ *
+ * Tests that need a devhost-only feature (the virtual clock) use `devhostTest` / `describeDevhost`,
+ * so the real-host run lists them as skipped with the reason in their name.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+
+import { copyApp } from '../../../devhost/realHost/appCopy';
+import type { HostBuild } from '../../../devhost/realHost/hostBuild';
+import { type RealHost, startRealHost } from '../../../devhost/realHost/process';
+import { realHostEnvironment } from '../../support/realHostSetup';
 
 export const repoRoot = resolve(__dirname, '..', '..', '..');
 const cliPath = join(repoRoot, 'dist', 'devhost', 'cli.js');
 
-interface HostKeys {
+export interface HostKeys {
+  /** The master key: admin-level routes, the host's admin API, the Durable HTTP API. */
   readonly admin?: string;
   readonly function?: string;
 }
 
-export interface DevhostOptions {
+export type HostKind = 'devhost' | 'real' | 'external';
+
+export interface E2eHostOptions {
   /** Settings for the app and host (win over everything else). */
   readonly env?: Readonly<Record<string, string | undefined>>;
-  /** Start with `DEVHOST_VIRTUAL_CLOCK=true` (move time with `advanceClock`). */
-  readonly virtualClock?: boolean;
-  /** Turn on key enforcement with these keys (`FUNCTIONS_ADMIN_KEY`, `FUNCTIONS_KEY`). */
-  readonly keys?: HostKeys;
+  /**
+   * Devhost only: start with `DEVHOST_VIRTUAL_CLOCK=true` (move time with `advanceClock`). `'where
+   * available'` asks for it on the devhost and runs on real time elsewhere (the test uses `pass`).
+   */
+  readonly virtualClock?: boolean | 'where available';
   /** The app to run (default: this repository). */
   readonly appRoot?: string;
   /** The durable task hub; default: a fresh one per start (so tests never share orchestration state). */
   readonly taskHub?: string;
-  /** Pass the devhost's own output through (default: kept for `output()` and shown on failure). */
+  /** Pass the host's own output through (default: kept for `output()` and shown on failure). */
   readonly verbose?: boolean;
   readonly startTimeoutMs?: number;
 }
 
 export interface RestartOptions {
-  /** End the devhost with SIGKILL (no shutdown hooks, no draining) instead of SIGTERM. */
+  /** End the host with SIGKILL (no shutdown hooks, no draining) instead of SIGTERM. */
   readonly kill?: boolean;
 }
 
 export interface E2eHost {
+  readonly kind: HostKind;
   readonly baseUrl: string;
   /** True when `E2E_BASE_URL` points at a host this harness did not start. */
   readonly external: boolean;
@@ -48,18 +63,57 @@ export interface E2eHost {
   /** The task hub this host uses (undefined for an external host). */
   readonly taskHub: string | undefined;
   url(path: string): string;
-  /** Everything the devhost printed so far. */
+  /** Everything the host printed so far. */
   output(): string;
   /**
-   * Stops and starts the devhost again on the same port, storage and task hub. By default the stop
-   * is graceful (SIGTERM: the host drains and runs its shutdown hooks); `{ kill: true }` sends
-   * SIGKILL instead, as a crash would, so nothing the host had not yet made durable survives.
+   * Stops and starts the host again on the same port, storage and task hub. By default the stop is
+   * graceful (SIGTERM: the host drains and runs its shutdown hooks); `{ kill: true }` sends SIGKILL
+   * instead, as a crash would, so nothing the host had not yet made durable survives.
    */
   restart(options?: RestartOptions): Promise<void>;
   stop(): Promise<void>;
   /** Devhost only: moves the virtual clock forward and waits until the host has settled. */
   advanceClock(ms: number): Promise<{ now: string; steps: number }>;
+  /**
+   * Lets `ms` of the host's time pass: moves the virtual clock of a devhost started with one, else
+   * waits that long in real time. For tests that run on every host and need timers to come due.
+   */
+  pass(ms: number): Promise<void>;
 }
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** True when the suite runs against an external host (E2E_BASE_URL). */
+export const externalHost = process.env.E2E_BASE_URL !== undefined && process.env.E2E_BASE_URL !== '';
+
+/** The host this jest project runs its e2e files on (its setup file sets E2E_HOST). */
+export function hostKind(): HostKind {
+  if (externalHost) return 'external';
+  return process.env.E2E_HOST === 'real' ? 'real' : 'devhost';
+}
+
+/** A name for the host kind, for test and describe titles. */
+export const hostLabel = (): string => ({ devhost: 'devhost', real: 'real host', external: 'external host' })[hostKind()];
+
+const devhostOnlyReason = (): string => (hostKind() === 'external' ? 'E2E_BASE_URL is set' : 'the real host has no virtual clock');
+
+/** `test` for tests that need devhost-only features; skipped elsewhere, with the reason in the name. */
+export const devhostTest = (name: string, fn: () => Promise<void>, timeout?: number): void => {
+  if (hostKind() !== 'devhost') test.skip(`${name} [skipped: needs the devhost; ${devhostOnlyReason()}]`, fn);
+  else test(name, fn, timeout);
+};
+
+/** `describe` for a block that needs devhost-only features; skipped elsewhere, with the reason in the name. */
+export const describeDevhost = (name: string, fn: () => void): void => {
+  if (hostKind() !== 'devhost') describe.skip(`${name} [skipped: needs the devhost; ${devhostOnlyReason()}]`, fn);
+  else describe(name, fn);
+};
+
+/** `test` for tests that a host this harness did not start cannot run (restarts, settings of their own). */
+export const ownHostTest = (name: string, fn: () => Promise<void>, timeout?: number): void => {
+  if (externalHost) test.skip(`${name} [skipped: needs a host of its own; E2E_BASE_URL is set]`, fn);
+  else test(name, fn, timeout);
+};
 
 const running = new Set<E2eHost>();
 
@@ -68,18 +122,11 @@ export function runningHosts(): readonly E2eHost[] {
   return externalHost ? [externalE2eHost()] : [...running];
 }
 
-/** True when the suite runs against an external host (E2E_BASE_URL). */
-export const externalHost = process.env.E2E_BASE_URL !== undefined && process.env.E2E_BASE_URL !== '';
-
-/** `test` for tests that need devhost-only features; skipped (with the reason in the name) against E2E_BASE_URL. */
-export const devhostTest = (name: string, fn: () => Promise<void>, timeout?: number): void => {
-  if (externalHost) test.skip(`${name} [skipped: needs the devhost; E2E_BASE_URL is set]`, fn);
-  else test(name, fn, timeout);
-};
-
 function uniqueTaskHub(): string {
   return `e2e${randomBytes(6).toString('hex')}`;
 }
+
+const newKey = (): string => randomBytes(24).toString('base64url');
 
 /** The app's documented defaults (local.settings.sample.json), so runs do not depend on a developer's local.settings.json. */
 function sampleSettings(appRoot: string): Record<string, string> {
@@ -89,6 +136,23 @@ function sampleSettings(appRoot: string): Record<string, string> {
   return Object.fromEntries(Object.entries(parsed.Values ?? {}).map(([k, v]) => [k, String(v)]));
 }
 
+/** The app's settings for one host: the samples, the test storage, the task hub, then the test's own. */
+function appSettings(appRoot: string, taskHub: string, overrides: E2eHostOptions['env']): Record<string, string> {
+  const storage = process.env.TEST_STORAGE_CONNECTION;
+  if (storage === undefined) throw new Error('TEST_STORAGE_CONNECTION is not set (jest global setup starts Azurite)');
+  const settings: Record<string, string> = {
+    ...sampleSettings(appRoot),
+    AzureWebJobsStorage: storage,
+    AzureFunctionsJobHost__extensions__durableTask__hubName: taskHub,
+    TALLYHO_TASK_HUB: taskHub,
+  };
+  for (const [k, v] of Object.entries(overrides ?? {})) {
+    if (v === undefined) delete settings[k];
+    else settings[k] = v;
+  }
+  return settings;
+}
+
 function externalE2eHost(): E2eHost {
   const baseUrl = (process.env.E2E_BASE_URL as string).replace(/\/+$/, '');
   const keys: HostKeys = {
@@ -96,9 +160,10 @@ function externalE2eHost(): E2eHost {
     ...(process.env.E2E_FUNCTION_KEY ? { function: process.env.E2E_FUNCTION_KEY } : {}),
   };
   const unsupported = (what: string) => (): never => {
-    throw new Error(`${what} needs the devhost; E2E_BASE_URL is set (use devhostTest for such tests)`);
+    throw new Error(`${what} needs a host of the harness's own; E2E_BASE_URL is set`);
   };
   return {
+    kind: 'external',
     baseUrl,
     external: true,
     keys,
@@ -108,21 +173,24 @@ function externalE2eHost(): E2eHost {
     restart: unsupported('restart()'),
     stop: () => Promise.resolve(),
     advanceClock: unsupported('advanceClock()'),
+    pass: sleep,
   };
 }
 
 class ChildDevhost implements E2eHost {
+  readonly kind = 'devhost';
   readonly external = false;
   baseUrl = '';
-  keys: HostKeys;
   private child: ChildProcess | undefined;
   private log = '';
   private port = 0;
 
+  keys: HostKeys;
+
   constructor(
     private readonly env: Record<string, string>,
     private readonly appRoot: string,
-    /** The keys the test asked for; the devhost's made-up master key is added to `keys` at each start. */
+    /** The keys configured; without an admin key the devhost makes up a master key at each start. */
     private readonly configuredKeys: HostKeys,
     readonly taskHub: string,
     private readonly verbose: boolean,
@@ -148,7 +216,6 @@ class ChildDevhost implements E2eHost {
     });
     this.child = child;
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    // Only this start's output counts: a restart makes up a new master key.
     const from = this.log.length;
     const listening = new Promise<string>((resolveUrl, reject) => {
       const onData = (chunk: Buffer): void => {
@@ -157,7 +224,7 @@ class ChildDevhost implements E2eHost {
         if (this.verbose) process.stdout.write(text);
         const m = /devhost listening on (\S+)/.exec(this.log.slice(from));
         const master = /devhost master key: (\S+)/.exec(this.log.slice(from));
-        // The devhost's admin API always needs the master key: a made-up one is printed after the URL.
+        // Without a configured admin key the devhost prints the master key it made up, after the URL.
         if (master !== null) this.keys = { ...this.configuredKeys, admin: master[1] };
         if (m !== null && (master !== null || this.configuredKeys.admin !== undefined)) resolveUrl(m[1] as string);
       };
@@ -202,6 +269,11 @@ class ChildDevhost implements E2eHost {
     await this.start();
   }
 
+  async pass(ms: number): Promise<void> {
+    if (this.env.DEVHOST_VIRTUAL_CLOCK === 'true') await this.advanceClock(ms);
+    else await sleep(ms);
+  }
+
   async advanceClock(ms: number): Promise<{ now: string; steps: number }> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.keys.admin !== undefined) headers['x-functions-key'] = this.keys.admin;
@@ -212,28 +284,101 @@ class ChildDevhost implements E2eHost {
   }
 }
 
-export async function startDevhost(options: DevhostOptions = {}): Promise<E2eHost> {
+/** The real Functions host serving a copy of the app (devhost/realHost), in the `e2e-real` project. */
+class RealE2eHost implements E2eHost {
+  readonly kind = 'real';
+  readonly external = false;
+  readonly keys: HostKeys;
+
+  constructor(
+    private readonly host: RealHost,
+    private readonly appDir: string,
+    readonly taskHub: string,
+  ) {
+    this.keys = { admin: host.keys.master, function: host.keys.function };
+  }
+
+  get baseUrl(): string {
+    return this.host.baseUrl;
+  }
+
+  url(path: string): string {
+    return `${this.host.baseUrl}${path}`;
+  }
+
+  output(): string {
+    return this.host.output();
+  }
+
+  restart(options: RestartOptions = {}): Promise<void> {
+    return this.host.restart(options);
+  }
+
+  async stop(): Promise<void> {
+    running.delete(this);
+    await this.host.stop();
+    rmSync(this.appDir, { recursive: true, force: true });
+  }
+
+  advanceClock(): Promise<never> {
+    return Promise.reject(new Error('The real host has no virtual clock (use devhostTest for such tests)'));
+  }
+
+  pass(ms: number): Promise<void> {
+    return sleep(ms);
+  }
+}
+
+async function startReal(options: E2eHostOptions, appRoot: string, taskHub: string): Promise<E2eHost> {
+  if (options.virtualClock === true) throw new Error('The real host has no virtual clock (use devhostTest / describeDevhost)');
+  const { build, extensionsBin, scratch }: { build: HostBuild; extensionsBin: string; scratch: string } = realHostEnvironment();
+  const appDir = copyApp({ appRoot, extensionsBin, parent: scratch });
+  const settings = appSettings(appRoot, taskHub, options.env);
+  const host = await startRealHost({
+    build,
+    appDir,
+    settings,
+    ...(options.verbose === true ? { verbose: true } : {}),
+    startTimeoutMs: options.startTimeoutMs ?? 90_000,
+  });
+  return new RealE2eHost(host, appDir, taskHub);
+}
+
+export async function startE2eHost(options: E2eHostOptions = {}): Promise<E2eHost> {
   if (externalHost) return externalE2eHost();
-  const storage = process.env.TEST_STORAGE_CONNECTION;
-  if (storage === undefined) throw new Error('TEST_STORAGE_CONNECTION is not set (jest global setup starts Azurite)');
   const appRoot = resolve(options.appRoot ?? repoRoot);
   const taskHub = options.taskHub ?? uniqueTaskHub();
+  const host =
+    hostKind() === 'real'
+      ? await startReal(options, appRoot, taskHub)
+      : await startChildDevhost(options, appRoot, taskHub, { admin: newKey(), function: newKey() });
+  running.add(host);
+  return host;
+}
+
+/**
+ * Always the devhost (devhost/test uses it): keys are checked only when `keys` are given, as `func
+ * start` leaves them unchecked; the admin API's master key is then one the devhost makes up.
+ */
+export async function startDevhost(options: E2eHostOptions & { readonly keys?: HostKeys } = {}): Promise<E2eHost> {
+  const appRoot = resolve(options.appRoot ?? repoRoot);
+  const host = await startChildDevhost(options, appRoot, options.taskHub ?? uniqueTaskHub(), options.keys ?? {});
+  running.add(host);
+  return host;
+}
+
+async function startChildDevhost(options: E2eHostOptions, appRoot: string, taskHub: string, keys: HostKeys): Promise<ChildDevhost> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
-  Object.assign(env, sampleSettings(appRoot), {
-    AzureWebJobsStorage: storage,
-    AzureFunctionsJobHost__extensions__durableTask__hubName: taskHub,
-    TALLYHO_TASK_HUB: taskHub,
-  });
-  if (options.virtualClock === true) env.DEVHOST_VIRTUAL_CLOCK = 'true';
-  if (options.keys?.admin !== undefined) env.FUNCTIONS_ADMIN_KEY = options.keys.admin;
-  if (options.keys?.function !== undefined) env.FUNCTIONS_KEY = options.keys.function;
+  Object.assign(env, appSettings(appRoot, taskHub, {}));
+  if (keys.admin !== undefined) env.FUNCTIONS_ADMIN_KEY = keys.admin;
+  if (keys.function !== undefined) env.FUNCTIONS_KEY = keys.function;
+  if (options.virtualClock !== undefined && options.virtualClock !== false) env.DEVHOST_VIRTUAL_CLOCK = 'true';
   for (const [k, v] of Object.entries(options.env ?? {})) {
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
-  const host = new ChildDevhost(env, appRoot, options.keys ?? {}, taskHub, options.verbose === true, options.startTimeoutMs ?? 30_000);
+  const host = new ChildDevhost(env, appRoot, keys, taskHub, options.verbose === true, options.startTimeoutMs ?? 30_000);
   await host.start();
-  running.add(host);
   return host;
 }

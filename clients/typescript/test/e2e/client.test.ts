@@ -6,7 +6,7 @@
  * iterators; a stream append whose answer was lost is retried without writing a line twice.
  */
 import { TallyhoClient } from '../../src/client';
-import { type E2eHost, devhostTest, startDevhost } from '../../../../test/e2e/support/harness';
+import { type E2eHost, devhostTest, startE2eHost } from '../../../../test/e2e/support/harness';
 import { unique } from '../../../../test/e2e/support/names';
 import { readLog } from '../../../../test/e2e/support/streams';
 import { transactions } from '../../../../test/support/billing';
@@ -25,8 +25,7 @@ describe('@tallyho/client against the devhost', () => {
     });
 
   beforeAll(async () => {
-    host = await startDevhost({
-      keys: { admin: 'e2e-admin-key', function: 'e2e-function-key' },
+    host = await startE2eHost({
       env: {
         TALLYHO_GATES_WATCH_INTERVAL_MS: '250',
         TALLYHO_GATES_HEARTBEAT_SECONDS: '1',

@@ -1,23 +1,27 @@
 /**
  * The host's keys, as the real host has them: a master key, an optional function key, and system
- * keys that extensions ask for by name (the Durable extension's `durabletask_extension`).
+ * keys that providers ask for by name (the Durable extension's `durabletask_extension`).
  *
  * - Function routes: keys are checked only when configured (`FUNCTIONS_KEY` and/or
  *   `FUNCTIONS_ADMIN_KEY`), as `func start` does not check them locally; then the function key or
- *   the master key opens a `function` route and only the master key an `admin` one.
- * - The host's own admin API (`/admin/*`) always needs the master key, as on the real host
- *   (../shared/reference/real-host-observations.md §3). The master key is `FUNCTIONS_ADMIN_KEY`, or
- *   one made up for this run (the CLI prints it).
+ *   the master key opens a `function` route and only the master key an `admin` one. A refusal is 401
+ *   whatever the key (devhost/docs/real-host.md#keys).
+ * - The host's own admin API (`/admin/*`) always needs the master key, as on the real host. The
+ *   master key is `FUNCTIONS_ADMIN_KEY`, or one made up for this run (the CLI prints it).
  * - Extension webhooks (system level) take their system key or the master key, when keys are checked;
  *   the links the extension hands out always carry the system key, as the real host's do.
+ * - On `/admin/*` and the system routes a key the host knows that lacks the level is 403, no key or
+ *   an unknown one 401, as the real host answers there (devhost/docs/real-host.md#keys).
  *
  * A key comes in the `x-functions-key` header or the `code` query parameter.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 
-import { getSetting, type Settings } from '../app/settings';
-import type { AuthLevel } from './functionRoutes';
+import { getSetting, type Settings } from './app/settings';
+
+/** An HTTP function's `authLevel` as the devhost applies it (`system` and `user` count as admin). */
+export type AuthLevel = 'anonymous' | 'function' | 'admin';
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
@@ -75,9 +79,10 @@ export class KeyPolicy {
     return level === 'function' && same(this.functionKey, key);
   }
 
-  /** The host's admin API: the master key, always. */
-  allowsAdmin(key: string | undefined): boolean {
-    return key !== undefined && same(this.masterDigest, key);
+  /** The host's admin API: the master key, always. Undefined when `key` is allowed, else the status to refuse with. */
+  adminRefusal(key: string | undefined): 401 | 403 | undefined {
+    if (key !== undefined && same(this.masterDigest, key)) return undefined;
+    return this.known(key) ? 403 : 401;
   }
 
   /**
@@ -94,9 +99,21 @@ export class KeyPolicy {
     return key;
   }
 
-  /** An extension webhook: its system key or the master key, when keys are checked. */
-  allowsSystem(name: string, key: string | undefined): boolean {
-    if (!this.enforced) return true;
-    return key !== undefined && (same(this.masterDigest, key) || same(digest(this.systemKey(name)), key));
+  /**
+   * An extension webhook: its system key or the master key, when keys are checked. Undefined when
+   * `key` is allowed, else the status to refuse with.
+   */
+  systemRefusal(name: string, key: string | undefined): 401 | 403 | undefined {
+    if (!this.enforced) return undefined;
+    if (key !== undefined && (same(this.masterDigest, key) || same(digest(this.systemKey(name)), key))) return undefined;
+    return this.known(key) ? 403 : 401;
+  }
+
+  /** Whether `key` is one of this host's keys (of whatever level). */
+  private known(key: string | undefined): boolean {
+    if (key === undefined) return false;
+    if (same(this.masterDigest, key) || same(this.functionKey, key)) return true;
+    for (const systemKey of this.systemKeys.values()) if (same(digest(systemKey), key)) return true;
+    return false;
   }
 }

@@ -1,0 +1,177 @@
+/**
+ * Runs a real Functions host (a `HostBuild`) serving an app copy (`copyApp`), the way `func start`
+ * runs it: settings from the environment only (the host never reads local.settings.json), keys on,
+ * on 127.0.0.1 at a given or free port. Facts this relies on, observed with host 4.1037 and written
+ * up in devhost/docs/real-host.md:
+ * - it runs on a newer .NET than the 8 it targets only with DOTNET_ROLL_FORWARD=Major;
+ * - without WEBSITE_HOSTNAME every Durable client binding fails ("Webhooks are not configured");
+ * - with CONTAINER_NAME set it believes it runs in a Linux container and starts differently;
+ * - the Durable extension's worker-facing endpoint tries 127.0.0.1:17071 and, when that is taken,
+ *   a random port in 30000–31000, so several hosts can run side by side.
+ * The host and its Node worker run in a process group of their own, so a stop (or a kill, as a crash
+ * would) ends both.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { freePort } from '../azurite';
+import { type HostBuild, type RealHostKeys, webHostDll } from './hostBuild';
+
+export interface RealHostOptions {
+  readonly build: HostBuild;
+  /** The app copy to serve (`copyApp`). */
+  readonly appDir: string;
+  /** The app's settings (what local.settings.json `Values` would hold), exported to the host. */
+  readonly settings: Readonly<Record<string, string>>;
+  /** 0 or absent: a free port. */
+  readonly port?: number;
+  /** Pass the host's output through to this process's stdout. */
+  readonly verbose?: boolean;
+  /** How long to wait for the host to report Running (default 60 s). */
+  readonly startTimeoutMs?: number;
+}
+
+export interface RealHost {
+  readonly baseUrl: string;
+  readonly keys: RealHostKeys;
+  /** Everything the host printed since it was first started. */
+  output(): string;
+  /** Stops it (SIGTERM: the host drains, the worker runs its shutdown hooks), then starts it again on the same port. */
+  restart(options?: { kill?: boolean }): Promise<void>;
+  /** SIGTERM, then SIGKILL after `graceMs` when it has not exited. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Settings that would change how the host starts (or that belong to another host), removed from what it inherits. */
+const notInherited = ['CONTAINER_NAME', 'FUNCTIONS_KEY', 'FUNCTIONS_ADMIN_KEY', 'DEVHOST_VIRTUAL_CLOCK', 'ASPNETCORE_URLS', 'PORT'];
+
+function hostEnvironment(options: RealHostOptions, port: number): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of notInherited) delete env[name];
+  const home = join(options.build.dir, '..', 'home');
+  mkdirSync(home, { recursive: true });
+  return {
+    ...env,
+    'AzureFunctionsJobHost__logging__logLevel__Azure.Core': 'Warning',
+    ...options.settings,
+    DOTNET_ROLL_FORWARD: 'Major',
+    DOTNET_NOLOGO: '1',
+    DOTNET_CLI_TELEMETRY_OPTOUT: '1',
+    HOME: home,
+    AzureWebJobsScriptRoot: options.appDir,
+    AzureWebJobsSecretStorageType: 'files',
+    FUNCTIONS_WORKER_RUNTIME: 'node',
+    FUNCTIONS_EXTENSION_VERSION: '~4',
+    AZURE_FUNCTIONS_ENVIRONMENT: 'Development',
+    ASPNETCORE_URLS: `http://127.0.0.1:${port}`,
+    WEBSITE_HOSTNAME: `localhost:${port}`,
+  };
+}
+
+class RealHostProcess implements RealHost {
+  private child: ChildProcess | undefined;
+  private log = '';
+  baseUrl = '';
+
+  constructor(
+    private readonly options: RealHostOptions,
+    private port: number,
+  ) {}
+
+  get keys(): RealHostKeys {
+    return this.options.build.keys;
+  }
+
+  output(): string {
+    return this.log;
+  }
+
+  async start(): Promise<void> {
+    if (this.port === 0) this.port = await freePort();
+    this.baseUrl = `http://127.0.0.1:${this.port}`;
+    const child = spawn('dotnet', [join(this.options.build.dir, webHostDll)], {
+      cwd: this.options.build.dir,
+      env: hostEnvironment(this.options, this.port),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    this.child = child;
+    const onData = (chunk: Buffer): void => {
+      const text = chunk.toString();
+      this.log += text;
+      if (this.options.verbose === true) process.stdout.write(text);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    let exited = false;
+    child.once('exit', () => (exited = true));
+    const deadline = Date.now() + (this.options.startTimeoutMs ?? 60_000);
+    for (;;) {
+      if (exited) throw new Error(`The Functions host exited during start-up:\n${this.log.slice(-6000)}`);
+      if (Date.now() > deadline) {
+        await this.end('SIGKILL');
+        throw new Error(
+          `The Functions host did not report Running within ${this.options.startTimeoutMs ?? 60_000} ms:\n${this.log.slice(-6000)}`,
+        );
+      }
+      if (await this.running()) return;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  /** The host's own status route says Running (it answers only once its job host has started). */
+  private async running(): Promise<boolean> {
+    try {
+      const res = await fetch(`${this.baseUrl}/admin/host/status`, {
+        headers: { 'x-functions-key': this.keys.master },
+        signal: AbortSignal.timeout(5000),
+      });
+      if (res.status !== 200) {
+        await res.body?.cancel();
+        return false;
+      }
+      const body = (await res.json()) as { state?: string };
+      return body.state === 'Running';
+    } catch {
+      return false;
+    }
+  }
+
+  /** Sends `signal` to the host's process group and waits for the host to exit (SIGKILL after `graceMs`). */
+  private async end(signal: 'SIGTERM' | 'SIGKILL', graceMs = 20_000): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    const group = -child.pid;
+    const kill = (s: NodeJS.Signals): void => {
+      try {
+        process.kill(group, s);
+      } catch {
+        // already gone
+      }
+    };
+    kill(signal);
+    const timer = setTimeout(() => kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+    // The worker is in the same group; make sure nothing of it outlives the host.
+    kill('SIGKILL');
+  }
+
+  stop(graceMs?: number): Promise<void> {
+    return this.end('SIGTERM', graceMs);
+  }
+
+  async restart(options: { kill?: boolean } = {}): Promise<void> {
+    await this.end(options.kill === true ? 'SIGKILL' : 'SIGTERM');
+    await this.start();
+  }
+}
+
+export async function startRealHost(options: RealHostOptions): Promise<RealHost> {
+  const host = new RealHostProcess(options, options.port ?? 0);
+  await host.start();
+  return host;
+}

@@ -1,0 +1,57 @@
+/**
+ * Global setup of the `e2e-real` jest project (jest runs it only when that project takes part): a
+ * private copy of the host build with keys made up for this run, and the app's extensions built from
+ * extensions.csproj (cached across runs). Workers are forked afterwards and find both through the
+ * environment (`realHostEnvironment`); every e2e file then starts hosts of its own from them.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+import { buildExtensions } from '../../devhost/realHost/extensions';
+import { copyHostBuild, type HostBuild, type RealHostKeys } from '../../devhost/realHost/hostBuild';
+import { optionalTool } from './optionalTool';
+import { realHostTool } from './realHostTool.cjs';
+
+const repoRoot = resolve(__dirname, '..', '..');
+const variable = 'TEST_REAL_HOST';
+
+interface Prepared {
+  readonly dir: string;
+  readonly keys: RealHostKeys;
+  readonly extensionsBin: string;
+  readonly scratch: string;
+}
+
+declare global {
+  var __REAL_HOST_SCRATCH__: string | undefined;
+}
+
+export default async function realHostSetup(): Promise<void> {
+  if (process.env[variable] !== undefined) return;
+  const source = optionalTool(realHostTool);
+  // jest.config.js leaves the project out when the host is missing, so this is a misconfiguration.
+  if (source === undefined) throw new Error('The e2e-real project runs only with a real Functions host');
+  const scratch = mkdtempSync(join(tmpdir(), 'tallyho-real-host-'));
+  globalThis.__REAL_HOST_SCRATCH__ = scratch;
+  const build = copyHostBuild(source, { parent: scratch });
+  const cacheDir = join(repoRoot, 'node_modules', '.cache', 'functions-extensions');
+  mkdirSync(cacheDir, { recursive: true });
+  const extensionsBin = await buildExtensions({ project: join(repoRoot, 'extensions.csproj'), cacheDir });
+  const prepared: Prepared = { dir: build.dir, keys: build.keys, extensionsBin, scratch };
+  process.env[variable] = JSON.stringify(prepared);
+}
+
+/** Global teardown of the project: the host copy and every app copy go. */
+export function removeRealHostScratch(): void {
+  const scratch = globalThis.__REAL_HOST_SCRATCH__;
+  if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+}
+
+/** In a worker: the host build, the built extensions and a scratch folder for app copies. */
+export function realHostEnvironment(): { build: HostBuild; extensionsBin: string; scratch: string } {
+  const text = process.env[variable];
+  if (text === undefined) throw new Error(`${variable} is not set: the e2e-real project's global setup prepares the real host`);
+  const prepared = JSON.parse(text) as Prepared;
+  return { build: { dir: prepared.dir, keys: prepared.keys }, extensionsBin: prepared.extensionsBin, scratch: prepared.scratch };
+}

@@ -1,0 +1,3 @@
+import type { OptionalTool } from './optionalTool.cjs';
+
+export const realHostTool: OptionalTool;
