@@ -30,6 +30,14 @@ describe('settings documents, generated from the declarations', () => {
     expect(loadAppConfig(sample)).toEqual(loadAppConfig({ AzureWebJobsStorage: 'UseDevelopmentStorage=true' }));
   });
 
+  it('every value infra sets in Azure (infra/app-settings.json) is a declared setting and valid for it', () => {
+    const infra = (JSON.parse(read('infra/app-settings.json')) as { settings: Record<string, string> }).settings;
+    const byName = new Map(declaredSettings().map((s) => [s.env, s]));
+    for (const [name, value] of Object.entries(infra)) {
+      expect({ [name]: byName.get(name)?.schema.safeParse(value).success }).toEqual({ [name]: true });
+    }
+  });
+
   it("each declared default is valid against the setting's own type and bounds", () => {
     for (const setting of declaredSettings()) {
       if (setting.text === '') continue;
