@@ -75,6 +75,7 @@ export function adminRoutes(options: AdminOptions): HostRouteHandler {
     const refusal = keys.adminRefusal(KeyPolicy.presented(req.headers, url.searchParams));
     if (refusal !== undefined) {
       res.statusCode = refusal;
+      for (const [name, value] of Object.entries(KeyPolicy.refusalHeaders(refusal))) res.setHeader(name, value);
       res.setHeader('Content-Length', 0);
       res.end();
       return true;
@@ -85,7 +86,12 @@ export function adminRoutes(options: AdminOptions): HostRouteHandler {
         state: 'Running',
         version: '4.0.0-devhost',
         versionDetails: 'devhost (offline Functions host for Node.js programming model v4)',
+        // The members the real host adds; empty or Unknown where it runs outside App Service too.
+        platformVersion: '',
+        instanceId: '',
+        computerName: '',
         processUptime: Date.now() - options.startedAt,
+        functionAppContentEditingState: 'Unknown',
       });
       return true;
     }

@@ -79,6 +79,15 @@ export class KeyPolicy {
     return level === 'function' && same(this.functionKey, key);
   }
 
+  /**
+   * The headers of a refusal of the host's own routes (the admin API, extension webhooks): the real
+   * host's authentication middleware adds `WWW-Authenticate: Bearer` to its 401s there, not to a
+   * function route's (devhost/docs/real-host.md#keys).
+   */
+  static refusalHeaders(status: 401 | 403): Record<string, string> {
+    return status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {};
+  }
+
   /** The host's admin API: the master key, always. Undefined when `key` is allowed, else the status to refuse with. */
   adminRefusal(key: string | undefined): 401 | 403 | undefined {
     if (key !== undefined && same(this.masterDigest, key)) return undefined;

@@ -80,7 +80,7 @@ export class DurableHttpApi {
     const lower = url.pathname.toLowerCase();
     if (lower !== webhookPath && !lower.startsWith(`${webhookPath}/`)) return false;
     const refusal = this.keys.systemRefusal(durableSystemKeyName, KeyPolicy.presented(req.headers, url.searchParams));
-    if (refusal !== undefined) DurableHttpApi.write(res, { status: refusal });
+    if (refusal !== undefined) DurableHttpApi.write(res, { status: refusal, headers: KeyPolicy.refusalHeaders(refusal) });
     else await this.serve(req, res, url, url.pathname.slice(webhookPath.length));
     return true;
   }

@@ -30,6 +30,12 @@ export interface HostBuild {
   readonly keys: RealHostKeys;
 }
 
+/** Where FUNCTIONS_HOST_BUILD points, when it names something that exists. */
+export function configuredHostBuild(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const value = env[hostBuildSetting]?.trim();
+  return value === undefined || value === '' || !existsSync(value) ? undefined : value;
+}
+
 /** The folder under `root` (itself or one level down, as archives often wrap it) holding the web host. */
 function findHostFolder(root: string): string {
   if (existsSync(join(root, webHostDll))) return root;
@@ -41,7 +47,7 @@ function findHostFolder(root: string): string {
 }
 
 /** A key shaped like the host's own (URL-safe base64). */
-function newHostKey(): string {
+export function newHostKey(): string {
   return randomBytes(40).toString('base64url');
 }
 
