@@ -148,38 +148,34 @@ describeDevhost('schedules on the virtual clock', () => {
     expectProblem(await s.cancel(id), 409, 'Conflict');
   });
 
-  test(
-    'a one-off three weeks out sleeps through its hourly rechecks and fires once, at its time',
-    async () => {
-      const id = unique('far');
-      const queue = unique('app-out');
-      const at = new Date((await s.now()) + 21 * 86_400_000).toISOString();
-      body(await s.create({ id, at, target: { type: 'queueMessage', queue, message: 'far' } }), 201);
-      await until(
-        'the orchestration to start',
-        () => s.get(id),
-        (r) => r.body.state === 'active',
-      );
+  test('a one-off three weeks out sleeps through its hourly rechecks and fires once, at its time', async () => {
+    const id = unique('far');
+    const queue = unique('app-out');
+    const at = new Date((await s.now()) + 21 * 86_400_000).toISOString();
+    body(await s.create({ id, at, target: { type: 'queueMessage', queue, message: 'far' } }), 201);
+    await until(
+      'the orchestration to start',
+      () => s.get(id),
+      (r) => r.body.state === 'active',
+    );
 
-      // A day short of it: hundreds of rechecks (and continue-as-new) later, still waiting, nothing sent.
-      await s.advanceTo(Date.parse(at) - 86_400_000);
-      const waiting = body(await s.get(id), 200);
-      expect(waiting).toMatchObject({ state: 'active', nextFireAt: at, runCount: 0 });
-      expect(await queueTexts(queue)).toEqual([]);
+    // A day short of it: hundreds of rechecks (and continue-as-new) later, still waiting, nothing sent.
+    await s.advanceTo(Date.parse(at) - 86_400_000);
+    const waiting = body(await s.get(id), 200);
+    expect(waiting).toMatchObject({ state: 'active', nextFireAt: at, runCount: 0 });
+    expect(await queueTexts(queue)).toEqual([]);
 
-      await s.advanceTo(Date.parse(at) + 1000);
-      const after = await until(
-        'the far run and the end',
-        () => s.get(id),
-        (r) => r.body.state === 'completed',
-      );
-      expect(ran(after.body)).toEqual([expect.objectContaining({ at, kind: 'scheduled', outcome: 'succeeded' })]);
-      expect(after.body).toMatchObject({ runCount: 1, nextFireAt: null });
-      expect(await queueTexts(queue)).toEqual(['far']);
-      expect((await s.instance(id)).body.runtimeStatus).toBe('Completed');
-    },
-    120_000,
-  );
+    await s.advanceTo(Date.parse(at) + 1000);
+    const after = await until(
+      'the far run and the end',
+      () => s.get(id),
+      (r) => r.body.state === 'completed',
+    );
+    expect(ran(after.body)).toEqual([expect.objectContaining({ at, kind: 'scheduled', outcome: 'succeeded' })]);
+    expect(after.body).toMatchObject({ runCount: 1, nextFireAt: null });
+    expect(await queueTexts(queue)).toEqual(['far']);
+    expect((await s.instance(id)).body.runtimeStatus).toBe('Completed');
+  }, 120_000);
 
   test('a one-off cancelled before its time never fires', async () => {
     const id = unique('cancelled');
@@ -287,48 +283,44 @@ describeDevhost('schedules on the virtual clock', () => {
     expect(body(await s.cancel(id), 200)).toMatchObject({ state: 'cancelled' });
   });
 
-  test(
-    'a job target submits the job when due; the run lasts until the job has finished',
-    async () => {
-      const id = unique('job');
-      const at = new Date((await s.now()) + 60_000).toISOString();
-      const items = [1, 2, 3].map((n) => ({
-        id: `tx-${n}`,
-        customerId: `c-${n % 2}`,
-        amountMinor: 1000 * n,
-        currency: 'EUR',
-        taxCategory: 'standard',
-        occurredAt: '2026-03-01T12:00:00Z',
-      }));
-      body(await s.create({ id, at, target: { type: 'job', processor: 'billing', items } }), 201);
-      await s.advanceTo(Date.parse(at) + 1000);
-      const started = await until(
-        'the job to start',
-        () => s.get(id),
-        (r) => ran(r.body).some((x) => x.detail?.startsWith('started ') === true),
-      );
-      const run = ran(started.body)[0] as Run;
-      expect(run).toMatchObject({ outcome: 'running', kind: 'scheduled', at });
-      const jobId = (run.detail ?? '').slice('started '.length);
-      // The jobs capability processes it (queue triggers, real time); the schedule polls it every 30 s.
-      await until(
-        'the job to finish',
-        () => requestJson(host, 'GET', `/api/jobs/${jobId}`),
-        (r) => r.status === 200 && /"completed"/.test(JSON.stringify(r.body)),
-        40_000,
-      );
-      await s.advanceTo(Date.parse(at) + 40_000);
-      const finished = await until(
-        'the run to end',
-        () => s.get(id),
-        (r) => r.body.state === 'completed',
-      );
-      expect(ran(finished.body)).toEqual([
-        expect.objectContaining({ outcome: 'succeeded', detail: `job ${jobId} completed (3 succeeded, 0 failed)` }),
-      ]);
-    },
-    90_000,
-  );
+  test('a job target submits the job when due; the run lasts until the job has finished', async () => {
+    const id = unique('job');
+    const at = new Date((await s.now()) + 60_000).toISOString();
+    const items = [1, 2, 3].map((n) => ({
+      id: `tx-${n}`,
+      customerId: `c-${n % 2}`,
+      amountMinor: 1000 * n,
+      currency: 'EUR',
+      taxCategory: 'standard',
+      occurredAt: '2026-03-01T12:00:00Z',
+    }));
+    body(await s.create({ id, at, target: { type: 'job', processor: 'billing', items } }), 201);
+    await s.advanceTo(Date.parse(at) + 1000);
+    const started = await until(
+      'the job to start',
+      () => s.get(id),
+      (r) => ran(r.body).some((x) => x.detail?.startsWith('started ') === true),
+    );
+    const run = ran(started.body)[0] as Run;
+    expect(run).toMatchObject({ outcome: 'running', kind: 'scheduled', at });
+    const jobId = (run.detail ?? '').slice('started '.length);
+    // The jobs capability processes it (queue triggers, real time); the schedule polls it every 30 s.
+    await until(
+      'the job to finish',
+      () => requestJson(host, 'GET', `/api/jobs/${jobId}`),
+      (r) => r.status === 200 && /"completed"/.test(JSON.stringify(r.body)),
+      40_000,
+    );
+    await s.advanceTo(Date.parse(at) + 40_000);
+    const finished = await until(
+      'the run to end',
+      () => s.get(id),
+      (r) => r.body.state === 'completed',
+    );
+    expect(ran(finished.body)).toEqual([
+      expect.objectContaining({ outcome: 'succeeded', detail: `job ${jobId} completed (3 succeeded, 0 failed)` }),
+    ]);
+  }, 90_000);
 
   test('a gateRelease target releases the gate through the gates capability when due', async () => {
     const gate = unique('gate');
@@ -362,7 +354,6 @@ describeDevhost('schedules on the virtual clock', () => {
       note: expect.stringContaining('created by "ops" with the admin key'),
     });
   });
-
 });
 
 describe('schedules on any host (no time travel needed)', () => {
@@ -496,73 +487,69 @@ describeDevhost('schedules across a daylight-saving change', () => {
     await host.stop();
   });
 
-  test(
-    'America/New_York in March: fires at the right local times, the gap time once at 03:00',
-    async () => {
-      await s.advanceTo('2027-03-12T12:00:00Z');
-      const queue = unique('app-dst');
-      const gap = unique('gap');
-      const nine = unique('nine');
-      body(
-        await s.create({
-          id: gap,
-          cron: '0 30 2 * * *',
-          timeZone: 'America/New_York',
-          target: { type: 'queueMessage', queue, message: 'gap' },
-        }),
-        201,
-      );
-      body(
-        await s.create({
-          id: nine,
-          cron: '0 0 9 * * *',
-          timeZone: 'America/New_York',
-          target: { type: 'queueMessage', queue, message: 'nine' },
-        }),
-        201,
-      );
-      await until(
-        'both started',
-        () => s.get(nine),
-        (r) => r.body.nextFireAt === '2027-03-12T14:00:00.000Z',
-      );
-      await s.advanceTo('2027-03-16T12:00:00Z');
-      const gapRuns = ran(
-        (
-          await until(
-            'gap runs',
-            () => s.get(gap),
-            (r) => ran(r.body).length === 4,
-          )
-        ).body,
-      );
-      expect(gapRuns.map((r) => `${r.at} ${r.outcome}`)).toEqual([
-        '2027-03-13T07:30:00.000Z succeeded', // 02:30 EST
-        '2027-03-14T07:00:00.000Z succeeded', // 02:30 does not exist: 03:00 EDT
-        '2027-03-15T06:30:00.000Z succeeded', // 02:30 EDT
-        '2027-03-16T06:30:00.000Z succeeded',
-      ]);
-      const nineRuns = ran(
-        (
-          await until(
-            'nine runs',
-            () => s.get(nine),
-            (r) => ran(r.body).length === 4,
-          )
-        ).body,
-      );
-      expect(nineRuns.map((r) => r.at)).toEqual([
-        '2027-03-12T14:00:00.000Z', // 09:00 EST
-        '2027-03-13T14:00:00.000Z',
-        '2027-03-14T13:00:00.000Z', // 09:00 EDT
-        '2027-03-15T13:00:00.000Z',
-      ]);
-      expect((await queueTexts(queue)).sort()).toEqual(['gap', 'gap', 'gap', 'gap', 'nine', 'nine', 'nine', 'nine']);
-      body(await s.cancel(gap), 200);
-      body(await s.cancel(nine), 200);
-    },
-    120_000,
-  );
+  test('America/New_York in March: fires at the right local times, the gap time once at 03:00', async () => {
+    await s.advanceTo('2027-03-12T12:00:00Z');
+    const queue = unique('app-dst');
+    const gap = unique('gap');
+    const nine = unique('nine');
+    body(
+      await s.create({
+        id: gap,
+        cron: '0 30 2 * * *',
+        timeZone: 'America/New_York',
+        target: { type: 'queueMessage', queue, message: 'gap' },
+      }),
+      201,
+    );
+    body(
+      await s.create({
+        id: nine,
+        cron: '0 0 9 * * *',
+        timeZone: 'America/New_York',
+        target: { type: 'queueMessage', queue, message: 'nine' },
+      }),
+      201,
+    );
+    await until(
+      'both started',
+      () => s.get(nine),
+      (r) => r.body.nextFireAt === '2027-03-12T14:00:00.000Z',
+    );
+    await s.advanceTo('2027-03-16T12:00:00Z');
+    const gapRuns = ran(
+      (
+        await until(
+          'gap runs',
+          () => s.get(gap),
+          (r) => ran(r.body).length === 4,
+        )
+      ).body,
+    );
+    expect(gapRuns.map((r) => `${r.at} ${r.outcome}`)).toEqual([
+      '2027-03-13T07:30:00.000Z succeeded', // 02:30 EST
+      '2027-03-14T07:00:00.000Z succeeded', // 02:30 does not exist: 03:00 EDT
+      '2027-03-15T06:30:00.000Z succeeded', // 02:30 EDT
+      '2027-03-16T06:30:00.000Z succeeded',
+    ]);
+    const nineRuns = ran(
+      (
+        await until(
+          'nine runs',
+          () => s.get(nine),
+          (r) => ran(r.body).length === 4,
+        )
+      ).body,
+    );
+    expect(nineRuns.map((r) => r.at)).toEqual([
+      '2027-03-12T14:00:00.000Z', // 09:00 EST
+      '2027-03-13T14:00:00.000Z',
+      '2027-03-14T13:00:00.000Z', // 09:00 EDT
+      '2027-03-15T13:00:00.000Z',
+    ]);
+    expect((await queueTexts(queue)).sort()).toEqual(['gap', 'gap', 'gap', 'gap', 'nine', 'nine', 'nine', 'nine']);
+    body(await s.cancel(gap), 200);
+    body(await s.cancel(nine), 200);
+  }, 120_000);
 });
 
 describeDevhost('catch-up after the host was down', () => {

@@ -28,7 +28,9 @@ class TimingReporter {
       .sort((a, b) => b[1] - a[1])
       .map(([project, seconds]) => `${project} ${seconds.toFixed(0)} s`)
       .join(', ');
-    process.stderr.write(`\nSlowest ${lines.length} test files:\n${lines.join('\n')}\nTime per project (sum of file times): ${perProject}\n`);
+    process.stderr.write(
+      `\nSlowest ${lines.length} test files:\n${lines.join('\n')}\nTime per project (sum of file times): ${perProject}\n`,
+    );
   }
 }
 
