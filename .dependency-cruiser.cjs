@@ -22,21 +22,23 @@ const edges = {
   // Infrastructure: what every capability builds on.
   storage: [],
   durable: [],
+  // The port every capability records its metrics and spans through (the composition root builds it).
+  telemetry: [],
   messaging: ['storage'],
   signing: ['storage'],
-  http: ['durable'],
+  http: ['durable', 'telemetry'],
   openapi: ['http'],
   // The effects a capability can make happen when something fires (gate runs, schedules).
   effects: ['storage'],
   // The capabilities.
-  sequences: ['http', 'storage'],
-  counters: ['http', 'storage'],
-  streams: ['durable', 'http', 'openapi', 'storage'],
+  sequences: ['http', 'storage', 'telemetry'],
+  counters: ['http', 'storage', 'telemetry'],
+  streams: ['durable', 'http', 'openapi', 'storage', 'telemetry'],
   // The invoice ledger appends through streams; job envelopes are signed.
-  jobs: ['http', 'signing', 'storage', 'streams'],
+  jobs: ['http', 'signing', 'storage', 'streams', 'telemetry'],
   // A gate run's job action and a schedule's job target take the jobs API's own body.
-  gates: ['durable', 'effects', 'http', 'jobs', 'storage'],
-  schedules: ['durable', 'effects', 'http', 'jobs', 'storage'],
+  gates: ['durable', 'effects', 'http', 'jobs', 'storage', 'telemetry'],
+  schedules: ['durable', 'effects', 'http', 'jobs', 'storage', 'telemetry'],
   health: ['http', 'storage'],
   console: ['http'],
   apidocs: ['console', 'http'],

@@ -59,8 +59,8 @@ export function gatesOf(
     hub,
     audit,
     waiting: { hub, settings, clock: runtime.clock, random: runtime.random },
-    notify: notifyWaiters,
-    announce: (input) => announce({ audit, hub, publisher, now: () => runtime.clock.now() }, input),
-    act: (input) => performAction(effects(undefined), input),
+    notify: (client, input) => notifyWaiters(client, input, { telemetry: runtime.telemetry, now: () => runtime.clock.now() }),
+    announce: (input) => announce({ audit, hub, publisher, now: () => runtime.clock.now(), telemetry: runtime.telemetry }, input),
+    act: (input) => performAction(effects(undefined), input, runtime.telemetry),
   };
 }

@@ -16,6 +16,7 @@ import { sequenceSettings } from '../sequences/settings';
 import { signingSettings } from '../signing/settings';
 import { storageRetrySettings } from '../storage/settings';
 import { streamSettings } from '../streams/settings';
+import { telemetrySettings } from '../telemetry/settings';
 
 export const appSettings = {
   http: httpSettings,
@@ -29,6 +30,7 @@ export const appSettings = {
   schedules: scheduleSettings,
   jobs: jobSettings,
   durable: durableSettings,
+  telemetry: telemetrySettings,
 } as const;
 
 export type AppConfig = Config<typeof appSettings>;

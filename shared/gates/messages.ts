@@ -16,8 +16,17 @@ const releaseInfoSchema = z.object({
   note: z.string().optional(),
 }) satisfies z.ZodType<ReleaseInfo>;
 
-/** Pushed to every run registered with the released generation. */
-export const gateReleasedEventSchema = z.object({ gate: z.string(), generation: z.int().min(1), release: releaseInfoSchema });
+/**
+ * Pushed to every run registered with the released generation. `trace`: the release call's W3C
+ * traceparent, which the run's action continues (an event raised by anyone else may carry any text
+ * there; it is only ever read as a trace context, and a malformed one is ignored).
+ */
+export const gateReleasedEventSchema = z.object({
+  gate: z.string(),
+  generation: z.int().min(1),
+  release: releaseInfoSchema,
+  trace: z.string().max(64).optional(),
+});
 export type GateReleasedEvent = z.output<typeof gateReleasedEventSchema>;
 
 export interface RunInput {
@@ -57,6 +66,8 @@ export interface ReleaseInput {
   readonly note?: string;
   /** Runs per notify activity (TALLYHO_GATES_NOTIFY_BATCH); default `defaultNotifyBatchSize`. */
   readonly notifyBatchSize?: number;
+  /** The release call's traceparent, carried to the runs with the release event. */
+  readonly trace?: string;
 }
 
 export const defaultNotifyBatchSize = 50;
@@ -124,4 +135,6 @@ export interface ActionInput {
   readonly generation: number;
   readonly runId: string;
   readonly action: GateAction;
+  /** The releasing call's traceparent (from the release event), which the action's span continues. */
+  readonly trace?: string;
 }

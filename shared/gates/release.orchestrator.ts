@@ -49,7 +49,12 @@ export function* releaseGeneration(
   report(status);
   if (result.outcome !== 'released' || result.gate.release === null) return { result: status, pushed: 0, gone: 0 };
 
-  const event: GateReleasedEvent = { gate: input.gate, generation: result.gate.generation, release: result.gate.release };
+  const event: GateReleasedEvent = {
+    gate: input.gate,
+    generation: result.gate.generation,
+    release: result.gate.release,
+    ...(input.trace === undefined ? {} : { trace: input.trace }),
+  };
   const notify = batches(result.waiters, input.notifyBatchSize ?? defaultNotifyBatchSize).map((waiters) =>
     context.df.callActivityWithRetry(gateFunctions.notify, activityRetry, { event, waiters } satisfies NotifyInput),
   );

@@ -15,11 +15,17 @@ import { type ActionInput, gateReleasedEventSchema, type RunInput, type RunOutpu
 import { activityRetry, gateEntityId, gateEvents, gateFunctions } from './names';
 import type { GateOperationInput, RegisterResult, ReleaseInfo } from './operations';
 
-function* awaitRelease(context: OrchestrationContext, generation: number): Generator<Task, ReleaseInfo, unknown> {
+/** The release, and the releasing call's trace context when the event carried one. */
+function* awaitRelease(
+  context: OrchestrationContext,
+  generation: number,
+): Generator<Task, { release: ReleaseInfo; trace?: string }, unknown> {
   for (;;) {
     const raw: unknown = yield context.df.waitForExternalEvent(gateEvents.released);
     const event = gateReleasedEventSchema.safeParse(raw);
-    if (event.success && event.data.generation >= generation) return event.data.release;
+    if (event.success && event.data.generation >= generation) {
+      return { release: event.data.release, ...(event.data.trace === undefined ? {} : { trace: event.data.trace }) };
+    }
   }
 }
 
@@ -32,6 +38,7 @@ export function* gateRunOrchestrator(context: OrchestrationContext): Generator<T
   const request: GateOperationInput<'register'> = { waiter: context.df.instanceId, maxWaiters: input.maxWaiters };
   const registration = (yield context.df.callEntity(gateEntityId(input.gate), 'register', request)) as RegisterResult;
   let release: ReleaseInfo;
+  let trace: string | undefined;
   switch (registration.outcome) {
     case 'missing':
       throw new Error(`Gate "${input.gate}" does not exist`);
@@ -42,7 +49,7 @@ export function* gateRunOrchestrator(context: OrchestrationContext): Generator<T
       break;
     case 'waiting':
       status({ phase: 'waiting', generation: registration.generation });
-      release = yield* awaitRelease(context, registration.generation);
+      ({ release, trace } = yield* awaitRelease(context, registration.generation));
       break;
   }
 
@@ -53,7 +60,13 @@ export function* gateRunOrchestrator(context: OrchestrationContext): Generator<T
 
   let action: GateActionResult = { type: 'none' };
   if (needsActivity(input.action)) {
-    const actionInput: ActionInput = { gate: input.gate, generation: release.generation, runId: input.runId, action: input.action };
+    const actionInput: ActionInput = {
+      gate: input.gate,
+      generation: release.generation,
+      runId: input.runId,
+      action: input.action,
+      ...(trace === undefined ? {} : { trace }),
+    };
     action = (yield context.df.callActivityWithRetry(gateFunctions.action, activityRetry, actionInput)) as GateActionResult;
   }
   return {

@@ -13,6 +13,8 @@ import type { GenerationInput, GenerationStatus, ReleaseInput, ReleaseStatus, Ru
 import { gateEvents, gateFunctions, gateInstanceIds } from './names';
 import { type GateSnapshot, gateRecordSchema } from './operations';
 import { snapshotOf } from './transitions';
+import { gateTelemetry } from './metrics';
+import { noTelemetry, type Telemetry } from '../telemetry/port';
 import type { GateSettings } from './settings';
 import type { GateWatchHub } from './watchHub';
 
@@ -38,6 +40,8 @@ export interface GateServiceDeps {
    * again once it has seen the gate.
    */
   readonly known: Set<string>;
+  /** Where the capability's metrics and spans go (none when absent). */
+  readonly telemetry?: Telemetry;
 }
 
 export interface Actor {
@@ -94,9 +98,11 @@ function customStatusOf<T>(status: InstanceStatus | undefined, pick: (custom: T)
 
 export class GateService {
   private readonly known: Set<string>;
+  private readonly telemetry;
 
   constructor(private readonly deps: GateServiceDeps) {
     this.known = deps.known;
+    this.telemetry = (deps.telemetry ?? noTelemetry).of(gateTelemetry);
   }
 
   /** The gate's state, parsed; undefined when the gate does not exist. */
@@ -105,7 +111,9 @@ export class GateService {
     if (stored === undefined || stored === null) return undefined;
     const parsed = gateRecordSchema.safeParse(stored);
     if (!parsed.success) throw new AppError('CorruptState', `The stored state of gate "${name}" cannot be read: ${parsed.error.message}`);
-    return snapshotOf(parsed.data);
+    const snapshot = snapshotOf(parsed.data);
+    this.telemetry.metrics.waiting.record(snapshot.waiters.waiting, { 'tallyho.gate.name': name });
+    return snapshot;
   }
 
   async describe(name: string): Promise<GateSnapshot> {
@@ -132,8 +140,17 @@ export class GateService {
       : { created: false, gate: this.confirm(opened.gate, releaseAt) };
   }
 
-  /** Releases the current generation; a released gate answers its release (who and when) again. */
-  async release(name: string, actor: Actor): Promise<ReleaseOutcome> {
+  /**
+   * Releases the current generation; a released gate answers its release (who and when) again. The
+   * release's trace context travels with the release event, so the runs' actions join its trace.
+   */
+  release(name: string, actor: Actor): Promise<ReleaseOutcome> {
+    return this.telemetry.spans.release.run({ attributes: { 'tallyho.gate.name': name } }, (span) =>
+      this.releaseIn(name, actor, span.traceparent()),
+    );
+  }
+
+  private async releaseIn(name: string, actor: Actor, trace: string | undefined): Promise<ReleaseOutcome> {
     // A reset between our read and the release makes the entity answer `superseded`: read again.
     for (let attempt = 0; attempt < 3; attempt++) {
       const gate = await this.describe(name);
@@ -145,6 +162,7 @@ export class GateService {
         how: 'api',
         notifyBatchSize: this.deps.settings.notifyBatchSize,
         ...actor,
+        ...(trace === undefined ? {} : { trace }),
       };
       await this.startOnce(gateFunctions.release, instanceId, input);
       const status = await this.awaitStatus<ReleaseStatus>(instanceId, (s) => typeof s.outcome === 'string');
