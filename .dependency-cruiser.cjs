@@ -20,7 +20,7 @@ const { builtinModules } = require('node:module');
  */
 const edges = {
   // Infrastructure: what every capability builds on.
-  storage: [],
+  storage: ['telemetry'],
   durable: [],
   // The port every capability records its metrics and spans through (the composition root builds it).
   telemetry: [],

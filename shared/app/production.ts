@@ -5,6 +5,7 @@ import { systemClock } from '../clock';
 import { createLogger } from '../log';
 import { serviceBusSenders } from '../messaging/serviceBus';
 import { createStorageClients } from '../storage/clients';
+import { storageResponsesOf } from '../storage/metrics';
 import { type App, createApp } from './createApp';
 import { loadAppConfig } from './settings';
 import { telemetryFromEnvironment } from './telemetry';
@@ -18,7 +19,7 @@ export function productionApp(env: Readonly<Record<string, string | undefined>> 
   if (telemetry.exporters.length > 0) logger.log('info', 'telemetry.started', { exporters: telemetry.exporters });
   return createApp({
     config,
-    storage: createStorageClients(config.storage, { retry: config.storageRetry }),
+    storage: createStorageClients(config.storage, { retry: config.storageRetry, answered: storageResponsesOf(telemetry.telemetry) }),
     serviceBus: serviceBusSenders(config.serviceBus),
     clock: systemClock,
     random: Math.random,

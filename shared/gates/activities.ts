@@ -23,7 +23,7 @@ export interface NotifyDeps {
   readonly now: () => number;
 }
 
-const untimed: NotifyDeps = { telemetry: noTelemetry, now: systemClock.now };
+const untimed: NotifyDeps = { telemetry: noTelemetry, now: () => systemClock.now() };
 
 /**
  * Raises `GateReleased` on every run of the batch; runs that finished or vanished count as gone.

@@ -10,6 +10,8 @@ import type { JobStore } from './jobStore';
 import type { ProcessorRegistry } from './processor';
 import type { EnvelopeQueues } from './queues';
 import type { ResultStore } from './resultStore';
+import { jobTelemetry } from './metrics';
+import { noTelemetry, type Telemetry } from '../telemetry/port';
 
 export interface JobsContext {
   readonly settings: JobSettings;
@@ -27,6 +29,13 @@ export interface JobsContext {
   readonly backoff: BackoffPolicy;
   /** MACs of envelopes and keyed job ids (loaded once per process). */
   readonly signer: () => Promise<Signer>;
+  /** Where the capability's metrics and spans go (none when absent). */
+  readonly telemetry?: Telemetry;
+}
+
+/** The capability's instruments and spans. */
+export function jobsTelemetry(ctx: Pick<JobsContext, 'telemetry'>) {
+  return (ctx.telemetry ?? noTelemetry).of(jobTelemetry);
 }
 
 /** How long an enqueuer's claim on a job lasts without progress (renewed with every batch sent). */

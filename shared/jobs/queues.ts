@@ -29,10 +29,19 @@ export async function sendAll(sends: readonly Promise<void>[]): Promise<void> {
   if (failed !== undefined) throw failed.reason;
 }
 
+/** A work queue's backlog: envelopes waiting in it and in its poison queue (approximate counts, as the service reports them). */
+export interface QueueDepth {
+  readonly queue: string;
+  readonly messages: number;
+  readonly poison: number;
+}
+
 export interface EnvelopeQueues {
   readonly count: number;
   /** Sends an envelope to work queue `index`, visible after `delaySeconds`. */
   send(index: number, envelope: Envelope, delaySeconds: number): Promise<void>;
+  /** Every work queue's backlog. */
+  depths(): Promise<QueueDepth[]>;
 }
 
 export class StorageEnvelopeQueues implements EnvelopeQueues {
@@ -44,6 +53,22 @@ export class StorageEnvelopeQueues implements EnvelopeQueues {
 
   get count(): number {
     return this.names.length;
+  }
+
+  async depths(): Promise<QueueDepth[]> {
+    const count = async (name: string): Promise<number> => {
+      try {
+        return (await (await this.queue(name)).getProperties()).approximateMessagesCount ?? 0;
+      } catch (err) {
+        throw translateStorageError(err, `reading the length of ${name}`);
+      }
+    };
+    return Promise.all(
+      this.names.map(async (queue) => {
+        const [messages, poison] = await Promise.all([count(queue), count(poisonQueueName(queue))]);
+        return { queue, messages, poison };
+      }),
+    );
   }
 
   async send(index: number, envelope: Envelope, delaySeconds: number): Promise<void> {

@@ -6,7 +6,7 @@
  * finishes an enqueue that a crash interrupted, from the cursor on.
  */
 import { AppError, validationError } from '../errors';
-import { enqueueLeaseMs, type JobsContext } from './context';
+import { enqueueLeaseMs, type JobsContext, jobsTelemetry } from './context';
 import { claimEnqueue, roundEnvelopes, runEnqueue } from './enqueue';
 import { jobIdForKey, newJobId } from './jobIds';
 import { buildInput, type InputFile } from './input';
@@ -103,6 +103,23 @@ export async function submitJob(
   options: SubmitOptions = {},
 ): Promise<SubmitResult> {
   const input = checkSubmission(ctx, request);
+  const { spans } = jobsTelemetry(ctx);
+  return spans.submit.run({ attributes: { 'tallyho.job.processor': request.processor } }, async (span) => {
+    const result = await submitChecked(ctx, request, input, key, options, span.traceparent());
+    span.setAttributes({ 'tallyho.job.id': result.job.id });
+    return result;
+  });
+}
+
+/** The submission after its checks; `trace` (this span's traceparent) goes with the job to its envelopes. */
+async function submitChecked(
+  ctx: JobsContext,
+  request: SubmitRequest,
+  input: InputFile,
+  key: string | undefined,
+  options: SubmitOptions,
+  trace: string | undefined,
+): Promise<SubmitResult> {
   const now = ctx.clock.now();
   const id = key === undefined ? newJobId(now) : jobIdForKey(key, await ctx.signer());
   if (key !== undefined) {
@@ -138,6 +155,7 @@ export async function submitJob(
     summary: null,
     delivery: 'none',
     event: 'none',
+    ...(trace === undefined ? {} : { trace }),
   };
   const job: JobRecord = { ...draft, envelopes: (await roundEnvelopes(ctx, draft, input)).length };
   await ctx.files.writeInput(job, input.text);

@@ -112,7 +112,7 @@ describe('metrics', () => {
     metrics.depth.observe(() => {
       throw new Error('never called');
     });
-    await expect(spans.work.run({}, async (s) => s.traceparent())).resolves.toBeUndefined();
+    await expect(spans.work.run({}, (s) => Promise.resolve(s.traceparent()))).resolves.toBeUndefined();
   });
 });
 
@@ -120,10 +120,10 @@ describe('spans', () => {
   it('continue a trace carried across a hop, linking the span that was active where they ran', async () => {
     const memory = memoryTelemetry();
     const { spans } = memory.telemetry.of(declarations);
-    const carried = await spans.work.run({ attributes: { 'tallyho.test.id': 'job-1' } }, async (s) => s.traceparent());
+    const carried = await spans.work.run({ attributes: { 'tallyho.test.id': 'job-1' } }, (s) => Promise.resolve(s.traceparent()));
     expect(carried).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
     const host = contextOf('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
-    await otelContext.with(host, () => spans.work.run({ parent: carried }, async () => undefined));
+    await otelContext.with(host, () => spans.work.run({ parent: carried }, () => Promise.resolve(undefined)));
     const [first, second] = memory.spans();
     expect(second?.spanContext().traceId).toBe(first?.spanContext().traceId);
     expect(second?.parentSpanContext?.spanId).toBe(first?.spanContext().spanId);
@@ -136,7 +136,7 @@ describe('spans', () => {
     const { spans } = memory.telemetry.of(declarations);
     await spans.work.run({}, async () => {
       await new Promise((resolve) => setTimeout(resolve, 1));
-      await spans.work.run({}, async () => undefined);
+      await spans.work.run({}, () => Promise.resolve(undefined));
     });
     const [inner, outer] = memory.spans();
     expect(inner?.parentSpanContext?.spanId).toBe(outer?.spanContext().spanId);
@@ -157,7 +157,9 @@ describe('spans', () => {
 
   it('never take a caller name the policy does not allow', async () => {
     const memory = memoryTelemetry();
-    await memory.telemetry.of(declarations).spans.work.run({ attributes: { 'tallyho.test.name': 'acme-secret' } }, async () => undefined);
+    await memory.telemetry
+      .of(declarations)
+      .spans.work.run({ attributes: { 'tallyho.test.name': 'acme-secret' } }, () => Promise.resolve(undefined));
     expect(memory.spans()[0]?.attributes).toEqual({});
   });
 });
