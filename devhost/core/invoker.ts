@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { types } from 'node:util';
 
 import type { Registry } from './coreApi';
+import { invocationTraceParent } from './traceContext';
 import type { CoreInvocationContext, RpcInvocationResponse, RpcLogCategory, RpcLogLevel, RpcParameterBinding, RpcTypedData } from './types';
 
 export interface InvocationRequest {
@@ -21,6 +22,8 @@ export interface InvocationRequest {
    * as long as the client wants (server-sent events), so `settle()` does not wait for them.
    */
   readonly clientHeld?: boolean;
+  /** The request's `traceparent` header, which the invocation's trace context continues (HTTP). */
+  readonly traceParent?: string | readonly string[] | undefined;
 }
 
 export type InvocationOutcome =
@@ -88,6 +91,7 @@ export class Invoker {
         functionId: fn.metadata.functionId ?? fn.metadata.name,
         inputData: request.inputData,
         triggerMetadata: request.triggerMetadata ?? {},
+        traceContext: { traceParent: invocationTraceParent(request.traceParent), traceState: '', attributes: {} },
         ...(request.retryContext === undefined ? {} : { retryContext: request.retryContext }),
       },
       metadata: fn.metadata,

@@ -257,7 +257,13 @@ export class HttpFrontDoor {
     this.logStart(route, invocationId);
     const inputData = await this.inputs(route, { name: route.triggerName, data: toRpcHttpRequest(parts) }, data, res, invocationId);
     if (inputData === undefined) return;
-    const outcome = await this.options.invoker.invoke({ functionName: route.functionName, invocationId, inputData, clientHeld: true });
+    const outcome = await this.options.invoker.invoke({
+      functionName: route.functionName,
+      invocationId,
+      inputData,
+      clientHeld: true,
+      traceParent: req.headers.traceparent,
+    });
     if (!outcome.ok) {
       this.logEnd(route, invocationId, false, outcome.durationMs);
       this.fail(res, `function ${route.functionName} (Id=${invocationId})`, outcome.error);
@@ -299,6 +305,7 @@ export class HttpFrontDoor {
       inputData,
       triggerMetadata: streamTriggerMetadata({ ...parts, params: httpTriggerParams(params, parts.query, body) }),
       clientHeld: true,
+      traceParent: req.headers.traceparent,
     });
     const exchange = proxy.forward(
       invocationId,

@@ -28,6 +28,7 @@ import { type Logger, MemoryLogger } from '../../shared/log';
 import { defaultBackoff } from '../../shared/retry';
 import { Signer } from '../../shared/signing/signer';
 import type { StorageClientOptions, StorageClients } from '../../shared/storage/clients';
+import type { Telemetry } from '../../shared/telemetry/port';
 import { storageFor, testConnection, uniqueTableName } from './sequences';
 
 export { testConnection };
@@ -60,6 +61,7 @@ export interface JobHarnessOptions {
   readonly names?: JobNames;
   /** The app's signing key (every harness shares one by default, like instances of one app). */
   readonly signer?: Signer;
+  readonly telemetry?: Telemetry;
 }
 
 /** The key test harnesses sign envelopes and job ids with. */
@@ -147,6 +149,7 @@ export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
     newLease: randomUUID,
     backoff: { ...defaultBackoff, maxAttempts: 30, maxElapsedMs: 20_000 },
     signer,
+    ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
   };
   const service = new JobService(context);
   const queue = (name: string) => direct.queue(name);
