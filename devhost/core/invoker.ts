@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import { types } from 'node:util';
 
 import type { Registry } from './coreApi';
-import { invocationTraceParent } from './traceContext';
 import type { CoreInvocationContext, RpcInvocationResponse, RpcLogCategory, RpcLogLevel, RpcParameterBinding, RpcTypedData } from './types';
 
 export interface InvocationRequest {
@@ -22,8 +21,11 @@ export interface InvocationRequest {
    * as long as the client wants (server-sent events), so `settle()` does not wait for them.
    */
   readonly clientHeld?: boolean;
-  /** The request's `traceparent` header, which the invocation's trace context continues (HTTP). */
-  readonly traceParent?: string | readonly string[] | undefined;
+  /**
+   * The invocation's W3C traceparent (HTTP: the host's span for the request, ./traceContext.ts). The
+   * real host gives a queue invocation none (devhost/docs/real-host.md#trace-context); others get none here either.
+   */
+  readonly traceParent?: string;
 }
 
 export type InvocationOutcome =
@@ -91,7 +93,7 @@ export class Invoker {
         functionId: fn.metadata.functionId ?? fn.metadata.name,
         inputData: request.inputData,
         triggerMetadata: request.triggerMetadata ?? {},
-        traceContext: { traceParent: invocationTraceParent(request.traceParent), traceState: '', attributes: {} },
+        traceContext: { traceParent: request.traceParent ?? '', traceState: '', attributes: {} },
         ...(request.retryContext === undefined ? {} : { retryContext: request.retryContext }),
       },
       metadata: fn.metadata,

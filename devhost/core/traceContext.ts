@@ -1,10 +1,8 @@
 /**
- * The trace context the host gives every invocation (InvocationRequest.traceContext), as the real host
- * does from its own span for the invocation: a W3C traceparent whose trace continues the request's
- * `traceparent` header when it has a valid one, with a span id of its own. Without one (a queue
- * message, a timer, a request without the header) the invocation starts a trace. The flags are
- * "sampled", so an app that samples by its parent records spans here.
- * https://www.w3.org/TR/trace-context/#traceparent-header
+ * The trace context the real host gives an HTTP invocation (InvocationRequest.traceContext), from its
+ * own span for the request: a W3C traceparent whose trace continues the request's `traceparent` header
+ * when it has a valid one, with a span id of its own, and otherwise starts a trace, sampled
+ * (devhost/docs/real-host.md#trace-context; https://www.w3.org/TR/trace-context/#traceparent-header).
  */
 import { randomBytes } from 'node:crypto';
 

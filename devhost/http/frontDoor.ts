@@ -13,6 +13,7 @@ import type { BindingIo } from '../bindings/bindingIo';
 import { httpTriggerParams } from './bindingData';
 import { type BindingData } from '../bindings/expressions';
 import type { Invoker } from '../core/invoker';
+import { invocationTraceParent } from '../core/traceContext';
 import type { RpcParameterBinding } from '../core/types';
 import type { HostLogger } from '../log';
 import type { CorsPolicy } from './cors';
@@ -262,7 +263,7 @@ export class HttpFrontDoor {
       invocationId,
       inputData,
       clientHeld: true,
-      traceParent: req.headers.traceparent,
+      traceParent: invocationTraceParent(req.headers.traceparent),
     });
     if (!outcome.ok) {
       this.logEnd(route, invocationId, false, outcome.durationMs);
@@ -305,7 +306,7 @@ export class HttpFrontDoor {
       inputData,
       triggerMetadata: streamTriggerMetadata({ ...parts, params: httpTriggerParams(params, parts.query, body) }),
       clientHeld: true,
-      traceParent: req.headers.traceparent,
+      traceParent: invocationTraceParent(req.headers.traceparent),
     });
     const exchange = proxy.forward(
       invocationId,
