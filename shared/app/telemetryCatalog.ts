@@ -13,7 +13,7 @@ import { storageTelemetry } from '../storage/metrics';
 import { streamTelemetry } from '../streams/metrics';
 import type { MetricDeclaration, SpanDeclaration, TelemetryDeclarations } from '../telemetry/declare';
 
-export const telemetryCatalog: readonly { readonly capability: string; readonly declarations: TelemetryDeclarations }[] = [
+const telemetryCatalog: readonly { readonly capability: string; readonly declarations: TelemetryDeclarations }[] = [
   { capability: 'sequences', declarations: sequenceTelemetry },
   { capability: 'counters', declarations: counterTelemetry },
   { capability: 'gates', declarations: gateTelemetry },

@@ -11,7 +11,7 @@ import { matchesPattern } from '../namePatterns';
 import type { SpanAttribute } from './declare';
 
 /** What a value outside its set, or past a cap, is recorded as (the semantic conventions' spelling). */
-export const otherValue = '_OTHER';
+const otherValue = '_OTHER';
 
 export interface AttributePolicy {
   /** Caller-chosen names that may appear: exact names or `prefix*` (`*`: any). Empty: none. */

@@ -53,7 +53,7 @@ type ValueOf<A> = A extends EnumAttribute<infer V> ? V : A extends HttpStatusAtt
 /** What a record call passes: any of the declared attributes, each a value of its kind. */
 export type AttributeValues<A> = { readonly [K in keyof A]?: ValueOf<A[K]> };
 
-export type SyncKind = 'counter' | 'upDownCounter' | 'histogram' | 'gauge';
+type SyncKind = 'counter' | 'upDownCounter' | 'histogram' | 'gauge';
 export type ObservableKind = 'observableCounter' | 'observableUpDownCounter' | 'observableGauge';
 export type InstrumentKind = SyncKind | ObservableKind;
 
@@ -87,11 +87,9 @@ function declare<K extends InstrumentKind>(kind: K) {
 }
 
 export const counter = declare('counter');
-export const upDownCounter = declare('upDownCounter');
 export const histogram = declare('histogram');
 export const gauge = declare('gauge');
 export const observableCounter = declare('observableCounter');
-export const observableUpDownCounter = declare('observableUpDownCounter');
 export const observableGauge = declare('observableGauge');
 
 /** Seconds, for waits from milliseconds to an hour (lateness, lag, fan-out). */

@@ -14,19 +14,17 @@ import type { AttributeValues, MetricDeclaration, ObservableKind, SpanDeclaratio
 import { type AnyValues, makeInstrument } from './instruments';
 import { makeSpanRunner, quietRunner, type SpanRunner } from './spans';
 
-export type { ActiveSpan, SpanOptions, SpanRunner } from './spans';
-
 type AttributesOfDeclaration<D> = D extends { readonly attributes: infer A } ? AttributeValues<A> : never;
 
-export interface Adder<V> {
+interface Adder<V> {
   add(value: number, attributes?: V): void;
 }
-export interface Recorder<V> {
+interface Recorder<V> {
   record(value: number, attributes?: V): void;
 }
 /** Reports one observation; an observable's callback calls it once per attribute set. */
-export type Report<V> = (value: number, attributes?: V) => void;
-export interface Observer<V> {
+type Report<V> = (value: number, attributes?: V) => void;
+interface Observer<V> {
   /** Adds a callback the reader calls at each collection (it may be async: a storage read). */
   observe(callback: (report: Report<V>) => void | Promise<void>): void;
 }
@@ -40,10 +38,10 @@ type InstrumentOf<D> =
         : Recorder<AttributesOfDeclaration<D>>
     : never;
 
-export type InstrumentsOf<M> = { readonly [K in keyof M]: InstrumentOf<M[K]> };
-export type SpansOf<S> = { readonly [K in keyof S]: SpanRunner<AttributesOfDeclaration<S[K]>> };
+type InstrumentsOf<M> = { readonly [K in keyof M]: InstrumentOf<M[K]> };
+type SpansOf<S> = { readonly [K in keyof S]: SpanRunner<AttributesOfDeclaration<S[K]>> };
 
-export interface CapabilityTelemetry<M, S> {
+interface CapabilityTelemetry<M, S> {
   readonly metrics: InstrumentsOf<M>;
   readonly spans: SpansOf<S>;
 }

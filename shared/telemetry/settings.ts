@@ -1,5 +1,5 @@
 /** The telemetry settings (shared/settings.ts explains the declarations); exporters follow the OTEL_* variables (docs/operations.md). */
-import { group, int, list, type SettingsOf } from '../settings';
+import { group, int, list } from '../settings';
 
 export const telemetrySettings = group({
   callerNames: list(
@@ -15,5 +15,3 @@ export const telemetrySettings = group({
     'distinct names per kind recorded as attributes by one instance; later ones are recorded as `_OTHER`',
   ),
 });
-
-export type TelemetrySettings = SettingsOf<typeof telemetrySettings>;

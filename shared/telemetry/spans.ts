@@ -8,13 +8,13 @@ import type { AnyValues } from './instruments';
 import { contextOf, traceparentOf } from './traceContext';
 
 /** The span a piece of work runs in. */
-export interface ActiveSpan<V> {
+interface ActiveSpan<V> {
   setAttributes(attributes: V): void;
   /** The span's W3C traceparent, to carry across a hop (undefined without tracing). */
   traceparent(): string | undefined;
 }
 
-export interface SpanOptions<V> {
+interface SpanOptions<V> {
   readonly attributes?: V;
   /**
    * A traceparent carried across a hop (an envelope, a job row): the span continues that trace, and

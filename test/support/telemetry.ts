@@ -19,7 +19,7 @@ import { type Telemetry, telemetryOf } from '../../shared/telemetry/port';
 
 let contextManager: AsyncLocalStorageContextManager | undefined;
 
-export interface Point {
+interface Point {
   readonly attributes: Readonly<Record<string, unknown>>;
   /** A sum or gauge's value; a histogram's count. */
   readonly value: number;
@@ -28,7 +28,7 @@ export interface Point {
   readonly max: number | undefined;
 }
 
-export interface Collected {
+interface Collected {
   readonly names: readonly string[];
   points(name: string): Point[];
   /** The values (histograms: counts) of `name` added up over the points whose attributes include `where`. */
