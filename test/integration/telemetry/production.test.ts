@@ -36,6 +36,11 @@ describe('telemetry from the environment', () => {
   });
 
   it('chooses Azure Monitor when Application Insights is configured (exporting is not attempted here)', async () => {
+    // The exporter's own usage reporting (statsbeat) starts a 15 s timer that outlives this file and
+    // then fails inside jest's torn-down sandbox; its off switch is read from process.env
+    // (APPLICATION_INSIGHTS_NO_STATSBEAT, @azure/monitor-opentelemetry-exporter export/base.ts).
+    const statsbeat = process.env.APPLICATION_INSIGHTS_NO_STATSBEAT;
+    process.env.APPLICATION_INSIGHTS_NO_STATSBEAT = 'true';
     const app = telemetryFromEnvironment(
       {
         APPLICATIONINSIGHTS_CONNECTION_STRING:
@@ -45,6 +50,8 @@ describe('telemetry from the environment', () => {
       defaultAttributePolicy,
       'i',
     );
+    if (statsbeat === undefined) delete process.env.APPLICATION_INSIGHTS_NO_STATSBEAT;
+    else process.env.APPLICATION_INSIGHTS_NO_STATSBEAT = statsbeat;
     expect(app.exporters).toEqual(['azureMonitor']);
     // Nothing recorded, so the shutdown has nothing to send to the (unreachable) endpoint.
     await app.shutdown();
