@@ -425,22 +425,28 @@ async function pollingBaseline(env: Env, n: number): Promise<Measured> {
   return { latency, ...idle, releaseCallMs: ms, note: `each client GETs every ${pollIntervalMs} ms` };
 }
 
-/** Another gate's create, read and release, again and again while `inFlight()`; each call timed. */
+/**
+ * Another gate's create, read and release, again and again while `inFlight()`; each call timed. A
+ * design that answers 202 (still under way) is timed to that answer, and counted.
+ */
 async function otherGateCalls(
   env: Env,
   inFlight: () => boolean,
-): Promise<{ create: Latency; read: Latency; release: Latency; rounds: number }> {
-  const out = { create: new Latency(), read: new Latency(), release: new Latency(), rounds: 0 };
-  const timed = async (latency: Latency, what: () => Promise<{ status: number }>, ok: number[]): Promise<void> => {
+): Promise<{ create: Latency; read: Latency; release: Latency; rounds: number; accepted: number }> {
+  const out = { create: new Latency(), read: new Latency(), release: new Latency(), rounds: 0, accepted: 0 };
+  const timed = async (latency: Latency, what: () => Promise<{ status: number }>, ok: number[]): Promise<number> => {
     const t = performance.now();
     const res = await what();
     latency.recordMs(performance.now() - t);
-    if (!ok.includes(res.status)) throw new Error(`a concurrent gate call answered ${res.status}`);
+    if (res.status === 202) out.accepted++;
+    else if (!ok.includes(res.status)) throw new Error(`a concurrent gate call answered ${res.status}`);
+    return res.status;
   };
   await sleep(50);
   while (inFlight()) {
     const gate = `bench-other-${Date.now()}-${out.rounds}`;
-    await timed(out.create, () => call(env, 'PUT', `/api/gates/${gate}`, undefined, 'admin'), [201]);
+    if ((await timed(out.create, () => call(env, 'PUT', `/api/gates/${gate}`, undefined, 'admin'), [201])) === 202)
+      await until(`${gate} to exist`, async () => (await gateOf(env, gate)).status === 200);
     await timed(out.read, () => gateOf(env, gate), [200]);
     await timed(out.release, () => call(env, 'POST', `/api/gates/${gate}/release`, { by: 'bench' }, 'admin'), [200]);
     out.rounds++;
@@ -579,6 +585,8 @@ async function main(): Promise<void> {
               'max ms': s.max,
             });
           }
+          if (other.accepted > 0)
+            console.log(`${other.accepted} of the other gate's calls answered 202 (still under way after TALLYHO_GATES_COMMAND_WAIT_MS)`);
           const worst = Math.max(other.create.maxMs, other.read.maxMs, other.release.maxMs);
           console.log(
             `TARGET another gate's create/read/release < 1,000 ms during a ${n}-run release: max ${worst.toFixed(0)} ms — ${worst < 1000 ? 'met' : 'NOT met'}`,

@@ -1,15 +1,22 @@
-/** Gates ("release the hounds"): HTTP routes, the gate entity, its orchestrations and activities. Logic lives in shared/gates. */
+/** Gates ("release the hounds"): HTTP routes, the gate's orchestrations and activities. Logic lives in shared/gates. */
 import * as df from 'durable-functions';
 
-import { announce, notifyWaiters, performAction } from '../shared/gates/activities';
-import { bindGateDurableClient, defaultGateRouteDeps, getActionDeps, getAnnounceDeps } from '../shared/gates/defaults';
-import { gateEntity } from '../shared/gates/gate.entity';
+import { type ActionBatchInput, performActionBatch } from '../shared/gates/actionRunner';
+import { announce, announceRelease, findOpened } from '../shared/gates/activities';
+import {
+  bindGateDurableClient,
+  defaultGateRouteDeps,
+  getActionDeps,
+  getAnnounceDeps,
+  getGateService,
+  getOpenedDeps,
+} from '../shared/gates/defaults';
 import { gateGenerationOrchestrator } from '../shared/gates/generation.orchestrator';
-import type { ActionInput, AnnounceInput, NotifyInput } from '../shared/gates/messages';
+import { gateLateActionsOrchestrator } from '../shared/gates/late.orchestrator';
+import type { AnnounceInput, OpenedInput, ReleaseFollowUp, ScheduledReleaseInput } from '../shared/gates/messages';
 import { gateFunctions } from '../shared/gates/names';
 import { gateReleaseOrchestrator } from '../shared/gates/release.orchestrator';
 import { gatesRoutes } from '../shared/gates/routes';
-import { gateRunOrchestrator } from '../shared/gates/run.orchestrator';
 import { durableClientOf, latestDurableClient, withDurableClient } from './_durable';
 import { registerRoutes } from './_http';
 
@@ -17,14 +24,19 @@ bindGateDurableClient(latestDurableClient);
 
 registerRoutes(gatesRoutes(defaultGateRouteDeps), withDurableClient);
 
-df.app.entity(gateFunctions.entity, gateEntity);
-df.app.orchestration(gateFunctions.run, gateRunOrchestrator);
 df.app.orchestration(gateFunctions.release, gateReleaseOrchestrator);
 df.app.orchestration(gateFunctions.generation, gateGenerationOrchestrator);
+df.app.orchestration(gateFunctions.lateActions, gateLateActionsOrchestrator);
 
-df.app.activity(gateFunctions.notify, {
-  extraInputs: [df.input.durableClient()],
-  handler: (input: NotifyInput, context) => notifyWaiters(durableClientOf(context), input),
-});
+df.app.activity(gateFunctions.announceRelease, { handler: (input: ReleaseFollowUp) => announceRelease(getAnnounceDeps(), input) });
+df.app.activity(gateFunctions.opened, { handler: (input: OpenedInput) => findOpened(getOpenedDeps(), input) });
 df.app.activity(gateFunctions.announce, { handler: (input: AnnounceInput) => announce(getAnnounceDeps(), input) });
-df.app.activity(gateFunctions.action, { handler: (input: ActionInput) => performAction(getActionDeps(), input) });
+df.app.activity(gateFunctions.actions, { handler: (input: ActionBatchInput) => performActionBatch(getActionDeps(), input) });
+// A scheduled release may start the release orchestration, so it needs the Durable client.
+df.app.activity(gateFunctions.scheduledRelease, {
+  extraInputs: [df.input.durableClient()],
+  handler: (input: ScheduledReleaseInput, context) => {
+    durableClientOf(context);
+    return getGateService().scheduledRelease(input);
+  },
+});

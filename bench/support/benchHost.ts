@@ -174,7 +174,13 @@ async function startInProcess(
   closeStorage: () => Promise<void>,
   storageConnection: string,
 ): Promise<BenchHost> {
-  const host = await startHost({ appRoot: repoRoot, port: 0, quiet: true, extensions: defaultExtensions(), env: settings });
+  const host = await startHost({
+    appRoot: repoRoot,
+    port: 0,
+    quiet: process.env.BENCH_VERBOSE !== '1',
+    extensions: defaultExtensions(),
+    env: settings,
+  });
   const durable = await durableFunctionNames(host.baseUrl, host.masterKey);
   let executions = 0;
   // The durable engine invokes functions through the host's invoker: count those of durable functions.

@@ -1,16 +1,18 @@
 /**
  * What a gated run does once released. A discriminated union, so a new kind of action is one more
- * schema member plus one case in activities.ts (its switch is exhaustive over `type`, so a new kind
+ * schema member plus one case in actionRunner.ts (its switch is exhaustive over `type`, so a new kind
  * does not compile until it is handled).
  *
- * - `none`: just proceed; the run completes as soon as it is released (the orchestrator needs no
- *   activity for it).
+ * - `none`: just proceed; the run has proceeded the moment the gate is released (nothing is
+ *   written for it then: its state is derived from the gate's).
  * - `enqueue`: put a message for the run on the `gate-actions` storage queue, where pre-warmed
  *   workers that cannot hold an HTTP connection pick it up. At least once: a consumer dedups by `runId`.
  * - `job`: submit a job (the jobs API body) through the jobs service. The submission's
- *   Idempotency-Key is derived from the run, so a retried activity finds the job it submitted
+ *   Idempotency-Key is derived from the run, so a repeated attempt finds the job it submitted
  *   instead of submitting another.
  */
+import { createHash } from 'node:crypto';
+
 import { z } from 'zod';
 
 import { submitBody } from '../jobs/schemas';
@@ -41,23 +43,41 @@ export const gateActionSchema = z
 
 export type GateAction = z.output<typeof gateActionSchema>;
 export type GateActionType = GateAction['type'];
+export const gateActionTypes = ['none', 'enqueue', 'job'] as const satisfies readonly GateActionType[];
 
-/** What an action reports; stored in the run's output. */
-export type GateActionResult =
-  | { readonly type: 'none' }
-  | { readonly type: 'enqueue'; readonly queue: string; readonly messageId: string }
-  | { readonly type: 'job'; readonly jobId: string };
+export const gateActionResultSchema = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('none') }),
+    z.object({ type: z.literal('enqueue'), queue: z.string(), messageId: z.string() }),
+    z.object({ type: z.literal('job'), jobId: z.string() }),
+  ])
+  .meta({ id: 'GateActionResult', description: 'What the action did: the message it enqueued, the job it submitted.' });
+
+/** What an action reports; stored with the run. */
+export type GateActionResult = z.output<typeof gateActionResultSchema>;
+
+/** JSON with object keys sorted, so equal actions have equal text whatever order their fields came in. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
+/**
+ * The action's fingerprint: a second start of a run id must bring the same action, or it is refused
+ * (409) — a caller who learns another's run id cannot swap the action that runs.
+ */
+export function actionFingerprint(action: GateAction): string {
+  return createHash('sha256').update(canonicalJson(action)).digest('base64url');
+}
 
 /**
  * The Idempotency-Key of a run's job submission. A run id is unique within its gate (a second start
- * with the same runId returns the first run), so gate and run id name one submission; the prefix
- * keeps it apart from keys clients and schedules choose.
+ * with the same runId and action returns the first run), so gate and run id name one submission; the
+ * prefix keeps it apart from keys clients and schedules choose.
  */
 export function jobActionKey(gate: string, runId: string): string {
   return `gate-run:${gate}:${runId}`;
-}
-
-/** Whether the action needs an activity (I/O) or the orchestrator can finish on its own. */
-export function needsActivity(action: GateAction): boolean {
-  return action.type !== 'none';
 }

@@ -1,79 +1,51 @@
 /**
- * The gate activities' work (functions/gates.ts only binds them): pushing a release to a batch of
- * runs, announcing a create/release/reset, and performing a released run's action.
+ * The gate activities' work (functions/gates.ts only binds them). Making a release, performing
+ * actions and a scheduled release are the service's and actionRunner.ts's; these are the rest:
+ * finding whether a create or reset committed, and announcing a change.
  */
-import type { QueueClient } from '@azure/storage-queue';
-
-import type { SubmitRequest } from '../jobs/submit';
-import { mapLimited } from '../mapLimited';
-import { translateStorageError } from '../storage/errors';
-import { type GateAction, type GateActionResult, jobActionKey } from './actions';
-import { auditRecordOf, type GateAuditLog } from './audit';
-import type { GateDurableClient } from './durablePort';
-import type { ActionInput, AnnounceInput, AnnounceResult, NotifyInput, NotifyResult } from './messages';
-import { gateEvents } from './names';
+import type { GateAuditLog } from './audit';
+import type { AnnounceInput, AnnounceResult, OpenedInput, OpenedResult, ReleaseConfirmed, ReleaseFollowUp } from './messages';
 import type { GateEventPublisher } from './publisher';
+import type { GateStore } from './store';
+import { snapshotOf } from './transitions';
 import type { GateWatchHub } from './watchHub';
 
-/** Events raised at once by one notify activity. */
-const notifyConcurrency = 16;
-
-/** Raises `GateReleased` on every run of the batch; runs that finished or vanished count as gone. */
-export async function notifyWaiters(client: GateDurableClient, input: NotifyInput): Promise<NotifyResult> {
-  const outcomes = await mapLimited(input.waiters, notifyConcurrency, (waiter) =>
-    client.raiseEvent(waiter, gateEvents.released, input.event),
-  );
-  const delivered = outcomes.filter((outcome) => outcome === 'delivered').length;
-  return { delivered, gone: outcomes.length - delivered };
-}
-
 export interface AnnounceDeps {
-  readonly audit: GateAuditLog;
   readonly hub: GateWatchHub;
   readonly publisher: GateEventPublisher;
-  readonly now: () => number;
+  /** Makes (or finds) the release to announce (the service's `confirmRelease`). */
+  readonly confirmRelease: (input: ReleaseFollowUp) => Promise<ReleaseConfirmed>;
 }
 
-/** Audit row, this process's long-poll/SSE clients, then the Service Bus topic. */
+/** This process's long-poll/SSE clients, then the Service Bus topic (the audit row was written with the change). */
 export async function announce(deps: AnnounceDeps, input: AnnounceInput): Promise<AnnounceResult> {
   deps.hub.publish(input.gate);
-  await deps.audit.record(auditRecordOf(input, new Date(deps.now()).toISOString()));
-  const published = await deps.publisher.publish(input);
-  return { audited: true, published };
+  return { published: await deps.publisher.publish(input) };
 }
 
-export interface ActionDeps {
-  readonly actionsQueue: () => Promise<QueueClient>;
-  /** The jobs capability's submit use-case (`JobService.submit`, as POST /api/jobs and schedules' job target use it). */
-  readonly jobs: () => { submit(request: SubmitRequest, idempotencyKey: string): Promise<{ readonly job: { readonly id: string } }> };
+/** A release's announcement: the release first made (or found), then announced as it was made. */
+export async function announceRelease(deps: AnnounceDeps, input: ReleaseFollowUp): Promise<AnnounceResult | undefined> {
+  const confirmed = await deps.confirmRelease(input);
+  if (confirmed.outcome !== 'released') return undefined;
+  const { by, how, note } = confirmed.release;
+  return announce(deps, { kind: 'release', gate: confirmed.gate, by, how, ...(note === undefined ? {} : { note }) });
 }
 
-async function enqueue(deps: ActionDeps, action: Extract<GateAction, { type: 'enqueue' }>, input: ActionInput): Promise<GateActionResult> {
-  const queue = await deps.actionsQueue();
-  const message = { gate: input.gate, generation: input.generation, runId: input.runId, payload: action.payload ?? null };
-  try {
-    // Base64, as the Functions queue trigger expects by default (host.json messageEncoding).
-    const sent = await queue.sendMessage(Buffer.from(JSON.stringify(message), 'utf8').toString('base64'));
-    return { type: 'enqueue', queue: queue.name, messageId: sent.messageId };
-  } catch (err) {
-    throw translateStorageError(err, `enqueueing the action of run ${input.runId}`);
-  }
+export interface OpenedDeps {
+  readonly audit: GateAuditLog;
+  readonly store: GateStore;
 }
 
-async function submitJob(deps: ActionDeps, action: Extract<GateAction, { type: 'job' }>, input: ActionInput): Promise<GateActionResult> {
-  const { job } = await deps.jobs().submit({ processor: action.processor, items: action.items }, jobActionKey(input.gate, input.runId));
-  return { type: 'job', jobId: job.id };
-}
-
-/** One case per action type; the exhaustive switch makes a new type a compile error until handled. */
-export async function performAction(deps: ActionDeps, input: ActionInput): Promise<GateActionResult> {
-  const action = input.action;
-  switch (action.type) {
-    case 'none':
-      return { type: 'none' };
-    case 'enqueue':
-      return enqueue(deps, action, input);
-    case 'job':
-      return submitJob(deps, action, input);
-  }
+/** Whether the generation was opened with the schedule the orchestration was started for, and the gate as it was then. */
+export async function findOpened(deps: OpenedDeps, input: OpenedInput): Promise<OpenedResult> {
+  const opened = await deps.audit.opened(input.gate, input.generation, input.kind, input.releaseAt);
+  if (opened !== 'opened') return { opened };
+  const stored = await deps.store.readGate(input.gate);
+  if (stored === undefined) return { opened: 'absent' };
+  const now = snapshotOf(stored.value);
+  const gate =
+    now.generation === input.generation
+      ? now
+      : { ...now, generation: input.generation, state: 'closed' as const, releaseAt: input.releaseAt, release: null };
+  return { opened, gate };
 }

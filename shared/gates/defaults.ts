@@ -13,13 +13,16 @@ import { onShutdown } from '../lifecycle';
 import { getLogger } from '../log';
 import { getServiceBusSender } from '../messaging/serviceBus';
 import { queues, serviceBusEntities, tables } from '../resources';
+import { occBackoff, retryContextOf } from '../retry';
 import { getStorage } from '../storage/clients';
-import type { ActionDeps, AnnounceDeps } from './activities';
+import type { ActionDeps } from './actionRunner';
+import type { AnnounceDeps, OpenedDeps } from './activities';
 import { GateAuditLog } from './audit';
 import type { GateDurableClient } from './durablePort';
 import { GateEventPublisher } from './publisher';
 import type { GateRouteDeps } from './routes';
 import { GateService } from './service';
+import { GateStore } from './store';
 import type { WaitingDeps } from './waiting';
 import { GateWatchHub } from './watchHub';
 
@@ -37,18 +40,42 @@ function durable(): GateDurableClient {
 let service: GateService | undefined;
 let hub: GateWatchHub | undefined;
 let audit: GateAuditLog | undefined;
+let store: GateStore | undefined;
 let publisher: GateEventPublisher | undefined;
 
+function gatesTable() {
+  const storage = getStorage(getConfig());
+  return () => storage.table(tables.gates);
+}
+
+function getStore(): GateStore {
+  store ??= new GateStore(gatesTable());
+  return store;
+}
+
+function getPublisher(): GateEventPublisher {
+  publisher ??= new GateEventPublisher(() => getServiceBusSender(getConfig(), serviceBusEntities.topics.gateEvents), getLogger());
+  return publisher;
+}
+
 export function getGateService(): GateService {
-  service ??= new GateService({
-    durable,
-    hub: getGateHub(),
-    settings: getConfig().gates,
-    clock: systemClock,
-    logger: getLogger(),
-    newId: () => randomUUID(),
-    jobs: getJobService,
-  });
+  if (service === undefined) {
+    const config = getConfig();
+    const logger = getLogger();
+    const runtime = { clock: systemClock, random: Math.random, logger, backoff: occBackoff(config.sequences) };
+    service = new GateService({
+      durable,
+      store: getStore(),
+      hub: getGateHub(),
+      settings: config.gates,
+      clock: systemClock,
+      logger,
+      retry: (subject) => retryContextOf(runtime, subject),
+      newId: () => randomUUID(),
+      jobs: getJobService,
+      announces: () => getPublisher().configured(),
+    });
+  }
   return service;
 }
 
@@ -67,10 +94,7 @@ export function getGateHub(): GateWatchHub {
 }
 
 export function getGateAudit(): GateAuditLog {
-  if (audit === undefined) {
-    const storage = getStorage(getConfig());
-    audit = new GateAuditLog(() => storage.table(tables.gateAudit));
-  }
+  audit ??= new GateAuditLog(gatesTable());
   return audit;
 }
 
@@ -79,13 +103,23 @@ export function getGateWaiting(): WaitingDeps {
 }
 
 export function getAnnounceDeps(): AnnounceDeps {
-  publisher ??= new GateEventPublisher(() => getServiceBusSender(getConfig(), serviceBusEntities.topics.gateEvents), getLogger());
-  return { audit: getGateAudit(), hub: getGateHub(), publisher, now: () => Date.now() };
+  return { hub: getGateHub(), publisher: getPublisher(), confirmRelease: (input) => getGateService().confirmRelease(input) };
+}
+
+export function getOpenedDeps(): OpenedDeps {
+  return { audit: getGateAudit(), store: getStore() };
 }
 
 export function getActionDeps(): ActionDeps {
   const storage = getStorage(getConfig());
-  return { actionsQueue: () => storage.queue(queues.gateActions), jobs: getJobService };
+  return {
+    store: getStore(),
+    confirmRelease: (input) => getGateService().confirmRelease(input),
+    actionsQueue: () => storage.queue(queues.gateActions),
+    jobs: getJobService,
+    now: () => Date.now(),
+    logger: getLogger(),
+  };
 }
 
 export const defaultGateRouteDeps: GateRouteDeps = {

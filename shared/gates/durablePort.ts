@@ -1,7 +1,8 @@
 /**
  * What the gates capability needs from a Durable client, as an interface: shared/ does not depend on
  * the Functions runtime, and tests can see every call. functions/gates.ts adapts the durable-functions
- * client to it.
+ * client to it. Gates use Durable only for work that follows a change (orchestrations they start);
+ * the gate's state itself is in the `gates` table.
  */
 
 export interface InstanceStatus {
@@ -14,12 +15,7 @@ export interface InstanceStatus {
 /** The check-status links `createCheckStatusResponse` gives (`statusQueryGetUri`, `sendEventPostUri`, …). */
 export type ManagementLinks = Readonly<Record<string, string>>;
 
-export type { EntityRef } from '../durableEntities';
-import type { EntityRef } from '../durableEntities';
-
 export interface GateDurableClient {
-  /** The entity's stored state, or undefined when it does not exist. */
-  readState<T>(entity: EntityRef): Promise<T | undefined>;
   /** Starts an orchestration with this id. Throws when an instance with the id is already running. */
   startNew(orchestration: string, instanceId: string, input: unknown): Promise<void>;
   getStatus(instanceId: string): Promise<InstanceStatus | undefined>;
@@ -27,8 +23,4 @@ export interface GateDurableClient {
   raiseEvent(instanceId: string, event: string, data: unknown): Promise<'delivered' | 'gone'>;
   /** The management links of an instance, on the origin of the request being answered. */
   managementLinks(instanceId: string, requestUrl: URL): ManagementLinks;
-}
-
-export function isFinished(status: InstanceStatus): boolean {
-  return ['Completed', 'Failed', 'Canceled', 'Terminated'].includes(status.runtimeStatus);
 }

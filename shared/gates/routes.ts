@@ -30,7 +30,7 @@ import {
   waitQuery,
   waitResult,
 } from './schemas';
-import type { Actor, GateService, Pending } from './service';
+import type { Actor, GateService } from './service';
 import { gateEventStream, waitForRelease, type WaitingDeps } from './waiting';
 
 export interface GateRouteDeps {
@@ -44,6 +44,7 @@ const tags = ['gates'];
 const badRequest = problem('Invalid name, query or body; nothing was changed');
 const notFound = problem('No such gate');
 const unavailable = problem('Storage or the Durable task hub is unavailable; retry after Retry-After');
+/** Documented as before; the change is now written before the call answers, so it is not sent. */
 const stillRunning = {
   description: 'Not answered within TALLYHO_GATES_COMMAND_WAIT_MS; it goes on: follow `statusQueryGetUri`',
   schema: accepted,
@@ -65,18 +66,6 @@ function actorOf(headers: HeaderReader, body: { by?: string | undefined; note?: 
 
 function gateResult(status: number, gate: GateSnapshot, extra: Readonly<Record<string, string>> = {}): HttpResult {
   return json(status, viewOf(gate), { etag: gateEtag(gate), 'cache-control': 'no-cache', ...extra });
-}
-
-function pendingResult(service: GateService, pending: Pending, url: URL): HttpResult {
-  const links = service.links(pending.instanceId, url);
-  const location = links.statusQueryGetUri;
-  return json(202, links, { 'retry-after': '1', ...(location === undefined ? {} : { location }) });
-}
-
-/** A gate whose entity state cannot be read is listed as unreadable, not a failed list; other errors fail it. */
-function toUnreadable(err: unknown): { detail: string } {
-  if (err instanceof AppError && err.code === 'CorruptState') return { detail: err.message };
-  throw err;
 }
 
 export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
@@ -102,10 +91,8 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
         409: problem('The gate exists with another releaseAt'),
         503: unavailable,
       },
-      handle: async ({ params, body, headers, url }) => {
-        const service = deps.service();
-        const result = await service.create(params.name, body?.releaseAt, actorOf(headers, body));
-        if (result.pending === true) return pendingResult(service, result, url);
+      handle: async ({ params, body, headers }) => {
+        const result = await deps.service().create(params.name, body?.releaseAt, actorOf(headers, body));
         return gateResult(result.created ? 201 : 200, result.gate, result.created ? { location: `/api/gates/${params.name}` } : {});
       },
     }),
@@ -114,7 +101,7 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
       method: 'GET',
       path: 'gates',
       summary: 'List gates with their state and waiters (for operators)',
-      description: 'Names come from the audit log (one table scan); each gate is then read from its entity.',
+      description: 'One table scan: each gate as it is now; a gate whose row cannot be read is listed under `unreadable`.',
       tags,
       query: listQuery,
       responses: {
@@ -123,16 +110,10 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
         503: unavailable,
       },
       handle: async ({ query }) => {
-        const names = await deps.audit().gateNames(query.limit);
-        const service = deps.service();
-        const gates = await Promise.all(names.items.map(async (name) => ({ name, gate: await service.read(name).catch(toUnreadable) })));
-        const items = gates.flatMap(({ gate }) => (gate === undefined || 'detail' in gate ? [] : [viewOf(gate)]));
-        const unreadable = gates.flatMap(({ name, gate }) =>
-          gate !== undefined && 'detail' in gate ? [{ name, detail: gate.detail }] : [],
-        );
+        const gates = await deps.service().list(query.limit);
         return json(
           200,
-          { items, unreadable: [...names.unreadable, ...unreadable], truncated: names.truncated },
+          { items: gates.items.map(viewOf), unreadable: gates.unreadable, truncated: gates.truncated },
           { 'cache-control': 'no-store' },
         );
       },
@@ -174,10 +155,9 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
       maxBodyBytes: 4096,
       examples: [{}, { by: 'alice', note: 'go' }],
       responses: commandResponses({ description: 'Released (by this call or an earlier one)', schema: releaseResult }),
-      handle: async ({ params, body, headers, url }) => {
-        const service = deps.service();
-        const result = await service.release(params.name, actorOf(headers, body));
-        if (result.pending === true) return pendingResult(service, result, url);
+      handle: async ({ params, body, headers }) => {
+        const result = await deps.service().release(params.name, actorOf(headers, body));
+        if (result.outcome === 'superseded') throw new AppError('Internal', 'A release of the current generation was superseded');
         return json(200, { outcome: result.outcome, gate: viewOf(result.gate) }, { etag: gateEtag(result.gate) });
       },
     }),
@@ -196,10 +176,8 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
       maxBodyBytes: 4096,
       examples: [{}, { releaseAt: '2026-03-29T09:00:00Z' }],
       responses: commandResponses({ description: 'Reset (by this call or a concurrent one)', schema: resetResult }),
-      handle: async ({ params, body, headers, url }) => {
-        const service = deps.service();
-        const result = await service.reset(params.name, body?.releaseAt, actorOf(headers, body));
-        if (result.pending === true) return pendingResult(service, result, url);
+      handle: async ({ params, body, headers }) => {
+        const result = await deps.service().reset(params.name, body?.releaseAt, actorOf(headers, body));
         return json(200, { outcome: result.outcome, gate: viewOf(result.gate), carried: result.carried }, { etag: gateEtag(result.gate) });
       },
     }),
@@ -265,7 +243,9 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
       summary: 'Start a gated durable run: it waits for the release, then performs its action',
       description:
         "Answers 202 with the run id and `statusUri` (also the Location), the run's own status route. A run that registers " +
-        'after the release proceeds at once. With `runId`, a repeated start returns the first run (`created: false`).',
+        'after the release proceeds at once. With `runId`, a repeated start with the same action returns the first run ' +
+        '(`created: false`); another action is a 409. A generation holds at most TALLYHO_GATES_MAX_WAITERS waiting runs: ' +
+        'a start beyond that is a 429 (start it after the release).',
       tags,
       params: gateParams,
       body: runBody,
@@ -287,7 +267,9 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
         202: { description: 'The run is started (or was already)', schema: runStarted },
         400: badRequest,
         404: notFound,
+        409: problem('A run with this runId exists with a different action'),
         413: problem('The body, or a job action over the jobs limits (TALLYHO_JOBS_MAX_ITEMS, TALLYHO_JOBS_MAX_ITEM_BYTES)'),
+        429: problem('The generation already has TALLYHO_GATES_MAX_WAITERS waiting runs; retry after Retry-After or the release'),
         503: unavailable,
       },
       handle: async ({ params, body }) => {
@@ -304,7 +286,7 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
       name: 'gatesRunStatus',
       method: 'GET',
       path: 'gates/{name}/runs/{runId}',
-      summary: "A gated run's status: its phase while it waits, its output once it has proceeded",
+      summary: "A gated run's state: waiting, proceeded (with the release and its action's result) or failed (with the reason)",
       tags,
       params: runParams,
       responses: {
@@ -314,9 +296,8 @@ export function gatesRoutes(deps: GateRouteDeps): RouteDefinition[] {
         503: unavailable,
       },
       handle: async ({ params }) => {
-        const run = await deps.service().runStatus(params.name, params.runId);
-        const { instanceId, ...rest } = run;
-        return json(200, { ...rest, gate: params.name, id: instanceId }, { 'cache-control': 'no-store' });
+        const { instanceId, ...run } = await deps.service().runStatus(params.name, params.runId);
+        return json(200, { ...run, id: instanceId }, { 'cache-control': 'no-store' });
       },
     }),
     defineRoute({

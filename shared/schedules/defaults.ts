@@ -26,8 +26,7 @@ import { parseAllowList } from './webhook/allowList';
 /** The gates capability's release use-case (it needs the Durable client functions/gates.ts binds). */
 const gates: GateReleasePort = {
   async release(gate, by, note) {
-    const outcome = await getGateService().release(gate, { by, note });
-    return outcome.pending === true ? `release under way (${outcome.instanceId})` : outcome.outcome;
+    return (await getGateService().release(gate, { by, note })).outcome;
   },
 };
 

@@ -3,9 +3,8 @@
  * refused; a job action is refused for what the jobs API refuses and is submitted under a key that
  * belongs to its run.
  */
-import { type ActionDeps, performAction } from '../../../shared/gates/activities';
-import { gateActionSchema, jobActionKey, maxActionPayloadBytes, needsActivity } from '../../../shared/gates/actions';
-import type { ActionInput } from '../../../shared/gates/messages';
+import { type ActionDeps, type ActionInput, performAction } from '../../../shared/gates/actionRunner';
+import { actionFingerprint, gateActionSchema, jobActionKey, maxActionPayloadBytes } from '../../../shared/gates/actions';
 import { runBody } from '../../../shared/gates/schemas';
 import type { SubmitRequest } from '../../../shared/jobs/submit';
 import { transactions } from '../../support/billing';
@@ -41,15 +40,17 @@ describe('gate actions', () => {
     expect(gateActionSchema.safeParse(action).success).toBe(false);
   });
 
-  test('only actions with I/O need an activity', () => {
-    expect(needsActivity({ type: 'none' })).toBe(false);
-    expect(needsActivity({ type: 'enqueue' })).toBe(true);
-    expect(needsActivity({ type: 'job', processor: 'billing', items: [{ id: 'a' }] })).toBe(true);
+  test("an action's fingerprint ignores the order of its fields and tells any other action apart", () => {
+    const a = actionFingerprint({ type: 'enqueue', payload: { shard: 1, tags: ['x', 'y'] } });
+    expect(actionFingerprint(gateActionSchema.parse({ payload: { tags: ['x', 'y'], shard: 1 }, type: 'enqueue' }))).toBe(a);
+    expect(actionFingerprint({ type: 'enqueue', payload: { shard: 1, tags: ['y', 'x'] } })).not.toBe(a);
+    expect(actionFingerprint({ type: 'enqueue', payload: { shard: 2, tags: ['x', 'y'] } })).not.toBe(a);
+    expect(actionFingerprint({ type: 'enqueue' })).not.toBe(actionFingerprint({ type: 'none' }));
   });
 
   test('the job action submits through the jobs service under a key of its run: a retry repeats the key, another run does not', async () => {
     const calls: { request: SubmitRequest; key: string }[] = [];
-    const deps: ActionDeps = {
+    const deps: Pick<ActionDeps, 'actionsQueue' | 'jobs'> = {
       actionsQueue: () => Promise.reject(new Error('a job action uses no queue')),
       jobs: () => ({
         submit(request, key) {
