@@ -12,15 +12,10 @@ export interface InstanceStatus {
   readonly output: unknown;
 }
 
-/** The check-status links `createCheckStatusResponse` gives (`statusQueryGetUri`, `sendEventPostUri`, …). */
-export type ManagementLinks = Readonly<Record<string, string>>;
-
 export interface GateDurableClient {
   /** Starts an orchestration with this id. Throws when an instance with the id is already running. */
   startNew(orchestration: string, instanceId: string, input: unknown): Promise<void>;
   getStatus(instanceId: string): Promise<InstanceStatus | undefined>;
   /** Raises an event; `gone` when the instance no longer exists or has finished. */
   raiseEvent(instanceId: string, event: string, data: unknown): Promise<'delivered' | 'gone'>;
-  /** The management links of an instance, on the origin of the request being answered. */
-  managementLinks(instanceId: string, requestUrl: URL): ManagementLinks;
 }

@@ -102,7 +102,7 @@ function releasedView(gate: GateRecord, release: ReleaseRecord): GateSnapshot {
 }
 
 export class GateService {
-  readonly registrar: GateRegistrar;
+  private readonly registrar: GateRegistrar;
 
   constructor(private readonly deps: GateServiceDeps) {
     this.registrar = new GateRegistrar({

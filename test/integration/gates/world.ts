@@ -57,9 +57,6 @@ export class RecordingDurable implements GateDurableClient {
     this.events.push({ instanceId, event });
     return Promise.resolve(this.running.has(instanceId) ? 'delivered' : 'gone');
   }
-  managementLinks(instanceId: string): Record<string, string> {
-    return { id: instanceId };
-  }
 }
 
 export interface GateWorld {
