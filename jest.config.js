@@ -37,6 +37,8 @@ const onRealHost = {
 };
 const realHostProjects = [
   { ...base, ...onRealHost, displayName: 'e2e-real', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+  // The same calls to both hosts, answers compared (needs the real host, so only here).
+  { ...base, ...onRealHost, displayName: 'parity', testMatch: ['<rootDir>/test/parity/**/*.test.ts'] },
   { ...client, ...onRealHost, displayName: 'client-e2e-real', testMatch: ['<rootDir>/clients/typescript/test/e2e/**/*.test.ts'] },
 ];
 
@@ -45,6 +47,8 @@ module.exports = {
   globalSetup: '<rootDir>/test/support/globalSetup.ts',
   globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
   maxWorkers: 2,
+  // Where the time goes: the slowest files and each project's total, after the summary.
+  reporters: ['default', ['<rootDir>/test/support/timingReporter.cjs', { slowest: 10 }]],
   testTimeout: 60_000,
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },

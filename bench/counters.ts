@@ -18,7 +18,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 
 import { startAzurite } from '../devhost/azurite';
 import { systemClock } from '../shared/clock';
-import { counterSettings, loadConfig } from '../shared/config';
+import { loadAppConfig as loadConfig } from '../shared/app/settings';
+import { readGroup } from '../shared/config';
+import { counterSettings } from '../shared/counters/settings';
 import type { CounterMode } from '../shared/counters/definition';
 import { CounterService } from '../shared/counters/service';
 import { silentLogger } from '../shared/log';
@@ -66,7 +68,7 @@ async function main(): Promise<void> {
     const serviceWith = (writesInFlight?: number): CounterService =>
       new CounterService({
         table: (name) => storage.table(name),
-        settings: { ...counterSettings({}), settingsCacheSeconds: 3600 },
+        settings: { ...readGroup(counterSettings, {}), settingsCacheSeconds: 3600 },
         idempotencyTtlSeconds: 3600,
         clock: systemClock,
         random: Math.random,

@@ -18,9 +18,9 @@
  * of orchestrators, activities and entities — while starting the N runs and from the release until
  * the last run proceeded and the host went quiet — net of the host's idle floor over the same time.
  * Idle cost while N wait, over 10 s: storage requests and (devhost) the watch hub's state reads.
- * Each run of the benchmark prints `uptime`: the machine is shared.
+ * Each phase prints the machine's load average (as `uptime` does): the machine is shared.
  */
-import { execFileSync } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
 import { QueueClient } from '@azure/storage-queue';
@@ -37,7 +37,11 @@ const startConcurrency = 32;
 const actionsQueue = 'gate-actions';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const uptime = (): string => execFileSync('uptime', { encoding: 'utf8' }).trim();
+/** What `uptime` says of the machine: its load average over 1, 5 and 15 minutes. */
+const uptime = (): string =>
+  `load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ')}`;
 
 type KeyKind = 'admin' | 'function';
 
@@ -508,11 +512,12 @@ async function main(): Promise<void> {
       TALLYHO_GATES_MAX_WAITERS: String(Math.max(...sizes) * 2 + 1000),
     },
   });
-  const hubModule = await host.appModule<{ getGateHub?: () => { stats(): { reads: number } } }>('shared/gates/defaults.js');
-  const getHub = hubModule?.getGateHub;
+  // The devhost in this process loaded the app afresh: take the watch hub from the app its copy of functions/_app built.
+  const appModule = await host.appModule<{ theApp?: () => { gates: { hub: { stats(): { reads: number } } } } }>('functions/_app.js');
+  const theApp = appModule?.theApp;
   const env: Env = {
     host,
-    hubReads: getHub === undefined ? undefined : () => getHub().stats().reads,
+    hubReads: theApp === undefined ? undefined : () => theApp().gates.hub.stats().reads,
     floorPerSecond: 0,
     floorExecutionsPerSecond: 0,
     floorMessagesPerSecond: 0,

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 
 import { startAzurite } from '../devhost/azurite';
-import { loadConfig } from '../shared/config';
+import { loadAppConfig } from '../shared/app/settings';
 import { mapTransaction } from '../shared/jobs/billing/processor';
 import type { JsonObject } from '../shared/jobs/envelope';
 import { parseRateTable, defaultRatesJson } from '../shared/jobs/billing/rates';
@@ -136,7 +136,7 @@ async function jobsRun(proxy: CountingProxy): Promise<{ run: Run; idlePerSecond:
 }
 
 async function naiveRun(proxy: CountingProxy): Promise<Run> {
-  const config = loadConfig({ AzureWebJobsStorage: proxy.connectionString });
+  const config = loadAppConfig({ AzureWebJobsStorage: proxy.connectionString });
   const storage = createStorageClients(config.storage, { retry: config.storageRetry });
   const id = randomBytes(4).toString('hex');
   const queue = await storage.queue(`naive-${id}`);

@@ -16,7 +16,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 
 import { startAzurite } from '../devhost/azurite';
 import { systemClock } from '../shared/clock';
-import { loadConfig } from '../shared/config';
+import { loadAppConfig } from '../shared/app/settings';
 import { isAppError } from '../shared/errors';
 import { silentLogger } from '../shared/log';
 import { retryLostRaces } from '../shared/retry';
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   header('sequences');
   const azurite = await startAzurite();
   try {
-    const config = loadConfig({ AzureWebJobsStorage: azurite.connectionString });
+    const config = loadAppConfig({ AzureWebJobsStorage: azurite.connectionString });
     const storage = createStorageClients(config.storage, {
       retry: config.storageRetry,
       observe: (service, method) => {
@@ -61,7 +61,7 @@ async function main(): Promise<void> {
       },
     });
     const store = new SequenceStore(() => storage.table('benchsequences'));
-    const backoff = occBackoff(config.sequences);
+    const backoff = occBackoff(config.occ);
     const results: Result[] = [];
 
     const fresh = async (name: string) => (await store.create(name, defaultDefinition)).sequence;

@@ -9,7 +9,7 @@ import { TallyhoClient, TallyhoError } from '../clients/typescript/src/index.js'
 const keyItem = 'tallyho.adminKey';
 const modeItem = 'tallyho.authMode';
 
-export type AuthMode = 'key' | 'signin';
+type AuthMode = 'key' | 'signin';
 
 export interface Credentials {
   readonly mode: AuthMode;

@@ -90,7 +90,7 @@ export function ConfirmButton(props: ConfirmProps) {
 
 const relative = new Intl.RelativeTimeFormat('en', { numeric: 'auto', style: 'short' });
 
-export function describeAge(iso: string | number, now: number): string {
+function describeAge(iso: string | number, now: number): string {
   const ms = (typeof iso === 'number' ? iso : Date.parse(iso)) - now;
   const abs = Math.abs(ms);
   if (abs < 1000) return 'now';
@@ -126,7 +126,7 @@ export function formatDuration(ms: number): string {
 }
 
 /** A section's heading with its refresh button and when it last loaded. */
-export function SectionHeader({
+function SectionHeader({
   id,
   title,
   resource,

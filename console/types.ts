@@ -5,29 +5,6 @@ export interface Listing<T> {
   readonly truncated: boolean;
 }
 
-export interface SequenceView {
-  readonly sequence: string;
-  readonly settings: {
-    readonly prefix: string;
-    readonly width: number;
-    readonly checkDigit: boolean;
-    readonly blockSize: { readonly min: number; readonly max: number };
-    readonly refillTargetSeconds: number;
-  };
-  readonly highWaterMark: number;
-  readonly instance: {
-    readonly blockSize: number;
-    readonly remaining: number;
-    readonly issued: number;
-    readonly refills: number;
-    readonly refillFailures: number;
-    readonly retries412: number;
-    readonly retriesExhausted: number;
-    readonly boundaryWaits: number;
-    readonly lastRefillAt: string | null;
-  } | null;
-}
-
 export interface CounterView {
   readonly name: string;
   readonly mode: 'hits' | 'sharded';
@@ -77,11 +54,6 @@ export interface ScheduleView {
   readonly delivery?: { readonly mode: string; readonly sequenceNumber: string | null };
 }
 
-export interface ScheduleList {
-  readonly items: ScheduleView[];
-  readonly continuationToken: string | null;
-}
-
 export interface JobView {
   readonly id: string;
   readonly processor: string;
@@ -98,13 +70,6 @@ export interface JobFailure {
   readonly reason: string;
   readonly attempts: number;
   readonly envelope: string;
-}
-
-export interface StreamRouteView {
-  readonly type: string;
-  readonly partition: string;
-  readonly resource: string;
-  readonly version: number;
 }
 
 export interface StreamView {

@@ -12,27 +12,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { HostClock } from './clock';
 import { type ClockControl, SettleTimeout } from './clockControl';
-import type { RpcBindingInfo } from './core/types';
+import type { FunctionSummary } from './functionTable';
 import type { HostRouteHandler } from './http/frontDoor';
-import { KeyPolicy } from './http/keys';
-
-export interface FunctionSummary {
-  readonly name: string;
-  readonly isDisabled: boolean;
-  /** Why the host could not index the function (e.g. an unset %Setting%), if it could not. */
-  readonly error?: string;
-  readonly trigger: { readonly type: string; readonly name: string };
-  readonly invoke_url_template?: string;
-  readonly http?: { readonly route: string; readonly methods: readonly string[]; readonly authLevel: string };
-  readonly config: { readonly bindings: readonly (RpcBindingInfo & { name: string })[] };
-}
+import { KeyPolicy } from './keys';
 
 export interface AdminOptions {
   readonly keys: KeyPolicy;
   readonly clock: HostClock;
   readonly clockControl: ClockControl;
   readonly functions: () => readonly FunctionSummary[];
-  readonly runNow: (name: string, input: string | undefined) => Promise<boolean>;
+  /** Starts the function now; false when no provider triggers a function of that name. */
+  readonly runNow: (name: string, input: string | undefined) => boolean;
   readonly startedAt: number;
   readonly hostId: string;
 }
@@ -80,9 +70,12 @@ export function adminRoutes(options: AdminOptions): HostRouteHandler {
   return async (req, res, url) => {
     const path = url.pathname.replace(/\/+$/, '').toLowerCase();
     const method = req.method ?? 'GET';
-    // The master key, always: the real host's admin API is never open (real-host-observations.md §3).
-    if (!keys.allowsAdmin(KeyPolicy.presented(req.headers, url.searchParams))) {
-      res.statusCode = 401;
+    // The master key, always: the real host's admin API is never open; a lesser key it knows is 403
+    // (devhost/docs/real-host.md#keys).
+    const refusal = keys.adminRefusal(KeyPolicy.presented(req.headers, url.searchParams));
+    if (refusal !== undefined) {
+      res.statusCode = refusal;
+      for (const [name, value] of Object.entries(KeyPolicy.refusalHeaders(refusal))) res.setHeader(name, value);
       res.setHeader('Content-Length', 0);
       res.end();
       return true;
@@ -93,7 +86,12 @@ export function adminRoutes(options: AdminOptions): HostRouteHandler {
         state: 'Running',
         version: '4.0.0-devhost',
         versionDetails: 'devhost (offline Functions host for Node.js programming model v4)',
+        // The members the real host adds; empty or Unknown where it runs outside App Service too.
+        platformVersion: '',
+        instanceId: '',
+        computerName: '',
         processUptime: Date.now() - options.startedAt,
+        functionAppContentEditingState: 'Unknown',
       });
       return true;
     }
@@ -122,7 +120,7 @@ export function adminRoutes(options: AdminOptions): HostRouteHandler {
           return true;
         }
         const input = (body as { input?: unknown }).input;
-        if (!(await options.runNow(fn.name, typeof input === 'string' ? input : input === undefined ? undefined : JSON.stringify(input)))) {
+        if (!options.runNow(fn.name, typeof input === 'string' ? input : input === undefined ? undefined : JSON.stringify(input))) {
           problem(
             res,
             400,

@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 
-export const azuriteAccount = {
+const azuriteAccount = {
   name: 'devstoreaccount1',
   key: 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==',
 } as const;
@@ -87,7 +87,7 @@ function canConnect(host: string, port: number): Promise<boolean> {
   });
 }
 
-export async function waitForPort(host: string, port: number, timeoutMs: number, exited: () => boolean): Promise<void> {
+async function waitForPort(host: string, port: number, timeoutMs: number, exited: () => boolean): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await canConnect(host, port))) {
     if (exited()) throw new Error(`Azurite exited before listening on ${host}:${port}`);

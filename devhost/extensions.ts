@@ -3,8 +3,8 @@
  * bundle of the real host. The Durable Functions engine registers itself here.
  */
 import { DurableExtension } from './durable/extension';
-import type { HostExtension } from './extension';
+import type { HostProvider } from './provider';
 
-export function defaultExtensions(): HostExtension[] {
+export function defaultExtensions(): HostProvider[] {
   return [new DurableExtension()];
 }

@@ -3,7 +3,10 @@
  * function name. `quiet` keeps warnings and errors only (tests, benchmarks).
  */
 import type { RpcLogLevel } from './core/types';
-import type { HostLogger, HostLogLevel } from './extension';
+
+export type HostLogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export type HostLogger = (level: HostLogLevel, message: string) => void;
 
 const order: Record<HostLogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
 

@@ -1,7 +1,9 @@
 /**
  * `npm start`: Azurite (in memory; `--persist` keeps data in `.azurite/`), `local.settings.json`
  * (copied from `local.settings.sample.json` when missing), then `func start` when Azure Functions
- * Core Tools are on PATH, otherwise the offline devhost. One Ctrl+C (or SIGTERM) stops both.
+ * Core Tools are on PATH, else the real Functions host when FUNCTIONS_HOST_BUILD names a build of it
+ * and the .NET SDK is installed (realHost/serve.ts), otherwise the offline devhost. One Ctrl+C (or
+ * SIGTERM) stops both.
  *
  * PORT sets the HTTP port (else local.settings.json Host.LocalHttpPort, else 7071); AZURITE_BLOB_PORT / AZURITE_QUEUE_PORT /
  * AZURITE_TABLE_PORT move Azurite (defaults 10000-10002) and AzureWebJobsStorage follows them while
@@ -18,6 +20,8 @@ import { getSetting, readLocalSettings } from './app/settings';
 import { type RunningAzurite, startAzurite } from './azurite';
 import { defaultExtensions } from './extensions';
 import { startHost } from './host';
+import { configuredHostBuild } from './realHost/hostBuild';
+import { serveOnRealHost } from './realHost/serve';
 
 // `--app DIR`, else the working directory (npm runs scripts in the package's folder), as cli.ts does.
 const { values: options } = parseArgs({
@@ -46,8 +50,8 @@ function ensureLocalSettings(): void {
   say('Created local.settings.json from local.settings.sample.json (edit it to change settings).');
 }
 
-function coreToolsAvailable(): boolean {
-  const probe = spawnSync(process.platform === 'win32' ? 'where' : 'which', ['func'], { stdio: 'ignore' });
+function onPath(command: string): boolean {
+  const probe = spawnSync(process.platform === 'win32' ? 'where' : 'which', [command], { stdio: 'ignore' });
   return probe.status === 0;
 }
 
@@ -102,7 +106,8 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
-  if (coreToolsAvailable()) {
+  const hostBuild = configuredHostBuild();
+  if (onPath('func')) {
     say(`Azure Functions Core Tools found: running func start on port ${httpPort}`);
     const func: ChildProcess = spawn('func', ['start', '--port', String(httpPort)], { cwd: appRoot, stdio: 'inherit', env: process.env });
     const exited = new Promise<void>((r) => func.once('exit', () => r()));
@@ -111,6 +116,15 @@ async function main(): Promise<void> {
       await exited;
     };
     void exited.then(() => shutdown('func exited'));
+  } else if (hostBuild !== undefined && onPath('dotnet')) {
+    say(`FUNCTIONS_HOST_BUILD names a Functions host build (${hostBuild}): running the real host on port ${httpPort}`);
+    try {
+      const host = await serveOnRealHost({ appRoot, hostBuild, port: httpPort, settings: local.values, say });
+      stopApp = () => host.stop();
+    } catch (err) {
+      await azurite.stop();
+      throw err;
+    }
   } else {
     say('Azure Functions Core Tools (func) are not installed: using the offline devhost (see devhost/README.md for how it differs).');
     process.chdir(appRoot);

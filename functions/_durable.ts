@@ -1,23 +1,15 @@
 /**
- * The durable-functions client behind the Durable ports of shared/ (gates, streams): every operation
- * a capability needs, typed, with the library's "not found" errors turned into values.
- *
- * HTTP functions get the client from a `durableClient` input binding. Its binding data (task hub,
- * management URLs, RPC base URL) is the same for every invocation of the app, so the newest client is
- * kept for work that runs outside an invocation (the gate watchers' reads).
+ * The durable-functions client behind shared/'s Durable port (shared/durable/client.ts): every
+ * operation a capability needs, typed, with the library's "not found" errors turned into values.
+ * Functions get the client from a `durableClient` input binding, one per invocation.
  */
 import type { InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
 
 import { DurableRpc, rpcBaseOf, type RpcReply } from './_durableRpc';
 
-import type { EntityRef } from '../shared/durableEntities';
-
-export interface InstanceStatus {
-  readonly runtimeStatus: string;
-  readonly customStatus: unknown;
-  readonly output: unknown;
-}
+import type { DurableClient, InstanceStatus, ManagementLinks } from '../shared/durable/client';
+import type { EntityRef } from '../shared/durable/entities';
 
 /** The JS client signals "no such instance" only through the message of the error it throws. */
 function isNotFound(err: unknown): boolean {
@@ -28,7 +20,7 @@ function unexpected(operation: string, reply: RpcReply): Error {
   return new Error(`The Durable HTTP API answered ${operation} with ${reply.status}: ${reply.body.slice(0, 200)}`);
 }
 
-export class DurableClientAdapter {
+export class DurableClientAdapter implements DurableClient {
   constructor(
     readonly client: df.DurableClient,
     /** The library client's own endpoint, for the hot-path calls (see _durableRpc.ts). */
@@ -69,10 +61,6 @@ export class DurableClientAdapter {
     }
   }
 
-  async runtimeStatus(instanceId: string): Promise<string | undefined> {
-    return (await this.getStatus(instanceId))?.runtimeStatus;
-  }
-
   /** `gone` when there is no such instance (a finished one accepts and ignores the event). */
   async raiseEvent(instanceId: string, event: string, data: unknown): Promise<'delivered' | 'gone'> {
     if (this.rpc !== undefined) {
@@ -92,7 +80,7 @@ export class DurableClientAdapter {
   }
 
   /** As `createCheckStatusResponse` builds them: the management URLs on the origin of the request answered. */
-  managementLinks(instanceId: string, requestUrl: URL): Record<string, string> {
+  managementLinks(instanceId: string, requestUrl: URL): ManagementLinks {
     const payload = this.client.createHttpManagementPayload(instanceId) as unknown as Record<string, string>;
     const links: Record<string, string> = {};
     for (const [key, value] of Object.entries(payload)) {
@@ -102,28 +90,8 @@ export class DurableClientAdapter {
   }
 }
 
-let latest: DurableClientAdapter | undefined;
-
-/** The client of this invocation (it must declare `df.input.durableClient()`), kept as the newest. */
+/** The client of this invocation (its function must declare `df.input.durableClient()`). */
 export function durableClientOf(context: InvocationContext): DurableClientAdapter {
   const base = rpcBaseOf(context);
-  latest = new DurableClientAdapter(df.getClient(context), base === undefined ? undefined : new DurableRpc(base));
-  return latest;
+  return new DurableClientAdapter(df.getClient(context), base === undefined ? undefined : new DurableRpc(base));
 }
-
-/** The newest client seen by any invocation of this process. */
-export function latestDurableClient(): DurableClientAdapter {
-  if (latest === undefined) throw new Error('No invocation with a durableClient input has run in this process yet');
-  return latest;
-}
-
-/**
- * Registration options for HTTP routes that reach Durable: the `durableClient` input, taken into the
- * ports before each request (see durableClientOf).
- */
-export const withDurableClient = {
-  extraInputs: [df.input.durableClient()],
-  before: (context: InvocationContext): void => {
-    durableClientOf(context);
-  },
-};

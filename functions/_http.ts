@@ -1,19 +1,16 @@
 /**
- * Registers shared route definitions as HTTP functions. Validation, error mapping and problem+json
- * happen in the route itself (shared/http/route.ts); this adapter only binds it to the runtime.
+ * Registers the app's route list (shared/app/routes.ts) as HTTP functions. Validation, error mapping
+ * and problem+json happen in the route itself (shared/http/route.ts); this adapter only binds it to
+ * the runtime: a route that declares `durable` gets a `durableClient` input, and its handler the
+ * invocation's client.
  */
-import {
-  app,
-  type FunctionInput,
-  type HttpMethod,
-  type HttpRequest,
-  type HttpResponseInit,
-  type InvocationContext,
-} from '@azure/functions';
+import { app, type HttpMethod, type HttpRequest, type HttpResponseInit, type InvocationContext } from '@azure/functions';
+import * as df from 'durable-functions';
 
-import { getConfig } from '../shared/config';
+import type { DurableClient } from '../shared/durable/client';
 import type { RouteDefinition } from '../shared/http/route';
 import type { Logger } from '../shared/log';
+import { invocationClient, theApp } from './_app';
 
 function invocationLogger(context: InvocationContext): Logger {
   return {
@@ -27,48 +24,52 @@ function invocationLogger(context: InvocationContext): Logger {
   };
 }
 
+/** The app-wide body limit; a bad setting surfaces as a problem document from the handler's own use of the app. */
 function maxBodyBytes(): number | undefined {
   try {
-    return getConfig().http.maxBodyBytes;
+    return theApp().config.http.maxBodyBytes;
   } catch {
-    // A bad setting surfaces as a problem document from the handler's own use of the config.
     return undefined;
   }
 }
 
-export async function runRoute(
-  route: RouteDefinition,
-  request: HttpRequest,
-  context: InvocationContext,
-  bodyLimit: number | undefined = undefined,
-): Promise<HttpResponseInit> {
-  const limit = bodyLimit ?? maxBodyBytes();
-  return route.run(request, { logger: invocationLogger(context), ...(limit === undefined ? {} : { maxBodyBytes: limit }) });
+/**
+ * The invocation's Durable client, offered to the app's source at once (the gate watchers read
+ * through it, even on a route whose handler never asks for the client). Without an app (a bad
+ * setting) there is nothing to offer, and the handler's own use of the client raises the problem.
+ */
+function durableOf(route: RouteDefinition, context: InvocationContext): (() => DurableClient) | undefined {
+  if (route.durable !== true) return undefined;
+  let client: DurableClient | undefined;
+  try {
+    client = invocationClient(context);
+  } catch {
+    // Answered by the handler, below.
+  }
+  return () => client ?? invocationClient(context);
 }
 
-export interface RegisterOptions {
-  /** Input bindings every route of the list gets, e.g. `df.input.durableClient()`. */
-  readonly extraInputs?: FunctionInput[];
-  /** Runs before each request with its invocation context, e.g. to take the Durable client from it. */
-  readonly before?: (context: InvocationContext) => void;
-  /** Replaces the app-wide TALLYHO_MAX_BODY_BYTES for these routes (an endpoint that takes bulk input). */
-  readonly maxBodyBytes?: number;
+function runRoute(route: RouteDefinition, request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> {
+  const limit = maxBodyBytes();
+  const durable = durableOf(route, context);
+  return route.run(request, {
+    logger: invocationLogger(context),
+    ...(limit === undefined ? {} : { maxBodyBytes: limit }),
+    ...(durable === undefined ? {} : { durable }),
+  });
 }
 
 /** What an `anyMethod` route registers: every method but CONNECT (a proxy tunnel, never an API call). */
 const everyMethod: HttpMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'];
 
-export function registerRoutes(routes: readonly RouteDefinition[], options: RegisterOptions = {}): void {
+export function registerRoutes(routes: readonly RouteDefinition[]): void {
   for (const route of routes) {
     app.http(route.name, {
       methods: route.anyMethod === true ? everyMethod : [route.method],
       route: route.path,
       authLevel: route.auth,
-      ...(options.extraInputs === undefined ? {} : { extraInputs: options.extraInputs }),
-      handler: (request, context) => {
-        options.before?.(context);
-        return runRoute(route, request, context, options.maxBodyBytes);
-      },
+      ...(route.durable === true ? { extraInputs: [df.input.durableClient()] } : {}),
+      handler: (request, context) => runRoute(route, request, context),
     });
   }
 }

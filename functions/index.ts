@@ -1,27 +1,22 @@
 /**
- * The app's entry point (package.json "main"). It loads every capability's registrations explicitly,
- * which is more reliable than a glob on Flex Consumption, and wires the lifecycle hooks.
+ * The app's entry point (package.json "main"). It loads every registration explicitly, which is
+ * more reliable than a glob on Flex Consumption, and stops the app when the host stops.
  */
 import { app } from '@azure/functions';
 
-import { runShutdown } from '../shared/lifecycle';
+import { stopApp } from './_app';
 
-import './health';
-import './apidocs';
-import './console';
+import './http';
 import './counters';
 import './gates';
 import './idempotency';
 import './jobs';
-import './notFound';
-import './openapi';
 import './schedules';
-import './sequences';
 import './streams';
 
 // Server-sent events (gate releases) need streamed responses.
 app.setup({ enableHttpStream: true });
 
 app.hook.appTerminate(async () => {
-  await runShutdown();
+  await stopApp();
 });

@@ -1,38 +1,19 @@
 /**
- * Jobs: HTTP registrations, one storage-queue trigger per work queue, one per poison queue, and the
- * reconciler timer. Queue names and the schedule come from settings when the app loads
- * (TALLYHO_JOBS_QUEUES, TALLYHO_JOBS_QUEUE_PREFIX, TALLYHO_JOBS_RECONCILE_SCHEDULE); the logic
- * lives in shared/jobs. Every function that can complete a job gets a Durable client, so the
- * billing processor can append its invoice lines through the streams capability.
+ * Jobs: one storage-queue trigger per work queue, one per poison queue, and the reconciler timer.
+ * Queue names and the schedule come from settings when the app loads (TALLYHO_JOBS_QUEUES,
+ * TALLYHO_JOBS_QUEUE_PREFIX, TALLYHO_JOBS_RECONCILE_SCHEDULE); the logic lives in shared/jobs. Every
+ * function that can complete a job gets a Durable client and offers it to the app, so the billing
+ * processor can append its invoice lines through the streams capability.
  */
 import { app, type InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
 
-import { jobSettings, settingNames } from '../shared/config';
-import { getJobService, useStreamsForJobs } from '../shared/jobs/defaults';
+import { connectionNames } from '../shared/config';
 import { poisonQueueName, workQueueNames } from '../shared/jobs/queues';
-import { jobsRoutes } from '../shared/jobs/routes';
-import { getStreamService } from '../shared/streams/defaults';
-import { streamsApi } from '../shared/streams/service';
-import { durableClientOf, latestDurableClient, withDurableClient } from './_durable';
-import { registerRoutes } from './_http';
+import { registration, theApp } from './_app';
+import { durableClientOf } from './_durable';
 
-const settings = jobSettings();
 const durableClient = [df.input.durableClient()];
-
-// A Durable client's binding data is the same for every invocation, so the newest one serves.
-useStreamsForJobs(() => streamsApi(getStreamService(), latestDurableClient()));
-
-const routes = jobsRoutes({ service: getJobService, maxRequestBytes: settings.maxRequestBytes });
-registerRoutes(
-  routes.filter((r) => r.name !== 'jobsRetryFailed'),
-  { maxBodyBytes: settings.maxRequestBytes },
-);
-// Retry-failed may first hand on the last completion's output, which needs the streams client.
-registerRoutes(
-  routes.filter((r) => r.name === 'jobsRetryFailed'),
-  withDurableClient,
-);
 
 /** The library hands a JSON message over parsed; the envelope is re-serialised to the text it was. */
 function messageText(message: unknown): string {
@@ -44,35 +25,36 @@ function dequeueCount(context: InvocationContext): number {
   return typeof count === 'number' ? count : Number(count ?? 1);
 }
 
-workQueueNames(settings).forEach((queueName, i) => {
+workQueueNames(registration.jobs).forEach((queueName, i) => {
   app.storageQueue(`jobsWork${i}`, {
     queueName,
-    connection: settingNames.storage,
+    connection: connectionNames.storage,
     extraInputs: durableClient,
     handler: async (message, context) => {
-      durableClientOf(context);
-      const report = await getJobService().processEnvelope(messageText(message), { dequeueCount: dequeueCount(context) });
+      // A job this envelope completes appends its invoice lines through the app's Durable client source.
+      theApp().durable.offer(durableClientOf(context));
+      const report = await theApp().jobs.processEnvelope(messageText(message), { dequeueCount: dequeueCount(context) });
       if (report.jobFinished) context.log(JSON.stringify({ event: 'jobs.envelope_finished_job', ...report }));
     },
   });
   const poison = poisonQueueName(queueName);
   app.storageQueue(`jobsPoison${i}`, {
     queueName: poison,
-    connection: settingNames.storage,
+    connection: connectionNames.storage,
     extraInputs: durableClient,
     handler: async (message, context) => {
-      durableClientOf(context);
-      await getJobService().processPoison(messageText(message), poison);
+      theApp().durable.offer(durableClientOf(context));
+      await theApp().jobs.processPoison(messageText(message), poison);
     },
   });
 });
 
 app.timer('jobsReconcile', {
-  schedule: settings.reconcileSchedule,
+  schedule: registration.jobs.reconcileSchedule,
   extraInputs: durableClient,
   handler: async (_timer, context) => {
-    durableClientOf(context);
-    const report = await getJobService().reconcile();
+    theApp().durable.offer(durableClientOf(context));
+    const report = await theApp().jobs.reconcile();
     if (report.visited > 0) context.log(JSON.stringify({ event: 'jobs.reconciled', ...report }));
   },
 });

@@ -10,7 +10,7 @@ export interface Clock {
 }
 
 /** The abort reason as an Error (AbortSignal.reason is `any`). */
-export function abortReason(signal: AbortSignal | undefined): Error {
+function abortReason(signal: AbortSignal | undefined): Error {
   const reason: unknown = signal?.reason;
   return reason instanceof Error ? reason : new DOMException('The operation was aborted', 'AbortError');
 }

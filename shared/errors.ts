@@ -125,7 +125,7 @@ export interface Problem {
   readonly [extension: string]: unknown;
 }
 
-export function problemType(code: AppErrorCode): string {
+function problemType(code: AppErrorCode): string {
   return `urn:tallyho:problem:${code}`;
 }
 

@@ -9,11 +9,8 @@
  */
 import type { TableClient } from '@azure/data-tables';
 
-import { type Clock, systemClock } from './clock';
-import { getConfig } from './config';
-import { type Logger, getLogger } from './log';
-import { tables } from './resources';
-import { getStorage } from './storage/clients';
+import type { Clock } from './clock';
+import type { Logger } from './log';
 import { mapLimited } from './mapLimited';
 import { hasStatus, translateStorageError } from './storage/errors';
 
@@ -30,7 +27,7 @@ export interface SweepReport {
 }
 
 /** Rows one run deletes at most, so a large backlog is worked off over several runs. */
-export const defaultSweepMaxRows = 5000;
+const defaultSweepMaxRows = 5000;
 
 /** Deletes in flight at once: enough to finish a full run in seconds, not enough to crowd requests out. */
 const deleteConcurrency = 8;
@@ -87,10 +84,9 @@ export async function sweepIdempotency(table: TableClient, clock: Clock, maxRows
   return { expired: rows.length, truncated, ...(await deleteExpired(table, rows)) };
 }
 
-/** The timer's entry point: the app's idempotency table, logged when it did anything. */
-export async function runIdempotencySweep(logger: Logger = getLogger()): Promise<SweepReport> {
-  const table = await getStorage(getConfig()).table(tables.idempotency);
-  const report = await sweepIdempotency(table, systemClock);
+/** The timer's run: the app's idempotency table, logged when it did anything. */
+export async function runIdempotencySweep(table: TableClient, clock: Clock, logger: Logger): Promise<SweepReport> {
+  const report = await sweepIdempotency(table, clock);
   if (report.expired > 0) logger.log('info', 'idempotency.swept', { ...report });
   return report;
 }

@@ -49,10 +49,3 @@ export class MemoryLogger implements Logger {
 }
 
 export const silentLogger: Logger = { log: () => undefined };
-
-let processLogger: Logger | undefined;
-
-export function getLogger(): Logger {
-  processLogger ??= createLogger();
-  return processLogger;
-}

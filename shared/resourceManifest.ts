@@ -6,7 +6,7 @@
  */
 import * as resources from './resources';
 
-export interface TopicManifest {
+interface TopicManifest {
   readonly name: string;
   readonly subscriptions: readonly string[];
 }

@@ -6,6 +6,15 @@
 import type { Clock, Random } from './clock';
 import { AppError } from './errors';
 import type { Logger } from './log';
+import { group, int, type SettingsOf } from './settings';
+
+/** The app-wide bounds of every optimistic-concurrency loop (shared/settings.ts explains the declarations). */
+export const occSettings = group({
+  maxAttempts: int('TALLYHO_OCC_MAX_ATTEMPTS', 12, 1, 100, 'optimistic-concurrency attempts before a 503 `ConcurrencyExhausted`'),
+  maxWaitMs: int('TALLYHO_OCC_MAX_WAIT_MS', 5000, 10, 120_000, 'time budget for those attempts'),
+});
+
+export type OccSettings = SettingsOf<typeof occSettings>;
 
 export interface BackoffPolicy {
   /** Delay cap for the first retry. */
@@ -21,7 +30,7 @@ export interface BackoffPolicy {
 export const defaultBackoff: BackoffPolicy = { baseMs: 5, maxDelayMs: 500, maxAttempts: 12, maxElapsedMs: 5000 };
 
 /** The default back-off within the app's bounds (TALLYHO_OCC_MAX_ATTEMPTS, TALLYHO_OCC_MAX_WAIT_MS). */
-export function occBackoff(bounds: { readonly maxAttempts: number; readonly maxWaitMs: number }): BackoffPolicy {
+export function occBackoff(bounds: OccSettings): BackoffPolicy {
   return { ...defaultBackoff, maxAttempts: bounds.maxAttempts, maxElapsedMs: bounds.maxWaitMs };
 }
 

@@ -7,8 +7,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
-import type { HttpResult, RequestLike } from '../../shared/http/route';
-import { getSequenceService } from '../../shared/sequences/defaults';
+import type { HttpResult } from '../../shared/http/responses';
+import type { RequestLike } from '../../shared/http/route';
+import { productionApp } from '../../shared/app/production';
 import { sequencesRoutes } from '../../shared/sequences/routes';
 
 function requestLike(req: IncomingMessage, body: string, params: Record<string, string>): RequestLike {
@@ -67,7 +68,9 @@ function main(): void {
       res.end(request.method === 'HEAD' ? undefined : body);
     };
   } else if (mode === 'sequences') {
-    const routes = sequencesRoutes({ service: getSequenceService });
+    // The app as the host builds it, from this process's environment (the same settings as the devhost's).
+    const app = productionApp();
+    const routes = sequencesRoutes({ service: () => app.sequences });
     const next = routes.find((r) => r.name === 'sequencesNext');
     const configure = routes.find((r) => r.name === 'sequencesConfigure');
     if (next === undefined || configure === undefined) throw new Error('sequences routes not found');

@@ -2,7 +2,7 @@
  * host.json as the host applies it: `AzureFunctionsJobHost__path__to__key` settings override (or
  * add) values, matching keys case-insensitively like .NET configuration, then `%Setting%` expressions
  * are resolved in every string. An override keeps the type of the value it replaces
- * (a number stays a number), otherwise it is a string; readers below accept either.
+ * (a number stays a number), otherwise it is a string; the schema (hostConfig.ts) accepts either.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -72,40 +72,6 @@ export function loadHostJson(appRoot: string, settings: Settings): JsonObject {
     if (path.length > 0) applyOverride(raw, path, value);
   }
   return resolveDeep(raw, settings, '') as JsonObject;
-}
-
-/** Reads a value at a dotted path, case-insensitively. */
-export function readPath(root: JsonObject, path: string): unknown {
-  let node: unknown = root;
-  for (const part of path.split('.')) {
-    if (!isObject(node)) return undefined;
-    const key = Object.keys(node).find((k) => k.toLowerCase() === part.toLowerCase());
-    node = key === undefined ? undefined : node[key];
-  }
-  return node;
-}
-
-export function readString(root: JsonObject, path: string): string | undefined {
-  const value = readPath(root, path);
-  return typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
-}
-
-export function readNumber(root: JsonObject, path: string, fallback: number): number {
-  const value = readPath(root, path);
-  if (value === undefined || value === null || value === '') return fallback;
-  const n = typeof value === 'number' ? value : Number(value);
-  if (!Number.isFinite(n)) throw new SettingsError(`host.json ${path} must be a number (got ${JSON.stringify(value)})`);
-  return n;
-}
-
-/** Reads a .NET TimeSpan (`[d.]hh:mm:ss[.fff]`, what host.json holds) or a JSON number of milliseconds. */
-export function readTimeSpanMs(root: JsonObject, path: string, fallbackMs: number): number {
-  const value = readPath(root, path);
-  if (value === undefined || value === null || value === '') return fallbackMs;
-  if (typeof value === 'number') return value;
-  const ms = typeof value === 'string' ? parseTimeSpanMs(value) : undefined;
-  if (ms === undefined) throw new SettingsError(`host.json ${path} must be a TimeSpan like "00:00:30" (got ${JSON.stringify(value)})`);
-  return ms;
 }
 
 /** Parses `[-][d.]hh:mm[:ss[.fffffff]]` as .NET's TimeSpan does (invariant culture). */

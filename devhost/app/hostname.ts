@@ -2,7 +2,7 @@
  * WEBSITE_HOSTNAME: the host name the real host builds extension webhook URLs from (the Functions
  * host's HostNameProvider). Azure sets it, and `func start` sets it to `localhost:<port>`; without
  * it the Durable extension has no base URL and every client binding fails with "Webhooks are not
- * configured" (../shared/reference/real-host-observations.md §3).
+ * configured" (devhost/docs/real-host.md#host-name).
  *
  * The devhost keeps it in the app's environment too: durable-functions' `getClient` rewrites every
  * link to http://localhost:7071 when the variable is missing. Hosts started in one process (tests)

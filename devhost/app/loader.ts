@@ -8,14 +8,14 @@
  * `@azure/functions` (which binds to the core API once, at first load) and its own registrations.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 import { globSync } from 'tinyglobby';
 
 import { nativeModule } from '../core/nativeModule';
 
-export class AppLoadError extends Error {
+class AppLoadError extends Error {
   override name = 'AppLoadError';
 }
 
@@ -81,12 +81,41 @@ export function forgetApp(appRoot: string): void {
  * A `require` bound to Node's own loader, rooted at the app. (`createRequire` would do, except that a
  * test runner may replace it with its own module registry, where the core API hook is not seen.)
  */
-function nativeRequire(appRoot: string): (id: string) => unknown {
+function appModule(appRoot: string): InstanceType<ReturnType<typeof nativeModule>> {
   const Native = nativeModule();
   const parent = new Native(join(appRoot, 'package.json'));
   parent.filename = join(appRoot, 'package.json');
   parent.paths = Native._nodeModulePaths(appRoot);
+  return parent;
+}
+
+function nativeRequire(appRoot: string): (id: string) => unknown {
+  const parent = appModule(appRoot);
   return (id) => parent.require(id);
+}
+
+/**
+ * The version of package `name` as the app would load it, or undefined when it cannot. Found from
+ * the package's entry point upwards, so a package whose `exports` hide package.json is found too.
+ */
+export function installedVersion(appRoot: string, name: string): string | undefined {
+  let dir: string;
+  try {
+    dir = dirname(nativeModule()._resolveFilename(name, appModule(appRoot)));
+  } catch {
+    return undefined;
+  }
+  for (; dir !== dirname(dir); dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (!existsSync(file)) continue;
+    try {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown; version?: unknown };
+      if (pkg.name === name && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      // Not a package.json we can read: keep looking upwards.
+    }
+  }
+  return undefined;
 }
 
 /** Loads every entry file; ESM files (`.mjs` or `"type": "module"`) through `import()`. */

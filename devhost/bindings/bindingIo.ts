@@ -4,15 +4,21 @@
  * blob, through `context.extraOutputs` or a `$return` binding). Types nobody serves are reported once
  * at start-up and then ignored, so an app still runs with the bindings the devhost has.
  */
-import type { FunctionMetadata, RpcBindingInfo, RpcInvocationResponse, RpcParameterBinding, RpcTypedData } from '../core/types';
-import type { HostExtension } from '../extension';
+import type {
+  FunctionMetadata,
+  NamedBinding,
+  RpcBindingInfo,
+  RpcInvocationResponse,
+  RpcParameterBinding,
+  RpcTypedData,
+} from '../core/types';
 import { text } from '../core/values';
 import { type BindingData, resolveBindingExpressions } from './expressions';
 import type { StorageClients } from './storage';
 
 export type MessageEncoding = 'base64' | 'none';
 
-export function encodeQueueMessage(text: string, encoding: MessageEncoding): string {
+function encodeQueueMessage(text: string, encoding: MessageEncoding): string {
   return encoding === 'base64' ? Buffer.from(text, 'utf8').toString('base64') : text;
 }
 
@@ -52,9 +58,16 @@ function splitBlobPath(path: string, where: string): { container: string; blob: 
 const builtInInputTypes = new Set(['blob']);
 const builtInOutputTypes = new Set(['queue', 'blob', 'http']);
 
+/** A provider of input bindings (the part of a HostProvider this module uses). */
+export interface InputProvider {
+  readonly bindingTypes: readonly string[];
+  inputData?(binding: NamedBinding, fn: FunctionMetadata): RpcTypedData | undefined;
+}
+
 export interface BindingIoOptions {
   readonly storage: StorageClients;
-  readonly extensions: readonly HostExtension[];
+  /** The host's providers (read on each use: the list is complete once the host has started). */
+  readonly providers: () => readonly InputProvider[];
   readonly queueEncoding: MessageEncoding;
   readonly now: () => number;
   /** Called after a message was written to a queue (lets a listener on that queue poll at once). */
@@ -64,9 +77,9 @@ export interface BindingIoOptions {
 export class BindingIo {
   constructor(private readonly options: BindingIoOptions) {}
 
-  private extensionFor(type: string | null | undefined): HostExtension | undefined {
+  private providerFor(type: string | null | undefined): InputProvider | undefined {
     const lower = type?.toLowerCase();
-    return this.options.extensions.find((e) => e.bindingTypes.some((t) => t.toLowerCase() === lower));
+    return this.options.providers().find((e) => e.bindingTypes.some((t) => t.toLowerCase() === lower));
   }
 
   /** Bindings of `fn` the devhost cannot serve, for the start-up report. */
@@ -76,7 +89,7 @@ export class BindingIo {
       const type = (b.type ?? '').toLowerCase();
       if (/trigger$/.test(type)) continue;
       const served = b.direction === 'out' ? builtInOutputTypes.has(type) : builtInInputTypes.has(type);
-      if (!served && this.extensionFor(type) === undefined) out.push(`${name} (${b.type ?? '?'} ${b.direction ?? 'in'})`);
+      if (!served && this.providerFor(type) === undefined) out.push(`${name} (${b.type ?? '?'} ${b.direction ?? 'in'})`);
     }
     return out;
   }
@@ -86,9 +99,9 @@ export class BindingIo {
     const out: RpcParameterBinding[] = [];
     for (const [name, b] of Object.entries(fn.bindings)) {
       if (b.direction === 'out' || /trigger$/i.test(b.type ?? '')) continue;
-      const extension = this.extensionFor(b.type);
-      if (extension?.inputData !== undefined) {
-        const value = extension.inputData({ ...b, name }, fn);
+      const provider = this.providerFor(b.type);
+      if (provider?.inputData !== undefined) {
+        const value = provider.inputData({ ...b, name }, fn);
         if (value !== undefined) out.push({ name, data: value });
       } else if (b.type?.toLowerCase() === 'blob') {
         out.push({ name, data: await this.readBlob(fn, b, data) });

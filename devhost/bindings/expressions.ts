@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 
 export type BindingData = Readonly<Record<string, unknown>>;
 
-export class BindingExpressionError extends Error {
+class BindingExpressionError extends Error {
   override name = 'BindingExpressionError';
 }
 

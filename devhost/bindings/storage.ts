@@ -10,13 +10,13 @@ import { type QueueClient, QueueServiceClient } from '@azure/storage-queue';
 
 import { getSetting, type Settings } from '../app/settings';
 
-export class ConnectionError extends Error {
+class ConnectionError extends Error {
   override name = 'ConnectionError';
 }
 
-export const defaultConnection = 'AzureWebJobsStorage';
+const defaultConnection = 'AzureWebJobsStorage';
 
-export function resolveConnectionString(settings: Settings, connection: string | undefined): string {
+function resolveConnectionString(settings: Settings, connection: string | undefined): string {
   const name = connection === undefined || connection.trim() === '' ? defaultConnection : connection.trim();
   const value = getSetting(settings, name) ?? getSetting(settings, `AzureWebJobs${name}`);
   if (value !== undefined && value.trim() !== '') return value.trim();

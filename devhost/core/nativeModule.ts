@@ -10,6 +10,7 @@ export interface NativeModuleClass {
   readonly prototype: { require: (this: unknown, id: string) => unknown };
   _cache: Record<string, unknown>;
   _nodeModulePaths(dir: string): string[];
+  _resolveFilename(request: string, parent: unknown): string;
 }
 
 export function nativeModule(): NativeModuleClass {

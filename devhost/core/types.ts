@@ -56,7 +56,12 @@ export interface RpcBindingInfo {
   [option: string]: unknown;
 }
 
-export interface RpcRetryOptions {
+/** A binding with its name (the key it has in `FunctionMetadata.bindings`). */
+export interface NamedBinding extends RpcBindingInfo {
+  readonly name: string;
+}
+
+interface RpcRetryOptions {
   maxRetryCount?: number | null;
   delayInterval?: { seconds?: number | null; nanos?: number | null } | null;
   minimumInterval?: { seconds?: number | null; nanos?: number | null } | null;
@@ -78,7 +83,7 @@ export interface RpcParameterBinding {
   data?: RpcTypedData | null;
 }
 
-export interface RpcInvocationRequest {
+interface RpcInvocationRequest {
   invocationId?: string | null;
   functionId?: string | null;
   inputData?: RpcParameterBinding[] | null;
@@ -104,18 +109,18 @@ export interface CoreInvocationContext {
   log(level: RpcLogLevel, category: RpcLogCategory, message: string): void;
 }
 
-export interface InvocationArguments {
+interface InvocationArguments {
   context: unknown;
   inputs: unknown[];
 }
 
-export interface InvocationModel {
+interface InvocationModel {
   getArguments(): Promise<InvocationArguments>;
   invokeFunction(context: unknown, inputs: unknown[], callback: FunctionCallback): Promise<unknown>;
   getResponse(context: unknown, result: unknown): Promise<RpcInvocationResponse>;
 }
 
-export interface WorkerCapabilities {
+interface WorkerCapabilities {
   [capability: string]: string;
 }
 

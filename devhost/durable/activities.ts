@@ -6,10 +6,15 @@
  * not checkpointed yet runs again after a restart (at least once, as on the real host).
  */
 import type { RpcTypedData } from '../core/types';
-import type { DurableEngine } from './engine';
+import type { Execution, Instances, Mail } from './ports';
 import { activityFailure } from './failures';
 import { EventType, type HistoryEvent, iso } from './protocol';
 import { type ExecutionRef, isTerminal } from './records';
+
+/** What running an activity needs of the engine. */
+export type ActivityHost = Pick<Instances, 'orchestrations' | 'now'> &
+  Pick<Mail, 'deliverToOrchestration'> &
+  Pick<Execution, 'functions' | 'activities' | 'stopped'>;
 
 function inputData(input: unknown): RpcTypedData | undefined {
   if (input === undefined || input === null) return undefined;
@@ -17,7 +22,7 @@ function inputData(input: unknown): RpcTypedData | undefined {
 }
 
 /** `TaskCompleted.Result`: JSON text of what the function returned (null when it returned nothing). */
-export function resultText(rv: RpcTypedData | null | undefined): string | null {
+function resultText(rv: RpcTypedData | null | undefined): string | null {
   if (rv === null || rv === undefined) return null;
   if (typeof rv.json === 'string') return rv.json;
   if (typeof rv.string === 'string') return JSON.stringify(rv.string);
@@ -27,7 +32,7 @@ export function resultText(rv: RpcTypedData | null | undefined): string | null {
   return null;
 }
 
-export function startActivity(engine: DurableEngine, target: ExecutionRef, taskId: number, name: string, input: unknown): void {
+export function startActivity(engine: ActivityHost, target: ExecutionRef, taskId: number, name: string, input: unknown): void {
   const rt = engine.orchestrations.get(target.instanceId);
   const current = (): boolean =>
     rt !== undefined &&

@@ -6,11 +6,18 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import type { DurableEngine } from './engine';
-import { createOrchestration } from './instances';
+import { createOrchestration, type CreationHost } from './instances';
+import type { Execution, Instances, Mail } from './ports';
 import { clientSchedulerId, EventType, type HistoryEvent, iso } from './protocol';
 import { isTerminal, type OrchestrationRecord } from './records';
 import { type InstanceQuery, matches, statusPayload, type StatusOptions, type StatusPayload, statusTime, toJToken } from './status';
+import type { InboxKeys } from './store';
+
+/** What a client needs of the engine. */
+export type ClientHost = CreationHost &
+  Instances &
+  Pick<Mail, 'deliverToOrchestration' | 'deliverToEntity'> &
+  Pick<Execution, 'functions'> & { readonly inboxKeys: InboxKeys };
 
 export class ClientError extends Error {
   constructor(
@@ -59,7 +66,7 @@ function page<T>(all: readonly T[], top: number | undefined, continuation: strin
 }
 
 export class DurableClientApi {
-  constructor(private readonly engine: DurableEngine) {}
+  constructor(private readonly engine: ClientHost) {}
 
   now(): number {
     return this.engine.now();

@@ -1,7 +1,8 @@
 /**
  * The `durableClient` binding data (extension `BindingHelper.DurableOrchestrationClientToString` and
  * `HttpApiHandler.GetInstanceCreationLinks`/`GetClientResponseLinks`): webhook templates under
- * `/runtime/webhooks/durabletask` plus the `rpcBaseUrl` the JS client uses for every operation.
+ * `/runtime/webhooks/durabletask` on the public port, plus the `rpcBaseUrl` of the extension's own
+ * listener, which the JS client uses for every operation.
  */
 export interface ClientLinkOptions {
   /** The origin of the links, e.g. http://localhost:7071 (from WEBSITE_HOSTNAME, or the request's Host). */
@@ -16,7 +17,7 @@ export interface ClientLinkOptions {
 export const durableSystemKeyName = 'durabletask_extension';
 
 export const webhookPath = '/runtime/webhooks/durabletask';
-/** The extension's local RPC listener serves `http://127.0.0.1:17071/durabletask/`; the devhost serves it on its own port. */
+/** The path of the worker-facing API on the extension's own listener (rpcListener.ts). */
 export const rpcPath = '/durabletask';
 
 export interface ManagementUrls {
@@ -34,7 +35,7 @@ export interface ManagementUrls {
 /**
  * The connection as the extension names it in links: the default `AzureWebJobsStorage` is
  * `Storage` (WebJobs resolves `X` as `AzureWebJobsX`); the real host's links say `connection=Storage`
- * (real-host-observations.md §3).
+ * (devhost/docs/real-host.md#durable-links).
  */
 function linkConnection(name: string): string {
   return name.toLowerCase() === 'azurewebjobsstorage' ? 'Storage' : name;
@@ -58,8 +59,8 @@ export function managementUrls(options: ClientLinkOptions, instanceId: string, e
   };
 }
 
-/** `rpcOrigin`: where the worker's client calls go (the extension's local listener; here, this host's own address). */
-export function clientData(options: ClientLinkOptions, rpcOrigin = options.origin): Record<string, unknown> {
+/** `rpcBaseUrl`: where the worker's client calls go (the extension's own listener, `http://127.0.0.1:<port>/durabletask/`). */
+export function clientData(options: ClientLinkOptions, rpcBaseUrl: string): Record<string, unknown> {
   const base = `${options.origin}${webhookPath}`;
   const required = options.code === undefined ? '' : `code=${encodeURIComponent(options.code)}`;
   const creation = `${base}/orchestrators/{functionName}[/{instanceId}]`;
@@ -72,6 +73,6 @@ export function clientData(options: ClientLinkOptions, rpcOrigin = options.origi
     managementUrls: managementUrls(options, 'INSTANCEID', false),
     baseUrl: base,
     requiredQueryStringParameters: required,
-    rpcBaseUrl: `${rpcOrigin}${rpcPath}/`,
+    rpcBaseUrl,
   };
 }

@@ -2,7 +2,7 @@
  * A readable dump of an instance (history, inbox, what it waits for) for failure messages: a stuck
  * orchestration should say what it is stuck on, not just time out.
  */
-import type { DurableEngine } from './engine';
+import type { Execution, Instances, Timers } from './ports';
 import { EventType, type HistoryEvent } from './protocol';
 
 const names = Object.fromEntries(Object.entries(EventType).map(([name, value]) => [value, name])) as Record<number, string>;
@@ -15,7 +15,10 @@ function line(e: HistoryEvent): string {
   return `  ${Timestamp} ${id}${type} ${detail.length > 200 ? `${detail.slice(0, 200)}…` : detail}`;
 }
 
-export function describeInstance(engine: DurableEngine, instanceId: string): string {
+export function describeInstance(
+  engine: Instances & Timers & Pick<Execution, 'activities'> & { idle(): boolean },
+  instanceId: string,
+): string {
   const rt = engine.orchestrations.get(instanceId);
   if (rt === undefined) return `Instance ${instanceId}: not found`;
   const rec = rt.record;

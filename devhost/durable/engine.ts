@@ -2,40 +2,26 @@
  * The Durable engine: orchestration instances and entities in memory, their work paced by
  * `KeyedWork` (one episode or batch at a time per instance), checkpoints through a `DurableStore`,
  * timers on the host clock. Message plumbing lives here; what an episode or a batch does lives in
- * orchestrations.ts and entities.ts, the client operations in client.ts.
+ * orchestrations.ts and entities.ts, the client operations in client.ts. Each of those takes the
+ * engine through the narrow ports it needs (ports.ts).
  */
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
 import type { HostClock } from '../clock';
-import type { HostLogger } from '../extension';
+import type { HostLogger } from '../log';
 import { startActivity } from './activities';
 import { runEntityWork } from './entities';
 import type { DurableFunctions } from './functions';
 import { recoverOrchestration } from './instances';
 import { runOrchestrationWork } from './orchestrations';
+import type { EngineObserver, Execution, Instances, Mail, Persistence, Scheduling, Timers } from './ports';
 import { EventType, iso } from './protocol';
 import { type ExecutionRef, isTerminal, type OutboxItem } from './records';
-import type { Op } from './replay';
 import { EntityRuntime, type InboxItem, newEntityRecord, OrchestrationRuntime, type QueuedEntityMessage } from './runtime';
 import { type DurableStore, InboxKeys } from './store';
 import { DurableTimers } from './timers';
 import { KeyedWork, Limiter } from './work';
-
-export interface EpisodeObservation {
-  readonly instanceId: string;
-  readonly executionId: string;
-  /** Events in the history the episode replayed. */
-  readonly events: number;
-  readonly ops: readonly Op[];
-  /** Set when replay failed the orchestration (numbering stops mattering then). */
-  readonly error: string | undefined;
-}
-
-/** Test hooks (the id cross-check); never needed to run. */
-export interface EngineObserver {
-  episode?(observation: EpisodeObservation): void;
-}
 
 export interface EngineLimits {
   /** Activity functions running at once (host.json maxConcurrentActivityFunctions). */
@@ -64,7 +50,7 @@ export interface EngineOptions {
 
 const checkpointAttempts = 5;
 
-export class DurableEngine {
+export class DurableEngine implements Instances, Mail, Scheduling, Persistence, Execution, Timers {
   readonly orchestrations = new Map<string, OrchestrationRuntime>();
   readonly entities = new Map<string, EntityRuntime>();
   readonly store: DurableStore;

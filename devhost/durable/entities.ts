@@ -7,10 +7,21 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import type { DurableEngine } from './engine';
+import type { Execution, Instances, Mail, Persistence, Scheduling } from './ports';
 import { type EntityBatchRequest, type EntityBatchResult, parseSchedulerId, schedulerId } from './protocol';
 import type { EntityRecord, OutboxItem } from './records';
 import type { EntityRuntime, QueuedEntityMessage } from './runtime';
+
+/** What an entity batch needs of the engine. */
+export type BatchHost = Pick<Instances, 'now'> &
+  Pick<Mail, 'send'> &
+  Pick<Scheduling, 'markDirty'> &
+  Pick<Persistence, 'store' | 'checkpoint'> &
+  Pick<Execution, 'functions' | 'entitySlots'> & {
+    readonly limits: { readonly entityBatchSize: number };
+    /** Whether `sender` could still resend something to `target` after a crash (its stored outbox has it). */
+    mayResend(sender: string, target: string): boolean;
+  };
 
 /** The extension's `ResponseMessage.LockAcquisitionCompletion`. */
 const lockGranted = 'Lock Acquisition Completed';
@@ -63,7 +74,7 @@ function select(rt: EntityRuntime, maxOps: number): Selection {
   return { ops, consumed, remaining, lock, lockedBy };
 }
 
-export async function runEntityWork(engine: DurableEngine, rt: EntityRuntime): Promise<void> {
+export async function runEntityWork(engine: BatchHost, rt: EntityRuntime): Promise<void> {
   const selection = select(rt, engine.limits.entityBatchSize);
   if (selection.consumed.length === 0) {
     if (rt.dirty) await saveEntitySummary(engine, rt);
@@ -94,7 +105,7 @@ interface BatchPlan {
   readonly sends: readonly OutboxItem[];
 }
 
-async function invokeBatch(engine: DurableEngine, rec: EntityRecord, ops: readonly QueuedEntityMessage[]): Promise<EntityBatchResult> {
+async function invokeBatch(engine: BatchHost, rec: EntityRecord, ops: readonly QueuedEntityMessage[]): Promise<EntityBatchResult> {
   const failAll = (message: string): EntityBatchResult => ({
     entityExists: rec.exists,
     entityState: rec.state,
@@ -120,7 +131,7 @@ async function invokeBatch(engine: DurableEngine, rec: EntityRecord, ops: readon
   return JSON.parse(text) as EntityBatchResult;
 }
 
-async function planBatch(engine: DurableEngine, rt: EntityRuntime, selection: Selection): Promise<BatchPlan> {
+async function planBatch(engine: BatchHost, rt: EntityRuntime, selection: Selection): Promise<BatchPlan> {
   const rec = rt.record;
   const now = engine.now();
   const result = selection.ops.length > 0 ? await invokeBatch(engine, rec, selection.ops) : undefined;
@@ -197,7 +208,7 @@ async function planBatch(engine: DurableEngine, rt: EntityRuntime, selection: Se
   };
 }
 
-async function saveEntitySummary(engine: DurableEngine, rt: EntityRuntime): Promise<void> {
+async function saveEntitySummary(engine: BatchHost, rt: EntityRuntime): Promise<void> {
   const snap = rt.snapshotOutbox();
   const stored = { ...rt.record, outbox: snap.items };
   await engine.checkpoint(`entity ${rt.id}`, () => engine.store.saveEntity({ record: stored, consumed: [] }));

@@ -1,28 +1,31 @@
 /**
- * Durable Functions for the devhost: plays the Durable extension's side of the out-of-process
- * protocol for durable-functions 3.x (orchestration, activity and entity triggers, the
- * `durableClient` binding and the Durable HTTP API).
+ * Durable Functions for the devhost, as a provider the host does not build in (an extension, as on the
+ * real host): plays the Durable extension's side of the out-of-process protocol for durable-functions
+ * 3.x (orchestration, activity and entity triggers, the `durableClient` binding), serves the Durable
+ * HTTP API's webhooks on the public port and the worker-facing API on its own loopback listener.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { webhookOrigin } from '../app/hostname';
-import type { FunctionMetadata, RpcParameterBinding, RpcTypedData } from '../core/types';
-import type { HostExtension, HostServices, NamedBinding } from '../extension';
+import type { FunctionMetadata, NamedBinding, RpcParameterBinding, RpcTypedData } from '../core/types';
+import type { HostProvider, HostServices } from '../provider';
 
 import { DurableClientApi } from './client';
 import { clientData, type ClientLinkOptions, durableSystemKeyName } from './clientData';
-import { DurableEngine, type EngineObserver } from './engine';
+import { DurableEngine } from './engine';
+import type { EngineObserver } from './ports';
 import { DurableFunctions } from './functions';
 import { DurableHttpApi } from './httpApi';
 import { MemoryStore } from './memoryStore';
 import { BlobStore, containerForHub } from './blobStore';
+import { openRpcListener, type RpcListener } from './rpcListener';
 import { readDurableSettings } from './settings';
 import type { DurableStore } from './store';
 
 const clientTypes = new Set(['durableclient', 'orchestrationclient']);
 const durableTypes = new Set([...clientTypes, 'orchestrationtrigger', 'activitytrigger', 'entitytrigger']);
-/** The extension's message when the host has no base URL (real-host-observations.md §3). */
-export const webhooksNotConfigured = 'Webhooks are not configured';
+/** The extension's message when the host has no base URL (devhost/docs/real-host.md#host-name). */
+const webhooksNotConfigured = 'Webhooks are not configured';
 
 export interface DurableExtensionOptions {
   /** Overrides the store the settings would choose (tests). */
@@ -30,11 +33,12 @@ export interface DurableExtensionOptions {
   readonly observer?: EngineObserver;
 }
 
-export class DurableExtension implements HostExtension {
+export class DurableExtension implements HostProvider {
   readonly name = 'durable';
   readonly bindingTypes = ['orchestrationTrigger', 'activityTrigger', 'entityTrigger', 'durableClient', 'orchestrationClient'];
   private engine: DurableEngine | undefined;
   private api: DurableHttpApi | undefined;
+  private rpc: RpcListener | undefined;
   /** Set once started; `clientJson` is undefined then only when the host has no host name. */
   private started = false;
   private clientJson: string | undefined;
@@ -47,19 +51,12 @@ export class DurableExtension implements HostExtension {
   }
 
   async start(host: HostServices): Promise<void> {
-    const settings = readDurableSettings(host.hostJson, host.settings);
+    const settings = readDurableSettings(host.config.durableTask, host.settings);
     const store = this.options.store ?? this.chooseStore(host, settings.store, settings.connectionName, settings.hubName);
     // The links carry the extension's own system key, never the master key, as the real host's do
-    // (`connection=Storage&code=<durabletask_extension key>`, real-host-observations.md §3).
+    // (`connection=Storage&code=<durabletask_extension key>`, devhost/docs/real-host.md#durable-links).
     const code = host.keys.systemKey(durableSystemKeyName);
     const links: Omit<ClientLinkOptions, 'origin'> = { hubName: settings.hubName, connectionName: settings.connectionName, code };
-    // The links' origin is the host name (WEBSITE_HOSTNAME), as the real host builds webhook URLs;
-    // the worker's RPC calls go to this host's own address, as they go to the extension's local port.
-    this.clientJson =
-      host.hostName === undefined
-        ? undefined
-        : JSON.stringify(clientData({ ...links, origin: webhookOrigin(host.hostName) }, host.baseUrl));
-    this.started = true;
     if (host.hostName === undefined && this.hasClientBindings(host)) {
       host.log('warn', `Durable Functions: WEBSITE_HOSTNAME is not set, so every durableClient binding fails (${webhooksNotConfigured})`);
     }
@@ -77,11 +74,33 @@ export class DurableExtension implements HostExtension {
       limits: settings.limits,
       ...(this.options.observer === undefined ? {} : { observer: this.options.observer }),
     });
+    const api = new DurableHttpApi(new DurableClientApi(engine), links, host.keys);
+    // The worker's client calls wait until the store is loaded (an activity may call it while the engine recovers).
+    let loaded = Promise.resolve();
+    const rpc = await openRpcListener(
+      async (req, res) => {
+        await loaded;
+        await api.handleRpc(req, res);
+      },
+      (err) => host.log('error', `Durable RPC request failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
+    );
+    // The links' origin is the host name (WEBSITE_HOSTNAME), as the real host builds webhook URLs; the
+    // worker's client calls go to the extension's own listener.
+    this.clientJson =
+      host.hostName === undefined ? undefined : JSON.stringify(clientData({ ...links, origin: webhookOrigin(host.hostName) }, rpc.baseUrl));
+    this.started = true;
     this.warnUnservedBindings(host);
-    await engine.start();
+    loaded = engine.start();
+    try {
+      await loaded;
+    } catch (err) {
+      await rpc.close();
+      throw err;
+    }
     this.engine = engine;
-    this.api = new DurableHttpApi(new DurableClientApi(engine), links, host.keys);
-    host.log('debug', `Durable Functions: task hub ${settings.hubName}, ${store.kind} store`);
+    this.api = api;
+    this.rpc = rpc;
+    host.log('debug', `Durable Functions: task hub ${settings.hubName}, ${store.kind} store; local RPC endpoint ${rpc.baseUrl}`);
   }
 
   /** Durable-triggered functions get their client inputs only; say so for any other binding. */
@@ -110,7 +129,7 @@ export class DurableExtension implements HostExtension {
     if (kind === 'memory' || (kind === 'auto' && !usesDurable)) return new MemoryStore();
     let connection: string;
     try {
-      connection = host.storageConnectionString(connectionName);
+      connection = host.storage.connectionString(connectionName);
     } catch (err) {
       if (kind === 'storage') throw err;
       host.log(
@@ -124,6 +143,7 @@ export class DurableExtension implements HostExtension {
 
   async stop(): Promise<void> {
     await this.engine?.stop();
+    await this.rpc?.close();
   }
 
   /**
@@ -141,7 +161,7 @@ export class DurableExtension implements HostExtension {
   }
 
   handleHttp(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
-    return this.api === undefined ? Promise.resolve(false) : this.api.handle(req, res, url);
+    return this.api === undefined ? Promise.resolve(false) : this.api.handleWebhook(req, res, url);
   }
 
   idle(): boolean {

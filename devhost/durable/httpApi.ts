@@ -1,12 +1,14 @@
 /**
- * The Durable HTTP API (`HttpApiHandler`), served at the webhook path `/runtime/webhooks/durabletask/`
- * (key-protected when the host enforces keys) and at the RPC path `/durabletask/` that
- * `df.getClient(context)` uses (loopback callers only, like the extension's local listener). Status
- * codes and bodies follow the extension: 202 while running, 410 once finished, `{"Message": …}` errors.
+ * The Durable HTTP API (`HttpApiHandler`), served twice as the extension serves it: at the webhook path
+ * `/runtime/webhooks/durabletask/` on the host's public port (the master key or the extension's system
+ * key when the host checks keys; a lesser key the host knows is 403), and at `/durabletask/` on the
+ * extension's own loopback listener, which the worker's `df.getClient(context)` calls through the
+ * client binding's `rpcBaseUrl` (rpcListener.ts; devhost/docs/real-host.md#durable-rpc). Status codes
+ * and bodies follow the extension: 202 while running, 410 once finished, `{"Message": …}` errors.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import { KeyPolicy } from '../http/keys';
+import { KeyPolicy } from '../keys';
 import { type ClientLinkOptions, durableSystemKeyName, managementUrls, rpcPath, webhookPath } from './clientData';
 import { ClientError, type DurableClientApi } from './client';
 import { isTerminal } from './records';
@@ -66,58 +68,59 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function isLoopback(req: IncomingMessage): boolean {
-  const address = req.socket.remoteAddress ?? '';
-  return address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';
-}
-
 export class DurableHttpApi {
-  private readonly keys: KeyPolicy;
-
   constructor(
     private readonly client: DurableClientApi,
     private readonly links: Omit<ClientLinkOptions, 'origin'>,
-    keys: KeyPolicy,
-  ) {
-    this.keys = keys;
+    private readonly keys: KeyPolicy,
+  ) {}
+
+  /** Serves the public webhook path; resolves false for any other path (the host goes on). */
+  async handleWebhook(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+    const lower = url.pathname.toLowerCase();
+    if (lower !== webhookPath && !lower.startsWith(`${webhookPath}/`)) return false;
+    const refusal = this.keys.systemRefusal(durableSystemKeyName, KeyPolicy.presented(req.headers, url.searchParams));
+    if (refusal !== undefined) DurableHttpApi.write(res, { status: refusal, headers: KeyPolicy.refusalHeaders(refusal) });
+    else await this.serve(req, res, url, url.pathname.slice(webhookPath.length));
+    return true;
   }
 
-  /** Serves the request if its path is one of ours; resolves false otherwise. */
-  async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
-    const lower = url.pathname.toLowerCase();
-    const webhook = lower === webhookPath || lower.startsWith(`${webhookPath}/`);
-    const rpc = lower.startsWith(`${rpcPath}/`);
-    if (!webhook && !rpc) return false;
-    if (rpc && !isLoopback(req)) return false;
+  /** Serves the worker-facing API (the RPC listener); any other path is 404. */
+  async handleRpc(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (!url.pathname.toLowerCase().startsWith(`${rpcPath}/`) || (req.url ?? '/').startsWith('//'))
+      DurableHttpApi.write(res, { status: 404 });
+    else await this.serve(req, res, url, url.pathname.slice(rpcPath.length));
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse, url: URL, rest: string): Promise<void> {
     let reply: Reply;
     try {
-      if (webhook && !this.keys.allowsSystem(durableSystemKeyName, KeyPolicy.presented(req.headers, url.searchParams))) {
-        reply = { status: 401 };
-      } else {
-        const rest = url.pathname.slice(webhook ? webhookPath.length : rpcPath.length);
-        const request: Request = {
-          method: (req.method ?? 'GET').toUpperCase(),
-          url,
-          segments: rest
-            .split('/')
-            .filter((s) => s !== '')
-            .map((s) => decodeURIComponent(s)),
-          headers: req.headers,
-          body: await readBody(req),
-          origin: `http://${req.headers.host ?? 'localhost'}`,
-        };
-        reply = await this.route(request);
-      }
+      const request: Request = {
+        method: (req.method ?? 'GET').toUpperCase(),
+        url,
+        segments: rest
+          .split('/')
+          .filter((s) => s !== '')
+          .map((s) => decodeURIComponent(s)),
+        headers: req.headers,
+        body: await readBody(req),
+        origin: `http://${req.headers.host ?? 'localhost'}`,
+      };
+      reply = await this.route(request);
     } catch (err) {
       reply =
         err instanceof ClientError ? message(err.status, err.message) : message(500, 'Something went wrong while processing your request');
     }
+    DurableHttpApi.write(res, reply);
+  }
+
+  private static write(res: ServerResponse, reply: Reply): void {
     const headers: Record<string, string> = { ...reply.headers };
     const text = reply.body === undefined ? '' : JSON.stringify(reply.body);
     if (reply.body !== undefined) headers['Content-Type'] = 'application/json; charset=utf-8';
     res.writeHead(reply.status, headers);
     res.end(text);
-    return true;
   }
 
   private async route(r: Request): Promise<Reply> {

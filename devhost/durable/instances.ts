@@ -4,12 +4,21 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import type { DurableEngine } from './engine';
+import type { HostLogger } from '../log';
 import { subOrchestrationFailure } from './failures';
+import type { Instances, Mail, Persistence, Scheduling, Timers } from './ports';
 import { EventType, type HistoryEvent, iso } from './protocol';
 import { isTerminal, type OrchestrationRecord, type ParentLink } from './records';
 import type { Op } from './replay';
 import { OrchestrationRuntime } from './runtime';
+
+/** What creating an instance needs of the engine. */
+export type CreationHost = Pick<Instances, 'orchestrations' | 'now'> &
+  Pick<Persistence, 'store' | 'clientWrite'> &
+  Pick<Scheduling, 'scheduleEpisode'>;
+
+/** What an instance's lifetime needs: its start, its end (telling parent and entities) and its recovery. */
+export type LifetimeHost = CreationHost & Mail & Scheduling & Timers & { readonly log: HostLogger };
 
 /** The ExecutionStarted event of a new execution. */
 export function startEvent(
@@ -48,7 +57,7 @@ export interface NewOrchestration {
 }
 
 /** Creates (or replaces a finished) instance: one write, then its first episode is queued. */
-export async function createOrchestration(engine: DurableEngine, spec: NewOrchestration): Promise<OrchestrationRuntime> {
+export async function createOrchestration(engine: CreationHost, spec: NewOrchestration): Promise<OrchestrationRuntime> {
   const now = engine.now();
   const previous = engine.orchestrations.get(spec.instanceId);
   const executionId = newExecutionId();
@@ -93,7 +102,7 @@ function isParent(link: ParentLink | null, parent: { instanceId: string; executi
 }
 
 export function startChild(
-  engine: DurableEngine,
+  engine: LifetimeHost,
   parent: { instanceId: string; executionId: string },
   op: Op & { kind: 'subOrchestration' },
 ): void {
@@ -129,7 +138,7 @@ export function dropInbox(rt: OrchestrationRuntime): void {
 }
 
 /** Finished: stop timers, free locks still held (the extension's ReleaseLocks), tell the parent and waiters. */
-export function onTerminal(engine: DurableEngine, rt: OrchestrationRuntime): void {
+export function onTerminal(engine: LifetimeHost, rt: OrchestrationRuntime): void {
   const rec = rt.record;
   engine.timers.cancelInstance(rt.id);
   dropInbox(rt);
@@ -140,7 +149,7 @@ export function onTerminal(engine: DurableEngine, rt: OrchestrationRuntime): voi
   for (const resolve of [...rt.completionWaiters]) resolve();
 }
 
-export function notifyParent(engine: DurableEngine, rec: OrchestrationRecord): void {
+function notifyParent(engine: Pick<Mail, 'deliverToOrchestration'> & Pick<Instances, 'now'>, rec: OrchestrationRecord): void {
   if (rec.parent === null) return;
   const { instanceId, executionId, taskId } = rec.parent;
   const ts = iso(engine.now());
@@ -158,7 +167,7 @@ export function notifyParent(engine: DurableEngine, rec: OrchestrationRecord): v
 }
 
 /** After a restart: resend the outbox, re-run unfinished activities, re-arm timers, make sure children exist. */
-export function recoverOrchestration(engine: DurableEngine, rt: OrchestrationRuntime): void {
+export function recoverOrchestration(engine: LifetimeHost, rt: OrchestrationRuntime): void {
   for (const item of [...rt.outbox]) engine.send(rt, item);
   const rec = rt.record;
   if (isTerminal(rec.status)) return;
@@ -183,7 +192,7 @@ export function recoverOrchestration(engine: DurableEngine, rt: OrchestrationRun
   if (rt.inbox.length > 0 || rt.dirty) engine.scheduleEpisode(rt.id);
 }
 
-function ensureChild(engine: DurableEngine, parent: { instanceId: string; executionId: string }, taskId: number, e: HistoryEvent): void {
+function ensureChild(engine: LifetimeHost, parent: { instanceId: string; executionId: string }, taskId: number, e: HistoryEvent): void {
   if (e.EventType !== EventType.SubOrchestrationInstanceCreated) return;
   const child = engine.orchestrations.get(e.InstanceId);
   if (child === undefined) {

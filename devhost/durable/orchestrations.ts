@@ -8,19 +8,29 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 
 import type { InvocationOutcome } from '../core/invoker';
-import type { DurableEngine } from './engine';
 import { orchestratorFailure } from './failures';
-import { dropInbox, newExecutionId, onTerminal, startChild, startEvent } from './instances';
+import { dropInbox, type LifetimeHost, newExecutionId, onTerminal, startChild, startEvent } from './instances';
+import type { EngineObserver, Execution, Persistence } from './ports';
 import { type Action, ActionType, EventType, type FailureDetails, type HistoryEvent, iso, type OrchestratorState } from './protocol';
 import { type EntityMessage, isTerminal, type OrchestrationRecord, type OutboxItem, type RuntimeStatus, senderKey } from './records';
 import { type Op, replay, type ReplayResult } from './replay';
 import { type InboxItem, type OrchestrationRuntime, playedJson } from './runtime';
 
 /** JS splits timers longer than this itself; advertising ~100 years means it never does (see README). */
-export const maximumShortTimerDuration = '36500.00:00:00';
+const maximumShortTimerDuration = '36500.00:00:00';
 const outOfProcMarker = '$OutOfProcData$:';
 
-export async function runOrchestrationWork(engine: DurableEngine, rt: OrchestrationRuntime): Promise<void> {
+/** What an episode needs of the engine. */
+export type EpisodeHost = LifetimeHost &
+  Pick<Persistence, 'checkpoint'> &
+  Pick<Execution, 'functions' | 'orchestratorSlots'> & {
+    readonly observer: EngineObserver | undefined;
+    /** Runs the instance's next episode after `ms` (real time) unless something marks it earlier. */
+    deferEpisode(rt: OrchestrationRuntime, ms: number): void;
+    endDeferral(rt: OrchestrationRuntime): void;
+  };
+
+export async function runOrchestrationWork(engine: EpisodeHost, rt: OrchestrationRuntime): Promise<void> {
   // A message can arrive while the instance's creation is still being written; the start goes first.
   if (rt.record.pendingStart !== null && rt.inbox[0]?.event.EventType !== EventType.ExecutionStarted) return;
   if (isTerminal(rt.record.status)) dropInbox(rt);
@@ -117,7 +127,7 @@ function isControl(event: HistoryEvent): boolean {
   );
 }
 
-async function planEpisode(engine: DurableEngine, rt: OrchestrationRuntime, batch: readonly InboxItem[]): Promise<EpisodePlan> {
+async function planEpisode(engine: EpisodeHost, rt: OrchestrationRuntime, batch: readonly InboxItem[]): Promise<EpisodePlan> {
   const rec = rt.record;
   const now = engine.now();
   const started: HistoryEvent = { EventType: EventType.OrchestratorStarted, EventId: -1, Timestamp: iso(now) };
@@ -217,7 +227,7 @@ function payloadJson(rt: OrchestrationRuntime, fresh: readonly HistoryEvent[], i
 }
 
 async function execute(
-  engine: DurableEngine,
+  engine: EpisodeHost,
   rt: OrchestrationRuntime,
   started: HistoryEvent,
   events: readonly HistoryEvent[],
@@ -420,7 +430,7 @@ function scheduleEvents(rec: OrchestrationRecord, ops: readonly Op[], now: numbe
 }
 
 function apply(
-  engine: DurableEngine,
+  engine: EpisodeHost,
   rt: OrchestrationRuntime,
   batch: readonly InboxItem[],
   plan: EpisodePlan,
@@ -455,7 +465,7 @@ function apply(
   if (plan.continuedAsNew) engine.scheduleEpisode(rt.id);
 }
 
-async function saveSummary(engine: DurableEngine, rt: OrchestrationRuntime): Promise<void> {
+async function saveSummary(engine: EpisodeHost, rt: OrchestrationRuntime): Promise<void> {
   const snap = rt.snapshotOutbox();
   const stored = { ...rt.record, outbox: snap.items };
   await engine.checkpoint(`orchestration ${rt.id}`, () =>

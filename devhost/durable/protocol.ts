@@ -177,20 +177,6 @@ export interface OrchestratorState {
   readonly schemaVersion?: number;
 }
 
-/** The orchestration trigger payload (extension `OrchestrationContextToString`). */
-export interface OrchestrationPayload {
-  readonly history: readonly HistoryEvent[];
-  readonly input: unknown;
-  readonly instanceId: string;
-  readonly isReplaying: boolean;
-  readonly parentInstanceId: string | null;
-  readonly upperSchemaVersion: number;
-  readonly upperSchemaVersionNew: number;
-  readonly longRunningTimerIntervalDuration: string;
-  readonly maximumShortTimerDuration: string;
-  readonly defaultHttpAsyncRequestSleepTimeMillseconds: number;
-}
-
 /** Entity batch trigger payload (extension `EntityContextToString`). */
 export interface EntityBatchRequest {
   readonly self: EntityRef;
@@ -220,7 +206,7 @@ export function iso(ms: number): string {
  * HTTP API, lower-cases (see `clientSchedulerId`). JS lower-cases the names of orchestration
  * `callEntity`/`signalEntity` itself (`EntityId.getSchedulerIdFromEntityId`). So an entity that
  * signals `streamLedger` reaches `@streamLedger@…`, which a client never reads
- * (../shared/reference/real-host-observations.md §2; azure-functions-durable-js#170).
+ * (devhost/docs/real-host.md#entity-ids; azure-functions-durable-js#170).
  */
 export function schedulerId(entity: EntityRef): string {
   return `@${entity.name}@${entity.key}`;

@@ -9,7 +9,7 @@ import type { FailureDetails, HistoryEvent } from './protocol';
 
 export type RuntimeStatus = 'Pending' | 'Running' | 'Completed' | 'Failed' | 'Terminated' | 'Suspended';
 
-export const terminalStatuses: ReadonlySet<RuntimeStatus> = new Set(['Completed', 'Failed', 'Terminated']);
+const terminalStatuses: ReadonlySet<RuntimeStatus> = new Set(['Completed', 'Failed', 'Terminated']);
 
 export function isTerminal(status: RuntimeStatus): boolean {
   return terminalStatuses.has(status);
@@ -52,7 +52,7 @@ export type EntityMessage =
   | { readonly kind: 'release'; readonly id: string; readonly parent: string };
 
 /** De-duplication stamp: the sender's key and its per-sender sequence number. */
-export interface SenderStamp {
+interface SenderStamp {
   readonly sender: string;
   readonly seq: number;
 }

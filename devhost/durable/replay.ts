@@ -446,7 +446,7 @@ class Replayer {
   }
 }
 
-export function retryDelay(options: RetryOptions, attempt: number, firstAttempt: number, now: number): number {
+function retryDelay(options: RetryOptions, attempt: number, firstAttempt: number, now: number): number {
   const timeout = options.retryTimeoutInMilliseconds;
   if (timeout !== undefined && now >= firstAttempt + timeout) return 0;
   const backoff = options.backoffCoefficient ?? 1;

@@ -36,7 +36,7 @@ function sendKeys(outbox: readonly OutboxItem[]): Set<string> {
 }
 
 /** The key an event completes, if it completes a scheduled task or an entity request. */
-export function completionKey(event: HistoryEvent): string | undefined {
+function completionKey(event: HistoryEvent): string | undefined {
   if (
     event.EventType === EventType.TaskCompleted ||
     event.EventType === EventType.TaskFailed ||

@@ -4,13 +4,13 @@
  */
 import type { EntityRecord, OrchestrationRecord, PendingEntityMessage, PendingOrchestrationEvent } from './records';
 
-export interface LoadedOrchestration {
+interface LoadedOrchestration {
   readonly record: OrchestrationRecord;
   /** Accepted client messages not consumed yet (key > record.consumedUpTo), in key order. */
   readonly pending: readonly PendingOrchestrationEvent[];
 }
 
-export interface LoadedEntity {
+interface LoadedEntity {
   readonly record: EntityRecord;
   readonly pending: readonly PendingEntityMessage[];
 }

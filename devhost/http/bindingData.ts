@@ -10,7 +10,7 @@
  *   3. the route values.
  * Its dictionary ignores case and keeps a name's first spelling: `?TYPE=x` on a route `{type}`
  * gives `TYPE` with the route's value. Observed on host 4.1037.0:
- * ../shared/reference/real-host-observations.md §1.
+ * devhost/docs/real-host.md#binding-data.
  */
 
 /** Newtonsoft's text of a JSON primitive (`(string)JToken`): booleans are `True`/`False`. */
@@ -22,7 +22,7 @@ function primitiveText(value: unknown): string | undefined {
 }
 
 /** The body's contribution: a JSON object's top-level primitive fields; nothing for anything else. */
-export function bodyFields(body: Buffer | undefined): [string, string][] {
+function bodyFields(body: Buffer | undefined): [string, string][] {
   if (body === undefined || body.length === 0) return [];
   const text = body.toString('utf8').trim();
   // Utility.IsJson: only text that starts with `{` and ends with `}` is read as an object.

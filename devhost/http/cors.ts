@@ -10,7 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** Loopback origins on any port: the default when `Host.CORS` is not set. */
-export const defaultOrigins = 'http://localhost:*,http://127.0.0.1:*,http://[::1]:*';
+const defaultOrigins = 'http://localhost:*,http://127.0.0.1:*,http://[::1]:*';
 
 export class CorsPolicy {
   private readonly any: boolean;

@@ -14,10 +14,10 @@ import { httpTriggerParams } from './bindingData';
 import { type BindingData } from '../bindings/expressions';
 import type { Invoker } from '../core/invoker';
 import type { RpcParameterBinding } from '../core/types';
-import type { HostExtension, HostLogger } from '../extension';
+import type { HostLogger } from '../log';
 import type { CorsPolicy } from './cors';
 import type { FunctionRoutes, HttpRoute } from './functionRoutes';
-import { KeyPolicy } from './keys';
+import { KeyPolicy } from '../keys';
 import { flatHeaders, flatQuery, type HttpRequestParts, streamTriggerMetadata, toRpcHttpRequest, writeRpcHttpResponse } from './rpcHttp';
 import type { StreamProxy } from './streamProxy';
 
@@ -33,8 +33,8 @@ export interface FrontDoorOptions {
   readonly cors: CorsPolicy;
   readonly invoker: Invoker;
   readonly bindings: BindingIo;
-  readonly extensions: readonly HostExtension[];
-  readonly adminRoutes: HostRouteHandler;
+  /** Host-level routes (the admin API, extension webhooks), tried before function routes. */
+  readonly hostRoutes: HostRouteHandler;
   readonly streamProxy: StreamProxy | undefined;
   readonly log: HostLogger;
   readonly logInvocations: boolean;
@@ -118,19 +118,20 @@ export class HttpFrontDoor {
     const { cors } = this.options;
     if (cors.enabled && cors.preflight(req, res)) return;
     cors.apply(req, res);
-    const url = new URL(req.url ?? '/', 'http://devhost');
-    const path = url.pathname;
     if (this.stopping) {
       HttpFrontDoor.empty(res, 503, { Connection: 'close' });
       return;
     }
-    const lowerPath = path.toLowerCase();
-    if (lowerPath === '/admin' || lowerPath.startsWith('/admin/')) {
-      if (await this.options.adminRoutes(req, res, url)) return;
+    // Kestrel reads `//evil.example/api/x` as a path whose first segment is empty, which no route
+    // matches: the real host answers 404 and invokes nothing. A URL parser would take `evil.example`
+    // for a host name and route the rest (devhost/docs/real-host.md#paths).
+    if ((req.url ?? '/').startsWith('//')) {
+      HttpFrontDoor.empty(res, 404);
+      return;
     }
-    for (const extension of this.options.extensions) {
-      if (extension.handleHttp !== undefined && (await extension.handleHttp(req, res, url))) return;
-    }
+    const url = new URL(req.url ?? '/', 'http://devhost');
+    const path = url.pathname;
+    if (await this.options.hostRoutes(req, res, url)) return;
     if (path === '/' && req.method !== undefined && ['GET', 'HEAD'].includes(req.method) && this.prefix !== '/') {
       res.setHeader('Content-Type', 'text/plain; charset=utf-8');
       res.end('Your Functions app is up and running (devhost).\n');
@@ -139,7 +140,7 @@ export class HttpFrontDoor {
     const below = this.belowPrefix(path);
     const found = below === undefined ? { kind: 'none' as const } : this.options.routes.find(req.method ?? 'GET', below);
     // A route that exists for other methods only is not found either: the real host answers 404,
-    // not 405 (real-host-observations.md §3).
+    // not 405 (devhost/docs/real-host.md#routing).
     if (found.kind === 'none') {
       HttpFrontDoor.empty(res, 404);
       return;
@@ -152,11 +153,13 @@ export class HttpFrontDoor {
     else await this.invokeBuffered(found.route, found.params, req, res, url);
   }
 
+  /** The path below the route prefix; undefined outside it, or when an empty segment follows it (`/api//x`: no route matches on the real host, devhost/docs/real-host.md#paths). */
   private belowPrefix(path: string): string | undefined {
     if (this.prefix === '/') return path;
     const lower = path.toLowerCase();
     if (`${lower}/` === this.prefix) return '';
-    return lower.startsWith(this.prefix) ? path.slice(this.prefix.length) : undefined;
+    if (!lower.startsWith(this.prefix) || lower.startsWith('/', this.prefix.length)) return undefined;
+    return path.slice(this.prefix.length);
   }
 
   private parts(req: IncomingMessage, url: URL, params: Record<string, string>, body: Buffer | undefined): HttpRequestParts {

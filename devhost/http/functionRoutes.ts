@@ -3,10 +3,9 @@
  * specific template first, methods compared case-insensitively (no methods = any method).
  */
 import type { FunctionMetadata, RpcBindingInfo } from '../core/types';
-import { text } from '../core/values';
+import { bindingOfType, text } from '../core/values';
+import type { AuthLevel } from '../keys';
 import { compareTemplates, RouteTemplate } from './routeTemplate';
-
-export type AuthLevel = 'anonymous' | 'function' | 'admin';
 
 export interface HttpRoute {
   readonly functionName: string;
@@ -30,7 +29,7 @@ function authLevelOf(binding: RpcBindingInfo): AuthLevel {
 }
 
 export function httpTrigger(fn: FunctionMetadata): [string, RpcBindingInfo] | undefined {
-  return Object.entries(fn.bindings).find(([, b]) => b.type?.toLowerCase() === 'httptrigger');
+  return bindingOfType(fn, 'httpTrigger');
 }
 
 export class FunctionRoutes {

@@ -61,7 +61,7 @@ function typedBytes(data: RpcTypedData | null | undefined): Buffer {
 
 const sameSiteNames: Record<string, string> = { lax: 'Lax', strict: 'Strict', explicitnone: 'None' };
 
-export function serializeCookie(cookie: RpcHttpCookie): string {
+function serializeCookie(cookie: RpcHttpCookie): string {
   const parts = [`${cookie.name ?? ''}=${encodeURIComponent(cookie.value ?? '')}`];
   if (cookie.domain?.value) parts.push(`Domain=${cookie.domain.value}`);
   if (cookie.path?.value) parts.push(`Path=${cookie.path.value}`);

@@ -30,7 +30,7 @@ function codeFolder(appRoot: string): string {
 }
 
 /** host.json as a host without the bundle needs it. */
-export function hostJsonWithoutBundle(text: string): string {
+function hostJsonWithoutBundle(text: string): string {
   const parsed = JSON.parse(text) as Record<string, unknown>;
   delete parsed.extensionBundle;
   return `${JSON.stringify(parsed, null, 2)}\n`;

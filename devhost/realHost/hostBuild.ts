@@ -12,7 +12,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export const hostBuildSetting = 'FUNCTIONS_HOST_BUILD';
+const hostBuildSetting = 'FUNCTIONS_HOST_BUILD';
 export const webHostDll = 'Microsoft.Azure.WebJobs.Script.WebHost.dll';
 
 export interface RealHostKeys {

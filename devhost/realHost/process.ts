@@ -69,6 +69,31 @@ function hostEnvironment(options: RealHostOptions, port: number): NodeJS.Process
   };
 }
 
+/**
+ * The process groups of the hosts this process started and has not stopped. A host runs in a group
+ * of its own (so a kill reaches its worker too), which also means it would outlive this process:
+ * whenever this process exits (a second Ctrl+C, a test worker ending), they are killed with it.
+ */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+function track(pid: number): void {
+  liveGroups.add(pid);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const group of liveGroups) killGroup(group, 'SIGKILL');
+  });
+}
+
 class RealHostProcess implements RealHost {
   private child: ChildProcess | undefined;
   private log = '';
@@ -97,6 +122,7 @@ class RealHostProcess implements RealHost {
       detached: true,
     });
     this.child = child;
+    if (child.pid !== undefined) track(child.pid);
     const onData = (chunk: Buffer): void => {
       const text = chunk.toString();
       this.log += text;
@@ -111,7 +137,9 @@ class RealHostProcess implements RealHost {
       if (exited) throw new Error(`The Functions host exited during start-up:\n${this.log.slice(-6000)}`);
       if (Date.now() > deadline) {
         await this.end('SIGKILL');
-        throw new Error(`The Functions host did not report Running within ${this.options.startTimeoutMs ?? 60_000} ms:\n${this.log.slice(-6000)}`);
+        throw new Error(
+          `The Functions host did not report Running within ${this.options.startTimeoutMs ?? 60_000} ms:\n${this.log.slice(-6000)}`,
+        );
       }
       if (await this.running()) return;
       await new Promise((r) => setTimeout(r, 250));
@@ -141,21 +169,15 @@ class RealHostProcess implements RealHost {
     const child = this.child;
     this.child = undefined;
     if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    const pid = child.pid;
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    const group = -child.pid;
-    const kill = (s: NodeJS.Signals): void => {
-      try {
-        process.kill(group, s);
-      } catch {
-        // already gone
-      }
-    };
-    kill(signal);
-    const timer = setTimeout(() => kill('SIGKILL'), graceMs);
+    killGroup(pid, signal);
+    const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), graceMs);
     await exited;
     clearTimeout(timer);
     // The worker is in the same group; make sure nothing of it outlives the host.
-    kill('SIGKILL');
+    killGroup(pid, 'SIGKILL');
+    liveGroups.delete(pid);
   }
 
   stop(graceMs?: number): Promise<void> {

@@ -1,4 +1,4 @@
-import type { HostLogLevel } from '../extension';
+import type { HostLogLevel } from '../log';
 import type { RunningHost } from '../host';
 import { startFixture } from './support';
 

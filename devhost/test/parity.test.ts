@@ -1,8 +1,7 @@
 /**
  * Parity with the real Functions host: one test per behaviour observed on host 4.1037.0 (Node worker
- * 3.9.1, Durable extension 3.19.0) in ../shared/reference/real-host-observations.md, each named after
- * it. Sources beyond the observations are named where a test pins more (azure-webjobs-sdk-extensions
- * HttpTriggerAttributeBindingProvider.GetRequestBindingData and Utility.ApplyBindingData).
+ * 3.9.1, Durable extension 3.19.0), each named after it and grouped by the section of
+ * devhost/docs/real-host.md that records it, with its sources.
  */
 import { request as httpRequest } from 'node:http';
 
@@ -14,7 +13,7 @@ interface Seen {
   body: string;
 }
 
-describe('real host §1: request.params in stream mode is the binding data', () => {
+describe('real host (real-host.md#binding-data): request.params in stream mode is the binding data', () => {
   let host: RunningHost;
   const url = (path: string): string => `${host.baseUrl}${path}`;
   const seen = async (path: string, init: RequestInit = {}): Promise<Seen> => {
@@ -63,7 +62,7 @@ describe('real host §1: request.params in stream mode is the binding data', () 
   });
 });
 
-describe('real host §3: routing and keys', () => {
+describe('real host (real-host.md#routing, #paths, #keys): routing and keys', () => {
   let host: RunningHost;
   const url = (path: string): string => `${host.baseUrl}${path}`;
 
@@ -95,7 +94,46 @@ describe('real host §3: routing and keys', () => {
   });
 });
 
-describe('real host §3: keys when configured', () => {
+describe('real host (real-host.md#paths): a request target that starts with // names no host', () => {
+  let host: RunningHost;
+  const invoked: string[] = [];
+  const get = (path: string): Promise<{ status: number; body: string }> =>
+    new Promise((resolve, reject) => {
+      // node:http sends the target exactly as given (a URL parser would read `evil.example` as the host).
+      httpRequest({ host: '127.0.0.1', port: host.port, path }, (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      })
+        .on('error', reject)
+        .end();
+    });
+
+  beforeAll(async () => {
+    host = await startFixture('stream', {
+      quiet: false,
+      log: (_level, message) => {
+        const m = /^Executing 'Functions\.(\w+)'/.exec(message);
+        if (m !== null) invoked.push(m[1] as string);
+      },
+    });
+  });
+  afterAll(async () => {
+    await host.stop();
+  });
+
+  test("//evil.example/api/plain, //api/plain and /api//plain are the host's empty 404, and no function runs", async () => {
+    for (const path of ['//evil.example/api/plain', '//api/plain', '//evil.example/admin/functions', '//', '/api//plain']) {
+      expect({ path, ...(await get(path)) }).toEqual({ path, status: 404, body: '' });
+    }
+    expect(invoked).toEqual([]);
+    // The same route without the leading slash is served (the check is on the target, not the route).
+    expect(await get('/api/plain')).toEqual({ status: 200, body: 'plain' });
+    expect(invoked).toEqual(['plain']);
+  });
+});
+
+describe('real host (real-host.md#keys): keys when configured', () => {
   let host: RunningHost;
   const url = (path: string): string => `${host.baseUrl}${path}`;
 
@@ -106,12 +144,25 @@ describe('real host §3: keys when configured', () => {
     await host.stop();
   });
 
-  test('no key → 401 on function routes; the function key → 401 on admin routes; ?code= works', async () => {
+  test('no key → 401 on function routes; ?code= works as well as the header', async () => {
     expect((await fetch(url('/api/guarded'))).status).toBe(401);
     expect((await fetch(url('/api/guarded?code=fk'))).status).toBe(200);
     expect((await fetch(url('/api/guarded'), { headers: { 'x-functions-key': 'mk' } })).status).toBe(200);
-    expect((await fetch(url('/admin/functions?code=fk'))).status).toBe(401);
+  });
+
+  test('the admin API: a key the host knows without the level is 403; no key or an unknown key 401; the master key opens it', async () => {
+    expect((await fetch(url('/admin/functions'))).status).toBe(401);
+    expect((await fetch(url('/admin/functions?code=not-a-key'))).status).toBe(401);
+    expect((await fetch(url('/admin/functions?code=fk'))).status).toBe(403);
+    expect((await fetch(url('/admin/host/status'), { headers: { 'x-functions-key': 'fk' } })).status).toBe(403);
+    expect((await fetch(url('/ADMIN/functions?code=fk'))).status).toBe(403);
     expect((await fetch(url('/admin/functions?code=mk'))).status).toBe(200);
+  });
+
+  test('an admin-level function route refuses the function key with 401, not 403 (function routes check keys themselves)', async () => {
+    expect((await fetch(url('/api/privileged?code=fk'))).status).toBe(401);
+    expect((await fetch(url('/api/privileged?code=not-a-key'))).status).toBe(401);
+    expect((await fetch(url('/api/privileged?code=mk'))).status).toBe(200);
   });
 });
 

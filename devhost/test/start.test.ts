@@ -9,7 +9,7 @@ import { delimiter, join } from 'node:path';
 
 import { QueueServiceClient } from '@azure/storage-queue';
 
-import type { FunctionSummary } from '../admin';
+import type { FunctionSummary } from '../functionTable';
 import { type AzuritePorts, connectionStringFor, freePort } from '../azurite';
 
 const repoRoot = join(__dirname, '..', '..');
@@ -167,7 +167,8 @@ describe('npm start (dist/devhost/start.js) without Core Tools', () => {
     const status = (headers: Record<string, string>): Promise<number> =>
       fetch(`${started.baseUrl}/admin/host/status`, { headers }).then((r) => r.status);
     expect(await status({})).toBe(401);
-    expect(await status({ 'x-functions-key': 'fn-key-start-test' })).toBe(401);
+    // A key the host knows without the level: 403, as on the real host (devhost/docs/real-host.md#keys).
+    expect(await status({ 'x-functions-key': 'fn-key-start-test' })).toBe(403);
     expect(await status({ 'x-functions-key': 'admin-key-start-test' })).toBe(200);
     const list = await functions(started, 'admin-key-start-test');
     const url = functionLevelUrl(list);
@@ -193,7 +194,7 @@ describe('npm start (dist/devhost/start.js) without Core Tools', () => {
   test('without FUNCTIONS_KEY / FUNCTIONS_ADMIN_KEY function keys are not enforced, /admin needs the printed master key; one SIGINT (Ctrl+C) stops both, exit 0', async () => {
     const started = await launch({});
     running.add(started.child);
-    // The real host's admin API is never open (real-host-observations.md §3).
+    // The real host's admin API is never open (devhost/docs/real-host.md#keys).
     expect((await fetch(`${started.baseUrl}/admin/host/status`)).status).toBe(401);
     const master = /Master key for \/admin: (\S+)/.exec(started.output())?.[1];
     expect(master).toEqual(expect.any(String));

@@ -16,9 +16,9 @@ import type { BindingIo, MessageEncoding } from '../bindings/bindingIo';
 import { withJsonProperties } from '../bindings/expressions';
 import type { Invoker } from '../core/invoker';
 import type { FunctionMetadata, RpcParameterBinding, RpcTypedData } from '../core/types';
-import type { HostLogger } from '../extension';
+import type { HostLogger } from '../log';
 
-export interface QueueOptions {
+interface QueueOptions {
   readonly batchSize: number;
   readonly newBatchThreshold: number;
   readonly maxPollingIntervalMs: number;

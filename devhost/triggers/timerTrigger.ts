@@ -11,10 +11,10 @@ import type { BlobServiceClient } from '@azure/storage-blob';
 import type { HostClock } from '../clock';
 import { failedBeforeRun, type InvocationOutcome, type Invoker } from '../core/invoker';
 import type { FunctionMetadata, RpcParameterBinding } from '../core/types';
-import type { HostLogger } from '../extension';
+import type { HostLogger } from '../log';
 import type { Schedule } from './schedule';
 
-export const pastDueToleranceMs = 1000;
+const pastDueToleranceMs = 1000;
 
 export interface ScheduleStatus {
   readonly last: number | undefined;

@@ -2,10 +2,15 @@
  * The API reference (`GET /api/docs`) and its static files, served anonymously: like
  * `/api/openapi.json`, which it renders, it shows only the public contract and holds no data.
  */
+import { join } from 'node:path';
+
 import type { ConsoleAssets } from '../console/assets';
 import { staticPageRoutes } from '../console/staticRoutes';
 import type { RouteDefinition } from '../http/route';
 import { apiDocsPage } from './page';
+
+/** Where the build puts the page's hashed files and their manifest (scripts/build-console.mjs), as for the console. */
+export const apiDocsAssetDirectory = join(__dirname, 'assets');
 
 export interface ApiDocsRouteDeps {
   /** Lazy, so the route list can be built (e.g. for the OpenAPI document) without any I/O. */

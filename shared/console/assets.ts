@@ -11,7 +11,7 @@ import { z } from 'zod';
 
 import { AppError } from '../errors';
 
-export interface Asset {
+interface Asset {
   readonly body: Uint8Array;
   readonly contentType: string;
 }

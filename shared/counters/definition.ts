@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 
-import type { CounterSettings } from '../config';
+import type { CounterSettings } from './settings';
 import { maxPartitions } from './keys';
 
 export const counterModes = ['hits', 'sharded'] as const;
@@ -17,7 +17,7 @@ export interface CounterDefinition {
   readonly safetyWindowSeconds: number;
 }
 
-export const maxSafetyWindowSeconds = 3600;
+const maxSafetyWindowSeconds = 3600;
 
 export const definitionFields = {
   mode: z.enum(counterModes).meta({

@@ -50,7 +50,7 @@ export interface IncrementDeps extends CounterRuntime {
  * Increments one write carries at most. Bounds how many callers share one failure, and the sum:
  * |by| ≤ TALLYHO_COUNTERS_MAX_INCREMENT ≤ 10^9, so |sum| ≤ 10^12, far inside the safe integers.
  */
-export const maxIncrementsPerWrite = 1000;
+const maxIncrementsPerWrite = 1000;
 
 /** Shard totals this instance wrote last, per data partition, at most (a hint: the ETag decides). */
 const knownTotalsKept = 1000;

@@ -31,106 +31,117 @@ function view(counter: StoredCounter) {
   return { name: counter.name, ...counter.definition, createdAt: counter.createdAt, updatedAt: counter.updatedAt };
 }
 
+function countersConfigureRoute(deps: CounterRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'countersConfigure',
+    method: 'PUT',
+    path: 'counters/{name}',
+    summary: 'Create a counter or change its settings',
+    description:
+      'Creates the counter (201) or replaces its settings (200; omitted ones take their defaults). Repeating a PUT changes nothing. ' +
+      'Once the counter holds data its `mode` and `partitions` are fixed: changing them answers 409. The safety window may always change.',
+    tags,
+    params: counterParams,
+    body: counterSettingsInput,
+    bodyRequired: true,
+    maxBodyBytes: 4096,
+    examples: [{ mode: 'hits', partitions: 8, safetyWindowSeconds: 60 }, { mode: 'sharded', partitions: 16 }, {}],
+    responses: {
+      200: { description: 'The counter exists with these settings', schema: counterView },
+      201: { description: 'The counter was created', schema: counterView },
+      400: badRequest,
+      409: problem('The counter holds data and the PUT changes its mode or partitions (see `fields`)'),
+      413: problem('Body larger than 4 KiB'),
+      500: corrupt,
+      503: unavailable,
+    },
+    handle: async ({ params, body }) => {
+      const { outcome, counter } = await deps.service().configure(params.name, body);
+      const created = outcome === 'created';
+      return json(created ? 201 : 200, view(counter), created ? { location: `/api/counters/${params.name}` } : {});
+    },
+  });
+}
+
+function countersIncrementRoute(deps: CounterRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'countersIncrement',
+    method: 'POST',
+    path: 'counters/{name}/increment',
+    summary: 'Add to a counter',
+    description:
+      'Adds `by` (default 1; negative for adjustments) and answers 202 once the increment is stored; reads include it at once. ' +
+      'With an Idempotency-Key a retry is counted once (the answer then carries `Idempotent-Replayed: true`); ' +
+      'reusing a key with a different `by` is a 409.',
+    tags,
+    params: counterParams,
+    body: incrementBody,
+    maxBodyBytes: 1024,
+    requestHeaders: [idempotencyKeyHeader],
+    examples: [{ by: 1 }, { by: -3 }, {}],
+    responses: {
+      202: { description: 'The increment is stored', schema: incrementResult },
+      400: badRequest,
+      404: problem('No such counter (and TALLYHO_COUNTERS_AUTO_CREATE is off)'),
+      409: problem('The Idempotency-Key was first used with another `by`'),
+      413: problem('Body larger than 1 KiB'),
+      500: corrupt,
+      503: unavailable,
+    },
+    handle: async ({ params, body, headers }) => {
+      const key = readIdempotencyKey(headers);
+      const result = await deps.service().increment(params.name, body?.by ?? 1, key);
+      return json(202, { name: result.name, by: result.by }, result.replayed ? { 'idempotent-replayed': 'true' } : {});
+    },
+  });
+}
+
+function countersGetRoute(deps: CounterRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'countersGet',
+    method: 'GET',
+    path: 'counters/{name}',
+    summary: "A counter's value: rolled-up totals plus the hits not folded yet",
+    description:
+      'Exact for every increment acknowledged so far, except hits whose writer clock lagged by more than the safety window, ' +
+      'which show after the next rollup. `?consistent=true` counts those too, at twice the storage requests.',
+    tags,
+    params: counterParams,
+    query: readQuery,
+    responses: {
+      200: { description: 'The value', schema: counterValue },
+      400: badRequest,
+      404: problem('No such counter'),
+      500: corrupt,
+      503: unavailable,
+    },
+    handle: async ({ params, query }) =>
+      json(200, await deps.service().read(params.name, query.consistent), { 'cache-control': 'no-store' }),
+  });
+}
+
+function countersListRoute(deps: CounterRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'countersList',
+    method: 'GET',
+    path: 'counters',
+    summary: 'List counters with their settings (for operators)',
+    description: 'One table scan, in name order. Read a counter for its value.',
+    tags,
+    query: listQuery,
+    responses: {
+      200: { description: 'The counters', schema: counterList },
+      400: badRequest,
+      500: problem('Unexpected failure; a counter whose settings are corrupt is listed under `unreadable` instead'),
+      503: unavailable,
+    },
+    handle: async ({ query }) => {
+      const listing = await deps.service().list(query.limit);
+      return json(200, { ...listing, items: listing.items.map(view) }, { 'cache-control': 'no-store' });
+    },
+  });
+}
+
 export function countersRoutes(deps: CounterRouteDeps): RouteDefinition[] {
-  return [
-    defineRoute({
-      name: 'countersConfigure',
-      method: 'PUT',
-      path: 'counters/{name}',
-      summary: 'Create a counter or change its settings',
-      description:
-        'Creates the counter (201) or replaces its settings (200; omitted ones take their defaults). Repeating a PUT changes nothing. ' +
-        'Once the counter holds data its `mode` and `partitions` are fixed: changing them answers 409. The safety window may always change.',
-      tags,
-      params: counterParams,
-      body: counterSettingsInput,
-      bodyRequired: true,
-      maxBodyBytes: 4096,
-      examples: [{ mode: 'hits', partitions: 8, safetyWindowSeconds: 60 }, { mode: 'sharded', partitions: 16 }, {}],
-      responses: {
-        200: { description: 'The counter exists with these settings', schema: counterView },
-        201: { description: 'The counter was created', schema: counterView },
-        400: badRequest,
-        409: problem('The counter holds data and the PUT changes its mode or partitions (see `fields`)'),
-        413: problem('Body larger than 4 KiB'),
-        500: corrupt,
-        503: unavailable,
-      },
-      handle: async ({ params, body }) => {
-        const { outcome, counter } = await deps.service().configure(params.name, body);
-        const created = outcome === 'created';
-        return json(created ? 201 : 200, view(counter), created ? { location: `/api/counters/${params.name}` } : {});
-      },
-    }),
-    defineRoute({
-      name: 'countersIncrement',
-      method: 'POST',
-      path: 'counters/{name}/increment',
-      summary: 'Add to a counter',
-      description:
-        'Adds `by` (default 1; negative for adjustments) and answers 202 once the increment is stored; reads include it at once. ' +
-        'With an Idempotency-Key a retry is counted once (the answer then carries `Idempotent-Replayed: true`); ' +
-        'reusing a key with a different `by` is a 409.',
-      tags,
-      params: counterParams,
-      body: incrementBody,
-      maxBodyBytes: 1024,
-      requestHeaders: [idempotencyKeyHeader],
-      examples: [{ by: 1 }, { by: -3 }, {}],
-      responses: {
-        202: { description: 'The increment is stored', schema: incrementResult },
-        400: badRequest,
-        404: problem('No such counter (and TALLYHO_COUNTERS_AUTO_CREATE is off)'),
-        409: problem('The Idempotency-Key was first used with another `by`'),
-        413: problem('Body larger than 1 KiB'),
-        500: corrupt,
-        503: unavailable,
-      },
-      handle: async ({ params, body, headers }) => {
-        const key = readIdempotencyKey(headers);
-        const result = await deps.service().increment(params.name, body?.by ?? 1, key);
-        return json(202, { name: result.name, by: result.by }, result.replayed ? { 'idempotent-replayed': 'true' } : {});
-      },
-    }),
-    defineRoute({
-      name: 'countersGet',
-      method: 'GET',
-      path: 'counters/{name}',
-      summary: "A counter's value: rolled-up totals plus the hits not folded yet",
-      description:
-        'Exact for every increment acknowledged so far, except hits whose writer clock lagged by more than the safety window, ' +
-        'which show after the next rollup. `?consistent=true` counts those too, at twice the storage requests.',
-      tags,
-      params: counterParams,
-      query: readQuery,
-      responses: {
-        200: { description: 'The value', schema: counterValue },
-        400: badRequest,
-        404: problem('No such counter'),
-        500: corrupt,
-        503: unavailable,
-      },
-      handle: async ({ params, query }) =>
-        json(200, await deps.service().read(params.name, query.consistent), { 'cache-control': 'no-store' }),
-    }),
-    defineRoute({
-      name: 'countersList',
-      method: 'GET',
-      path: 'counters',
-      summary: 'List counters with their settings (for operators)',
-      description: 'One table scan, in name order. Read a counter for its value.',
-      tags,
-      query: listQuery,
-      responses: {
-        200: { description: 'The counters', schema: counterList },
-        400: badRequest,
-        500: problem('Unexpected failure; a counter whose settings are corrupt is listed under `unreadable` instead'),
-        503: unavailable,
-      },
-      handle: async ({ query }) => {
-        const listing = await deps.service().list(query.limit);
-        return json(200, { ...listing, items: listing.items.map(view) }, { 'cache-control': 'no-store' });
-      },
-    }),
-  ];
+  return [countersConfigureRoute(deps), countersIncrementRoute(deps), countersGetRoute(deps), countersListRoute(deps)];
 }

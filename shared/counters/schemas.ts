@@ -6,7 +6,7 @@ import { resourceName } from '../http/schemas';
 import { counterModes, definitionFields } from './definition';
 
 /** The hard ceiling of |by|; TALLYHO_COUNTERS_MAX_INCREMENT (at most this) is checked by the service. */
-export const incrementCeiling = 1_000_000_000;
+const incrementCeiling = 1_000_000_000;
 
 export const counterParams = z.object({ name: resourceName });
 

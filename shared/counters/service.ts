@@ -5,7 +5,7 @@
 import type { TableClient } from '@azure/data-tables';
 
 import type { Clock, Random } from '../clock';
-import { type CounterSettings, settingNames } from '../config';
+import { type CounterSettings, counterSettings } from './settings';
 import { AppError, validationError } from '../errors';
 import type { Logger } from '../log';
 import { tables } from '../resources';
@@ -28,7 +28,7 @@ export interface CounterTableNames {
   readonly dirty: string;
 }
 
-export const defaultCounterTables: CounterTableNames = { settings: tables.counters, data: tables.counterData, dirty: tables.counterDirty };
+const defaultCounterTables: CounterTableNames = { settings: tables.counters, data: tables.counterData, dirty: tables.counterDirty };
 
 export interface CounterServiceDeps {
   /** A client for the named table, which exists once the promise resolves. */
@@ -54,7 +54,7 @@ export interface CounterServiceDeps {
  * gave the same increments/s, 2 at 0.19 transactions per increment against 0.13 (16 writers); 4
  * slots were slower and dearer (0.32).
  */
-export const defaultWritesInFlight = 2;
+const defaultWritesInFlight = 2;
 
 export interface ConfigureResult {
   readonly outcome: 'created' | 'updated' | 'unchanged';
@@ -85,7 +85,7 @@ export class CounterService {
       partitionKey: autoCreatedPartition,
       max: settings.maxAutoCreated,
       noun: 'auto-created counters',
-      setting: settingNames.countersMaxAutoCreated,
+      setting: counterSettings.settings.maxAutoCreated.env,
       retry: retryContextOf(deps, 'the auto-created counter count'),
     });
     this.data = new CounterDataStore(() => deps.table(names.data));

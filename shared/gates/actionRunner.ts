@@ -11,16 +11,16 @@
  * last reason. Any other failure is recorded at once: `code` and `reason` from the AppError, never
  * an internal message.
  */
-import type { QueueClient } from '@azure/storage-queue';
-
-import { isAppError } from '../errors';
-import type { SubmitRequest } from '../jobs/submit';
+import { AppError, type AppErrorCode, isAppError } from '../errors';
+import { type EffectPorts, runEffect } from '../effects/runner';
 import type { Logger } from '../log';
 import { mapLimited } from '../mapLimited';
-import { translateStorageError } from '../storage/errors';
-import { type GateAction, type GateActionResult, gateActionSchema, jobActionKey } from './actions';
-import type { ReleaseConfirmed, ReleaseFollowUp } from './messages';
+import { actionEffect, type GateAction, type GateActionResult } from './actions';
+import type { ActionBatchInput, ActionBatchResult, ReleaseConfirmed, ReleaseFollowUp } from './messages';
+
+export type { ActionBatchInput, ActionBatchResult } from './messages';
 import type { ActionOutcome, RunRecord } from './operations';
+import { gateActionSchema } from './schemas';
 import type { GateStore, StoredRun } from './store';
 
 /** Actions performed at once by one activity. */
@@ -30,42 +30,10 @@ export interface ActionDeps {
   readonly store: GateStore;
   /** Makes (or finds) the release a fan-out was started for (the service's `confirmRelease`). */
   readonly confirmRelease: (input: ReleaseFollowUp) => Promise<ReleaseConfirmed>;
-  readonly actionsQueue: () => Promise<QueueClient>;
-  /** The jobs capability's submit use-case (`JobService.submit`, as POST /api/jobs and schedules' job target use it). */
-  readonly jobs: () => { submit(request: SubmitRequest, idempotencyKey: string): Promise<{ readonly job: { readonly id: string } }> };
+  /** What actions run with (a gate run's action needs no Durable client: none, enqueue and job need none). */
+  readonly effects: EffectPorts;
   readonly now: () => number;
   readonly logger: Logger;
-}
-
-/** Which runs a batch covers: a release's fan-out (shards of the runs it let go) or named late joiners. */
-export type ActionSelection =
-  | { readonly kind: 'released'; readonly shards: readonly [number, number]; readonly from: number }
-  | { readonly kind: 'late'; readonly runIds: readonly string[] };
-
-export interface ActionBatchInput {
-  readonly gate: string;
-  /** The generation whose release let the runs go (what an `enqueue` message names). */
-  readonly generation: number;
-  readonly selection: ActionSelection;
-  /**
-   * The release to make (or find) first: a fan-out's first batches carry it, so the release is made
-   * even if its caller died before writing it, without a step of its own before the actions.
-   */
-  readonly confirm?: ReleaseFollowUp;
-  /** Record every pending run of the selection as failed with this reason instead of trying again. */
-  readonly giveUp?: { readonly code: string; readonly reason: string };
-}
-
-export interface ActionBatchResult {
-  /** Outcomes this batch recorded. */
-  readonly done: number;
-  readonly failed: number;
-  /** Runs left pending after a failure a retry may cure. */
-  readonly retry: number;
-  /** Late runs named that are not (yet) registered. */
-  readonly missing: readonly string[];
-  /** The last retryable failure, for the reason recorded if the orchestration gives up. */
-  readonly lastError?: { readonly code: string; readonly reason: string };
 }
 
 export interface ActionInput {
@@ -75,35 +43,29 @@ export interface ActionInput {
   readonly action: GateAction;
 }
 
-type PerformDeps = Pick<ActionDeps, 'actionsQueue' | 'jobs'>;
+/** An action that failed for good: what its run's status says, a problem code and a message fit for callers. */
+class ActionFailed extends AppError {}
 
-async function enqueue(deps: PerformDeps, action: Extract<GateAction, { type: 'enqueue' }>, input: ActionInput): Promise<GateActionResult> {
-  const queue = await deps.actionsQueue();
-  const message = { gate: input.gate, generation: input.generation, runId: input.runId, payload: action.payload ?? null };
-  try {
-    // Base64, as the Functions queue trigger expects by default (host.json messageEncoding).
-    const sent = await queue.sendMessage(Buffer.from(JSON.stringify(message), 'utf8').toString('base64'));
-    return { type: 'enqueue', queue: queue.name, messageId: sent.messageId };
-  } catch (err) {
-    throw translateStorageError(err, `enqueueing the action of run ${input.runId}`);
-  }
-}
-
-async function submitJob(deps: PerformDeps, action: Extract<GateAction, { type: 'job' }>, input: ActionInput): Promise<GateActionResult> {
-  const { job } = await deps.jobs().submit({ processor: action.processor, items: action.items }, jobActionKey(input.gate, input.runId));
-  return { type: 'job', jobId: job.id };
-}
-
-/** One case per action type; the exhaustive switch makes a new type a compile error until handled. */
-export async function performAction(deps: PerformDeps, input: ActionInput): Promise<GateActionResult> {
-  const action = input.action;
-  switch (action.type) {
-    case 'none':
-      return { type: 'none' };
-    case 'enqueue':
-      return enqueue(deps, action, input);
-    case 'job':
-      return submitJob(deps, action, input);
+/**
+ * A released run's action, through the effects runner. Failures a retry may cure are thrown as the
+ * runner throws them; a failure of the effect itself is an `ActionFailed` with the AppError's code and
+ * message when it was one, and nothing of an unexpected error's text (it may name internals).
+ */
+export async function performAction(effects: EffectPorts, input: ActionInput): Promise<GateActionResult> {
+  const run = { gate: input.gate, generation: input.generation, runId: input.runId };
+  const effect = actionEffect(input.action, run);
+  if (effect === undefined) return { type: 'none' };
+  const outcome = await runEffect(effect, { kind: 'gateRun', ...run }, effects);
+  switch (outcome.outcome) {
+    case 'failed': {
+      const code: AppErrorCode = outcome.code ?? 'Internal';
+      throw new ActionFailed(code, outcome.code === undefined ? `The ${effect.type} action failed` : outcome.reason);
+    }
+    case 'started':
+      return { type: 'job', jobId: outcome.handle };
+    case 'succeeded':
+      if (outcome.queued === undefined) throw new ActionFailed('Internal', `The ${effect.type} action reported no message`);
+      return { type: 'enqueue', ...outcome.queued };
   }
 }
 
@@ -111,20 +73,22 @@ type Attempt = { readonly outcome: ActionOutcome } | { readonly retry: { readonl
 
 async function attempt(deps: ActionDeps, gate: string, generation: number, run: StoredRun): Promise<Attempt> {
   const at = (): string => new Date(deps.now()).toISOString();
+  const failed = (code: string, reason: string): Attempt => ({ outcome: { state: 'failed', at: at(), code, reason } });
+  const stored = gateActionSchema.safeParse(JSON.parse(run.actionJson ?? 'null'));
+  if (!stored.success) return failed('CorruptState', 'The stored action cannot be read');
   try {
-    const action = gateActionSchema.parse(JSON.parse(run.actionJson ?? 'null'));
-    const result = await performAction(deps, { gate, generation, runId: run.value.runId, action });
+    const result = await performAction(deps.effects, { gate, generation, runId: run.value.runId, action: stored.data });
     return { outcome: { state: 'done', at: at(), result } };
   } catch (err) {
-    if (isAppError(err) && err.retryable) {
-      deps.logger.log('warn', 'gates.action.retry', { gate, runId: run.value.runId, error: err });
-      return { retry: { code: err.code, reason: err.message } };
+    if (err instanceof ActionFailed) {
+      deps.logger.log('error', 'gates.action.failed', { gate, runId: run.value.runId, error: err });
+      return failed(err.code, err.message);
     }
-    deps.logger.log('error', 'gates.action.failed', { gate, runId: run.value.runId, error: err });
-    const outcome: ActionOutcome = isAppError(err)
-      ? { state: 'failed', at: at(), code: err.code, reason: err.message }
-      : { state: 'failed', at: at(), code: 'Internal', reason: 'The action failed unexpectedly' };
-    return { outcome };
+    // The runner throws what a retry may cure (storage, the jobs service unavailable).
+    deps.logger.log('warn', 'gates.action.retry', { gate, runId: run.value.runId, error: err });
+    return isAppError(err)
+      ? { retry: { code: err.code, reason: err.message } }
+      : { retry: { code: 'DependencyUnavailable', reason: 'A dependency of the action is unavailable; it is tried again' } };
   }
 }
 

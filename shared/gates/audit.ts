@@ -8,11 +8,8 @@ import type { TableClient } from '@azure/data-tables';
 import { z } from 'zod';
 
 import { hasStatus, translateStorageError } from '../storage/errors';
-import { type ReleaseHow, releaseHows } from './operations';
+import { type AuditKind, auditKinds, type ReleaseHow, releaseHows } from './operations';
 import { type GateEntity, odata, rowKeys } from './rows';
-
-export const auditKinds = ['create', 'release', 'reset'] as const;
-export type AuditKind = (typeof auditKinds)[number];
 
 export const auditRecordSchema = z
   .object({

@@ -7,8 +7,7 @@
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
-import type { ActionBatchInput } from './actionRunner';
-import type { ActionsOutput, LateActionsInput } from './messages';
+import type { ActionBatchInput, ActionsOutput, LateActionsInput } from './messages';
 import { lateRegistrationWaitSeconds } from './names';
 import { untilSettled } from './release.orchestrator';
 

@@ -4,9 +4,7 @@
  * release. Each is started before the change is committed, so a crash in between leaves the work
  * with Durable (which finds the change, or finds it never happened) rather than with nobody.
  */
-import type { ActionBatchResult } from './actionRunner';
-import type { AuditKind } from './audit';
-import type { GateSnapshot, ReleaseHow, ReleaseRecord } from './operations';
+import type { AuditKind, GateSnapshot, ReleaseHow, ReleaseRecord } from './operations';
 
 /** A release and what follows it (orchestration `gateRelease`, one per gate and generation). */
 export interface ReleaseFollowUp {
@@ -50,7 +48,36 @@ export interface ActionsOutput {
   readonly abandoned: number;
 }
 
-export type { ActionBatchResult };
+/** Which runs a batch covers: a release's fan-out (shards of the runs it let go) or named late joiners. */
+type ActionSelection =
+  | { readonly kind: 'released'; readonly shards: readonly [number, number]; readonly from: number }
+  | { readonly kind: 'late'; readonly runIds: readonly string[] };
+
+export interface ActionBatchInput {
+  readonly gate: string;
+  /** The generation whose release let the runs go (what an `enqueue` message names). */
+  readonly generation: number;
+  readonly selection: ActionSelection;
+  /**
+   * The release to make (or find) first: a fan-out's first batches carry it, so the release is made
+   * even if its caller died before writing it, without a step of its own before the actions.
+   */
+  readonly confirm?: ReleaseFollowUp;
+  /** Record every pending run of the selection as failed with this reason instead of trying again. */
+  readonly giveUp?: { readonly code: string; readonly reason: string };
+}
+
+export interface ActionBatchResult {
+  /** Outcomes this batch recorded. */
+  readonly done: number;
+  readonly failed: number;
+  /** Runs left pending after a failure a retry may cure. */
+  readonly retry: number;
+  /** Late runs named that are not (yet) registered. */
+  readonly missing: readonly string[];
+  /** The last retryable failure, for the reason recorded if the orchestration gives up. */
+  readonly lastError?: { readonly code: string; readonly reason: string };
+}
 
 /** A generation opened by a create or reset, and what follows (orchestration `gateGeneration`). */
 export interface GenerationFollowUp {

@@ -57,6 +57,9 @@ export const activityRetry: RetryOptions = {
   retryTimeoutInMilliseconds: 120_000,
 };
 
+/** Ranges the run keys are spread over (rows.ts), which a release's action batches divide between them. */
+export const runShards = 16;
+
 /** Rounds of retrying the actions a retry may cure, and the pause before each (seconds), before recording them failed. */
 export const actionRetryDelaysSeconds = [1, 2, 5, 10, 30, 60] as const;
 

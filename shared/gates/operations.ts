@@ -8,7 +8,11 @@ import { z } from 'zod';
 
 import type { GateActionResult, GateActionType } from './actions';
 
-export type GateStatus = 'closed' | 'released';
+type GateStatus = 'closed' | 'released';
+
+/** What the audit log records. */
+export const auditKinds = ['create', 'release', 'reset'] as const;
+export type AuditKind = (typeof auditKinds)[number];
 
 /** How a release came about: an admin's API call or the generation's `releaseAt` schedule. */
 export const releaseHows = ['api', 'schedule'] as const;
@@ -17,7 +21,6 @@ export type ReleaseHow = (typeof releaseHows)[number];
 export const isoTime = z.iso.datetime({ offset: true });
 /** Who did it: the authenticated principal, a label the admin gave, or `admin`. */
 export const actorSchema = z.string().min(1).max(128);
-export const noteSchema = z.string().max(500);
 
 export interface ReleaseInfo {
   readonly generation: number;
@@ -36,7 +39,7 @@ export const releaseInfoSchema = z.object({
 }) satisfies z.ZodType<ReleaseInfo>;
 
 /** Runs registered with a generation. `waiting` counts those still waiting (0 once released). */
-export interface WaiterCounts {
+interface WaiterCounts {
   readonly waiting: number;
   /** Registered before the release (including runs carried over from a reset of a closed gate). */
   readonly registered: number;
@@ -58,7 +61,7 @@ interface GateFields {
 }
 
 /** What the gate row counts: `proceeded` is derived, and the waiting runs with an action are what a release fans out. */
-export interface StoredCounts {
+interface StoredCounts {
   readonly waiting: number;
   readonly registered: number;
   readonly late: number;

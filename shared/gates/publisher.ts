@@ -14,7 +14,7 @@ export interface GateEventSender {
   sendMessages(message: ServiceBusMessage): Promise<void>;
 }
 
-export const gateEventSubjects = { create: 'GateCreated', release: 'GateReleased', reset: 'GateReset' } as const;
+const gateEventSubjects = { create: 'GateCreated', release: 'GateReleased', reset: 'GateReset' } as const;
 
 export function gateEventMessage(input: AnnounceInput): ServiceBusMessage {
   const { gate } = input;

@@ -8,10 +8,8 @@
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
-import type { ActionBatchInput, ActionBatchResult } from './actionRunner';
-import type { ActionsOutput, ReleaseFollowUp, ReleaseOutput } from './messages';
-import { actionRetryDelaysSeconds, activityRetry, gateFunctions } from './names';
-import { runShards } from './rows';
+import type { ActionBatchInput, ActionBatchResult, ActionsOutput, ReleaseFollowUp, ReleaseOutput } from './messages';
+import { actionRetryDelaysSeconds, activityRetry, gateFunctions, runShards } from './names';
 
 /**
  * The run key shards of each parallel batch: about one batch per `batchSize` runs, as 1, 2, 4, 8 or

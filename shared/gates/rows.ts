@@ -16,7 +16,7 @@ import type { TableEntityResult } from '@azure/data-tables';
 import { z } from 'zod';
 
 import { AppError } from '../errors';
-import { type GateActionResult, gateActionResultSchema, type GateActionType, gateActionTypes } from './actions';
+import { type GateActionResult, type GateActionType, gateActionTypes } from './actions';
 import {
   type ActionOutcome,
   type GateRecord,
@@ -26,10 +26,10 @@ import {
   releaseInfoSchema,
   type RunRecord,
 } from './operations';
+import { runShards } from './names';
+import { gateActionResultSchema } from './schemas';
 
 export const gateRowKey = 'gate';
-/** Parallel fan-out ranges of run keys. */
-export const runShards = 16;
 
 const pad = (generation: number): string => String(generation).padStart(10, '0');
 
@@ -49,7 +49,7 @@ export const rowKeys = {
   ],
 } as const;
 
-export function runShard(runId: string): number {
+function runShard(runId: string): number {
   return (createHash('sha256').update(runId).digest()[0] ?? 0) % runShards;
 }
 
@@ -180,8 +180,8 @@ function unchunked(row: Record<string, unknown>, name: string): string | undefin
   return text;
 }
 
-/** `actionState` of a run row: what a release's fan-out filters on. */
-export type ActionState = 'none' | 'pending' | 'done' | 'failed';
+/** `actionState` of a run row, what a release's fan-out filters on: `none`, `pending`, then `done` or `failed`. */
+const actionStates = ['none', 'pending', 'done', 'failed'] as const;
 
 export interface NewRun {
   readonly gate: string;
@@ -225,7 +225,7 @@ const runRow = z.object({
   registeredAt: isoTime,
   fingerprint: z.string(),
   actionType: z.enum(gateActionTypes),
-  actionState: z.enum(['none', 'pending', 'done', 'failed']),
+  actionState: z.enum(actionStates),
   actionAt: isoTime.optional(),
   actionResult: jsonText(gateActionResultSchema).optional(),
   failureCode: z.string().optional(),

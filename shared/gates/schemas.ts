@@ -3,10 +3,43 @@ import { z } from 'zod';
 
 import { listingOf } from '../http/listing';
 import { isoTimestamp, resourceName } from '../http/schemas';
-import { gateActionResultSchema, gateActionSchema } from './actions';
+import { submitBody } from '../jobs/schemas';
+import type { GateAction, GateActionResult } from './actions';
 import { actorSchema, type GateSnapshot, releaseHows } from './operations';
 
 export const gateParams = z.object({ name: resourceName });
+
+/** Storage queue messages are at most 64 KiB and are base64-encoded; keep the payload well below. */
+export const maxActionPayloadBytes = 32 * 1024;
+
+const payload = z
+  .json()
+  .refine((value) => Buffer.byteLength(JSON.stringify(value), 'utf8') <= maxActionPayloadBytes, {
+    message: `At most ${maxActionPayloadBytes} bytes of JSON`,
+  })
+  .meta({ description: `Any JSON value (at most ${maxActionPayloadBytes} bytes), passed to the worker as is.` });
+
+export const gateActionSchema: z.ZodType<GateAction> = z
+  .discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('none') }).meta({ description: 'Proceed; nothing else.' }),
+    z
+      .strictObject({ type: z.literal('enqueue'), payload: payload.optional() })
+      .meta({ description: 'Enqueue a message {gate, generation, runId, payload} on the gate-actions storage queue.' }),
+    // The jobs API's own fields, so a job action is refused for exactly what POST /api/jobs refuses;
+    // the setting-bound limits (TALLYHO_JOBS_MAX_ITEMS …) are checked when the run is started.
+    z
+      .strictObject({ type: z.literal('job'), processor: submitBody.shape.processor, items: submitBody.shape.items })
+      .meta({ description: 'Submit a job (the POST /api/jobs body) once released; the run records its id.' }),
+  ])
+  .meta({ id: 'GateAction', description: 'What the run does once the gate is released (default: none).' });
+
+export const gateActionResultSchema: z.ZodType<GateActionResult> = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('none') }),
+    z.object({ type: z.literal('enqueue'), queue: z.string(), messageId: z.string() }),
+    z.object({ type: z.literal('job'), jobId: z.string() }),
+  ])
+  .meta({ id: 'GateActionResult', description: 'What the action did: the message it enqueued, the job it submitted.' });
 
 const note = z.string().max(500).meta({ description: 'Free text kept in the audit record.' });
 const by = actorSchema.meta({
@@ -41,7 +74,7 @@ export const runBody = z
   .meta({ id: 'GateRunRequest', example: { action: { type: 'none' } } });
 
 /** The ceiling is the hard limit; TALLYHO_GATES_WAIT_MAX_SECONDS may lower it. */
-export const hardWaitMaxSeconds = 220;
+const hardWaitMaxSeconds = 220;
 
 export const waitQuery = z.object({
   timeout: z.coerce

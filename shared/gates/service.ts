@@ -8,38 +8,48 @@
 import { createHash } from 'node:crypto';
 
 import type { Clock } from '../clock';
-import type { GateSettings } from '../config';
+import type { DurableClient } from '../durable/client';
+import { startSingleton } from '../durable/singleton';
 import { AppError, isAppError, validationError } from '../errors';
-import type { JobService } from '../jobs/service';
 import type { Logger } from '../log';
 import { LostRace, retryLostRaces, type RetryContext } from '../retry';
 import type { Listing } from '../storage/list';
-import { actionFingerprint, type GateAction, type GateActionResult } from './actions';
+import type { GateAction, GateActionResult } from './actions';
+import { actionFingerprint } from './fingerprint';
 import { auditEntity } from './audit';
-import type { GateDurableClient } from './durablePort';
 import type { GenerationFollowUp, LateActionsInput, ReleaseConfirmed, ReleaseFollowUp, ScheduledReleaseInput } from './messages';
 import { gateEvents, gateFunctions, gateInstanceIds } from './names';
 import type { GateRecord, GateSnapshot, ReleaseHow, ReleaseInfo, ReleaseRecord, RunState } from './operations';
-import { GateRegistrar } from './registrar';
+import type { GateRegistrar } from './registrar';
 import { releaseEntity } from './rows';
+import type { GateSettings } from './settings';
 import type { GateStore } from './store';
 import { create, earlierReleaseNeeded, release, reset, runStateOf, snapshotOf } from './transitions';
 import type { GateWatchHub } from './watchHub';
 
 /** A scheduled release at most this far ahead (one year and a day, for "same time next year"). */
-export const maxScheduleAheadMs = 366 * 24 * 3600 * 1000;
+const maxScheduleAheadMs = 366 * 24 * 3600 * 1000;
 
 export interface GateServiceDeps {
-  readonly durable: () => GateDurableClient;
+  /**
+   * The Durable client of the invocation being served, asked for only to start what follows a change
+   * (reads never need one).
+   */
+  readonly durable: () => DurableClient;
   readonly store: GateStore;
+  /** This app instance's one registrar (its group commits span every request). */
+  readonly registrar: GateRegistrar;
   readonly hub: GateWatchHub;
   readonly settings: GateSettings;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly retry: (subject: string) => RetryContext;
   readonly newId: () => string;
-  /** The jobs capability's submission checks, run when a run with a `job` action is started. */
-  readonly jobs: () => Pick<JobService, 'check'>;
+  /**
+   * Checks a run's action before the run starts (the effects' validation: a job action gets the jobs
+   * API's checks); its 400/413 names the field inside the run body (`body.action.items.3`).
+   */
+  readonly checkAction: (action: GateAction) => void;
   /** Whether changes are published on the Service Bus topic (each then starts an orchestration that does it). */
   readonly announces: () => boolean;
 }
@@ -101,17 +111,42 @@ function releasedView(gate: GateRecord, release: ReleaseRecord): GateSnapshot {
   return { ...current, generation: release.generation, state: 'released', releaseAt: null, release: info };
 }
 
+/**
+ * Starts the orchestration unless an instance with the id exists already (a concurrent call, or a
+ * retry, started it).
+ */
+async function startOnce(durable: DurableClient, orchestration: string, instanceId: string, input: unknown): Promise<void> {
+  try {
+    await startSingleton(durable, orchestration, instanceId, input);
+  } catch (err) {
+    throw new AppError('DependencyUnavailable', 'The Durable task hub is unavailable; try again shortly', {
+      cause: err,
+      retryAfterSeconds: 2,
+      internal: `Starting ${orchestration} ${instanceId} failed: ${err instanceof Error ? err.message : String(err)}`,
+    });
+  }
+}
+
+/**
+ * What the registrar calls before it commits late joiners with an action: the orchestration that
+ * performs their actions, one per set of runs (a registration that retries starts the same one again).
+ */
+export function lateActionsStarter(durable: () => DurableClient) {
+  return async (gate: string, generation: number, runIds: readonly string[]): Promise<void> => {
+    const input: LateActionsInput = { gate, generation, runIds };
+    const batch = createHash('sha256')
+      .update([...runIds].sort().join('\n'))
+      .digest('base64url')
+      .slice(0, 22);
+    await startOnce(durable(), gateFunctions.lateActions, gateInstanceIds.late(gate, generation, batch), input);
+  };
+}
+
 export class GateService {
   private readonly registrar: GateRegistrar;
 
   constructor(private readonly deps: GateServiceDeps) {
-    this.registrar = new GateRegistrar({
-      store: deps.store,
-      clock: deps.clock,
-      retry: (gate) => deps.retry(`gate ${gate}`),
-      maxWaiters: () => deps.settings.maxWaiters,
-      beforeLateActions: (gate, generation, runIds) => this.startLateActions(gate, generation, runIds),
-    });
+    this.registrar = deps.registrar;
   }
 
   private now(): string {
@@ -274,7 +309,8 @@ export class GateService {
    * no Durable management links: run starters hold only a function key.
    */
   async startRun(name: string, runId: string | undefined, action: GateAction): Promise<RunStart> {
-    if (action.type === 'job') this.checkJob(action);
+    // An action the run could not perform once released would only fail the run after the wait.
+    this.deps.checkAction(action);
     const id = runId ?? this.deps.newId();
     const outcome = await this.registrar.register(name, { runId: id, action, fingerprint: actionFingerprint(action) });
     const instanceId = gateInstanceIds.run(name, id);
@@ -339,20 +375,6 @@ export class GateService {
     }
   }
 
-  /**
-   * A job the run could not submit once released would only fail the run after the wait; so the
-   * jobs API's own checks run now and their 400/413 names the field inside the run body.
-   */
-  private checkJob(action: Extract<GateAction, { type: 'job' }>): void {
-    try {
-      this.deps.jobs().check({ processor: action.processor, items: action.items });
-    } catch (err) {
-      if (!isAppError(err)) throw err;
-      const issues = err.issues.map((issue) => ({ ...issue, path: issue.path.replace(/^body\./, 'body.action.') }));
-      throw new AppError(err.code, err.message, { cause: err, issues, extra: err.extra });
-    }
-  }
-
   private confirm(gate: GateSnapshot, releaseAt: string | null): GateSnapshot {
     if (releaseAt !== null && gate.releaseAt !== releaseAt) {
       throw new AppError(
@@ -385,16 +407,6 @@ export class GateService {
     await this.startOnce(gateFunctions.generation, gateInstanceIds.generation(name, generation, releaseAt), input);
   }
 
-  /** One orchestration per set of runs: a registration that retries starts the same one again (a no-op). */
-  private async startLateActions(gate: string, generation: number, runIds: readonly string[]): Promise<void> {
-    const input: LateActionsInput = { gate, generation, runIds };
-    const batch = createHash('sha256')
-      .update([...runIds].sort().join('\n'))
-      .digest('base64url')
-      .slice(0, 22);
-    await this.startOnce(gateFunctions.lateActions, gateInstanceIds.late(gate, generation, batch), input);
-  }
-
   private async cancelSchedule(name: string, generation: number, releaseAt: string): Promise<void> {
     try {
       await this.deps
@@ -406,21 +418,7 @@ export class GateService {
     }
   }
 
-  /**
-   * Starts the orchestration unless an instance with the id runs already (a concurrent call did it):
-   * the Durable API refuses the duplicate.
-   */
-  private async startOnce(orchestration: string, instanceId: string, input: unknown): Promise<void> {
-    const durable = this.deps.durable();
-    try {
-      await durable.startNew(orchestration, instanceId, input);
-    } catch (err) {
-      if ((await durable.getStatus(instanceId)) !== undefined) return;
-      throw new AppError('DependencyUnavailable', 'The Durable task hub is unavailable; try again shortly', {
-        cause: err,
-        retryAfterSeconds: 2,
-        internal: `Starting ${orchestration} ${instanceId} failed: ${err instanceof Error ? err.message : String(err)}`,
-      });
-    }
+  private startOnce(orchestration: string, instanceId: string, input: unknown): Promise<void> {
+    return startOnce(this.deps.durable(), orchestration, instanceId, input);
   }
 }

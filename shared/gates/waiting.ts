@@ -7,7 +7,7 @@
  * hint) and is sent the full state again.
  */
 import type { Clock } from '../clock';
-import type { GateSettings } from '../config';
+import type { GateSettings } from './settings';
 import { AppError } from '../errors';
 import type { GateSnapshot } from './operations';
 import { viewOf } from './schemas';

@@ -5,14 +5,14 @@
  * an SDK message, which could carry an account name, a key or a SAS token.
  */
 import type { Clock } from '../clock';
-import { type Config } from '../config';
+import type { Connections } from '../config';
 import { type AppErrorCode, isAppError } from '../errors';
 import type { StorageClients } from '../storage/clients';
 import { statusOfError, translateStorageError } from '../storage/errors';
 
-export type CheckStatus = 'pass' | 'fail' | 'skipped';
+type CheckStatus = 'pass' | 'fail' | 'skipped';
 
-export interface CheckResult {
+interface CheckResult {
   readonly status: CheckStatus;
   readonly durationMs?: number;
   /** The AppError code the failure maps to. */
@@ -33,8 +33,9 @@ export interface HealthReport {
 
 export interface HealthDeps {
   /** The validated configuration; throws ConfigurationInvalid when a setting is bad. */
-  readonly config: () => Config;
-  readonly storage: (config: Config) => StorageClients;
+  readonly config: () => Connections;
+  /** The app's storage clients (asked for once the configuration has loaded). */
+  readonly storage: () => StorageClients;
   readonly clock: Clock;
 }
 
@@ -60,7 +61,7 @@ async function probe(clock: Clock, doing: string, call: () => Promise<unknown>):
 }
 
 export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
-  let config: Config;
+  let config: Connections;
   try {
     config = deps.config();
   } catch (err) {
@@ -76,7 +77,7 @@ export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
       },
     };
   }
-  const storage = deps.storage(config);
+  const storage = deps.storage();
   // One page of one item: the cheapest authenticated read each service has, and it needs only the
   // data roles the app already holds.
   const [blob, queue, table] = await Promise.all([

@@ -20,7 +20,7 @@ import { AppError } from '../errors';
 export type AuthLevel = 'anonymous' | 'function' | 'admin';
 
 /** Values of a body field that perform an admin action: refused on this route, accepted on `adminRoute`. */
-export interface AdminOnlyBody {
+interface AdminOnlyBody {
   readonly field: string;
   readonly values: readonly string[];
   readonly adminRoute: string;
@@ -35,7 +35,7 @@ export interface RouteAuthorization {
 }
 
 /** Schedule targets whose run performs an admin action (a gate release is admin-only). */
-export const adminScheduleTargets = ['gateRelease'] as const;
+const adminScheduleTargets = ['gateRelease'] as const;
 
 const fn = { level: 'function' } as const;
 const admin = { level: 'admin' } as const;

@@ -9,14 +9,15 @@
  */
 import type { z } from 'zod';
 
+import type { DurableClient } from '../durable/client';
 import { AppError, type FieldIssue, toAppError, validationError } from '../errors';
 import { jsonDeeperThan, maxJsonDepth } from '../jsonDepth';
-import { getLogger, type Logger } from '../log';
-import { pathParameterNames } from '../openapi/paths';
+import { createLogger, type Logger } from '../log';
+import { pathParameterNames } from './routeTemplate';
 import { type AuthLevel, authorizationOf, type RouteName } from './authorization';
-import { problemResult } from './responses';
+import { type HttpResult, problemResult } from './responses';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
 export type { AuthLevel } from './authorization';
 
@@ -33,15 +34,6 @@ export interface RequestLike {
   text(): Promise<string>;
 }
 
-export type ResponseBody = string | Uint8Array | AsyncIterable<Uint8Array> | ReadableStream<Uint8Array>;
-
-export interface HttpResult {
-  readonly status: number;
-  readonly headers?: Readonly<Record<string, string>>;
-  readonly jsonBody?: unknown;
-  readonly body?: ResponseBody;
-}
-
 export interface ResponseDoc {
   readonly description: string;
   readonly schema?: z.ZodType;
@@ -49,18 +41,20 @@ export interface ResponseDoc {
   readonly contentType?: string;
 }
 
-export interface HeaderDoc {
+interface HeaderDoc {
   readonly name: string;
   readonly description: string;
   readonly required?: boolean;
 }
 
-export interface RouteInput<P, Q, B> {
+interface RouteInput<P, Q, B> {
   readonly params: P;
   readonly query: Q;
   readonly body: B;
   readonly headers: HeaderReader;
   readonly url: URL;
+  /** The Durable client of this invocation; only a route that declares `durable` has one. */
+  readonly durable: () => DurableClient;
 }
 
 interface RouteMeta {
@@ -79,8 +73,12 @@ interface RouteMeta {
   readonly tags: readonly string[];
   readonly requestHeaders?: readonly HeaderDoc[];
   readonly responses: Readonly<Record<number, ResponseDoc>>;
-  /** Largest body accepted, in bytes (413 above). Defaults to the app-wide limit. */
+  /** Largest body accepted, in bytes (413 above); the app-wide limit (TALLYHO_MAX_BODY_BYTES) may lower it. */
   readonly maxBodyBytes?: number;
+  /** `maxBodyBytes` replaces the app-wide limit rather than lowering it (an endpoint that takes bulk input). */
+  readonly ownBodyLimit?: true;
+  /** The handler uses the Durable client of the invocation: the registration gives the function a `durableClient` input. */
+  readonly durable?: true;
   /** Whether a request must carry a body; when false an empty body validates as `undefined`. */
   readonly bodyRequired?: boolean;
   /** Request bodies that must validate; used by the OpenAPI document and its tests. */
@@ -94,9 +92,12 @@ export interface RouteSpec<PS extends z.ZodType, QS extends z.ZodType, BS extend
   handle(input: RouteInput<z.output<PS>, z.output<QS>, z.output<BS>>): Promise<HttpResult>;
 }
 
-export interface RunOptions {
+interface RunOptions {
   readonly logger?: Logger;
+  /** The app-wide body limit (TALLYHO_MAX_BODY_BYTES). */
   readonly maxBodyBytes?: number;
+  /** The invocation's Durable client, for a route that declares `durable`. */
+  readonly durable?: () => DurableClient;
 }
 
 /** A route with its types erased, so routes of any shape can share one list. */
@@ -160,7 +161,7 @@ async function readBody(request: RequestLike, limit: number, required: boolean, 
 /**
  * The route values, read by the template's own names. In stream mode the real host hands the worker
  * its binding data as `params`: route values plus every query value and the top-level primitive
- * fields of a JSON body (../shared/reference/real-host-observations.md §1), in a case-insensitive
+ * fields of a JSON body (devhost/docs/real-host.md#binding-data), in a case-insensitive
  * dictionary, so a name is matched without regard to case and nothing else is taken.
  */
 function routeValues(names: readonly string[], params: Readonly<Record<string, string>>): Record<string, string> {
@@ -193,19 +194,24 @@ export function defineRoute<
     auth: authorizationOf(spec.name).level,
     schemas,
     async run(request, options = {}) {
-      const logger = options.logger ?? getLogger();
       try {
         const params = parsePart(spec.params, routeValues(names, request.params), 'params');
         const query = parsePart(spec.query, appQuery(request.query), 'query');
-        const limit = Math.min(spec.maxBodyBytes ?? Infinity, options.maxBodyBytes ?? defaultMaxBodyBytes);
+        const appLimit = options.maxBodyBytes ?? defaultMaxBodyBytes;
+        const limit = spec.ownBodyLimit === true ? (spec.maxBodyBytes ?? appLimit) : Math.min(spec.maxBodyBytes ?? Infinity, appLimit);
         const rawBody = await readBody(request, limit, spec.bodyRequired ?? false, spec.body !== undefined);
         const body = parsePart(spec.body, rawBody, 'body');
-        return await spec.handle({ params, query, body, headers: request.headers, url: new URL(request.url) });
+        const durable = (): DurableClient => {
+          if (options.durable === undefined)
+            throw new AppError('Internal', `Route ${spec.name} has no Durable client (declare durable: true)`);
+          return options.durable();
+        };
+        return await spec.handle({ params, query, body, headers: request.headers, url: new URL(request.url), durable });
       } catch (err) {
         const appError = toAppError(err);
         // Server-side failures are logged with what their problem document leaves out.
         if (appError.status >= 500) {
-          logger.log('error', 'http.unhandled', {
+          (options.logger ?? createLogger()).log('error', 'http.unhandled', {
             route: spec.name,
             code: appError.code,
             ...(appError.internal === undefined ? {} : { internal: appError.internal }),

@@ -1,6 +1,6 @@
 /** What the job use-cases share within a process: settings, stores, queues, processors, time. */
 import type { Clock } from '../clock';
-import type { JobSettings } from '../config';
+import type { JobSettings } from './settings';
 import type { Logger } from '../log';
 import type { Signer } from '../signing/signer';
 import type { BackoffPolicy } from '../retry';

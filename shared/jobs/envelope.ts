@@ -6,7 +6,6 @@
  */
 import { z } from 'zod';
 
-import { jsonDeeperThan } from '../jsonDepth';
 import { itemId, jobId } from './ids';
 
 export const envelopeVersion = 1;
@@ -60,20 +59,6 @@ export function envelopeJson(envelope: Envelope): string {
 
 export function base64Length(bytes: number): number {
   return 4 * Math.ceil(bytes / 3);
-}
-
-/** Parses a decoded message body; undefined when it is not an envelope this version understands. */
-export function parseEnvelope(text: string): Envelope | undefined {
-  // z.json() recurses: deep item data would overflow the stack instead of failing validation.
-  if (jsonDeeperThan(text)) return undefined;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const parsed = envelopeSchema.safeParse(raw);
-  return parsed.success ? parsed.data : undefined;
 }
 
 export function isClaimCheck(e: EnvelopeEntry): e is Extract<EnvelopeEntry, { c: ClaimCheck }> {

@@ -13,9 +13,9 @@ export interface JobEventSender {
   sendMessages(message: ServiceBusMessage): Promise<void>;
 }
 
-export const jobCompletedSubject = 'JobCompleted';
+const jobCompletedSubject = 'JobCompleted';
 
-export function jobCompletedMessage(job: JobRecord): ServiceBusMessage {
+function jobCompletedMessage(job: JobRecord): ServiceBusMessage {
   return {
     messageId: `${job.id}:${job.round}:completed`,
     subject: jobCompletedSubject,

@@ -9,8 +9,7 @@ import { AppError } from '../errors';
 import { hasStatus, translateStorageError } from '../storage/errors';
 import type { ClaimCheck } from './envelope';
 import { sha256Hex } from './input';
-
-export const fileNamePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+import { fileNamePattern } from './schemas';
 
 /** Which job and which input (a job's input blob is named after its hash). */
 export interface InputRef {

@@ -15,10 +15,10 @@ import type { JsonObject } from './envelope';
 export type JobPhase = 'enqueuing' | 'enqueued' | 'finalizing' | 'completed' | 'completedWithFailures';
 
 /** `none` before completion; `pending` from completion until the event is out. */
-export type EventState = 'none' | 'pending' | 'published' | 'notConfigured';
+type EventState = 'none' | 'pending' | 'published' | 'notConfigured';
 
 /** The processor's `deliver` step: `pending` from completion until it has run. */
-export type DeliveryState = 'none' | 'pending' | 'delivered' | 'notConfigured';
+type DeliveryState = 'none' | 'pending' | 'delivered' | 'notConfigured';
 
 export interface JobRecord {
   readonly id: string;

@@ -17,13 +17,13 @@ export type ItemOutcome =
       readonly retryable: boolean;
     };
 
-export interface ItemContext {
+interface ItemContext {
   readonly jobId: string;
   /** 1 for the first attempt. */
   readonly attempt: number;
 }
 
-export interface SucceededOutput {
+interface SucceededOutput {
   readonly id: string;
   readonly output: JsonValue;
 }
@@ -37,7 +37,7 @@ export interface FinalizeContext {
   writeFile(name: string, contentType: string, body: string): Promise<string>;
 }
 
-export interface DeliverContext {
+interface DeliverContext {
   readonly jobId: string;
   readonly round: number;
   /** A file `finalize` wrote. */

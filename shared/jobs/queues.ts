@@ -5,7 +5,7 @@
  */
 import type { QueueClient } from '@azure/storage-queue';
 
-import type { JobSettings } from '../config';
+import type { JobSettings } from './settings';
 import { translateStorageError } from '../storage/errors';
 import type { Signer } from '../signing/signer';
 import type { Envelope } from './envelope';

@@ -10,7 +10,7 @@ import type { JobsContext } from './context';
 import { claimEnqueue, runEnqueue } from './enqueue';
 import { isFinished } from './jobRecord';
 
-export type ReconcileAction = 'none' | 'enqueueResumed' | 'completed' | 'published' | 'closed';
+type ReconcileAction = 'none' | 'enqueueResumed' | 'completed' | 'published' | 'closed';
 
 export interface ReconcileReport {
   readonly visited: number;

@@ -18,7 +18,7 @@ import { AppError } from '../errors';
 import { hasStatus, translateStorageError } from '../storage/errors';
 import type { JsonValue } from './envelope';
 
-export type FinalStatus = 'succeeded' | 'failed';
+type FinalStatus = 'succeeded' | 'failed';
 export type ResultStatus = FinalStatus | 'retrying';
 
 /** A final outcome of an item, as the worker records it. */
@@ -76,7 +76,7 @@ const maxBatchChars = 3_000_000;
 const rowsPerQuery = 14;
 const maxRecordRounds = 5;
 
-export const resultRowKey = (item: string): string => `${resultPrefix}${item}`;
+const resultRowKey = (item: string): string => `${resultPrefix}${item}`;
 const tallyRowKey = (round: number, sign: '+' | '-', first: string): string => `${tallyPrefix}${round}|${sign}|${first}`;
 const errorRowKey = (envelope: string): string => `x|${envelope}`;
 

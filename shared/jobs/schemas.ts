@@ -2,11 +2,13 @@
 import { z } from 'zod';
 
 import { listingOf } from '../http/listing';
-import { billingProcessorName } from './billing/processor';
-import { fileNamePattern } from './files';
+import { billingProcessorName } from './billing/transaction';
 import { itemIdPattern, jobId } from './ids';
 
-export const jobItem = z
+/** A file a processor writes (`jobs/{id}/files/{name}`): safe as a blob name and a URL segment. */
+export const fileNamePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+const jobItem = z
   .record(z.string(), z.unknown())
   .superRefine((item, ctx) => {
     if (typeof item.id !== 'string' || !itemIdPattern.test(item.id)) {
@@ -58,7 +60,7 @@ export const resultsQuery = z.strictObject({
 
 export const failuresQuery = z.strictObject({ limit, cursor });
 
-export const jobState = z.enum(['accepted', 'running', 'completed', 'completedWithFailures']);
+const jobState = z.enum(['accepted', 'running', 'completed', 'completedWithFailures']);
 
 export const jobView = z
   .object({

@@ -15,6 +15,12 @@ import { type Envelope, envelopeJson, envelopeSchema } from './envelope';
 /** Bytes the seal adds around the envelope JSON: `{"s":"` + 43 + `","m":` + `}`. */
 export const sealOverheadBytes = 56;
 
+/** A storage queue message holds 64 KiB; base64 (the trigger's default encoding) makes 3 bytes 4. */
+const queueMessageBase64Capacity = ((64 * 1024) / 4) * 3;
+
+/** The largest envelope JSON whose sealed base64 form fills the 64 KiB queue message exactly. */
+export const maxEnvelopeJsonBytes = queueMessageBase64Capacity - sealOverheadBytes;
+
 export function sealEnvelope(envelope: Envelope, signer: Signer): string {
   const json = envelopeJson(envelope);
   return `{"s":"${signer.mac('envelope', json)}","m":${json}}`;

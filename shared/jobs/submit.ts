@@ -8,7 +8,7 @@
 import { AppError, validationError } from '../errors';
 import { enqueueLeaseMs, type JobsContext } from './context';
 import { claimEnqueue, roundEnvelopes, runEnqueue } from './enqueue';
-import { jobIdForKey, newJobId } from './ids';
+import { jobIdForKey, newJobId } from './jobIds';
 import { buildInput, type InputFile } from './input';
 import type { JobRecord, StoredJob } from './jobRecord';
 

@@ -7,7 +7,7 @@ import type { failureView, jobView, resultView } from './schemas';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-export function jobLinks(job: JobRecord): Record<string, string> {
+function jobLinks(job: JobRecord): Record<string, string> {
   const self = `/api/jobs/${job.id}`;
   const links: Record<string, string> = {
     self,

@@ -1,39 +1,46 @@
 /**
- * The process's Service Bus client, built once from the validated config (a connection string, or
- * `ServiceBusConnection__fullyQualifiedNamespace` with a managed identity), closed on shutdown.
- * Undefined when no Service Bus is configured: features that publish to it then stay local.
+ * The app's Service Bus client, built on first use from the validated connection (a connection
+ * string, or `ServiceBusConnection__fullyQualifiedNamespace` with a managed identity), one sender
+ * per entity, closed by the app on shutdown. Without a Service Bus connection every sender is
+ * undefined: features that publish to it then stay local.
  */
 import { ServiceBusClient, type ServiceBusSender } from '@azure/service-bus';
 
-import type { Config, ServiceBusConnection } from '../config';
-import { onShutdown } from '../lifecycle';
+import type { ServiceBusConnection } from '../config';
 import { tokenCredentialFor } from '../storage/clients';
 
-export function createServiceBusClient(connection: ServiceBusConnection): ServiceBusClient {
+function createServiceBusClient(connection: ServiceBusConnection): ServiceBusClient {
   return connection.kind === 'connectionString'
     ? new ServiceBusClient(connection.connectionString)
     : new ServiceBusClient(connection.fullyQualifiedNamespace, tokenCredentialFor(connection.managedIdentity, connection.clientId));
 }
 
-let client: ServiceBusClient | undefined;
-const senders = new Map<string, ServiceBusSender>();
+export interface ServiceBusSenders {
+  /** A sender for a queue or topic (one per entity), or undefined without Service Bus. */
+  sender(entity: string): ServiceBusSender | undefined;
+  /** Closes the client (and so every sender); a later `sender` builds a new one. */
+  close(): Promise<void>;
+}
 
-/** A sender for a queue or topic (one per entity per process), or undefined without Service Bus. */
-export function getServiceBusSender(config: Config, entity: string): ServiceBusSender | undefined {
-  if (config.serviceBus === undefined) return undefined;
-  if (client === undefined) {
-    const created = createServiceBusClient(config.serviceBus);
-    client = created;
-    onShutdown(async () => {
-      senders.clear();
+export function serviceBusSenders(connection: ServiceBusConnection | undefined): ServiceBusSenders {
+  let client: ServiceBusClient | undefined;
+  const senders = new Map<string, ServiceBusSender>();
+  return {
+    sender(entity) {
+      if (connection === undefined) return undefined;
+      client ??= createServiceBusClient(connection);
+      let sender = senders.get(entity);
+      if (sender === undefined) {
+        sender = client.createSender(entity);
+        senders.set(entity, sender);
+      }
+      return sender;
+    },
+    async close() {
+      const closing = client;
       client = undefined;
-      await created.close();
-    });
-  }
-  let sender = senders.get(entity);
-  if (sender === undefined) {
-    sender = client.createSender(entity);
-    senders.set(entity, sender);
-  }
-  return sender;
+      senders.clear();
+      await closing?.close();
+    },
+  };
 }

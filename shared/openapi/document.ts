@@ -10,7 +10,7 @@
 import type { AuthLevel, RouteDefinition } from '../http/route';
 import { problemSchema } from '../http/schemas';
 import { type JsonSchema, SchemaComponents } from './components';
-import { openApiPath, pathParameterNames } from './paths';
+import { openApiPath, pathParameterNames } from '../http/routeTemplate';
 
 export interface TagDoc {
   readonly name: string;
@@ -36,7 +36,7 @@ export interface OpenApiDocument extends Json {
 
 const problemContentType = 'application/problem+json';
 
-export const securitySchemes = {
+const securitySchemes = {
   functionKey: {
     type: 'apiKey',
     in: 'header',

@@ -14,7 +14,7 @@ export interface OpenApiRouteDeps {
 }
 
 /** The contract's version: bump the major on a breaking change to any route. */
-export const apiVersion = '1.0.0';
+const apiVersion = '1.0.0';
 
 const description =
   'Coordination primitives for client apps on Azure Functions. Errors are `application/problem+json` (RFC 9457) with a ' +

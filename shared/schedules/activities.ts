@@ -7,16 +7,18 @@
  * claim is refused: the target never runs).
  */
 import type { Clock, Random } from '../clock';
-import type { ScheduleSettings } from '../config';
+import type { EffectPorts } from '../effects/runner';
 import type { Logger } from '../log';
 import { type BackoffPolicy, retryLostRaces, retryContextOf } from '../retry';
 import type { CheckpointInput, ControlSnapshot, EngineSettings, PollInput, RunInput, RunOutcome, RunRecord, SettledRun } from './records';
 import type { NewScheduleRow, ScheduleRow, ScheduleTable } from './scheduleTable';
-import { pollTarget, runTarget, type TargetDeps, type TargetOutcome } from './targets';
+import type { ScheduleSettings } from './settings';
+import { pollTarget, runTarget, type TargetOutcome } from './targets';
 
 export interface ActivityDeps {
   readonly table: ScheduleTable;
-  readonly targets: TargetDeps;
+  /** What targets run with, bound to the Durable client of the activity's invocation (a gate release needs it). */
+  readonly effects: EffectPorts;
   readonly settings: ScheduleSettings;
   readonly clock: Clock;
   readonly random: Random;
@@ -34,7 +36,7 @@ export function engineSettings(settings: ScheduleSettings): EngineSettings {
   };
 }
 
-export function snapshotOf(row: ScheduleRow | undefined, settings: ScheduleSettings): ControlSnapshot {
+function snapshotOf(row: ScheduleRow | undefined, settings: ScheduleSettings): ControlSnapshot {
   // A row that is gone (or never became a schedule) stops its orchestration.
   const state = row === undefined ? 'cancelled' : row.state === 'pending' ? 'active' : row.state;
   return {
@@ -47,9 +49,9 @@ export function snapshotOf(row: ScheduleRow | undefined, settings: ScheduleSetti
 }
 
 /** Runs remembered as settled per schedule: far more than can settle between two reads of the index. */
-export const settledRing = 100;
+const settledRing = 100;
 
-export function withSettled(ring: readonly SettledRun[], entry: SettledRun): SettledRun[] {
+function withSettled(ring: readonly SettledRun[], entry: SettledRun): SettledRun[] {
   return [...ring, entry].slice(-settledRing);
 }
 
@@ -188,7 +190,7 @@ export class ScheduleActivities {
     }
     const ctx = { scheduleId: input.scheduleId, runId: input.runId, fire: input.fire, createdBy: claim.row.createdBy };
     const began = this.deps.clock.now();
-    const outcome = await runTarget(claim.row.definition.target, ctx, this.deps.targets);
+    const outcome = await runTarget(claim.row.definition.target, ctx, this.deps.effects);
     // On the orchestration's clock (a devhost virtual clock included): when it started the run plus how long the target took.
     const finishedAt = new Date(Date.parse(input.now) + (this.deps.clock.now() - began)).toISOString();
     logger.log(outcome.outcome === 'failed' ? 'warn' : 'debug', 'schedules.run', {
@@ -208,7 +210,7 @@ export class ScheduleActivities {
   async poll(input: PollInput): Promise<RunOutcome> {
     const row = await this.deps.table.read(input.scheduleId);
     if (row === undefined) return { outcome: 'failed', reason: 'the schedule is gone' };
-    const outcome = await pollTarget(row.definition.target, input.handle, this.deps.targets);
+    const outcome = await pollTarget(row.definition.target, input.handle, this.deps.effects);
     if (outcome.outcome === 'running') return { outcome: 'running', snapshot: snapshotOf(row, this.deps.settings) };
     const kind = row.runs.find((r) => r.runId === input.runId)?.kind;
     const after = await this.record(

@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 
+import type { JobItem, JsonValue } from '../effects/effect';
 import { isoTimestamp, resourceName } from '../http/schemas';
 import { submitBody } from '../jobs/schemas';
 import { creatorName } from './creator';
@@ -17,8 +18,6 @@ import { compileCron, type Timing } from './timing';
 
 export type OverlapPolicy = 'skip' | 'bufferOne' | 'allow';
 export type CatchUpPolicy = { readonly policy: 'none' | 'once' } | { readonly policy: 'all'; readonly limit: number };
-
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
 export type Target =
   | { readonly type: 'gateRelease'; readonly gate: string }
@@ -32,9 +31,6 @@ export type Target =
       readonly delivery: 'immediate' | 'scheduled';
     }
   | { readonly type: 'webhook'; readonly url: string; readonly payload?: JsonValue };
-
-/** A job item as the jobs capability takes it: an object with an `id` unique within the job. */
-export type JobItem = { readonly id: string } & Readonly<Record<string, unknown>>;
 
 export interface ScheduleDefinition {
   readonly timing: Timing;
@@ -64,7 +60,7 @@ const serviceBusEntity = z
   .string()
   .regex(/^[A-Za-z0-9]([A-Za-z0-9._/-]{0,258}[A-Za-z0-9])?$/, 'A Service Bus queue or topic name: letters, digits, ".", "_", "-", "/"');
 
-export const targetSchema = z
+const targetSchema = z
   .discriminatedUnion('type', [
     z
       .strictObject({ type: z.literal('gateRelease'), gate: resourceName })

@@ -1,13 +1,14 @@
 /**
- * What the schedules capability needs from Durable Functions, as a port (shared/ does not depend on
- * the Functions runtime; tests can record calls). `durableScheduleEngine` builds it on the few
- * client operations functions/ provides.
+ * What the schedules capability needs from Durable Functions, as a port (tests can record calls):
+ * `durableScheduleEngine` builds it on the Durable client of the invocation at hand.
  */
+import type { DurableClient } from '../durable/client';
+import { startSingleton } from '../durable/singleton';
 import type { ScheduleState } from './machine';
 import { scheduleOrchestrator, wakeEvent } from './names';
 
 export interface ScheduleEngine {
-  /** Starts the schedule's orchestration (instance id = schedule id); one already running is success. */
+  /** Starts the schedule's orchestration (instance id = schedule id); one started concurrently is success. */
   start(id: string, input: ScheduleState): Promise<void>;
   /** Asks the orchestration to read the index now. False when no instance took the event. */
   wake(id: string): Promise<boolean>;
@@ -15,34 +16,17 @@ export interface ScheduleEngine {
   status(id: string): Promise<string | undefined>;
 }
 
-/** The Durable client operations the engine uses (functions/_durable.ts provides them). */
-export interface DurableOperations {
-  startNew(orchestration: string, instanceId: string, input: unknown): Promise<void>;
-  runtimeStatus(instanceId: string): Promise<string | undefined>;
-  raiseEvent(instanceId: string, event: string, data: unknown): Promise<'delivered' | 'gone'>;
-}
-
-const live = new Set(['Running', 'Pending', 'ContinuedAsNew', 'Suspended']);
-
-export function durableScheduleEngine(client: () => DurableOperations): ScheduleEngine {
+export function durableScheduleEngine(client: DurableClient): ScheduleEngine {
   return {
     async start(id, input) {
-      try {
-        await client().startNew(scheduleOrchestrator, id, input);
-      } catch (err) {
-        // Two creates racing on one id: the Durable API refuses the second start; follow the first.
-        const status = await client()
-          .runtimeStatus(id)
-          .catch(() => undefined);
-        if (status === undefined || !live.has(status)) throw err;
-      }
+      await startSingleton(client, scheduleOrchestrator, id, input);
     },
-    status(id) {
-      return client().runtimeStatus(id);
+    async status(id) {
+      return (await client.getStatus(id))?.runtimeStatus;
     },
     async wake(id) {
       try {
-        return (await client().raiseEvent(id, wakeEvent, null)) === 'delivered';
+        return (await client.raiseEvent(id, wakeEvent, null)) === 'delivered';
       } catch {
         return false;
       }

@@ -19,7 +19,7 @@ export interface RunningRun {
 }
 
 /** `cancelling` / `completing`: the index says the schedule has ended; runs in progress finish first. */
-export type Mode = 'active' | 'paused' | 'cancelling' | 'completing';
+type Mode = 'active' | 'paused' | 'cancelling' | 'completing';
 
 /** Everything the orchestration carries from one execution to the next (`continueAsNew` input). */
 export interface ScheduleState {
@@ -42,7 +42,7 @@ export interface ScheduleState {
   readonly checkedAt: string;
 }
 
-export interface StartRun {
+interface StartRun {
   readonly runId: string;
   readonly fire: Fire;
 }
@@ -219,7 +219,7 @@ export function nextWake(state: ScheduleState, now: Date, watched: ReadonlySet<s
  * `watched` ones the orchestration is waiting on now; jobs are polled instead), so the orchestration
  * reads it every `runCheckMs`.
  */
-export function awaitingIndex(state: ScheduleState, watched: ReadonlySet<string> = new Set()): boolean {
+function awaitingIndex(state: ScheduleState, watched: ReadonlySet<string> = new Set()): boolean {
   return state.running.some((r) => r.handle === undefined && !watched.has(r.runId));
 }
 

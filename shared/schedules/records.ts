@@ -42,7 +42,7 @@ export interface ControlSnapshot {
   readonly settled: readonly SettledRun[];
 }
 
-export type RunOutcomeKind = 'running' | 'succeeded' | 'failed' | 'skipped' | 'missed';
+type RunOutcomeKind = 'running' | 'succeeded' | 'failed' | 'skipped' | 'missed';
 
 /** One line of a schedule's run history. Skips and misses of many fires are one line with a count. */
 export interface RunRecord {

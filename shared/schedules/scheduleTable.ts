@@ -18,7 +18,7 @@ import type { RunRecord, ScheduleStatus, SettledRun, TriggerRequest } from './re
 
 const rowKey = 'schedule';
 
-export type ScheduleMode = 'orchestration' | 'serviceBusScheduled';
+type ScheduleMode = 'orchestration' | 'serviceBusScheduled';
 
 export interface ScheduleRow {
   readonly id: string;

@@ -10,7 +10,7 @@
 import type { ServiceBusMessage, ServiceBusSender } from '@azure/service-bus';
 import Long from 'long';
 
-import type { JsonValue } from './definition';
+import type { JsonValue } from '../effects/effect';
 
 /** The part of a `ServiceBusSender` schedules use (a fake in tests implements just this). */
 export type ScheduleSender = Pick<ServiceBusSender, 'sendMessages' | 'scheduleMessages' | 'cancelScheduledMessages'>;
@@ -22,7 +22,7 @@ export interface ScheduledDelivery {
   cancel(entity: string, sequenceNumber: string): Promise<'cancelled' | 'gone'>;
 }
 
-export class ServiceBusUnavailable extends Error {
+class ServiceBusUnavailable extends Error {
   override readonly name = 'ServiceBusUnavailable';
 }
 

@@ -11,7 +11,7 @@
  * wake-up event; the row is what the orchestration obeys.
  */
 import type { Clock, Random } from '../clock';
-import type { ScheduleSettings } from '../config';
+import type { EffectRules } from '../effects/admission';
 import { AppError } from '../errors';
 import type { Logger } from '../log';
 import { type BackoffPolicy, LostRace, retryLostRaces, retryContextOf } from '../retry';
@@ -24,20 +24,19 @@ import { initialState, type ScheduleState } from './machine';
 import type { EngineSettings, ScheduleStatus } from './records';
 import { scheduledMessage, type ScheduledDelivery } from './scheduledDelivery';
 import type { NewScheduleRow, ScheduleRow, ScheduleTable } from './scheduleTable';
+import type { ScheduleSettings } from './settings';
 import { nextFireAfter } from './timing';
 import { type ScheduleView, viewOf } from './views';
 
 export interface ScheduleServiceDeps {
   readonly table: ScheduleTable;
-  /** Lazy: HTTP functions get their Durable client per invocation. */
+  /** On the Durable client of the invocation being served. */
   readonly engine: () => ScheduleEngine;
   /** Undefined when no Service Bus is configured. */
   readonly delivery: ScheduledDelivery | undefined;
   readonly settings: ScheduleSettings;
-  readonly gatesAvailable: boolean;
-  readonly jobsAvailable: boolean;
-  /** TALLYHO_JOBS_QUEUE_PREFIX: its work queues are never a queueMessage target. */
-  readonly jobsQueuePrefix: string;
+  /** What a target may do here (allow-lists, configured services, available capabilities). */
+  readonly effectRules: EffectRules;
   readonly clock: Clock;
   readonly random: Random;
   readonly logger: Logger;
@@ -49,7 +48,7 @@ export interface ScheduleServiceDeps {
 export const pendingGraceMs = 120_000;
 
 /** Trigger-now requests a schedule may have waiting at once. */
-export const maxPendingTriggers = 10;
+const maxPendingTriggers = 10;
 
 export interface CreateResult {
   readonly created: boolean;
@@ -77,7 +76,7 @@ function runsSoFar(row: ScheduleRow): number {
  * A lost orchestration's successor: the row's definition, its next fire still ahead (so the catch-up
  * policy decides about the fires missed meanwhile, as after downtime), runs numbered on.
  */
-export function restartState(row: ScheduleRow, settings: EngineSettings, now: Date): ScheduleState {
+function restartState(row: ScheduleRow, settings: EngineSettings, now: Date): ScheduleState {
   const state = initialState(row.id, row.definition, settings, now);
   const cursor = row.nextFireAt === undefined ? state.cursor : new Date(Date.parse(row.nextFireAt) - 1).toISOString();
   return { ...state, cursor, runs: runsSoFar(row) };
@@ -110,14 +109,7 @@ export class ScheduleService {
   async create(body: CreateScheduleBody, creator: Creator): Promise<CreateResult> {
     const definition = definitionOf(body);
     const now = this.now();
-    admit(definition, {
-      settings: this.deps.settings,
-      serviceBusConfigured: this.deps.delivery !== undefined,
-      gatesAvailable: this.deps.gatesAvailable,
-      jobsAvailable: this.deps.jobsAvailable,
-      jobsQueuePrefix: this.deps.jobsQueuePrefix,
-      now,
-    });
+    admit(definition, this.deps.effectRules, now);
     const id = body.id ?? this.deps.newId();
     const key = definitionKey(definition);
     const fresh: NewScheduleRow = {

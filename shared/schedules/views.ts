@@ -7,7 +7,7 @@ import type { ScheduleRow } from './scheduleTable';
 
 export const scheduleStates = ['pending', 'active', 'paused', 'cancelled', 'completed'] as const;
 
-export const runRecordSchema = z
+const runRecordSchema = z
   .object({
     runId: z.string().optional(),
     at: z.string().meta({ description: 'When the fire was due (a trigger: when it was requested).' }),

@@ -41,8 +41,3 @@ function interimOf(digits: string): number {
 export function dammCheckDigit(digits: string): number {
   return interimOf(digits);
 }
-
-/** True when the last digit of `digitsWithCheck` is the correct Damm check digit of the rest. */
-export function dammIsValid(digitsWithCheck: string): boolean {
-  return digitsWithCheck.length >= 2 && /^[0-9]+$/.test(digitsWithCheck) && interimOf(digitsWithCheck) === 0;
-}

@@ -8,7 +8,7 @@ import { z } from 'zod';
 /** The largest number any sequence issues: beyond it a JavaScript number loses integer precision. */
 export const maxSequenceValue = Number.MAX_SAFE_INTEGER;
 
-export const definitionLimits = {
+const definitionLimits = {
   prefixMaxLength: 20,
   widthMax: 16,
   blockSizeMax: 1_000_000,

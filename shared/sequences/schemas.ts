@@ -5,7 +5,7 @@ import { listingOf } from '../http/listing';
 import { resourceName } from '../http/schemas';
 import { definitionFields } from './definition';
 
-export const maxCountPerRequest = 1000;
+const maxCountPerRequest = 1000;
 
 export const sequenceParams = z.object({ name: resourceName });
 

@@ -4,7 +4,7 @@
  * shutdown so unused numbers go back to storage.
  */
 import type { Clock, Random } from '../clock';
-import { settingNames } from '../config';
+import { sequenceSettings } from './settings';
 import { AppError } from '../errors';
 import type { IdempotencyStore } from '../idempotency';
 import type { Logger } from '../log';
@@ -68,7 +68,7 @@ export class SequenceService {
       partitionKey: autoCreatedPartition,
       max: deps.maxAutoCreated,
       noun: 'auto-created sequences',
-      setting: settingNames.sequencesMaxAutoCreated,
+      setting: sequenceSettings.settings.maxAutoCreated.env,
       retry: retryContextOf(deps, 'the auto-created sequence count'),
     });
   }

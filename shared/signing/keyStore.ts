@@ -11,9 +11,9 @@ import type { ContainerClient } from '@azure/storage-blob';
 
 import { AppError } from '../errors';
 import { hasStatus, translateStorageError } from '../storage/errors';
-import { parseSigningKey } from './signer';
+import { parseSigningKey, Signer } from './signer';
 
-export const signingKeyBlob = 'signing-key';
+const signingKeyBlob = 'signing-key';
 
 export interface KeyBlob {
   read(): Promise<string | undefined>;
@@ -58,4 +58,24 @@ export async function loadOrCreateKey(store: KeyBlob, random: () => Buffer = () 
   const winner = await store.read();
   if (winner === undefined) throw new AppError('DependencyUnavailable', 'The signing key could not be read back', { retryAfterSeconds: 1 });
   return keyOf(winner);
+}
+
+/**
+ * The app's Signer: from TALLYHO_SIGNING_KEY when it is set, otherwise from the key kept in the
+ * app's storage (created on first use), so a local run needs no setup and a deployment never falls
+ * back to a key anyone could know. Loaded once; a failed load is retried on next use.
+ */
+export function signerOf(configured: Buffer | undefined, keyBlob: KeyBlob): () => Promise<Signer> {
+  let pending: Promise<Signer> | undefined;
+  return () => {
+    if (pending === undefined) {
+      const load =
+        configured !== undefined ? Promise.resolve(new Signer(configured)) : loadOrCreateKey(keyBlob).then((key) => new Signer(key));
+      pending = load.catch((err: unknown) => {
+        pending = undefined;
+        throw err;
+      });
+    }
+    return pending;
+  };
 }

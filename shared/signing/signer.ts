@@ -6,7 +6,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** Shortest master key accepted, in bytes (HMAC-SHA256 gains nothing above 64). */
-export const minSigningKeyBytes = 32;
+const minSigningKeyBytes = 32;
 
 export type SigningPurpose = 'job-id' | 'envelope';
 

@@ -1,6 +1,6 @@
 /**
- * Storage SDK clients, built once per process from the validated config. The same code talks to
- * Azurite (shared key over http) and to Azure (managed identity over https).
+ * Storage SDK clients, built once by the composition root (shared/app/) from the validated config.
+ * The same code talks to Azurite (shared key over http) and to Azure (managed identity over https).
  */
 import {
   AzureNamedKeyCredential,
@@ -27,14 +27,14 @@ import {
   StorageSharedKeyCredential as QueueSharedKeyCredential,
 } from '@azure/storage-queue';
 
-import type { Config, StorageConnection, StorageRetrySettings } from '../config';
-import { getConfig } from '../config';
+import type { StorageConnection } from '../config';
 import { translateStorageError } from './errors';
+import type { StorageRetrySettings } from './settings';
 
-export type StorageService = 'blob' | 'queue' | 'table';
+type StorageService = 'blob' | 'queue' | 'table';
 
 /** Called once per request the SDK sends (tables: per attempt; blobs and queues: per call). */
-export type StorageRequestObserver = (service: StorageService, method: string, url: string) => void;
+type StorageRequestObserver = (service: StorageService, method: string, url: string) => void;
 
 export interface StorageClientOptions {
   readonly retry?: StorageRetrySettings;
@@ -203,12 +203,4 @@ export function createStorageClients(connection: StorageConnection, options: Sto
       return client;
     }),
   };
-}
-
-let shared: StorageClients | undefined;
-
-/** The process's storage clients, built on first use from `getConfig()`. */
-export function getStorage(config: Config = getConfig()): StorageClients {
-  shared ??= createStorageClients(config.storage, { retry: config.storageRetry });
-  return shared;
 }

@@ -6,7 +6,7 @@ import type { TableClient, TableEntityResult } from '@azure/data-tables';
 
 import { translateStorageError } from './errors';
 
-export interface Unreadable {
+interface Unreadable {
   readonly name: string;
   readonly detail: string;
 }

@@ -1,15 +1,20 @@
 /** The flusher's activities: the only streams code that touches the log blobs. */
-import { systemClock } from '../clock';
-import { containers } from '../resources';
-import { getStorage } from '../storage/clients';
+import type { ContainerClient } from '@azure/storage-blob';
+
+import type { Clock } from '../clock';
 import { appendBatch, openLog } from './appendLog';
 import type { WriterAddress } from './names';
 import type { FlushBatch, FlushOutcome, LogCursor } from './writerState';
 
-export async function appendBatchActivity(batch: FlushBatch): Promise<FlushOutcome> {
-  return appendBatch(await getStorage().container(containers.streams), batch, systemClock);
+export interface LogActivities {
+  append(batch: FlushBatch): Promise<FlushOutcome>;
+  open(address: WriterAddress): Promise<LogCursor>;
 }
 
-export async function openLogActivity(address: WriterAddress): Promise<LogCursor> {
-  return openLog(await getStorage().container(containers.streams), address);
+/** The activities on the logs' container. */
+export function logActivities(container: () => Promise<ContainerClient>, clock: Clock): LogActivities {
+  return {
+    append: async (batch) => appendBatch(await container(), batch, clock),
+    open: async (address) => openLog(await container(), address),
+  };
 }

@@ -1,7 +1,7 @@
 /** The admin use-cases: flush now, remap a type, and the status view of a type. */
 import { AppError } from '../errors';
 import type { StreamsContext } from './context';
-import type { StreamsDurableClient } from './durablePort';
+import type { DurableClient } from '../durable/client';
 import { depthOfSnapshot, findReceipt, type LedgerState, type WriterSnapshot } from './ledger';
 import { releaseToRoute } from './handoff';
 import { logBlobName, parseWriterKey, writerEntity, writerOps } from './names';
@@ -23,7 +23,7 @@ function notAnswered(what: string, key: string): AppError {
   return new AppError('DependencyUnavailable', `The writer ${key} did not answer the ${what} in time`, { retryAfterSeconds: 1 });
 }
 
-export async function flushType(ctx: StreamsContext, durable: StreamsDurableClient, type: string) {
+export async function flushType(ctx: StreamsContext, durable: DurableClient, type: string) {
   const route = await ctx.resolver.resolve(type);
   const key = routeWriterKey(route);
   const deadline = ctx.clock.now() + ctx.settings.ackTimeoutMs;
@@ -59,7 +59,7 @@ function ownsType(snapshot: WriterSnapshot | null | undefined, type: string, ver
  */
 export async function remapType(
   ctx: StreamsContext,
-  durable: StreamsDurableClient,
+  durable: DurableClient,
   type: string,
   target: { readonly partition?: string | undefined; readonly resource?: string | undefined },
 ) {
@@ -108,7 +108,7 @@ function owns(snapshot: WriterSnapshot | null | undefined, route: StreamRoute): 
   return record.ready && record.version >= route.version ? 'yes' : 'awaitingHandoff';
 }
 
-export async function describeType(ctx: StreamsContext, durable: StreamsDurableClient, type: string) {
+export async function describeType(ctx: StreamsContext, durable: DurableClient, type: string) {
   const route = await ctx.resolver.resolve(type);
   const key = routeWriterKey(route);
   const ledger: LedgerState | undefined = await ctx.watch.read(durable, key);

@@ -11,7 +11,7 @@ import { AppError } from '../errors';
 import { backoffDelay } from '../retry';
 import type { StreamsContext } from './context';
 import { writerLimits } from './context';
-import type { StreamsDurableClient } from './durablePort';
+import type { DurableClient } from '../durable/client';
 import { releaseToRoute } from './handoff';
 import { depthOfSnapshot, findReceipt, type LedgerState } from './ledger';
 import { routeWriterKey, type StreamRoute } from './route';
@@ -44,7 +44,7 @@ const refusalBackoff = { baseMs: 20, maxDelayMs: 500, maxAttempts: 1000, maxElap
 /** Signals the writer and waits for its receipt. */
 async function send(
   ctx: StreamsContext,
-  durable: StreamsDurableClient,
+  durable: DurableClient,
   route: StreamRoute,
   events: readonly StreamEventInput[],
   deadline: number,
@@ -89,13 +89,7 @@ function flusherLooksStuck(ctx: StreamsContext, ledger: LedgerState | undefined)
   return ctx.clock.now() - snapshot.oldestAt > 2 * snapshot.flushIntervalMs + 5000;
 }
 
-async function waitFlushed(
-  ctx: StreamsContext,
-  durable: StreamsDurableClient,
-  key: string,
-  last: number,
-  deadline: number,
-): Promise<boolean> {
+async function waitFlushed(ctx: StreamsContext, durable: DurableClient, key: string, last: number, deadline: number): Promise<boolean> {
   if (last < 0) return true;
   const result = await ctx.watch.wait(
     durable,
@@ -108,7 +102,7 @@ async function waitFlushed(
 
 export async function appendEvents(
   ctx: StreamsContext,
-  durable: StreamsDurableClient,
+  durable: DurableClient,
   type: string,
   events: readonly StreamEventInput[],
   options: AppendOptions = {},

@@ -4,7 +4,7 @@
  * one entity step, one ledger report for all of them). With one request at a time nothing waits;
  * under load, concurrent producers share the durable round trips instead of queueing behind them.
  */
-import type { StreamsDurableClient } from './durablePort';
+import type { DurableClient } from '../durable/client';
 import { writerEntity, writerOps } from './names';
 import type { AppendOperation, AppendRequest } from './writerState';
 
@@ -16,7 +16,7 @@ interface Pending {
 }
 
 interface Lane {
-  durable: StreamsDurableClient;
+  durable: DurableClient;
   readonly pending: Pending[];
   sending: boolean;
 }
@@ -30,7 +30,7 @@ export class AppendCoalescer {
   constructor(private readonly maxSignalBytes = 512 * 1024) {}
 
   /** Resolves once the signal carrying `request` is durably queued for the writer `key`. */
-  send(durable: StreamsDurableClient, key: string, request: AppendRequest): Promise<void> {
+  send(durable: DurableClient, key: string, request: AppendRequest): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let lane = this.lanes.get(key);
       if (lane === undefined) {

@@ -1,6 +1,6 @@
 /** What the streams use-cases share within a process: settings, resolver, routes, watchers, clock. */
 import type { Clock, Random } from '../clock';
-import type { StreamSettings } from '../config';
+import type { StreamSettings } from './settings';
 import type { Logger } from '../log';
 import type { CappedSet } from '../storage/cappedSet';
 import type { AppendCoalescer } from './appendCoalescer';

@@ -5,12 +5,11 @@
  * running is still running for a while, so a kick usually costs one request.
  */
 import type { Clock } from '../clock';
+import { type DurableClient, isLive } from '../durable/client';
+import { startSingleton } from '../durable/singleton';
 import type { Logger } from '../log';
-import type { StreamsDurableClient } from './durablePort';
 import type { FlusherInput } from './flusher.orchestrator';
 import { flusherInstanceId, streamsDurable } from './names';
-
-const liveStatuses = new Set(['Running', 'Pending', 'ContinuedAsNew']);
 
 /** How long `restart` waits, at most, for a retiring flusher to finish (it ends right after retiring). */
 const retireWaitMs = 100;
@@ -39,21 +38,17 @@ export class FlusherControl {
   }
 
   /** Starts the writer's flusher unless it runs; true when it was started here. */
-  async ensureRunning(durable: StreamsDurableClient, key: string): Promise<boolean> {
+  async ensureRunning(durable: DurableClient, key: string): Promise<boolean> {
     if ((this.runningUntil.get(key) ?? 0) > this.clock.now()) return false;
     const id = flusherInstanceId(key);
-    const status = await durable.runtimeStatus(id);
+    const status = await durable.getStatus(id);
     let started = false;
-    if (status === undefined || !liveStatuses.has(status)) {
+    // Read first: a live flusher is the common case, and a start would replace a finished one anyway.
+    if (!isLive(status)) {
       const input: FlusherInput = { key };
-      try {
-        await durable.startNew(streamsDurable.flusher, id, input);
-        started = true;
-        this.logger.log('info', 'streams.flusher_started', { writer: key, previousStatus: status ?? 'none' });
-      } catch (err) {
-        // Another instance started it between our read and our start: that is what we wanted.
-        if ((await durable.runtimeStatus(id)) === undefined) throw err;
-      }
+      // Another instance may start it between our read and our start: that is what we wanted.
+      started = (await startSingleton(durable, streamsDurable.flusher, id, input)) === 'started';
+      if (started) this.logger.log('info', 'streams.flusher_started', { writer: key, previousStatus: status?.runtimeStatus ?? 'none' });
     }
     this.trust(key);
     return started;
@@ -63,12 +58,12 @@ export class FlusherControl {
    * Starts a new flusher for a writer whose flusher retired while idle (receipt `restart`): waits
    * briefly for the retiring instance to finish, since an event raised to it would be lost.
    */
-  async restart(durable: StreamsDurableClient, key: string): Promise<void> {
+  async restart(durable: DurableClient, key: string): Promise<void> {
     this.runningUntil.delete(key);
     const id = flusherInstanceId(key);
     for (let attempt = 0; attempt < retireWaitAttempts; attempt++) {
-      const status = await durable.runtimeStatus(id).catch(() => undefined);
-      if (status === undefined || !liveStatuses.has(status)) break;
+      const status = await durable.getStatus(id).catch(() => undefined);
+      if (!isLive(status)) break;
       await this.clock.sleep(retireWaitMs);
     }
     await this.kick(durable, key);
@@ -78,7 +73,7 @@ export class FlusherControl {
    * Wakes the flusher. Never throws: the events are durable in the writer already, and the flusher
    * looks at its writer on its own within TALLYHO_STREAMS_IDLE_RECHECK_SECONDS anyway.
    */
-  async kick(durable: StreamsDurableClient, key: string): Promise<void> {
+  async kick(durable: DurableClient, key: string): Promise<void> {
     try {
       if (await this.ensureRunning(durable, key)) return; // a fresh flusher plans at once
       const outcome = await durable.raiseEvent(flusherInstanceId(key), streamsDurable.kickEvent, { at: this.clock.now() });

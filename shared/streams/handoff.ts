@@ -4,12 +4,12 @@
  * `notReady` can send it: the latter heals a remap whose release was lost with a crashed instance.
  */
 import type { StreamsContext } from './context';
-import type { StreamsDurableClient } from './durablePort';
+import type { DurableClient } from '../durable/client';
 import { writerEntity, writerKey, writerOps } from './names';
 import { routeWriterKey, type StreamRoute } from './route';
 import type { ReleaseRequest } from './writerState';
 
-export async function releaseToRoute(ctx: StreamsContext, durable: StreamsDurableClient, route: StreamRoute): Promise<void> {
+export async function releaseToRoute(ctx: StreamsContext, durable: DurableClient, route: StreamRoute): Promise<void> {
   const previous = route.previous;
   if (previous === undefined) return;
   const oldKey = writerKey(previous);

@@ -6,7 +6,7 @@
  */
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
-import type { StreamsDurableClient } from './durablePort';
+import type { DurableClient } from '../durable/client';
 import type { LedgerState } from './ledger';
 import { ledgerEntity } from './names';
 
@@ -17,7 +17,7 @@ export interface WatchTiming {
   readonly maxDelayMs: number;
 }
 
-export const defaultWatchTiming: WatchTiming = { minDelayMs: 10, maxDelayMs: 100 };
+const defaultWatchTiming: WatchTiming = { minDelayMs: 10, maxDelayMs: 100 };
 
 export type WatchResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly ledger: LedgerState | undefined };
 
@@ -29,7 +29,7 @@ interface Waiter {
 
 interface Watch {
   readonly waiters: Set<Waiter>;
-  durable: StreamsDurableClient;
+  durable: DurableClient;
   delay: number;
 }
 
@@ -43,7 +43,7 @@ export class LedgerWatch {
   ) {}
 
   /** Reads the ledger once (undefined when the writer never reported). */
-  async read(durable: StreamsDurableClient, key: string): Promise<LedgerState | undefined> {
+  async read(durable: DurableClient, key: string): Promise<LedgerState | undefined> {
     return durable.readState<LedgerState>(ledgerEntity(key));
   }
 
@@ -51,12 +51,7 @@ export class LedgerWatch {
    * Resolves with the first non-undefined value `check` returns for the writer's ledger, or with
    * `ok: false` (and the last ledger seen) once `deadline` (clock time) has passed.
    */
-  wait<T>(
-    durable: StreamsDurableClient,
-    key: string,
-    check: (ledger: LedgerState) => T | undefined,
-    deadline: number,
-  ): Promise<WatchResult<T>> {
+  wait<T>(durable: DurableClient, key: string, check: (ledger: LedgerState) => T | undefined, deadline: number): Promise<WatchResult<T>> {
     return new Promise<WatchResult<T>>((resolve) => {
       const waiter: Waiter = { check, deadline, settle: resolve as (result: WatchResult<unknown>) => void };
       let watch = this.watches.get(key);

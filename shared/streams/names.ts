@@ -6,7 +6,7 @@
  */
 import type { EntityId } from 'durable-functions';
 
-import { entityId, entityName, type EntityRef } from '../durableEntities';
+import { entityId, entityName, type EntityRef } from '../durable/entities';
 
 export const streamsDurable = {
   /** The single writer of one (partition, resource): buffer, dedup marks, log cursor. */
@@ -33,8 +33,6 @@ export const writerOps = {
   release: 'release',
   adopt: 'adopt',
 } as const;
-
-export type WriterOp = (typeof writerOps)[keyof typeof writerOps];
 
 export const ledgerOps = { report: 'report' } as const;
 

@@ -27,7 +27,7 @@ export function fnv1a(text: string): number {
   return hash >>> 0;
 }
 
-export function partitionName(n: number): string {
+function partitionName(n: number): string {
   return `p${String(n).padStart(2, '0')}`;
 }
 

@@ -7,14 +7,14 @@ import { documentAcceptedInput } from '../openapi/acceptedInput';
 
 export const eventType = resourceName.meta({ description: 'Event type', example: 'orders' });
 
-export const partitionSchema = z
+const partitionSchema = z
   .string()
   .min(1)
   .max(32)
   .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'Use 1-32 lower-case letters and digits, single "-" between them')
   .meta({ example: 'p03' });
 
-export const producerId = z
+const producerId = z
   .string()
   .min(1)
   .max(128)
@@ -47,7 +47,7 @@ export const appendBody = documentAcceptedInput(
     .meta({ id: 'StreamAppendBody', description: 'One event (`{ "producer", "seq", "data" }`), or `{ "events": [ ... ] }`' }),
 );
 
-export const ackMode = z.enum(['buffered', 'flushed']);
+const ackMode = z.enum(['buffered', 'flushed']);
 export type AckMode = z.output<typeof ackMode>;
 
 export const appendQuery = z.strictObject({

@@ -7,7 +7,7 @@ import { AppError } from '../errors';
 import { type AppendOptions, type AppendResult, appendEvents } from './append';
 import { describeType, flushType, remapType } from './admin';
 import type { StreamsContext } from './context';
-import type { StreamsDurableClient } from './durablePort';
+import type { DurableClient } from '../durable/client';
 import type { Listing } from '../storage/list';
 import type { StreamRoute } from './route';
 import type { StreamEventInput } from './schemas';
@@ -21,12 +21,7 @@ export class StreamService {
    * 400 rules); the app's own types are refused with 403. `ack: 'buffered'` resolves once they are
    * in the writer's durable state, `'flushed'` once they are in the log blob.
    */
-  async appendEvents(
-    durable: StreamsDurableClient,
-    type: string,
-    events: readonly unknown[],
-    options: AppendOptions = {},
-  ): Promise<AppendResult> {
+  async appendEvents(durable: DurableClient, type: string, events: readonly unknown[], options: AppendOptions = {}): Promise<AppendResult> {
     if (this.context.ownTypes.has(type)) {
       throw new AppError('Forbidden', `Only the app appends to ${type}: it is the app's own stream (TALLYHO_JOBS_BILLING_LEDGER_STREAM)`);
     }
@@ -34,21 +29,16 @@ export class StreamService {
   }
 
   /** Appends for the app itself (another capability): its own types are open to it, and any other. */
-  async appendOwn(
-    durable: StreamsDurableClient,
-    type: string,
-    events: readonly unknown[],
-    options: AppendOptions = {},
-  ): Promise<AppendResult> {
+  async appendOwn(durable: DurableClient, type: string, events: readonly unknown[], options: AppendOptions = {}): Promise<AppendResult> {
     const valid: StreamEventInput[] = validateBatch(type, events, this.context.settings);
     return appendEvents(this.context, durable, type, valid, options);
   }
 
-  flush(durable: StreamsDurableClient, type: string) {
+  flush(durable: DurableClient, type: string) {
     return flushType(this.context, durable, type);
   }
 
-  remap(durable: StreamsDurableClient, type: string, target: { partition?: string | undefined; resource?: string | undefined }) {
+  remap(durable: DurableClient, type: string, target: { partition?: string | undefined; resource?: string | undefined }) {
     return remapType(this.context, durable, type, target);
   }
 
@@ -57,7 +47,7 @@ export class StreamService {
     return this.context.routes.list(limit);
   }
 
-  describe(durable: StreamsDurableClient, type: string) {
+  describe(durable: DurableClient, type: string) {
     return describeType(this.context, durable, type);
   }
 }
@@ -67,6 +57,6 @@ export interface StreamsApi {
   appendEvents(type: string, events: readonly unknown[], ack?: AppendOptions['ack']): Promise<AppendResult>;
 }
 
-export function streamsApi(service: StreamService, durable: StreamsDurableClient): StreamsApi {
+export function streamsApi(service: StreamService, durable: DurableClient): StreamsApi {
   return { appendEvents: (type, events, ack = 'buffered') => service.appendOwn(durable, type, events, { ack }) };
 }

@@ -2,7 +2,7 @@
  * Checks a batch of events beyond what the schema can (limits come from settings), for HTTP and for
  * in-process callers alike. Nothing reaches a writer before this passes.
  */
-import type { StreamSettings } from '../config';
+import type { StreamSettings } from './settings';
 import { type FieldIssue, validationError } from '../errors';
 import { zodIssues } from '../http/route';
 import { eventType, type StreamEventInput, streamEvent } from './schemas';

@@ -7,9 +7,9 @@ import type { EntityContext } from 'durable-functions';
 
 import { type LedgerReport, snapshotOf } from './ledger';
 import { ledgerEntity, ledgerOps, writerEntity, writerOps } from './names';
-import { append } from './writerAppend.entity';
-import { flushed, flushFailed, opened, plan, requestFlush } from './writerFlush.entity';
-import { adopt, type Handoff, release } from './writerHandoff.entity';
+import { append } from './writerAppend';
+import { flushed, flushFailed, opened, plan, requestFlush } from './writerFlush';
+import { adopt, type Handoff, release } from './writerHandoff';
 import type {
   AdoptRequest,
   AppendOperation,

@@ -156,7 +156,7 @@ export interface WriterState {
   readonly retired?: boolean;
 }
 
-export interface EventInput {
+interface EventInput {
   readonly producer: string;
   readonly seq: number;
   readonly data?: unknown;

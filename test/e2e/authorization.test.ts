@@ -9,7 +9,7 @@
  * is 401 or not, and what the response carries. One gate exists under the probe name, so the gate
  * routes also answer on their success paths (a started run, its status, an event stream).
  */
-import { catalogRoutes } from '../../shared/catalog';
+import { documentedRoutes } from '../../shared/app/routes';
 import { authorizationOf } from '../../shared/http/authorization';
 import type { RouteDefinition } from '../../shared/http/route';
 import { registeredFunctions } from './support/functions';
@@ -25,7 +25,6 @@ interface Answer {
   readonly headers: Headers;
   readonly text: string;
 }
-
 
 const probe = unique('authz');
 
@@ -102,7 +101,7 @@ describe(`authorization matrix (${hostLabel()}, keys on)`, () => {
     const registered = (await registeredFunctions(host)).flatMap((f) =>
       f.http === undefined ? [] : [{ name: f.name, level: f.http.authLevel.toLowerCase() }],
     );
-    const expected = catalogRoutes().map((r) => ({ name: r.name, level: authorizationOf(r.name).level }));
+    const expected = documentedRoutes().map((r) => ({ name: r.name, level: authorizationOf(r.name).level }));
     const byName = (a: { name: string }, b: { name: string }): number => a.name.localeCompare(b.name);
     expect(registered.sort(byName)).toEqual(expected.sort(byName));
   });
@@ -113,7 +112,7 @@ describe(`authorization matrix (${hostLabel()}, keys on)`, () => {
     const leaks: { route: string; caller: Caller; status: number; leak: string }[] = [];
     const catchAll: { route: string; caller: Caller; status: number; type: string | null; code: unknown }[] = [];
     let successes = 0;
-    for (const route of catalogRoutes()) {
+    for (const route of documentedRoutes()) {
       for (const caller of callers) {
         const answer = await call(route, caller);
         outcomes.push({ route: route.name, caller, refused: answer.status === 401 });

@@ -1,14 +1,15 @@
 /**
  * The .NET client (clients/dotnet): `dotnet test` on its solution, unit tests and integration tests.
- * The integration fixture starts its own devhost from dist/ (npm test builds before jest) against this
- * run's Azurite (TEST_STORAGE_CONNECTION, from the global setup). dotnet is required when CI=true;
- * elsewhere, without it, the tests are skipped with one loud line.
+ * The integration tests run against the host of this jest project (the devhost, or the real Functions
+ * host in the e2e-real run), started here with keys on against this run's Azurite and handed to the
+ * fixture through TALLYHO_BASE_URL and the keys. dotnet is required when CI=true; elsewhere, without
+ * it, the tests are skipped with one loud line.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 
 import { describeWithTool, onPath } from '../support/optionalTool';
-import { repoRoot } from './support/harness';
+import { type E2eHost, hostLabel, repoRoot, startE2eHost } from './support/harness';
 
 const solution = join(repoRoot, 'clients', 'dotnet', 'Tallyho.Client.slnx');
 const dotnetTool = {
@@ -18,11 +19,11 @@ const dotnetTool = {
   locate: () => onPath('dotnet'),
 };
 
-function run(command: string, args: readonly string[]): Promise<{ code: number | null; output: string }> {
+function run(command: string, args: readonly string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       cwd: repoRoot,
-      env: { ...process.env, DOTNET_NOLOGO: '1', DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_SKIP_FIRST_TIME_EXPERIENCE: '1' },
+      env: { ...process.env, DOTNET_NOLOGO: '1', DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_SKIP_FIRST_TIME_EXPERIENCE: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -37,8 +38,28 @@ function run(command: string, args: readonly string[]): Promise<{ code: number |
 }
 
 describeWithTool(dotnetTool, 'the .NET client (clients/dotnet)', () => {
-  test('dotnet test passes (unit tests on fakes, integration tests against the devhost)', async () => {
-    const result = await run('dotnet', ['test', solution, '--nologo']);
+  let host: E2eHost;
+
+  beforeAll(async () => {
+    host = await startE2eHost({
+      // Fast queue polling, as the TypeScript e2e jobs tests use, so a job completes in seconds.
+      env: {
+        AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
+        AzureFunctionsJobHost__extensions__queues__visibilityTimeout: '00:00:00',
+        TALLYHO_JOBS_RETRY_DELAY_SECONDS: '0',
+      },
+    });
+  });
+  afterAll(async () => {
+    await host?.stop();
+  });
+
+  test(`dotnet test passes (unit tests on fakes, integration tests against the ${hostLabel()})`, async () => {
+    const result = await run('dotnet', ['test', solution, '--nologo'], {
+      TALLYHO_BASE_URL: host.baseUrl,
+      TALLYHO_FUNCTION_KEY: host.keys.function ?? '',
+      TALLYHO_ADMIN_KEY: host.keys.admin ?? '',
+    });
     const summary = result.output.split('\n').filter((line) => /^(Passed|Failed)!|error /.test(line.trim()));
     console.log(`dotnet test clients/dotnet:\n${summary.join('\n')}`);
     if (result.code !== 0) throw new Error(`dotnet test failed (exit ${String(result.code)}):\n${result.output.slice(-20_000)}`);

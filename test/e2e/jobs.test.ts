@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 
 import { odata } from '@azure/data-tables';
 
-import { jobIdForKey } from '../../shared/jobs/ids';
+import { jobIdForKey } from '../../shared/jobs/jobIds';
 import { Signer } from '../../shared/signing/signer';
 import { containers, tables } from '../../shared/resources';
 import { expectedTotals, invoiceTotals, type TestTransaction, transactions } from '../support/billing';

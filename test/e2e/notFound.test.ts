@@ -73,7 +73,7 @@ describe(`the catch-all 404 (${hostLabel()}, keys on)`, () => {
   });
 
   test('finding 9: a known route with another method answers 404 problem+json, without a key and with one', async () => {
-    // The real host answers 404 here, not 405 (shared/reference/real-host-observations.md §3): its routes are
+    // The real host answers 404 here, not 405 (devhost/docs/real-host.md#routing): its routes are
     // an ASP.NET Core RouteCollection (azure-functions-host WebScriptHostHttpRoutesManager) in which a route
     // whose HttpMethodRouteConstraint fails does not match and the next one is tried (dotnet/aspnetcore
     // RouteBase.RouteAsync, RouteCollection.RouteAsync), which ends at the catch-all. Read in the sources,

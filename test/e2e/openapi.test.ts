@@ -10,12 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
-import { catalogRoutes } from '../../shared/catalog';
-import { openApiPath } from '../../shared/openapi/paths';
+import { documentedRoutes } from '../../shared/app/routes';
+import { openApiPath } from '../../shared/http/routeTemplate';
 import { registeredFunctions } from './support/functions';
 import { type E2eHost, startE2eHost } from './support/harness';
 import { requestJson } from './support/http';
-
 
 /** The CLI of the validator the unit test uses (the package is ESM-only, so it runs in its own node). */
 const validatorCli = join(__dirname, '..', '..', 'node_modules', '@seriousme', 'openapi-schema-validator', 'bin', 'validate-api-cli.js');
@@ -83,7 +82,7 @@ describe('OpenAPI document over HTTP', () => {
     const functions = await registeredFunctions(host);
     // The catch-all (shared/http/notFound.ts) is registered for every method but is no operation: the
     // generator leaves it out on purpose, so it is left out here, by name, and only it.
-    const catchAlls = new Set<string>(catalogRoutes().flatMap((r) => (r.anyMethod === true ? [r.name] : [])));
+    const catchAlls = new Set<string>(documentedRoutes().flatMap((r) => (r.anyMethod === true ? [r.name] : [])));
     expect([...catchAlls]).toEqual(['zzNotFound']);
     expect(functions.filter((f) => catchAlls.has(f.name)).map((f) => f.http?.route)).toEqual(['{*path}']);
     const registered = functions.flatMap((f) =>

@@ -3,7 +3,7 @@
  * over HTTP: every streams and jobs route with query strings and single-event bodies, whose query
  * and top-level body fields the real host (and now the devhost) also hands the app as
  * `request.params`; stream appends and flushes that need the writer's ledger (an entity signalled by
- * another entity, §2); billing delivery; and `?code=` on the nine routes whose strict query schemas
+ * another entity, #entity-ids there); billing delivery; and `?code=` on the nine routes whose strict query schemas
  * once refused it (security finding 8). Against an external host (`E2E_BASE_URL`) the same calls
  * check the real thing.
  */
@@ -81,7 +81,7 @@ describe('the routes that broke on the real host', () => {
     expect(accepted.status).toBe(202);
     const id = accepted.body.id;
     const job = await settledJob(host, id);
-    // The ledger entity answered the writer's report (real host: stayed "pending", §2).
+    // The ledger entity answered the writer's report (real host: stayed "pending", devhost/docs/real-host.md#entity-ids).
     expect(job).toMatchObject({ state: 'completed', delivery: 'delivered', totals: { items: 20, succeeded: 20, failed: 0 } });
     const page = await requestJson<{ results: { status: string }[] }>(host, 'GET', `/api/jobs/${id}/results?limit=500&status=succeeded`);
     expect(page.status).toBe(200);

@@ -1,6 +1,7 @@
 import { freePort } from '../../devhost/azurite';
 import { systemClock } from '../../shared/clock';
-import { type Config, devStorageAccount, loadConfig } from '../../shared/config';
+import { loadAppConfig as loadConfig } from '../../shared/app/settings';
+import { devStorageAccount } from '../../shared/config';
 import type { HealthDeps } from '../../shared/health/check';
 import { healthRoutes } from '../../shared/health/routes';
 import { createStorageClients } from '../../shared/storage/clients';
@@ -11,7 +12,10 @@ type Env = Record<string, string>;
 function depsFor(env: Env): HealthDeps {
   return {
     config: () => loadConfig(env),
-    storage: (config: Config) => createStorageClients(config.storage, { retry: config.storageRetry }),
+    storage: () => {
+      const config = loadConfig(env);
+      return createStorageClients(config.storage, { retry: config.storageRetry });
+    },
     clock: systemClock,
   };
 }

@@ -7,14 +7,14 @@ import { randomUUID } from 'node:crypto';
 import type { TableClient } from '@azure/data-tables';
 
 import { ManualClock } from '../../shared/clock';
-import { loadConfig } from '../../shared/config';
+import { loadAppConfig } from '../../shared/app/settings';
 import { IdempotencyStore } from '../../shared/idempotency';
 import { createStorageClients } from '../../shared/storage/clients';
 
 const ttlSeconds = 60;
 
 describe('IdempotencyStore expiry on Azurite', () => {
-  const clients = createStorageClients(loadConfig({ AzureWebJobsStorage: process.env.TEST_STORAGE_CONNECTION }).storage);
+  const clients = createStorageClients(loadAppConfig({ AzureWebJobsStorage: process.env.TEST_STORAGE_CONNECTION }).storage);
   let table: TableClient;
   let clock: ManualClock;
   let store: IdempotencyStore;

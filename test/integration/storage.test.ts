@@ -1,9 +1,9 @@
-import { loadConfig } from '../../shared/config';
+import { loadAppConfig } from '../../shared/app/settings';
 import { createStorageClients } from '../../shared/storage/clients';
 import { hasStatus, translateStorageError } from '../../shared/storage/errors';
 
 describe('storage clients on Azurite', () => {
-  const config = loadConfig({ AzureWebJobsStorage: process.env.TEST_STORAGE_CONNECTION });
+  const config = loadAppConfig({ AzureWebJobsStorage: process.env.TEST_STORAGE_CONNECTION });
 
   it('builds table, queue and blob clients from one connection string and counts every request', async () => {
     const seen: string[] = [];

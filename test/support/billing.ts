@@ -15,7 +15,7 @@ export interface TestTransaction {
 }
 
 /** Percentages of the default rate table, in ppm. */
-export const defaultRatesPpm: Readonly<Record<string, number>> = { standard: 200_000, reduced: 50_000, zero: 0, exempt: 0 };
+const defaultRatesPpm: Readonly<Record<string, number>> = { standard: 200_000, reduced: 50_000, zero: 0, exempt: 0 };
 
 const currencies = ['EUR', 'USD', 'JPY', 'KWD', 'GBP'];
 const categories = ['standard', 'reduced', 'zero', 'exempt'];

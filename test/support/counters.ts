@@ -2,14 +2,15 @@
 import type { TableClient } from '@azure/data-tables';
 
 import { type Clock, systemClock } from '../../shared/clock';
-import { type CounterSettings, counterSettings } from '../../shared/config';
+import { readGroup } from '../../shared/config';
+import { type CounterSettings, counterSettings } from '../../shared/counters/settings';
 import { type CounterServiceDeps, CounterService, type CounterTableNames } from '../../shared/counters/service';
 import { type Logger, MemoryLogger } from '../../shared/log';
 import { type BackoffPolicy, defaultBackoff } from '../../shared/retry';
 import type { StorageClientOptions, StorageClients } from '../../shared/storage/clients';
 import { storageFor, testConnection, uniqueTableName } from './sequences';
 
-export { storageFor, testConnection, uniqueTableName };
+export { testConnection };
 
 export function counterTableNames(): CounterTableNames {
   return { settings: uniqueTableName('cset'), data: uniqueTableName('cdata'), dirty: uniqueTableName('cdirty') };
@@ -46,7 +47,7 @@ export function counterHarness(options: CounterHarnessOptions = {}): CounterHarn
   const deps: CounterServiceDeps = {
     table: (name) => storage.table(name),
     tableNames: tables,
-    settings: { ...counterSettings({}), ...options.settings },
+    settings: { ...readGroup(counterSettings, {}), ...options.settings },
     idempotencyTtlSeconds: options.idempotencyTtlSeconds ?? 3600,
     clock: options.clock ?? systemClock,
     random: Math.random,

@@ -24,7 +24,7 @@ export type Shape =
   | { readonly kind: 'object'; readonly members: ReadonlyMap<string, Shape>; readonly open: boolean }
   | { readonly kind: 'array'; readonly items: readonly Shape[]; readonly open: boolean };
 
-export interface Expectation {
+interface Expectation {
   /** The documented status; undefined means "any 2xx". */
   readonly status?: number;
   readonly body?: Shape;

@@ -10,7 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 
 import { connectionStringFor } from '../../devhost/azurite';
 
-export type StorageService = 'blob' | 'queue' | 'table';
+type StorageService = 'blob' | 'queue' | 'table';
 
 export interface ProxiedRequest {
   readonly service: StorageService;
@@ -31,7 +31,7 @@ export type FaultAction =
   /** Destroy the connection at once without forwarding (storage unreachable). */
   | { readonly kind: 'refuse' };
 
-export type FaultRule = (request: ProxiedRequest) => FaultAction | undefined;
+type FaultRule = (request: ProxiedRequest) => FaultAction | undefined;
 
 export interface FaultProxy {
   readonly connectionString: string;

@@ -12,7 +12,8 @@ import type { ContainerClient } from '@azure/storage-blob';
 import type { QueueClient } from '@azure/storage-queue';
 
 import { type Clock, systemClock } from '../../shared/clock';
-import { type JobSettings, jobSettings } from '../../shared/config';
+import { readGroup } from '../../shared/config';
+import { type JobSettings, jobSettings } from '../../shared/jobs/settings';
 import { mapLimited } from '../../shared/mapLimited';
 import { billingProcessor } from '../../shared/jobs/billing/processor';
 import type { JobsContext } from '../../shared/jobs/context';
@@ -32,7 +33,7 @@ import { storageFor, testConnection, uniqueTableName } from './sequences';
 export { testConnection };
 
 /** A Service Bus sender that keeps what it is given (and can be told to fail). */
-export class FakeEventSender implements JobEventSender {
+class FakeEventSender implements JobEventSender {
   readonly sent: ServiceBusMessage[] = [];
   failNext = 0;
 
@@ -71,14 +72,14 @@ export interface JobNames {
   readonly queuePrefix: string;
 }
 
-export interface DrainOptions {
+interface DrainOptions {
   readonly maxDequeueCount?: number;
   readonly concurrency?: number;
   /** Stop after this many passes over the queues even if messages remain. */
   readonly maxPasses?: number;
 }
 
-export interface DrainReport {
+interface DrainReport {
   readonly delivered: number;
   readonly failures: number;
   readonly poisoned: number;
@@ -118,7 +119,7 @@ export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
       : storageFor(options.connection ?? testConnection(), options.storage ?? {});
   const names = options.names ?? jobNames();
   const settings: JobSettings = {
-    ...jobSettings({}),
+    ...readGroup(jobSettings, {}),
     retryDelaySeconds: 0,
     queues: 2,
     ...options.settings,

@@ -2,7 +2,8 @@
  * Calls a RouteDefinition's `run` the way the Functions adapter does, with a request built from
  * plain values — handler tests exercise validation, problem+json and the handler without a host.
  */
-import type { HttpResult, RequestLike, RouteDefinition } from '../../shared/http/route';
+import type { HttpResult } from '../../shared/http/responses';
+import type { RequestLike, RouteDefinition } from '../../shared/http/route';
 
 export interface TestRequest {
   readonly params?: Readonly<Record<string, string>>;

@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 
 import { type Clock, ManualClock, systemClock } from '../../shared/clock';
-import { loadConfig, type ScheduleSettings } from '../../shared/config';
+import { effectRulesOf } from '../../shared/app/ports';
+import { loadAppConfig as loadConfig } from '../../shared/app/settings';
 import { MemoryLogger } from '../../shared/log';
 import { defaultBackoff } from '../../shared/retry';
 import { ScheduleActivities } from '../../shared/schedules/activities';
@@ -14,12 +15,13 @@ import type { ScheduleState } from '../../shared/schedules/machine';
 import { senderDelivery } from '../../shared/schedules/scheduledDelivery';
 import { ScheduleTable } from '../../shared/schedules/scheduleTable';
 import { ScheduleService } from '../../shared/schedules/service';
-import type { TargetDeps } from '../../shared/schedules/targets';
+import type { EffectPorts } from '../../shared/effects/runner';
+import type { ScheduleSettings } from '../../shared/schedules/settings';
 import { FakeServiceBus } from './fakeServiceBus';
 import { storageFor, testConnection, uniqueTableName } from './sequences';
 
 /** Records starts, wake-ups and status reads; `failStarts` makes the next starts throw (a crash before the start). */
-export class RecordingEngine implements ScheduleEngine {
+class RecordingEngine implements ScheduleEngine {
   readonly started = new Map<string, ScheduleState>();
   readonly woken: string[] = [];
   failStarts = 0;
@@ -84,22 +86,21 @@ export function scheduleHarness(options: { env?: Record<string, string>; service
     engine: () => engine,
     delivery: withBus ? senderDelivery((entity) => bus.sender(entity)) : undefined,
     settings,
-    gatesAvailable: true,
-    jobsAvailable: true,
-    jobsQueuePrefix: config.jobs.queuePrefix,
+    // Jobs are admitted unchecked here: there is no jobs capability, and a job run fails for want of one.
+    effectRules: effectRulesOf(config, { serviceBus: withBus, jobs: { check: () => undefined } }),
     clock,
     random: Math.random,
     logger,
     backoff,
     newId: randomUUID,
   });
-  const targets: TargetDeps = {
+  const effects: EffectPorts = {
     queue: (name) => storage.queue(name),
     serviceBusSender: (entity) => (withBus ? bus.sender(entity) : undefined),
     webhook: { allowed: [], timeoutMs: 1000, maxResponseBytes: 1024, maxRedirects: 0, allowPrivateAddresses: false },
     gates: undefined,
     jobs: undefined,
   };
-  const activities = new ScheduleActivities({ table, targets, settings, clock, random: Math.random, logger, backoff });
+  const activities = new ScheduleActivities({ table, effects, settings, clock, random: Math.random, logger, backoff });
   return { table, tableName, service, activities, engine, bus, clock: manual, settings, logger };
 }

@@ -48,7 +48,7 @@ async function driveAllocator(allocator, options) {
 async function main() {
   const options = JSON.parse(process.argv[2] ?? '{}');
   const dist = path.join(__dirname, '..', '..', 'dist', 'shared');
-  const { loadConfig } = require(path.join(dist, 'config.js'));
+  const { loadAppConfig } = require(path.join(dist, 'app', 'settings.js'));
   const { createStorageClients } = require(path.join(dist, 'storage', 'clients.js'));
   const { SequenceStore } = require(path.join(dist, 'sequences', 'store.js'));
   const { SequenceAllocator } = require(path.join(dist, 'sequences', 'allocator.js'));
@@ -56,7 +56,7 @@ async function main() {
   const { seededRandom, systemClock } = require(path.join(dist, 'clock.js'));
   const { silentLogger } = require(path.join(dist, 'log.js'));
 
-  const config = loadConfig({ AzureWebJobsStorage: options.connection, ...(options.env ?? {}) });
+  const config = loadAppConfig({ AzureWebJobsStorage: options.connection, ...(options.env ?? {}) });
   const storage = createStorageClients(config.storage, { retry: config.storageRetry });
   const store = new SequenceStore(() => storage.table(options.table));
   const sequence = await store.read(options.sequence);
@@ -67,7 +67,7 @@ async function main() {
     clock: systemClock,
     random: Math.random,
     logger: silentLogger,
-    backoff: occBackoff(config.sequences),
+    backoff: occBackoff(config.occ),
     instanceId: `process-${process.pid}`,
   });
   const { issued, failures } = await driveAllocator(allocator, { ...options, random: seededRandom(options.seed ?? 1) });

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { TableClient } from '@azure/data-tables';
 
 import { type Clock, type Random, systemClock } from '../../shared/clock';
-import { loadConfig } from '../../shared/config';
+import { loadAppConfig } from '../../shared/app/settings';
 import { IdempotencyStore } from '../../shared/idempotency';
 import { type Logger, MemoryLogger } from '../../shared/log';
 import { type BackoffPolicy } from '../../shared/retry';
@@ -31,7 +31,7 @@ export function storageFor(
   options: StorageClientOptions = {},
   env: Record<string, string> = {},
 ): StorageClients {
-  const config = loadConfig({ AzureWebJobsStorage: connection, ...env });
+  const config = loadAppConfig({ AzureWebJobsStorage: connection, ...env });
   return createStorageClients(config.storage, { retry: config.storageRetry, ...options });
 }
 
@@ -67,7 +67,7 @@ export function sequenceHarness(storage: StorageClients = storageFor()): Sequenc
   const idempotency = (): Promise<TableClient> => storage.table(idempotencyTable);
   const store = new SequenceStore(table);
   const logger = new MemoryLogger();
-  const backoff = occBackoff(loadConfig({ AzureWebJobsStorage: 'UseDevelopmentStorage=true' }).sequences);
+  const backoff = occBackoff(loadAppConfig({ AzureWebJobsStorage: 'UseDevelopmentStorage=true' }).occ);
   const list = async (client: TableClient): Promise<Record<string, unknown>[]> => {
     const out: Record<string, unknown>[] = [];
     for await (const entity of client.listEntities()) out.push(entity);
@@ -121,7 +121,7 @@ export function sequenceHarness(storage: StorageClients = storageFor()): Sequenc
 }
 
 /** Numbers from `ranges`, expanded. */
-export function expand(ranges: readonly NumberRange[]): number[] {
+function expand(ranges: readonly NumberRange[]): number[] {
   return ranges.flatMap((r) => Array.from({ length: r.hi - r.lo }, (_, i) => r.lo + i));
 }
 

@@ -5,7 +5,7 @@
  */
 import { DefaultAzureCredential, ManagedIdentityCredential } from '@azure/identity';
 
-import { type Config, loadConfig } from '../../shared/config';
+import { type AppConfig as Config, loadAppConfig as loadConfig } from '../../shared/app/settings';
 import { AppError } from '../../shared/errors';
 import { createStorageClients, tokenCredentialFor } from '../../shared/storage/clients';
 
@@ -242,9 +242,9 @@ describe('the signing key (TALLYHO_SIGNING_KEY)', () => {
   const storage = { AzureWebJobsStorage: 'UseDevelopmentStorage=true' };
 
   it('is undefined when unset (the app keeps its own key in storage) and the decoded bytes when set', () => {
-    expect(loadConfig(storage).signingKey).toBeUndefined();
+    expect(loadConfig(storage).signing.key).toBeUndefined();
     const key = Buffer.alloc(48, 9);
-    expect(loadConfig({ ...storage, TALLYHO_SIGNING_KEY: key.toString('base64') }).signingKey?.equals(key)).toBe(true);
+    expect(loadConfig({ ...storage, TALLYHO_SIGNING_KEY: key.toString('base64') }).signing.key?.equals(key)).toBe(true);
   });
 
   it.each([

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 
-import { catalogRoutes } from '../../shared/catalog';
+import { documentedRoutes } from '../../shared/app/routes';
 import type { RouteDefinition } from '../../shared/http/route';
 import {
   documentationPages,
@@ -87,7 +87,7 @@ describe('doc examples and the OpenAPI document', () => {
   // The API reference (/api/docs) shows each route's `examples`; the docs' examples are executed by
   // test/e2e/docs.test.ts. Every request body a page sends must be one of its route's examples, so
   // the reference shows what the manual runs.
-  const routes = catalogRoutes();
+  const routes = documentedRoutes();
   const bodies = documentationPages(repoRoot)
     .flatMap((page) => readExamplePage(repoRoot, page).steps)
     .filter((step) => step.skip === undefined)

@@ -17,9 +17,9 @@ const target = join(packageRoot, 'src', 'generated', 'openapi.ts');
 
 async function servedDocument() {
   const require = createRequire(import.meta.url);
-  const { catalogRoutes } = require(join(repoRoot, 'dist', 'shared', 'catalog.js'));
-  const route = catalogRoutes().find((r) => r.name === 'openApiDocument');
-  if (route === undefined) throw new Error('The route catalog has no openApiDocument route');
+  const { documentedRoutes } = require(join(repoRoot, 'dist', 'shared', 'app', 'routes.js'));
+  const route = documentedRoutes().find((r) => r.name === 'openApiDocument');
+  if (route === undefined) throw new Error('The route list has no openApiDocument route');
   const result = await route.handle({
     params: {},
     query: {},

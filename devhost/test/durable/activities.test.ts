@@ -5,6 +5,7 @@
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- jest.mock factories run before imports
 jest.mock('@azure/functions-core', () => require('./support/coreModule').coreApi, { virtual: true });
 
+import { parseHostConfig } from '../../app/hostConfig';
 import { readDurableSettings } from '../../durable/settings';
 import { crossCheck, runUntil, startEngine } from './support/engineHarness';
 
@@ -13,7 +14,10 @@ afterEach(() => {
 });
 
 test('a fan-out wider than maxConcurrentActivityFunctions runs exactly that many activities at once, never more', async () => {
-  const { limits } = readDurableSettings({ extensions: { durableTask: { maxConcurrentActivityFunctions: 3 } } }, {});
+  const { limits } = readDurableSettings(
+    parseHostConfig({ extensions: { durableTask: { maxConcurrentActivityFunctions: 3 } } }).durableTask,
+    {},
+  );
   expect(limits.activities).toBe(3);
   const h = await startEngine({ limits });
   // Each activity holds its slot for 40 ms of real time, so 12 of them overlap unless the engine limits them.

@@ -1,6 +1,6 @@
 /**
  * Parity with the real host — entity ids keep the case their caller gives
- * (../shared/reference/real-host-observations.md §2; azure-functions-durable-js#170): an entity's
+ * (devhost/docs/real-host.md#entity-ids; azure-functions-durable-js#170): an entity's
  * `signalEntity(new EntityId('Counter', k))` goes to `@Counter@k`, while a client (and an
  * orchestration, whose JS lower-cases the name) addresses `@counter@k`.
  */

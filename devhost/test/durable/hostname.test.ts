@@ -1,6 +1,6 @@
 /**
  * Parity with the real host — the Durable client and the host's base URL
- * (../shared/reference/real-host-observations.md §3: "The Durable client needs WEBSITE_HOSTNAME
+ * (devhost/docs/real-host.md#host-name: "The Durable client needs WEBSITE_HOSTNAME
  * (Azure and func set it): without it every client call fails with `Webhooks are not configured`").
  * The link origin and its scheme follow the Functions host's DefaultScriptWebHookProvider
  * (`http` only for a name starting `localhost:`). The fixture app runs in-process, as `startHost`
@@ -22,7 +22,7 @@ async function runNow(h: Started, name: string): Promise<number> {
   return res.status;
 }
 
-describe('real host §3: without WEBSITE_HOSTNAME the Durable client fails with "Webhooks are not configured"', () => {
+describe('real host (real-host.md#host-name): without WEBSITE_HOSTNAME the Durable client fails with "Webhooks are not configured"', () => {
   let h: Started;
   beforeAll(async () => {
     h = await start({ hostnameLikeFuncStart: false, env: { WEBSITE_HOSTNAME: undefined } });

@@ -260,7 +260,7 @@ describe('Durable HTTP API on the devhost', () => {
   });
 });
 
-describe('real host §3: Durable management URLs', () => {
+describe('real host (real-host.md#durable-links): Durable management URLs', () => {
   test('management URLs carry connection=Storage&code=<the durabletask_extension system key>, not the master key', async () => {
     const host = await startDevhost({ appRoot, virtualClock: true });
     try {
@@ -276,9 +276,10 @@ describe('real host §3: Durable management URLs', () => {
       expect(code).toMatch(/^[A-Za-z0-9_-]{40,}$/);
       expect(code).not.toBe(host.keys.admin);
       expect(new URL(links.terminatePostUri as string).searchParams.get('code')).toBe(code);
-      // The system key opens the Durable webhooks; it is no master key (the admin API refuses it).
+      // The system key opens the Durable webhooks; it is no master key: the admin API refuses it with
+      // 403, as the real host does for a key it knows that lacks the level (devhost/docs/real-host.md#keys).
       expect((await fetch(status)).status).toBe(202);
-      expect((await fetch(host.url(`/admin/host/status?code=${encodeURIComponent(code)}`))).status).toBe(401);
+      expect((await fetch(host.url(`/admin/host/status?code=${encodeURIComponent(code)}`))).status).toBe(403);
     } finally {
       await host.stop();
     }
@@ -290,12 +291,14 @@ describe('the devhost with keys and restarts', () => {
     const host = await startDevhost({ appRoot, virtualClock: true, keys: { admin: 'admin-secret', function: 'fn-secret' } });
     try {
       expect((await fetch(host.url(`${hook}/instances/x`))).status).toBe(401);
-      expect((await fetch(host.url(`${hook}/instances/x?code=fn-secret`))).status).toBe(401);
+      expect((await fetch(host.url(`${hook}/instances/x?code=not-a-key`))).status).toBe(401);
+      // A key the host knows without the level: 403, as on the real host (devhost/docs/real-host.md#keys).
+      expect((await fetch(host.url(`${hook}/instances/x?code=fn-secret`))).status).toBe(403);
       expect((await fetch(host.url(`${hook}/instances/x?code=admin-secret`))).status).toBe(404);
       const res = await fetch(host.url('/api/start/sleeper/after-restart?code=fn-secret'), { method: 'POST', body: '600' });
       expect(res.status).toBe(202);
       const links = await json<Record<string, string>>(res);
-      // The links carry the extension's system key, not the master key (real-host-observations.md §3).
+      // The links carry the extension's system key, not the master key (devhost/docs/real-host.md#durable-links).
       const code = new URL(links.statusQueryGetUri as string).searchParams.get('code');
       expect(code).toEqual(expect.any(String));
       expect(code).not.toBe('admin-secret');
@@ -323,5 +326,53 @@ describe('the devhost with keys and restarts', () => {
     } finally {
       await host.stop();
     }
+  });
+});
+
+describe('the worker-facing Durable API is on its own listener, not the public port (real-host.md#durable-rpc)', () => {
+  let host: E2eHost;
+  const withAdmin = (path: string): string => host.url(`${path}${path.includes('?') ? '&' : '?'}code=admin-secret`);
+
+  beforeAll(async () => {
+    host = await startDevhost({ appRoot, virtualClock: true, keys: { admin: 'admin-secret', function: 'fn-secret' } });
+  });
+  afterAll(async () => {
+    await host.stop();
+  });
+
+  test('with keys on and no key, POST /durabletask/instances/<id>/raiseEvent/X on the public port is 404 and the instance is unaffected', async () => {
+    // The worker's client starts the instance through its own listener (rpcBaseUrl), with the function key on the public route.
+    expect((await fetch(host.url('/api/start/waiter/rpc-raise?code=fn-secret'), { method: 'POST' })).status).toBe(202);
+    let status: Status | undefined;
+    for (let i = 0; i < 200 && status?.runtimeStatus !== 'Running'; i++) {
+      const res = await fetch(withAdmin(`${hook}/instances/rpc-raise`));
+      if (res.status === 202) status = await json<Status>(res);
+      else await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(status).toMatchObject({ runtimeStatus: 'Running', customStatus: { stage: 'waiting' } });
+
+    for (const code of ['', '?code=fn-secret', '?code=admin-secret']) {
+      const raised = await fetch(host.url(`/durabletask/instances/rpc-raise/raiseEvent/finish${code}`), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '"forged"',
+      });
+      expect({ code, status: raised.status, body: await raised.text() }).toEqual({ code, status: 404, body: '' });
+    }
+    // Whatever a forged event would have started has run by now (the clock moves only once the host settles).
+    await host.advanceClock(0);
+    expect(await json<Status>(await fetch(withAdmin(`${hook}/instances/rpc-raise`)))).toMatchObject({
+      runtimeStatus: 'Running',
+      customStatus: { stage: 'waiting' },
+      output: null,
+    });
+  });
+
+  test('GET /durabletask/instances/<id> on the public port is 404, with no key and with any key', async () => {
+    for (const code of ['', '?code=fn-secret', '?code=admin-secret']) {
+      const res = await fetch(host.url(`/durabletask/instances/rpc-raise${code}`));
+      expect({ code, status: res.status, body: await res.text() }).toEqual({ code, status: 404, body: '' });
+    }
+    expect((await fetch(host.url('/durabletask/instances?code=admin-secret'))).status).toBe(404);
   });
 });

@@ -65,7 +65,7 @@ export async function reduceLines(lines: AsyncIterable<BillingLine>): Promise<Cu
     }));
 }
 
-export const invoiceColumns = [
+const invoiceColumns = [
   'customerId',
   'currency',
   'exponent',

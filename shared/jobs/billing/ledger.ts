@@ -17,7 +17,7 @@ export interface LedgerEvent {
   readonly data: Record<string, string | number>;
 }
 
-export function ledgerProducer(jobId: string, round: number): string {
+function ledgerProducer(jobId: string, round: number): string {
   return `job-${jobId}-r${round}`;
 }
 

@@ -11,18 +11,17 @@ import { type BillingLine, invoiceCsv, isBillingLine, reduceLines } from './invo
 import { type InvoiceLedger, noInvoiceLedger } from './ledger';
 import { taxMinor } from './money';
 import type { RateTable } from './rates';
-import { validateTransaction } from './transaction';
+import { billingProcessorName, validateTransaction } from './transaction';
 
-export const billingProcessorName = 'billing';
 const invoiceFile = 'invoice.csv';
 
 /** Where the reduce reads the mapped lines from. */
-export interface BillingLineSource {
+interface BillingLineSource {
   lines(context: FinalizeContext): AsyncIterable<BillingLine>;
 }
 
 /** The lines are the outputs of the succeeded items' result rows (each item once). */
-export const resultLineSource: BillingLineSource = {
+const resultLineSource: BillingLineSource = {
   async *lines(context) {
     for await (const { id, output } of context.outputs()) {
       if (!isBillingLine(output)) throw new Error(`The result of ${id} is not a billing line`);

@@ -10,12 +10,15 @@ import { itemId } from '../ids';
 import { categoryPattern } from './rates';
 import { currencyExponent } from './currencies';
 
+/** The billing processor's name, as a job's `processor` names it. */
+export const billingProcessorName = 'billing';
+
 /** Largest |amountMinor| of one transaction: 10^12 minor units. */
-export const maxAmountMinor = 1_000_000_000_000;
+const maxAmountMinor = 1_000_000_000_000;
 
-export const customerIdPattern = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+const customerIdPattern = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 
-export const transactionSchema = z
+const transactionSchema = z
   .strictObject({
     id: itemId,
     customerId: z.string().regex(customerIdPattern, 'must be 1-64 letters, digits, "_", ".", ":" or "-", starting with a letter or digit'),
@@ -44,7 +47,7 @@ export const transactionSchema = z
     },
   });
 
-export type Transaction = z.output<typeof transactionSchema>;
+type Transaction = z.output<typeof transactionSchema>;
 
 export type Validation = { readonly ok: true; readonly transaction: Transaction } | { readonly ok: false; readonly reason: string };
 

@@ -32,8 +32,8 @@ export const chromiumTool: OptionalTool = {
 };
 
 /** The browser's path, or undefined (announced) when none is on this machine; throws when CI=true. */
-export const chromiumPath = (): string | undefined => optionalTool(chromiumTool);
-export const artifactDir = join(repoRoot, 'test-artifacts', 'console');
+const chromiumPath = (): string | undefined => optionalTool(chromiumTool);
+const artifactDir = join(repoRoot, 'test-artifacts', 'console');
 
 const chromiumArgs = [
   '--headless',

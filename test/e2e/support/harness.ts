@@ -95,18 +95,22 @@ export function hostKind(): HostKind {
 /** A name for the host kind, for test and describe titles. */
 export const hostLabel = (): string => ({ devhost: 'devhost', real: 'real host', external: 'external host' })[hostKind()];
 
-const devhostOnlyReason = (): string =>
-  hostKind() === 'external' ? 'E2E_BASE_URL is set' : 'the real host has no virtual clock';
+/** Why a devhost-only test is skipped here: the other hosts lack `feature`. */
+const skipNote = (feature: string): string =>
+  `[skipped: needs the devhost's ${feature}; ${hostKind() === 'external' ? 'E2E_BASE_URL is set' : 'this run is on the real host'}]`;
 
-/** `test` for tests that need devhost-only features; skipped elsewhere, with the reason in the name. */
-export const devhostTest = (name: string, fn: () => Promise<void>, timeout?: number): void => {
-  if (hostKind() !== 'devhost') test.skip(`${name} [skipped: needs the devhost; ${devhostOnlyReason()}]`, fn);
+/**
+ * `test` for tests that need a devhost-only feature (default: its virtual clock); skipped on other
+ * hosts, with the feature in the name.
+ */
+export const devhostTest = (name: string, fn: () => Promise<void>, timeout?: number, feature = 'virtual clock'): void => {
+  if (hostKind() !== 'devhost') test.skip(`${name} ${skipNote(feature)}`, fn);
   else test(name, fn, timeout);
 };
 
-/** `describe` for a block that needs devhost-only features; skipped elsewhere, with the reason in the name. */
-export const describeDevhost = (name: string, fn: () => void): void => {
-  if (hostKind() !== 'devhost') describe.skip(`${name} [skipped: needs the devhost; ${devhostOnlyReason()}]`, fn);
+/** `describe` for a block that needs a devhost-only feature (default: its virtual clock); skipped elsewhere. */
+export const describeDevhost = (name: string, fn: () => void, feature = 'virtual clock'): void => {
+  if (hostKind() !== 'devhost') describe.skip(`${name} ${skipNote(feature)}`, fn);
   else describe(name, fn);
 };
 
@@ -123,7 +127,7 @@ export function runningHosts(): readonly E2eHost[] {
   return externalHost ? [externalE2eHost()] : [...running];
 }
 
-export function uniqueTaskHub(): string {
+function uniqueTaskHub(): string {
   return `e2e${randomBytes(6).toString('hex')}`;
 }
 

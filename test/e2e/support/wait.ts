@@ -45,7 +45,7 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined>
 }
 
 /** The host's running and pending orchestrations, each with the tail of its history. */
-export async function unfinishedOrchestrations(host: E2eHost): Promise<string> {
+async function unfinishedOrchestrations(host: E2eHost): Promise<string> {
   try {
     const list = await requestJson<InstanceStatus[]>(host, 'GET', `${hook}?runtimeStatus=Running,Pending&top=${instancesShown + 1}`, {
       key: 'admin',

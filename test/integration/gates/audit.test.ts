@@ -3,6 +3,7 @@
  * they record (in generation order, each once), and an enqueued action message is one a
  * queue-triggered worker can read.
  */
+import type { EffectPorts } from '../../../shared/effects/runner';
 import { performAction } from '../../../shared/gates/actionRunner';
 import { storage, unique, gateWorld } from './world';
 
@@ -32,11 +33,20 @@ describe('gate audit log on Azurite', () => {
 
   test('the enqueue action puts one base64 JSON message for the run on the actions queue', async () => {
     const queueName = unique('gate-actions-');
-    const result = await performAction(
-      // The enqueue action never reaches the jobs service.
-      { actionsQueue: () => storage.queue(queueName), jobs: () => ({ submit: () => Promise.reject(new Error('not used')) }) },
-      { gate: 'launch', generation: 2, runId: 'w7', action: { type: 'enqueue', payload: { shard: 7 } } },
-    );
+    const ports: EffectPorts = {
+      // The enqueue action goes to the gate-actions queue; here a queue of this test's own stands in for it.
+      queue: () => storage.queue(queueName),
+      serviceBusSender: () => undefined,
+      webhook: { allowed: [], timeoutMs: 1000, maxResponseBytes: 0, maxRedirects: 0, allowPrivateAddresses: false },
+      gates: undefined,
+      jobs: undefined,
+    };
+    const result = await performAction(ports, {
+      gate: 'launch',
+      generation: 2,
+      runId: 'w7',
+      action: { type: 'enqueue', payload: { shard: 7 } },
+    });
     expect(result).toMatchObject({ type: 'enqueue', queue: queueName, messageId: expect.any(String) });
     const queue = await storage.queue(queueName);
     const { receivedMessageItems } = await queue.receiveMessages({ numberOfMessages: 32 });

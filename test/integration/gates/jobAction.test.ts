@@ -3,8 +3,10 @@
  * the same run (a repeated attempt) finds the job the first attempt submitted instead of submitting a
  * second one, and another run submits its own job.
  */
+import { jobPort } from '../../../shared/app/ports';
+import type { EffectPorts } from '../../../shared/effects/runner';
 import { type ActionInput, performAction } from '../../../shared/gates/actionRunner';
-import { gateActionSchema } from '../../../shared/gates/actions';
+import { gateActionSchema } from '../../../shared/gates/schemas';
 import { transactions } from '../../support/billing';
 import { jobHarness } from '../../support/jobs';
 
@@ -13,7 +15,14 @@ describe('gate job action on Azurite', () => {
     const h = jobHarness({ serviceBus: false });
     const items = transactions(40, 7, 'gate-job');
     const action = gateActionSchema.parse({ type: 'job', processor: 'billing', items });
-    const deps = { actionsQueue: () => Promise.reject(new Error('a job action uses no queue')), jobs: () => h.service };
+    const deps: EffectPorts = {
+      queue: () => Promise.reject(new Error('a job action uses no queue')),
+      serviceBusSender: () => undefined,
+      webhook: { allowed: [], timeoutMs: 1000, maxResponseBytes: 0, maxRedirects: 0, allowPrivateAddresses: false },
+      gates: undefined,
+      // The app's port on the jobs service (shared/app/ports.ts).
+      jobs: jobPort(h.service),
+    };
     const input = (runId: string): ActionInput => ({ gate: 'launch', generation: 1, runId, action });
 
     const first = await performAction(deps, input('w1'));

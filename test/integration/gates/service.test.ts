@@ -7,6 +7,7 @@
  */
 import { mapLimited } from '../../../shared/mapLimited';
 import { AppError } from '../../../shared/errors';
+import type { JobPort } from '../../../shared/effects/runner';
 import type { GateAction } from '../../../shared/gates/actions';
 import type { ReleaseFollowUp } from '../../../shared/gates/messages';
 import type { RunView } from '../../../shared/gates/service';
@@ -66,7 +67,7 @@ describe('registering runs', () => {
     const outcomes = await Promise.allSettled(
       range(60).map((i) => (instances[i % 3] as (typeof instances)[number]).startRun('g', `r${i}`, none)),
     );
-    const refused = outcomes.filter((o) => o.status === 'rejected').map((o) => (o).reason as AppError);
+    const refused = outcomes.filter((o) => o.status === 'rejected').map((o) => o.reason as AppError);
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(25);
     expect(refused).toHaveLength(35);
     for (const err of refused) expect(err).toMatchObject({ code: 'TooManyRequests', status: 429, retryAfterSeconds: 30 });
@@ -78,16 +79,15 @@ describe('registering runs', () => {
 
   test('a run with a job action is checked by the jobs service first: a refused job registers nothing and names the action field', async () => {
     const world = gateWorld();
-    const checked: unknown[] = [];
-    const jobs = {
-      check(request: unknown): void {
-        checked.push(request);
-        if ((request as { items: unknown[] }).items.length > 2) {
-          throw new AppError('PayloadTooLarge', 'too many items', { issues: [{ path: 'body.items', message: 'at most 2' }] });
-        }
-      },
+    const checked: GateAction[] = [];
+    // Stands in for the effects' checks (shared/app/ports.ts gateActionCheck): a job of more than two items is too big.
+    const checkAction = (action: GateAction): void => {
+      checked.push(action);
+      if (action.type === 'job' && action.items.length > 2) {
+        throw new AppError('PayloadTooLarge', 'too many items', { issues: [{ path: 'body.action.items', message: 'at most 2' }] });
+      }
     };
-    const service = world.instance({}, { jobs });
+    const service = world.instance({}, { checkAction });
     await service.create('g', undefined, { by: 'ops' });
     const tooMany: GateAction = { type: 'job', processor: 'billing', items: [{ id: 'a' }, { id: 'b' }, { id: 'c' }] };
     await expect(service.startRun('g', 'w1', tooMany)).rejects.toMatchObject({
@@ -279,18 +279,16 @@ describe('actions', () => {
     await service.startRun('g', 'refused', job);
     await service.release('g', { by: 'alice' });
     const batch = { gate: 'g', generation: 1, selection: { kind: 'released', shards: [0, 16], from: 1 } } as const;
-    const unavailable = () => ({
-      submit: () => Promise.reject(new AppError('DependencyUnavailable', 'Storage is unavailable; try again shortly')),
-    });
+    const jobs = (submit: () => Promise<string>): JobPort => ({ submit, status: () => Promise.reject(new Error('not polled')) });
+    const unavailable = jobs(() => Promise.reject(new AppError('DependencyUnavailable', 'Storage is unavailable; try again shortly')));
     expect(await world.actions(service, batch, unavailable)).toMatchObject({ retry: 1, lastError: { code: 'DependencyUnavailable' } });
     expect(await service.runStatus('g', 'refused')).toMatchObject({ state: 'proceeded', action: null });
 
-    const conflict = () => ({
-      submit: () =>
-        Promise.reject(
-          new AppError('Conflict', 'The Idempotency-Key was first used for a different job submission', { internal: 'secret /path' }),
-        ),
-    });
+    const conflict = jobs(() =>
+      Promise.reject(
+        new AppError('Conflict', 'The Idempotency-Key was first used for a different job submission', { internal: 'secret /path' }),
+      ),
+    );
     expect(await world.actions(service, batch, conflict)).toMatchObject({ failed: 1 });
     const failed = await service.runStatus('g', 'refused');
     expect(failed).toMatchObject({
@@ -301,12 +299,10 @@ describe('actions', () => {
     expect(JSON.stringify(failed)).not.toMatch(/secret|\/path|at .*\.js/);
 
     await service.startRun('g', 'crash', job);
-    const crash = () => ({
-      submit: () => Promise.reject(new TypeError('Cannot read properties of undefined (reading "x") at /srv/app.js:1')),
-    });
+    const crash = jobs(() => Promise.reject(new TypeError('Cannot read properties of undefined (reading "x") at /srv/app.js:1')));
     await world.actions(service, { gate: 'g', generation: 1, selection: { kind: 'late', runIds: ['crash'] } }, crash);
     const crashed = await service.runStatus('g', 'crash');
-    expect(crashed.failure).toEqual({ code: 'Internal', reason: 'The action failed unexpectedly' });
+    expect(crashed.failure).toEqual({ code: 'Internal', reason: 'The job action failed' });
   });
 
   test('late joiners with an action: what will perform it is started before they register, and performs it once', async () => {

@@ -7,22 +7,25 @@
 import { randomUUID } from 'node:crypto';
 
 import { systemClock } from '../../../shared/clock';
-import { loadConfig } from '../../../shared/config';
-import type { GateSettings } from '../../../shared/config';
-import { type ActionDeps, type ActionBatchInput, performActionBatch } from '../../../shared/gates/actionRunner';
+import { loadAppConfig } from '../../../shared/app/settings';
+import type { DurableClient, InstanceStatus } from '../../../shared/durable/client';
+import type { EffectPorts, JobPort } from '../../../shared/effects/runner';
+import { type ActionBatchInput, performActionBatch } from '../../../shared/gates/actionRunner';
+import type { GateAction } from '../../../shared/gates/actions';
 import { GateAuditLog } from '../../../shared/gates/audit';
-import type { GateDurableClient, InstanceStatus } from '../../../shared/gates/durablePort';
-import { GateService } from '../../../shared/gates/service';
+import { GateRegistrar } from '../../../shared/gates/registrar';
+import { GateService, lateActionsStarter } from '../../../shared/gates/service';
+import type { GateSettings } from '../../../shared/gates/settings';
 import { GateStore } from '../../../shared/gates/store';
 import { GateWatchHub } from '../../../shared/gates/watchHub';
 import { MemoryLogger } from '../../../shared/log';
 import { defaultBackoff, retryContextOf } from '../../../shared/retry';
 import { createStorageClients } from '../../../shared/storage/clients';
 
-export const storage = createStorageClients(loadConfig({ AzureWebJobsStorage: process.env.TEST_STORAGE_CONNECTION }).storage);
+export const storage = createStorageClients(loadAppConfig({ AzureWebJobsStorage: process.env.TEST_STORAGE_CONNECTION }).storage);
 export const unique = (prefix: string): string => `${prefix}${randomUUID().replace(/-/g, '').slice(0, 12)}`;
 
-export const gateSettings: GateSettings = {
+const gateSettings: GateSettings = {
   waitMaxSeconds: 120,
   sseMaxSeconds: 60,
   heartbeatSeconds: 15,
@@ -32,14 +35,14 @@ export const gateSettings: GateSettings = {
   commandWaitMs: 2000,
 };
 
-export interface Started {
+interface Started {
   readonly orchestration: string;
   readonly instanceId: string;
   readonly input: unknown;
 }
 
 /** Records what is started; a second start of a running id is refused, as the Durable API refuses it. */
-export class RecordingDurable implements GateDurableClient {
+class RecordingDurable implements DurableClient {
   readonly started: Started[] = [];
   readonly events: { instanceId: string; event: string }[] = [];
   private readonly running = new Set<string>();
@@ -57,6 +60,15 @@ export class RecordingDurable implements GateDurableClient {
     this.events.push({ instanceId, event });
     return Promise.resolve(this.running.has(instanceId) ? 'delivered' : 'gone');
   }
+  signal(): Promise<void> {
+    return Promise.reject(new Error('gates signal no entity'));
+  }
+  readState<T>(): Promise<T | undefined> {
+    return Promise.reject(new Error('gates read no entity'));
+  }
+  managementLinks(instanceId: string): Record<string, string> {
+    return { id: instanceId };
+  }
 }
 
 export interface GateWorld {
@@ -66,10 +78,10 @@ export interface GateWorld {
   readonly durable: RecordingDurable;
   readonly actionsQueue: string;
   readonly logger: MemoryLogger;
-  /** An app instance on the shared table (`jobs`: the jobs service's checks of a job action). */
-  instance(settings?: Partial<GateSettings>, options?: { announces?: boolean; jobs?: { check(request: unknown): void } }): GateService;
+  /** An app instance on the shared table (`checkAction`: the effects' checks of a run's action). */
+  instance(settings?: Partial<GateSettings>, options?: { announces?: boolean; checkAction?: (action: GateAction) => void }): GateService;
   /** The action runner as the `gateActions` activity runs it, on `service`'s release confirmation. */
-  actions(service: GateService, input: ActionBatchInput, jobs?: ActionDeps['jobs']): ReturnType<typeof performActionBatch>;
+  actions(service: GateService, input: ActionBatchInput, jobs?: JobPort): ReturnType<typeof performActionBatch>;
   /** The messages on the actions queue, parsed (received and deleted). */
   drainActions(): Promise<{ gate: string; generation: number; runId: string; payload: unknown }[]>;
 }
@@ -87,7 +99,18 @@ export function gateWorld(): GateWorld {
     logger,
     backoff: { ...defaultBackoff, maxAttempts: 50, maxElapsedMs: 30_000 },
   };
-  const noJobs: ActionDeps['jobs'] = () => ({ submit: () => Promise.reject(new Error('no jobs service here')) });
+  const noJobs: JobPort = {
+    submit: () => Promise.reject(new Error('no jobs service here')),
+    status: () => Promise.reject(new Error('no jobs service here')),
+  };
+  const ports = (jobs: JobPort): EffectPorts => ({
+    queue: () => storage.queue(actionsQueue),
+    serviceBusSender: () => undefined,
+    webhook: { allowed: [], timeoutMs: 1000, maxResponseBytes: 0, maxRedirects: 0, allowPrivateAddresses: false },
+    gates: undefined,
+    jobs,
+  });
+  const retry = (subject: string) => retryContextOf(runtime, subject);
   return {
     table,
     store,
@@ -96,29 +119,32 @@ export function gateWorld(): GateWorld {
     actionsQueue,
     logger,
     instance(settings = {}, options = {}) {
+      const all = { ...gateSettings, ...settings };
+      // An instance's registrar is its own (its group commits and cached gate row are per instance).
+      const registrar = new GateRegistrar({
+        store,
+        clock: systemClock,
+        retry: (gate) => retry(`gate ${gate}`),
+        maxWaiters: () => all.maxWaiters,
+        beforeLateActions: lateActionsStarter(() => durable),
+      });
       return new GateService({
         durable: () => durable,
         store,
+        registrar,
         hub: new GateWatchHub(() => Promise.resolve(undefined), { intervalMs: 1000, clock: systemClock, logger }),
-        settings: { ...gateSettings, ...settings },
+        settings: all,
         clock: systemClock,
         logger,
-        retry: (subject) => retryContextOf(runtime, subject),
+        retry,
         newId: () => randomUUID(),
-        jobs: () => options.jobs ?? { check: () => undefined },
+        checkAction: options.checkAction ?? (() => undefined),
         announces: () => options.announces ?? false,
       });
     },
     actions(service, input, jobs = noJobs) {
       return performActionBatch(
-        {
-          store,
-          confirmRelease: (follow) => service.confirmRelease(follow),
-          actionsQueue: () => storage.queue(actionsQueue),
-          jobs,
-          now: () => Date.now(),
-          logger,
-        },
+        { store, confirmRelease: (follow) => service.confirmRelease(follow), effects: ports(jobs), now: () => Date.now(), logger },
         input,
       );
     },

@@ -6,8 +6,8 @@ import type { ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
-import { parseAllowList } from '../../../shared/schedules/webhook/allowList';
-import { callWebhook, type ResolvedAddress, type WebhookOptions, WebhookRefused } from '../../../shared/schedules/webhook/call';
+import { parseAllowList } from '../../../shared/effects/webhook/allowList';
+import { callWebhook, type ResolvedAddress, type WebhookOptions, WebhookRefused } from '../../../shared/effects/webhook/call';
 import { selfSignedCert } from '../../support/selfSignedCert';
 
 const names = ['hooks.example.test', 'other.example.test', 'evil.example.test'];

@@ -36,7 +36,7 @@ function compareVersions(a: string, b: string): number {
   return 0;
 }
 
-export function nugetPackagesFolder(env: NodeJS.ProcessEnv = process.env): string {
+function nugetPackagesFolder(env: NodeJS.ProcessEnv = process.env): string {
   return env.NUGET_PACKAGES ?? join(homedir(), '.nuget', 'packages');
 }
 

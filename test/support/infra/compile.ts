@@ -14,7 +14,7 @@ import { type BicepCli, diagnosticsOf, runBicep } from './bicepCli';
  * The strict lint turns on, as warnings, each one the project's bicepconfig.json does not mention;
  * a rule the config sets to "off" stays off, and the config's $comment says why.
  */
-export const defaultOffRules = [
+const defaultOffRules = [
   'explicit-values-for-loc-params',
   'no-hardcoded-location',
   'no-loc-expr-outside-params',

@@ -11,7 +11,7 @@ import { loadConsoleAssets } from '../../../shared/console/assets';
 import { contentSecurityPolicy } from '../../../shared/console/headers';
 import { consolePage } from '../../../shared/console/page';
 import { consoleRoutes } from '../../../shared/console/routes';
-import type { HttpResult } from '../../../shared/http/route';
+import type { HttpResult } from '../../../shared/http/responses';
 import { routeRequest } from '../../support/routeRequest';
 
 function assetDir(files: Record<string, string>): string {

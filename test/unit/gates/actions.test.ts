@@ -1,13 +1,17 @@
 /**
  * Run actions: the union validates at the edge; unknown types, extra fields and oversized payloads are
- * refused; a job action is refused for what the jobs API refuses and is submitted under a key that
- * belongs to its run.
+ * refused; a job action is refused for what the jobs API refuses and is submitted, through the
+ * effects runner, under a key that belongs to its run.
  */
-import { type ActionDeps, type ActionInput, performAction } from '../../../shared/gates/actionRunner';
-import { actionFingerprint, gateActionSchema, jobActionKey, maxActionPayloadBytes } from '../../../shared/gates/actions';
-import { runBody } from '../../../shared/gates/schemas';
-import type { SubmitRequest } from '../../../shared/jobs/submit';
+import { effectKey, type JobItem } from '../../../shared/effects/effect';
+import type { EffectPorts } from '../../../shared/effects/runner';
+import { type ActionInput, performAction } from '../../../shared/gates/actionRunner';
+import { actionFingerprint } from '../../../shared/gates/fingerprint';
+import { gateActionSchema, maxActionPayloadBytes, runBody } from '../../../shared/gates/schemas';
+import { AppError } from '../../../shared/errors';
 import { transactions } from '../../support/billing';
+
+const jobActionKey = (gate: string, runId: string): string => effectKey({ kind: 'gateRun', gate, generation: 1, runId });
 
 const tx = transactions(2, 1, 'gate');
 
@@ -48,17 +52,47 @@ describe('gate actions', () => {
     expect(actionFingerprint({ type: 'enqueue' })).not.toBe(actionFingerprint({ type: 'none' }));
   });
 
+  test('a failed action says what failed as a code and a message fit for callers, and nothing of an unexpected error', async () => {
+    const ports = (submit: () => Promise<string>): EffectPorts => ({
+      queue: () => Promise.reject(new Error('no queue')),
+      serviceBusSender: () => undefined,
+      webhook: { allowed: [], timeoutMs: 1000, maxResponseBytes: 0, maxRedirects: 0, allowPrivateAddresses: false },
+      gates: undefined,
+      jobs: { submit, status: () => Promise.reject(new Error('no status')) },
+    });
+    const action = gateActionSchema.parse({ type: 'job', processor: 'billing', items: tx });
+    const input: ActionInput = { gate: 'launch', generation: 1, runId: 'w1', action };
+    const conflict = ports(() =>
+      Promise.reject(new AppError('Conflict', 'The Idempotency-Key was first used for a different job submission')),
+    );
+    await expect(performAction(conflict, input)).rejects.toMatchObject({
+      code: 'Conflict',
+      message: 'The Idempotency-Key was first used for a different job submission',
+    });
+    const crash = ports(() => Promise.reject(new TypeError('x is undefined at /srv/app/dist/jobs/submit.js:42')));
+    const err = await performAction(crash, input).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'Internal', message: 'The job action failed' });
+    expect(JSON.stringify(err)).not.toMatch(/srv|submit\.js/);
+    // What a retry may cure is thrown as it came, for the caller to try again.
+    const down = ports(() => Promise.reject(new AppError('DependencyUnavailable', 'Storage is unavailable; try again shortly')));
+    await expect(performAction(down, input)).rejects.toMatchObject({ code: 'DependencyUnavailable' });
+  });
+
   test('the job action submits through the jobs service under a key of its run: a retry repeats the key, another run does not', async () => {
-    const calls: { request: SubmitRequest; key: string }[] = [];
-    const deps: Pick<ActionDeps, 'actionsQueue' | 'jobs'> = {
-      actionsQueue: () => Promise.reject(new Error('a job action uses no queue')),
-      jobs: () => ({
-        submit(request, key) {
-          calls.push({ request, key });
+    const calls: { request: { processor: string; items: readonly JobItem[] }; key: string }[] = [];
+    const deps: EffectPorts = {
+      queue: () => Promise.reject(new Error('a job action uses no queue')),
+      serviceBusSender: () => undefined,
+      webhook: { allowed: [], timeoutMs: 1000, maxResponseBytes: 0, maxRedirects: 0, allowPrivateAddresses: false },
+      gates: undefined,
+      jobs: {
+        submit(processor, items, key) {
+          calls.push({ request: { processor, items }, key });
           // The jobs service derives the id from the key; that is what makes a repeated key one job.
-          return Promise.resolve({ job: { id: `job-for-${key}` } });
+          return Promise.resolve(`job-for-${key}`);
         },
-      }),
+        status: () => Promise.reject(new Error('a gate run polls no job')),
+      },
     };
     const action = gateActionSchema.parse({ type: 'job', processor: 'billing', items: tx });
     const input = (gate: string, runId: string): ActionInput => ({ gate, generation: 1, runId, action });

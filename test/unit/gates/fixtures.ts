@@ -1,5 +1,5 @@
 /** Gate values the gates unit tests share. */
-import type { GateSettings } from '../../../shared/config';
+import type { GateSettings } from '../../../shared/gates/settings';
 import type { GateSnapshot } from '../../../shared/gates/operations';
 
 export const settings: GateSettings = {
@@ -12,7 +12,7 @@ export const settings: GateSettings = {
   commandWaitMs: 2000,
 };
 
-export const createdAt = '2026-01-01T00:00:00.000Z';
+const createdAt = '2026-01-01T00:00:00.000Z';
 
 /** A closed gate `g` at generation 1 unless overridden. */
 export function snapshot(overrides: Partial<GateSnapshot> = {}): GateSnapshot {

@@ -7,14 +7,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { capabilityTags, catalogRoutes } from '../../../shared/catalog';
+import { capabilityTags, documentedRoutes } from '../../../shared/app/routes';
 import { isAppError } from '../../../shared/errors';
 import { authorization, authorizationOf, refuseAdminOnly, routeNames } from '../../../shared/http/authorization';
 import { authorizationBlock, authorizationMarkdown } from '../../../shared/http/authorizationDoc';
 import { buildOpenApiDocument } from '../../../shared/openapi/document';
-import { openApiPath } from '../../../shared/openapi/paths';
+import { openApiPath } from '../../../shared/http/routeTemplate';
 
-const routes = catalogRoutes();
+const routes = documentedRoutes();
 const repoRoot = join(__dirname, '..', '..', '..');
 
 describe('the authorization table', () => {
@@ -108,7 +108,7 @@ describe('the authorization table', () => {
     expect(end).toBeGreaterThan(start);
     const block = text.slice(start + authorizationBlock.begin.length, end);
     // Cell by cell, so Prettier's column padding does not count. On a difference, paste
-    // authorizationMarkdown(catalogRoutes()) between the markers.
+    // authorizationMarkdown(documentedRoutes()) between the markers.
     expect(cells(block)).toEqual(cells(authorizationMarkdown(routes)));
   });
 

@@ -26,7 +26,7 @@ function untouchable<T>(what: string): () => T {
 }
 
 const routes: RouteDefinition[] = [
-  ...streamsRoutes({ service: untouchable('streams'), durable: untouchable('durable') }),
+  ...streamsRoutes({ service: untouchable('streams') }),
   ...schedulesRoutes({ service: untouchable('schedules') }),
   ...gatesRoutes({ service: untouchable('gates'), waiting: untouchable('waiting'), audit: untouchable('audit') }),
   ...jobsRoutes({ service: untouchable('jobs'), maxRequestBytes: 1024 * 1024 }),

@@ -1,6 +1,6 @@
 /**
  * The shared route machinery against what the real Functions host hands a function in stream mode
- * (../shared/reference/real-host-observations.md §1): `request.params` carries the route values plus
+ * (devhost/docs/real-host.md#binding-data): `request.params` carries the route values plus
  * every query value except `code` plus the top-level primitive fields of a JSON body, in a
  * case-insensitive dictionary; and `?code=` is the host's key (security finding 8).
  */

@@ -1,6 +1,6 @@
 /**
  * infra/ provisions exactly what the app uses. The app side is read from its single sources of
- * truth — `shared/resources.ts`, `shared/config.ts` (`settingNames`), `host.json` and the bindings
+ * truth — `shared/resources.ts`, `shared/config.ts` (the connections), the settings declarations (shared/app/settingsDoc.ts), `host.json` and the bindings
  * the compiled app registers (captured through the devhost's registry) — and compared with the
  * Bicep model, so a capability that adds a queue, a setting or a Service Bus trigger fails here
  * until infra/ provides it.
@@ -8,7 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { settingNames } from '../../../shared/config';
+import { declaredSettings } from '../../../shared/app/settingsDoc';
+import { connectionNames } from '../../../shared/config';
 import { invalidResourceNames, resourceManifest } from '../../../shared/resourceManifest';
 import { type Binding, captureRegistrations, type Registration, settingReferences } from '../../support/infra/registrations';
 import { at, isPlainObject, leafName, ofType, type TemplateModel, type Value } from '../../support/infra/templateModel';
@@ -63,8 +64,8 @@ function durableConnection(): string {
 /** Every connection the app uses and its kind: binding connections plus the SDK clients' settings. */
 function connections(): Map<string, 'storage' | 'serviceBus'> {
   const found = new Map<string, 'storage' | 'serviceBus'>([
-    [settingNames.storage, 'storage'],
-    [settingNames.serviceBus, 'serviceBus'],
+    [connectionNames.storage, 'storage'],
+    [connectionNames.serviceBus, 'serviceBus'],
   ]);
   for (const { binding } of bindings()) {
     const explicit = typeof binding.connection === 'string' && binding.connection !== '' ? binding.connection : undefined;
@@ -173,9 +174,11 @@ describe('infra/ and the app agree', () => {
 
   it('infra/app-settings.json classifies exactly the TALLYHO_* settings the app reads', () => {
     const read = new Set(
-      [...Object.values(settingNames), ...settingReferences(hostJson), ...settingReferences(registrations.map((r) => r.bindings))].filter(
-        (name) => name.startsWith('TALLYHO_'),
-      ),
+      [
+        ...declaredSettings().map((s) => s.env),
+        ...settingReferences(hostJson),
+        ...settingReferences(registrations.map((r) => r.bindings)),
+      ].filter((name) => name.startsWith('TALLYHO_')),
     );
     const classified = [...Object.keys(appSettingsFile.settings), ...appSettingsFile.appDefaults];
     expect({ unclassified: [...read].filter((name) => !classified.includes(name)).sort() }).toEqual({ unclassified: [] });

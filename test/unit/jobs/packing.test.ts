@@ -1,9 +1,9 @@
-import { base64Length, type EnvelopeEntry, envelopeJson, parseEnvelope } from '../../../shared/jobs/envelope';
+import { base64Length, type EnvelopeEntry, envelopeJson, envelopeSchema } from '../../../shared/jobs/envelope';
 import { openEnvelope, sealEnvelope, sealOverheadBytes } from '../../../shared/jobs/seal';
 import { Signer } from '../../../shared/signing/signer';
 import { buildInput, entryFor, parseInput } from '../../../shared/jobs/input';
 import { pack, queueIndexFor } from '../../../shared/jobs/packing';
-import { maxEnvelopeJsonBytes } from '../../../shared/config';
+import { maxEnvelopeJsonBytes } from '../../../shared/jobs/seal';
 import { seededRandom } from '../../../shared/clock';
 
 const header = { jobId: '20260301120000-0123456789', processor: 'billing', round: 0, jobItems: 10_000 };
@@ -66,7 +66,7 @@ describe('packing items into envelopes', () => {
     for (const envelope of envelopes) {
       const json = envelopeJson(envelope);
       expect(Buffer.byteLength(json)).toBeLessThanOrEqual(limits.maxBytes);
-      expect(parseEnvelope(json)).toEqual(envelope);
+      expect(envelopeSchema.parse(JSON.parse(json))).toEqual(envelope);
     }
   });
 

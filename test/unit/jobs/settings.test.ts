@@ -1,10 +1,12 @@
-import { jobSettings, loadConfig } from '../../../shared/config';
+import { loadAppConfig } from '../../../shared/app/settings';
+import { readGroup } from '../../../shared/config';
+import { jobSettings } from '../../../shared/jobs/settings';
 import { workQueueNames } from '../../../shared/jobs/queues';
 import { queues } from '../../../shared/resources';
 
 describe('job settings', () => {
   it('has documented defaults, and the default work queues are the ones infra/ provisions', () => {
-    const s = jobSettings({});
+    const s = readGroup(jobSettings, {});
     expect(s).toMatchObject({
       queues: 4,
       queuePrefix: 'jobs-work',
@@ -22,7 +24,7 @@ describe('job settings', () => {
       ['exempt', 0],
     ]);
     expect(workQueueNames(s)).toEqual(queues.jobsWork.slice(0, 4));
-    expect(workQueueNames(jobSettings({ TALLYHO_JOBS_QUEUES: '8' }))).toEqual([...queues.jobsWork]);
+    expect(workQueueNames(readGroup(jobSettings, { TALLYHO_JOBS_QUEUES: '8' }))).toEqual([...queues.jobsWork]);
   });
 
   it('names every bad setting at once', () => {
@@ -36,7 +38,7 @@ describe('job settings', () => {
     };
     let message = '';
     try {
-      loadConfig(env);
+      loadAppConfig(env);
     } catch (err) {
       message = err instanceof Error ? err.message : String(err);
     }
@@ -52,7 +54,7 @@ describe('job settings', () => {
   });
 
   it('keeps inline items small enough to fit an envelope', () => {
-    expect(() => jobSettings({ TALLYHO_JOBS_ENVELOPE_MAX_BYTES: '8192', TALLYHO_JOBS_CLAIM_CHECK_BYTES: '8000' })).toThrow(
+    expect(() => readGroup(jobSettings, { TALLYHO_JOBS_ENVELOPE_MAX_BYTES: '8192', TALLYHO_JOBS_CLAIM_CHECK_BYTES: '8000' })).toThrow(
       /TALLYHO_JOBS_CLAIM_CHECK_BYTES/,
     );
   });

@@ -11,11 +11,11 @@ import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 
-import { capabilityTags, catalogRoutes } from '../../../shared/catalog';
+import { capabilityTags, documentedRoutes } from '../../../shared/app/routes';
 import { buildOpenApiDocument, type OpenApiDocument } from '../../../shared/openapi/document';
-import { openApiPath } from '../../../shared/openapi/paths';
+import { openApiPath } from '../../../shared/http/routeTemplate';
 
-const catalog = catalogRoutes();
+const catalog = documentedRoutes();
 /** The routes that are operations: the catch-all (shared/http/notFound.ts) is none, and the document leaves it out. */
 const routes = catalog.filter((r) => r.anyMethod !== true);
 const document = buildOpenApiDocument(catalog, {

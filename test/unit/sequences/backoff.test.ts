@@ -1,5 +1,5 @@
 import { ManualClock, seededRandom } from '../../../shared/clock';
-import { loadConfig } from '../../../shared/config';
+import { loadAppConfig } from '../../../shared/app/settings';
 import { isAppError } from '../../../shared/errors';
 import { MemoryLogger } from '../../../shared/log';
 import { backoffDelay, LostRace, retryLostRaces } from '../../../shared/retry';
@@ -9,13 +9,13 @@ const env = { AzureWebJobsStorage: 'UseDevelopmentStorage=true' };
 
 describe('sequence back-off policy', () => {
   it('takes its attempt and time bounds from the OCC settings', () => {
-    expect(occBackoff(loadConfig(env).sequences)).toMatchObject({ maxAttempts: 12, maxElapsedMs: 5000 });
-    const tuned = loadConfig({ ...env, TALLYHO_OCC_MAX_ATTEMPTS: '4', TALLYHO_OCC_MAX_WAIT_MS: '250' });
-    expect(occBackoff(tuned.sequences)).toMatchObject({ maxAttempts: 4, maxElapsedMs: 250 });
+    expect(occBackoff(loadAppConfig(env).occ)).toMatchObject({ maxAttempts: 12, maxElapsedMs: 5000 });
+    const tuned = loadAppConfig({ ...env, TALLYHO_OCC_MAX_ATTEMPTS: '4', TALLYHO_OCC_MAX_WAIT_MS: '250' });
+    expect(occBackoff(tuned.occ)).toMatchObject({ maxAttempts: 4, maxElapsedMs: 250 });
   });
 
   it('draws every delay from [0, min(max, base·2^retry)] with full jitter (seeded)', () => {
-    const policy = occBackoff(loadConfig(env).sequences);
+    const policy = occBackoff(loadAppConfig(env).occ);
     const random = seededRandom(42);
     for (let retry = 0; retry < 12; retry++) {
       const cap = Math.min(policy.maxDelayMs, policy.baseMs * 2 ** retry);
@@ -30,7 +30,7 @@ describe('sequence back-off policy', () => {
   it('gives up after the attempt bound with a 503 that says when to retry, on a fake clock', async () => {
     const clock = new ManualClock();
     const logger = new MemoryLogger();
-    const policy = { ...occBackoff(loadConfig(env).sequences), maxAttempts: 5, maxElapsedMs: 60_000 };
+    const policy = { ...occBackoff(loadAppConfig(env).occ), maxAttempts: 5, maxElapsedMs: 60_000 };
     let attempts = 0;
     const outcome = retryLostRaces({ clock, random: seededRandom(1), policy, logger, subject: 'sequence orders' }, () => {
       attempts++;
@@ -64,7 +64,7 @@ describe('sequence back-off policy', () => {
     const clock = new ManualClock();
     let attempts = 0;
     const outcome = retryLostRaces(
-      { clock, random: seededRandom(3), policy: occBackoff(loadConfig(env).sequences), logger: new MemoryLogger(), subject: 's' },
+      { clock, random: seededRandom(3), policy: occBackoff(loadAppConfig(env).occ), logger: new MemoryLogger(), subject: 's' },
       (n) => {
         attempts++;
         return n < 3 ? Promise.reject(new LostRace('412')) : Promise.resolve(n);

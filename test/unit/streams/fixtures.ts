@@ -1,5 +1,5 @@
 /** Writer values the streams unit tests share. */
-import { opened } from '../../../shared/streams/writerFlush.entity';
+import { opened } from '../../../shared/streams/writerFlush';
 import {
   type AppendRequest,
   fallbackLimits,

@@ -1,5 +1,5 @@
-import { append } from '../../../shared/streams/writerAppend.entity';
-import { flushed, flushFailed, plan, requestFlush } from '../../../shared/streams/writerFlush.entity';
+import { append } from '../../../shared/streams/writerAppend';
+import { flushed, flushFailed, plan, requestFlush } from '../../../shared/streams/writerFlush';
 import { depthOf, initialWriterState } from '../../../shared/streams/writerState';
 import { limits, opened0, request } from './fixtures';
 

@@ -1,6 +1,6 @@
-import { append, type AppendStep } from '../../../shared/streams/writerAppend.entity';
-import { flushed, type FlushedStep, plan } from '../../../shared/streams/writerFlush.entity';
-import { adopt, release } from '../../../shared/streams/writerHandoff.entity';
+import { append, type AppendStep } from '../../../shared/streams/writerAppend';
+import { flushed, type FlushedStep, plan } from '../../../shared/streams/writerFlush';
+import { adopt, release } from '../../../shared/streams/writerHandoff';
 import { fallbackLimits, type WriterState } from '../../../shared/streams/writerState';
 import { opened0, request, requestAt as t0 } from './fixtures';
 

@@ -1,4 +1,4 @@
-import { append, ownership } from '../../../shared/streams/writerAppend.entity';
+import { append, ownership } from '../../../shared/streams/writerAppend';
 import type { WriterState } from '../../../shared/streams/writerState';
 import { limits, opened0, request, requestAt } from './fixtures';
 

@@ -10,12 +10,24 @@ namespace Tallyho.Client.IntegrationTests;
 /// The repository's offline Functions host, started once for the integration tests: <c>node dist/devhost/cli.js</c>
 /// (run <c>npm run build</c> first) on a free port with key enforcement on, against the Azurite in
 /// <c>TEST_STORAGE_CONNECTION</c> (jest's global setup provides it) or an in-memory Azurite it starts from
-/// node_modules on free ports. With <c>TALLYHO_BASE_URL</c> set it targets that host instead.
+/// node_modules on free ports. With <c>TALLYHO_BASE_URL</c> set it targets that host instead (the
+/// repository's e2e run starts the devhost or the real Functions host and passes it on), with the keys
+/// in <c>TALLYHO_FUNCTION_KEY</c> and <c>TALLYHO_ADMIN_KEY</c> and its storage in <c>TEST_STORAGE_CONNECTION</c>.
 /// </summary>
 public sealed class DevhostFixture : IAsyncLifetime
 {
-    public const string FunctionKey = "dotnet-function-key";
-    public const string AdminKey = "dotnet-admin-key";
+    private const string OwnFunctionKey = "dotnet-function-key";
+    private const string OwnAdminKey = "dotnet-admin-key";
+
+    /// <summary>The host's function key.</summary>
+    public static string FunctionKey => External("TALLYHO_FUNCTION_KEY") ?? OwnFunctionKey;
+
+    /// <summary>The host's admin (master) key.</summary>
+    public static string AdminKey => External("TALLYHO_ADMIN_KEY") ?? OwnAdminKey;
+
+    /// <summary>A setting that describes the host under test, when one was started for these tests.</summary>
+    private static string? External(string name) =>
+        string.IsNullOrEmpty(Environment.GetEnvironmentVariable("TALLYHO_BASE_URL")) ? null : Environment.GetEnvironmentVariable(name) is { Length: > 0 } v ? v : null;
 
     private readonly List<Process> _processes = new();
     private string _output = string.Empty;
@@ -47,6 +59,8 @@ public sealed class DevhostFixture : IAsyncLifetime
         if (!string.IsNullOrEmpty(external))
         {
             BaseAddress = new Uri(external);
+            StorageConnection = Environment.GetEnvironmentVariable("TEST_STORAGE_CONNECTION") is { Length: > 0 } shared ? shared : null;
+            RepoRootPath = StorageConnection is null ? null : RepoRoot();
             return;
         }
 
@@ -86,8 +100,8 @@ public sealed class DevhostFixture : IAsyncLifetime
         start.Environment["AzureWebJobsStorage"] = storage;
         start.Environment["AzureFunctionsJobHost__extensions__durableTask__hubName"] = hub;
         start.Environment["TALLYHO_TASK_HUB"] = hub;
-        start.Environment["FUNCTIONS_KEY"] = FunctionKey;
-        start.Environment["FUNCTIONS_ADMIN_KEY"] = AdminKey;
+        start.Environment["FUNCTIONS_KEY"] = OwnFunctionKey;
+        start.Environment["FUNCTIONS_ADMIN_KEY"] = OwnAdminKey;
         // Fast queue polling, as the TypeScript e2e jobs tests use, so a job completes in seconds.
         start.Environment["AzureFunctionsJobHost__extensions__queues__maxPollingInterval"] = "00:00:00.200";
         start.Environment["AzureFunctionsJobHost__extensions__queues__visibilityTimeout"] = "00:00:00";

@@ -1,18 +1,19 @@
 /**
- * The client against a real devhost (HTTP only, keys enforced, so every call proves its key went by
+ * The client against the host of the run — the devhost, or the real Functions host in the
+ * client-e2e-real run (HTTP only, keys enforced, so every call proves its key went by
  * header): numbers from reserved blocks stay unique across concurrent callers and client instances;
  * gate waits started before and after a release both return, also when the event stream is cut
  * mid-wait; coalesced increments read back exactly; a job runs to completion through its
  * iterators; a stream append whose answer was lost is retried without writing a line twice.
  */
 import { TallyhoClient } from '../../src/client';
-import { type E2eHost, devhostTest, startE2eHost } from '../../../../test/e2e/support/harness';
+import { type E2eHost, hostLabel, startE2eHost } from '../../../../test/e2e/support/harness';
 import { unique } from '../../../../test/e2e/support/names';
 import { readLog } from '../../../../test/e2e/support/streams';
 import { transactions } from '../../../../test/support/billing';
 import { type CutProxy, startCutProxy } from '../support/cutProxy';
 
-describe('@tallyho/client against the devhost', () => {
+describe(`@tallyho/client against the ${hostLabel()}`, () => {
   let host: E2eHost;
   let proxy: CutProxy;
 
@@ -26,7 +27,6 @@ describe('@tallyho/client against the devhost', () => {
 
   beforeAll(async () => {
     host = await startE2eHost({
-      keys: { admin: 'e2e-admin-key', function: 'e2e-function-key' },
       env: {
         TALLYHO_GATES_WATCH_INTERVAL_MS: '250',
         TALLYHO_GATES_HEARTBEAT_SECONDS: '1',
@@ -78,7 +78,7 @@ describe('@tallyho/client against the devhost', () => {
     await expect(gate.wait({ timeout: 5_000 })).resolves.toMatchObject({ state: 'released', releaseNote: 'go' });
   });
 
-  devhostTest('an event stream cut mid-wait reconnects and still sees the release', async () => {
+  test('an event stream cut mid-wait reconnects and still sees the release', async () => {
     const name = unique('cut');
     let cuts = 0;
     proxy.setRule((_method, path) => (path.includes(`/gates/${name}/events`) && cuts++ < 2 ? 'cutMidStream' : 'forward'));
@@ -122,7 +122,7 @@ describe('@tallyho/client against the devhost', () => {
     expect(view.totals.succeeded + view.totals.failed).toBe(60);
   }, 90_000);
 
-  devhostTest('stream appends with a forced retry write no line twice', async () => {
+  test('stream appends with a forced retry write no line twice', async () => {
     const type = unique('events');
     let lost = 0;
     proxy.setRule((method, path) =>

@@ -7,8 +7,8 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
-export type CutAction = 'forward' | 'cutMidStream' | 'loseResponse';
-export type CutRule = (method: string, path: string) => CutAction;
+type CutAction = 'forward' | 'cutMidStream' | 'loseResponse';
+type CutRule = (method: string, path: string) => CutAction;
 
 export interface CutProxy {
   /** The proxy's base URL with the host's path prefix, e.g. `http://127.0.0.1:1234/api`. */

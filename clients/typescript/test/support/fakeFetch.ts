@@ -1,7 +1,7 @@
 /** A fetch that answers from a handler and records what was sent (method, path, query, headers, body). */
 import type { FetchLike } from '../../src/transport';
 
-export interface SentRequest {
+interface SentRequest {
   readonly method: string;
   readonly path: string;
   readonly query: URLSearchParams;

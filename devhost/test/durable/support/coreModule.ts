@@ -6,4 +6,5 @@
 import { Registry } from '../../../core/coreApi';
 
 export const registry = new Registry();
+/** @public Reached through jest.mock's require, which knip cannot follow. */
 export const coreApi = registry.coreApi();

@@ -4,7 +4,7 @@
  * gives every task, and each episode the engine replays is compared with it. Drift between the
  * devhost's numbering and the library's shows up here as a named mismatch instead of a hang.
  */
-import type { EpisodeObservation } from '../../../durable/engine';
+import type { EpisodeObservation } from '../../../durable/ports';
 import type { OpKind } from '../../../durable/replay';
 
 type JsKind = OpKind | 'retry' | 'http';

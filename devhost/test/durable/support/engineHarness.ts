@@ -20,7 +20,7 @@ export const crossCheck = new IdCrossCheck();
 let loaded = false;
 
 /** Registers the fixture app once per test file (registrations live in the file's module registry). */
-export function loadFixtureApp(): void {
+function loadFixtureApp(): void {
   if (loaded) return;
   loaded = true;
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- the app is loaded like the host loads it

@@ -10,11 +10,12 @@ import { MemoryStore } from '../../../durable/memoryStore';
 import type { StatusPayload } from '../../../durable/status';
 import { type RunningHost, startHost, type StartHostOptions } from '../../../host';
 
-export const durableAppRoot = join(__dirname, '..', 'fixtures', 'durable-app');
+const durableAppRoot = join(__dirname, '..', 'fixtures', 'durable-app');
 
 export interface InProcessHost {
   readonly host: RunningHost;
   readonly client: DurableClientApi;
+  readonly durable: DurableExtension;
   /** Everything the host logged, as `level: message`. */
   readonly logs: string[];
 }
@@ -32,7 +33,7 @@ export async function startInProcess(options: Partial<StartHostOptions> = {}): P
   });
   const engine = durable.running;
   if (engine === undefined) throw new Error('the durable engine did not start');
-  return { host, client: new DurableClientApi(engine), logs };
+  return { host, client: new DurableClientApi(engine), durable, logs };
 }
 
 /** The instance's status once it has completed, failed or been terminated. */

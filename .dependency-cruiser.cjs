@@ -1,0 +1,137 @@
+/**
+ * The import rules `npm run lint` enforces (dependency-cruiser), with type-only imports counted
+ * (tsPreCompilationDeps), since a type import still couples two files:
+ *
+ * - no import cycle between files;
+ * - the layers: shared/ never imports functions/, devhost/ or the Functions runtime; devhost/ never
+ *   imports the app; functions/ never imports devhost/; the console and the TypeScript client speak HTTP only;
+ * - the edges between shared/'s folders, listed once in `edges` below (docs/architecture.md draws them);
+ * - determinism, transitively: orchestrator and entity code is replayed, so nothing it imports, at any
+ *   depth, may reach I/O (the storage and Service Bus SDKs, Node built-ins, shared/storage) or the app's
+ *   configuration or wall clock (shared/config.ts, shared/clock.ts). eslint keeps the direct rules too.
+ */
+const { builtinModules } = require('node:module');
+
+/**
+ * Which folder of shared/ may import which other folder (its own files and shared/'s root modules
+ * aside). The root modules (errors, log, clock, config, settings, retry, resources, …) may import
+ * only shared/storage. shared/app, the composition root, may import anything; nothing imports it
+ * but functions/ (and tests, tools and benchmarks).
+ */
+const edges = {
+  // Infrastructure: what every capability builds on.
+  storage: [],
+  durable: [],
+  messaging: ['storage'],
+  signing: ['storage'],
+  http: ['durable'],
+  openapi: ['http'],
+  // The effects a capability can make happen when something fires (gate runs, schedules).
+  effects: ['storage'],
+  // The capabilities.
+  sequences: ['http', 'storage'],
+  counters: ['http', 'storage'],
+  streams: ['durable', 'http', 'openapi', 'storage'],
+  // The invoice ledger appends through streams; job envelopes are signed.
+  jobs: ['http', 'signing', 'storage', 'streams'],
+  // A gate run's job action and a schedule's job target take the jobs API's own body.
+  gates: ['durable', 'effects', 'http', 'jobs', 'storage'],
+  schedules: ['durable', 'effects', 'http', 'jobs', 'storage'],
+  health: ['http', 'storage'],
+  console: ['http'],
+  apidocs: ['console', 'http'],
+};
+
+const folderRules = Object.entries(edges).map(([folder, allowed]) => ({
+  name: `edge-from-${folder}`,
+  comment: `shared/${folder}/ may import only ${allowed.length === 0 ? 'shared/ root modules' : allowed.map((a) => `shared/${a}/`).join(', ')} (.dependency-cruiser.cjs edges)`,
+  severity: 'error',
+  from: { path: `^shared/${folder}/` },
+  to: { path: '^shared/[^/]+/', pathNot: [`^shared/(${[folder, ...allowed].join('|')})/`] },
+}));
+
+const builtins = builtinModules.filter((m) => !m.startsWith('_')).map((m) => m.replace(/[/.]/g, '\\$&'));
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'An import cycle between files, type-only imports included.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'shared-is-below-functions',
+      comment: 'shared/ holds the app; it depends on nothing above it and not on the Functions runtime.',
+      severity: 'error',
+      from: { path: '^shared/' },
+      to: { path: ['^functions/', '^devhost/', '^node_modules/@azure/functions/'] },
+    },
+    {
+      name: 'shared-uses-durable-functions-types-only',
+      comment: 'shared/ may name durable-functions types (orchestration contexts); the client is functions/ business.',
+      severity: 'error',
+      from: { path: '^shared/' },
+      to: { path: '^node_modules/durable-functions/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'devhost-knows-nothing-of-the-app',
+      comment: 'devhost/ loads any v4 app; it must not know this one.',
+      severity: 'error',
+      from: { path: '^devhost/', pathNot: '^devhost/test/' },
+      to: { path: ['^shared/', '^functions/'] },
+    },
+    {
+      name: 'functions-does-not-use-devhost',
+      severity: 'error',
+      from: { path: '^functions/' },
+      to: { path: '^devhost/' },
+    },
+    {
+      name: 'clients-speak-http-only',
+      comment: 'The console and the TypeScript client use the public HTTP API only.',
+      severity: 'error',
+      from: { path: ['^console/', '^clients/typescript/src/'] },
+      to: { path: ['^shared/', '^functions/', '^devhost/'] },
+    },
+    {
+      name: 'root-modules-import-only-storage',
+      comment: "shared/'s root modules (errors, config, settings, retry, …) sit below every folder but storage.",
+      severity: 'error',
+      from: { path: '^shared/[^/]+\\.ts$' },
+      to: { path: '^shared/[^/]+/', pathNot: '^shared/storage/' },
+    },
+    {
+      name: 'only-functions-imports-the-app',
+      comment: 'shared/app is the composition root: capabilities get what they need through its wiring, never by importing it.',
+      severity: 'error',
+      from: { path: '^shared/', pathNot: '^shared/app/' },
+      to: { path: '^shared/app/' },
+    },
+    ...folderRules,
+    {
+      name: 'replayed-code-reaches-no-io',
+      comment:
+        'Orchestrators and entities are replayed: nothing they import, at any depth, may reach I/O, the configuration or the wall clock.',
+      severity: 'error',
+      from: { path: '\\.(orchestrator|entity)\\.ts$' },
+      to: {
+        reachable: true,
+        path: [
+          '^node_modules/@azure/(storage-blob|storage-queue|data-tables|service-bus|identity)/',
+          `^(node:)?(${builtins.join('|')})$`,
+          '^shared/storage/',
+          '^shared/config\\.ts$',
+          '^shared/clock\\.ts$',
+        ],
+      },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    exclude: { path: ['^dist/', '^coverage/'] },
+  },
+};

@@ -1,0 +1,38 @@
+/**
+ * The app of this process: the one module-level singleton. It is built on first use, from the
+ * environment (shared/app/production.ts), so a bad setting does not stop the host from indexing the
+ * functions: every request then answers with a problem naming the setting, and /api/health says so.
+ * The registration settings (timer schedules, queue names, the jobs body limit) are read when the
+ * app loads, since the host needs them to index the functions.
+ */
+import type { InvocationContext } from '@azure/functions';
+
+import type { App } from '../shared/app/createApp';
+import { productionApp } from '../shared/app/production';
+import { registrationSettings } from '../shared/app/settings';
+import type { DurableClient } from '../shared/durable/client';
+import { durableClientOf } from './_durable';
+
+let built: App | undefined;
+
+export function theApp(): App {
+  built ??= productionApp();
+  return built;
+}
+
+/** Stops the app if it was built (the host's appTerminate hook). */
+export async function stopApp(): Promise<void> {
+  await built?.shutdown();
+}
+
+export const registration = registrationSettings();
+
+/**
+ * The Durable client of an invocation that declares a `durableClient` input, offered to the app's
+ * source (the client for work outside invocations; shared/durable/source.ts) on the way.
+ */
+export function invocationClient(context: InvocationContext): DurableClient {
+  const client = durableClientOf(context);
+  theApp().durable.offer(client);
+  return client;
+}

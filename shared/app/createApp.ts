@@ -1,0 +1,118 @@
+/**
+ * The composition root: every service of the app, built once from the config, the storage clients,
+ * a clock and a logger, with the capabilities' ports wired here explicitly. Nothing else in shared/
+ * builds a service or keeps one in a module variable; functions/ keeps the one lazy app (functions/_app.ts).
+ *
+ * Durable Functions: a use-case that needs a Durable client takes the client of the invocation it
+ * serves (`gates.service(client)`, `schedules.service(client)`, the streams service's calls). Work
+ * outside any invocation — the gate watchers' reads, a job completion appending to a stream — takes
+ * it from `durable`, the app's DurableClientSource (shared/durable/source.ts explains why the first
+ * client offered serves, and the 503 before there is one).
+ */
+import type { Clock, Random } from '../clock';
+import type { CounterService } from '../counters/service';
+import type { DurableClient } from '../durable/client';
+import { DurableClientSource } from '../durable/source';
+import type { EffectPorts } from '../effects/runner';
+import type { SweepReport } from '../idempotencySweep';
+import type { JobService } from '../jobs/service';
+import type { Logger } from '../log';
+import type { ServiceBusSenders } from '../messaging/serviceBus';
+import { containers } from '../resources';
+import { occBackoff } from '../retry';
+import type { SequenceService } from '../sequences/service';
+import { containerKeyBlob, signerOf } from '../signing/keyStore';
+import type { StorageClients } from '../storage/clients';
+import { gatesOf, type GatesCapability } from './gates';
+import { effectRulesOf, gateReleasePort, jobPort } from './ports';
+import type { Runtime } from './runtime';
+import { schedulesOf, type SchedulesCapability } from './schedules';
+import { countersOf, jobsOf, sequencesOf, type StreamsCapability, streamsOf, sweepOf } from './services';
+import type { AppConfig } from './settings';
+
+export interface AppDeps {
+  readonly config: AppConfig;
+  readonly storage: StorageClients;
+  readonly serviceBus: ServiceBusSenders;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly logger: Logger;
+  /** Fresh ids (run ids, leases, the instance id of the sequence allocators). */
+  readonly newId: () => string;
+}
+
+export interface App {
+  readonly config: AppConfig;
+  readonly storage: StorageClients;
+  /** The Durable client for work outside an invocation; every Durable-bound invocation offers its own. */
+  readonly durable: DurableClientSource;
+  readonly sequences: SequenceService;
+  readonly counters: CounterService;
+  readonly gates: GatesCapability;
+  readonly schedules: SchedulesCapability;
+  readonly jobs: JobService;
+  readonly streams: StreamsCapability;
+  /** Deletes expired Idempotency-Key rows (the sweep timer). */
+  sweepIdempotency(): Promise<SweepReport>;
+  /** Graceful stop: unused sequence numbers go back, open long polls answer, Service Bus closes. */
+  shutdown(): Promise<void>;
+}
+
+export function createApp(deps: AppDeps): App {
+  const { config, storage, serviceBus } = deps;
+  const runtime: Runtime = {
+    clock: deps.clock,
+    random: deps.random,
+    logger: deps.logger,
+    backoff: occBackoff(config.occ),
+    newId: deps.newId,
+  };
+  const durable = new DurableClientSource();
+  const signer = signerOf(
+    config.signing.key,
+    containerKeyBlob(() => storage.container(containers.secrets)),
+  );
+
+  const streams = streamsOf(config, storage, runtime);
+  const jobs = jobsOf(config, storage, serviceBus, runtime, signer, () => {
+    // A job completes in whatever trigger finished it; the ledger append waits for a client otherwise.
+    const client = durable.peek();
+    return client === undefined ? undefined : streams.api(client);
+  });
+
+  const effectRules = effectRulesOf(config, { serviceBus: config.serviceBus !== undefined, jobs });
+  const webhook = config.schedules;
+
+  /** What effects run with; a gate release needs the Durable client of the invocation running it. */
+  const effectPorts = (client: DurableClient | undefined): EffectPorts => ({
+    queue: (name) => storage.queue(name),
+    serviceBusSender: (entity) => serviceBus.sender(entity),
+    webhook: {
+      ...effectRules.webhook,
+      timeoutMs: webhook.webhookTimeoutMs,
+      maxResponseBytes: webhook.webhookMaxResponseBytes,
+      maxRedirects: webhook.webhookMaxRedirects,
+    },
+    gates: client === undefined ? undefined : gateReleasePort(gates.service(client)),
+    jobs: jobPort(jobs),
+  });
+  const gates = gatesOf(config, storage, serviceBus, runtime, durable, effectRules, effectPorts);
+  const schedules = schedulesOf(config, storage, serviceBus, runtime, effectRules, effectPorts);
+  const sequences = sequencesOf(config, storage, runtime);
+
+  return {
+    config,
+    storage,
+    durable,
+    sequences,
+    counters: countersOf(config, storage, runtime),
+    gates,
+    schedules,
+    jobs,
+    streams,
+    sweepIdempotency: sweepOf(storage, runtime),
+    async shutdown() {
+      await Promise.allSettled([sequences.shutdown(), Promise.resolve(gates.hub.close()), serviceBus.close()]);
+    },
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * The app's settings: every group its capabilities declare (each in its own `settings.ts`), under
+ * the key the composition root reads it by. docs/configuration.md, local.settings.sample.json and
+ * infra/app-settings.json list them in this order (`npm run settings:sync`).
+ */
+import { type Config, loadConfig, readSettings } from '../config';
+import { group } from '../settings';
+import { counterSettings } from '../counters/settings';
+import { durableSettings } from '../durable/settings';
+import { gateSettings } from '../gates/settings';
+import { httpSettings } from '../http/settings';
+import { jobSettings } from '../jobs/settings';
+import { occSettings } from '../retry';
+import { scheduleSettings } from '../schedules/settings';
+import { sequenceSettings } from '../sequences/settings';
+import { signingSettings } from '../signing/settings';
+import { storageRetrySettings } from '../storage/settings';
+import { streamSettings } from '../streams/settings';
+
+export const appSettings = {
+  http: httpSettings,
+  storageRetry: storageRetrySettings,
+  signing: signingSettings,
+  occ: occSettings,
+  sequences: sequenceSettings,
+  counters: counterSettings,
+  streams: streamSettings,
+  gates: gateSettings,
+  schedules: scheduleSettings,
+  jobs: jobSettings,
+  durable: durableSettings,
+} as const;
+
+export type AppConfig = Config<typeof appSettings>;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The connections and every setting, validated: one ConfigurationInvalid names every bad one. */
+export function loadAppConfig(env: Env = process.env): AppConfig {
+  return loadConfig(appSettings, env);
+}
+
+/**
+ * The groups the registrations read when the app loads (timer schedules, queue names, the jobs body
+ * limit): the host indexes functions before any request, so a bad one of these fails the load.
+ */
+export function registrationSettings(env: Env = process.env) {
+  // Of the http group, only the sweep's schedule: a bad body limit answers requests with a problem, as any other setting.
+  const sweep = group({ idempotencySweepSchedule: httpSettings.settings.idempotencySweepSchedule });
+  return readSettings({ http: sweep, counters: counterSettings, schedules: scheduleSettings, jobs: jobSettings }, env);
+}
+
+export type RegistrationSettings = ReturnType<typeof registrationSettings>;

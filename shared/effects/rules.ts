@@ -1,0 +1,65 @@
+/**
+ * Which storage queues and Service Bus entities a caller's effect may write to: the allow-lists, in
+ * one place. An effect runs with the app's own rights, so one naming a queue the app or the Functions
+ * host reads would let a function-key caller inject work (job envelopes, poison messages, gate
+ * actions, Durable task hub messages, host internals), and one naming the app's own topics would
+ * forge its events (`gate-events` releases, `job-events` completions) to every worker that trusts
+ * them. Those are refused whatever the allow-lists say; everything else must match
+ * TALLYHO_SCHEDULES_ALLOWED_QUEUES or TALLYHO_SCHEDULES_ALLOWED_SERVICEBUS_ENTITIES (both default `app-*`).
+ * (A gate run's `enqueue` writes to the app's own gate-actions queue: the app names it, no caller.)
+ */
+import { queues as appQueues, serviceBusEntities } from '../resources';
+
+export interface QueueRules {
+  /** Allow-list entries: exact names or `prefix*` (`*` alone: any queue that is not reserved). */
+  readonly allowed: readonly string[];
+  /** The jobs work-queue prefix in use (TALLYHO_JOBS_QUEUE_PREFIX), besides the default one. */
+  readonly jobsQueuePrefix: string;
+}
+
+const appQueueNames: readonly string[] = Object.values(appQueues).flat();
+
+function workQueueOf(prefix: string, name: string): boolean {
+  return name.startsWith(`${prefix}-`) && /^\d+$/.test(name.slice(prefix.length + 1));
+}
+
+/** Why a queue belongs to the app or the host, or undefined when it does not. */
+function reservedQueueReason(name: string, jobsQueuePrefix: string): string | undefined {
+  if (name.endsWith('-poison')) return 'poison queues belong to the Functions host';
+  if (name.startsWith('azure-webjobs-')) return 'azure-webjobs-* queues belong to the Functions host';
+  if (/-control-\d{2}$/.test(name) || name.endsWith('-workitems')) return 'this is a Durable Functions task hub queue';
+  if (appQueueNames.includes(name) || workQueueOf('jobs-work', name) || workQueueOf(jobsQueuePrefix, name)) {
+    return 'this queue belongs to the app itself';
+  }
+  return undefined;
+}
+
+function matches(pattern: string, name: string): boolean {
+  if (pattern === '*') return true;
+  if (pattern.endsWith('*')) return name.startsWith(pattern.slice(0, -1));
+  return pattern === name;
+}
+
+/** The issue message for a target queue, or undefined when it may be used. */
+export function queueTargetIssue(name: string, rules: QueueRules): string | undefined {
+  const reserved = reservedQueueReason(name, rules.jobsQueuePrefix);
+  if (reserved !== undefined) return `Not a target: ${reserved}`;
+  if (!rules.allowed.some((p) => matches(p, name))) return 'This queue is not allowed (TALLYHO_SCHEDULES_ALLOWED_QUEUES)';
+  return undefined;
+}
+
+const appServiceBusNames: readonly string[] = [
+  ...Object.values<string>(serviceBusEntities.topics),
+  ...Object.values<string>(serviceBusEntities.queues),
+].map((name) => name.toLowerCase());
+
+/** The issue message for a Service Bus target entity, or undefined when it may be used. Names are case-insensitive, as in Service Bus. */
+export function serviceBusTargetIssue(entity: string, allowed: readonly string[]): string | undefined {
+  const name = entity.toLowerCase();
+  if (appServiceBusNames.some((own) => name === own || name.startsWith(`${own}/`))) {
+    return "Not a target: this entity carries the app's own events";
+  }
+  if (!allowed.some((p) => matches(p.toLowerCase(), name)))
+    return 'This entity is not allowed (TALLYHO_SCHEDULES_ALLOWED_SERVICEBUS_ENTITIES)';
+  return undefined;
+}

@@ -1,0 +1,120 @@
+/** Submitting jobs and reading them: submit, list, get, and running a job's failed items again. */
+import { readIdempotencyKey } from '../http/idempotencyHeader';
+import { listQuery } from '../http/listing';
+import { json } from '../http/responses';
+import { defineRoute, type RouteDefinition } from '../http/route';
+import { idempotencyKeyHeader, problem } from '../http/schemas';
+import { badId, type JobRouteDeps, notFound, tags, unavailable } from './routeCommon';
+import { exampleTransaction, jobList, jobParams, jobView, submitBody } from './schemas';
+import { viewJob } from './view';
+
+export function jobsSubmitRoute(deps: JobRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'jobsSubmit',
+    method: 'POST',
+    path: 'jobs',
+    summary: 'Submit a job',
+    description:
+      'Stores the items, packs them into envelopes and enqueues them; answers 202 with the job. Items are checked for shape here ' +
+      '(an object with a unique `id`); the processor validates each one and records an invalid item as a failure with its reason. ' +
+      'With an Idempotency-Key a resubmission returns the same job (`Idempotent-Replayed: true`) and finishes an enqueue a crash ' +
+      'interrupted; reusing a key with other items is a 409.',
+    tags,
+    body: submitBody,
+    bodyRequired: true,
+    maxBodyBytes: deps.maxRequestBytes,
+    ownBodyLimit: true,
+    requestHeaders: [idempotencyKeyHeader],
+    examples: [
+      submitBody.meta()?.example,
+      {
+        processor: 'billing',
+        items: [
+          exampleTransaction,
+          {
+            id: 'tx-2',
+            customerId: 'c-42',
+            amountMinor: 1500,
+            currency: 'JPY',
+            taxCategory: 'reduced',
+            occurredAt: '2026-03-01T12:05:00Z',
+          },
+        ],
+      },
+    ],
+    responses: {
+      202: { description: 'The job is accepted (and its envelopes enqueued)', schema: jobView },
+      400: problem('Malformed body, unknown processor, an item without a valid id, duplicate ids; nothing was stored'),
+      409: problem('The Idempotency-Key was first used with other items'),
+      413: problem(
+        'Body larger than TALLYHO_JOBS_MAX_REQUEST_BYTES, more items than TALLYHO_JOBS_MAX_ITEMS, or an item larger than TALLYHO_JOBS_MAX_ITEM_BYTES; nothing was stored',
+      ),
+      429: problem('TALLYHO_JOBS_MAX_OPEN jobs are unfinished; submit again after Retry-After. Nothing was stored'),
+      503: unavailable,
+    },
+    handle: async ({ body, headers }) => {
+      const key = readIdempotencyKey(headers);
+      const { job, replayed } = await deps.service().submit(body, key, { limitOpen: true });
+      const view = viewJob(job, undefined);
+      return json(202, view, { location: view.links.self as string, ...(replayed ? { 'idempotent-replayed': 'true' } : {}) });
+    },
+  });
+}
+
+export function jobsListRoute(deps: JobRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'jobsList',
+    method: 'GET',
+    path: 'jobs',
+    summary: 'The most recent jobs with their progress (for operators)',
+    description: 'Newest first. Reads every job row (job ids are not all time-ordered), so it is meant for an operator, not a client loop.',
+    tags,
+    query: listQuery,
+    responses: {
+      200: { description: 'The jobs', schema: jobList },
+      400: problem('Bad limit'),
+      503: unavailable,
+    },
+    handle: async ({ query }) => json(200, await deps.service().recent(query.limit), { 'cache-control': 'no-store' }),
+  });
+}
+
+export function jobsGetRoute(deps: JobRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'jobsGet',
+    method: 'GET',
+    path: 'jobs/{id}',
+    summary: 'A job: state, totals, timings',
+    tags,
+    params: jobParams,
+    responses: { 200: { description: 'The job', schema: jobView }, 400: badId, 404: notFound, 503: unavailable },
+    handle: async ({ params }) => json(200, await deps.service().view(params.id)),
+  });
+}
+
+export function jobsRetryFailedRoute(deps: JobRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'jobsRetryFailed',
+    method: 'POST',
+    path: 'jobs/{id}/retry-failed',
+    summary: 'Run the failed items of a job again',
+    description:
+      'For a job that completed with failures: its failed items run again as a new round (fresh attempts); the job goes back to ' +
+      '`running` and completes (with a new event) when they are done. Repeating the call while the round is being enqueued resumes it.',
+    tags,
+    // It may first hand on the last completion's output (to a stream), for which the app needs a Durable client.
+    durable: true,
+    params: jobParams,
+    responses: {
+      202: { description: 'The failed items are enqueued again', schema: jobView },
+      400: badId,
+      404: notFound,
+      409: problem('The job is still running, or completed without failures'),
+      503: unavailable,
+    },
+    handle: async ({ params }) => {
+      await deps.service().retryFailed(params.id);
+      return json(202, await deps.service().view(params.id));
+    },
+  });
+}

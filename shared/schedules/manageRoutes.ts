@@ -1,0 +1,108 @@
+/** Reading and steering schedules: list, get, cancel, pause, resume and trigger now. */
+import { z } from 'zod';
+
+import { json } from '../http/responses';
+import { defineRoute, type RouteDefinition } from '../http/route';
+import { problem } from '../http/schemas';
+import { badRequest, notFound, params, type ScheduleRouteDeps, tags, unavailable } from './routeCommon';
+import { scheduleList, scheduleStates, scheduleView, triggerResult } from './views';
+
+const listQuery = z.strictObject({
+  state: z.enum(scheduleStates).optional(),
+  pageSize: z.coerce.number().int().min(1).max(100).optional().meta({ description: 'Schedules per page (default 50).' }),
+  continuationToken: z
+    .string()
+    .max(2048)
+    .regex(/^[\x21-\x7e]+$/, 'Pass back the token a list response gave')
+    .optional(),
+});
+
+function controlRoute(
+  name: 'schedulesPause' | 'schedulesResume',
+  action: 'pause' | 'resume',
+  summary: string,
+  deps: ScheduleRouteDeps,
+): RouteDefinition {
+  return defineRoute({
+    name,
+    method: 'POST',
+    path: `schedules/{id}/${action}`,
+    summary,
+    tags,
+    durable: true,
+    params,
+    responses: {
+      200: { description: 'The schedule (already in that state is fine)', schema: scheduleView },
+      400: badRequest,
+      404: notFound,
+      409: problem('The schedule has ended, or is a Service Bus scheduled delivery'),
+      503: unavailable,
+    },
+    handle: async ({ params: p, durable }) => json(200, await deps.service(durable())[action](p.id)),
+  });
+}
+
+export function scheduleManageRoutes(deps: ScheduleRouteDeps): RouteDefinition[] {
+  return [
+    defineRoute({
+      name: 'schedulesList',
+      method: 'GET',
+      path: 'schedules',
+      summary: 'List schedules, optionally in one state, a page at a time',
+      tags,
+      durable: true,
+      query: listQuery,
+      responses: { 200: { description: 'One page', schema: scheduleList }, 400: badRequest, 503: unavailable },
+      handle: async ({ query, durable }) =>
+        json(200, await deps.service(durable()).list(query.state, query.pageSize ?? 50, query.continuationToken)),
+    }),
+    defineRoute({
+      name: 'schedulesGet',
+      method: 'GET',
+      path: 'schedules/{id}',
+      summary: 'A schedule: state, next fire time, recent runs with their outcome',
+      tags,
+      durable: true,
+      params,
+      responses: { 200: { description: 'The schedule', schema: scheduleView }, 400: badRequest, 404: notFound, 503: unavailable },
+      handle: async ({ params: p, durable }) => json(200, await deps.service(durable()).get(p.id)),
+    }),
+    defineRoute({
+      name: 'schedulesCancel',
+      method: 'DELETE',
+      path: 'schedules/{id}',
+      summary: 'Cancel a schedule: it never fires again (a run in progress finishes)',
+      tags,
+      durable: true,
+      params,
+      responses: {
+        200: { description: 'Cancelled (or already cancelled)', schema: scheduleView },
+        400: badRequest,
+        404: notFound,
+        409: problem('A one-off that already fired (or is firing), or a schedule that has ended'),
+        503: unavailable,
+      },
+      handle: async ({ params: p, durable }) => json(200, await deps.service(durable()).cancel(p.id)),
+    }),
+    controlRoute('schedulesPause', 'pause', 'Pause a schedule: fires are skipped until it is resumed', deps),
+    controlRoute('schedulesResume', 'resume', 'Resume a paused schedule with its next fire', deps),
+    defineRoute({
+      name: 'schedulesTrigger',
+      method: 'POST',
+      path: 'schedules/{id}/trigger',
+      summary: 'Run the target now (also while paused); the overlap policy applies',
+      tags,
+      durable: true,
+      params,
+      responses: {
+        202: { description: 'Requested; the run shows up in `runs` with this triggerId', schema: triggerResult },
+        400: badRequest,
+        404: notFound,
+        409: problem('The schedule has ended, or is a Service Bus scheduled delivery'),
+        429: problem('Too many triggers waiting'),
+        503: unavailable,
+      },
+      handle: async ({ params: p, durable }) => json(202, await deps.service(durable()).trigger(p.id)),
+    }),
+  ];
+}

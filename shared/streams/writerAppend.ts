@@ -1,0 +1,135 @@
+/**
+ * The writer's append operation, as a pure function of (state, request). Deterministic: the entity
+ * replays nothing, but one writer must decide exactly once and the same way for every request, and
+ * the lint override on `*.entity.ts` keeps clocks, randomness and I/O out.
+ */
+import { formatLine, utf8Length } from './ndjson';
+import { sizeTrigger } from './writerFlush';
+import {
+  type AppendRequest,
+  depthBytesOf,
+  depthOf,
+  type ProducerMark,
+  type Receipt,
+  type Refusal,
+  type TypeRecord,
+  type WriterState,
+} from './writerState';
+
+export interface AppendStep {
+  readonly state: WriterState;
+  readonly receipt: Receipt;
+}
+
+/** `type|producer`: event types are validated names without `|`, so the first `|` splits it. */
+function producerKey(type: string, producer: string): string {
+  return `${type}|${producer}`;
+}
+
+/**
+ * Whether this writer takes events of a type at the route version the caller resolved:
+ * `notOwner` when the caller's route is older than what the writer knows (re-resolve), `notReady`
+ * when it is newer (a remap towards this writer whose handoff has not arrived yet).
+ */
+export function ownership(record: TypeRecord | undefined, version: number): 'ok' | 'notOwner' | 'notReady' {
+  if (record === undefined) return version === 0 ? 'ok' : 'notReady';
+  if (record.moved !== undefined) return version > record.moved.version ? 'notReady' : 'notOwner';
+  if (version < record.version) return 'notOwner';
+  return version === record.version && record.ready ? 'ok' : 'notReady';
+}
+
+/**
+ * Makes room among the producer marks when there are more than `max`: only marks older than the
+ * dedup window (`at < cutoff`) whose event is in the log may go, so no caller can flush another's
+ * dedup state faster than the documented window by sending from many producers. Returns the marks
+ * kept; more than `max` of them means every mark is still protected and the newcomer is refused.
+ */
+function evictProducers(
+  marks: Record<string, ProducerMark>,
+  max: number,
+  flushedThrough: number,
+  cutoff: number,
+): Record<string, ProducerMark> {
+  const keys = Object.keys(marks);
+  if (keys.length <= max) return marks;
+  const kept: Record<string, ProducerMark> = {};
+  for (const key of keys) {
+    const mark = marks[key];
+    if (mark !== undefined && (mark.at >= cutoff || mark.index >= flushedThrough)) kept[key] = mark;
+  }
+  return kept;
+}
+
+function refuse(state: WriterState, requestId: string, why: Refusal): AppendStep {
+  if (why !== 'full') return { state, receipt: { r: requestId, ok: false, why } };
+  const totals = { ...state.totals, refusedFull: state.totals.refusedFull + 1 };
+  return { state: { ...state, totals, rev: state.rev + 1 }, receipt: { r: requestId, ok: false, why } };
+}
+
+/**
+ * Accepts the request's new events (all or none), ignores the ones already accepted (a retry), or
+ * refuses the request. Within one producer, events are accepted in sequence order only: an event
+ * whose `seq` is not above the producer's mark is a duplicate.
+ */
+export function append(state: WriterState, request: AppendRequest): AppendStep {
+  const verdict = ownership(state.types[request.type], request.version);
+  if (verdict !== 'ok') return refuse(state, request.requestId, verdict);
+
+  const marks: Record<string, ProducerMark> = { ...state.producers };
+  const iso = new Date(request.at).toISOString();
+  let index = state.nextIndex;
+  let lines = '';
+  let fresh = 0;
+  let duplicates = 0;
+  let last = -1;
+  for (const event of request.events) {
+    const key = producerKey(request.type, event.producer);
+    const mark = marks[key];
+    if (mark !== undefined && event.seq <= mark.seq) {
+      duplicates++;
+      last = Math.max(last, mark.index);
+      continue;
+    }
+    lines += formatLine({ type: request.type, producer: event.producer, seq: event.seq, index, at: iso, data: event.data });
+    marks[key] = { seq: event.seq, index, at: request.at };
+    last = Math.max(last, index);
+    index++;
+    fresh++;
+  }
+
+  const limits = request.limits;
+  const depth = depthOf(state);
+  const bytes = utf8Length(lines);
+  if (fresh > 0 && (depth + fresh > limits.maxBuffered || depthBytesOf(state) + bytes > limits.maxBufferedBytes)) {
+    return refuse(state, request.requestId, 'full');
+  }
+
+  // Only a request that brings new producers can be refused for them: known producers always go on.
+  const newcomers = Object.keys(marks).length > Object.keys(state.producers).length;
+  const producers = newcomers
+    ? evictProducers(marks, limits.maxProducers, state.flushedThrough, request.at - limits.dedupWindowMs)
+    : fresh > 0
+      ? marks
+      : state.producers;
+  if (newcomers && Object.keys(producers).length > limits.maxProducers) return refuse(state, request.requestId, 'producers');
+
+  const buffered = state.buffered + fresh;
+  const trigger = sizeTrigger(limits);
+  const kick = fresh > 0 && (depth === 0 || (state.buffered < trigger && buffered >= trigger));
+  const types = state.types[request.type] === undefined ? { ...state.types, [request.type]: { version: 0, ready: true } } : state.types;
+  const next: WriterState = {
+    ...state,
+    limits,
+    types,
+    nextIndex: index,
+    buffer: state.buffer + lines,
+    buffered,
+    bufferBytes: state.bufferBytes + bytes,
+    oldestAt: state.oldestAt ?? (fresh > 0 ? request.at : null),
+    producers,
+    totals: { ...state.totals, accepted: state.totals.accepted + fresh, duplicates: state.totals.duplicates + duplicates },
+    rev: state.rev + 1,
+  };
+  const receipt = { r: request.requestId, ok: true, acc: fresh, dup: duplicates, last, kick } as const;
+  return { state: next, receipt: state.retired === true && fresh > 0 ? { ...receipt, kick: true, restart: true } : receipt };
+}

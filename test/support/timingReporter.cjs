@@ -1,0 +1,37 @@
+/**
+ * A jest reporter that says where the run's time went: after the run, the slowest test files with
+ * their project and time, and each project's total (the sum of its files' times; with two workers
+ * the wall time is about half of the sum). CommonJS, as jest loads reporters without a transform.
+ */
+class TimingReporter {
+  constructor(globalConfig, options = {}) {
+    this.shown = options.slowest ?? 10;
+  }
+
+  onRunComplete(_contexts, results) {
+    const files = results.testResults
+      .filter((r) => r.perfStats && r.perfStats.end > 0)
+      .map((r) => ({
+        seconds: (r.perfStats.end - r.perfStats.start) / 1000,
+        project: r.displayName?.name ?? '',
+        path: r.testFilePath.replace(`${process.cwd()}/`, ''),
+      }));
+    if (files.length === 0) return;
+    const totals = new Map();
+    for (const f of files) totals.set(f.project, (totals.get(f.project) ?? 0) + f.seconds);
+    const width = Math.max(...files.map((f) => f.project.length));
+    const lines = [...files]
+      .sort((a, b) => b.seconds - a.seconds)
+      .slice(0, this.shown)
+      .map((f) => `  ${f.seconds.toFixed(1).padStart(6)} s  ${f.project.padEnd(width)}  ${f.path}`);
+    const perProject = [...totals.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([project, seconds]) => `${project} ${seconds.toFixed(0)} s`)
+      .join(', ');
+    process.stderr.write(
+      `\nSlowest ${lines.length} test files:\n${lines.join('\n')}\nTime per project (sum of file times): ${perProject}\n`,
+    );
+  }
+}
+
+module.exports = TimingReporter;
