@@ -9,7 +9,7 @@ import { GateAuditLog } from '../gates/audit';
 import type { AnnounceInput, AnnounceResult, OpenedInput, OpenedResult, ReleaseFollowUp, ScheduledReleaseInput } from '../gates/messages';
 import { GateEventPublisher } from '../gates/publisher';
 import { GateRegistrar } from '../gates/registrar';
-import { GateService, lateActionsStarter } from '../gates/service';
+import { type ResetOutcome, GateService, lateActionsStarter } from '../gates/service';
 import { GateStore } from '../gates/store';
 import type { WaitingDeps } from '../gates/waiting';
 import { GateWatchHub } from '../gates/watchHub';
@@ -65,6 +65,7 @@ export function gatesOf(
     beforeLateActions: lateActionsStarter(() => durable.client()),
   });
   const checkAction = gateActionCheck(effectRules);
+  const resetsInFlight = new Map<string, Promise<ResetOutcome>>();
   const service = (client?: DurableClient): GateService =>
     new GateService({
       ...runtime,
@@ -76,6 +77,7 @@ export function gatesOf(
       retry,
       checkAction,
       announces: () => publisher.configured(),
+      resetsInFlight,
     });
   const hub: GateWatchHub = new GateWatchHub((name) => service().read(name), {
     intervalMs: settings.watchIntervalMs,

@@ -52,6 +52,8 @@ export interface GateServiceDeps {
   readonly checkAction: (action: GateAction) => void;
   /** Whether changes are published on the Service Bus topic (each then starts an orchestration that does it). */
   readonly announces: () => boolean;
+  /** Resets under way on this app instance, by gate and schedule, shared by every service the app hands out. */
+  readonly resetsInFlight: Map<string, Promise<ResetOutcome>>;
 }
 
 export interface Actor {
@@ -274,6 +276,23 @@ export class GateService {
   /** Closes the gate again with the next generation; runs still waiting move into it. Cancels the old schedule. */
   async reset(name: string, releaseAtText: string | undefined, actor: Actor): Promise<ResetOutcome> {
     const releaseAt = checkReleaseAt(releaseAtText, this.deps.clock.now());
+    // Concurrent resets on this instance join the one under way (across instances, the If-Match does it).
+    const key = `${name}\n${releaseAt ?? ''}`;
+    const underWay = this.deps.resetsInFlight.get(key);
+    if (underWay !== undefined) {
+      const joined = await underWay;
+      return { outcome: 'alreadyReset', gate: joined.gate, carried: 0 };
+    }
+    const resetting = this.resetOnce(name, releaseAt, actor);
+    this.deps.resetsInFlight.set(key, resetting);
+    try {
+      return await resetting;
+    } finally {
+      this.deps.resetsInFlight.delete(key);
+    }
+  }
+
+  private resetOnce(name: string, releaseAt: string | null, actor: Actor): Promise<ResetOutcome> {
     let from: number | undefined;
     return retryLostRaces(this.deps.retry(`gate ${name}`), async () => {
       const stored = await this.deps.store.readGate(name);

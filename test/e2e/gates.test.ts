@@ -426,9 +426,9 @@ describe('a gate release and a crash', () => {
       env: {
         // Many small batches, so the release is still fanning out when the host dies.
         TALLYHO_GATES_NOTIFY_BATCH: '10',
-        // A crashed host's Durable work comes back after these (the defaults are five minutes).
-        AzureFunctionsJobHost__extensions__durableTask__storageProvider__workItemQueueVisibilityTimeout: '00:00:20',
-        AzureFunctionsJobHost__extensions__durableTask__storageProvider__controlQueueVisibilityTimeout: '00:00:20',
+        // A crashed host's Durable work comes back after these (the defaults are five minutes; one is the least the control queue takes).
+        AzureFunctionsJobHost__extensions__durableTask__storageProvider__workItemQueueVisibilityTimeout: '00:01:00',
+        AzureFunctionsJobHost__extensions__durableTask__storageProvider__controlQueueVisibilityTimeout: '00:01:00',
       },
     });
     actions = new QueueClient(process.env.TEST_STORAGE_CONNECTION ?? '', queues.gateActions);

@@ -140,6 +140,7 @@ export function gateWorld(): GateWorld {
         newId: () => randomUUID(),
         checkAction: options.checkAction ?? (() => undefined),
         announces: () => options.announces ?? false,
+        resetsInFlight: new Map(),
       });
     },
     actions(service, input, jobs = noJobs) {
