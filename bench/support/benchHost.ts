@@ -48,8 +48,12 @@ export interface BenchHost {
   readonly counted: boolean;
   /** A connection string for Azurite itself (not through the proxy), for a benchmark's own reads. */
   readonly storageConnection: string | undefined;
+  /** A connection string through the counting proxy, as the host reaches storage (for a baseline's writes). */
+  readonly proxiedStorageConnection: string | undefined;
   /** Work counted since the host started (subtract two of these for a phase: `workBetween`). */
   totals(): WorkCount;
+  /** The host's own output (the real host's; the devhost in this process writes to this process's). */
+  output(): string;
   /** The app's module, as the host loaded it (devhost in this process only). */
   appModule<T>(path: string): Promise<T | undefined>;
   stop(): Promise<void>;
@@ -146,7 +150,9 @@ export async function startBenchHost(options: BenchHostOptions): Promise<BenchHo
       keys,
       counted: false,
       storageConnection: undefined,
+      proxiedStorageConnection: undefined,
       totals: () => nothing,
+      output: () => '',
       appModule: () => Promise.resolve(undefined),
       stop: () => Promise.resolve(),
     };
@@ -204,7 +210,9 @@ async function startInProcess(
     keys: {},
     counted: true,
     storageConnection,
+    proxiedStorageConnection: settings.AzureWebJobsStorage,
     totals: () => tally.totals(),
+    output: () => '',
     // The host loaded the app afresh (dropping this process's copies from the module cache).
     appModule: async <T>(path: string) => (await import(join(repoRoot, 'dist', path))) as T,
     async stop() {
@@ -247,7 +255,9 @@ async function startReal(
     keys: { admin: host.keys.master, function: host.keys.function },
     counted: true,
     storageConnection,
+    proxiedStorageConnection: settings.AzureWebJobsStorage,
     totals: () => tally.totals(),
+    output: () => host.output(),
     appModule: () => Promise.resolve(undefined),
     async stop() {
       await host.stop();

@@ -23,8 +23,12 @@ import type { ActionOutcome, RunRecord } from './operations';
 import { gateActionSchema } from './schemas';
 import type { GateStore, StoredRun } from './store';
 
-/** Actions performed at once by one activity. */
-const actionConcurrency = 32;
+/**
+ * Actions performed at once by one activity. A release runs up to 16 batches at once, so an instance
+ * has up to 128 actions under way: enough to keep a queue busy (more made Azurite no faster and the
+ * gate's other callers slower), few enough to leave the storage account to them.
+ */
+const actionConcurrency = 8;
 
 export interface ActionDeps {
   readonly store: GateStore;
