@@ -98,6 +98,8 @@ async function launch(settings: Record<string, string>): Promise<Started> {
   };
   // The storage setting must come from start.js (the test run's own Azurite is in the environment).
   delete env.AzureWebJobsStorage;
+  // A host build in the environment (the real-host test runs have one) would make start.js use it.
+  delete env.FUNCTIONS_HOST_BUILD;
   for (const key of ['FUNCTIONS_KEY', 'FUNCTIONS_ADMIN_KEY']) if (settings[key] === undefined) delete env[key];
   const child = spawn(process.execPath, [startJs], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';

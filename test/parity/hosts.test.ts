@@ -149,9 +149,11 @@ const calls: readonly Call[] = [
     method: 'GET',
     path: `/api/gates/${gate}/runs/r1`,
     before: (host) =>
+      // The run's own status says it waits (the gate's count moves first, while the run still registers).
       waitFor(
         'the run to wait',
-        async () => ((await status(host, `/api/gates/${gate}`)) as { waiters: { waiting: number } }).waiters.waiting === 1,
+        async () =>
+          ((await status(host, `/api/gates/${gate}/runs/r1`)) as { customStatus?: { phase?: string } }).customStatus?.phase === 'waiting',
       ),
   },
   { name: 'gate release', method: 'POST', path: `/api/gates/${gate}/release`, key: 'admin', body: { by: 'parity' } },
