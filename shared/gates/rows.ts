@@ -16,7 +16,7 @@ import type { TableEntityResult } from '@azure/data-tables';
 import { z } from 'zod';
 
 import { AppError } from '../errors';
-import { type GateActionResult, type GateActionType, gateActionTypes } from './actions';
+import { type GateActionResult, gateActionTypes } from './actions';
 import {
   type ActionOutcome,
   type GateRecord,
@@ -183,14 +183,8 @@ function unchunked(row: Record<string, unknown>, name: string): string | undefin
 /** `actionState` of a run row, what a release's fan-out filters on: `none`, `pending`, then `done` or `failed`. */
 const actionStates = ['none', 'pending', 'done', 'failed'] as const;
 
-export interface NewRun {
-  readonly gate: string;
-  readonly runId: string;
-  readonly generation: number;
-  readonly late: boolean;
-  readonly registeredAt: string;
-  readonly fingerprint: string;
-  readonly actionType: GateActionType;
+/** A run about to be registered: its record before any outcome, with the action itself. */
+export interface NewRun extends Omit<RunRecord, 'outcome'> {
   /** The action as JSON (performed once the run is let go). */
   readonly actionJson: string;
 }
