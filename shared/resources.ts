@@ -22,8 +22,11 @@ export const tables = {
    * per remap; and the types admitted per task hub with their count (partition `types|<hub>`, TALLYHO_STREAMS_MAX_TYPES).
    */
   streamRoutes: 'streamroutes',
-  /** Gate audit log: one row per create, release and reset (PartitionKey = gate, RowKey = generation and kind). */
-  gateAudit: 'gateaudit',
+  /**
+   * Gates, one partition each (PartitionKey = gate): the gate row, its registered runs, its releases and
+   * its audit records (shared/gates/rows.ts), so a change and its audit record commit together.
+   */
+  gates: 'gates',
   /** One row per job (PartitionKey = job id), plus the `open` partition: jobs with work left for the reconciler. */
   jobs: 'jobs',
   /** Job results, partition = job id: one row per item (`r|<item>`), tally rows counting them (`t|…`), envelope errors (`x|…`). */

@@ -32,12 +32,11 @@ export function effectRulesOf(
   };
 }
 
-/** The gates capability's release; an answer still under way names its orchestration. */
+/** The gates capability's release. */
 export function gateReleasePort(service: GateService): GateReleasePort {
   return {
     async release(gate, by, note) {
-      const outcome = await service.release(gate, { by, note });
-      return outcome.pending === true ? `release under way (${outcome.instanceId})` : outcome.outcome;
+      return (await service.release(gate, { by, note })).outcome;
     },
   };
 }

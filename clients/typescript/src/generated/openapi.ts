@@ -150,7 +150,7 @@ export interface paths {
         };
         /**
          * List gates with their state and waiters (for operators)
-         * @description Names come from the audit log (one table scan); each gate is then read from its entity.
+         * @description One table scan: each gate as it is now; a gate whose row cannot be read is listed under `unreadable`.
          */
         get: operations["gatesList"];
         put?: never;
@@ -273,7 +273,7 @@ export interface paths {
         put?: never;
         /**
          * Start a gated durable run: it waits for the release, then performs its action
-         * @description Answers 202 with the run id and `statusUri` (also the Location), the run's own status route. A run that registers after the release proceeds at once. With `runId`, a repeated start returns the first run (`created: false`).
+         * @description Answers 202 with the run id and `statusUri` (also the Location), the run's own status route. A run that registers after the release proceeds at once. With `runId`, a repeated start with the same action returns the first run (`created: false`); another action is a 409. A generation holds at most TALLYHO_GATES_MAX_WAITERS waiting runs: a start beyond that is a 429 (start it after the release).
          */
         post: operations["gatesStartRun"];
         delete?: never;
@@ -289,7 +289,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A gated run's status: its phase while it waits, its output once it has proceeded */
+        /** A gated run's state: waiting, proceeded (with the release and its action's result) or failed (with the reason) */
         get: operations["gatesRunStatus"];
         put?: never;
         post?: never;
@@ -929,8 +929,22 @@ export interface components {
             /** @constant */
             type: "job";
         };
+        /** @description What the action did: the message it enqueued, the job it submitted. */
+        GateActionResult: {
+            /** @constant */
+            type: "none";
+        } | {
+            messageId: string;
+            queue: string;
+            /** @constant */
+            type: "enqueue";
+        } | {
+            jobId: string;
+            /** @constant */
+            type: "job";
+        };
         GateAuditRecord: {
-            /** @description When it happened (the orchestration time). */
+            /** @description When it happened. */
             at: string;
             by: string;
             gate: string;
@@ -997,15 +1011,39 @@ export interface components {
             outcome: "reset" | "alreadyReset";
         };
         GateRun: {
-            /** @description `{phase: registering | waiting | proceeding, generation}` while it runs. */
-            customStatus: unknown;
+            /** @description What its action did, once it did; null before. */
+            action: components["schemas"]["GateActionResult"] | null;
+            /** @description When its action was done (or failed). */
+            actionAt: string | null;
+            /** @description Only when `failed`: the problem code and what went wrong. */
+            failure?: {
+                code: string;
+                reason: string;
+            };
             gate: string;
+            /** @description Waiting: the generation it waits on. Otherwise: the generation whose release let it go. */
+            generation: number;
             id: string;
-            /** @description Once completed: the generation that released it, whether it was late, when it proceeded, its action result. */
-            output: unknown;
+            /** @description Registered after the release, and proceeded at once. */
+            late: boolean;
+            /** @description The release (or, for a late run, its registration); null while waiting. */
+            proceededAt: string | null;
+            registeredAt: string;
+            /** @description The release that let it go. */
+            release: {
+                at: string;
+                by: string;
+                generation: number;
+                /** @enum {string} */
+                how: "api" | "schedule";
+                note?: string;
+            } | null;
             runId: string;
-            /** @description Running, Pending, Completed, Failed, Terminated …, as Durable reports it. */
-            runtimeStatus: string;
+            /**
+             * @description `waiting` for the release; `proceeded` once released (its action, if any, then runs); `failed` when its action failed.
+             * @enum {string}
+             */
+            state: "waiting" | "proceeded" | "failed";
         };
         /**
          * @example {
@@ -1017,7 +1055,7 @@ export interface components {
         GateRunRequest: {
             action?: components["schemas"]["GateAction"];
             /**
-             * @description Makes the start idempotent: a second start with the same runId returns the first run. Default: a new id.
+             * @description Makes the start idempotent: a second start with the same runId and action returns the first run (a different action is a 409). Default: a new id.
              * @example orders
              */
             runId?: string;
@@ -1026,7 +1064,7 @@ export interface components {
         GateRunStarted: {
             created: boolean;
             gate: string;
-            /** @description The orchestration instance id. */
+            /** @description The run as the app names it (`gate:<gate>:run:<runId>`). */
             id: string;
             runId: string;
             /** @description The run's status route (GET, function key), also sent as Location. */
@@ -1035,7 +1073,7 @@ export interface components {
         GateWaiters: {
             /** @description Runs that registered after the release and proceeded at once. */
             late: number;
-            /** @description Runs that reported proceeding after this generation was released. */
+            /** @description Runs this generation's release let go: every registered run at the release, every late one at once. */
             proceeded: number;
             /** @description Runs registered before the release (including those carried over by a reset). */
             registered: number;
@@ -2660,8 +2698,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A run with this runId exists with a different action */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The body, or a job action over the jobs limits (TALLYHO_JOBS_MAX_ITEMS, TALLYHO_JOBS_MAX_ITEM_BYTES) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The generation already has TALLYHO_GATES_MAX_WAITERS waiting runs; retry after Retry-After or the release */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
