@@ -31,7 +31,7 @@ export interface GateServiceDeps {
    * Checks a run's action before the run starts (the effects' validation: a job action gets the jobs
    * API's checks); its 400/413 names the field inside the run body (`body.action.items.3`).
    */
-  readonly checkAction: (action: GateAction) => void;
+  readonly checkAction: (action: GateAction) => Promise<void>;
   /**
    * Gates this app instance has seen exist, shared by every service the app hands out. Gates are
    * never deleted, so a run start need not read the gate's state (which holds the waiting list)
@@ -197,7 +197,7 @@ export class GateService {
    */
   async startRun(name: string, runId: string | undefined, action: GateAction): Promise<RunStart> {
     // An action the run could not perform once released would only fail the run after the wait.
-    this.deps.checkAction(action);
+    await this.deps.checkAction(action);
     if (!this.known.has(name)) await this.describe(name);
     const id = runId ?? this.deps.newId();
     const instanceId = gateInstanceIds.run(name, id);

@@ -58,11 +58,14 @@ function setup() {
   // Stands in for the jobs service's checks: refuses a job with more than two items, as a 413 naming the field.
   const checked: unknown[] = [];
   const jobs = {
-    check(request: { items: readonly unknown[] }): void {
+    check(request: { items: readonly unknown[] }): Promise<void> {
       checked.push(request);
       if (request.items.length > 2) {
-        throw new AppError('PayloadTooLarge', 'too many items', { issues: [{ path: 'body.items', message: 'at most 2' }] });
+        return Promise.reject(
+          new AppError('PayloadTooLarge', 'too many items', { issues: [{ path: 'body.items', message: 'at most 2' }] }),
+        );
       }
+      return Promise.resolve();
     },
   };
   // The app's check of a run's action (shared/app/ports.ts), with these jobs checks.

@@ -5,6 +5,7 @@
  */
 import type { RouteDefinition } from '../../../shared/http/route';
 import { gatesRoutes } from '../../../shared/gates/routes';
+import { processorInfos } from '../../../shared/app/processors';
 import { jobsRoutes } from '../../../shared/jobs/routes';
 import { schedulesRoutes } from '../../../shared/schedules/routes';
 import { streamsRoutes } from '../../../shared/streams/routes';
@@ -29,7 +30,7 @@ const routes: RouteDefinition[] = [
   ...streamsRoutes({ service: untouchable('streams') }),
   ...schedulesRoutes({ service: untouchable('schedules') }),
   ...gatesRoutes({ service: untouchable('gates'), waiting: untouchable('waiting'), audit: untouchable('audit') }),
-  ...jobsRoutes({ service: untouchable('jobs'), maxRequestBytes: 1024 * 1024 }),
+  ...jobsRoutes({ service: untouchable('jobs'), maxRequestBytes: 1024 * 1024, processors: processorInfos, queuePrefix: 'jobs-work' }),
   ...sequencesRoutes({ service: untouchable('sequences') }),
   ...countersRoutes({ service: untouchable('counters') }),
 ];
