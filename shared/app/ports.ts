@@ -5,7 +5,7 @@
  */
 import { effectIssues, type EffectRules, webhookIssue } from '../effects/admission';
 import { callWebhook } from '../effects/webhook/call';
-import type { PushTransport } from '../jobs/pusher';
+import type { PushTransport } from '../jobs/pushTransport';
 import type { GateReleasePort, JobPort } from '../effects/runner';
 import { parseAllowList } from '../effects/webhook/allowList';
 import { validationError } from '../errors';

@@ -10,7 +10,7 @@ import { JobStore } from '../jobs/jobStore';
 import { LeaseHub } from '../jobs/leaseHub';
 import { StorageProcessorQueues } from '../jobs/processorQueues';
 import { ProcessorStore } from '../jobs/processorStore';
-import type { PushTransport } from '../jobs/pusher';
+import type { PushTransport } from '../jobs/pushTransport';
 import { StorageEnvelopeQueues, workQueueNames } from '../jobs/queues';
 import { jobSettings } from '../jobs/settings';
 import { tooManyOpen } from '../jobs/submit';

@@ -14,7 +14,7 @@ import type { ItemSchemas } from './itemSchema';
 import type { ProcessorStore } from './processorStore';
 import type { ProcessorQueues } from './processorQueues';
 import type { LeaseHub } from './leaseHub';
-import type { PushTransport } from './pusher';
+import type { PushTransport } from './pushTransport';
 
 /** The places among TALLYHO_JOBS_MAX_OPEN: a capped set of job ids (shared/storage/cappedSet.ts). */
 export interface OpenSlots {

@@ -42,12 +42,11 @@ export class ItemSchemas {
     const validate = this.validator(schema, JSON.stringify(schema));
     const out: FieldIssue[] = [];
     for (let i = 0; i < items.length && out.length < max; i++) {
-      const item = items[i] as { id: string };
-      const valid = validate(item);
-      if (valid) continue;
+      const { id } = items[i] as { id: string };
+      if (validate(items[i])) continue;
       for (const error of validate.errors ?? []) {
         if (out.length >= max) break;
-        out.push(issueOf(i, item.id, error));
+        out.push(issueOf(i, id, error));
       }
     }
     return out;

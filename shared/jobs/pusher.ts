@@ -16,18 +16,6 @@ import type { WebhookProcessor } from './processorDefinition';
 import { completionBody } from './processorSchemas';
 import { webhookHeaders } from './webhookSignature';
 
-/** What the composition root gives the pusher: the webhook guard and caller (shared/effects/webhook). */
-export interface PushTransport {
-  /** Why `url` may not be called, or undefined (the allow-list and address checks of webhook schedule targets). */
-  urlIssue(url: string): string | undefined;
-  post(
-    url: string,
-    body: string,
-    headers: Readonly<Record<string, string>>,
-    timeoutMs: number,
-  ): Promise<{ readonly status: number; readonly body: string; readonly retryAfter: string | undefined }>;
-}
-
 export interface PushReport {
   readonly pushes: number;
   readonly items: number;

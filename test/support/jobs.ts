@@ -21,7 +21,7 @@ import { ItemSchemas } from '../../shared/jobs/itemSchema';
 import { LeaseHub } from '../../shared/jobs/leaseHub';
 import { StorageProcessorQueues } from '../../shared/jobs/processorQueues';
 import { ProcessorStore } from '../../shared/jobs/processorStore';
-import type { PushTransport } from '../../shared/jobs/pusher';
+import type { PushTransport } from '../../shared/jobs/pushTransport';
 import { tooManyOpen } from '../../shared/jobs/submit';
 import { CappedSet } from '../../shared/storage/cappedSet';
 import type { JobsContext } from '../../shared/jobs/context';
