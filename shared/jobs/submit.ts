@@ -1,7 +1,7 @@
 /**
  * Submitting a job. Everything that can reject the request is checked before the first write, so a
- * 400 or 413 leaves no trace. Then, in this order: the input blob, the `open` index entry, a place
- * among TALLYHO_JOBS_MAX_OPEN (a 429 when there is none), the job row (phase `enqueuing`, with the enqueue lease), the envelopes. With an Idempotency-Key the job id
+ * 400 or 413 leaves no trace. Then, in this order: the `open` index entry, a place among
+ * TALLYHO_JOBS_MAX_OPEN (a 429, with nothing left stored, when there is none), the input blob, the job row (phase `enqueuing`, with the enqueue lease), the envelopes. With an Idempotency-Key the job id
  * is derived from the key: a resubmission reads the job, checks it carries the same items, and
  * finishes an enqueue that a crash interrupted, from the cursor on.
  */
@@ -179,9 +179,8 @@ export async function submitJob(
     event: 'none',
   };
   const job: JobRecord = { ...draft, envelopes: (await roundEnvelopes(ctx, draft, input)).length };
-  await ctx.files.writeInput(job, input.text);
   // The index entry first: should this instance die after taking a place, the reconciler finds the
-  // entry without a job row and gives the place back.
+  // entry without a job row and gives the place back. A refused place stores nothing.
   await ctx.jobs.markOpen(id, now);
   if (options.limitOpen === true) {
     try {
@@ -191,6 +190,7 @@ export async function submitJob(
       throw err;
     }
   }
+  await ctx.files.writeInput(job, input.text);
   const created = await ctx.jobs.create(job);
   if (created === undefined) {
     // The same key, submitted concurrently, created it first.
