@@ -117,7 +117,7 @@ describe('leases of an external processor, on Azurite', () => {
     expect((await refusal(h.service.completeLease(forged, []))).code).toBe('NotFound');
     const extended = await h.service.extendLease(a!.leaseId);
     expect((await refusal(h.service.completeLease(a!.leaseId, []))).code).toBe('Conflict');
-    clock.advance(31_000);
+    await clock.advance(31_000);
     const late = await refusal(
       h.service.completeLease(
         extended.leaseId,
