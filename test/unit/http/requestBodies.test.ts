@@ -45,7 +45,9 @@ function nested(depth: number): string {
 
 function paramsOf(route: RouteDefinition): Record<string, string> {
   const names = [...route.path.matchAll(/\{(\w+)/g)].map((m) => m[1] ?? '');
-  return Object.fromEntries(names.map((n) => [n, n === 'id' ? '20260301120000-4f9c2a7e1b' : 'x1']));
+  const sample = (n: string): string =>
+    n === 'id' ? '20260301120000-4f9c2a7e1b' : n === 'leaseId' ? `${'a'.repeat(16)}.${'b'.repeat(43)}` : 'x1';
+  return Object.fromEntries(names.map((n) => [n, sample(n)]));
 }
 
 describe('finding 4: deep JSON is a 400, not a 500', () => {
