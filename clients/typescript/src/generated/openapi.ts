@@ -3,4761 +3,5755 @@
 // Do not edit: run `npm run generate` in clients/typescript after changing a route or schema.
 
 export interface paths {
-    "/console": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The admin console (a web page for operators)
-         * @description The page holds no data: it asks for the admin key (kept for the browser session) and calls this API with it. Served with a strict Content-Security-Policy.
-         */
-        get: operations["consolePage"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+  '/console': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/console/assets/{file}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** A static file of the console (content-hashed, cached for a year) */
-        get: operations["consoleAsset"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The admin console (a web page for operators)
+     * @description The page holds no data: it asks for the admin key (kept for the browser session) and calls this API with it. Served with a strict Content-Security-Policy.
+     */
+    get: operations['consolePage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/console/assets/{file}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/counters": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List counters with their settings (for operators)
-         * @description One table scan, in name order. Read a counter for its value.
-         */
-        get: operations["countersList"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** A static file of the console (content-hashed, cached for a year) */
+    get: operations['consoleAsset'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/counters': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/counters/{name}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A counter's value: rolled-up totals plus the hits not folded yet
-         * @description Exact for every increment acknowledged so far, except hits whose writer clock lagged by more than the safety window, which show after the next rollup. `?consistent=true` counts those too, at twice the storage requests.
-         */
-        get: operations["countersGet"];
-        /**
-         * Create a counter or change its settings
-         * @description Creates the counter (201) or replaces its settings (200; omitted ones take their defaults). Repeating a PUT changes nothing. Once the counter holds data its `mode` and `partitions` are fixed: changing them answers 409. The safety window may always change.
-         */
-        put: operations["countersConfigure"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * List counters with their settings (for operators)
+     * @description One table scan, in name order. Read a counter for its value.
+     */
+    get: operations['countersList'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/counters/{name}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/counters/{name}/increment": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Add to a counter
-         * @description Adds `by` (default 1; negative for adjustments) and answers 202 once the increment is stored; reads include it at once. With an Idempotency-Key a retry is counted once (the answer then carries `Idempotent-Replayed: true`); reusing a key with a different `by` is a 409.
-         */
-        post: operations["countersIncrement"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * A counter's value: rolled-up totals plus the hits not folded yet
+     * @description Exact for every increment acknowledged so far, except hits whose writer clock lagged by more than the safety window, which show after the next rollup. `?consistent=true` counts those too, at twice the storage requests.
+     */
+    get: operations['countersGet'];
+    /**
+     * Create a counter or change its settings
+     * @description Creates the counter (201) or replaces its settings (200; omitted ones take their defaults). Repeating a PUT changes nothing. Once the counter holds data its `mode` and `partitions` are fixed: changing them answers 409. The safety window may always change.
+     */
+    put: operations['countersConfigure'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/counters/{name}/increment': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/docs": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The API reference (this document, rendered by Swagger UI)
-         * @description A web page rendering /api/openapi.json; it holds no data and calls nothing but that document.
-         */
-        get: operations["apiDocsPage"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Add to a counter
+     * @description Adds `by` (default 1; negative for adjustments) and answers 202 once the increment is stored; reads include it at once. With an Idempotency-Key a retry is counted once (the answer then carries `Idempotent-Replayed: true`); reusing a key with a different `by` is a 409.
+     */
+    post: operations['countersIncrement'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/docs': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/docs/assets/{file}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** A static file of the API reference (content-hashed, cached for a year) */
-        get: operations["apiDocsAsset"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The API reference (this document, rendered by Swagger UI)
+     * @description A web page rendering /api/openapi.json; it holds no data and calls nothing but that document.
+     */
+    get: operations['apiDocsPage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/docs/assets/{file}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/gates": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List gates with their state and waiters (for operators)
-         * @description Names come from the audit log (one table scan); each gate is then read from its entity.
-         */
-        get: operations["gatesList"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** A static file of the API reference (content-hashed, cached for a year) */
+    get: operations['apiDocsAsset'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/gates': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/gates/{name}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A gate's state: closed or released, generation, who released it and when, waiter counts
-         * @description Answers with an ETag; send it back in If-None-Match to get 304 while nothing changed.
-         */
-        get: operations["gatesGet"];
-        /**
-         * Create a closed gate, optionally with a scheduled release
-         * @description Creates the gate closed, generation 1 (201). Repeating the PUT answers 200 with the gate as it is; a `releaseAt` different from the current generation's answers 409 (reset the gate with a `releaseAt` to reschedule).
-         */
-        put: operations["gatesCreate"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * List gates with their state and waiters (for operators)
+     * @description Names come from the audit log (one table scan); each gate is then read from its entity.
+     */
+    get: operations['gatesList'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/gates/{name}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/gates/{name}/audit": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The gate's audit log: every create, release and reset with who, when, generation and how */
-        get: operations["gatesAudit"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * A gate's state: closed or released, generation, who released it and when, waiter counts
+     * @description Answers with an ETag; send it back in If-None-Match to get 304 while nothing changed.
+     */
+    get: operations['gatesGet'];
+    /**
+     * Create a closed gate, optionally with a scheduled release
+     * @description Creates the gate closed, generation 1 (201). Repeating the PUT answers 200 with the gate as it is; a `releaseAt` different from the current generation's answers 409 (reset the gate with a `releaseAt` to reschedule).
+     */
+    put: operations['gatesCreate'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/gates/{name}/audit': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/gates/{name}/events": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Server-sent events: the current state first, then every change (the release as a `released` event)
-         * @description Events: `state` (closed, or a change such as a reset) and `released`, each with the gate as JSON and its ETag as the id; `: heartbeat` comments every TALLYHO_GATES_HEARTBEAT_SECONDS; a `retry:` hint. The stream ends right after a release it delivers, and after TALLYHO_GATES_SSE_MAX_SECONDS; a client that follows the gate further reconnects and gets the full state again.
-         */
-        get: operations["gatesEvents"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** The gate's audit log: every create, release and reset with who, when, generation and how */
+    get: operations['gatesAudit'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/gates/{name}/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/gates/{name}/release": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Release the gate: every waiting run proceeds, and so does every run that registers later
-         * @description Idempotent: releasing a released gate answers the first release (who and when) with outcome `alreadyReleased`. Concurrent calls release once. Each release is audited and, with Service Bus configured, published to the gate-events topic.
-         */
-        post: operations["gatesRelease"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * Server-sent events: the current state first, then every change (the release as a `released` event)
+     * @description Events: `state` (closed, or a change such as a reset) and `released`, each with the gate as JSON and its ETag as the id; `: heartbeat` comments every TALLYHO_GATES_HEARTBEAT_SECONDS; a `retry:` hint. The stream ends right after a release it delivers, and after TALLYHO_GATES_SSE_MAX_SECONDS; a client that follows the gate further reconnects and gets the full state again.
+     */
+    get: operations['gatesEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/gates/{name}/release': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/gates/{name}/reset": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Close the gate again for reuse, as a new generation
-         * @description The gate becomes closed with generation + 1; a release of the old generation can no longer affect it. Runs still waiting on a closed gate move into the new generation. A pending scheduled release is cancelled; give `releaseAt` to schedule the new generation. Concurrent resets of the same generation make one new generation.
-         */
-        post: operations["gatesReset"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Release the gate: every waiting run proceeds, and so does every run that registers later
+     * @description Idempotent: releasing a released gate answers the first release (who and when) with outcome `alreadyReleased`. Concurrent calls release once. Each release is audited and, with Service Bus configured, published to the gate-events topic.
+     */
+    post: operations['gatesRelease'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/gates/{name}/reset': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/gates/{name}/runs": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Start a gated durable run: it waits for the release, then performs its action
-         * @description Answers 202 with the run id and `statusUri` (also the Location), the run's own status route. A run that registers after the release proceeds at once. With `runId`, a repeated start returns the first run (`created: false`).
-         */
-        post: operations["gatesStartRun"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Close the gate again for reuse, as a new generation
+     * @description The gate becomes closed with generation + 1; a release of the old generation can no longer affect it. Runs still waiting on a closed gate move into the new generation. A pending scheduled release is cancelled; give `releaseAt` to schedule the new generation. Concurrent resets of the same generation make one new generation.
+     */
+    post: operations['gatesReset'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/gates/{name}/runs': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/gates/{name}/runs/{runId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** A gated run's status: its phase while it waits, its output once it has proceeded */
-        get: operations["gatesRunStatus"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Start a gated durable run: it waits for the release, then performs its action
+     * @description Answers 202 with the run id and `statusUri` (also the Location), the run's own status route. A run that registers after the release proceeds at once. With `runId`, a repeated start returns the first run (`created: false`).
+     */
+    post: operations['gatesStartRun'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/gates/{name}/runs/{runId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/gates/{name}/wait": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Long-poll: answers at once when released, else at the release or at the timeout
-         * @description Reads the state first, so a released gate answers immediately. `released: false, timedOut: true` means ask again. With `generation`, waits for that generation's release (answers at once when the gate has moved past it).
-         */
-        get: operations["gatesWait"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** A gated run's status: its phase while it waits, its output once it has proceeded */
+    get: operations['gatesRunStatus'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/gates/{name}/wait': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/health": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Whether this instance can serve: configuration valid, blob, queue and table storage reachable
-         * @description Loads the configuration and makes one cheap read per storage service with the app’s own identity. Anonymous, for load balancers and deployment smoke checks; it reveals no setting values, keys or URLs.
-         */
-        get: operations["health"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * Long-poll: answers at once when released, else at the release or at the timeout
+     * @description Reads the state first, so a released gate answers immediately. `released: false, timedOut: true` means ask again. With `generation`, waits for that generation's release (answers at once when the gate has moved past it).
+     */
+    get: operations['gatesWait'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/health': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/jobs": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The most recent jobs with their progress (for operators)
-         * @description Newest first. Reads every job row (job ids are not all time-ordered), so it is meant for an operator, not a client loop.
-         */
-        get: operations["jobsList"];
-        put?: never;
-        /**
-         * Submit a job
-         * @description Stores the items, packs them into envelopes and enqueues them; answers 202 with the job. Items are checked for shape here (an object with a unique `id`); the processor validates each one and records an invalid item as a failure with its reason. With an Idempotency-Key a resubmission returns the same job (`Idempotent-Replayed: true`) and finishes an enqueue a crash interrupted; reusing a key with other items is a 409.
-         */
-        post: operations["jobsSubmit"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * Whether this instance can serve: configuration valid, blob, queue and table storage reachable
+     * @description Loads the configuration and makes one cheap read per storage service with the app’s own identity. Anonymous, for load balancers and deployment smoke checks; it reveals no setting values, keys or URLs.
+     */
+    get: operations['health'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/jobs': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/jobs/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** A job: state, totals, timings */
-        get: operations["jobsGet"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The most recent jobs with their progress (for operators)
+     * @description Newest first. Reads every job row (job ids are not all time-ordered), so it is meant for an operator, not a client loop.
+     */
+    get: operations['jobsList'];
+    put?: never;
+    /**
+     * Submit a job
+     * @description Stores the items, packs them into envelopes and enqueues them; answers 202 with the job. `processor` is one the app registers — `billing` (transactions in, per-customer invoice totals out (invoice.csv), appended to the invoice ledger stream); `wordcount` (texts in (`{"id", "text"}`), words and characters per text and in total out (wordcount.csv)) — or one declared with PUT /api/processors/{name} (its workers lease the batches, or its endpoint receives them). Items are checked for shape here (an object with a unique `id`, and the declared item schema if any); an in-app processor validates each one and records an invalid item as a failure with its reason. With an Idempotency-Key a resubmission returns the same job (`Idempotent-Replayed: true`) and finishes an enqueue a crash interrupted; reusing a key with other items is a 409.
+     */
+    post: operations['jobsSubmit'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/jobs/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/jobs/{id}/failures": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** A page of the job's failed items, with reasons */
-        get: operations["jobsFailures"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** A job: state, totals, timings */
+    get: operations['jobsGet'];
+    put?: never;
+    post?: never;
+    /**
+     * Cancel a job
+     * @description Every item without a final result becomes `cancelled` (an item a worker finished first keeps its result); leases of the job are refused from then on and its queued batches dropped. The job ends `cancelled`. Repeating the call answers the same.
+     */
+    delete: operations['jobsCancel'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/jobs/{id}/failures': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/jobs/{id}/files/{name}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** A file the processor wrote (billing: invoice.csv) */
-        get: operations["jobsFile"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** A page of the job's failed items, with reasons */
+    get: operations['jobsFailures'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/jobs/{id}/files/{name}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/jobs/{id}/results": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A page of the job's item results
-         * @description In item-id order; `next` is the cursor of the following page (null on the last).
-         */
-        get: operations["jobsResults"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** A file the processor wrote (e.g. wordcount.csv) */
+    get: operations['jobsFile'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/jobs/{id}/results': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/jobs/{id}/retry-failed": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Run the failed items of a job again
-         * @description For a job that completed with failures: its failed items run again as a new round (fresh attempts); the job goes back to `running` and completes (with a new event) when they are done. Repeating the call while the round is being enqueued resumes it.
-         */
-        post: operations["jobsRetryFailed"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * A page of the job's item results
+     * @description In item-id order; `next` is the cursor of the following page (null on the last).
+     */
+    get: operations['jobsResults'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/jobs/{id}/retry-failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/openapi.json": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * This API as an OpenAPI 3.1 document
-         * @description Generated from the same route definitions and schemas that validate every request. Answers 304 to a current If-None-Match.
-         */
-        get: operations["openApiDocument"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Run the failed items of a job again
+     * @description For a job that completed with failures: its failed items run again as a new round (fresh attempts); the job goes back to `running` and completes (with a new event) when they are done. Repeating the call while the round is being enqueued resumes it.
+     */
+    post: operations['jobsRetryFailed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/leases/{leaseId}/complete': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/schedules": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List schedules, optionally in one state, a page at a time */
-        get: operations["schedulesList"];
-        put?: never;
-        /**
-         * Schedule a one-off (`at`) or a recurrence (`cron` + `timeZone`)
-         * @description Creates the schedule and answers 201 with its state and next fire time. The same id again with the same definition answers 200 (idempotent, safe to retry); with a different one 409. A bad cron, time, zone or target is a 400 and nothing is created. A target that performs an admin action (`gateRelease`) is a 403 here: create it with the admin key through POST /api/schedules/privileged.
-         */
-        post: operations["schedulesCreate"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Complete a lease with a result per item
+     * @description `succeeded` (with its `output`) and `failed` (with `code` and `reason`) are final; `retry` (with `reason`) brings the item back after the processor's back-off, as its next attempt — past maxAttempts it fails with that reason. An item not mentioned comes back like a retry. Each result is recorded once, however often the batch travels.
+     */
+    post: operations['leasesComplete'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/leases/{leaseId}/extend': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/schedules/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** A schedule: state, next fire time, recent runs with their outcome */
-        get: operations["schedulesGet"];
-        put?: never;
-        post?: never;
-        /** Cancel a schedule: it never fires again (a run in progress finishes) */
-        delete: operations["schedulesCancel"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Extend a lease (heartbeat)
+     * @description The lease lasts another of its processor's lease durations from now, under the new `leaseId` answered; the old id is spent.
+     */
+    post: operations['leasesExtend'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/openapi.json': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/schedules/{id}/pause": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Pause a schedule: fires are skipped until it is resumed */
-        post: operations["schedulesPause"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * This API as an OpenAPI 3.1 document
+     * @description Generated from the same route definitions and schemas that validate every request. Answers 304 to a current If-None-Match.
+     */
+    get: operations['openApiDocument'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/processors': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/schedules/{id}/resume": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Resume a paused schedule with its next fire */
-        post: operations["schedulesResume"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** The declared processors */
+    get: operations['processorsList'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/processors/{name}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/schedules/{id}/trigger": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Run the target now (also while paused); the overlap policy applies */
-        post: operations["schedulesTrigger"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** A declared processor */
+    get: operations['processorsGet'];
+    /**
+     * Declare (or change) an external or webhook processor
+     * @description `external`: workers lease its batches (POST /api/processors/{name}/leases). `webhook`: the app POSTs its batches to `url`, signed per the Standard Webhooks specification with a secret returned once, in the 201 of its declaration. Each processor has a queue of its own. A name the app's own processors use is a 409; so is changing a processor's type.
+     */
+    put: operations['processorsDeclare'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/processors/{name}/leases': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/schedules/privileged": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Schedule any target, including those that perform admin actions (`gateRelease`); admin key
-         * @description Creates the schedule and answers 201 with its state and next fire time. The same id again with the same definition answers 200 (idempotent, safe to retry); with a different one 409. A bad cron, time, zone or target is a 400 and nothing is created. The same body and answers as POST /api/schedules; the schedule records that an admin-key holder created it.
-         */
-        post: operations["schedulesCreatePrivileged"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Lease the next batch of an external processor's items
+     * @description Answers 200 with a lease: its items (each with its job, its attempt and its data) are yours until `expiresAt`; extend it while you work, then complete it. With nothing ready it waits up to `wait` seconds (long poll) and answers 204. An item whose lease runs out, or that a completion does not mention, comes back in a later lease as its next attempt.
+     */
+    post: operations['leasesTake'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/processors/{name}/rotate-secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/sequences": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List sequences with their high-water marks (for operators)
-         * @description One table scan, in name order. Block statistics are those of the instance that answered.
-         */
-        get: operations["sequencesList"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * A new secret for a webhook processor's signatures
+     * @description The new secret is shown in this answer only. Pushes carry signatures with both secrets for a day, so the endpoint can switch over.
+     */
+    post: operations['processorsRotateSecret'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/schedules': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/sequences/{name}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** A sequence's settings, high-water mark and this instance's block statistics */
-        get: operations["sequencesGet"];
-        /**
-         * Create a sequence, or confirm the settings of an existing one
-         * @description Creates the sequence with the given settings (omitted ones take their defaults) and answers 201. For an existing sequence, answers 200 when every given setting matches and 409 naming the differing ones otherwise: settings never change after creation, so numbers already issued stay valid.
-         */
-        put: operations["sequencesConfigure"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** List schedules, optionally in one state, a page at a time */
+    get: operations['schedulesList'];
+    put?: never;
+    /**
+     * Schedule a one-off (`at`) or a recurrence (`cron` + `timeZone`)
+     * @description Creates the schedule and answers 201 with its state and next fire time. The same id again with the same definition answers 200 (idempotent, safe to retry); with a different one 409. A bad cron, time, zone or target is a 400 and nothing is created. A target that performs an admin action (`gateRelease`) is a 403 here: create it with the admin key through POST /api/schedules/privileged.
+     */
+    post: operations['schedulesCreate'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/schedules/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/sequences/{name}/next": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Take the next numbers of a sequence
-         * @description Returns `count` (default 1, at most 1000) numbers, consecutive within this instance and unique across all instances. With an Idempotency-Key, a retry returns the same numbers.
-         */
-        post: operations["sequencesNext"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** A schedule: state, next fire time, recent runs with their outcome */
+    get: operations['schedulesGet'];
+    put?: never;
+    post?: never;
+    /** Cancel a schedule: it never fires again (a run in progress finishes) */
+    delete: operations['schedulesCancel'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/schedules/{id}/pause': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/sequences/{name}/validate/{formatted}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Check a typed-in number: prefix, digits and check digit
-         * @description Answers 200 with `valid: false` and a reason for anything that is not a well-formed number of this sequence; only input that is unsafe to process (control characters, over 100 characters) is a 400.
-         */
-        get: operations["sequencesValidate"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /** Pause a schedule: fires are skipped until it is resumed */
+    post: operations['schedulesPause'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/schedules/{id}/resume': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/streams": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Event types with a route of their own (for operators)
-         * @description The remapped types, from the route table (one scan). Read a type for its writer: buffer depth and flush lag.
-         */
-        get: operations["streamsList"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /** Resume a paused schedule with its next fire */
+    post: operations['schedulesResume'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/schedules/{id}/trigger': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/streams/{type}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Where an event type goes and how its writer is doing
-         * @description The resolved partition and resource, the writer's buffer depth, last flush and flush lag (age of the oldest unflushed event).
-         */
-        get: operations["streamsGet"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /** Run the target now (also while paused); the overlap policy applies */
+    post: operations['schedulesTrigger'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/schedules/privileged': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/streams/{type}/events": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Append events to the log of an event type
-         * @description One event or `{ "events": [...] }`. Each event carries its `producer` and a per-producer increasing `seq`; an event whose seq is not above the last one accepted from that producer is a duplicate and is ignored, so a retry never writes twice. The request is accepted whole or not at all. `ack=buffered` (default) answers 202 once the events are in the single writer's durable state; `ack=flushed` answers 200 once they are in the log blob. A full buffer answers 429 with Retry-After, or waits with `wait=true`.
-         */
-        post: operations["streamsAppend"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Schedule any target, including those that perform admin actions (`gateRelease`); admin key
+     * @description Creates the schedule and answers 201 with its state and next fire time. The same id again with the same definition answers 200 (idempotent, safe to retry); with a different one 409. A bad cron, time, zone or target is a 400 and nothing is created. The same body and answers as POST /api/schedules; the schedule records that an admin-key holder created it.
+     */
+    post: operations['schedulesCreatePrivileged'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/sequences': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/streams/{type}/flush": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Flush the writer of an event type now
-         * @description Writes everything the writer accepted so far without waiting for N events or T. 200 once it is in the log, 202 if not yet.
-         */
-        post: operations["streamsFlush"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * List sequences with their high-water marks (for operators)
+     * @description One table scan, in name order. Block statistics are those of the instance that answered.
+     */
+    get: operations['sequencesList'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/sequences/{name}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/streams/{type}/route": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        /**
-         * Move an event type to another partition and/or resource
-         * @description Writes the new route, then the old writer refuses the type, flushes everything it accepted and hands the producers' sequence marks to the new writer, which only then accepts the type: nothing is lost, duplicated or reordered per producer. Answers 200 once the new writer owns the type, 202 when the handoff is still under way (repeat the PUT to check or to re-drive it). Other instances may send to the old writer until their cached route expires (TALLYHO_STREAMS_ROUTE_CACHE_SECONDS); the old writer refuses and they re-resolve.
-         */
-        put: operations["streamsRemap"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** A sequence's settings, high-water mark and this instance's block statistics */
+    get: operations['sequencesGet'];
+    /**
+     * Create a sequence, or confirm the settings of an existing one
+     * @description Creates the sequence with the given settings (omitted ones take their defaults) and answers 201. For an existing sequence, answers 200 when every given setting matches and 409 naming the differing ones otherwise: settings never change after creation, so numbers already issued stay valid.
+     */
+    put: operations['sequencesConfigure'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/sequences/{name}/next': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
+    get?: never;
+    put?: never;
+    /**
+     * Take the next numbers of a sequence
+     * @description Returns `count` (default 1, at most 1000) numbers, consecutive within this instance and unique across all instances. With an Idempotency-Key, a retry returns the same numbers.
+     */
+    post: operations['sequencesNext'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/sequences/{name}/validate/{formatted}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Check a typed-in number: prefix, digits and check digit
+     * @description Answers 200 with `valid: false` and a reason for anything that is not a well-formed number of this sequence; only input that is unsafe to process (control characters, over 100 characters) is a 400.
+     */
+    get: operations['sequencesValidate'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/streams': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Event types with a route of their own (for operators)
+     * @description The remapped types, from the route table (one scan). Read a type for its writer: buffer depth and flush lag.
+     */
+    get: operations['streamsList'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/streams/{type}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Where an event type goes and how its writer is doing
+     * @description The resolved partition and resource, the writer's buffer depth, last flush and flush lag (age of the oldest unflushed event).
+     */
+    get: operations['streamsGet'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/streams/{type}/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Append events to the log of an event type
+     * @description One event or `{ "events": [...] }`. Each event carries its `producer` and a per-producer increasing `seq`; an event whose seq is not above the last one accepted from that producer is a duplicate and is ignored, so a retry never writes twice. The request is accepted whole or not at all. `ack=buffered` (default) answers 202 once the events are in the single writer's durable state; `ack=flushed` answers 200 once they are in the log blob. A full buffer answers 429 with Retry-After, or waits with `wait=true`.
+     */
+    post: operations['streamsAppend'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/streams/{type}/flush': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Flush the writer of an event type now
+     * @description Writes everything the writer accepted so far without waiting for N events or T. 200 once it is in the log, 202 if not yet.
+     */
+    post: operations['streamsFlush'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/streams/{type}/route': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Move an event type to another partition and/or resource
+     * @description Writes the new route, then the old writer refuses the type, flushes everything it accepted and hands the producers' sequence marks to the new writer, which only then accepts the type: nothing is lost, duplicated or reordered per producer. Answers 200 once the new writer owns the type, 202 when the handoff is still under way (repeat the PUT to check or to re-drive it). Other instances may send to the old writer until their cached route expires (TALLYHO_STREAMS_ROUTE_CACHE_SECONDS); the old writer refuses and they re-resolve.
+     */
+    put: operations['streamsRemap'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: {
-        /** @description A counter and its settings. */
-        Counter: {
-            createdAt: string;
+  schemas: {
+    /** @description A counter and its settings. */
+    Counter: {
+      createdAt: string;
+      /** @enum {string} */
+      mode: 'hits' | 'sharded';
+      name: string;
+      partitions: number;
+      safetyWindowSeconds: number;
+      updatedAt: string;
+    };
+    /** @description The increment is stored; it shows in reads at once. */
+    CounterIncrementAccepted: {
+      by: number;
+      name: string;
+    };
+    /**
+     * @example {
+     *       "by": 1
+     *     }
+     */
+    CounterIncrementRequest: {
+      /** @description What to add (default 1); negative for an adjustment. |by| <= TALLYHO_COUNTERS_MAX_INCREMENT. */
+      by?: number;
+    };
+    /** @description Counters in name order, with their settings (read each for its value). */
+    CounterList: {
+      items: components['schemas']['Counter'][];
+      /** @description More exist than `limit`. */
+      truncated: boolean;
+      /** @description Entries whose stored state could not be read (CorruptState), with why; they need an operator. */
+      unreadable: {
+        detail: string;
+        name: string;
+      }[];
+    };
+    /**
+     * @description Omitted settings take their defaults: mode `hits`, TALLYHO_COUNTERS_DEFAULT_PARTITIONS partitions, TALLYHO_COUNTERS_SAFETY_WINDOW_SECONDS.
+     * @example {
+     *       "mode": "hits",
+     *       "partitions": 8,
+     *       "safetyWindowSeconds": 60
+     *     }
+     */
+    CounterSettingsRequest: {
+      /**
+       * @description `hits`: one row per increment, folded into a summary by the rollup. `sharded`: one total per partition, each increment an ETag update.
+       * @enum {string}
+       */
+      mode?: 'hits' | 'sharded';
+      /** @description Partitions (hits mode) or shards (sharded mode) the increments spread over. */
+      partitions?: number;
+      /** @description Hits younger than this are not folded yet: the clock skew and write latency the rollup tolerates. */
+      safetyWindowSeconds?: number;
+    };
+    CounterValue: {
+      consistent: boolean;
+      /** @enum {string} */
+      mode: 'hits' | 'sharded';
+      name: string;
+      /** @description Hit rows not yet folded into a summary, counted one by one by this read. */
+      pendingHits: number;
+      value: number;
+      /** @description The newest rollup cutoff reached (ISO time); null before the first rollup. */
+      watermark: string | null;
+    };
+    /**
+     * @example {
+     *       "id": "nightly-report",
+     *       "cron": "0 30 2 * * *",
+     *       "timeZone": "America/New_York",
+     *       "target": {
+     *         "type": "queueMessage",
+     *         "queue": "reports",
+     *         "message": {
+     *           "kind": "nightly"
+     *         }
+     *       }
+     *     }
+     */
+    CreateSchedule: {
+      /**
+       * Format: date-time
+       * @description Fire once at this time (with an offset).
+       * @example 2027-01-15T09:00:00Z
+       */
+      at?: string;
+      /** @description Who is creating the schedule, for the record (free text; the key level is recorded beside it). */
+      by?: string;
+      /** @description Fires missed while the app was down: `none` skips them, `once` (default) runs one, `all` runs each, at most `limit` (default 10). */
+      catchUp?:
+        | ('none' | 'once' | 'all')
+        | {
+            limit?: number;
             /** @enum {string} */
-            mode: "hits" | "sharded";
-            name: string;
-            partitions: number;
-            safetyWindowSeconds: number;
-            updatedAt: string;
+            policy: 'none' | 'once' | 'all';
+          };
+      /**
+       * @description Fire on this six-field cron (second minute hour day month weekday).
+       * @example 0 0 9 * * MON-FRI
+       */
+      cron?: string;
+      /**
+       * @description Your id for the schedule (generated when omitted). Never reused.
+       * @example orders
+       */
+      id?: string;
+      /**
+       * @description A fire while a run is in progress: skipped (default), held (one at most) or run alongside.
+       * @enum {string}
+       */
+      overlap?: 'skip' | 'bufferOne' | 'allow';
+      target: components['schemas']['ScheduleTarget'];
+      /**
+       * @description IANA zone the cron is read in (default UTC).
+       * @example America/New_York
+       */
+      timeZone?: string;
+    };
+    Gate: {
+      createdAt: string;
+      /** @description Increases with every reset; a release belongs to one generation. */
+      generation: number;
+      generationStartedAt: string;
+      name: string;
+      releaseAt: string | null;
+      releasedAt: string | null;
+      releasedBy: string | null;
+      releaseHow: ('api' | 'schedule') | null;
+      releaseNote: string | null;
+      /** @enum {string} */
+      state: 'closed' | 'released';
+      waiters: components['schemas']['GateWaiters'];
+    };
+    /** @description Still under way: the Durable check-status links of the orchestration doing it. */
+    GateAccepted: {
+      id: string;
+      statusQueryGetUri: string;
+    } & {
+      [key: string]: string;
+    };
+    /** @description What the run does once the gate is released (default: none). */
+    GateAction:
+      | {
+          /** @constant */
+          type: 'none';
+        }
+      | {
+          /** @description Any JSON value (at most 32768 bytes), passed to the worker as is. */
+          payload?: components['schemas']['JsonValue'];
+          /** @constant */
+          type: 'enqueue';
+        }
+      | {
+          /** @description At most TALLYHO_JOBS_MAX_ITEMS items */
+          items: {
+            [key: string]: unknown;
+          }[];
+          /**
+           * @description What processes the items: a processor of the app, or a declared external or webhook one
+           * @example wordcount
+           */
+          processor: string;
+          /** @constant */
+          type: 'job';
         };
-        /** @description The increment is stored; it shows in reads at once. */
-        CounterIncrementAccepted: {
-            by: number;
-            name: string;
+    GateAuditRecord: {
+      /** @description When it happened (the orchestration time). */
+      at: string;
+      by: string;
+      gate: string;
+      generation: number;
+      /** @enum {string} */
+      how: 'api' | 'schedule';
+      /** @enum {string} */
+      kind: 'create' | 'release' | 'reset';
+      note?: string;
+      /** @description When the audit row was written. */
+      recordedAt: string;
+    };
+    GateCreateRequest: {
+      /** @description Who is doing it, for the audit record. With App Service authentication on, the signed-in principal is recorded instead. */
+      by?: string;
+      /** @description Free text kept in the audit record. */
+      note?: string;
+      /**
+       * Format: date-time
+       * @description Release this generation automatically at this time (ISO 8601 with offset; in the future, at most 366 days ahead).
+       * @example 2026-03-29T09:00:00Z
+       */
+      releaseAt?: string;
+    };
+    /** @description Gates in name order, as their entities hold them now. A gate shows once its creation is audited. */
+    GateList: {
+      items: components['schemas']['Gate'][];
+      /** @description More exist than `limit`. */
+      truncated: boolean;
+      /** @description Entries whose stored state could not be read (CorruptState), with why; they need an operator. */
+      unreadable: {
+        detail: string;
+        name: string;
+      }[];
+    };
+    GateReleaseRequest: {
+      /** @description Who is doing it, for the audit record. With App Service authentication on, the signed-in principal is recorded instead. */
+      by?: string;
+      /** @description Free text kept in the audit record. */
+      note?: string;
+    };
+    GateReleaseResult: {
+      gate: components['schemas']['Gate'];
+      /** @enum {string} */
+      outcome: 'released' | 'alreadyReleased';
+    };
+    GateResetRequest: {
+      /** @description Who is doing it, for the audit record. With App Service authentication on, the signed-in principal is recorded instead. */
+      by?: string;
+      /** @description Free text kept in the audit record. */
+      note?: string;
+      /**
+       * Format: date-time
+       * @description Release this generation automatically at this time (ISO 8601 with offset; in the future, at most 366 days ahead).
+       * @example 2026-03-29T09:00:00Z
+       */
+      releaseAt?: string;
+    };
+    GateResetResult: {
+      /** @description Runs still waiting that moved into the new generation. */
+      carried: number;
+      gate: components['schemas']['Gate'];
+      /** @enum {string} */
+      outcome: 'reset' | 'alreadyReset';
+    };
+    GateRun: {
+      /** @description `{phase: registering | waiting | proceeding, generation}` while it runs. */
+      customStatus: unknown;
+      gate: string;
+      id: string;
+      /** @description Once completed: the generation that released it, whether it was late, when it proceeded, its action result. */
+      output: unknown;
+      runId: string;
+      /** @description Running, Pending, Completed, Failed, Terminated …, as Durable reports it. */
+      runtimeStatus: string;
+    };
+    /**
+     * @example {
+     *       "action": {
+     *         "type": "none"
+     *       }
+     *     }
+     */
+    GateRunRequest: {
+      action?: components['schemas']['GateAction'];
+      /**
+       * @description Makes the start idempotent: a second start with the same runId returns the first run. Default: a new id.
+       * @example orders
+       */
+      runId?: string;
+    };
+    /** @description The run id and where to follow it. */
+    GateRunStarted: {
+      created: boolean;
+      gate: string;
+      /** @description The orchestration instance id. */
+      id: string;
+      runId: string;
+      /** @description The run's status route (GET, function key), also sent as Location. */
+      statusUri: string;
+    };
+    GateWaiters: {
+      /** @description Runs that registered after the release and proceeded at once. */
+      late: number;
+      /** @description Runs that reported proceeding after this generation was released. */
+      proceeded: number;
+      /** @description Runs registered before the release (including those carried over by a reset). */
+      registered: number;
+      /** @description Runs waiting now (0 once released). */
+      waiting: number;
+    };
+    GateWaitResult: {
+      gate: components['schemas']['Gate'];
+      released: boolean;
+      timedOut: boolean;
+    };
+    /** @description One dependency check. Failures name a code and HTTP status, never a value or URL. */
+    HealthCheck: {
+      code?: string;
+      detail?: string;
+      durationMs?: number;
+      httpStatus?: number;
+      settings?: string[];
+      /** @enum {string} */
+      status: 'pass' | 'fail' | 'skipped';
+    };
+    HealthChecks: {
+      blob: components['schemas']['HealthCheck'];
+      config: components['schemas']['HealthCheck'];
+      queue: components['schemas']['HealthCheck'];
+      serviceBus: components['schemas']['HealthCheck'];
+      table: components['schemas']['HealthCheck'];
+    };
+    /**
+     * @example {
+     *       "status": "healthy",
+     *       "checks": {
+     *         "config": {
+     *           "status": "pass"
+     *         },
+     *         "blob": {
+     *           "status": "pass",
+     *           "durationMs": 12
+     *         },
+     *         "queue": {
+     *           "status": "pass",
+     *           "durationMs": 9
+     *         },
+     *         "table": {
+     *           "status": "pass",
+     *           "durationMs": 11
+     *         },
+     *         "serviceBus": {
+     *           "status": "skipped",
+     *           "detail": "not configured"
+     *         }
+     *       }
+     *     }
+     */
+    HealthReport: {
+      checks: components['schemas']['HealthChecks'];
+      /** @constant */
+      status: 'healthy';
+    };
+    Job: {
+      /**
+       * @description The in-app processor's hand-on of the latest completion (e.g. to a stream)
+       * @enum {string}
+       */
+      delivery: 'none' | 'pending' | 'delivered' | 'notConfigured';
+      /** @description Envelopes of the current round */
+      envelopes: {
+        count: number;
+        sent: number;
+      };
+      /**
+       * @description The JobCompleted event of the latest completion
+       * @enum {string}
+       */
+      event: 'none' | 'pending' | 'published' | 'notConfigured';
+      id: string;
+      links: {
+        [key: string]: string;
+      };
+      processor: string;
+      /** @description 0, or the number of retry-failed runs */
+      round: number;
+      /**
+       * @description `accepted`: nothing processed yet; `running`; `cancelling`: cancelled, its open items being recorded; `completed`: every item succeeded; `completedWithFailures`; `cancelled`
+       * @enum {string}
+       */
+      state: 'accepted' | 'running' | 'cancelling' | 'completed' | 'completedWithFailures' | 'cancelled';
+      /** @description The processor's summary, once completed */
+      summary: {
+        [key: string]: unknown;
+      } | null;
+      timings: {
+        acceptedAt: string;
+        cancelledAt: string | null;
+        completedAt: string | null;
+        /** @description Accepted to completed */
+        durationMs: number | null;
+        enqueuedAt: string | null;
+        lastProgressAt: string | null;
+        /** @description First result recorded */
+        startedAt: string | null;
+      };
+      totals: {
+        /** @description Items that had no result when the job was cancelled */
+        cancelled: number;
+        failed: number;
+        items: number;
+        pending: number;
+        succeeded: number;
+      };
+    };
+    JobFailure: {
+      attempts: number;
+      code: string;
+      envelope: string;
+      id: string;
+      reason: string;
+      round: number;
+    };
+    JobFailuresPage: {
+      failures: components['schemas']['JobFailure'][];
+      next: string | null;
+    };
+    /** @description The most recently accepted jobs, newest first. */
+    JobList: {
+      items: components['schemas']['Job'][];
+      /** @description More exist than `limit`. */
+      truncated: boolean;
+      /** @description Entries whose stored state could not be read (CorruptState), with why; they need an operator. */
+      unreadable: {
+        detail: string;
+        name: string;
+      }[];
+    };
+    JobResult: {
+      attempts: number;
+      /** @description The item travelled as a claim check (a reference into the input blob) */
+      claimCheck: boolean;
+      code?: string;
+      envelope: string;
+      id: string;
+      output?: unknown;
+      payloadBytes?: number;
+      /** @description SHA-256 of the item as the worker received it */
+      payloadSha256?: string;
+      reason?: string;
+      recordedAt: string;
+      round: number;
+      /** @enum {string} */
+      status: 'succeeded' | 'failed' | 'cancelled' | 'retrying';
+    };
+    JobResultsPage: {
+      next: string | null;
+      results: components['schemas']['JobResult'][];
+    };
+    /**
+     * @example {
+     *       "processor": "wordcount",
+     *       "items": [
+     *         {
+     *           "id": "doc-1",
+     *           "text": "The quick brown fox jumps over the lazy dog"
+     *         }
+     *       ]
+     *     }
+     */
+    JobSubmission: {
+      /** @description At most TALLYHO_JOBS_MAX_ITEMS items */
+      items: {
+        [key: string]: unknown;
+      }[];
+      /**
+       * @description What processes the items: a processor of the app, or a declared external or webhook one
+       * @example wordcount
+       */
+      processor: string;
+    };
+    JsonValue: unknown;
+    Lease: {
+      /** @description Complete (or extend) before then; after it, the items come back in another lease */
+      expiresAt: string;
+      items: {
+        /** @description 1 for the first attempt */
+        attempt: number;
+        /** @description The item as submitted */
+        data: {
+          [key: string]: unknown;
         };
-        /**
-         * @example {
-         *       "by": 1
-         *     }
-         */
-        CounterIncrementRequest: {
-            /** @description What to add (default 1); negative for an adjustment. |by| <= TALLYHO_COUNTERS_MAX_INCREMENT. */
-            by?: number;
-        };
-        /** @description Counters in name order, with their settings (read each for its value). */
-        CounterList: {
-            items: components["schemas"]["Counter"][];
-            /** @description More exist than `limit`. */
-            truncated: boolean;
-            /** @description Entries whose stored state could not be read (CorruptState), with why; they need an operator. */
-            unreadable: {
-                detail: string;
-                name: string;
-            }[];
-        };
-        /**
-         * @description Omitted settings take their defaults: mode `hits`, TALLYHO_COUNTERS_DEFAULT_PARTITIONS partitions, TALLYHO_COUNTERS_SAFETY_WINDOW_SECONDS.
-         * @example {
-         *       "mode": "hits",
-         *       "partitions": 8,
-         *       "safetyWindowSeconds": 60
-         *     }
-         */
-        CounterSettingsRequest: {
+        id: string;
+        jobId: string;
+      }[];
+      leaseId: string;
+      leaseSeconds: number;
+      links: {
+        complete: string;
+        extend: string;
+      };
+      processor: string;
+    };
+    /**
+     * @example {
+     *       "results": [
+     *         {
+     *           "id": "img-1",
+     *           "status": "succeeded",
+     *           "output": {
+     *             "thumbnail": "thumbs/img-1.webp"
+     *           }
+     *         },
+     *         {
+     *           "id": "img-2",
+     *           "status": "failed",
+     *           "code": "notAnImage",
+     *           "reason": "The file is a PDF"
+     *         },
+     *         {
+     *           "id": "img-3",
+     *           "status": "retry",
+     *           "reason": "Upstream timed out"
+     *         }
+     *       ]
+     *     }
+     */
+    LeaseCompletion: {
+      /** @description One per item of the lease; an item not mentioned comes back later, counted as an attempt */
+      results: (
+        | {
             /**
-             * @description `hits`: one row per increment, folded into a summary by the rollup. `sharded`: one total per partition, each increment an ETag update.
-             * @enum {string}
+             * @description Unique within the job; results and failures are keyed by it
+             * @example tx-000123
              */
-            mode?: "hits" | "sharded";
-            /** @description Partitions (hits mode) or shards (sharded mode) the increments spread over. */
-            partitions?: number;
-            /** @description Hits younger than this are not folded yet: the clock skew and write latency the rollup tolerates. */
-            safetyWindowSeconds?: number;
-        };
-        CounterValue: {
-            consistent: boolean;
-            /** @enum {string} */
-            mode: "hits" | "sharded";
-            name: string;
-            /** @description Hit rows not yet folded into a summary, counted one by one by this read. */
-            pendingHits: number;
-            value: number;
-            /** @description The newest rollup cutoff reached (ISO time); null before the first rollup. */
-            watermark: string | null;
-        };
-        /**
-         * @example {
-         *       "id": "nightly-report",
-         *       "cron": "0 30 2 * * *",
-         *       "timeZone": "America/New_York",
-         *       "target": {
-         *         "type": "queueMessage",
-         *         "queue": "reports",
-         *         "message": {
-         *           "kind": "nightly"
-         *         }
-         *       }
-         *     }
-         */
-        CreateSchedule: {
-            /**
-             * Format: date-time
-             * @description Fire once at this time (with an offset).
-             * @example 2027-01-15T09:00:00Z
-             */
-            at?: string;
-            /** @description Who is creating the schedule, for the record (free text; the key level is recorded beside it). */
-            by?: string;
-            /** @description Fires missed while the app was down: `none` skips them, `once` (default) runs one, `all` runs each, at most `limit` (default 10). */
-            catchUp?: ("none" | "once" | "all") | {
-                limit?: number;
-                /** @enum {string} */
-                policy: "none" | "once" | "all";
-            };
-            /**
-             * @description Fire on this six-field cron (second minute hour day month weekday).
-             * @example 0 0 9 * * MON-FRI
-             */
-            cron?: string;
-            /**
-             * @description Your id for the schedule (generated when omitted). Never reused.
-             * @example orders
-             */
-            id?: string;
-            /**
-             * @description A fire while a run is in progress: skipped (default), held (one at most) or run alongside.
-             * @enum {string}
-             */
-            overlap?: "skip" | "bufferOne" | "allow";
-            target: components["schemas"]["ScheduleTarget"];
-            /**
-             * @description IANA zone the cron is read in (default UTC).
-             * @example America/New_York
-             */
-            timeZone?: string;
-        };
-        Gate: {
-            createdAt: string;
-            /** @description Increases with every reset; a release belongs to one generation. */
-            generation: number;
-            generationStartedAt: string;
-            name: string;
-            releaseAt: string | null;
-            releasedAt: string | null;
-            releasedBy: string | null;
-            releaseHow: ("api" | "schedule") | null;
-            releaseNote: string | null;
-            /** @enum {string} */
-            state: "closed" | "released";
-            waiters: components["schemas"]["GateWaiters"];
-        };
-        /** @description Still under way: the Durable check-status links of the orchestration doing it. */
-        GateAccepted: {
             id: string;
-            statusQueryGetUri: string;
-        } & {
-            [key: string]: string;
-        };
-        /** @description What the run does once the gate is released (default: none). */
-        GateAction: {
+            /** @description The item's output (up to 30,000 characters of JSON) */
+            output?: components['schemas']['JsonValue'];
             /** @constant */
-            type: "none";
-        } | {
-            /** @description Any JSON value (at most 32768 bytes), passed to the worker as is. */
-            payload?: components["schemas"]["JsonValue"];
-            /** @constant */
-            type: "enqueue";
-        } | {
-            /** @description At most TALLYHO_JOBS_MAX_ITEMS items */
-            items: {
-                [key: string]: unknown;
-            }[];
-            /**
-             * @description What processes the items
-             * @enum {string}
-             */
-            processor: "billing";
-            /** @constant */
-            type: "job";
-        };
-        GateAuditRecord: {
-            /** @description When it happened (the orchestration time). */
-            at: string;
-            by: string;
-            gate: string;
-            generation: number;
-            /** @enum {string} */
-            how: "api" | "schedule";
-            /** @enum {string} */
-            kind: "create" | "release" | "reset";
-            note?: string;
-            /** @description When the audit row was written. */
-            recordedAt: string;
-        };
-        GateCreateRequest: {
-            /** @description Who is doing it, for the audit record. With App Service authentication on, the signed-in principal is recorded instead. */
-            by?: string;
-            /** @description Free text kept in the audit record. */
-            note?: string;
-            /**
-             * Format: date-time
-             * @description Release this generation automatically at this time (ISO 8601 with offset; in the future, at most 366 days ahead).
-             * @example 2026-03-29T09:00:00Z
-             */
-            releaseAt?: string;
-        };
-        /** @description Gates in name order, as their entities hold them now. A gate shows once its creation is audited. */
-        GateList: {
-            items: components["schemas"]["Gate"][];
-            /** @description More exist than `limit`. */
-            truncated: boolean;
-            /** @description Entries whose stored state could not be read (CorruptState), with why; they need an operator. */
-            unreadable: {
-                detail: string;
-                name: string;
-            }[];
-        };
-        GateReleaseRequest: {
-            /** @description Who is doing it, for the audit record. With App Service authentication on, the signed-in principal is recorded instead. */
-            by?: string;
-            /** @description Free text kept in the audit record. */
-            note?: string;
-        };
-        GateReleaseResult: {
-            gate: components["schemas"]["Gate"];
-            /** @enum {string} */
-            outcome: "released" | "alreadyReleased";
-        };
-        GateResetRequest: {
-            /** @description Who is doing it, for the audit record. With App Service authentication on, the signed-in principal is recorded instead. */
-            by?: string;
-            /** @description Free text kept in the audit record. */
-            note?: string;
-            /**
-             * Format: date-time
-             * @description Release this generation automatically at this time (ISO 8601 with offset; in the future, at most 366 days ahead).
-             * @example 2026-03-29T09:00:00Z
-             */
-            releaseAt?: string;
-        };
-        GateResetResult: {
-            /** @description Runs still waiting that moved into the new generation. */
-            carried: number;
-            gate: components["schemas"]["Gate"];
-            /** @enum {string} */
-            outcome: "reset" | "alreadyReset";
-        };
-        GateRun: {
-            /** @description `{phase: registering | waiting | proceeding, generation}` while it runs. */
-            customStatus: unknown;
-            gate: string;
-            id: string;
-            /** @description Once completed: the generation that released it, whether it was late, when it proceeded, its action result. */
-            output: unknown;
-            runId: string;
-            /** @description Running, Pending, Completed, Failed, Terminated …, as Durable reports it. */
-            runtimeStatus: string;
-        };
-        /**
-         * @example {
-         *       "action": {
-         *         "type": "none"
-         *       }
-         *     }
-         */
-        GateRunRequest: {
-            action?: components["schemas"]["GateAction"];
-            /**
-             * @description Makes the start idempotent: a second start with the same runId returns the first run. Default: a new id.
-             * @example orders
-             */
-            runId?: string;
-        };
-        /** @description The run id and where to follow it. */
-        GateRunStarted: {
-            created: boolean;
-            gate: string;
-            /** @description The orchestration instance id. */
-            id: string;
-            runId: string;
-            /** @description The run's status route (GET, function key), also sent as Location. */
-            statusUri: string;
-        };
-        GateWaiters: {
-            /** @description Runs that registered after the release and proceeded at once. */
-            late: number;
-            /** @description Runs that reported proceeding after this generation was released. */
-            proceeded: number;
-            /** @description Runs registered before the release (including those carried over by a reset). */
-            registered: number;
-            /** @description Runs waiting now (0 once released). */
-            waiting: number;
-        };
-        GateWaitResult: {
-            gate: components["schemas"]["Gate"];
-            released: boolean;
-            timedOut: boolean;
-        };
-        /** @description One dependency check. Failures name a code and HTTP status, never a value or URL. */
-        HealthCheck: {
-            code?: string;
-            detail?: string;
-            durationMs?: number;
-            httpStatus?: number;
-            settings?: string[];
-            /** @enum {string} */
-            status: "pass" | "fail" | "skipped";
-        };
-        HealthChecks: {
-            blob: components["schemas"]["HealthCheck"];
-            config: components["schemas"]["HealthCheck"];
-            queue: components["schemas"]["HealthCheck"];
-            serviceBus: components["schemas"]["HealthCheck"];
-            table: components["schemas"]["HealthCheck"];
-        };
-        /**
-         * @example {
-         *       "status": "healthy",
-         *       "checks": {
-         *         "config": {
-         *           "status": "pass"
-         *         },
-         *         "blob": {
-         *           "status": "pass",
-         *           "durationMs": 12
-         *         },
-         *         "queue": {
-         *           "status": "pass",
-         *           "durationMs": 9
-         *         },
-         *         "table": {
-         *           "status": "pass",
-         *           "durationMs": 11
-         *         },
-         *         "serviceBus": {
-         *           "status": "skipped",
-         *           "detail": "not configured"
-         *         }
-         *       }
-         *     }
-         */
-        HealthReport: {
-            checks: components["schemas"]["HealthChecks"];
-            /** @constant */
-            status: "healthy";
-        };
-        Job: {
-            /**
-             * @description The processor's hand-on of the latest completion (billing: invoice lines to the ledger stream)
-             * @enum {string}
-             */
-            delivery: "none" | "pending" | "delivered" | "notConfigured";
-            /** @description Envelopes of the current round */
-            envelopes: {
-                count: number;
-                sent: number;
-            };
-            /**
-             * @description The JobCompleted event of the latest completion
-             * @enum {string}
-             */
-            event: "none" | "pending" | "published" | "notConfigured";
-            id: string;
-            links: {
-                [key: string]: string;
-            };
-            processor: string;
-            /** @description 0, or the number of retry-failed runs */
-            round: number;
-            /**
-             * @description `accepted`: nothing processed yet; `running`; `completed`: every item succeeded; `completedWithFailures`
-             * @enum {string}
-             */
-            state: "accepted" | "running" | "completed" | "completedWithFailures";
-            /** @description The processor's summary, once completed */
-            summary: {
-                [key: string]: unknown;
-            } | null;
-            timings: {
-                acceptedAt: string;
-                completedAt: string | null;
-                /** @description Accepted to completed */
-                durationMs: number | null;
-                enqueuedAt: string | null;
-                lastProgressAt: string | null;
-                /** @description First result recorded */
-                startedAt: string | null;
-            };
-            totals: {
-                failed: number;
-                items: number;
-                pending: number;
-                succeeded: number;
-            };
-        };
-        JobFailure: {
-            attempts: number;
+            status: 'succeeded';
+          }
+        | {
             code: string;
-            envelope: string;
+            /**
+             * @description Unique within the job; results and failures are keyed by it
+             * @example tx-000123
+             */
             id: string;
             reason: string;
-            round: number;
-        };
-        JobFailuresPage: {
-            failures: components["schemas"]["JobFailure"][];
-            next: string | null;
-        };
-        /** @description The most recently accepted jobs, newest first. */
-        JobList: {
-            items: components["schemas"]["Job"][];
-            /** @description More exist than `limit`. */
-            truncated: boolean;
-            /** @description Entries whose stored state could not be read (CorruptState), with why; they need an operator. */
-            unreadable: {
-                detail: string;
-                name: string;
-            }[];
-        };
-        JobResult: {
-            attempts: number;
-            /** @description The item travelled as a claim check (a reference into the input blob) */
-            claimCheck: boolean;
-            code?: string;
-            envelope: string;
-            id: string;
-            output?: unknown;
-            payloadBytes?: number;
-            /** @description SHA-256 of the item as the worker received it */
-            payloadSha256?: string;
-            reason?: string;
-            recordedAt: string;
-            round: number;
-            /** @enum {string} */
-            status: "succeeded" | "failed" | "retrying";
-        };
-        JobResultsPage: {
-            next: string | null;
-            results: components["schemas"]["JobResult"][];
-        };
-        /**
-         * @example {
-         *       "processor": "billing",
-         *       "items": [
-         *         {
-         *           "id": "tx-1",
-         *           "customerId": "c-42",
-         *           "amountMinor": 1999,
-         *           "currency": "EUR",
-         *           "taxCategory": "standard",
-         *           "occurredAt": "2026-03-01T12:00:00Z"
-         *         }
-         *       ]
-         *     }
-         */
-        JobSubmission: {
-            /** @description At most TALLYHO_JOBS_MAX_ITEMS items */
-            items: {
-                [key: string]: unknown;
-            }[];
+            /** @constant */
+            status: 'failed';
+          }
+        | {
             /**
-             * @description What processes the items
-             * @enum {string}
+             * @description Unique within the job; results and failures are keyed by it
+             * @example tx-000123
              */
-            processor: "billing";
-        };
-        JsonValue: unknown;
-        /** @description An OpenAPI 3.1 document */
-        OpenApiDocument: {
-            info: {
-                title: string;
-                version: string;
-            } & {
-                [key: string]: unknown;
-            };
-            openapi: string;
-            paths: {
-                [key: string]: unknown;
-            };
-        } & {
+            id: string;
+            reason: string;
+            /** @constant */
+            status: 'retry';
+          }
+      )[];
+    };
+    LeaseCompletionResult: {
+      /** @description Items that already had a final result */
+      alreadyFinal: number;
+      jobFinished: boolean;
+      /** @description Results recorded now */
+      recorded: number;
+      /** @description Items that come back in a later lease */
+      retrying: number;
+    };
+    LeaseExtension: {
+      expiresAt: string;
+      /** @description Use this id from now on; the old one is spent */
+      leaseId: string;
+    };
+    LeaseRequest: {
+      /** @description At most this many items (default and ceiling: the processor's batchSize) */
+      maxItems?: number;
+      /**
+       * @description Seconds to wait for a batch when none is ready (long poll), 0-60
+       * @default 20
+       */
+      wait: number;
+    };
+    /** @description An OpenAPI 3.1 document */
+    OpenApiDocument: {
+      info: {
+        title: string;
+        version: string;
+      } & {
+        [key: string]: unknown;
+      };
+      openapi: string;
+      paths: {
+        [key: string]: unknown;
+      };
+    } & {
+      [key: string]: unknown;
+    };
+    /** @description RFC 9457 problem details */
+    Problem: {
+      code: string;
+      detail: string;
+      instance?: string;
+      issues?: {
+        message: string;
+        path: string;
+      }[];
+      status: number;
+      title: string;
+      type: string;
+    } & {
+      [key: string]: unknown;
+    };
+    Processor: {
+      batchSize: number;
+      concurrency?: number;
+      createdAt: string;
+      itemSchema: {
+        [key: string]: unknown;
+      } | null;
+      leaseSeconds: number;
+      maxAttempts: number;
+      name: string;
+      previousSecretValidUntil?: string | null;
+      /** @description The processor's own storage queue */
+      queue: string;
+      retry: {
+        delaySeconds: number;
+        maxDelaySeconds: number;
+        multiplier: number;
+      };
+      /** @description Webhook only, shown once: when declared, and when rotated. `whsec_` + base64 */
+      secret?: string;
+      timeoutSeconds?: number;
+      /** @enum {string} */
+      type: 'external' | 'webhook';
+      updatedAt: string;
+      url?: string;
+    };
+    /**
+     * @example {
+     *       "type": "external",
+     *       "batchSize": 50,
+     *       "leaseSeconds": 60,
+     *       "maxAttempts": 3,
+     *       "itemSchema": {
+     *         "type": "object",
+     *         "required": [
+     *           "url"
+     *         ]
+     *       }
+     *     }
+     */
+    ProcessorDeclaration:
+      | {
+          /**
+           * @description Items per batch (one lease or one push), 1-100
+           * @default 25
+           */
+          batchSize: number;
+          /**
+           * @description A JSON Schema (2020-12) every item must satisfy at submit; a bad item is a 400 naming the item and field
+           * @default null
+           */
+          itemSchema: {
             [key: string]: unknown;
+          } | null;
+          /**
+           * @description How long a lease lasts unless extended
+           * @default 60
+           */
+          leaseSeconds: number;
+          /**
+           * @description Attempts per item before it fails with its reason
+           * @default 3
+           */
+          maxAttempts: number;
+          /**
+           * @default {
+           *       "delaySeconds": 10,
+           *       "multiplier": 2,
+           *       "maxDelaySeconds": 3600
+           *     }
+           */
+          retry: components['schemas']['ProcessorRetry'];
+          /**
+           * @description Workers lease batches over HTTP
+           * @constant
+           */
+          type: 'external';
+        }
+      | {
+          /**
+           * @description Items per batch (one lease or one push), 1-100
+           * @default 25
+           */
+          batchSize: number;
+          /**
+           * @description Batches in flight to the endpoint at once, across the app
+           * @default 4
+           */
+          concurrency: number;
+          /**
+           * @description A JSON Schema (2020-12) every item must satisfy at submit; a bad item is a 400 naming the item and field
+           * @default null
+           */
+          itemSchema: {
+            [key: string]: unknown;
+          } | null;
+          /**
+           * @description Attempts per item before it fails with its reason
+           * @default 3
+           */
+          maxAttempts: number;
+          /**
+           * @default {
+           *       "delaySeconds": 10,
+           *       "multiplier": 2,
+           *       "maxDelaySeconds": 3600
+           *     }
+           */
+          retry: components['schemas']['ProcessorRetry'];
+          /**
+           * @description How long the app waits for an answer
+           * @default 30
+           */
+          timeoutSeconds: number;
+          /**
+           * @description The app POSTs batches to `url`, signed per the Standard Webhooks specification
+           * @constant
+           */
+          type: 'webhook';
+          /** @description An https URL on TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS, checked like a webhook schedule target */
+          url: string;
         };
-        /** @description RFC 9457 problem details */
-        Problem: {
+    ProcessorList: {
+      processors: components['schemas']['Processor'][];
+    };
+    /** @description Back-off of an item that comes back (retry, not in a completion, lease ran out) */
+    ProcessorRetry: {
+      /**
+       * @description Delay before an item's second attempt
+       * @default 10
+       */
+      delaySeconds: number;
+      /** @default 3600 */
+      maxDelaySeconds: number;
+      /**
+       * @description Each later delay is the previous one times this
+       * @default 2
+       */
+      multiplier: number;
+    };
+    ProcessorSecret: {
+      name: string;
+      /** @description Pushes are signed with both secrets until then */
+      previousSecretValidUntil: string;
+      /** @description The new secret, shown once (`whsec_` + base64) */
+      secret: string;
+    };
+    Schedule: {
+      at?: string;
+      catchUp: {
+        limit?: number;
+        /** @enum {string} */
+        policy: 'none' | 'once' | 'all';
+      };
+      createdAt: string;
+      /** @description Who created it and through which key level (null: not recorded). */
+      createdBy: components['schemas']['ScheduleCreator'] | null;
+      cron?: string;
+      /** @description Service Bus scheduled mode: the scheduled message and its sequence number (a 64-bit integer as a string). */
+      delivery?: {
+        /** @constant */
+        mode: 'serviceBusScheduled';
+        sequenceNumber: string | null;
+      };
+      id: string;
+      nextFireAt: string | null;
+      /** @enum {string} */
+      overlap: 'skip' | 'bufferOne' | 'allow';
+      pendingTriggers: number;
+      runCount: number;
+      /** @description The newest runs, newest last. */
+      runs: components['schemas']['ScheduleRun'][];
+      /** @enum {string} */
+      state: 'pending' | 'active' | 'paused' | 'cancelled' | 'completed';
+      target: {
+        [key: string]: unknown;
+      };
+      timeZone?: string;
+      updatedAt: string;
+    };
+    ScheduleCreator: {
+      /** @description Who the creator said they are (`by` in the create body; "unnamed" when omitted). */
+      by: string;
+      /**
+       * @description The key level of the route it was created through, as the host enforced it.
+       * @enum {string}
+       */
+      level: 'function' | 'admin';
+    };
+    /** @description One page; pass continuationToken back for the next one (null on the last page). */
+    ScheduleList: {
+      continuationToken: string | null;
+      items: components['schemas']['Schedule'][];
+    };
+    ScheduleRun: {
+      /** @description When the fire was due (a trigger: when it was requested). */
+      at: string;
+      /** @description Fires this line stands for (skips and misses are summarised). */
+      count?: number;
+      /** @description What the target answered. */
+      detail?: string;
+      finishedAt?: string;
+      /** @enum {string} */
+      kind: 'scheduled' | 'catchUp' | 'trigger';
+      /** @enum {string} */
+      outcome: 'running' | 'succeeded' | 'failed' | 'skipped' | 'missed';
+      /** @description Why it was skipped, missed or failed. */
+      reason?: string;
+      runId?: string;
+      startedAt?: string;
+      triggerId?: string;
+    };
+    /** @description What runs when the schedule fires. */
+    ScheduleTarget:
+      | {
+          /** @example orders */
+          gate: string;
+          /** @constant */
+          type: 'gateRelease';
+        }
+      | {
+          /** @description At most TALLYHO_JOBS_MAX_ITEMS items */
+          items: {
+            [key: string]: unknown;
+          }[];
+          /**
+           * @description What processes the items: a processor of the app, or a declared external or webhook one
+           * @example wordcount
+           */
+          processor: string;
+          /** @constant */
+          type: 'job';
+        }
+      | {
+          message: components['schemas']['JsonValue'];
+          queue: string;
+          /** @constant */
+          type: 'queueMessage';
+        }
+      | {
+          /** @enum {string} */
+          delivery?: 'immediate' | 'scheduled';
+          entity: string;
+          message: components['schemas']['JsonValue'];
+          sessionId?: string;
+          /** @constant */
+          type: 'serviceBus';
+        }
+      | {
+          payload?: components['schemas']['JsonValue'];
+          /** @constant */
+          type: 'webhook';
+          url: string;
+        };
+    ScheduleTrigger: {
+      schedule: components['schemas']['Schedule'];
+      triggerId: string;
+    };
+    Sequence: {
+      /** @description The first number no instance has reserved yet. */
+      highWaterMark: number;
+      /** @description Null until this instance issues from the sequence. */
+      instance: components['schemas']['SequenceInstanceStats'] | null;
+      /** @example orders */
+      sequence: string;
+      settings: components['schemas']['SequenceSettings'];
+    };
+    /** @description This instance's allocator for the sequence. */
+    SequenceInstanceStats: {
+      /** @description Size of the newest block this instance reserved. */
+      blockSize: number;
+      /** @description Requests that had to wait for a refill. */
+      boundaryWaits: number;
+      closed: boolean;
+      issued: number;
+      lastRefillAt: string | null;
+      longestBoundaryWaitMs: number;
+      /** @description Writes whose response was lost but which were recognised as ours. */
+      recoveredWrites: number;
+      refillFailures: number;
+      refillInFlight: boolean;
+      refills: number;
+      /** @description Numbers this instance holds and has not issued. */
+      remaining: number;
+      /** @description Conditional writes that lost to another instance and were retried. */
+      retries412: number;
+      /** @description Refills that gave up under contention (each a 503). */
+      retriesExhausted: number;
+    };
+    /** @description Sequences in name order; `instance` is the allocator of the instance that answered. */
+    SequenceList: {
+      items: components['schemas']['Sequence'][];
+      /** @description More exist than `limit`. */
+      truncated: boolean;
+      /** @description Entries whose stored state could not be read (CorruptState), with why; they need an operator. */
+      unreadable: {
+        detail: string;
+        name: string;
+      }[];
+    };
+    /**
+     * @example {
+     *       "count": 3
+     *     }
+     */
+    SequenceNextRequest: {
+      /** @description How many numbers to take, 1-1000 (default 1). */
+      count?: number;
+    };
+    /**
+     * @example {
+     *       "sequence": "orders",
+     *       "numbers": [
+     *         12345,
+     *         12346
+     *       ],
+     *       "formatted": [
+     *         "ORD-0012345-9",
+     *         "ORD-0012346-8"
+     *       ]
+     *     }
+     */
+    SequenceNumbers: {
+      formatted: string[];
+      numbers: number[];
+      /** @example orders */
+      sequence: string;
+    };
+    /** @description The settings of a sequence, defaults filled in. */
+    SequenceSettings: {
+      blockSize: {
+        max: number;
+        min: number;
+      };
+      checkDigit: boolean;
+      prefix: string;
+      refillTargetSeconds: number;
+      start: number;
+      width: number;
+    };
+    /**
+     * @description Settings for a new sequence; every field is optional. Unknown fields are rejected.
+     * @example {
+     *       "prefix": "ORD-",
+     *       "width": 7,
+     *       "checkDigit": true
+     *     }
+     */
+    SequenceSettingsInput: {
+      /** @description Bounds of the adaptive block size (default 10 to 100000). */
+      blockSize?: {
+        max?: number;
+        min?: number;
+      };
+      /** @description Append "-" and a Damm check digit (default true). */
+      checkDigit?: boolean;
+      /**
+       * @description Written before the digits, as is (default none).
+       * @example ORD-
+       */
+      prefix?: string;
+      /** @description Block size adapts toward one refill per this interval per instance (default 10). */
+      refillTargetSeconds?: number;
+      /** @description First number issued (default 1). */
+      start?: number;
+      /** @description Minimum digits; shorter numbers are zero-padded (default 7). */
+      width?: number;
+    };
+    SequenceValidation: {
+      /** @description The number, when valid. */
+      number?: number;
+      /** @description Why the number is not valid. */
+      reason?: string;
+      valid: boolean;
+    };
+    /** @description One event (`{ "producer", "seq", "data" }`), or `{ "events": [ ... ] }` */
+    StreamAppendBody:
+      | components['schemas']['StreamEvent']
+      | {
+          events: components['schemas']['StreamEvent'][];
+        };
+    StreamAppendResult: {
+      /** @description Events newly accepted */
+      accepted: number;
+      /** @enum {string} */
+      ack: 'buffered' | 'flushed';
+      /** @description Events ignored because the producer had sent them before */
+      duplicates: number;
+      /** @description Every event of the request is in the log blob */
+      flushed: boolean;
+      /** @description Highest position in the writer's log this request covers (-1: none) */
+      lastIndex: number;
+      partition: string;
+      requestId: string;
+      resource: string;
+      type: string;
+    };
+    /**
+     * @example {
+     *       "producer": "checkout-7",
+     *       "seq": 42,
+     *       "data": {
+     *         "order": "ORD-0012345-9",
+     *         "total": 129.5
+     *       }
+     *     }
+     */
+    StreamEvent: {
+      /** @description Any JSON value (default null) */
+      data?: components['schemas']['JsonValue'];
+      /**
+       * @description Who produced the event; sequence numbers are per producer and event type
+       * @example checkout-7
+       */
+      producer: string;
+      /** @description The producer's sequence number: increasing per producer; a number not above the last accepted one is a duplicate */
+      seq: number;
+    };
+    StreamFlushResult: {
+      flushed: boolean;
+      /** @description Every event with a lower index is in the log */
+      flushedThrough: number;
+      partition: string;
+      resource: string;
+      type: string;
+    };
+    /**
+     * @example {
+     *       "partition": "p07",
+     *       "resource": "orders-2026"
+     *     }
+     */
+    StreamRemapBody: {
+      /** @example p03 */
+      partition?: string;
+      /** @example orders */
+      resource?: string;
+    };
+    StreamRemapResult: {
+      changed: boolean;
+      from: {
+        partition: string;
+        resource: string;
+        /** @enum {string} */
+        source: 'table' | 'default';
+        version: number;
+      };
+      /** @description The new writer owns the type (the old one flushed and handed over) */
+      switched: boolean;
+      to: {
+        partition: string;
+        resource: string;
+        /** @enum {string} */
+        source: 'table' | 'default';
+        version: number;
+      };
+      type: string;
+    };
+    /** @description Event types with a route of their own (remapped), in type order; every other type goes to its default route. */
+    StreamRouteList: {
+      items: {
+        partition: string;
+        resource: string;
+        /** @enum {string} */
+        source: 'table' | 'default';
+        type: string;
+        version: number;
+      }[];
+      /** @description More exist than `limit`. */
+      truncated: boolean;
+      /** @description Entries whose stored state could not be read (CorruptState), with why; they need an operator. */
+      unreadable: {
+        detail: string;
+        name: string;
+      }[];
+    };
+    StreamView: {
+      route: {
+        cachedForMs: number | null;
+        partition: string;
+        resource: string;
+        /** @enum {string} */
+        source: 'table' | 'default';
+        version: number;
+      };
+      type: string;
+      writer: {
+        accepted: number;
+        bufferDepth: number;
+        bufferedBytes: number;
+        exists: boolean;
+        flushedThrough: number;
+        /** @description Age of the oldest event not yet in the log (0 when none) */
+        flushLagMs: number;
+        inFlight: number;
+        key: string;
+        lastError: {
+          at: string;
+          attempts: number;
+          message: string;
+        } | null;
+        lastFlush: {
+          at: string;
+          blob: string;
+          blocksFoundWritten: number;
+          bytes: number;
+          events: number;
+        } | null;
+        log: {
+          blob: string;
+          blocks: number;
+          container: string;
+          position: number;
+        } | null;
+        maxBuffered: number;
+        maxBufferedBytes: number;
+        oldestUnflushedAt: string | null;
+        /** @enum {string} */
+        owns: 'yes' | 'handingOver' | 'awaitingHandoff' | 'unknown';
+        totals: {
+          accepted: number;
+          bytes: number;
+          duplicates: number;
+          flushes: number;
+          refusedFull: number;
+        };
+      };
+    };
+  };
+  responses: never;
+  parameters: never;
+  requestBodies: never;
+  headers: never;
+  pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+  consolePage: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The page */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/html': unknown;
+        };
+      };
+      /** @description The assets of the console were not built into the package */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  consoleAsset: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        file: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The file */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/octet-stream': unknown;
+        };
+      };
+      /** @description Not an asset file name */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No such asset */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  countersList: {
+    parameters: {
+      query?: {
+        /** @description At most this many. */
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The counters */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CounterList'];
+        };
+      };
+      /** @description Invalid name, body or header; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Unexpected failure; a counter whose settings are corrupt is listed under `unreadable` instead */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable or too much contention; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  countersGet: {
+    parameters: {
+      query?: {
+        /** @description true: also count hits that arrived too late for the watermark, checked against a concurrent rollup (2 requests per partition). */
+        consistent?: 'true' | 'false';
+      };
+      header?: never;
+      path: {
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The value */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CounterValue'];
+        };
+      };
+      /** @description Invalid name, body or header; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such counter */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Stored state of the counter is corrupt (CorruptState); needs an operator */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable or too much contention; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  countersConfigure: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CounterSettingsRequest'];
+      };
+    };
+    responses: {
+      /** @description The counter exists with these settings */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Counter'];
+        };
+      };
+      /** @description The counter was created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Counter'];
+        };
+      };
+      /** @description Invalid name, body or header; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The counter holds data and the PUT changes its mode or partitions (see `fields`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Body larger than 4 KiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Stored state of the counter is corrupt (CorruptState); needs an operator */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable or too much contention; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  countersIncrement: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry of this request return the first response instead of doing the work again (kept for TALLYHO_IDEMPOTENCY_TTL_SECONDS). */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['CounterIncrementRequest'];
+      };
+    };
+    responses: {
+      /** @description The increment is stored */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CounterIncrementAccepted'];
+        };
+      };
+      /** @description Invalid name, body or header; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such counter (and TALLYHO_COUNTERS_AUTO_CREATE is off) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The Idempotency-Key was first used with another `by` */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Body larger than 1 KiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Stored state of the counter is corrupt (CorruptState); needs an operator */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable or too much contention; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  apiDocsPage: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The page */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/html': unknown;
+        };
+      };
+      /** @description The assets of the API reference were not built into the package */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  apiDocsAsset: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        file: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The file */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/octet-stream': unknown;
+        };
+      };
+      /** @description Not an asset file name */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No such asset */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  gatesList: {
+    parameters: {
+      query?: {
+        /** @description At most this many. */
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The gates */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GateList'];
+        };
+      };
+      /** @description Invalid name, query or body; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  gatesGet: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag of the state you have; 304 when it is still current. */
+        'If-None-Match'?: string;
+      };
+      path: {
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The gate */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Gate'];
+        };
+      };
+      /** @description Unchanged since the ETag in If-None-Match */
+      304: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Invalid name, query or body; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such gate */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  gatesCreate: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['GateCreateRequest'];
+      };
+    };
+    responses: {
+      /** @description The gate exists */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Gate'];
+        };
+      };
+      /** @description The gate was created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Gate'];
+        };
+      };
+      /** @description Not answered within TALLYHO_GATES_COMMAND_WAIT_MS; it goes on: follow `statusQueryGetUri` */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GateAccepted'];
+        };
+      };
+      /** @description Invalid name, query or body; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The gate exists with another releaseAt */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is larger than this endpoint accepts */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  gatesAudit: {
+    parameters: {
+      query?: {
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Oldest first */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GateAuditRecord'][];
+        };
+      };
+      /** @description Invalid name, query or body; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  gatesEvents: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description An event stream */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': unknown;
+        };
+      };
+      /** @description Invalid name, query or body; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such gate */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  gatesRelease: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['GateReleaseRequest'];
+      };
+    };
+    responses: {
+      /** @description Released (by this call or an earlier one) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GateReleaseResult'];
+        };
+      };
+      /** @description Not answered within TALLYHO_GATES_COMMAND_WAIT_MS; it goes on: follow `statusQueryGetUri` */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GateAccepted'];
+        };
+      };
+      /** @description Invalid name, query or body; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such gate */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is larger than this endpoint accepts */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  gatesReset: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['GateResetRequest'];
+      };
+    };
+    responses: {
+      /** @description Reset (by this call or a concurrent one) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GateResetResult'];
+        };
+      };
+      /** @description Not answered within TALLYHO_GATES_COMMAND_WAIT_MS; it goes on: follow `statusQueryGetUri` */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GateAccepted'];
+        };
+      };
+      /** @description Invalid name, query or body; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such gate */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is larger than this endpoint accepts */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  gatesStartRun: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['GateRunRequest'];
+      };
+    };
+    responses: {
+      /** @description The run is started (or was already) */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GateRunStarted'];
+        };
+      };
+      /** @description Invalid name, query or body; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such gate */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body, or a job action over the jobs limits (TALLYHO_JOBS_MAX_ITEMS, TALLYHO_JOBS_MAX_ITEM_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  gatesRunStatus: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        name: string;
+        runId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The run */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GateRun'];
+        };
+      };
+      /** @description Invalid name, query or body; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such run of this gate */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  gatesWait: {
+    parameters: {
+      query?: {
+        /** @description Wait for the release of this generation (returns at once if the gate has moved past it). */
+        generation?: number;
+        /** @description Seconds to wait for the release (default 30, at most TALLYHO_GATES_WAIT_MAX_SECONDS). */
+        timeout?: number;
+      };
+      header?: never;
+      path: {
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Released, or the state at the timeout */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GateWaitResult'];
+        };
+      };
+      /** @description Invalid name, query or body; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such gate */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  health: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Healthy */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HealthReport'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A check failed; `checks` says which (code DependencyUnavailable) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': {
+            checks: components['schemas']['HealthChecks'];
             code: string;
             detail: string;
             instance?: string;
             issues?: {
-                message: string;
-                path: string;
+              message: string;
+              path: string;
             }[];
             status: number;
             title: string;
             type: string;
-        } & {
+          } & {
             [key: string]: unknown;
+          };
         };
-        Schedule: {
-            at?: string;
-            catchUp: {
-                limit?: number;
-                /** @enum {string} */
-                policy: "none" | "once" | "all";
-            };
-            createdAt: string;
-            /** @description Who created it and through which key level (null: not recorded). */
-            createdBy: components["schemas"]["ScheduleCreator"] | null;
-            cron?: string;
-            /** @description Service Bus scheduled mode: the scheduled message and its sequence number (a 64-bit integer as a string). */
-            delivery?: {
-                /** @constant */
-                mode: "serviceBusScheduled";
-                sequenceNumber: string | null;
-            };
-            id: string;
-            nextFireAt: string | null;
-            /** @enum {string} */
-            overlap: "skip" | "bufferOne" | "allow";
-            pendingTriggers: number;
-            runCount: number;
-            /** @description The newest runs, newest last. */
-            runs: components["schemas"]["ScheduleRun"][];
-            /** @enum {string} */
-            state: "pending" | "active" | "paused" | "cancelled" | "completed";
-            target: {
-                [key: string]: unknown;
-            };
-            timeZone?: string;
-            updatedAt: string;
-        };
-        ScheduleCreator: {
-            /** @description Who the creator said they are (`by` in the create body; "unnamed" when omitted). */
-            by: string;
-            /**
-             * @description The key level of the route it was created through, as the host enforced it.
-             * @enum {string}
-             */
-            level: "function" | "admin";
-        };
-        /** @description One page; pass continuationToken back for the next one (null on the last page). */
-        ScheduleList: {
-            continuationToken: string | null;
-            items: components["schemas"]["Schedule"][];
-        };
-        ScheduleRun: {
-            /** @description When the fire was due (a trigger: when it was requested). */
-            at: string;
-            /** @description Fires this line stands for (skips and misses are summarised). */
-            count?: number;
-            /** @description What the target answered. */
-            detail?: string;
-            finishedAt?: string;
-            /** @enum {string} */
-            kind: "scheduled" | "catchUp" | "trigger";
-            /** @enum {string} */
-            outcome: "running" | "succeeded" | "failed" | "skipped" | "missed";
-            /** @description Why it was skipped, missed or failed. */
-            reason?: string;
-            runId?: string;
-            startedAt?: string;
-            triggerId?: string;
-        };
-        /** @description What runs when the schedule fires. */
-        ScheduleTarget: {
-            /** @example orders */
-            gate: string;
-            /** @constant */
-            type: "gateRelease";
-        } | {
-            /** @description At most TALLYHO_JOBS_MAX_ITEMS items */
-            items: {
-                [key: string]: unknown;
-            }[];
-            /**
-             * @description What processes the items
-             * @enum {string}
-             */
-            processor: "billing";
-            /** @constant */
-            type: "job";
-        } | {
-            message: components["schemas"]["JsonValue"];
-            queue: string;
-            /** @constant */
-            type: "queueMessage";
-        } | {
-            /** @enum {string} */
-            delivery?: "immediate" | "scheduled";
-            entity: string;
-            message: components["schemas"]["JsonValue"];
-            sessionId?: string;
-            /** @constant */
-            type: "serviceBus";
-        } | {
-            payload?: components["schemas"]["JsonValue"];
-            /** @constant */
-            type: "webhook";
-            url: string;
-        };
-        ScheduleTrigger: {
-            schedule: components["schemas"]["Schedule"];
-            triggerId: string;
-        };
-        Sequence: {
-            /** @description The first number no instance has reserved yet. */
-            highWaterMark: number;
-            /** @description Null until this instance issues from the sequence. */
-            instance: components["schemas"]["SequenceInstanceStats"] | null;
-            /** @example orders */
-            sequence: string;
-            settings: components["schemas"]["SequenceSettings"];
-        };
-        /** @description This instance's allocator for the sequence. */
-        SequenceInstanceStats: {
-            /** @description Size of the newest block this instance reserved. */
-            blockSize: number;
-            /** @description Requests that had to wait for a refill. */
-            boundaryWaits: number;
-            closed: boolean;
-            issued: number;
-            lastRefillAt: string | null;
-            longestBoundaryWaitMs: number;
-            /** @description Writes whose response was lost but which were recognised as ours. */
-            recoveredWrites: number;
-            refillFailures: number;
-            refillInFlight: boolean;
-            refills: number;
-            /** @description Numbers this instance holds and has not issued. */
-            remaining: number;
-            /** @description Conditional writes that lost to another instance and were retried. */
-            retries412: number;
-            /** @description Refills that gave up under contention (each a 503). */
-            retriesExhausted: number;
-        };
-        /** @description Sequences in name order; `instance` is the allocator of the instance that answered. */
-        SequenceList: {
-            items: components["schemas"]["Sequence"][];
-            /** @description More exist than `limit`. */
-            truncated: boolean;
-            /** @description Entries whose stored state could not be read (CorruptState), with why; they need an operator. */
-            unreadable: {
-                detail: string;
-                name: string;
-            }[];
-        };
-        /**
-         * @example {
-         *       "count": 3
-         *     }
-         */
-        SequenceNextRequest: {
-            /** @description How many numbers to take, 1-1000 (default 1). */
-            count?: number;
-        };
-        /**
-         * @example {
-         *       "sequence": "orders",
-         *       "numbers": [
-         *         12345,
-         *         12346
-         *       ],
-         *       "formatted": [
-         *         "ORD-0012345-9",
-         *         "ORD-0012346-8"
-         *       ]
-         *     }
-         */
-        SequenceNumbers: {
-            formatted: string[];
-            numbers: number[];
-            /** @example orders */
-            sequence: string;
-        };
-        /** @description The settings of a sequence, defaults filled in. */
-        SequenceSettings: {
-            blockSize: {
-                max: number;
-                min: number;
-            };
-            checkDigit: boolean;
-            prefix: string;
-            refillTargetSeconds: number;
-            start: number;
-            width: number;
-        };
-        /**
-         * @description Settings for a new sequence; every field is optional. Unknown fields are rejected.
-         * @example {
-         *       "prefix": "ORD-",
-         *       "width": 7,
-         *       "checkDigit": true
-         *     }
-         */
-        SequenceSettingsInput: {
-            /** @description Bounds of the adaptive block size (default 10 to 100000). */
-            blockSize?: {
-                max?: number;
-                min?: number;
-            };
-            /** @description Append "-" and a Damm check digit (default true). */
-            checkDigit?: boolean;
-            /**
-             * @description Written before the digits, as is (default none).
-             * @example ORD-
-             */
-            prefix?: string;
-            /** @description Block size adapts toward one refill per this interval per instance (default 10). */
-            refillTargetSeconds?: number;
-            /** @description First number issued (default 1). */
-            start?: number;
-            /** @description Minimum digits; shorter numbers are zero-padded (default 7). */
-            width?: number;
-        };
-        SequenceValidation: {
-            /** @description The number, when valid. */
-            number?: number;
-            /** @description Why the number is not valid. */
-            reason?: string;
-            valid: boolean;
-        };
-        /** @description One event (`{ "producer", "seq", "data" }`), or `{ "events": [ ... ] }` */
-        StreamAppendBody: components["schemas"]["StreamEvent"] | {
-            events: components["schemas"]["StreamEvent"][];
-        };
-        StreamAppendResult: {
-            /** @description Events newly accepted */
-            accepted: number;
-            /** @enum {string} */
-            ack: "buffered" | "flushed";
-            /** @description Events ignored because the producer had sent them before */
-            duplicates: number;
-            /** @description Every event of the request is in the log blob */
-            flushed: boolean;
-            /** @description Highest position in the writer's log this request covers (-1: none) */
-            lastIndex: number;
-            partition: string;
-            requestId: string;
-            resource: string;
-            type: string;
-        };
-        /**
-         * @example {
-         *       "producer": "checkout-7",
-         *       "seq": 42,
-         *       "data": {
-         *         "order": "ORD-0012345-9",
-         *         "total": 129.5
-         *       }
-         *     }
-         */
-        StreamEvent: {
-            /** @description Any JSON value (default null) */
-            data?: components["schemas"]["JsonValue"];
-            /**
-             * @description Who produced the event; sequence numbers are per producer and event type
-             * @example checkout-7
-             */
-            producer: string;
-            /** @description The producer's sequence number: increasing per producer; a number not above the last accepted one is a duplicate */
-            seq: number;
-        };
-        StreamFlushResult: {
-            flushed: boolean;
-            /** @description Every event with a lower index is in the log */
-            flushedThrough: number;
-            partition: string;
-            resource: string;
-            type: string;
-        };
-        /**
-         * @example {
-         *       "partition": "p07",
-         *       "resource": "orders-2026"
-         *     }
-         */
-        StreamRemapBody: {
-            /** @example p03 */
-            partition?: string;
-            /** @example orders */
-            resource?: string;
-        };
-        StreamRemapResult: {
-            changed: boolean;
-            from: {
-                partition: string;
-                resource: string;
-                /** @enum {string} */
-                source: "table" | "default";
-                version: number;
-            };
-            /** @description The new writer owns the type (the old one flushed and handed over) */
-            switched: boolean;
-            to: {
-                partition: string;
-                resource: string;
-                /** @enum {string} */
-                source: "table" | "default";
-                version: number;
-            };
-            type: string;
-        };
-        /** @description Event types with a route of their own (remapped), in type order; every other type goes to its default route. */
-        StreamRouteList: {
-            items: {
-                partition: string;
-                resource: string;
-                /** @enum {string} */
-                source: "table" | "default";
-                type: string;
-                version: number;
-            }[];
-            /** @description More exist than `limit`. */
-            truncated: boolean;
-            /** @description Entries whose stored state could not be read (CorruptState), with why; they need an operator. */
-            unreadable: {
-                detail: string;
-                name: string;
-            }[];
-        };
-        StreamView: {
-            route: {
-                cachedForMs: number | null;
-                partition: string;
-                resource: string;
-                /** @enum {string} */
-                source: "table" | "default";
-                version: number;
-            };
-            type: string;
-            writer: {
-                accepted: number;
-                bufferDepth: number;
-                bufferedBytes: number;
-                exists: boolean;
-                flushedThrough: number;
-                /** @description Age of the oldest event not yet in the log (0 when none) */
-                flushLagMs: number;
-                inFlight: number;
-                key: string;
-                lastError: {
-                    at: string;
-                    attempts: number;
-                    message: string;
-                } | null;
-                lastFlush: {
-                    at: string;
-                    blob: string;
-                    blocksFoundWritten: number;
-                    bytes: number;
-                    events: number;
-                } | null;
-                log: {
-                    blob: string;
-                    blocks: number;
-                    container: string;
-                    position: number;
-                } | null;
-                maxBuffered: number;
-                maxBufferedBytes: number;
-                oldestUnflushedAt: string | null;
-                /** @enum {string} */
-                owns: "yes" | "handingOver" | "awaitingHandoff" | "unknown";
-                totals: {
-                    accepted: number;
-                    bytes: number;
-                    duplicates: number;
-                    flushes: number;
-                    refusedFull: number;
-                };
-            };
-        };
+      };
     };
-    responses: never;
-    parameters: never;
-    requestBodies: never;
-    headers: never;
-    pathItems: never;
-}
-export type $defs = Record<string, never>;
-export interface operations {
-    consolePage: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The page */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": unknown;
-                };
-            };
-            /** @description The assets of the console were not built into the package */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+  };
+  jobsList: {
+    parameters: {
+      query?: {
+        /** @description At most this many. */
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    consoleAsset: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                file: string;
-            };
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description The jobs */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description The file */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/octet-stream": unknown;
-                };
-            };
-            /** @description Not an asset file name */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such asset */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+        content: {
+          'application/json': components['schemas']['JobList'];
         };
+      };
+      /** @description Bad limit */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
     };
-    countersList: {
-        parameters: {
-            query?: {
-                /** @description At most this many. */
-                limit?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The counters */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CounterList"];
-                };
-            };
-            /** @description Invalid name, body or header; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Unexpected failure; a counter whose settings are corrupt is listed under `unreadable` instead */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage unavailable or too much contention; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+  };
+  jobsSubmit: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry of this request return the first response instead of doing the work again (kept for TALLYHO_IDEMPOTENCY_TTL_SECONDS). */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
     };
-    countersGet: {
-        parameters: {
-            query?: {
-                /** @description true: also count hits that arrived too late for the watermark, checked against a concurrent rollup (2 requests per partition). */
-                consistent?: "true" | "false";
-            };
-            header?: never;
-            path: {
-                name: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The value */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CounterValue"];
-                };
-            };
-            /** @description Invalid name, body or header; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid function or admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such counter */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Stored state of the counter is corrupt (CorruptState); needs an operator */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage unavailable or too much contention; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['JobSubmission'];
+      };
     };
-    countersConfigure: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                name: string;
-            };
-            cookie?: never;
+    responses: {
+      /** @description The job is accepted (and its envelopes enqueued) */
+      202: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CounterSettingsRequest"];
-            };
+        content: {
+          'application/json': components['schemas']['Job'];
         };
-        responses: {
-            /** @description The counter exists with these settings */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Counter"];
-                };
-            };
-            /** @description The counter was created */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Counter"];
-                };
-            };
-            /** @description Invalid name, body or header; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The counter holds data and the PUT changes its mode or partitions (see `fields`) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body larger than 4 KiB */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Stored state of the counter is corrupt (CorruptState); needs an operator */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage unavailable or too much contention; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+      };
+      /** @description Malformed body, unknown processor, an item without a valid id, duplicate ids, an item nested too deeply or not matching the processor's item schema (the issue names the item and field); nothing was stored */
+      400: {
+        headers: {
+          [name: string]: unknown;
         };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The Idempotency-Key was first used with other items */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Body larger than TALLYHO_JOBS_MAX_REQUEST_BYTES, more items than TALLYHO_JOBS_MAX_ITEMS, or an item larger than TALLYHO_JOBS_MAX_ITEM_BYTES; nothing was stored */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description TALLYHO_JOBS_MAX_OPEN jobs are unfinished; submit again after Retry-After. Nothing was stored */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
     };
-    countersIncrement: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry of this request return the first response instead of doing the work again (kept for TALLYHO_IDEMPOTENCY_TTL_SECONDS). */
-                "Idempotency-Key"?: string;
-            };
-            path: {
-                name: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["CounterIncrementRequest"];
-            };
-        };
-        responses: {
-            /** @description The increment is stored */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CounterIncrementAccepted"];
-                };
-            };
-            /** @description Invalid name, body or header; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid function or admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such counter (and TALLYHO_COUNTERS_AUTO_CREATE is off) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The Idempotency-Key was first used with another `by` */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body larger than 1 KiB */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Stored state of the counter is corrupt (CorruptState); needs an operator */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage unavailable or too much contention; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+  };
+  jobsGet: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
     };
-    apiDocsPage: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description The job */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description The page */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": unknown;
-                };
-            };
-            /** @description The assets of the API reference were not built into the package */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+        content: {
+          'application/json': components['schemas']['Job'];
         };
+      };
+      /** @description Not a job id */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such job */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
     };
-    apiDocsAsset: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                file: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The file */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/octet-stream": unknown;
-                };
-            };
-            /** @description Not an asset file name */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such asset */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+  };
+  jobsCancel: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
     };
-    gatesList: {
-        parameters: {
-            query?: {
-                /** @description At most this many. */
-                limit?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description The job, cancelled */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description The gates */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GateList"];
-                };
-            };
-            /** @description Invalid name, query or body; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+        content: {
+          'application/json': components['schemas']['Job'];
         };
+      };
+      /** @description Not a job id */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such job */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The job has already finished */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
     };
-    gatesGet: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description The ETag of the state you have; 304 when it is still current. */
-                "If-None-Match"?: string;
-            };
-            path: {
-                name: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The gate */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Gate"];
-                };
-            };
-            /** @description Unchanged since the ETag in If-None-Match */
-            304: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Invalid name, query or body; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid function or admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such gate */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+  };
+  jobsFailures: {
+    parameters: {
+      query?: {
+        /** @description The `next` cursor of the previous page */
+        cursor?: string;
+        /** @description Results per page (1-1000) */
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
     };
-    gatesCreate: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                name: string;
-            };
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description One page */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["GateCreateRequest"];
-            };
+        content: {
+          'application/json': components['schemas']['JobFailuresPage'];
         };
-        responses: {
-            /** @description The gate exists */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Gate"];
-                };
-            };
-            /** @description The gate was created */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Gate"];
-                };
-            };
-            /** @description Not answered within TALLYHO_GATES_COMMAND_WAIT_MS; it goes on: follow `statusQueryGetUri` */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GateAccepted"];
-                };
-            };
-            /** @description Invalid name, query or body; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The gate exists with another releaseAt */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body is larger than this endpoint accepts */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+      };
+      /** @description Bad id, limit or cursor */
+      400: {
+        headers: {
+          [name: string]: unknown;
         };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such job */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
     };
-    gatesAudit: {
-        parameters: {
-            query?: {
-                limit?: number;
-            };
-            header?: never;
-            path: {
-                name: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Oldest first */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GateAuditRecord"][];
-                };
-            };
-            /** @description Invalid name, query or body; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+  };
+  jobsFile: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        name: string;
+      };
+      cookie?: never;
     };
-    gatesEvents: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                name: string;
-            };
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description The file */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description An event stream */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/event-stream": unknown;
-                };
-            };
-            /** @description Invalid name, query or body; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid function or admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such gate */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+        content: {
+          'text/csv': unknown;
         };
+      };
+      /** @description Bad id or file name */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such job, or no such file (yet) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
     };
-    gatesRelease: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                name: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["GateReleaseRequest"];
-            };
-        };
-        responses: {
-            /** @description Released (by this call or an earlier one) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GateReleaseResult"];
-                };
-            };
-            /** @description Not answered within TALLYHO_GATES_COMMAND_WAIT_MS; it goes on: follow `statusQueryGetUri` */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GateAccepted"];
-                };
-            };
-            /** @description Invalid name, query or body; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such gate */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body is larger than this endpoint accepts */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+  };
+  jobsResults: {
+    parameters: {
+      query?: {
+        /** @description The `next` cursor of the previous page */
+        cursor?: string;
+        /** @description Results per page (1-1000) */
+        limit?: number;
+        /** @description Only results with this status */
+        status?: 'succeeded' | 'failed' | 'cancelled' | 'retrying';
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
     };
-    gatesReset: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                name: string;
-            };
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description One page */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["GateResetRequest"];
-            };
+        content: {
+          'application/json': components['schemas']['JobResultsPage'];
         };
-        responses: {
-            /** @description Reset (by this call or a concurrent one) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GateResetResult"];
-                };
-            };
-            /** @description Not answered within TALLYHO_GATES_COMMAND_WAIT_MS; it goes on: follow `statusQueryGetUri` */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GateAccepted"];
-                };
-            };
-            /** @description Invalid name, query or body; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such gate */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body is larger than this endpoint accepts */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+      };
+      /** @description Bad id, status, limit or cursor */
+      400: {
+        headers: {
+          [name: string]: unknown;
         };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such job */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
     };
-    gatesStartRun: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                name: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["GateRunRequest"];
-            };
-        };
-        responses: {
-            /** @description The run is started (or was already) */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GateRunStarted"];
-                };
-            };
-            /** @description Invalid name, query or body; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid function or admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such gate */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body, or a job action over the jobs limits (TALLYHO_JOBS_MAX_ITEMS, TALLYHO_JOBS_MAX_ITEM_BYTES) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+  };
+  jobsRetryFailed: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
     };
-    gatesRunStatus: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                name: string;
-                runId: string;
-            };
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description The failed items are enqueued again */
+      202: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description The run */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GateRun"];
-                };
-            };
-            /** @description Invalid name, query or body; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid function or admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such run of this gate */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+        content: {
+          'application/json': components['schemas']['Job'];
         };
+      };
+      /** @description Not a job id */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such job */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The job is still running, or completed without failures */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
     };
-    gatesWait: {
-        parameters: {
-            query?: {
-                /** @description Wait for the release of this generation (returns at once if the gate has moved past it). */
-                generation?: number;
-                /** @description Seconds to wait for the release (default 30, at most TALLYHO_GATES_WAIT_MAX_SECONDS). */
-                timeout?: number;
-            };
-            header?: never;
-            path: {
-                name: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Released, or the state at the timeout */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GateWaitResult"];
-                };
-            };
-            /** @description Invalid name, query or body; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid function or admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such gate */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage or the Durable task hub is unavailable; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+  };
+  leasesComplete: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        leaseId: string;
+      };
+      cookie?: never;
     };
-    health: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Healthy */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HealthReport"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A check failed; `checks` says which (code DependencyUnavailable) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": {
-                        checks: components["schemas"]["HealthChecks"];
-                        code: string;
-                        detail: string;
-                        instance?: string;
-                        issues?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-        };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LeaseCompletion'];
+      };
     };
-    jobsList: {
-        parameters: {
-            query?: {
-                /** @description At most this many. */
-                limit?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
+    responses: {
+      /** @description Recorded */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description The jobs */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["JobList"];
-                };
-            };
-            /** @description Bad limit */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage unavailable; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+        content: {
+          'application/json': components['schemas']['LeaseCompletionResult'];
         };
+      };
+      /** @description Not a lease id, or a result for an item the lease does not hold (named), a duplicate, an output too large */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not a lease of this app, or its job is gone */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The lease ran out (its items come back in another lease), was spent by a completion or an extension, or its job was cancelled; nothing changed */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Body larger than TALLYHO_JOBS_MAX_REQUEST_BYTES */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
     };
-    jobsSubmit: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry of this request return the first response instead of doing the work again (kept for TALLYHO_IDEMPOTENCY_TTL_SECONDS). */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["JobSubmission"];
-            };
-        };
-        responses: {
-            /** @description The job is accepted (and its envelopes enqueued) */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Job"];
-                };
-            };
-            /** @description Malformed body, unknown processor, an item without a valid id, duplicate ids; nothing was stored */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid function or admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The Idempotency-Key was first used with other items */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body larger than TALLYHO_JOBS_MAX_REQUEST_BYTES, more items than TALLYHO_JOBS_MAX_ITEMS, or an item larger than TALLYHO_JOBS_MAX_ITEM_BYTES; nothing was stored */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description TALLYHO_JOBS_MAX_OPEN jobs are unfinished; submit again after Retry-After. Nothing was stored */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage unavailable; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+  };
+  leasesExtend: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        leaseId: string;
+      };
+      cookie?: never;
     };
-    jobsGet: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description Extended */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description The job */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Job"];
-                };
-            };
-            /** @description Not a job id */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid function or admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such job */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage unavailable; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+        content: {
+          'application/json': components['schemas']['LeaseExtension'];
         };
+      };
+      /** @description Not a lease id */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not a lease of this app, or its job is gone */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The lease ran out (its items come back in another lease), was spent by a completion or an extension, or its job was cancelled; nothing changed */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
     };
-    jobsFailures: {
-        parameters: {
-            query?: {
-                /** @description The `next` cursor of the previous page */
-                cursor?: string;
-                /** @description Results per page (1-1000) */
-                limit?: number;
-            };
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description One page */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["JobFailuresPage"];
-                };
-            };
-            /** @description Bad id, limit or cursor */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid function or admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such job */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage unavailable; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+  };
+  openApiDocument: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag of the document you have; 304 while it is current. */
+        'If-None-Match'?: string;
+      };
+      path?: never;
+      cookie?: never;
     };
-    jobsFile: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-                name: string;
-            };
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description The document */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description The file */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/csv": unknown;
-                };
-            };
-            /** @description Bad id or file name */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid function or admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such job, or no such file (yet) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage unavailable; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+        content: {
+          'application/json': components['schemas']['OpenApiDocument'];
         };
+      };
+      /** @description Unchanged since the ETag in If-None-Match */
+      304: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
     };
-    jobsResults: {
-        parameters: {
-            query?: {
-                /** @description The `next` cursor of the previous page */
-                cursor?: string;
-                /** @description Results per page (1-1000) */
-                limit?: number;
-                /** @description Only results with this status */
-                status?: "succeeded" | "failed" | "retrying";
-            };
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description One page */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["JobResultsPage"];
-                };
-            };
-            /** @description Bad id, status, limit or cursor */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid function or admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such job */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage unavailable; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+  };
+  processorsList: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    jobsRetryFailed: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description Every declared processor, by name */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description The failed items are enqueued again */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Job"];
-                };
-            };
-            /** @description Not a job id */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such job */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The job is still running, or completed without failures */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage unavailable; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+        content: {
+          'application/json': components['schemas']['ProcessorList'];
         };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
     };
-    openApiDocument: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description The ETag of the document you have; 304 while it is current. */
-                "If-None-Match"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The document */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["OpenApiDocument"];
-                };
-            };
-            /** @description Unchanged since the ETag in If-None-Match */
-            304: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+  };
+  processorsGet: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        name: string;
+      };
+      cookie?: never;
     };
-    schedulesList: {
-        parameters: {
-            query?: {
-                continuationToken?: string;
-                /** @description Schedules per page (default 50). */
-                pageSize?: number;
-                state?: "pending" | "active" | "paused" | "cancelled" | "completed";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description The declaration */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description One page */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ScheduleList"];
-                };
-            };
-            /** @description Invalid id, body or query; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage (or Service Bus) unavailable or too much contention; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+        content: {
+          'application/json': components['schemas']['Processor'];
         };
+      };
+      /** @description Bad name */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No declared processor of that name */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
     };
-    schedulesCreate: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateSchedule"];
-            };
-        };
-        responses: {
-            /** @description It already existed with this definition */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Schedule"];
-                };
-            };
-            /** @description Created */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Schedule"];
-                };
-            };
-            /** @description Invalid id, body or query; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid function or admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The target performs an admin action; use POST /api/schedules/privileged */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The id exists with a different definition, or TALLYHO_SCHEDULES_MAX_LIVE schedules are live (nothing was created) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body larger than 32768 bytes */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage (or Service Bus) unavailable or too much contention; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+  };
+  processorsDeclare: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        name: string;
+      };
+      cookie?: never;
     };
-    schedulesGet: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The schedule */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Schedule"];
-                };
-            };
-            /** @description Invalid id, body or query; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid function or admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such schedule */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage (or Service Bus) unavailable or too much contention; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ProcessorDeclaration'];
+      };
     };
-    schedulesCancel: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
+    responses: {
+      /** @description Changed */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description Cancelled (or already cancelled) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Schedule"];
-                };
-            };
-            /** @description Invalid id, body or query; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such schedule */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A one-off that already fired (or is firing), or a schedule that has ended */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage (or Service Bus) unavailable or too much contention; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+        content: {
+          'application/json': components['schemas']['Processor'];
         };
+      };
+      /** @description Declared (a webhook processor: with its `secret`, shown this once) */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Processor'];
+        };
+      };
+      /** @description Bad name or body, an item schema that does not compile, a URL the webhook rules refuse */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An in-app processor's name, another type than declared, or TALLYHO_JOBS_MAX_PROCESSORS reached */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is larger than this endpoint accepts */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
     };
-    schedulesPause: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The schedule (already in that state is fine) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Schedule"];
-                };
-            };
-            /** @description Invalid id, body or query; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such schedule */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The schedule has ended, or is a Service Bus scheduled delivery */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage (or Service Bus) unavailable or too much contention; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+  };
+  leasesTake: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        name: string;
+      };
+      cookie?: never;
     };
-    schedulesResume: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The schedule (already in that state is fine) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Schedule"];
-                };
-            };
-            /** @description Invalid id, body or query; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such schedule */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The schedule has ended, or is a Service Bus scheduled delivery */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage (or Service Bus) unavailable or too much contention; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['LeaseRequest'];
+      };
     };
-    schedulesTrigger: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
+    responses: {
+      /** @description A batch, leased */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description Requested; the run shows up in `runs` with this triggerId */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ScheduleTrigger"];
-                };
-            };
-            /** @description Invalid id, body or query; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such schedule */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The schedule has ended, or is a Service Bus scheduled delivery */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many triggers waiting */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage (or Service Bus) unavailable or too much contention; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+        content: {
+          'application/json': components['schemas']['Lease'];
         };
+      };
+      /** @description Nothing to lease within `wait` */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Bad name, wait or maxItems */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No declared processor of that name */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A webhook processor (the app pushes its batches) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is larger than this endpoint accepts */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description TALLYHO_JOBS_MAX_LEASE_WAITERS requests already wait on this instance; retry after Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
     };
-    schedulesCreatePrivileged: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateSchedule"];
-            };
-        };
-        responses: {
-            /** @description It already existed with this definition */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Schedule"];
-                };
-            };
-            /** @description Created */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Schedule"];
-                };
-            };
-            /** @description Invalid id, body or query; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The id exists with a different definition */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body larger than 32768 bytes */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage (or Service Bus) unavailable or too much contention; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+  };
+  processorsRotateSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        name: string;
+      };
+      cookie?: never;
     };
-    sequencesList: {
-        parameters: {
-            query?: {
-                /** @description At most this many. */
-                limit?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description The new secret */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description The sequences */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SequenceList"];
-                };
-            };
-            /** @description Invalid name or body; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage unavailable or too much contention; retry after Retry-After. Nothing was lost */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+        content: {
+          'application/json': components['schemas']['ProcessorSecret'];
         };
+      };
+      /** @description Bad name */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No declared processor of that name */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An external processor: it has no secret */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
     };
-    sequencesGet: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                name: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The sequence */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Sequence"];
-                };
-            };
-            /** @description Invalid name or body; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid function or admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such sequence */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Stored state of the sequence is corrupt (CorruptState); needs an operator */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage unavailable or too much contention; retry after Retry-After. Nothing was lost */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+  };
+  schedulesList: {
+    parameters: {
+      query?: {
+        continuationToken?: string;
+        /** @description Schedules per page (default 50). */
+        pageSize?: number;
+        state?: 'pending' | 'active' | 'paused' | 'cancelled' | 'completed';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    sequencesConfigure: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                name: string;
-            };
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description One page */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["SequenceSettingsInput"];
-            };
+        content: {
+          'application/json': components['schemas']['ScheduleList'];
         };
-        responses: {
-            /** @description The sequence exists with these settings */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Sequence"];
-                };
-            };
-            /** @description The sequence was created */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Sequence"];
-                };
-            };
-            /** @description Invalid name or body; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The sequence exists with different settings (see `differences`) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body larger than 4 KiB */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Stored state of the sequence is corrupt (CorruptState); needs an operator */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage unavailable or too much contention; retry after Retry-After. Nothing was lost */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+      };
+      /** @description Invalid id, body or query; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
         };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage (or Service Bus) unavailable or too much contention; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
     };
-    sequencesNext: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry of this request return the first response instead of doing the work again (kept for TALLYHO_IDEMPOTENCY_TTL_SECONDS). */
-                "Idempotency-Key"?: string;
-            };
-            path: {
-                name: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["SequenceNextRequest"];
-            };
-        };
-        responses: {
-            /** @description The numbers, raw and formatted */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SequenceNumbers"];
-                };
-            };
-            /** @description Invalid name or body; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid function or admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such sequence (and TALLYHO_SEQUENCES_AUTO_CREATE is off) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The Idempotency-Key was first used with another count, or the sequence is exhausted */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body larger than 1 KiB */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Stored state of the sequence is corrupt (CorruptState); needs an operator */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage unavailable or too much contention; retry after Retry-After. Nothing was lost */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+  };
+  schedulesCreate: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    sequencesValidate: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                formatted: string;
-                name: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Whether the number is well formed */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SequenceValidation"];
-                };
-            };
-            /** @description Invalid name or body; nothing was changed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid function or admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No such sequence */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Stored state of the sequence is corrupt (CorruptState); needs an operator */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Storage unavailable or too much contention; retry after Retry-After. Nothing was lost */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateSchedule'];
+      };
     };
-    streamsList: {
-        parameters: {
-            query?: {
-                /** @description At most this many. */
-                limit?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
+    responses: {
+      /** @description It already existed with this definition */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description The routed types */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["StreamRouteList"];
-                };
-            };
-            /** @description Invalid type, query or events; nothing was written */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The writer did not answer (or flush) in time, or a remap is under way; retry after Retry-After. Sending the same events again is safe */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+        content: {
+          'application/json': components['schemas']['Schedule'];
         };
+      };
+      /** @description Created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Schedule'];
+        };
+      };
+      /** @description Invalid id, body or query; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The target performs an admin action; use POST /api/schedules/privileged */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The id exists with a different definition, or TALLYHO_SCHEDULES_MAX_LIVE schedules are live (nothing was created) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Body larger than 32768 bytes */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage (or Service Bus) unavailable or too much contention; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
     };
-    streamsGet: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Event type */
-                type: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The stream */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["StreamView"];
-                };
-            };
-            /** @description Invalid type, query or events; nothing was written */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid function or admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The writer did not answer (or flush) in time, or a remap is under way; retry after Retry-After. Sending the same events again is safe */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+  };
+  schedulesGet: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
     };
-    streamsAppend: {
-        parameters: {
-            query?: {
-                /** @description `buffered`: answer once the events are in the writer's durable state; `flushed`: once they are in the log blob */
-                ack?: "buffered" | "flushed";
-                /** @description When the buffer is full, wait for room (up to TALLYHO_STREAMS_MAX_WAIT_SECONDS) instead of answering 429 */
-                wait?: "true" | "false";
-            };
-            header?: never;
-            path: {
-                /** @description Event type */
-                type: string;
-            };
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description The schedule */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["StreamAppendBody"];
-            };
+        content: {
+          'application/json': components['schemas']['Schedule'];
         };
-        responses: {
-            /** @description ack=flushed: every event is in the log blob */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["StreamAppendResult"];
-                };
-            };
-            /** @description ack=buffered: every event is in the writer's durable state */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["StreamAppendResult"];
-                };
-            };
-            /** @description Invalid type, query or events; nothing was written */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid function or admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The app's own stream (the billing ledger, TALLYHO_JOBS_BILLING_LEDGER_STREAM): only the app appends to it */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A new event type past TALLYHO_STREAMS_MAX_TYPES; nothing was created */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The writer's buffer is full; retry after Retry-After (or use wait=true) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The writer did not answer (or flush) in time, or a remap is under way; retry after Retry-After. Sending the same events again is safe */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+      };
+      /** @description Invalid id, body or query; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
         };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such schedule */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage (or Service Bus) unavailable or too much contention; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
     };
-    streamsFlush: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Event type */
-                type: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Everything accepted before the request is in the log */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["StreamFlushResult"];
-                };
-            };
-            /** @description The flush is requested but not finished yet */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["StreamFlushResult"];
-                };
-            };
-            /** @description Invalid type, query or events; nothing was written */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The writer did not answer (or flush) in time, or a remap is under way; retry after Retry-After. Sending the same events again is safe */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
+  };
+  schedulesCancel: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
     };
-    streamsRemap: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Event type */
-                type: string;
-            };
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description Cancelled (or already cancelled) */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["StreamRemapBody"];
-            };
+        content: {
+          'application/json': components['schemas']['Schedule'];
         };
-        responses: {
-            /** @description The new writer owns the type */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["StreamRemapResult"];
-                };
-            };
-            /** @description Route written; the handoff is still under way */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["StreamRemapResult"];
-                };
-            };
-            /** @description Invalid type, query or events; nothing was written */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid admin key (answered by the Functions host) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The route was changed concurrently; read it and try again */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body is larger than this endpoint accepts */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; the problem document discloses nothing internal */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The writer did not answer (or flush) in time, or a remap is under way; retry after Retry-After. Sending the same events again is safe */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+      };
+      /** @description Invalid id, body or query; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
         };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such schedule */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A one-off that already fired (or is firing), or a schedule that has ended */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage (or Service Bus) unavailable or too much contention; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
     };
+  };
+  schedulesPause: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The schedule (already in that state is fine) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Schedule'];
+        };
+      };
+      /** @description Invalid id, body or query; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such schedule */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The schedule has ended, or is a Service Bus scheduled delivery */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage (or Service Bus) unavailable or too much contention; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  schedulesResume: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The schedule (already in that state is fine) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Schedule'];
+        };
+      };
+      /** @description Invalid id, body or query; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such schedule */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The schedule has ended, or is a Service Bus scheduled delivery */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage (or Service Bus) unavailable or too much contention; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  schedulesTrigger: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Requested; the run shows up in `runs` with this triggerId */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ScheduleTrigger'];
+        };
+      };
+      /** @description Invalid id, body or query; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such schedule */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The schedule has ended, or is a Service Bus scheduled delivery */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many triggers waiting */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage (or Service Bus) unavailable or too much contention; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  schedulesCreatePrivileged: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateSchedule'];
+      };
+    };
+    responses: {
+      /** @description It already existed with this definition */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Schedule'];
+        };
+      };
+      /** @description Created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Schedule'];
+        };
+      };
+      /** @description Invalid id, body or query; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The id exists with a different definition */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Body larger than 32768 bytes */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage (or Service Bus) unavailable or too much contention; retry after Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  sequencesList: {
+    parameters: {
+      query?: {
+        /** @description At most this many. */
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The sequences */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SequenceList'];
+        };
+      };
+      /** @description Invalid name or body; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable or too much contention; retry after Retry-After. Nothing was lost */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  sequencesGet: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The sequence */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Sequence'];
+        };
+      };
+      /** @description Invalid name or body; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such sequence */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Stored state of the sequence is corrupt (CorruptState); needs an operator */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable or too much contention; retry after Retry-After. Nothing was lost */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  sequencesConfigure: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['SequenceSettingsInput'];
+      };
+    };
+    responses: {
+      /** @description The sequence exists with these settings */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Sequence'];
+        };
+      };
+      /** @description The sequence was created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Sequence'];
+        };
+      };
+      /** @description Invalid name or body; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The sequence exists with different settings (see `differences`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Body larger than 4 KiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Stored state of the sequence is corrupt (CorruptState); needs an operator */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable or too much contention; retry after Retry-After. Nothing was lost */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  sequencesNext: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry of this request return the first response instead of doing the work again (kept for TALLYHO_IDEMPOTENCY_TTL_SECONDS). */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['SequenceNextRequest'];
+      };
+    };
+    responses: {
+      /** @description The numbers, raw and formatted */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SequenceNumbers'];
+        };
+      };
+      /** @description Invalid name or body; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such sequence (and TALLYHO_SEQUENCES_AUTO_CREATE is off) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The Idempotency-Key was first used with another count, or the sequence is exhausted */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Body larger than 1 KiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Stored state of the sequence is corrupt (CorruptState); needs an operator */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable or too much contention; retry after Retry-After. Nothing was lost */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  sequencesValidate: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        formatted: string;
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Whether the number is well formed */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SequenceValidation'];
+        };
+      };
+      /** @description Invalid name or body; nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No such sequence */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Stored state of the sequence is corrupt (CorruptState); needs an operator */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Storage unavailable or too much contention; retry after Retry-After. Nothing was lost */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  streamsList: {
+    parameters: {
+      query?: {
+        /** @description At most this many. */
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The routed types */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['StreamRouteList'];
+        };
+      };
+      /** @description Invalid type, query or events; nothing was written */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The writer did not answer (or flush) in time, or a remap is under way; retry after Retry-After. Sending the same events again is safe */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  streamsGet: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Event type */
+        type: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The stream */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['StreamView'];
+        };
+      };
+      /** @description Invalid type, query or events; nothing was written */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The writer did not answer (or flush) in time, or a remap is under way; retry after Retry-After. Sending the same events again is safe */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  streamsAppend: {
+    parameters: {
+      query?: {
+        /** @description `buffered`: answer once the events are in the writer's durable state; `flushed`: once they are in the log blob */
+        ack?: 'buffered' | 'flushed';
+        /** @description When the buffer is full, wait for room (up to TALLYHO_STREAMS_MAX_WAIT_SECONDS) instead of answering 429 */
+        wait?: 'true' | 'false';
+      };
+      header?: never;
+      path: {
+        /** @description Event type */
+        type: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['StreamAppendBody'];
+      };
+    };
+    responses: {
+      /** @description ack=flushed: every event is in the log blob */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['StreamAppendResult'];
+        };
+      };
+      /** @description ack=buffered: every event is in the writer's durable state */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['StreamAppendResult'];
+        };
+      };
+      /** @description Invalid type, query or events; nothing was written */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid function or admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The app's own stream (the billing ledger, TALLYHO_JOBS_BILLING_LEDGER_STREAM): only the app appends to it */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A new event type past TALLYHO_STREAMS_MAX_TYPES; nothing was created */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The writer's buffer is full; retry after Retry-After (or use wait=true) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The writer did not answer (or flush) in time, or a remap is under way; retry after Retry-After. Sending the same events again is safe */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  streamsFlush: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Event type */
+        type: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Everything accepted before the request is in the log */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['StreamFlushResult'];
+        };
+      };
+      /** @description The flush is requested but not finished yet */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['StreamFlushResult'];
+        };
+      };
+      /** @description Invalid type, query or events; nothing was written */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The writer did not answer (or flush) in time, or a remap is under way; retry after Retry-After. Sending the same events again is safe */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  streamsRemap: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Event type */
+        type: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['StreamRemapBody'];
+      };
+    };
+    responses: {
+      /** @description The new writer owns the type */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['StreamRemapResult'];
+        };
+      };
+      /** @description Route written; the handoff is still under way */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['StreamRemapResult'];
+        };
+      };
+      /** @description Invalid type, query or events; nothing was written */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No valid admin key (answered by the Functions host) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The route was changed concurrently; read it and try again */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is larger than this endpoint accepts */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An unexpected failure; the problem document discloses nothing internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The writer did not answer (or flush) in time, or a remap is under way; retry after Retry-After. Sending the same events again is safe */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
 }
