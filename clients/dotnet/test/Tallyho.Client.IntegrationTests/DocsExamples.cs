@@ -143,7 +143,7 @@ public sealed class DocsExamples : IAsyncLifetime
 
     private async Task RunJobExample()
     {
-        Job job = await tallyho.Jobs.SubmitAsync(transactions, idempotencyKey: batchId);
+        Job job = await tallyho.Jobs.SubmitAsync("billing", transactions, idempotencyKey: batchId);
         await foreach (Job progress in tallyho.Jobs.WatchAsync(job.Id, cancellationToken: cancellationToken))
         {
             Console.WriteLine($"{progress.State}: {progress.Totals.Succeeded}/{progress.Totals.Items}");
