@@ -20,8 +20,17 @@ export class ItemSchemas {
   private readonly compiled = new Map<string, ValidateFunction>();
 
   constructor() {
-    // strict: a typo in a keyword is an error at declaration, not a schema that silently allows everything.
-    this.ajv = new Ajv2020({ allErrors: true, strict: true, validateFormats: true });
+    // A typo in a keyword is an error at declaration, not a schema that silently allows everything;
+    // `required` without `properties` and loose type combinations are ordinary JSON Schema and pass.
+    this.ajv = new Ajv2020({
+      allErrors: true,
+      strictSchema: true,
+      strictNumbers: true,
+      strictTypes: false,
+      strictTuples: false,
+      strictRequired: false,
+      validateFormats: true,
+    });
     addFormats(this.ajv);
   }
 

@@ -37,7 +37,9 @@ export type LeaseCompletion = Schemas['LeaseCompletion'];
 export type LeaseCompletionResult = Schemas['LeaseCompletionResult'];
 export type ItemResult = LeaseCompletion['results'][number];
 export type ProcessorView = Schemas['Processor'];
-export type ProcessorDeclaration = Schemas['ProcessorDeclaration'];
+/** Fields with a server-side default may be left out (the generated type, like the response form, requires them). */
+type WithDefaultsOptional<D> = D extends unknown ? Partial<Omit<D, 'type' | 'url'>> & Pick<D, Extract<keyof D, 'type' | 'url'>> : never;
+export type ProcessorDeclaration = WithDefaultsOptional<Schemas['ProcessorDeclaration']>;
 export type StreamEvent = Schemas['StreamEvent'];
 export type StreamAppendResult = Schemas['StreamAppendResult'];
 export type StreamFlushResult = Schemas['StreamFlushResult'];
