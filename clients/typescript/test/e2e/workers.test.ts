@@ -303,7 +303,7 @@ describe(`webhook processors pushing to a local HTTPS endpoint, on the ${hostLab
     let secret = '';
     const sizes: number[] = [];
     hooks.set(`/${processor}`, async (text, headers) => {
-      calls++;
+      const call = ++calls;
       const body = await verifyWebhook<{ processor: string; items: { id: string; attempt: number; data: { n: number } }[] }>({
         secret,
         headers,
@@ -311,7 +311,7 @@ describe(`webhook processors pushing to a local HTTPS endpoint, on the ${hostLab
       });
       verified++;
       sizes.push(body.items.length);
-      if (calls === 1) return { status: 429, headers: { 'retry-after': '1' } };
+      if (call === 1) return { status: 429, headers: { 'retry-after': '1' } };
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
       await new Promise((r) => setTimeout(r, 200));

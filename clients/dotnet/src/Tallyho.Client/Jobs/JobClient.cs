@@ -103,6 +103,16 @@ public sealed class JobClient
     public Task<Job> CancelAsync(string id, CancellationToken cancellationToken = default) =>
         _http.SendJsonAsync<Job>(new TallyhoRequest(HttpMethod.Delete, Path(id)) { Idempotent = true }, cancellationToken);
 
+    /// <summary>Declares (or changes) an external or webhook processor (admin key). A new webhook processor's answer carries its secret, once.</summary>
+    /// <param name="name">The processor's name.</param>
+    /// <param name="declaration">The declaration, e.g. <c>new { type = "external", batchSize = 50 }</c> (see the API reference).</param>
+    /// <param name="cancellationToken">Cancels the request.</param>
+    /// <returns>The declared processor, as JSON (with <c>secret</c> when a new webhook processor got one).</returns>
+    public Task<System.Text.Json.JsonElement> DeclareProcessorAsync(string name, object declaration, CancellationToken cancellationToken = default) =>
+        _http.SendJsonAsync<System.Text.Json.JsonElement>(
+            new TallyhoRequest(HttpMethod.Put, "processors/" + TallyhoHttp.Segment(name)) { Body = Guard.NotNull(declaration, nameof(declaration)), Key = KeyLevel.Admin, Idempotent = true },
+            cancellationToken);
+
     private static string Path(string id) => "jobs/" + TallyhoHttp.Segment(id);
 
     private async IAsyncEnumerable<TItem> PagesAsync<TPage, TItem>(
