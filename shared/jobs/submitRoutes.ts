@@ -32,7 +32,19 @@ export function jobsSubmitRoute(deps: JobRouteDeps): RouteDefinition {
     maxBodyBytes: deps.maxRequestBytes,
     ownBodyLimit: true,
     requestHeaders: [idempotencyKeyHeader],
-    examples: [submitBody.meta()?.example, ...deps.processors.flatMap((p) => (p.example === undefined ? [] : [p.example]))],
+    examples: [
+      submitBody.meta()?.example,
+      ...deps.processors.flatMap((p) => (p.example === undefined ? [] : [p.example])),
+      // A declared processor's job (docs/jobs.md declares `thumbnails` first).
+      {
+        processor: 'thumbnails',
+        items: [
+          { id: 'img-1', url: 'https://example.com/1.jpg' },
+          { id: 'img-2', url: 'https://example.com/2.pdf' },
+          { id: 'img-3', url: 'https://example.com/3.jpg' },
+        ],
+      },
+    ],
     responses: {
       202: { description: 'The job is accepted (and its envelopes enqueued)', schema: jobView },
       400: problem(
