@@ -17,7 +17,7 @@ import type { LeaseHub } from './leaseHub';
 import type { PushTransport } from './pushTransport';
 
 /** The places among TALLYHO_JOBS_MAX_OPEN: a capped set of job ids (shared/storage/cappedSet.ts). */
-export interface OpenSlots {
+interface OpenSlots {
   admit(jobId: string): Promise<void>;
   release(jobId: string): Promise<boolean>;
 }

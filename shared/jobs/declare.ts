@@ -18,9 +18,9 @@ import type { declareBody } from './processorSchemas';
 export type DeclareBody = z.output<typeof declareBody>;
 
 /** How long the secret a rotation replaced still signs pushes alongside the new one. */
-export const secretOverlapMs = 24 * 3600 * 1000;
+const secretOverlapMs = 24 * 3600 * 1000;
 
-export function newWebhookSecret(): string {
+function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 

@@ -13,7 +13,7 @@ import addFormats from 'ajv-formats';
 import { type FieldIssue } from '../errors';
 
 /** A schema is stored in one table property (32K characters); keep well inside it. */
-export const maxItemSchemaChars = 30_000;
+const maxItemSchemaChars = 30_000;
 
 export class ItemSchemas {
   private readonly ajv: Ajv2020;

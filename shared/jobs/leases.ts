@@ -23,10 +23,10 @@ import type { ReceivedMessage } from './leaseHub';
 import { type DeclaredProcessor, processorQueueName, pushLeaseMarginSeconds, retryDelaySeconds } from './processorDefinition';
 import { envelopeMessage } from './queues';
 import { ReceiptLost } from './processorQueues';
-import type { ItemResult } from './resultStore';
+import { type ItemResult, maxOutputChars, maxReasonChars } from './resultStore';
 import { openEnvelope } from './seal';
 
-export interface LeasedItem {
+interface LeasedItem {
   readonly id: string;
   readonly jobId: string;
   readonly attempt: number;
@@ -56,9 +56,6 @@ export interface CompletionReport {
   readonly jobFinished: boolean;
 }
 
-/** Largest output of one item, as JSON (a table property holds 32K characters). */
-export const maxOutputChars = 30_000;
-const maxReasonChars = 1000;
 /** How long a completion holds the message while it records (the message is deleted or re-timed after). */
 const holdSeconds = 60;
 
@@ -66,7 +63,7 @@ function leaseSeconds(processor: DeclaredProcessor): number {
   return processor.type === 'webhook' ? processor.timeoutSeconds + pushLeaseMarginSeconds : processor.leaseSeconds;
 }
 
-export async function declaredProcessor(ctx: JobsContext, name: string): Promise<DeclaredProcessor> {
+async function declaredProcessor(ctx: JobsContext, name: string): Promise<DeclaredProcessor> {
   const processor = await ctx.declared.get(name);
   if (processor === undefined) {
     const inApp = ctx.processors.has(name) ? ` (${name} runs inside the app: its items are not leased)` : '';

@@ -20,7 +20,7 @@ import { pack, queueIndexFor } from './packing';
 import type { ItemOutcome, JobProcessor } from './processor';
 import { sendAll } from './queues';
 import { type EnvelopeHeader, openEnvelope } from './seal';
-import type { ItemResult } from './resultStore';
+import { type ItemResult, maxOutputChars, maxReasonChars } from './resultStore';
 
 export interface Delivery {
   /** 1 on the first delivery; the host's DequeueCount. */
@@ -38,9 +38,6 @@ export interface EnvelopeReport {
   readonly jobFinished: boolean;
 }
 
-/** Largest output of one item, as JSON (a table property holds 32K characters). */
-const maxOutputChars = 30_000;
-const maxReasonChars = 1000;
 
 interface Ran {
   readonly entry: EnvelopeEntry;

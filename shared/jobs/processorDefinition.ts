@@ -38,7 +38,7 @@ interface Common {
   readonly updatedAt: number;
 }
 
-export interface ExternalProcessor extends Common {
+interface ExternalProcessor extends Common {
   readonly type: 'external';
 }
 

@@ -10,7 +10,7 @@ import { declareBody, processorList, processorParams, processorView, secretView 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** What the API shows of a declaration: never the secret (that only in the answers that make one). */
-export function viewProcessor(p: DeclaredProcessor, queuePrefix: string, secret?: string) {
+function viewProcessor(p: DeclaredProcessor, queuePrefix: string, secret?: string) {
   const common = {
     name: p.name,
     type: p.type,

@@ -1,7 +1,7 @@
 /** Request and response schemas of the processor and lease API (validation and the OpenAPI document). */
 import { z } from 'zod';
 
-import { itemId, jobId } from './ids';
+import { itemId } from './ids';
 import { leaseIdPattern } from './leaseId';
 import { processorName } from './processorDefinition';
 
@@ -174,4 +174,3 @@ export const completionView = z
   })
   .meta({ id: 'LeaseCompletionResult' });
 
-export const jobIdParams = z.strictObject({ id: jobId });

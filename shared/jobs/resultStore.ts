@@ -64,6 +64,11 @@ export interface RecordReport {
   readonly conflicts: number;
 }
 
+/** Largest output of one item, as JSON (a table property holds 32K characters). */
+export const maxOutputChars = 30_000;
+/** Longest failure reason kept with a result. */
+export const maxReasonChars = 1000;
+
 const resultPrefix = 'r|';
 const tallyPrefix = 't|';
 /** RowKey range ends: `}` sorts right after `|`. */

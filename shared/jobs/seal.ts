@@ -29,7 +29,7 @@ export const maxEnvelopeJsonBytes = queueMessageBase64Capacity - sealOverheadByt
  * the item array, the entry. An item may nest at most `maxJsonDepth - envelopeNesting` deep (checked
  * at submit), so every envelope the app seals is within the depth any reader of it accepts.
  */
-export const envelopeNesting = 4;
+const envelopeNesting = 4;
 
 /** The deepest an item may nest, counting its own object as 1. */
 export const maxItemDepth = maxJsonDepth - envelopeNesting;

@@ -30,9 +30,12 @@ describe('the word-count processor (docs/write-a-processor.md)', () => {
     const summary = await processor.finalize({
       jobId: 'j',
       round: 0,
-      async *outputs() {
-        yield { id: 'a', output: { words: 9, characters: 43 } };
-        yield { id: 'b', output: { words: 4, characters: 21 } };
+      outputs: async function* () {
+        for (const output of [
+          { id: 'a', output: { words: 9, characters: 43 } },
+          { id: 'b', output: { words: 4, characters: 21 } },
+        ])
+          yield await Promise.resolve(output);
       },
       writeFile: (name, _type, body) => {
         files.set(name, body);
