@@ -22,6 +22,7 @@ import type { JobWorker } from '../../src/worker';
 import type { ItemResult, JobResult } from '../../src/types';
 import { verifyWebhook } from '../../src/webhooks';
 import { type E2eHost, hostLabel, repoRoot, startE2eHost } from '../../../../test/e2e/support/harness';
+import { buildDotnetSolution, dotnetAssembly } from '../../../../test/support/dotnetBuild';
 import { describeWithTool, onPath } from '../../../../test/support/optionalTool';
 import { selfSignedCert } from '../../../../test/support/selfSignedCert';
 
@@ -121,15 +122,8 @@ function exited(child: ChildProcess): Promise<number | null> {
 }
 
 describeWithTool(dotnetTool, `a 10,000-item job, four TypeScript workers and one .NET worker, on the ${hostLabel()}`, () => {
-  const sample = join(repoRoot, 'clients', 'dotnet', 'samples', 'Tallyho.JobWorker.Sample');
-
-  beforeAll(async () => {
-    const build = run('dotnet', ['build', sample, '--nologo', '-v', 'quiet']);
-    let output = '';
-    build.stdout?.on('data', (c: Buffer) => (output += c.toString()));
-    build.stderr?.on('data', (c: Buffer) => (output += c.toString()));
-    if ((await exited(build)) !== 0) throw new Error(`dotnet build of the sample worker failed:\n${output.slice(-5000)}`);
-  }, 600_000);
+  // The solution (the sample worker with it) is built once per test run, shared with the .NET client's suite.
+  beforeAll(() => buildDotnetSolution(), 600_000);
 
   test('every item gets exactly one result, the right one, and both kinds of worker took batches', async () => {
     const processor = name('sq');
@@ -144,7 +138,7 @@ describeWithTool(dotnetTool, `a 10,000-item job, four TypeScript workers and one
     const job = await client.jobs.submit(processor, items);
     expect(job.view.totals.items).toBe(10_000);
 
-    const dotnet = run('dotnet', ['run', '--no-build', '--project', sample], {
+    const dotnet = run('dotnet', [dotnetAssembly('Tallyho.JobWorker.Sample')], {
       TALLYHO_BASE_URL: host.baseUrl,
       TALLYHO_FUNCTION_KEY: host.keys.function ?? '',
       TALLYHO_PROCESSOR: processor,
