@@ -13,7 +13,7 @@ import { onceAcrossProcesses } from '../../devhost/realHost/once';
 const repoRoot = join(__dirname, '..', '..');
 const solution = join(repoRoot, 'clients', 'dotnet', 'Tallyho.Client.slnx');
 export const dotnetDir = join(repoRoot, 'test-artifacts', 'dotnet');
-export const dotnetArtifacts = join(dotnetDir, 'build');
+const dotnetArtifacts = join(dotnetDir, 'build');
 
 export function runDotnet(args: readonly string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
