@@ -5,6 +5,7 @@
  */
 import { type Config, loadConfig, readSettings } from '../config';
 import { group } from '../settings';
+import { billingSettings } from '../billing/settings';
 import { counterSettings } from '../counters/settings';
 import { durableSettings } from '../durable/settings';
 import { gateSettings } from '../gates/settings';
@@ -28,6 +29,7 @@ export const appSettings = {
   gates: gateSettings,
   schedules: scheduleSettings,
   jobs: jobSettings,
+  billing: billingSettings,
   durable: durableSettings,
 } as const;
 

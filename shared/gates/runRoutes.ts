@@ -2,7 +2,7 @@
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { problem } from '../http/schemas';
-import { exampleTransaction } from '../jobs/schemas';
+import { exampleItem } from '../jobs/schemas';
 import { badRequest, type GateRouteDeps, notFound, tags, unavailable } from './routeCommon';
 import { gateParams, runBody, runParams, runStarted, runState, runStatusPath } from './schemas';
 
@@ -30,8 +30,8 @@ export function gatesStartRunRoute(deps: GateRouteDeps): RouteDefinition {
         runId: 'month-end',
         action: {
           type: 'job',
-          processor: 'billing',
-          items: [exampleTransaction],
+          processor: 'wordcount',
+          items: [exampleItem],
         },
       },
     ],

@@ -49,7 +49,7 @@ export interface GateServiceDeps {
    * Checks a run's action before the run starts (the effects' validation: a job action gets the jobs
    * API's checks); its 400/413 names the field inside the run body (`body.action.items.3`).
    */
-  readonly checkAction: (action: GateAction) => void;
+  readonly checkAction: (action: GateAction) => Promise<void>;
   /** Whether changes are published on the Service Bus topic (each then starts an orchestration that does it). */
   readonly announces: () => boolean;
   /** Resets under way on this app instance, by gate and schedule, shared by every service the app hands out. */
@@ -329,7 +329,7 @@ export class GateService {
    */
   async startRun(name: string, runId: string | undefined, action: GateAction): Promise<RunStart> {
     // An action the run could not perform once released would only fail the run after the wait.
-    this.deps.checkAction(action);
+    await this.deps.checkAction(action);
     const id = runId ?? this.deps.newId();
     const outcome = await this.registrar.register(name, { runId: id, action, fingerprint: actionFingerprint(action) });
     const instanceId = gateInstanceIds.run(name, id);

@@ -9,6 +9,7 @@ import type { JobsContext } from './context';
 import { isClaimCheck } from './envelope';
 import type { ItemResult } from './resultStore';
 import { openEnvelope } from './seal';
+import { failUnprocessable } from './process';
 
 export interface PoisonReport {
   readonly job: string | undefined;
@@ -20,6 +21,10 @@ export interface PoisonReport {
 
 export async function processPoison(ctx: JobsContext, text: string, queue: string): Promise<PoisonReport> {
   const opened = openEnvelope(text, await ctx.signer());
+  if (!opened.ok && opened.authentic !== undefined) {
+    const report = await failUnprocessable(ctx, opened.authentic, opened.reason, 0);
+    return { job: report.job, envelope: report.envelope, failed: report.recorded, reason: opened.reason, jobFinished: report.jobFinished };
+  }
   if (!opened.ok) {
     // Not attributable (or forged: its items must not be marked failed); keep it visible to an
     // operator rather than failing forever.

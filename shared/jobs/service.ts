@@ -11,17 +11,70 @@ import { retryFailed } from './retryFailed';
 import { checkSubmission, submitJob, type SubmitOptions, type SubmitRequest, type SubmitResult } from './submit';
 import { viewJob } from './view';
 import type { JobFile } from './files';
+import { cancelJob } from './cancel';
+import { type Declared, type DeclareBody, declareProcessor, rotateSecret } from './declare';
+import { type CompletionReport, completeLease, extendLease, type Granted, type ItemVerdict, takeLease, type TakeOptions } from './leases';
+import type { DeclaredProcessor } from './processorDefinition';
+import { type PurgeReport, purgeFinished } from './purge';
+import { Pusher, type PushReport } from './pusher';
 
 export class JobService {
-  constructor(readonly context: JobsContext) {}
+  private readonly pusher: Pusher;
+
+  constructor(readonly context: JobsContext) {
+    this.pusher = new Pusher(context);
+  }
 
   submit(request: SubmitRequest, idempotencyKey: string | undefined, options: SubmitOptions = {}): Promise<SubmitResult> {
     return submitJob(this.context, request, idempotencyKey, options);
   }
 
   /** Throws the 400/413 that `submit` would answer for the request, and writes nothing. */
-  check(request: SubmitRequest): void {
-    checkSubmission(this.context, request);
+  async check(request: SubmitRequest): Promise<void> {
+    await checkSubmission(this.context, request);
+  }
+
+  cancel(id: string): Promise<JobRecord> {
+    return cancelJob(this.context, id);
+  }
+
+  declare(name: string, body: DeclareBody): Promise<Declared> {
+    return declareProcessor(this.context, name, body);
+  }
+
+  rotateSecret(name: string): Promise<{ secret: string; previousUntil: number }> {
+    return rotateSecret(this.context, name);
+  }
+
+  async processor(name: string): Promise<DeclaredProcessor> {
+    const stored = await this.context.declared.read(name);
+    if (stored === undefined) throw new AppError('NotFound', `No declared processor ${name}`);
+    return stored.processor;
+  }
+
+  processorList(): Promise<DeclaredProcessor[]> {
+    return this.context.declared.list();
+  }
+
+  lease(name: string, options: TakeOptions): Promise<Granted | undefined> {
+    return takeLease(this.context, name, options);
+  }
+
+  extendLease(leaseId: string): Promise<{ leaseId: string; expiresAt: number }> {
+    return extendLease(this.context, leaseId);
+  }
+
+  completeLease(leaseId: string, results: readonly ItemVerdict[]): Promise<CompletionReport> {
+    return completeLease(this.context, leaseId, results);
+  }
+
+  /** Pushes webhook processors' batches for up to `budgetMs` (the push timer). */
+  push(budgetMs: number): Promise<PushReport> {
+    return this.pusher.run(budgetMs);
+  }
+
+  purge(): Promise<PurgeReport> {
+    return purgeFinished(this.context);
   }
 
   async job(id: string): Promise<JobRecord> {

@@ -81,11 +81,14 @@ describe('registering runs', () => {
     const world = gateWorld();
     const checked: GateAction[] = [];
     // Stands in for the effects' checks (shared/app/ports.ts gateActionCheck): a job of more than two items is too big.
-    const checkAction = (action: GateAction): void => {
+    const checkAction = (action: GateAction): Promise<void> => {
       checked.push(action);
       if (action.type === 'job' && action.items.length > 2) {
-        throw new AppError('PayloadTooLarge', 'too many items', { issues: [{ path: 'body.action.items', message: 'at most 2' }] });
+        return Promise.reject(
+          new AppError('PayloadTooLarge', 'too many items', { issues: [{ path: 'body.action.items', message: 'at most 2' }] }),
+        );
       }
+      return Promise.resolve();
     };
     const service = world.instance({}, { checkAction });
     await service.create('g', undefined, { by: 'ops' });

@@ -79,7 +79,7 @@ export interface GateWorld {
   readonly actionsQueue: string;
   readonly logger: MemoryLogger;
   /** An app instance on the shared table (`checkAction`: the effects' checks of a run's action). */
-  instance(settings?: Partial<GateSettings>, options?: { announces?: boolean; checkAction?: (action: GateAction) => void }): GateService;
+  instance(settings?: Partial<GateSettings>, options?: { announces?: boolean; checkAction?: (action: GateAction) => Promise<void> }): GateService;
   /** The action runner as the `gateActions` activity runs it, on `service`'s release confirmation. */
   actions(service: GateService, input: ActionBatchInput, jobs?: JobPort): ReturnType<typeof performActionBatch>;
   /** The messages on the actions queue, parsed (received and deleted). */
@@ -138,7 +138,7 @@ export function gateWorld(): GateWorld {
         logger,
         retry,
         newId: () => randomUUID(),
-        checkAction: options.checkAction ?? (() => undefined),
+        checkAction: options.checkAction ?? (() => Promise.resolve()),
         announces: () => options.announces ?? false,
         resetsInFlight: new Map(),
       });

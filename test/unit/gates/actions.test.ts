@@ -32,7 +32,8 @@ describe('gate actions', () => {
     [{}],
     ['none'],
     [{ type: 'enqueue', payload: 'x'.repeat(maxActionPayloadBytes) }],
-    [{ type: 'job', processor: 'payroll', items: tx }],
+    // Not a processor name (which processors exist, in-app or declared, the jobs capability checks when the run starts).
+    [{ type: 'job', processor: 'Payroll!', items: tx }],
     [{ type: 'job', processor: 'billing', items: [] }],
     [{ type: 'job', processor: 'billing' }],
     [{ type: 'job', items: tx }],
