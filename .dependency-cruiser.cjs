@@ -34,8 +34,11 @@ const edges = {
   sequences: ['http', 'storage', 'telemetry'],
   counters: ['http', 'storage', 'telemetry'],
   streams: ['durable', 'http', 'openapi', 'storage', 'telemetry'],
-  // The invoice ledger appends through streams; job envelopes are signed.
-  jobs: ['http', 'signing', 'storage', 'streams', 'telemetry'],
+  // Job envelopes and lease ids are signed.
+  jobs: ['http', 'signing', 'storage', 'telemetry'],
+  // In-app processors (registered in shared/app/processors.ts): billing appends its ledger through streams.
+  billing: ['http', 'jobs', 'streams'],
+  wordcount: ['jobs'],
   // A gate run's job action and a schedule's job target take the jobs API's own body.
   gates: ['durable', 'effects', 'http', 'jobs', 'storage', 'telemetry'],
   schedules: ['durable', 'effects', 'http', 'jobs', 'storage', 'telemetry'],

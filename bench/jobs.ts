@@ -14,9 +14,9 @@ import { performance } from 'node:perf_hooks';
 
 import { startAzurite } from '../devhost/azurite';
 import { loadAppConfig } from '../shared/app/settings';
-import { mapTransaction } from '../shared/jobs/billing/processor';
+import { mapTransaction } from '../shared/billing/processor';
 import type { JsonObject } from '../shared/jobs/envelope';
-import { parseRateTable, defaultRatesJson } from '../shared/jobs/billing/rates';
+import { parseRateTable, defaultRatesJson } from '../shared/billing/rates';
 import { hasStatus } from '../shared/storage/errors';
 import { createStorageClients } from '../shared/storage/clients';
 import { type CountingProxy, startCountingProxy, type StorageRequest } from './support/countingProxy';

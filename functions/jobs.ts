@@ -1,5 +1,7 @@
 /**
- * Jobs: one storage-queue trigger per work queue, one per poison queue, and the reconciler timer.
+ * Jobs: one storage-queue trigger per work queue, one per poison queue, the reconciler timer (which
+ * also purges jobs past their retention) and the pusher timer (webhook processors' batches; a timer
+ * runs on one instance at a time, which is what makes a processor's concurrency limit app-wide).
  * Queue names and the schedule come from settings when the app loads (TALLYHO_JOBS_QUEUES,
  * TALLYHO_JOBS_QUEUE_PREFIX, TALLYHO_JOBS_RECONCILE_SCHEDULE); the logic lives in shared/jobs. Every
  * function that can complete a job gets a Durable client and offers it to the app, so the billing
@@ -56,5 +58,15 @@ app.timer('jobsReconcile', {
     theApp().durable.offer(durableClientOf(context));
     const report = await theApp().jobs.reconcile();
     if (report.visited > 0) context.log(JSON.stringify({ event: 'jobs.reconciled', ...report }));
+    const purged = await theApp().jobs.purge();
+    if (purged.purged > 0) context.log(JSON.stringify({ event: 'jobs.purged', ...purged }));
+  },
+});
+
+app.timer('jobsPush', {
+  schedule: registration.jobs.pushSchedule,
+  handler: async (_timer, context) => {
+    const report = await theApp().jobs.push(registration.jobs.pushRunSeconds * 1000);
+    if (report.pushes > 0) context.log(JSON.stringify({ event: 'jobs.pushed', ...report }));
   },
 });

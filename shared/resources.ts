@@ -22,10 +22,19 @@ export const tables = {
    * per remap; and the types admitted per task hub with their count (partition `types|<hub>`, TALLYHO_STREAMS_MAX_TYPES).
    */
   streamRoutes: 'streamroutes',
-  /** Gate audit log: one row per create, release and reset (PartitionKey = gate, RowKey = generation and kind). */
-  gateAudit: 'gateaudit',
-  /** One row per job (PartitionKey = job id), plus the `open` partition: jobs with work left for the reconciler. */
+  /**
+   * Gates, one partition each (PartitionKey = gate): the gate row, its registered runs, its releases and
+   * its audit records (shared/gates/rows.ts), so a change and its audit record commit together.
+   */
+  gates: 'gates',
+  /**
+   * One row per job (PartitionKey = job id), plus the `open` partition (jobs with work left for the
+   * reconciler), `finished` (finished jobs by completion time, for the retention purge) and `|slots`
+   * (the places among TALLYHO_JOBS_MAX_OPEN, a capped set).
+   */
   jobs: 'jobs',
+  /** Declared (external and webhook) processors, partition `p`, RowKey = name; their count (partition `|declared`). */
+  jobProcessors: 'jobprocessors',
   /** Job results, partition = job id: one row per item (`r|<item>`), tally rows counting them (`t|…`), envelope errors (`x|…`). */
   jobResults: 'jobresults',
 } as const;

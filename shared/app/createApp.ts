@@ -25,7 +25,7 @@ import type { SequenceService } from '../sequences/service';
 import { containerKeyBlob, signerOf } from '../signing/keyStore';
 import type { StorageClients } from '../storage/clients';
 import { gatesOf, type GatesCapability } from './gates';
-import { effectRulesOf, gateReleasePort, jobPort } from './ports';
+import { effectRulesOf, gateReleasePort, jobPort, pushTransport } from './ports';
 import type { Runtime } from './runtime';
 import { schedulesOf, type SchedulesCapability } from './schedules';
 import { countersOf, jobsOf, sequencesOf, type StreamsCapability, streamsOf, sweepOf } from './services';
@@ -82,14 +82,23 @@ export function createApp(deps: AppDeps): App {
   );
 
   const streams = streamsOf(config, storage, runtime);
-  const jobs = jobsOf(config, storage, serviceBus, runtime, signer, () => {
-    // A job completes in whatever trigger finished it; the ledger append waits for a client otherwise.
-    const client = durable.peek();
-    return client === undefined ? undefined : streams.api(client);
-  });
+  const webhook = config.schedules;
+  const webhookRules = effectRulesOf(config, { serviceBus: config.serviceBus !== undefined, jobs: undefined }).webhook;
+  const jobs = jobsOf(
+    config,
+    storage,
+    serviceBus,
+    runtime,
+    signer,
+    () => {
+      // A job completes in whatever trigger finished it; a processor's stream append waits for a client otherwise.
+      const client = durable.peek();
+      return client === undefined ? undefined : streams.api(client);
+    },
+    pushTransport(webhookRules, webhook.webhookMaxRedirects),
+  );
 
   const effectRules = effectRulesOf(config, { serviceBus: config.serviceBus !== undefined, jobs });
-  const webhook = config.schedules;
 
   /** What effects run with; a gate release needs the Durable client of the invocation running it. */
   const effectPorts = (client: DurableClient | undefined): EffectPorts => ({

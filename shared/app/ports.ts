@@ -3,7 +3,9 @@
  * declares the port it needs (shared/effects' GateReleasePort and JobPort); the composition root
  * adapts the owner's service to it, so neither capability imports the other.
  */
-import { effectIssues, type EffectRules } from '../effects/admission';
+import { effectIssues, type EffectRules, webhookIssue } from '../effects/admission';
+import { callWebhook } from '../effects/webhook/call';
+import type { PushTransport } from '../jobs/pushTransport';
 import type { GateReleasePort, JobPort } from '../effects/runner';
 import { parseAllowList } from '../effects/webhook/allowList';
 import { validationError } from '../errors';
@@ -32,12 +34,11 @@ export function effectRulesOf(
   };
 }
 
-/** The gates capability's release; an answer still under way names its orchestration. */
+/** The gates capability's release. */
 export function gateReleasePort(service: GateService): GateReleasePort {
   return {
     async release(gate, by, note) {
-      const outcome = await service.release(gate, { by, note });
-      return outcome.pending === true ? `release under way (${outcome.instanceId})` : outcome.outcome;
+      return (await service.release(gate, { by, note })).outcome;
     },
   };
 }
@@ -49,12 +50,14 @@ export function gateReleasePort(service: GateService): GateReleasePort {
 export function jobPort(jobs: JobService): JobPort {
   return {
     async submit(processor, items, key) {
-      const { job } = await jobs.submit({ processor, items }, key);
+      // The app's own key space: no caller's Idempotency-Key can name (and so squat) this job.
+      const { job } = await jobs.submit({ processor, items }, key, { keySpace: 'app' });
       return job.id;
     },
     async status(handle) {
       const job = await jobs.job(handle);
       if (!isFinished(job.phase)) return { state: 'running' };
+      if (job.phase === 'cancelled') return { state: 'failed', reason: `job ${job.id} was cancelled` };
       const counts = `${job.succeeded ?? 0} succeeded, ${job.failed ?? 0} failed`;
       return job.phase === 'completed'
         ? { state: 'succeeded', detail: `job ${job.id} completed (${counts})` }
@@ -63,11 +66,33 @@ export function jobPort(jobs: JobService): JobPort {
   };
 }
 
+/** Largest answer read from a webhook processor's endpoint: a results document for a batch of up to 100 items. */
+const pushMaxResponseBytes = 4 * 1024 * 1024;
+
+/**
+ * How webhook processors' batches are sent: the same allow-list, address guard (DNS pinned, private
+ * addresses refused unless allowed), redirect checks and deadline as webhook schedule targets.
+ */
+export function pushTransport(rules: EffectRules['webhook'], maxRedirects: number): PushTransport {
+  return {
+    urlIssue: (url) => webhookIssue(url, rules),
+    async post(url, body, headers, timeoutMs) {
+      const response = await callWebhook(
+        url,
+        undefined,
+        { ...rules, timeoutMs, maxResponseBytes: pushMaxResponseBytes, maxRedirects, userAgent: 'tallyho-jobs/1' },
+        { headers, body },
+      );
+      return { status: response.status, body: response.body, retryAfter: response.retryAfter };
+    },
+  };
+}
+
 /** A gate run's action checked as the effect it becomes (only a job's depends on this deployment). */
-export function gateActionCheck(rules: EffectRules): (action: GateAction) => void {
-  return (action) => {
+export function gateActionCheck(rules: EffectRules): (action: GateAction) => Promise<void> {
+  return async (action) => {
     if (action.type !== 'job') return;
-    const issues = effectIssues({ type: 'job', processor: action.processor, items: action.items }, rules, 'body.action');
+    const issues = await effectIssues({ type: 'job', processor: action.processor, items: action.items }, rules, 'body.action');
     if (issues.length > 0) throw validationError('The action cannot run here', issues);
   };
 }

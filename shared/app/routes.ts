@@ -20,6 +20,7 @@ import { schedulesRoutes } from '../schedules/routes';
 import { sequencesRoutes } from '../sequences/routes';
 import { streamsRoutes } from '../streams/routes';
 import type { App } from './createApp';
+import { processorInfos } from './processors';
 import { registrationSettings, type RegistrationSettings } from './settings';
 
 export const capabilityTags: readonly TagDoc[] = [
@@ -55,7 +56,12 @@ export function appRoutes(app: () => App, settings: Pick<RegistrationSettings, '
       audit: () => app().gates.audit,
     }),
     ...schedulesRoutes({ service: (client) => app().schedules.service(client) }),
-    ...jobsRoutes({ service: () => app().jobs, maxRequestBytes: settings.jobs.maxRequestBytes }),
+    ...jobsRoutes({
+      service: () => app().jobs,
+      maxRequestBytes: settings.jobs.maxRequestBytes,
+      processors: processorInfos,
+      queuePrefix: settings.jobs.queuePrefix,
+    }),
     ...streamsRoutes({ service: () => app().streams.service }),
     ...openApiRoutes({ routes: () => routes, tags: capabilityTags }),
     ...consoleRoutes({ assets: assetsOnce(builtAssetDirectory) }),

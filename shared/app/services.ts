@@ -3,13 +3,17 @@ import { CounterService } from '../counters/service';
 import type { DurableClient } from '../durable/client';
 import { IdempotencyStore } from '../idempotency';
 import { runIdempotencySweep, type SweepReport } from '../idempotencySweep';
-import { streamInvoiceLedger } from '../jobs/billing/ledger';
-import { billingProcessor } from '../jobs/billing/processor';
 import { JobEventPublisher } from '../jobs/events';
 import { JobFiles } from '../jobs/files';
+import { ItemSchemas } from '../jobs/itemSchema';
 import { JobStore } from '../jobs/jobStore';
-import { registry } from '../jobs/processor';
+import { LeaseHub } from '../jobs/leaseHub';
+import { StorageProcessorQueues } from '../jobs/processorQueues';
+import { ProcessorStore } from '../jobs/processorStore';
+import type { PushTransport } from '../jobs/pushTransport';
 import { StorageEnvelopeQueues, workQueueNames } from '../jobs/queues';
+import { jobSettings } from '../jobs/settings';
+import { tooManyOpen } from '../jobs/submit';
 import { ResultStore } from '../jobs/resultStore';
 import { JobService } from '../jobs/service';
 import type { ServiceBusSenders } from '../messaging/serviceBus';
@@ -28,6 +32,7 @@ import { RouteResolver } from '../streams/resolver';
 import { RouteTable } from '../streams/routeTable';
 import { StreamService, type StreamsApi, streamsApi } from '../streams/service';
 import { streamSettings } from '../streams/settings';
+import { inAppProcessors, processorOwnStreams } from './processors';
 import type { Runtime } from './runtime';
 import type { AppConfig } from './settings';
 
@@ -75,8 +80,8 @@ export function streamsOf(config: AppConfig, storage: StorageClients, runtime: R
       setting: streamSettings.settings.maxTypes.env,
       retry: retryContextOf(runtime, 'the stream type count'),
     }),
-    // The jobs capability's invoice ledger is written by the app alone.
-    ownTypes: new Set(config.jobs.billingLedgerStream === undefined ? [] : [config.jobs.billingLedgerStream]),
+    // Streams an in-app processor keeps for itself (billing's invoice ledger) are written by the app alone.
+    ownTypes: processorOwnStreams(config),
     resolver: new RouteResolver({
       table: routes,
       clock: runtime.clock,
@@ -101,25 +106,54 @@ export function jobsOf(
   serviceBus: ServiceBusSenders,
   runtime: Runtime,
   signer: () => Promise<Signer>,
-  /** The streams API for the invoice ledger, when a Durable client is at hand. */
+  /** The streams API for processors that append to a stream, when a Durable client is at hand. */
   streams: () => StreamsApi | undefined,
+  /** How webhook processors' batches are sent. */
+  push: PushTransport,
 ): JobService {
   const settings = config.jobs;
+  const table = () => storage.table(tables.jobs);
+  const processorTable = () => storage.table(tables.jobProcessors);
+  const processorQueues = new StorageProcessorQueues((name) => storage.queue(name));
+  const leaseHub = new LeaseHub(processorQueues, runtime.clock, runtime.logger, {
+    pollMaxMs: settings.leasePollMaxMs,
+    maxWaiters: settings.maxLeaseWaiters,
+  });
   return new JobService({
     ...runtime,
     settings,
-    jobs: new JobStore(() => storage.table(tables.jobs)),
+    jobs: new JobStore(table),
     results: new ResultStore(
       () => storage.table(tables.jobResults),
       () => runtime.clock.now(),
     ),
     files: new JobFiles(() => storage.container(containers.jobs), containers.jobs),
     queues: new StorageEnvelopeQueues((name) => storage.queue(name), workQueueNames(settings), signer),
-    processors: registry(
-      billingProcessor(settings.billingRates, {
-        ledger: streamInvoiceLedger(settings.billingLedgerStream, streams, config.streams.maxBatchEvents),
-      }),
-    ),
+    processors: inAppProcessors(config, { streams }),
+    declared: new ProcessorStore(processorTable, () => runtime.clock.now(), settings.processorCacheSeconds * 1000),
+    declaredNames: new CappedSet({
+      table: processorTable,
+      partitionKey: '|declared',
+      max: settings.maxProcessors,
+      noun: 'declared processors',
+      setting: jobSettings.settings.maxProcessors.env,
+      retry: retryContextOf(runtime, 'the declared processor count'),
+    }),
+    slots: new CappedSet({
+      // The jobs table's `|slots` partition: no job id starts with `|`.
+      table,
+      partitionKey: '|slots',
+      max: settings.maxOpen,
+      noun: 'unfinished jobs',
+      setting: jobSettings.settings.maxOpen.env,
+      retry: retryContextOf(runtime, 'the unfinished job count'),
+      whenFull: () => tooManyOpen(settings.maxOpen),
+    }),
+    itemSchemas: new ItemSchemas(),
+    processorQueues,
+    leaseHub,
+    wake: (queue) => leaseHub.wake(queue),
+    push,
     events: new JobEventPublisher(() => serviceBus.sender(serviceBusEntities.topics.jobEvents)),
     newLease: runtime.newId,
     signer,

@@ -5,6 +5,7 @@
  */
 import { type Config, loadConfig, readSettings } from '../config';
 import { group } from '../settings';
+import { billingSettings } from '../billing/settings';
 import { counterSettings } from '../counters/settings';
 import { durableSettings } from '../durable/settings';
 import { gateSettings } from '../gates/settings';
@@ -29,6 +30,7 @@ export const appSettings = {
   gates: gateSettings,
   schedules: scheduleSettings,
   jobs: jobSettings,
+  billing: billingSettings,
   durable: durableSettings,
   telemetry: telemetrySettings,
 } as const;

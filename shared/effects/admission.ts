@@ -21,7 +21,7 @@ export interface EffectRules {
   readonly webhook: Pick<WebhookOptions, 'allowed' | 'allowPrivateAddresses'>;
   readonly gatesAvailable: boolean;
   /** The jobs capability's submission checks (its 400/413 for what POST /api/jobs would refuse); undefined without jobs. */
-  readonly jobs: { check(request: { processor: string; items: readonly JobItem[] }): void } | undefined;
+  readonly jobs: { check(request: { processor: string; items: readonly JobItem[] }): Promise<void> } | undefined;
 }
 
 /** Why an effect cannot run, when a capability or service is missing. */
@@ -31,7 +31,8 @@ export const unavailable = {
   serviceBus: 'Service Bus is not configured (ServiceBusConnection)',
 } as const;
 
-function webhookIssue(raw: string, rules: EffectRules['webhook']): string | undefined {
+/** Why a webhook URL may not be called, by what the URL itself tells (allow-list, literal addresses); undefined when it may. */
+export function webhookIssue(raw: string, rules: EffectRules['webhook']): string | undefined {
   let url: URL;
   try {
     url = new URL(raw);
@@ -46,9 +47,9 @@ function webhookIssue(raw: string, rules: EffectRules['webhook']): string | unde
 }
 
 /** The jobs API's checks, their issues moved under `at` (`body.items.3` → `body.target.items.3`). */
-function checkJob(jobs: NonNullable<EffectRules['jobs']>, effect: Extract<Effect, { type: 'job' }>, at: string): void {
+async function checkJob(jobs: NonNullable<EffectRules['jobs']>, effect: Extract<Effect, { type: 'job' }>, at: string): Promise<void> {
   try {
-    jobs.check({ processor: effect.processor, items: effect.items });
+    await jobs.check({ processor: effect.processor, items: effect.items });
   } catch (err) {
     if (!isAppError(err)) throw err;
     const issues = err.issues.map((issue) => ({ ...issue, path: issue.path.replace(/^body\./, `${at}.`) }));
@@ -60,7 +61,7 @@ function checkJob(jobs: NonNullable<EffectRules['jobs']>, effect: Extract<Effect
  * The issues of `effect` under `at`. A job is checked by the jobs capability itself, whose refusal
  * (400, or 413 for too many or too large items) is thrown as it is, with its paths under `at`.
  */
-export function effectIssues(effect: Effect, rules: EffectRules, at: string): FieldIssue[] {
+export async function effectIssues(effect: Effect, rules: EffectRules, at: string): Promise<FieldIssue[]> {
   const issue = (field: string, message: string | undefined): FieldIssue[] =>
     message === undefined ? [] : [{ path: `${at}.${field}`, message }];
   switch (effect.type) {
@@ -77,7 +78,7 @@ export function effectIssues(effect: Effect, rules: EffectRules, at: string): Fi
       return issue('type', rules.gatesAvailable ? undefined : unavailable.gates);
     case 'job':
       if (rules.jobs === undefined) return issue('type', unavailable.jobs);
-      checkJob(rules.jobs, effect, at);
+      await checkJob(rules.jobs, effect, at);
       return [];
   }
 }

@@ -7,6 +7,8 @@
  *
  * Pure types and functions only: orchestrations import this module.
  */
+import type { AppErrorCode } from '../errors';
+
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
 /** A job item as the jobs capability takes it: an object with an `id` unique within the job. */
@@ -37,7 +39,8 @@ export interface Queued {
 
 export type EffectOutcome =
   | { readonly outcome: 'succeeded'; readonly detail?: string; readonly queued?: Queued }
-  | { readonly outcome: 'failed'; readonly reason: string }
+  /** `code`: the AppError's, when the failure was one (its message is then the reason, fit for callers). */
+  | { readonly outcome: 'failed'; readonly reason: string; readonly code?: AppErrorCode }
   /** It completes later (a job): poll it by `handle`. */
   | { readonly outcome: 'started'; readonly handle: string };
 

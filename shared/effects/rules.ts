@@ -29,7 +29,14 @@ function reservedQueueReason(name: string, jobsQueuePrefix: string): string | un
   if (name.endsWith('-poison')) return 'poison queues belong to the Functions host';
   if (name.startsWith('azure-webjobs-')) return 'azure-webjobs-* queues belong to the Functions host';
   if (/-control-\d{2}$/.test(name) || name.endsWith('-workitems')) return 'this is a Durable Functions task hub queue';
-  if (appQueueNames.includes(name) || workQueueOf('jobs-work', name) || workQueueOf(jobsQueuePrefix, name)) {
+  if (
+    appQueueNames.includes(name) ||
+    workQueueOf('jobs-work', name) ||
+    workQueueOf(jobsQueuePrefix, name) ||
+    // A declared processor's queue (`<prefix>-x-<name>`): its messages are sealed envelopes its workers lease.
+    name.startsWith('jobs-work-x-') ||
+    name.startsWith(`${jobsQueuePrefix}-x-`)
+  ) {
     return 'this queue belongs to the app itself';
   }
   return undefined;

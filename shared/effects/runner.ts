@@ -125,7 +125,7 @@ export async function runEffect(effect: Effect, origin: EffectOrigin, ports: Eff
   } catch (err) {
     if (err instanceof WebhookRefused) return { outcome: 'failed', reason: `refused: ${err.message}` };
     if (effect.type !== 'webhook' && isTransient(err)) throw err;
-    return { outcome: 'failed', reason: firstLine(err) };
+    return { outcome: 'failed', reason: firstLine(err), ...(isAppError(err) ? { code: err.code } : {}) };
   }
 }
 

@@ -1,24 +1,22 @@
 /**
- * The gate audit log: one table row per create, release and reset — who, when, which generation, how.
- * Written by the announce activity with insert-if-absent, so an activity retry records nothing twice.
+ * The gate audit log: one row per create, release and reset — who, when, which generation, how —
+ * in the gate's own partition of the `gates` table, written in the same entity group transaction as
+ * the change it records, so the log can neither miss a change nor record one that did not happen.
  * Rows sort by generation, then opening before release.
  */
 import type { TableClient } from '@azure/data-tables';
 import { z } from 'zod';
 
 import { hasStatus, translateStorageError } from '../storage/errors';
-import { listRows, type Listing } from '../storage/list';
-import type { AnnounceInput, AnnounceKind } from './messages';
-import { releaseHows } from './operations';
-
-const auditKinds = ['create', 'release', 'reset'] as const satisfies readonly AnnounceKind[];
+import { type AuditKind, auditKinds, type ReleaseHow, releaseHows } from './operations';
+import { type GateEntity, odata, rowKeys } from './rows';
 
 export const auditRecordSchema = z
   .object({
     gate: z.string(),
     kind: z.enum(auditKinds),
     generation: z.int(),
-    at: z.string().meta({ description: 'When it happened (the orchestration time).' }),
+    at: z.string().meta({ description: 'When it happened.' }),
     by: z.string(),
     how: z.enum(releaseHows),
     note: z.string().optional(),
@@ -28,52 +26,47 @@ export const auditRecordSchema = z
 
 export type AuditRecord = z.output<typeof auditRecordSchema>;
 
-function rowKey(generation: number, kind: AnnounceKind): string {
-  return `${String(generation).padStart(10, '0')}-${kind === 'release' ? 2 : 1}-${kind}`;
+export interface AuditInput {
+  readonly gate: string;
+  readonly kind: AuditKind;
+  readonly generation: number;
+  readonly at: string;
+  readonly by: string;
+  readonly how: ReleaseHow;
+  readonly note?: string;
+  /** The schedule the generation opened with (create, reset): what its schedule orchestration checks. */
+  readonly releaseAt?: string | null;
 }
 
-export function auditRecordOf(input: AnnounceInput, recordedAt: string): AuditRecord {
-  const { gate } = input;
-  const release = input.kind === 'release' ? gate.release : null;
+/** The audit row (written with the change; `recordedAt` is the same moment, as they commit together). */
+export function auditEntity(input: AuditInput): GateEntity {
   return {
-    gate: gate.name,
+    partitionKey: input.gate,
+    rowKey: rowKeys.audit(input.generation, input.kind),
+    gate: input.gate,
     kind: input.kind,
-    generation: release?.generation ?? gate.generation,
-    at: release?.at ?? gate.generationStartedAt,
+    generation: input.generation,
+    at: input.at,
     by: input.by,
     how: input.how,
     ...(input.note === undefined ? {} : { note: input.note }),
-    recordedAt,
+    ...(input.releaseAt === undefined || input.releaseAt === null ? {} : { releaseAt: input.releaseAt }),
+    recordedAt: input.at,
   };
 }
 
+const openedRow = z.object({ releaseAt: z.string().optional() });
+
 export class GateAuditLog {
   constructor(private readonly table: () => Promise<TableClient>) {}
-
-  /** Records it unless already recorded (an activity retry); true when this call wrote the row. */
-  async record(record: AuditRecord): Promise<boolean> {
-    const table = await this.table();
-    try {
-      await table.createEntity({ partitionKey: record.gate, rowKey: rowKey(record.generation, record.kind), ...record });
-      return true;
-    } catch (err) {
-      if (hasStatus(err, 409)) return false;
-      throw translateStorageError(err, `recording the ${record.kind} of gate ${record.gate}`);
-    }
-  }
-
-  /** Names of up to `limit` gates, in name order: every gate's log opens with its generation-1 create. */
-  async gateNames(limit: number): Promise<Listing<string>> {
-    const filter = `RowKey eq '${rowKey(1, 'create')}'`;
-    return listRows(await this.table(), { filter, limit, doing: 'listing gates' }, (row) => row.partitionKey ?? '');
-  }
 
   /** The newest `limit` records of a gate, oldest first. */
   async list(gate: string, limit: number): Promise<AuditRecord[]> {
     const table = await this.table();
     const rows: AuditRecord[] = [];
+    const [from, to] = rowKeys.auditRange;
     try {
-      const filter = `PartitionKey eq '${gate.replace(/'/g, "''")}'`;
+      const filter = `PartitionKey eq ${odata(gate)} and RowKey ge ${odata(from)} and RowKey lt ${odata(to)}`;
       for await (const entity of table.listEntities({ queryOptions: { filter } })) {
         const parsed = auditRecordSchema.safeParse(entity);
         if (parsed.success) rows.push(parsed.data);
@@ -82,5 +75,26 @@ export class GateAuditLog {
       throw translateStorageError(err, `reading the audit log of gate ${gate}`);
     }
     return rows.slice(-limit);
+  }
+
+  /**
+   * Whether generation `generation` was opened (created or reset into) with `releaseAt`: `opened`,
+   * `other` (opened with another schedule: a concurrent create or reset won), or `absent` (not yet).
+   */
+  async opened(
+    gate: string,
+    generation: number,
+    kind: 'create' | 'reset',
+    releaseAt: string | null,
+  ): Promise<'opened' | 'other' | 'absent'> {
+    const table = await this.table();
+    try {
+      const row = await table.getEntity(gate, rowKeys.audit(generation, kind));
+      const stored = openedRow.parse(row).releaseAt ?? null;
+      return stored === releaseAt ? 'opened' : 'other';
+    } catch (err) {
+      if (hasStatus(err, 404)) return 'absent';
+      throw translateStorageError(err, `reading the audit log of gate ${gate}`);
+    }
   }
 }

@@ -1,13 +1,19 @@
-/** The gates API's admin commands: create, release and reset a gate (each through an orchestration). */
-import { type HttpResult, json } from '../http/responses';
+/**
+ * The gates API's admin commands: create, release and reset a gate. Each answers once the change is
+ * written; what follows it (publishing, actions, a schedule) may start an orchestration, so they
+ * take the invocation's Durable client.
+ */
+import { AppError } from '../errors';
+import { json } from '../http/responses';
 import type { HeaderReader, ResponseDoc, RouteDefinition } from '../http/route';
 import { defineRoute } from '../http/route';
 import { problem } from '../http/schemas';
 import { gateEtag } from './etag';
 import { badRequest, gateResult, type GateRouteDeps, notFound, tags, unavailable } from './routeCommon';
 import { accepted, createBody, gateParams, gateView, releaseBody, releaseResult, resetBody, resetResult, viewOf } from './schemas';
-import type { Actor, GateService, Pending } from './service';
+import type { Actor } from './service';
 
+/** Documented as before; the change is now written before the call answers, so it is not sent. */
 const stillRunning = {
   description: 'Not answered within TALLYHO_GATES_COMMAND_WAIT_MS; it goes on: follow `statusQueryGetUri`',
   schema: accepted,
@@ -25,12 +31,6 @@ function actorOf(headers: HeaderReader, body: { by?: string | undefined; note?: 
   const principal = headers.get(principalHeader)?.trim();
   const by = principal !== undefined && principal !== '' ? principal.slice(0, 128) : (body?.by ?? 'admin');
   return { by, ...(body?.note === undefined ? {} : { note: body.note }) };
-}
-
-function pendingResult(service: GateService, pending: Pending, url: URL): HttpResult {
-  const links = service.links(pending.instanceId, url);
-  const location = links.statusQueryGetUri;
-  return json(202, links, { 'retry-after': '1', ...(location === undefined ? {} : { location }) });
 }
 
 export function gatesCreateRoute(deps: GateRouteDeps): RouteDefinition {
@@ -56,10 +56,8 @@ export function gatesCreateRoute(deps: GateRouteDeps): RouteDefinition {
       409: problem('The gate exists with another releaseAt'),
       503: unavailable,
     },
-    handle: async ({ params, body, headers, url, durable }) => {
-      const service = deps.service(durable());
-      const result = await service.create(params.name, body?.releaseAt, actorOf(headers, body));
-      if (result.pending === true) return pendingResult(service, result, url);
+    handle: async ({ params, body, headers, durable }) => {
+      const result = await deps.service(durable()).create(params.name, body?.releaseAt, actorOf(headers, body));
       return gateResult(result.created ? 201 : 200, result.gate, result.created ? { location: `/api/gates/${params.name}` } : {});
     },
   });
@@ -81,10 +79,9 @@ export function gatesReleaseRoute(deps: GateRouteDeps): RouteDefinition {
     maxBodyBytes: 4096,
     examples: [{}, { by: 'alice', note: 'go' }],
     responses: commandResponses({ description: 'Released (by this call or an earlier one)', schema: releaseResult }),
-    handle: async ({ params, body, headers, url, durable }) => {
-      const service = deps.service(durable());
-      const result = await service.release(params.name, actorOf(headers, body));
-      if (result.pending === true) return pendingResult(service, result, url);
+    handle: async ({ params, body, headers, durable }) => {
+      const result = await deps.service(durable()).release(params.name, actorOf(headers, body));
+      if (result.outcome === 'superseded') throw new AppError('Internal', 'A release of the current generation was superseded');
       return json(200, { outcome: result.outcome, gate: viewOf(result.gate) }, { etag: gateEtag(result.gate) });
     },
   });
@@ -107,10 +104,8 @@ export function gatesResetRoute(deps: GateRouteDeps): RouteDefinition {
     maxBodyBytes: 4096,
     examples: [{}, { releaseAt: '2026-03-29T09:00:00Z' }],
     responses: commandResponses({ description: 'Reset (by this call or a concurrent one)', schema: resetResult }),
-    handle: async ({ params, body, headers, url, durable }) => {
-      const service = deps.service(durable());
-      const result = await service.reset(params.name, body?.releaseAt, actorOf(headers, body));
-      if (result.pending === true) return pendingResult(service, result, url);
+    handle: async ({ params, body, headers, durable }) => {
+      const result = await deps.service(durable()).reset(params.name, body?.releaseAt, actorOf(headers, body));
       return json(200, { outcome: result.outcome, gate: viewOf(result.gate), carried: result.carried }, { etag: gateEtag(result.gate) });
     },
   });

@@ -1,77 +1,55 @@
 /**
- * Opening a generation: creating the gate (generation 1) or resetting it (generation g+1). The id is
- * deterministic per gate and generation, so two concurrent resets from g make one generation g+1.
+ * What follows opening a generation (creating a gate, or resetting it), crash-safe: started before
+ * the change is committed, it first finds whether the change committed (it looks again for a while:
+ * it may be early) and with which schedule, then publishes it and, when the generation has a
+ * `releaseAt`, holds a durable timer and releases the generation when it fires — through the same
+ * release use-case as the API.
  *
- * When the generation has a `releaseAt`, the same orchestration then holds a durable timer and
- * releases the generation when it fires. A reset cancels it by raising `GateScheduleCancelled`; and
- * should that event be lost, the release still names its generation, so the entity answers
- * `superseded` and nothing happens.
+ * The instance id names the generation and its schedule, so a create or reset that lost to a
+ * concurrent one with another schedule has an orchestration of its own, which finds the other
+ * schedule and stops. A reset cancels the pending schedule by raising `GateScheduleCancelled`; should
+ * that event be lost, the release still names its generation, and a gate that moved on refuses it.
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
-import type { AnnounceInput, GenerationInput, GenerationStatus, ReleaseOutput } from './messages';
-import { activityRetry, gateEntityId, gateEvents, gateFunctions } from './names';
-import type { CreateResult, GateOperationInput, GateSnapshot, ResetResult } from './operations';
-import { releaseGeneration } from './release.orchestrator';
-
-type Opened = GenerationStatus['opened'];
-
-function* open(context: OrchestrationContext, input: GenerationInput): Generator<Task, Opened, unknown> {
-  const at = context.df.currentUtcDateTime.toISOString();
-  const entity = gateEntityId(input.gate);
-  if (input.kind === 'create') {
-    const request: GateOperationInput<'create'> = { name: input.gate, at, releaseAt: input.releaseAt };
-    const result = (yield context.df.callEntity(entity, 'create', request)) as CreateResult;
-    return { outcome: result.created ? 'created' : 'exists', gate: result.gate };
-  }
-  const request: GateOperationInput<'reset'> = { fromGeneration: input.fromGeneration ?? 1, at, releaseAt: input.releaseAt };
-  const result = (yield context.df.callEntity(entity, 'reset', request)) as ResetResult;
-  if (result.outcome === 'missing') return { outcome: 'missing' };
-  return result.outcome === 'reset'
-    ? { outcome: 'reset', gate: result.gate, carried: result.carried }
-    : { outcome: 'alreadyReset', gate: result.gate };
-}
-
-export interface GenerationOutput {
-  readonly opened: Opened;
-  readonly release?: ReleaseOutput;
-  readonly scheduleCancelled?: boolean;
-}
+import type { AnnounceInput, GenerationFollowUp, GenerationOutput, OpenedInput, OpenedResult, ScheduledReleaseInput } from './messages';
+import { activityRetry, gateEvents, gateFunctions, lateRegistrationWaitSeconds } from './names';
 
 export function* gateGenerationOrchestrator(context: OrchestrationContext): Generator<Task, GenerationOutput, unknown> {
-  const input = context.df.getInput<GenerationInput>();
-  const opened = yield* open(context, input);
-  let status: GenerationStatus = { opened };
-  context.df.setCustomStatus(status);
-  const gate: GateSnapshot | undefined = opened.gate;
-  if ((opened.outcome !== 'created' && opened.outcome !== 'reset') || gate === undefined) return { opened };
+  const input = context.df.getInput<GenerationFollowUp>();
+  const look: OpenedInput = { gate: input.gate, kind: input.kind, generation: input.generation, releaseAt: input.releaseAt };
+  let opened: OpenedResult;
+  for (let n = 0; ; n++) {
+    opened = (yield context.df.callActivityWithRetry(gateFunctions.opened, activityRetry, look)) as OpenedResult;
+    if (opened.opened !== 'absent') break;
+    if (n >= lateRegistrationWaitSeconds.length) return { opened: 'abandoned' };
+    const pause = lateRegistrationWaitSeconds[n] ?? 60;
+    yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + pause * 1000));
+  }
+  if (opened.opened === 'other' || opened.gate === undefined) return { opened: 'other' };
 
-  const announcement: AnnounceInput = {
-    kind: input.kind,
-    gate,
-    by: input.by,
-    how: 'api',
-    ...(input.note === undefined ? {} : { note: input.note }),
-  };
-  yield context.df.callActivityWithRetry(gateFunctions.announce, activityRetry, announcement);
-  if (gate.releaseAt === null) return { opened };
+  if (input.announce) {
+    const announcement: AnnounceInput = {
+      kind: input.kind,
+      gate: opened.gate,
+      by: input.by,
+      how: 'api',
+      ...(input.note === undefined ? {} : { note: input.note }),
+    };
+    yield context.df.callActivityWithRetry(gateFunctions.announce, activityRetry, announcement);
+  }
+  if (input.releaseAt === null) return { opened: 'opened' };
 
-  status = { ...status, schedule: 'waiting' };
-  context.df.setCustomStatus(status);
-  const timer = context.df.createTimer(new Date(gate.releaseAt));
+  const timer = context.df.createTimer(new Date(input.releaseAt));
   const cancelled = context.df.waitForExternalEvent(gateEvents.scheduleCancelled);
   const winner = (yield context.df.Task.any([timer, cancelled])) as Task;
   if (winner !== timer) {
     // A pending timer would keep the instance running until it fires.
     timer.cancel();
-    context.df.setCustomStatus({ ...status, schedule: 'cancelled' });
-    return { opened, scheduleCancelled: true };
+    return { opened: 'opened', schedule: 'cancelled' };
   }
-  status = { ...status, schedule: 'fired' };
-  const release = yield* releaseGeneration(
-    context,
-    { gate: input.gate, generation: gate.generation, by: input.by, how: 'schedule', notifyBatchSize: input.notifyBatchSize },
-    (result) => context.df.setCustomStatus({ ...status, release: result }),
-  );
-  return { opened, release };
+  const at = context.df.currentUtcDateTime.toISOString();
+  const release: ScheduledReleaseInput = { gate: input.gate, generation: input.generation, by: input.by, at };
+  const outcome = (yield context.df.callActivityWithRetry(gateFunctions.scheduledRelease, activityRetry, release)) as string;
+  return { opened: 'opened', schedule: 'fired', release: outcome };
 }

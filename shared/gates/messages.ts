@@ -1,124 +1,129 @@
 /**
- * What the gate's orchestrations and activities pass each other: inputs, outputs, custom statuses and
- * the release event. Inputs come from our own HTTP code, but the release event can be raised by anyone
- * with the task hub's API, so the run validates it.
+ * What the gate's orchestrations and activities pass each other. Durable does what must survive a
+ * crash after a gate changed: publishing the change, performing released runs' actions, a scheduled
+ * release. Each is started before the change is committed, so a crash in between leaves the work
+ * with Durable (which finds the change, or finds it never happened) rather than with nobody.
  */
-import { z } from 'zod';
+import type { AuditKind, GateSnapshot, ReleaseHow, ReleaseRecord } from './operations';
 
-import type { GateAction, GateActionResult } from './actions';
-import { type GateSnapshot, type ReleaseHow, type ReleaseInfo, releaseHows, type ReleaseResult } from './operations';
-
-const releaseInfoSchema = z.object({
-  generation: z.int().min(1),
-  at: z.string(),
-  by: z.string(),
-  how: z.enum(releaseHows),
-  note: z.string().optional(),
-}) satisfies z.ZodType<ReleaseInfo>;
-
-/**
- * Pushed to every run registered with the released generation. `trace`: the release call's W3C
- * traceparent, which the run's action continues (an event raised by anyone else may carry any text
- * there; it is only ever read as a trace context, and a malformed one is ignored).
- */
-export const gateReleasedEventSchema = z.object({
-  gate: z.string(),
-  generation: z.int().min(1),
-  release: releaseInfoSchema,
-  trace: z.string().max(64).optional(),
-});
-export type GateReleasedEvent = z.output<typeof gateReleasedEventSchema>;
-
-export interface RunInput {
+/** A release and what follows it (orchestration `gateRelease`, one per gate and generation). */
+export interface ReleaseFollowUp {
   readonly gate: string;
-  readonly runId: string;
-  readonly action: GateAction;
-  /** TALLYHO_GATES_MAX_WAITERS, passed in because orchestrators read no settings. */
-  readonly maxWaiters: number;
-}
-
-type RunPhase = 'registering' | 'waiting' | 'proceeding';
-
-export interface RunStatus {
-  readonly phase: RunPhase;
-  readonly generation?: number;
-}
-
-export interface RunOutput {
-  readonly gate: string;
-  readonly runId: string;
-  /** The generation whose release let the run proceed. */
   readonly generation: number;
-  /** Registered after the release (answered at once) rather than pushed the release. */
-  readonly late: boolean;
-  readonly release: ReleaseInfo;
-  readonly registeredAt: string;
-  readonly proceededAt: string;
-  readonly action: GateActionResult;
-}
-
-export interface ReleaseInput {
-  readonly gate: string;
-  /** The generation to release; absent releases the current one. */
-  readonly generation?: number;
+  /** The release as the caller made it: if the caller's own write never landed, the orchestration makes it. */
+  readonly at: string;
   readonly by: string;
   readonly how: ReleaseHow;
   readonly note?: string;
-  /** Runs per notify activity (TALLYHO_GATES_NOTIFY_BATCH); default `defaultNotifyBatchSize`. */
-  readonly notifyBatchSize?: number;
-  /** The release call's traceparent, carried to the runs with the release event. */
+  /** Publish it on the Service Bus topic. */
+  readonly announce: boolean;
+  /** Waiting runs with an action the release lets go (as the caller read the gate), and the first generation it lets go. */
+  readonly actions: number;
+  readonly from: number;
+  /** Runs per action batch (TALLYHO_GATES_NOTIFY_BATCH). */
+  readonly batchSize: number;
+  /** The release's W3C traceparent: the action batches continue its trace. */
   readonly trace?: string;
 }
 
-export const defaultNotifyBatchSize = 50;
-
-/** The release orchestration's custom status, set as soon as the entity has decided. */
-export type ReleaseStatus = Exclude<ReleaseResult, { outcome: 'released' }> | { readonly outcome: 'released'; readonly gate: GateSnapshot };
+/** What the release orchestration's first step found: the release made (by the caller or by it), or none. */
+export type ReleaseConfirmed =
+  | { readonly outcome: 'released'; readonly gate: GateSnapshot; readonly release: ReleaseRecord; readonly actions: number }
+  | { readonly outcome: 'superseded' | 'missing' };
 
 export interface ReleaseOutput {
-  readonly result: ReleaseStatus;
-  /** Runs the release was pushed to (only for the call that released). */
-  readonly pushed: number;
-  /** Of those, runs that no longer existed or had already finished. */
-  readonly gone: number;
+  readonly outcome: ReleaseConfirmed['outcome'];
+  readonly actions?: ActionsOutput;
 }
 
-type GenerationKind = 'create' | 'reset';
-
-export interface GenerationInput {
+/** Late joiners with actions (orchestration `gateLateActions`, started before they are committed). */
+export interface LateActionsInput {
   readonly gate: string;
-  readonly kind: GenerationKind;
-  /** For a reset: the generation being replaced. */
-  readonly fromGeneration?: number;
+  readonly generation: number;
+  readonly runIds: readonly string[];
+}
+
+export interface ActionsOutput {
+  readonly done: number;
+  readonly failed: number;
+  /** Late runs that never registered (their start failed after the orchestration was started). */
+  readonly abandoned: number;
+}
+
+/** Which runs a batch covers: a release's fan-out (shards of the runs it let go) or named late joiners. */
+type ActionSelection =
+  | { readonly kind: 'released'; readonly shards: readonly [number, number]; readonly from: number }
+  | { readonly kind: 'late'; readonly runIds: readonly string[] };
+
+export interface ActionBatchInput {
+  readonly gate: string;
+  /** The generation whose release let the runs go (what an `enqueue` message names). */
+  readonly generation: number;
+  readonly selection: ActionSelection;
+  /**
+   * The release to make (or find) first: a fan-out's first batches carry it, so the release is made
+   * even if its caller died before writing it, without a step of its own before the actions.
+   */
+  readonly confirm?: ReleaseFollowUp;
+  /** Record every pending run of the selection as failed with this reason instead of trying again. */
+  readonly giveUp?: { readonly code: string; readonly reason: string };
+  /** The release's traceparent, which the batch's span continues. */
+  readonly trace?: string;
+}
+
+export interface ActionBatchResult {
+  /** Outcomes this batch recorded. */
+  readonly done: number;
+  readonly failed: number;
+  /** Runs left pending after a failure a retry may cure. */
+  readonly retry: number;
+  /** Late runs named that are not (yet) registered. */
+  readonly missing: readonly string[];
+  /** The last retryable failure, for the reason recorded if the orchestration gives up. */
+  readonly lastError?: { readonly code: string; readonly reason: string };
+}
+
+/** A generation opened by a create or reset, and what follows (orchestration `gateGeneration`). */
+export interface GenerationFollowUp {
+  readonly gate: string;
+  readonly kind: 'create' | 'reset';
+  readonly generation: number;
+  readonly releaseAt: string | null;
   readonly by: string;
   readonly note?: string;
+  readonly announce: boolean;
+  readonly batchSize: number;
+}
+
+export interface GenerationOutput {
+  readonly opened: 'opened' | 'other' | 'abandoned';
+  readonly schedule?: 'cancelled' | 'fired';
+  readonly release?: string;
+}
+
+export interface OpenedInput {
+  readonly gate: string;
+  readonly kind: 'create' | 'reset';
+  readonly generation: number;
   readonly releaseAt: string | null;
-  readonly notifyBatchSize: number;
 }
 
-type GenerationOutcome = 'created' | 'exists' | 'reset' | 'alreadyReset' | 'missing';
-
-/** The generation orchestration's custom status: what opening the generation did, then the scheduled release. */
-export interface GenerationStatus {
-  readonly opened: { readonly outcome: GenerationOutcome; readonly gate?: GateSnapshot; readonly carried?: number };
-  readonly schedule?: 'waiting' | 'cancelled' | 'fired';
-  readonly release?: ReleaseStatus;
+export interface OpenedResult {
+  readonly opened: 'opened' | 'other' | 'absent';
+  /** The gate now, for the announcement (when opened). */
+  readonly gate?: GateSnapshot;
 }
 
-export interface NotifyInput {
-  readonly event: GateReleasedEvent;
-  readonly waiters: readonly string[];
+export interface ScheduledReleaseInput {
+  readonly gate: string;
+  readonly generation: number;
+  readonly by: string;
+  /** When the schedule fired (the orchestration's time): the release's time. */
+  readonly at: string;
 }
-
-export interface NotifyResult {
-  readonly delivered: number;
-  readonly gone: number;
-}
-
-export type AnnounceKind = 'create' | 'release' | 'reset';
 
 export interface AnnounceInput {
-  readonly kind: AnnounceKind;
+  readonly kind: AuditKind;
   readonly gate: GateSnapshot;
   readonly by: string;
   readonly how: ReleaseHow;
@@ -126,15 +131,5 @@ export interface AnnounceInput {
 }
 
 export interface AnnounceResult {
-  readonly audited: boolean;
   readonly published: 'published' | 'notConfigured' | 'failed';
-}
-
-export interface ActionInput {
-  readonly gate: string;
-  readonly generation: number;
-  readonly runId: string;
-  readonly action: GateAction;
-  /** The releasing call's traceparent (from the release event), which the action's span continues. */
-  readonly trace?: string;
 }

@@ -1,12 +1,14 @@
 /**
- * The gates capability's telemetry. A release is one trace: the release call's span, the pushes to
- * the waiting runs (each notify batch) and the actions the runs then perform carry its trace context
- * in the release event and the action's input.
+ * The gates capability's telemetry. A release is one trace: the release's span, then the batches of
+ * the released runs' actions (each batch continues the traceparent the release orchestration was
+ * started with) and each action within its batch. Runs without an action cost no work after the
+ * release, so what a release lets go is recorded once, with the release, not per run.
  */
 import { releaseHows } from './operations';
-import { appId, callerName, counter, declareTelemetry, gauge, histogram, latencyBuckets, oneOf, span } from '../telemetry/declare';
+import { appId, callerName, counter, declareTelemetry, gauge, histogram, oneOf, span } from '../telemetry/declare';
 
 const gate = { 'tallyho.gate.name': callerName('gate') };
+const actionType = { 'tallyho.gate.action.type': oneOf('enqueue', 'job') };
 
 export const gateTelemetry = declareTelemetry(
   'tallyho.gates',
@@ -14,40 +16,42 @@ export const gateTelemetry = declareTelemetry(
     waiting: gauge({
       name: 'tallyho.gate.runs.waiting',
       unit: '{run}',
-      description: 'Runs waiting for the gate, as its latest read or change on this instance found them.',
+      description: 'Runs waiting for the gate, as its latest read on this instance found them.',
       attributes: gate,
     }),
     releases: counter({
       name: 'tallyho.gate.releases',
       unit: '{release}',
-      description: 'Releases announced (by the API or a scheduled release).',
+      description: 'Releases made (by the API, a scheduled release, or the release orchestration when its caller died first).',
       attributes: { ...gate, 'tallyho.gate.release.how': oneOf(...releaseHows) },
     }),
-    fanout: histogram({
-      name: 'tallyho.gate.release.fanout.duration',
-      unit: 's',
-      description: 'From a release to its event reaching a waiting run, per run; the largest is the fan-out time (release to last run).',
+    released: histogram({
+      name: 'tallyho.gate.release.runs',
+      unit: '{run}',
+      description:
+        'Waiting runs one release let go, all at once (their state is derived from the release; only those with an action cost more work).',
       attributes: gate,
-      boundaries: latencyBuckets,
+      boundaries: [0, 1, 10, 100, 1000, 10000],
     }),
     actions: counter({
       name: 'tallyho.gate.run.actions',
       unit: '{action}',
-      description: "Released runs' actions performed, by type and outcome (a failed one is retried by Durable, then fails the run).",
-      attributes: { 'tallyho.gate.action.type': oneOf('enqueue', 'job'), 'tallyho.outcome': oneOf('succeeded', 'failed') },
+      description:
+        "Released runs' action attempts, by type and outcome: succeeded, failed (recorded on the run), retried (a dependency was unavailable; the release orchestration tries again, then records it failed).",
+      attributes: { ...actionType, 'tallyho.outcome': oneOf('succeeded', 'failed', 'retried') },
     }),
   },
   {
-    release: span({ name: 'tallyho.gate.release', description: 'A release requested through the API.', attributes: gate }),
-    notify: span({
-      name: 'tallyho.gate.notify',
-      description: 'One batch of the release pushed to waiting runs.',
+    release: span({ name: 'tallyho.gate.release', description: 'A release (through the API or scheduled).', attributes: gate }),
+    actions: span({
+      name: 'tallyho.gate.actions',
+      description: "One batch of released (or late) runs' actions, in the release's trace.",
       attributes: { ...gate, 'tallyho.gate.generation': appId },
     }),
     action: span({
       name: 'tallyho.gate.run.action',
       description: "A released run's action.",
-      attributes: { ...gate, 'tallyho.gate.action.type': oneOf('enqueue', 'job') },
+      attributes: { ...gate, ...actionType },
     }),
   },
 );

@@ -2,54 +2,52 @@
  * Every Durable name the gates capability uses, defined once: the registrations in functions/ and
  * the orchestrators that call them read these, so a rename cannot leave a caller behind.
  */
-import type { EntityId, RetryOptions } from 'durable-functions';
+import type { RetryOptions } from 'durable-functions';
 
-import { entityId, entityName, type EntityRef } from '../durable/entities';
-
-/** Entity, orchestration and activity function names. */
+/** Orchestration and activity function names. */
 export const gateFunctions = {
-  entity: entityName('gate'),
-  /** A gated run: registers with the gate, waits for the release, then performs its action. */
-  run: 'gateRun',
-  /** Releases one generation of a gate and pushes the release to its registered runs. */
+  /** After a release: makes it if the caller could not, publishes it, performs the released runs' actions. */
   release: 'gateRelease',
-  /** Opens a generation (create or reset) and, when it has a `releaseAt`, releases it then. */
+  /** After a create or reset: publishes it and, when the generation has a `releaseAt`, releases it then. */
   generation: 'gateGeneration',
-  /** Raises the release event on a batch of waiting runs. */
-  notify: 'gateNotify',
-  /** Writes the audit record and tells this process and the Service Bus topic. */
+  /** Performs the actions of runs that registered after the release. */
+  lateActions: 'gateLateActions',
+  /** Makes (or finds) a release, then tells this process's watchers and the Service Bus topic. */
+  announceRelease: 'gateAnnounceRelease',
+  /** Finds whether a create or reset committed, and with which schedule. */
+  opened: 'gateOpened',
+  /** Tells this process's watchers and the Service Bus topic. */
   announce: 'gateAnnounce',
-  /** Performs a run's action once it has been released. */
-  action: 'gateAction',
+  /** Performs a batch of released runs' actions. */
+  actions: 'gateActions',
+  /** A generation's scheduled release (the same use-case as the API's). */
+  scheduledRelease: 'gateScheduledRelease',
 } as const;
 
 /** External events the gate's orchestrations wait for. */
 export const gateEvents = {
-  /** Payload: `GateReleasedEvent`. */
-  released: 'GateReleased',
   /** Tells a generation orchestration that its scheduled release no longer applies (a reset). */
   scheduleCancelled: 'GateScheduleCancelled',
 } as const;
 
 /**
  * Instance ids. They are deterministic so that concurrent calls for the same thing collapse into one
- * instance (two releases of generation 3, two resets from generation 3). Gate names never contain
- * `:`, so the ids cannot collide across gates.
+ * instance (two releases of generation 3). Gate names never contain `:`, so the ids cannot collide
+ * across gates, and no caller-chosen name reaches them except the gate's own.
  */
 export const gateInstanceIds = {
   release: (gate: string, generation: number): string => `gate:${gate}:release:${generation}`,
-  generation: (gate: string, generation: number): string => `gate:${gate}:gen:${generation}`,
+  /** Per generation and schedule: a create or reset that lost to a concurrent one with another schedule has its own. */
+  generation: (gate: string, generation: number, releaseAt: string | null): string =>
+    `gate:${gate}:gen:${generation}:${releaseAt === null ? 'none' : Date.parse(releaseAt)}`,
+  late: (gate: string, generation: number, batch: string): string => `gate:${gate}:late:${generation}:${batch}`,
+  /** Not an instance: the id runs are known by in the API (`id`), unchanged from when each run was one. */
   run: (gate: string, runId: string): string => `gate:${gate}:run:${runId}`,
 } as const;
 
-/** The gate's entity id (`@gate@<name>`). */
-export function gateEntityId(gate: string): EntityId & EntityRef {
-  return entityId(gateFunctions.entity, gate);
-}
-
 /**
- * Retries for the activities (table, queue and Service Bus writes, event pushes): short, because a
- * release is waited for by people and workers. Structural for the same reason as the entity id.
+ * Retries for the activities (table, queue and Service Bus writes): short, because a release is
+ * waited for by people and workers. Structural for the same reason as the instance ids.
  */
 export const activityRetry: RetryOptions = {
   firstRetryIntervalInMilliseconds: 500,
@@ -58,3 +56,12 @@ export const activityRetry: RetryOptions = {
   maxRetryIntervalInMilliseconds: 10_000,
   retryTimeoutInMilliseconds: 120_000,
 };
+
+/** Ranges the run keys are spread over (rows.ts), which a release's action batches divide between them. */
+export const runShards = 16;
+
+/** Rounds of retrying the actions a retry may cure, and the pause before each (seconds), before recording them failed. */
+export const actionRetryDelaysSeconds = [1, 2, 5, 10, 30, 60] as const;
+
+/** How long a late-actions orchestration looks for runs whose registration it was started for. */
+export const lateRegistrationWaitSeconds = [1, 2, 5, 10, 30, 60] as const;

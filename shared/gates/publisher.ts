@@ -43,6 +43,11 @@ export class GateEventPublisher {
     private readonly logger: Logger,
   ) {}
 
+  /** Whether a Service Bus is configured (without one, nothing is published and nothing need follow a change for it). */
+  configured(): boolean {
+    return this.sender() !== undefined;
+  }
+
   /**
    * Publishes; a failure is logged and reported rather than thrown, so a Service Bus outage cannot
    * hold up the release for the runs and clients that were pushed it through Durable.

@@ -1,5 +1,4 @@
 /** The gates API's reads: the gate list, one gate's state and its audit log. */
-import { AppError } from '../errors';
 import { listQuery } from '../http/listing';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
@@ -8,36 +7,25 @@ import { gateEtag, ifNoneMatchHits } from './etag';
 import { badRequest, gateResult, type GateRouteDeps, notFound, tags, unavailable } from './routeCommon';
 import { auditQuery, gateList, gateParams, gateView, viewOf } from './schemas';
 
-/** A gate whose entity state cannot be read is listed as unreadable, not a failed list; other errors fail it. */
-function toUnreadable(err: unknown): { detail: string } {
-  if (err instanceof AppError && err.code === 'CorruptState') return { detail: err.message };
-  throw err;
-}
-
 export function gatesListRoute(deps: GateRouteDeps): RouteDefinition {
   return defineRoute({
     name: 'gatesList',
     method: 'GET',
     path: 'gates',
     summary: 'List gates with their state and waiters (for operators)',
-    description: 'Names come from the audit log (one table scan); each gate is then read from its entity.',
+    description: 'One table scan: each gate as it is now; a gate whose row cannot be read is listed under `unreadable`.',
     tags,
-    durable: true,
     query: listQuery,
     responses: {
       200: { description: 'The gates', schema: gateList },
       400: badRequest,
       503: unavailable,
     },
-    handle: async ({ query, durable }) => {
-      const names = await deps.audit().gateNames(query.limit);
-      const service = deps.service(durable());
-      const gates = await Promise.all(names.items.map(async (name) => ({ name, gate: await service.read(name).catch(toUnreadable) })));
-      const items = gates.flatMap(({ gate }) => (gate === undefined || 'detail' in gate ? [] : [viewOf(gate)]));
-      const unreadable = gates.flatMap(({ name, gate }) => (gate !== undefined && 'detail' in gate ? [{ name, detail: gate.detail }] : []));
+    handle: async ({ query }) => {
+      const gates = await deps.service().list(query.limit);
       return json(
         200,
-        { items, unreadable: [...names.unreadable, ...unreadable], truncated: names.truncated },
+        { items: gates.items.map(viewOf), unreadable: gates.unreadable, truncated: gates.truncated },
         { 'cache-control': 'no-store' },
       );
     },
@@ -52,7 +40,6 @@ export function gatesGetRoute(deps: GateRouteDeps): RouteDefinition {
     summary: "A gate's state: closed or released, generation, who released it and when, waiter counts",
     description: 'Answers with an ETag; send it back in If-None-Match to get 304 while nothing changed.',
     tags,
-    durable: true,
     params: gateParams,
     requestHeaders: [{ name: 'If-None-Match', description: 'The ETag of the state you have; 304 when it is still current.' }],
     responses: {
@@ -62,8 +49,8 @@ export function gatesGetRoute(deps: GateRouteDeps): RouteDefinition {
       404: notFound,
       503: unavailable,
     },
-    handle: async ({ params, headers, durable }) => {
-      const gate = await deps.service(durable()).describe(params.name);
+    handle: async ({ params, headers }) => {
+      const gate = await deps.service().describe(params.name);
       const etag = gateEtag(gate);
       if (ifNoneMatchHits(headers.get('if-none-match'), etag)) return { status: 304, headers: { etag, 'cache-control': 'no-cache' } };
       return gateResult(200, gate);

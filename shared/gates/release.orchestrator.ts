@@ -1,82 +1,96 @@
 /**
- * Releasing a generation: the entity decides (exactly once per generation), then the release is
- * pushed to every run that registered before it, in parallel batches, while the announcement (audit
- * record, this process's watchers, the Service Bus topic) goes out alongside.
- *
- * The instance id is deterministic per gate and generation, so concurrent release calls collapse into
- * one orchestration; even when they do not (a finished instance restarted), the entity answers the
- * second call "already released" and nothing is pushed twice.
+ * What follows a release, crash-safe: the release call starts this orchestration (instance id per
+ * gate and generation) before it writes the release, so a host that dies in between leaves the
+ * release to this orchestration, whose first activities make it with the caller's who and when;
+ * otherwise they find the caller's release. It publishes the release and performs the actions of
+ * the runs the release let go, in parallel batches over the run key ranges. Runs without an action
+ * cost nothing here: their state is derived from the release itself.
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
-import { batches } from './fanout';
-import {
-  type AnnounceInput,
-  defaultNotifyBatchSize,
-  type GateReleasedEvent,
-  type NotifyInput,
-  type NotifyResult,
-  type ReleaseInput,
-  type ReleaseOutput,
-  type ReleaseStatus,
-} from './messages';
-import { activityRetry, gateEntityId, gateFunctions } from './names';
-import type { GateOperationInput, ReleaseResult } from './operations';
-
-function statusOf(result: ReleaseResult): ReleaseStatus {
-  return result.outcome === 'released' ? { outcome: 'released', gate: result.gate } : result;
-}
+import type { ActionBatchInput, ActionBatchResult, ActionsOutput, ReleaseFollowUp, ReleaseOutput } from './messages';
+import { actionRetryDelaysSeconds, activityRetry, gateFunctions, runShards } from './names';
 
 /**
- * Releases `input.generation` and pushes the release; shared by the release orchestration and the
- * scheduled release of a generation orchestration. `report` receives the entity's answer as soon as
- * it is known (the orchestrations put it in their custom status, which the HTTP call waits for).
+ * The run key shards of each parallel batch: about one batch per `batchSize` runs, as 1, 2, 4, 8 or
+ * 16 equal, contiguous ranges of shards (each one range query).
  */
-export function* releaseGeneration(
-  context: OrchestrationContext,
-  input: ReleaseInput,
-  report: (status: ReleaseStatus) => void,
-): Generator<Task, ReleaseOutput, unknown> {
-  const request: GateOperationInput<'release'> = {
-    ...(input.generation === undefined ? {} : { generation: input.generation }),
-    at: context.df.currentUtcDateTime.toISOString(),
-    by: input.by,
-    how: input.how,
-    ...(input.note === undefined ? {} : { note: input.note }),
-  };
-  const result = (yield context.df.callEntity(gateEntityId(input.gate), 'release', request)) as ReleaseResult;
-  const status = statusOf(result);
-  report(status);
-  if (result.outcome !== 'released' || result.gate.release === null) return { result: status, pushed: 0, gone: 0 };
+export function shardGroups(actions: number, batchSize: number): (readonly [number, number])[] {
+  const wanted = Math.ceil(actions / Math.max(1, batchSize));
+  let groups = 1;
+  while (groups < wanted && groups < runShards) groups *= 2;
+  const width = runShards / groups;
+  return Array.from({ length: groups }, (_, g) => [g * width, (g + 1) * width] as const);
+}
 
-  const event: GateReleasedEvent = {
-    gate: input.gate,
-    generation: result.gate.generation,
-    release: result.gate.release,
-    ...(input.trace === undefined ? {} : { trace: input.trace }),
-  };
-  const notify = batches(result.waiters, input.notifyBatchSize ?? defaultNotifyBatchSize).map((waiters) =>
-    context.df.callActivityWithRetry(gateFunctions.notify, activityRetry, { event, waiters } satisfies NotifyInput),
-  );
-  const announcement: AnnounceInput = {
-    kind: 'release',
-    gate: result.gate,
-    by: input.by,
-    how: input.how,
-    ...(input.note === undefined ? {} : { note: input.note }),
-  };
-  const announce = context.df.callActivityWithRetry(gateFunctions.announce, activityRetry, announcement);
-  // Pushes first in the action list: hosts dispatch in order, and the runs are what people wait for.
-  const results = (yield context.df.Task.all([...notify, announce])) as unknown[];
-  const notified = results.slice(0, notify.length) as NotifyResult[];
-  return {
-    result: status,
-    pushed: result.waiters.length,
-    gone: notified.reduce((sum, r) => sum + r.gone, 0),
-  };
+const unavailable = { code: 'DependencyUnavailable', reason: 'The action could not be performed: a dependency stayed unavailable' };
+
+/**
+ * Runs `batches` until no run is left pending, pausing between rounds; after the last pause it
+ * records what is still pending as failed with the last reason a batch gave. `alongside` (e.g. the
+ * announcement) runs with the first round.
+ */
+export function* untilSettled(
+  context: OrchestrationContext,
+  batches: readonly ActionBatchInput[],
+  more: (result: ActionBatchResult) => boolean,
+  alongside: readonly Task[] = [],
+  confirm?: ReleaseFollowUp,
+): Generator<Task, ActionsOutput & { readonly missing: readonly string[] }, unknown> {
+  let pending = [...batches];
+  let done = 0;
+  let failed = 0;
+  let missing: readonly string[] = [];
+  let lastError: { code: string; reason: string } = unavailable;
+  for (let round = 0; ; round++) {
+    const giveUp = round > actionRetryDelaysSeconds.length;
+    const inputs = pending.map((b) => ({
+      ...b,
+      ...(giveUp ? { giveUp: lastError } : {}),
+      // Until a round has run, the release may not be made yet.
+      ...(confirm !== undefined && round === 0 ? { confirm } : {}),
+    }));
+    let results: ActionBatchResult[];
+    const extra = round === 0 ? alongside : [];
+    try {
+      const all = (yield context.df.Task.all([
+        ...inputs.map((b) => context.df.callActivityWithRetry(gateFunctions.actions, activityRetry, b)),
+        ...extra,
+      ])) as unknown[];
+      results = all.slice(0, inputs.length) as ActionBatchResult[];
+    } catch {
+      // A batch failed even after its retries: try every batch of the round again (recorded outcomes are skipped).
+      results = inputs.map(() => ({ done: 0, failed: 0, retry: 1, missing: [], lastError: unavailable }));
+    }
+    const next: ActionBatchInput[] = [];
+    results.forEach((r, i) => {
+      done += r.done;
+      failed += r.failed;
+      if (r.lastError !== undefined) lastError = r.lastError;
+      missing = r.missing;
+      if (more(r)) next.push(pending[i] as ActionBatchInput);
+    });
+    if (next.length === 0 || giveUp) return { done, failed, abandoned: 0, missing };
+    pending = next;
+    const pause = actionRetryDelaysSeconds[round] ?? 60;
+    yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + pause * 1000));
+  }
 }
 
 export function* gateReleaseOrchestrator(context: OrchestrationContext): Generator<Task, ReleaseOutput, unknown> {
-  const input = context.df.getInput<ReleaseInput>();
-  return yield* releaseGeneration(context, input, (status) => context.df.setCustomStatus(status));
+  const input = context.df.getInput<ReleaseFollowUp>();
+  const announce = input.announce ? [context.df.callActivityWithRetry(gateFunctions.announceRelease, activityRetry, input)] : [];
+  if (input.actions === 0) {
+    yield context.df.Task.all(announce);
+    return { outcome: 'released' };
+  }
+  // Every first batch makes (or finds) the release before its actions: no step of its own ahead of them.
+  const batches: ActionBatchInput[] = shardGroups(input.actions, input.batchSize).map((shards) => ({
+    gate: input.gate,
+    generation: input.generation,
+    selection: { kind: 'released', shards, from: input.from },
+    ...(input.trace === undefined ? {} : { trace: input.trace }),
+  }));
+  const actions = yield* untilSettled(context, batches, (r) => r.retry > 0, announce, input);
+  return { outcome: 'released', actions: { done: actions.done, failed: actions.failed, abandoned: 0 } };
 }

@@ -10,8 +10,8 @@ import type { GateService } from './service';
 import type { WaitingDeps } from './waiting';
 
 export interface GateRouteDeps {
-  /** The service on the Durable client of the invocation being served. */
-  readonly service: (durable: DurableClient) => GateService;
+  /** The service; a route that may start Durable work gives it the client of the invocation being served. */
+  readonly service: (durable?: DurableClient) => GateService;
   /** Lazy, so the route list can be built (e.g. for the OpenAPI document) without any I/O. */
   readonly waiting: () => WaitingDeps;
   readonly audit: () => GateAuditLog;

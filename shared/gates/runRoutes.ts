@@ -1,8 +1,8 @@
-/** The gates API's runs: start a gated durable run, read its status. */
+/** The gates API's runs: start a gated run (registered with the gate), read its state. */
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { problem } from '../http/schemas';
-import { exampleTransaction } from '../jobs/schemas';
+import { exampleItem } from '../jobs/schemas';
 import { badRequest, type GateRouteDeps, notFound, tags, unavailable } from './routeCommon';
 import { gateParams, runBody, runParams, runStarted, runState, runStatusPath } from './schemas';
 
@@ -14,7 +14,9 @@ export function gatesStartRunRoute(deps: GateRouteDeps): RouteDefinition {
     summary: 'Start a gated durable run: it waits for the release, then performs its action',
     description:
       "Answers 202 with the run id and `statusUri` (also the Location), the run's own status route. A run that registers " +
-      'after the release proceeds at once. With `runId`, a repeated start returns the first run (`created: false`).',
+      'after the release proceeds at once. With `runId`, a repeated start with the same action returns the first run ' +
+      '(`created: false`); another action is a 409. A generation holds at most TALLYHO_GATES_MAX_WAITERS waiting runs: ' +
+      'a start beyond that is a 429 (start it after the release).',
     tags,
     durable: true,
     params: gateParams,
@@ -28,8 +30,8 @@ export function gatesStartRunRoute(deps: GateRouteDeps): RouteDefinition {
         runId: 'month-end',
         action: {
           type: 'job',
-          processor: 'billing',
-          items: [exampleTransaction],
+          processor: 'wordcount',
+          items: [exampleItem],
         },
       },
     ],
@@ -37,7 +39,9 @@ export function gatesStartRunRoute(deps: GateRouteDeps): RouteDefinition {
       202: { description: 'The run is started (or was already)', schema: runStarted },
       400: badRequest,
       404: notFound,
+      409: problem('A run with this runId exists with a different action'),
       413: problem('The body, or a job action over the jobs limits (TALLYHO_JOBS_MAX_ITEMS, TALLYHO_JOBS_MAX_ITEM_BYTES)'),
+      429: problem('The generation already has TALLYHO_GATES_MAX_WAITERS waiting runs; retry after Retry-After or the release'),
       503: unavailable,
     },
     handle: async ({ params, body, durable }) => {
@@ -57,9 +61,8 @@ export function gatesRunStatusRoute(deps: GateRouteDeps): RouteDefinition {
     name: 'gatesRunStatus',
     method: 'GET',
     path: 'gates/{name}/runs/{runId}',
-    summary: "A gated run's status: its phase while it waits, its output once it has proceeded",
+    summary: "A gated run's state: waiting, proceeded (with the release and its action's result) or failed (with the reason)",
     tags,
-    durable: true,
     params: runParams,
     responses: {
       200: { description: 'The run', schema: runState },
@@ -67,10 +70,9 @@ export function gatesRunStatusRoute(deps: GateRouteDeps): RouteDefinition {
       404: problem('No such run of this gate'),
       503: unavailable,
     },
-    handle: async ({ params, durable }) => {
-      const run = await deps.service(durable()).runStatus(params.name, params.runId);
-      const { instanceId, ...rest } = run;
-      return json(200, { ...rest, gate: params.name, id: instanceId }, { 'cache-control': 'no-store' });
+    handle: async ({ params }) => {
+      const { instanceId, ...run } = await deps.service().runStatus(params.name, params.runId);
+      return json(200, { ...run, id: instanceId }, { 'cache-control': 'no-store' });
     },
   });
 }

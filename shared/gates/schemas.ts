@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { listingOf } from '../http/listing';
 import { isoTimestamp, resourceName } from '../http/schemas';
 import { submitBody } from '../jobs/schemas';
-import type { GateAction } from './actions';
-import { actorSchema, type GateSnapshot } from './operations';
+import type { GateAction, GateActionResult } from './actions';
+import { actorSchema, type GateSnapshot, releaseHows } from './operations';
 
 export const gateParams = z.object({ name: resourceName });
 
@@ -33,6 +33,14 @@ export const gateActionSchema: z.ZodType<GateAction> = z
   ])
   .meta({ id: 'GateAction', description: 'What the run does once the gate is released (default: none).' });
 
+export const gateActionResultSchema: z.ZodType<GateActionResult> = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('none') }),
+    z.object({ type: z.literal('enqueue'), queue: z.string(), messageId: z.string() }),
+    z.object({ type: z.literal('job'), jobId: z.string() }),
+  ])
+  .meta({ id: 'GateActionResult', description: 'What the action did: the message it enqueued, the job it submitted.' });
+
 const note = z.string().max(500).meta({ description: 'Free text kept in the audit record.' });
 const by = actorSchema.meta({
   description: 'Who is doing it, for the audit record. With App Service authentication on, the signed-in principal is recorded instead.',
@@ -56,9 +64,10 @@ export const resetBody = z
 
 export const runBody = z
   .strictObject({
-    runId: resourceName
-      .optional()
-      .meta({ description: 'Makes the start idempotent: a second start with the same runId returns the first run. Default: a new id.' }),
+    runId: resourceName.optional().meta({
+      description:
+        'Makes the start idempotent: a second start with the same runId and action returns the first run (a different action is a 409). Default: a new id.',
+    }),
     action: gateActionSchema.optional(),
   })
   .optional()
@@ -90,7 +99,9 @@ const waiters = z
     waiting: z.int().meta({ description: 'Runs waiting now (0 once released).' }),
     registered: z.int().meta({ description: 'Runs registered before the release (including those carried over by a reset).' }),
     late: z.int().meta({ description: 'Runs that registered after the release and proceeded at once.' }),
-    proceeded: z.int().meta({ description: 'Runs that reported proceeding after this generation was released.' }),
+    proceeded: z
+      .int()
+      .meta({ description: "Runs this generation's release let go: every registered run at the release, every late one at once." }),
   })
   .meta({ id: 'GateWaiters' });
 
@@ -165,7 +176,7 @@ export const runStarted = z
     runId: z.string(),
     gate: z.string(),
     created: z.boolean(),
-    id: z.string().meta({ description: 'The orchestration instance id.' }),
+    id: z.string().meta({ description: 'The run as the app names it (`gate:<gate>:run:<runId>`).' }),
     statusUri: z.string().meta({ description: "The run's status route (GET, function key), also sent as Location." }),
   })
   .meta({ id: 'GateRunStarted', description: 'The run id and where to follow it.' });
@@ -175,10 +186,22 @@ export const runState = z
     runId: z.string(),
     gate: z.string(),
     id: z.string(),
-    runtimeStatus: z.string().meta({ description: 'Running, Pending, Completed, Failed, Terminated …, as Durable reports it.' }),
-    customStatus: z.unknown().meta({ description: '`{phase: registering | waiting | proceeding, generation}` while it runs.' }),
-    output: z
-      .unknown()
-      .meta({ description: 'Once completed: the generation that released it, whether it was late, when it proceeded, its action result.' }),
+    state: z.enum(['waiting', 'proceeded', 'failed']).meta({
+      description: '`waiting` for the release; `proceeded` once released (its action, if any, then runs); `failed` when its action failed.',
+    }),
+    generation: z.int().meta({ description: 'Waiting: the generation it waits on. Otherwise: the generation whose release let it go.' }),
+    late: z.boolean().meta({ description: 'Registered after the release, and proceeded at once.' }),
+    registeredAt: z.string(),
+    proceededAt: z.string().nullable().meta({ description: 'The release (or, for a late run, its registration); null while waiting.' }),
+    release: z
+      .object({ generation: z.int(), at: z.string(), by: z.string(), how: z.enum(releaseHows), note: z.string().optional() })
+      .nullable()
+      .meta({ description: 'The release that let it go.' }),
+    action: gateActionResultSchema.nullable().meta({ description: 'What its action did, once it did; null before.' }),
+    actionAt: z.string().nullable().meta({ description: 'When its action was done (or failed).' }),
+    failure: z
+      .object({ code: z.string(), reason: z.string() })
+      .optional()
+      .meta({ description: 'Only when `failed`: the problem code and what went wrong.' }),
   })
   .meta({ id: 'GateRun' });

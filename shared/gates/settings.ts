@@ -35,7 +35,7 @@ export const gateSettings = group({
     50,
     1,
     1000,
-    'waiting runs one notify activity pushes a release to (batches run in parallel)',
+    'released runs with an action one action batch covers (about one batch per this many, at most 16, in parallel)',
   ),
   maxWaiters: int('TALLYHO_GATES_MAX_WAITERS', 10_000, 1, 100_000, 'runs one generation of a gate may hold waiting'),
   commandWaitMs: int(
@@ -43,7 +43,7 @@ export const gateSettings = group({
     15_000,
     100,
     120_000,
-    "how long create/release/reset wait for the entity's answer before a `202`",
+    'not used by gates any more: create, release and reset answer once they are written',
   ),
 });
 

@@ -1,19 +1,38 @@
 /**
- * The gate's state machine as pure functions: (record, input) → (next record, result). The entity
- * only stores what these return, so every rule (generations, idempotent release and reset, late
- * joiners) is unit-tested here without a host.
+ * The gate's state rules as pure functions: (record, input) → (next record, result). The store writes
+ * what these return with the ETag of the record they were given, so each rule is applied to exactly
+ * the state it read or not at all; every rule is unit-tested here without storage or a host.
  *
  * Rules:
  * - A gate is created closed with generation 1; creating it again changes nothing.
- * - `register` while closed adds the run to the waiting list (once); after the release it answers
- *   "already released" with the release, so a late joiner can never miss it.
+ * - `admit` while closed registers runs with the current generation, up to the waiting limit; after
+ *   the release it registers them late, with the release, so a late joiner can never miss it.
  * - `release` names the generation it releases: the current closed one is released exactly once; a
  *   second release of it answers the first; an older generation is `superseded` and changes nothing.
+ *   The release lets go every run registered since `openSince` — runs carry no state of their own
+ *   that a release has to change, so a release costs the same for ten runs or ten thousand.
  * - `reset` names the generation it resets from, so two concurrent resets make one new generation.
- *   Runs still waiting on a closed gate are carried into the new generation (they wait for "the next
- *   release"); a released gate starts the new generation with nobody waiting.
+ *   Runs still waiting on a closed gate are carried into the new generation (`openSince` stays, so
+ *   the next release lets them go); a released gate starts the new generation with nobody waiting.
+ * - A run's state is derived (`runStateOf`): waiting while the gate is closed and it registered since
+ *   `openSince`; otherwise proceeded with the first release of a generation at or after its own.
  */
-import type { CreateResult, GateOperationInput, GateRecord, GateSnapshot, RegisterResult, ReleaseResult, ResetResult } from './operations';
+import type {
+  AdmitInput,
+  AdmitResult,
+  CreateInput,
+  CreateResult,
+  GateRecord,
+  GateSnapshot,
+  ReleaseInfo,
+  ReleaseInput,
+  ReleaseRecord,
+  ReleaseResult,
+  ResetInput,
+  ResetResult,
+  RunRecord,
+  RunState,
+} from './operations';
 
 export interface Transition<R> {
   /** The record to store; `undefined` when the gate does not exist (and still must not). */
@@ -22,6 +41,7 @@ export interface Transition<R> {
 }
 
 export function snapshotOf(record: GateRecord): GateSnapshot {
+  const { waiting, registered, late } = record.counts;
   return {
     name: record.name,
     generation: record.generation,
@@ -30,14 +50,14 @@ export function snapshotOf(record: GateRecord): GateSnapshot {
     generationStartedAt: record.generationStartedAt,
     releaseAt: record.releaseAt,
     release: record.release,
-    waiters: { waiting: record.waiting.length, ...record.counts },
+    waiters: { waiting, registered, late, proceeded: record.state === 'released' ? registered + late : 0 },
   };
 }
 
-export function create(record: GateRecord | undefined, input: GateOperationInput<'create'>): Transition<CreateResult> {
+export function create(record: GateRecord | undefined, input: CreateInput): Transition<CreateResult> {
   if (record !== undefined) return { record, result: { created: false, gate: snapshotOf(record) } };
   const created: GateRecord = {
-    version: 1,
+    version: 2,
     name: input.name,
     generation: 1,
     state: 'closed',
@@ -45,54 +65,64 @@ export function create(record: GateRecord | undefined, input: GateOperationInput
     generationStartedAt: input.at,
     releaseAt: input.releaseAt,
     release: null,
-    waiting: [],
-    counts: { registered: 0, late: 0, proceeded: 0 },
+    openSince: 1,
+    counts: { waiting: 0, registered: 0, late: 0, actionsWaiting: 0 },
   };
   return { record: created, result: { created: true, gate: snapshotOf(created) } };
 }
 
-export function register(record: GateRecord | undefined, input: GateOperationInput<'register'>): Transition<RegisterResult> {
+/** Registers `input.withAction.length` runs (the first `accepted` of them) with the current generation. */
+export function admit(record: GateRecord | undefined, input: AdmitInput): Transition<AdmitResult> {
   if (record === undefined) return { record, result: { outcome: 'missing' } };
+  const n = input.withAction.length;
   if (record.state === 'released' && record.release !== null) {
-    const next = { ...record, counts: { ...record.counts, late: record.counts.late + 1 } };
-    return { record: next, result: { outcome: 'released', generation: record.generation, release: record.release } };
+    const next: GateRecord = { ...record, counts: { ...record.counts, late: record.counts.late + n } };
+    return { record: next, result: { outcome: 'late', generation: record.generation, accepted: n, release: record.release } };
   }
-  if (record.waiting.includes(input.waiter)) return { record, result: { outcome: 'waiting', generation: record.generation } };
-  if (record.waiting.length >= input.maxWaiters) {
-    return { record, result: { outcome: 'full', generation: record.generation, limit: input.maxWaiters } };
-  }
-  const next: GateRecord = {
-    ...record,
-    waiting: [...record.waiting, input.waiter],
-    counts: { ...record.counts, registered: record.counts.registered + 1 },
-  };
-  return { record: next, result: { outcome: 'waiting', generation: record.generation } };
+  const accepted = Math.max(0, Math.min(n, input.maxWaiters - record.counts.waiting));
+  const actions = input.withAction.slice(0, accepted).filter(Boolean).length;
+  const next: GateRecord =
+    accepted === 0
+      ? record
+      : {
+          ...record,
+          counts: {
+            ...record.counts,
+            waiting: record.counts.waiting + accepted,
+            registered: record.counts.registered + accepted,
+            actionsWaiting: record.counts.actionsWaiting + actions,
+          },
+        };
+  return { record: next, result: { outcome: 'waiting', generation: record.generation, accepted, limit: input.maxWaiters } };
 }
 
-export function release(record: GateRecord | undefined, input: GateOperationInput<'release'>): Transition<ReleaseResult> {
+export function release(record: GateRecord | undefined, input: ReleaseInput): Transition<ReleaseResult> {
   if (record === undefined) return { record, result: { outcome: 'missing' } };
   if ((input.generation ?? record.generation) !== record.generation)
     return { record, result: { outcome: 'superseded', gate: snapshotOf(record) } };
   if (record.state === 'released') return { record, result: { outcome: 'alreadyReleased', gate: snapshotOf(record) } };
+  const info: ReleaseInfo = {
+    generation: record.generation,
+    at: input.at,
+    by: input.by,
+    how: input.how,
+    ...(input.note === undefined ? {} : { note: input.note }),
+  };
   const next: GateRecord = {
     ...record,
     state: 'released',
-    release: {
-      generation: record.generation,
-      at: input.at,
-      by: input.by,
-      how: input.how,
-      ...(input.note === undefined ? {} : { note: input.note }),
-    },
-    waiting: [],
+    release: info,
+    counts: { ...record.counts, waiting: 0, actionsWaiting: 0 },
   };
-  return { record: next, result: { outcome: 'released', gate: snapshotOf(next), waiters: record.waiting } };
+  const released: ReleaseRecord = { ...info, from: record.openSince, actions: record.counts.actionsWaiting };
+  return { record: next, result: { outcome: 'released', gate: snapshotOf(next), release: released } };
 }
 
-export function reset(record: GateRecord | undefined, input: GateOperationInput<'reset'>): Transition<ResetResult> {
+export function reset(record: GateRecord | undefined, input: ResetInput): Transition<ResetResult> {
   if (record === undefined) return { record, result: { outcome: 'missing' } };
   if (input.fromGeneration !== record.generation) return { record, result: { outcome: 'alreadyReset', gate: snapshotOf(record) } };
-  const carried = record.state === 'closed' ? record.waiting : [];
+  const closed = record.state === 'closed';
+  const carried = closed ? record.counts.waiting : 0;
   const next: GateRecord = {
     ...record,
     generation: record.generation + 1,
@@ -100,14 +130,43 @@ export function reset(record: GateRecord | undefined, input: GateOperationInput<
     generationStartedAt: input.at,
     releaseAt: input.releaseAt,
     release: null,
-    waiting: carried,
-    counts: { registered: carried.length, late: 0, proceeded: 0 },
+    openSince: closed ? record.openSince : record.generation + 1,
+    counts: { waiting: carried, registered: carried, late: 0, actionsWaiting: closed ? record.counts.actionsWaiting : 0 },
   };
-  return { record: next, result: { outcome: 'reset', gate: snapshotOf(next), carried: carried.length } };
+  return { record: next, result: { outcome: 'reset', gate: snapshotOf(next), carried } };
 }
 
-/** Counts a run that proceeded after the release of `generation`; reports from older generations are dropped. */
-export function proceeded(record: GateRecord | undefined, input: GateOperationInput<'proceeded'>): Transition<null> {
-  if (record?.generation !== input.generation || record.state !== 'released') return { record, result: null };
-  return { record: { ...record, counts: { ...record.counts, proceeded: record.counts.proceeded + 1 } }, result: null };
+/**
+ * Which release a run needs to know its state beyond the gate record: a run registered before the
+ * gate's current run of closed generations was let go by an earlier release — the first release of a
+ * generation at or after its own. Undefined when the gate record answers on its own.
+ */
+export function earlierReleaseNeeded(run: RunRecord, gate: GateRecord): number | undefined {
+  if (run.late) return gate.generation === run.generation ? undefined : run.generation;
+  const releasedNow = gate.state === 'released' && run.generation >= gate.openSince;
+  const waitingNow = gate.state === 'closed' && run.generation >= gate.openSince;
+  return releasedNow || waitingNow ? undefined : run.generation;
+}
+
+/**
+ * The run's state. `earlier` is the release `earlierReleaseNeeded` asked for (the first release of a
+ * generation ≥ the one it named), when it did. A late run proceeded when it registered; a waiting one
+ * when its release was made.
+ */
+export function runStateOf(run: RunRecord, gate: GateRecord, earlier?: ReleaseInfo): RunState {
+  const failed = run.outcome?.state === 'failed';
+  const letGo = (release: ReleaseInfo, proceededAt: string): RunState => ({
+    state: failed ? 'failed' : 'proceeded',
+    generation: release.generation,
+    release,
+    proceededAt,
+  });
+  if (earlierReleaseNeeded(run, gate) === undefined) {
+    if (gate.state === 'closed' && !run.late) return { state: 'waiting', generation: gate.generation };
+    const release = gate.release as ReleaseInfo;
+    return letGo(release, run.late ? run.registeredAt : release.at);
+  }
+  if (earlier === undefined)
+    throw new Error(`Run ${run.runId} of gate ${run.gate} needs the release of generation ${run.generation} or later`);
+  return letGo(earlier, run.late ? run.registeredAt : earlier.at);
 }

@@ -1,8 +1,7 @@
 /**
  * The gates API's waiting: long poll and server-sent events, both read through the instance's watch
- * hub, whose reads outlive the request and so use the app's Durable client source. The routes still
- * declare `durable`: the invocation's client is offered to that source, so a fresh instance whose
- * first request is a long poll has one.
+ * hub (one read of the gate row per gate per interval, however many wait). No Durable client: the
+ * gate is a table row.
  */
 import { validationError } from '../errors';
 import { json } from '../http/responses';
@@ -21,7 +20,6 @@ export function gatesWaitRoute(deps: GateRouteDeps): RouteDefinition {
       'Reads the state first, so a released gate answers immediately. `released: false, timedOut: true` means ask again. ' +
       "With `generation`, waits for that generation's release (answers at once when the gate has moved past it).",
     tags,
-    durable: true,
     params: gateParams,
     query: waitQuery,
     responses: {
@@ -55,7 +53,6 @@ export function gatesEventsRoute(deps: GateRouteDeps): RouteDefinition {
       '`: heartbeat` comments every TALLYHO_GATES_HEARTBEAT_SECONDS; a `retry:` hint. The stream ends right after a release ' +
       'it delivers, and after TALLYHO_GATES_SSE_MAX_SECONDS; a client that follows the gate further reconnects and gets the full state again.',
     tags,
-    durable: true,
     params: gateParams,
     responses: {
       200: { description: 'An event stream', contentType: 'text/event-stream' },

@@ -101,6 +101,15 @@ export const authorization = {
   jobsFailures: fn,
   jobsFile: fn,
   jobsRetryFailed: admin,
+  jobsCancel: { ...fn, note: 'Job ids are unguessable (random, or a MAC of the Idempotency-Key): whoever submitted the job holds its id.' },
+
+  processorsDeclare: { ...admin, note: "A webhook processor's answer carries its signing secret." },
+  processorsList: admin,
+  processorsGet: admin,
+  processorsRotateSecret: { ...admin, note: 'Answers the new signing secret.' },
+  leasesTake: { ...fn, note: "A lease carries the processor's items; a worker holds a function key." },
+  leasesExtend: fn,
+  leasesComplete: { ...fn, note: 'The lease id is sealed and names only its own items: a completion cannot touch another lease.' },
 
   streamsAppend: fn,
   streamsGet: fn,

@@ -13,6 +13,7 @@ import { type JobsContext, jobsTelemetry } from './context';
 import type { JsonObject } from './envelope';
 import { isFinished, type JobRecord, type StoredJob } from './jobRecord';
 import type { FinalizeContext } from './processor';
+import { settledCount } from './resultStore';
 
 function finalizeContext(ctx: JobsContext, job: JobRecord): FinalizeContext {
   return {
@@ -25,6 +26,12 @@ function finalizeContext(ctx: JobsContext, job: JobRecord): FinalizeContext {
     },
     writeFile: (name, contentType, body) => ctx.files.writeFile(job.id, name, contentType, body),
   };
+}
+
+/** A finished job with nothing left owed: it leaves the open index and starts its retention time. */
+export async function closeJob(ctx: JobsContext, job: JobRecord): Promise<void> {
+  await ctx.jobs.markFinished(job.id, job.completedAt ?? ctx.clock.now());
+  await ctx.jobs.clearOpen(job.id);
 }
 
 /** True while a completed job still owes its delivery or its event. */
@@ -83,7 +90,7 @@ export async function finishOutputs(ctx: JobsContext, stored: StoredJob): Promis
     current = next;
     ctx.logger.log('info', 'jobs.event', { job: job.id, round: job.round, event: outcome });
   }
-  if (isFinished(current.job.phase) && !hasPendingOutput(current.job)) await ctx.jobs.clearOpen(job.id);
+  if (isFinished(current.job.phase) && !hasPendingOutput(current.job)) await closeJob(ctx, current.job);
   return current;
 }
 
@@ -104,7 +111,7 @@ async function claimFinalize(ctx: JobsContext, jobId: string): Promise<Attempt |
   // Progress is read after the job: a round change re-opens rows only after changing the job, so
   // the conditional claim below fails if the counts read here might be from before one.
   const progress = await ctx.results.progress(jobId);
-  if (progress.succeeded + progress.failed < job.items) return { kind: 'notYet', stored };
+  if (settledCount(progress) < job.items) return { kind: 'notYet', stored };
   const lease = ctx.newLease();
   const claimed = await ctx.jobs.update(
     {
@@ -114,6 +121,7 @@ async function claimFinalize(ctx: JobsContext, jobId: string): Promise<Attempt |
       leaseUntil: now + ctx.settings.staleSeconds * 1000,
       succeeded: progress.succeeded,
       failed: progress.failed,
+      cancelled: progress.cancelled,
       startedAt: job.startedAt ?? progress.firstAt,
       lastResultAt: progress.lastAt,
       updatedAt: now,
@@ -138,24 +146,26 @@ export async function completeIfDone(ctx: JobsContext, jobId: string): Promise<S
   return spans.complete.run({ attributes, ...(job.trace === undefined ? {} : { parent: job.trace }) }, () => finalize(ctx, attempt.stored));
 }
 
-/** The claimed finalization: the processor's reduce, the completed row, then the outputs. */
+/** The claimed finalization: the processor's reduce (none for a cancelled job), the completed row, then the outputs. */
 async function finalize(ctx: JobsContext, claimed: StoredJob): Promise<StoredJob> {
   const { job } = claimed;
   const jobId = job.id;
-  const processor = ctx.processors.get(job.processor);
-  if (processor === undefined)
+  const cancelled = job.cancelledAt !== null;
+  // Only an in-app processor has a reduce step; a declared one's items were its workers' to handle.
+  const processor = cancelled ? undefined : ctx.processors.get(job.processor);
+  if (processor === undefined && !cancelled && job.queue === '')
     throw new AppError('ConfigurationInvalid', `Job ${jobId} uses processor ${job.processor}, which this app does not have`);
-  const summary: JsonObject = await processor.finalize(finalizeContext(ctx, job));
+  const summary: JsonObject | null = processor === undefined ? null : await processor.finalize(finalizeContext(ctx, job));
   const now = ctx.clock.now();
   let completed: StoredJob;
   try {
     completed = await ctx.jobs.update(
       {
         ...job,
-        phase: (job.failed ?? 0) > 0 ? 'completedWithFailures' : 'completed',
+        phase: cancelled ? 'cancelled' : (job.failed ?? 0) > 0 ? 'completedWithFailures' : 'completed',
         completedAt: now,
         summary,
-        delivery: processor.deliver === undefined ? 'notConfigured' : 'pending',
+        delivery: processor?.deliver === undefined ? 'notConfigured' : 'pending',
         event: 'pending',
         lease: '',
         leaseUntil: 0,
@@ -168,7 +178,10 @@ async function finalize(ctx: JobsContext, claimed: StoredJob): Promise<StoredJob
     if (err instanceof LostRace) return (await ctx.jobs.read(jobId)) ?? claimed;
     throw err;
   }
-  const state = completed.job.phase === 'completed' ? 'completed' : 'completedWithFailures';
+  // The place among TALLYHO_JOBS_MAX_OPEN goes back now, before the delivery and the event: a job
+  // waiting on those (a streams or Service Bus outage) holds no caller's place.
+  await ctx.slots.release(jobId);
+  const state = cancelled ? 'cancelled' : completed.job.phase === 'completed' ? 'completed' : 'completedWithFailures';
   jobsTelemetry(ctx).metrics.completed.add(1, { 'tallyho.job.processor': job.processor, 'tallyho.job.state': state });
   ctx.logger.log('info', 'jobs.completed', {
     job: jobId,
@@ -184,6 +197,6 @@ async function finalize(ctx: JobsContext, claimed: StoredJob): Promise<StoredJob
 /** The cheap check an envelope runs after recording: one tally query; the job row only once all items are final. */
 export async function checkCompletion(ctx: JobsContext, jobId: string, items: number): Promise<boolean> {
   const progress = await ctx.results.progress(jobId);
-  if (progress.succeeded + progress.failed < items) return false;
+  if (settledCount(progress) < items) return false;
   return isFinished((await completeIfDone(ctx, jobId)).job.phase);
 }

@@ -10,8 +10,19 @@ import type { JobStore } from './jobStore';
 import type { ProcessorRegistry } from './processor';
 import type { EnvelopeQueues } from './queues';
 import type { ResultStore } from './resultStore';
+import type { ItemSchemas } from './itemSchema';
+import type { ProcessorStore } from './processorStore';
+import type { ProcessorQueues } from './processorQueues';
+import type { LeaseHub } from './leaseHub';
+import type { PushTransport } from './pushTransport';
 import { jobTelemetry } from './metrics';
 import { noTelemetry, type Telemetry } from '../telemetry/port';
+
+/** The places among TALLYHO_JOBS_MAX_OPEN: a capped set of job ids (shared/storage/cappedSet.ts). */
+interface OpenSlots {
+  admit(jobId: string): Promise<void>;
+  release(jobId: string): Promise<boolean>;
+}
 
 export interface JobsContext {
   readonly settings: JobSettings;
@@ -19,7 +30,22 @@ export interface JobsContext {
   readonly results: ResultStore;
   readonly files: JobFiles;
   readonly queues: EnvelopeQueues;
+  /** The in-app processors, registered where the app is composed. */
   readonly processors: ProcessorRegistry;
+  /** External and webhook processors, declared at run time. */
+  readonly declared: ProcessorStore;
+  /** The names declared so far (TALLYHO_JOBS_MAX_PROCESSORS), a capped set. */
+  readonly declaredNames: Pick<OpenSlots, 'admit'>;
+  /** How a webhook processor's batches are sent (the webhook guard and caller of shared/effects). */
+  readonly push: PushTransport;
+  readonly itemSchemas: ItemSchemas;
+  readonly slots: OpenSlots;
+  /** Receiving, extending and deleting on the declared processors' queues. */
+  readonly processorQueues: ProcessorQueues;
+  /** This instance's long polls for leases, one poll loop per processor queue. */
+  readonly leaseHub: LeaseHub;
+  /** Tells this instance's waiting lease requests that `queue` has new envelopes (poll it now). */
+  readonly wake: (queue: string) => void;
   readonly events: JobEventPublisher;
   readonly clock: Clock;
   readonly random: () => number;

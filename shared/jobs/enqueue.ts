@@ -39,6 +39,11 @@ export async function roundEnvelopes(ctx: JobsContext, job: JobRecord, known?: I
   return pack(header, entries, job.pack, (k) => envelopeId(job.round, k));
 }
 
+/** Where a job's k-th envelope goes: its declared processor's own queue, or a work queue (round-robin). */
+function envelopeQueue(ctx: JobsContext, job: JobRecord, k: number): string {
+  return job.queue !== '' ? job.queue : ctx.queues.workQueue(queueIndexFor(job.id, k, ctx.queues.count));
+}
+
 /** Takes the enqueue lease (ours, or one that ran out); undefined when someone else is enqueuing. */
 export async function claimEnqueue(ctx: JobsContext, stored: StoredJob, lease: string): Promise<StoredJob | undefined> {
   const { job } = stored;
@@ -89,7 +94,7 @@ export async function runEnqueue(ctx: JobsContext, claimed: StoredJob, input?: I
   while (stored.job.cursor < envelopes.length) {
     const from = stored.job.cursor;
     const batch = envelopes.slice(from, from + parallel);
-    await sendAll(batch.map((envelope, i) => ctx.queues.send(queueIndexFor(job.id, from + i, ctx.queues.count), envelope, 0)));
+    await sendAll(batch.map((envelope, i) => ctx.queues.send(envelopeQueue(ctx, job, from + i), envelope, 0)));
     if (!(await advance({ cursor: from + batch.length }))) return stored;
   }
   const now = ctx.clock.now();

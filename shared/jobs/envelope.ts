@@ -31,9 +31,17 @@ const claimCheck = z.strictObject({
 
 export type ClaimCheck = z.output<typeof claimCheck>;
 
+/**
+ * `a`: the item's attempt on this envelope's first delivery. On a declared processor's queue each
+ * later delivery of the same message is one more (the attempt is `a + dequeueCount - 1`); items
+ * moved to a new message (a split lease, a batch put back after an endpoint's 429) take the attempt
+ * they are at, and their new message starts counting deliveries from 1.
+ */
+const attempt = z.number().int().min(1);
+
 const entry = z.union([
-  z.strictObject({ id: itemId, a: z.number().int().min(1), d: z.record(z.string(), jsonValue) }),
-  z.strictObject({ id: itemId, a: z.number().int().min(1), c: claimCheck }),
+  z.strictObject({ id: itemId, a: attempt, d: z.record(z.string(), jsonValue) }),
+  z.strictObject({ id: itemId, a: attempt, c: claimCheck }),
 ]);
 
 export type EnvelopeEntry = z.output<typeof entry>;

@@ -1,7 +1,7 @@
 /**
  * Job blobs in the `jobs` container: `<job>/input-<hash>.ndjson` (the submitted items, what claim checks
  * point into), `<job>/rounds/<k>.ids` (the items retry-failed round k re-runs) and
- * `<job>/files/<name>` (what the processor's finalize step writes, e.g. `invoice.csv`).
+ * `<job>/files/<name>` (what the processor's finalize step writes, e.g. `wordcount.csv`).
  */
 import type { ContainerClient } from '@azure/storage-blob';
 
@@ -107,6 +107,23 @@ export class JobFiles {
       if (hasStatus(err, 404)) return undefined;
       throw translateStorageError(err, `reading ${name} of job ${jobId}`);
     }
+  }
+
+  /** Deletes every blob of the job (input, rounds, files). */
+  async removeJob(jobId: string): Promise<number> {
+    const container = await this.container();
+    let removed = 0;
+    try {
+      for await (const blob of container.listBlobsFlat({ prefix: `${jobId}/` })) {
+        await container.deleteBlob(blob.name, { deleteSnapshots: 'include' }).catch((err: unknown) => {
+          if (!hasStatus(err, 404)) throw err;
+        });
+        removed++;
+      }
+    } catch (err) {
+      throw translateStorageError(err, `deleting the files of job ${jobId}`);
+    }
+    return removed;
   }
 
   private async upload(name: string, contentType: string, text: string, doing: string): Promise<void> {

@@ -20,9 +20,17 @@ export function newJobId(now: number, random: () => Buffer = () => randomBytes(5
 }
 
 /**
+ * Whose key it is: a caller's `Idempotency-Key`, or one the app derives for a job it submits
+ * itself (a schedule run's `<schedule>#<n>`, a gated run's `gate-run:<gate>:<run>`).
+ */
+export type KeySpace = 'caller' | 'app';
+
+/**
  * `k-<32 hex>`: the same key always names the same job. A keyed MAC, not a plain hash: whoever
  * guesses another caller's Idempotency-Key must still not be able to compute the job id from it.
+ * The app's keys are MACed under their own subkey, so a caller who sends `gate-run:g:r1` as an
+ * Idempotency-Key names a different job from the gated run's, never the run's own.
  */
-export function jobIdForKey(key: string, signer: Signer): string {
-  return `k-${signer.macHex('job-id', key).slice(0, 32)}`;
+export function jobIdForKey(key: string, signer: Signer, space: KeySpace = 'caller'): string {
+  return `k-${signer.macHex(space === 'app' ? 'app-job-id' : 'job-id', key).slice(0, 32)}`;
 }

@@ -2,17 +2,19 @@
  * The stored job: one table row (PartitionKey = job id, RowKey = `job`). Every change is a
  * conditional write with the row's ETag, so the phase moves through its transitions exactly once:
  *
- *   enqueuing -> enqueued -> finalizing -> completed | completedWithFailures
+ *   enqueuing -> enqueued -> finalizing -> completed | completedWithFailures | cancelled
  *        ^                                               |
  *        +------------------ retry-failed ---------------+
  *
+ * A cancel (`cancelledAt` set) records every item without a final result as `cancelled`; the
+ * finalization that follows ends the job `cancelled` without running the processor's reduce.
  * `enqueuing` carries a cursor (envelopes of the round sent so far) and a short lease, so a
  * resubmission or the reconciler can finish an interrupted enqueue from where it stopped.
  */
 import { AppError } from '../errors';
 import type { JsonObject } from './envelope';
 
-export type JobPhase = 'enqueuing' | 'enqueued' | 'finalizing' | 'completed' | 'completedWithFailures';
+export type JobPhase = 'enqueuing' | 'enqueued' | 'finalizing' | 'completed' | 'completedWithFailures' | 'cancelled';
 
 /** `none` before completion; `pending` from completion until the event is out. */
 type EventState = 'none' | 'pending' | 'published' | 'notConfigured';
@@ -23,6 +25,8 @@ type DeliveryState = 'none' | 'pending' | 'delivered' | 'notConfigured';
 export interface JobRecord {
   readonly id: string;
   readonly processor: string;
+  /** The declared processor's own queue its envelopes go to; '' for an in-app processor (the work queues). */
+  readonly queue: string;
   readonly items: number;
   /** SHA-256 of the input file: a keyed resubmission must match it. */
   readonly inputSha256: string;
@@ -52,6 +56,9 @@ export interface JobRecord {
   /** Final counts, written with the completion. */
   readonly succeeded: number | null;
   readonly failed: number | null;
+  readonly cancelled: number | null;
+  /** When `DELETE /api/jobs/{id}` asked for it (ms); null while the job is not cancelled. */
+  readonly cancelledAt: number | null;
   /** The processor's summary (files written, figures), written with the completion. */
   readonly summary: JsonObject | null;
   readonly delivery: DeliveryState;
@@ -67,12 +74,12 @@ export interface StoredJob {
 
 export const jobRowKey = 'job';
 
-const phases: readonly JobPhase[] = ['enqueuing', 'enqueued', 'finalizing', 'completed', 'completedWithFailures'];
+const phases: readonly JobPhase[] = ['enqueuing', 'enqueued', 'finalizing', 'completed', 'completedWithFailures', 'cancelled'];
 const eventStates: readonly EventState[] = ['none', 'pending', 'published', 'notConfigured'];
 const deliveryStates: readonly DeliveryState[] = ['none', 'pending', 'delivered', 'notConfigured'];
 
 export function isFinished(phase: JobPhase): boolean {
-  return phase === 'completed' || phase === 'completedWithFailures';
+  return phase === 'completed' || phase === 'completedWithFailures' || phase === 'cancelled';
 }
 
 export function jobEntity(job: JobRecord): Record<string, unknown> & { partitionKey: string; rowKey: string } {
@@ -80,6 +87,7 @@ export function jobEntity(job: JobRecord): Record<string, unknown> & { partition
     partitionKey: job.id,
     rowKey: jobRowKey,
     processor: job.processor,
+    queue: job.queue,
     items: job.items,
     inputSha256: job.inputSha256,
     inputBytes: job.inputBytes,
@@ -102,6 +110,8 @@ export function jobEntity(job: JobRecord): Record<string, unknown> & { partition
     updatedAt: job.updatedAt,
     succeeded: job.succeeded ?? -1,
     failed: job.failed ?? -1,
+    cancelled: job.cancelled ?? -1,
+    cancelledAt: job.cancelledAt ?? -1,
     summary: job.summary === null ? '' : JSON.stringify(job.summary),
     delivery: job.delivery,
     event: job.event,
@@ -134,6 +144,8 @@ export function parseJob(id: string, raw: Record<string, unknown>): JobRecord {
   return {
     id,
     processor: str(raw, 'processor', id),
+    // Rows from before declared processors have none: their envelopes go to the work queues.
+    queue: typeof raw.queue === 'string' ? raw.queue : '',
     items: num(raw, 'items', id),
     inputSha256: str(raw, 'inputSha256', id),
     inputBytes: num(raw, 'inputBytes', id),
@@ -154,6 +166,8 @@ export function parseJob(id: string, raw: Record<string, unknown>): JobRecord {
     updatedAt: num(raw, 'updatedAt', id),
     succeeded: optional(num(raw, 'succeeded', id)),
     failed: optional(num(raw, 'failed', id)),
+    cancelled: typeof raw.cancelled === 'number' ? optional(raw.cancelled) : null,
+    cancelledAt: typeof raw.cancelledAt === 'number' ? optional(raw.cancelledAt) : null,
     summary: summary === '' ? null : (JSON.parse(summary) as JsonObject),
     delivery: oneOf(raw, 'delivery', id, deliveryStates),
     event: oneOf(raw, 'event', id, eventStates),

@@ -11,6 +11,12 @@ import { listRows, type Listing } from '../storage/list';
 import { jobEntity, type JobRecord, jobRowKey, parseJob, type StoredJob } from './jobRecord';
 
 const openPartition = 'open';
+/** Finished jobs by completion time (RowKey `<ms, 15 digits>|<job>`): what the retention purge visits, oldest first. */
+const finishedPartition = 'finished';
+
+function finishedRowKey(id: string, at: number): string {
+  return `${String(Math.max(0, Math.floor(at))).padStart(15, '0')}|${id}`;
+}
 
 export class JobStore {
   constructor(private readonly table: () => Promise<TableClient>) {}
@@ -65,6 +71,56 @@ export class JobStore {
       await table.deleteEntity(openPartition, id);
     } catch (err) {
       if (!hasStatus(err, 404)) throw translateStorageError(err, `removing job ${id} from the open index`);
+    }
+  }
+
+  async markFinished(id: string, at: number): Promise<void> {
+    const table = await this.table();
+    try {
+      await table.upsertEntity({ partitionKey: finishedPartition, rowKey: finishedRowKey(id, at) }, 'Replace');
+    } catch (err) {
+      throw translateStorageError(err, `indexing job ${id} as finished`);
+    }
+  }
+
+  /** Up to `limit` finished-index entries older than `before` (ms), oldest first. */
+  async finishedBefore(before: number, limit: number): Promise<{ id: string; rowKey: string }[]> {
+    const table = await this.table();
+    const out: { id: string; rowKey: string }[] = [];
+    try {
+      const rows = table.listEntities<Record<string, unknown>>({
+        queryOptions: {
+          filter: odata`PartitionKey eq ${finishedPartition} and RowKey lt ${finishedRowKey('', before)}`,
+          select: ['RowKey'],
+        },
+      });
+      for await (const row of rows) {
+        const rowKey = String(row.rowKey);
+        out.push({ id: rowKey.slice(rowKey.indexOf('|') + 1), rowKey });
+        if (out.length >= limit) break;
+      }
+    } catch (err) {
+      throw translateStorageError(err, 'listing finished jobs');
+    }
+    return out;
+  }
+
+  async unmarkFinished(rowKey: string): Promise<void> {
+    const table = await this.table();
+    try {
+      await table.deleteEntity(finishedPartition, rowKey);
+    } catch (err) {
+      if (!hasStatus(err, 404)) throw translateStorageError(err, 'removing a finished-index entry');
+    }
+  }
+
+  /** Deletes the job row (the purge, after its results and files). */
+  async remove(id: string): Promise<void> {
+    const table = await this.table();
+    try {
+      await table.deleteEntity(id, jobRowKey);
+    } catch (err) {
+      if (!hasStatus(err, 404)) throw translateStorageError(err, `deleting job ${id}`);
     }
   }
 

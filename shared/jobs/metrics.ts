@@ -47,8 +47,8 @@ export const jobTelemetry = declareTelemetry(
     completed: counter({
       name: 'tallyho.job.completions',
       unit: '{job}',
-      description: 'Jobs completed, by final state.',
-      attributes: { ...processor, 'tallyho.job.state': oneOf('completed', 'completedWithFailures') },
+      description: 'Jobs finished, by final state (a cancelled job is finished without its processor’s reduce step).',
+      attributes: { ...processor, 'tallyho.job.state': oneOf('completed', 'completedWithFailures', 'cancelled') },
     }),
   },
   {

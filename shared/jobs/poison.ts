@@ -9,6 +9,7 @@ import { type JobsContext, jobsTelemetry } from './context';
 import { type Envelope, isClaimCheck } from './envelope';
 import type { ItemResult } from './resultStore';
 import { openEnvelope } from './seal';
+import { failUnprocessable } from './process';
 
 export interface PoisonReport {
   readonly job: string | undefined;
@@ -21,6 +22,13 @@ export interface PoisonReport {
 export async function processPoison(ctx: JobsContext, text: string, queue: string): Promise<PoisonReport> {
   const opened = openEnvelope(text, await ctx.signer());
   const { metrics, spans } = jobsTelemetry(ctx);
+  if (!opened.ok && opened.authentic !== undefined) {
+    // Authentic but unreadable by this version: its items are recorded failed (no processor to name).
+    metrics.poisoned.add(1);
+    const report = await failUnprocessable(ctx, opened.authentic, opened.reason, 0);
+    metrics.items.add(report.recorded, { 'tallyho.outcome': 'poisoned' });
+    return { job: report.job, envelope: report.envelope, failed: report.recorded, reason: opened.reason, jobFinished: report.jobFinished };
+  }
   if (!opened.ok) {
     metrics.poisoned.add(1);
     // Not attributable (or forged: its items must not be marked failed); keep it visible to an

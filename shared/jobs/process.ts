@@ -19,8 +19,8 @@ import { sha256Hex } from './input';
 import { pack, queueIndexFor } from './packing';
 import type { ItemOutcome, JobProcessor } from './processor';
 import { sendAll } from './queues';
-import { openEnvelope } from './seal';
-import type { ItemResult } from './resultStore';
+import { type EnvelopeHeader, openEnvelope } from './seal';
+import { type ItemResult, maxOutputChars, maxReasonChars } from './resultStore';
 
 export interface Delivery {
   /** 1 on the first delivery; the host's DequeueCount. */
@@ -37,10 +37,6 @@ export interface EnvelopeReport {
   readonly retried: number;
   readonly jobFinished: boolean;
 }
-
-/** Largest output of one item, as JSON (a table property holds 32K characters). */
-const maxOutputChars = 30_000;
-const maxReasonChars = 1000;
 
 interface Ran {
   readonly entry: EnvelopeEntry;
@@ -95,7 +91,9 @@ async function sendRetries(ctx: JobsContext, envelope: Envelope, retries: readon
     const envelopes = pack(header, entries, limits, (k) => (k === 0 ? base : `${base}-${k}`));
     // Back-off doubles per attempt: the first retry waits TALLYHO_JOBS_RETRY_DELAY_SECONDS.
     const delay = Math.min(ctx.settings.retryDelaySeconds * 2 ** (attempt - 2), 7 * 24 * 3600);
-    await sendAll(envelopes.map((e) => ctx.queues.send(queueIndexFor(`${e.j}/${e.e}`, 0, ctx.queues.count), e, delay)));
+    await sendAll(
+      envelopes.map((e) => ctx.queues.send(ctx.queues.workQueue(queueIndexFor(`${e.j}/${e.e}`, 0, ctx.queues.count)), e, delay)),
+    );
   }
 }
 
@@ -155,9 +153,38 @@ async function run(ctx: JobsContext, envelope: Envelope, delivery: Delivery): Pr
   };
 }
 
+/**
+ * An envelope this app sealed that it cannot process (a version it does not understand): its items
+ * are recorded as failed with the reason rather than left to stall the job.
+ */
+export async function failUnprocessable(ctx: JobsContext, head: EnvelopeHeader, why: string, attempts: number): Promise<EnvelopeReport> {
+  const results: ItemResult[] = head.ids.map((id) => ({
+    id,
+    status: 'failed',
+    code: 'unprocessable',
+    reason: `The envelope cannot be processed: ${why}`.slice(0, maxReasonChars),
+    attempts,
+    envelope: head.e,
+    claimCheck: false,
+  }));
+  const recorded = await ctx.results.record(head.j, head.r, results, false);
+  ctx.logger.log('error', 'jobs.envelope_unprocessable', { job: head.j, envelope: head.e, reason: why, failed: recorded.recorded });
+  const jobFinished = await checkCompletion(ctx, head.j, head.n);
+  return {
+    job: head.j,
+    envelope: head.e,
+    processed: 0,
+    recorded: recorded.recorded,
+    alreadyFinal: recorded.alreadyFinal,
+    retried: 0,
+    jobFinished,
+  };
+}
+
 /** Processes one envelope; throws (after noting why, for the poison handler) when the whole envelope failed. */
 export async function processEnvelope(ctx: JobsContext, text: string, delivery: Delivery): Promise<EnvelopeReport> {
   const opened = openEnvelope(text, await ctx.signer());
+  if (!opened.ok && opened.authentic !== undefined) return failUnprocessable(ctx, opened.authentic, opened.reason, delivery.dequeueCount);
   if (!opened.ok) {
     // Nothing of it is acted on; after the host's retries it lands in the poison queue, whose handler logs it too.
     ctx.logger.log('error', 'jobs.envelope_rejected', { reason: opened.reason, preview: text.slice(0, 200) });

@@ -37,11 +37,19 @@ export interface QueueDepth {
 }
 
 export interface EnvelopeQueues {
+  /** Work queues (the in-app processors' triggers read them). */
   readonly count: number;
-  /** Sends an envelope to work queue `index`, visible after `delaySeconds`. */
-  send(index: number, envelope: Envelope, delaySeconds: number): Promise<void>;
+  /** The name of work queue `index` (modulo the count). */
+  workQueue(index: number): string;
+  /** Sends an envelope to `queue` (a work queue or a declared processor's), visible after `delaySeconds`. */
+  send(queue: string, envelope: Envelope, delaySeconds: number): Promise<void>;
   /** Every work queue's backlog. */
   depths(): Promise<QueueDepth[]>;
+}
+
+/** Base64 of the sealed UTF-8 JSON: what the host decodes with `messageEncoding: base64`, on every queue alike. */
+export function envelopeMessage(envelope: Envelope, signer: Signer): string {
+  return Buffer.from(sealEnvelope(envelope, signer), 'utf8').toString('base64');
 }
 
 export class StorageEnvelopeQueues implements EnvelopeQueues {
@@ -53,6 +61,10 @@ export class StorageEnvelopeQueues implements EnvelopeQueues {
 
   get count(): number {
     return this.names.length;
+  }
+
+  workQueue(index: number): string {
+    return this.names[index % this.names.length] as string;
   }
 
   async depths(): Promise<QueueDepth[]> {
@@ -71,10 +83,8 @@ export class StorageEnvelopeQueues implements EnvelopeQueues {
     );
   }
 
-  async send(index: number, envelope: Envelope, delaySeconds: number): Promise<void> {
-    const name = this.names[index % this.names.length] as string;
-    // Base64 of the sealed UTF-8 JSON: what the host decodes with `messageEncoding: base64`.
-    const text = Buffer.from(sealEnvelope(envelope, await this.signer()), 'utf8').toString('base64');
+  async send(name: string, envelope: Envelope, delaySeconds: number): Promise<void> {
+    const text = envelopeMessage(envelope, await this.signer());
     try {
       await (await this.queue(name)).sendMessage(text, { messageTimeToLive: -1, visibilityTimeout: delaySeconds });
     } catch (err) {

@@ -5,7 +5,7 @@
  * from the index. Each step is the same conditional, idempotent one the normal path uses, so the
  * reconciler racing a live worker costs a lost race, never a duplicate.
  */
-import { completeIfDone, finishOutputs, hasPendingOutput } from './complete';
+import { closeJob, completeIfDone, finishOutputs, hasPendingOutput } from './complete';
 import type { JobsContext } from './context';
 import { claimEnqueue, runEnqueue } from './enqueue';
 import { isFinished } from './jobRecord';
@@ -23,9 +23,12 @@ async function reconcileJob(ctx: JobsContext, id: string, since: number): Promis
   const staleMs = ctx.settings.staleSeconds * 1000;
   const stored = await ctx.jobs.read(id);
   if (stored === undefined) {
-    // The index entry is written before the job row; only an old entry without a row is debris.
-    if (now - since > staleMs) await ctx.jobs.clearOpen(id);
-    return now - since > staleMs ? 'closed' : 'none';
+    // The index entry is written before the job row; only an old entry without a row is debris,
+    // and the place among TALLYHO_JOBS_MAX_OPEN a submitter that died took for it goes back.
+    if (now - since <= staleMs) return 'none';
+    await ctx.slots.release(id);
+    await ctx.jobs.clearOpen(id);
+    return 'closed';
   }
   const { job } = stored;
   if (job.phase === 'enqueuing') {
@@ -39,10 +42,13 @@ async function reconcileJob(ctx: JobsContext, id: string, since: number): Promis
     return isFinished((await completeIfDone(ctx, id)).job.phase) ? 'completed' : 'none';
   }
   if (hasPendingOutput(job)) {
+    await ctx.slots.release(id);
     if (now - job.updatedAt < staleMs) return 'none';
     return hasPendingOutput((await finishOutputs(ctx, stored)).job) ? 'none' : 'published';
   }
-  await ctx.jobs.clearOpen(id);
+  // A finalizer that died between completing and giving back its place.
+  await ctx.slots.release(id);
+  await closeJob(ctx, job);
   return 'closed';
 }
 

@@ -64,7 +64,7 @@ export function jobsFileRoute(deps: JobRouteDeps): RouteDefinition {
     name: 'jobsFile',
     method: 'GET',
     path: 'jobs/{id}/files/{name}',
-    summary: 'A file the processor wrote (billing: invoice.csv)',
+    summary: 'A file the processor wrote (e.g. wordcount.csv)',
     tags,
     params: fileParams,
     responses: {

@@ -18,7 +18,7 @@ import { AppError } from '../errors';
 import { hasStatus, translateStorageError } from '../storage/errors';
 import type { JsonValue } from './envelope';
 
-type FinalStatus = 'succeeded' | 'failed';
+type FinalStatus = 'succeeded' | 'failed' | 'cancelled';
 export type ResultStatus = FinalStatus | 'retrying';
 
 /** A final outcome of an item, as the worker records it. */
@@ -44,6 +44,7 @@ export interface StoredResult extends Omit<ItemResult, 'status'> {
 export interface Progress {
   readonly succeeded: number;
   readonly failed: number;
+  readonly cancelled: number;
   /** When the first and the latest tally was written (ms), null without any. */
   readonly firstAt: number | null;
   readonly lastAt: number | null;
@@ -62,6 +63,11 @@ export interface RecordReport {
   /** Batches that lost to a concurrent writer and were re-read. */
   readonly conflicts: number;
 }
+
+/** Largest output of one item, as JSON (a table property holds 32K characters). */
+export const maxOutputChars = 30_000;
+/** Longest failure reason kept with a result. */
+export const maxReasonChars = 1000;
 
 const resultPrefix = 'r|';
 const tallyPrefix = 't|';
@@ -103,8 +109,7 @@ function resultEntity(jobId: string, round: number, r: ItemResult, at: number): 
 function parseResult(raw: Record<string, unknown>): StoredResult {
   const rowKey = String(raw.rowKey);
   const status = raw.s;
-  if (status !== 'succeeded' && status !== 'failed' && status !== 'retrying')
-    throw new AppError('CorruptState', `Result ${rowKey} has status ${String(status)}`);
+  if (!isStatus(status)) throw new AppError('CorruptState', `Result ${rowKey} has status ${String(status)}`);
   const text = (key: string): string | undefined => {
     const value = raw[key];
     return typeof value === 'string' && value !== '' ? value : undefined;
@@ -127,7 +132,16 @@ function parseResult(raw: Record<string, unknown>): StoredResult {
   };
 }
 
-interface ExistingRow {
+function isStatus(value: unknown): value is ResultStatus {
+  return value === 'succeeded' || value === 'failed' || value === 'cancelled' || value === 'retrying';
+}
+
+/** Final results counted: succeeded, failed and cancelled. */
+export function settledCount(p: Pick<Progress, 'succeeded' | 'failed' | 'cancelled'>): number {
+  return p.succeeded + p.failed + p.cancelled;
+}
+
+export interface ExistingRow {
   readonly status: ResultStatus;
   readonly round: number;
   readonly etag: string;
@@ -164,7 +178,14 @@ export class ResultStore {
    * `fresh` tries a plain insert first (one transaction in the common case); a conflict, or
    * `fresh = false`, reads the rows first and writes only what is missing.
    */
-  async record(jobId: string, round: number, results: readonly ItemResult[], fresh: boolean): Promise<RecordReport> {
+  async record(
+    jobId: string,
+    round: number,
+    results: readonly ItemResult[],
+    fresh: boolean,
+    /** The rows as a listing just read them (a cancel), instead of reading them here. */
+    known?: ReadonlyMap<string, ExistingRow>,
+  ): Promise<RecordReport> {
     let pending = [...results];
     let recorded = 0;
     let alreadyFinal = 0;
@@ -176,12 +197,14 @@ export class ResultStore {
         });
       }
       const existing =
-        fresh && pass === 0
-          ? new Map<string, ExistingRow>()
-          : await this.readRows(
-              jobId,
-              pending.map((r) => r.id),
-            );
+        pass === 0 && known !== undefined
+          ? known
+          : fresh && pass === 0
+            ? new Map<string, ExistingRow>()
+            : await this.readRows(
+                jobId,
+                pending.map((r) => r.id),
+              );
       const writes: { result: ItemResult; etag: string | undefined }[] = [];
       for (const result of pending) {
         const row = existing.get(result.id);
@@ -199,9 +222,17 @@ export class ResultStore {
             : ['update', resultEntity(jobId, round, result, at), 'Replace', { etag }],
         );
         const succeeded = batch.filter((w) => w.result.status === 'succeeded').length;
+        const cancelled = batch.filter((w) => w.result.status === 'cancelled').length;
         actions.push([
           'create',
-          { partitionKey: jobId, rowKey: tallyRowKey(round, '+', first), s: succeeded, f: batch.length - succeeded, at },
+          {
+            partitionKey: jobId,
+            rowKey: tallyRowKey(round, '+', first),
+            s: succeeded,
+            f: batch.length - succeeded - cancelled,
+            c: cancelled,
+            at,
+          },
         ]);
         try {
           await (await this.table()).submitTransaction(actions);
@@ -231,7 +262,7 @@ export class ResultStore {
         });
         for await (const row of rows) {
           const status = row.s;
-          if (status !== 'succeeded' && status !== 'failed' && status !== 'retrying') continue;
+          if (!isStatus(status)) continue;
           found.set(String(row.rowKey).slice(resultPrefix.length), { status, round: Number(row.round ?? 0), etag: row.etag });
         }
       } catch (err) {
@@ -241,23 +272,46 @@ export class ResultStore {
     return found;
   }
 
+  /** Every result row of the job (status, round, ETag), page after page: what a cancel leaves alone. */
+  async allRows(jobId: string): Promise<Map<string, ExistingRow>> {
+    const found = new Map<string, ExistingRow>();
+    const table = await this.table();
+    try {
+      const rows = table.listEntities<Record<string, unknown>>({
+        queryOptions: {
+          filter: odata`PartitionKey eq ${jobId} and RowKey ge ${resultPrefix} and RowKey lt ${resultEnd}`,
+          select: ['RowKey', 's', 'round'],
+        },
+      });
+      for await (const row of rows) {
+        if (isStatus(row.s))
+          found.set(String(row.rowKey).slice(resultPrefix.length), { status: row.s, round: Number(row.round ?? 0), etag: row.etag });
+      }
+    } catch (err) {
+      throw translateStorageError(err, `listing results of job ${jobId}`);
+    }
+    return found;
+  }
+
   /** The sum of the job's tally rows: exactly the final results, whatever crashed when. */
   async progress(jobId: string): Promise<Progress> {
     const table = await this.table();
     let succeeded = 0;
     let failed = 0;
+    let cancelled = 0;
     let firstAt: number | null = null;
     let lastAt: number | null = null;
     try {
       const rows = table.listEntities<Record<string, unknown>>({
         queryOptions: {
           filter: odata`PartitionKey eq ${jobId} and RowKey ge ${tallyPrefix} and RowKey lt ${tallyEnd}`,
-          select: ['s', 'f', 'at'],
+          select: ['s', 'f', 'c', 'at'],
         },
       });
       for await (const row of rows) {
         succeeded += Number(row.s ?? 0);
         failed += Number(row.f ?? 0);
+        cancelled += Number(row.c ?? 0);
         const at = Number(row.at ?? 0);
         firstAt = firstAt === null ? at : Math.min(firstAt, at);
         lastAt = lastAt === null ? at : Math.max(lastAt, at);
@@ -265,7 +319,7 @@ export class ResultStore {
     } catch (err) {
       throw translateStorageError(err, `reading the progress of job ${jobId}`);
     }
-    return { succeeded, failed, firstAt, lastAt };
+    return { succeeded, failed, cancelled, firstAt, lastAt };
   }
 
   /** One page of results in item-id order, optionally of one status. */
@@ -330,6 +384,28 @@ export class ResultStore {
       }
     }
     return reopened;
+  }
+
+  /** Deletes every row of the job's partition (results, tallies, errors), a transaction of up to 100 at a time. */
+  async removeJob(jobId: string): Promise<number> {
+    const table = await this.table();
+    let removed = 0;
+    try {
+      const keys: string[] = [];
+      for await (const row of table.listEntities<Record<string, unknown>>({
+        queryOptions: { filter: odata`PartitionKey eq ${jobId}`, select: ['RowKey'] },
+      })) {
+        keys.push(String(row.rowKey));
+      }
+      for (let i = 0; i < keys.length; i += 100) {
+        const actions: TransactionAction[] = keys.slice(i, i + 100).map((rowKey) => ['delete', { partitionKey: jobId, rowKey }]);
+        await table.submitTransaction(actions);
+        removed += actions.length;
+      }
+    } catch (err) {
+      throw translateStorageError(err, `deleting the results of job ${jobId}`);
+    }
+    return removed;
   }
 
   async recordEnvelopeError(jobId: string, envelope: string, why: string, dequeueCount: number): Promise<void> {

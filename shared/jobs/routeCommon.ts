@@ -1,5 +1,6 @@
 /** What every jobs route shares: its dependencies and the answers they document alike. */
 import { problem } from '../http/schemas';
+import type { ProcessorInfo } from './processor';
 import type { JobService } from './service';
 
 export interface JobRouteDeps {
@@ -7,6 +8,10 @@ export interface JobRouteDeps {
   readonly service: () => JobService;
   /** Largest submission body (TALLYHO_JOBS_MAX_REQUEST_BYTES). */
   readonly maxRequestBytes: number;
+  /** The in-app processors, for the OpenAPI document. */
+  readonly processors: readonly ProcessorInfo[];
+  /** TALLYHO_JOBS_QUEUE_PREFIX (a declared processor's queue is named after it). */
+  readonly queuePrefix: string;
 }
 
 export const tags = ['jobs'];

@@ -2,7 +2,9 @@
 import type { RouteDefinition } from '../http/route';
 import { jobsFailuresRoute, jobsFileRoute, jobsResultsRoute } from './resultRoutes';
 import type { JobRouteDeps } from './routeCommon';
-import { jobsGetRoute, jobsListRoute, jobsRetryFailedRoute, jobsSubmitRoute } from './submitRoutes';
+import { jobsCancelRoute, jobsGetRoute, jobsListRoute, jobsRetryFailedRoute, jobsSubmitRoute } from './submitRoutes';
+import { leasesCompleteRoute, leasesExtendRoute, leasesTakeRoute } from './leaseRoutes';
+import { processorsDeclareRoute, processorsGetRoute, processorsListRoute, processorsRotateSecretRoute } from './processorRoutes';
 
 export type { JobRouteDeps } from './routeCommon';
 
@@ -15,5 +17,13 @@ export function jobsRoutes(deps: JobRouteDeps): RouteDefinition[] {
     jobsFailuresRoute(deps),
     jobsRetryFailedRoute(deps),
     jobsFileRoute(deps),
+    jobsCancelRoute(deps),
+    processorsDeclareRoute(deps),
+    processorsListRoute(deps),
+    processorsGetRoute(deps),
+    processorsRotateSecretRoute(deps),
+    leasesTakeRoute(deps),
+    leasesExtendRoute(deps),
+    leasesCompleteRoute(deps),
   ];
 }

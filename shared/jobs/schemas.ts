@@ -2,7 +2,6 @@
 import { z } from 'zod';
 
 import { listingOf } from '../http/listing';
-import { billingProcessorName } from './billing/transaction';
 import { itemIdPattern, jobId } from './ids';
 
 /** A file a processor writes (`jobs/{id}/files/{name}`): safe as a blob name and a URL segment. */
@@ -20,60 +19,64 @@ const jobItem = z
     }
   })
   .transform((item) => item as { id: string } & Record<string, unknown>)
-  .meta({ description: "One item; its fields are the processor's (billing: a transaction). `id` is unique within the job." });
+  .meta({ description: "One item; its fields are the processor's. `id` is unique within the job." });
 
-/** The billing transaction the API examples use (jobs, and a gate's job action). */
-export const exampleTransaction = {
-  id: 'tx-1',
-  customerId: 'c-42',
-  amountMinor: 1999,
-  currency: 'EUR',
-  taxCategory: 'standard',
-  occurredAt: '2026-03-01T12:00:00Z',
-} as const;
+/** An item the API examples use (jobs, and a gate's job action): a text for the word-count processor. */
+export const exampleItem = { id: 'doc-1', text: 'The quick brown fox jumps over the lazy dog' } as const;
+
+/** A processor's name: an in-app one, or one declared with `PUT /api/processors/{name}`. */
+const processor = z
+  .string()
+  .min(1)
+  .max(32)
+  .regex(/^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/, 'Not a processor name')
+  .meta({ description: 'What processes the items: a processor of the app, or a declared external or webhook one', example: 'wordcount' });
 
 export const submitBody = z
   .strictObject({
-    processor: z.enum([billingProcessorName]).meta({ description: 'What processes the items' }),
+    processor,
     items: z.array(jobItem).min(1).meta({ description: 'At most TALLYHO_JOBS_MAX_ITEMS items' }),
   })
   .meta({
     id: 'JobSubmission',
-    example: { processor: 'billing', items: [exampleTransaction] },
+    example: { processor: 'wordcount', items: [exampleItem] },
   });
 
 export const jobParams = z.strictObject({ id: jobId });
 
 export const fileParams = z.strictObject({
   id: jobId,
-  name: z.string().regex(fileNamePattern, 'Not a file name').meta({ example: 'invoice.csv' }),
+  name: z.string().regex(fileNamePattern, 'Not a file name').meta({ example: 'wordcount.csv' }),
 });
 
 const limit = z.coerce.number().int().min(1).max(1000).default(100).meta({ description: 'Results per page (1-1000)' });
 const cursor = z.string().min(1).max(2000).optional().meta({ description: 'The `next` cursor of the previous page' });
 
 export const resultsQuery = z.strictObject({
-  status: z.enum(['succeeded', 'failed', 'retrying']).optional().meta({ description: 'Only results with this status' }),
+  status: z.enum(['succeeded', 'failed', 'cancelled', 'retrying']).optional().meta({ description: 'Only results with this status' }),
   limit,
   cursor,
 });
 
 export const failuresQuery = z.strictObject({ limit, cursor });
 
-const jobState = z.enum(['accepted', 'running', 'completed', 'completedWithFailures']);
+const jobState = z.enum(['accepted', 'running', 'cancelling', 'completed', 'completedWithFailures', 'cancelled']);
 
 export const jobView = z
   .object({
     id: z.string(),
     processor: z.string(),
     state: jobState.meta({
-      description: '`accepted`: nothing processed yet; `running`; `completed`: every item succeeded; `completedWithFailures`',
+      description:
+        '`accepted`: nothing processed yet; `running`; `cancelling`: cancelled, its open items being recorded; `completed`: every item ' +
+        'succeeded; `completedWithFailures`; `cancelled`',
     }),
     round: z.number().int().meta({ description: '0, or the number of retry-failed runs' }),
     totals: z.object({
       items: z.number().int(),
       succeeded: z.number().int(),
       failed: z.number().int(),
+      cancelled: z.number().int().meta({ description: 'Items that had no result when the job was cancelled' }),
       pending: z.number().int(),
     }),
     envelopes: z.object({ count: z.number().int(), sent: z.number().int() }).meta({ description: 'Envelopes of the current round' }),
@@ -83,12 +86,13 @@ export const jobView = z
       startedAt: z.string().nullable().meta({ description: 'First result recorded' }),
       lastProgressAt: z.string().nullable(),
       completedAt: z.string().nullable(),
+      cancelledAt: z.string().nullable(),
       durationMs: z.number().int().nullable().meta({ description: 'Accepted to completed' }),
     }),
     summary: z.record(z.string(), z.unknown()).nullable().meta({ description: "The processor's summary, once completed" }),
     delivery: z
       .enum(['none', 'pending', 'delivered', 'notConfigured'])
-      .meta({ description: "The processor's hand-on of the latest completion (billing: invoice lines to the ledger stream)" }),
+      .meta({ description: "The in-app processor's hand-on of the latest completion (e.g. to a stream)" }),
     event: z
       .enum(['none', 'pending', 'published', 'notConfigured'])
       .meta({ description: 'The JobCompleted event of the latest completion' }),
@@ -101,7 +105,7 @@ export const jobList = listingOf(jobView, 'JobList', 'The most recently accepted
 export const resultView = z
   .object({
     id: z.string(),
-    status: z.enum(['succeeded', 'failed', 'retrying']),
+    status: z.enum(['succeeded', 'failed', 'cancelled', 'retrying']),
     output: z.unknown().optional(),
     code: z.string().optional(),
     reason: z.string().optional(),

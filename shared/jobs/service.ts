@@ -12,11 +12,21 @@ import { retryFailed } from './retryFailed';
 import { checkSubmission, submitJob, type SubmitOptions, type SubmitRequest, type SubmitResult } from './submit';
 import { viewJob } from './view';
 import type { JobFile } from './files';
+import { cancelJob } from './cancel';
+import { type Declared, type DeclareBody, declareProcessor, rotateSecret } from './declare';
+import { type CompletionReport, completeLease, extendLease, type Granted, type ItemVerdict, takeLease, type TakeOptions } from './leases';
+import type { DeclaredProcessor } from './processorDefinition';
+import { type PurgeReport, purgeFinished } from './purge';
+import { Pusher, type PushReport } from './pusher';
 
 export class JobService {
+  private readonly pusher: Pusher;
+
   constructor(readonly context: JobsContext) {
-    // Each collection reads the queues' lengths (a few requests a minute): the backlog is the
+    this.pusher = new Pusher(context);
+    // Each collection reads the work queues' lengths (a few requests a minute): the backlog is the
     // queues', the same whichever instance reports it. A failed read reports nothing that time.
+    // Declared processors' queues are their workers' backlog, not the app's.
     const { metrics } = jobsTelemetry(context);
     const depths = (): Promise<QueueDepth[]> => this.backlog().catch(() => []);
     metrics.backlog.observe(async (report) => {
@@ -37,8 +47,51 @@ export class JobService {
   }
 
   /** Throws the 400/413 that `submit` would answer for the request, and writes nothing. */
-  check(request: SubmitRequest): void {
-    checkSubmission(this.context, request);
+  async check(request: SubmitRequest): Promise<void> {
+    await checkSubmission(this.context, request);
+  }
+
+  cancel(id: string): Promise<JobRecord> {
+    return cancelJob(this.context, id);
+  }
+
+  declare(name: string, body: DeclareBody): Promise<Declared> {
+    return declareProcessor(this.context, name, body);
+  }
+
+  rotateSecret(name: string): Promise<{ secret: string; previousUntil: number }> {
+    return rotateSecret(this.context, name);
+  }
+
+  async processor(name: string): Promise<DeclaredProcessor> {
+    const stored = await this.context.declared.read(name);
+    if (stored === undefined) throw new AppError('NotFound', `No declared processor ${name}`);
+    return stored.processor;
+  }
+
+  processorList(): Promise<DeclaredProcessor[]> {
+    return this.context.declared.list();
+  }
+
+  lease(name: string, options: TakeOptions): Promise<Granted | undefined> {
+    return takeLease(this.context, name, options);
+  }
+
+  extendLease(leaseId: string): Promise<{ leaseId: string; expiresAt: number }> {
+    return extendLease(this.context, leaseId);
+  }
+
+  completeLease(leaseId: string, results: readonly ItemVerdict[]): Promise<CompletionReport> {
+    return completeLease(this.context, leaseId, results);
+  }
+
+  /** Pushes webhook processors' batches for up to `budgetMs` (the push timer). */
+  push(budgetMs: number): Promise<PushReport> {
+    return this.pusher.run(budgetMs);
+  }
+
+  purge(): Promise<PurgeReport> {
+    return purgeFinished(this.context);
   }
 
   async job(id: string): Promise<JobRecord> {

@@ -1,22 +1,9 @@
 /** The jobs capability's settings (shared/settings.ts explains the declarations). */
-import { custom, group, int, ncrontab, SettingProblems, type SettingsOf, text } from '../settings';
-import { defaultRatesJson, parseRateTable, type RateTable } from './billing/rates';
+import { group, int, ncrontab, type SettingsOf, text } from '../settings';
 import { maxEnvelopeJsonBytes, sealOverheadBytes } from './seal';
 
 /** Queue names: lower-case letters, digits and single hyphens; room left for `-<n>-poison`. */
 const queuePrefixPattern = /^(?=.{3,54}$)[a-z0-9]+(-[a-z0-9]+)*$/;
-
-const ledgerStreamPattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
-
-function rates(value: string): RateTable | SettingProblems {
-  const parsed = parseRateTable(value);
-  return parsed.problems.length === 0 ? parsed.table : new SettingProblems(parsed.problems);
-}
-
-function ledgerStream(value: string): string | undefined | SettingProblems {
-  if (!ledgerStreamPattern.test(value)) return new SettingProblems([`"${value}" does not match ${String(ledgerStreamPattern)}`]);
-  return value === 'none' ? undefined : value;
-}
 
 export const jobSettings = group(
   {
@@ -39,7 +26,7 @@ export const jobSettings = group(
       1000,
       1,
       100_000,
-      'unfinished jobs past which `POST /api/jobs` gets 429 for a new job (soft cap, counted from the open index)',
+      'unfinished jobs past which `POST /api/jobs` gets 429 for a new job (exact across instances; a job frees its place when it finishes)',
     ),
     maxRequestBytes: int(
       'TALLYHO_JOBS_MAX_REQUEST_BYTES',
@@ -82,19 +69,40 @@ export const jobSettings = group(
       'a finalization, delivery or event idle this long is taken over by the reconciler',
     ),
     reconcileSchedule: ncrontab('TALLYHO_JOBS_RECONCILE_SCHEDULE', '0 */1 * * * *', 'when the job reconciler runs (six-field NCRONTAB)'),
-    billingRates: custom(
-      'TALLYHO_JOBS_BILLING_RATES',
-      parseRateTable(defaultRatesJson).table,
-      defaultRatesJson,
-      'billing tax rates, JSON category → percentage',
-      rates,
+    maxProcessors: int('TALLYHO_JOBS_MAX_PROCESSORS', 100, 1, 10_000, 'external and webhook processors that may be declared (409 above)'),
+    processorCacheSeconds: int(
+      'TALLYHO_JOBS_PROCESSOR_CACHE_SECONDS',
+      5,
+      0,
+      300,
+      "how long an instance keeps a processor's declaration before reading it again (a change takes this long to reach every instance)",
     ),
-    billingLedgerStream: custom(
-      'TALLYHO_JOBS_BILLING_LEDGER_STREAM',
-      'billing-invoices',
-      'billing-invoices',
-      'stream every completed billing job appends its invoice lines to (`none`: off)',
-      ledgerStream,
+    leasePollMaxMs: int(
+      'TALLYHO_JOBS_LEASE_POLL_MAX_MS',
+      1000,
+      50,
+      30_000,
+      "longest pause between an idle processor queue's polls while lease requests wait on it (one poll serves every waiting request of an instance)",
+    ),
+    maxLeaseWaiters: int('TALLYHO_JOBS_MAX_LEASE_WAITERS', 2000, 1, 100_000, 'lease requests one instance holds open at once (429 above)'),
+    pushSchedule: ncrontab(
+      'TALLYHO_JOBS_PUSH_SCHEDULE',
+      '*/2 * * * * *',
+      'when the pusher looks for batches of webhook processors (six-field NCRONTAB; one instance at a time runs it)',
+    ),
+    pushRunSeconds: int(
+      'TALLYHO_JOBS_PUSH_RUN_SECONDS',
+      50,
+      1,
+      540,
+      'how long one pusher run goes on while there is work (then the next run takes over)',
+    ),
+    retentionDays: int(
+      'TALLYHO_JOBS_RETENTION_DAYS',
+      30,
+      0,
+      3650,
+      'finished jobs, their results and files are deleted this many days after they finished (0: kept forever)',
     ),
   },
   (s, report, names) => {

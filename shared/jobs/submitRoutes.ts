@@ -5,8 +5,13 @@ import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { idempotencyKeyHeader, problem } from '../http/schemas';
 import { badId, type JobRouteDeps, notFound, tags, unavailable } from './routeCommon';
-import { exampleTransaction, jobList, jobParams, jobView, submitBody } from './schemas';
+import { jobList, jobParams, jobView, submitBody } from './schemas';
 import { viewJob } from './view';
+
+/** The registered processors, as the submit route's description lists them. */
+function registered(deps: JobRouteDeps): string {
+  return deps.processors.map((p) => `\`${p.name}\` (${p.description})`).join('; ');
+}
 
 export function jobsSubmitRoute(deps: JobRouteDeps): RouteDefinition {
   return defineRoute({
@@ -15,8 +20,10 @@ export function jobsSubmitRoute(deps: JobRouteDeps): RouteDefinition {
     path: 'jobs',
     summary: 'Submit a job',
     description:
-      'Stores the items, packs them into envelopes and enqueues them; answers 202 with the job. Items are checked for shape here ' +
-      '(an object with a unique `id`); the processor validates each one and records an invalid item as a failure with its reason. ' +
+      'Stores the items, packs them into envelopes and enqueues them; answers 202 with the job. `processor` is one the app ' +
+      `registers — ${registered(deps)} — or one declared with PUT /api/processors/{name} (its workers lease the batches, or its ` +
+      'endpoint receives them). Items are checked for shape here (an object with a unique `id`, and the declared item schema if ' +
+      'any); an in-app processor validates each one and records an invalid item as a failure with its reason. ' +
       'With an Idempotency-Key a resubmission returns the same job (`Idempotent-Replayed: true`) and finishes an enqueue a crash ' +
       'interrupted; reusing a key with other items is a 409.',
     tags,
@@ -27,24 +34,23 @@ export function jobsSubmitRoute(deps: JobRouteDeps): RouteDefinition {
     requestHeaders: [idempotencyKeyHeader],
     examples: [
       submitBody.meta()?.example,
+      ...deps.processors.flatMap((p) => (p.example === undefined ? [] : [p.example])),
+      // A declared processor's job (docs/jobs.md declares `thumbnails` first).
       {
-        processor: 'billing',
+        processor: 'thumbnails',
         items: [
-          exampleTransaction,
-          {
-            id: 'tx-2',
-            customerId: 'c-42',
-            amountMinor: 1500,
-            currency: 'JPY',
-            taxCategory: 'reduced',
-            occurredAt: '2026-03-01T12:05:00Z',
-          },
+          { id: 'img-1', url: 'https://example.com/1.jpg' },
+          { id: 'img-2', url: 'https://example.com/2.pdf' },
+          { id: 'img-3', url: 'https://example.com/3.jpg' },
         ],
       },
     ],
     responses: {
       202: { description: 'The job is accepted (and its envelopes enqueued)', schema: jobView },
-      400: problem('Malformed body, unknown processor, an item without a valid id, duplicate ids; nothing was stored'),
+      400: problem(
+        'Malformed body, unknown processor, an item without a valid id, duplicate ids, an item nested too deeply or not matching the ' +
+          "processor's item schema (the issue names the item and field); nothing was stored",
+      ),
       409: problem('The Idempotency-Key was first used with other items'),
       413: problem(
         'Body larger than TALLYHO_JOBS_MAX_REQUEST_BYTES, more items than TALLYHO_JOBS_MAX_ITEMS, or an item larger than TALLYHO_JOBS_MAX_ITEM_BYTES; nothing was stored',
@@ -115,6 +121,31 @@ export function jobsRetryFailedRoute(deps: JobRouteDeps): RouteDefinition {
     handle: async ({ params }) => {
       await deps.service().retryFailed(params.id);
       return json(202, await deps.service().view(params.id));
+    },
+  });
+}
+
+export function jobsCancelRoute(deps: JobRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'jobsCancel',
+    method: 'DELETE',
+    path: 'jobs/{id}',
+    summary: 'Cancel a job',
+    description:
+      'Every item without a final result becomes `cancelled` (an item a worker finished first keeps its result); leases of the job ' +
+      'are refused from then on and its queued batches dropped. The job ends `cancelled`. Repeating the call answers the same.',
+    tags,
+    params: jobParams,
+    responses: {
+      200: { description: 'The job, cancelled', schema: jobView },
+      400: badId,
+      404: notFound,
+      409: problem('The job has already finished'),
+      503: unavailable,
+    },
+    handle: async ({ params }) => {
+      await deps.service().cancel(params.id);
+      return json(200, await deps.service().view(params.id));
     },
   });
 }

@@ -27,13 +27,20 @@ export function viewJob(job: JobRecord, progress: Progress | undefined): z.outpu
   const finished = isFinished(job.phase);
   const succeeded = finished ? (job.succeeded ?? 0) : (progress?.succeeded ?? 0);
   const failed = finished ? (job.failed ?? 0) : (progress?.failed ?? 0);
-  const state = finished ? job.phase : job.round > 0 || succeeded + failed > 0 ? 'running' : 'accepted';
+  const cancelled = finished ? (job.cancelled ?? 0) : (progress?.cancelled ?? 0);
+  const state = finished
+    ? job.phase
+    : job.cancelledAt !== null
+      ? 'cancelling'
+      : job.round > 0 || succeeded + failed > 0
+        ? 'running'
+        : 'accepted';
   return {
     id: job.id,
     processor: job.processor,
     state: state as z.output<typeof jobView>['state'],
     round: job.round,
-    totals: { items: job.items, succeeded, failed, pending: job.items - succeeded - failed },
+    totals: { items: job.items, succeeded, failed, cancelled, pending: job.items - succeeded - failed - cancelled },
     envelopes: { count: job.envelopes, sent: job.phase === 'enqueuing' ? job.cursor : job.envelopes },
     timings: {
       acceptedAt: iso(job.acceptedAt) as string,
@@ -41,6 +48,7 @@ export function viewJob(job: JobRecord, progress: Progress | undefined): z.outpu
       startedAt: iso(job.startedAt ?? progress?.firstAt ?? null),
       lastProgressAt: iso(finished ? job.lastResultAt : (progress?.lastAt ?? null)),
       completedAt: iso(job.completedAt),
+      cancelledAt: iso(job.cancelledAt),
       durationMs: job.completedAt === null ? null : job.completedAt - job.acceptedAt,
     },
     summary: job.summary,

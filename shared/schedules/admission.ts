@@ -9,16 +9,16 @@ import type { ScheduleDefinition } from './definition';
 import { targetEffect } from './targets';
 import { nextFireAfter } from './timing';
 
-function admissionIssues(definition: ScheduleDefinition, rules: EffectRules, now: Date): FieldIssue[] {
+async function admissionIssues(definition: ScheduleDefinition, rules: EffectRules, now: Date): Promise<FieldIssue[]> {
   const issues: FieldIssue[] = [];
   const { timing, target } = definition;
   if (timing.kind === 'cron' && nextFireAfter(timing, now) === undefined) {
     issues.push({ path: 'body.cron', message: 'This cron never fires again' });
   }
-  return [...issues, ...effectIssues(targetEffect(target), rules, 'body.target')];
+  return [...issues, ...(await effectIssues(targetEffect(target), rules, 'body.target'))];
 }
 
-export function admit(definition: ScheduleDefinition, rules: EffectRules, now: Date): void {
-  const issues = admissionIssues(definition, rules, now);
+export async function admit(definition: ScheduleDefinition, rules: EffectRules, now: Date): Promise<void> {
+  const issues = await admissionIssues(definition, rules, now);
   if (issues.length > 0) throw validationError('The schedule cannot be created here', issues);
 }

@@ -109,7 +109,7 @@ export class ScheduleService {
   async create(body: CreateScheduleBody, creator: Creator): Promise<CreateResult> {
     const definition = definitionOf(body);
     const now = this.now();
-    admit(definition, this.deps.effectRules, now);
+    await admit(definition, this.deps.effectRules, now);
     const id = body.id ?? this.deps.newId();
     const key = definitionKey(definition);
     const fresh: NewScheduleRow = {

@@ -8,9 +8,14 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 /** Shortest master key accepted, in bytes (HMAC-SHA256 gains nothing above 64). */
 const minSigningKeyBytes = 32;
 
-export type SigningPurpose = 'job-id' | 'envelope';
+/**
+ * `job-id`: ids of jobs a caller's Idempotency-Key names; `app-job-id`: ids of jobs the app submits
+ * itself under its own keys (a schedule's or a gated run's), so no caller key can name one;
+ * `envelope`: the seal of a queued envelope; `lease`: lease ids handed to workers.
+ */
+export type SigningPurpose = 'job-id' | 'app-job-id' | 'envelope' | 'lease';
 
-const purposes: readonly SigningPurpose[] = ['job-id', 'envelope'];
+const purposes: readonly SigningPurpose[] = ['job-id', 'app-job-id', 'envelope', 'lease'];
 
 /** The key bytes of a base64 setting value, or a reason it is not one. */
 export function parseSigningKey(text: string): Buffer | string {

@@ -5,8 +5,9 @@
  * neither both take the last place nor count one member twice; the loser re-reads and tries again.
  *
  * Members are remembered per process once seen, so asking about a known member costs nothing after
- * its first time in a process (one point read then). Members are never removed: the cap bounds how
- * many distinct names callers can make the app hold state for.
+ * its first time in a process (one point read then). Most sets never remove a member: the cap bounds
+ * how many distinct names callers can make the app hold state for. A set of things that end (open
+ * jobs) releases a member when it ends, with the same one-transaction exactness.
  */
 import type { TableClient, TransactionAction } from '@azure/data-tables';
 
@@ -31,6 +32,8 @@ export interface CappedSetOptions {
   /** The setting that holds `max`, named in the refusal. */
   readonly setting: string;
   readonly retry: RetryContext;
+  /** The refusal when full (default: 409, as waiting frees no place); a set whose members end may answer 429. */
+  readonly whenFull?: () => AppError;
 }
 
 interface CountRow {
@@ -66,12 +69,41 @@ export class CappedSet {
     this.remember(name);
   }
 
+  /**
+   * Removes `name` if it is a member: its row and the count go down together in one transaction,
+   * so a release racing an admit can neither free a place twice nor lose one.
+   */
+  async release(name: string): Promise<boolean> {
+    this.known.delete(name);
+    const table = await this.options.table();
+    return retryLostRaces(this.options.retry, async () => {
+      if (!(await this.isMember(table, name))) return false;
+      const count = await this.readCount(table);
+      if (count.etag === undefined || count.count < 1)
+        throw new AppError('CorruptState', `The count of ${this.options.noun} is behind its members`);
+      const partitionKey = this.options.partitionKey;
+      const actions: TransactionAction[] = [
+        ['delete', { partitionKey, rowKey: memberRowKey(name) }],
+        ['update', { partitionKey, rowKey: countRowKey, n: count.count - 1 }, 'Replace', { etag: count.etag }],
+      ];
+      try {
+        await table.submitTransaction(actions);
+      } catch (err) {
+        // 404: the member went meanwhile (another release); 412: the count moved. Re-read.
+        if (hasStatus(err, 404) || hasStatus(err, 412) || hasStatus(err, 409)) throw new LostRace(`${this.options.noun} changed`);
+        throw translateStorageError(err, `removing from ${this.options.noun}`);
+      }
+      return true;
+    });
+  }
+
   /** Members counted so far (for tests and operators). */
   async size(): Promise<number> {
     return (await this.readCount(await this.options.table())).count;
   }
 
   private full(): AppError {
+    if (this.options.whenFull !== undefined) return this.options.whenFull();
     const { noun, setting, max } = this.options;
     return new AppError('Conflict', `The app already holds ${max} ${noun} (${setting}); a new one is refused until an operator raises it`, {
       extra: { limit: setting, max },

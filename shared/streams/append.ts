@@ -57,6 +57,8 @@ async function send(
     at: ctx.clock.now(),
     limits: writerLimits(ctx.settings),
     events,
+    // Callers are refused on the app's own types before this, so such an append is the app's.
+    ...(ctx.ownTypes.has(route.type) ? { own: true as const } : {}),
   };
   await ctx.appends.send(durable, key, request);
   let seen: LedgerState | undefined;

@@ -23,7 +23,7 @@ export class StreamService {
    */
   async appendEvents(durable: DurableClient, type: string, events: readonly unknown[], options: AppendOptions = {}): Promise<AppendResult> {
     if (this.context.ownTypes.has(type)) {
-      throw new AppError('Forbidden', `Only the app appends to ${type}: it is the app's own stream (TALLYHO_JOBS_BILLING_LEDGER_STREAM)`);
+      throw new AppError('Forbidden', `Only the app appends to ${type}: it is the app's own stream (TALLYHO_BILLING_LEDGER_STREAM)`);
     }
     return this.appendOwn(durable, type, events, options);
   }

@@ -35,7 +35,7 @@ export function streamsAppendRoute(deps: StreamRouteDeps): RouteDefinition {
       200: { description: 'ack=flushed: every event is in the log blob', schema: appendResult },
       202: { description: "ack=buffered: every event is in the writer's durable state", schema: appendResult },
       400: badRequest,
-      403: problem("The app's own stream (the billing ledger, TALLYHO_JOBS_BILLING_LEDGER_STREAM): only the app appends to it"),
+      403: problem("The app's own stream (the billing ledger, TALLYHO_BILLING_LEDGER_STREAM): only the app appends to it"),
       409: problem('A new event type past TALLYHO_STREAMS_MAX_TYPES; nothing was created'),
       413: problem('Body too large'),
       429: problem("The writer's buffer is full; retry after Retry-After (or use wait=true)"),

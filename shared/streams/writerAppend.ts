@@ -44,14 +44,41 @@ export function ownership(record: TypeRecord | undefined, version: number): 'ok'
  * dedup state faster than the documented window by sending from many producers. Returns the marks
  * kept; more than `max` of them means every mark is still protected and the newcomer is refused.
  */
+/** The app's own types (see `TypeRecord.own`): their producers are not callers'. */
+function ownTypes(types: WriterState['types']): Set<string> {
+  return new Set(Object.entries(types).flatMap(([type, record]) => (record.own === true ? [type] : [])));
+}
+
+/** Marks of callers' producers: what TALLYHO_STREAMS_MAX_PRODUCERS bounds. */
+function callerMarks(marks: Readonly<Record<string, ProducerMark>>, own: ReadonlySet<string>): number {
+  if (own.size === 0) return Object.keys(marks).length;
+  return Object.keys(marks).filter((key) => !own.has(key.slice(0, key.indexOf('|')))).length;
+}
+
+/**
+ * The app's own producers (one per job delivery, say) are not under the callers' cap; their marks
+ * are dropped once past the dedup window and in the log, however many there are, so they stay bounded
+ * by the app's own rate.
+ */
+function pruneOwn(marks: Record<string, ProducerMark>, type: string, flushedThrough: number, cutoff: number): Record<string, ProducerMark> {
+  const prefix = `${type}|`;
+  const kept: Record<string, ProducerMark> = {};
+  for (const [key, mark] of Object.entries(marks)) {
+    if (key.startsWith(prefix) && mark.at < cutoff && mark.index < flushedThrough) continue;
+    kept[key] = mark;
+  }
+  return kept;
+}
+
 function evictProducers(
   marks: Record<string, ProducerMark>,
   max: number,
   flushedThrough: number,
   cutoff: number,
+  own: ReadonlySet<string>,
 ): Record<string, ProducerMark> {
   const keys = Object.keys(marks);
-  if (keys.length <= max) return marks;
+  if (callerMarks(marks, own) <= max) return marks;
   const kept: Record<string, ProducerMark> = {};
   for (const key of keys) {
     const mark = marks[key];
@@ -105,18 +132,31 @@ export function append(state: WriterState, request: AppendRequest): AppendStep {
   }
 
   // Only a request that brings new producers can be refused for them: known producers always go on.
-  const newcomers = Object.keys(marks).length > Object.keys(state.producers).length;
-  const producers = newcomers
-    ? evictProducers(marks, limits.maxProducers, state.flushedThrough, request.at - limits.dedupWindowMs)
-    : fresh > 0
-      ? marks
-      : state.producers;
-  if (newcomers && Object.keys(producers).length > limits.maxProducers) return refuse(state, request.requestId, 'producers');
+  // The app's own producers are never refused and never count against the callers' cap.
+  const own = ownTypes(state.types);
+  if (request.own === true) own.add(request.type);
+  const cutoff = request.at - limits.dedupWindowMs;
+  const newcomers = request.own !== true && callerMarks(marks, own) > callerMarks(state.producers, own);
+  const producers =
+    request.own === true && fresh > 0
+      ? pruneOwn(marks, request.type, state.flushedThrough, cutoff)
+      : newcomers
+        ? evictProducers(marks, limits.maxProducers, state.flushedThrough, cutoff, own)
+        : fresh > 0
+          ? marks
+          : state.producers;
+  if (newcomers && callerMarks(producers, own) > limits.maxProducers) return refuse(state, request.requestId, 'producers');
 
   const buffered = state.buffered + fresh;
   const trigger = sizeTrigger(limits);
   const kick = fresh > 0 && (depth === 0 || (state.buffered < trigger && buffered >= trigger));
-  const types = state.types[request.type] === undefined ? { ...state.types, [request.type]: { version: 0, ready: true } } : state.types;
+  const known = state.types[request.type];
+  const types =
+    known === undefined
+      ? { ...state.types, [request.type]: { version: 0, ready: true, ...(request.own === true ? { own: true as const } : {}) } }
+      : request.own === true && known.own !== true
+        ? { ...state.types, [request.type]: { ...known, own: true as const } }
+        : state.types;
   const next: WriterState = {
     ...state,
     limits,

@@ -93,6 +93,8 @@ export interface ProducerMark {
 export interface TypeRecord {
   readonly version: number;
   readonly ready: boolean;
+  /** Only the app appends to this type (it said so with `own`): its producers take no place under the callers' cap. */
+  readonly own?: true;
   readonly moved?: {
     readonly version: number;
     readonly to: string;
@@ -173,6 +175,8 @@ export interface AppendRequest {
   readonly at: number;
   readonly limits: WriterLimits;
   readonly events: readonly EventInput[];
+  /** The app appends to its own type (an in-app processor's stream); callers are refused on such types. */
+  readonly own?: true;
 }
 
 /**

@@ -152,8 +152,8 @@ describe(`authorization matrix (${hostLabel()}, keys on)`, () => {
     const started = await requestJson<{ statusQueryGetUri?: string }>(
       host,
       'POST',
-      `/runtime/webhooks/durabletask/orchestrators/gateRun/${encodeURIComponent(`probe-${probe}`)}`,
-      { key: 'admin', body: { gate: probe, runId: 'probe', action: { type: 'none' }, maxWaiters: 1 } },
+      `/runtime/webhooks/durabletask/orchestrators/gateLateActions/${encodeURIComponent(`probe-${probe}`)}`,
+      { key: 'admin', body: { gate: probe, generation: 1, runIds: [] } },
     );
     expect(started.status).toBe(202);
     expect(started.body.statusQueryGetUri).toContain('code=');

@@ -38,7 +38,7 @@ interface GateView {
 interface JobView {
   id: string;
   state: string;
-  totals: { items: number; succeeded: number; failed: number; pending: number };
+  totals: { items: number; succeeded: number; failed: number; cancelled: number; pending: number };
 }
 
 interface SequenceView {
@@ -294,7 +294,7 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
       const reason = await card.locator('.failures .reason').first().textContent();
       expect(reason).toMatch(/XXX|currency/i);
       const job = await admin<JobView>('GET', `/api/jobs/${id}`);
-      expect(job.body.totals).toEqual({ items: 90, succeeded: 89, failed: 1, pending: 0 });
+      expect(job.body.totals).toEqual({ items: 90, succeeded: 89, failed: 1, cancelled: 0, pending: 0 });
       await screenshot(page, 'jobs', { docs: true });
     },
     90_000,

@@ -1,17 +1,22 @@
 /**
- * Gates over HTTP only, against a devhost child process (or E2E_BASE_URL). A thousand gated durable
- * runs wait and one release lets every one of them proceed exactly once; runs that start during and
- * after the release proceed too; concurrent releases release once; generations keep old and new apart;
- * long-poll and SSE clients hear the release; bad input and missing keys change nothing; a scheduled
- * release fires on the virtual clock. A run with a job action submits its job once released, and the
- * job completes.
+ * Gates over HTTP only, on every host (the devhost, the real Functions host, or E2E_BASE_URL). A
+ * thousand gated runs wait and one release lets every one of them proceed exactly once; runs that
+ * start during and after the release proceed too; concurrent releases release once; generations keep
+ * old and new apart; long-poll and SSE clients hear the release; bad input and missing keys change
+ * nothing; a full generation refuses a start; a kill -9 of the host in the middle of a release loses
+ * no run and lets none go twice; a scheduled release fires on the virtual clock. A run with a job
+ * action submits its job once released, and the job completes. Runs are observed through the API
+ * (`GET /api/gates/{name}`, `GET /api/gates/{name}/runs/{runId}`) only.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { QueueClient } from '@azure/storage-queue';
+
 import type { GateView } from '../../shared/gates/schemas';
 import { mapLimited } from '../../shared/mapLimited';
+import { queues } from '../../shared/resources';
 import { transactions } from '../support/billing';
-import { describeDevhost, type E2eHost, startE2eHost } from './support/harness';
+import { describeDevhost, type E2eHost, ownHostTest, startE2eHost } from './support/harness';
 import { expectProblem, type JsonResponse, readSse, requestJson } from './support/http';
 import { unique } from './support/names';
 import { until as waitUntil } from './support/wait';
@@ -23,19 +28,17 @@ interface RunStarted {
   statusUri: string;
 }
 
-interface RunOutput {
+/** A run as its status route answers. */
+interface RunView {
+  runId: string;
+  state: 'waiting' | 'proceeded' | 'failed';
   generation: number;
   late: boolean;
-  release: { generation: number; at: string; by: string; how: string };
-  proceededAt: string;
-  action: { type: string; jobId?: string };
-}
-
-interface InstanceStatus {
-  instanceId: string;
-  runtimeStatus: string;
-  customStatus: { phase?: string; generation?: number } | null;
-  output: RunOutput | null;
+  registeredAt: string;
+  proceededAt: string | null;
+  release: { generation: number; at: string; by: string; how: string } | null;
+  action: { type: string; jobId?: string; messageId?: string } | null;
+  failure?: { code: string; reason: string };
 }
 
 /** Gate waits include a thousand runs; they get longer than the default. */
@@ -78,33 +81,15 @@ describe('gates over HTTP', () => {
 
   const functionKey = (): Record<string, string> => ({ 'x-functions-key': host.keys.function ?? '' });
 
-  /** Every gated run of a gate, through the Durable HTTP API's instance query. */
-  async function runsOf(name: string): Promise<InstanceStatus[]> {
-    const all: InstanceStatus[] = [];
-    let token: string | null = null;
-    do {
-      // The Durable HTTP API takes the master key (or the extension's system key), on the real host as here.
-      const headers: Record<string, string> = { 'x-functions-key': host.keys.admin ?? '' };
-      if (token !== null) headers['x-ms-continuation-token'] = token;
-      const res = await fetch(
-        host.url(`/runtime/webhooks/durabletask/instances?instanceIdPrefix=${encodeURIComponent(`gate:${name}:run:`)}&top=500`),
-        {
-          headers,
-        },
-      );
-      expect(res.status).toBe(200);
-      all.push(...((await res.json()) as InstanceStatus[]));
-      token = res.headers.get('x-ms-continuation-token');
-    } while (token !== null && token !== '');
-    return all;
-  }
-
   /** Through the app's own run status route, as a run starter (function key) follows it. */
-  async function runStatus(started: RunStarted): Promise<Omit<InstanceStatus, 'instanceId'>> {
-    const res = await requestJson<Omit<InstanceStatus, 'instanceId'>>(host, 'GET', started.statusUri);
+  async function runStatus(started: { statusUri: string }): Promise<RunView> {
+    const res = await requestJson<RunView>(host, 'GET', started.statusUri);
     expect(res.status).toBe(200);
     return res.body;
   }
+
+  const runsOf = (name: string, runIds: readonly string[]): Promise<RunView[]> =>
+    mapLimited(runIds, 32, (runId) => runStatus({ statusUri: `/api/gates/${name}/runs/${runId}` }));
 
   const waitingCount = (name: string, n: number) =>
     until(`${n} runs waiting on ${name}`, async () => ((await read(name)).body.waiters.waiting >= n ? true : undefined), 60_000, 200);
@@ -112,15 +97,17 @@ describe('gates over HTTP', () => {
   test('1,000 waiting runs, one release: every run proceeds exactly once; runs started during and after it proceed too', async () => {
     const name = unique('hounds');
     expect((await create(name)).status).toBe(201);
-    // Without a runId a start is one Durable call; the instance ids come back in the answers.
+    // Without a runId the app names the run; the ids come back in the answers.
     const started = await mapLimited(
       Array.from({ length: 1000 }, (_, i) => i),
       32,
       () => startRun(name),
     );
     expect(started.map((r) => r.status)).toEqual(started.map(() => 202));
-    const waiting = started.map((r) => r.body.id);
+    const waiting = started.map((r) => r.body.runId);
+    expect(new Set(waiting).size).toBe(1000);
     await waitingCount(name, 1000);
+    expect((await runsOf(name, waiting.slice(0, 50))).every((r) => r.state === 'waiting' && r.generation === 1)).toBe(true);
 
     const during = mapLimited(
       Array.from({ length: 20 }, (_, i) => i),
@@ -130,40 +117,35 @@ describe('gates over HTTP', () => {
     const released = await release(name);
     expect(released.status).toBe(200);
     expect(released.body).toMatchObject({ outcome: 'released', gate: { state: 'released', generation: 1, releasedBy: 'alice' } });
-    await during;
+    const duringIds = (await during).map((r) => r.body.runId);
     const after = (
       await mapLimited(
         Array.from({ length: 20 }, (_, i) => i),
         20,
         () => startRun(name),
       )
-    ).map((r) => r.body.id);
+    ).map((r) => r.body.runId);
 
-    const runs = await until(
-      'every run to complete',
-      async () => {
-        const list = await runsOf(name);
-        return list.length === 1040 && list.every((r) => r.runtimeStatus === 'Completed') ? list : undefined;
-      },
-      90_000,
-      500,
-    );
-    const byId = new Map(runs.map((r) => [r.instanceId, r]));
-    expect(byId.size).toBe(1040);
+    const all = [...waiting, ...duringIds, ...after];
+    expect(new Set(all).size).toBe(1040);
+    const runs = await until('every run to proceed', async () => {
+      const list = await runsOf(name, all);
+      return list.every((r) => r.state === 'proceeded') ? list : undefined;
+    });
     const releasedAt = released.body.gate.releasedAt;
     for (const r of runs) {
-      expect(r.output).toMatchObject({ generation: 1, release: { generation: 1, at: releasedAt, by: 'alice', how: 'api' } });
-      expect(Date.parse(r.output?.proceededAt ?? '')).toBeGreaterThanOrEqual(Date.parse(releasedAt ?? ''));
+      expect(r).toMatchObject({
+        generation: 1,
+        release: { generation: 1, at: releasedAt, by: 'alice', how: 'api' },
+        action: { type: 'none' },
+      });
+      expect(Date.parse(r.proceededAt ?? '')).toBeGreaterThanOrEqual(Date.parse(releasedAt ?? ''));
     }
-    expect(waiting.every((id) => byId.get(id)?.output?.late === false)).toBe(true);
-    expect(after.map((id) => byId.get(id)?.output?.late)).toEqual(after.map(() => true));
+    const byId = new Map(runs.map((r) => [r.runId, r]));
+    expect(waiting.every((id) => byId.get(id)?.late === false && byId.get(id)?.proceededAt === releasedAt)).toBe(true);
+    expect(after.map((id) => byId.get(id)?.late)).toEqual(after.map(() => true));
 
-    // Each run reports proceeding once; a run proceeding twice would push the count past 1040.
-    const gate = await until('every proceeded report', async () => {
-      const g = (await read(name)).body;
-      return g.waiters.proceeded >= 1040 ? g : undefined;
-    });
-    await sleep(500);
+    // Each run counts once: a run registered or let go twice would push the counts past 1040.
     const settled = (await read(name)).body;
     expect(settled.waiters).toEqual({
       waiting: 0,
@@ -172,7 +154,7 @@ describe('gates over HTTP', () => {
       proceeded: 1040,
     });
     expect(settled.waiters.registered).toBeGreaterThanOrEqual(1000);
-    expect(gate.state).toBe('released');
+    expect(settled.state).toBe('released');
   }, 180_000);
 
   test('concurrent release calls release once: the same who and when for every caller, one audit record', async () => {
@@ -196,7 +178,7 @@ describe('gates over HTTP', () => {
     expect(records.filter((r) => r.kind === 'release')).toEqual([
       expect.objectContaining({ generation: 1, by: first?.releasedBy, how: 'api' }),
     ]);
-    await until('the run to complete', async () => ((await runStatus(run.body)).runtimeStatus === 'Completed' ? true : undefined));
+    expect(await runStatus(run.body)).toMatchObject({ state: 'proceeded', generation: 1, late: false, release: { by: first?.releasedBy } });
   });
 
   test('generations: a reset gate is closed again, a stale release event is ignored, the new release counts; concurrent resets make one generation', async () => {
@@ -210,27 +192,42 @@ describe('gates over HTTP', () => {
 
     const run = (await startRun(name, { runId: 'worker' })).body;
     await waitingCount(name, 1);
-    // An event of generation 1 (e.g. a late duplicate) must not release a generation-2 waiter.
-    const stale = { gate: name, generation: 1, release: { generation: 1, at: new Date().toISOString(), by: 'ghost', how: 'api' } };
-    // Raised through the Durable HTTP API, as an operator holding the master (or Durable system) key could.
-    const raised = await fetch(host.url(`/runtime/webhooks/durabletask/instances/${encodeURIComponent(run.id)}/raiseEvent/GateReleased`), {
+    // A release of generation 1 (a late duplicate, an old schedule) must not release generation 2: started
+    // through the Durable HTTP API, as an operator holding the master (or Durable system) key could.
+    const stale = {
+      gate: name,
+      generation: 1,
+      at: new Date().toISOString(),
+      by: 'ghost',
+      how: 'api',
+      announce: false,
+      actions: 1,
+      from: 1,
+      batchSize: 50,
+    };
+    const started = await fetch(host.url(`/runtime/webhooks/durabletask/orchestrators/gateRelease/${unique('stale')}`), {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-functions-key': host.keys.admin ?? '' },
       body: JSON.stringify(stale),
     });
-    expect(raised.status).toBe(202);
-    await sleep(500);
-    expect(await runStatus(run)).toMatchObject({ runtimeStatus: 'Running', customStatus: { phase: 'waiting', generation: 2 } });
+    expect(started.status).toBe(202);
+    const staleStatus = await until('the stale release to finish', async () => {
+      const res = await fetch((started.headers.get('location') ?? '').replace(/^https?:\/\/[^/]+/, host.baseUrl), {
+        headers: { 'x-functions-key': host.keys.admin ?? '' },
+      });
+      const body = (await res.json()) as { runtimeStatus: string; output: unknown };
+      return body.runtimeStatus === 'Completed' || body.runtimeStatus === 'Failed' ? body : undefined;
+    });
+    expect(staleStatus).toMatchObject({ runtimeStatus: 'Completed', output: { actions: { done: 0, failed: 0 } } });
+    expect(await runStatus(run)).toMatchObject({ state: 'waiting', generation: 2, proceededAt: null });
+    expect((await read(name)).body).toMatchObject({ state: 'closed', generation: 2, releasedAt: null });
 
     expect((await release(name, 'bob')).body).toMatchObject({ outcome: 'released', gate: { generation: 2, releasedBy: 'bob' } });
-    const done = await until('the run to proceed', async () => {
-      const s = await runStatus(run);
-      return s.runtimeStatus === 'Completed' ? s : undefined;
-    });
-    expect(done.output).toMatchObject({ generation: 2, late: false, release: { by: 'bob' } });
+    expect(await runStatus(run)).toMatchObject({ state: 'proceeded', generation: 2, late: false, release: { by: 'bob' } });
 
-    // Starting the same runId again returns the first run.
+    // Starting the same runId again returns the first run; with another action it is refused.
     expect((await startRun(name, { runId: 'worker' })).body).toMatchObject({ created: false, id: run.id });
+    expectProblem(await startRun(name, { runId: 'worker', action: { type: 'enqueue', payload: 'other' } }), 409, 'Conflict');
     const kinds = (await audit(name)).body.map((r) => `${r.generation}:${r.kind}`);
     expect(kinds).toEqual(['1:create', '1:release', '2:reset', '2:release']);
   });
@@ -242,11 +239,7 @@ describe('gates over HTTP', () => {
     await waitingCount(name, 1);
     expect((await reset(name)).body).toMatchObject({ outcome: 'reset', carried: 1, gate: { generation: 2, waiters: { waiting: 1 } } });
     await release(name);
-    const done = await until('the carried run to proceed', async () => {
-      const s = await runStatus(run);
-      return s.runtimeStatus === 'Completed' ? s : undefined;
-    });
-    expect(done.output).toMatchObject({ generation: 2 });
+    expect(await runStatus(run)).toMatchObject({ state: 'proceeded', generation: 2, release: { generation: 2 } });
   });
 
   test('long-poll and SSE clients get the current state first and then the release; an unchanged gate answers 304', async () => {
@@ -303,13 +296,13 @@ describe('gates over HTTP', () => {
     expect(started.status).toBe(202);
     await waitingCount(name, 1);
     expect((await release(name)).status).toBe(200);
-    const done = await until('the run to complete', async () => {
+    const done = await until('the run to submit its job', async () => {
       const status = await runStatus(started.body);
-      expect(status.runtimeStatus).not.toBe('Failed');
-      return status.runtimeStatus === 'Completed' ? status : undefined;
+      expect(status.state).not.toBe('failed');
+      return status.action !== null ? status : undefined;
     });
-    const jobId = done.output?.action.jobId;
-    expect(done.output?.action).toEqual({ type: 'job', jobId: expect.any(String) });
+    const jobId = done.action?.jobId;
+    expect(done).toMatchObject({ state: 'proceeded', action: { type: 'job', jobId: expect.any(String) } });
     const job = await until(
       `job ${jobId} to complete`,
       async () => {
@@ -323,7 +316,9 @@ describe('gates over HTTP', () => {
     expect(job).toMatchObject({ id: jobId, state: 'completed', totals: { items: 40, succeeded: 40, failed: 0, pending: 0 } });
     const again = await startRun(name, body);
     expect(again.body).toMatchObject({ runId: 'month-end', created: false });
-    expect((await runStatus(again.body)).output?.action).toEqual({ type: 'job', jobId });
+    expect((await runStatus(again.body)).action).toEqual({ type: 'job', jobId });
+    // The same run id with other items would be another job: refused, and the run keeps its own.
+    expectProblem(await startRun(name, { ...body, action: { ...body.action, items: items.slice(1) } }), 409, 'Conflict');
   }, 90_000);
 
   test('bad names, times, actions and timeouts are 400 and change nothing', async () => {
@@ -369,14 +364,13 @@ describe('gates over HTTP', () => {
       releaseAt: null,
       waiters: { registered: 0, waiting: 0 },
     });
-    expect((await runsOf(name)).length).toBe(0);
   });
 });
 
 describe('gates with keys enforced', () => {
   let host: E2eHost;
   beforeAll(async () => {
-    host = await startE2eHost();
+    host = await startE2eHost({ env: { TALLYHO_GATES_MAX_WAITERS: '3' } });
   });
   afterAll(async () => {
     await host.stop();
@@ -400,6 +394,127 @@ describe('gates with keys enforced', () => {
     expect((await admin('GET', `/api/gates/${name}`, 'function')).body).toMatchObject({ state: 'closed', generation: 1, releasedBy: null });
     expect((await admin('GET', `/api/gates/${name}/audit`, 'admin')).body).toEqual([expect.objectContaining({ kind: 'create' })]);
   });
+
+  test('a full generation refuses a start with 429 and Retry-After, and registers nothing; after the release starts are late and accepted', async () => {
+    const name = unique('full');
+    expect((await requestJson(host, 'PUT', `/api/gates/${name}`, { key: 'admin' })).status).toBe(201);
+    const starts = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => requestJson<RunStarted>(host, 'POST', `/api/gates/${name}/runs`, { body: { runId: `r${i}` } })),
+    );
+    const refused = starts.filter((r) => r.status === 429);
+    expect(starts.filter((r) => r.status === 202)).toHaveLength(3);
+    expect(refused).toHaveLength(2);
+    for (const r of refused) {
+      expectProblem(r, 429, 'TooManyRequests');
+      expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+    const gate = (await requestJson<GateView>(host, 'GET', `/api/gates/${name}`)).body;
+    expect(gate.waiters).toMatchObject({ waiting: 3, registered: 3 });
+    const refusedIds = starts.flatMap((r, i) => (r.status === 429 ? [`r${i}`] : []));
+    for (const id of refusedIds) expect((await requestJson(host, 'GET', `/api/gates/${name}/runs/${id}`)).status).toBe(404);
+    expect((await requestJson(host, 'POST', `/api/gates/${name}/release`, { key: 'admin' })).status).toBe(200);
+    expect((await requestJson(host, 'POST', `/api/gates/${name}/runs`, { body: { runId: refusedIds[0] } })).status).toBe(202);
+  });
+});
+
+describe('a gate release and a crash', () => {
+  let host: E2eHost;
+  let actions: QueueClient;
+  const runs = 600;
+  beforeAll(async () => {
+    host = await startE2eHost({
+      env: {
+        // Many small batches, so the release is still fanning out when the host dies.
+        TALLYHO_GATES_NOTIFY_BATCH: '10',
+        // A crashed host's Durable work comes back after these (the defaults are five minutes; one is the least the control queue takes).
+        AzureFunctionsJobHost__extensions__durableTask__storageProvider__workItemQueueVisibilityTimeout: '00:01:00',
+        AzureFunctionsJobHost__extensions__durableTask__storageProvider__controlQueueVisibilityTimeout: '00:01:00',
+      },
+    });
+    actions = new QueueClient(process.env.TEST_STORAGE_CONNECTION ?? '', queues.gateActions);
+    await actions.createIfNotExists();
+  });
+  afterAll(async () => {
+    await host.stop();
+  });
+
+  /** The action messages of `gate` on the shared queue, by run; other gates' messages are left for their tests. */
+  async function messagesOf(gate: string, expected: number): Promise<Map<string, string[]>> {
+    const byRun = new Map<string, string[]>();
+    let quiet = 0;
+    while (quiet < 5) {
+      const { receivedMessageItems } = await actions.receiveMessages({ numberOfMessages: 32, visibilityTimeout: 2 });
+      let mine = 0;
+      for (const m of receivedMessageItems) {
+        const body = JSON.parse(Buffer.from(m.messageText, 'base64').toString('utf8')) as { gate: string; runId: string };
+        if (body.gate !== gate) continue;
+        mine++;
+        byRun.set(body.runId, [...(byRun.get(body.runId) ?? []), m.messageId]);
+        await actions.deleteMessage(m.messageId, m.popReceipt);
+      }
+      quiet = mine === 0 && byRun.size >= expected ? quiet + 1 : 0;
+      if (mine === 0) await sleep(200);
+    }
+    return byRun;
+  }
+
+  ownHostTest(
+    'a kill -9 of the host in the middle of a release loses no run and lets none go twice',
+    async () => {
+      const name = unique('crash');
+      expect((await requestJson(host, 'PUT', `/api/gates/${name}`, { key: 'admin' })).status).toBe(201);
+      const ids = Array.from({ length: runs }, (_, i) => `r${i}`);
+      const started = await mapLimited(ids, 32, (runId) => {
+        const i = Number(runId.slice(1));
+        return requestJson(host, 'POST', `/api/gates/${name}/runs`, {
+          body: { runId, action: i % 2 === 0 ? { type: 'enqueue', payload: i } : { type: 'none' } },
+        });
+      });
+      expect(started.every((r) => r.status === 202)).toBe(true);
+      const released = await requestJson<{ gate: GateView }>(host, 'POST', `/api/gates/${name}/release`, {
+        key: 'admin',
+        body: { by: 'alice' },
+      });
+      expect(released.status).toBe(200);
+      // Kill it as soon as the first actions are out.
+      await waitUntil(
+        'the first action message',
+        async () => ((await actions.peekMessages({ numberOfMessages: 1 })).peekedMessageItems.length > 0 ? true : undefined),
+        60_000,
+        20,
+      );
+      await host.restart({ kill: true });
+
+      const view = (runId: string) => requestJson<RunView>(host, 'GET', `/api/gates/${name}/runs/${runId}`);
+      const all = await waitUntil(
+        'every action to be done after the restart',
+        async () => {
+          const list = (await mapLimited(ids, 32, view)).map((r) => r.body);
+          return list.every((r) => r.state === 'proceeded' && r.action !== null) ? list : undefined;
+        },
+        240_000,
+        1000,
+      );
+      const releasedAt = released.body.gate.releasedAt;
+      for (const r of all)
+        expect(r).toMatchObject({ state: 'proceeded', generation: 1, late: false, proceededAt: releasedAt, release: { by: 'alice' } });
+      const withAction = all.filter((r) => r.action?.type === 'enqueue');
+      expect(withAction).toHaveLength(runs / 2);
+      const messages = await messagesOf(name, runs / 2);
+      // No run lost: every run with an action has its message, and the message its status names is one of them.
+      expect([...messages.keys()].sort()).toEqual(withAction.map((r) => r.runId).sort());
+      for (const r of withAction) expect(messages.get(r.runId)).toContain(r.action?.messageId);
+      // None let go twice: one release, the counts exact.
+      const gate = (await requestJson<GateView>(host, 'GET', `/api/gates/${name}`)).body;
+      expect(gate).toMatchObject({ state: 'released', releasedAt, waiters: { waiting: 0, registered: runs, late: 0, proceeded: runs } });
+      const audit = (await requestJson<{ kind: string }[]>(host, 'GET', `/api/gates/${name}/audit`, { key: 'admin' })).body;
+      expect(audit.filter((r) => r.kind === 'release')).toHaveLength(1);
+      // At least once: a batch cut off between its messages and their record sends those again.
+      const repeats = [...messages.values()].reduce((n, m) => n + m.length - 1, 0);
+      expect(repeats).toBeLessThanOrEqual(runs / 2);
+    },
+    400_000,
+  );
 });
 
 describeDevhost('gates on the virtual clock', () => {

@@ -221,7 +221,7 @@ describe('jobs over HTTP', () => {
     expect(first.headers.get('idempotent-replayed')).toBeNull();
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     const job = await settledJob(host, first.body.id);
-    expect(job.totals).toEqual({ items: 50, succeeded: 50, failed: 0, pending: 0 });
+    expect(job.totals).toEqual({ items: 50, succeeded: 50, failed: 0, cancelled: 0, pending: 0 });
     const conflict = expectProblem(
       await submit(host, { processor: 'billing', items: items.slice(1) }, { 'Idempotency-Key': key }),
       409,

@@ -343,7 +343,7 @@ describeDevhost('schedules on the virtual clock', () => {
     );
     expect(ran(done.body)).toEqual([expect.objectContaining({ outcome: 'succeeded', detail: 'released' })]);
     expect(await gateState()).toMatchObject({ state: 'released', releasedBy: `schedule:${id}` });
-    // The audit row is written by the announce activity after the release (shared/gates/activities.ts).
+    // The audit row is written with the release (shared/gates/service.ts), which the schedule's run makes.
     const auditRows = await until(
       'the release in the gate audit',
       () => requestJson<{ kind: string; by: string; note?: string }[]>(host, 'GET', `/api/gates/${gate}/audit`, { key: 'admin' }),

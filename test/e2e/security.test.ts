@@ -44,16 +44,12 @@ describe(`issue #17 regressions (${hostLabel()}, keys on)`, () => {
 
     // The status route is what the run starter follows, with the same function key.
     const status = await until('the run to wait', async () => {
-      const res = await requestJson<{ runtimeStatus: string; customStatus: { phase?: string } | null }>(
-        host,
-        'GET',
-        `/api/gates/${gate}/runs/w1`,
-      );
-      return res.body.customStatus?.phase === 'waiting' ? res : undefined;
+      const res = await requestJson<{ state: string }>(host, 'GET', `/api/gates/${gate}/runs/w1`);
+      return res.body.state === 'waiting' ? res : undefined;
     });
     expect(status.status).toBe(200);
     expect(readable(status)).not.toContain('code=');
-    expect(status.body).toMatchObject({ runId: 'w1', gate, runtimeStatus: 'Running', customStatus: { phase: 'waiting', generation: 1 } });
+    expect(status.body).toMatchObject({ runId: 'w1', gate, state: 'waiting', generation: 1, proceededAt: null });
     expectProblem(await requestJson(host, 'GET', `/api/gates/${gate}/runs/nope`), 404, 'NotFound');
 
     // What the leaked key won before: the Durable management API and the admin release. A function key reaches neither.
@@ -107,7 +103,7 @@ describe(`issue #17 regressions (${hostLabel()}, keys on)`, () => {
     // An admin's trigger runs it; the gate's audit names the schedule and who created it with which key.
     expect((await requestJson(host, 'POST', `/api/schedules/${id}/trigger`, { key: 'admin' })).status).toBe(202);
     await until('the scheduled release', async () => ((await gateState(gate)).state === 'released' ? true : undefined), 30_000);
-    // The audit row is written by the announce activity after the release (shared/gates/activities.ts).
+    // The audit row is written with the release (shared/gates/service.ts), which the schedule's run makes.
     const released = await until('the release in the gate audit', async () => {
       const audit = await requestJson<{ kind: string; by: string; note?: string }[]>(host, 'GET', `/api/gates/${gate}/audit`, {
         key: 'admin',

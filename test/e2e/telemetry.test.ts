@@ -118,7 +118,7 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     );
   });
 
-  test('a gate release is one trace: the release call, the pushes to the waiting runs, and their actions', async () => {
+  test('a gate release is one trace: the release, its action batches, and the runs’ actions within them', async () => {
     const gate = unique('telemetry-gate');
     expect((await requestJson(host, 'PUT', `/api/gates/${gate}`, { key: 'admin' })).status).toBe(201);
     for (const runId of ['r1', 'r2']) {
@@ -152,6 +152,10 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     );
     const release = spans.find((s) => s.name === 'tallyho.gate.release');
     expect(release?.attributes).toEqual({ 'tallyho.gate.name': gate });
-    expect(spans.filter((s) => s.name === 'tallyho.gate.notify').every((s) => s.parentSpanId === release?.spanId)).toBe(true);
+    const batches = spans.filter((s) => s.name === 'tallyho.gate.actions');
+    expect(batches.length).toBeGreaterThan(0);
+    expect(batches.every((s) => s.parentSpanId === release?.spanId)).toBe(true);
+    const batchIds = new Set(batches.map((s) => s.spanId));
+    expect(spans.filter((s) => s.name === 'tallyho.gate.run.action').every((s) => batchIds.has(s.parentSpanId ?? ''))).toBe(true);
   });
 });

@@ -149,11 +149,10 @@ const calls: readonly Call[] = [
     method: 'GET',
     path: `/api/gates/${gate}/runs/r1`,
     before: (host) =>
-      // The run's own status says it waits (the gate's count moves first, while the run still registers).
+      // The run's own status says it waits (a start answers once the run is registered, so at once).
       waitFor(
         'the run to wait',
-        async () =>
-          ((await status(host, `/api/gates/${gate}/runs/r1`)) as { customStatus?: { phase?: string } }).customStatus?.phase === 'waiting',
+        async () => ((await status(host, `/api/gates/${gate}/runs/r1`)) as { state?: string }).state === 'waiting',
       ),
   },
   { name: 'gate release', method: 'POST', path: `/api/gates/${gate}/release`, key: 'admin', body: { by: 'parity' } },
@@ -165,7 +164,7 @@ const calls: readonly Call[] = [
     before: (host) =>
       waitFor(
         'the run to proceed',
-        async () => ((await status(host, `/api/gates/${gate}/runs/r1`)) as { runtimeStatus?: string }).runtimeStatus === 'Completed',
+        async () => ((await status(host, `/api/gates/${gate}/runs/r1`)) as { state?: string }).state === 'proceeded',
       ),
   },
   { name: 'gate long poll, released', method: 'GET', path: `/api/gates/${gate}/wait?timeout=1` },

@@ -15,7 +15,15 @@ import { type Clock, systemClock } from '../../shared/clock';
 import { readGroup } from '../../shared/config';
 import { type JobSettings, jobSettings } from '../../shared/jobs/settings';
 import { mapLimited } from '../../shared/mapLimited';
-import { billingProcessor } from '../../shared/jobs/billing/processor';
+import { billingProcessor } from '../../shared/billing/processor';
+import { billingSettings } from '../../shared/billing/settings';
+import { ItemSchemas } from '../../shared/jobs/itemSchema';
+import { LeaseHub } from '../../shared/jobs/leaseHub';
+import { StorageProcessorQueues } from '../../shared/jobs/processorQueues';
+import { ProcessorStore } from '../../shared/jobs/processorStore';
+import type { PushTransport } from '../../shared/jobs/pushTransport';
+import { tooManyOpen } from '../../shared/jobs/submit';
+import { CappedSet } from '../../shared/storage/cappedSet';
 import type { JobsContext } from '../../shared/jobs/context';
 import { JobEventPublisher, type JobEventSender } from '../../shared/jobs/events';
 import { JobFiles } from '../../shared/jobs/files';
@@ -61,8 +69,16 @@ export interface JobHarnessOptions {
   readonly names?: JobNames;
   /** The app's signing key (every harness shares one by default, like instances of one app). */
   readonly signer?: Signer;
+  /** How webhook processors' batches are sent (default: refuses every URL). */
+  readonly push?: PushTransport;
   readonly telemetry?: Telemetry;
 }
+
+/** A push transport that allows no URL: for harnesses that do not push. */
+const noPush: PushTransport = {
+  urlIssue: () => 'No webhook is allowed in this harness',
+  post: () => Promise.reject(new Error('No webhook is allowed in this harness')),
+};
 
 /** The key test harnesses sign envelopes and job ids with. */
 export const testSigner = new Signer(Buffer.alloc(32, 0x5a));
@@ -70,6 +86,7 @@ export const testSigner = new Signer(Buffer.alloc(32, 0x5a));
 export interface JobNames {
   readonly jobs: string;
   readonly results: string;
+  readonly processors: string;
   readonly container: string;
   readonly queuePrefix: string;
 }
@@ -108,7 +125,13 @@ export interface JobHarness {
 
 export function jobNames(): JobNames {
   const id = randomUUID().replace(/-/g, '').slice(0, 12);
-  return { jobs: uniqueTableName('jobs'), results: uniqueTableName('jres'), container: `jobs-${id}`, queuePrefix: `jq-${id}` };
+  return {
+    jobs: uniqueTableName('jobs'),
+    results: uniqueTableName('jres'),
+    processors: uniqueTableName('jprc'),
+    container: `jobs-${id}`,
+    queuePrefix: `jq-${id}`,
+  };
 }
 
 const decode = (text: string): string => Buffer.from(text, 'base64').toString('utf8');
@@ -132,6 +155,18 @@ export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
   const signer = () => Promise.resolve(options.signer ?? testSigner);
   const events = new FakeEventSender();
   const queueNames = workQueueNames(settings);
+  const retry = {
+    clock,
+    random: Math.random,
+    logger,
+    policy: { ...defaultBackoff, maxAttempts: 30, maxElapsedMs: 20_000 },
+    subject: 'test',
+  };
+  const processorQueues = new StorageProcessorQueues((name) => storage.queue(name));
+  const leaseHub = new LeaseHub(processorQueues, clock, logger, {
+    pollMaxMs: settings.leasePollMaxMs,
+    maxWaiters: settings.maxLeaseWaiters,
+  });
   const context: JobsContext = {
     settings,
     jobs: new JobStore(() => storage.table(names.jobs)),
@@ -141,7 +176,34 @@ export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
     ),
     files: new JobFiles(() => storage.container(names.container), names.container),
     queues: new StorageEnvelopeQueues((name) => storage.queue(name), queueNames, signer),
-    processors: registry(billingProcessor(settings.billingRates), ...(options.processors ?? [])),
+    processors: registry(billingProcessor(readGroup(billingSettings, {}).rates), ...(options.processors ?? [])),
+    declared: new ProcessorStore(
+      () => storage.table(names.processors),
+      () => clock.now(),
+      settings.processorCacheSeconds * 1000,
+    ),
+    declaredNames: new CappedSet({
+      table: () => storage.table(names.processors),
+      partitionKey: '|declared',
+      max: settings.maxProcessors,
+      noun: 'declared processors',
+      setting: 'TALLYHO_JOBS_MAX_PROCESSORS',
+      retry,
+    }),
+    slots: new CappedSet({
+      table: () => storage.table(names.jobs),
+      partitionKey: '|slots',
+      max: settings.maxOpen,
+      noun: 'unfinished jobs',
+      setting: 'TALLYHO_JOBS_MAX_OPEN',
+      retry,
+      whenFull: () => tooManyOpen(settings.maxOpen),
+    }),
+    itemSchemas: new ItemSchemas(),
+    processorQueues,
+    leaseHub,
+    wake: (queue) => leaseHub.wake(queue),
+    push: options.push ?? noPush,
     events: new JobEventPublisher(() => (options.serviceBus === false ? undefined : events)),
     clock,
     random: Math.random,

@@ -90,7 +90,7 @@ export function scheduleHarness(
     delivery: withBus ? senderDelivery((entity) => bus.sender(entity)) : undefined,
     settings,
     // Jobs are admitted unchecked here: there is no jobs capability, and a job run fails for want of one.
-    effectRules: effectRulesOf(config, { serviceBus: withBus, jobs: { check: () => undefined } }),
+    effectRules: effectRulesOf(config, { serviceBus: withBus, jobs: { check: () => Promise.resolve() } }),
     clock,
     random: Math.random,
     logger,

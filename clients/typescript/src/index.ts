@@ -7,6 +7,8 @@ export { dammCheckDigit, type Validation, validateFormatted } from './damm.js';
 export { type ClientErrorCode, TallyhoError, isTallyhoError } from './errors.js';
 export { Gate, type GateOptions, type GateTransportMode, type Observed, type WaitOptions } from './gate.js';
 export { Job, Jobs, type JobItem, type PageOptions, type ProgressOptions, type SubmitOptions, isSettled } from './jobs.js';
+export { type BatchContext, type BatchHandler, JobWorker, type WorkerOptions, type WorkerStats } from './worker.js';
+export { verifyWebhook, type VerifyOptions, WebhookVerificationError, type WebhookHeaders } from './webhooks.js';
 export { Schedules, type ListSchedulesOptions } from './schedules.js';
 export { Sequence, type SequenceOptions, type SequenceStats, maxReservation } from './sequence.js';
 export { Sequences } from './sequences.js';

@@ -5,13 +5,12 @@
  */
 import { newIdempotencyKey } from './ids.js';
 import { segment, type Transport } from './transport.js';
-import type { JobFailure, JobList, JobResult, JobSubmission, JobView } from './types.js';
+import type { JobFailure, JobList, JobResult, JobSubmission, JobView, ProcessorDeclaration, ProcessorView } from './types.js';
+import { type BatchHandler, JobWorker, type WorkerOptions } from './worker.js';
 
 export type JobItem = JobSubmission['items'][number];
 
 export interface SubmitOptions {
-  /** What processes the items (default `billing`, the shipped processor). */
-  readonly processor?: JobSubmission['processor'];
   /** Reuse it to make a resubmission (e.g. after a crash) return the same job. Default: a new key. */
   readonly idempotencyKey?: string;
   readonly signal?: AbortSignal;
@@ -29,7 +28,7 @@ export interface PageOptions {
   readonly signal?: AbortSignal;
 }
 
-const settled = new Set<JobView['state']>(['completed', 'completedWithFailures']);
+const settled = new Set<JobView['state']>(['completed', 'completedWithFailures', 'cancelled']);
 
 export function isSettled(job: JobView): boolean {
   return settled.has(job.state);
@@ -81,6 +80,11 @@ export class Job {
     return this.pages<JobFailure>('failures', 'failures', options, {});
   }
 
+  /** Cancels the job: items without a result become `cancelled`, its leases are refused. */
+  async cancel(options: { signal?: AbortSignal } = {}): Promise<JobView> {
+    return (await this.transport.json<JobView>({ method: 'DELETE', path: this.path, idempotent: true, signal: options.signal })).body;
+  }
+
   /** Runs the failed items of a completed job again (a new round). */
   async retryFailed(options: { signal?: AbortSignal } = {}): Promise<JobView> {
     const answer = await this.transport.json<JobView>({
@@ -116,12 +120,16 @@ export class Job {
 export class Jobs {
   constructor(private readonly transport: Transport) {}
 
-  /** Submits the items; retries (and a resubmission with the same key) return the same job. */
-  async submit(items: readonly JobItem[], options: SubmitOptions = {}): Promise<Job & { readonly view: JobView }> {
+  /** Submits the items to `processor`; retries (and a resubmission with the same key) return the same job. */
+  async submit(
+    processor: JobSubmission['processor'],
+    items: readonly JobItem[],
+    options: SubmitOptions = {},
+  ): Promise<Job & { readonly view: JobView }> {
     const answer = await this.transport.json<JobView>({
       method: 'POST',
       path: 'jobs',
-      body: { processor: options.processor ?? 'billing', items },
+      body: { processor, items },
       idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
       signal: options.signal,
     });
@@ -130,6 +138,27 @@ export class Jobs {
 
   job(id: string): Job {
     return new Job(this.transport, id);
+  }
+
+  /**
+   * Starts a worker of an external processor: `handler` gets each leased batch and answers one result
+   * per item. `await worker.stop()` drains it (see ./worker.ts).
+   */
+  worker(processor: string, handler: BatchHandler, options: WorkerOptions = {}): JobWorker {
+    return new JobWorker(this.transport, processor, handler, options);
+  }
+
+  /** Declares (or changes) an external or webhook processor (admin). A new webhook processor's answer carries its secret, once. */
+  async declareProcessor(name: string, declaration: ProcessorDeclaration, options: { signal?: AbortSignal } = {}): Promise<ProcessorView> {
+    const answer = await this.transport.json<ProcessorView>({
+      method: 'PUT',
+      path: `processors/${segment(name)}`,
+      body: declaration,
+      key: 'admin',
+      idempotent: true,
+      signal: options.signal,
+    });
+    return answer.body;
   }
 
   /** The most recent jobs (admin). */

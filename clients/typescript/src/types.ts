@@ -31,6 +31,15 @@ export type JobList = Schemas['JobList'];
 export type JobResult = Schemas['JobResult'];
 export type JobFailure = Schemas['JobFailure'];
 export type JobSubmission = Schemas['JobSubmission'];
+export type LeaseView = Schemas['Lease'];
+export type LeasedItem = LeaseView['items'][number];
+export type LeaseCompletion = Schemas['LeaseCompletion'];
+export type LeaseCompletionResult = Schemas['LeaseCompletionResult'];
+export type ItemResult = LeaseCompletion['results'][number];
+export type ProcessorView = Schemas['Processor'];
+/** Fields with a server-side default may be left out (the generated type, like the response form, requires them). */
+type WithDefaultsOptional<D> = D extends unknown ? Partial<Omit<D, 'type' | 'url'>> & Pick<D, Extract<keyof D, 'type' | 'url'>> : never;
+export type ProcessorDeclaration = WithDefaultsOptional<Schemas['ProcessorDeclaration']>;
 export type StreamEvent = Schemas['StreamEvent'];
 export type StreamAppendResult = Schemas['StreamAppendResult'];
 export type StreamFlushResult = Schemas['StreamFlushResult'];

@@ -31,6 +31,14 @@ export interface WebhookOptions {
   readonly resolve?: (host: string) => Promise<readonly ResolvedAddress[]>;
   /** Extra trusted certificate authorities (PEM), e.g. a private CA. */
   readonly ca?: string | readonly string[];
+  /** Who calls (default `tallyho-schedules/1`). */
+  readonly userAgent?: string;
+}
+
+/** What a caller adds to the POST: headers (a signature) and the exact body text (what was signed). */
+export interface WebhookRequest {
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string;
 }
 
 export interface WebhookResponse {
@@ -41,6 +49,8 @@ export interface WebhookResponse {
   /** The start of the body, up to the size cap. */
   readonly body: string;
   readonly truncated: boolean;
+  /** The answer's Retry-After header, if any. */
+  readonly retryAfter?: string;
 }
 
 /** The call was not made (or not continued) because it would break the rules above. */
@@ -83,6 +93,7 @@ function send(
   target: ResolvedAddress,
   options: WebhookOptions,
   signal: AbortSignal,
+  extraHeaders: Readonly<Record<string, string>>,
 ): Promise<Hop> {
   return new Promise((resolve, reject) => {
     const req = request(
@@ -94,7 +105,8 @@ function send(
         signal,
         ...(options.ca === undefined ? {} : { ca: typeof options.ca === 'string' ? options.ca : [...options.ca] }),
         headers: {
-          'user-agent': 'tallyho-schedules/1',
+          ...extraHeaders,
+          'user-agent': options.userAgent ?? 'tallyho-schedules/1',
           accept: 'application/json, */*;q=0.5',
           ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }),
         },
@@ -126,18 +138,24 @@ async function readCapped(response: IncomingMessage, cap: number): Promise<{ bod
 }
 
 /** POSTs `payload` as JSON; answers with the final response, whatever its status. */
-export async function callWebhook(rawUrl: string, payload: unknown, options: WebhookOptions): Promise<WebhookResponse> {
+export async function callWebhook(
+  rawUrl: string,
+  payload: unknown,
+  options: WebhookOptions,
+  request: WebhookRequest = {},
+): Promise<WebhookResponse> {
   const signal = AbortSignal.timeout(options.timeoutMs);
   let url = new URL(rawUrl);
   let method = 'POST';
-  let body: string | undefined = JSON.stringify(payload);
+  let body: string | undefined = request.body ?? JSON.stringify(payload);
+  let extraHeaders = request.headers ?? {};
   for (let redirects = 0; ; redirects++) {
     const rejection = urlRejection(url, options.allowed);
     if (rejection !== undefined) throw new WebhookRefused(redirects === 0 ? rejection : `Redirect refused: ${rejection}`);
     const target = await addressFor(url, options);
     let hop: Hop;
     try {
-      hop = await send(url, method, body, target, options, signal);
+      hop = await send(url, method, body, target, options, signal, extraHeaders);
     } catch (err) {
       if (signal.aborted) throw new Error(`No answer within ${options.timeoutMs} ms`, { cause: err });
       throw err;
@@ -153,12 +171,15 @@ export async function callWebhook(rawUrl: string, payload: unknown, options: Web
       if (status !== 307 && status !== 308) {
         method = 'GET';
         body = undefined;
+        // A signature belongs to the body it signed: it does not follow the request into a GET.
+        extraHeaders = {};
       }
       continue;
     }
     try {
       const read = await readCapped(response, options.maxResponseBytes);
-      return { status, url: url.toString(), redirects, ...read };
+      const retryAfter = response.headers['retry-after'];
+      return { status, url: url.toString(), redirects, ...read, ...(retryAfter === undefined ? {} : { retryAfter }) };
     } catch (err) {
       if (signal.aborted) throw new Error(`No complete answer within ${options.timeoutMs} ms`, { cause: err });
       throw err;

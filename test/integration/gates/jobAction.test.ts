@@ -1,13 +1,12 @@
 /**
  * A gated run's job action against a real jobs service on Azurite: performing the action again for
- * the same run (an activity retry) finds the job the first attempt submitted instead of submitting a
+ * the same run (a repeated attempt) finds the job the first attempt submitted instead of submitting a
  * second one, and another run submits its own job.
  */
 import { jobPort } from '../../../shared/app/ports';
 import type { EffectPorts } from '../../../shared/effects/runner';
-import { performAction } from '../../../shared/gates/activities';
+import { type ActionInput, performAction } from '../../../shared/gates/actionRunner';
 import { gateActionSchema } from '../../../shared/gates/schemas';
-import type { ActionInput } from '../../../shared/gates/messages';
 import { transactions } from '../../support/billing';
 import { jobHarness } from '../../support/jobs';
 

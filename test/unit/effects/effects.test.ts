@@ -27,7 +27,7 @@ function rules(overrides: Partial<EffectRules> = {}): EffectRules {
     serviceBusConfigured: true,
     webhook: { allowed: parseAllowList(['hooks.example.com']), allowPrivateAddresses: false },
     gatesAvailable: true,
-    jobs: { check: () => undefined },
+    jobs: { check: () => Promise.resolve() },
     ...overrides,
   };
 }
@@ -96,21 +96,23 @@ describe('effectIssues: one validation against the deployment', () => {
       { jobs: undefined },
       [{ path: 'body.target.type', message: new RegExp(unavailable.jobs) }],
     ],
-  ])('%s', (_name, effect, overrides, expected) => {
-    const issues = effectIssues(effect, rules(overrides), at);
+  ])('%s', async (_name, effect, overrides, expected) => {
+    const issues = await effectIssues(effect, rules(overrides), at);
     expect(issues).toHaveLength(expected.length);
     expected.forEach((e, i) => expect(issues[i]).toEqual({ path: e.path, message: expect.stringMatching(e.message) as string }));
   });
 
-  it("a job is checked by the jobs capability itself: its refusal comes through as it is, with its paths under the effect's", () => {
+  it("a job is checked by the jobs capability itself: its refusal comes through as it is, with its paths under the effect's", async () => {
     const jobs = {
       check: () => {
-        throw new AppError('PayloadTooLarge', 'too many items', { issues: [{ path: 'body.items.3', message: 'too large' }] });
+        return Promise.reject(
+          new AppError('PayloadTooLarge', 'too many items', { issues: [{ path: 'body.items.3', message: 'too large' }] }),
+        );
       },
     };
     let thrown: unknown;
     try {
-      effectIssues({ type: 'job', processor: 'billing', items: [{ id: 'a' }] }, rules({ jobs }), 'body.action');
+      await effectIssues({ type: 'job', processor: 'billing', items: [{ id: 'a' }] }, rules({ jobs }), 'body.action');
     } catch (err) {
       thrown = err;
     }

@@ -5,10 +5,10 @@
  */
 import { effectKey, type JobItem } from '../../../shared/effects/effect';
 import type { EffectPorts } from '../../../shared/effects/runner';
-import { needsActivity } from '../../../shared/gates/actions';
-import { performAction } from '../../../shared/gates/activities';
-import type { ActionInput } from '../../../shared/gates/messages';
+import { type ActionInput, performAction } from '../../../shared/gates/actionRunner';
+import { actionFingerprint } from '../../../shared/gates/fingerprint';
 import { gateActionSchema, maxActionPayloadBytes, runBody } from '../../../shared/gates/schemas';
+import { AppError } from '../../../shared/errors';
 import { transactions } from '../../support/billing';
 
 const jobActionKey = (gate: string, runId: string): string => effectKey({ kind: 'gateRun', gate, generation: 1, runId });
@@ -32,7 +32,8 @@ describe('gate actions', () => {
     [{}],
     ['none'],
     [{ type: 'enqueue', payload: 'x'.repeat(maxActionPayloadBytes) }],
-    [{ type: 'job', processor: 'payroll', items: tx }],
+    // Not a processor name (which processors exist, in-app or declared, the jobs capability checks when the run starts).
+    [{ type: 'job', processor: 'Payroll!', items: tx }],
     [{ type: 'job', processor: 'billing', items: [] }],
     [{ type: 'job', processor: 'billing' }],
     [{ type: 'job', items: tx }],
@@ -44,10 +45,38 @@ describe('gate actions', () => {
     expect(gateActionSchema.safeParse(action).success).toBe(false);
   });
 
-  test('only actions with I/O need an activity', () => {
-    expect(needsActivity({ type: 'none' })).toBe(false);
-    expect(needsActivity({ type: 'enqueue' })).toBe(true);
-    expect(needsActivity({ type: 'job', processor: 'billing', items: [{ id: 'a' }] })).toBe(true);
+  test("an action's fingerprint ignores the order of its fields and tells any other action apart", () => {
+    const a = actionFingerprint({ type: 'enqueue', payload: { shard: 1, tags: ['x', 'y'] } });
+    expect(actionFingerprint(gateActionSchema.parse({ payload: { tags: ['x', 'y'], shard: 1 }, type: 'enqueue' }))).toBe(a);
+    expect(actionFingerprint({ type: 'enqueue', payload: { shard: 1, tags: ['y', 'x'] } })).not.toBe(a);
+    expect(actionFingerprint({ type: 'enqueue', payload: { shard: 2, tags: ['x', 'y'] } })).not.toBe(a);
+    expect(actionFingerprint({ type: 'enqueue' })).not.toBe(actionFingerprint({ type: 'none' }));
+  });
+
+  test('a failed action says what failed as a code and a message fit for callers, and nothing of an unexpected error', async () => {
+    const ports = (submit: () => Promise<string>): EffectPorts => ({
+      queue: () => Promise.reject(new Error('no queue')),
+      serviceBusSender: () => undefined,
+      webhook: { allowed: [], timeoutMs: 1000, maxResponseBytes: 0, maxRedirects: 0, allowPrivateAddresses: false },
+      gates: undefined,
+      jobs: { submit, status: () => Promise.reject(new Error('no status')) },
+    });
+    const action = gateActionSchema.parse({ type: 'job', processor: 'billing', items: tx });
+    const input: ActionInput = { gate: 'launch', generation: 1, runId: 'w1', action };
+    const conflict = ports(() =>
+      Promise.reject(new AppError('Conflict', 'The Idempotency-Key was first used for a different job submission')),
+    );
+    await expect(performAction(conflict, input)).rejects.toMatchObject({
+      code: 'Conflict',
+      message: 'The Idempotency-Key was first used for a different job submission',
+    });
+    const crash = ports(() => Promise.reject(new TypeError('x is undefined at /srv/app/dist/jobs/submit.js:42')));
+    const err = await performAction(crash, input).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'Internal', message: 'The job action failed' });
+    expect(JSON.stringify(err)).not.toMatch(/srv|submit\.js/);
+    // What a retry may cure is thrown as it came, for the caller to try again.
+    const down = ports(() => Promise.reject(new AppError('DependencyUnavailable', 'Storage is unavailable; try again shortly')));
+    await expect(performAction(down, input)).rejects.toMatchObject({ code: 'DependencyUnavailable' });
   });
 
   test('the job action submits through the jobs service under a key of its run: a retry repeats the key, another run does not', async () => {

@@ -5,7 +5,6 @@
 import type { OrchestrationContext } from 'durable-functions';
 
 export type FakeTask =
-  | { kind: 'entity'; entity: string; operation: string; input: unknown }
   | { kind: 'activity'; name: string; input: unknown; retry: boolean }
   | { kind: 'event'; name: string }
   | { kind: 'timer'; fireAt: string; cancel: jest.Mock }
@@ -14,28 +13,17 @@ export type FakeTask =
 export interface FakeContext {
   readonly context: OrchestrationContext;
   readonly statuses: unknown[];
-  readonly signals: { entity: string; operation: string; input: unknown }[];
   /** Moves `currentUtcDateTime`, as a new episode would. */
   setTime(iso: string): void;
 }
 
 export function fakeContext(input: unknown, instanceId = 'instance-1', now = '2026-01-01T00:00:00.000Z'): FakeContext {
   const statuses: unknown[] = [];
-  const signals: FakeContext['signals'] = [];
   const df = {
     instanceId,
     currentUtcDateTime: new Date(now),
     getInput: () => input,
     setCustomStatus: (s: unknown) => statuses.push(s),
-    callEntity: (entity: { toString(): string }, operation: string, operationInput: unknown): FakeTask => ({
-      kind: 'entity',
-      entity: entity.toString(),
-      operation,
-      input: operationInput,
-    }),
-    signalEntity: (entity: { toString(): string }, operation: string, operationInput: unknown) => {
-      signals.push({ entity: entity.toString(), operation, input: operationInput });
-    },
     callActivity: (name: string, activityInput: unknown): FakeTask => ({ kind: 'activity', name, input: activityInput, retry: false }),
     callActivityWithRetry: (name: string, _retry: unknown, activityInput: unknown): FakeTask => ({
       kind: 'activity',
@@ -53,7 +41,6 @@ export function fakeContext(input: unknown, instanceId = 'instance-1', now = '20
   return {
     context: { df } as unknown as OrchestrationContext,
     statuses,
-    signals,
     setTime: (iso) => {
       df.currentUtcDateTime = new Date(iso);
     },

@@ -1,6 +1,6 @@
 /** Gate values the gates unit tests share. */
 import type { GateSettings } from '../../../shared/gates/settings';
-import type { GateRecord, GateSnapshot } from '../../../shared/gates/operations';
+import type { GateSnapshot } from '../../../shared/gates/operations';
 
 export const settings: GateSettings = {
   waitMaxSeconds: 120,
@@ -36,21 +36,4 @@ export function gate(state: 'closed' | 'released', generation = 1): GateSnapshot
     state,
     release: state === 'released' ? { generation, at: '2026-01-01T00:01:00.000Z', by: 'a', how: 'api' } : null,
   });
-}
-
-/** What the entity stores for a closed gate `g` at generation 1 unless overridden. */
-export function record(overrides: Partial<GateRecord> = {}): GateRecord {
-  return {
-    version: 1,
-    name: 'g',
-    generation: 1,
-    state: 'closed',
-    createdAt,
-    generationStartedAt: createdAt,
-    releaseAt: null,
-    release: null,
-    waiting: [],
-    counts: { registered: 0, late: 0, proceeded: 0 },
-    ...overrides,
-  };
 }

@@ -1,205 +1,203 @@
-/** The gate orchestrators, stepped with a fake context: what they ask Durable for and what they decide. */
+/** The gate's orchestrations stepped by hand: what each schedules, in which order, and what it does with each answer. */
+import type { ActionBatchResult } from '../../../shared/gates/actionRunner';
 import { gateGenerationOrchestrator } from '../../../shared/gates/generation.orchestrator';
-import type { GateReleasedEvent, GenerationInput, ReleaseInput, RunInput } from '../../../shared/gates/messages';
-import { gateReleaseOrchestrator } from '../../../shared/gates/release.orchestrator';
-import { gateRunOrchestrator } from '../../../shared/gates/run.orchestrator';
-import { fakeContext, yielded } from './fakeOrchestration';
+import { gateLateActionsOrchestrator } from '../../../shared/gates/late.orchestrator';
+import type { GenerationFollowUp, LateActionsInput, ReleaseFollowUp } from '../../../shared/gates/messages';
+import { actionRetryDelaysSeconds, lateRegistrationWaitSeconds } from '../../../shared/gates/names';
+import { gateReleaseOrchestrator, shardGroups } from '../../../shared/gates/release.orchestrator';
+import { type FakeTask, fakeContext, yielded } from './fakeOrchestration';
 import { snapshot } from './fixtures';
 
-const release1 = { generation: 1, at: '2026-01-01T00:05:00.000Z', by: 'alice', how: 'api' as const };
+const t0 = '2026-01-01T00:00:00.000Z';
+const ok = (over: Partial<ActionBatchResult> = {}): ActionBatchResult => ({ done: 1, failed: 0, retry: 0, missing: [], ...over });
 
-describe('gated run', () => {
-  const input: RunInput = { gate: 'g', runId: 'r1', action: { type: 'none' }, maxWaiters: 50 };
-  const event = (generation: number): GateReleasedEvent => ({ gate: 'g', generation, release: { ...release1, generation } });
+function all(task: FakeTask): FakeTask[] {
+  if (task.kind !== 'all') throw new Error(`expected Task.all, got ${task.kind}`);
+  return task.tasks;
+}
 
-  test('registers first, waits, ignores events of older generations and malformed ones, then proceeds once', () => {
-    const fake = fakeContext(input, 'gate:g:run:r1');
-    const run = gateRunOrchestrator(fake.context);
-    expect(yielded(run.next())).toEqual({
-      kind: 'entity',
-      entity: '@gate@g',
-      operation: 'register',
-      input: { waiter: 'gate:g:run:r1', maxWaiters: 50 },
-    });
-    expect(yielded(run.next({ outcome: 'waiting', generation: 2 }))).toEqual({ kind: 'event', name: 'GateReleased' });
-    expect(yielded(run.next(event(1)))).toEqual({ kind: 'event', name: 'GateReleased' });
-    expect(yielded(run.next({ nonsense: true }))).toEqual({ kind: 'event', name: 'GateReleased' });
-    fake.setTime('2026-01-01T00:05:01.000Z');
-    const done = run.next(event(2));
-    expect(done.done).toBe(true);
-    expect(done.value).toMatchObject({
-      generation: 2,
-      late: false,
-      release: { generation: 2, by: 'alice' },
-      registeredAt: '2026-01-01T00:00:00.000Z',
-      proceededAt: '2026-01-01T00:05:01.000Z',
-      action: { type: 'none' },
-    });
-    expect(fake.signals).toEqual([{ entity: '@gate@g', operation: 'proceeded', input: { generation: 2, waiter: 'gate:g:run:r1' } }]);
-    expect(fake.statuses).toEqual([{ phase: 'registering' }, { phase: 'waiting', generation: 2 }, { phase: 'proceeding', generation: 2 }]);
-  });
-
-  test('a run carried over by a reset accepts the release of the newer generation', () => {
-    const run = gateRunOrchestrator(fakeContext(input).context);
-    run.next();
-    run.next({ outcome: 'waiting', generation: 1 });
-    expect(run.next(event(2))).toMatchObject({ done: true, value: { generation: 2 } });
-  });
-
-  test('a late joiner proceeds at once without waiting for an event', () => {
-    const run = gateRunOrchestrator(fakeContext(input).context);
-    run.next();
-    expect(run.next({ outcome: 'released', generation: 1, release: release1 })).toMatchObject({
-      done: true,
-      value: { late: true, release: release1 },
-    });
-  });
-
-  test('an enqueue action runs in an activity after the release', () => {
-    const run = gateRunOrchestrator(fakeContext({ ...input, action: { type: 'enqueue', payload: { n: 1 } } }).context);
-    run.next();
-    const action = yielded(run.next({ outcome: 'released', generation: 1, release: release1 }));
-    expect(action).toEqual({
-      kind: 'activity',
-      name: 'gateAction',
-      retry: true,
-      input: { gate: 'g', generation: 1, runId: 'r1', action: { type: 'enqueue', payload: { n: 1 } } },
-    });
-    expect(run.next({ type: 'enqueue', queue: 'gate-actions', messageId: 'm' })).toMatchObject({
-      done: true,
-      value: { action: { type: 'enqueue', messageId: 'm' } },
-    });
-  });
-
-  test('a missing gate or a full generation fails the run', () => {
-    const missing = gateRunOrchestrator(fakeContext(input).context);
-    missing.next();
-    expect(() => missing.next({ outcome: 'missing' })).toThrow('Gate "g" does not exist');
-    const full = gateRunOrchestrator(fakeContext(input).context);
-    full.next();
-    expect(() => full.next({ outcome: 'full', generation: 1, limit: 50 })).toThrow('already has 50 waiting runs');
+describe('action batches', () => {
+  test('about one batch per batch size of runs, as 1–16 equal contiguous ranges covering every shard', () => {
+    expect(shardGroups(0, 50)).toEqual([[0, 16]]);
+    expect(shardGroups(50, 50)).toEqual([[0, 16]]);
+    expect(shardGroups(51, 50)).toEqual([
+      [0, 8],
+      [8, 16],
+    ]);
+    expect(shardGroups(1000, 50)).toHaveLength(16);
+    expect(shardGroups(1_000_000, 1).at(-1)).toEqual([15, 16]);
+    expect(shardGroups(300, 50).flatMap(([from, to]) => Array.from({ length: to - from }, (_, i) => from + i))).toEqual(
+      Array.from({ length: 16 }, (_, i) => i),
+    );
   });
 });
 
 describe('release orchestration', () => {
-  const input: ReleaseInput = { gate: 'g', generation: 1, by: 'alice', how: 'api', notifyBatchSize: 2 };
+  const base: ReleaseFollowUp = {
+    gate: 'g',
+    generation: 3,
+    at: t0,
+    by: 'alice',
+    how: 'api',
+    announce: true,
+    actions: 120,
+    from: 2,
+    batchSize: 50,
+  };
 
-  test('asks the entity, reports its answer at once, then pushes the release in batches next to the announcement', () => {
-    const fake = fakeContext(input, 'gate:g:release:1', release1.at);
-    const orchestration = gateReleaseOrchestrator(fake.context);
-    expect(yielded(orchestration.next())).toEqual({
-      kind: 'entity',
-      entity: '@gate@g',
-      operation: 'release',
-      input: { generation: 1, at: release1.at, by: 'alice', how: 'api' },
+  test('the first round of batches makes the release before its actions, next to the announcement; runs without actions need nothing', () => {
+    const orchestration = gateReleaseOrchestrator(fakeContext(base).context);
+    const first = all(yielded(orchestration.next()));
+    expect(first).toHaveLength(5);
+    expect(first.slice(0, 4)).toEqual(
+      [
+        [0, 4],
+        [4, 8],
+        [8, 12],
+        [12, 16],
+      ].map((shards) => ({
+        kind: 'activity',
+        name: 'gateActions',
+        retry: true,
+        input: { gate: 'g', generation: 3, selection: { kind: 'released', shards, from: 2 }, confirm: base },
+      })),
+    );
+    expect(first[4]).toMatchObject({ kind: 'activity', name: 'gateAnnounceRelease', input: base });
+    expect(orchestration.next([ok(), ok(), ok(), ok(), { published: 'published' }])).toEqual({
+      done: true,
+      value: { outcome: 'released', actions: { done: 4, failed: 0, abandoned: 0 } },
     });
-    const released = snapshot({ state: 'released', release: release1 });
-    const all = yielded(orchestration.next({ outcome: 'released', gate: released, waiters: ['a', 'b', 'c', 'd', 'e'] }));
-    expect(fake.statuses).toEqual([{ outcome: 'released', gate: released }]);
-    const event = { gate: 'g', generation: 1, release: release1 };
-    expect(all).toEqual({
-      kind: 'all',
-      tasks: [
-        { kind: 'activity', name: 'gateNotify', retry: true, input: { event, waiters: ['a', 'b'] } },
-        { kind: 'activity', name: 'gateNotify', retry: true, input: { event, waiters: ['c', 'd'] } },
-        { kind: 'activity', name: 'gateNotify', retry: true, input: { event, waiters: ['e'] } },
-        { kind: 'activity', name: 'gateAnnounce', retry: true, input: { kind: 'release', gate: released, by: 'alice', how: 'api' } },
-      ],
-    });
-    const done = orchestration.next([
-      { delivered: 2, gone: 0 },
-      { delivered: 1, gone: 1 },
-      { delivered: 1, gone: 0 },
-      { audited: true, published: 'notConfigured' },
-    ]);
-    expect(done).toEqual({ done: true, value: { result: { outcome: 'released', gate: released }, pushed: 5, gone: 1 } });
   });
 
-  test('an already released or superseded generation pushes nothing and announces nothing', () => {
-    for (const outcome of ['alreadyReleased', 'superseded'] as const) {
-      const orchestration = gateReleaseOrchestrator(fakeContext(input).context);
-      orchestration.next();
-      const gate = snapshot({ state: 'released', release: release1 });
-      expect(orchestration.next({ outcome, gate })).toEqual({ done: true, value: { result: { outcome, gate }, pushed: 0, gone: 0 } });
+  test('without actions it only announces, and without a Service Bus it schedules nothing', () => {
+    const announcing = gateReleaseOrchestrator(fakeContext({ ...base, actions: 0 }).context);
+    expect(all(yielded(announcing.next())).map((t) => (t.kind === 'activity' ? t.name : t.kind))).toEqual(['gateAnnounceRelease']);
+    const quiet = gateReleaseOrchestrator(fakeContext({ ...base, actions: 0, announce: false }).context);
+    expect(all(yielded(quiet.next()))).toEqual([]);
+    expect(quiet.next([])).toMatchObject({ done: true });
+  });
+
+  test('batches left with retryable failures go again after a pause, without the release; at the end the rest are given up with the last reason', () => {
+    const fake = fakeContext({ ...base, actions: 10, announce: false });
+    const orchestration = gateReleaseOrchestrator(fake.context);
+    yielded(orchestration.next());
+    const lastError = { code: 'DependencyUnavailable', reason: 'Storage is unavailable; try again shortly' };
+    let step = orchestration.next([ok({ retry: 2, lastError })]);
+    for (const [round, pause] of actionRetryDelaysSeconds.entries()) {
+      const timer = yielded(step);
+      expect(timer).toMatchObject({ kind: 'timer', fireAt: new Date(Date.parse(t0) + pause * 1000).toISOString() });
+      const again = all(yielded(orchestration.next()));
+      expect(again).toHaveLength(1);
+      expect(again[0]).toMatchObject({ name: 'gateActions', input: { selection: { shards: [0, 16] } } });
+      expect(again[0]?.kind === 'activity' && 'confirm' in (again[0].input as object)).toBe(false);
+      expect(again[0]?.kind === 'activity' && 'giveUp' in (again[0].input as object)).toBe(false);
+      step = orchestration.next([ok({ done: 0, retry: 1, lastError: round === 0 ? lastError : undefined })]);
     }
+    const giveUp = all(yielded(orchestration.next()));
+    expect(giveUp[0]).toMatchObject({ input: { giveUp: lastError } });
+    expect(orchestration.next([ok({ done: 0, failed: 1 })])).toMatchObject({ done: true, value: { actions: { done: 1, failed: 1 } } });
+  });
+
+  test('a round whose batch failed even after its retries goes again whole', () => {
+    const orchestration = gateReleaseOrchestrator(fakeContext({ ...base, actions: 10, announce: false }).context);
+    yielded(orchestration.next());
+    expect(yielded(orchestration.throw(new Error('activity failed')))).toMatchObject({ kind: 'timer' });
+    const again = all(yielded(orchestration.next()));
+    expect(again[0]).toMatchObject({ name: 'gateActions', input: { selection: { shards: [0, 16] } } });
+  });
+});
+
+describe('late actions orchestration', () => {
+  const input: LateActionsInput = { gate: 'g', generation: 2, runIds: ['a', 'b'] };
+
+  test('performs the named runs; runs not registered yet are looked for again, then given up', () => {
+    const orchestration = gateLateActionsOrchestrator(fakeContext(input).context);
+    expect(all(yielded(orchestration.next()))).toEqual([
+      {
+        kind: 'activity',
+        name: 'gateActions',
+        retry: true,
+        input: { gate: 'g', generation: 2, selection: { kind: 'late', runIds: ['a', 'b'] } },
+      },
+    ]);
+    let step = orchestration.next([ok({ missing: ['b'] })]);
+    for (let look = 0; look < lateRegistrationWaitSeconds.length; look++) {
+      expect(yielded(step)).toMatchObject({ kind: 'timer' });
+      expect(all(yielded(orchestration.next()))[0]).toMatchObject({ input: { selection: { runIds: ['b'] } } });
+      step = orchestration.next([ok({ done: 0, missing: ['b'] })]);
+    }
+    expect(step).toEqual({ done: true, value: { done: 1, failed: 0, abandoned: 1 } });
+  });
+
+  test('done at once when every run was there', () => {
+    const orchestration = gateLateActionsOrchestrator(fakeContext(input).context);
+    orchestration.next();
+    expect(orchestration.next([ok({ done: 2 })])).toEqual({ done: true, value: { done: 2, failed: 0, abandoned: 0 } });
   });
 });
 
 describe('generation orchestration', () => {
-  const base: GenerationInput = { gate: 'g', kind: 'create', by: 'ops', releaseAt: null, notifyBatchSize: 10 };
+  const base: GenerationFollowUp = { gate: 'g', kind: 'create', generation: 1, by: 'ops', releaseAt: null, announce: true, batchSize: 50 };
 
-  test('create without a schedule: entity, status, audit announcement, done', () => {
-    const fake = fakeContext(base);
-    const orchestration = gateGenerationOrchestrator(fake.context);
-    expect(yielded(orchestration.next())).toMatchObject({ kind: 'entity', operation: 'create', input: { name: 'g', releaseAt: null } });
+  test('finds the create committed (looking again while it is not yet), announces it, done', () => {
+    const orchestration = gateGenerationOrchestrator(fakeContext(base).context);
+    expect(yielded(orchestration.next())).toMatchObject({
+      kind: 'activity',
+      name: 'gateOpened',
+      input: { gate: 'g', kind: 'create', generation: 1, releaseAt: null },
+    });
+    expect(yielded(orchestration.next({ opened: 'absent' }))).toMatchObject({ kind: 'timer' });
+    expect(yielded(orchestration.next())).toMatchObject({ name: 'gateOpened' });
     const gate = snapshot();
-    const announce = yielded(orchestration.next({ created: true, gate }));
-    expect(fake.statuses).toEqual([{ opened: { outcome: 'created', gate } }]);
-    expect(announce).toMatchObject({ kind: 'activity', name: 'gateAnnounce', input: { kind: 'create', by: 'ops', how: 'api' } });
-    expect(orchestration.next({ audited: true, published: 'notConfigured' })).toEqual({
-      done: true,
-      value: { opened: { outcome: 'created', gate } },
+    expect(yielded(orchestration.next({ opened: 'opened', gate }))).toMatchObject({
+      name: 'gateAnnounce',
+      input: { kind: 'create', gate, by: 'ops', how: 'api' },
     });
+    expect(orchestration.next({ published: 'published' })).toEqual({ done: true, value: { opened: 'opened' } });
   });
 
-  test('an existing gate is reported and nothing is announced or scheduled', () => {
-    const orchestration = gateGenerationOrchestrator(fakeContext({ ...base, releaseAt: '2026-02-01T00:00:00.000Z' }).context);
-    orchestration.next();
-    expect(orchestration.next({ created: false, gate: snapshot() })).toMatchObject({
-      done: true,
-      value: { opened: { outcome: 'exists' } },
-    });
+  test('a change that never committed is abandoned; one that lost to another schedule stops', () => {
+    const never = gateGenerationOrchestrator(fakeContext(base).context);
+    let step = never.next();
+    for (let n = 0; n < lateRegistrationWaitSeconds.length; n++) {
+      yielded(never.next({ opened: 'absent' }));
+      step = never.next();
+    }
+    expect(yielded(step)).toMatchObject({ name: 'gateOpened' });
+    expect(never.next({ opened: 'absent' })).toEqual({ done: true, value: { opened: 'abandoned' } });
+    const lost = gateGenerationOrchestrator(fakeContext({ ...base, releaseAt: '2026-02-01T00:00:00.000Z' }).context);
+    lost.next();
+    expect(lost.next({ opened: 'other' })).toEqual({ done: true, value: { opened: 'other' } });
   });
 
-  test('a scheduled generation releases itself when the timer fires, as the schedule', () => {
+  test('a scheduled generation releases itself when the timer fires, through the release use-case', () => {
     const releaseAt = '2026-02-01T00:00:00.000Z';
-    const fake = fakeContext({ ...base, kind: 'reset', fromGeneration: 3, releaseAt });
+    const fake = fakeContext({ ...base, kind: 'reset', generation: 4, releaseAt, announce: false });
     const orchestration = gateGenerationOrchestrator(fake.context);
-    expect(yielded(orchestration.next())).toMatchObject({ operation: 'reset', input: { fromGeneration: 3, releaseAt } });
-    const gate = snapshot({ generation: 4, releaseAt });
-    orchestration.next({ outcome: 'reset', gate, carried: 2 });
-    const race = yielded(orchestration.next({ audited: true, published: 'published' }));
+    orchestration.next();
+    const race = yielded(orchestration.next({ opened: 'opened', gate: snapshot({ generation: 4, releaseAt }) }));
     if (race.kind !== 'any') throw new Error('expected a race');
     const [timer, cancel] = race.tasks;
     expect(timer).toMatchObject({ kind: 'timer', fireAt: releaseAt });
     expect(cancel).toEqual({ kind: 'event', name: 'GateScheduleCancelled' });
     fake.setTime(releaseAt);
     expect(yielded(orchestration.next(timer))).toEqual({
-      kind: 'entity',
-      entity: '@gate@g',
-      operation: 'release',
-      input: { generation: 4, at: releaseAt, by: 'ops', how: 'schedule' },
+      kind: 'activity',
+      name: 'gateScheduledRelease',
+      retry: true,
+      input: { gate: 'g', generation: 4, by: 'ops', at: releaseAt },
     });
-    const released = snapshot({ generation: 4, state: 'released', release: { generation: 4, at: releaseAt, by: 'ops', how: 'schedule' } });
-    const push = yielded(orchestration.next({ outcome: 'released', gate: released, waiters: ['a'] }));
-    expect(push.kind).toBe('all');
-    expect(fake.statuses.at(-1)).toMatchObject({
-      opened: { outcome: 'reset', carried: 2 },
-      schedule: 'fired',
-      release: { outcome: 'released' },
-    });
-    expect(
-      orchestration.next([
-        { delivered: 1, gone: 0 },
-        { audited: true, published: 'published' },
-      ]),
-    ).toMatchObject({
-      done: true,
-      value: { release: { pushed: 1 } },
-    });
+    expect(orchestration.next('released')).toEqual({ done: true, value: { opened: 'opened', schedule: 'fired', release: 'released' } });
   });
 
   test('a cancelled schedule cancels its timer and releases nothing', () => {
     const releaseAt = '2026-02-01T00:00:00.000Z';
-    const fake = fakeContext({ ...base, releaseAt });
-    const orchestration = gateGenerationOrchestrator(fake.context);
+    const orchestration = gateGenerationOrchestrator(fakeContext({ ...base, releaseAt, announce: false }).context);
     orchestration.next();
-    orchestration.next({ created: true, gate: snapshot({ releaseAt }) });
-    const race = yielded(orchestration.next({ audited: true, published: 'notConfigured' }));
+    const race = yielded(orchestration.next({ opened: 'opened', gate: snapshot({ releaseAt }) }));
     if (race.kind !== 'any') throw new Error('expected a race');
     const [timer, cancel] = race.tasks;
-    expect(orchestration.next(cancel)).toMatchObject({ done: true, value: { scheduleCancelled: true } });
+    expect(orchestration.next(cancel)).toEqual({ done: true, value: { opened: 'opened', schedule: 'cancelled' } });
     expect(timer?.kind === 'timer' && timer.cancel).toHaveBeenCalledTimes(1);
-    expect(fake.statuses.at(-1)).toMatchObject({ schedule: 'cancelled' });
   });
 });

@@ -5,6 +5,7 @@
  */
 import type { RouteDefinition } from '../../../shared/http/route';
 import { gatesRoutes } from '../../../shared/gates/routes';
+import { processorInfos } from '../../../shared/app/processors';
 import { jobsRoutes } from '../../../shared/jobs/routes';
 import { schedulesRoutes } from '../../../shared/schedules/routes';
 import { streamsRoutes } from '../../../shared/streams/routes';
@@ -29,7 +30,7 @@ const routes: RouteDefinition[] = [
   ...streamsRoutes({ service: untouchable('streams') }),
   ...schedulesRoutes({ service: untouchable('schedules') }),
   ...gatesRoutes({ service: untouchable('gates'), waiting: untouchable('waiting'), audit: untouchable('audit') }),
-  ...jobsRoutes({ service: untouchable('jobs'), maxRequestBytes: 1024 * 1024 }),
+  ...jobsRoutes({ service: untouchable('jobs'), maxRequestBytes: 1024 * 1024, processors: processorInfos, queuePrefix: 'jobs-work' }),
   ...sequencesRoutes({ service: untouchable('sequences') }),
   ...countersRoutes({ service: untouchable('counters') }),
 ];
@@ -44,7 +45,9 @@ function nested(depth: number): string {
 
 function paramsOf(route: RouteDefinition): Record<string, string> {
   const names = [...route.path.matchAll(/\{(\w+)/g)].map((m) => m[1] ?? '');
-  return Object.fromEntries(names.map((n) => [n, n === 'id' ? '20260301120000-4f9c2a7e1b' : 'x1']));
+  const sample = (n: string): string =>
+    n === 'id' ? '20260301120000-4f9c2a7e1b' : n === 'leaseId' ? `${'a'.repeat(16)}.${'b'.repeat(43)}` : 'x1';
+  return Object.fromEntries(names.map((n) => [n, sample(n)]));
 }
 
 describe('finding 4: deep JSON is a 400, not a 500', () => {

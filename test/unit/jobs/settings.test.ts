@@ -17,12 +17,7 @@ describe('job settings', () => {
       claimCheckBytes: 8192,
       maxAttempts: 3,
     });
-    expect([...s.billingRates]).toEqual([
-      ['standard', 200_000],
-      ['reduced', 50_000],
-      ['zero', 0],
-      ['exempt', 0],
-    ]);
+    expect(s).toMatchObject({ maxOpen: 1000, maxProcessors: 100, retentionDays: 30, pushSchedule: '*/2 * * * * *' });
     expect(workQueueNames(s)).toEqual(queues.jobsWork.slice(0, 4));
     expect(workQueueNames(readGroup(jobSettings, { TALLYHO_JOBS_QUEUES: '8' }))).toEqual([...queues.jobsWork]);
   });
@@ -33,7 +28,7 @@ describe('job settings', () => {
       TALLYHO_JOBS_QUEUES: '9',
       TALLYHO_JOBS_QUEUE_PREFIX: 'Jobs_Work',
       TALLYHO_JOBS_ENVELOPE_MAX_BYTES: '60000',
-      TALLYHO_JOBS_BILLING_RATES: '{"standard":"twenty"}',
+      TALLYHO_JOBS_RETENTION_DAYS: '-1',
       TALLYHO_JOBS_RECONCILE_SCHEDULE: '* * *',
     };
     let message = '';
@@ -46,7 +41,7 @@ describe('job settings', () => {
       'TALLYHO_JOBS_QUEUES',
       'TALLYHO_JOBS_QUEUE_PREFIX',
       'TALLYHO_JOBS_ENVELOPE_MAX_BYTES',
-      'TALLYHO_JOBS_BILLING_RATES',
+      'TALLYHO_JOBS_RETENTION_DAYS',
       'TALLYHO_JOBS_RECONCILE_SCHEDULE',
     ]) {
       expect(message).toContain(name);

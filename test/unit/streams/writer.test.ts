@@ -169,6 +169,50 @@ describe('finding 6: dedup window can be flushed by anyone', () => {
   });
 });
 
+describe("the app's own producers and the callers' cap", () => {
+  const window = 15 * 60_000;
+  const tiny = {
+    ...limits,
+    maxProducers: 2,
+    dedupWindowMs: window,
+    maxBuffered: 100_000,
+    maxBufferedBytes: 64 * 1024 * 1024,
+    flushEvents: 100_000,
+  };
+  const flushed = (state: WriterState): WriterState => ({
+    ...state,
+    buffer: '',
+    buffered: 0,
+    bufferBytes: 0,
+    bufferStart: state.nextIndex,
+    flushedThrough: state.nextIndex,
+  });
+  const own = (producer: string, at: number) => request([{ producer, seq: 0 }], { type: 'ledger', own: true, limits: tiny, at });
+
+  it("takes any number of the app's own producers within the window, and they take no caller's place", () => {
+    let state = opened0(tiny);
+    for (let job = 0; job < 50; job++) {
+      const step = append(state, own(`job-${job}-r0`, requestAt + job));
+      expect(step.receipt).toMatchObject({ ok: true, acc: 1 });
+      state = flushed(step.state);
+    }
+    for (const producer of ['a', 'b']) {
+      const step = append(state, request([{ producer, seq: 1 }], { limits: tiny, at: requestAt + 100 }));
+      expect(step.receipt).toMatchObject({ ok: true, acc: 1 });
+      state = flushed(step.state);
+    }
+    expect(append(state, request([{ producer: 'c', seq: 1 }], { limits: tiny, at: requestAt + 100 })).receipt).toMatchObject({
+      ok: false,
+      why: 'producers',
+    });
+    // A repeated delivery of an own producer within the window is still recognised.
+    expect(append(state, own('job-7-r0', requestAt + 200)).receipt).toMatchObject({ ok: true, acc: 0, dup: 1 });
+    // Past the window, the next own append drops the old own marks: they stay bounded by the app's own rate.
+    const later = append(state, own('job-99-r0', requestAt + window + 1000));
+    expect(Object.keys(later.state.producers).filter((k) => k.startsWith('ledger|'))).toEqual(['ledger|job-99-r0']);
+  });
+});
+
 describe('ownership of a type', () => {
   it('takes the default route (version 0) of an unknown type, waits for a handoff otherwise', () => {
     expect(ownership(undefined, 0)).toBe('ok');

@@ -1,84 +1,115 @@
 /**
- * The gates capability's telemetry: a release's trace context travels with its event to the runs,
- * whose actions continue it; the fan-out, releases, waiting runs and actions are counted.
+ * The gates capability's telemetry: a release's trace context travels with the release orchestration
+ * to its action batches, whose spans (and each action's within) continue it; actions are counted by
+ * type and outcome.
  */
-import type { DurableClient } from '../../../shared/durable/client';
 import type { EffectPorts } from '../../../shared/effects/runner';
-import { announce, notifyWaiters, performAction } from '../../../shared/gates/activities';
-import type { GateAuditLog } from '../../../shared/gates/audit';
-import type { GateReleasedEvent, RunInput } from '../../../shared/gates/messages';
-import type { GateEventPublisher } from '../../../shared/gates/publisher';
-import { gateRunOrchestrator } from '../../../shared/gates/run.orchestrator';
-import type { GateWatchHub } from '../../../shared/gates/watchHub';
+import { performActionBatch } from '../../../shared/gates/actionRunner';
+import type { ActionBatchInput, ReleaseFollowUp } from '../../../shared/gates/messages';
+import type { RunRecord } from '../../../shared/gates/operations';
+import { gateReleaseOrchestrator } from '../../../shared/gates/release.orchestrator';
+import type { GateStore, StoredRun } from '../../../shared/gates/store';
+import { MemoryLogger } from '../../../shared/log';
 import { fakeContext, yielded } from '../gates/fakeOrchestration';
-import { snapshot } from '../gates/fixtures';
 import { memoryTelemetry } from '../../support/telemetry';
 
 const releaseTrace = '00-11111111111111111111111111111111-2222222222222222-01';
-const release = { generation: 1, at: '2026-01-01T00:00:00.000Z', by: 'alice', how: 'api' as const };
-const event: GateReleasedEvent = { gate: 'launch', generation: 1, release, trace: releaseTrace };
+const t0 = '2026-01-01T00:00:00.000Z';
+
+function run(runId: string): StoredRun {
+  const value = { runId, actionType: 'enqueue' } as unknown as RunRecord;
+  return { value, etag: `e-${runId}`, actionJson: JSON.stringify({ type: 'enqueue' }) };
+}
 
 describe('gates telemetry', () => {
-  it('a run takes the release event’s trace context into its action', () => {
-    const input: RunInput = { gate: 'launch', runId: 'r1', action: { type: 'enqueue' }, maxWaiters: 10 };
-    const run = gateRunOrchestrator(fakeContext(input, 'gate:launch:run:r1').context);
-    run.next();
-    run.next({ outcome: 'waiting', generation: 1 });
-    expect(yielded(run.next(event))).toMatchObject({ kind: 'activity', name: 'gateAction', input: { trace: releaseTrace } });
+  it('the release orchestration hands the release’s trace context to every action batch', () => {
+    const follow: ReleaseFollowUp = {
+      gate: 'launch',
+      generation: 1,
+      at: t0,
+      by: 'alice',
+      how: 'api',
+      announce: false,
+      actions: 120,
+      from: 1,
+      batchSize: 50,
+      trace: releaseTrace,
+    };
+    const first = yielded(gateReleaseOrchestrator(fakeContext(follow).context).next());
+    if (first.kind !== 'all') throw new Error(`expected Task.all, got ${first.kind}`);
+    expect(first.tasks.length).toBeGreaterThan(1);
+    for (const task of first.tasks) expect(task).toMatchObject({ kind: 'activity', name: 'gateActions', input: { trace: releaseTrace } });
   });
 
-  it('a notify batch continues the release’s trace and records, per delivered run, the time since the release', async () => {
+  it('an action batch continues the release’s trace, each action a span within it, counted by outcome', async () => {
     const memory = memoryTelemetry({ callerNames: ['launch'] });
-    const client = {
-      raiseEvent: (instanceId: string) => Promise.resolve(instanceId === 'gone' ? ('gone' as const) : ('delivered' as const)),
-    } as unknown as DurableClient;
-    const now = Date.parse(release.at) + 1500;
-    const result = await notifyWaiters(client, { event, waiters: ['a', 'b', 'gone'] }, { telemetry: memory.telemetry, now: () => now });
-    expect(result).toEqual({ delivered: 2, gone: 1 });
-    const [notify] = memory.spans();
-    expect(notify?.name).toBe('tallyho.gate.notify');
-    expect(notify?.spanContext().traceId).toBe('11111111111111111111111111111111');
-    expect(notify?.parentSpanContext?.spanId).toBe('2222222222222222');
-    const fanout = (await memory.collect()).points('tallyho.gate.release.fanout.duration');
-    expect(fanout.map((p) => [p.attributes, p.value, p.max])).toEqual([[{ 'tallyho.gate.name': 'launch' }, 2, 1.5]]);
-  });
-
-  it('an action runs in the release’s trace and is counted by type and outcome', async () => {
-    const memory = memoryTelemetry();
-    const queued: string[] = [];
-    const ports = {
-      queue: () => Promise.resolve({ sendMessage: (text: string) => (queued.push(text), Promise.resolve({ messageId: 'm1' })) }),
+    const recorded: unknown[] = [];
+    const store = {
+      pendingActions: async function* () {
+        yield await Promise.resolve([run('r1'), run('r2')]);
+      },
+      recordOutcomes: (_gate: string, outcomes: unknown[]) => (recorded.push(...outcomes), Promise.resolve()),
+    } as unknown as GateStore;
+    let sends = 0;
+    // The first send succeeds, the second fails (the effects runner reports it failed).
+    const effects = {
+      queue: () =>
+        ++sends === 1
+          ? Promise.resolve({ sendMessage: () => Promise.resolve({ messageId: 'm1' }) })
+          : Promise.reject(new Error('queue down')),
     } as unknown as EffectPorts;
-    const failing = { queue: () => Promise.reject(new Error('queue down')) } as unknown as EffectPorts;
-    const input = { gate: 'launch', generation: 1, runId: 'r1', action: { type: 'enqueue' as const }, trace: releaseTrace };
-    await performAction(ports, input, memory.telemetry);
-    await expect(performAction(failing, input, memory.telemetry)).rejects.toThrow();
+    const input: ActionBatchInput = {
+      gate: 'launch',
+      generation: 1,
+      selection: { kind: 'released', shards: [0, 16], from: 1 },
+      trace: releaseTrace,
+    };
+    const deps = {
+      store,
+      confirmRelease: () => Promise.reject(new Error('unused')),
+      effects,
+      now: () => Date.parse(t0),
+      logger: new MemoryLogger(),
+    };
+    const result = await performActionBatch({ ...deps, telemetry: memory.telemetry }, input);
+    expect(result).toMatchObject({ done: 1, failed: 1, retry: 0 });
+    expect(recorded).toHaveLength(2);
+
+    const spans = memory.spans();
+    const batch = spans.find((s) => s.name === 'tallyho.gate.actions');
+    expect(batch?.spanContext().traceId).toBe('11111111111111111111111111111111');
+    expect(batch?.parentSpanContext?.spanId).toBe('2222222222222222');
+    const actions = spans.filter((s) => s.name === 'tallyho.gate.run.action');
+    expect(actions).toHaveLength(2);
+    for (const a of actions) expect(a.parentSpanContext?.spanId).toBe(batch?.spanContext().spanId);
+
     const collected = await memory.collect();
     expect(collected.total('tallyho.gate.run.actions', { 'tallyho.gate.action.type': 'enqueue', 'tallyho.outcome': 'succeeded' })).toBe(1);
     expect(collected.total('tallyho.gate.run.actions', { 'tallyho.outcome': 'failed' })).toBe(1);
-    expect(memory.spans().map((s) => [s.name, s.spanContext().traceId])).toEqual([
-      ['tallyho.gate.run.action', '11111111111111111111111111111111'],
-      ['tallyho.gate.run.action', '11111111111111111111111111111111'],
-    ]);
-    expect(queued).toHaveLength(1);
   });
 
-  it('an announced release is counted, and the waiting runs it found recorded (names left out by default)', async () => {
+  it('a batch given up records its pending runs failed, and counts them so', async () => {
     const memory = memoryTelemetry();
-    const deps = {
-      audit: { record: () => Promise.resolve() } as unknown as GateAuditLog,
-      hub: { publish: () => undefined } as unknown as GateWatchHub,
-      publisher: { publish: () => Promise.resolve('notConfigured' as const) } as unknown as GateEventPublisher,
-      now: () => Date.parse(release.at),
-      telemetry: memory.telemetry,
+    const store = {
+      pendingActions: async function* () {
+        yield await Promise.resolve([run('r1')]);
+      },
+      recordOutcomes: () => Promise.resolve(),
+    } as unknown as GateStore;
+    const input: ActionBatchInput = {
+      gate: 'launch',
+      generation: 1,
+      selection: { kind: 'released', shards: [0, 16], from: 1 },
+      giveUp: { code: 'DependencyUnavailable', reason: 'down' },
     };
-    const closed = snapshot({ name: 'launch', waiters: { waiting: 7, registered: 7, late: 0, proceeded: 0 } });
-    await announce(deps, { kind: 'create', gate: closed, by: 'ops', how: 'api' });
-    await announce(deps, { kind: 'release', gate: { ...closed, state: 'released', release }, by: 'alice', how: 'api' });
-    const collected = await memory.collect();
-    expect(collected.points('tallyho.gate.releases').map((p) => [p.attributes, p.value])).toEqual([
-      [{ 'tallyho.gate.release.how': 'api' }, 1],
-    ]);
-    expect(collected.points('tallyho.gate.runs.waiting').map((p) => [p.attributes, p.value])).toEqual([[{}, 7]]);
+    const deps = {
+      store,
+      confirmRelease: () => Promise.reject(new Error('unused')),
+      effects: {} as EffectPorts,
+      now: () => 0,
+      logger: new MemoryLogger(),
+    };
+    expect(await performActionBatch({ ...deps, telemetry: memory.telemetry }, input)).toMatchObject({ failed: 1 });
+    expect((await memory.collect()).total('tallyho.gate.run.actions', { 'tallyho.outcome': 'failed' })).toBe(1);
   });
 });

@@ -56,6 +56,9 @@ public sealed class TallyhoClient : IAsyncDisposable, IDisposable
         Jobs = new JobClient(_http);
     }
 
+    /// <summary>The transport, for the client's own services (a <see cref="Jobs.JobWorker"/>).</summary>
+    internal TallyhoHttp Http => _http;
+
     /// <summary>Counters, with increments coalesced per counter.</summary>
     public CounterClient Counters { get; }
 

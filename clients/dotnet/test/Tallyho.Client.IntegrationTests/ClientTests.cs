@@ -147,8 +147,8 @@ public sealed class ClientTests
         }).ToArray();
 
         var key = Unique("job");
-        var job = await client.Jobs.SubmitAsync(items, key);
-        var again = await client.Jobs.SubmitAsync(items, key);
+        var job = await client.Jobs.SubmitAsync("billing", items, key);
+        var again = await client.Jobs.SubmitAsync("billing", items, key);
         Assert.Equal(job.Id, again.Id);
 
         var states = new List<string>();

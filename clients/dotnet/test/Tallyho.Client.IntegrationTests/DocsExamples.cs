@@ -143,7 +143,7 @@ public sealed class DocsExamples : IAsyncLifetime
 
     private async Task RunJobExample()
     {
-        Job job = await tallyho.Jobs.SubmitAsync(transactions, idempotencyKey: batchId);
+        Job job = await tallyho.Jobs.SubmitAsync("billing", transactions, idempotencyKey: batchId);
         await foreach (Job progress in tallyho.Jobs.WatchAsync(job.Id, cancellationToken: cancellationToken))
         {
             Console.WriteLine($"{progress.State}: {progress.Totals.Succeeded}/{progress.Totals.Items}");
@@ -153,6 +153,56 @@ public sealed class DocsExamples : IAsyncLifetime
         {
             Console.WriteLine($"{failure.Id}: {failure.Reason}");
         }
+    }
+
+    [Fact]
+    public async Task Workers()
+    {
+        var processorName = "docs-thumbs-" + Guid.NewGuid().ToString("N").Substring(0, 8);
+        await tallyho.Jobs.DeclareProcessorAsync(processorName, new { type = "external", batchSize = 50 }, cancellationToken);
+        Job job = await tallyho.Jobs.SubmitAsync(processorName, Enumerable.Range(1, 120).Select(i => new { id = $"img-{i}", url = $"https://example.com/{i}.jpg" }));
+
+        var worker = new JobWorker(
+            tallyho,
+            processorName,
+            (items, cancellationToken) => Task.FromResult<IReadOnlyList<ItemResult>>(items
+                .Select(item => item.Data.TryGetProperty("url", out var url)
+                    ? ItemResult.Succeeded(item.Id, new { thumbnail = url.GetString() + ".webp" })
+                    : ItemResult.Failed(item.Id, "invalid", "The item has no url"))
+                .ToArray()),
+            new JobWorkerOptions { Concurrency = 4, BatchSize = 50 });
+        await worker.StartAsync(cancellationToken); // in a generic host: builder.Services.AddHostedService(_ => worker)
+
+        Job done = job;
+        await foreach (Job progress in tallyho.Jobs.WatchAsync(job.Id, TimeSpan.FromMilliseconds(250), cancellationToken))
+        {
+            done = progress;
+        }
+
+        await worker.StopAsync(cancellationToken);
+        Assert.Equal("completed", done.State);
+        Assert.Equal(120, done.Totals.Succeeded);
+        var first = await tallyho.Jobs.GetResultsAsync(job.Id).FirstAsync(cancellationToken);
+        Assert.Equal("https://example.com/1.jpg.webp", first.Output?.GetProperty("thumbnail").GetString());
+    }
+
+    [Fact]
+    public void Webhook_signatures()
+    {
+        var secret = "whsec_" + Convert.ToBase64String(Enumerable.Range(0, 32).Select(i => (byte)i).ToArray());
+        var body = "{\"type\":\"tallyho.jobs.batch\",\"items\":[]}";
+        var timestamp = DateTimeOffset.UtcNow.ToUnixTimeSeconds().ToString(System.Globalization.CultureInfo.InvariantCulture);
+        using var hmac = new System.Security.Cryptography.HMACSHA256(Convert.FromBase64String(secret.Substring(6)));
+        var signature = "v1," + Convert.ToBase64String(hmac.ComputeHash(System.Text.Encoding.UTF8.GetBytes($"msg-1.{timestamp}.{body}")));
+        var headers = new Dictionary<string, string> { ["webhook-id"] = "msg-1", ["webhook-timestamp"] = timestamp, ["webhook-signature"] = signature };
+
+        var verifier = new WebhookVerifier(secret);
+        if (!verifier.IsValid(headers["webhook-id"], headers["webhook-timestamp"], headers["webhook-signature"], body))
+        {
+            throw new UnauthorizedAccessException("Not a push of this processor");
+        }
+
+        Assert.False(verifier.IsValid(headers["webhook-id"], headers["webhook-timestamp"], headers["webhook-signature"], body + " "));
     }
 
     [Fact]

@@ -71,7 +71,7 @@ public class JobTests
         var handler = new FakeHandler(r => Interlocked.Increment(ref calls) == 1 ? FakeHandler.Problem(503, "DependencyUnavailable", retryAfterSeconds: 1) : FakeHandler.Json(202, Job("accepted", 0)));
         using var client = Harness.Client(handler, time);
 
-        var job = await Harness.Drive(time, client.Jobs.SubmitAsync(new[] { new { id = "tx-1" } }), TimeSpan.FromMilliseconds(250));
+        var job = await Harness.Drive(time, client.Jobs.SubmitAsync("billing", new[] { new { id = "tx-1" } }), TimeSpan.FromMilliseconds(250));
 
         Assert.Equal("job-1", job.Id);
         Assert.Equal(2, handler.Requests.Count);

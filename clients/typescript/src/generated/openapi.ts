@@ -150,7 +150,7 @@ export interface paths {
         };
         /**
          * List gates with their state and waiters (for operators)
-         * @description Names come from the audit log (one table scan); each gate is then read from its entity.
+         * @description One table scan: each gate as it is now; a gate whose row cannot be read is listed under `unreadable`.
          */
         get: operations["gatesList"];
         put?: never;
@@ -273,7 +273,7 @@ export interface paths {
         put?: never;
         /**
          * Start a gated durable run: it waits for the release, then performs its action
-         * @description Answers 202 with the run id and `statusUri` (also the Location), the run's own status route. A run that registers after the release proceeds at once. With `runId`, a repeated start returns the first run (`created: false`).
+         * @description Answers 202 with the run id and `statusUri` (also the Location), the run's own status route. A run that registers after the release proceeds at once. With `runId`, a repeated start with the same action returns the first run (`created: false`); another action is a 409. A generation holds at most TALLYHO_GATES_MAX_WAITERS waiting runs: a start beyond that is a 429 (start it after the release).
          */
         post: operations["gatesStartRun"];
         delete?: never;
@@ -289,7 +289,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A gated run's status: its phase while it waits, its output once it has proceeded */
+        /** A gated run's state: waiting, proceeded (with the release and its action's result) or failed (with the reason) */
         get: operations["gatesRunStatus"];
         put?: never;
         post?: never;
@@ -354,7 +354,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a job
-         * @description Stores the items, packs them into envelopes and enqueues them; answers 202 with the job. Items are checked for shape here (an object with a unique `id`); the processor validates each one and records an invalid item as a failure with its reason. With an Idempotency-Key a resubmission returns the same job (`Idempotent-Replayed: true`) and finishes an enqueue a crash interrupted; reusing a key with other items is a 409.
+         * @description Stores the items, packs them into envelopes and enqueues them; answers 202 with the job. `processor` is one the app registers — `billing` (transactions in, per-customer invoice totals out (invoice.csv), appended to the invoice ledger stream); `wordcount` (texts in (`{"id", "text"}`), words and characters per text and in total out (wordcount.csv)) — or one declared with PUT /api/processors/{name} (its workers lease the batches, or its endpoint receives them). Items are checked for shape here (an object with a unique `id`, and the declared item schema if any); an in-app processor validates each one and records an invalid item as a failure with its reason. With an Idempotency-Key a resubmission returns the same job (`Idempotent-Replayed: true`) and finishes an enqueue a crash interrupted; reusing a key with other items is a 409.
          */
         post: operations["jobsSubmit"];
         delete?: never;
@@ -374,7 +374,11 @@ export interface paths {
         get: operations["jobsGet"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Cancel a job
+         * @description Every item without a final result becomes `cancelled` (an item a worker finished first keeps its result); leases of the job are refused from then on and its queued batches dropped. The job ends `cancelled`. Repeating the call answers the same.
+         */
+        delete: operations["jobsCancel"];
         options?: never;
         head?: never;
         patch?: never;
@@ -404,7 +408,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A file the processor wrote (billing: invoice.csv) */
+        /** A file the processor wrote (e.g. wordcount.csv) */
         get: operations["jobsFile"];
         put?: never;
         post?: never;
@@ -454,6 +458,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/leases/{leaseId}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a lease with a result per item
+         * @description `succeeded` (with its `output`) and `failed` (with `code` and `reason`) are final; `retry` (with `reason`) brings the item back after the processor's back-off, as its next attempt — past maxAttempts it fails with that reason. An item not mentioned comes back like a retry. Each result is recorded once, however often the batch travels.
+         */
+        post: operations["leasesComplete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/leases/{leaseId}/extend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Extend a lease (heartbeat)
+         * @description The lease lasts another of its processor's lease durations from now, under the new `leaseId` answered; the old id is spent.
+         */
+        post: operations["leasesExtend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -468,6 +512,84 @@ export interface paths {
         get: operations["openApiDocument"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/processors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The declared processors */
+        get: operations["processorsList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/processors/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A declared processor */
+        get: operations["processorsGet"];
+        /**
+         * Declare (or change) an external or webhook processor
+         * @description `external`: workers lease its batches (POST /api/processors/{name}/leases). `webhook`: the app POSTs its batches to `url`, signed per the Standard Webhooks specification with a secret returned once, in the 201 of its declaration. Each processor has a queue of its own. A name the app's own processors use is a 409; so is changing a processor's type.
+         */
+        put: operations["processorsDeclare"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/processors/{name}/leases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lease the next batch of an external processor's items
+         * @description Answers 200 with a lease: its items (each with its job, its attempt and its data) are yours until `expiresAt`; extend it while you work, then complete it. With nothing ready it waits up to `wait` seconds (long poll) and answers 204. An item whose lease runs out, or that a completion does not mention, comes back in a later lease as its next attempt.
+         */
+        post: operations["leasesTake"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/processors/{name}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new secret for a webhook processor's signatures
+         * @description The new secret is shown in this answer only. Pushes carry signatures with both secrets for a day, so the endpoint can switch over.
+         */
+        post: operations["processorsRotateSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -922,15 +1044,29 @@ export interface components {
                 [key: string]: unknown;
             }[];
             /**
-             * @description What processes the items
-             * @enum {string}
+             * @description What processes the items: a processor of the app, or a declared external or webhook one
+             * @example wordcount
              */
-            processor: "billing";
+            processor: string;
+            /** @constant */
+            type: "job";
+        };
+        /** @description What the action did: the message it enqueued, the job it submitted. */
+        GateActionResult: {
+            /** @constant */
+            type: "none";
+        } | {
+            messageId: string;
+            queue: string;
+            /** @constant */
+            type: "enqueue";
+        } | {
+            jobId: string;
             /** @constant */
             type: "job";
         };
         GateAuditRecord: {
-            /** @description When it happened (the orchestration time). */
+            /** @description When it happened. */
             at: string;
             by: string;
             gate: string;
@@ -997,15 +1133,39 @@ export interface components {
             outcome: "reset" | "alreadyReset";
         };
         GateRun: {
-            /** @description `{phase: registering | waiting | proceeding, generation}` while it runs. */
-            customStatus: unknown;
+            /** @description What its action did, once it did; null before. */
+            action: components["schemas"]["GateActionResult"] | null;
+            /** @description When its action was done (or failed). */
+            actionAt: string | null;
+            /** @description Only when `failed`: the problem code and what went wrong. */
+            failure?: {
+                code: string;
+                reason: string;
+            };
             gate: string;
+            /** @description Waiting: the generation it waits on. Otherwise: the generation whose release let it go. */
+            generation: number;
             id: string;
-            /** @description Once completed: the generation that released it, whether it was late, when it proceeded, its action result. */
-            output: unknown;
+            /** @description Registered after the release, and proceeded at once. */
+            late: boolean;
+            /** @description The release (or, for a late run, its registration); null while waiting. */
+            proceededAt: string | null;
+            registeredAt: string;
+            /** @description The release that let it go. */
+            release: {
+                at: string;
+                by: string;
+                generation: number;
+                /** @enum {string} */
+                how: "api" | "schedule";
+                note?: string;
+            } | null;
             runId: string;
-            /** @description Running, Pending, Completed, Failed, Terminated …, as Durable reports it. */
-            runtimeStatus: string;
+            /**
+             * @description `waiting` for the release; `proceeded` once released (its action, if any, then runs); `failed` when its action failed.
+             * @enum {string}
+             */
+            state: "waiting" | "proceeded" | "failed";
         };
         /**
          * @example {
@@ -1017,7 +1177,7 @@ export interface components {
         GateRunRequest: {
             action?: components["schemas"]["GateAction"];
             /**
-             * @description Makes the start idempotent: a second start with the same runId returns the first run. Default: a new id.
+             * @description Makes the start idempotent: a second start with the same runId and action returns the first run (a different action is a 409). Default: a new id.
              * @example orders
              */
             runId?: string;
@@ -1026,7 +1186,7 @@ export interface components {
         GateRunStarted: {
             created: boolean;
             gate: string;
-            /** @description The orchestration instance id. */
+            /** @description The run as the app names it (`gate:<gate>:run:<runId>`). */
             id: string;
             runId: string;
             /** @description The run's status route (GET, function key), also sent as Location. */
@@ -1035,7 +1195,7 @@ export interface components {
         GateWaiters: {
             /** @description Runs that registered after the release and proceeded at once. */
             late: number;
-            /** @description Runs that reported proceeding after this generation was released. */
+            /** @description Runs this generation's release let go: every registered run at the release, every late one at once. */
             proceeded: number;
             /** @description Runs registered before the release (including those carried over by a reset). */
             registered: number;
@@ -1097,7 +1257,7 @@ export interface components {
         };
         Job: {
             /**
-             * @description The processor's hand-on of the latest completion (billing: invoice lines to the ledger stream)
+             * @description The in-app processor's hand-on of the latest completion (e.g. to a stream)
              * @enum {string}
              */
             delivery: "none" | "pending" | "delivered" | "notConfigured";
@@ -1119,16 +1279,17 @@ export interface components {
             /** @description 0, or the number of retry-failed runs */
             round: number;
             /**
-             * @description `accepted`: nothing processed yet; `running`; `completed`: every item succeeded; `completedWithFailures`
+             * @description `accepted`: nothing processed yet; `running`; `cancelling`: cancelled, its open items being recorded; `completed`: every item succeeded; `completedWithFailures`; `cancelled`
              * @enum {string}
              */
-            state: "accepted" | "running" | "completed" | "completedWithFailures";
+            state: "accepted" | "running" | "cancelling" | "completed" | "completedWithFailures" | "cancelled";
             /** @description The processor's summary, once completed */
             summary: {
                 [key: string]: unknown;
             } | null;
             timings: {
                 acceptedAt: string;
+                cancelledAt: string | null;
                 completedAt: string | null;
                 /** @description Accepted to completed */
                 durationMs: number | null;
@@ -1138,6 +1299,8 @@ export interface components {
                 startedAt: string | null;
             };
             totals: {
+                /** @description Items that had no result when the job was cancelled */
+                cancelled: number;
                 failed: number;
                 items: number;
                 pending: number;
@@ -1182,7 +1345,7 @@ export interface components {
             recordedAt: string;
             round: number;
             /** @enum {string} */
-            status: "succeeded" | "failed" | "retrying";
+            status: "succeeded" | "failed" | "cancelled" | "retrying";
         };
         JobResultsPage: {
             next: string | null;
@@ -1190,15 +1353,11 @@ export interface components {
         };
         /**
          * @example {
-         *       "processor": "billing",
+         *       "processor": "wordcount",
          *       "items": [
          *         {
-         *           "id": "tx-1",
-         *           "customerId": "c-42",
-         *           "amountMinor": 1999,
-         *           "currency": "EUR",
-         *           "taxCategory": "standard",
-         *           "occurredAt": "2026-03-01T12:00:00Z"
+         *           "id": "doc-1",
+         *           "text": "The quick brown fox jumps over the lazy dog"
          *         }
          *       ]
          *     }
@@ -1209,12 +1368,113 @@ export interface components {
                 [key: string]: unknown;
             }[];
             /**
-             * @description What processes the items
-             * @enum {string}
+             * @description What processes the items: a processor of the app, or a declared external or webhook one
+             * @example wordcount
              */
-            processor: "billing";
+            processor: string;
         };
         JsonValue: unknown;
+        Lease: {
+            /** @description Complete (or extend) before then; after it, the items come back in another lease */
+            expiresAt: string;
+            items: {
+                /** @description 1 for the first attempt */
+                attempt: number;
+                /** @description The item as submitted */
+                data: {
+                    [key: string]: unknown;
+                };
+                id: string;
+                jobId: string;
+            }[];
+            leaseId: string;
+            leaseSeconds: number;
+            links: {
+                complete: string;
+                extend: string;
+            };
+            processor: string;
+        };
+        /**
+         * @example {
+         *       "results": [
+         *         {
+         *           "id": "img-1",
+         *           "status": "succeeded",
+         *           "output": {
+         *             "thumbnail": "thumbs/img-1.webp"
+         *           }
+         *         },
+         *         {
+         *           "id": "img-2",
+         *           "status": "failed",
+         *           "code": "notAnImage",
+         *           "reason": "The file is a PDF"
+         *         },
+         *         {
+         *           "id": "img-3",
+         *           "status": "retry",
+         *           "reason": "Upstream timed out"
+         *         }
+         *       ]
+         *     }
+         */
+        LeaseCompletion: {
+            /** @description One per item of the lease; an item not mentioned comes back later, counted as an attempt */
+            results: ({
+                /**
+                 * @description Unique within the job; results and failures are keyed by it
+                 * @example tx-000123
+                 */
+                id: string;
+                /** @description The item's output (up to 30,000 characters of JSON) */
+                output?: components["schemas"]["JsonValue"];
+                /** @constant */
+                status: "succeeded";
+            } | {
+                code: string;
+                /**
+                 * @description Unique within the job; results and failures are keyed by it
+                 * @example tx-000123
+                 */
+                id: string;
+                reason: string;
+                /** @constant */
+                status: "failed";
+            } | {
+                /**
+                 * @description Unique within the job; results and failures are keyed by it
+                 * @example tx-000123
+                 */
+                id: string;
+                reason: string;
+                /** @constant */
+                status: "retry";
+            })[];
+        };
+        LeaseCompletionResult: {
+            /** @description Items that already had a final result */
+            alreadyFinal: number;
+            jobFinished: boolean;
+            /** @description Results recorded now */
+            recorded: number;
+            /** @description Items that come back in a later lease */
+            retrying: number;
+        };
+        LeaseExtension: {
+            expiresAt: string;
+            /** @description Use this id from now on; the old one is spent */
+            leaseId: string;
+        };
+        LeaseRequest: {
+            /** @description At most this many items (default and ceiling: the processor's batchSize) */
+            maxItems?: number;
+            /**
+             * @description Seconds to wait for a batch when none is ready (long poll), 0-60
+             * @default 20
+             */
+            wait: number;
+        };
         /** @description An OpenAPI 3.1 document */
         OpenApiDocument: {
             info: {
@@ -1244,6 +1504,151 @@ export interface components {
             type: string;
         } & {
             [key: string]: unknown;
+        };
+        Processor: {
+            batchSize: number;
+            concurrency?: number;
+            createdAt: string;
+            itemSchema: {
+                [key: string]: unknown;
+            } | null;
+            leaseSeconds: number;
+            maxAttempts: number;
+            name: string;
+            previousSecretValidUntil?: string | null;
+            /** @description The processor's own storage queue */
+            queue: string;
+            retry: {
+                delaySeconds: number;
+                maxDelaySeconds: number;
+                multiplier: number;
+            };
+            /** @description Webhook only, shown once: when declared, and when rotated. `whsec_` + base64 */
+            secret?: string;
+            timeoutSeconds?: number;
+            /** @enum {string} */
+            type: "external" | "webhook";
+            updatedAt: string;
+            url?: string;
+        };
+        /**
+         * @example {
+         *       "type": "external",
+         *       "batchSize": 50,
+         *       "leaseSeconds": 60,
+         *       "maxAttempts": 3,
+         *       "itemSchema": {
+         *         "type": "object",
+         *         "required": [
+         *           "url"
+         *         ]
+         *       }
+         *     }
+         */
+        ProcessorDeclaration: {
+            /**
+             * @description Items per batch (one lease or one push), 1-100
+             * @default 25
+             */
+            batchSize: number;
+            /**
+             * @description A JSON Schema (2020-12) every item must satisfy at submit; a bad item is a 400 naming the item and field
+             * @default null
+             */
+            itemSchema: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description How long a lease lasts unless extended
+             * @default 60
+             */
+            leaseSeconds: number;
+            /**
+             * @description Attempts per item before it fails with its reason
+             * @default 3
+             */
+            maxAttempts: number;
+            /**
+             * @default {
+             *       "delaySeconds": 10,
+             *       "multiplier": 2,
+             *       "maxDelaySeconds": 3600
+             *     }
+             */
+            retry: components["schemas"]["ProcessorRetry"];
+            /**
+             * @description Workers lease batches over HTTP
+             * @constant
+             */
+            type: "external";
+        } | {
+            /**
+             * @description Items per batch (one lease or one push), 1-100
+             * @default 25
+             */
+            batchSize: number;
+            /**
+             * @description Batches in flight to the endpoint at once, across the app
+             * @default 4
+             */
+            concurrency: number;
+            /**
+             * @description A JSON Schema (2020-12) every item must satisfy at submit; a bad item is a 400 naming the item and field
+             * @default null
+             */
+            itemSchema: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description Attempts per item before it fails with its reason
+             * @default 3
+             */
+            maxAttempts: number;
+            /**
+             * @default {
+             *       "delaySeconds": 10,
+             *       "multiplier": 2,
+             *       "maxDelaySeconds": 3600
+             *     }
+             */
+            retry: components["schemas"]["ProcessorRetry"];
+            /**
+             * @description How long the app waits for an answer
+             * @default 30
+             */
+            timeoutSeconds: number;
+            /**
+             * @description The app POSTs batches to `url`, signed per the Standard Webhooks specification
+             * @constant
+             */
+            type: "webhook";
+            /** @description An https URL on TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS, checked like a webhook schedule target */
+            url: string;
+        };
+        ProcessorList: {
+            processors: components["schemas"]["Processor"][];
+        };
+        /** @description Back-off of an item that comes back (retry, not in a completion, lease ran out) */
+        ProcessorRetry: {
+            /**
+             * @description Delay before an item's second attempt
+             * @default 10
+             */
+            delaySeconds: number;
+            /** @default 3600 */
+            maxDelaySeconds: number;
+            /**
+             * @description Each later delay is the previous one times this
+             * @default 2
+             */
+            multiplier: number;
+        };
+        ProcessorSecret: {
+            name: string;
+            /** @description Pushes are signed with both secrets until then */
+            previousSecretValidUntil: string;
+            /** @description The new secret, shown once (`whsec_` + base64) */
+            secret: string;
         };
         Schedule: {
             at?: string;
@@ -1322,10 +1727,10 @@ export interface components {
                 [key: string]: unknown;
             }[];
             /**
-             * @description What processes the items
-             * @enum {string}
+             * @description What processes the items: a processor of the app, or a declared external or webhook one
+             * @example wordcount
              */
-            processor: "billing";
+            processor: string;
             /** @constant */
             type: "job";
         } | {
@@ -2660,8 +3065,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A run with this runId exists with a different action */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The body, or a job action over the jobs limits (TALLYHO_JOBS_MAX_ITEMS, TALLYHO_JOBS_MAX_ITEM_BYTES) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The generation already has TALLYHO_GATES_MAX_WAITERS waiting runs; retry after Retry-After or the release */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2959,7 +3382,7 @@ export interface operations {
                     "application/json": components["schemas"]["Job"];
                 };
             };
-            /** @description Malformed body, unknown processor, an item without a valid id, duplicate ids; nothing was stored */
+            /** @description Malformed body, unknown processor, an item without a valid id, duplicate ids, an item nested too deeply or not matching the processor's item schema (the issue names the item and field); nothing was stored */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3060,6 +3483,80 @@ export interface operations {
             };
             /** @description No such job */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    jobsCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job, cancelled */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description Not a job id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid function or admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The job has already finished */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3231,7 +3728,7 @@ export interface operations {
                 /** @description Results per page (1-1000) */
                 limit?: number;
                 /** @description Only results with this status */
-                status?: "succeeded" | "failed" | "retrying";
+                status?: "succeeded" | "failed" | "cancelled" | "retrying";
             };
             header?: never;
             path: {
@@ -3369,6 +3866,167 @@ export interface operations {
             };
         };
     };
+    leasesComplete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                leaseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LeaseCompletion"];
+            };
+        };
+        responses: {
+            /** @description Recorded */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeaseCompletionResult"];
+                };
+            };
+            /** @description Not a lease id, or a result for an item the lease does not hold (named), a duplicate, an output too large */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid function or admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not a lease of this app, or its job is gone */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The lease ran out (its items come back in another lease), was spent by a completion or an extension, or its job was cancelled; nothing changed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than TALLYHO_JOBS_MAX_REQUEST_BYTES */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    leasesExtend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                leaseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Extended */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeaseExtension"];
+                };
+            };
+            /** @description Not a lease id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid function or admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not a lease of this app, or its job is gone */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The lease ran out (its items come back in another lease), was spent by a completion or an extension, or its job was cancelled; nothing changed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     openApiDocument: {
         parameters: {
             query?: never;
@@ -3399,6 +4057,380 @@ export interface operations {
             };
             /** @description An unexpected failure; the problem document discloses nothing internal */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    processorsList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every declared processor, by name */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProcessorList"];
+                };
+            };
+            /** @description No valid admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    processorsGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The declaration */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Processor"];
+                };
+            };
+            /** @description Bad name */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No declared processor of that name */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    processorsDeclare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProcessorDeclaration"];
+            };
+        };
+        responses: {
+            /** @description Changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Processor"];
+                };
+            };
+            /** @description Declared (a webhook processor: with its `secret`, shown this once) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Processor"];
+                };
+            };
+            /** @description Bad name or body, an item schema that does not compile, a URL the webhook rules refuse */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An in-app processor's name, another type than declared, or TALLYHO_JOBS_MAX_PROCESSORS reached */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than this endpoint accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    leasesTake: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["LeaseRequest"];
+            };
+        };
+        responses: {
+            /** @description A batch, leased */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Lease"];
+                };
+            };
+            /** @description Nothing to lease within `wait` */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad name, wait or maxItems */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid function or admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No declared processor of that name */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A webhook processor (the app pushes its batches) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than this endpoint accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TALLYHO_JOBS_MAX_LEASE_WAITERS requests already wait on this instance; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    processorsRotateSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProcessorSecret"];
+                };
+            };
+            /** @description Bad name */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No declared processor of that name */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An external processor: it has no secret */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable; retry after Retry-After */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4550,7 +5582,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The app's own stream (the billing ledger, TALLYHO_JOBS_BILLING_LEDGER_STREAM): only the app appends to it */
+            /** @description The app's own stream (the billing ledger, TALLYHO_BILLING_LEDGER_STREAM): only the app appends to it */
             403: {
                 headers: {
                     [name: string]: unknown;

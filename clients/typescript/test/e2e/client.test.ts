@@ -108,7 +108,7 @@ describe(`@tallyho/client against the ${hostLabel()}`, () => {
   test('a job submitted and followed to completion; results and failures page through', async () => {
     const c = client();
     const items = transactions(60, 7, unique('tx'));
-    const job = await c.jobs.submit(items);
+    const job = await c.jobs.submit('billing', items);
     const states: string[] = [];
     for await (const view of job.progress({ intervalMs: 250 })) states.push(view.state);
     expect(states.at(-1)).toMatch(/^completed/);

@@ -26,7 +26,7 @@ describe('Jobs', () => {
       if (calls === 1) throw new TypeError('lost');
       return json(202, jobView('accepted', 0));
     });
-    const submitting = j.submit([{ id: 'a' }], { idempotencyKey: 'batch-7' });
+    const submitting = j.submit('billing', [{ id: 'a' }], { idempotencyKey: 'batch-7' });
     await clock.advance(1000);
     const job = await submitting;
     expect(job.id).toBe('j1');

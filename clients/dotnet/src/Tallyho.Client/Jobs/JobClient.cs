@@ -16,13 +16,14 @@ public sealed class JobClient
 
     /// <summary>Submits a job.</summary>
     /// <typeparam name="TItem">The item type; each serializes to a JSON object with a unique string <c>id</c>.</typeparam>
+    /// <param name="processor">What processes the items: an in-app processor, or a declared external or webhook one.</param>
     /// <param name="items">The items.</param>
     /// <param name="idempotencyKey">Makes a resubmission return the same job; one is made for this call when null.</param>
-    /// <param name="processor">What processes the items (default <c>billing</c>).</param>
     /// <param name="cancellationToken">Cancels the request.</param>
     /// <returns>The accepted job.</returns>
-    public Task<Job> SubmitAsync<TItem>(IEnumerable<TItem> items, string? idempotencyKey = null, string processor = "billing", CancellationToken cancellationToken = default)
+    public Task<Job> SubmitAsync<TItem>(string processor, IEnumerable<TItem> items, string? idempotencyKey = null, CancellationToken cancellationToken = default)
     {
+        Guard.NotEmpty(processor, nameof(processor));
         Guard.NotNull(items, nameof(items));
         return _http.SendJsonAsync<Job>(
             new TallyhoRequest(HttpMethod.Post, "jobs")
@@ -93,6 +94,24 @@ public sealed class JobClient
     /// <exception cref="TallyhoException">With code <c>Conflict</c> when the job is running or has no failures.</exception>
     public Task<Job> RetryFailedAsync(string id, CancellationToken cancellationToken = default) =>
         _http.SendJsonAsync<Job>(new TallyhoRequest(HttpMethod.Post, $"{Path(id)}/retry-failed") { Idempotent = true, Key = KeyLevel.Admin }, cancellationToken);
+
+    /// <summary>Cancels a job: its items without a result become <c>cancelled</c>, its leases are refused.</summary>
+    /// <param name="id">The job's id.</param>
+    /// <param name="cancellationToken">Cancels the request.</param>
+    /// <returns>The job, cancelled.</returns>
+    /// <exception cref="TallyhoException">With code <c>Conflict</c> when the job has finished.</exception>
+    public Task<Job> CancelAsync(string id, CancellationToken cancellationToken = default) =>
+        _http.SendJsonAsync<Job>(new TallyhoRequest(HttpMethod.Delete, Path(id)) { Idempotent = true }, cancellationToken);
+
+    /// <summary>Declares (or changes) an external or webhook processor (admin key). A new webhook processor's answer carries its secret, once.</summary>
+    /// <param name="name">The processor's name.</param>
+    /// <param name="declaration">The declaration, e.g. <c>new { type = "external", batchSize = 50 }</c> (see the API reference).</param>
+    /// <param name="cancellationToken">Cancels the request.</param>
+    /// <returns>The declared processor, as JSON (with <c>secret</c> when a new webhook processor got one).</returns>
+    public Task<System.Text.Json.JsonElement> DeclareProcessorAsync(string name, object declaration, CancellationToken cancellationToken = default) =>
+        _http.SendJsonAsync<System.Text.Json.JsonElement>(
+            new TallyhoRequest(HttpMethod.Put, "processors/" + TallyhoHttp.Segment(name)) { Body = Guard.NotNull(declaration, nameof(declaration)), Key = KeyLevel.Admin, Idempotent = true },
+            cancellationToken);
 
     private static string Path(string id) => "jobs/" + TallyhoHttp.Segment(id);
 

@@ -14,6 +14,9 @@ public sealed record JobTotals
     /// <summary>Items that failed for good.</summary>
     public int Failed { get; init; }
 
+    /// <summary>Items that had no result when the job was cancelled.</summary>
+    public int Cancelled { get; init; }
+
     /// <summary>Items not settled yet.</summary>
     public int Pending { get; init; }
 }
@@ -27,7 +30,7 @@ public sealed record Job
     /// <summary>The processor, e.g. <c>billing</c>.</summary>
     public string Processor { get; init; } = string.Empty;
 
-    /// <summary><c>accepted</c>, <c>running</c>, <c>completed</c> or <c>completedWithFailures</c>.</summary>
+    /// <summary><c>accepted</c>, <c>running</c>, <c>cancelling</c>, <c>completed</c>, <c>completedWithFailures</c> or <c>cancelled</c>.</summary>
     public string State { get; init; } = string.Empty;
 
     /// <summary>0, or the number of retry-failed rounds.</summary>
@@ -39,8 +42,8 @@ public sealed record Job
     /// <summary>The processor's summary, once completed.</summary>
     public JsonElement? Summary { get; init; }
 
-    /// <summary>True once every item has settled (<c>completed</c> or <c>completedWithFailures</c>).</summary>
-    public bool IsSettled => State is "completed" or "completedWithFailures";
+    /// <summary>True once every item has settled (<c>completed</c>, <c>completedWithFailures</c> or <c>cancelled</c>).</summary>
+    public bool IsSettled => State is "completed" or "completedWithFailures" or "cancelled";
 }
 
 /// <summary>The result of one item.</summary>

@@ -1,16 +1,19 @@
 /**
- * The billing processor. Map: validate a transaction and compute its tax and gross from the rate
+ * The billing processor, the reference example of an in-app processor (docs/write-a-processor.md):
+ * it owns its settings (./settings.ts), its ledger stream (./ledger.ts) and everything else it
+ * needs; the jobs core knows it only through `JobProcessor`. Map: validate a transaction and compute its tax and gross from the rate
  * table (integer arithmetic, half-even per line). Reduce: per-customer, per-currency totals and the
  * invoice summary file `invoice.csv`, computed once by the job's finalizer from the lines of every
  * succeeded transaction (a `BillingLineSource`, so where the lines are read from can change without
  * touching the arithmetic).
  */
-import type { JsonObject } from '../envelope';
-import type { FinalizeContext, ItemOutcome, JobProcessor } from '../processor';
+import type { JsonObject } from '../jobs/envelope';
+import type { FinalizeContext, ItemOutcome, JobProcessor } from '../jobs/processor';
 import { type BillingLine, invoiceCsv, isBillingLine, reduceLines } from './invoice';
 import { type InvoiceLedger, noInvoiceLedger } from './ledger';
 import { taxMinor } from './money';
 import type { RateTable } from './rates';
+import type { BillingSettings } from './settings';
 import { billingProcessorName, validateTransaction } from './transaction';
 
 const invoiceFile = 'invoice.csv';
@@ -61,6 +64,24 @@ export interface BillingOptions {
   readonly source?: BillingLineSource;
   /** Where a completed job's invoice lines go (default: nowhere). */
   readonly ledger?: InvoiceLedger;
+}
+
+/** What the composition root registers: the name jobs use, a line for the OpenAPI document, the processor. */
+export const billingInfo = {
+  name: billingProcessorName,
+  description: 'transactions in, per-customer invoice totals out (invoice.csv), appended to the invoice ledger stream',
+  example: {
+    processor: billingProcessorName,
+    items: [
+      { id: 'tx-1', customerId: 'c-42', amountMinor: 1999, currency: 'EUR', taxCategory: 'standard', occurredAt: '2026-03-01T12:00:00Z' },
+      { id: 'tx-2', customerId: 'c-42', amountMinor: 1500, currency: 'JPY', taxCategory: 'reduced', occurredAt: '2026-03-01T12:05:00Z' },
+    ],
+  },
+} as const;
+
+/** The stream only billing appends to (undefined when the ledger is off). */
+export function billingOwnStreams(settings: Pick<BillingSettings, 'ledgerStream'>): string[] {
+  return settings.ledgerStream === undefined ? [] : [settings.ledgerStream];
 }
 
 export function billingProcessor(rates: RateTable, options: BillingOptions = {}): JobProcessor {

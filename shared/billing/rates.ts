@@ -7,7 +7,7 @@
 /** Tax category -> rate in parts per million of the net amount. */
 export type RateTable = ReadonlyMap<string, number>;
 
-/** The documented default (TALLYHO_JOBS_BILLING_RATES): an example table, not any country's law. */
+/** The documented default (TALLYHO_BILLING_RATES): an example table, not any country's law. */
 export const defaultRatesJson = '{"standard":"20","reduced":"5","zero":"0","exempt":"0"}';
 
 export const categoryPattern = /^[a-z][a-z0-9_-]{0,31}$/;

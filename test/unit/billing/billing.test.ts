@@ -1,10 +1,10 @@
-import { acceptedCurrencies, currencyExponent } from '../../../shared/jobs/billing/currencies';
-import { invoiceCsv, reduceLines, type BillingLine } from '../../../shared/jobs/billing/invoice';
-import { invoiceEvents, streamInvoiceLedger } from '../../../shared/jobs/billing/ledger';
-import { formatMinor, taxMinor } from '../../../shared/jobs/billing/money';
-import { billingProcessor, mapTransaction } from '../../../shared/jobs/billing/processor';
-import { parseRateTable, percentToPpm } from '../../../shared/jobs/billing/rates';
-import { validateTransaction } from '../../../shared/jobs/billing/transaction';
+import { acceptedCurrencies, currencyExponent } from '../../../shared/billing/currencies';
+import { invoiceCsv, reduceLines, type BillingLine } from '../../../shared/billing/invoice';
+import { invoiceEvents, streamInvoiceLedger } from '../../../shared/billing/ledger';
+import { formatMinor, taxMinor } from '../../../shared/billing/money';
+import { billingProcessor, mapTransaction } from '../../../shared/billing/processor';
+import { parseRateTable, percentToPpm } from '../../../shared/billing/rates';
+import { validateTransaction } from '../../../shared/billing/transaction';
 
 const rates = parseRateTable('{"standard":"20","reduced":"5","nyc":"8.875","zero":"0"}').table;
 const tx = (extra: Record<string, unknown> = {}) => ({

@@ -1,11 +1,11 @@
 /**
  * The invoice ledger: every completed billing job appends its invoice lines (per customer and
- * currency) to one stream (TALLYHO_JOBS_BILLING_LEDGER_STREAM, default `billing-invoices`), through
+ * currency) to one stream (TALLYHO_BILLING_LEDGER_STREAM, default `billing-invoices`), through
  * the streams capability's single writer — one append-only NDJSON log of every invoice, for
  * accounting exports. The producer is the job and round and the sequence number the line's
  * position, so a repeated delivery (after a crash) is recognised by the writer and not appended twice.
  */
-import type { StreamsApi } from '../../streams/service';
+import type { StreamsApi } from '../streams/service';
 
 export interface InvoiceLedger {
   append(jobId: string, round: number, csv: string): Promise<'delivered' | 'notConfigured'>;

@@ -5,8 +5,8 @@
  */
 import { z } from 'zod';
 
-import { isoTimestamp } from '../../http/schemas';
-import { itemId } from '../ids';
+import { isoTimestamp } from '../http/schemas';
+import { itemId } from '../jobs/ids';
 import { categoryPattern } from './rates';
 import { currencyExponent } from './currencies';
 

@@ -1,0 +1,127 @@
+using Microsoft.Extensions.Time.Testing;
+using Tallyho.Client.Jobs;
+
+namespace Tallyho.Client.Tests;
+
+public class JobWorkerTests
+{
+    private static object Lease(string id, params string[] items) => new
+    {
+        leaseId = id,
+        processor = "thumbs",
+        expiresAt = "2030-01-01T00:00:00Z",
+        leaseSeconds = 30,
+        items = items.Select(i => new { id = i, jobId = "j1", attempt = 1, data = new { n = 3 } }).ToArray(),
+        links = new { },
+    };
+
+    [Fact]
+    public async Task Leases_hands_the_batch_to_the_handler_completes_with_its_results_and_drains_on_stop()
+    {
+        var time = new FakeTimeProvider();
+        var leases = 0;
+        var handler = new FakeHandler(r => r.Uri.AbsolutePath.EndsWith("/leases", StringComparison.Ordinal)
+            ? Interlocked.Increment(ref leases) == 1 ? FakeHandler.Json(200, Lease("L1", "a", "b")) : new HttpResponseMessage(System.Net.HttpStatusCode.NoContent)
+            : FakeHandler.Json(200, new { recorded = 2, alreadyFinal = 0, retrying = 0, jobFinished = false }));
+        using var client = Harness.Client(handler, time);
+        var seen = new List<string>();
+        using var worker = new JobWorker(
+            client,
+            "thumbs",
+            (items, _) =>
+            {
+                lock (seen)
+                {
+                    seen.AddRange(items.Select(i => i.Id));
+                }
+
+                return Task.FromResult<IReadOnlyList<ItemResult>>(items.Select(i => ItemResult.Succeeded(i.Id, new { square = 9 })).ToArray());
+            },
+            new JobWorkerOptions { BatchSize = 10, Wait = TimeSpan.FromSeconds(5) });
+
+        await worker.StartAsync(CancellationToken.None);
+        await Harness.Eventually(() => worker.Completed == 1, "the batch completed");
+        await worker.StopAsync(CancellationToken.None);
+
+        Assert.Equal(new[] { "a", "b" }, seen);
+        var lease = handler.Requests[0];
+        Assert.Equal("/api/processors/thumbs/leases", lease.Uri.AbsolutePath);
+        Assert.Equal("{\"wait\":5,\"maxItems\":10}", lease.Body);
+        var completion = handler.Requests.Single(r => r.Uri.AbsolutePath.EndsWith("/complete", StringComparison.Ordinal));
+        Assert.Equal("/api/leases/L1/complete", completion.Uri.AbsolutePath);
+        Assert.Equal("{\"results\":[{\"id\":\"a\",\"status\":\"succeeded\",\"output\":{\"square\":9}},{\"id\":\"b\",\"status\":\"succeeded\",\"output\":{\"square\":9}}]}", completion.Body);
+    }
+
+    [Fact]
+    public async Task A_lease_lost_under_a_heartbeat_cancels_the_handler_and_sends_nothing()
+    {
+        var time = new FakeTimeProvider();
+        var leases = 0;
+        var handler = new FakeHandler(r => r.Uri.AbsolutePath.EndsWith("/leases", StringComparison.Ordinal)
+            ? Interlocked.Increment(ref leases) == 1 ? FakeHandler.Json(200, Lease("L1", "a")) : new HttpResponseMessage(System.Net.HttpStatusCode.NoContent)
+            : FakeHandler.Problem(409, "Conflict", "The job was cancelled"));
+        using var client = Harness.Client(handler, time);
+        var cancelled = false;
+        using var worker = new JobWorker(
+            client,
+            "thumbs",
+            async (items, token) =>
+            {
+                try
+                {
+                    await Task.Delay(Timeout.Infinite, token);
+                }
+                catch (OperationCanceledException)
+                {
+                    cancelled = true;
+                }
+
+                return Array.Empty<ItemResult>();
+            },
+            new JobWorkerOptions { Heartbeat = TimeSpan.FromSeconds(5) });
+
+        await worker.StartAsync(CancellationToken.None);
+        await Harness.Eventually(() => handler.Requests.Count >= 1, "a lease");
+        for (var i = 0; i < 50 && worker.Lost == 0; i++)
+        {
+            time.Advance(TimeSpan.FromSeconds(5));
+            await Task.Delay(20);
+        }
+
+        await worker.StopAsync(CancellationToken.None);
+        Assert.True(cancelled);
+        Assert.Equal(1, worker.Lost);
+        Assert.DoesNotContain(handler.Requests, r => r.Uri.AbsolutePath.EndsWith("/complete", StringComparison.Ordinal));
+    }
+}
+
+public class WebhookVerifierTests
+{
+    // The Standard Webhooks specification's published test vector
+    // (https://github.com/standard-webhooks/standard-webhooks, spec/standard-webhooks.md and its libraries' tests).
+    private const string Secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    private const string Id = "msg_p5jXN8AQM9LWM0D4loKWxJek";
+    private const string Body = "{\"test\": 2432232314}";
+    private const string Signature = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
+
+    private static WebhookVerifier At(long seconds) => new(Secret, new FakeTimeProvider(DateTimeOffset.FromUnixTimeSeconds(seconds)));
+
+    [Fact]
+    public void Accepts_the_specifications_test_vector_and_a_rotation_pair()
+    {
+        Assert.True(At(1614265330).IsValid(Id, "1614265330", Signature, Body));
+        Assert.True(At(1614265330).IsValid(Id, "1614265330", "v1,AAAA " + Signature, Body));
+        Assert.Equal(2432232314, At(1614265400).Verify<Dictionary<string, long>>(Id, "1614265330", Signature, Body)["test"]);
+    }
+
+    [Theory]
+    [InlineData("1614265330", "{\"test\": 2432232315}", 1614265330)]
+    [InlineData("1614265330", Body, 1614265631)]
+    [InlineData("1614265330", Body, 1614265029)]
+    [InlineData("not-a-time", Body, 1614265330)]
+    public void Rejects_an_altered_body_or_a_timestamp_out_of_tolerance(string timestamp, string body, long now)
+    {
+        Assert.False(At(now).IsValid(Id, timestamp, Signature, body));
+        Assert.Throws<UnauthorizedAccessException>(() => At(now).Verify<object>(Id, timestamp, Signature, body));
+    }
+}

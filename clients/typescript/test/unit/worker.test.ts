@@ -1,0 +1,104 @@
+import { JobWorker } from '../../src/worker';
+import { fakeTransport } from '../support/fakeTransport';
+import { json, problem } from '../support/fakeFetch';
+
+const lease = (id: string, items: string[]) => ({
+  leaseId: id,
+  processor: 'thumbs',
+  expiresAt: '2030-01-01T00:00:00Z',
+  leaseSeconds: 30,
+  items: items.map((item) => ({ id: item, jobId: 'j1', attempt: 1, data: { url: item } })),
+  links: {},
+});
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('JobWorker', () => {
+  test('leases, hands the batch to the handler, completes with its results, and drains on stop', async () => {
+    let leases = 0;
+    const { transport, requests } = fakeTransport((r) => {
+      if (r.path.endsWith('/leases')) return ++leases === 1 ? json(200, lease('L1', ['a', 'b'])) : new Response(null, { status: 204 });
+      return json(200, { recorded: 2, alreadyFinal: 0, retrying: 0, jobFinished: false });
+    });
+    const seen: string[][] = [];
+    const worker = new JobWorker(
+      transport,
+      'thumbs',
+      (items) => {
+        seen.push(items.map((i) => i.id));
+        return Promise.resolve(items.map((i) => ({ id: i.id, status: 'succeeded' as const, output: { thumb: `${i.id}.webp` } })));
+      },
+      { batchSize: 10, waitSeconds: 5 },
+    );
+    for (let i = 0; i < 20 && worker.stats.completed === 0; i++) await tick();
+    await worker.stop();
+    expect(seen).toEqual([['a', 'b']]);
+    expect(requests[0]).toMatchObject({ method: 'POST', path: 'processors/thumbs/leases', body: { wait: 5, maxItems: 10 } });
+    const completion = requests.find((r) => r.path.endsWith('/complete'));
+    expect(completion).toMatchObject({
+      path: 'leases/L1/complete',
+      body: {
+        results: [
+          { id: 'a', status: 'succeeded', output: { thumb: 'a.webp' } },
+          { id: 'b', status: 'succeeded', output: { thumb: 'b.webp' } },
+        ],
+      },
+    });
+    expect(worker.stats).toMatchObject({ batches: 1, items: 2, completed: 1, lost: 0 });
+  });
+
+  test('heartbeats extend the lease under its new id while the handler runs; a handler that throws sends every item back as a retry', async () => {
+    let leases = 0;
+    const { transport, clock, requests } = fakeTransport((r) => {
+      if (r.path.endsWith('/leases')) return ++leases === 1 ? json(200, lease('L1', ['a'])) : new Response(null, { status: 204 });
+      if (r.path.endsWith('/extend')) return json(200, { leaseId: `${r.path.split('/')[1]}x`, expiresAt: '2030-01-01T00:00:00Z' });
+      return json(200, { recorded: 0, alreadyFinal: 0, retrying: 1, jobFinished: false });
+    });
+    let release: () => void = () => undefined;
+    const worker = new JobWorker(transport, 'thumbs', () => new Promise((_, reject) => (release = () => reject(new Error('disk full')))), {
+      heartbeatMs: 10_000,
+    });
+    for (let i = 0; i < 20; i++) await tick();
+    await clock.advance(10_000);
+    for (let i = 0; i < 20; i++) await tick();
+    await clock.advance(10_000);
+    for (let i = 0; i < 20; i++) await tick();
+    release();
+    for (let i = 0; i < 20 && worker.stats.completed === 0; i++) await tick();
+    const stopping = worker.stop();
+    await stopping;
+    expect(requests.filter((r) => r.path.endsWith('/extend')).map((r) => r.path)).toEqual(['leases/L1/extend', 'leases/L1x/extend']);
+    expect(requests.find((r) => r.path.endsWith('/complete'))).toMatchObject({
+      path: 'leases/L1xx/complete',
+      body: { results: [{ id: 'a', status: 'retry', reason: 'disk full' }] },
+    });
+  });
+
+  test('a lease lost under a heartbeat (409: ran out, job cancelled) aborts the handler and sends nothing', async () => {
+    let leases = 0;
+    const { transport, clock, requests } = fakeTransport((r) => {
+      if (r.path.endsWith('/leases')) return ++leases === 1 ? json(200, lease('L1', ['a'])) : new Response(null, { status: 204 });
+      return problem(409, 'Conflict');
+    });
+    let aborted = false;
+    const worker = new JobWorker(
+      transport,
+      'thumbs',
+      (_items, { abortSignal }) =>
+        new Promise((resolve) => {
+          abortSignal.addEventListener('abort', () => {
+            aborted = true;
+            resolve([]);
+          });
+        }),
+      { heartbeatMs: 5000 },
+    );
+    for (let i = 0; i < 20; i++) await tick();
+    await clock.advance(5000);
+    for (let i = 0; i < 40 && worker.stats.lost === 0; i++) await tick();
+    await worker.stop();
+    expect(aborted).toBe(true);
+    expect(worker.stats).toMatchObject({ lost: 1, completed: 0 });
+    expect(requests.some((r) => r.path.endsWith('/complete'))).toBe(false);
+  });
+});
