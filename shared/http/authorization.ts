@@ -88,7 +88,13 @@ export const authorization = {
   },
   schedulesCreatePrivileged: { ...admin, note: 'Accepts every target, including those that perform admin actions.' },
   schedulesList: { ...admin, note: 'Lists the targets and payloads of every schedule.' },
-  schedulesGet: fn,
+  schedulesGet: {
+    ...fn,
+    note:
+      'Ownership: a schedule an admin created shows its target redacted and no failure reasons; no webhook answer is shown at ' +
+      'this level.',
+  },
+  schedulesGetPrivileged: { ...admin, note: 'The whole schedule, whoever created it: target, payload, what targets answered.' },
   schedulesCancel: admin,
   schedulesPause: admin,
   schedulesResume: admin,
