@@ -19,6 +19,18 @@ import { AppError } from '../errors';
 /** The Functions host enforces these: `function` needs a function (or host/master) key, `admin` the master key. */
 export type AuthLevel = 'anonymous' | 'function' | 'admin';
 
+/**
+ * The level a read is answered at: the level of the route it came through, which the host enforced.
+ * Where what a resource holds depends on who made it, a route and its admin-level twin answer the
+ * same resource at their two levels (docs/security.md "Ownership").
+ */
+export type ReaderLevel = Exclude<AuthLevel, 'anonymous'>;
+
+/** The level a route answers at (a route whose level is anonymous reads nothing owned). */
+export function readerLevelOf(name: RouteName): ReaderLevel {
+  return authorization[name].level === 'admin' ? 'admin' : 'function';
+}
+
 /** Values of a body field that perform an admin action: refused on this route, accepted on `adminRoute`. */
 interface AdminOnlyBody {
   readonly field: string;
@@ -109,7 +121,8 @@ export const authorization = {
   jobsRetryFailed: admin,
 
   streamsAppend: fn,
-  streamsGet: fn,
+  streamsGet: { ...fn, note: 'No blob names and no flush error text at this level.' },
+  streamsGetPrivileged: { ...admin, note: "The writer's log blob names and its last flush error as they are." },
   streamsList: admin,
   streamsRemap: admin,
   streamsFlush: admin,

@@ -1,7 +1,7 @@
 /** Reading and steering schedules: list, get, cancel, pause, resume and trigger now. */
 import { z } from 'zod';
 
-import { authorizationOf } from '../http/authorization';
+import { readerLevelOf } from '../http/authorization';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { problem } from '../http/schemas';
@@ -59,7 +59,7 @@ const getTexts = {
 
 /** Reading one schedule: the function-level route sees what its level may (views.ts `Reader`), the admin twin everything. */
 function getRoute(name: keyof typeof getTexts, path: string, deps: ScheduleRouteDeps): RouteDefinition {
-  const reader = authorizationOf(name).level === 'admin' ? 'admin' : 'function';
+  const reader = readerLevelOf(name);
   return defineRoute({
     name,
     method: 'GET',

@@ -1,6 +1,7 @@
 /** The schedules API's response shapes (documented in the OpenAPI document) and how a row becomes one. */
 import { z } from 'zod';
 
+import type { ReaderLevel } from '../http/authorization';
 import { creatorSchema } from './creator';
 import { definitionView } from './definition';
 import type { RunRecord } from './records';
@@ -66,7 +67,7 @@ export const triggerResult = z.object({ triggerId: z.string(), schedule: schedul
  * failed. And no function-level reader sees what a webhook answered: the allow-listed endpoint is the
  * operator's, and its error pages are not the caller's to read.
  */
-export type Reader = 'function' | 'admin';
+export type Reader = ReaderLevel;
 
 /** A failed webhook run's reason is `HTTP <status>: <what it answered>`; the status alone for function-level readers. */
 function withoutAnswer(run: RunRecord): RunRecord {

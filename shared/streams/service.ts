@@ -4,6 +4,7 @@
  * invocation it runs in; everything else is shared per process.
  */
 import { AppError } from '../errors';
+import type { ReaderLevel } from '../http/authorization';
 import { isReservedName } from '../names';
 import { type AppendOptions, type AppendResult, appendEvents } from './append';
 import { describeType, flushType, remapType } from './admin';
@@ -49,8 +50,8 @@ export class StreamService {
     return this.context.routes.list(limit);
   }
 
-  describe(durable: DurableClient, type: string) {
-    return describeType(this.context, durable, type);
+  describe(durable: DurableClient, type: string, reader: ReaderLevel) {
+    return describeType(this.context, durable, type, reader);
   }
 }
 
