@@ -150,8 +150,3 @@ export const azureNameRules = {
 /* eslint-enable no-control-regex */
 
 export type AzureStore = keyof typeof azureNameRules;
-
-/** Whether `name` satisfies the Azure naming rule of `store`. */
-export function fitsStore(store: AzureStore, name: string): boolean {
-  return azureNameRules[store].pattern.test(name);
-}
