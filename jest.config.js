@@ -10,7 +10,7 @@ const { realHostTool } = require('./test/support/realHostTool.cjs');
 const realHost = optionalTool(realHostTool) !== undefined;
 const base = {
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }] },
   moduleFileExtensions: ['ts', 'js', 'json'],
   rootDir: __dirname,
   // The deployment package test unpacks the app into .deploy/: not a second copy of the modules.
@@ -51,7 +51,10 @@ module.exports = {
   reporters: ['default', ['<rootDir>/test/support/timingReporter.cjs', { slowest: 10 }]],
   testTimeout: 60_000,
   projects: [
+    // Pure: no process, no Azurite, no network.
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    // Tests that run a tool: the Bicep CLI, shellcheck, the OpenAPI validator's CLI.
+    { ...base, displayName: 'tools', testMatch: ['<rootDir>/test/tools/**/*.test.ts'] },
     {
       ...base,
       displayName: 'integration',

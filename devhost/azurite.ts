@@ -96,7 +96,24 @@ async function waitForPort(host: string, port: number, timeoutMs: number, exited
   }
 }
 
+/**
+ * Starts Azurite. Ports left to it are free when chosen, but another process may take one before
+ * Azurite binds it (busy test runs start many servers at once); then it tries again with new ones.
+ */
 export async function startAzurite(options: AzuriteOptions = {}): Promise<RunningAzurite> {
+  const chosen = options.ports ?? {};
+  const allGiven = chosen.blob !== undefined && chosen.queue !== undefined && chosen.table !== undefined;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startAzuriteOnce(options);
+    } catch (err) {
+      const taken = err instanceof Error && /EADDRINUSE/.test(err.message);
+      if (!taken || allGiven || attempt >= 3) throw err;
+    }
+  }
+}
+
+async function startAzuriteOnce(options: AzuriteOptions): Promise<RunningAzurite> {
   const host = options.host ?? '127.0.0.1';
   const ports: AzuritePorts = {
     blob: options.ports?.blob ?? (await freePort(host)),

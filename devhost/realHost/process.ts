@@ -191,7 +191,15 @@ class RealHostProcess implements RealHost {
 }
 
 export async function startRealHost(options: RealHostOptions): Promise<RealHost> {
-  const host = new RealHostProcess(options, options.port ?? 0);
-  await host.start();
-  return host;
+  // A port chosen free may be taken by another process before Kestrel binds it: then choose again.
+  for (let attempt = 1; ; attempt++) {
+    const host = new RealHostProcess(options, options.port ?? 0);
+    try {
+      await host.start();
+      return host;
+    } catch (err) {
+      const taken = err instanceof Error && /address already in use/i.test(err.message);
+      if (!taken || (options.port ?? 0) !== 0 || attempt >= 3) throw err;
+    }
+  }
 }

@@ -13,7 +13,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 import { copyApp } from '../../../devhost/realHost/appCopy';
@@ -121,6 +121,14 @@ export const ownHostTest = (name: string, fn: () => Promise<void>, timeout?: num
 };
 
 const running = new Set<E2eHost>();
+
+/** With E2E_HOST_LOG_DIR set, every host's output is kept there when it stops, for a look afterwards. */
+function keepOutput(host: E2eHost): void {
+  const dir = process.env.E2E_HOST_LOG_DIR;
+  if (dir === undefined || dir === '') return;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${host.kind}-${host.taskHub ?? 'external'}.log`), host.output());
+}
 
 /** The hosts this test file started and has not stopped (or the external host), for failure reports. */
 export function runningHosts(): readonly E2eHost[] {
@@ -252,9 +260,10 @@ class ChildDevhost implements E2eHost {
     this.port = Number(new URL(this.baseUrl).port);
   }
 
-  stop(): Promise<void> {
+  async stop(): Promise<void> {
     running.delete(this);
-    return this.end('SIGTERM');
+    await this.end('SIGTERM');
+    keepOutput(this);
   }
 
   /** Sends `signal` (SIGKILL after 15 s if the host is still up) and waits for the exit. */
@@ -322,6 +331,7 @@ class RealE2eHost implements E2eHost {
   async stop(): Promise<void> {
     running.delete(this);
     await this.host.stop();
+    keepOutput(this);
     rmSync(this.appDir, { recursive: true, force: true });
   }
 
