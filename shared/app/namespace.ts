@@ -136,14 +136,21 @@ function durableEntries(ctx: NamespaceContext): NamespaceEntry[] {
   ];
 }
 
-const scheduleRun = { kind: 'scheduleRun', scheduleId: p('id'), runId: `${p('id')}#${p('n')}`, scheduledFor: '', fireKind: '', createdBy: '' } as const;
+const scheduleRun = {
+  kind: 'scheduleRun',
+  scheduleId: p('id'),
+  runId: `${p('id')}#${p('n')}`,
+  scheduledFor: '',
+  fireKind: '',
+  createdBy: '',
+} as const;
 const gateRun = { kind: 'gateRun', gate: p('gate'), generation: 1, runId: p('runId') } as const;
 
 function keyEntries(): NamespaceEntry[] {
   return [
     {
       store: 'job Idempotency-Key',
-      names: "the job a caller submits (its id is `k-` and an HMAC of the key, so a key does not tell the job)",
+      names: 'the job a caller submits (its id is `k-` and an HMAC of the key, so a key does not tell the job)',
       form: p('Idempotency-Key'),
       space: 'caller',
       caller: { part: 'the whole key (header `Idempotency-Key`: printable ASCII, no spaces)', routes: ['jobsSubmit'] },
@@ -152,7 +159,7 @@ function keyEntries(): NamespaceEntry[] {
     },
     {
       store: 'job Idempotency-Key',
-      names: "the job a schedule run submits (`job` target)",
+      names: 'the job a schedule run submits (`job` target)',
       form: jobKey(scheduleRun),
       space: 'app',
       caller: { part: 'the schedule id', routes: ['schedulesCreate', 'schedulesCreatePrivileged'] },
@@ -161,7 +168,7 @@ function keyEntries(): NamespaceEntry[] {
     },
     {
       store: 'job Idempotency-Key',
-      names: "the job a gated run submits (`job` action)",
+      names: 'the job a gated run submits (`job` action)',
       form: jobKey(gateRun),
       space: 'app',
       caller: { part: 'the gate name and run id', routes: ['gatesStartRun'] },
@@ -175,7 +182,7 @@ function keyEntries(): NamespaceEntry[] {
       space: 'caller',
       caller: { part: 'the schedule id', routes: ['schedulesCreate', 'schedulesCreatePrivileged'] },
       of: (id) => [effectKey({ ...scheduleRun, scheduleId: id, runId: `${id}#1` }), id],
-      note: 'Sent only to entities the allow-list admits (TALLYHO_SCHEDULES_ALLOWED_SERVICEBUS_ENTITIES), never the app\'s own topics, whose message ids are the app\'s (`<gate>:<generation>:<kind>`, `<job>:<round>:completed`).',
+      note: "Sent only to entities the allow-list admits (TALLYHO_SCHEDULES_ALLOWED_SERVICEBUS_ENTITIES), never the app's own topics, whose message ids are the app's (`<gate>:<generation>:<kind>`, `<job>:<round>:completed`).",
     },
     {
       store: `table \`${tables.idempotency}\``,
@@ -199,7 +206,7 @@ function storageEntries(ctx: NamespaceContext): NamespaceEntry[] {
       space: 'caller',
       caller: { part: 'the queue name (body `target.queue`)', routes: ['schedulesCreate', 'schedulesCreatePrivileged'] },
       rule: 'queue',
-      note: 'Only queues TALLYHO_SCHEDULES_ALLOWED_QUEUES admits, never the app\'s own, their `-poison` twins, `azure-webjobs-*` or a task hub\'s.',
+      note: "Only queues TALLYHO_SCHEDULES_ALLOWED_QUEUES admits, never the app's own, their `-poison` twins, `azure-webjobs-*` or a task hub's.",
     },
     {
       store: 'storage queue',
@@ -215,7 +222,9 @@ function storageEntries(ctx: NamespaceContext): NamespaceEntry[] {
       caller: { part: 'the event type (the resource, and the partition it hashes to)', routes: ['streamsAppend'] },
       of: (type) => {
         const route = defaultRoute(type, ctx.partitions);
-        return logBlobPrefix({ partition: route.partition, resource: route.resource }).split('/').filter((s) => s !== '');
+        return logBlobPrefix({ partition: route.partition, resource: route.resource })
+          .split('/')
+          .filter((s) => s !== '');
       },
       rule: 'blobSegment',
       separator: '/',
@@ -286,7 +295,7 @@ function storageEntries(ctx: NamespaceContext): NamespaceEntry[] {
       form: `${p('job')}; open / ${p('job')}; ${p('job')} / r|${p('item')}`,
       space: 'app',
       caller: { part: 'the item id (body `items[].id`), after `r|`', routes: ['jobsSubmit'] },
-      note: 'Job ids are the app\'s; an item id is confined to its job\'s partition.',
+      note: "Job ids are the app's; an item id is confined to its job's partition.",
     },
   ];
 }
@@ -296,16 +305,26 @@ export function namespaceMap(ctx: NamespaceContext): NamespaceEntry[] {
   return [...durableEntries(ctx), ...keyEntries(), ...storageEntries(ctx)];
 }
 
+/** One id the app uses for itself, with the store it lives in (the `store` of its map entry). */
+export interface OwnId {
+  readonly store: string;
+  readonly id: string;
+}
+
 /**
- * The ids the app uses for itself with no caller input in them, which no caller's id may equal
- * (compared after normalisation where the store compares loosely): its own streams' writers,
- * flushers and logs.
+ * The ids the app uses for itself with no caller input in them, which no caller's id in the same
+ * store may equal (compared after normalisation where the store compares loosely): its own streams'
+ * writers, flushers and logs. Stores are apart: a job key may read like a writer key.
  */
-export function ownIds(ctx: NamespaceContext): readonly string[] {
+export function ownIds(ctx: NamespaceContext): readonly OwnId[] {
   return ctx.ownStreamTypes.flatMap((type) => {
     const route = defaultRoute(type, ctx.partitions);
     const key = routeWriterKey(route);
-    return [key, flusherInstanceId(key), logBlobPrefix({ partition: route.partition, resource: route.resource })];
+    return [
+      { store: 'Durable entity id', id: key },
+      { store: 'Durable instance id', id: flusherInstanceId(key) },
+      { store: `blob (container \`${containers.streams}\`)`, id: logBlobPrefix({ partition: route.partition, resource: route.resource }) },
+    ];
   });
 }
 
