@@ -558,7 +558,11 @@ describeDevhost('catch-up after the host was down', () => {
 
   beforeAll(async () => {
     // One second of grace: a fire more than a second old when the schedule gets to it is missed.
-    host = await startE2eHost({ virtualClock: true, env: { ...quietTimers, TALLYHO_SCHEDULES_MISFIRE_GRACE_SECONDS: '1' } });
+    // Crons every 2 s make catch-up quick to see; the floor for function-level crons would refuse them.
+    host = await startE2eHost({
+      virtualClock: true,
+      env: { ...quietTimers, TALLYHO_SCHEDULES_MISFIRE_GRACE_SECONDS: '1', TALLYHO_SCHEDULES_MIN_CRON_INTERVAL_SECONDS: '1' },
+    });
     s = api(host);
   });
   afterAll(async () => {
@@ -698,6 +702,8 @@ describe('overlap policies with a slow webhook (real clock)', () => {
     host = await startE2eHost({
       env: {
         ...quietTimers,
+        // Runs every second overlap a 2.5 s webhook; the floor for function-level crons would refuse them.
+        TALLYHO_SCHEDULES_MIN_CRON_INTERVAL_SECONDS: '1',
         NODE_EXTRA_CA_CERTS: caFile,
         TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS: `localhost:${port}`,
         TALLYHO_SCHEDULES_WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
