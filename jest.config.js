@@ -48,7 +48,10 @@ module.exports = {
   globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
   maxWorkers: 2,
   // Where the time goes: the slowest files and each project's total, after the summary.
-  reporters: ['default', ['<rootDir>/test/support/timingReporter.cjs', { slowest: 10 }]],
+  reporters: [
+    'default',
+    ['<rootDir>/test/support/timingReporter.cjs', { slowest: 10, perFile: ['e2e-real', 'client-e2e-real', 'parity'] }],
+  ],
   testTimeout: 60_000,
   projects: [
     // Pure: no process, no Azurite, no network.

@@ -6,8 +6,10 @@
  * it, the tests are skipped with one loud line.
  */
 import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { onceAcrossProcesses } from '../../devhost/realHost/once';
 import { describeWithTool, onPath } from '../support/optionalTool';
 import { type E2eHost, hostLabel, repoRoot, startE2eHost } from './support/harness';
 
@@ -55,11 +57,31 @@ describeWithTool(dotnetTool, 'the .NET client (clients/dotnet)', () => {
   });
 
   test(`dotnet test passes (unit tests on fakes, integration tests against the ${hostLabel()})`, async () => {
-    const result = await run('dotnet', ['test', solution, '--nologo'], {
-      TALLYHO_BASE_URL: host.baseUrl,
-      TALLYHO_FUNCTION_KEY: host.keys.function ?? '',
-      TALLYHO_ADMIN_KEY: host.keys.admin ?? '',
-    });
+    // Built once per test run: the devhost and real-host runs of this file may overlap, and two builds
+    // writing the same obj/ and bin/ break each other. Each run then tests with results of its own.
+    const dir = join(repoRoot, 'test-artifacts', 'dotnet');
+    const artifacts = join(dir, 'build');
+    const built = join(dir, `built-for-run-${process.env.TEST_RUN_ID ?? 'none'}`);
+    mkdirSync(dir, { recursive: true });
+    await onceAcrossProcesses(
+      join(dir, 'build.lock'),
+      () => existsSync(built),
+      async () => {
+        const build = await run('dotnet', ['build', solution, '--nologo', '--artifacts-path', artifacts], {});
+        if (build.code !== 0) throw new Error(`dotnet build failed (exit ${String(build.code)}):\n${build.output.slice(-20_000)}`);
+        writeFileSync(built, '');
+      },
+    );
+    const results = join(dir, `results-${host.kind}`);
+    const result = await run(
+      'dotnet',
+      ['test', solution, '--nologo', '--no-build', '--artifacts-path', artifacts, '--results-directory', results],
+      {
+        TALLYHO_BASE_URL: host.baseUrl,
+        TALLYHO_FUNCTION_KEY: host.keys.function ?? '',
+        TALLYHO_ADMIN_KEY: host.keys.admin ?? '',
+      },
+    );
     const summary = result.output.split('\n').filter((line) => /^(Passed|Failed)!|error /.test(line.trim()));
     console.log(`dotnet test clients/dotnet:\n${summary.join('\n')}`);
     if (result.code !== 0) throw new Error(`dotnet test failed (exit ${String(result.code)}):\n${result.output.slice(-20_000)}`);

@@ -1,11 +1,14 @@
 /**
  * A jest reporter that says where the run's time went: after the run, the slowest test files with
  * their project and time, and each project's total (the sum of its files' times; with two workers
- * the wall time is about half of the sum). CommonJS, as jest loads reporters without a transform.
+ * the wall time is about half of the sum), and for the projects named in `perFile` (the real-host
+ * ones, whose skips must be only the devhost-only features) each file's passed, failed and skipped
+ * counts. CommonJS, as jest loads reporters without a transform.
  */
 class TimingReporter {
   constructor(globalConfig, options = {}) {
     this.shown = options.slowest ?? 10;
+    this.perFile = new Set(options.perFile ?? []);
   }
 
   onRunComplete(_contexts, results) {
@@ -28,6 +31,15 @@ class TimingReporter {
       .sort((a, b) => b[1] - a[1])
       .map(([project, seconds]) => `${project} ${seconds.toFixed(0)} s`)
       .join(', ');
+    const counted = results.testResults
+      .filter((r) => this.perFile.has(r.displayName?.name ?? ''))
+      .map((r) => {
+        const skipped = r.numPendingTests + r.numTodoTests;
+        const counts = `${r.numPassingTests} passed, ${r.numFailingTests} failed, ${skipped} skipped`;
+        return `  ${(r.displayName?.name ?? '').padEnd(width)}  ${counts.padEnd(36)}  ${r.testFilePath.replace(`${process.cwd()}/`, '')}`;
+      })
+      .sort();
+    if (counted.length > 0) process.stderr.write(`\nTests per file (${[...this.perFile].join(', ')}):\n${counted.join('\n')}\n`);
     process.stderr.write(
       `\nSlowest ${lines.length} test files:\n${lines.join('\n')}\nTime per project (sum of file times): ${perProject}\n`,
     );

@@ -67,7 +67,7 @@ describe('append log on Azurite', () => {
   });
   beforeEach(async () => {
     proxy.setRules();
-    const storage = storageFor(proxy.connectionString, {}, { TALLYHO_STORAGE_MAX_TRIES: '3', TALLYHO_STORAGE_TRY_TIMEOUT_MS: '2000' });
+    const storage = storageFor(proxy.connectionString, {}, { TALLYHO_STORAGE_MAX_TRIES: '3', TALLYHO_STORAGE_TRY_TIMEOUT_MS: '10000' });
     container = await storage.container(`streams${randomUUID().replace(/-/g, '').slice(0, 12)}`);
   });
 
