@@ -19,6 +19,7 @@ import { QueueServiceClient } from '@azure/storage-queue';
 import type { ScheduleView } from '../../shared/schedules/views';
 import { selfSignedCert } from '../support/selfSignedCert';
 import { describeDevhost, type E2eHost, ownHostTest, startE2eHost } from './support/harness';
+import { periodicTimersOff } from './support/timers';
 import { expectProblem, type JsonResponse, requestJson } from './support/http';
 import { unique } from './support/names';
 import { until as waitUntil } from './support/wait';
@@ -28,11 +29,7 @@ type Run = ScheduleView['runs'][number];
 
 const storage = (): string => process.env.TEST_STORAGE_CONNECTION as string;
 /** Settings every host here gets: the other capabilities' timers would otherwise fire every 30-60 virtual seconds. */
-const quietTimers = {
-  TALLYHO_COUNTERS_ROLLUP_SCHEDULE: '0 0 0 1 1 *',
-  TALLYHO_JOBS_RECONCILE_SCHEDULE: '0 0 0 1 1 *',
-  TALLYHO_SCHEDULES_RECONCILE_SCHEDULE: '0 0 0 1 1 *',
-};
+const quietTimers = periodicTimersOff;
 
 async function queueTexts(queue: string): Promise<string[]> {
   const client = QueueServiceClient.fromConnectionString(storage()).getQueueClient(queue);
