@@ -4,6 +4,7 @@
  * (Bicep reads that file); a test fails when the file and this manifest differ, and names every
  * resource whose name Azure would reject.
  */
+import { type AzureNameRule, azureNameRules } from './names';
 import * as resources from './resources';
 
 interface TopicManifest {
@@ -62,25 +63,21 @@ export function resourceManifest(module: Readonly<Record<string, unknown>> = res
   };
 }
 
-// Azure's naming rules, so a bad name fails in a test rather than halfway through a deployment.
-const rules: readonly [string, RegExp, (m: ResourceManifest) => readonly string[]][] = [
-  ['table', /^[A-Za-z][A-Za-z0-9]{2,62}$/, (m) => m.tables],
-  ['queue', /^(?!.*--)[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/, (m) => m.queues],
-  ['container', /^(?!.*--)[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/, (m) => m.containers],
-  ['Service Bus queue', /^[A-Za-z0-9]([A-Za-z0-9._/-]{0,258}[A-Za-z0-9])?$/, (m) => m.serviceBus.queues],
-  ['Service Bus topic', /^[A-Za-z0-9]([A-Za-z0-9._/-]{0,258}[A-Za-z0-9])?$/, (m) => m.serviceBus.topics.map((t) => t.name)],
-  [
-    'Service Bus subscription',
-    /^[A-Za-z0-9]([A-Za-z0-9._-]{0,48}[A-Za-z0-9])?$/,
-    (m) => m.serviceBus.topics.flatMap((t) => t.subscriptions),
-  ],
+// Azure's naming rules (shared/names.ts), so a bad name fails in a test rather than halfway through a deployment.
+const rules: readonly [AzureNameRule, (m: ResourceManifest) => readonly string[]][] = [
+  [azureNameRules.table, (m) => m.tables],
+  [azureNameRules.queue, (m) => m.queues],
+  [azureNameRules.container, (m) => m.containers],
+  [azureNameRules.serviceBusEntity, (m) => m.serviceBus.queues],
+  [azureNameRules.serviceBusEntity, (m) => m.serviceBus.topics.map((t) => t.name)],
+  [azureNameRules.serviceBusSubscription, (m) => m.serviceBus.topics.flatMap((t) => t.subscriptions)],
 ];
 
 /** Names Azure would reject, one message each. */
 export function invalidResourceNames(manifest: ResourceManifest): string[] {
-  return rules.flatMap(([kind, pattern, pick]) =>
+  return rules.flatMap(([rule, pick]) =>
     pick(manifest)
-      .filter((name) => !pattern.test(name))
-      .map((name) => `${kind} "${name}" does not match ${String(pattern)}`),
+      .filter((name) => !rule.pattern.test(name))
+      .map((name) => `${rule.store} "${name}" does not match ${String(rule.pattern)}`),
   );
 }

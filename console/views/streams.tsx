@@ -10,7 +10,7 @@ import { useAction, usePolling } from '../hooks';
 import type { StreamView } from '../types';
 
 const watchItem = 'tallyho.watchedStreams';
-const typePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
+const typePattern = /^[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,61}[A-Za-z0-9_-])?$/;
 
 function readWatched(): string[] {
   try {

@@ -1,7 +1,7 @@
 /**
  * The console's HTML shell. It carries no data: the script fetches everything with the operator's
- * key. Asset and API locations are derived from the URL the page was served at, so the page works
- * under any route prefix.
+ * key. Asset and API locations are built from the page's route (shared/http/routeTemplate.ts
+ * `routeUrlPath`), never from the path a request came in on.
  */
 /** Escapes a value for a double-quoted HTML attribute. */
 export function escapeAttribute(value: string): string {

@@ -7,6 +7,7 @@ import { z } from 'zod';
 
 import { AppError } from '../errors';
 import { defineRoute, type RouteDefinition } from '../http/route';
+import { routeUrlPath } from '../http/routeTemplate';
 import { problem } from '../http/schemas';
 import type { ConsoleAssets } from './assets';
 import { assetCaching, pageCaching, securityHeaders } from './headers';
@@ -25,7 +26,7 @@ export interface StaticPageSpec {
   readonly exampleAsset: string;
   /** Lazy, so the route list can be built (e.g. for the OpenAPI document) without any I/O. */
   readonly assets: () => ConsoleAssets;
-  /** The page's HTML, given the URL path it was served at (without a trailing slash) and the assets. */
+  /** The page's HTML, given the URL path of its route (e.g. `/api/console`) and the assets. */
   readonly render: (servedAt: string, entry: ConsoleAssets['entry']) => string;
 }
 
@@ -49,12 +50,13 @@ export function staticPageRoutes(spec: StaticPageSpec): RouteDefinition[] {
         200: { description: 'The page', contentType: 'text/html' },
         500: problem(`The assets of ${spec.title} were not built into the package`),
       },
-      handle: ({ url }) => {
+      handle: () => {
         const { entry } = spec.assets();
         return Promise.resolve({
           status: 200,
           headers: { 'content-type': 'text/html; charset=utf-8', ...pageCaching, ...securityHeaders },
-          body: spec.render(url.pathname.replace(/\/+$/, ''), entry),
+          // From the route, not the request path (routeUrlPath says why).
+          body: spec.render(routeUrlPath(spec.path), entry),
         });
       },
     }),

@@ -8,6 +8,7 @@
  * Pure types and functions only: orchestrations import this module.
  */
 import type { AppErrorCode } from '../errors';
+import { appKey } from '../names';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
@@ -60,11 +61,9 @@ export type EffectOrigin =
     };
 
 /**
- * The idempotency key of an effect: a job's Idempotency-Key and a Service Bus messageId, so a retried
- * run finds the job it submitted and a broker with duplicate detection drops the second copy. A gate
- * run's id is unique only within its gate, so its key names the gate; a schedule run's id
- * (`<schedule>#<n>`) is unique in the app and is the key as it is. (Neither is out of reach of a
- * client's own Idempotency-Key on POST /api/jobs: such a key takes the run's job, or answers it 409.)
+ * What consumers deduplicate an effect by (the Service Bus `messageId`; enqueued messages and webhook
+ * payloads carry the origin too): a gate run's id is unique only within its gate, so it names the
+ * gate; a schedule run's id (`<schedule>#<n>`) is unique in the app and is used as it is.
  */
 export function effectKey(origin: EffectOrigin): string {
   switch (origin.kind) {
@@ -72,5 +71,20 @@ export function effectKey(origin: EffectOrigin): string {
       return `gate-run:${origin.gate}:${origin.runId}`;
     case 'scheduleRun':
       return origin.runId;
+  }
+}
+
+/**
+ * The Idempotency-Key of the job an effect submits, so a retried run finds the job it submitted.
+ * It is in the app's own key form (shared/names.ts `appKey`, with a space), which no caller's
+ * Idempotency-Key can take: a caller who sent the run's key first would otherwise own its job, or
+ * make its submission a 409 for good.
+ */
+export function jobKey(origin: EffectOrigin): string {
+  switch (origin.kind) {
+    case 'gateRun':
+      return appKey('gate-run', origin.gate, origin.runId);
+    case 'scheduleRun':
+      return appKey('schedule-run', origin.runId);
   }
 }

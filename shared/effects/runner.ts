@@ -13,7 +13,7 @@ import type { ServiceBusSender } from '@azure/service-bus';
 import { isAppError } from '../errors';
 import { isTransientStorageError } from '../storage/errors';
 import { unavailable } from './admission';
-import { type Effect, effectKey, type EffectOrigin, type EffectOutcome, type JobItem, type JsonValue, type Queued } from './effect';
+import { type Effect, effectKey, type EffectOrigin, type EffectOutcome, type JobItem, type JsonValue, jobKey, type Queued } from './effect';
 import { callWebhook, type WebhookOptions, WebhookRefused } from './webhook/call';
 
 /** The gates capability's release use-case, bound to the Durable client of the invocation. */
@@ -114,7 +114,7 @@ async function send(effect: Effect, origin: EffectOrigin, ports: EffectPorts): P
     }
     case 'job': {
       if (ports.jobs === undefined) return { outcome: 'failed', reason: unavailable.jobs };
-      return { outcome: 'started', handle: await ports.jobs.submit(effect.processor, effect.items, effectKey(origin)) };
+      return { outcome: 'started', handle: await ports.jobs.submit(effect.processor, effect.items, jobKey(origin)) };
     }
   }
 }

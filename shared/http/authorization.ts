@@ -19,6 +19,18 @@ import { AppError } from '../errors';
 /** The Functions host enforces these: `function` needs a function (or host/master) key, `admin` the master key. */
 export type AuthLevel = 'anonymous' | 'function' | 'admin';
 
+/**
+ * The level a read is answered at: the level of the route it came through, which the host enforced.
+ * Where what a resource holds depends on who made it, a route and its admin-level twin answer the
+ * same resource at their two levels (docs/security.md "Ownership").
+ */
+export type ReaderLevel = Exclude<AuthLevel, 'anonymous'>;
+
+/** The level a route answers at (a route whose level is anonymous reads nothing owned). */
+export function readerLevelOf(name: RouteName): ReaderLevel {
+  return authorization[name].level === 'admin' ? 'admin' : 'function';
+}
+
 /** Values of a body field that perform an admin action: refused on this route, accepted on `adminRoute`. */
 interface AdminOnlyBody {
   readonly field: string;
@@ -88,7 +100,13 @@ export const authorization = {
   },
   schedulesCreatePrivileged: { ...admin, note: 'Accepts every target, including those that perform admin actions.' },
   schedulesList: { ...admin, note: 'Lists the targets and payloads of every schedule.' },
-  schedulesGet: fn,
+  schedulesGet: {
+    ...fn,
+    note:
+      'Ownership: a schedule an admin created shows its target redacted and no failure reasons; no webhook answer is shown at ' +
+      'this level.',
+  },
+  schedulesGetPrivileged: { ...admin, note: 'The whole schedule, whoever created it: target, payload, what targets answered.' },
   schedulesCancel: admin,
   schedulesPause: admin,
   schedulesResume: admin,
@@ -112,7 +130,8 @@ export const authorization = {
   leasesComplete: { ...fn, note: 'The lease id is sealed and names only its own items: a completion cannot touch another lease.' },
 
   streamsAppend: fn,
-  streamsGet: fn,
+  streamsGet: { ...fn, note: 'No blob names and no flush error text at this level.' },
+  streamsGetPrivileged: { ...admin, note: "The writer's log blob names and its last flush error as they are." },
   streamsList: admin,
   streamsRemap: admin,
   streamsFlush: admin,

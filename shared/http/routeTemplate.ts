@@ -3,6 +3,18 @@
  * `{*rest}`, `{id=5}`, `{x:regex(^a{{2}}$)}` with doubled braces inside) as OpenAPI path templates:
  * `/` plus the template with every parameter reduced to `{name}`.
  */
+/** The prefix routes are served under: host.json `extensions.http.routePrefix` (a unit test holds the two together). */
+export const routePrefix = 'api';
+
+/**
+ * The URL path of a route without parameters, e.g. `/api/console`. Links a page or an answer gives
+ * are built with this, from the route, never from the path a request came in on: `GET
+ * //evil.example/api/console` would otherwise have the page load its script from another origin.
+ */
+export function routeUrlPath(path: string): string {
+  return `/${routePrefix}/${path}`;
+}
+
 interface Segment {
   readonly literal?: string;
   readonly parameter?: string;

@@ -1,16 +1,15 @@
 /** Schemas every capability shares: resource names, idempotency keys, problem documents. */
 import { z } from 'zod';
 
+import { callerNamePattern, callerNameRule } from '../names';
+
 /**
- * A name that is safe as a table PartitionKey/RowKey, a blob path segment, a queue-message field and
- * a durable entity key: letters, digits, `-`, `_`, `.`; starting with a letter or digit; 1–63 chars.
+ * A caller's name (shared/names.ts): safe as a table PartitionKey/RowKey, a blob path segment, a
+ * queue-message field, a Durable entity key and instance id, and never one of the app's own ids
+ * (it has no `:`). No trailing dot: Azure's blob naming rules forbid a path segment ending with one,
+ * and a service that trims it would put `orders.` where `orders` is.
  */
-export const resourceName = z
-  .string()
-  .min(1)
-  .max(63)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'Use 1-63 letters, digits, "-", "_" or ".", starting with a letter or digit')
-  .meta({ example: 'orders' });
+export const resourceName = z.string().min(1).max(63).regex(callerNamePattern, callerNameRule).meta({ example: 'orders' });
 
 export const idempotencyKeyHeader = {
   name: 'Idempotency-Key',

@@ -7,7 +7,7 @@ import { type FieldIssue, validationError } from '../errors';
 import { effectIssues, type EffectRules } from '../effects/admission';
 import type { ScheduleDefinition } from './definition';
 import { targetEffect } from './targets';
-import { nextFireAfter } from './timing';
+import { nextFireAfter, shortestGap } from './timing';
 
 async function admissionIssues(definition: ScheduleDefinition, rules: EffectRules, now: Date): Promise<FieldIssue[]> {
   const issues: FieldIssue[] = [];
@@ -18,7 +18,26 @@ async function admissionIssues(definition: ScheduleDefinition, rules: EffectRule
   return [...issues, ...(await effectIssues(targetEffect(target), rules, 'body.target'))];
 }
 
-export async function admit(definition: ScheduleDefinition, rules: EffectRules, now: Date): Promise<void> {
-  const issues = await admissionIssues(definition, rules, now);
+/**
+ * A function-level caller's cron may fire no more often than the floor (TALLYHO_SCHEDULES_MIN_CRON_INTERVAL_SECONDS):
+ * each fire is an orchestration step, a history write and a target run the app pays for.
+ */
+function cadenceIssues(definition: ScheduleDefinition, minIntervalSeconds: number | undefined, now: Date): FieldIssue[] {
+  const { timing } = definition;
+  if (minIntervalSeconds === undefined || timing.kind !== 'cron') return [];
+  const floorMs = minIntervalSeconds * 1000;
+  const gap = shortestGap(timing, now, floorMs);
+  if (gap === undefined || gap >= floorMs) return [];
+  return [
+    {
+      path: 'body.cron',
+      message: `Fires ${gap / 1000} s apart at times; a schedule created with a function key may fire at most every ${minIntervalSeconds} s (TALLYHO_SCHEDULES_MIN_CRON_INTERVAL_SECONDS)`,
+    },
+  ];
+}
+
+/** Refuses (400) what this deployment cannot run; `minCronIntervalSeconds` is the floor for the caller's level (none for admins). */
+export async function admit(definition: ScheduleDefinition, rules: EffectRules, now: Date, minCronIntervalSeconds?: number): Promise<void> {
+  const issues = [...(await admissionIssues(definition, rules, now)), ...cadenceIssues(definition, minCronIntervalSeconds, now)];
   if (issues.length > 0) throw validationError('The schedule cannot be created here', issues);
 }

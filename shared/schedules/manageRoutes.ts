@@ -1,6 +1,7 @@
 /** Reading and steering schedules: list, get, cancel, pause, resume and trigger now. */
 import { z } from 'zod';
 
+import { readerLevelOf } from '../http/authorization';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { problem } from '../http/schemas';
@@ -42,6 +43,36 @@ function controlRoute(
   });
 }
 
+const getTexts = {
+  schedulesGet: {
+    summary: 'A schedule: state, next fire time, recent runs with their outcome',
+    description:
+      'Read with a function key, a schedule an admin created shows its target as `{ type, redacted: true }` and the reasons of its ' +
+      "failed runs hidden; a webhook's answer is never shown at this level (only its status). GET /api/schedules/{id}/privileged " +
+      'answers the whole schedule to the admin key.',
+  },
+  schedulesGetPrivileged: {
+    summary: 'A schedule with everything an admin may see: its target and payload, and what its targets answered; admin key',
+    description: 'The same schedule as GET /api/schedules/{id}, nothing redacted, whoever created it.',
+  },
+} as const;
+
+/** Reading one schedule: the function-level route sees what its level may (views.ts `Reader`), the admin twin everything. */
+function getRoute(name: keyof typeof getTexts, path: string, deps: ScheduleRouteDeps): RouteDefinition {
+  const reader = readerLevelOf(name);
+  return defineRoute({
+    name,
+    method: 'GET',
+    path,
+    ...getTexts[name],
+    tags,
+    durable: true,
+    params,
+    responses: { 200: { description: 'The schedule', schema: scheduleView }, 400: badRequest, 404: notFound, 503: unavailable },
+    handle: async ({ params: p, durable }) => json(200, await deps.service(durable()).get(p.id, reader)),
+  });
+}
+
 export function scheduleManageRoutes(deps: ScheduleRouteDeps): RouteDefinition[] {
   return [
     defineRoute({
@@ -56,17 +87,8 @@ export function scheduleManageRoutes(deps: ScheduleRouteDeps): RouteDefinition[]
       handle: async ({ query, durable }) =>
         json(200, await deps.service(durable()).list(query.state, query.pageSize ?? 50, query.continuationToken)),
     }),
-    defineRoute({
-      name: 'schedulesGet',
-      method: 'GET',
-      path: 'schedules/{id}',
-      summary: 'A schedule: state, next fire time, recent runs with their outcome',
-      tags,
-      durable: true,
-      params,
-      responses: { 200: { description: 'The schedule', schema: scheduleView }, 400: badRequest, 404: notFound, 503: unavailable },
-      handle: async ({ params: p, durable }) => json(200, await deps.service(durable()).get(p.id)),
-    }),
+    getRoute('schedulesGet', 'schedules/{id}', deps),
+    getRoute('schedulesGetPrivileged', 'schedules/{id}/privileged', deps),
     defineRoute({
       name: 'schedulesCancel',
       method: 'DELETE',

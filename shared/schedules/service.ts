@@ -26,7 +26,7 @@ import { scheduledMessage, type ScheduledDelivery } from './scheduledDelivery';
 import type { NewScheduleRow, ScheduleRow, ScheduleTable } from './scheduleTable';
 import type { ScheduleSettings } from './settings';
 import { nextFireAfter } from './timing';
-import { type ScheduleView, viewOf } from './views';
+import { type Reader, type ScheduleView, viewOf } from './views';
 
 export interface ScheduleServiceDeps {
   readonly table: ScheduleTable;
@@ -109,7 +109,12 @@ export class ScheduleService {
   async create(body: CreateScheduleBody, creator: Creator): Promise<CreateResult> {
     const definition = definitionOf(body);
     const now = this.now();
-    await admit(definition, this.deps.effectRules, now);
+    await admit(
+      definition,
+      this.deps.effectRules,
+      now,
+      creator.level === 'function' ? this.deps.settings.minCronIntervalSeconds : undefined,
+    );
     const id = body.id ?? this.deps.newId();
     const key = definitionKey(definition);
     const fresh: NewScheduleRow = {
@@ -135,8 +140,8 @@ export class ScheduleService {
     const needsPlace = creator.level === 'function' && (body.id === undefined || (await this.deps.table.read(id)) === undefined);
     // Insert-if-absent: an id that exists (a retry, a conflict) is read back and compared.
     const { created, row } = needsPlace ? await this.createWithinCap(fresh) : await this.deps.table.create(fresh);
-    if (!created) return { created: false, view: viewOf(await this.again(row, key)) };
-    return { created: true, view: viewOf(await this.begin(row)) };
+    if (!created) return { created: false, view: viewOf(await this.again(row, key), creator.level) };
+    return { created: true, view: viewOf(await this.begin(row), creator.level) };
   }
 
   /**
@@ -200,14 +205,12 @@ export class ScheduleService {
     } catch (err) {
       // Nothing was scheduled: leave nothing behind either.
       await this.deps.table.remove(row).catch(() => undefined);
-      throw new AppError(
-        'DependencyUnavailable',
-        `Service Bus refused the scheduled message: ${err instanceof Error ? err.message : String(err)}`,
-        {
-          cause: err,
-          retryAfterSeconds: 5,
-        },
-      );
+      // The SDK's message names the namespace, entity and broker internals: the log's, not the caller's.
+      throw new AppError('DependencyUnavailable', 'Service Bus did not take the scheduled message; nothing was created', {
+        cause: err,
+        retryAfterSeconds: 5,
+        internal: err instanceof Error ? err.message : String(err),
+      });
     }
     const after = await this.update(row.id, async (current) =>
       current.state === 'pending' ? this.write(current, { ...current, state: 'active', sequenceNumber }) : current,
@@ -219,10 +222,11 @@ export class ScheduleService {
     return after;
   }
 
-  async get(id: string): Promise<ScheduleView> {
+  /** The schedule as a reader at `reader` level may see it (views.ts `Reader`). */
+  async get(id: string, reader: Reader): Promise<ScheduleView> {
     const row = await this.deps.table.read(id);
     if (row === undefined) throw notFound(id);
-    return viewOf(row);
+    return viewOf(row, reader);
   }
 
   async list(
@@ -231,7 +235,7 @@ export class ScheduleService {
     continuationToken: string | undefined,
   ): Promise<{ items: ScheduleView[]; continuationToken: string | null }> {
     const page = await this.deps.table.list(state, pageSize, continuationToken);
-    return { items: page.rows.map(viewOf), continuationToken: page.continuationToken ?? null };
+    return { items: page.rows.map((row) => viewOf(row, 'admin')), continuationToken: page.continuationToken ?? null };
   }
 
   /** The reconcile timer's pass: creates left pending, then orchestrations that are gone. Logged when it did anything. */
@@ -320,7 +324,7 @@ export class ScheduleService {
   async cancel(id: string): Promise<ScheduleView> {
     const row = await this.deps.table.read(id);
     if (row === undefined) throw notFound(id);
-    if (row.mode === 'serviceBusScheduled') return viewOf(await this.cancelDelivery(row));
+    if (row.mode === 'serviceBusScheduled') return viewOf(await this.cancelDelivery(row), 'admin');
     let changed = false;
     const after = await this.update(id, async (current) => {
       if (current.state === 'cancelled') return current;
@@ -331,7 +335,7 @@ export class ScheduleService {
       return this.control(current, { state: 'cancelled', nextFireAt: undefined, triggers: [] });
     });
     if (changed) await this.wake(id);
-    return viewOf(after);
+    return viewOf(after, 'admin');
   }
 
   private async cancelDelivery(row: ScheduleRow): Promise<ScheduleRow> {
@@ -371,7 +375,7 @@ export class ScheduleService {
       return this.control(row, { state: want });
     });
     if (changed) await this.wake(id);
-    return viewOf(after);
+    return viewOf(after, 'admin');
   }
 
   /** Asks for a run now (it obeys the overlap policy). Answers the trigger id to find the run by. */
@@ -388,6 +392,6 @@ export class ScheduleService {
       return this.control(row, { triggers: [...row.triggers, { id: triggerId, requestedAt: this.now().toISOString() }] });
     });
     await this.wake(id);
-    return { triggerId, schedule: viewOf(after) };
+    return { triggerId, schedule: viewOf(after, 'admin') };
   }
 }

@@ -77,6 +77,13 @@ export const scheduleSettings = group({
     100_000,
     'live (pending, active, paused) schedules past which a function-level create gets 409; admin creates are not capped',
   ),
+  minCronIntervalSeconds: int(
+    'TALLYHO_SCHEDULES_MIN_CRON_INTERVAL_SECONDS',
+    60,
+    1,
+    86_400,
+    'shortest time between two fires of a cron schedule created with a function key (400 below it); admin creates are not held to it',
+  ),
   pollSeconds: int('TALLYHO_SCHEDULES_POLL_SECONDS', 30, 1, 3600, 'how often a schedule asks whether its job run has finished'),
   recheckSeconds: int(
     'TALLYHO_SCHEDULES_RECHECK_SECONDS',

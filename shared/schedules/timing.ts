@@ -78,3 +78,31 @@ export function dueFires(timing: Timing, after: Date, upTo: Date, keep: number, 
     .reverse();
   return { latest: newest, count };
 }
+
+/**
+ * The shortest time between two consecutive fires of a cron, looking at the fires after `from`: up
+ * to `maxFires` of them or `horizonMs` ahead, stopping at the first gap below `floorMs` (a cron's
+ * fires repeat by minute, hour, day, month and year, so a short gap shows within a year of fires).
+ * Undefined when it fires fewer than twice in that window.
+ */
+export function shortestGap(
+  timing: Extract<Timing, { kind: 'cron' }>,
+  from: Date,
+  floorMs: number,
+  maxFires = 3000,
+  horizonMs = 400 * 86_400_000,
+): number | undefined {
+  const cron = compileCron(timing.cron, timing.timeZone);
+  const end = from.getTime() + horizonMs;
+  let previous = cron.nextRun(from);
+  let shortest: number | undefined;
+  for (let i = 1; i < maxFires && previous !== null && previous.getTime() <= end; i++) {
+    const next = cron.nextRun(previous);
+    if (next === null) break;
+    const gap = next.getTime() - previous.getTime();
+    if (shortest === undefined || gap < shortest) shortest = gap;
+    if (gap < floorMs) break;
+    previous = next;
+  }
+  return shortest;
+}

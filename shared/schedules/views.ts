@@ -1,8 +1,10 @@
 /** The schedules API's response shapes (documented in the OpenAPI document) and how a row becomes one. */
 import { z } from 'zod';
 
+import type { ReaderLevel } from '../http/authorization';
 import { creatorSchema } from './creator';
 import { definitionView } from './definition';
+import type { RunRecord } from './records';
 import type { ScheduleRow } from './scheduleTable';
 
 export const scheduleStates = ['pending', 'active', 'paused', 'cancelled', 'completed'] as const;
@@ -30,7 +32,10 @@ export const scheduleView = z
     at: z.string().optional(),
     cron: z.string().optional(),
     timeZone: z.string().optional(),
-    target: z.record(z.string(), z.unknown()),
+    target: z.record(z.string(), z.unknown()).meta({
+      description:
+        'What runs. Read at function level, a schedule an admin created shows only `{ type, redacted: true }` (read it with the admin key: GET /api/schedules/{id}/privileged).',
+    }),
     overlap: z.enum(['skip', 'bufferOne', 'allow']),
     catchUp: z.object({ policy: z.enum(['none', 'once', 'all']), limit: z.number().int().optional() }),
     createdAt: z.string(),
@@ -54,8 +59,37 @@ export const scheduleList = z
 
 export const triggerResult = z.object({ triggerId: z.string(), schedule: scheduleView }).meta({ id: 'ScheduleTrigger' });
 
-export function viewOf(row: ScheduleRow): ScheduleView {
-  const definition = definitionView(row.definition) as Pick<ScheduleView, 'at' | 'cron' | 'timeZone' | 'target' | 'overlap' | 'catchUp'>;
+/**
+ * The key level of the route a view is read through (the host enforced it). Ownership: a
+ * function-level reader sees a schedule whole only when it was created at function level; of one an
+ * admin created (or whose creator was not recorded) it sees when and how it runs, but not its target
+ * (an admin's queue message or webhook payload may carry what only admins hold) nor why its runs
+ * failed. And no function-level reader sees what a webhook answered: the allow-listed endpoint is the
+ * operator's, and its error pages are not the caller's to read.
+ */
+export type Reader = ReaderLevel;
+
+/** A failed webhook run's reason is `HTTP <status>: <what it answered>`; the status alone for function-level readers. */
+function withoutAnswer(run: RunRecord): RunRecord {
+  const status = run.reason === undefined ? undefined : /^HTTP \d{3}/.exec(run.reason)?.[0];
+  return status === undefined ? run : { ...run, reason: status };
+}
+
+function withoutOutcomeText(run: RunRecord): RunRecord {
+  const { detail: _detail, ...rest } = run;
+  return run.outcome === 'failed' ? { ...rest, reason: 'failed (the reason is shown with the admin key)' } : rest;
+}
+
+function runsFor(row: ScheduleRow, reader: Reader, owned: boolean): RunRecord[] {
+  if (reader === 'admin') return [...row.runs];
+  if (!owned) return row.runs.map(withoutOutcomeText);
+  return row.definition.target.type === 'webhook' ? row.runs.map(withoutAnswer) : [...row.runs];
+}
+
+export function viewOf(row: ScheduleRow, reader: Reader): ScheduleView {
+  const owned = reader === 'admin' || row.createdBy?.level === 'function';
+  const whole = definitionView(row.definition) as Pick<ScheduleView, 'at' | 'cron' | 'timeZone' | 'target' | 'overlap' | 'catchUp'>;
+  const definition = owned ? whole : { ...whole, target: { type: row.definition.target.type, redacted: true } };
   return {
     id: row.id,
     state: row.state,
@@ -65,7 +99,7 @@ export function viewOf(row: ScheduleRow): ScheduleView {
     createdBy: row.createdBy ?? null,
     updatedAt: row.updatedAt,
     runCount: row.runCount,
-    runs: [...row.runs],
+    runs: runsFor(row, reader, owned),
     pendingTriggers: row.triggers.length,
     ...(row.mode === 'serviceBusScheduled'
       ? { delivery: { mode: 'serviceBusScheduled' as const, sequenceNumber: row.sequenceNumber ?? null } }

@@ -1,12 +1,13 @@
 /** The admin use-cases: flush now, remap a type, and the status view of a type. */
 import { AppError } from '../errors';
+import type { ReaderLevel } from '../http/authorization';
 import type { StreamsContext } from './context';
 import type { DurableClient } from '../durable/client';
 import { depthOfSnapshot, findReceipt, type LedgerState, type WriterSnapshot } from './ledger';
 import { releaseToRoute } from './handoff';
 import { logBlobName, parseWriterKey, writerEntity, writerOps } from './names';
 import { defaultRoute, routeWriterKey, type StreamRoute } from './route';
-import type { FlushRequest } from './writerState';
+import type { FlushRecord, FlushRequest } from './writerState';
 
 export interface RouteView {
   readonly partition: string;
@@ -97,6 +98,13 @@ export async function remapType(
   return { type, from: routeView(current), to: routeView(next), changed: !unchanged, switched };
 }
 
+const hiddenError = 'The last flush failed; GET /api/streams/{type}/privileged (admin key) shows why';
+
+function flushView(flush: FlushRecord, reader: ReaderLevel) {
+  const { blob, ...rest } = flush;
+  return { ...rest, at: iso(flush.at) ?? '', ...(reader === 'admin' ? { blob } : {}) };
+}
+
 function iso(ms: number | null | undefined): string | null {
   return ms === null || ms === undefined ? null : new Date(ms).toISOString();
 }
@@ -108,7 +116,12 @@ function owns(snapshot: WriterSnapshot | null | undefined, route: StreamRoute): 
   return record.ready && record.version >= route.version ? 'yes' : 'awaitingHandoff';
 }
 
-export async function describeType(ctx: StreamsContext, durable: DurableClient, type: string) {
+/**
+ * A type's route and writer as a reader at `reader` level may see them: a function-level reader
+ * gets no blob names (where the logs are is the operator's business, and a blob name is half of a
+ * storage URL) and no flush error text (it comes from the storage SDK).
+ */
+export async function describeType(ctx: StreamsContext, durable: DurableClient, type: string, reader: ReaderLevel) {
   const route = await ctx.resolver.resolve(type);
   const key = routeWriterKey(route);
   const ledger: LedgerState | undefined = await ctx.watch.read(durable, key);
@@ -133,14 +146,16 @@ export async function describeType(ctx: StreamsContext, durable: DurableClient, 
       maxBufferedBytes: snapshot?.maxBufferedBytes ?? ctx.settings.maxBufferedBytes,
       oldestUnflushedAt: depth > 0 ? iso(snapshot?.oldestAt) : null,
       flushLagMs: depth > 0 && snapshot !== null && snapshot.oldestAt !== null ? Math.max(0, now - snapshot.oldestAt) : 0,
-      lastFlush: snapshot === null || snapshot.lastFlush === null ? null : { ...snapshot.lastFlush, at: iso(snapshot.lastFlush.at) ?? '' },
-      lastError: snapshot === null || snapshot.lastError === null ? null : { ...snapshot.lastError, at: iso(snapshot.lastError.at) ?? '' },
+      lastFlush: snapshot === null || snapshot.lastFlush === null ? null : flushView(snapshot.lastFlush, reader),
+      lastError:
+        snapshot === null || snapshot.lastError === null
+          ? null
+          : { ...snapshot.lastError, at: iso(snapshot.lastError.at) ?? '', ...(reader === 'admin' ? {} : { message: hiddenError }) },
       log:
         cursor === null
           ? null
           : {
-              container: ctx.container,
-              blob: logBlobName(parseWriterKey(key), cursor.blob),
+              ...(reader === 'admin' ? { container: ctx.container, blob: logBlobName(parseWriterKey(key), cursor.blob) } : {}),
               position: cursor.position,
               blocks: cursor.blocks,
             },

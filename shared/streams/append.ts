@@ -22,6 +22,8 @@ export interface AppendOptions {
   readonly ack?: AckMode;
   /** Wait for room when the buffer is full (bounded by TALLYHO_STREAMS_MAX_WAIT_SECONDS) instead of failing with 429. */
   readonly wait?: boolean;
+  /** Who is appending (shared/http/caller.ts), for TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER; absent for the app itself. */
+  readonly caller?: string;
 }
 
 export interface AppendResult {
@@ -48,6 +50,7 @@ async function send(
   route: StreamRoute,
   events: readonly StreamEventInput[],
   deadline: number,
+  caller: string | undefined,
 ): Promise<{ receipt: Receipt; ledger: LedgerState | undefined; requestId: string }> {
   const key = routeWriterKey(route);
   const request: AppendRequest = {
@@ -59,6 +62,7 @@ async function send(
     events,
     // Callers are refused on the app's own types before this, so such an append is the app's.
     ...(ctx.ownTypes.has(route.type) ? { own: true as const } : {}),
+    ...(caller === undefined ? {} : { caller }),
   };
   await ctx.appends.send(durable, key, request);
   let seen: LedgerState | undefined;
@@ -134,7 +138,7 @@ export async function appendEvents(
     const key = routeWriterKey(route);
     // Each attempt gets the full answer timeout; the loop itself is bounded by `deadline` and `waitUntil`.
     const answerBy = ctx.clock.now() + ctx.settings.ackTimeoutMs;
-    const { receipt, ledger, requestId } = await send(ctx, durable, route, events, answerBy);
+    const { receipt, ledger, requestId } = await send(ctx, durable, route, events, answerBy, options.caller);
     if (receipt.ok) {
       if (receipt.restart === true) await ctx.flushers.restart(durable, key);
       else if (receipt.kick || flusherLooksStuck(ctx, ledger)) await ctx.flushers.kick(durable, key);
@@ -189,6 +193,13 @@ export async function appendEvents(
         throw new AppError(
           'TooManyRequests',
           `${type}'s writer already remembers TALLYHO_STREAMS_MAX_PRODUCERS producers active within the dedup window; a new producer must wait`,
+          { retryAfterSeconds: Math.min(60, ctx.settings.dedupWindowSeconds) },
+        );
+      case 'callerProducers':
+        // This caller holds its share of the writer's producers: others keep theirs.
+        throw new AppError(
+          'TooManyRequests',
+          `You already hold TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER producers of ${type}'s writer active within the dedup window; a new producer of yours must wait`,
           { retryAfterSeconds: Math.min(60, ctx.settings.dedupWindowSeconds) },
         );
       case 'full':

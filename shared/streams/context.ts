@@ -50,6 +50,7 @@ export function writerLimits(settings: StreamSettings): WriterLimits {
     maxBuffered: settings.maxBuffered,
     maxBufferedBytes: settings.maxBufferedBytes,
     maxProducers: settings.maxProducers,
+    maxProducersPerCaller: settings.maxProducersPerCaller,
     dedupWindowMs: settings.dedupWindowSeconds * 1000,
     maxBlockBytes: settings.maxBlockBytes,
     maxBlocksPerBlob: settings.maxBlocksPerBlob,

@@ -7,6 +7,7 @@
 import type { EntityId } from 'durable-functions';
 
 import { entityId, entityName, type EntityRef } from '../durable/entities';
+import { appInstanceId } from '../names';
 
 export const streamsDurable = {
   /** The single writer of one (partition, resource): buffer, dedup marks, log cursor. */
@@ -61,8 +62,23 @@ export function ledgerEntity(key: string): EntityId & EntityRef {
   return entityId(streamsDurable.ledgerEntity, key);
 }
 
-/** The flusher's instance id: stable per writer, so "start if not running" needs no lookup table. */
+/**
+ * The flusher's instance id: stable per writer, so "start if not running" needs no lookup table, and
+ * in the app's own form (`streams:flusher:<partition>:<resource>`, shared/names.ts), which no
+ * schedule id can take: a schedule of that id would otherwise be the writer's "running flusher".
+ */
 export function flusherInstanceId(key: string): string {
+  const { partition, resource } = parseWriterKey(key);
+  return appInstanceId('streams', 'flusher', partition, resource);
+}
+
+/**
+ * The id flushers had before (a valid schedule id, hence the change). A flusher started under it
+ * keeps flushing its writer until it retires idle; a new one starts under `flusherInstanceId`
+ * beside it, which is safe because the writer hands both the same batch and an append is
+ * idempotent by position. Nothing is started under this id any more.
+ */
+export function legacyFlusherInstanceId(key: string): string {
   return `streams-flusher-${key.replace(':', '--')}`;
 }
 

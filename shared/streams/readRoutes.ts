@@ -1,4 +1,5 @@
 /** The streams API's reads: the routed types, and one type's route and writer. */
+import { readerLevelOf } from '../http/authorization';
 import { listQuery } from '../http/listing';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
@@ -30,18 +31,35 @@ export function streamsListRoute(deps: StreamRouteDeps): RouteDefinition {
   });
 }
 
-export function streamsGetRoute(deps: StreamRouteDeps): RouteDefinition {
-  return defineRoute({
-    name: 'streamsGet',
-    method: 'GET',
-    path: 'streams/{type}',
+const getTexts = {
+  streamsGet: {
     summary: 'Where an event type goes and how its writer is doing',
     description:
-      "The resolved partition and resource, the writer's buffer depth, last flush and flush lag (age of the oldest unflushed event).",
+      "The resolved partition and resource, the writer's buffer depth, last flush and flush lag (age of the oldest unflushed event). " +
+      "At this level without the log's blob names or the text of a flush error: GET /api/streams/{type}/privileged has them (admin key).",
+  },
+  streamsGetPrivileged: {
+    summary: "An event type's route and writer, with the log's blob names and the last flush error (for operators)",
+    description: 'The same view as GET /api/streams/{type}, nothing left out.',
+  },
+} as const;
+
+/** One type's view at the route's level (describeType says what a function-level reader does not get). */
+function getRoute(name: keyof typeof getTexts, path: string, deps: StreamRouteDeps): RouteDefinition {
+  const reader = readerLevelOf(name);
+  return defineRoute({
+    name,
+    method: 'GET',
+    path,
+    ...getTexts[name],
     tags,
     durable: true,
     params: typeParams,
     responses: { 200: { description: 'The stream', schema: streamView }, 400: badRequest, 503: unavailable },
-    handle: async ({ params, durable }) => json(200, await deps.service().describe(durable(), params.type)),
+    handle: async ({ params, durable }) => json(200, await deps.service().describe(durable(), params.type, reader)),
   });
+}
+
+export function streamsGetRoutes(deps: StreamRouteDeps): RouteDefinition[] {
+  return [getRoute('streamsGet', 'streams/{type}', deps), getRoute('streamsGetPrivileged', 'streams/{type}/privileged', deps)];
 }

@@ -1,11 +1,11 @@
 /** The streams HTTP API, defined once (registration, validation and OpenAPI all come from here). */
 import type { RouteDefinition } from '../http/route';
-import { streamsGetRoute, streamsListRoute } from './readRoutes';
+import { streamsGetRoutes, streamsListRoute } from './readRoutes';
 import type { StreamRouteDeps } from './routeCommon';
 import { streamsAppendRoute, streamsFlushRoute, streamsRemapRoute } from './writeRoutes';
 
 export type { StreamRouteDeps } from './routeCommon';
 
 export function streamsRoutes(deps: StreamRouteDeps): RouteDefinition[] {
-  return [streamsAppendRoute(deps), streamsListRoute(deps), streamsGetRoute(deps), streamsRemapRoute(deps), streamsFlushRoute(deps)];
+  return [streamsAppendRoute(deps), streamsListRoute(deps), ...streamsGetRoutes(deps), streamsRemapRoute(deps), streamsFlushRoute(deps)];
 }

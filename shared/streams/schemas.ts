@@ -137,12 +137,19 @@ export const streamView = z
           at: z.string(),
           events: z.number().int(),
           bytes: z.number().int(),
-          blob: z.string(),
+          blob: z.string().optional().meta({ description: 'Admin view only' }),
           blocksFoundWritten: z.number().int(),
         })
         .nullable(),
       lastError: z.object({ at: z.string(), message: z.string(), attempts: z.number().int() }).nullable(),
-      log: z.object({ container: z.string(), blob: z.string(), position: z.number().int(), blocks: z.number().int() }).nullable(),
+      log: z
+        .object({
+          container: z.string().optional().meta({ description: 'Admin view only' }),
+          blob: z.string().optional().meta({ description: 'Admin view only' }),
+          position: z.number().int(),
+          blocks: z.number().int(),
+        })
+        .nullable(),
       totals: z.object({
         accepted: z.number().int(),
         duplicates: z.number().int(),

@@ -4,6 +4,8 @@
  * invocation it runs in; everything else is shared per process.
  */
 import { AppError } from '../errors';
+import type { ReaderLevel } from '../http/authorization';
+import { isReservedName } from '../names';
 import { type AppendOptions, type AppendResult, appendEvents } from './append';
 import { describeType, flushType, remapType } from './admin';
 import type { StreamsContext } from './context';
@@ -19,10 +21,11 @@ export class StreamService {
   /**
    * Appends events of one type for a caller (validated here too, so in-process callers get the same
    * 400 rules); the app's own types are refused with 403. `ack: 'buffered'` resolves once they are
-   * in the writer's durable state, `'flushed'` once they are in the log blob.
+   * in the writer's durable state, `'flushed'` once they are in the log blob. An own type is matched
+   * as the stores may match it (shared/names.ts `isReservedName`): `Billing-Invoices` is refused too.
    */
   async appendEvents(durable: DurableClient, type: string, events: readonly unknown[], options: AppendOptions = {}): Promise<AppendResult> {
-    if (this.context.ownTypes.has(type)) {
+    if (isReservedName(type, this.context.ownTypes)) {
       throw new AppError('Forbidden', `Only the app appends to ${type}: it is the app's own stream (TALLYHO_BILLING_LEDGER_STREAM)`);
     }
     return this.appendOwn(durable, type, events, options);
@@ -47,8 +50,8 @@ export class StreamService {
     return this.context.routes.list(limit);
   }
 
-  describe(durable: DurableClient, type: string) {
-    return describeType(this.context, durable, type);
+  describe(durable: DurableClient, type: string, reader: ReaderLevel) {
+    return describeType(this.context, durable, type, reader);
   }
 }
 

@@ -40,6 +40,13 @@ export const streamSettings = group(
       100_000,
       'producers per writer whose last `seq` is remembered for deduplication',
     ),
+    maxProducersPerCaller: int(
+      'TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER',
+      250,
+      1,
+      100_000,
+      "producers one caller (one key) may hold of a writer's TALLYHO_STREAMS_MAX_PRODUCERS; past it that caller's new producers get 429",
+    ),
     dedupWindowSeconds: int(
       'TALLYHO_STREAMS_DEDUP_WINDOW_SECONDS',
       900,
@@ -90,6 +97,9 @@ export const streamSettings = group(
     }
     if (s.maxEventBytes + lineOverheadBytes > s.maxBufferedBytes) {
       report(names.maxEventBytes, `an event could never fit; keep it at least ${lineOverheadBytes} below ${names.maxBufferedBytes}`);
+    }
+    if (s.maxProducersPerCaller > s.maxProducers) {
+      report(names.maxProducersPerCaller, `must be at most ${names.maxProducers}`);
     }
     if (s.maxBatchEvents > s.maxBuffered) {
       report(names.maxBatchEvents, `a request could never fit; keep it at most ${names.maxBuffered}`);

@@ -1,4 +1,5 @@
 /** The streams API's writes: append events, remap a type, flush a writer (each through the single writer entity). */
+import { callerTag } from '../http/caller';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { problem } from '../http/schemas';
@@ -38,11 +39,18 @@ export function streamsAppendRoute(deps: StreamRouteDeps): RouteDefinition {
       403: problem("The app's own stream (the billing ledger, TALLYHO_BILLING_LEDGER_STREAM): only the app appends to it"),
       409: problem('A new event type past TALLYHO_STREAMS_MAX_TYPES; nothing was created'),
       413: problem('Body too large'),
-      429: problem("The writer's buffer is full; retry after Retry-After (or use wait=true)"),
+      429: problem(
+        "The writer's buffer is full (retry after Retry-After, or use wait=true), or it remembers as many producers as it may: in all (TALLYHO_STREAMS_MAX_PRODUCERS) or of this caller's key (TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER)",
+      ),
       503: unavailable,
     },
-    handle: async ({ params, query, body, durable }) => {
-      const result = await deps.service().appendEvents(durable(), params.type, body.events, { ack: query.ack, wait: query.wait });
+    handle: async ({ params, query, body, durable, headers, url }) => {
+      const caller = callerTag(headers, url);
+      const result = await deps.service().appendEvents(durable(), params.type, body.events, {
+        ack: query.ack,
+        wait: query.wait,
+        ...(caller === undefined ? {} : { caller }),
+      });
       return json(query.ack === 'flushed' ? 200 : 202, result);
     },
   });

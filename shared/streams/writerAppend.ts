@@ -87,6 +87,24 @@ function evictProducers(
   return kept;
 }
 
+/**
+ * Whether `caller` holds more protected marks than its quota: marks within the dedup window or not
+ * in the log yet, the ones `evictProducers` may not drop (older ones are the pool's to reuse). The
+ * app itself, and callers without a key, have no quota.
+ */
+function overQuota(marks: Record<string, ProducerMark>, request: AppendRequest, flushedThrough: number): boolean {
+  const { caller, limits } = request;
+  const quota = limits.maxProducersPerCaller;
+  if (caller === undefined || quota === undefined) return false;
+  const cutoff = request.at - limits.dedupWindowMs;
+  let held = 0;
+  for (const key in marks) {
+    const mark = marks[key];
+    if (mark?.c === caller && (mark.at >= cutoff || mark.index >= flushedThrough) && ++held > quota) return true;
+  }
+  return false;
+}
+
 function refuse(state: WriterState, requestId: string, why: Refusal): AppendStep {
   if (why !== 'full') return { state, receipt: { r: requestId, ok: false, why } };
   const totals = { ...state.totals, refusedFull: state.totals.refusedFull + 1 };
@@ -118,7 +136,7 @@ export function append(state: WriterState, request: AppendRequest): AppendStep {
       continue;
     }
     lines += formatLine({ type: request.type, producer: event.producer, seq: event.seq, index, at: iso, data: event.data });
-    marks[key] = { seq: event.seq, index, at: request.at };
+    marks[key] = { seq: event.seq, index, at: request.at, ...(request.caller === undefined ? {} : { c: request.caller }) };
     last = Math.max(last, index);
     index++;
     fresh++;
@@ -146,6 +164,7 @@ export function append(state: WriterState, request: AppendRequest): AppendStep {
           ? marks
           : state.producers;
   if (newcomers && callerMarks(producers, own) > limits.maxProducers) return refuse(state, request.requestId, 'producers');
+  if (newcomers && overQuota(producers, request, state.flushedThrough)) return refuse(state, request.requestId, 'callerProducers');
 
   const buffered = state.buffered + fresh;
   const trigger = sizeTrigger(limits);

@@ -26,6 +26,11 @@ export interface WriterLimits {
   /** Producers whose last sequence number is remembered at most; past it, new producers are refused. */
   readonly maxProducers: number;
   /**
+   * Of those, the marks one caller may hold (its producers' marks carry its tag): one client app
+   * cannot take the whole pool. Absent in messages sent before there was a quota.
+   */
+  readonly maxProducersPerCaller?: number;
+  /**
    * How long a producer's mark is kept after its last accepted event, whatever other producers do:
    * a retry within this window is always recognised as a duplicate. Only older marks make room.
    */
@@ -83,6 +88,8 @@ export interface ProducerMark {
   readonly index: number;
   /** Client time it was accepted: the mark is kept for the dedup window after it. */
   readonly at: number;
+  /** The caller whose request made the mark (a hash of its key, shared/http/caller.ts); absent for the app's own. */
+  readonly c?: string;
 }
 
 /**
@@ -177,6 +184,8 @@ export interface AppendRequest {
   readonly events: readonly EventInput[];
   /** The app appends to its own type (an in-app processor's stream); callers are refused on such types. */
   readonly own?: true;
+  /** Who sent it (shared/http/caller.ts), for the per-caller producer quota; absent for the app itself. */
+  readonly caller?: string;
 }
 
 /**
@@ -188,8 +197,11 @@ export interface AppendOperation {
   readonly requests: readonly AppendRequest[];
 }
 
-/** `producers`: the writer remembers maxProducers producers, all active within the dedup window. */
-export type Refusal = 'full' | 'notOwner' | 'notReady' | 'producers';
+/**
+ * `producers`: the writer remembers maxProducers producers, all active within the dedup window;
+ * `callerProducers`: the caller already holds its quota of them.
+ */
+export type Refusal = 'full' | 'notOwner' | 'notReady' | 'producers' | 'callerProducers';
 
 export type Receipt =
   | {

@@ -19,6 +19,7 @@ import { QueueServiceClient } from '@azure/storage-queue';
 import type { ScheduleView } from '../../shared/schedules/views';
 import { selfSignedCert } from '../support/selfSignedCert';
 import { describeDevhost, type E2eHost, ownHostTest, startE2eHost } from './support/harness';
+import { periodicTimersOff } from './support/timers';
 import { expectProblem, type JsonResponse, requestJson } from './support/http';
 import { unique } from './support/names';
 import { until as waitUntil } from './support/wait';
@@ -28,11 +29,7 @@ type Run = ScheduleView['runs'][number];
 
 const storage = (): string => process.env.TEST_STORAGE_CONNECTION as string;
 /** Settings every host here gets: the other capabilities' timers would otherwise fire every 30-60 virtual seconds. */
-const quietTimers = {
-  TALLYHO_COUNTERS_ROLLUP_SCHEDULE: '0 0 0 1 1 *',
-  TALLYHO_JOBS_RECONCILE_SCHEDULE: '0 0 0 1 1 *',
-  TALLYHO_SCHEDULES_RECONCILE_SCHEDULE: '0 0 0 1 1 *',
-};
+const quietTimers = periodicTimersOff;
 
 async function queueTexts(queue: string): Promise<string[]> {
   const client = QueueServiceClient.fromConnectionString(storage()).getQueueClient(queue);
@@ -336,12 +333,16 @@ describeDevhost('schedules on the virtual clock', () => {
     await s.advanceTo(Date.parse(at) - 1000);
     expect((await gateState()).state).toBe('closed');
     await s.advanceTo(Date.parse(at) + 1000);
+    // The schedule is admin-made: the admin reads what its run did, a function-level reader only that it ran.
     const done = await until(
       'the release run',
-      () => s.get(id),
+      () => requestJson<Schedule>(host, 'GET', `/api/schedules/${id}/privileged`, { key: 'admin' }),
       (r) => r.body.state === 'completed',
     );
     expect(ran(done.body)).toEqual([expect.objectContaining({ outcome: 'succeeded', detail: 'released' })]);
+    expect(ran((await s.get(id)).body).map((r) => ({ outcome: r.outcome, detail: r.detail }))).toEqual([
+      { outcome: 'succeeded', detail: undefined },
+    ]);
     expect(await gateState()).toMatchObject({ state: 'released', releasedBy: `schedule:${id}` });
     // The audit row is written with the release (shared/gates/service.ts), which the schedule's run makes.
     const auditRows = await until(
@@ -558,7 +559,11 @@ describeDevhost('catch-up after the host was down', () => {
 
   beforeAll(async () => {
     // One second of grace: a fire more than a second old when the schedule gets to it is missed.
-    host = await startE2eHost({ virtualClock: true, env: { ...quietTimers, TALLYHO_SCHEDULES_MISFIRE_GRACE_SECONDS: '1' } });
+    // Crons every 2 s make catch-up quick to see; the floor for function-level crons would refuse them.
+    host = await startE2eHost({
+      virtualClock: true,
+      env: { ...quietTimers, TALLYHO_SCHEDULES_MISFIRE_GRACE_SECONDS: '1', TALLYHO_SCHEDULES_MIN_CRON_INTERVAL_SECONDS: '1' },
+    });
     s = api(host);
   });
   afterAll(async () => {
@@ -698,6 +703,8 @@ describe('overlap policies with a slow webhook (real clock)', () => {
     host = await startE2eHost({
       env: {
         ...quietTimers,
+        // Runs every second overlap a 2.5 s webhook; the floor for function-level crons would refuse them.
+        TALLYHO_SCHEDULES_MIN_CRON_INTERVAL_SECONDS: '1',
         NODE_EXTRA_CA_CERTS: caFile,
         TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS: `localhost:${port}`,
         TALLYHO_SCHEDULES_WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',

@@ -37,8 +37,19 @@ export class Schedules {
     return answer.body;
   }
 
-  async get(id: string, options: { signal?: AbortSignal } = {}): Promise<ScheduleView> {
-    return (await this.transport.json<ScheduleView>({ method: 'GET', path: `schedules/${segment(id)}`, signal: options.signal })).body;
+  /**
+   * The schedule as the function key may read it (an admin's schedule with its target redacted), or
+   * with `privileged: true` everything, through `GET /api/schedules/{id}/privileged` with the admin key.
+   */
+  async get(id: string, options: { privileged?: boolean; signal?: AbortSignal } = {}): Promise<ScheduleView> {
+    const path = `schedules/${segment(id)}${options.privileged === true ? '/privileged' : ''}`;
+    const answer = await this.transport.json<ScheduleView>({
+      method: 'GET',
+      path,
+      ...(options.privileged === true ? { key: 'admin' as const } : {}),
+      signal: options.signal,
+    });
+    return answer.body;
   }
 
   /** Every schedule (optionally in one state), following the continuation tokens. */

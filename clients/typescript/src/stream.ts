@@ -93,9 +93,18 @@ export class Stream {
     await this.flushed();
   }
 
-  /** Where the type goes and how its writer is doing. */
-  async describe(options: { signal?: AbortSignal } = {}): Promise<StreamView> {
-    return (await this.transport.json<StreamView>({ method: 'GET', path: `streams/${segment(this.type)}`, signal: options.signal })).body;
+  /**
+   * Where the type goes and how its writer is doing; with `privileged: true` (the admin key) also
+   * where its log is and why a flush failed.
+   */
+  async describe(options: { privileged?: boolean; signal?: AbortSignal } = {}): Promise<StreamView> {
+    const answer = await this.transport.json<StreamView>({
+      method: 'GET',
+      path: `streams/${segment(this.type)}${options.privileged === true ? '/privileged' : ''}`,
+      ...(options.privileged === true ? { key: 'admin' as const } : {}),
+      signal: options.signal,
+    });
+    return answer.body;
   }
 
   /** Asks the writer to flush now (admin). */

@@ -2,7 +2,8 @@
  * Which addresses a webhook may connect to: public unicast only. Loopback, private, link-local,
  * shared (CGNAT), multicast, documentation and reserved ranges are refused, including IPv4 inside
  * IPv6 (mapped `::ffff:a.b.c.d`, NAT64, 6to4, IPv4-compatible). This is what stops a schedule from
- * reaching the instance metadata service (169.254.169.254), localhost or the virtual network.
+ * reaching the instance metadata service (169.254.169.254), Azure's wire server (168.63.129.16),
+ * localhost or the virtual network.
  */
 import { BlockList, isIP } from 'node:net';
 
@@ -12,6 +13,9 @@ const blocked = new BlockList();
 const privateIpv4: readonly (readonly [string, number])[] = [
   ['0.0.0.0', 8],
   ['10.0.0.0', 8],
+  // Azure's platform address (wire server, DNS, health probes): public-looking, but the host's own
+  // (https://learn.microsoft.com/azure/virtual-network/what-is-ip-address-168-63-129-16).
+  ['168.63.129.16', 32],
   ['100.64.0.0', 10],
   ['127.0.0.0', 8],
   ['169.254.0.0', 16],

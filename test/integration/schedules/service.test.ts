@@ -284,7 +284,7 @@ describe('control requests on the index', () => {
       outcome: 'succeeded',
     });
     expect(await queueLength(queue)).toBe(1);
-    expect((await h.service.get('p')).pendingTriggers).toBe(0);
+    expect((await h.service.get('p', 'admin')).pendingTriggers).toBe(0);
   });
 
   it('more than ten waiting triggers is a 429', async () => {
@@ -309,7 +309,7 @@ describe('control requests on the index', () => {
             (err: unknown) => (isAppError(err) ? err.status : 500),
           ),
         ]);
-        return { run: run.outcome, cancel, messages: await queueLength(queue), state: (await h.service.get(id)).state };
+        return { run: run.outcome, cancel, messages: await queueLength(queue), state: (await h.service.get(id, 'admin')).state };
       }),
     );
     for (const o of outcomes) {

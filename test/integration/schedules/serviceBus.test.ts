@@ -7,6 +7,8 @@
 import { ServiceBusClient } from '@azure/service-bus';
 
 import { senderDelivery } from '../../../shared/schedules/scheduledDelivery';
+import { isAppError } from '../../../shared/errors';
+import { problemResult } from '../../../shared/http/responses';
 import { appErrorOf } from '../../support/appErrors';
 import { scheduleHarness } from '../../support/schedules';
 import { creatorOf } from '../../../shared/schedules/creator';
@@ -117,7 +119,7 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
     // The broker's clock is ahead of ours: it has already enqueued the message.
     h.bus.enqueueNow((await h.table.read('late'))?.sequenceNumber ?? '');
     expect(await appErrorOf(h.service.cancel('late'))).toMatchObject({ code: 'Conflict', status: 409 });
-    expect((await h.service.get('late')).state).toBe('completed');
+    expect((await h.service.get('late', 'admin')).state).toBe('completed');
     // And by our own clock, once its time has passed.
     await h.service.create(
       {
@@ -157,20 +159,34 @@ describe('Service Bus scheduled delivery (fake Service Bus)', () => {
     expect(h.bus.receiveSession('app-fulfilment', 'ORD-7').map((m) => m.message.messageId)).toEqual(['o7-pack']);
   });
 
-  it('when Service Bus refuses, answers 503 and leaves nothing behind', async () => {
+  it('when Service Bus refuses, answers 503 and leaves nothing behind; what the SDK said goes to the log, not the answer', async () => {
     const h = scheduleHarness();
-    h.bus.failNext = Object.assign(new Error('namespace unreachable'), { retryable: true });
-    const problem = await appErrorOf(
-      h.service.create(
+    const sdkMessage =
+      'connect ECONNREFUSED 10.1.2.3:5671 (amqps://tallyho-prod.servicebus.windows.net/app-orders, TrackingId:6f2c, SystemTracker:gateway)';
+    h.bus.failNext = Object.assign(new Error(sdkMessage), { retryable: true, code: 'ServiceCommunicationProblem' });
+    const err: unknown = await h.service
+      .create(
         {
           id: 'refused',
           at: '2027-01-01T01:00:00Z',
           target: { type: 'serviceBus', entity: 'app-orders', message: 1, delivery: 'scheduled' },
         },
         tester,
-      ),
-    );
-    expect(problem).toMatchObject({ code: 'DependencyUnavailable', status: 503 });
+      )
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    if (!isAppError(err)) throw new Error('expected an AppError');
+    expect({ code: err.code, status: err.status, internal: err.internal }).toEqual({
+      code: 'DependencyUnavailable',
+      status: 503,
+      internal: sdkMessage,
+    });
+    // The problem document a caller reads.
+    const answer = JSON.stringify(problemResult(err).jsonBody);
+    expect(answer).toContain('Service Bus did not take the scheduled message; nothing was created');
+    expect(answer).not.toMatch(/ECONNREFUSED|10\.1\.2\.3|servicebus\.windows\.net|TrackingId/);
     expect(await h.table.read('refused')).toBeUndefined();
     expect(h.bus.scheduled.size).toBe(0);
   });

@@ -1,9 +1,9 @@
 /**
- * The console's server side without a host: the HTML shell derives its links from the URL it is
- * served at (and escapes them), assets come only from the build's manifest with the right types and
+ * The console's server side without a host: the HTML shell builds its links from its route, never
+ * from the request path (and escapes them), assets come only from the build's manifest with the right types and
  * caching, and a package built without the assets says so instead of serving a broken page.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -12,6 +12,7 @@ import { contentSecurityPolicy } from '../../../shared/console/headers';
 import { consolePage } from '../../../shared/console/page';
 import { consoleRoutes } from '../../../shared/console/routes';
 import type { HttpResult } from '../../../shared/http/responses';
+import { routePrefix } from '../../../shared/http/routeTemplate';
 import { routeRequest } from '../../support/routeRequest';
 
 function assetDir(files: Record<string, string>): string {
@@ -33,7 +34,7 @@ async function run(route: typeof page, request: Parameters<typeof routeRequest>[
 }
 
 describe('console routes', () => {
-  test('the page links its hashed assets and the API under the prefix it was served at, with the security headers', async () => {
+  test('the page links its hashed assets and the API under its route, with the security headers', async () => {
     const res = await run(page);
     expect(res.status).toBe(200);
     expect(res.headers).toMatchObject({
@@ -47,6 +48,21 @@ describe('console routes', () => {
     expect(html).toContain('<script type="module" src="/api/console/assets/console-AB12.js"></script>');
     expect(html).toContain('<link rel="stylesheet" href="/api/console/assets/console-CD34.css">');
     expect(html).toContain('<meta name="tallyho-api-base" content="/api">');
+  });
+
+  test('the links come from the route, not the request path: a page requested as //evil.example/api/console links only this origin', async () => {
+    const request = { ...routeRequest(page!), url: 'http://localhost//evil.example/api/console' };
+    const html = (await page!.run(request)).body as string;
+    expect(html).toContain('src="/api/console/assets/console-AB12.js"');
+    expect(html).toContain('<meta name="tallyho-api-base" content="/api">');
+    expect(html).not.toContain('evil.example');
+  });
+
+  test('the route prefix the links use is the one host.json serves routes under', () => {
+    const hostJson = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'host.json'), 'utf8')) as {
+      extensions?: { http?: { routePrefix?: string } };
+    };
+    expect(hostJson.extensions?.http?.routePrefix).toBe(routePrefix);
   });
 
   test('links are escaped', () => {

@@ -5,7 +5,9 @@
 import type { QueueClient } from '@azure/storage-queue';
 
 import { effectIssues, type EffectRules, unavailable } from '../../../shared/effects/admission';
-import { type Effect, effectKey, type EffectOrigin } from '../../../shared/effects/effect';
+import { type Effect, effectKey, type EffectOrigin, jobKey } from '../../../shared/effects/effect';
+import { idempotencyKey } from '../../../shared/http/schemas';
+import { isAppKey } from '../../../shared/names';
 import { type EffectPorts, pollEffect, runEffect } from '../../../shared/effects/runner';
 import { parseAllowList } from '../../../shared/effects/webhook/allowList';
 import { AppError, isAppError } from '../../../shared/errors';
@@ -38,6 +40,19 @@ describe('effectKey', () => {
     expect(effectKey({ ...gateRun, gate: 'other' })).not.toBe(effectKey(gateRun));
     expect(effectKey({ ...gateRun, generation: 4 })).toBe(effectKey(gateRun));
     expect(effectKey(scheduleRun)).toBe('nightly#4');
+  });
+});
+
+describe('jobKey', () => {
+  it("is in the app's own key form, which no Idempotency-Key a caller sends can take", () => {
+    expect(jobKey(gateRun)).toBe('gate-run launch:w7');
+    expect(jobKey(scheduleRun)).toBe('schedule-run nightly#4');
+    for (const origin of [gateRun, scheduleRun]) {
+      expect(isAppKey(jobKey(origin))).toBe(true);
+      expect(idempotencyKey.safeParse(jobKey(origin)).success).toBe(false);
+      // The key a caller would have had to guess before is no longer the run's.
+      expect(jobKey(origin)).not.toBe(effectKey(origin));
+    }
   });
 });
 
@@ -176,8 +191,8 @@ describe('runEffect: one runner, one outcome type', () => {
   it('submits a job under the key and answers `started` with its handle, which a poll follows', async () => {
     const r = recordingPorts();
     const outcome = await runEffect({ type: 'job', processor: 'billing', items: [{ id: 'a' }] }, gateRun, r.ports);
-    expect(outcome).toEqual({ outcome: 'started', handle: 'job-gate-run:launch:w7' });
-    expect(r.submitted).toEqual([{ processor: 'billing', key: 'gate-run:launch:w7' }]);
+    expect(outcome).toEqual({ outcome: 'started', handle: 'job-gate-run launch:w7' });
+    expect(r.submitted).toEqual([{ processor: 'billing', key: 'gate-run launch:w7' }]);
     expect(await pollEffect({ type: 'job', processor: 'billing', items: [] }, 'h', r.ports)).toEqual({ outcome: 'running' });
   });
 

@@ -10,6 +10,7 @@ describe('webhook address rules (SSRF)', () => {
     '172.31.255.255',
     '192.168.1.1',
     '169.254.169.254', // instance metadata
+    '168.63.129.16', // Azure's wire server
     '100.64.0.1',
     '0.0.0.0',
     '224.0.0.1',
@@ -28,7 +29,7 @@ describe('webhook address rules (SSRF)', () => {
     expect(isPublicAddress(address)).toBe(false);
   });
 
-  it.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('allows public %s', (address) => {
+  it.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '168.63.129.17', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('allows public %s', (address) => {
     expect(isPublicAddress(address)).toBe(true);
   });
 });
@@ -45,6 +46,11 @@ describe('finding 9: IPv6 forms that embed a private IPv4 address', () => {
     '2002:7f00:1::', // 6to4 127.0.0.1
     '2002:a9fe:a9fe::1', // 6to4 169.254.169.254
     '2002:c0a8:101::', // 6to4 192.168.1.1
+    '::ffff:a83f:8110', // mapped 168.63.129.16 (Azure's wire server)
+    '::ffff:168.63.129.16',
+    '64:ff9b::a83f:8110', // NAT64 168.63.129.16
+    '2002:a83f:8110::', // 6to4 168.63.129.16
+    '::a83f:8110', // IPv4-compatible 168.63.129.16
   ])('refuses %s', (address) => {
     expect(isPublicAddress(address)).toBe(false);
   });

@@ -3,7 +3,7 @@
  * refused; a job action is refused for what the jobs API refuses and is submitted, through the
  * effects runner, under a key that belongs to its run.
  */
-import { effectKey, type JobItem } from '../../../shared/effects/effect';
+import { type JobItem, jobKey } from '../../../shared/effects/effect';
 import type { EffectPorts } from '../../../shared/effects/runner';
 import { type ActionInput, performAction } from '../../../shared/gates/actionRunner';
 import { actionFingerprint } from '../../../shared/gates/fingerprint';
@@ -11,7 +11,7 @@ import { gateActionSchema, maxActionPayloadBytes, runBody } from '../../../share
 import { AppError } from '../../../shared/errors';
 import { transactions } from '../../support/billing';
 
-const jobActionKey = (gate: string, runId: string): string => effectKey({ kind: 'gateRun', gate, generation: 1, runId });
+const jobActionKey = (gate: string, runId: string): string => jobKey({ kind: 'gateRun', gate, generation: 1, runId });
 
 const tx = transactions(2, 1, 'gate');
 

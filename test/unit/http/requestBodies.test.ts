@@ -11,7 +11,7 @@ import { schedulesRoutes } from '../../../shared/schedules/routes';
 import { streamsRoutes } from '../../../shared/streams/routes';
 import { sequencesRoutes } from '../../../shared/sequences/routes';
 import { countersRoutes } from '../../../shared/counters/routes';
-import { callRoute, routeNamed } from '../../support/routeRequest';
+import { callRoute, routeNamed, routeRequest } from '../../support/routeRequest';
 
 interface ProblemBody {
   readonly code?: string;
@@ -142,5 +142,61 @@ describe('finding 9: a body must be JSON, and a body-less route takes none', () 
       });
     }
     expect(reached).toEqual([]);
+  });
+});
+
+describe('a body is counted while it arrives and refused at the limit', () => {
+  /** A chunked upload of `total` bytes made on demand, 64 KiB at a time, counting what was pulled. */
+  function lazyUpload(total: number): { stream: ReadableStream<Uint8Array>; pulled: () => number; cancelled: () => boolean } {
+    const chunk = new Uint8Array(64 * 1024).fill(0x20);
+    let pulled = 0;
+    let cancelled = false;
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          if (pulled >= total) return controller.close();
+          pulled += chunk.byteLength;
+          controller.enqueue(chunk);
+        },
+        cancel() {
+          cancelled = true;
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    return { stream, pulled: () => pulled, cancelled: () => cancelled };
+  }
+
+  it('a 300 MiB chunked body to a 1 KiB route is a 413 after one chunk, and the upload is cancelled', async () => {
+    const route = routeNamed(routes, 'streamsRemap'); // maxBodyBytes 1024
+    const upload = lazyUpload(300 * 1024 * 1024);
+    const request = { ...routeRequest(route, { params: { type: 'orders' } }), body: upload.stream };
+    const headers = { get: (name: string) => (name.toLowerCase() === 'content-type' ? 'application/json' : null) };
+    const res = await route.run({ ...request, headers });
+    expect(res.status).toBe(413);
+    expect(res.jsonBody).toMatchObject({ code: 'PayloadTooLarge', detail: 'The body is more than 1024 bytes; at most 1024 are accepted' });
+    expect(upload.pulled()).toBe(64 * 1024);
+    await new Promise((r) => setImmediate(r));
+    expect(upload.cancelled()).toBe(true);
+    expect(reached).toEqual([]);
+  });
+
+  it('a body within the limit is read whole from the stream, across chunks', async () => {
+    const route = routeNamed(routes, 'streamsAppend');
+    const text = JSON.stringify({ producer: 'p', seq: -1, data: 'é'.repeat(40_000) });
+    const bytes = new TextEncoder().encode(text);
+    // Split inside a two-byte character, so decoding must see the chunks together.
+    const split = bytes.indexOf(0xc3) + 1;
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(bytes.slice(0, split));
+        controller.enqueue(bytes.slice(split));
+        controller.close();
+      },
+    });
+    const request = routeRequest(route, { params: { type: 'orders' }, headers: { 'content-type': 'application/json' } });
+    const res = await route.run({ ...request, body: stream });
+    expect(res.status).toBe(400);
+    expect(res.jsonBody).toMatchObject({ issues: [{ path: 'body.events.0.seq' }] });
   });
 });

@@ -27,10 +27,10 @@ describe('schedule creators', () => {
   test('a stored creator is read back and shown; a row from before creators were recorded shows null', () => {
     const row = parseRow({ ...stored, createdBy: JSON.stringify({ by: 'ops', level: 'admin' }) });
     expect(row.createdBy).toEqual({ by: 'ops', level: 'admin' });
-    expect(viewOf(row).createdBy).toEqual({ by: 'ops', level: 'admin' });
+    expect(viewOf(row, 'admin').createdBy).toEqual({ by: 'ops', level: 'admin' });
     const old = parseRow(stored);
     expect(old.createdBy).toBeUndefined();
-    expect(viewOf(old).createdBy).toBeNull();
+    expect(viewOf(old, 'admin').createdBy).toBeNull();
   });
 
   test('a creator with an unknown level is corrupt state, not a silent admin', () => {

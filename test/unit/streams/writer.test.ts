@@ -161,6 +161,33 @@ describe('finding 6: dedup window can be flushed by anyone', () => {
     expect(Object.keys(later.state.producers)).toEqual(['orders|c']);
   });
 
+  it('one caller cannot take every producer place: past its quota its newcomers are refused, another caller still gets in', () => {
+    const quota = { ...capped, maxProducers: 10, maxProducersPerCaller: 3 };
+    const ask = (state: WriterState, producers: string[], caller: string | undefined, at = requestAt) =>
+      append(
+        state,
+        request(
+          producers.map((producer) => ({ producer, seq: 1 })),
+          { limits: quota, at, ...(caller === undefined ? {} : { caller }) },
+        ),
+      );
+    // One request with many new producers from one caller: refused whole, nothing recorded.
+    const flood = ask(opened0(quota), ['m1', 'm2', 'm3', 'm4'], 'mallory');
+    expect(flood.receipt).toMatchObject({ ok: false, why: 'callerProducers' });
+    expect(flood.state.producers).toEqual({});
+    let state = flushedAll(ask(opened0(quota), ['m1', 'm2', 'm3'], 'mallory').state);
+    expect(ask(state, ['m4'], 'mallory', requestAt + 1).receipt).toMatchObject({ ok: false, why: 'callerProducers' });
+    // Mallory's known producers go on; another caller's new producer is admitted.
+    const known = append(state, request([{ producer: 'm1', seq: 2 }], { limits: quota, at: requestAt + 2, caller: 'mallory' }));
+    expect(known.receipt).toMatchObject({ ok: true, acc: 1 });
+    state = flushedAll(ask(state, ['alice-1'], 'alice', requestAt + 3).state);
+    expect(Object.values(state.producers).map((m) => m.c)).toEqual(['mallory', 'mallory', 'mallory', 'alice']);
+    // The app's own appends (no caller) are not held to any quota.
+    expect(ask(state, ['own-1', 'own-2', 'own-3', 'own-4'], undefined, requestAt + 4).receipt).toMatchObject({ ok: true, acc: 4 });
+    // Once Mallory's marks age past the window (and are in the log), Mallory may take new producers again.
+    expect(ask(state, ['m5'], 'mallory', requestAt + window + 1).receipt).toMatchObject({ ok: true, acc: 1 });
+  });
+
   it('a mark whose event is not in the log yet is kept even past the window', () => {
     const tiny = { ...capped, maxProducers: 1 };
     const state = append(opened0(tiny), request([{ producer: 'a', seq: 1 }], { limits: tiny })).state;

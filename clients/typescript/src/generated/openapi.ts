@@ -624,7 +624,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A schedule: state, next fire time, recent runs with their outcome */
+        /**
+         * A schedule: state, next fire time, recent runs with their outcome
+         * @description Read with a function key, a schedule an admin created shows its target as `{ type, redacted: true }` and the reasons of its failed runs hidden; a webhook's answer is never shown at this level (only its status). GET /api/schedules/{id}/privileged answers the whole schedule to the admin key.
+         */
         get: operations["schedulesGet"];
         put?: never;
         post?: never;
@@ -646,6 +649,26 @@ export interface paths {
         put?: never;
         /** Pause a schedule: fires are skipped until it is resumed */
         post: operations["schedulesPause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedules/{id}/privileged": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A schedule with everything an admin may see: its target and payload, and what its targets answered; admin key
+         * @description The same schedule as GET /api/schedules/{id}, nothing redacted, whoever created it.
+         */
+        get: operations["schedulesGetPrivileged"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -816,7 +839,7 @@ export interface paths {
         };
         /**
          * Where an event type goes and how its writer is doing
-         * @description The resolved partition and resource, the writer's buffer depth, last flush and flush lag (age of the oldest unflushed event).
+         * @description The resolved partition and resource, the writer's buffer depth, last flush and flush lag (age of the oldest unflushed event). At this level without the log's blob names or the text of a flush error: GET /api/streams/{type}/privileged has them (admin key).
          */
         get: operations["streamsGet"];
         put?: never;
@@ -861,6 +884,26 @@ export interface paths {
          * @description Writes everything the writer accepted so far without waiting for N events or T. 200 once it is in the log, 202 if not yet.
          */
         post: operations["streamsFlush"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/streams/{type}/privileged": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An event type's route and writer, with the log's blob names and the last flush error (for operators)
+         * @description The same view as GET /api/streams/{type}, nothing left out.
+         */
+        get: operations["streamsGetPrivileged"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1677,6 +1720,7 @@ export interface components {
             runs: components["schemas"]["ScheduleRun"][];
             /** @enum {string} */
             state: "pending" | "active" | "paused" | "cancelled" | "completed";
+            /** @description What runs. Read at function level, a schedule an admin created shows only `{ type, redacted: true }` (read it with the admin key: GET /api/schedules/{id}/privileged). */
             target: {
                 [key: string]: unknown;
             };
@@ -1999,15 +2043,18 @@ export interface components {
                 } | null;
                 lastFlush: {
                     at: string;
-                    blob: string;
+                    /** @description Admin view only */
+                    blob?: string;
                     blocksFoundWritten: number;
                     bytes: number;
                     events: number;
                 } | null;
                 log: {
-                    blob: string;
+                    /** @description Admin view only */
+                    blob?: string;
                     blocks: number;
-                    container: string;
+                    /** @description Admin view only */
+                    container?: string;
                     position: number;
                 } | null;
                 maxBuffered: number;
@@ -4806,6 +4853,71 @@ export interface operations {
             };
         };
     };
+    schedulesGetPrivileged: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description Invalid id, body or query; nothing was changed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such schedule */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage (or Service Bus) unavailable or too much contention; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     schedulesResume: {
         parameters: {
             query?: never;
@@ -5609,7 +5721,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The writer's buffer is full; retry after Retry-After (or use wait=true) */
+            /** @description The writer's buffer is full (retry after Retry-After, or use wait=true), or it remembers as many producers as it may: in all (TALLYHO_STREAMS_MAX_PRODUCERS) or of this caller's key (TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5666,6 +5778,63 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StreamFlushResult"];
+                };
+            };
+            /** @description Invalid type, query or events; nothing was written */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The writer did not answer (or flush) in time, or a remap is under way; retry after Retry-After. Sending the same events again is safe */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    streamsGetPrivileged: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Event type */
+                type: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamView"];
                 };
             };
             /** @description Invalid type, query or events; nothing was written */

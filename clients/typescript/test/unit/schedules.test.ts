@@ -19,4 +19,15 @@ describe('Schedules', () => {
       ['schedules', 'fn-key'],
     ]);
   });
+
+  test('get reads what the function key may see, or everything through the admin-level route with privileged', async () => {
+    const { transport, requests } = fakeTransport(() => json(200, view), { functionKey: 'fn-key', adminKey: 'admin-key' });
+    const schedules = new Schedules(transport);
+    await schedules.get('nightly');
+    await schedules.get('nightly', { privileged: true });
+    expect(requests.map((r) => [r.method, r.path, r.headers['x-functions-key']])).toEqual([
+      ['GET', 'schedules/nightly', 'fn-key'],
+      ['GET', 'schedules/nightly/privileged', 'admin-key'],
+    ]);
+  });
 });

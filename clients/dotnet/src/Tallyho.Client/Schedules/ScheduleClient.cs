@@ -55,6 +55,16 @@ public sealed class ScheduleClient
     public Task<Schedule> GetAsync(string id, CancellationToken cancellationToken = default) =>
         _http.SendJsonAsync<Schedule>(new TallyhoRequest(HttpMethod.Get, Path(id)) { Idempotent = true }, cancellationToken);
 
+    /// <summary>
+    /// A schedule with everything the admin key may see: <see cref="GetAsync"/> read with a function key shows
+    /// a schedule an admin created with its target redacted and its failure reasons hidden, and no webhook's answer.
+    /// </summary>
+    /// <param name="id">The schedule's id.</param>
+    /// <param name="cancellationToken">Cancels the request.</param>
+    /// <returns>The schedule.</returns>
+    public Task<Schedule> GetPrivilegedAsync(string id, CancellationToken cancellationToken = default) =>
+        _http.SendJsonAsync<Schedule>(new TallyhoRequest(HttpMethod.Get, Path(id) + "/privileged") { Idempotent = true, Key = KeyLevel.Admin }, cancellationToken);
+
     /// <summary>One page of schedules.</summary>
     /// <param name="state">Only schedules in this state, if given.</param>
     /// <param name="pageSize">Schedules per page (1-100; default 50).</param>
