@@ -57,7 +57,7 @@ export interface ScheduleView {
 export interface JobView {
   readonly id: string;
   readonly processor: string;
-  readonly state: 'accepted' | 'running' | 'completed' | 'completedWithFailures';
+  readonly state: 'accepted' | 'running' | 'cancelling' | 'completed' | 'completedWithFailures' | 'cancelled';
   readonly round: number;
   readonly totals: { readonly items: number; readonly succeeded: number; readonly failed: number; readonly pending: number };
   readonly timings: { readonly acceptedAt: string; readonly completedAt: string | null; readonly durationMs: number | null };

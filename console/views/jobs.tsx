@@ -9,8 +9,10 @@ import type { JobFailure, JobView } from '../types';
 const stateLabels: Record<JobView['state'], string> = {
   accepted: 'accepted',
   running: 'running',
+  cancelling: 'cancelling',
   completed: 'completed',
   completedWithFailures: 'completed with failures',
+  cancelled: 'cancelled',
 };
 
 /** Shown per job; past it the list says so. */
