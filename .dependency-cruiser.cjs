@@ -20,26 +20,28 @@ const { builtinModules } = require('node:module');
  */
 const edges = {
   // Infrastructure: what every capability builds on.
-  storage: [],
+  storage: ['telemetry'],
   durable: [],
+  // The port every capability records its metrics and spans through (the composition root builds it).
+  telemetry: [],
   messaging: ['storage'],
   signing: ['storage'],
-  http: ['durable'],
+  http: ['durable', 'telemetry'],
   openapi: ['http'],
   // The effects a capability can make happen when something fires (gate runs, schedules).
   effects: ['storage'],
   // The capabilities.
-  sequences: ['http', 'storage'],
-  counters: ['http', 'storage'],
-  streams: ['durable', 'http', 'openapi', 'storage'],
+  sequences: ['http', 'storage', 'telemetry'],
+  counters: ['http', 'storage', 'telemetry'],
+  streams: ['durable', 'http', 'openapi', 'storage', 'telemetry'],
   // Job envelopes and lease ids are signed.
-  jobs: ['http', 'signing', 'storage'],
+  jobs: ['http', 'signing', 'storage', 'telemetry'],
   // In-app processors (registered in shared/app/processors.ts): billing appends its ledger through streams.
   billing: ['http', 'jobs', 'streams'],
   wordcount: ['jobs'],
   // A gate run's job action and a schedule's job target take the jobs API's own body.
-  gates: ['durable', 'effects', 'http', 'jobs', 'storage'],
-  schedules: ['durable', 'effects', 'http', 'jobs', 'storage'],
+  gates: ['durable', 'effects', 'http', 'jobs', 'storage', 'telemetry'],
+  schedules: ['durable', 'effects', 'http', 'jobs', 'storage', 'telemetry'],
   health: ['http', 'storage'],
   console: ['http'],
   apidocs: ['console', 'http'],

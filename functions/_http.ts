@@ -49,14 +49,26 @@ function durableOf(route: RouteDefinition, context: InvocationContext): (() => D
   return () => client ?? invocationClient(context);
 }
 
-function runRoute(route: RouteDefinition, request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> {
+/** Records the answer (http.server.request.duration); without an app (a bad setting) there is nowhere to record it. */
+function answered(route: RouteDefinition, request: HttpRequest, status: number, started: number): void {
+  try {
+    theApp().requests.answered(route.path, request.method, status, (performance.now() - started) / 1000);
+  } catch {
+    // The problem document already says why the app is not there.
+  }
+}
+
+async function runRoute(route: RouteDefinition, request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> {
+  const started = performance.now();
   const limit = maxBodyBytes();
   const durable = durableOf(route, context);
-  return route.run(request, {
+  const result = await route.run(request, {
     logger: invocationLogger(context),
     ...(limit === undefined ? {} : { maxBodyBytes: limit }),
     ...(durable === undefined ? {} : { durable }),
   });
+  answered(route, request, result.status, started);
+  return result;
 }
 
 /** What an `anyMethod` route registers: every method but CONNECT (a proxy tunnel, never an API call). */

@@ -6,6 +6,8 @@ import { app } from '@azure/functions';
 
 import { stopApp } from './_app';
 
+// First: the trace context every handler runs in.
+import './_telemetry';
 import './http';
 import './counters';
 import './gates';

@@ -21,6 +21,11 @@ export interface InvocationRequest {
    * as long as the client wants (server-sent events), so `settle()` does not wait for them.
    */
   readonly clientHeld?: boolean;
+  /**
+   * The invocation's W3C traceparent (HTTP: the host's span for the request, ./traceContext.ts). The
+   * real host gives a queue invocation none (devhost/docs/real-host.md#trace-context); others get none here either.
+   */
+  readonly traceParent?: string;
 }
 
 export type InvocationOutcome =
@@ -88,6 +93,7 @@ export class Invoker {
         functionId: fn.metadata.functionId ?? fn.metadata.name,
         inputData: request.inputData,
         triggerMetadata: request.triggerMetadata ?? {},
+        traceContext: { traceParent: request.traceParent ?? '', traceState: '', attributes: {} },
         ...(request.retryContext === undefined ? {} : { retryContext: request.retryContext }),
       },
       metadata: fn.metadata,

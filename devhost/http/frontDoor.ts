@@ -13,6 +13,7 @@ import type { BindingIo } from '../bindings/bindingIo';
 import { httpTriggerParams } from './bindingData';
 import { type BindingData } from '../bindings/expressions';
 import type { Invoker } from '../core/invoker';
+import { invocationTraceParent } from '../core/traceContext';
 import type { RpcParameterBinding } from '../core/types';
 import type { HostLogger } from '../log';
 import type { CorsPolicy } from './cors';
@@ -257,7 +258,13 @@ export class HttpFrontDoor {
     this.logStart(route, invocationId);
     const inputData = await this.inputs(route, { name: route.triggerName, data: toRpcHttpRequest(parts) }, data, res, invocationId);
     if (inputData === undefined) return;
-    const outcome = await this.options.invoker.invoke({ functionName: route.functionName, invocationId, inputData, clientHeld: true });
+    const outcome = await this.options.invoker.invoke({
+      functionName: route.functionName,
+      invocationId,
+      inputData,
+      clientHeld: true,
+      traceParent: invocationTraceParent(req.headers.traceparent),
+    });
     if (!outcome.ok) {
       this.logEnd(route, invocationId, false, outcome.durationMs);
       this.fail(res, `function ${route.functionName} (Id=${invocationId})`, outcome.error);
@@ -299,6 +306,7 @@ export class HttpFrontDoor {
       inputData,
       triggerMetadata: streamTriggerMetadata({ ...parts, params: httpTriggerParams(params, parts.query, body) }),
       clientHeld: true,
+      traceParent: invocationTraceParent(req.headers.traceparent),
     });
     const exchange = proxy.forward(
       invocationId,

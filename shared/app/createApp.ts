@@ -12,6 +12,7 @@
 import type { Clock, Random } from '../clock';
 import type { CounterService } from '../counters/service';
 import type { DurableClient } from '../durable/client';
+import { type RequestMetrics, requestMetricsOf } from '../http/metrics';
 import { DurableClientSource } from '../durable/source';
 import type { EffectPorts } from '../effects/runner';
 import type { SweepReport } from '../idempotencySweep';
@@ -29,6 +30,7 @@ import type { Runtime } from './runtime';
 import { schedulesOf, type SchedulesCapability } from './schedules';
 import { countersOf, jobsOf, sequencesOf, type StreamsCapability, streamsOf, sweepOf } from './services';
 import type { AppConfig } from './settings';
+import { type AppTelemetry, telemetryOff } from './telemetry';
 
 export interface AppDeps {
   readonly config: AppConfig;
@@ -39,6 +41,8 @@ export interface AppDeps {
   readonly logger: Logger;
   /** Fresh ids (run ids, leases, the instance id of the sequence allocators). */
   readonly newId: () => string;
+  /** Metrics and traces (shared/app/telemetry.ts); none when absent. */
+  readonly telemetry?: AppTelemetry;
 }
 
 export interface App {
@@ -52,18 +56,22 @@ export interface App {
   readonly schedules: SchedulesCapability;
   readonly jobs: JobService;
   readonly streams: StreamsCapability;
+  /** Where the HTTP adapter records each answered request (http.server.request.duration). */
+  readonly requests: RequestMetrics;
   /** Deletes expired Idempotency-Key rows (the sweep timer). */
   sweepIdempotency(): Promise<SweepReport>;
-  /** Graceful stop: unused sequence numbers go back, open long polls answer, Service Bus closes. */
+  /** Graceful stop: unused sequence numbers go back, open long polls answer, Service Bus closes, telemetry is flushed. */
   shutdown(): Promise<void>;
 }
 
 export function createApp(deps: AppDeps): App {
   const { config, storage, serviceBus } = deps;
+  const telemetry = deps.telemetry ?? telemetryOff;
   const runtime: Runtime = {
     clock: deps.clock,
     random: deps.random,
     logger: deps.logger,
+    telemetry: telemetry.telemetry,
     backoff: occBackoff(config.occ),
     newId: deps.newId,
   };
@@ -119,9 +127,12 @@ export function createApp(deps: AppDeps): App {
     schedules,
     jobs,
     streams,
+    requests: requestMetricsOf(runtime.telemetry),
     sweepIdempotency: sweepOf(storage, runtime),
     async shutdown() {
       await Promise.allSettled([sequences.shutdown(), Promise.resolve(gates.hub.close()), serviceBus.close()]);
+      // Last, so what the shutdown itself recorded is exported too.
+      await telemetry.shutdown();
     },
   };
 }

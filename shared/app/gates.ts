@@ -101,6 +101,7 @@ export function gatesOf(
           effects: effects(undefined),
           now: () => runtime.clock.now(),
           logger: runtime.logger,
+          telemetry: runtime.telemetry,
         },
         input,
       ),

@@ -5,19 +5,26 @@ import { systemClock } from '../clock';
 import { createLogger } from '../log';
 import { serviceBusSenders } from '../messaging/serviceBus';
 import { createStorageClients } from '../storage/clients';
+import { storageResponsesOf } from '../storage/metrics';
 import { type App, createApp } from './createApp';
 import { loadAppConfig } from './settings';
+import { telemetryFromEnvironment } from './telemetry';
 
 /** Throws ConfigurationInvalid (naming every bad setting) when the environment's settings are not valid. */
 export function productionApp(env: Readonly<Record<string, string | undefined>> = process.env): App {
   const config = loadAppConfig(env);
+  const instanceId = randomUUID();
+  const telemetry = telemetryFromEnvironment(env, config.telemetry, instanceId);
+  const logger = createLogger();
+  if (telemetry.exporters.length > 0) logger.log('info', 'telemetry.started', { exporters: telemetry.exporters });
   return createApp({
     config,
-    storage: createStorageClients(config.storage, { retry: config.storageRetry }),
+    storage: createStorageClients(config.storage, { retry: config.storageRetry, answered: storageResponsesOf(telemetry.telemetry) }),
     serviceBus: serviceBusSenders(config.serviceBus),
     clock: systemClock,
     random: Math.random,
-    logger: createLogger(),
+    logger,
     newId: randomUUID,
+    telemetry,
   });
 }

@@ -95,7 +95,7 @@ export function streamsOf(config: AppConfig, storage: StorageClients, runtime: R
   });
   return {
     service,
-    logs: logActivities(() => storage.container(containers.streams), runtime.clock),
+    logs: logActivities(() => storage.container(containers.streams), runtime.clock, runtime.telemetry),
     api: (client) => streamsApi(service, client),
   };
 }

@@ -17,6 +17,7 @@ import { sequenceSettings } from '../sequences/settings';
 import { signingSettings } from '../signing/settings';
 import { storageRetrySettings } from '../storage/settings';
 import { streamSettings } from '../streams/settings';
+import { telemetrySettings } from '../telemetry/settings';
 
 export const appSettings = {
   http: httpSettings,
@@ -31,6 +32,7 @@ export const appSettings = {
   jobs: jobSettings,
   billing: billingSettings,
   durable: durableSettings,
+  telemetry: telemetrySettings,
 } as const;
 
 export type AppConfig = Config<typeof appSettings>;

@@ -4,6 +4,7 @@
  * infra/app-settings.json leaves at their defaults. A test compares the committed files with these.
  */
 import { connectionNames } from '../config';
+import { markdownTable } from '../markdownTable';
 import type { Setting } from '../settings';
 import { appSettings } from './settings';
 
@@ -22,15 +23,8 @@ function cells(setting: Setting<unknown>): [string, string, string] {
   return [`\`${setting.env}\``, shown, doc.replaceAll('|', '\\|')];
 }
 
-/** A markdown table padded as prettier pads it. */
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (r: readonly string[]): string => `| ${r.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')} |`;
-  return [line(header), `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`, ...rows.map(line)].join('\n');
-}
-
 function settingsTable(): string {
-  return table(['setting', 'default', 'meaning'], declaredSettings().map(cells));
+  return markdownTable(['setting', 'default', 'meaning'], declaredSettings().map(cells));
 }
 
 const tableMarkers = { begin: '<!-- settings:begin (npm run settings:sync) -->', end: '<!-- settings:end -->' } as const;

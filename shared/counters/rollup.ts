@@ -38,6 +38,8 @@ export interface RollupReport {
   readonly truncated: number;
   /** Partitions that failed (logged); their dirty rows stay for the next run. */
   readonly failed: number;
+  /** Age of the oldest dirty minute this run found, in ms (0: none): how far the rollup is behind. */
+  readonly oldestUnfoldedMs: number;
 }
 
 interface PartitionOutcome {
@@ -58,6 +60,7 @@ export class Rollup {
   async run(): Promise<RollupReport> {
     const now = this.deps.clock.now();
     const rows = await this.deps.dirty.list(now, dirtyRowsPerRun);
+    const oldest = rows.reduce((min, row) => Math.min(min, row.bucket), now);
     const byPartition = new Map<string, DirtyRow[]>();
     for (const row of rows) byPartition.set(row.partitionKey, [...(byPartition.get(row.partitionKey) ?? []), row]);
     const lostBefore = this.lostRaces;
@@ -83,6 +86,7 @@ export class Rollup {
       dirtyCleared: 0,
       truncated: 0,
       failed: 0,
+      oldestUnfoldedMs: now - oldest,
     };
     for (const outcome of outcomes) {
       if (outcome === undefined) {

@@ -21,6 +21,8 @@ import { Incrementer, type IncrementResult } from './increment';
 import { HitKeys } from './keys';
 import { CounterReader, type CounterValue } from './reader';
 import { Rollup, type RollupReport } from './rollup';
+import { counterTelemetry } from './metrics';
+import { noTelemetry, type Telemetry } from '../telemetry/port';
 
 export interface CounterTableNames {
   readonly settings: string;
@@ -45,6 +47,8 @@ export interface CounterServiceDeps {
    * one (see increment.ts); 0 writes every increment on its own. Default `defaultWritesInFlight`.
    */
   readonly writesInFlight?: number;
+  /** Where the capability's metrics go (none when absent). */
+  readonly telemetry?: Telemetry;
 }
 
 /**
@@ -74,8 +78,10 @@ export class CounterService {
   private readonly reader: CounterReader;
   /** TALLYHO_COUNTERS_MAX_AUTO_CREATED: increments choose names, so auto-creation is capped. */
   private readonly autoCreated: CappedSet;
+  private readonly metrics;
 
   constructor(private readonly deps: CounterServiceDeps) {
+    this.metrics = (deps.telemetry ?? noTelemetry).of(counterTelemetry).metrics;
     const names = deps.tableNames ?? defaultCounterTables;
     const { clock, random, logger, backoff, settings } = deps;
     const keys = new HitKeys(random);
@@ -136,21 +142,30 @@ export class CounterService {
         { path: 'body.by', message: `Must be a non-zero integer with |by| <= ${max} (TALLYHO_COUNTERS_MAX_INCREMENT)` },
       ]);
     }
-    return this.incrementer.increment(await this.counterForIncrement(name), by, idempotencyKey);
+    const counter = await this.counterForIncrement(name);
+    const result = await this.incrementer.increment(counter, by, idempotencyKey);
+    if (!result.replayed) this.metrics.increments.add(1, { 'tallyho.counter.name': name, 'tallyho.counter.mode': counter.definition.mode });
+    return result;
   }
 
   async read(name: string, consistent = false): Promise<CounterValue> {
     const counter = await this.catalog.read(name);
     if (counter === undefined) throw notFound(name);
-    return this.reader.read(counter, consistent);
+    const value = await this.reader.read(counter, consistent);
+    this.metrics.pending.record(value.pendingHits, { 'tallyho.counter.name': name });
+    return value;
   }
 
   list(limit: number): Promise<Listing<StoredCounter>> {
     return this.catalog.list(limit);
   }
 
-  runRollup(): Promise<RollupReport> {
-    return this.rollup.run();
+  async runRollup(): Promise<RollupReport> {
+    const report = await this.rollup.run();
+    this.metrics.rollupLag.record(report.oldestUnfoldedMs / 1000);
+    this.metrics.folded.add(report.hitsFolded);
+    this.metrics.rollupFailures.add(report.failed);
+    return report;
   }
 
   private async counterForIncrement(name: string): Promise<StoredCounter> {

@@ -8,6 +8,7 @@
  * TALLYHO_SCHEDULES_ALLOWED_QUEUES or TALLYHO_SCHEDULES_ALLOWED_SERVICEBUS_ENTITIES (both default `app-*`).
  * (A gate run's `enqueue` writes to the app's own gate-actions queue: the app names it, no caller.)
  */
+import { matchesPattern } from '../namePatterns';
 import { queues as appQueues, serviceBusEntities } from '../resources';
 
 export interface QueueRules {
@@ -41,17 +42,11 @@ function reservedQueueReason(name: string, jobsQueuePrefix: string): string | un
   return undefined;
 }
 
-function matches(pattern: string, name: string): boolean {
-  if (pattern === '*') return true;
-  if (pattern.endsWith('*')) return name.startsWith(pattern.slice(0, -1));
-  return pattern === name;
-}
-
 /** The issue message for a target queue, or undefined when it may be used. */
 export function queueTargetIssue(name: string, rules: QueueRules): string | undefined {
   const reserved = reservedQueueReason(name, rules.jobsQueuePrefix);
   if (reserved !== undefined) return `Not a target: ${reserved}`;
-  if (!rules.allowed.some((p) => matches(p, name))) return 'This queue is not allowed (TALLYHO_SCHEDULES_ALLOWED_QUEUES)';
+  if (!rules.allowed.some((p) => matchesPattern(p, name))) return 'This queue is not allowed (TALLYHO_SCHEDULES_ALLOWED_QUEUES)';
   return undefined;
 }
 
@@ -66,7 +61,7 @@ export function serviceBusTargetIssue(entity: string, allowed: readonly string[]
   if (appServiceBusNames.some((own) => name === own || name.startsWith(`${own}/`))) {
     return "Not a target: this entity carries the app's own events";
   }
-  if (!allowed.some((p) => matches(p.toLowerCase(), name)))
+  if (!allowed.some((p) => matchesPattern(p.toLowerCase(), name)))
     return 'This entity is not allowed (TALLYHO_SCHEDULES_ALLOWED_SERVICEBUS_ENTITIES)';
   return undefined;
 }

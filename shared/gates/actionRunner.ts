@@ -22,6 +22,8 @@ export type { ActionBatchInput, ActionBatchResult } from './messages';
 import type { ActionOutcome, RunRecord } from './operations';
 import { gateActionSchema } from './schemas';
 import type { GateStore, StoredRun } from './store';
+import { gateTelemetry } from './metrics';
+import { noTelemetry, type Telemetry } from '../telemetry/port';
 
 /**
  * Actions performed at once by one activity. A release runs up to 16 batches at once, so an instance
@@ -38,6 +40,8 @@ export interface ActionDeps {
   readonly effects: EffectPorts;
   readonly now: () => number;
   readonly logger: Logger;
+  /** Where the capability's metrics and spans go (none when absent). */
+  readonly telemetry?: Telemetry;
 }
 
 export interface ActionInput {
@@ -75,7 +79,19 @@ export async function performAction(effects: EffectPorts, input: ActionInput): P
 
 type Attempt = { readonly outcome: ActionOutcome } | { readonly retry: { readonly code: string; readonly reason: string } };
 
+/** One run's action in its own span (a child of the batch's), counted by outcome. */
 async function attempt(deps: ActionDeps, gate: string, generation: number, run: StoredRun): Promise<Attempt> {
+  const { metrics, spans } = (deps.telemetry ?? noTelemetry).of(gateTelemetry);
+  const type = run.value.actionType === 'job' ? 'job' : 'enqueue';
+  return spans.action.run({ attributes: { 'tallyho.gate.name': gate, 'tallyho.gate.action.type': type } }, async () => {
+    const tried = await attemptOnce(deps, gate, generation, run);
+    const outcome = 'retry' in tried ? 'retried' : tried.outcome.state === 'done' ? 'succeeded' : 'failed';
+    metrics.actions.add(1, { 'tallyho.gate.action.type': type, 'tallyho.outcome': outcome });
+    return tried;
+  });
+}
+
+async function attemptOnce(deps: ActionDeps, gate: string, generation: number, run: StoredRun): Promise<Attempt> {
   const at = (): string => new Date(deps.now()).toISOString();
   const failed = (code: string, reason: string): Attempt => ({ outcome: { state: 'failed', at: at(), code, reason } });
   const stored = gateActionSchema.safeParse(JSON.parse(run.actionJson ?? 'null'));
@@ -109,8 +125,16 @@ async function lateRuns(
   return { runs: stored.filter((s): s is StoredRun => s !== undefined && mine(s.value)), missing };
 }
 
-export async function performActionBatch(deps: ActionDeps, input: ActionBatchInput): Promise<ActionBatchResult> {
+/** A batch in its own span, continuing the release's trace when the batch carries it. */
+export function performActionBatch(deps: ActionDeps, input: ActionBatchInput): Promise<ActionBatchResult> {
+  const { spans } = (deps.telemetry ?? noTelemetry).of(gateTelemetry);
+  const attributes = { 'tallyho.gate.name': input.gate, 'tallyho.gate.generation': String(input.generation) };
+  return spans.actions.run({ attributes, ...(input.trace === undefined ? {} : { parent: input.trace }) }, () => actionBatch(deps, input));
+}
+
+async function actionBatch(deps: ActionDeps, input: ActionBatchInput): Promise<ActionBatchResult> {
   const { gate, generation } = input;
+  const gateMetrics = (deps.telemetry ?? noTelemetry).of(gateTelemetry).metrics;
   let selection = input.selection;
   if (input.confirm !== undefined) {
     const confirmed = await deps.confirmRelease(input.confirm);
@@ -126,9 +150,13 @@ export async function performActionBatch(deps: ActionDeps, input: ActionBatchInp
     const attempts: Attempt[] =
       input.giveUp === undefined
         ? await mapLimited(runs, actionConcurrency, (run) => attempt(deps, gate, generation, run))
-        : runs.map(() => ({
-            outcome: { state: 'failed', at: new Date(deps.now()).toISOString(), ...(input.giveUp as { code: string; reason: string }) },
-          }));
+        : runs.map((run) => {
+            const type = run.value.actionType === 'job' ? 'job' : 'enqueue';
+            gateMetrics.actions.add(1, { 'tallyho.gate.action.type': type, 'tallyho.outcome': 'failed' });
+            return {
+              outcome: { state: 'failed', at: new Date(deps.now()).toISOString(), ...(input.giveUp as { code: string; reason: string }) },
+            };
+          });
     const outcomes: { run: StoredRun; outcome: ActionOutcome }[] = [];
     attempts.forEach((a, i) => {
       const run = runs[i] as StoredRun;

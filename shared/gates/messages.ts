@@ -22,6 +22,8 @@ export interface ReleaseFollowUp {
   readonly from: number;
   /** Runs per action batch (TALLYHO_GATES_NOTIFY_BATCH). */
   readonly batchSize: number;
+  /** The release's W3C traceparent: the action batches continue its trace. */
+  readonly trace?: string;
 }
 
 /** What the release orchestration's first step found: the release made (by the caller or by it), or none. */
@@ -65,6 +67,8 @@ export interface ActionBatchInput {
   readonly confirm?: ReleaseFollowUp;
   /** Record every pending run of the selection as failed with this reason instead of trying again. */
   readonly giveUp?: { readonly code: string; readonly reason: string };
+  /** The release's traceparent, which the batch's span continues. */
+  readonly trace?: string;
 }
 
 export interface ActionBatchResult {

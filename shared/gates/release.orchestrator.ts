@@ -89,6 +89,7 @@ export function* gateReleaseOrchestrator(context: OrchestrationContext): Generat
     gate: input.gate,
     generation: input.generation,
     selection: { kind: 'released', shards, from: input.from },
+    ...(input.trace === undefined ? {} : { trace: input.trace }),
   }));
   const actions = yield* untilSettled(context, batches, (r) => r.retry > 0, announce, input);
   return { outcome: 'released', actions: { done: actions.done, failed: actions.failed, abandoned: 0 } };

@@ -26,6 +26,8 @@ import type { GateSettings } from './settings';
 import type { GateStore } from './store';
 import { create, earlierReleaseNeeded, release, reset, runStateOf, snapshotOf } from './transitions';
 import type { GateWatchHub } from './watchHub';
+import { gateTelemetry } from './metrics';
+import { noTelemetry, type Telemetry } from '../telemetry/port';
 
 /** A scheduled release at most this far ahead (one year and a day, for "same time next year"). */
 const maxScheduleAheadMs = 366 * 24 * 3600 * 1000;
@@ -54,6 +56,8 @@ export interface GateServiceDeps {
   readonly announces: () => boolean;
   /** Resets under way on this app instance, by gate and schedule, shared by every service the app hands out. */
   readonly resetsInFlight: Map<string, Promise<ResetOutcome>>;
+  /** Where the capability's metrics and spans go (none when absent). */
+  readonly telemetry?: Telemetry;
 }
 
 export interface Actor {
@@ -146,9 +150,19 @@ export function lateActionsStarter(durable: () => DurableClient) {
 
 export class GateService {
   private readonly registrar: GateRegistrar;
+  private readonly telemetry;
 
   constructor(private readonly deps: GateServiceDeps) {
     this.registrar = deps.registrar;
+    this.telemetry = (deps.telemetry ?? noTelemetry).of(gateTelemetry);
+  }
+
+  /** A release made: counted with the runs it let go (all at once, none of them costs work of its own). */
+  private recordRelease(gate: GateSnapshot, how: ReleaseHow): void {
+    const { metrics } = this.telemetry;
+    const name = { 'tallyho.gate.name': gate.name };
+    metrics.releases.add(1, { ...name, 'tallyho.gate.release.how': how });
+    metrics.released.record(gate.waiters.registered, name);
   }
 
   private now(): string {
@@ -158,7 +172,10 @@ export class GateService {
   /** The gate's state; undefined when the gate does not exist. */
   async read(name: string): Promise<GateSnapshot | undefined> {
     const stored = await this.deps.store.readGate(name);
-    return stored === undefined ? undefined : snapshotOf(stored.value);
+    if (stored === undefined) return undefined;
+    const snapshot = snapshotOf(stored.value);
+    this.telemetry.metrics.waiting.record(snapshot.waiters.waiting, { 'tallyho.gate.name': name });
+    return snapshot;
   }
 
   /** Up to `limit` gates as they are now, in name order. */
@@ -189,12 +206,24 @@ export class GateService {
 
   /**
    * Releases the current generation (or, with `options.generation`, that one only); a released gate
-   * answers its release (who and when) again. Answers once the release is written.
+   * answers its release (who and when) again. Answers once the release is written. Its span's trace
+   * context goes with the release orchestration, so the released runs' actions join its trace.
    */
-  async release(
+  release(
     name: string,
     actor: Actor,
     options: { generation?: number; how?: ReleaseHow; at?: string } = {},
+  ): Promise<ReleaseOutcome | { outcome: 'superseded' }> {
+    return this.telemetry.spans.release.run({ attributes: { 'tallyho.gate.name': name } }, (span) =>
+      this.releaseIn(name, actor, options, span.traceparent()),
+    );
+  }
+
+  private async releaseIn(
+    name: string,
+    actor: Actor,
+    options: { generation?: number; how?: ReleaseHow; at?: string },
+    trace: string | undefined,
   ): Promise<ReleaseOutcome | { outcome: 'superseded' }> {
     const how = options.how ?? 'api';
     return retryLostRaces(this.deps.retry(`gate ${name}`), async () => {
@@ -216,6 +245,7 @@ export class GateService {
         actions: made.result.release.actions,
         from: made.result.release.from,
         batchSize: this.deps.settings.notifyBatchSize,
+        ...(trace === undefined ? {} : { trace }),
       };
       if (made.result.release.actions > 0 || follow.announce)
         await this.startOnce(gateFunctions.release, gateInstanceIds.release(name, gate.generation), follow);
@@ -230,11 +260,13 @@ export class GateService {
         const now = await this.deps.store.readGate(name);
         const mine = now?.value.release;
         if (now !== undefined && mine?.generation === gate.generation && mine.at === at && mine.by === actor.by) {
+          // The orchestration made it and counted it.
           return this.released(snapshotOf(now.value));
         }
         throw new LostRace(`gate ${name} changed`);
       }
       this.registrar.forget(name);
+      this.recordRelease(made.result.gate, how);
       return this.released(made.result.gate);
     });
   }
@@ -265,6 +297,7 @@ export class GateService {
         if (!commit.ok) throw new LostRace(`gate ${name} changed`);
         this.registrar.forget(name);
         this.deps.hub.publish(made.result.gate);
+        this.recordRelease(made.result.gate, how);
         return { outcome: 'released', gate: made.result.gate, release: made.result.release, actions: made.result.release.actions };
       }
       const made = await this.deps.store.releaseFrom(input.gate, input.generation);

@@ -9,7 +9,7 @@
  */
 import { AppError } from '../errors';
 import { LostRace, retryLostRaces, retryContextOf } from '../retry';
-import type { JobsContext } from './context';
+import { type JobsContext, jobsTelemetry } from './context';
 import type { JsonObject } from './envelope';
 import { isFinished, type JobRecord, type StoredJob } from './jobRecord';
 import type { FinalizeContext } from './processor';
@@ -140,6 +140,16 @@ export async function completeIfDone(ctx: JobsContext, jobId: string): Promise<S
   if (attempt.kind === 'done') return attempt.stored;
   if (attempt.kind !== 'claimed') return attempt.stored;
   const { job } = attempt.stored;
+  const { spans } = jobsTelemetry(ctx);
+  const attributes = { 'tallyho.job.id': job.id, 'tallyho.job.processor': job.processor };
+  // In the submission's trace, wherever the completion runs (an envelope, the reconciler).
+  return spans.complete.run({ attributes, ...(job.trace === undefined ? {} : { parent: job.trace }) }, () => finalize(ctx, attempt.stored));
+}
+
+/** The claimed finalization: the processor's reduce (none for a cancelled job), the completed row, then the outputs. */
+async function finalize(ctx: JobsContext, claimed: StoredJob): Promise<StoredJob> {
+  const { job } = claimed;
+  const jobId = job.id;
   const cancelled = job.cancelledAt !== null;
   // Only an in-app processor has a reduce step; a declared one's items were its workers' to handle.
   const processor = cancelled ? undefined : ctx.processors.get(job.processor);
@@ -161,16 +171,18 @@ export async function completeIfDone(ctx: JobsContext, jobId: string): Promise<S
         leaseUntil: 0,
         updatedAt: now,
       },
-      attempt.stored.etag,
+      claimed.etag,
     );
   } catch (err) {
     // Our lease ran out and another finalizer took over: it completes the job.
-    if (err instanceof LostRace) return (await ctx.jobs.read(jobId)) ?? attempt.stored;
+    if (err instanceof LostRace) return (await ctx.jobs.read(jobId)) ?? claimed;
     throw err;
   }
   // The place among TALLYHO_JOBS_MAX_OPEN goes back now, before the delivery and the event: a job
   // waiting on those (a streams or Service Bus outage) holds no caller's place.
   await ctx.slots.release(jobId);
+  const state = cancelled ? 'cancelled' : completed.job.phase === 'completed' ? 'completed' : 'completedWithFailures';
+  jobsTelemetry(ctx).metrics.completed.add(1, { 'tallyho.job.processor': job.processor, 'tallyho.job.state': state });
   ctx.logger.log('info', 'jobs.completed', {
     job: jobId,
     round: job.round,

@@ -15,6 +15,8 @@ import type { ProcessorStore } from './processorStore';
 import type { ProcessorQueues } from './processorQueues';
 import type { LeaseHub } from './leaseHub';
 import type { PushTransport } from './pushTransport';
+import { jobTelemetry } from './metrics';
+import { noTelemetry, type Telemetry } from '../telemetry/port';
 
 /** The places among TALLYHO_JOBS_MAX_OPEN: a capped set of job ids (shared/storage/cappedSet.ts). */
 interface OpenSlots {
@@ -53,6 +55,13 @@ export interface JobsContext {
   readonly backoff: BackoffPolicy;
   /** MACs of envelopes and keyed job ids (loaded once per process). */
   readonly signer: () => Promise<Signer>;
+  /** Where the capability's metrics and spans go (none when absent). */
+  readonly telemetry?: Telemetry;
+}
+
+/** The capability's instruments and spans. */
+export function jobsTelemetry(ctx: Pick<JobsContext, 'telemetry'>) {
+  return (ctx.telemetry ?? noTelemetry).of(jobTelemetry);
 }
 
 /** How long an enqueuer's claim on a job lasts without progress (renewed with every batch sent). */

@@ -35,9 +35,8 @@ export async function roundEnvelopes(ctx: JobsContext, job: JobRecord, known?: I
   }
   const ref = ctx.files.inputRef(job);
   const entries = items.map((item) => entryFor(item, 1, job.pack.claimCheckBytes, ref));
-  return pack({ jobId: job.id, processor: job.processor, round: job.round, jobItems: job.items }, entries, job.pack, (k) =>
-    envelopeId(job.round, k),
-  );
+  const header = { jobId: job.id, processor: job.processor, round: job.round, jobItems: job.items, trace: job.trace };
+  return pack(header, entries, job.pack, (k) => envelopeId(job.round, k));
 }
 
 /** Where a job's k-th envelope goes: its declared processor's own queue, or a work queue (round-robin). */

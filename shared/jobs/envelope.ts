@@ -2,10 +2,12 @@
  * The queue message of a job: an envelope of up to 32 items (or ~48 KB), each inline or as a claim
  * check (a byte range of the job's input blob with its SHA-256). Keys are short because every byte
  * counts four-thirds once the host's base64 encoding is applied. An envelope names its job, round,
- * processor and the job's item count, so a worker needs no job read to process it.
+ * processor and the job's item count, so a worker needs no job read to process it, and the trace
+ * its submission started, so its processing joins that trace.
  */
 import { z } from 'zod';
 
+import { traceparentSchema } from '../telemetry/traceContext';
 import { itemId, jobId } from './ids';
 
 export const envelopeVersion = 1;
@@ -56,6 +58,8 @@ export const envelopeSchema = z.strictObject({
   r: z.number().int().min(0),
   /** Items in the whole job: the job is done when this many have a final result. */
   n: z.number().int().min(1),
+  /** The submission's traceparent (under the seal, so no queue writer can graft an envelope onto another trace). */
+  t: traceparentSchema.optional(),
   i: z.array(entry).min(1),
 });
 

@@ -63,6 +63,8 @@ export interface JobRecord {
   readonly summary: JsonObject | null;
   readonly delivery: DeliveryState;
   readonly event: EventState;
+  /** The submission's W3C traceparent: its envelopes and its completion continue that trace. */
+  readonly trace?: string;
 }
 
 export interface StoredJob {
@@ -113,6 +115,7 @@ export function jobEntity(job: JobRecord): Record<string, unknown> & { partition
     summary: job.summary === null ? '' : JSON.stringify(job.summary),
     delivery: job.delivery,
     event: job.event,
+    trace: job.trace ?? '',
   };
 }
 
@@ -168,5 +171,7 @@ export function parseJob(id: string, raw: Record<string, unknown>): JobRecord {
     summary: summary === '' ? null : (JSON.parse(summary) as JsonObject),
     delivery: oneOf(raw, 'delivery', id, deliveryStates),
     event: oneOf(raw, 'event', id, eventStates),
+    // Rows written before traces were kept have none.
+    ...(typeof raw.trace === 'string' && raw.trace !== '' ? { trace: raw.trace } : {}),
   };
 }

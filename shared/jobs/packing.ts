@@ -18,24 +18,31 @@ export interface EnvelopeHeader {
   readonly processor: string;
   readonly round: number;
   readonly jobItems: number;
+  /** The submission's traceparent, carried by every envelope. */
+  readonly trace?: string | undefined;
 }
 
 function utf8(text: string): number {
   return Buffer.byteLength(text, 'utf8');
 }
 
-/** JSON bytes of an envelope with this header and id but no items (`"i":[]`). */
-function emptyEnvelopeBytes(header: EnvelopeHeader, id: string): number {
-  const shell: Omit<Envelope, 'i'> & { i: [] } = {
+/** An envelope with this header, id and items (field order is the order they are sealed in). */
+function envelopeOf(header: EnvelopeHeader, id: string, items: EnvelopeEntry[]): Envelope {
+  return {
     v: envelopeVersion,
     j: header.jobId,
     e: id,
     p: header.processor,
     r: header.round,
     n: header.jobItems,
-    i: [],
+    ...(header.trace === undefined ? {} : { t: header.trace }),
+    i: items,
   };
-  return utf8(JSON.stringify(shell));
+}
+
+/** JSON bytes of an envelope with this header and id but no items (`"i":[]`). */
+function emptyEnvelopeBytes(header: EnvelopeHeader, id: string): number {
+  return utf8(JSON.stringify(envelopeOf(header, id, [])));
 }
 
 /**
@@ -54,15 +61,7 @@ export function pack(
   const open = (): number => emptyEnvelopeBytes(header, idFor(envelopes.length));
   const close = (): void => {
     if (items.length === 0) return;
-    envelopes.push({
-      v: envelopeVersion,
-      j: header.jobId,
-      e: idFor(envelopes.length),
-      p: header.processor,
-      r: header.round,
-      n: header.jobItems,
-      i: items,
-    });
+    envelopes.push(envelopeOf(header, idFor(envelopes.length), items));
     items = [];
   };
   bytes = open();

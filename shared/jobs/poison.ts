@@ -5,8 +5,8 @@
  * as the reason, and the job's completion is checked: a poisoned envelope never stalls its job.
  */
 import { checkCompletion } from './complete';
-import type { JobsContext } from './context';
-import { isClaimCheck } from './envelope';
+import { type JobsContext, jobsTelemetry } from './context';
+import { type Envelope, isClaimCheck } from './envelope';
 import type { ItemResult } from './resultStore';
 import { openEnvelope } from './seal';
 import { failUnprocessable } from './process';
@@ -21,11 +21,16 @@ export interface PoisonReport {
 
 export async function processPoison(ctx: JobsContext, text: string, queue: string): Promise<PoisonReport> {
   const opened = openEnvelope(text, await ctx.signer());
+  const { metrics, spans } = jobsTelemetry(ctx);
   if (!opened.ok && opened.authentic !== undefined) {
+    // Authentic but unreadable by this version: its items are recorded failed (no processor to name).
+    metrics.poisoned.add(1);
     const report = await failUnprocessable(ctx, opened.authentic, opened.reason, 0);
+    metrics.items.add(report.recorded, { 'tallyho.outcome': 'poisoned' });
     return { job: report.job, envelope: report.envelope, failed: report.recorded, reason: opened.reason, jobFinished: report.jobFinished };
   }
   if (!opened.ok) {
+    metrics.poisoned.add(1);
     // Not attributable (or forged: its items must not be marked failed); keep it visible to an
     // operator rather than failing forever.
     ctx.logger.log('error', 'jobs.poison_unreadable', { queue, reason: opened.reason, preview: text.slice(0, 200) });
@@ -38,6 +43,18 @@ export async function processPoison(ctx: JobsContext, text: string, queue: strin
     };
   }
   const { envelope } = opened;
+  const processor = { 'tallyho.job.processor': envelope.p };
+  metrics.poisoned.add(1, processor);
+  const attributes = { 'tallyho.job.id': envelope.j, 'tallyho.job.envelope.id': envelope.e, ...processor };
+  return spans.poison.run({ attributes, ...(envelope.t === undefined ? {} : { parent: envelope.t }) }, async () => {
+    const report = await failItems(ctx, envelope, queue);
+    metrics.items.add(report.failed, { ...processor, 'tallyho.outcome': 'poisoned' });
+    return report;
+  });
+}
+
+/** Records the envelope's items as failed with its last error, then checks the job's completion. */
+async function failItems(ctx: JobsContext, envelope: Envelope, queue: string): Promise<PoisonReport> {
   const error = await ctx.results.envelopeError(envelope.j, envelope.e);
   const reason =
     error === undefined

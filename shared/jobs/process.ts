@@ -12,7 +12,7 @@
 import { mapLimited } from '../mapLimited';
 import { AppError } from '../errors';
 import { checkCompletion } from './complete';
-import type { JobsContext } from './context';
+import { type JobsContext, jobsTelemetry } from './context';
 import { type Envelope, type EnvelopeEntry, isClaimCheck, type JsonObject } from './envelope';
 import { retryEnvelopeId } from './ids';
 import { sha256Hex } from './input';
@@ -37,7 +37,6 @@ export interface EnvelopeReport {
   readonly retried: number;
   readonly jobFinished: boolean;
 }
-
 
 interface Ran {
   readonly entry: EnvelopeEntry;
@@ -87,7 +86,7 @@ async function sendRetries(ctx: JobsContext, envelope: Envelope, retries: readon
   for (const entry of retries) byAttempt.set(entry.a, [...(byAttempt.get(entry.a) ?? []), entry]);
   for (const [attempt, entries] of byAttempt) {
     const base = retryEnvelopeId(envelope.e, attempt);
-    const header = { jobId: envelope.j, processor: envelope.p, round: envelope.r, jobItems: envelope.n };
+    const header = { jobId: envelope.j, processor: envelope.p, round: envelope.r, jobItems: envelope.n, trace: envelope.t };
     const limits = { maxItems: ctx.settings.envelopeMaxItems, maxBytes: ctx.settings.envelopeMaxBytes };
     const envelopes = pack(header, entries, limits, (k) => (k === 0 ? base : `${base}-${k}`));
     // Back-off doubles per attempt: the first retry waits TALLYHO_JOBS_RETRY_DELAY_SECONDS.
@@ -136,6 +135,12 @@ async function run(ctx: JobsContext, envelope: Envelope, delivery: Delivery): Pr
   // A first delivery of a submission envelope finds no rows: try the one-transaction insert first.
   const recorded = await ctx.results.record(envelope.j, envelope.r, finals, !redelivered && envelope.r === 0);
   if (retries.length > 0) await sendRetries(ctx, envelope, retries);
+  const { items } = jobsTelemetry(ctx).metrics;
+  const by = { 'tallyho.job.processor': envelope.p };
+  const succeeded = finals.filter((f) => f.status === 'succeeded').length;
+  items.add(succeeded, { ...by, 'tallyho.outcome': 'succeeded' });
+  items.add(finals.length - succeeded, { ...by, 'tallyho.outcome': 'failed' });
+  items.add(retries.length, { ...by, 'tallyho.outcome': 'retried' });
   const jobFinished = await checkCompletion(ctx, envelope.j, envelope.n);
   return {
     job: envelope.j,
@@ -186,6 +191,17 @@ export async function processEnvelope(ctx: JobsContext, text: string, delivery: 
     throw new AppError('ValidationFailed', `The queue message is not a job envelope of this app: ${opened.reason}`);
   }
   const { envelope } = opened;
+  const { metrics, spans } = jobsTelemetry(ctx);
+  const processor = { 'tallyho.job.processor': envelope.p };
+  metrics.attempts.record(delivery.dequeueCount, processor);
+  const attributes = { 'tallyho.job.id': envelope.j, 'tallyho.job.envelope.id': envelope.e, ...processor };
+  return spans.process.run({ attributes, ...(envelope.t === undefined ? {} : { parent: envelope.t }) }, () =>
+    runNoting(ctx, envelope, delivery),
+  );
+}
+
+/** Runs the envelope; on failure notes why (for the poison handler) and throws for the host to redeliver. */
+async function runNoting(ctx: JobsContext, envelope: Envelope, delivery: Delivery): Promise<EnvelopeReport> {
   try {
     return await run(ctx, envelope, delivery);
   } catch (err) {

@@ -173,4 +173,3 @@ export const completionView = z
     jobFinished: z.boolean(),
   })
   .meta({ id: 'LeaseCompletionResult' });
-

@@ -29,6 +29,13 @@ export async function sendAll(sends: readonly Promise<void>[]): Promise<void> {
   if (failed !== undefined) throw failed.reason;
 }
 
+/** A work queue's backlog: envelopes waiting in it and in its poison queue (approximate counts, as the service reports them). */
+export interface QueueDepth {
+  readonly queue: string;
+  readonly messages: number;
+  readonly poison: number;
+}
+
 export interface EnvelopeQueues {
   /** Work queues (the in-app processors' triggers read them). */
   readonly count: number;
@@ -36,6 +43,8 @@ export interface EnvelopeQueues {
   workQueue(index: number): string;
   /** Sends an envelope to `queue` (a work queue or a declared processor's), visible after `delaySeconds`. */
   send(queue: string, envelope: Envelope, delaySeconds: number): Promise<void>;
+  /** Every work queue's backlog. */
+  depths(): Promise<QueueDepth[]>;
 }
 
 /** Base64 of the sealed UTF-8 JSON: what the host decodes with `messageEncoding: base64`, on every queue alike. */
@@ -56,6 +65,22 @@ export class StorageEnvelopeQueues implements EnvelopeQueues {
 
   workQueue(index: number): string {
     return this.names[index % this.names.length] as string;
+  }
+
+  async depths(): Promise<QueueDepth[]> {
+    const count = async (name: string): Promise<number> => {
+      try {
+        return (await (await this.queue(name)).getProperties()).approximateMessagesCount ?? 0;
+      } catch (err) {
+        throw translateStorageError(err, `reading the length of ${name}`);
+      }
+    };
+    return Promise.all(
+      this.names.map(async (queue) => {
+        const [messages, poison] = await Promise.all([count(queue), count(poisonQueueName(queue))]);
+        return { queue, messages, poison };
+      }),
+    );
   }
 
   async send(name: string, envelope: Envelope, delaySeconds: number): Promise<void> {

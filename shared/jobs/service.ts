@@ -1,7 +1,8 @@
 /** The job use-cases behind one object, for the HTTP routes, the queue triggers and the reconciler timer. */
 import { AppError } from '../errors';
 import type { Listing } from '../storage/list';
-import type { JobsContext } from './context';
+import { type JobsContext, jobsTelemetry } from './context';
+import { poisonQueueName, type QueueDepth } from './queues';
 import { isFinished, type JobRecord } from './jobRecord';
 import { processEnvelope, type Delivery, type EnvelopeReport } from './process';
 import { processPoison, type PoisonReport } from './poison';
@@ -23,6 +24,22 @@ export class JobService {
 
   constructor(readonly context: JobsContext) {
     this.pusher = new Pusher(context);
+    // Each collection reads the work queues' lengths (a few requests a minute): the backlog is the
+    // queues', the same whichever instance reports it. A failed read reports nothing that time.
+    // Declared processors' queues are their workers' backlog, not the app's.
+    const { metrics } = jobsTelemetry(context);
+    const depths = (): Promise<QueueDepth[]> => this.backlog().catch(() => []);
+    metrics.backlog.observe(async (report) => {
+      for (const d of await depths()) report(d.messages, { 'messaging.destination.name': d.queue });
+    });
+    metrics.poisonBacklog.observe(async (report) => {
+      for (const d of await depths()) report(d.poison, { 'messaging.destination.name': poisonQueueName(d.queue) });
+    });
+  }
+
+  /** Envelopes waiting in each work queue and its poison queue. */
+  backlog(): Promise<QueueDepth[]> {
+    return this.context.queues.depths();
   }
 
   submit(request: SubmitRequest, idempotencyKey: string | undefined, options: SubmitOptions = {}): Promise<SubmitResult> {

@@ -6,7 +6,7 @@
  * finishes an enqueue that a crash interrupted, from the cursor on.
  */
 import { AppError, validationError } from '../errors';
-import { enqueueLeaseMs, type JobsContext } from './context';
+import { enqueueLeaseMs, type JobsContext, jobsTelemetry } from './context';
 import { claimEnqueue, roundEnvelopes, runEnqueue } from './enqueue';
 import { jsonDeeperThan } from '../jsonDepth';
 import { jobIdForKey, type KeySpace, newJobId } from './jobIds';
@@ -139,7 +139,24 @@ export async function submitJob(
   key: string | undefined,
   options: SubmitOptions = {},
 ): Promise<SubmitResult> {
-  const { input, queue, batchSize } = await checkSubmission(ctx, request);
+  const checked = await checkSubmission(ctx, request);
+  const { spans } = jobsTelemetry(ctx);
+  return spans.submit.run({ attributes: { 'tallyho.job.processor': request.processor } }, async (span) => {
+    const result = await submitChecked(ctx, request, checked, key, options, span.traceparent());
+    span.setAttributes({ 'tallyho.job.id': result.job.id });
+    return result;
+  });
+}
+
+/** The submission after its checks; `trace` (this span's traceparent) goes with the job to its envelopes. */
+async function submitChecked(
+  ctx: JobsContext,
+  request: SubmitRequest,
+  { input, queue, batchSize }: Awaited<ReturnType<typeof checkSubmission>>,
+  key: string | undefined,
+  options: SubmitOptions,
+  trace: string | undefined,
+): Promise<SubmitResult> {
   const now = ctx.clock.now();
   const id = key === undefined ? newJobId(now) : jobIdForKey(key, await ctx.signer(), options.keySpace);
   if (key !== undefined) {
@@ -177,6 +194,7 @@ export async function submitJob(
     summary: null,
     delivery: 'none',
     event: 'none',
+    ...(trace === undefined ? {} : { trace }),
   };
   const job: JobRecord = { ...draft, envelopes: (await roundEnvelopes(ctx, draft, input)).length };
   // The index entry first: should this instance die after taking a place, the reconciler finds the

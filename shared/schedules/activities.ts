@@ -14,6 +14,8 @@ import type { CheckpointInput, ControlSnapshot, EngineSettings, PollInput, RunIn
 import type { NewScheduleRow, ScheduleRow, ScheduleTable } from './scheduleTable';
 import type { ScheduleSettings } from './settings';
 import { pollTarget, runTarget, type TargetOutcome } from './targets';
+import { scheduleTelemetry } from './metrics';
+import { noTelemetry, type Telemetry } from '../telemetry/port';
 
 export interface ActivityDeps {
   readonly table: ScheduleTable;
@@ -24,6 +26,8 @@ export interface ActivityDeps {
   readonly random: Random;
   readonly logger: Logger;
   readonly backoff: BackoffPolicy;
+  /** Where the capability's metrics and spans go (none when absent). */
+  readonly telemetry?: Telemetry;
 }
 
 export function engineSettings(settings: ScheduleSettings): EngineSettings {
@@ -91,7 +95,25 @@ type Claim =
   | { readonly kind: 'done'; readonly row: ScheduleRow; readonly record: RunRecord };
 
 export class ScheduleActivities {
-  constructor(private readonly deps: ActivityDeps) {}
+  private readonly telemetry;
+
+  constructor(private readonly deps: ActivityDeps) {
+    this.telemetry = (deps.telemetry ?? noTelemetry).of(scheduleTelemetry);
+  }
+
+  private counted(
+    scheduleId: string,
+    row: ScheduleRow | undefined,
+    outcome: RunRecord['outcome'] | 'refused' | 'started',
+    count = 1,
+  ): void {
+    if (outcome === 'running') return;
+    this.telemetry.metrics.runs.add(count, {
+      'tallyho.schedule.id': scheduleId,
+      ...(row === undefined ? {} : { 'tallyho.schedule.target.type': row.definition.target.type }),
+      'tallyho.outcome': outcome,
+    });
+  }
 
   /** Read-modify-write with the row's ETag, retried on a lost race; `known` (just written by us) saves the first read. */
   private update<T>(id: string, attempt: (row: ScheduleRow | undefined) => Promise<T>, known?: ScheduleRow): Promise<T> {
@@ -180,7 +202,10 @@ export class ScheduleActivities {
   async run(input: RunInput): Promise<RunOutcome> {
     const claim = await this.claim(input);
     const { settings, logger } = this.deps;
-    if (claim.kind === 'refused') return { outcome: 'refused', snapshot: snapshotOf(claim.row, settings) };
+    if (claim.kind === 'refused') {
+      this.counted(input.scheduleId, claim.row, 'refused');
+      return { outcome: 'refused', snapshot: snapshotOf(claim.row, settings) };
+    }
     if (claim.kind === 'done') {
       const r = claim.record;
       const snapshot = snapshotOf(claim.row, settings);
@@ -189,8 +214,16 @@ export class ScheduleActivities {
         : { outcome: 'failed', reason: r.reason ?? r.outcome, snapshot };
     }
     const ctx = { scheduleId: input.scheduleId, runId: input.runId, fire: input.fire, createdBy: claim.row.createdBy };
+    const { target } = claim.row.definition;
+    const schedule = { 'tallyho.schedule.id': input.scheduleId };
+    // On the orchestration's clock, like the due time: a devhost virtual clock measures the same lateness.
+    if (input.fire.kind !== 'trigger')
+      this.telemetry.metrics.lateness.record(Math.max(0, Date.parse(input.now) - Date.parse(input.fire.at)) / 1000, schedule);
     const began = this.deps.clock.now();
-    const outcome = await runTarget(claim.row.definition.target, ctx, this.deps.effects);
+    const outcome = await this.telemetry.spans.run.run({ attributes: { ...schedule, 'tallyho.schedule.target.type': target.type } }, () =>
+      runTarget(target, ctx, this.deps.effects),
+    );
+    this.counted(input.scheduleId, claim.row, outcome.outcome);
     // On the orchestration's clock (a devhost virtual clock included): when it started the run plus how long the target took.
     const finishedAt = new Date(Date.parse(input.now) + (this.deps.clock.now() - began)).toISOString();
     logger.log(outcome.outcome === 'failed' ? 'warn' : 'debug', 'schedules.run', {
@@ -212,6 +245,7 @@ export class ScheduleActivities {
     if (row === undefined) return { outcome: 'failed', reason: 'the schedule is gone' };
     const outcome = await pollTarget(row.definition.target, input.handle, this.deps.effects);
     if (outcome.outcome === 'running') return { outcome: 'running', snapshot: snapshotOf(row, this.deps.settings) };
+    this.counted(input.scheduleId, row, outcome.outcome);
     const kind = row.runs.find((r) => r.runId === input.runId)?.kind;
     const after = await this.record(
       input,
@@ -257,6 +291,7 @@ export class ScheduleActivities {
         (input.lostRuns ?? []).length === 0;
       return unchanged ? row : this.write(row, next);
     });
+    for (const record of input.records) this.counted(input.scheduleId, row, record.outcome, record.count ?? 1);
     return snapshotOf(row, settings);
   }
 }

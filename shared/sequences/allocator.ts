@@ -43,6 +43,8 @@ export interface AllocatorOptions {
   readonly prefetchAt?: number;
   /** Replaces the definition's block-size bounds (benchmarks use fixed blocks). */
   readonly blockSize?: BlockSizeBounds;
+  /** Told how long each reservation took (ms) and whether it reserved a block (the service's metric). */
+  readonly onReservation?: (ms: number, reserved: boolean) => void;
 }
 
 export interface AllocatorStats {
@@ -222,10 +224,12 @@ export class SequenceAllocator {
       block = await this.reserve(size);
     } catch (err) {
       this.refill = undefined;
+      this.options.onReservation?.(this.options.clock.now() - started, false);
       this.refillFailed(err);
       return;
     }
     this.refill = undefined;
+    this.options.onReservation?.(this.options.clock.now() - started, true);
     this.sizer.record(proposed, started);
     this.blocks.push({ lo: block.lo, cursor: block.lo, hi: block.hi });
     this.remaining += block.hi - block.lo;

@@ -21,6 +21,8 @@ import {
 } from './definition';
 import { formatNumber, type ValidationOutcome, validateFormatted } from './format';
 import type { SequenceStore, StoredSequence } from './store';
+import { sequenceTelemetry } from './metrics';
+import { noTelemetry, type Telemetry } from '../telemetry/port';
 
 export interface SequenceServiceDeps {
   readonly store: SequenceStore;
@@ -35,6 +37,8 @@ export interface SequenceServiceDeps {
   readonly maxAutoCreated: number;
   /** Unique per process; allocators derive their write tokens from it. */
   readonly instanceId: string;
+  /** Where the capability's metrics go (none when absent). */
+  readonly telemetry?: Telemetry;
 }
 
 export interface SequenceView {
@@ -61,8 +65,18 @@ export class SequenceService {
   private readonly opened = new Map<string, SequenceAllocator>();
 
   private readonly autoCreated: CappedSet;
+  private readonly metrics;
 
   constructor(private readonly deps: SequenceServiceDeps) {
+    this.metrics = (deps.telemetry ?? noTelemetry).of(sequenceTelemetry).metrics;
+    // Read from the allocators' own tallies when a reader collects: taking a number records nothing.
+    const tally =
+      (count: (stats: AllocatorStats) => number) => (report: (value: number, a: { 'tallyho.sequence.name': string }) => void) => {
+        for (const allocator of this.opened.values()) report(count(allocator.stats()), { 'tallyho.sequence.name': allocator.name });
+      };
+    this.metrics.issued.observe(tally((s) => s.issued));
+    this.metrics.reservations.observe(tally((s) => s.refills));
+    this.metrics.retries.observe(tally((s) => s.retries412));
     this.autoCreated = new CappedSet({
       table: deps.store.table,
       partitionKey: autoCreatedPartition,
@@ -164,6 +178,11 @@ export class SequenceService {
       logger: this.deps.logger,
       backoff: this.deps.backoff,
       instanceId: this.deps.instanceId,
+      onReservation: (ms, reserved) =>
+        this.metrics.reservationDuration.record(ms / 1000, {
+          'tallyho.sequence.name': name,
+          'tallyho.outcome': reserved ? 'reserved' : 'failed',
+        }),
     });
     this.opened.set(name, allocator);
     return allocator;

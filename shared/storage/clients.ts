@@ -31,14 +31,18 @@ import type { StorageConnection } from '../config';
 import { translateStorageError } from './errors';
 import type { StorageRetrySettings } from './settings';
 
-type StorageService = 'blob' | 'queue' | 'table';
+export type StorageService = 'blob' | 'queue' | 'table';
 
 /** Called once per request the SDK sends (tables: per attempt; blobs and queues: per call). */
 type StorageRequestObserver = (service: StorageService, method: string, url: string) => void;
 
+/** Called with the status of every response the SDK receives (storage metrics: throttling). */
+type StorageResponseObserver = (service: StorageService, status: number) => void;
+
 export interface StorageClientOptions {
   readonly retry?: StorageRetrySettings;
   readonly observe?: StorageRequestObserver;
+  readonly answered?: StorageResponseObserver;
 }
 
 export interface StorageClients {
@@ -74,23 +78,31 @@ function timeoutPolicy(ms: number): PipelinePolicy {
   };
 }
 
-function observerPolicy(observe: StorageRequestObserver): PipelinePolicy {
+function observerPolicy(observe: StorageRequestObserver | undefined, answered: StorageResponseObserver | undefined): PipelinePolicy {
   return {
     name: 'tallyhoObserveTable',
-    sendRequest: (request, next) => {
-      observe('table', request.method, request.url);
-      return next(request);
+    sendRequest: async (request, next) => {
+      observe?.('table', request.method, request.url);
+      const response = await next(request);
+      answered?.('table', response.status);
+      return response;
     },
   };
 }
 
 /** A v1 request-policy factory, the extension point the blob and queue SDKs offer. */
-function observerFactory(service: StorageService, observe: StorageRequestObserver) {
+function observerFactory(
+  service: StorageService,
+  observe: StorageRequestObserver | undefined,
+  answered: StorageResponseObserver | undefined,
+) {
   return {
-    create: (next: { sendRequest(r: { method: string; url: string }): Promise<unknown> }) => ({
-      sendRequest: (request: { method: string; url: string }) => {
-        observe(service, request.method, request.url);
-        return next.sendRequest(request);
+    create: (next: { sendRequest(r: { method: string; url: string }): Promise<{ status: number }> }) => ({
+      sendRequest: async (request: { method: string; url: string }) => {
+        observe?.(service, request.method, request.url);
+        const response = await next.sendRequest(request);
+        answered?.(service, response.status);
+        return response;
       },
     }),
   };
@@ -130,7 +142,8 @@ export function createStorageClients(connection: StorageConnection, options: Sto
   const retry = options.retry ?? defaultRetry;
   const { endpoints, credential } = connection;
   const tablePolicies = [{ policy: timeoutPolicy(retry.tryTimeoutMs), position: 'perRetry' as const }];
-  if (options.observe !== undefined) tablePolicies.push({ policy: observerPolicy(options.observe), position: 'perRetry' });
+  const observing = options.observe !== undefined || options.answered !== undefined;
+  if (observing) tablePolicies.push({ policy: observerPolicy(options.observe, options.answered), position: 'perRetry' });
   const tableOptions = {
     allowInsecureConnection: endpoints.table.startsWith('http:'),
     retryOptions: { maxRetries: retry.maxTries - 1, retryDelayInMs: 100, maxRetryDelayInMs: 2000 },
@@ -161,10 +174,10 @@ export function createStorageClients(connection: StorageConnection, options: Sto
         : new QueueAnonymousCredential(),
     { retryOptions: storageRetry },
   );
-  if (options.observe !== undefined) {
+  if (observing) {
     // The factory shape is the SDKs' documented v1 policy interface; their typings name internal classes.
-    blobPipeline.factories.push(observerFactory('blob', options.observe) as never);
-    queuePipeline.factories.push(observerFactory('queue', options.observe) as never);
+    blobPipeline.factories.push(observerFactory('blob', options.observe, options.answered) as never);
+    queuePipeline.factories.push(observerFactory('queue', options.observe, options.answered) as never);
   }
   const tableService = tableServiceClient(endpoints.table, tableCredential, tableOptions);
   const blobService = new BlobServiceClient(sasSuffix(endpoints.blob), blobPipeline);

@@ -2,7 +2,9 @@
 import type { ContainerClient } from '@azure/storage-blob';
 
 import type { Clock } from '../clock';
+import { noTelemetry, type Telemetry } from '../telemetry/port';
 import { appendBatch, openLog } from './appendLog';
+import { streamTelemetry } from './metrics';
 import type { WriterAddress } from './names';
 import type { FlushBatch, FlushOutcome, LogCursor } from './writerState';
 
@@ -11,10 +13,22 @@ export interface LogActivities {
   open(address: WriterAddress): Promise<LogCursor>;
 }
 
-/** The activities on the logs' container. */
-export function logActivities(container: () => Promise<ContainerClient>, clock: Clock): LogActivities {
+/** The activities on the logs' container; the append records the flush metrics the replayed flusher cannot. */
+export function logActivities(container: () => Promise<ContainerClient>, clock: Clock, telemetry: Telemetry = noTelemetry): LogActivities {
+  const { metrics } = telemetry.of(streamTelemetry);
   return {
-    append: async (batch) => appendBatch(await container(), batch, clock),
+    append: async (batch) => {
+      const partition = { 'tallyho.stream.partition': batch.partition };
+      try {
+        const outcome = await appendBatch(await container(), batch, clock);
+        metrics.flushed.add(batch.count, partition);
+        if (batch.oldestAt !== undefined) metrics.lag.record(Math.max(0, clock.now() - batch.oldestAt) / 1000, partition);
+        return outcome;
+      } catch (err) {
+        metrics.flushErrors.add(1, partition);
+        throw err;
+      }
+    },
     open: async (address) => openLog(await container(), address),
   };
 }

@@ -10,7 +10,7 @@
 import { AppError } from '../errors';
 import { backoffDelay } from '../retry';
 import type { StreamsContext } from './context';
-import { writerLimits } from './context';
+import { streamsTelemetry, writerLimits } from './context';
 import type { DurableClient } from '../durable/client';
 import { releaseToRoute } from './handoff';
 import { depthOfSnapshot, findReceipt, type LedgerState } from './ledger';
@@ -88,6 +88,17 @@ async function send(
   return { receipt: result.value, ledger: seen, requestId: request.requestId };
 }
 
+/** The writer's answer in the metrics: accepted and duplicate events, and the buffer's depth its ledger showed. */
+function noteAccepted(ctx: StreamsContext, route: StreamRoute, receipt: Accepted, ledger: LedgerState | undefined): void {
+  const { metrics } = streamsTelemetry(ctx);
+  const partition = { 'tallyho.stream.partition': route.partition };
+  const type = { ...partition, 'tallyho.stream.type': route.type };
+  metrics.accepted.add(receipt.acc, type);
+  metrics.duplicates.add(receipt.dup, type);
+  const snapshot = ledger?.snapshot;
+  if (snapshot !== null && snapshot !== undefined) metrics.depth.record(depthOfSnapshot(snapshot), partition);
+}
+
 /** A flusher that should have flushed long ago is woken (covers a kick lost with a crashed caller). */
 function flusherLooksStuck(ctx: StreamsContext, ledger: LedgerState | undefined): boolean {
   const snapshot = ledger?.snapshot;
@@ -132,6 +143,7 @@ export async function appendEvents(
       if (receipt.restart === true) await ctx.flushers.restart(durable, key);
       else if (receipt.kick || flusherLooksStuck(ctx, ledger)) await ctx.flushers.kick(durable, key);
       const accepted: Accepted = receipt;
+      noteAccepted(ctx, route, accepted, ledger);
       let flushed = accepted.last < 0 || (ledger?.snapshot?.flushedThrough ?? 0) > accepted.last;
       if (ack === 'flushed' && !flushed) {
         flushed = await waitFlushed(ctx, durable, key, accepted.last, answerBy);

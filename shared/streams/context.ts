@@ -9,6 +9,8 @@ import type { LedgerWatch } from './ledgerWatch';
 import type { RouteResolver } from './resolver';
 import type { RouteTable } from './routeTable';
 import type { WriterLimits } from './writerState';
+import { noTelemetry, type Telemetry } from '../telemetry/port';
+import { streamTelemetry } from './metrics';
 
 export interface StreamsContext {
   readonly settings: StreamSettings;
@@ -31,6 +33,13 @@ export interface StreamsContext {
   readonly newId: () => string;
   /** Blob container of the logs (for the status view). */
   readonly container: string;
+  /** Where the capability's metrics go (none when absent). */
+  readonly telemetry?: Telemetry;
+}
+
+/** The capability's instruments. */
+export function streamsTelemetry(ctx: Pick<StreamsContext, 'telemetry'>) {
+  return (ctx.telemetry ?? noTelemetry).of(streamTelemetry);
 }
 
 export function writerLimits(settings: StreamSettings): WriterLimits {

@@ -76,6 +76,7 @@ export function plan(current: WriterState, key: string, now: number): PlanStep {
     maxBlockBytes: state.limits.maxBlockBytes,
     maxBlocksPerBlob: state.limits.maxBlocksPerBlob,
     attempts: 0,
+    ...(state.oldestAt === null ? {} : { oldestAt: state.oldestAt }),
   };
   const remaining = state.buffered - count;
   const next: WriterState = {

@@ -65,6 +65,8 @@ export interface FlushBatch {
   readonly maxBlockBytes: number;
   readonly maxBlocksPerBlob: number;
   readonly attempts: number;
+  /** Client time its oldest event was accepted (the flush-lag metric); absent in batches taken before it was kept. */
+  readonly oldestAt?: number;
 }
 
 /** What a completed append reports back (the activity's result). */

@@ -11,6 +11,7 @@ import type { StorageClientOptions, StorageClients } from '../../shared/storage/
 import { storageFor, testConnection, uniqueTableName } from './sequences';
 
 export { testConnection };
+import type { Telemetry } from '../../shared/telemetry/port';
 
 export function counterTableNames(): CounterTableNames {
   return { settings: uniqueTableName('cset'), data: uniqueTableName('cdata'), dirty: uniqueTableName('cdirty') };
@@ -28,6 +29,7 @@ export interface CounterHarnessOptions {
   readonly env?: Record<string, string>;
   /** Group commit (see increment.ts); 0 writes every increment on its own, e.g. to seed N hit rows. */
   readonly writesInFlight?: number;
+  readonly telemetry?: Telemetry;
 }
 
 export interface CounterHarness {
@@ -54,6 +56,7 @@ export function counterHarness(options: CounterHarnessOptions = {}): CounterHarn
     logger,
     backoff: options.backoff ?? { ...defaultBackoff, maxAttempts: 30, maxElapsedMs: 20_000 },
     ...(options.writesInFlight === undefined ? {} : { writesInFlight: options.writesInFlight }),
+    ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
   };
   const table = (which: keyof CounterTableNames) => storage.table(tables[which]);
   return {

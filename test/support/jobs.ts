@@ -36,6 +36,7 @@ import { type Logger, MemoryLogger } from '../../shared/log';
 import { defaultBackoff } from '../../shared/retry';
 import { Signer } from '../../shared/signing/signer';
 import type { StorageClientOptions, StorageClients } from '../../shared/storage/clients';
+import type { Telemetry } from '../../shared/telemetry/port';
 import { storageFor, testConnection, uniqueTableName } from './sequences';
 
 export { testConnection };
@@ -70,6 +71,7 @@ export interface JobHarnessOptions {
   readonly signer?: Signer;
   /** How webhook processors' batches are sent (default: refuses every URL). */
   readonly push?: PushTransport;
+  readonly telemetry?: Telemetry;
 }
 
 /** A push transport that allows no URL: for harnesses that do not push. */
@@ -209,6 +211,7 @@ export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
     newLease: randomUUID,
     backoff: { ...defaultBackoff, maxAttempts: 30, maxElapsedMs: 20_000 },
     signer,
+    ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
   };
   const service = new JobService(context);
   const queue = (name: string) => direct.queue(name);

@@ -3,6 +3,7 @@
  * index table, a recording engine in place of Durable Functions, and a fake Service Bus.
  */
 import { randomUUID } from 'node:crypto';
+import type { Telemetry } from '../../shared/telemetry/port';
 
 import { type Clock, ManualClock, systemClock } from '../../shared/clock';
 import { effectRulesOf } from '../../shared/app/ports';
@@ -67,7 +68,9 @@ export interface ScheduleHarness {
   readonly logger: MemoryLogger;
 }
 
-export function scheduleHarness(options: { env?: Record<string, string>; serviceBus?: boolean; start?: Date } = {}): ScheduleHarness {
+export function scheduleHarness(
+  options: { env?: Record<string, string>; serviceBus?: boolean; start?: Date; telemetry?: Telemetry } = {},
+): ScheduleHarness {
   const storage = storageFor(testConnection());
   const tableName = uniqueTableName('sched');
   const table = new ScheduleTable(() => storage.table(tableName));
@@ -101,6 +104,7 @@ export function scheduleHarness(options: { env?: Record<string, string>; service
     gates: undefined,
     jobs: undefined,
   };
-  const activities = new ScheduleActivities({ table, effects, settings, clock, random: Math.random, logger, backoff });
+  const telemetry = options.telemetry === undefined ? {} : { telemetry: options.telemetry };
+  const activities = new ScheduleActivities({ table, effects, settings, clock, random: Math.random, logger, backoff, ...telemetry });
   return { table, tableName, service, activities, engine, bus, clock: manual, settings, logger };
 }

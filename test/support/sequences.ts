@@ -14,6 +14,7 @@ import { type SequenceDefinition, defaultDefinition } from '../../shared/sequenc
 import { SequenceService } from '../../shared/sequences/service';
 import { SequenceStore } from '../../shared/sequences/store';
 import { createStorageClients, type StorageClientOptions, type StorageClients } from '../../shared/storage/clients';
+import type { Telemetry } from '../../shared/telemetry/port';
 
 export function testConnection(): string {
   const connection = process.env.TEST_STORAGE_CONNECTION;
@@ -50,6 +51,7 @@ export interface SequenceHarness {
     random?: Random;
     logger?: Logger;
     backoff?: BackoffPolicy;
+    telemetry?: Telemetry;
   }): SequenceService;
   /** An allocator, as one instance would hold it, for a sequence that already exists. */
   allocator(name: string, options?: Partial<Omit<AllocatorOptions, 'store' | 'sequence'>>): Promise<SequenceAllocator>;
@@ -92,6 +94,7 @@ export function sequenceHarness(storage: StorageClients = storageFor()): Sequenc
         autoCreate: options.autoCreate ?? false,
         maxAutoCreated: options.maxAutoCreated ?? 1000,
         instanceId: randomUUID(),
+        ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
       }),
     allocator: async (name, options = {}) => {
       const sequence = await store.read(name);

@@ -1,0 +1,79 @@
+/**
+ * The jobs capability's telemetry. A job is one trace: the submission's span, one span per envelope
+ * delivery (continuing the traceparent the envelope carries under its seal) and the completion's.
+ * Backlogs are read from the queues themselves when a reader collects, so every instance reports
+ * the same figures.
+ */
+import { appId, counter, declareTelemetry, histogram, observableGauge, oneOf, operatorName, span } from '../telemetry/declare';
+
+const processor = { 'tallyho.job.processor': operatorName };
+const queue = { 'messaging.destination.name': operatorName };
+
+export const jobTelemetry = declareTelemetry(
+  'tallyho.jobs',
+  {
+    items: counter({
+      name: 'tallyho.job.items',
+      unit: '{item}',
+      description:
+        'Items by outcome: succeeded or failed (final results recorded), retried (sent again in a smaller envelope), poisoned (their envelope reached a poison queue).',
+      attributes: { ...processor, 'tallyho.outcome': oneOf('succeeded', 'failed', 'retried', 'poisoned') },
+    }),
+    backlog: observableGauge({
+      name: 'tallyho.job.backlog',
+      unit: '{message}',
+      description: 'Envelopes waiting in a work queue (the queue’s approximate message count).',
+      attributes: queue,
+    }),
+    poisonBacklog: observableGauge({
+      name: 'tallyho.job.poison.backlog',
+      unit: '{message}',
+      description: 'Envelopes in a poison queue not yet handled (each is recorded as failed items, then removed).',
+      attributes: queue,
+    }),
+    attempts: histogram({
+      name: 'tallyho.job.envelope.attempts',
+      unit: '{attempt}',
+      description: 'The delivery count of each envelope processed (1: first delivery); the host moves it to poison after maxDequeueCount.',
+      attributes: processor,
+      boundaries: [1, 2, 3, 4, 5, 10],
+    }),
+    poisoned: counter({
+      name: 'tallyho.job.envelopes.poisoned',
+      unit: '{envelope}',
+      description: 'Envelopes that failed every delivery and reached a poison queue (or could not be read there).',
+      attributes: processor,
+    }),
+    completed: counter({
+      name: 'tallyho.job.completions',
+      unit: '{job}',
+      description: 'Jobs finished, by final state (a cancelled job is finished without its processor’s reduce step).',
+      attributes: { ...processor, 'tallyho.job.state': oneOf('completed', 'completedWithFailures', 'cancelled') },
+    }),
+  },
+  {
+    submit: span({
+      name: 'tallyho.job.submit',
+      kind: 'producer',
+      description: "A job's submission: input stored, envelopes sent.",
+      attributes: { 'tallyho.job.id': appId, ...processor },
+    }),
+    process: span({
+      name: 'tallyho.job.process',
+      kind: 'consumer',
+      description: 'One delivery of one envelope.',
+      attributes: { 'tallyho.job.id': appId, 'tallyho.job.envelope.id': appId, ...processor },
+    }),
+    poison: span({
+      name: 'tallyho.job.poison',
+      kind: 'consumer',
+      description: 'An envelope from a poison queue, its items recorded as failed.',
+      attributes: { 'tallyho.job.id': appId, 'tallyho.job.envelope.id': appId, ...processor },
+    }),
+    complete: span({
+      name: 'tallyho.job.complete',
+      description: "A job's completion: the processor's finalize step and the completed row.",
+      attributes: { 'tallyho.job.id': appId, ...processor },
+    }),
+  },
+);

@@ -1,0 +1,49 @@
+/**
+ * The streams capability's telemetry. The writer and its flusher are replayed Durable code and record
+ * nothing; the appends (which read the writer's ledger anyway) and the flush activity (which writes the
+ * log) record for them. Partitions are the operator's (TALLYHO_STREAMS_PARTITIONS, remaps); stream types
+ * are callers' names.
+ */
+import { callerName, counter, declareTelemetry, gauge, histogram, latencyBuckets, operatorName } from '../telemetry/declare';
+
+const partition = { 'tallyho.stream.partition': operatorName };
+
+export const streamTelemetry = declareTelemetry('tallyho.streams', {
+  depth: gauge({
+    name: 'tallyho.stream.buffer.depth',
+    unit: '{event}',
+    description: "Events accepted and not yet in the log (buffered and in flight), from the writer's ledger at each append.",
+    attributes: partition,
+  }),
+  lag: histogram({
+    name: 'tallyho.stream.flush.lag',
+    unit: 's',
+    description: 'From the oldest event of a batch being accepted to the batch being written to the log.',
+    attributes: partition,
+    boundaries: latencyBuckets,
+  }),
+  flushed: counter({
+    name: 'tallyho.stream.events.flushed',
+    unit: '{event}',
+    description: 'Events written to the logs.',
+    attributes: partition,
+  }),
+  flushErrors: counter({
+    name: 'tallyho.stream.flush.errors',
+    unit: '{error}',
+    description: 'Failed attempts to write a batch (the flusher retries the same batch after a back-off).',
+    attributes: partition,
+  }),
+  accepted: counter({
+    name: 'tallyho.stream.events.accepted',
+    unit: '{event}',
+    description: 'Events accepted by the writers.',
+    attributes: { ...partition, 'tallyho.stream.type': callerName('stream') },
+  }),
+  duplicates: counter({
+    name: 'tallyho.stream.events.duplicates',
+    unit: '{event}',
+    description: "Events dropped as duplicates (a producer's sequence number the writer had accepted).",
+    attributes: { ...partition, 'tallyho.stream.type': callerName('stream') },
+  }),
+});

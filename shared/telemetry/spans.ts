@@ -1,0 +1,79 @@
+/** A declared span made real on a tracer: attributes guarded, a carried trace continued, failures recorded without their text. */
+import { context as otelContext, type Context, type Link, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
+
+import { isAppError } from '../errors';
+import type { AttributeGuard } from './attributes';
+import type { SpanDeclaration, SpanKindName } from './declare';
+import type { AnyValues } from './instruments';
+import { contextOf, traceparentOf } from './traceContext';
+
+/** The span a piece of work runs in. */
+interface ActiveSpan<V> {
+  setAttributes(attributes: V): void;
+  /** The span's W3C traceparent, to carry across a hop (undefined without tracing). */
+  traceparent(): string | undefined;
+}
+
+interface SpanOptions<V> {
+  readonly attributes?: V;
+  /**
+   * A traceparent carried across a hop (an envelope, a job row): the span continues that trace, and
+   * the span active here (the host's invocation) becomes a link. Absent: a child of the active span.
+   */
+  readonly parent?: string;
+}
+
+export interface SpanRunner<V> {
+  run<T>(options: SpanOptions<V>, work: (span: ActiveSpan<V>) => Promise<T>): Promise<T>;
+}
+
+const spanKinds: Record<SpanKindName, SpanKind> = {
+  internal: SpanKind.INTERNAL,
+  producer: SpanKind.PRODUCER,
+  consumer: SpanKind.CONSUMER,
+  server: SpanKind.SERVER,
+  client: SpanKind.CLIENT,
+};
+
+/** `error.type` (semantic conventions): the AppError code or the error's class, never its message. */
+function errorType(err: unknown): string {
+  if (isAppError(err)) return err.code;
+  return err instanceof Error ? err.name : 'Error';
+}
+
+export function makeSpanRunner(tracer: Tracer, guard: AttributeGuard, d: SpanDeclaration): SpanRunner<AnyValues> {
+  return {
+    run(options, work) {
+      const active = otelContext.active();
+      let parent: Context = active;
+      const links: Link[] = [];
+      if (options.parent !== undefined) {
+        parent = contextOf(options.parent);
+        const here = trace.getSpanContext(active);
+        if (here !== undefined) links.push({ context: here });
+      }
+      const attributes = guard.filter(d.attributes, options.attributes);
+      return tracer.startActiveSpan(d.name, { kind: spanKinds[d.kind], attributes, links }, parent, async (span) => {
+        const handle: ActiveSpan<AnyValues> = {
+          setAttributes: (values) => span.setAttributes(guard.filter(d.attributes, values)),
+          traceparent: () => traceparentOf(trace.setSpan(otelContext.active(), span)),
+        };
+        try {
+          return await work(handle);
+        } catch (err) {
+          span.setAttribute('error.type', errorType(err));
+          span.setStatus({ code: SpanStatusCode.ERROR });
+          throw err;
+        } finally {
+          span.end();
+        }
+      });
+    },
+  };
+}
+
+const nothing = (): void => undefined;
+const quietSpan: ActiveSpan<AnyValues> = { setAttributes: nothing, traceparent: () => undefined };
+
+/** Without a tracer a span only runs its work. */
+export const quietRunner: SpanRunner<AnyValues> = { run: (_options, work) => work(quietSpan) };

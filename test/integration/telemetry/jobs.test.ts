@@ -1,0 +1,126 @@
+/**
+ * The jobs capability's telemetry on Azurite, delivered by the harness's host-like drain: each metric
+ * moves when its event happens, a job's spans (submission, every envelope delivery, completion) share
+ * one trace id, and no attribute carries an item id or item data.
+ */
+import { context as otelContext, SpanStatusCode } from '@opentelemetry/api';
+
+import { contextOf } from '../../../shared/telemetry/traceContext';
+import { openEnvelope } from '../../../shared/jobs/seal';
+import { transactions } from '../../support/billing';
+import { jobHarness, testSigner } from '../../support/jobs';
+import { memoryTelemetry } from '../../support/telemetry';
+
+/** The host's span for an invocation (what functions/_telemetry.ts makes active around a handler). */
+const hostInvocation = contextOf('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01');
+
+describe('jobs telemetry', () => {
+  it('a job is one trace: the submission, every envelope delivery and the completion share its trace id', async () => {
+    const memory = memoryTelemetry();
+    const h = jobHarness({ settings: { queues: 2 }, telemetry: memory.telemetry });
+    const items = transactions(70, 3);
+    const { job } = await otelContext.with(hostInvocation, () => h.service.submit({ processor: 'billing', items }, undefined));
+
+    // Every envelope carries the submission's traceparent under its seal.
+    const sealed = [...(await h.messages()).values()].flat();
+    expect(sealed).toHaveLength(job.envelopes);
+    const carried = sealed.map((text) => {
+      const opened = openEnvelope(text, testSigner);
+      if (!opened.ok) throw new Error(opened.reason);
+      return opened.envelope.t;
+    });
+
+    await h.drain();
+    const spans = memory.spans();
+    const submit = spans.find((s) => s.name === 'tallyho.job.submit');
+    const processes = spans.filter((s) => s.name === 'tallyho.job.process');
+    const complete = spans.find((s) => s.name === 'tallyho.job.complete');
+    expect(submit).toBeDefined();
+    expect(processes).toHaveLength(job.envelopes);
+    expect(complete).toBeDefined();
+    const traceId = submit?.spanContext().traceId;
+    // The submission continues the host's trace (the request's); everything after continues the submission's.
+    expect(traceId).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(new Set([...processes, complete].map((s) => s?.spanContext().traceId))).toEqual(new Set([traceId]));
+    expect(new Set(carried)).toEqual(new Set([`00-${traceId}-${submit?.spanContext().spanId}-01`]));
+    expect(processes.every((s) => s.parentSpanContext?.spanId === submit?.spanContext().spanId)).toBe(true);
+    expect(submit?.attributes).toEqual({ 'tallyho.job.processor': 'billing', 'tallyho.job.id': job.id });
+
+    // Nothing of the items in any span attribute.
+    const attributeText = JSON.stringify(spans.map((s) => s.attributes));
+    for (const item of items) expect(attributeText).not.toContain(item.id);
+    expect(attributeText).not.toContain('customerId');
+  });
+
+  it('counts items by outcome, envelope attempts, completions, and reads the backlog from the queues', async () => {
+    const memory = memoryTelemetry();
+    const h = jobHarness({ settings: { queues: 2 }, telemetry: memory.telemetry });
+    const items = [...transactions(40, 5), { ...transactions(1, 6, 'bad')[0]!, id: 'bad-1', currency: 'EURO' }];
+    const { job } = await h.service.submit({ processor: 'billing', items }, undefined);
+
+    const before = await memory.collect();
+    expect(before.total('tallyho.job.backlog')).toBe(job.envelopes);
+    expect(before.total('tallyho.job.poison.backlog')).toBe(0);
+    expect(
+      before
+        .points('tallyho.job.backlog')
+        .map((p) => p.attributes['messaging.destination.name'])
+        .sort(),
+    ).toEqual([...h.queueNames].sort());
+    expect(before.total('tallyho.job.items')).toBe(0);
+
+    await h.drain();
+    const after = await memory.collect();
+    expect(after.total('tallyho.job.backlog')).toBe(0);
+    expect(after.total('tallyho.job.items', { 'tallyho.outcome': 'succeeded', 'tallyho.job.processor': 'billing' })).toBe(40);
+    expect(after.total('tallyho.job.items', { 'tallyho.outcome': 'failed' })).toBe(1);
+    expect(after.total('tallyho.job.envelope.attempts')).toBe(job.envelopes);
+    expect(after.total('tallyho.job.completions', { 'tallyho.job.state': 'completedWithFailures' })).toBe(1);
+    expect(after.total('tallyho.job.envelopes.poisoned')).toBe(0);
+  });
+
+  it('counts poisoned items and the poisoned envelope, in the job’s trace', async () => {
+    const memory = memoryTelemetry();
+    const h = jobHarness({ settings: { queues: 1 }, telemetry: memory.telemetry });
+    const list = transactions(50, 41, 'p');
+    list[45] = { ...list[45]!, metadata: { big: 'x'.repeat(20_000) } };
+    const { job } = await h.service.submit({ processor: 'billing', items: list }, undefined);
+    const container = await h.container();
+    // The claim-checked item's blob is gone: its envelope fails every delivery and reaches poison.
+    for (const name of await h.blobs()) if (name.includes('/input-')) await container.deleteBlob(name);
+    await h.drain({ maxDequeueCount: 2 });
+
+    const collected = await memory.collect();
+    expect(collected.total('tallyho.job.envelopes.poisoned', { 'tallyho.job.processor': 'billing' })).toBe(1);
+    expect(collected.total('tallyho.job.items', { 'tallyho.outcome': 'poisoned' })).toBe(18);
+    expect(collected.points('tallyho.job.envelope.attempts').map((p) => p.max)).toEqual([2]);
+    expect(collected.total('tallyho.job.items', { 'tallyho.outcome': 'retried' })).toBe(0);
+    const poison = memory.spans().find((s) => s.name === 'tallyho.job.poison');
+    const submit = memory.spans().find((s) => s.name === 'tallyho.job.submit');
+    expect(poison?.spanContext().traceId).toBe(submit?.spanContext().traceId);
+    // The failed deliveries are error spans with the code, not the message (which names a blob).
+    const failed = memory.spans().filter((s) => s.name === 'tallyho.job.process' && s.status.code === SpanStatusCode.ERROR);
+    expect(failed.length).toBe(2);
+    expect(failed.map((s) => s.attributes['error.type'])).toEqual(['CorruptState', 'CorruptState']);
+    expect(JSON.stringify(failed.map((s) => [s.attributes, s.status, s.events]))).not.toContain('input-');
+    expect(job.items).toBe(50);
+  });
+
+  it('counts items sent back for another attempt as retried', async () => {
+    const memory = memoryTelemetry();
+    const flaky = {
+      name: 'flaky',
+      processItem: (_item: unknown, { attempt }: { attempt: number }) =>
+        Promise.resolve(
+          attempt < 2 ? { ok: false as const, code: 'busy', reason: 'busy', retryable: true } : { ok: true as const, output: {} },
+        ),
+      finalize: () => Promise.resolve({}),
+    };
+    const h = jobHarness({ settings: { queues: 1 }, processors: [flaky], telemetry: memory.telemetry });
+    await h.service.submit({ processor: 'flaky', items: [{ id: 'a' }, { id: 'b' }] }, undefined);
+    await h.drain();
+    const collected = await memory.collect();
+    expect(collected.total('tallyho.job.items', { 'tallyho.outcome': 'retried', 'tallyho.job.processor': 'flaky' })).toBe(2);
+    expect(collected.total('tallyho.job.items', { 'tallyho.outcome': 'succeeded' })).toBe(2);
+  });
+});
