@@ -18,7 +18,7 @@ import { queues } from '../../shared/resources';
 import { transactions } from '../support/billing';
 import { describeDevhost, type E2eHost, ownHostTest, startE2eHost } from './support/harness';
 import { periodicTimersOff } from './support/timers';
-import { expectProblem, type JsonResponse, readSse, requestJson } from './support/http';
+import { expectProblem, type JsonResponse, pollJson, readSse, requestJson } from './support/http';
 import { unique } from './support/names';
 import { until as waitUntil } from './support/wait';
 
@@ -84,13 +84,13 @@ describe('gates over HTTP', () => {
 
   /** Through the app's own run status route, as a run starter (function key) follows it. */
   async function runStatus(started: { statusUri: string }): Promise<RunView> {
-    const res = await requestJson<RunView>(host, 'GET', started.statusUri);
+    const res = await pollJson<RunView>(host, started.statusUri);
     expect(res.status).toBe(200);
     return res.body;
   }
 
   const runsOf = (name: string, runIds: readonly string[]): Promise<RunView[]> =>
-    mapLimited(runIds, 32, (runId) => runStatus({ statusUri: `/api/gates/${name}/runs/${runId}` }));
+    mapLimited(runIds, 16, (runId) => runStatus({ statusUri: `/api/gates/${name}/runs/${runId}` }));
 
   const waitingCount = (name: string, n: number) =>
     until(`${n} runs waiting on ${name}`, async () => ((await read(name)).body.waiters.waiting >= n ? true : undefined), 60_000, 200);

@@ -45,6 +45,25 @@ export async function requestJson<T = unknown>(
   return { status: res.status, headers: res.headers, body: parsed as T };
 }
 
+/**
+ * A GET as a polling client makes it: a 503 (the app's storage did not answer within its tries) is
+ * asked again after its Retry-After, as the API tells clients to, up to `tries` times. Azurite
+ * serving both hosts' suites on two cores has answered that slowly during the 1,000-run reads.
+ */
+export async function pollJson<T = unknown>(
+  host: E2eHost,
+  path: string,
+  options: RequestOptions = {},
+  tries = 5,
+): Promise<JsonResponse<T>> {
+  for (let attempt = 1; ; attempt++) {
+    const res = await requestJson<T>(host, 'GET', path, options);
+    if (res.status !== 503 || attempt >= tries) return res;
+    const after = Number(res.headers.get('retry-after') ?? '1');
+    await new Promise((r) => setTimeout(r, Math.min(Number.isFinite(after) ? after : 1, 5) * 1000));
+  }
+}
+
 /** What a test can rely on in a problem document: any member may be missing until asserted. */
 export type Problem = Partial<AppProblem>;
 

@@ -1,6 +1,6 @@
 /** Jobs over HTTP for the e2e tests: a job's view, and waiting until it has settled. */
 import type { E2eHost } from './harness';
-import { requestJson } from './http';
+import { pollJson } from './http';
 
 export interface JobView {
   id: string;
@@ -22,7 +22,7 @@ export interface JobView {
 export async function settledJob(host: E2eHost, id: string, timeoutMs = 60_000): Promise<JobView> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const res = await requestJson<JobView>(host, 'GET', `/api/jobs/${id}`);
+    const res = await pollJson<JobView>(host, `/api/jobs/${id}`);
     if (res.status !== 200) throw new Error(`GET job ${id}: ${res.status} ${JSON.stringify(res.body)}`);
     const done = res.body.state === 'completed' || res.body.state === 'completedWithFailures';
     if (done && res.body.delivery !== 'pending' && res.body.event !== 'pending') return res.body;
