@@ -90,6 +90,12 @@ param storageDataLogs bool = false
 @maxValue(730)
 param logRetentionDays int = 30
 
+@description('Create the alert rules and the workbook on the app\'s metrics (docs/operations.md#alerts).')
+param alertsEnabled bool = true
+
+@description('Resource id of an existing action group the alerts notify (email, webhook, ...). Empty: alerts show in the portal only.')
+param alertActionGroupId string = ''
+
 @description('Tags for every resource (azd-env-name is added).')
 param tags tagSet = {}
 
@@ -154,6 +160,21 @@ module monitoring 'modules/monitoring.bicep' = {
     publisherPrincipalId: identity.outputs.principalId
     publisherKey: identityResourceId
   }
+}
+
+module alerts 'modules/alerts.bicep' = if (alertsEnabled) {
+  scope: rg
+  params: {
+    applicationInsightsName: names.applicationInsights
+    namePrefix: names.functionApp
+    location: location
+    tags: allTags
+    actionGroupId: alertActionGroupId
+  }
+  // The component's name is computed, not an output, so its creation must be awaited explicitly.
+  dependsOn: [
+    monitoring
+  ]
 }
 
 module storage 'modules/storage.bicep' = {

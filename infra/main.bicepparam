@@ -14,3 +14,6 @@ param developerPrincipalId = readEnvironmentVariable('AZURE_PRINCIPAL_ID', '')
 param developerPrincipalType = readEnvironmentVariable('AZURE_PRINCIPAL_TYPE', 'User')
 
 param nodeVersion = readEnvironmentVariable('TALLYHO_NODE_VERSION', '22')
+
+// Empty: the alerts show in the portal only (docs/operations.md#alerts).
+param alertActionGroupId = readEnvironmentVariable('TALLYHO_ALERT_ACTION_GROUP_ID', '')
