@@ -2,7 +2,7 @@
  * Every TypeScript example in the client's docs compiles against the client's real types, so a
  * renamed method or a wrong field in the docs fails here. (The e2e file runs the same calls for real.)
  * Each block becomes the body of an async function in a virtual file, with a few names the prose
- * assumes (`client`, `items`, `signal`, `save`) declared.
+ * assumes (`client`, `items`, `signal`, `save`) declared, and the block's own `declare` lines above it.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,18 +19,19 @@ function examples(file: string): string[] {
 }
 
 function virtualModule(block: string): string {
-  const body = block
-    .split('\n')
-    .filter((line) => !/^import .* from '@tallyho\/client';$/.test(line))
-    .join('\n');
+  const lines = block.split('\n').filter((line) => !/^import .* from '@tallyho\/client';$/.test(line));
+  // A block's own `declare` lines (what the prose assumes) belong at the top of the module.
+  const declared = lines.filter((line) => line.startsWith('declare '));
+  const body = lines.filter((line) => !line.startsWith('declare ')).join('\n');
   const entry = join(packageRoot, 'src', 'index').replace(/\\/g, '/');
   return [
-    `import { TallyhoClient, TallyhoError, isTallyhoError, type JobItem, type JobResult } from '${entry}';`,
+    `import { TallyhoClient, TallyhoError, isTallyhoError, verifyWebhook, type JobItem, type JobResult } from '${entry}';`,
     'declare const client: TallyhoClient;',
     'declare const items: JobItem[];',
     'declare const signal: AbortSignal;',
     'declare function save(result: JobResult): void;',
-    'void TallyhoError; void isTallyhoError;',
+    'void TallyhoError; void isTallyhoError; void verifyWebhook;',
+    ...declared,
     'export async function example(): Promise<void> {',
     body,
     '}',
