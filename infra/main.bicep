@@ -102,7 +102,7 @@ param tags tagSet = {}
 @description('Tables, queues, containers and Service Bus entities the app names; generated from shared/resources.ts by `npm run infra:sync` (a test keeps the two equal).')
 var appResources = loadJsonContent('app-resources.json')
 
-@description('TALLYHO_* settings whose Azure value differs from the app\'s default; a test checks the names.')
+@description('TALLYHO_* settings whose Azure value differs from the app\'s default, and the host settings the app\'s limits decide; tests check both.')
 var appSettingsFile = loadJsonContent('app-settings.json')
 
 @description('Suffix of every resource name: stable for one environment, subscription and region.')
@@ -254,7 +254,7 @@ module functionApp 'modules/functionapp.bicep' = {
     maximumInstanceCount: maximumInstanceCount
     instanceMemoryMB: instanceMemoryMB
     corsAllowedOrigins: corsAllowedOrigins
-    appSettings: union(appSettingsFile.settings, extraAppSettings)
+    appSettings: union(appSettingsFile.settings, appSettingsFile.hostSettings, extraAppSettings)
     authEnabled: adminAuthEnabled
     authClientId: adminAuthClientId
     authTenantId: adminAuthTenantId

@@ -20,10 +20,8 @@ import type { CorsPolicy } from './cors';
 import type { FunctionRoutes, HttpRoute } from './functionRoutes';
 import { KeyPolicy } from '../keys';
 import { flatHeaders, flatQuery, type HttpRequestParts, streamTriggerMetadata, toRpcHttpRequest, writeRpcHttpResponse } from './rpcHttp';
+import { BodyTooLarge, declaresTooMuch } from './bodyLimit';
 import type { StreamProxy } from './streamProxy';
-
-/** The real host's default request body limit (104857600 bytes). */
-const maxBodyBytes = 100 * 1024 * 1024;
 
 export type HostRouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
 
@@ -39,19 +37,19 @@ export interface FrontDoorOptions {
   readonly streamProxy: StreamProxy | undefined;
   readonly log: HostLogger;
   readonly logInvocations: boolean;
+  /** The most of a request body the host reads (FUNCTIONS_REQUEST_BODY_SIZE_LIMIT; bodyLimit.ts). */
+  readonly maxBodyBytes: number;
 }
 
-class BodyTooLarge extends Error {}
-
-function readBody(req: IncomingMessage): Promise<Buffer> {
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > maxBodyBytes) {
+      if (size > limit) {
         req.pause();
-        reject(new BodyTooLarge());
+        reject(new BodyTooLarge(limit));
         return;
       }
       chunks.push(chunk);
@@ -233,8 +231,10 @@ export class HttpFrontDoor {
   /** The request body when `wanted` (else undefined); null once a body too large was answered with 413. */
   private async bodyOf(req: IncomingMessage, res: ServerResponse, wanted: boolean): Promise<Buffer | undefined | null> {
     if (!wanted) return undefined;
+    const limit = this.options.maxBodyBytes;
     try {
-      return await readBody(req);
+      if (declaresTooMuch(req, limit)) throw new BodyTooLarge(limit);
+      return await readBody(req, limit);
     } catch (err) {
       if (!(err instanceof BodyTooLarge)) throw err;
       HttpFrontDoor.empty(res, 413, { Connection: 'close' });

@@ -10,6 +10,7 @@ import { getSetting } from '../app/settings';
 import type { FunctionMetadata } from '../core/types';
 import { text } from '../core/values';
 import type { HostProvider, HostServices } from '../provider';
+import { requestBodyLimit } from './bodyLimit';
 import type { CorsPolicy } from './cors';
 import { HttpFrontDoor, type HostRouteHandler } from './frontDoor';
 import { FunctionRoutes, httpTrigger } from './functionRoutes';
@@ -94,6 +95,7 @@ export class HttpProvider implements HostProvider {
       streamProxy: this.streamProxy,
       log: host.log,
       logInvocations: this.options.logInvocations,
+      maxBodyBytes: requestBodyLimit(getSetting(host.settings, 'FUNCTIONS_REQUEST_BODY_SIZE_LIMIT')),
     });
     this.gate.open(this.frontDoor.handle);
     return Promise.resolve();

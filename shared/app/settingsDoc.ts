@@ -6,6 +6,7 @@
 import { connectionNames } from '../config';
 import { markdownTable } from '../markdownTable';
 import type { Setting } from '../settings';
+import { hostSettings } from './hostSettings';
 import { appSettings } from './settings';
 
 /** Every declared setting, in the order of appSettings. */
@@ -37,23 +38,32 @@ export function withSettingsTable(page: string): string {
   return `${page.slice(0, begin + tableMarkers.begin.length)}\n\n${settingsTable()}\n\n${page.slice(end)}`;
 }
 
-/** local.settings.sample.json: Azurite, the worker runtime, then every setting at its default. */
+/** local.settings.sample.json: Azurite, the worker runtime, the host's settings, then every setting at its default. */
 export function settingsSample(): string {
-  const values: Record<string, string> = { [connectionNames.storage]: 'UseDevelopmentStorage=true', FUNCTIONS_WORKER_RUNTIME: 'node' };
+  const values: Record<string, string> = {
+    [connectionNames.storage]: 'UseDevelopmentStorage=true',
+    FUNCTIONS_WORKER_RUNTIME: 'node',
+    ...hostSettings,
+  };
   for (const setting of declaredSettings()) values[setting.env] = setting.text;
   return `${JSON.stringify({ IsEncrypted: false, Values: values, Host: { LocalHttpPort: 7071 } }, null, 2)}\n`;
 }
 
 interface InfraAppSettings {
+  readonly $comment?: string;
   readonly settings: Readonly<Record<string, string>>;
+  readonly hostSettings?: Readonly<Record<string, string>>;
   readonly appDefaults: readonly string[];
 }
 
-/** infra/app-settings.json with `appDefaults` listing every declared setting infra does not set. */
+/**
+ * infra/app-settings.json with `hostSettings` as the app's declarations decide them and
+ * `appDefaults` listing every declared setting infra does not set.
+ */
 export function withInfraDefaults(text: string): string {
   const file = JSON.parse(text) as InfraAppSettings;
   const appDefaults = declaredSettings()
     .map((s) => s.env)
     .filter((name) => !(name in file.settings));
-  return `${JSON.stringify({ ...file, appDefaults }, null, 2)}\n`;
+  return `${JSON.stringify({ $comment: file.$comment, settings: file.settings, hostSettings, appDefaults }, null, 2)}\n`;
 }

@@ -230,8 +230,8 @@ describe(`security probe of issue #24 (${hostLabel()}, keys on)`, () => {
     expect((await settledJob(host, jobId)).state).toBe('completed');
   });
 
-  // The real Functions host reads the whole request before the worker sees it (it answered this
-  // upload 500): there the app's count cannot act, and the limit is the platform's.
+  // The real Functions host answers this upload 500 (the worker's early 413 fails its forwarding):
+  // devhost/docs/real-host.md#request-body-limit; test/e2e/bodyLimits.test.ts pins the bytes it takes on every host.
   devhostTest(
     'a body is counted while it arrives: 300 MiB chunked to a 1 KiB route is a 413 long before it is sent',
     async () => {

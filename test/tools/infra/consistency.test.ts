@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { largestBodyBytes } from '../../../shared/app/hostSettings';
 import { declaredSettings } from '../../../shared/app/settingsDoc';
 import { connectionNames } from '../../../shared/config';
 import { invalidResourceNames, resourceManifest } from '../../../shared/resourceManifest';
@@ -23,6 +24,7 @@ const platformSettings = ['APPLICATIONINSIGHTS_CONNECTION_STRING', 'APPLICATIONI
 
 interface AppSettingsFile {
   readonly settings: Readonly<Record<string, string>>;
+  readonly hostSettings: Readonly<Record<string, string>>;
   readonly appDefaults: readonly string[];
 }
 
@@ -186,13 +188,18 @@ describe('infra/ and the app agree', () => {
     expect(Object.keys(appSettingsFile.settings).filter((name) => appSettingsFile.appDefaults.includes(name))).toEqual([]);
   });
 
-  it('the Function App gets exactly the identity settings, the Azure-specific TALLYHO_* values and App Insights', () => {
+  it('the Function App gets exactly the identity settings, the Azure-specific TALLYHO_* values, the host settings and App Insights', () => {
     const expected = new Set([
       ...[...connections()].flatMap(([name, kind]) => identitySettingsFor(name, kind)),
       ...Object.keys(appSettingsFile.settings),
+      ...Object.keys(appSettingsFile.hostSettings),
       ...platformSettings,
     ]);
     expect(Object.keys(provided).sort()).toEqual([...expected].sort());
-    for (const [name, value] of Object.entries(appSettingsFile.settings)) expect(provided[name]).toBe(value);
+    for (const [name, value] of Object.entries({ ...appSettingsFile.settings, ...appSettingsFile.hostSettings })) {
+      expect(provided[name]).toBe(value);
+    }
+    // The host refuses a body larger than the largest a route accepts, before it reads it.
+    expect(provided.FUNCTIONS_REQUEST_BODY_SIZE_LIMIT).toBe(String(largestBodyBytes));
   });
 });
