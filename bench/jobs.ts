@@ -8,6 +8,8 @@
  * Transactions are counted at a proxy in front of Azurite, so the devhost's own queue traffic
  * (receives, deletes) is included; it is reported apart from the app's requests, as is the Durable
  * and streams traffic of the invoice-ledger delivery, and whatever the host does while idle.
+ * Then external processors' workers (bench/support/jobsPull.ts) and webhook processors
+ * (bench/support/jobsPush.ts), each against one item per lease or request.
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -20,7 +22,9 @@ import { parseRateTable, defaultRatesJson } from '../shared/billing/rates';
 import { hasStatus } from '../shared/storage/errors';
 import { createStorageClients } from '../shared/storage/clients';
 import { type CountingProxy, startCountingProxy, type StorageRequest } from './support/countingProxy';
-import { startDevhostChild } from './support/devhostChild';
+import { countedJobsHostEnv, startDevhostChild } from './support/devhostChild';
+import { pullBench } from './support/jobsPull';
+import { pushBench } from './support/jobsPush';
 import { fmt, header, ratio, table } from './support/report';
 
 const jobItems = Number(process.env.BENCH_JOBS_ITEMS ?? 10_000);
@@ -101,15 +105,7 @@ async function runJob(baseUrl: string, items: ReturnType<typeof transactions>): 
 async function jobsRun(proxy: CountingProxy): Promise<{ run: Run; idlePerSecond: Record<Kind, number>; polls: number }> {
   const prefix = `jb-${randomBytes(4).toString('hex')}`;
   const hub = `bench${randomBytes(4).toString('hex')}`;
-  const host = await startDevhostChild({
-    AzureWebJobsStorage: proxy.connectionString,
-    AzureFunctionsJobHost__extensions__durableTask__hubName: hub,
-    TALLYHO_TASK_HUB: hub,
-    TALLYHO_JOBS_QUEUE_PREFIX: prefix,
-    // Other capabilities' timers would add unrelated transactions to the count.
-    'AzureWebJobs.countersRollup.Disabled': 'true',
-    'AzureWebJobs.schedulesReconcile.Disabled': 'true',
-  });
+  const host = await startDevhostChild(countedJobsHostEnv(proxy.connectionString, prefix, hub));
   const kind = classifier(prefix, hub);
   try {
     // Warm up (tables, queues, containers, the ledger writer) with a small job, then let the host go idle.
@@ -185,9 +181,16 @@ async function naiveRun(proxy: CountingProxy): Promise<Run> {
 
 async function main(): Promise<void> {
   header('jobs');
+  console.log('host: the devhost (child process) on Azurite, both started by this bench; storage counted at a proxy in front of Azurite');
   const azurite = await startAzurite();
   const proxy = await startCountingProxy(azurite.ports);
   try {
+    // BENCH_JOBS_ONLY=pull or =push runs that part alone (each is measured against its own baseline).
+    const only = process.env.BENCH_JOBS_ONLY;
+    if (only === 'pull' || only === 'push') {
+      await (only === 'pull' ? pullBench(proxy) : pushBench(proxy));
+      return;
+    }
     const jobs = await jobsRun(proxy);
     const naive = await naiveRun(proxy);
     const perItem = (r: Run, kinds: readonly Kind[]): number => kinds.reduce((n, k) => n + r.requests[k], 0) / r.items;
@@ -211,6 +214,8 @@ async function main(): Promise<void> {
     console.log(`(the job's figures include ${jobs.polls} progress reads by the client, one every 500 ms)`);
     ratio('storage transactions per item, naive / jobs', perItem(naive, counted), perItem(jobs.run, counted), { atLeast: 20 });
     ratio('items per second, jobs / naive', jobs.run.items / jobs.run.seconds, naive.items / naive.seconds, { atLeast: 1 });
+    await pullBench(proxy);
+    await pushBench(proxy);
   } finally {
     await proxy.close();
     await azurite.stop();

@@ -59,9 +59,23 @@ export interface JobView {
   readonly processor: string;
   readonly state: 'accepted' | 'running' | 'cancelling' | 'completed' | 'completedWithFailures' | 'cancelled';
   readonly round: number;
-  readonly totals: { readonly items: number; readonly succeeded: number; readonly failed: number; readonly pending: number };
+  readonly totals: {
+    readonly items: number;
+    readonly succeeded: number;
+    readonly failed: number;
+    readonly cancelled: number;
+    readonly pending: number;
+  };
   readonly timings: { readonly acceptedAt: string; readonly completedAt: string | null; readonly durationMs: number | null };
   readonly links: Record<string, string>;
+}
+
+export interface JobResult {
+  readonly id: string;
+  readonly status: 'succeeded' | 'failed' | 'cancelled' | 'retrying';
+  readonly output?: unknown;
+  readonly code?: string;
+  readonly reason?: string;
 }
 
 export interface JobFailure {

@@ -37,3 +37,19 @@ export async function startDevhostChild(env: Readonly<Record<string, string>>): 
     },
   };
 }
+
+/**
+ * The environment of a devhost a jobs benchmark counts storage for: its own task hub and queue
+ * prefix on the proxied storage, and the other capabilities' timers off (their transactions would be
+ * counted too).
+ */
+export function countedJobsHostEnv(connectionString: string, queuePrefix: string, hub: string): Record<string, string> {
+  return {
+    AzureWebJobsStorage: connectionString,
+    AzureFunctionsJobHost__extensions__durableTask__hubName: hub,
+    TALLYHO_TASK_HUB: hub,
+    TALLYHO_JOBS_QUEUE_PREFIX: queuePrefix,
+    'AzureWebJobs.countersRollup.Disabled': 'true',
+    'AzureWebJobs.schedulesReconcile.Disabled': 'true',
+  };
+}

@@ -1,10 +1,14 @@
-/** Jobs: progress bars, failures with their reasons (poisoned envelopes included), retry of failed items. */
+/**
+ * Jobs, grouped by processor: progress bars coloured by outcome (a job whose every item failed, or a
+ * cancelled one, must not look like a success), failures with their reasons (poisoned envelopes
+ * included), each job's results, retry of failed items.
+ */
 import { useState } from 'preact/hooks';
 
 import { tallyho } from '../api';
 import { ConfirmButton, formatDuration, Num, ProblemNotice, Section, When } from '../components';
 import { useAction, usePolling } from '../hooks';
-import type { JobFailure, JobView } from '../types';
+import type { JobFailure, JobResult, JobView } from '../types';
 
 const stateLabels: Record<JobView['state'], string> = {
   accepted: 'accepted',
@@ -15,26 +19,68 @@ const stateLabels: Record<JobView['state'], string> = {
   cancelled: 'cancelled',
 };
 
-/** Shown per job; past it the list says so. */
-const failuresShown = 50;
+/** Failures or results shown per job; past it the list says so. */
+const shown = 50;
 
-/** The first failures of a job, and whether there are more than shown. */
-async function firstFailures(id: string, signal: AbortSignal): Promise<{ failures: JobFailure[]; more: boolean }> {
-  const failures: JobFailure[] = [];
-  for await (const failure of tallyho().jobs.job(id).failures({ pageSize: failuresShown, signal })) {
-    if (failures.length === failuresShown) return { failures, more: true };
-    failures.push(failure);
+/** The first rows of a paged listing, and whether there are more than shown. */
+async function firstRows<T>(pages: AsyncIterable<T>): Promise<{ rows: T[]; more: boolean }> {
+  const rows: T[] = [];
+  for await (const row of pages) {
+    if (rows.length === shown) return { rows, more: true };
+    rows.push(row);
   }
-  return { failures, more: false };
+  return { rows, more: false };
+}
+
+type Outcome = 'inProgress' | 'succeeded' | 'mixed' | 'failed' | 'cancelled';
+
+/** How a job's bar looks: only a job with successes and nothing else wrong gets the accent colour. */
+function outcomeOf(job: JobView): Outcome {
+  const { succeeded, failed, cancelled } = job.totals;
+  if (job.state === 'cancelled' || job.state === 'cancelling') return 'cancelled';
+  if (job.state !== 'completed' && job.state !== 'completedWithFailures') return 'inProgress';
+  if (failed > 0 && succeeded === 0) return 'failed';
+  return failed > 0 || cancelled > 0 ? 'mixed' : 'succeeded';
+}
+
+function Results({ job }: { job: JobView }) {
+  const results = usePolling(
+    (signal) => firstRows<JobResult>(tallyho().jobs.job(job.id).results({ pageSize: shown, signal })),
+    job.state === 'running' ? 3000 : 30000,
+    `${job.id}:${job.totals.succeeded + job.totals.failed + job.totals.cancelled}`,
+  );
+  const rows = results.data?.rows ?? [];
+  return (
+    <div class="results" data-testid="job-results">
+      <ProblemNotice error={results.error} />
+      {rows.length === 0 && results.data !== undefined ? <p class="muted">No results recorded yet.</p> : null}
+      {rows.length > 0 ? (
+        <ul>
+          {rows.map((r) => (
+            <li key={r.id}>
+              <strong>{r.id}</strong> <span class={`badge ${r.status}`}>{r.status}</span>{' '}
+              {r.status === 'succeeded' ? <code class="small">{JSON.stringify(r.output ?? null)}</code> : null}
+              {r.reason === undefined ? null : <div class="reason">{r.reason}</div>}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {results.data?.more === true ? (
+        <p class="hint">
+          Showing the first {rows.length} results; all of them: <code>GET {job.links.results ?? `/api/jobs/${job.id}/results`}</code>
+        </p>
+      ) : null}
+    </div>
+  );
 }
 
 function Failures({ job }: { job: JobView }) {
   const failures = usePolling(
-    (signal) => firstFailures(job.id, signal),
+    (signal) => firstRows<JobFailure>(tallyho().jobs.job(job.id).failures({ pageSize: shown, signal })),
     job.state === 'running' ? 3000 : 30000,
     `${job.id}:${job.totals.failed}`,
   );
-  const rows = failures.data?.failures ?? [];
+  const rows = failures.data?.rows ?? [];
   return (
     <div class="failures">
       <ProblemNotice error={failures.error} />
@@ -63,17 +109,25 @@ function Failures({ job }: { job: JobView }) {
 
 function JobCard({ job, onChanged }: { job: JobView; onChanged: () => void }) {
   const [showFailures, setShowFailures] = useState(false);
+  const [showResults, setShowResults] = useState(false);
   const retry = useAction();
-  const { items, succeeded, failed, pending } = job.totals;
-  const done = succeeded + failed;
+  const { items, succeeded, failed, cancelled, pending } = job.totals;
+  const done = succeeded + failed + cancelled;
+  const outcome = outcomeOf(job);
+  const counts: [string, number, boolean][] = [
+    ['Succeeded', succeeded, false],
+    ['Failed', failed, failed > 0],
+    ['Cancelled', cancelled, false],
+    ['Pending', pending, false],
+  ];
   const percent = items === 0 ? 100 : Math.floor((done / items) * 100);
   const titleId = `job-${job.id}`;
   return (
     <article class={`card job ${job.state}`} aria-labelledby={titleId} data-job={job.id}>
       <header class="card-header">
-        <h3 id={titleId}>
+        <h4 id={titleId}>
           <code>{job.id}</code>
-        </h3>
+        </h4>
         <span class={`badge ${job.state}`} data-testid="job-state">
           {stateLabels[job.state]}
         </span>
@@ -82,29 +136,26 @@ function JobCard({ job, onChanged }: { job: JobView; onChanged: () => void }) {
         <span>
           {job.processor}: <Num value={done} /> of <Num value={items} /> items ({percent}%)
         </span>
-        <progress max={items} value={done} aria-label={`Job ${job.id} progress`} data-testid="job-progress">
+        <progress
+          max={items}
+          value={done}
+          class={outcome}
+          data-outcome={outcome}
+          aria-label={`Job ${job.id} progress`}
+          data-testid="job-progress"
+        >
           {percent}%
         </progress>
       </label>
       <dl class="facts">
-        <div>
-          <dt>Succeeded</dt>
-          <dd>
-            <Num value={succeeded} />
-          </dd>
-        </div>
-        <div>
-          <dt>Failed</dt>
-          <dd class={failed > 0 ? 'bad' : undefined}>
-            <Num value={failed} />
-          </dd>
-        </div>
-        <div>
-          <dt>Pending</dt>
-          <dd>
-            <Num value={pending} />
-          </dd>
-        </div>
+        {counts.map(([label, value, bad]) => (
+          <div key={label}>
+            <dt>{label}</dt>
+            <dd class={bad ? 'bad' : undefined}>
+              <Num value={value} />
+            </dd>
+          </div>
+        ))}
         <div>
           <dt>Accepted</dt>
           <dd>
@@ -120,6 +171,9 @@ function JobCard({ job, onChanged }: { job: JobView; onChanged: () => void }) {
         <button type="button" aria-expanded={showFailures} disabled={failed === 0} onClick={() => setShowFailures((v) => !v)}>
           {showFailures ? 'Hide failures' : `Failures (${failed})`}
         </button>
+        <button type="button" aria-expanded={showResults} disabled={done === 0} onClick={() => setShowResults((v) => !v)}>
+          {showResults ? 'Hide results' : 'Results'}
+        </button>
         <ConfirmButton
           label="Retry failed…"
           ariaLabel={`Retry the failed items of job ${job.id}`}
@@ -132,8 +186,16 @@ function JobCard({ job, onChanged }: { job: JobView; onChanged: () => void }) {
       </div>
       <ProblemNotice error={retry.error} onDismiss={retry.clear} />
       {showFailures ? <Failures job={job} /> : null}
+      {showResults ? <Results job={job} /> : null}
     </article>
   );
+}
+
+/** Jobs by processor, processors by name; within one, the listing's order. */
+function byProcessor(jobs: readonly JobView[]): [string, JobView[]][] {
+  const groups = new Map<string, JobView[]>();
+  for (const job of jobs) groups.set(job.processor, [...(groups.get(job.processor) ?? []), job]);
+  return [...groups].sort(([a], [b]) => a.localeCompare(b));
 }
 
 export function JobsView() {
@@ -141,11 +203,16 @@ export function JobsView() {
   const items = list.data?.items ?? [];
   return (
     <Section id="jobs" title="Jobs" resource={list} count={items.length} empty="No jobs yet." listing={{ of: list.data, what: 'jobs' }}>
-      <div class="cards">
-        {items.map((job) => (
-          <JobCard key={job.id} job={job} onChanged={list.refresh} />
-        ))}
-      </div>
+      {byProcessor(items).map(([processor, jobs]) => (
+        <section key={processor} class="processor-group" data-processor={processor} aria-labelledby={`jobs-of-${processor}`}>
+          <h3 id={`jobs-of-${processor}`}>{processor}</h3>
+          <div class="cards">
+            {jobs.map((job) => (
+              <JobCard key={job.id} job={job} onChanged={list.refresh} />
+            ))}
+          </div>
+        </section>
+      ))}
     </Section>
   );
 }

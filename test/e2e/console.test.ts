@@ -355,6 +355,22 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
       const card = page.locator(`[data-job="${id}"]`);
       await card.waitFor();
       await expectText(page, `[data-job="${id}"] [data-testid="job-state"]`, 'completed with failures');
+      // Every item failed: its full bar is drawn in the failure colour (its badge's), not the accent a
+      // success gets; and the job is listed under its processor.
+      expect(await page.locator(`[data-processor="billing"] [data-job="${id}"]`).count()).toBe(1);
+      const bar = card.locator('[data-testid="job-progress"]');
+      expect(await bar.getAttribute('data-outcome')).toBe('failed');
+      const colours = await bar.evaluate((el) => {
+        const g = globalThis as unknown as PageStyles;
+        const plain = g.document.createElement('progress');
+        g.document.body.appendChild(plain);
+        const success = g.getComputedStyle(plain).accentColor;
+        plain.remove();
+        const badge = g.document.querySelector('[data-testid="job-state"].completedWithFailures');
+        return { bar: g.getComputedStyle(el).accentColor, success, badge: badge === null ? null : g.getComputedStyle(badge).color };
+      });
+      expect(colours.bar).toBe(colours.badge);
+      expect(colours.bar).not.toBe(colours.success);
       await card.getByRole('button', { name: 'Failures (3)' }).click();
       const rows = card.locator('.failures li');
       await rows.first().waitFor();
@@ -577,6 +593,16 @@ interface PageGlobals {
   };
   readonly sessionStorage: { getItem(key: string): string | null };
   readonly localStorage: { getItem(key: string): string | null };
+}
+
+/** The style lookups of the bar-colour check (this file is compiled without the DOM library). */
+interface PageStyles {
+  readonly document: {
+    createElement(tag: 'progress'): { remove(): void };
+    readonly body: { appendChild(node: unknown): void };
+    querySelector(selector: string): unknown;
+  };
+  getComputedStyle(el: unknown): { readonly accentColor: string; readonly color: string };
 }
 
 // A function, not a string: the console's CSP forbids eval, and a string predicate would need it.
