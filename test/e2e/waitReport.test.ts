@@ -1,9 +1,11 @@
 /**
- * The e2e waits report stuck orchestrations with their history: a gated run on a closed gate is
- * an orchestration that waits for good, so a wait on it that runs out must name it and show what it did.
+ * The e2e waits report stuck orchestrations with their history: a gate scheduled to release in an
+ * hour has its generation orchestration waiting on a Durable timer till then, so a wait that runs out
+ * meanwhile must name it and show what it did. (Gated runs are rows, not orchestrations: docs/gates.md.)
  */
 import { randomBytes } from 'node:crypto';
 
+import { gateInstanceIds } from '../../shared/gates/names';
 import { type E2eHost, startE2eHost } from './support/harness';
 import { requestJson } from './support/http';
 import { until } from './support/wait';
@@ -20,13 +22,18 @@ describe('a wait that runs out', () => {
 
   test('names what it waited for and lists the running orchestrations with their history', async () => {
     const gate = `stuck-${randomBytes(4).toString('hex')}`;
-    expect((await requestJson(host, 'PUT', `/api/gates/${gate}`, { key: 'admin', body: {} })).status).toBe(201);
-    const run = await requestJson<{ id: string }>(host, 'POST', `/api/gates/${gate}/runs`, { body: { runId: 'w1' } });
-    expect(run.status).toBe(202);
-    // Registered with the gate and parked: from here on nothing moves until a release.
-    await until('the run to register', async () => {
-      const state = await requestJson<{ waiters: { registered: number } }>(host, 'GET', `/api/gates/${gate}`);
-      return state.body.waiters.registered === 1 ? true : undefined;
+    const releaseAt = new Date(Date.now() + 3600_000);
+    releaseAt.setUTCMilliseconds(0);
+    const created = await requestJson(host, 'PUT', `/api/gates/${gate}`, { key: 'admin', body: { releaseAt: releaseAt.toISOString() } });
+    expect(created.status).toBe(201);
+    const instanceId = gateInstanceIds.generation(gate, 1, releaseAt.toISOString());
+    // Started with the create; from here on it waits on its timer until the release time.
+    await until('the generation orchestration to run', async () => {
+      const status = await requestJson<{ runtimeStatus?: string }>(host, 'GET', `/runtime/webhooks/durabletask/instances/${instanceId}`, {
+        key: 'admin',
+      });
+      // The Durable HTTP API answers 202 while the instance runs.
+      return (status.status === 200 || status.status === 202) && status.body.runtimeStatus === 'Running' ? true : undefined;
     });
 
     const failure = await until('a release nobody sends', () => Promise.resolve(undefined), 300).catch((err: unknown) => err);
@@ -34,7 +41,7 @@ describe('a wait that runs out', () => {
     expect(failure).toBeInstanceOf(Error);
     const message = (failure as Error).message;
     expect(message).toMatch(/^timed out after 300 ms waiting for a release nobody sends/);
-    expect(message).toContain(`${run.body.id}: Running`);
+    expect(message).toContain(`${instanceId}: Running`);
     expect(message).toMatch(/ExecutionStarted/);
   });
 });
