@@ -101,7 +101,7 @@ function durableEntries(ctx: NamespaceContext): NamespaceEntry[] {
       store: 'Durable instance id',
       names: "a gate's generation, release and late-joiner orchestrations",
       form: [
-        gateInstanceIds.generation(p('gate'), 1, null).replace(':1:', `:${p('n')}:`),
+        gateInstanceIds.generation(p('gate'), 1, null).replace(':1:none', `:${p('n')}:${p('releaseAt ms or none')}`),
         gateInstanceIds.release(p('gate'), 1).replace(/1$/, p('n')),
         gateInstanceIds.late(p('gate'), 1, p('batch')).replace(':1:', `:${p('n')}:`),
       ].join(', '),
