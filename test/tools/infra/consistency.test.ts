@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { largestBodyBytes } from '../../../shared/app/hostSettings';
+import { hostBodyLimitBytes } from '../../../shared/app/hostSettings';
 import { declaredSettings } from '../../../shared/app/settingsDoc';
 import { connectionNames } from '../../../shared/config';
 import { invalidResourceNames, resourceManifest } from '../../../shared/resourceManifest';
@@ -200,6 +200,6 @@ describe('infra/ and the app agree', () => {
       expect(provided[name]).toBe(value);
     }
     // The host refuses a body larger than the largest a route accepts, before it reads it.
-    expect(provided.FUNCTIONS_REQUEST_BODY_SIZE_LIMIT).toBe(String(largestBodyBytes));
+    expect(provided.FUNCTIONS_REQUEST_BODY_SIZE_LIMIT).toBe(String(hostBodyLimitBytes));
   });
 });
