@@ -14,7 +14,7 @@ import { jobSettings } from '../jobs/settings';
  * The largest body any route accepts at the default settings: the app-wide limit, or an endpoint's
  * own limit that replaces it (`POST /api/jobs`). Raising either setting means raising this too.
  */
-export const largestBodyBytes = Math.max(httpSettings.settings.maxBodyBytes.fallback, jobSettings.settings.maxRequestBytes.fallback);
+const largestBodyBytes = Math.max(httpSettings.settings.maxBodyBytes.fallback, jobSettings.settings.maxRequestBytes.fallback);
 
 /**
  * The host's limit: twice the app's largest, so a body a little over a route's limit still reaches
