@@ -1,5 +1,5 @@
 /** The gates API's reads: the gate list, one gate's state and its audit log. */
-import { listQuery } from '../http/listing';
+import { pageBody, pageQuery } from '../http/paging';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { auditRecordSchema } from './audit';
@@ -13,22 +13,18 @@ export function gatesListRoute(deps: GateRouteDeps): RouteDefinition {
     method: 'GET',
     path: 'gates',
     summary: 'List gates with their state and waiters (for operators)',
-    description: 'One table scan: each gate as it is now; a gate whose row cannot be read is listed under `unreadable`.',
+    description:
+      'In name order, a page at a time, read from the gate rows (one per gate): each gate as it is now; a gate whose row cannot be ' +
+      'read is listed under `unreadable`.',
     tags,
-    query: listQuery,
+    query: pageQuery({}),
     responses: {
       200: { description: 'The gates', schema: gateList },
       400: badRequest,
       503: unavailable,
     },
-    handle: async ({ query }) => {
-      const gates = await deps.service().list(query.limit);
-      return json(
-        200,
-        { items: gates.items.map(viewOf), unreadable: gates.unreadable, truncated: gates.truncated },
-        { 'cache-control': 'no-store' },
-      );
-    },
+    handle: async ({ query }) =>
+      json(200, pageBody(await deps.service().list(query), viewOf, { unreadable: true }), { 'cache-control': 'no-store' }),
   });
 }
 

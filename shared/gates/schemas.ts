@@ -1,7 +1,7 @@
 /** The HTTP shapes of the gates API (request validation and the OpenAPI document). */
 import { z } from 'zod';
 
-import { listingOf } from '../http/listing';
+import { pageOf } from '../http/paging';
 import { isoTimestamp, resourceName } from '../http/schemas';
 import { submitBody } from '../jobs/schemas';
 import type { GateAction, GateActionResult } from './actions';
@@ -123,11 +123,10 @@ export const gateView = z
 
 export type GateView = z.output<typeof gateView>;
 
-export const gateList = listingOf(
+export const gateList = pageOf(
   gateView,
   'GateList',
-  'Gates in name order, as their entities hold them now. A gate shows once its creation is audited.',
-);
+  'Gates in name order, as their entities hold them now. A gate shows once its creation is audited.', { unreadable: true });
 
 export function viewOf(gate: GateSnapshot): GateView {
   return {

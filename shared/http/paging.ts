@@ -1,0 +1,62 @@
+/**
+ * The one paging convention of every list (`GET /api/gates`, `…/jobs/{id}/results`, `/api/schedules`…),
+ * as the Azure REST API guidelines spell it: `maxPageSize` and `continuationToken` in the query,
+ * `{ items, continuationToken }` in the body, the token present only when another page follows.
+ */
+import { z } from 'zod';
+
+import type { Page } from '../storage/list';
+
+export const maxPageSizeCeiling = 1000;
+
+const maxPageSize = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(maxPageSizeCeiling)
+  .default(100)
+  .meta({ id: 'MaxPageSize', description: 'At most this many items in the page (1-1000, default 100); a page may hold fewer.' });
+
+const continuationToken = z
+  .string()
+  .min(1)
+  .max(2048)
+  .regex(/^[A-Za-z0-9_-]+$/, 'Pass back the continuationToken a page gave, unchanged')
+  .meta({ id: 'ContinuationToken', description: "The previous page's continuationToken: this page starts where that one ended." });
+
+/** The paging query of a list; `filters` are the list's own (e.g. `state`), bound into its tokens. */
+export function pageQuery<S extends z.ZodRawShape>(filters: S) {
+  return z.strictObject({ ...filters, maxPageSize, continuationToken: continuationToken.optional() });
+}
+
+const pageBase = z
+  .object({
+    continuationToken: z
+      .string()
+      .optional()
+      .meta({ description: 'Present when another page follows: pass it back as the `continuationToken` query parameter. Opaque.' }),
+  })
+  .meta({ id: 'Page', description: 'One page of a list; the list is complete once a page comes without a continuationToken.' });
+
+const unreadable = z
+  .array(z.object({ name: z.string(), detail: z.string() }))
+  .meta({ description: 'Entries of this page whose stored state could not be read (CorruptState), with why; they need an operator.' });
+
+/** A page of `item`s; operator lists also name the `unreadable` entries of the page. */
+export function pageOf<T extends z.ZodType>(item: T, id: string, description: string, options: { unreadable?: boolean } = {}) {
+  const fields = options.unreadable === true ? z.object({ items: z.array(item), unreadable }) : z.object({ items: z.array(item) });
+  return z.intersection(pageBase, fields).meta({ id, description });
+}
+
+/** The body of a page, items shown with `view`; `unreadable` for the lists that document it. */
+export function pageBody<T, V>(
+  page: Page<T>,
+  view: (item: T) => V,
+  options: { unreadable?: boolean } = {},
+): { items: V[]; unreadable?: Page<T>['unreadable']; continuationToken?: string } {
+  return {
+    items: page.items.map(view),
+    ...(options.unreadable === true ? { unreadable: page.unreadable } : {}),
+    ...(page.continuationToken === undefined ? {} : { continuationToken: page.continuationToken }),
+  };
+}
