@@ -34,7 +34,9 @@ export const counterView = z
   })
   .meta({ id: 'Counter', description: 'A counter and its settings.' });
 
-export const counterList = pageOf(counterView, 'CounterList', 'Counters in name order, with their settings (read each for its value).', { unreadable: true });
+export const counterList = pageOf(counterView, 'CounterList', 'Counters in name order, with their settings (read each for its value).', {
+  unreadable: true,
+});
 
 export const incrementBody = z
   .strictObject({

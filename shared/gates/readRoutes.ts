@@ -2,10 +2,9 @@
 import { pageBody, pageQuery } from '../http/paging';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
-import { auditRecordSchema } from './audit';
 import { gateEtag, ifNoneMatchHits } from './etag';
 import { badRequest, gateResult, type GateRouteDeps, notFound, tags, unavailable } from './routeCommon';
-import { auditQuery, gateList, gateParams, gateView, viewOf } from './schemas';
+import { auditPage, gateList, gateParams, gateView, viewOf } from './schemas';
 
 export function gatesListRoute(deps: GateRouteDeps): RouteDefinition {
   return defineRoute({
@@ -60,14 +59,15 @@ export function gatesAuditRoute(deps: GateRouteDeps): RouteDefinition {
     method: 'GET',
     path: 'gates/{name}/audit',
     summary: "The gate's audit log: every create, release and reset with who, when, generation and how",
+    description: 'Oldest first, a page at a time.',
     tags,
     params: gateParams,
-    query: auditQuery,
+    query: pageQuery({}),
     responses: {
-      200: { description: 'Oldest first', schema: auditRecordSchema.array() },
+      200: { description: 'One page', schema: auditPage },
       400: badRequest,
       503: unavailable,
     },
-    handle: async ({ params, query }) => json(200, await deps.audit().list(params.name, query.limit ?? 100)),
+    handle: async ({ params, query }) => json(200, pageBody(await deps.audit().list(params.name, query), (r) => r, { unreadable: true })),
   });
 }

@@ -5,6 +5,7 @@ import { pageOf } from '../http/paging';
 import { isoTimestamp, resourceName } from '../http/schemas';
 import { submitBody } from '../jobs/schemas';
 import type { GateAction, GateActionResult } from './actions';
+import { auditRecordSchema } from './audit';
 import { actorSchema, type GateSnapshot, releaseHows } from './operations';
 
 export const gateParams = z.object({ name: resourceName });
@@ -92,8 +93,6 @@ export const waitQuery = z.object({
     .meta({ description: 'Wait for the release of this generation (returns at once if the gate has moved past it).' }),
 });
 
-export const auditQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).optional() });
-
 const waiters = z
   .object({
     waiting: z.int().meta({ description: 'Runs waiting now (0 once released).' }),
@@ -123,10 +122,11 @@ export const gateView = z
 
 export type GateView = z.output<typeof gateView>;
 
-export const gateList = pageOf(
-  gateView,
-  'GateList',
-  'Gates in name order, as their entities hold them now. A gate shows once its creation is audited.', { unreadable: true });
+export const gateList = pageOf(gateView, 'GateList', 'A page of gates in name order, each as its gate row holds it now.', {
+  unreadable: true,
+});
+
+export const auditPage = pageOf(auditRecordSchema, 'GateAuditPage', "A page of a gate's audit log, oldest first.", { unreadable: true });
 
 export function viewOf(gate: GateSnapshot): GateView {
   return {

@@ -95,7 +95,9 @@ export const jobView = z
   })
   .meta({ id: 'Job' });
 
-export const jobList = pageOf(jobView, 'JobList', 'Jobs in id order (time-ordered ids first, oldest first; `k-…` ids after).', { unreadable: true });
+export const jobList = pageOf(jobView, 'JobList', 'Jobs in id order (time-ordered ids first, oldest first; `k-…` ids after).', {
+  unreadable: true,
+});
 
 export const resultView = z
   .object({

@@ -78,7 +78,9 @@ export const sequenceView = z
 export const sequenceList = pageOf(
   sequenceView,
   'SequenceList',
-  'Sequences in name order; `instance` is the allocator of the instance that answered.', { unreadable: true });
+  'Sequences in name order; `instance` is the allocator of the instance that answered.',
+  { unreadable: true },
+);
 
 export const nextResult = z
   .object({

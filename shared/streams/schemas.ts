@@ -92,7 +92,9 @@ const routeView = z.object({
 export const streamRouteList = pageOf(
   routeView.extend({ type: z.string() }),
   'StreamRouteList',
-  'Event types with a route of their own (remapped), in type order; every other type goes to its default route.', { unreadable: true });
+  'Event types with a route of their own (remapped), in type order; every other type goes to its default route.',
+  { unreadable: true },
+);
 
 export const remapResult = z
   .object({
