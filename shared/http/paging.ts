@@ -22,30 +22,32 @@ const continuationToken = z
   .min(1)
   .max(2048)
   .regex(/^[A-Za-z0-9_-]+$/, 'Pass back the continuationToken a page gave, unchanged')
-  .meta({ id: 'ContinuationToken', description: "The previous page's continuationToken: this page starts where that one ended." });
+  .meta({
+    id: 'ContinuationToken',
+    description:
+      'Opaque: where a page of a list ends. A page carries one when another page follows; send it back as the `continuationToken` ' +
+      'query parameter, unchanged, to the same list with the same filters for that page.',
+  });
 
 /** The paging query of a list; `filters` are the list's own (e.g. `state`), bound into its tokens. */
 export function pageQuery<S extends z.ZodRawShape>(filters: S) {
   return z.strictObject({ ...filters, maxPageSize, continuationToken: continuationToken.optional() });
 }
 
-const pageBase = z
-  .object({
-    continuationToken: z
-      .string()
-      .optional()
-      .meta({ description: 'Present when another page follows: pass it back as the `continuationToken` query parameter. Opaque.' }),
-  })
-  .meta({ id: 'Page', description: 'One page of a list; the list is complete once a page comes without a continuationToken.' });
 
 const unreadable = z
   .array(z.object({ name: z.string(), detail: z.string() }))
   .meta({ description: 'Entries of this page whose stored state could not be read (CorruptState), with why; they need an operator.' });
 
-/** A page of `item`s; operator lists also name the `unreadable` entries of the page. */
+const pageNote = ' The list is complete once a page comes without a continuationToken.';
+
+/**
+ * A page of `item`s; operator lists also name the `unreadable` entries of the page. The token is the
+ * same component as the query parameter, so the document says once what a token is.
+ */
 export function pageOf<T extends z.ZodType>(item: T, id: string, description: string, options: { unreadable?: boolean } = {}) {
-  const fields = options.unreadable === true ? z.object({ items: z.array(item), unreadable }) : z.object({ items: z.array(item) });
-  return z.intersection(pageBase, fields).meta({ id, description });
+  const page = { items: z.array(item), continuationToken: continuationToken.optional() };
+  return (options.unreadable === true ? z.object({ ...page, unreadable }) : z.object(page)).meta({ id, description: description + pageNote });
 }
 
 /** The body of a page, items shown with `view`; `unreadable` for the lists that document it. */
