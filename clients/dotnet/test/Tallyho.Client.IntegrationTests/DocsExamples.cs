@@ -156,6 +156,36 @@ public sealed class DocsExamples : IAsyncLifetime
     }
 
     [Fact]
+    public async Task Lists()
+    {
+        await tallyho.Gate(gateName).CreateAsync(cancellationToken: cancellationToken);
+        using var output = new StringWriter();
+        var console = Console.Out;
+        Console.SetOut(output);
+        try
+        {
+            await foreach (GateState gate in tallyho.Gates.ListAsync(cancellationToken))
+            {
+                Console.WriteLine($"{gate.Name}: {gate.State}");
+            }
+
+            string? resumeAt = null;
+            await foreach (Page<Schedule> page in tallyho.Schedules.ListAsync(state: "active").AsPages(pageSizeHint: 50))
+            {
+                Console.WriteLine($"{page.Values.Count} active schedules");
+                resumeAt = page.ContinuationToken; // null on the last page; AsPages(resumeAt) starts after this one
+            }
+        }
+        finally
+        {
+            Console.SetOut(console);
+        }
+
+        Assert.Contains($"{gateName}: closed", output.ToString(), StringComparison.Ordinal);
+        Assert.Contains("active schedules", output.ToString(), StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task Workers()
     {
         var processorName = "docs-thumbs-" + Guid.NewGuid().ToString("N").Substring(0, 8);
