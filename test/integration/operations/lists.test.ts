@@ -118,7 +118,12 @@ describe('lists, a page at a time', () => {
   test('a storage failure is a translated error naming what was being done (for the log, not the caller), not a partial list', async () => {
     const client = await table('lgone')();
     await client.deleteTable();
-    const listing = listPage(client, { filter: "RowKey eq 'x'", list: 'things', doing: 'listing things' }, { maxPageSize: 10 }, (row) => row);
+    const listing = listPage(
+      client,
+      { filter: "RowKey eq 'x'", list: 'things', doing: 'listing things' },
+      { maxPageSize: 10 },
+      (row) => row,
+    );
     const err: unknown = await listing.catch((e: unknown) => e);
     expect(err).toMatchObject({ name: 'AppError', internal: expect.stringContaining('listing things') });
     expect((err as Error).message).not.toContain('listing things');

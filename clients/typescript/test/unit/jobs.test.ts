@@ -52,7 +52,9 @@ describe('Jobs', () => {
     const { jobs: j, requests } = jobs((r) => {
       const token = r.query.get('continuationToken');
       if (r.path.endsWith('/failures')) return json(200, { items: [{ id: 'f1' }] });
-      return token === null ? json(200, { items: [{ id: 'a' }, { id: 'b' }], continuationToken: 'c2' }) : json(200, { items: [{ id: 'c' }] });
+      return token === null
+        ? json(200, { items: [{ id: 'a' }, { id: 'b' }], continuationToken: 'c2' })
+        : json(200, { items: [{ id: 'c' }] });
     });
     const ids: string[] = [];
     for await (const r of j.job('j1').results({ maxPageSize: 2, status: 'succeeded' })) ids.push(r.id);
@@ -78,7 +80,8 @@ describe('Jobs', () => {
     for await (const page of j.job('j1').results({ maxPageSize: 5 }).byPage()) seen.push(page);
     expect(seen).toEqual([pages.start, pages.t1, pages.t2]);
     const resumed: string[] = [];
-    for await (const page of j.job('j1').results().byPage({ continuationToken: 't1', maxPageSize: 1 })) resumed.push(...page.items.map((i) => i.id));
+    for await (const page of j.job('j1').results().byPage({ continuationToken: 't1', maxPageSize: 1 }))
+      resumed.push(...page.items.map((i) => i.id));
     expect(resumed).toEqual(['b', 'c']);
     expect(requests.map((r) => r.query.toString())).toEqual([
       'maxPageSize=5',
