@@ -68,6 +68,10 @@ export function gatesAuditRoute(deps: GateRouteDeps): RouteDefinition {
       400: badRequest,
       503: unavailable,
     },
-    handle: async ({ params, query }) => json(200, pageBody(await deps.audit().list(params.name, query), (r) => r, { unreadable: true })),
+    handle: async ({ params, query }) =>
+      json(
+        200,
+        pageBody(await deps.audit().list(params.name, query), (r) => r, { unreadable: true }),
+      ),
   });
 }

@@ -34,7 +34,6 @@ export function pageQuery<S extends z.ZodRawShape>(filters: S) {
   return z.strictObject({ ...filters, maxPageSize, continuationToken: continuationToken.optional() });
 }
 
-
 const unreadable = z
   .array(z.object({ name: z.string(), detail: z.string() }))
   .meta({ description: 'Entries of this page whose stored state could not be read (CorruptState), with why; they need an operator.' });
@@ -47,7 +46,10 @@ const pageNote = ' The list is complete once a page comes without a continuation
  */
 export function pageOf<T extends z.ZodType>(item: T, id: string, description: string, options: { unreadable?: boolean } = {}) {
   const page = { items: z.array(item), continuationToken: continuationToken.optional() };
-  return (options.unreadable === true ? z.object({ ...page, unreadable }) : z.object(page)).meta({ id, description: description + pageNote });
+  return (options.unreadable === true ? z.object({ ...page, unreadable }) : z.object(page)).meta({
+    id,
+    description: description + pageNote,
+  });
 }
 
 /** The body of a page, items shown with `view`; `unreadable` for the lists that document it. */

@@ -23,7 +23,8 @@ export function jobsResultsRoute(deps: JobRouteDeps): RouteDefinition {
       404: notFound,
       503: unavailable,
     },
-    handle: async ({ params, query }) => json(200, pageBody(await deps.service().results(params.id, 'results', query.status, query), viewResult)),
+    handle: async ({ params, query }) =>
+      json(200, pageBody(await deps.service().results(params.id, 'results', query.status, query), viewResult)),
   });
 }
 
@@ -42,7 +43,8 @@ export function jobsFailuresRoute(deps: JobRouteDeps): RouteDefinition {
       404: notFound,
       503: unavailable,
     },
-    handle: async ({ params, query }) => json(200, pageBody(await deps.service().results(params.id, 'failures', 'failed', query), viewFailure)),
+    handle: async ({ params, query }) =>
+      json(200, pageBody(await deps.service().results(params.id, 'failures', 'failed', query), viewFailure)),
   });
 }
 

@@ -322,7 +322,12 @@ export class ResultStore {
    * One page of results in item-id order, optionally of one status; `list` names the route asking
    * (results or failures), so a token of one serves only that one, for this job and status.
    */
-  async page(jobId: string, list: 'results' | 'failures', status: ResultStatus | undefined, page: PageRequest): Promise<Page<StoredResult>> {
+  async page(
+    jobId: string,
+    list: 'results' | 'failures',
+    status: ResultStatus | undefined,
+    page: PageRequest,
+  ): Promise<Page<StoredResult>> {
     const range = odata`PartitionKey eq ${jobId} and RowKey ge ${resultPrefix} and RowKey lt ${resultEnd}`;
     const query = {
       filter: status === undefined ? range : `${range} and ${odata`s eq ${status}`}`,

@@ -118,7 +118,12 @@ export class JobService {
     return { ...listing, items };
   }
 
-  async results(id: string, list: 'results' | 'failures', status: ResultStatus | undefined, page: PageRequest): Promise<Page<StoredResult>> {
+  async results(
+    id: string,
+    list: 'results' | 'failures',
+    status: ResultStatus | undefined,
+    page: PageRequest,
+  ): Promise<Page<StoredResult>> {
     await this.job(id);
     return this.context.results.page(id, list, status, page);
   }

@@ -84,7 +84,11 @@ export function jobsListRoute(deps: JobRouteDeps): RouteDefinition {
       503: unavailable,
     },
     handle: async ({ query }) =>
-      json(200, pageBody(await deps.service().list(query), (job) => job, { unreadable: true }), { 'cache-control': 'no-store' }),
+      json(
+        200,
+        pageBody(await deps.service().list(query), (job) => job, { unreadable: true }),
+        { 'cache-control': 'no-store' },
+      ),
   });
 }
 

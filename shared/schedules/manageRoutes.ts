@@ -77,7 +77,11 @@ export function scheduleManageRoutes(deps: ScheduleRouteDeps): RouteDefinition[]
       durable: true,
       query: listQuery,
       responses: { 200: { description: 'One page', schema: scheduleList }, 400: badRequest, 503: unavailable },
-      handle: async ({ query, durable }) => json(200, pageBody(await deps.service(durable()).list(query.state, query), (s) => s)),
+      handle: async ({ query, durable }) =>
+        json(
+          200,
+          pageBody(await deps.service(durable()).list(query.state, query), (s) => s),
+        ),
     }),
     getRoute('schedulesGet', 'schedules/{id}', deps),
     getRoute('schedulesGetPrivileged', 'schedules/{id}/privileged', deps),

@@ -114,7 +114,11 @@ function sequencesListRoute(deps: SequenceRouteDeps): RouteDefinition {
       503: unavailable,
     },
     handle: async ({ query }) =>
-      json(200, pageBody(await deps.service().list(query), (s) => s, { unreadable: true }), { 'cache-control': 'no-store' }),
+      json(
+        200,
+        pageBody(await deps.service().list(query), (s) => s, { unreadable: true }),
+        { 'cache-control': 'no-store' },
+      ),
   });
 }
 

@@ -101,9 +101,7 @@ export class SequenceStore {
   /** A page of sequences in name order (for operators); unreadable ones by name. */
   async list(page: PageRequest): Promise<Page<StoredSequence>> {
     const query = { filter: `RowKey eq '${rowKey}'`, list: 'sequences', doing: 'listing sequences' };
-    return listPage(await this.table(), query, page, (row) =>
-      parseStoredSequence(row.partitionKey ?? '', row),
-    );
+    return listPage(await this.table(), query, page, (row) => parseStoredSequence(row.partitionKey ?? '', row));
   }
 
   /** Insert-if-absent. `created: false` returns what was already stored (whatever its definition). */

@@ -51,7 +51,11 @@ const maxRoundTrips = 5;
 
 const tokenPattern = /^[A-Za-z0-9_-]{1,2048}$/;
 /** The storage service's keys for where to resume; opaque, but never control characters. */
-const storageKey = z.string().min(1).max(1024).regex(/^[^\p{Cc}]+$/u);
+const storageKey = z
+  .string()
+  .min(1)
+  .max(1024)
+  .regex(/^[^\p{Cc}]+$/u);
 const tokenBody = z.strictObject({ v: z.literal(1), l: z.string().length(16), p: storageKey, r: storageKey.optional() });
 
 function bindingOf(list: string): string {

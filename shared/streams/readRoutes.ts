@@ -12,7 +12,8 @@ export function streamsListRoute(deps: StreamRouteDeps): RouteDefinition {
     method: 'GET',
     path: 'streams',
     summary: 'Event types with a route of their own (for operators)',
-    description: 'The remapped types in type order, from the route table, a page at a time. Read a type for its writer: buffer depth and flush lag.',
+    description:
+      'The remapped types in type order, from the route table, a page at a time. Read a type for its writer: buffer depth and flush lag.',
     tags,
     durable: true,
     query: pageQuery({}),
