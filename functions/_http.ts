@@ -72,9 +72,12 @@ async function runRoute(route: RouteDefinition, request: HttpRequest, context: I
       ...(durable === undefined ? {} : { durable }),
     });
     answered(route, request, result.status, started);
+    // A streamed body goes on after the handler: its watch ends with the response.
+    if (!(result.body instanceof ReadableStream)) client.release();
     return result;
-  } finally {
+  } catch (err) {
     client.release();
+    throw err;
   }
 }
 

@@ -12,23 +12,9 @@
 import { subscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-interface Watch {
-  readonly controller: AbortController;
-  /** The forwarded request has arrived; its response's close then forgets the entry. */
-  seen: boolean;
-}
-
 const invocationHeader = 'x-ms-invocation-id';
-const watches = new Map<string, Watch>();
-
-function watchOf(invocationId: string): Watch {
-  let watch = watches.get(invocationId);
-  if (watch === undefined) {
-    watch = { controller: new AbortController(), seen: false };
-    watches.set(invocationId, watch);
-  }
-  return watch;
-}
+/** Per invocation: aborted when its client goes. Forgotten when its response closes, or on release. */
+const watches = new Map<string, AbortController>();
 
 interface RequestStart {
   readonly request: IncomingMessage;
@@ -42,13 +28,15 @@ function listen(): void {
   listening = true;
   subscribe('http.server.request.start', (message) => {
     const { request, response } = message as RequestStart;
-    const id = request.headers[invocationHeader];
-    if (typeof id !== 'string') return;
-    const watch = watchOf(id);
-    watch.seen = true;
+    // The header is read at the close: the devhost hands its own request to the library's server and
+    // names the invocation on it only then.
     response.once('close', () => {
-      if (!response.writableFinished) watch.controller.abort(new Error('The client closed the connection'));
-      if (watches.get(id) === watch) watches.delete(id);
+      const id = request.headers[invocationHeader];
+      if (typeof id !== 'string') return;
+      const watch = watches.get(id);
+      if (watch === undefined) return;
+      watches.delete(id);
+      if (!response.writableFinished) watch.abort(new Error('The client closed the connection'));
     });
   });
 }
@@ -56,17 +44,21 @@ function listen(): void {
 export interface ClientWatch {
   /** Aborted when the client closes the connection before the answer is complete. */
   readonly signal: AbortSignal;
-  /** Forgets the watch when the answer is complete without a forwarded request (not stream mode). */
+  /**
+   * Forgets the watch: for an answer computed in full (nothing is left to stop), or one sent without
+   * stream mode (no forwarded response would ever close it).
+   */
   release(): void;
 }
 
 export function watchClient(invocationId: string): ClientWatch {
   listen();
-  const watch = watchOf(invocationId);
+  const watch = new AbortController();
+  watches.set(invocationId, watch);
   return {
-    signal: watch.controller.signal,
+    signal: watch.signal,
     release() {
-      if (!watch.seen && watches.get(invocationId) === watch) watches.delete(invocationId);
+      if (watches.get(invocationId) === watch) watches.delete(invocationId);
     },
   };
 }
