@@ -210,7 +210,7 @@ function tryShape(text: string): { shape: Shape; end: number } | undefined {
  * What a placeholder in a documented string stands for. Only these: a documented string that holds
  * anything else in angle brackets is compared as written. Times are RFC 3339 as the API writes them.
  */
-export const placeholders: Readonly<Record<string, { readonly means: string; readonly pattern: string }>> = {
+const placeholders: Readonly<Record<string, { readonly means: string; readonly pattern: string }>> = {
   id: { means: 'an id the service made up (a job, run, message or instance id)', pattern: '[A-Za-z0-9][A-Za-z0-9._:~-]*' },
   time: { means: 'a time, as the API writes it', pattern: '\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(?:\\.\\d+)?(?:Z|[+-]\\d{2}:\\d{2})' },
   etag: { means: 'an entity tag or other opaque version token', pattern: '(?:W/)?"?[^"\\s]+"?' },
