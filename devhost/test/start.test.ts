@@ -236,7 +236,7 @@ describe('npm start (dist/devhost/start.js) without Core Tools', () => {
     expect((await fetch(`${api}/sequences/start-test-stop/next`, { method: 'POST', headers: json, body: '{"count":1}' })).status).toBe(200);
     const poll = fetch(`${api}/gates/start-test-stop/wait?timeout=55`).then(async (r) => ({
       status: r.status,
-      body: (await r.json()),
+      body: await r.json(),
     }));
     // The long poll is open once the hub watches the gate; a short pause lets the request arrive.
     await new Promise((r) => setTimeout(r, 500));
