@@ -52,7 +52,8 @@ function run(command: string, args: readonly string[], cwd: string, env: Record<
 
 async function ok(command: string, args: readonly string[], cwd: string, env: Record<string, string> = {}): Promise<string> {
   const result = await run(command, args, cwd, env);
-  if (result.code !== 0) throw new Error(`${command} ${args.join(' ')} (in ${cwd}) exited ${String(result.code)}:\n${result.output.slice(-8000)}`);
+  if (result.code !== 0)
+    throw new Error(`${command} ${args.join(' ')} (in ${cwd}) exited ${String(result.code)}:\n${result.output.slice(-8000)}`);
   return result.output;
 }
 
@@ -148,7 +149,9 @@ describe('@tallyho/client, packed with npm pack and installed outside the reposi
       filter: (path) => !/[\\/](dist|node_modules|test)$|\.tgz$/.test(path),
     });
     const bin = join(repoRoot, 'node_modules', '.bin');
-    await ok('npm', ['pack', '--pack-destination', scratch], source, { PATH: [dirname(process.execPath), bin, process.env.PATH ?? ''].join(delimiter) });
+    await ok('npm', ['pack', '--pack-destination', scratch], source, {
+      PATH: [dirname(process.execPath), bin, process.env.PATH ?? ''].join(delimiter),
+    });
     tarball = join(scratch, readdirSync(scratch).find((f) => f.endsWith('.tgz')) ?? 'no-tarball');
 
     const app = join(scratch, 'app');
@@ -158,13 +161,27 @@ describe('@tallyho/client, packed with npm pack and installed outside the reposi
     writeFileSync(
       join(app, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { target: 'ES2022', lib: ['ES2023'], module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, types: ['node'], outDir: 'out' },
+        compilerOptions: {
+          target: 'ES2022',
+          lib: ['ES2023'],
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          types: ['node'],
+          outDir: 'out',
+        },
         include: ['*.ts'],
       }),
     );
     await ok(
       'npm',
-      ['install', '--prefer-offline', tarball, `typescript@${installedVersion('typescript')}`, `@types/node@${installedVersion('@types/node')}`],
+      [
+        'install',
+        '--prefer-offline',
+        tarball,
+        `typescript@${installedVersion('typescript')}`,
+        `@types/node@${installedVersion('@types/node')}`,
+      ],
       app,
     );
     writeFileSync(join(app, 'quickstart.ts'), programs.quickStart);
@@ -179,18 +196,29 @@ describe('@tallyho/client, packed with npm pack and installed outside the reposi
   test('the tarball holds the build, the sources its maps point to and the README, nothing of the tests', async () => {
     const listing = await ok('tar', ['-tzf', tarball], scratch);
     const files = listing.split('\n').filter((f) => f !== '');
-    expect(files).toEqual(expect.arrayContaining(['package/package.json', 'package/README.md', 'package/dist/index.js', 'package/dist/index.d.ts', 'package/src/index.ts']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'package/package.json',
+        'package/README.md',
+        'package/dist/index.js',
+        'package/dist/index.d.ts',
+        'package/src/index.ts',
+      ]),
+    );
     expect(files.filter((f) => /^package\/(test|scripts|node_modules)\//.test(f) || f.endsWith('tsconfig.json'))).toEqual([]);
   });
 
   test('the quick start, as printed in the page and the package README, runs against the host', async () => {
-    expect(blockAfter(readPage(repoRoot, 'clients/typescript/README.md'), '## Quick start', 'ts')).toBe(blockAfter(page, '## Quick start', 'ts'));
+    expect(blockAfter(readPage(repoRoot, 'clients/typescript/README.md'), '## Quick start', 'ts')).toBe(
+      blockAfter(page, '## Quick start', 'ts'),
+    );
     const result = await ok(process.execPath, ['out/quickstart.js'], join(scratch, 'app'), env());
     expectInOrder(result, printed.quickStart);
   }, 120_000);
 
   test("the page's other examples, in page order, run against the host", async () => {
-    for (const line of printed.ts) expect([line, page.includes(`// ${line}`) || page.includes(`… ${line}`) || page.includes(`${line} …`)]).toEqual([line, true]);
+    for (const line of printed.ts)
+      expect([line, page.includes(`// ${line}`) || page.includes(`… ${line}`) || page.includes(`${line} …`)]).toEqual([line, true]);
     const result = await ok(process.execPath, ['out/page.js'], join(scratch, 'app'), env());
     expectInOrder(result, printed.ts);
   }, 180_000);
@@ -264,17 +292,23 @@ describeWithTool(dotnetTool, 'Tallyho.Client, packed with dotnet pack and added 
 
   afterAll(() => {
     if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
-    rmSync(join(process.env.NUGET_PACKAGES ?? join(homedir(), '.nuget', 'packages'), 'tallyho.client', version), { recursive: true, force: true });
+    rmSync(join(process.env.NUGET_PACKAGES ?? join(homedir(), '.nuget', 'packages'), 'tallyho.client', version), {
+      recursive: true,
+      force: true,
+    });
   });
 
   test('the quick start, as printed in the page and the package README, runs against the host', async () => {
-    expect(blockAfter(readPage(repoRoot, 'clients/dotnet/README.md'), '## Quick start', 'csharp')).toBe(blockAfter(page, '## Quick start', 'csharp'));
+    expect(blockAfter(readPage(repoRoot, 'clients/dotnet/README.md'), '## Quick start', 'csharp')).toBe(
+      blockAfter(page, '## Quick start', 'csharp'),
+    );
     const result = await ok('dotnet', ['run', '--no-build', '-c', 'Release'], app('QuickStart'), env());
     expectInOrder(result, printed.quickStart);
   }, 120_000);
 
   test("the page's other examples, in page order, run against the host", async () => {
-    for (const line of printed.csharp) expect([line, page.includes(`// ${line}`) || page.includes(`… ${line}`) || page.includes(`${line} …`)]).toEqual([line, true]);
+    for (const line of printed.csharp)
+      expect([line, page.includes(`// ${line}`) || page.includes(`… ${line}`) || page.includes(`${line} …`)]).toEqual([line, true]);
     const result = await ok('dotnet', ['run', '--no-build', '-c', 'Release'], app('Page'), env());
     expectInOrder(result, printed.csharp);
   }, 180_000);

@@ -39,9 +39,15 @@ export function headings(markdown: string): string[] {
   return markdown.split('\n').filter((line) => /^#{2,3} /.test(line));
 }
 
+/** Where the line holding exactly `heading` starts, or -1. */
+function headingAt(markdown: string, heading: string): number {
+  const escaped = heading.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${escaped}$`, 'm').exec(markdown)?.index ?? -1;
+}
+
 /** The first block of `language` after the heading. */
 export function blockAfter(markdown: string, heading: string, language: PageLanguage): string {
-  const at = markdown.indexOf(`\n${heading}\n`);
+  const at = headingAt(markdown, heading);
   const block = blocks(markdown, language).find((b) => b.offset > at);
   if (at < 0 || block === undefined) throw new Error(`no ${language} block after "${heading}"`);
   return block.code;
@@ -60,7 +66,7 @@ function program(parts: readonly string[], language: PageLanguage): string {
 
 export function pagePrograms(markdown: string, language: PageLanguage): PagePrograms {
   const all = blocks(markdown, language);
-  const at = markdown.indexOf('\n## Quick start\n');
+  const at = headingAt(markdown, '## Quick start');
   const first = all.findIndex((b) => b.offset > at);
   const quickStart = all[first];
   if (at < 0 || quickStart === undefined) throw new Error(`the page has no ${language} block under "## Quick start"`);

@@ -112,7 +112,7 @@ describe('Sequence', () => {
     expect(counts(requests).slice(5)).toEqual([20, 40]);
   });
 
-  test('blocks aim at one reservation per 10 s by default (the .NET client\'s RefillTarget): a block that lasted 6 s keeps its size', async () => {
+  test("blocks aim at one reservation per 10 s by default (the .NET client's RefillTarget): a block that lasted 6 s keeps its size", async () => {
     const { seq, clock, requests } = sequence(numberServer().handler, { initialBlock: 10, prefetchAt: 0 });
     await seq.next(10);
     await clock.advance(6000);
