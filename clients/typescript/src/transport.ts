@@ -30,7 +30,7 @@ export interface RetryOptions {
 export interface TransportOptions {
   /**
    * The app's address, with or without the API's `/api` prefix: `https://tallyho.example.net` and
-   * `https://tallyho.example.net/api` reach the same routes (the .NET client's rule too; see `apiRoot`).
+   * `https://tallyho.example.net/api` reach the same routes (the .NET client's rule too).
    */
   readonly baseUrl: string;
   /** Sent as `x-functions-key` on every request. */
@@ -82,7 +82,7 @@ export interface Answer<T> {
  * and one copied from a curl example (the API) both work; a trailing slash changes nothing. A query
  * or fragment would end up inside every path, so it is refused here rather than becoming a 404.
  */
-export function apiRoot(baseUrl: string): string {
+function apiRoot(baseUrl: string): string {
   const trimmed = baseUrl.trim().replace(/\/+$/, '');
   if (/[?#]/.test(trimmed)) throw new TypeError(`baseUrl must not have a query or fragment: ${baseUrl}`);
   return trimmed.endsWith('/api') ? trimmed : `${trimmed}/api`;
