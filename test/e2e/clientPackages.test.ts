@@ -11,42 +11,26 @@
  * app restores Tallyho.Client from a local folder source and its dependencies from the machine's
  * NuGet cache. dotnet is an optional tool: required when CI=true, one SKIPPED line elsewhere.
  */
-import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 
 import { startAzurite, type RunningAzurite } from '../../devhost/azurite';
 import { blockAfter, pagePrograms, readPage } from '../support/clientPages';
-import { describeWithTool, onPath } from '../support/optionalTool';
+import { dotnetTool, runProcess } from '../support/dotnetBuild';
+import { describeWithTool } from '../support/optionalTool';
 import { type E2eHost, externalHost, repoRoot, startE2eHost } from './support/harness';
 
-interface Run {
-  readonly code: number | null;
-  readonly output: string;
-}
-
-function run(command: string, args: readonly string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd,
-      env: {
-        ...process.env,
-        // The node that runs jest first: npm's scripts and the scratch programs run on it.
-        PATH: [dirname(process.execPath), process.env.PATH ?? ''].join(delimiter),
-        DOTNET_NOLOGO: '1',
-        DOTNET_CLI_TELEMETRY_OPTOUT: '1',
-        npm_config_audit: 'false',
-        npm_config_fund: 'false',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, output }));
+/** A tool run in `cwd` with the node that runs jest first on PATH (npm's scripts and the programs run on it). */
+function run(command: string, args: readonly string[], cwd: string, env: Record<string, string> = {}): ReturnType<typeof runProcess> {
+  return runProcess(command, args, {
+    cwd,
+    env: {
+      PATH: [dirname(process.execPath), process.env.PATH ?? ''].join(delimiter),
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+      ...env,
+    },
   });
 }
 
@@ -57,31 +41,22 @@ async function ok(command: string, args: readonly string[], cwd: string, env: Re
   return result.output;
 }
 
-/** The printed lines, in order, as the comments on the page state them. */
+/** The printed lines, in order, as the comments on the page state them; the pages differ in two. */
+const pageLines = (sequence: string, ledger: string): string[] => [
+  sequence,
+  'doors: released',
+  'refunds: 97',
+  'nightly: cancelled',
+  'completed 2',
+  'doc-1 succeeded',
+  'thumbnails: completed',
+  ledger,
+  'NotFound 404',
+];
 const printed = {
   quickStart: ['ORD-0000001-3', 'page-views: 1', 'launch: released'],
-  ts: [
-    'INV-0000001-3 10 false',
-    'doors: released',
-    'refunds: 97',
-    'nightly: cancelled',
-    'completed 2',
-    'doc-1 succeeded',
-    'thumbnails: completed',
-    'ledger: 2 flushed',
-    'NotFound 404',
-  ],
-  csharp: [
-    'INV-0000001-3 False',
-    'doors: released',
-    'refunds: 97',
-    'nightly: cancelled',
-    'completed 2',
-    'doc-1 succeeded',
-    'thumbnails: completed',
-    'ledger: 1 flushed',
-    'NotFound 404',
-  ],
+  ts: pageLines('INV-0000001-3 10 false', 'ledger: 2 flushed'),
+  csharp: pageLines('INV-0000001-3 False', 'ledger: 1 flushed'),
 };
 
 /** Each expected line appears in the output, in order (other lines may come between). */
@@ -229,13 +204,6 @@ describe('@tallyho/client, packed with npm pack and installed outside the reposi
     expect((await ok(process.execPath, ['consumer.cjs'], app)).trim()).toBe('function');
   });
 });
-
-const dotnetTool = {
-  name: 'dotnet',
-  neededBy: 'the .NET client package test (dotnet pack, a scratch app)',
-  enable: 'install the .NET SDK (CI machines have it)',
-  locate: () => onPath('dotnet'),
-};
 
 describeWithTool(dotnetTool, 'Tallyho.Client, packed with dotnet pack and added to an app outside the repository', () => {
   const page = readPage(repoRoot, 'docs/client-dotnet.md');
