@@ -198,10 +198,15 @@ describe('@tallyho/client, packed with npm pack and installed outside the reposi
     expectInOrder(result, printed.ts);
   }, 180_000);
 
-  test('a CommonJS consumer loads it with import()', async () => {
+  test('a CommonJS consumer loads it with import(), and with require() where Node loads ES modules so (20.19+, 22.12+)', async () => {
     const app = join(scratch, 'app');
-    writeFileSync(join(app, 'consumer.cjs'), "import('@tallyho/client').then((m) => console.log(typeof m.TallyhoClient));\n");
-    expect((await ok(process.execPath, ['consumer.cjs'], app)).trim()).toBe('function');
+    writeFileSync(join(app, 'imports.cjs'), "import('@tallyho/client').then((m) => console.log(typeof m.TallyhoClient));\n");
+    expect((await ok(process.execPath, ['imports.cjs'], app)).trim()).toBe('function');
+    const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+    if ((major === 20 && minor >= 19) || (major === 22 && minor >= 12) || major >= 23) {
+      writeFileSync(join(app, 'requires.cjs'), "console.log(typeof require('@tallyho/client').TallyhoClient);\n");
+      expect((await ok(process.execPath, ['--no-warnings', 'requires.cjs'], app)).trim()).toBe('function');
+    }
   });
 });
 
