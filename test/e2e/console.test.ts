@@ -213,7 +213,14 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
       if (new URL(request.url()).pathname === '/api/gates') listReads.push(request.url());
     };
     page.on('request', onRequest);
+    // The release call's own answer first, so a slow or failed call is told apart from a stream that missed it.
+    const answered = page.waitForResponse(
+      (r) => r.request().method() === 'POST' && new URL(r.url()).pathname === `/api/gates/${name}/release`,
+      { timeout: 30_000 },
+    );
     await dialog.getByRole('button', { name: 'Release', exact: true }).click();
+    const answer = await answered;
+    expect({ status: answer.status(), body: await answer.text() }).toEqual({ status: 200, body: expect.stringContaining('"released"') });
     // No reload and no Refresh click: the change arrives over the gate's event stream.
     await expectText(page, `[data-gate="${name}"] [data-testid="gate-state"]`, 'released', 15_000);
     page.off('request', onRequest);
