@@ -4,7 +4,7 @@
  */
 import { app } from '@azure/functions';
 
-import { stopApp } from './_app';
+import { appStopping, stopApp } from './_app';
 
 // First: the trace context every handler runs in.
 import './_telemetry';
@@ -22,3 +22,9 @@ app.setup({ enableHttpStream: true });
 app.hook.appTerminate(async () => {
   await stopApp();
 });
+
+// A host drains in-flight requests before its appTerminate hooks run, so an open long poll or event
+// stream would hold the stop for its whole timeout: the stop signal itself (Ctrl+C reaches the whole
+// process group; a host stopping its worker sends SIGTERM) lets them answer first. Once: a second
+// signal has its default effect.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, appStopping);
