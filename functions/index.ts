@@ -25,6 +25,11 @@ app.hook.appTerminate(async () => {
 
 // A host drains in-flight requests before its appTerminate hooks run, so an open long poll or event
 // stream would hold the stop for its whole timeout: the stop signal itself (Ctrl+C reaches the whole
-// process group; a host stopping its worker sends SIGTERM) lets them answer first. Once: a second
-// signal has its default effect.
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, appStopping);
+// process group of `npm start`) lets them answer first. A listener would also take away the signal's
+// default (exit), so in a process with no handler of its own — a worker signalled directly, a
+// benchmark — the signal is raised again once the app has been told, and the process stops as before.
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    appStopping();
+    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  });
