@@ -4,6 +4,16 @@ import { Num, Section, TableWrap, When } from '../components';
 import { usePagedPolling } from '../hooks';
 import { firstPages } from '../paging';
 
+/**
+ * How the numbers look, in words ("ORD-, 7 digits, check digit"): a made-up number such as
+ * ORD-0000000-c reads like one the sequence could issue, and it cannot.
+ */
+function formatOf(settings: { prefix: string; width: number; checkDigit: boolean }): string {
+  const parts = [settings.prefix === '' ? 'no prefix' : `"${settings.prefix}"`, `${settings.width} digits`];
+  if (settings.checkDigit) parts.push('"-" and a check digit');
+  return parts.join(', ');
+}
+
 export function SequencesView() {
   const list = usePagedPolling((pages, signal) => firstPages(tallyho().sequences.list({ signal }), pages), 5000, 'sequences');
   const items = list.data?.items ?? [];
@@ -25,11 +35,11 @@ export function SequencesView() {
               <th scope="col" class="num">
                 High-water mark
               </th>
-              <th scope="col" class="num">
-                Block size
+              <th scope="col" class="num" title="The size of the block this instance reserved last">
+                Newest block
               </th>
-              <th scope="col" class="num">
-                Remaining
+              <th scope="col" class="num" title="Numbers this instance holds: the rest of its current block and any block it prefetched">
+                In hand
               </th>
               <th scope="col" class="num">
                 Refills
@@ -45,12 +55,9 @@ export function SequencesView() {
               <tr key={s.sequence} data-sequence={s.sequence}>
                 <th scope="row">
                   {s.sequence}
-                  <span class="muted small">
-                    {' '}
-                    {s.settings.prefix}
-                    {'0'.repeat(s.settings.width)}
-                    {s.settings.checkDigit ? '-c' : ''}
-                  </span>
+                  <div class="muted small" data-testid="sequence-format">
+                    {formatOf(s.settings)}
+                  </div>
                 </th>
                 <td class="num" data-testid="sequence-hwm">
                   <Num value={s.highWaterMark} />
