@@ -7,12 +7,13 @@
 import type { TableClient } from '@azure/data-tables';
 import { z } from 'zod';
 
+import { pageOf } from '../http/paging';
 import { hasStatus, translateStorageError } from '../storage/errors';
 import { listPage, type Page, type PageRequest } from '../storage/list';
 import { type AuditKind, auditKinds, type ReleaseHow, releaseHows } from './operations';
 import { type GateEntity, odata, rowKeys } from './rows';
 
-export const auditRecordSchema = z
+const auditRecordSchema = z
   .object({
     gate: z.string(),
     kind: z.enum(auditKinds),
@@ -26,6 +27,8 @@ export const auditRecordSchema = z
   .meta({ id: 'GateAuditRecord' });
 
 export type AuditRecord = z.output<typeof auditRecordSchema>;
+
+export const auditPage = pageOf(auditRecordSchema, 'GateAuditPage', "A page of a gate's audit log, oldest first.", { unreadable: true });
 
 export interface AuditInput {
   readonly gate: string;

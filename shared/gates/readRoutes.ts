@@ -2,9 +2,10 @@
 import { pageBody, pageQuery } from '../http/paging';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
+import { auditPage } from './audit';
 import { gateEtag, ifNoneMatchHits } from './etag';
 import { badRequest, gateResult, type GateRouteDeps, notFound, tags, unavailable } from './routeCommon';
-import { auditPage, gateList, gateParams, gateView, viewOf } from './schemas';
+import { gateList, gateParams, gateView, viewOf } from './schemas';
 
 export function gatesListRoute(deps: GateRouteDeps): RouteDefinition {
   return defineRoute({

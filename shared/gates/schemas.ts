@@ -5,7 +5,6 @@ import { pageOf } from '../http/paging';
 import { isoTimestamp, resourceName } from '../http/schemas';
 import { submitBody } from '../jobs/schemas';
 import type { GateAction, GateActionResult } from './actions';
-import { auditRecordSchema } from './audit';
 import { actorSchema, type GateSnapshot, releaseHows } from './operations';
 
 export const gateParams = z.object({ name: resourceName });
@@ -125,8 +124,6 @@ export type GateView = z.output<typeof gateView>;
 export const gateList = pageOf(gateView, 'GateList', 'A page of gates in name order, each as its gate row holds it now.', {
   unreadable: true,
 });
-
-export const auditPage = pageOf(auditRecordSchema, 'GateAuditPage', "A page of a gate's audit log, oldest first.", { unreadable: true });
 
 export function viewOf(gate: GateSnapshot): GateView {
   return {

@@ -5,9 +5,7 @@
  */
 import { z } from 'zod';
 
-import type { Page } from '../storage/list';
-
-export const maxPageSizeCeiling = 1000;
+const maxPageSizeCeiling = 1000;
 
 const maxPageSize = z.coerce
   .number()
@@ -52,12 +50,19 @@ export function pageOf<T extends z.ZodType>(item: T, id: string, description: st
   });
 }
 
+/** A page as a store reads it (shared/storage/list.ts `Page`): the shape the body is made from. */
+interface StoredPage<T> {
+  readonly items: readonly T[];
+  readonly unreadable: readonly { readonly name: string; readonly detail: string }[];
+  readonly continuationToken?: string;
+}
+
 /** The body of a page, items shown with `view`; `unreadable` for the lists that document it. */
 export function pageBody<T, V>(
-  page: Page<T>,
+  page: StoredPage<T>,
   view: (item: T) => V,
   options: { unreadable?: boolean } = {},
-): { items: V[]; unreadable?: Page<T>['unreadable']; continuationToken?: string } {
+): { items: V[]; unreadable?: StoredPage<T>['unreadable']; continuationToken?: string } {
   return {
     items: page.items.map(view),
     ...(options.unreadable === true ? { unreadable: page.unreadable } : {}),
