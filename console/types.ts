@@ -2,7 +2,8 @@
 export interface Listing<T> {
   readonly items: T[];
   readonly unreadable: { readonly name: string; readonly detail: string }[];
-  readonly truncated: boolean;
+  /** More follow than the pages read so far. */
+  readonly more: boolean;
 }
 
 export interface CounterView {

@@ -1,7 +1,8 @@
 /** Counters: value, rollup watermark and hits not folded yet. */
 import { tallyho } from '../api';
 import { Num, Section, TableWrap, When } from '../components';
-import { usePolling } from '../hooks';
+import { usePagedPolling } from '../hooks';
+import { firstPages } from '../paging';
 import type { CounterValue, CounterView, Listing } from '../types';
 
 interface Row {
@@ -13,8 +14,8 @@ interface Row {
 /** Reads at most this many counters' values per refresh (each read is a storage query). */
 const maxValueReads = 50;
 
-async function loadCounters(signal: AbortSignal): Promise<{ listing: Listing<CounterView>; rows: Row[] }> {
-  const listing = await tallyho().counters.list({ signal });
+async function loadCounters(pages: number, signal: AbortSignal): Promise<{ listing: Listing<CounterView>; rows: Row[] }> {
+  const listing = await firstPages(tallyho().counters.list({ signal }), pages);
   const rows = await Promise.all(
     listing.items.slice(0, maxValueReads).map(async (counter): Promise<Row> => {
       try {
@@ -28,7 +29,7 @@ async function loadCounters(signal: AbortSignal): Promise<{ listing: Listing<Cou
 }
 
 export function CountersView() {
-  const data = usePolling(loadCounters, 5000, 'counters');
+  const data = usePagedPolling(loadCounters, 5000, 'counters');
   const rows = data.data?.rows ?? [];
   return (
     <Section
@@ -37,7 +38,7 @@ export function CountersView() {
       resource={data}
       count={rows.length}
       empty="No counters yet."
-      listing={{ of: data.data?.listing, what: 'counters' }}
+      listing={{ of: data.data?.listing, what: 'counters', more: data.more }}
     >
       <TableWrap label="Counters">
         <table>

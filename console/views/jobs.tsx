@@ -7,8 +7,9 @@ import { useState } from 'preact/hooks';
 
 import { tallyho } from '../api';
 import { ConfirmButton, formatDuration, Num, ProblemNotice, Section, When } from '../components';
-import { useAction, usePolling } from '../hooks';
-import type { JobFailure, JobResult, JobView } from '../types';
+import type { PagedAsyncIterableIterator } from '../../clients/typescript/src/index.js';
+import { useAction, usePagedPolling, usePolling } from '../hooks';
+import type { JobFailure, JobResult, JobView, Listing } from '../types';
 
 const stateLabels: Record<JobView['state'], string> = {
   accepted: 'accepted',
@@ -22,14 +23,29 @@ const stateLabels: Record<JobView['state'], string> = {
 /** Failures or results shown per job; past it the list says so. */
 const shown = 50;
 
-/** The first rows of a paged listing, and whether there are more than shown. */
-async function firstRows<T>(pages: AsyncIterable<T>): Promise<{ rows: T[]; more: boolean }> {
-  const rows: T[] = [];
-  for await (const row of pages) {
-    if (rows.length === shown) return { rows, more: true };
-    rows.push(row);
+/** The first page of a list, and whether more follow. */
+async function firstRows<T>(list: PagedAsyncIterableIterator<T>): Promise<{ rows: T[]; more: boolean }> {
+  for await (const page of list.byPage({ maxPageSize: shown })) return { rows: page.items, more: page.continuationToken !== undefined };
+  return { rows: [], more: false };
+}
+
+/** Jobs shown per "Show more". */
+const jobsShown = 20;
+
+/**
+ * The most recently accepted jobs: the list pages in job id order (keyed jobs after the time-ordered
+ * ones), so the console reads it whole — finished jobs are purged after their retention, which
+ * bounds it — and shows the newest.
+ */
+async function loadJobs(pages: number, signal: AbortSignal): Promise<Listing<JobView>> {
+  const all: JobView[] = [];
+  const unreadable: Listing<JobView>['unreadable'] = [];
+  for await (const page of tallyho().jobs.list({ signal }).byPage({ maxPageSize: 1000 })) {
+    all.push(...page.items);
+    unreadable.push(...page.unreadable);
   }
-  return { rows, more: false };
+  const newest = all.sort((a, b) => b.timings.acceptedAt.localeCompare(a.timings.acceptedAt));
+  return { items: newest.slice(0, pages * jobsShown), unreadable, more: newest.length > pages * jobsShown };
 }
 
 type Outcome = 'inProgress' | 'succeeded' | 'mixed' | 'failed' | 'cancelled';
@@ -50,7 +66,7 @@ function share(part: number, items: number): string {
 
 function Results({ job }: { job: JobView }) {
   const results = usePolling(
-    (signal) => firstRows<JobResult>(tallyho().jobs.job(job.id).results({ pageSize: shown, signal })),
+    (signal) => firstRows<JobResult>(tallyho().jobs.job(job.id).results({ signal })),
     job.state === 'running' ? 3000 : 30000,
     `${job.id}:${job.totals.succeeded + job.totals.failed + job.totals.cancelled}`,
   );
@@ -81,7 +97,7 @@ function Results({ job }: { job: JobView }) {
 
 function Failures({ job }: { job: JobView }) {
   const failures = usePolling(
-    (signal) => firstRows<JobFailure>(tallyho().jobs.job(job.id).failures({ pageSize: shown, signal })),
+    (signal) => firstRows<JobFailure>(tallyho().jobs.job(job.id).failures({ signal })),
     job.state === 'running' ? 3000 : 30000,
     `${job.id}:${job.totals.failed}`,
   );
@@ -210,10 +226,17 @@ function byProcessor(jobs: readonly JobView[]): [string, JobView[]][] {
 }
 
 export function JobsView() {
-  const list = usePolling((signal) => tallyho().jobs.list({ limit: 20, signal }), 2000, 'jobs');
+  const list = usePagedPolling(loadJobs, 2000, 'jobs');
   const items = list.data?.items ?? [];
   return (
-    <Section id="jobs" title="Jobs" resource={list} count={items.length} empty="No jobs yet." listing={{ of: list.data, what: 'jobs' }}>
+    <Section
+      id="jobs"
+      title="Jobs"
+      resource={list}
+      count={items.length}
+      empty="No jobs yet."
+      listing={{ of: list.data, what: 'jobs', more: list.more }}
+    >
       {byProcessor(items).map(([processor, jobs]) => (
         <section key={processor} class="processor-group" data-processor={processor} aria-labelledby={`jobs-of-${processor}`}>
           <h3 id={`jobs-of-${processor}`}>{processor}</h3>

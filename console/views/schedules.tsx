@@ -1,7 +1,8 @@
 /** Schedules: what fires next, how the last runs went, and cancel / pause / resume / trigger now. */
 import { tallyho } from '../api';
 import { ConfirmButton, ProblemNotice, Section, TableWrap, When } from '../components';
-import { useAction, usePolling } from '../hooks';
+import { useAction, usePagedPolling } from '../hooks';
+import { firstPages } from '../paging';
 import type { ScheduleRun, ScheduleView } from '../types';
 
 const finished = new Set(['cancelled', 'completed']);
@@ -113,10 +114,17 @@ function ScheduleRow({ schedule, onChanged }: { schedule: ScheduleView; onChange
 }
 
 export function SchedulesView() {
-  const list = usePolling((signal) => tallyho().schedules.page({ pageSize: 100, signal }), 5000, 'schedules');
+  const list = usePagedPolling((pages, signal) => firstPages(tallyho().schedules.list({ signal }), pages), 5000, 'schedules');
   const items = list.data?.items ?? [];
   return (
-    <Section id="schedules" title="Schedules" resource={list} count={items.length} empty="No schedules yet.">
+    <Section
+      id="schedules"
+      title="Schedules"
+      resource={list}
+      count={items.length}
+      empty="No schedules yet."
+      listing={{ of: list.data, what: 'schedules', more: list.more }}
+    >
       <TableWrap label="Schedules">
         <table>
           <thead>
@@ -136,7 +144,6 @@ export function SchedulesView() {
           </tbody>
         </table>
       </TableWrap>
-      {list.data?.continuationToken ? <p class="hint">Showing the first {items.length} schedules.</p> : null}
     </Section>
   );
 }

@@ -2,7 +2,7 @@
 import { readIdempotencyKey } from '../http/idempotencyHeader';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
-import { listQuery } from '../http/listing';
+import { pageBody, pageQuery } from '../http/paging';
 import { idempotencyKeyHeader, problem } from '../http/schemas';
 import type { StoredCounter } from './catalog';
 import {
@@ -126,19 +126,17 @@ function countersListRoute(deps: CounterRouteDeps): RouteDefinition {
     method: 'GET',
     path: 'counters',
     summary: 'List counters with their settings (for operators)',
-    description: 'One table scan, in name order. Read a counter for its value.',
+    description: 'In name order, a page at a time. Read a counter for its value.',
     tags,
-    query: listQuery,
+    query: pageQuery({}),
     responses: {
       200: { description: 'The counters', schema: counterList },
       400: badRequest,
       500: problem('Unexpected failure; a counter whose settings are corrupt is listed under `unreadable` instead'),
       503: unavailable,
     },
-    handle: async ({ query }) => {
-      const listing = await deps.service().list(query.limit);
-      return json(200, { ...listing, items: listing.items.map(view) }, { 'cache-control': 'no-store' });
-    },
+    handle: async ({ query }) =>
+      json(200, pageBody(await deps.service().list(query), view, { unreadable: true }), { 'cache-control': 'no-store' }),
   });
 }
 

@@ -1,7 +1,7 @@
 /** The HTTP shapes of the counters API (request validation and the OpenAPI document). */
 import { z } from 'zod';
 
-import { listingOf } from '../http/listing';
+import { pageOf } from '../http/paging';
 import { resourceName } from '../http/schemas';
 import { counterModes, definitionFields } from './definition';
 
@@ -34,7 +34,9 @@ export const counterView = z
   })
   .meta({ id: 'Counter', description: 'A counter and its settings.' });
 
-export const counterList = listingOf(counterView, 'CounterList', 'Counters in name order, with their settings (read each for its value).');
+export const counterList = pageOf(counterView, 'CounterList', 'Counters in name order, with their settings (read each for its value).', {
+  unreadable: true,
+});
 
 export const incrementBody = z
   .strictObject({

@@ -11,7 +11,7 @@ import type { Logger } from '../log';
 import { tables } from '../resources';
 import { type BackoffPolicy, LostRace, retryLostRaces, retryContextOf } from '../retry';
 import { autoCreatedPartition, CappedSet } from '../storage/cappedSet';
-import type { Listing } from '../storage/list';
+import type { Page, PageRequest } from '../storage/list';
 import { CounterCatalog, type StoredCounter } from './catalog';
 import type { CounterRuntime } from './context';
 import { CounterDataStore } from './dataStore';
@@ -156,8 +156,8 @@ export class CounterService {
     return value;
   }
 
-  list(limit: number): Promise<Listing<StoredCounter>> {
-    return this.catalog.list(limit);
+  list(page: PageRequest): Promise<Page<StoredCounter>> {
+    return this.catalog.list(page);
   }
 
   async runRollup(): Promise<RollupReport> {

@@ -1,6 +1,6 @@
 /** Submitting jobs and reading them: submit, list, get, and running a job's failed items again. */
 import { readIdempotencyKey } from '../http/idempotencyHeader';
-import { listQuery } from '../http/listing';
+import { pageBody, pageQuery } from '../http/paging';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { idempotencyKeyHeader, problem } from '../http/schemas';
@@ -72,16 +72,23 @@ export function jobsListRoute(deps: JobRouteDeps): RouteDefinition {
     name: 'jobsList',
     method: 'GET',
     path: 'jobs',
-    summary: 'The most recent jobs with their progress (for operators)',
-    description: 'Newest first. Reads every job row (job ids are not all time-ordered), so it is meant for an operator, not a client loop.',
+    summary: 'Jobs with their progress, a page at a time (for operators)',
+    description:
+      'In job id order: ids given by the app start with the submission time (oldest first); jobs named after an Idempotency-Key ' +
+      '(`k-…`) follow them.',
     tags,
-    query: listQuery,
+    query: pageQuery({}),
     responses: {
       200: { description: 'The jobs', schema: jobList },
-      400: problem('Bad limit'),
+      400: problem('Bad maxPageSize or continuationToken'),
       503: unavailable,
     },
-    handle: async ({ query }) => json(200, await deps.service().recent(query.limit), { 'cache-control': 'no-store' }),
+    handle: async ({ query }) =>
+      json(
+        200,
+        pageBody(await deps.service().list(query), (job) => job, { unreadable: true }),
+        { 'cache-control': 'no-store' },
+      ),
   });
 }
 

@@ -15,6 +15,7 @@ import type { EffectRules } from '../effects/admission';
 import { AppError } from '../errors';
 import type { Logger } from '../log';
 import { type BackoffPolicy, LostRace, retryLostRaces, retryContextOf } from '../retry';
+import type { Page, PageRequest } from '../storage/list';
 import { engineSettings } from './activities';
 import { admit } from './admission';
 import type { Creator } from './creator';
@@ -229,13 +230,10 @@ export class ScheduleService {
     return viewOf(row, reader);
   }
 
-  async list(
-    state: ScheduleStatus | undefined,
-    pageSize: number,
-    continuationToken: string | undefined,
-  ): Promise<{ items: ScheduleView[]; continuationToken: string | null }> {
-    const page = await this.deps.table.list(state, pageSize, continuationToken);
-    return { items: page.rows.map((row) => viewOf(row, 'admin')), continuationToken: page.continuationToken ?? null };
+  /** A page of schedules in id order, as an admin sees them. */
+  async list(state: ScheduleStatus | undefined, page: PageRequest): Promise<Page<ScheduleView>> {
+    const rows = await this.deps.table.list(state, page);
+    return { ...rows, items: rows.items.map((row) => viewOf(row, 'admin')) };
   }
 
   /** The reconcile timer's pass: creates left pending, then orchestrations that are gone. Logged when it did anything. */
@@ -257,8 +255,8 @@ export class ScheduleService {
     let left = 0;
     let token: string | undefined;
     do {
-      const page = await this.deps.table.list('pending', 100, token);
-      for (const row of page.rows) {
+      const page = await this.deps.table.list('pending', { maxPageSize: 100, continuationToken: token });
+      for (const row of page.items) {
         if (Date.parse(row.createdAt) > cutoff) continue;
         if (row.mode === 'serviceBusScheduled') {
           left++;

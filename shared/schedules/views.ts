@@ -2,6 +2,7 @@
 import { z } from 'zod';
 
 import type { ReaderLevel } from '../http/authorization';
+import { pageOf } from '../http/paging';
 import { creatorSchema } from './creator';
 import { definitionView } from './definition';
 import type { RunRecord } from './records';
@@ -53,9 +54,7 @@ export const scheduleView = z
 
 export type ScheduleView = z.output<typeof scheduleView>;
 
-export const scheduleList = z
-  .object({ items: z.array(scheduleView), continuationToken: z.string().nullable() })
-  .meta({ id: 'ScheduleList', description: 'One page; pass continuationToken back for the next one (null on the last page).' });
+export const scheduleList = pageOf(scheduleView, 'ScheduleList', 'A page of schedules, in id order.');
 
 export const triggerResult = z.object({ triggerId: z.string(), schedule: scheduleView }).meta({ id: 'ScheduleTrigger' });
 

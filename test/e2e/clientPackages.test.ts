@@ -51,6 +51,7 @@ const pageLines = (sequence: string, ledger: string): string[] => [
   'doc-1 succeeded',
   'thumbnails: completed',
   ledger,
+  'doors listed: yes',
   'NotFound 404',
 ];
 const printed = {

@@ -8,6 +8,7 @@
  */
 import { TallyhoError } from './errors.js';
 import { newIdempotencyKey } from './ids.js';
+import { type ListOptions, type PagedAsyncIterableIterator, pagedList } from './paging.js';
 import { segment, type Transport } from './transport.js';
 import type { CounterList, CounterSettings, CounterValue, CounterView } from './types.js';
 
@@ -100,15 +101,9 @@ export class Counters {
     return answer.body;
   }
 
-  async list(options: { limit?: number; signal?: AbortSignal } = {}): Promise<CounterList> {
-    const answer = await this.transport.json<CounterList>({
-      method: 'GET',
-      path: 'counters',
-      query: { limit: options.limit },
-      key: 'admin',
-      signal: options.signal,
-    });
-    return answer.body;
+  /** Counters with their settings, in name order (read one for its value). */
+  list(options: ListOptions = {}): PagedAsyncIterableIterator<CounterView, CounterList> {
+    return pagedList(this.transport, { path: 'counters', key: 'admin' }, options);
   }
 
   /** Increments made and requests sent, to see the coalescing at work. */

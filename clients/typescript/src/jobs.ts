@@ -4,8 +4,19 @@
  * without handling cursors.
  */
 import { newIdempotencyKey } from './ids.js';
+import { type ListOptions, type PagedAsyncIterableIterator, pagedList } from './paging.js';
 import { segment, type Transport } from './transport.js';
-import type { JobFailure, JobList, JobResult, JobSubmission, JobView, ProcessorDeclaration, ProcessorView } from './types.js';
+import type {
+  JobFailure,
+  JobFailuresPage,
+  JobList,
+  JobResult,
+  JobResultsPage,
+  JobSubmission,
+  JobView,
+  ProcessorDeclaration,
+  ProcessorView,
+} from './types.js';
 import { type BatchHandler, JobWorker, type WorkerOptions } from './worker.js';
 
 export type JobItem = JobSubmission['items'][number];
@@ -19,12 +30,6 @@ export interface SubmitOptions {
 export interface ProgressOptions {
   /** Between reads (default 1 s). */
   readonly intervalMs?: number;
-  readonly signal?: AbortSignal;
-}
-
-export interface PageOptions {
-  /** Items per request (default 100, at most 1000). */
-  readonly pageSize?: number;
   readonly signal?: AbortSignal;
 }
 
@@ -70,14 +75,14 @@ export class Job {
     return latest as JobView;
   }
 
-  /** Every item result, in item-id order, optionally of one status. */
-  results(options: PageOptions & { status?: JobResult['status'] } = {}): AsyncGenerator<JobResult, void, undefined> {
-    return this.pages<JobResult>('results', 'results', options, { status: options.status });
+  /** The item results, in item-id order, optionally of one status. */
+  results(options: ListOptions & { status?: JobResult['status'] } = {}): PagedAsyncIterableIterator<JobResult, JobResultsPage> {
+    return pagedList(this.transport, { path: `${this.path}/results`, query: { status: options.status } }, options);
   }
 
-  /** Every failed item with its reason. */
-  failures(options: PageOptions = {}): AsyncGenerator<JobFailure, void, undefined> {
-    return this.pages<JobFailure>('failures', 'failures', options, {});
+  /** The failed items with their reasons, in item-id order. */
+  failures(options: ListOptions = {}): PagedAsyncIterableIterator<JobFailure, JobFailuresPage> {
+    return pagedList(this.transport, { path: `${this.path}/failures` }, options);
   }
 
   /** Cancels the job: items without a result become `cancelled`, its leases are refused. */
@@ -95,25 +100,6 @@ export class Job {
       signal: options.signal,
     });
     return answer.body;
-  }
-
-  private async *pages<T>(
-    route: 'results' | 'failures',
-    field: 'results' | 'failures',
-    options: PageOptions,
-    query: Readonly<Record<string, string | undefined>>,
-  ): AsyncGenerator<T, void, undefined> {
-    let cursor: string | undefined;
-    do {
-      const answer = await this.transport.json<Record<typeof field, T[]> & { next: string | null }>({
-        method: 'GET',
-        path: `${this.path}/${route}`,
-        query: { ...query, limit: options.pageSize ?? 100, cursor },
-        signal: options.signal,
-      });
-      yield* answer.body[field];
-      cursor = answer.body.next ?? undefined;
-    } while (cursor !== undefined);
   }
 }
 
@@ -161,15 +147,8 @@ export class Jobs {
     return answer.body;
   }
 
-  /** The most recent jobs (admin). */
-  async list(options: { limit?: number; signal?: AbortSignal } = {}): Promise<JobList> {
-    const answer = await this.transport.json<JobList>({
-      method: 'GET',
-      path: 'jobs',
-      query: { limit: options.limit },
-      key: 'admin',
-      signal: options.signal,
-    });
-    return answer.body;
+  /** Jobs with their progress, in job id order (admin): time-ordered ids oldest first, then Idempotency-Key jobs. */
+  list(options: ListOptions = {}): PagedAsyncIterableIterator<JobView, JobList> {
+    return pagedList(this.transport, { path: 'jobs', key: 'admin' }, options);
   }
 }

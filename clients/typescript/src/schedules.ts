@@ -5,16 +5,16 @@
  * A schedule whose target performs an admin action (a gate release) can only be created through the
  * admin-level twin of the create route, so `create` sends those there, with the admin key.
  */
+import { type ListOptions, type PagedAsyncIterableIterator, pagedList } from './paging.js';
 import { segment, type Transport } from './transport.js';
 import type { CreateSchedule, ScheduleList, ScheduleTrigger, ScheduleView } from './types.js';
 
 /** Targets whose run is an admin action: the function-level create route refuses them (403). */
 const adminTargets: ReadonlySet<string> = new Set(['gateRelease']);
 
-export interface ListSchedulesOptions {
-  readonly state?: string;
-  readonly pageSize?: number;
-  readonly signal?: AbortSignal;
+export interface ListSchedulesOptions extends ListOptions {
+  /** Only schedules in this state. */
+  readonly state?: ScheduleView['state'];
 }
 
 export class Schedules {
@@ -52,26 +52,9 @@ export class Schedules {
     return answer.body;
   }
 
-  /** Every schedule (optionally in one state), following the continuation tokens. */
-  async *list(options: ListSchedulesOptions = {}): AsyncGenerator<ScheduleView, void, undefined> {
-    let token: string | undefined;
-    do {
-      const page = await this.page({ ...options, continuationToken: token });
-      yield* page.items;
-      token = page.continuationToken ?? undefined;
-    } while (token !== undefined);
-  }
-
-  /** One page of schedules; pass its `continuationToken` back for the next. */
-  async page(options: ListSchedulesOptions & { continuationToken?: string | undefined } = {}): Promise<ScheduleList> {
-    const answer = await this.transport.json<ScheduleList>({
-      method: 'GET',
-      path: 'schedules',
-      query: { state: options.state, pageSize: options.pageSize, continuationToken: options.continuationToken },
-      key: 'admin',
-      signal: options.signal,
-    });
-    return answer.body;
+  /** Schedules in id order, optionally in one state (admin). */
+  list(options: ListSchedulesOptions = {}): PagedAsyncIterableIterator<ScheduleView, ScheduleList> {
+    return pagedList(this.transport, { path: 'schedules', query: { state: options.state }, key: 'admin' }, options);
   }
 
   async cancel(id: string, options: { signal?: AbortSignal } = {}): Promise<ScheduleView> {

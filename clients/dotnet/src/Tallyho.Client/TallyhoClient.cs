@@ -54,6 +54,9 @@ public sealed class TallyhoClient : IAsyncDisposable, IDisposable
         Counters = new CounterClient(_http, options.CounterOptions);
         Schedules = new ScheduleClient(_http);
         Jobs = new JobClient(_http);
+        Gates = new GatesClient(_http);
+        Sequences = new SequencesClient(_http);
+        Streams = new StreamsClient(_http);
     }
 
     /// <summary>The transport, for the client's own services (a <see cref="Jobs.JobWorker"/>).</summary>
@@ -67,6 +70,15 @@ public sealed class TallyhoClient : IAsyncDisposable, IDisposable
 
     /// <summary>Batched jobs.</summary>
     public JobClient Jobs { get; }
+
+    /// <summary>The gates list (admin key); one gate is <see cref="Gate"/>.</summary>
+    public GatesClient Gates { get; }
+
+    /// <summary>The sequences list (admin key); one sequence's numbers are <see cref="Sequence"/>.</summary>
+    public SequencesClient Sequences { get; }
+
+    /// <summary>The stream routes list (admin key); events go through <see cref="StreamProducer"/>.</summary>
+    public StreamsClient Streams { get; }
 
     /// <summary>
     /// The numbers of one sequence. The same name returns the same instance (and so the same block of numbers);

@@ -49,7 +49,7 @@ export interface paths {
         };
         /**
          * List counters with their settings (for operators)
-         * @description One table scan, in name order. Read a counter for its value.
+         * @description In name order, a page at a time. Read a counter for its value.
          */
         get: operations["countersList"];
         put?: never;
@@ -150,7 +150,7 @@ export interface paths {
         };
         /**
          * List gates with their state and waiters (for operators)
-         * @description One table scan: each gate as it is now; a gate whose row cannot be read is listed under `unreadable`.
+         * @description In name order, a page at a time, read from the gate rows (one per gate): each gate as it is now; a gate whose row cannot be read is listed under `unreadable`.
          */
         get: operations["gatesList"];
         put?: never;
@@ -192,7 +192,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The gate's audit log: every create, release and reset with who, when, generation and how */
+        /**
+         * The gate's audit log: every create, release and reset with who, when, generation and how
+         * @description Oldest first, a page at a time.
+         */
         get: operations["gatesAudit"];
         put?: never;
         post?: never;
@@ -347,8 +350,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The most recent jobs with their progress (for operators)
-         * @description Newest first. Reads every job row (job ids are not all time-ordered), so it is meant for an operator, not a client loop.
+         * Jobs with their progress, a page at a time (for operators)
+         * @description In job id order: ids given by the app start with the submission time (oldest first); jobs named after an Idempotency-Key (`k-…`) follow them.
          */
         get: operations["jobsList"];
         put?: never;
@@ -427,7 +430,7 @@ export interface paths {
         };
         /**
          * A page of the job's item results
-         * @description In item-id order; `next` is the cursor of the following page (null on the last).
+         * @description In item-id order, a page at a time.
          */
         get: operations["jobsResults"];
         put?: never;
@@ -738,7 +741,7 @@ export interface paths {
         };
         /**
          * List sequences with their high-water marks (for operators)
-         * @description One table scan, in name order. Block statistics are those of the instance that answered.
+         * @description In name order, a page at a time. Block statistics are those of the instance that answered.
          */
         get: operations["sequencesList"];
         put?: never;
@@ -819,7 +822,7 @@ export interface paths {
         };
         /**
          * Event types with a route of their own (for operators)
-         * @description The remapped types, from the route table (one scan). Read a type for its writer: buffer depth and flush lag.
+         * @description The remapped types in type order, from the route table, a page at a time. Read a type for its writer: buffer depth and flush lag.
          */
         get: operations["streamsList"];
         put?: never;
@@ -934,6 +937,8 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description Opaque: where a page of a list ends. A page carries one when another page follows; send it back as the `continuationToken` query parameter, unchanged, to the same list with the same filters for that page. */
+        ContinuationToken: string;
         /** @description A counter and its settings. */
         Counter: {
             createdAt: string;
@@ -958,12 +963,11 @@ export interface components {
             /** @description What to add (default 1); negative for an adjustment. |by| <= TALLYHO_COUNTERS_MAX_INCREMENT. */
             by?: number;
         };
-        /** @description Counters in name order, with their settings (read each for its value). */
+        /** @description Counters in name order, with their settings (read each for its value). The list is complete once a page comes without a continuationToken. */
         CounterList: {
+            continuationToken?: components["schemas"]["ContinuationToken"];
             items: components["schemas"]["Counter"][];
-            /** @description More exist than `limit`. */
-            truncated: boolean;
-            /** @description Entries whose stored state could not be read (CorruptState), with why; they need an operator. */
+            /** @description Entries of this page whose stored state could not be read (CorruptState), with why; they need an operator. */
             unreadable: {
                 detail: string;
                 name: string;
@@ -1108,6 +1112,16 @@ export interface components {
             /** @constant */
             type: "job";
         };
+        /** @description A page of a gate's audit log, oldest first. The list is complete once a page comes without a continuationToken. */
+        GateAuditPage: {
+            continuationToken?: components["schemas"]["ContinuationToken"];
+            items: components["schemas"]["GateAuditRecord"][];
+            /** @description Entries of this page whose stored state could not be read (CorruptState), with why; they need an operator. */
+            unreadable: {
+                detail: string;
+                name: string;
+            }[];
+        };
         GateAuditRecord: {
             /** @description When it happened. */
             at: string;
@@ -1134,12 +1148,11 @@ export interface components {
              */
             releaseAt?: string;
         };
-        /** @description Gates in name order, as their entities hold them now. A gate shows once its creation is audited. */
+        /** @description A page of gates in name order, each as its gate row holds it now. The list is complete once a page comes without a continuationToken. */
         GateList: {
+            continuationToken?: components["schemas"]["ContinuationToken"];
             items: components["schemas"]["Gate"][];
-            /** @description More exist than `limit`. */
-            truncated: boolean;
-            /** @description Entries whose stored state could not be read (CorruptState), with why; they need an operator. */
+            /** @description Entries of this page whose stored state could not be read (CorruptState), with why; they need an operator. */
             unreadable: {
                 detail: string;
                 name: string;
@@ -1358,16 +1371,16 @@ export interface components {
             reason: string;
             round: number;
         };
+        /** @description A page of the job's failed items, in item-id order. The list is complete once a page comes without a continuationToken. */
         JobFailuresPage: {
-            failures: components["schemas"]["JobFailure"][];
-            next: string | null;
+            continuationToken?: components["schemas"]["ContinuationToken"];
+            items: components["schemas"]["JobFailure"][];
         };
-        /** @description The most recently accepted jobs, newest first. */
+        /** @description Jobs in id order (time-ordered ids first, oldest first; `k-…` ids after). The list is complete once a page comes without a continuationToken. */
         JobList: {
+            continuationToken?: components["schemas"]["ContinuationToken"];
             items: components["schemas"]["Job"][];
-            /** @description More exist than `limit`. */
-            truncated: boolean;
-            /** @description Entries whose stored state could not be read (CorruptState), with why; they need an operator. */
+            /** @description Entries of this page whose stored state could not be read (CorruptState), with why; they need an operator. */
             unreadable: {
                 detail: string;
                 name: string;
@@ -1390,9 +1403,10 @@ export interface components {
             /** @enum {string} */
             status: "succeeded" | "failed" | "cancelled" | "retrying";
         };
+        /** @description A page of the job's item results, in item-id order. The list is complete once a page comes without a continuationToken. */
         JobResultsPage: {
-            next: string | null;
-            results: components["schemas"]["JobResult"][];
+            continuationToken?: components["schemas"]["ContinuationToken"];
+            items: components["schemas"]["JobResult"][];
         };
         /**
          * @example {
@@ -1518,6 +1532,11 @@ export interface components {
              */
             wait: number;
         };
+        /**
+         * @description At most this many items in the page (1-1000, default 100); a page may hold fewer.
+         * @default 100
+         */
+        MaxPageSize: number;
         /** @description An OpenAPI 3.1 document */
         OpenApiDocument: {
             info: {
@@ -1736,9 +1755,9 @@ export interface components {
              */
             level: "function" | "admin";
         };
-        /** @description One page; pass continuationToken back for the next one (null on the last page). */
+        /** @description A page of schedules, in id order. The list is complete once a page comes without a continuationToken. */
         ScheduleList: {
-            continuationToken: string | null;
+            continuationToken?: components["schemas"]["ContinuationToken"];
             items: components["schemas"]["Schedule"][];
         };
         ScheduleRun: {
@@ -1831,12 +1850,11 @@ export interface components {
             /** @description Refills that gave up under contention (each a 503). */
             retriesExhausted: number;
         };
-        /** @description Sequences in name order; `instance` is the allocator of the instance that answered. */
+        /** @description Sequences in name order; `instance` is the allocator of the instance that answered. The list is complete once a page comes without a continuationToken. */
         SequenceList: {
+            continuationToken?: components["schemas"]["ContinuationToken"];
             items: components["schemas"]["Sequence"][];
-            /** @description More exist than `limit`. */
-            truncated: boolean;
-            /** @description Entries whose stored state could not be read (CorruptState), with why; they need an operator. */
+            /** @description Entries of this page whose stored state could not be read (CorruptState), with why; they need an operator. */
             unreadable: {
                 detail: string;
                 name: string;
@@ -1998,8 +2016,9 @@ export interface components {
             };
             type: string;
         };
-        /** @description Event types with a route of their own (remapped), in type order; every other type goes to its default route. */
+        /** @description Event types with a route of their own (remapped), in type order; every other type goes to its default route. The list is complete once a page comes without a continuationToken. */
         StreamRouteList: {
+            continuationToken?: components["schemas"]["ContinuationToken"];
             items: {
                 partition: string;
                 resource: string;
@@ -2008,9 +2027,7 @@ export interface components {
                 type: string;
                 version: number;
             }[];
-            /** @description More exist than `limit`. */
-            truncated: boolean;
-            /** @description Entries whose stored state could not be read (CorruptState), with why; they need an operator. */
+            /** @description Entries of this page whose stored state could not be read (CorruptState), with why; they need an operator. */
             unreadable: {
                 detail: string;
                 name: string;
@@ -2161,8 +2178,8 @@ export interface operations {
     countersList: {
         parameters: {
             query?: {
-                /** @description At most this many. */
-                limit?: number;
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
             };
             header?: never;
             path?: never;
@@ -2541,8 +2558,8 @@ export interface operations {
     gatesList: {
         parameters: {
             query?: {
-                /** @description At most this many. */
-                limit?: number;
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
             };
             header?: never;
             path?: never;
@@ -2769,7 +2786,8 @@ export interface operations {
     gatesAudit: {
         parameters: {
             query?: {
-                limit?: number;
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
             };
             header?: never;
             path: {
@@ -2779,13 +2797,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Oldest first */
+            /** @description One page */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GateAuditRecord"][];
+                    "application/json": components["schemas"]["GateAuditPage"];
                 };
             };
             /** @description Invalid name, query or body; nothing was changed */
@@ -3350,8 +3368,8 @@ export interface operations {
     jobsList: {
         parameters: {
             query?: {
-                /** @description At most this many. */
-                limit?: number;
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
             };
             header?: never;
             path?: never;
@@ -3368,7 +3386,7 @@ export interface operations {
                     "application/json": components["schemas"]["JobList"];
                 };
             };
-            /** @description Bad limit */
+            /** @description Bad maxPageSize or continuationToken */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3634,10 +3652,8 @@ export interface operations {
     jobsFailures: {
         parameters: {
             query?: {
-                /** @description The `next` cursor of the previous page */
-                cursor?: string;
-                /** @description Results per page (1-1000) */
-                limit?: number;
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
             };
             header?: never;
             path: {
@@ -3656,7 +3672,7 @@ export interface operations {
                     "application/json": components["schemas"]["JobFailuresPage"];
                 };
             };
-            /** @description Bad id, limit or cursor */
+            /** @description Bad id, maxPageSize or continuationToken */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3770,10 +3786,8 @@ export interface operations {
     jobsResults: {
         parameters: {
             query?: {
-                /** @description The `next` cursor of the previous page */
-                cursor?: string;
-                /** @description Results per page (1-1000) */
-                limit?: number;
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
                 /** @description Only results with this status */
                 status?: "succeeded" | "failed" | "cancelled" | "retrying";
             };
@@ -3794,7 +3808,7 @@ export interface operations {
                     "application/json": components["schemas"]["JobResultsPage"];
                 };
             };
-            /** @description Bad id, status, limit or cursor */
+            /** @description Bad id, status, maxPageSize or continuationToken */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4490,9 +4504,8 @@ export interface operations {
     schedulesList: {
         parameters: {
             query?: {
-                continuationToken?: string;
-                /** @description Schedules per page (default 50). */
-                pageSize?: number;
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
                 state?: "pending" | "active" | "paused" | "cancelled" | "completed";
             };
             header?: never;
@@ -5163,8 +5176,8 @@ export interface operations {
     sequencesList: {
         parameters: {
             query?: {
-                /** @description At most this many. */
-                limit?: number;
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
             };
             header?: never;
             path?: never;
@@ -5528,8 +5541,8 @@ export interface operations {
     streamsList: {
         parameters: {
             query?: {
-                /** @description At most this many. */
-                limit?: number;
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
             };
             header?: never;
             path?: never;
