@@ -26,6 +26,7 @@ import { CounterService } from '../shared/counters/service';
 import { silentLogger } from '../shared/log';
 import { defaultBackoff } from '../shared/retry';
 import { createStorageClients } from '../shared/storage/clients';
+import { describeMetricsOn, metricsOn } from './support/metricsOn';
 import { fmt, header, Latency, ratio, type Row, table } from './support/report';
 
 const writerCounts = [1, 16, 64];
@@ -41,7 +42,12 @@ interface Variant {
   readonly partitions: number;
   /** Group commit off (one write per increment) or as shipped. */
   readonly coalesce: boolean;
+  /** Recorded through the SDK's MeterProvider (as shipped with an exporter set) instead of no-op instruments. */
+  readonly metrics?: boolean;
 }
+
+/** Counter names recorded as metric attributes in the "on" runs: all (the costlier path an operator can choose). */
+const metricsPolicy = { callerNames: ['*'], maxNames: 100 };
 
 const variants: readonly Variant[] = [
   { label: 'baseline (1 entity, ETag)', mode: 'sharded', partitions: 1, coalesce: false },
@@ -49,6 +55,8 @@ const variants: readonly Variant[] = [
   { label: 'hits (4 partitions), uncoalesced', mode: 'hits', partitions: 4, coalesce: false },
   { label: 'sharded (16 shards)', mode: 'sharded', partitions: 16, coalesce: true },
   { label: 'hits (4 partitions)', mode: 'hits', partitions: 4, coalesce: true },
+  { label: 'sharded (16 shards), metrics on', mode: 'sharded', partitions: 16, coalesce: true, metrics: true },
+  { label: 'hits (4 partitions), metrics on', mode: 'hits', partitions: 4, coalesce: true, metrics: true },
 ];
 
 let transactions = 0;
@@ -57,6 +65,7 @@ let counterSeq = 0;
 async function main(): Promise<void> {
   header('counters');
   const azurite = await startAzurite();
+  const on = metricsOn(metricsPolicy);
   try {
     const config = loadConfig({ AzureWebJobsStorage: azurite.connectionString });
     const storage = createStorageClients(config.storage, {
@@ -65,7 +74,7 @@ async function main(): Promise<void> {
         if (service === 'table') transactions++;
       },
     });
-    const serviceWith = (writesInFlight?: number): CounterService =>
+    const serviceWith = (writesInFlight?: number, metered = false): CounterService =>
       new CounterService({
         table: (name) => storage.table(name),
         settings: { ...readGroup(counterSettings, {}), settingsCacheSeconds: 3600 },
@@ -75,11 +84,14 @@ async function main(): Promise<void> {
         logger: silentLogger,
         backoff: defaultBackoff,
         ...(writesInFlight === undefined ? {} : { writesInFlight }),
+        ...(metered ? { telemetry: on.telemetry } : {}),
       });
     // Same tables, same storage clients: one shipped service, one writing every increment on its own.
     const service = serviceWith();
     const uncoalesced = serviceWith(0);
-    const serviceFor = (variant: Pick<Variant, 'coalesce'>): CounterService => (variant.coalesce ? service : uncoalesced);
+    const metered = serviceWith(undefined, true);
+    const serviceFor = (variant: Pick<Variant, 'coalesce' | 'metrics'>): CounterService =>
+      variant.metrics === true ? metered : variant.coalesce ? service : uncoalesced;
     const fresh = async (variant: Pick<Variant, 'mode' | 'partitions'>): Promise<string> => {
       const name = `c${++counterSeq}`;
       await service.configure(name, { mode: variant.mode, partitions: variant.partitions, safetyWindowSeconds: 0 });
@@ -176,12 +188,26 @@ async function main(): Promise<void> {
     );
     for (const writers of writerCounts) {
       const base = rate.get(`${variants[0]!.label}/${writers}`) ?? NaN;
-      for (const variant of variants.slice(1)) {
+      for (const variant of variants.slice(1).filter((v) => v.metrics !== true)) {
         ratio(
           `${variant.label} vs single-entity ETag counter, ${writers} writer(s)`,
           rate.get(`${variant.label}/${writers}`) ?? NaN,
           base,
           writers === 16 && variant.coalesce ? { atLeast: 10 } : undefined,
+        );
+      }
+    }
+    console.log(`\n${describeMetricsOn(metricsPolicy)}; ${on.exportedPoints()} data points exported during the run`);
+    for (const writers of writerCounts) {
+      for (const variant of variants.filter((v) => v.metrics === true)) {
+        const off = variants.find(
+          (v) => v.metrics !== true && v.mode === variant.mode && v.coalesce && v.partitions === variant.partitions,
+        );
+        ratio(
+          `metrics on/off, ${off?.label ?? '?'}, ${writers} writer(s)`,
+          rate.get(`${variant.label}/${writers}`) ?? NaN,
+          rate.get(`${off?.label ?? ''}/${writers}`) ?? NaN,
+          { atLeast: 0.95 },
         );
       }
     }
@@ -231,6 +257,7 @@ async function main(): Promise<void> {
     }
     table(`Read latency of a hits counter (4 partitions), ${readsPerPoint} sequential reads per row`, readRows);
   } finally {
+    await on.shutdown();
     await azurite.stop();
   }
 }

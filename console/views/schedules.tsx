@@ -1,8 +1,31 @@
 /** Schedules: what fires next, how the last runs went, and cancel / pause / resume / trigger now. */
 import { tallyho } from '../api';
-import { ConfirmButton, ProblemNotice, Section, TableWrap, When } from '../components';
+import { ConfirmButton, formatDuration, ProblemNotice, Section, TableWrap, When } from '../components';
+import { Figures, type Figure } from '../figures';
 import { useAction, usePolling } from '../hooks';
-import type { ScheduleRun, ScheduleView } from '../types';
+import type { ScheduleFigures, ScheduleRun, ScheduleView } from '../types';
+
+/** The schedule-lateness alert's threshold (infra/modules/alerts.bicep): past it the figure is drawn as a warning. */
+const latenessAlarmSeconds = 300;
+
+function latenessFigures(data: ScheduleFigures): Figure[] {
+  const worst = data.latestRuns[0];
+  return [
+    {
+      label: 'Worst lateness',
+      value: formatDuration(data.worstLatenessSeconds * 1000),
+      alarm: data.worstLatenessSeconds > latenessAlarmSeconds,
+      detail: worst === undefined ? 'no scheduled run yet' : `latest run of ${worst.id}`,
+    },
+    {
+      label: 'Past due, not run',
+      value: data.overdue.length,
+      alarm: data.overdue.length > 0,
+      detail: data.overdue.length === 0 ? 'none' : data.overdue.map((o) => o.id).join(', '),
+    },
+    { label: 'Schedules read', value: data.schedules, detail: data.truncated ? 'the first page of the index' : 'all' },
+  ];
+}
 
 const finished = new Set(['cancelled', 'completed']);
 
@@ -109,9 +132,17 @@ function ScheduleRow({ schedule, onChanged }: { schedule: ScheduleView; onChange
 
 export function SchedulesView() {
   const list = usePolling((signal) => tallyho().schedules.page({ pageSize: 100, signal }), 5000, 'schedules');
+  const figures = usePolling((signal) => tallyho().schedules.figures({ signal }), 5000, 'schedules-figures');
   const items = list.data?.items ?? [];
   return (
-    <Section id="schedules" title="Schedules" resource={list} count={items.length} empty="No schedules yet.">
+    <Section
+      id="schedules"
+      title="Schedules"
+      resource={list}
+      count={items.length}
+      empty="No schedules yet."
+      intro={<Figures title="Lateness" resource={figures} figures={latenessFigures} readAt={(d) => d.readAt} />}
+    >
       <TableWrap label="Schedules">
         <table>
           <thead>

@@ -9,7 +9,7 @@
 import { TallyhoError } from './errors.js';
 import { newIdempotencyKey } from './ids.js';
 import { segment, type Transport } from './transport.js';
-import type { CounterList, CounterSettings, CounterValue, CounterView } from './types.js';
+import type { CounterFigures, CounterList, CounterSettings, CounterValue, CounterView } from './types.js';
 
 /** The server refuses |by| above this (TALLYHO_COUNTERS_MAX_INCREMENT may be lower). */
 export const maxIncrement = 1_000_000_000;
@@ -105,6 +105,17 @@ export class Counters {
       method: 'GET',
       path: 'counters',
       query: { limit: options.limit },
+      key: 'admin',
+      signal: options.signal,
+    });
+    return answer.body;
+  }
+
+  /** How far the rollup is behind, read now (admin). */
+  async figures(options: { signal?: AbortSignal } = {}): Promise<CounterFigures> {
+    const answer = await this.transport.json<CounterFigures>({
+      method: 'GET',
+      path: 'figures/counters',
       key: 'admin',
       signal: options.signal,
     });

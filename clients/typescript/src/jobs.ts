@@ -5,7 +5,7 @@
  */
 import { newIdempotencyKey } from './ids.js';
 import { segment, type Transport } from './transport.js';
-import type { JobFailure, JobList, JobResult, JobSubmission, JobView, ProcessorDeclaration, ProcessorView } from './types.js';
+import type { JobFailure, JobFigures, JobList, JobResult, JobSubmission, JobView, ProcessorDeclaration, ProcessorView } from './types.js';
 import { type BatchHandler, JobWorker, type WorkerOptions } from './worker.js';
 
 export type JobItem = JobSubmission['items'][number];
@@ -170,6 +170,12 @@ export class Jobs {
       key: 'admin',
       signal: options.signal,
     });
+    return answer.body;
+  }
+
+  /** Envelopes waiting and poisoned per work queue, read now (admin). */
+  async figures(options: { signal?: AbortSignal } = {}): Promise<JobFigures> {
+    const answer = await this.transport.json<JobFigures>({ method: 'GET', path: 'figures/jobs', key: 'admin', signal: options.signal });
     return answer.body;
   }
 }

@@ -6,7 +6,7 @@
  * admin-level twin of the create route, so `create` sends those there, with the admin key.
  */
 import { segment, type Transport } from './transport.js';
-import type { CreateSchedule, ScheduleList, ScheduleTrigger, ScheduleView } from './types.js';
+import type { CreateSchedule, ScheduleFigures, ScheduleList, ScheduleTrigger, ScheduleView } from './types.js';
 
 /** Targets whose run is an admin action: the function-level create route refuses them (403). */
 const adminTargets: ReadonlySet<string> = new Set(['gateRelease']);
@@ -60,6 +60,17 @@ export class Schedules {
       yield* page.items;
       token = page.continuationToken ?? undefined;
     } while (token !== undefined);
+  }
+
+  /** How late the latest runs started, and schedules past due, read now (admin). */
+  async figures(options: { signal?: AbortSignal } = {}): Promise<ScheduleFigures> {
+    const answer = await this.transport.json<ScheduleFigures>({
+      method: 'GET',
+      path: 'figures/schedules',
+      key: 'admin',
+      signal: options.signal,
+    });
+    return answer.body;
   }
 
   /** One page of schedules; pass its `continuationToken` back for the next. */
