@@ -55,9 +55,16 @@ const variants: readonly Variant[] = [
   { label: 'hits (4 partitions), uncoalesced', mode: 'hits', partitions: 4, coalesce: false },
   { label: 'sharded (16 shards)', mode: 'sharded', partitions: 16, coalesce: true },
   { label: 'hits (4 partitions)', mode: 'hits', partitions: 4, coalesce: true },
+];
+
+/** The metrics overhead: each shipped variant with metrics off and on, in alternating windows. */
+const overheadVariants: readonly Variant[] = [
+  { label: 'sharded (16 shards), metrics off', mode: 'sharded', partitions: 16, coalesce: true },
   { label: 'sharded (16 shards), metrics on', mode: 'sharded', partitions: 16, coalesce: true, metrics: true },
+  { label: 'hits (4 partitions), metrics off', mode: 'hits', partitions: 4, coalesce: true },
   { label: 'hits (4 partitions), metrics on', mode: 'hits', partitions: 4, coalesce: true, metrics: true },
 ];
+const overheadRounds = 6;
 
 let transactions = 0;
 let counterSeq = 0;
@@ -119,35 +126,39 @@ async function main(): Promise<void> {
     };
     // Variants take turns in short windows (rotating who goes first), so load from other processes on
     // this machine falls on all of them alike instead of on whichever ran during a busy spell.
-    for (const writers of writerCounts) {
-      for (let round = 0; round < rounds; round++) {
-        for (let v = 0; v < variants.length; v++) {
-          const variant = variants[(v + round) % variants.length]!;
-          const phase = await phaseOf(variant, writers);
-          const writer = serviceFor(variant);
-          const before = transactions;
-          const started = performance.now();
-          const end = started + windowMs;
-          await Promise.all(
-            Array.from({ length: writers }, async () => {
-              while (performance.now() < end) {
-                const t = performance.now();
-                try {
-                  await writer.increment(phase.name, 1);
-                  phase.done++;
-                  phase.latency.recordMs(performance.now() - t);
-                } catch {
-                  phase.failed++;
+    const runWindows = async (list: readonly Variant[], roundsOf: number): Promise<void> => {
+      for (const writers of writerCounts) {
+        for (let round = 0; round < roundsOf; round++) {
+          for (let v = 0; v < list.length; v++) {
+            const variant = list[(v + round) % list.length]!;
+            const phase = await phaseOf(variant, writers);
+            const writer = serviceFor(variant);
+            const before = transactions;
+            const started = performance.now();
+            const end = started + windowMs;
+            await Promise.all(
+              Array.from({ length: writers }, async () => {
+                while (performance.now() < end) {
+                  const t = performance.now();
+                  try {
+                    await writer.increment(phase.name, 1);
+                    phase.done++;
+                    phase.latency.recordMs(performance.now() - t);
+                  } catch {
+                    phase.failed++;
+                  }
+                  await nextTurn();
                 }
-                await nextTurn();
-              }
-            }),
-          );
-          phase.seconds += (performance.now() - started) / 1000;
-          phase.writeTransactions += transactions - before;
+              }),
+            );
+            phase.seconds += (performance.now() - started) / 1000;
+            phase.writeTransactions += transactions - before;
+          }
         }
       }
-    }
+    };
+    await runWindows(variants, rounds);
+    await runWindows(overheadVariants, overheadRounds);
 
     const rows: Row[] = [];
     const rate = new Map<string, number>();
@@ -188,7 +199,7 @@ async function main(): Promise<void> {
     );
     for (const writers of writerCounts) {
       const base = rate.get(`${variants[0]!.label}/${writers}`) ?? NaN;
-      for (const variant of variants.slice(1).filter((v) => v.metrics !== true)) {
+      for (const variant of variants.slice(1)) {
         ratio(
           `${variant.label} vs single-entity ETag counter, ${writers} writer(s)`,
           rate.get(`${variant.label}/${writers}`) ?? NaN,
@@ -197,17 +208,37 @@ async function main(): Promise<void> {
         );
       }
     }
-    console.log(`\n${describeMetricsOn(metricsPolicy)}; ${on.exportedPoints()} data points exported during the run`);
+    const overheadRows: Row[] = [];
+    for (const variant of overheadVariants) {
+      for (const writers of writerCounts) {
+        const phase = await phaseOf(variant, writers);
+        const { p50, p99 } = phase.latency.summary();
+        overheadRows.push({
+          variant: variant.label,
+          writers: String(writers),
+          'increments/s': phase.done / phase.seconds,
+          failed: String(phase.failed),
+          'p50 ms': p50,
+          'p99 ms': p99,
+        });
+      }
+    }
+    table(`Metrics off vs on (${overheadRounds} × ${windowMs / 1000} s per row, interleaved)`, overheadRows);
+    console.log(`${describeMetricsOn(metricsPolicy)}; ${on.exportedPoints()} data points exported during the run\n`);
+    const rateOf = async (variant: Variant, writers: number): Promise<number> => {
+      const phase = await phaseOf(variant, writers);
+      return phase.done / phase.seconds;
+    };
     for (const writers of writerCounts) {
-      for (const variant of variants.filter((v) => v.metrics === true)) {
-        const off = variants.find(
-          (v) => v.metrics !== true && v.mode === variant.mode && v.coalesce && v.partitions === variant.partitions,
-        );
+      for (let i = 0; i < overheadVariants.length; i += 2) {
+        const [off, metered] = [overheadVariants[i]!, overheadVariants[i + 1]!];
         ratio(
-          `metrics on/off, ${off?.label ?? '?'}, ${writers} writer(s)`,
-          rate.get(`${variant.label}/${writers}`) ?? NaN,
-          rate.get(`${off?.label ?? ''}/${writers}`) ?? NaN,
-          { atLeast: 0.95 },
+          `metrics on/off, ${off.label.replace(', metrics off', '')}, ${writers} writer(s)`,
+          await rateOf(metered, writers),
+          await rateOf(off, writers),
+          {
+            atLeast: 0.95,
+          },
         );
       }
     }
