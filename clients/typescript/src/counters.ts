@@ -8,6 +8,7 @@
  */
 import { TallyhoError } from './errors.js';
 import { newIdempotencyKey } from './ids.js';
+import { readFigures } from './figures.js';
 import { segment, type Transport } from './transport.js';
 import type { CounterFigures, CounterList, CounterSettings, CounterValue, CounterView } from './types.js';
 
@@ -112,14 +113,8 @@ export class Counters {
   }
 
   /** How far the rollup is behind, read now (admin). */
-  async figures(options: { signal?: AbortSignal } = {}): Promise<CounterFigures> {
-    const answer = await this.transport.json<CounterFigures>({
-      method: 'GET',
-      path: 'figures/counters',
-      key: 'admin',
-      signal: options.signal,
-    });
-    return answer.body;
+  figures(options: { signal?: AbortSignal } = {}): Promise<CounterFigures> {
+    return readFigures<CounterFigures>(this.transport, 'counters', options.signal);
   }
 
   /** Increments made and requests sent, to see the coalescing at work. */

@@ -4,6 +4,7 @@
  * without handling cursors.
  */
 import { newIdempotencyKey } from './ids.js';
+import { readFigures } from './figures.js';
 import { segment, type Transport } from './transport.js';
 import type { JobFailure, JobFigures, JobList, JobResult, JobSubmission, JobView, ProcessorDeclaration, ProcessorView } from './types.js';
 import { type BatchHandler, JobWorker, type WorkerOptions } from './worker.js';
@@ -174,8 +175,7 @@ export class Jobs {
   }
 
   /** Envelopes waiting and poisoned per work queue, read now (admin). */
-  async figures(options: { signal?: AbortSignal } = {}): Promise<JobFigures> {
-    const answer = await this.transport.json<JobFigures>({ method: 'GET', path: 'figures/jobs', key: 'admin', signal: options.signal });
-    return answer.body;
+  figures(options: { signal?: AbortSignal } = {}): Promise<JobFigures> {
+    return readFigures<JobFigures>(this.transport, 'jobs', options.signal);
   }
 }

@@ -5,6 +5,7 @@
  * A schedule whose target performs an admin action (a gate release) can only be created through the
  * admin-level twin of the create route, so `create` sends those there, with the admin key.
  */
+import { readFigures } from './figures.js';
 import { segment, type Transport } from './transport.js';
 import type { CreateSchedule, ScheduleFigures, ScheduleList, ScheduleTrigger, ScheduleView } from './types.js';
 
@@ -63,14 +64,8 @@ export class Schedules {
   }
 
   /** How late the latest runs started, and schedules past due, read now (admin). */
-  async figures(options: { signal?: AbortSignal } = {}): Promise<ScheduleFigures> {
-    const answer = await this.transport.json<ScheduleFigures>({
-      method: 'GET',
-      path: 'figures/schedules',
-      key: 'admin',
-      signal: options.signal,
-    });
-    return answer.body;
+  figures(options: { signal?: AbortSignal } = {}): Promise<ScheduleFigures> {
+    return readFigures<ScheduleFigures>(this.transport, 'schedules', options.signal);
   }
 
   /** One page of schedules; pass its `continuationToken` back for the next. */
