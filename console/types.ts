@@ -105,3 +105,36 @@ export interface StreamView {
     readonly totals: { readonly accepted: number; readonly flushes: number; readonly refusedFull: number };
   };
 }
+
+/** GET /api/figures/jobs: the work queues' backlog, read now. */
+export interface JobFigures {
+  readonly readAt: string;
+  readonly processors: readonly string[];
+  readonly queues: readonly { readonly queue: string; readonly messages: number; readonly poisonQueue: string; readonly poison: number }[];
+  readonly total: { readonly messages: number; readonly poison: number };
+}
+
+/** GET /api/figures/counters: how far the rollup is behind, read now. */
+export interface CounterFigures {
+  readonly readAt: string;
+  readonly rollupLagSeconds: number;
+  readonly oldestUnfoldedAt: string | null;
+  readonly partitionsWaiting: number;
+  readonly countersWaiting: readonly string[];
+  readonly truncated: boolean;
+}
+
+/** GET /api/figures/schedules: how late the latest runs started, read now. */
+export interface ScheduleFigures {
+  readonly readAt: string;
+  readonly schedules: number;
+  readonly worstLatenessSeconds: number;
+  readonly latestRuns: readonly {
+    readonly id: string;
+    readonly due: string;
+    readonly startedAt: string;
+    readonly latenessSeconds: number;
+  }[];
+  readonly overdue: readonly { readonly id: string; readonly nextFireAt: string }[];
+  readonly truncated: boolean;
+}

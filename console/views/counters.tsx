@@ -1,9 +1,30 @@
 /** Counters: value, rollup watermark and hits not folded yet. */
 import { tallyho } from '../api';
-import { Num, Section, TableWrap, When } from '../components';
-import { usePagedPolling } from '../hooks';
+import { formatDuration, Num, Section, TableWrap, When } from '../components';
+import { Figures, type Figure } from '../figures';
+import { usePagedPolling, usePolling } from '../hooks';
 import { firstPages } from '../paging';
-import type { CounterValue, CounterView, Listing } from '../types';
+import type { CounterFigures, CounterValue, CounterView, Listing } from '../types';
+
+/** The counter-rollup-lag alert's threshold (infra/modules/alerts.bicep): past it the figure is drawn as a warning. */
+const lagAlarmSeconds = 900;
+
+function rollupFigures(data: CounterFigures): Figure[] {
+  const more = data.truncated ? ' (at least)' : '';
+  return [
+    {
+      label: 'Rollup lag',
+      value: formatDuration(data.rollupLagSeconds * 1000),
+      alarm: data.rollupLagSeconds > lagAlarmSeconds,
+      detail: data.oldestUnfoldedAt === null ? 'every hit folded' : 'oldest minute with hits not folded',
+    },
+    {
+      label: 'Partitions not folded',
+      value: <Num value={data.partitionsWaiting} />,
+      detail: `${data.countersWaiting.length > 0 ? data.countersWaiting.join(', ') : 'no counter'}${more}`,
+    },
+  ];
+}
 
 interface Row {
   readonly counter: CounterView;
@@ -30,6 +51,7 @@ async function loadCounters(pages: number, signal: AbortSignal): Promise<{ listi
 
 export function CountersView() {
   const data = usePagedPolling(loadCounters, 5000, 'counters');
+  const figures = usePolling((signal) => tallyho().counters.figures({ signal }), 5000, 'counters-figures');
   const rows = data.data?.rows ?? [];
   return (
     <Section
@@ -39,6 +61,7 @@ export function CountersView() {
       count={rows.length}
       empty="No counters yet."
       listing={{ of: data.data?.listing, what: 'counters', more: data.more }}
+      intro={<Figures title="Rollup" resource={figures} figures={rollupFigures} readAt={(d) => d.readAt} />}
     >
       <TableWrap label="Counters">
         <table>

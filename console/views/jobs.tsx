@@ -8,8 +8,9 @@ import { useState } from 'preact/hooks';
 import { tallyho } from '../api';
 import { ConfirmButton, formatDuration, Num, ProblemNotice, Section, When } from '../components';
 import type { PagedAsyncIterableIterator } from '../../clients/typescript/src/index.js';
+import { Figures, type Figure } from '../figures';
 import { useAction, usePagedPolling, usePolling } from '../hooks';
-import type { JobFailure, JobResult, JobView, Listing } from '../types';
+import type { JobFailure, JobFigures, JobResult, JobView, Listing } from '../types';
 
 const stateLabels: Record<JobView['state'], string> = {
   accepted: 'accepted',
@@ -225,8 +226,32 @@ function byProcessor(jobs: readonly JobView[]): [string, JobView[]][] {
   return [...groups].sort(([a], [b]) => a.localeCompare(b));
 }
 
+/** Per queue, "name: n" for the queues that hold any (all of them when none does). */
+function perQueue(queues: readonly { readonly name: string; readonly count: number }[]): string {
+  const busy = queues.filter((q) => q.count > 0);
+  return (busy.length > 0 ? busy : queues).map((q) => `${q.name}: ${q.count}`).join(' · ');
+}
+
+function backlogFigures(data: JobFigures): Figure[] {
+  return [
+    {
+      label: 'Envelopes waiting',
+      value: <Num value={data.total.messages} />,
+      detail: perQueue(data.queues.map((q) => ({ name: q.queue, count: q.messages }))),
+    },
+    {
+      label: 'Poisoned envelopes',
+      value: <Num value={data.total.poison} />,
+      alarm: data.total.poison > 0,
+      detail: perQueue(data.queues.map((q) => ({ name: q.poisonQueue, count: q.poison }))),
+    },
+    { label: 'In-app processors', value: data.processors.length, detail: data.processors.join(', ') },
+  ];
+}
+
 export function JobsView() {
   const list = usePagedPolling(loadJobs, 2000, 'jobs');
+  const figures = usePolling((signal) => tallyho().jobs.figures({ signal }), 5000, 'jobs-figures');
   const items = list.data?.items ?? [];
   return (
     <Section
@@ -236,6 +261,7 @@ export function JobsView() {
       count={items.length}
       empty="No jobs yet."
       listing={{ of: list.data, what: 'jobs', more: list.more }}
+      intro={<Figures title="Work queue backlog" resource={figures} figures={backlogFigures} readAt={(d) => d.readAt} />}
     >
       {byProcessor(items).map(([processor, jobs]) => (
         <section key={processor} class="processor-group" data-processor={processor} aria-labelledby={`jobs-of-${processor}`}>

@@ -6,6 +6,7 @@ import { pageBody, pageQuery } from '../http/paging';
 import { idempotencyKeyHeader, problem } from '../http/schemas';
 import type { StoredCounter } from './catalog';
 import {
+  counterFigures,
   counterList,
   counterParams,
   counterSettingsInput,
@@ -29,6 +30,21 @@ const corrupt = problem('Stored state of the counter is corrupt (CorruptState); 
 
 function view(counter: StoredCounter) {
   return { name: counter.name, ...counter.definition, createdAt: counter.createdAt, updatedAt: counter.updatedAt };
+}
+
+function countersFiguresRoute(deps: CounterRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'countersFigures',
+    method: 'GET',
+    path: 'figures/counters',
+    summary: 'How far the rollup is behind (for operators)',
+    description:
+      "Reads the counters' dirty index now (one query, at most 1,000 rows, oldest first): the rollup lag the " +
+      'tallyho.counter.rollup.lag gauge reports, the same whichever instance answers, and the counters with hits not folded yet.',
+    tags,
+    responses: { 200: { description: 'The figures', schema: counterFigures }, 503: unavailable },
+    handle: async () => json(200, await deps.service().figures(), { 'cache-control': 'no-store' }),
+  });
 }
 
 function countersConfigureRoute(deps: CounterRouteDeps): RouteDefinition {
@@ -141,5 +157,11 @@ function countersListRoute(deps: CounterRouteDeps): RouteDefinition {
 }
 
 export function countersRoutes(deps: CounterRouteDeps): RouteDefinition[] {
-  return [countersConfigureRoute(deps), countersIncrementRoute(deps), countersGetRoute(deps), countersListRoute(deps)];
+  return [
+    countersConfigureRoute(deps),
+    countersIncrementRoute(deps),
+    countersGetRoute(deps),
+    countersListRoute(deps),
+    countersFiguresRoute(deps),
+  ];
 }

@@ -130,3 +130,23 @@ export const failureView = z
   .meta({ id: 'JobFailure' });
 
 export const failuresPage = pageOf(failureView, 'JobFailuresPage', "A page of the job's failed items, in item-id order.");
+
+export const jobFigures = z
+  .object({
+    readAt: z.string().meta({ description: 'When the queues were read (the server clock)' }),
+    processors: z.array(z.string()).meta({ description: 'The in-app processors; their envelopes share the work queues below' }),
+    queues: z.array(
+      z.object({
+        queue: z.string().meta({ description: 'A work queue' }),
+        messages: z.number().int().meta({ description: 'Envelopes waiting in it (the approximate count Azure Storage reports)' }),
+        poisonQueue: z.string(),
+        poison: z.number().int().meta({ description: 'Envelopes in its poison queue not yet recorded as failed items' }),
+      }),
+    ),
+    total: z.object({ messages: z.number().int(), poison: z.number().int() }),
+  })
+  .meta({
+    id: 'JobFigures',
+    description:
+      'The backlog of the in-app processors: the same queue lengths the tallyho.job.backlog and tallyho.job.poison.backlog gauges report, read now.',
+  });

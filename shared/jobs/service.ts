@@ -37,9 +37,23 @@ export class JobService {
     });
   }
 
-  /** Envelopes waiting in each work queue and its poison queue. */
+  /** Envelopes waiting in each work queue and its poison queue (what the gauges and the figures route report). */
   backlog(): Promise<QueueDepth[]> {
     return this.context.queues.depths();
+  }
+
+  /** The backlog for an operator: one read of each work queue and poison queue (TALLYHO_JOBS_QUEUES of each). */
+  async figures() {
+    const queues = (await this.backlog()).map((d) => ({ ...d, poisonQueue: poisonQueueName(d.queue) }));
+    return {
+      readAt: new Date(this.context.clock.now()).toISOString(),
+      processors: [...this.context.processors.keys()].sort(),
+      queues,
+      total: {
+        messages: queues.reduce((n, q) => n + q.messages, 0),
+        poison: queues.reduce((n, q) => n + q.poison, 0),
+      },
+    };
   }
 
   submit(request: SubmitRequest, idempotencyKey: string | undefined, options: SubmitOptions = {}): Promise<SubmitResult> {

@@ -5,7 +5,7 @@ import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { idempotencyKeyHeader, problem } from '../http/schemas';
 import { badId, type JobRouteDeps, notFound, tags, unavailable } from './routeCommon';
-import { jobList, jobParams, jobView, submitBody } from './schemas';
+import { jobFigures, jobList, jobParams, jobView, submitBody } from './schemas';
 import { viewJob } from './view';
 
 /** The registered processors, as the submit route's description lists them. */
@@ -89,6 +89,25 @@ export function jobsListRoute(deps: JobRouteDeps): RouteDefinition {
         pageBody(await deps.service().list(query), (job) => job, { unreadable: true }),
         { 'cache-control': 'no-store' },
       ),
+  });
+}
+
+export function jobsFiguresRoute(deps: JobRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'jobsFigures',
+    method: 'GET',
+    path: 'figures/jobs',
+    summary: 'Envelopes waiting and poisoned, per work queue (for operators)',
+    description:
+      'Reads the length of every work queue and its poison queue now (two reads per queue, TALLYHO_JOBS_QUEUES queues): the figures ' +
+      'the tallyho.job.backlog and tallyho.job.poison.backlog gauges report, the same whichever instance answers. A declared ' +
+      "processor's queue is its workers' backlog and is not included.",
+    tags,
+    responses: {
+      200: { description: 'The backlog', schema: jobFigures },
+      503: unavailable,
+    },
+    handle: async () => json(200, await deps.service().figures(), { 'cache-control': 'no-store' }),
   });
 }
 

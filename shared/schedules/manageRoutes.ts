@@ -7,7 +7,7 @@ import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { problem } from '../http/schemas';
 import { badRequest, notFound, params, type ScheduleRouteDeps, tags, unavailable } from './routeCommon';
-import { scheduleList, scheduleStates, scheduleView, triggerResult } from './views';
+import { scheduleFigures, scheduleList, scheduleStates, scheduleView, triggerResult } from './views';
 
 const listQuery = pageQuery({ state: z.enum(scheduleStates).optional() });
 
@@ -82,6 +82,19 @@ export function scheduleManageRoutes(deps: ScheduleRouteDeps): RouteDefinition[]
           200,
           pageBody(await deps.service(durable()).list(query.state, query), (s) => s),
         ),
+    }),
+    defineRoute({
+      name: 'schedulesFigures',
+      method: 'GET',
+      path: 'figures/schedules',
+      summary: 'How late schedules run (for operators)',
+      description:
+        "Reads one page of the schedule index now (at most 200 schedules): each schedule's latest run and how late it started (the " +
+        'lateness the tallyho.schedule.lateness histogram records), and active schedules whose next fire is past due.',
+      tags,
+      durable: true,
+      responses: { 200: { description: 'The figures', schema: scheduleFigures }, 503: unavailable },
+      handle: async ({ durable }) => json(200, await deps.service(durable()).figures(), { 'cache-control': 'no-store' }),
     }),
     getRoute('schedulesGet', 'schedules/{id}', deps),
     getRoute('schedulesGetPrivileged', 'schedules/{id}/privileged', deps),

@@ -9,8 +9,9 @@
 import { TallyhoError } from './errors.js';
 import { newIdempotencyKey } from './ids.js';
 import { type ListOptions, type PagedAsyncIterableIterator, pagedList } from './paging.js';
+import { readFigures } from './figures.js';
 import { segment, type Transport } from './transport.js';
-import type { CounterList, CounterSettings, CounterValue, CounterView } from './types.js';
+import type { CounterFigures, CounterList, CounterSettings, CounterValue, CounterView } from './types.js';
 
 /** The server refuses |by| above this (TALLYHO_COUNTERS_MAX_INCREMENT may be lower). */
 export const maxIncrement = 1_000_000_000;
@@ -104,6 +105,11 @@ export class Counters {
   /** Counters with their settings, in name order (read one for its value). */
   list(options: ListOptions = {}): PagedAsyncIterableIterator<CounterView, CounterList> {
     return pagedList(this.transport, { path: 'counters', key: 'admin' }, options);
+  }
+
+  /** How far the rollup is behind, read now (admin). */
+  figures(options: { signal?: AbortSignal } = {}): Promise<CounterFigures> {
+    return readFigures<CounterFigures>(this.transport, 'counters', options.signal);
   }
 
   /** Increments made and requests sent, to see the coalescing at work. */

@@ -4,11 +4,13 @@
  * without handling cursors.
  */
 import { newIdempotencyKey } from './ids.js';
+import { readFigures } from './figures.js';
 import { type ListOptions, type PagedAsyncIterableIterator, pagedList } from './paging.js';
 import { segment, type Transport } from './transport.js';
 import type {
   JobFailure,
   JobFailuresPage,
+  JobFigures,
   JobList,
   JobResult,
   JobResultsPage,
@@ -150,5 +152,10 @@ export class Jobs {
   /** Jobs with their progress, in job id order (admin): time-ordered ids oldest first, then Idempotency-Key jobs. */
   list(options: ListOptions = {}): PagedAsyncIterableIterator<JobView, JobList> {
     return pagedList(this.transport, { path: 'jobs', key: 'admin' }, options);
+  }
+
+  /** Envelopes waiting and poisoned per work queue, read now (admin). */
+  figures(options: { signal?: AbortSignal } = {}): Promise<JobFigures> {
+    return readFigures<JobFigures>(this.transport, 'jobs', options.signal);
   }
 }

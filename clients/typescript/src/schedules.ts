@@ -5,9 +5,10 @@
  * A schedule whose target performs an admin action (a gate release) can only be created through the
  * admin-level twin of the create route, so `create` sends those there, with the admin key.
  */
+import { readFigures } from './figures.js';
 import { type ListOptions, type PagedAsyncIterableIterator, pagedList } from './paging.js';
 import { segment, type Transport } from './transport.js';
-import type { CreateSchedule, ScheduleList, ScheduleTrigger, ScheduleView } from './types.js';
+import type { CreateSchedule, ScheduleFigures, ScheduleList, ScheduleTrigger, ScheduleView } from './types.js';
 
 /** Targets whose run is an admin action: the function-level create route refuses them (403). */
 const adminTargets: ReadonlySet<string> = new Set(['gateRelease']);
@@ -55,6 +56,11 @@ export class Schedules {
   /** Schedules in id order, optionally in one state (admin). */
   list(options: ListSchedulesOptions = {}): PagedAsyncIterableIterator<ScheduleView, ScheduleList> {
     return pagedList(this.transport, { path: 'schedules', query: { state: options.state }, key: 'admin' }, options);
+  }
+
+  /** How late the latest runs started, and schedules past due, read now (admin). */
+  figures(options: { signal?: AbortSignal } = {}): Promise<ScheduleFigures> {
+    return readFigures<ScheduleFigures>(this.transport, 'schedules', options.signal);
   }
 
   async cancel(id: string, options: { signal?: AbortSignal } = {}): Promise<ScheduleView> {

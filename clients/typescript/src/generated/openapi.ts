@@ -141,6 +141,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/figures/counters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How far the rollup is behind (for operators)
+         * @description Reads the counters' dirty index now (one query, at most 1,000 rows, oldest first): the rollup lag the tallyho.counter.rollup.lag gauge reports, the same whichever instance answers, and the counters with hits not folded yet.
+         */
+        get: operations["countersFigures"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/figures/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Envelopes waiting and poisoned, per work queue (for operators)
+         * @description Reads the length of every work queue and its poison queue now (two reads per queue, TALLYHO_JOBS_QUEUES queues): the figures the tallyho.job.backlog and tallyho.job.poison.backlog gauges report, the same whichever instance answers. A declared processor's queue is its workers' backlog and is not included.
+         */
+        get: operations["jobsFigures"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/figures/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How late schedules run (for operators)
+         * @description Reads one page of the schedule index now (at most 200 schedules): each schedule's latest run and how late it started (the lateness the tallyho.schedule.lateness histogram records), and active schedules whose next fire is past due.
+         */
+        get: operations["schedulesFigures"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/gates": {
         parameters: {
             query?: never;
@@ -949,6 +1009,21 @@ export interface components {
             safetyWindowSeconds: number;
             updatedAt: string;
         };
+        /** @description How far the rollup is behind, read now from the counters' dirty index. */
+        CounterFigures: {
+            /** @description Counters with hits not folded yet, in name order (at most 20) */
+            countersWaiting: string[];
+            /** @description The start of that minute */
+            oldestUnfoldedAt: string | null;
+            /** @description Counter partitions with hits not folded yet */
+            partitionsWaiting: number;
+            /** @description When the dirty index was read (the server clock) */
+            readAt: string;
+            /** @description Age of the oldest minute with hits not folded yet (0: none): what the tallyho.counter.rollup.lag gauge reports. About the safety window plus a minute while the rollup keeps up. */
+            rollupLagSeconds: number;
+            /** @description More rows or names than one read takes (1,000 rows, 20 names): the counts are lower bounds */
+            truncated: boolean;
+        };
         /** @description The increment is stored; it shows in reads at once. */
         CounterIncrementAccepted: {
             by: number;
@@ -1376,6 +1451,26 @@ export interface components {
             continuationToken?: components["schemas"]["ContinuationToken"];
             items: components["schemas"]["JobFailure"][];
         };
+        /** @description The backlog of the in-app processors: the same queue lengths the tallyho.job.backlog and tallyho.job.poison.backlog gauges report, read now. */
+        JobFigures: {
+            /** @description The in-app processors; their envelopes share the work queues below */
+            processors: string[];
+            queues: {
+                /** @description Envelopes waiting in it (the approximate count Azure Storage reports) */
+                messages: number;
+                /** @description Envelopes in its poison queue not yet recorded as failed items */
+                poison: number;
+                poisonQueue: string;
+                /** @description A work queue */
+                queue: string;
+            }[];
+            /** @description When the queues were read (the server clock) */
+            readAt: string;
+            total: {
+                messages: number;
+                poison: number;
+            };
+        };
         /** @description Jobs in id order (time-ordered ids first, oldest first; `k-…` ids after). The list is complete once a page comes without a continuationToken. */
         JobList: {
             continuationToken?: components["schemas"]["ContinuationToken"];
@@ -1754,6 +1849,29 @@ export interface components {
              * @enum {string}
              */
             level: "function" | "admin";
+        };
+        /** @description How late schedules run, read now from the schedule index: the lateness the tallyho.schedule.lateness histogram records, per latest run. */
+        ScheduleFigures: {
+            /** @description Each schedule's latest scheduled or catch-up run, the latest ones first (at most 10) */
+            latestRuns: {
+                due: string;
+                id: string;
+                latenessSeconds: number;
+                startedAt: string;
+            }[];
+            /** @description Active schedules whose next fire is more than a minute past due and has not run (at most 10) */
+            overdue: {
+                id: string;
+                nextFireAt: string;
+            }[];
+            /** @description When the index was read (the server clock) */
+            readAt: string;
+            /** @description Schedules read (one page of the index, at most 200) */
+            schedules: number;
+            /** @description More schedules exist than one read takes */
+            truncated: boolean;
+            /** @description The largest lateness among the schedules' latest runs: from when a fire was due to its run starting (0: none late) */
+            worstLatenessSeconds: number;
         };
         /** @description A page of schedules, in id order. The list is complete once a page comes without a continuationToken. */
         ScheduleList: {
@@ -2546,6 +2664,141 @@ export interface operations {
             };
             /** @description An unexpected failure; the problem document discloses nothing internal */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    countersFigures: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The figures */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CounterFigures"];
+                };
+            };
+            /** @description No valid admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or too much contention; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    jobsFigures: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backlog */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobFigures"];
+                };
+            };
+            /** @description No valid admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    schedulesFigures: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The figures */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleFigures"];
+                };
+            };
+            /** @description No valid admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage (or Service Bus) unavailable or too much contention; retry after Retry-After */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
