@@ -10,20 +10,42 @@ import { useAction, usePagedPolling } from '../hooks';
 import { firstPages } from '../paging';
 import type { GateView } from '../types';
 
-type Live = 'connecting' | 'live' | 'retrying';
+type Live = 'connecting' | 'live' | 'retrying' | 'listed';
 
 /**
- * The gate as its event stream last told it. The client's watch() reads first, then follows the
- * stream and reconnects with back-off itself; the loop here only restarts it after an error it
- * could not get past (shown on the card), such as a key that stopped working.
+ * Browsers open at most six HTTP/1.1 connections to one origin, and an event stream holds one for as
+ * long as it is open. With a stream per card, a console showing six gates had no connection left for
+ * its own calls: a confirmed release waited, unsent, until a stream ended. So only this many cards
+ * follow a stream — the closed gates first in list order, the ones a release is awaited for — and
+ * the others show the list's state, refreshed with the list.
  */
-function useGateEvents(initial: GateView): { gate: GateView; live: Live; error: Error | undefined } {
+const maxStreams = 3;
+
+/** The gates whose cards follow an event stream (see maxStreams). */
+function streamed(items: readonly GateView[]): ReadonlySet<string> {
+  return new Set(
+    items
+      .filter((g) => g.state === 'closed')
+      .slice(0, maxStreams)
+      .map((g) => g.name),
+  );
+}
+
+/**
+ * The gate as its event stream last told it, while the card has a stream; else as the list read it.
+ * The client's watch() reads first, then follows the stream and reconnects with back-off itself; the
+ * loop here only restarts it after an error it could not get past (shown on the card), such as a key
+ * that stopped working.
+ */
+function useGateEvents(initial: GateView, stream: boolean): { gate: GateView; live: Live; error: Error | undefined } {
   const [gate, setGate] = useState(initial);
   const [live, setLive] = useState<Live>('connecting');
   const [error, setError] = useState<Error | undefined>(undefined);
   useEffect(() => {
+    if (!stream) return undefined;
     const controller = new AbortController();
     let failures = 0;
+    setLive('connecting');
     const loop = async (): Promise<void> => {
       while (!controller.signal.aborted) {
         try {
@@ -45,12 +67,13 @@ function useGateEvents(initial: GateView): { gate: GateView; live: Live; error: 
     };
     void loop();
     return () => controller.abort();
-  }, [initial.name]);
+  }, [initial.name, stream]);
+  if (!stream) return { gate: initial, live: 'listed', error: undefined };
   return { gate, live, error };
 }
 
-function GateCard({ initial }: { initial: GateView }) {
-  const { gate, live, error } = useGateEvents(initial);
+function GateCard({ initial, stream }: { initial: GateView; stream: boolean }) {
+  const { gate, live, error } = useGateEvents(initial, stream);
   const release = useAction();
   const released = gate.state === 'released';
   const titleId = `gate-${gate.name}`;
@@ -61,8 +84,15 @@ function GateCard({ initial }: { initial: GateView }) {
         <span class={`badge ${gate.state}`} data-testid="gate-state">
           {gate.state}
         </span>
-        <span class={`live ${live}`} title="Live updates over server-sent events">
-          {live === 'live' ? 'live' : live === 'connecting' ? 'connecting…' : 'reconnecting…'}
+        <span
+          class={`live ${live}`}
+          title={
+            live === 'listed'
+              ? 'Refreshed with the list (live updates follow the first closed gates)'
+              : 'Live updates over server-sent events'
+          }
+        >
+          {live === 'live' ? 'live' : live === 'connecting' ? 'connecting…' : live === 'listed' ? 'with the list' : 'reconnecting…'}
         </span>
       </header>
       <dl class="facts">
@@ -140,6 +170,7 @@ function GateCard({ initial }: { initial: GateView }) {
 export function GatesView() {
   const list = usePagedPolling((pages, signal) => firstPages(tallyho().gates.list({ signal }), pages), 15000, 'gates');
   const items = list.data?.items ?? [];
+  const live = streamed(items);
   return (
     <Section
       id="gates"
@@ -151,7 +182,7 @@ export function GatesView() {
     >
       <div class="cards">
         {items.map((gate) => (
-          <GateCard key={gate.name} initial={gate} />
+          <GateCard key={gate.name} initial={gate} stream={live.has(gate.name)} />
         ))}
       </div>
     </Section>

@@ -183,6 +183,10 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
     const name = unique('launch');
     expect((await admin('PUT', `/api/gates/${name}`, { note: 'console test' })).status).toBe(201);
     expect((await requestJson(host, 'POST', `/api/gates/${name}/runs`, { body: { runId: `${name}-w1` } })).status).toBe(202);
+    // More closed gates than a browser has connections for event streams (six per origin): the
+    // console follows only a few, so its own calls still get a connection.
+    const others = Array.from({ length: 6 }, (_, i) => `${name}-${i}`);
+    for (const other of others) expect((await admin('PUT', `/api/gates/${other}`)).status).toBe(201);
     await until('the gate in the list with a waiter', async () => {
       const gates = await readAll<GateView>(host, '/api/gates', { key: 'admin' });
       return gates.find((g) => g.name === name && g.waiters.waiting === 1);
@@ -191,16 +195,18 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
     await openSection('gates');
     const card = page.locator(`[data-gate="${name}"]`);
     await card.waitFor();
+    await expectText(page, `[data-gate="${others[5] as string}"] .live`, 'with the list');
+    expect(await page.locator('[data-gate] .live:not(.listed)').count()).toBeLessThanOrEqual(3);
     await expectText(page, `[data-gate="${name}"] [data-testid="gate-state"]`, 'closed');
     await expectText(page, `[data-gate="${name}"] [data-testid="gate-waiting"]`, '1');
     await card.locator('.live.live').waitFor();
     await screenshot(page, 'gates-closed');
 
     // Keyboard: the button opens the dialog with Cancel focused; Escape backs out and nothing happens.
-    const releaseButton = page.getByRole('button', { name: `Release gate ${name}` });
+    const releaseButton = page.getByRole('button', { name: `Release gate ${name}`, exact: true });
     await releaseButton.focus();
     await page.keyboard.press('Enter');
-    const dialog = page.getByRole('dialog', { name: `Release gate ${name}?` });
+    const dialog = page.getByRole('dialog', { name: `Release gate ${name}?`, exact: true });
     await dialog.waitFor();
     expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).document.activeElement?.textContent)).toBe('Cancel');
     await screenshot(page, 'gates-confirm', { docs: true, fullPage: false });
