@@ -5,16 +5,20 @@
  * object for the same name).
  */
 import { Gates, Streams } from './admin.js';
-import { Counters } from './counters.js';
+import { type CounterOptions, Counters } from './counters.js';
 import { Gate, type GateOptions } from './gate.js';
 import { Jobs } from './jobs.js';
+import type { OperationOptions } from './options.js';
 import { Schedules } from './schedules.js';
 import { Sequence, type SequenceOptions } from './sequence.js';
 import { Sequences } from './sequences.js';
 import { Stream, type StreamOptions } from './stream.js';
 import { Transport, type TransportOptions } from './transport.js';
 
-export type TallyhoClientOptions = TransportOptions;
+export interface TallyhoClientOptions extends TransportOptions {
+  /** How increments are coalesced (requests in flight per counter). */
+  readonly counters?: CounterOptions;
+}
 
 export class TallyhoClient {
   readonly transport: Transport;
@@ -28,7 +32,7 @@ export class TallyhoClient {
 
   constructor(options: TallyhoClientOptions) {
     this.transport = new Transport(options);
-    this.counters = new Counters(this.transport);
+    this.counters = new Counters(this.transport, options.counters);
     this.jobs = new Jobs(this.transport);
     this.schedules = new Schedules(this.transport);
     this.sequences = new Sequences(this.transport);
@@ -56,8 +60,8 @@ export class TallyhoClient {
   }
 
   /** `increment(key)`: shorthand for `client.counters.increment`. */
-  increment(name: string, by = 1): Promise<void> {
-    return this.counters.increment(name, by);
+  increment(name: string, by = 1, options: OperationOptions = {}): Promise<void> {
+    return this.counters.increment(name, by, options);
   }
 
   /** Drains pending counter increments; call before the process ends. */
