@@ -18,7 +18,7 @@ async function loadCounters(signal: AbortSignal): Promise<{ listing: Listing<Cou
   const rows = await Promise.all(
     listing.items.slice(0, maxValueReads).map(async (counter): Promise<Row> => {
       try {
-        return { counter, value: await tallyho().counters.get(counter.name, { signal }), error: undefined };
+        return { counter, value: await tallyho().counters.get(counter.name, { abortSignal: signal }), error: undefined };
       } catch (err) {
         return { counter, value: undefined, error: err instanceof Error ? err.message : String(err) };
       }

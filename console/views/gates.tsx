@@ -26,7 +26,7 @@ function useGateEvents(initial: GateView): { gate: GateView; live: Live; error: 
     const loop = async (): Promise<void> => {
       while (!controller.signal.aborted) {
         try {
-          for await (const next of tallyho().gate(initial.name).watch({ signal: controller.signal })) {
+          for await (const next of tallyho().gate(initial.name).watch({ abortSignal: controller.signal })) {
             setGate(next);
             setLive('live');
             setError(undefined);

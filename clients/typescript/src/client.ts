@@ -10,6 +10,7 @@ import { Gate, type GateOptions } from './gate.js';
 import { Jobs } from './jobs.js';
 import type { OperationOptions } from './options.js';
 import { Schedules } from './schedules.js';
+import { CachedGateReleases, type IsReleasedOptions, type ReleaseCacheOptions } from './releases.js';
 import { Sequence, type SequenceOptions } from './sequence.js';
 import { Sequences } from './sequences.js';
 import { Stream, type StreamOptions } from './stream.js';
@@ -18,6 +19,8 @@ import { Transport, type TransportOptions } from './transport.js';
 export interface TallyhoClientOptions extends TransportOptions {
   /** How increments are coalesced (requests in flight per counter). */
   readonly counters?: CounterOptions;
+  /** How `isReleased` caches gate states and reports fallbacks. */
+  readonly releases?: ReleaseCacheOptions;
 }
 
 export class TallyhoClient {
@@ -28,6 +31,8 @@ export class TallyhoClient {
   readonly sequences: Sequences;
   readonly gates: Gates;
   readonly streams: Streams;
+  /** Cached gate checks for production code paths; type your code against `GateReleases`. */
+  readonly releases: CachedGateReleases;
   private readonly sequenceCache = new Map<string, Sequence>();
 
   constructor(options: TallyhoClientOptions) {
@@ -38,6 +43,7 @@ export class TallyhoClient {
     this.sequences = new Sequences(this.transport);
     this.gates = new Gates(this.transport);
     this.streams = new Streams(this.transport);
+    this.releases = new CachedGateReleases(this.transport, options.releases);
   }
 
   /** The number source of one sequence; the same object for the same name (its options apply once). */
@@ -57,6 +63,11 @@ export class TallyhoClient {
   /** A writer of one event type; keep it to keep its producer id and seqs. */
   stream(type: string, options?: StreamOptions): Stream {
     return new Stream(this.transport, type, options);
+  }
+
+  /** Whether the gate is released, from the cache; the default when that cannot be learned (`client.releases`). */
+  isReleased(gate: string, options: IsReleasedOptions): Promise<boolean> {
+    return this.releases.isReleased(gate, options);
   }
 
   /** `increment(key)`: shorthand for `client.counters.increment`. */

@@ -4,22 +4,21 @@
  * without handling cursors.
  */
 import { newIdempotencyKey } from './ids.js';
+import type { OperationOptions } from './options.js';
 import { segment, type Transport } from './transport.js';
 import type { JobFailure, JobList, JobResult, JobSubmission, JobView, ProcessorDeclaration, ProcessorView } from './types.js';
 import { type BatchHandler, JobWorker, type WorkerOptions } from './worker.js';
 
 export type JobItem = JobSubmission['items'][number];
 
-export interface SubmitOptions {
+export interface SubmitOptions extends OperationOptions {
   /** Reuse it to make a resubmission (e.g. after a crash) return the same job. Default: a new key. */
   readonly idempotencyKey?: string;
-  readonly signal?: AbortSignal;
 }
 
-export interface ProgressOptions {
+export interface ProgressOptions extends OperationOptions {
   /** Between reads (default 1 s). */
   readonly intervalMs?: number;
-  readonly signal?: AbortSignal;
 }
 
 export interface PageOptions {
@@ -44,8 +43,8 @@ export class Job {
     return `jobs/${segment(this.id)}`;
   }
 
-  async get(options: { signal?: AbortSignal } = {}): Promise<JobView> {
-    return (await this.transport.json<JobView>({ method: 'GET', path: this.path, signal: options.signal })).body;
+  async get(options: OperationOptions = {}): Promise<JobView> {
+    return (await this.transport.json<JobView>({ method: 'GET', path: this.path, signal: options.abortSignal })).body;
   }
 
   /** The job each time its progress changes, ending with the settled job. */
@@ -59,7 +58,7 @@ export class Job {
         yield job;
       }
       if (isSettled(job)) return;
-      await this.transport.clock.sleep(options.intervalMs ?? 1000, options.signal);
+      await this.transport.clock.sleep(options.intervalMs ?? 1000, options.abortSignal);
     }
   }
 
@@ -81,18 +80,18 @@ export class Job {
   }
 
   /** Cancels the job: items without a result become `cancelled`, its leases are refused. */
-  async cancel(options: { signal?: AbortSignal } = {}): Promise<JobView> {
-    return (await this.transport.json<JobView>({ method: 'DELETE', path: this.path, idempotent: true, signal: options.signal })).body;
+  async cancel(options: OperationOptions = {}): Promise<JobView> {
+    return (await this.transport.json<JobView>({ method: 'DELETE', path: this.path, idempotent: true, signal: options.abortSignal })).body;
   }
 
   /** Runs the failed items of a completed job again (a new round). */
-  async retryFailed(options: { signal?: AbortSignal } = {}): Promise<JobView> {
+  async retryFailed(options: OperationOptions = {}): Promise<JobView> {
     const answer = await this.transport.json<JobView>({
       method: 'POST',
       path: `${this.path}/retry-failed`,
       key: 'admin',
       idempotent: true,
-      signal: options.signal,
+      signal: options.abortSignal,
     });
     return answer.body;
   }
@@ -131,7 +130,7 @@ export class Jobs {
       path: 'jobs',
       body: { processor, items },
       idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
-      signal: options.signal,
+      signal: options.abortSignal,
     });
     return Object.assign(new Job(this.transport, answer.body.id), { view: answer.body });
   }
@@ -149,14 +148,14 @@ export class Jobs {
   }
 
   /** Declares (or changes) an external or webhook processor (admin). A new webhook processor's answer carries its secret, once. */
-  async declareProcessor(name: string, declaration: ProcessorDeclaration, options: { signal?: AbortSignal } = {}): Promise<ProcessorView> {
+  async declareProcessor(name: string, declaration: ProcessorDeclaration, options: OperationOptions = {}): Promise<ProcessorView> {
     const answer = await this.transport.json<ProcessorView>({
       method: 'PUT',
       path: `processors/${segment(name)}`,
       body: declaration,
       key: 'admin',
       idempotent: true,
-      signal: options.signal,
+      signal: options.abortSignal,
     });
     return answer.body;
   }
