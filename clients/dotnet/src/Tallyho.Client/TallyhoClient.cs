@@ -54,6 +54,7 @@ public sealed class TallyhoClient : IAsyncDisposable, IDisposable
         Counters = new CounterClient(_http, options.CounterOptions);
         Schedules = new ScheduleClient(_http);
         Jobs = new JobClient(_http);
+        Releases = new CachedGateReleases(_http, options.ReleaseCacheOptions);
     }
 
     /// <summary>The transport, for the client's own services (a <see cref="Jobs.JobWorker"/>).</summary>
@@ -67,6 +68,17 @@ public sealed class TallyhoClient : IAsyncDisposable, IDisposable
 
     /// <summary>Batched jobs.</summary>
     public JobClient Jobs { get; }
+
+    /// <summary>Cached gate checks for production code paths; type your code against <see cref="IGateReleases"/>.</summary>
+    public CachedGateReleases Releases { get; }
+
+    /// <summary>Whether the gate is released, from the cache; the default when that cannot be learned (<see cref="Releases"/>).</summary>
+    /// <param name="gate">The gate's name.</param>
+    /// <param name="defaultValue">The answer when the state cannot be learned and none was seen before.</param>
+    /// <param name="cancellationToken">Stops waiting.</param>
+    /// <returns>The gate's state, the last one seen, or the default.</returns>
+    public Task<bool> IsReleasedAsync(string gate, bool defaultValue, CancellationToken cancellationToken = default) =>
+        Releases.IsReleasedAsync(gate, defaultValue, cancellationToken);
 
     /// <summary>
     /// The numbers of one sequence. The same name returns the same instance (and so the same block of numbers);
