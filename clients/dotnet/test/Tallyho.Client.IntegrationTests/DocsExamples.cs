@@ -5,6 +5,7 @@ using Tallyho.Client.Jobs;
 using Tallyho.Client.Schedules;
 using Tallyho.Client.Sequences;
 using Tallyho.Client.Streams;
+using Tallyho.Client.Testing;
 
 namespace Tallyho.Client.IntegrationTests;
 
@@ -89,6 +90,22 @@ public sealed class DocsExamples : IAsyncLifetime
 
         Assert.True(released.IsReleased);
         Assert.Equal("go", released.ReleaseNote);
+    }
+
+    [Fact]
+    public async Task GateChecks()
+    {
+        await tallyho.Gate(gateName).CreateAsync();
+        await tallyho.Gate(gateName).ReleaseAsync();
+
+        IGateReleases releases = tallyho.Releases;                       // in the app
+        bool newCheckout = await releases.IsReleasedAsync(gateName, defaultValue: false, cancellationToken);
+
+        var testGates = new TestGateReleases(new Dictionary<string, bool> { ["new-checkout"] = true });   // in your tests
+        bool inTest = await testGates.Close("new-checkout").IsReleasedAsync("new-checkout", defaultValue: true);   // false
+
+        Assert.True(newCheckout);
+        Assert.False(inTest);
     }
 
     [Fact]
