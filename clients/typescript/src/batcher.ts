@@ -23,7 +23,7 @@ function endOfTurn(run: () => void): void {
   else immediate(run);
 }
 
-export interface BatchPolicy<I, R> {
+interface BatchPolicy<I, R> {
   /** Batches sent at once; 1 keeps requests in call order (as a stream's seqs need). */
   readonly maxInFlight: number;
   /** Items of different kinds (e.g. another ack mode) never share a batch. */
