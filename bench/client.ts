@@ -9,7 +9,10 @@
  *               out, go as one) against one request per increment, 64 concurrent writers that each
  *               await their increment (as request handlers would), and requests per 1,000; with 1
  *               and 4 (the default) requests in flight per counter. After the run the counter is
- *               read (consistent) and must equal the increments that resolved.
+ *               read (consistent) and must equal the increments that resolved;
+ *   streams   — events/s through `stream.append()` (one writer, 64 callers that each await their
+ *               append; the same batcher with one request in flight, for seq order) against one
+ *               request per append.
  * Each phase runs for a fixed window after a short warm-up. Requests are counted at the client's
  * fetch. The client is the package's build (clients/typescript/dist, made by the root build).
  */
@@ -140,6 +143,28 @@ async function main(): Promise<void> {
     const expected = totalIncrements();
     await client.close();
 
+    // Stream appends: the same batcher, one request in flight per writer (seq order). Baseline: each
+    // append its own request (each writer its own producer, so the seqs stay in order per producer).
+    const eventType = `bench-${Date.now()}`;
+    const seqs = Array.from({ length: 64 }, () => 0);
+    let writer = 0;
+    const perAppend = await load(
+      64,
+      () => {
+        const w = writer++ % 64;
+        seqs[w] = (seqs[w] ?? 0) + 1;
+        return post(`streams/${eventType}/events`, { events: [{ producer: `bench-${w}`, seq: seqs[w], data: { w } }] }).then(() => 1);
+      },
+      () => sent,
+    );
+    const stream = client.stream(eventType, { producer: 'bench-client' });
+    const appended = await load(
+      64,
+      () => stream.append({ n: 1 }).then(() => 1),
+      () => sent,
+    );
+    await stream.close();
+
     const row = (scenario: string, l: Load): Row => ({
       scenario,
       'per second': rate(l),
@@ -152,9 +177,11 @@ async function main(): Promise<void> {
       ...coalescedRuns.map((r) =>
         row(`counters: client increment(), coalesced, ${r.maxInFlight} in flight${r.maxInFlight === 4 ? ' (default)' : ''}`, r.load),
       ),
+      row('streams: one request per append (baseline)', perAppend),
+      row('streams: client append(), coalesced, 1 in flight', appended),
     ];
     table(
-      `Through the client, ${windowMs / 1000} s windows after a ${warmupMs} ms warm-up (16 callers for numbers, 64 writers for increments)`,
+      `Through the client, ${windowMs / 1000} s windows after a ${warmupMs} ms warm-up (16 callers for numbers, 64 writers for increments and appends)`,
       rows,
     );
     console.log(`block size the client reached: ${fmt(sequence.stats().blockSize, 0)}`);
@@ -168,6 +195,7 @@ async function main(): Promise<void> {
     ratio('counters: coalesced (default, 4 in flight) ÷ one request per increment (increments/s)', rate(coalesced), rate(perIncrement), {
       atLeast: 20,
     });
+    ratio('streams: coalesced append() ÷ one request per append (events/s)', rate(appended), rate(perAppend), { atLeast: 20 });
   } finally {
     await devhost.stop();
     await azurite.stop();
