@@ -36,7 +36,15 @@ const onRealHost = {
   globalTeardown: '<rootDir>/test/support/realHostTeardown.ts',
 };
 const realHostProjects = [
-  { ...base, ...onRealHost, displayName: 'e2e-real', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+  {
+    ...base,
+    ...onRealHost,
+    displayName: 'e2e-real',
+    testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
+    // The packed clients' install and page run test the packages, not the host (minutes of npm and
+    // dotnet pack); the client on the real host is client-e2e-real's work.
+    testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/clientPackages\\.test\\.ts$'],
+  },
   // The same calls to both hosts, answers compared (needs the real host, so only here).
   { ...base, ...onRealHost, displayName: 'parity', testMatch: ['<rootDir>/test/parity/**/*.test.ts'] },
   { ...client, ...onRealHost, displayName: 'client-e2e-real', testMatch: ['<rootDir>/clients/typescript/test/e2e/**/*.test.ts'] },

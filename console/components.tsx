@@ -90,6 +90,7 @@ export function ConfirmButton(props: ConfirmProps) {
 
 const relative = new Intl.RelativeTimeFormat('en', { numeric: 'auto', style: 'short' });
 
+/** The distance to a time in the largest unit that fits ("in 3 yr.", "2 mo. ago", "in 5 min"). */
 function describeAge(iso: string | number, now: number): string {
   const ms = (typeof iso === 'number' ? iso : Date.parse(iso)) - now;
   const abs = Math.abs(ms);
@@ -97,17 +98,25 @@ function describeAge(iso: string | number, now: number): string {
   if (abs < 60_000) return relative.format(Math.round(ms / 1000), 'second');
   if (abs < 3_600_000) return relative.format(Math.round(ms / 60_000), 'minute');
   if (abs < 86_400_000) return relative.format(Math.round(ms / 3_600_000), 'hour');
-  return relative.format(Math.round(ms / 86_400_000), 'day');
+  if (abs < 45 * 86_400_000) return relative.format(Math.round(ms / 86_400_000), 'day');
+  if (abs < 365 * 86_400_000) return relative.format(Math.round(ms / (30.44 * 86_400_000)), 'month');
+  return relative.format(Math.round(ms / (365.25 * 86_400_000)), 'year');
 }
 
-/** A time as "in 5 min" / "3 sec. ago", with the exact time in the tooltip and the markup. */
-export function When({ iso, empty = '—' }: { iso: string | null | undefined; empty?: string }) {
+const dateTime = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' });
+
+/**
+ * A time as "in 5 min" / "3 sec. ago", with the exact time in the tooltip and the markup. With
+ * `dated`, the date and time come first and the distance follows ("15 Jan 2030, 09:00 (in 3 yr.)"):
+ * for a time a reader plans by, not one they only want to know the age of.
+ */
+export function When({ iso, empty = '—', dated = false }: { iso: string | null | undefined; empty?: string; dated?: boolean }) {
   const now = useNow(5000);
   if (iso === null || iso === undefined || Number.isNaN(Date.parse(iso))) return <span class="muted">{empty}</span>;
   const exact = new Date(iso).toLocaleString();
   return (
     <time dateTime={iso} title={exact}>
-      {describeAge(iso, now)}
+      {dated ? `${dateTime.format(new Date(iso))} (${describeAge(iso, now)})` : describeAge(iso, now)}
     </time>
   );
 }

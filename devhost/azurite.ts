@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { request } from 'node:http';
 import { connect, createServer } from 'node:net';
 
 const azuriteAccount = {
@@ -22,6 +23,11 @@ export interface AzuriteOptions {
   readonly ports?: Partial<AzuritePorts>;
   /** Keep data in this folder instead of in memory. */
   readonly location?: string;
+  /**
+   * Run Azurite in its own process group, so a Ctrl+C in the terminal reaches only the parent, which
+   * then stops the app before Azurite (npm start).
+   */
+  readonly detached?: boolean;
   /** Pass Azurite's access log through to this process's output. */
   readonly verbose?: boolean;
   readonly host?: string;
@@ -87,6 +93,21 @@ function canConnect(host: string, port: number): Promise<boolean> {
   });
 }
 
+/** What listens on a port: nothing, an Azurite (its `Server` header says so), or something else. */
+export type PortHolder = 'free' | 'azurite' | 'other';
+
+export function whoListens(host: string, port: number): Promise<PortHolder> {
+  return new Promise((resolve) => {
+    const req = request({ host, port, path: '/', method: 'GET', timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(/^Azurite-/i.test(String(res.headers.server ?? '')) ? 'azurite' : 'other');
+    });
+    req.once('timeout', () => req.destroy(new Error('timeout')));
+    req.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED' ? 'free' : 'other'));
+    req.end();
+  });
+}
+
 async function waitForPort(host: string, port: number, timeoutMs: number, exited: () => boolean): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await canConnect(host, port))) {
@@ -145,7 +166,11 @@ async function startAzuriteOnce(options: AzuriteOptions): Promise<RunningAzurite
     args.push('--location', options.location);
   }
   if (options.verbose !== true) args.push('--silent');
+  // A port already answering would pass the readiness check below while our Azurite fails to bind it.
+  for (const port of [ports.blob, ports.queue, ports.table])
+    if (await canConnect(host, port)) throw new Error(`listen EADDRINUSE: ${host}:${port} is already in use`);
   const child = spawn(process.execPath, ['-e', exitWithParent, '--', ...args], {
+    detached: options.detached === true,
     stdio: ['pipe', options.verbose === true ? 'inherit' : 'ignore', options.verbose === true ? 'inherit' : 'pipe'],
   });
   let stderr = '';

@@ -145,7 +145,7 @@ function assemble(app: LoadedApp, context: Assembly, options: StartHostOptions) 
     now: () => clock.now(),
     onQueueWrite: (queueName) => queues.notify(queueName),
   });
-  const clockControl = new ClockControl(clock, app.invoker, () => providers);
+  const clockControl = new ClockControl(clock, app.invoker, () => providers, (line) => log('warn', line));
   const listed: { summaries: readonly FunctionSummary[] } = { summaries: [] };
   const http = new HttpProvider({
     cors: new CorsPolicy(environment.local.cors, environment.local.corsCredentials),

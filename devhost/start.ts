@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 import { getSetting, readLocalSettings } from './app/settings';
-import { type RunningAzurite, startAzurite } from './azurite';
+import { type AzuritePorts, connectionStringFor, type RunningAzurite, startAzurite, whoListens } from './azurite';
 import { defaultExtensions } from './extensions';
 import { startHost } from './host';
 import { configuredHostBuild } from './realHost/hostBuild';
@@ -55,6 +55,42 @@ function onPath(command: string): boolean {
   return probe.status === 0;
 }
 
+/** The Azurite `npm start` uses and stops; an Azurite already on the ports is reused and left running. */
+interface StartAzurite {
+  readonly connectionString: string;
+  stop(): Promise<void>;
+}
+
+const movePorts = 'set AZURITE_BLOB_PORT, AZURITE_QUEUE_PORT and AZURITE_TABLE_PORT to free ports';
+
+async function azuriteFor(ports: AzuritePorts, location: string | undefined): Promise<StartAzurite> {
+  const host = '127.0.0.1';
+  const named = `blob ${ports.blob}, queue ${ports.queue}, table ${ports.table}`;
+  const holders = await Promise.all([ports.blob, ports.queue, ports.table].map((p) => whoListens(host, p)));
+  if (holders.every((h) => h === 'azurite')) {
+    // Its data is whatever it holds, so the run does not start empty: say so rather than "in memory".
+    say(
+      `Reusing the Azurite already running on ${named} (its data, not a fresh in-memory store; it keeps running after this stops). For a fresh one, stop it or ${movePorts}.`,
+    );
+    if (location !== undefined) say('--persist does not apply to an Azurite this did not start.');
+    return { connectionString: connectionStringFor(host, ports), stop: () => Promise.resolve() };
+  }
+  if (holders.some((h) => h !== 'free')) {
+    const taken = [ports.blob, ports.queue, ports.table].filter((_, i) => holders[i] !== 'free');
+    throw new Error(
+      `Port${taken.length > 1 ? 's' : ''} ${taken.join(', ')} already in use (Azurite needs ${named}), not all by an Azurite: stop what listens there, or ${movePorts}.`,
+    );
+  }
+  let azurite: RunningAzurite;
+  try {
+    azurite = await startAzurite({ ports, host, detached: true, ...(location === undefined ? {} : { location }) });
+  } catch (err) {
+    throw new Error(`Azurite could not start on ${named} (${err instanceof Error ? err.message : String(err)}): ${movePorts}.`);
+  }
+  say(`Azurite on ${named} (${location === undefined ? 'in memory' : `data in ${location}`})`);
+  return azurite;
+}
+
 async function main(): Promise<void> {
   ensureLocalSettings();
   const local = readLocalSettings(appRoot);
@@ -67,18 +103,7 @@ async function main(): Promise<void> {
     table: port('AZURITE_TABLE_PORT', 10002),
   };
   const location = options.persist === true ? join(appRoot, '.azurite') : undefined;
-  let azurite: RunningAzurite;
-  try {
-    azurite = await startAzurite({ ports, ...(location === undefined ? {} : { location }) });
-  } catch (err) {
-    throw new Error(
-      `Azurite could not start on ports ${ports.blob}/${ports.queue}/${ports.table} (${err instanceof Error ? err.message : String(err)}). ` +
-        'Is another Azurite running? Stop it, or set AZURITE_BLOB_PORT, AZURITE_QUEUE_PORT and AZURITE_TABLE_PORT.',
-    );
-  }
-  say(
-    `Azurite on blob ${ports.blob}, queue ${ports.queue}, table ${ports.table} (${location === undefined ? 'in memory' : `data in ${location}`})`,
-  );
+  const azurite = await azuriteFor(ports, location);
 
   // Storage settings follow Azurite's ports unless the developer points them elsewhere.
   const storage = process.env.AzureWebJobsStorage ?? getSetting(local.values, 'AzureWebJobsStorage');

@@ -25,6 +25,11 @@ export async function stopApp(): Promise<void> {
   await built?.shutdown();
 }
 
+/** The app, if built, lets go of the requests that only wait (long polls, event streams): the host is stopping. */
+export function appStopping(): void {
+  built?.stopping();
+}
+
 export const registration = registrationSettings();
 
 /**

@@ -8,6 +8,7 @@ import { app, type HttpMethod, type HttpRequest, type HttpResponseInit, type Inv
 import * as df from 'durable-functions';
 
 import type { DurableClient } from '../shared/durable/client';
+import { watchClient } from '../shared/http/clientGone';
 import type { RouteDefinition } from '../shared/http/route';
 import type { Logger } from '../shared/log';
 import { invocationClient, theApp } from './_app';
@@ -62,13 +63,22 @@ async function runRoute(route: RouteDefinition, request: HttpRequest, context: I
   const started = performance.now();
   const limit = maxBodyBytes();
   const durable = durableOf(route, context);
-  const result = await route.run(request, {
-    logger: invocationLogger(context),
-    ...(limit === undefined ? {} : { maxBodyBytes: limit }),
-    ...(durable === undefined ? {} : { durable }),
-  });
-  answered(route, request, result.status, started);
-  return result;
+  const client = watchClient(context.invocationId);
+  try {
+    const result = await route.run(request, {
+      logger: invocationLogger(context),
+      clientGone: client.signal,
+      ...(limit === undefined ? {} : { maxBodyBytes: limit }),
+      ...(durable === undefined ? {} : { durable }),
+    });
+    answered(route, request, result.status, started);
+    // A streamed body goes on after the handler: its watch ends with the response.
+    if (!(result.body instanceof ReadableStream)) client.release();
+    return result;
+  } catch (err) {
+    client.release();
+    throw err;
+  }
 }
 
 /** What an `anyMethod` route registers: every method but CONNECT (a proxy tunnel, never an API call). */

@@ -4,7 +4,7 @@
  */
 import { app } from '@azure/functions';
 
-import { stopApp } from './_app';
+import { appStopping, stopApp } from './_app';
 
 // First: the trace context every handler runs in.
 import './_telemetry';
@@ -22,3 +22,14 @@ app.setup({ enableHttpStream: true });
 app.hook.appTerminate(async () => {
   await stopApp();
 });
+
+// A host drains in-flight requests before its appTerminate hooks run, so an open long poll or event
+// stream would hold the stop for its whole timeout: the stop signal itself (Ctrl+C reaches the whole
+// process group of `npm start`) lets them answer first. A listener would also take away the signal's
+// default (exit), so in a process with no handler of its own — a worker signalled directly, a
+// benchmark — the signal is raised again once the app has been told, and the process stops as before.
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    appStopping();
+    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  });

@@ -43,6 +43,11 @@ function outcomeOf(job: JobView): Outcome {
   return failed > 0 || cancelled > 0 ? 'mixed' : 'succeeded';
 }
 
+/** A part of the bar as a CSS width. */
+function share(part: number, items: number): string {
+  return items === 0 ? '0%' : `${(part / items) * 100}%`;
+}
+
 function Results({ job }: { job: JobView }) {
   const results = usePolling(
     (signal) => firstRows<JobResult>(tallyho().jobs.job(job.id).results({ pageSize: shown, signal })),
@@ -132,21 +137,27 @@ function JobCard({ job, onChanged }: { job: JobView; onChanged: () => void }) {
           {stateLabels[job.state]}
         </span>
       </header>
-      <label class="progress">
+      <div class="progress">
         <span>
           {job.processor}: <Num value={done} /> of <Num value={items} /> items ({percent}%)
         </span>
-        <progress
-          max={items}
-          value={done}
-          class={outcome}
-          data-outcome={outcome}
+        <span
+          role="progressbar"
+          class={`bar ${outcome}`}
+          aria-valuemin={0}
+          aria-valuemax={items}
+          aria-valuenow={done}
+          aria-valuetext={`${percent}%: ${succeeded} succeeded, ${failed} failed, ${cancelled} cancelled`}
           aria-label={`Job ${job.id} progress`}
+          data-outcome={outcome}
           data-testid="job-progress"
         >
-          {percent}%
-        </progress>
-      </label>
+          {/* One segment per outcome, so failed items show as failed however many succeeded. */}
+          <span class="segment succeeded" data-segment="succeeded" style={{ width: share(succeeded, items) }} />
+          <span class="segment failed" data-segment="failed" style={{ width: share(failed, items) }} />
+          <span class="segment cancelled" data-segment="cancelled" style={{ width: share(cancelled, items) }} />
+        </span>
+      </div>
       <dl class="facts">
         {counts.map(([label, value, bad]) => (
           <div key={label}>

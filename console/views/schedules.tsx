@@ -44,7 +44,10 @@ function ScheduleRow({ schedule, onChanged }: { schedule: ScheduleView; onChange
       <td>
         {schedule.cron === undefined ? (
           <>
-            once at <When iso={schedule.at} />
+            once,{' '}
+            <span data-testid="schedule-at">
+              <When iso={schedule.at} dated />
+            </span>
           </>
         ) : (
           <>
@@ -58,7 +61,9 @@ function ScheduleRow({ schedule, onChanged }: { schedule: ScheduleView; onChange
         </span>
       </td>
       <td>
-        <When iso={schedule.nextFireAt} empty={done ? '—' : 'not scheduled'} />
+        <span data-testid="schedule-next">
+          <When iso={schedule.nextFireAt} empty={done ? '—' : 'not scheduled'} dated />
+        </span>
       </td>
       <td>
         <Runs runs={schedule.runs} />

@@ -3,6 +3,16 @@ import { tallyho } from '../api';
 import { Num, Section, TableWrap, When } from '../components';
 import { usePolling } from '../hooks';
 
+/**
+ * How the numbers look, in words ("ORD-, 7 digits, check digit"): a made-up number such as
+ * ORD-0000000-c reads like one the sequence could issue, and it cannot.
+ */
+function formatOf(settings: { prefix: string; width: number; checkDigit: boolean }): string {
+  const parts = [settings.prefix === '' ? 'no prefix' : `"${settings.prefix}"`, `${settings.width} digits`];
+  if (settings.checkDigit) parts.push('"-" and a check digit');
+  return parts.join(', ');
+}
+
 export function SequencesView() {
   const list = usePolling((signal) => tallyho().sequences.list({ signal }), 5000, 'sequences');
   const items = list.data?.items ?? [];
@@ -24,11 +34,11 @@ export function SequencesView() {
               <th scope="col" class="num">
                 High-water mark
               </th>
-              <th scope="col" class="num">
-                Block size
+              <th scope="col" class="num" title="The size of the block this instance reserved last">
+                Newest block
               </th>
-              <th scope="col" class="num">
-                Remaining
+              <th scope="col" class="num" title="Numbers this instance holds: the rest of its current block and any block it prefetched">
+                In hand
               </th>
               <th scope="col" class="num">
                 Refills
@@ -44,12 +54,9 @@ export function SequencesView() {
               <tr key={s.sequence} data-sequence={s.sequence}>
                 <th scope="row">
                   {s.sequence}
-                  <span class="muted small">
-                    {' '}
-                    {s.settings.prefix}
-                    {'0'.repeat(s.settings.width)}
-                    {s.settings.checkDigit ? '-c' : ''}
-                  </span>
+                  <div class="muted small" data-testid="sequence-format">
+                    {formatOf(s.settings)}
+                  </div>
                 </th>
                 <td class="num" data-testid="sequence-hwm">
                   <Num value={s.highWaterMark} />

@@ -62,8 +62,8 @@ export function failedBeforeRun(err: unknown): InvocationOutcome {
 }
 
 export class Invoker {
-  /** Invocations under way, so shutdown can wait for them; the value says whether a client holds it. */
-  readonly inFlight = new Map<Promise<unknown>, boolean>();
+  /** Invocations under way, so shutdown can wait for them: the function's name and whether a client holds it. */
+  readonly inFlight = new Map<Promise<unknown>, { readonly functionName: string; readonly held: boolean }>();
 
   constructor(
     private readonly registry: Registry,
@@ -72,7 +72,7 @@ export class Invoker {
 
   invoke(request: InvocationRequest): Promise<InvocationOutcome> {
     const run = this.run(request);
-    this.inFlight.set(run, request.clientHeld === true);
+    this.inFlight.set(run, { functionName: request.functionName, held: request.clientHeld === true });
     void run.finally(() => this.inFlight.delete(run));
     return run;
   }
@@ -146,9 +146,12 @@ export class Invoker {
 
   /** Number of invocations under way that no client holds (timer, queue, extension work). */
   backgroundCount(): number {
-    let n = 0;
-    for (const held of this.inFlight.values()) if (!held) n++;
-    return n;
+    return this.background().length;
+  }
+
+  /** The functions of the invocations under way that no client holds, one entry per invocation. */
+  background(): string[] {
+    return [...this.inFlight.values()].filter((i) => !i.held).map((i) => i.functionName);
   }
 
   /** Resolves true once every invocation under way has finished, false if the timeout passes first. */
@@ -158,7 +161,7 @@ export class Invoker {
 
   /** Like `drain`, but ignores client-held (HTTP) invocations. */
   settle(timeoutMs: number): Promise<boolean> {
-    return this.waitFor(() => [...this.inFlight].filter(([, held]) => !held).map(([p]) => p), timeoutMs);
+    return this.waitFor(() => [...this.inFlight].filter(([, i]) => !i.held).map(([p]) => p), timeoutMs);
   }
 
   private async waitFor(pending: () => Promise<unknown>[], timeoutMs: number): Promise<boolean> {

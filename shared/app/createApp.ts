@@ -60,6 +60,12 @@ export interface App {
   readonly requests: RequestMetrics;
   /** Deletes expired Idempotency-Key rows (the sweep timer). */
   sweepIdempotency(): Promise<SweepReport>;
+  /**
+   * The host was told to stop: open gate long polls answer now (their timeout answer) and event
+   * streams end, so the host's drain of in-flight requests, which comes before shutdown(), is not
+   * held for their whole timeout. Storage stays usable.
+   */
+  stopping(): void;
   /** Graceful stop: unused sequence numbers go back, open long polls answer, Service Bus closes, telemetry is flushed. */
   shutdown(): Promise<void>;
 }
@@ -129,6 +135,9 @@ export function createApp(deps: AppDeps): App {
     streams,
     requests: requestMetricsOf(runtime.telemetry),
     sweepIdempotency: sweepOf(storage, runtime),
+    stopping() {
+      gates.hub.close();
+    },
     async shutdown() {
       await Promise.allSettled([sequences.shutdown(), Promise.resolve(gates.hub.close()), serviceBus.close()]);
       // Last, so what the shutdown itself recorded is exported too.

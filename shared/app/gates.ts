@@ -89,7 +89,7 @@ export function gatesOf(
     service,
     hub,
     audit,
-    waiting: { hub, settings, clock: runtime.clock, random: runtime.random },
+    waiting: { hub, settings, clock: runtime.clock, random: runtime.random, logger: runtime.logger },
     announce: (input) => announce(announceDeps, input),
     announceRelease: (input) => announceRelease(announceDeps, input),
     opened: (input) => findOpened({ audit, store }, input),

@@ -7,6 +7,7 @@
  * hint) and is sent the full state again.
  */
 import type { Clock } from '../clock';
+import type { Logger } from '../log';
 import type { GateSettings } from './settings';
 import { AppError } from '../errors';
 import type { GateSnapshot } from './operations';
@@ -21,6 +22,12 @@ export interface WaitingDeps {
   readonly settings: GateSettings;
   readonly clock: Clock;
   readonly random: () => number;
+  readonly logger: Logger;
+}
+
+/** Logged when a client hangs up on a long poll or stream: what it held is let go at once. */
+function clientLeft(deps: WaitingDeps, name: string, kind: 'wait' | 'events'): void {
+  deps.logger.log('info', 'gates.watch.clientGone', { gate: name, kind, listeners: deps.hub.stats().listeners });
 }
 
 /** Released, or (when the client names a generation) moved past it. */
@@ -46,6 +53,7 @@ export async function waitForRelease(
   name: string,
   timeoutSeconds: number,
   generation: number | undefined,
+  clientGone: AbortSignal = new AbortController().signal,
 ): Promise<WaitOutcome> {
   const stop = new AbortController();
   let resolveSeen: (o: Observed) => void = () => undefined;
@@ -57,7 +65,8 @@ export async function waitForRelease(
     const first = await deps.hub.current(name);
     const gate = existing(first, name);
     if (isReleasedFor(gate, generation)) return { gate, etag: first.etag, released: true, timedOut: false };
-    const timeout = deps.clock.sleep(timeoutSeconds * 1000, AbortSignal.any([stop.signal, deps.hub.closing])).then(
+    // A client that hung up ends the wait like a timeout: its answer goes nowhere, and the hub lets go of it now.
+    const timeout = deps.clock.sleep(timeoutSeconds * 1000, AbortSignal.any([stop.signal, deps.hub.closing, clientGone])).then(
       () => undefined,
       () => undefined,
     );
@@ -72,6 +81,7 @@ export async function waitForRelease(
   } finally {
     stop.abort();
     unsubscribe();
+    if (clientGone.aborted) clientLeft(deps, name, 'wait');
   }
 }
 
@@ -84,13 +94,16 @@ function sseEvent(observed: Observed): string {
 /**
  * An event stream for one gate: a `retry:` hint, the current state (`state`, or `released` when it is
  * released), then every change (`released` for a release, `state` otherwise), `: heartbeat` comments in
- * between. It ends after TALLYHO_GATES_SSE_MAX_SECONDS, and right after a release it delivers: the host
- * cannot tell when a client hangs up (the library keeps reading the stream), so a stream left behind
- * by a worker that got its release would otherwise keep the gate watched until the limit. A client
+ * between. It ends after TALLYHO_GATES_SSE_MAX_SECONDS, when the client hangs up (`clientGone`), and
+ * right after a release it delivers (a worker that got its release has no more use for it). A client
  * that follows the gate further reconnects and is sent the released state first. Resolves once the
  * first state is read, so a missing gate is an ordinary 404 rather than a broken stream.
  */
-export async function gateEventStream(deps: WaitingDeps, name: string): Promise<ReadableStream<Uint8Array>> {
+export async function gateEventStream(
+  deps: WaitingDeps,
+  name: string,
+  clientGone: AbortSignal = new AbortController().signal,
+): Promise<ReadableStream<Uint8Array>> {
   const encoder = new TextEncoder();
   let push: (observed: Observed) => void = () => undefined;
   const unsubscribe = deps.hub.subscribe(name, (o) => push(o));
@@ -103,7 +116,7 @@ export async function gateEventStream(deps: WaitingDeps, name: string): Promise<
     throw err;
   }
   const stop = new AbortController();
-  const ending = AbortSignal.any([stop.signal, deps.hub.closing]);
+  const ending = AbortSignal.any([stop.signal, deps.hub.closing, clientGone]);
   const retryMs = Math.round(sseRetryBaseMs * (1 + deps.random()));
   const { clock, settings } = deps;
   let closed = false;
@@ -137,6 +150,12 @@ export async function gateEventStream(deps: WaitingDeps, name: string): Promise<
           // Aborted: a release was sent, the client went away (cancel), or the host is stopping.
         }
         if (closed) return;
+        if (clientGone.aborted) {
+          finish();
+          clientLeft(deps, name, 'events');
+          controller.close();
+          return;
+        }
         write(': stream ends; reconnect to resume\n\n');
         finish();
         controller.close();

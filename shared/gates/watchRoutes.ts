@@ -28,13 +28,13 @@ export function gatesWaitRoute(deps: GateRouteDeps): RouteDefinition {
       404: notFound,
       503: unavailable,
     },
-    handle: async ({ params, query }) => {
+    handle: async ({ params, query, clientGone }) => {
       const waiting = deps.waiting();
       const max = waiting.settings.waitMaxSeconds;
       if (query.timeout !== undefined && query.timeout > max) {
         throw validationError('The timeout is too long', [{ path: 'query.timeout', message: `At most ${max} seconds` }]);
       }
-      const outcome = await waitForRelease(waiting, params.name, query.timeout ?? Math.min(30, max), query.generation);
+      const outcome = await waitForRelease(waiting, params.name, query.timeout ?? Math.min(30, max), query.generation, clientGone);
       const headers: Record<string, string> = { 'cache-control': 'no-store' };
       if (outcome.etag !== undefined) headers.etag = outcome.etag;
       return json(200, { released: outcome.released, timedOut: outcome.timedOut, gate: viewOf(outcome.gate) }, headers);
@@ -60,8 +60,8 @@ export function gatesEventsRoute(deps: GateRouteDeps): RouteDefinition {
       404: notFound,
       503: unavailable,
     },
-    handle: async ({ params }) => {
-      const body = await gateEventStream(deps.waiting(), params.name);
+    handle: async ({ params, clientGone }) => {
+      const body = await gateEventStream(deps.waiting(), params.name, clientGone);
       return {
         status: 200,
         headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store', 'x-accel-buffering': 'no' },

@@ -57,6 +57,8 @@ interface RouteInput<P, Q, B> {
   readonly url: URL;
   /** The Durable client of this invocation; only a route that declares `durable` has one. */
   readonly durable: () => DurableClient;
+  /** Aborted when the client hangs up before the answer is complete (a long poll or event stream then ends). */
+  readonly clientGone: AbortSignal;
 }
 
 interface RouteMeta {
@@ -100,6 +102,8 @@ interface RunOptions {
   readonly maxBodyBytes?: number;
   /** The invocation's Durable client, for a route that declares `durable`. */
   readonly durable?: () => DurableClient;
+  /** Aborted when the client hangs up (shared/http/clientGone.ts); never, when not given. */
+  readonly clientGone?: AbortSignal;
 }
 
 /** A route with its types erased, so routes of any shape can share one list. */
@@ -240,7 +244,15 @@ export function defineRoute<
             throw new AppError('Internal', `Route ${spec.name} has no Durable client (declare durable: true)`);
           return options.durable();
         };
-        return await spec.handle({ params, query, body, headers: request.headers, url: new URL(request.url), durable });
+        return await spec.handle({
+          params,
+          query,
+          body,
+          headers: request.headers,
+          url: new URL(request.url),
+          durable,
+          clientGone: options.clientGone ?? new AbortController().signal,
+        });
       } catch (err) {
         const appError = toAppError(err);
         // Server-side failures are logged with what their problem document leaves out.

@@ -59,7 +59,12 @@ const createTexts = {
     examples: [
       ...examples,
       // The manual's gateRelease schedules (docs/schedules.md), executed by its example runner.
-      { id: 'launch-weekdays', cron: '0 0 9 * * MON-FRI', timeZone: 'America/New_York', target: { type: 'gateRelease', gate: 'launch' } },
+      {
+        id: 'storefront-weekdays',
+        cron: '0 0 9 * * MON-FRI',
+        timeZone: 'America/New_York',
+        target: { type: 'gateRelease', gate: 'storefront' },
+      },
       { id: 'open-doors', at: '2030-01-15T09:00:00+01:00', target: { type: 'gateRelease', gate: 'launch' } },
       { cron: '0 0 * * * *', catchUp: { policy: 'all', limit: 3 }, target: { type: 'gateRelease', gate: 'launch' }, by: 'ops' },
     ],

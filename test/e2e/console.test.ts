@@ -213,7 +213,14 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
       if (new URL(request.url()).pathname === '/api/gates') listReads.push(request.url());
     };
     page.on('request', onRequest);
+    // The release call's own answer first, so a slow or failed call is told apart from a stream that missed it.
+    const answered = page.waitForResponse(
+      (r) => r.request().method() === 'POST' && new URL(r.url()).pathname === `/api/gates/${name}/release`,
+      { timeout: 30_000 },
+    );
     await dialog.getByRole('button', { name: 'Release', exact: true }).click();
+    const answer = await answered;
+    expect({ status: answer.status(), body: await answer.text() }).toEqual({ status: 200, body: expect.stringContaining('"released"') });
     // No reload and no Refresh click: the change arrives over the gate's event stream.
     await expectText(page, `[data-gate="${name}"] [data-testid="gate-state"]`, 'released', 15_000);
     page.off('request', onRequest);
@@ -237,12 +244,21 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
         },
       });
       expect(created.status).toBe(201);
+      const once = unique('yearly-audit');
+      const onceCreated = await requestJson(host, 'POST', '/api/schedules', {
+        body: { id: once, at: '2029-06-15T12:00:00Z', target: { type: 'queueMessage', queue, message: { report: 'audit' } } },
+      });
+      expect(onceCreated.status).toBe(201);
       const state = `[data-schedule="${id}"] [data-testid="schedule-state"]`;
 
       await openSection('schedules');
       await page.locator(`[data-schedule="${id}"]`).waitFor();
       await expectText(page, state, 'active');
       await expectText(page, `[data-schedule="${id}"]`, 'in ');
+      // A one-off far ahead: its date, then the distance in a unit that fits (not "in 1,146 days").
+      await page.locator(`[data-schedule="${once}"]`).waitFor();
+      const onceShown = await page.locator(`[data-schedule="${once}"] [data-testid="schedule-at"]`).textContent();
+      expect(onceShown).toMatch(/^Jun 15, 2029, \d{1,2}:\d{2}\s?[AP]M \(in \d yr\.\)$/);
       await page.getByRole('button', { name: `Trigger schedule ${id} now` }).click();
       await expectText(page, `[data-schedule="${id}"] .runs`, 'succeeded', 15_000);
       await screenshot(page, 'schedules', { docs: true });
@@ -280,14 +296,14 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
       await until(
         'the job to complete in the console',
         async () => {
-          seen.push(Number(await progress.getAttribute('value')));
+          seen.push(Number(await progress.getAttribute('aria-valuenow')));
           const state = await card.locator('[data-testid="job-state"]').textContent();
           return state === 'completed with failures' ? state : undefined;
         },
         60_000,
       );
-      expect(Number(await progress.getAttribute('max'))).toBe(90);
-      expect(Number(await progress.getAttribute('value'))).toBe(90);
+      expect(Number(await progress.getAttribute('aria-valuemax'))).toBe(90);
+      expect(Number(await progress.getAttribute('aria-valuenow'))).toBe(90);
       expect(seen).toEqual([...seen].sort((a, b) => a - b));
       await card.getByRole('button', { name: 'Failures (1)' }).click();
       await expectText(page, `[data-job="${id}"] .failures`, 'console-000003');
@@ -360,17 +376,25 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
       expect(await page.locator(`[data-processor="billing"] [data-job="${id}"]`).count()).toBe(1);
       const bar = card.locator('[data-testid="job-progress"]');
       expect(await bar.getAttribute('data-outcome')).toBe('failed');
-      const colours = await bar.evaluate((el) => {
+      // Painted, not only classed: the failed segment fills the bar in the badge's colour, nothing in the accent.
+      const painted = await bar.evaluate((node) => {
         const g = globalThis as unknown as PageStyles;
-        const plain = g.document.createElement('progress');
-        g.document.body.appendChild(plain);
-        const success = g.getComputedStyle(plain).accentColor;
-        plain.remove();
+        const el = node as unknown as PageBox;
+        const segment = (name: string) => {
+          const part = el.querySelector(`[data-segment="${name}"]`);
+          return part === null ? null : { width: part.getBoundingClientRect().width, colour: g.getComputedStyle(part).backgroundColor };
+        };
         const badge = g.document.querySelector('[data-testid="job-state"].completedWithFailures');
-        return { bar: g.getComputedStyle(el).accentColor, success, badge: badge === null ? null : g.getComputedStyle(badge).color };
+        return {
+          inner: el.clientWidth,
+          failed: segment('failed'),
+          succeeded: segment('succeeded'),
+          badge: badge === null ? null : g.getComputedStyle(badge).color,
+        };
       });
-      expect(colours.bar).toBe(colours.badge);
-      expect(colours.bar).not.toBe(colours.success);
+      expect(painted.failed?.colour).toBe(painted.badge);
+      expect(painted.failed?.width).toBeCloseTo(painted.inner, 0);
+      expect(painted.succeeded?.width).toBe(0);
       await card.getByRole('button', { name: 'Failures (3)' }).click();
       const rows = card.locator('.failures li');
       await rows.first().waitFor();
@@ -432,6 +456,14 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
     // Five numbers taken: the first block (at least those five) is reserved, so the high-water mark is past them.
     expect(listed?.highWaterMark).toBeGreaterThanOrEqual(6);
     expect(listed?.instance?.refills).toBeGreaterThanOrEqual(1);
+    // The format in words: a made-up number (ORD-0000000-c) would read like one it issues.
+    expect(await page.locator(`[data-sequence="${sequence}"] [data-testid="sequence-format"]`).textContent()).toBe(
+      '"ORD-", 7 digits, "-" and a check digit',
+    );
+    // "In hand" counts prefetched blocks too, so it may exceed the newest block: the headers say which is which.
+    expect(await page.locator('table:has([data-sequence]) thead th').allTextContents()).toEqual(
+      expect.arrayContaining(['Newest block', 'In hand']),
+    );
     const seqShown = {
       hwm: await page.locator(seqCell('hwm')).textContent(),
       block: await page.locator(seqCell('block')).textContent(),
@@ -597,12 +629,14 @@ interface PageGlobals {
 
 /** The style lookups of the bar-colour check (this file is compiled without the DOM library). */
 interface PageStyles {
-  readonly document: {
-    createElement(tag: 'progress'): { remove(): void };
-    readonly body: { appendChild(node: unknown): void };
-    querySelector(selector: string): unknown;
-  };
-  getComputedStyle(el: unknown): { readonly accentColor: string; readonly color: string };
+  readonly document: { querySelector(selector: string): unknown };
+  getComputedStyle(el: unknown): { readonly backgroundColor: string; readonly color: string };
+}
+
+/** A job's bar and its segments, as the bar check measures them. */
+interface PageBox {
+  readonly clientWidth: number;
+  querySelector(selector: string): { getBoundingClientRect(): { readonly width: number } } | null;
 }
 
 // A function, not a string: the console's CSP forbids eval, and a string predicate would need it.

@@ -7,16 +7,9 @@
  */
 import { join } from 'node:path';
 
-import { buildDotnetSolution, dotnetDir, runDotnet } from '../support/dotnetBuild';
-import { describeWithTool, onPath } from '../support/optionalTool';
+import { buildDotnetSolution, dotnetDir, dotnetTool, runDotnet } from '../support/dotnetBuild';
+import { describeWithTool } from '../support/optionalTool';
 import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
-
-const dotnetTool = {
-  name: 'dotnet',
-  neededBy: 'the .NET client tests (clients/dotnet)',
-  enable: 'install the .NET SDK (CI machines have it)',
-  locate: () => onPath('dotnet'),
-};
 
 describeWithTool(dotnetTool, 'the .NET client (clients/dotnet)', () => {
   let host: E2eHost;

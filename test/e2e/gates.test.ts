@@ -288,6 +288,34 @@ describe('gates over HTTP', () => {
     expect(next.body).toMatchObject({ released: false, timedOut: true });
   });
 
+  test('a client that hangs up on an event stream or a long poll is let go at once: the gate watch hub drops its listener', async () => {
+    const name = unique('gone');
+    await create(name);
+    // The app logs gates.watch.clientGone with the hub's listener count after the client's was dropped.
+    const gone = (kind: 'events' | 'wait', from: number) => () =>
+      Promise.resolve(
+        new RegExp(`"event":"gates\\.watch\\.clientGone","gate":"${name}","kind":"${kind}","listeners":0`).test(host.output().slice(from))
+          ? true
+          : undefined,
+      );
+
+    let from = host.output().length;
+    const stream = await readSse(host.url(`/api/gates/${name}/events`), { headers: functionKey(), maxEvents: 1, timeoutMs: 30_000 });
+    expect(stream.events.map((e) => e.event)).toEqual(['state']);
+    // readSse hangs up after its one event; the stream would otherwise stay open for TALLYHO_GATES_SSE_MAX_SECONDS.
+    await until('the event stream let go after its client hung up', gone('events', from), 10_000);
+
+    from = host.output().length;
+    const client = new AbortController();
+    const poll = fetch(host.url(`/api/gates/${name}/wait?timeout=60`), { headers: functionKey(), signal: client.signal }).catch(
+      (err: unknown) => err,
+    );
+    await sleep(1000);
+    client.abort();
+    expect(await poll).toMatchObject({ name: 'AbortError' });
+    await until('the long poll let go after its client hung up', gone('wait', from), 10_000);
+  });
+
   test('a released run with a job action submits one job, which completes; starting the run again submits nothing more', async () => {
     const name = unique('jobgate');
     expect((await create(name)).status).toBe(201);

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 
 import { TableClient } from '@azure/data-tables';
 
-import { devhostTest, type E2eHost, ownHostTest, startE2eHost } from './support/harness';
+import { type E2eHost, ownHostTest, startE2eHost } from './support/harness';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
 
@@ -198,10 +198,7 @@ describe('sequences across a graceful restart', () => {
     return Number(entity.next);
   };
 
-  // Devhost only for now: on the real host 4.1037 the tail was not returned after the harness's SIGTERM
-  // in any run (host log: "Application is shutting down…", no sequence.tail_returned); whether the host
-  // runs the worker's appTerminate hooks on SIGTERM is not settled yet (open in the issue notes).
-  devhostTest(
+  ownHostTest(
     'stopping the host gracefully returns the unused tail of the block, and numbering resumes right after the last number issued',
     async () => {
       const name = unique('tail');
@@ -214,12 +211,13 @@ describe('sequences across a graceful restart', () => {
       await host.restart(); // SIGTERM: the host runs its appTerminate hooks before exiting
 
       expect(await storedNext(name)).toBe(103);
-      expect(host.output()).toMatch(/sequence\.tail_returned/);
+      // The real host stops relaying its worker's output once it is shutting down (4.1037: the block came
+      // back, the hook's log line never reached the host's output), so only the devhost's is checked.
+      if (host.kind === 'devhost') expect(host.output()).toMatch(/sequence\.tail_returned/);
       const after = await requestJson<NextResult>(host, 'POST', `/api/sequences/${name}/next`, { body: { count: 2 } });
       expect(after.body.numbers).toEqual([103, 104]);
     },
     60_000,
-    'appTerminate hooks on SIGTERM (unsettled on the real host)',
   );
 
   ownHostTest(

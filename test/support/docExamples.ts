@@ -8,7 +8,9 @@
  *   may state what comes back: an HTTP status, a body shape, or both (`# 202 {"name":"views",…}`).
  *   Without a status, any 2xx will do. Any other comment is prose.
  * - A body shape is JSON in which `…` stands for "more members/elements" inside an object or array,
- *   or for any value; `"…"` is any value too. Members and elements are compared by type, not value.
+ *   or for any value; `"…"` is any value too. Strings, numbers, booleans and null are compared
+ *   exactly, except where a placeholder stands for what varies from run to run (see `placeholders`):
+ *   `"<id>"`, `"<time>"`, `"<etag>"`, `"<text>"`, alone or inside a string (`"/api/jobs/<id>"`).
  * - `<!-- example: azure-only -->` (or `<!-- example: azure-only: why -->`) right before a block
  *   skips it by name; `<!-- example-settings: NAME=value … -->` anywhere sets the page's host settings.
  */
@@ -20,7 +22,8 @@ export const documentedBaseUrl = 'http://localhost:7071';
 
 export type Shape =
   | { readonly kind: 'any' }
-  | { readonly kind: 'string' | 'number' | 'boolean' | 'null' }
+  | { readonly kind: 'literal'; readonly value: string | number | boolean | null }
+  | { readonly kind: 'pattern'; readonly text: string; readonly pattern: RegExp }
   | { readonly kind: 'object'; readonly members: ReadonlyMap<string, Shape>; readonly open: boolean }
   | { readonly kind: 'array'; readonly items: readonly Shape[]; readonly open: boolean };
 
@@ -203,6 +206,30 @@ function tryShape(text: string): { shape: Shape; end: number } | undefined {
   }
 }
 
+/**
+ * What a placeholder in a documented string stands for. Only these: a documented string that holds
+ * anything else in angle brackets is compared as written. Times are RFC 3339 as the API writes them.
+ */
+const placeholders: Readonly<Record<string, { readonly means: string; readonly pattern: string }>> = {
+  id: { means: 'an id the service made up (a job, run, message or instance id)', pattern: '[A-Za-z0-9][A-Za-z0-9._:~-]*' },
+  time: { means: 'a time, as the API writes it', pattern: '\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(?:\\.\\d+)?(?:Z|[+-]\\d{2}:\\d{2})' },
+  etag: { means: 'an entity tag or other opaque version token', pattern: '(?:W/)?"?[^"\\s]+"?' },
+  text: { means: 'any text (a message or value that depends on the moment)', pattern: '[\\s\\S]*' },
+};
+
+const placeholderPattern = new RegExp(`<(${Object.keys(placeholders).join('|')})>`, 'g');
+
+/** A documented string: itself, or a pattern when it holds placeholders. */
+function stringShape(value: string): Shape {
+  if (value === '…' || value === '...') return { kind: 'any' };
+  const parts = value.split(placeholderPattern);
+  if (parts.length === 1) return { kind: 'literal', value };
+  const source = parts
+    .map((part, i) => (i % 2 === 1 ? `(?:${placeholders[part]?.pattern ?? ''})` : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('');
+  return { kind: 'pattern', text: value, pattern: new RegExp(`^${source}$`) };
+}
+
 /** Parses JSON-with-`…` from the start of `text`; what follows the value is prose. */
 export function parseShape(text: string): { shape: Shape; end: number } {
   let p = 0;
@@ -267,24 +294,21 @@ export function parseShape(text: string): { shape: Shape; end: number } {
       const open = entries(']', () => items.push(value()));
       return { kind: 'array', items, open };
     }
-    if (ch === '"') {
-      const s = stringLiteral();
-      return s === '…' || s === '...' ? { kind: 'any' } : { kind: 'string' };
-    }
-    for (const [word, kind] of [
-      ['true', 'boolean'],
-      ['false', 'boolean'],
-      ['null', 'null'],
+    if (ch === '"') return stringShape(stringLiteral());
+    for (const [word, literal] of [
+      ['true', true],
+      ['false', false],
+      ['null', null],
     ] as const) {
       if (text.startsWith(word, p)) {
         p += word.length;
-        return { kind };
+        return { kind: 'literal', value: literal };
       }
     }
     const number = /^-?\d+(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(p));
     if (number !== null) {
       p += number[0].length;
-      return { kind: 'number' };
+      return { kind: 'literal', value: Number(number[0]) };
     }
     return fail('expected a value');
   };
@@ -300,11 +324,12 @@ export function shapeMismatches(shape: Shape, actual: unknown, path = '$'): stri
   switch (shape.kind) {
     case 'any':
       return [];
-    case 'string':
-    case 'number':
-    case 'boolean':
-    case 'null':
-      return kindOf(actual) === shape.kind ? [] : [`${path}: expected ${shape.kind}, got ${JSON.stringify(actual)}`];
+    case 'literal':
+      return actual === shape.value ? [] : [`${path}: expected ${JSON.stringify(shape.value)}, got ${JSON.stringify(actual)}`];
+    case 'pattern':
+      return typeof actual === 'string' && shape.pattern.test(actual)
+        ? []
+        : [`${path}: expected ${JSON.stringify(shape.text)}, got ${JSON.stringify(actual)}`];
     case 'array': {
       if (!Array.isArray(actual)) return [`${path}: expected an array, got ${kindOf(actual)}`];
       const list = actual as unknown[];

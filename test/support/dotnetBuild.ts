@@ -9,17 +9,31 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { onceAcrossProcesses } from '../../devhost/realHost/once';
+import { onPath } from './optionalTool';
 
 const repoRoot = join(__dirname, '..', '..');
 const solution = join(repoRoot, 'clients', 'dotnet', 'Tallyho.Client.slnx');
 export const dotnetDir = join(repoRoot, 'test-artifacts', 'dotnet');
 const dotnetArtifacts = join(dotnetDir, 'build');
 
-export function runDotnet(args: readonly string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+/** dotnet, which .NET suites need: required when CI=true, announced as skipped elsewhere. */
+export const dotnetTool = {
+  name: 'dotnet',
+  neededBy: 'the .NET client tests and its package test (clients/dotnet)',
+  enable: 'install the .NET SDK (CI machines have it)',
+  locate: () => onPath('dotnet'),
+};
+
+/** Runs a tool to its end, its stdout and stderr together. */
+export function runProcess(
+  command: string,
+  args: readonly string[],
+  options: { readonly cwd?: string; readonly env?: Record<string, string> } = {},
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('dotnet', args, {
-      cwd: repoRoot,
-      env: { ...process.env, DOTNET_NOLOGO: '1', DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_SKIP_FIRST_TIME_EXPERIENCE: '1', ...env },
+    const child = spawn(command, args, {
+      cwd: options.cwd ?? repoRoot,
+      env: { ...process.env, DOTNET_NOLOGO: '1', DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_SKIP_FIRST_TIME_EXPERIENCE: '1', ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -31,6 +45,10 @@ export function runDotnet(args: readonly string[], env: Record<string, string>):
     child.once('close', (code) => resolve({ code, output }));
     child.once('exit', (code) => setTimeout(() => resolve({ code, output }), 5000).unref());
   });
+}
+
+export function runDotnet(args: readonly string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return runProcess('dotnet', args, { env });
 }
 
 /** Builds the solution unless this test run already did; returns where `dotnet test --no-build` finds it. */

@@ -1,13 +1,19 @@
 /**
  * Global setup of the `e2e-real` jest project (jest runs it only when that project takes part): a
- * private copy of the host build with keys made up for this run, and the app's extensions built from
- * extensions.csproj (cached across runs). Workers are forked afterwards and find both through the
- * environment (`realHostEnvironment`); every e2e file then starts hosts of its own from them.
+ * private copy of the host build with keys made up for this run, the app's extensions built from
+ * extensions.csproj (cached across runs), and an Azurite of its own. Workers are forked afterwards and
+ * find them through the environment (`realHostEnvironment`); every e2e file then starts hosts of its
+ * own from them.
+ *
+ * Why a second Azurite: Azurite answers on one event loop, and the two hosts' suites run side by side
+ * (two workers). A real-host file registering a thousand gate runs kept the run's one Azurite busy
+ * enough that a devhost file's calls waited for seconds; with one each, neither queues behind the other.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
+import { startAzurite } from '../../devhost/azurite';
 import { buildExtensions } from '../../devhost/realHost/extensions';
 import { copyHostBuild, type HostBuild, type RealHostKeys } from '../../devhost/realHost/hostBuild';
 import { optionalTool } from './optionalTool';
@@ -21,10 +27,13 @@ interface Prepared {
   readonly keys: RealHostKeys;
   readonly extensionsBin: string;
   readonly scratch: string;
+  /** The real-host projects' Azurite (absent when TEST_REAL_HOST was given from outside). */
+  readonly storage?: string;
 }
 
 declare global {
   var __REAL_HOST_SCRATCH__: string | undefined;
+  var __REAL_HOST_AZURITE_STOP__: (() => Promise<void>) | undefined;
 }
 
 export default async function realHostSetup(): Promise<void> {
@@ -38,14 +47,30 @@ export default async function realHostSetup(): Promise<void> {
   const cacheDir = join(repoRoot, 'node_modules', '.cache', 'functions-extensions');
   mkdirSync(cacheDir, { recursive: true });
   const extensionsBin = await buildExtensions({ project: join(repoRoot, 'extensions.csproj'), cacheDir });
-  const prepared: Prepared = { dir: build.dir, keys: build.keys, extensionsBin, scratch };
+  const azurite = await startAzurite();
+  globalThis.__REAL_HOST_AZURITE_STOP__ = () => azurite.stop();
+  const prepared: Prepared = { dir: build.dir, keys: build.keys, extensionsBin, scratch, storage: azurite.connectionString };
   process.env[variable] = JSON.stringify(prepared);
 }
 
-/** Global teardown of the project: the host copy and every app copy go. */
-export function removeRealHostScratch(): void {
+/** Global teardown of the project: its Azurite stops, the host copy and every app copy go. */
+export async function removeRealHostScratch(): Promise<void> {
+  await globalThis.__REAL_HOST_AZURITE_STOP__?.();
   const scratch = globalThis.__REAL_HOST_SCRATCH__;
   if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+}
+
+/**
+ * In a worker of a real-host project: points the file's storage (the hosts it starts and its own
+ * reads) at the projects' Azurite.
+ */
+export function useRealHostStorage(): void {
+  const text = process.env[variable];
+  if (text === undefined) return;
+  const { storage } = JSON.parse(text) as Prepared;
+  if (storage === undefined) return;
+  process.env.TEST_STORAGE_CONNECTION = storage;
+  process.env.AzureWebJobsStorage = storage;
 }
 
 /** In a worker: the host build, the built extensions and a scratch folder for app copies. */

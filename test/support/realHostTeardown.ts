@@ -1,6 +1,6 @@
 /** Global teardown of the `e2e-real` jest project. */
 import { removeRealHostScratch } from './realHostSetup';
 
-export default function realHostTeardown(): void {
-  removeRealHostScratch();
+export default async function realHostTeardown(): Promise<void> {
+  await removeRealHostScratch();
 }

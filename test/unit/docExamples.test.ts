@@ -52,16 +52,40 @@ describe('the doc example reader', () => {
     expect(() => parseExamplePage('p.md', '```bash\ncurl http://x\n```\n')).toThrow('belongs in a ```sh block');
   });
 
-  it('compares bodies by type, with … for more members, more elements or any value', () => {
-    const shape = parseShape('{"a":"x","b":[1,…],"c":…,…} trailing prose').shape;
-    expect(shapeMismatches(shape, { a: 'y', b: [2, 3], c: null, d: true })).toEqual([]);
-    expect(shapeMismatches(shape, { a: 1, b: [], c: 0 })).toEqual([
-      '$.a: expected string, got 1',
+  it('compares literals exactly, with … for more members, more elements or any value', () => {
+    const shape = parseShape('{"a":"x","b":[1,…],"c":…,"d":true,…} trailing prose').shape;
+    expect(shapeMismatches(shape, { a: 'x', b: [1, 3], c: null, d: true, e: 0 })).toEqual([]);
+    expect(shapeMismatches(shape, { a: 'ok', b: [], c: 0, d: false })).toEqual([
+      '$.a: expected "x", got "ok"',
       '$.b: expected at least 1 elements, got 0',
+      '$.d: expected true, got false',
     ]);
+    expect(shapeMismatches(shape, { a: 'x', b: [2], c: 0, d: true })).toEqual(['$.b[0]: expected 1, got 2']);
     const closed = parseShape('{"a":null,"b":[]}').shape;
     expect(shapeMismatches(closed, { a: null, b: [], c: 1 })).toEqual(['$: undocumented members c (add them, or "…")']);
     expect(shapeMismatches(closed, { a: 'x', b: [1] })).toEqual(['$.a: expected null, got "x"', '$.b: expected 0 elements, got 1']);
+  });
+
+  it('matches placeholders for what varies: <id>, <time>, <etag>, <text>, alone or inside a string', () => {
+    const shape = parseShape(
+      '{"id":"<id>","at":"<time>","uri":"/api/jobs/<id>/results","etag":"<etag>","note":"<text>","tag":"<b>"}',
+    ).shape;
+    const fits = {
+      id: 'j-7f3a',
+      at: '2026-11-27T04:30:00.123Z',
+      uri: '/api/jobs/j-7f3a/results',
+      etag: '"g1.c.abc"',
+      note: 'anything at all',
+      tag: '<b>',
+    };
+    expect(shapeMismatches(shape, fits)).toEqual([]);
+    expect(shapeMismatches(shape, { ...fits, id: '', at: 'yesterday', uri: '/api/jobs/a/b/results', tag: 'b', note: 1 })).toEqual([
+      '$.id: expected "<id>", got ""',
+      '$.at: expected "<time>", got "yesterday"',
+      '$.uri: expected "/api/jobs/<id>/results", got "/api/jobs/a/b/results"',
+      '$.note: expected "<text>", got 1',
+      '$.tag: expected "<b>", got "b"',
+    ]);
   });
 });
 
@@ -105,5 +129,35 @@ describe('doc examples and the OpenAPI document', () => {
     expect(route).toBeDefined();
     const examples = route?.examples ?? [];
     expect(examples.some((example) => isDeepStrictEqual(example, b.body)) ? 'listed' : { body: b.body, examples }).toBe('listed');
+  });
+});
+
+describe('doc pages name their own resources', () => {
+  // Each page's examples are checked on a fresh host, but a reader runs them one page after another
+  // on one `npm start`: a sequence, counter, gate, stream, processor or schedule that two pages both
+  // use would make the later page's answers differ from what it shows.
+  const named = new Map<string, Set<string>>();
+  const add = (name: string, page: string): void => {
+    const pages = named.get(name) ?? new Set<string>();
+    pages.add(page);
+    named.set(name, pages);
+  };
+  for (const page of documentationPages(repoRoot)) {
+    for (const step of readExamplePage(repoRoot, page).steps) {
+      for (const m of step.command.matchAll(/\/api\/(sequences|counters|gates|streams|processors)\/([A-Za-z0-9][\w.-]*)/g))
+        add(`${m[1]}/${m[2]}`, page);
+      for (const m of step.command.matchAll(/"gate"\s*:\s*"([^"]+)"/g)) add(`gates/${m[1]}`, page);
+      if (/\/api\/schedules\b/.test(step.command))
+        for (const m of step.command.matchAll(/\{\s*"id"\s*:\s*"([^"]+)"/g)) add(`schedules/${m[1]}`, page);
+    }
+  }
+
+  it('finds names on several pages', () => {
+    expect(new Set([...named.values()].flatMap((pages) => [...pages])).size).toBeGreaterThan(5);
+  });
+
+  it('no name is used by two pages', () => {
+    const shared = [...named].filter(([, pages]) => pages.size > 1).map(([name, pages]) => `${name}: ${[...pages].join(', ')}`);
+    expect(shared).toEqual([]);
   });
 });

@@ -28,7 +28,7 @@ export interface SequenceOptions {
   readonly minBlock?: number;
   /** At most 1000, the server's limit per request (default 1000). */
   readonly maxBlock?: number;
-  /** How long one block should last (default 2 s). */
+  /** How long one block should last (default 10 s, as the .NET client and the server's own block policy). */
   readonly refillTargetMs?: number;
   /** Reserve the next block when this fraction of the current one is left (default 0.1; 0: never ahead of need). */
   readonly prefetchAt?: number;
@@ -69,7 +69,7 @@ export class Sequence {
     this.maxBlock = clamp(options.maxBlock ?? maxReservation, 1, maxReservation);
     this.minBlock = clamp(options.minBlock ?? 1, 1, this.maxBlock);
     this.blockSize = clamp(options.initialBlock ?? 10, this.minBlock, this.maxBlock);
-    this.targetMs = options.refillTargetMs ?? 2000;
+    this.targetMs = options.refillTargetMs ?? 10_000;
     this.prefetchAt = options.prefetchAt ?? 0.1;
   }
 

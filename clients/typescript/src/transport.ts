@@ -28,7 +28,10 @@ export interface RetryOptions {
 }
 
 export interface TransportOptions {
-  /** The API root, e.g. `https://tallyho.example.net/api`. */
+  /**
+   * The app's address, with or without the API's `/api` prefix: `https://tallyho.example.net` and
+   * `https://tallyho.example.net/api` reach the same routes (the .NET client's rule too).
+   */
   readonly baseUrl: string;
   /** Sent as `x-functions-key` on every request. */
   readonly functionKey?: string;
@@ -73,6 +76,18 @@ export interface Answer<T> {
   readonly body: T;
 }
 
+/**
+ * The API root a base URL names. Both clients take the app's address with or without the `/api`
+ * route prefix (host.json `routePrefix`, fixed by the app), so a URL copied from the portal (the app)
+ * and one copied from a curl example (the API) both work; a trailing slash changes nothing. A query
+ * or fragment would end up inside every path, so it is refused here rather than becoming a 404.
+ */
+function apiRoot(baseUrl: string): string {
+  const trimmed = baseUrl.trim().replace(/\/+$/, '');
+  if (/[?#]/.test(trimmed)) throw new TypeError(`baseUrl must not have a query or fragment: ${baseUrl}`);
+  return trimmed.endsWith('/api') ? trimmed : `${trimmed}/api`;
+}
+
 /** Escapes one path segment; names are validated by the server, this keeps a typo from becoming a path. */
 export const segment = encodeURIComponent;
 
@@ -88,7 +103,7 @@ export class Transport {
   private readonly timeoutMs: number;
 
   constructor(private readonly options: TransportOptions) {
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.baseUrl = apiRoot(options.baseUrl);
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
     // Bound late: a test may install its fake fetch on globalThis after the client is built.
@@ -128,6 +143,8 @@ export class Transport {
     mode: { streaming?: boolean } = {},
   ): Promise<Answer<T>> {
     const request = `${spec.method} /${spec.path}`;
+    // Messages name the whole URL tried, so a wrong base URL shows in the first error it causes.
+    const tried = `${spec.method} ${this.url(spec.path, spec.query)}`;
     const idempotent = spec.idempotent ?? (spec.method === 'GET' || spec.idempotencyKey !== undefined);
     const retries = spec.retries ?? this.retries;
     for (let attempt = 0; ; attempt++) {
@@ -135,7 +152,7 @@ export class Transport {
       const attemptSignal = linkSignals(spec.signal);
       const timeoutMs = spec.timeoutMs ?? this.timeoutMs;
       const timer = linkSignals(attemptSignal.signal);
-      const timedOut = new TallyhoError('Timeout', `${request}: no answer within ${timeoutMs} ms`, { request });
+      const timedOut = new TallyhoError('Timeout', `${tried}: no answer within ${timeoutMs} ms`, { request });
       this.clock.sleep(timeoutMs, timer.signal).then(
         () => attemptSignal.abort(timedOut),
         () => undefined,
@@ -154,7 +171,7 @@ export class Transport {
         const failure =
           attemptSignal.signal.reason === timedOut
             ? timedOut
-            : new TallyhoError('Network', `${request}: ${err instanceof Error ? err.message : String(err)}`, { request, cause: err });
+            : new TallyhoError('Network', `${tried}: ${err instanceof Error ? err.message : String(err)}`, { request, cause: err });
         if (!idempotent || attempt >= retries) throw failure;
         await this.clock.sleep(backoffDelay(this.policy, attempt, this.random), spec.signal);
         continue;
@@ -168,7 +185,7 @@ export class Transport {
           if (keepLinked) stopTimer();
           return { status: response.status, headers: response.headers, body: await read(response) };
         }
-        const error = await errorOf(response, request);
+        const error = await errorOf(response, request, tried);
         if (!retryableStatuses.has(response.status) || attempt >= retries) throw error;
         const wait = error.retryAfterMs ?? backoffDelay(this.policy, attempt, this.random);
         stopTimer();
@@ -201,14 +218,14 @@ export class Transport {
   }
 }
 
-async function errorOf(response: Response, request: string): Promise<TallyhoError> {
+async function errorOf(response: Response, request: string, tried: string): Promise<TallyhoError> {
   const text = await response.text().catch(() => '');
   const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
   const base = { status: response.status, request, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
   const parsed = /json/i.test(response.headers.get('content-type') ?? '') ? parseProblem(text) : undefined;
-  if (parsed !== undefined) return new TallyhoError(parsed.code, `${request}: ${parsed.detail}`, { ...base, problem: parsed });
+  if (parsed !== undefined) return new TallyhoError(parsed.code, `${tried}: ${parsed.detail}`, { ...base, problem: parsed });
   const detail = text.trim().slice(0, 500) || response.statusText || `HTTP ${response.status}`;
-  return new TallyhoError(codeForStatus(response.status), `${request}: ${detail}`, base);
+  return new TallyhoError(codeForStatus(response.status), `${tried}: ${detail}`, base);
 }
 
 /** A problem document of Tallyho's; one whose code is not the server's (a proxy's, a gateway's) is not. */

@@ -72,8 +72,12 @@ export interface E2eHost {
    */
   restart(options?: RestartOptions): Promise<void>;
   stop(): Promise<void>;
-  /** Devhost only: moves the virtual clock forward and waits until the host has settled. */
-  advanceClock(ms: number): Promise<{ now: string; steps: number }>;
+  /**
+   * Devhost only: moves the virtual clock forward by `ms` (or to an ISO time) and waits until the
+   * host has settled. An advance that takes longer than `timeoutMs` fails with the host's last output,
+   * where the devhost names what keeps a slow step busy.
+   */
+  advanceClock(by: number | { to: string }, timeoutMs?: number): Promise<{ now: string; steps: number }>;
   /**
    * Lets `ms` of the host's time pass: moves the virtual clock of a devhost started with one, else
    * waits that long in real time. For tests that run on every host and need timers to come due.
@@ -288,12 +292,26 @@ class ChildDevhost implements E2eHost {
     else await sleep(ms);
   }
 
-  async advanceClock(ms: number): Promise<{ now: string; steps: number }> {
+  async advanceClock(by: number | { to: string }, timeoutMs = 90_000): Promise<{ now: string; steps: number }> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.keys.admin !== undefined) headers['x-functions-key'] = this.keys.admin;
-    const res = await fetch(this.url('/admin/devhost/clock'), { method: 'POST', headers, body: JSON.stringify({ advanceMs: ms }) });
+    const request = typeof by === 'number' ? { advanceMs: by } : by;
+    const tail = (): string => this.log.slice(-4000);
+    let res: Response;
+    try {
+      res = await fetch(this.url('/admin/devhost/clock'), {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(request),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (err) {
+      if (!(err instanceof Error && err.name === 'TimeoutError')) throw err;
+      throw new Error(`Advancing the clock (${JSON.stringify(request)}) did not finish within ${timeoutMs} ms. The host's last output:\n${tail()}`);
+    }
     const body = (await res.json()) as { now: string; steps: number; detail?: string };
-    if (res.status !== 200) throw new Error(`Advancing the clock failed (${res.status}): ${body.detail ?? JSON.stringify(body)}`);
+    if (res.status !== 200)
+      throw new Error(`Advancing the clock failed (${res.status}): ${body.detail ?? JSON.stringify(body)}\nThe host's last output:\n${tail()}`);
     return body;
   }
 }

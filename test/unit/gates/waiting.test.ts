@@ -11,8 +11,9 @@ function setup(initial: GateSnapshot | null = gate('closed')) {
   const clock = new ManualClock();
   let stored = initial ?? undefined;
   const hub = new GateWatchHub(() => Promise.resolve(stored), { intervalMs: 1000, clock, logger: new MemoryLogger() });
-  const deps: WaitingDeps = { hub, settings, clock, random: () => 0.5 };
-  return { clock, hub, deps, set: (g: GateSnapshot) => (stored = g) };
+  const logger = new MemoryLogger();
+  const deps: WaitingDeps = { hub, settings, clock, random: () => 0.5, logger };
+  return { clock, hub, deps, logger, set: (g: GateSnapshot) => (stored = g) };
 }
 
 const flush = async (): Promise<void> => {
@@ -79,6 +80,20 @@ describe('waitForRelease', () => {
     hub.close();
     await expect(waiting).resolves.toMatchObject({ released: false, timedOut: true });
   });
+
+  test('a client that hangs up ends the wait at once, lets go of the gate and is logged', async () => {
+    const { deps, hub, logger } = setup();
+    const client = new AbortController();
+    const waiting = waitForRelease(deps, 'g', 60, undefined, client.signal);
+    await flush();
+    expect(hub.stats().listeners).toBe(1);
+    client.abort();
+    await expect(waiting).resolves.toMatchObject({ released: false, timedOut: true });
+    expect(hub.stats()).toMatchObject({ gates: 0, listeners: 0 });
+    expect(logger.entries).toContainEqual(
+      expect.objectContaining({ event: 'gates.watch.clientGone', fields: { gate: 'g', kind: 'wait', listeners: 0 } }),
+    );
+  });
 });
 
 describe('gateEventStream', () => {
@@ -119,6 +134,22 @@ describe('gateEventStream', () => {
     released.hub.close();
     await reading;
     await expect(gateEventStream(setup(null).deps, 'g')).rejects.toMatchObject({ code: 'NotFound' });
+  });
+
+  test('a client that hangs up ends the stream at once (no closing comment), lets go of the gate and is logged', async () => {
+    const { deps, hub, logger } = setup();
+    const client = new AbortController();
+    const chunks: string[] = [];
+    const reading = readAll(await gateEventStream(deps, 'g', client.signal), chunks);
+    await flush();
+    expect(hub.stats().listeners).toBe(1);
+    client.abort();
+    await reading;
+    expect(chunks).not.toContain(': stream ends; reconnect to resume\n\n');
+    expect(hub.stats()).toMatchObject({ gates: 0, listeners: 0 });
+    expect(logger.entries).toContainEqual(
+      expect.objectContaining({ event: 'gates.watch.clientGone', fields: { gate: 'g', kind: 'events', listeners: 0 } }),
+    );
   });
 
   test('cancelling the stream unsubscribes it', async () => {

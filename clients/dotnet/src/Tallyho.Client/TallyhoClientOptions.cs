@@ -4,8 +4,9 @@ namespace Tallyho.Client;
 public sealed class TallyhoClientOptions
 {
     /// <summary>
-    /// The app's address, e.g. <c>https://tallyho.azurewebsites.net</c>. Paths are appended below <c>/api/</c>.
-    /// When null, the <see cref="HttpClient.BaseAddress"/> of the injected client is used.
+    /// The app's address, with or without the API's <c>/api</c> prefix: <c>https://tallyho.example.net</c> and
+    /// <c>https://tallyho.example.net/api</c> reach the same routes (the TypeScript client's rule too). When null,
+    /// the <see cref="HttpClient.BaseAddress"/> of the injected client is used, by the same rule.
     /// </summary>
     public Uri? BaseAddress { get; set; }
 

@@ -14,10 +14,48 @@ public class HttpTests
 
         Assert.Equal(400, ex.StatusCode);
         Assert.Equal("ValidationFailed", ex.Code);
-        Assert.Equal("The request body is not valid", ex.Message);
+        Assert.Equal("GET http://tallyho.test/api/sequences/orders: The request body is not valid", ex.Message);
         Assert.Equal(new TallyhoIssue("body.count", "Too big"), Assert.Single(ex.Issues));
         Assert.False(ex.IsRetryable);
         Assert.Single(handler.Requests);
+    }
+
+    // The same table as the TypeScript client's transport test: both take the app's address with or without /api.
+    [Theory]
+    [InlineData("http://tallyho.test", "http://tallyho.test/api/sequences/orders")]
+    [InlineData("http://tallyho.test/", "http://tallyho.test/api/sequences/orders")]
+    [InlineData("http://tallyho.test/api", "http://tallyho.test/api/sequences/orders")]
+    [InlineData("http://tallyho.test/api/", "http://tallyho.test/api/sequences/orders")]
+    [InlineData("http://tallyho.test/tallyho", "http://tallyho.test/tallyho/api/sequences/orders")]
+    [InlineData("http://tallyho.test/tallyho/api/", "http://tallyho.test/tallyho/api/sequences/orders")]
+    public async Task The_base_address_reaches_the_api_with_or_without_its_prefix(string baseAddress, string expected)
+    {
+        var handler = new FakeHandler(_ => FakeHandler.Json(200, new { name = "orders" }));
+        using var client = Harness.Client(handler, new FakeTimeProvider(), o => o.BaseAddress = new Uri(baseAddress));
+
+        await client.Sequence("orders").GetAsync();
+
+        Assert.Equal(expected, Assert.Single(handler.Requests).Uri.AbsoluteUri);
+    }
+
+    [Fact]
+    public void A_base_address_with_a_query_is_refused()
+    {
+        var ex = Assert.Throws<ArgumentException>(() => new TallyhoClient(new TallyhoClientOptions { BaseAddress = new Uri("http://tallyho.test/api?code=x") }));
+
+        Assert.Contains("query or fragment", ex.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task An_answer_that_is_not_a_problem_names_the_url_tried()
+    {
+        var handler = new FakeHandler(_ => new HttpResponseMessage(System.Net.HttpStatusCode.NotFound) { Content = new StringContent("Not Found") });
+        using var client = Harness.Client(handler, new FakeTimeProvider(), o => o.BaseAddress = new Uri("http://tallyho.test/api/api"));
+
+        var ex = await Assert.ThrowsAsync<TallyhoException>(() => client.Sequence("orders").GetAsync());
+
+        Assert.Equal("Http404", ex.Code);
+        Assert.Equal("GET http://tallyho.test/api/api/sequences/orders: HTTP 404 Not Found: Not Found", ex.Message);
     }
 
     [Fact]

@@ -3,6 +3,8 @@ import type { FetchLike } from '../../src/transport';
 
 interface SentRequest {
   readonly method: string;
+  /** The whole URL, as the client built it. */
+  readonly url: string;
   readonly path: string;
   readonly query: URLSearchParams;
   readonly headers: Readonly<Record<string, string>>;
@@ -26,6 +28,7 @@ export function fakeFetch(handler: Handler): FakeFetch {
     );
     const request: SentRequest = {
       method: init.method ?? 'GET',
+      url: input,
       path: url.pathname.replace(/^\/api\//, ''),
       query: url.searchParams,
       headers,

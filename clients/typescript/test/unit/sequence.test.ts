@@ -129,6 +129,16 @@ describe('Sequence', () => {
     expect(counts(requests).slice(5)).toEqual([20, 40]);
   });
 
+  test("blocks aim at one reservation per 10 s by default (the .NET client's RefillTarget): a block that lasted 6 s keeps its size", async () => {
+    const { seq, clock, requests } = sequence(numberServer().handler, { initialBlock: 10, prefetchAt: 0 });
+    await seq.next(10);
+    await clock.advance(6000);
+    await seq.next(10);
+    await clock.advance(21_000);
+    await seq.next(10);
+    expect(counts(requests).slice(0, 3)).toEqual([10, 10, 5]);
+  });
+
   test('validate() checks locally with the format read once from the server', async () => {
     const { seq, requests } = sequence(numberServer().handler);
     const digits = '0012345';

@@ -39,6 +39,31 @@ describe('Transport', () => {
     expect((error as TallyhoError).problem?.detail).toBe('Conflict happened');
   });
 
+  // The same table as the .NET client's HttpTests: both clients take the app's address with or without /api.
+  test.each([
+    ['http://host.test', 'http://host.test/api/sequences/a'],
+    ['http://host.test/', 'http://host.test/api/sequences/a'],
+    ['http://host.test/api', 'http://host.test/api/sequences/a'],
+    ['http://host.test/api/', 'http://host.test/api/sequences/a'],
+    ['http://host.test/tallyho', 'http://host.test/tallyho/api/sequences/a'],
+    ['http://host.test/tallyho/api/', 'http://host.test/tallyho/api/sequences/a'],
+  ])('the base URL %s reaches %s', async (baseUrl, expected) => {
+    const fake = fakeFetch(() => json(200, {}));
+    await new Transport({ baseUrl, fetch: fake.fetch, clock: new FakeClock() }).json({ method: 'GET', path: 'sequences/a' });
+    expect(fake.requests[0]?.url).toBe(expected);
+  });
+
+  test('a base URL with a query is refused at construction', () => {
+    expect(() => new Transport({ baseUrl: 'http://host.test/api?code=x' })).toThrow(/query or fragment/);
+  });
+
+  test('an error names the whole URL tried, so a wrong base URL shows in its first error', async () => {
+    const { t } = transport(() => new Response('Not Found', { status: 404 }));
+    const error = (await t.json({ method: 'GET', path: 'sequences/a' }).catch((e: unknown) => e)) as TallyhoError;
+    expect(error).toMatchObject({ code: 'NotFound', status: 404, request: 'GET /sequences/a' });
+    expect(error.message).toBe('GET http://host.test/api/sequences/a: Not Found');
+  });
+
   test('429 and 503 are retried after Retry-After, capped by maxDelayMs', async () => {
     const { t, clock, requests } = transport(
       (_r, i) =>

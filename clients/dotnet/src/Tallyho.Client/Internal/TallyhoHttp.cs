@@ -20,7 +20,7 @@ internal sealed class TallyhoHttp
         Options = options;
         var baseAddress = options.BaseAddress ?? http.BaseAddress
             ?? throw new ArgumentException("Set TallyhoClientOptions.BaseAddress or the HttpClient's BaseAddress.", nameof(options));
-        _baseAddress = new Uri(baseAddress.AbsoluteUri.TrimEnd('/') + "/api/");
+        _baseAddress = ApiRoot(baseAddress);
         Time = options.TimeProvider;
         Backoff = new Backoff(options.Jitter);
     }
@@ -30,6 +30,30 @@ internal sealed class TallyhoHttp
     public TimeProvider Time { get; }
 
     public Backoff Backoff { get; }
+
+    /// <summary>
+    /// The API root a base address names. Both clients take the app's address with or without the <c>/api</c>
+    /// route prefix (fixed by the app's host.json), so an address copied from the portal (the app) and one
+    /// copied from a curl example (the API) both work; a trailing slash changes nothing. A query or fragment
+    /// would end up inside every path, so it is refused rather than becoming a 404.
+    /// </summary>
+    /// <param name="baseAddress">The address the caller gave.</param>
+    /// <returns>The API root, ending in <c>/api/</c>.</returns>
+    public static Uri ApiRoot(Uri baseAddress)
+    {
+        if (!baseAddress.IsAbsoluteUri)
+        {
+            throw new ArgumentException($"The base address must be absolute: {baseAddress}", nameof(baseAddress));
+        }
+
+        if (baseAddress.Query.Length > 0 || baseAddress.Fragment.Length > 0)
+        {
+            throw new ArgumentException($"The base address must not have a query or fragment: {baseAddress}", nameof(baseAddress));
+        }
+
+        var root = baseAddress.AbsoluteUri.TrimEnd('/');
+        return new Uri(root.EndsWith("/api", StringComparison.Ordinal) ? root + "/" : root + "/api/");
+    }
 
     public static string Segment(string value) => Uri.EscapeDataString(Guard.NotEmpty(value, nameof(value)));
 
@@ -75,7 +99,7 @@ internal sealed class TallyhoHttp
                 }
                 catch (Exception ex) when (IsTransport(ex, cancellationToken))
                 {
-                    throw new TallyhoException(0, "ConnectionFailed", $"{request.Method} {request.Path} failed: {ex.Message}", innerException: ex);
+                    throw new TallyhoException(0, "ConnectionFailed", $"{request.Method} {Resolve(request.Path)}: {ex.Message}", innerException: ex);
                 }
             }
 
@@ -105,6 +129,8 @@ internal sealed class TallyhoHttp
     {
         var status = (int)response.StatusCode;
         var retryAfter = RetryAfter(response);
+        // The whole URL tried leads the message, so a wrong base address shows in the first error it causes.
+        var tried = response.RequestMessage?.RequestUri is { } uri ? $"{response.RequestMessage.Method} {uri}: " : string.Empty;
         var bytes = await ReadBytesAsync(response.Content, cancellationToken).ConfigureAwait(false);
         try
         {
@@ -125,7 +151,7 @@ internal sealed class TallyhoHttp
                     }
                 }
 
-                return new TallyhoException(status, code.GetString()!, detail ?? title ?? $"HTTP {status}", retryAfter, issues, root.Clone());
+                return new TallyhoException(status, code.GetString()!, tried + (detail ?? title ?? $"HTTP {status}"), retryAfter, issues, root.Clone());
             }
         }
         catch (JsonException)
@@ -135,7 +161,7 @@ internal sealed class TallyhoHttp
 
         var text = System.Text.Encoding.UTF8.GetString(bytes);
         var summary = text.Length > 200 ? text.Substring(0, 200) : text;
-        return new TallyhoException(status, $"Http{status}", $"HTTP {status} {response.ReasonPhrase}{(summary.Length == 0 ? string.Empty : ": " + summary)}", retryAfter);
+        return new TallyhoException(status, $"Http{status}", $"{tried}HTTP {status} {response.ReasonPhrase}{(summary.Length == 0 ? string.Empty : ": " + summary)}", retryAfter);
     }
 
     private static bool Retryable(int status, bool idempotent) => status is 429 or 503 || (idempotent && status is 502 or 504);
