@@ -26,7 +26,10 @@ import { CounterService } from '../shared/counters/service';
 import { silentLogger } from '../shared/log';
 import { defaultBackoff } from '../shared/retry';
 import { createStorageClients } from '../shared/storage/clients';
-import { fmt, header, Latency, ratio, type Row, table } from './support/report';
+import { counterTelemetry } from '../shared/counters/metrics';
+import { noTelemetry } from '../shared/telemetry/port';
+import { describeMetricsOn, metricsOn, nsPerCall } from './support/metricsOn';
+import { fmt, header, Latency, pairedRatio, ratio, type Row, table } from './support/report';
 
 const writerCounts = [1, 16, 64];
 /** Each variant runs `rounds` windows of `windowMs` per writer count. */
@@ -41,7 +44,12 @@ interface Variant {
   readonly partitions: number;
   /** Group commit off (one write per increment) or as shipped. */
   readonly coalesce: boolean;
+  /** Recorded through the SDK's MeterProvider (as shipped with an exporter set) instead of no-op instruments. */
+  readonly metrics?: boolean;
 }
+
+/** Counter names recorded as metric attributes in the "on" runs: all (the costlier path an operator can choose). */
+const metricsPolicy = { callerNames: ['*'], maxNames: 100 };
 
 const variants: readonly Variant[] = [
   { label: 'baseline (1 entity, ETag)', mode: 'sharded', partitions: 1, coalesce: false },
@@ -51,12 +59,22 @@ const variants: readonly Variant[] = [
   { label: 'hits (4 partitions)', mode: 'hits', partitions: 4, coalesce: true },
 ];
 
+/** The metrics overhead: each shipped variant with metrics off and on, in alternating windows. */
+const overheadVariants: readonly Variant[] = [
+  { label: 'sharded (16 shards), metrics off', mode: 'sharded', partitions: 16, coalesce: true },
+  { label: 'sharded (16 shards), metrics on', mode: 'sharded', partitions: 16, coalesce: true, metrics: true },
+  { label: 'hits (4 partitions), metrics off', mode: 'hits', partitions: 4, coalesce: true },
+  { label: 'hits (4 partitions), metrics on', mode: 'hits', partitions: 4, coalesce: true, metrics: true },
+];
+const overheadRounds = 8;
+
 let transactions = 0;
 let counterSeq = 0;
 
 async function main(): Promise<void> {
   header('counters');
   const azurite = await startAzurite();
+  const on = metricsOn(metricsPolicy);
   try {
     const config = loadConfig({ AzureWebJobsStorage: azurite.connectionString });
     const storage = createStorageClients(config.storage, {
@@ -65,7 +83,7 @@ async function main(): Promise<void> {
         if (service === 'table') transactions++;
       },
     });
-    const serviceWith = (writesInFlight?: number): CounterService =>
+    const serviceWith = (writesInFlight?: number, metered = false): CounterService =>
       new CounterService({
         table: (name) => storage.table(name),
         settings: { ...readGroup(counterSettings, {}), settingsCacheSeconds: 3600 },
@@ -75,11 +93,14 @@ async function main(): Promise<void> {
         logger: silentLogger,
         backoff: defaultBackoff,
         ...(writesInFlight === undefined ? {} : { writesInFlight }),
+        ...(metered ? { telemetry: on.telemetry } : {}),
       });
     // Same tables, same storage clients: one shipped service, one writing every increment on its own.
     const service = serviceWith();
     const uncoalesced = serviceWith(0);
-    const serviceFor = (variant: Pick<Variant, 'coalesce'>): CounterService => (variant.coalesce ? service : uncoalesced);
+    const metered = serviceWith(undefined, true);
+    const serviceFor = (variant: Pick<Variant, 'coalesce' | 'metrics'>): CounterService =>
+      variant.metrics === true ? metered : variant.coalesce ? service : uncoalesced;
     const fresh = async (variant: Pick<Variant, 'mode' | 'partitions'>): Promise<string> => {
       const name = `c${++counterSeq}`;
       await service.configure(name, { mode: variant.mode, partitions: variant.partitions, safetyWindowSeconds: 0 });
@@ -94,48 +115,57 @@ async function main(): Promise<void> {
       failed: number;
       seconds: number;
       writeTransactions: number;
+      /** Increments per second of each window, in order. */
+      readonly windows: number[];
     }
     const phases = new Map<string, Phase>();
     const phaseOf = async (variant: Variant, writers: number): Promise<Phase> => {
       const id = `${variant.label}/${writers}`;
       let phase = phases.get(id);
       if (phase === undefined) {
-        phase = { name: await fresh(variant), latency: new Latency(), done: 0, failed: 0, seconds: 0, writeTransactions: 0 };
+        phase = { name: await fresh(variant), latency: new Latency(), done: 0, failed: 0, seconds: 0, writeTransactions: 0, windows: [] };
         phases.set(id, phase);
       }
       return phase;
     };
     // Variants take turns in short windows (rotating who goes first), so load from other processes on
     // this machine falls on all of them alike instead of on whichever ran during a busy spell.
-    for (const writers of writerCounts) {
-      for (let round = 0; round < rounds; round++) {
-        for (let v = 0; v < variants.length; v++) {
-          const variant = variants[(v + round) % variants.length]!;
-          const phase = await phaseOf(variant, writers);
-          const writer = serviceFor(variant);
-          const before = transactions;
-          const started = performance.now();
-          const end = started + windowMs;
-          await Promise.all(
-            Array.from({ length: writers }, async () => {
-              while (performance.now() < end) {
-                const t = performance.now();
-                try {
-                  await writer.increment(phase.name, 1);
-                  phase.done++;
-                  phase.latency.recordMs(performance.now() - t);
-                } catch {
-                  phase.failed++;
+    const runWindows = async (list: readonly Variant[], roundsOf: number): Promise<void> => {
+      for (const writers of writerCounts) {
+        for (let round = 0; round < roundsOf; round++) {
+          for (let v = 0; v < list.length; v++) {
+            const variant = list[(v + round) % list.length]!;
+            const phase = await phaseOf(variant, writers);
+            const writer = serviceFor(variant);
+            const before = transactions;
+            const started = performance.now();
+            const doneBefore = phase.done;
+            const end = started + windowMs;
+            await Promise.all(
+              Array.from({ length: writers }, async () => {
+                while (performance.now() < end) {
+                  const t = performance.now();
+                  try {
+                    await writer.increment(phase.name, 1);
+                    phase.done++;
+                    phase.latency.recordMs(performance.now() - t);
+                  } catch {
+                    phase.failed++;
+                  }
+                  await nextTurn();
                 }
-                await nextTurn();
-              }
-            }),
-          );
-          phase.seconds += (performance.now() - started) / 1000;
-          phase.writeTransactions += transactions - before;
+              }),
+            );
+            const seconds = (performance.now() - started) / 1000;
+            phase.seconds += seconds;
+            phase.windows.push((phase.done - doneBefore) / seconds);
+            phase.writeTransactions += transactions - before;
+          }
         }
       }
-    }
+    };
+    await runWindows(variants, rounds);
+    await runWindows(overheadVariants, overheadRounds);
 
     const rows: Row[] = [];
     const rate = new Map<string, number>();
@@ -185,6 +215,53 @@ async function main(): Promise<void> {
         );
       }
     }
+    const overheadRows: Row[] = [];
+    for (const variant of overheadVariants) {
+      for (const writers of writerCounts) {
+        const phase = await phaseOf(variant, writers);
+        const { p50, p99 } = phase.latency.summary();
+        overheadRows.push({
+          variant: variant.label,
+          writers: String(writers),
+          'increments/s': phase.done / phase.seconds,
+          failed: String(phase.failed),
+          'p50 ms': p50,
+          'p99 ms': p99,
+        });
+      }
+    }
+    table(
+      `Metrics off vs on (${overheadRounds} × ${windowMs / 1000} s per row, interleaved; each round's on/off pair compared)`,
+      overheadRows,
+    );
+    console.log(`${describeMetricsOn(metricsPolicy)}; ${on.exportedPoints()} data points exported during the run\n`);
+    for (const writers of writerCounts) {
+      for (let i = 0; i < overheadVariants.length; i += 2) {
+        const [off, metered] = [await phaseOf(overheadVariants[i]!, writers), await phaseOf(overheadVariants[i + 1]!, writers)];
+        pairedRatio(
+          `metrics on/off, ${overheadVariants[i]!.label.replace(', metrics off', '')}, ${writers} writer(s)`,
+          metered.windows.map((value, round) => ({ value, baseline: off.windows[round] ?? NaN })),
+          { atLeast: 0.95 },
+        );
+      }
+    }
+
+    // The CPU an increment's recording costs (the one instrument an increment records, as the service
+    // calls it), against the time one increment takes at the measured rate of one writer.
+    const names = Array.from({ length: 8 }, (_, i) => `c${i + 1}`);
+    const cost = (telemetry: typeof noTelemetry): number => {
+      const { increments } = telemetry.of(counterTelemetry).metrics;
+      return nsPerCall((i) => increments.add(1, { 'tallyho.counter.name': names[i % names.length]!, 'tallyho.counter.mode': 'hits' }));
+    };
+    const [offNs, onNs] = [cost(noTelemetry), cost(on.telemetry)];
+    const perIncrementNs =
+      1e9 /
+      ((await phaseOf(overheadVariants[2]!, writerCounts[writerCounts.length - 1]!)).done /
+        (await phaseOf(overheadVariants[2]!, writerCounts[writerCounts.length - 1]!)).seconds);
+    console.log(
+      `METRICS recording one increment: on ${fmt(onNs)} ns, off ${fmt(offNs)} ns per call; ` +
+        `${fmt(((onNs - offNs) / perIncrementNs) * 100, 3)}% of the time per increment at the measured hits rate with ${writerCounts[writerCounts.length - 1]} writers`,
+    );
 
     const readRows: Row[] = [];
     for (const pending of pendingCounts) {
@@ -231,6 +308,7 @@ async function main(): Promise<void> {
     }
     table(`Read latency of a hits counter (4 partitions), ${readsPerPoint} sequential reads per row`, readRows);
   } finally {
+    await on.shutdown();
     await azurite.stop();
   }
 }

@@ -188,13 +188,13 @@ export interface SectionProps {
   readonly tools?: ComponentChildren;
   /** Shown above the load error (e.g. a form that changes what is loaded). */
   readonly intro?: ComponentChildren;
-  /** The listing behind the section, for its unreadable entries and truncation. */
-  readonly listing?: { readonly of: Listing<unknown> | undefined; readonly what: string };
+  /** The listing behind the section, for its unreadable entries and its next page (`more` reads it). */
+  readonly listing?: { readonly of: Listing<unknown> | undefined; readonly what: string; readonly more: () => void };
   readonly children: ComponentChildren;
 }
 
-/** Entries of a listing whose stored state could not be read, and whether the list was cut short. */
-function Unreadable({ listing, what }: { listing: Listing<unknown> | undefined; what: string }) {
+/** Entries of a listing whose stored state could not be read, and a way to the next page. */
+function Unreadable({ listing, what, more }: { listing: Listing<unknown> | undefined; what: string; more: () => void }) {
   if (listing === undefined) return null;
   return (
     <>
@@ -210,9 +210,12 @@ function Unreadable({ listing, what }: { listing: Listing<unknown> | undefined; 
           </ul>
         </div>
       ) : null}
-      {listing.truncated ? (
+      {listing.more ? (
         <p class="hint">
-          Showing the first {listing.items.length} {what}.
+          Showing the first {listing.items.length} {what}.{' '}
+          <button type="button" onClick={more}>
+            Show more
+          </button>
         </p>
       ) : null}
     </>
@@ -231,7 +234,7 @@ export function Section(props: SectionProps) {
       <ProblemNotice error={props.resource.error} />
       {props.resource.data !== undefined && props.count === 0 ? <Empty>{props.empty}</Empty> : null}
       {props.count > 0 ? props.children : null}
-      {props.listing === undefined ? null : <Unreadable listing={props.listing.of} what={props.listing.what} />}
+      {props.listing === undefined ? null : <Unreadable listing={props.listing.of} what={props.listing.what} more={props.listing.more} />}
     </section>
   );
 }

@@ -65,6 +65,25 @@ export function usePolling<T>(load: (signal: AbortSignal) => Promise<T>, interva
   return { data, error, loading, updatedAt, refresh };
 }
 
+/**
+ * `usePolling` for a section that shows a list a page at a time: `load` reads the first `pages`
+ * pages; `more` asks for one more page (read at once, and on every refresh after).
+ */
+export function usePagedPolling<T>(
+  load: (pages: number, signal: AbortSignal) => Promise<T>,
+  intervalMs: number,
+  key: string,
+): Resource<T> & { readonly more: () => void } {
+  const [pages, setPages] = useState(1);
+  const resource = usePolling((signal) => load(pages, signal), intervalMs, key);
+  const { refresh } = resource;
+  const more = useCallback(() => {
+    setPages((p) => p + 1);
+    refresh();
+  }, [refresh]);
+  return { ...resource, more };
+}
+
 /** Runs an admin action, tracking whether it is under way and what went wrong. */
 export function useAction(): {
   readonly busy: boolean;

@@ -2,7 +2,8 @@
 export interface Listing<T> {
   readonly items: T[];
   readonly unreadable: { readonly name: string; readonly detail: string }[];
-  readonly truncated: boolean;
+  /** More follow than the pages read so far. */
+  readonly more: boolean;
 }
 
 export interface CounterView {
@@ -103,4 +104,37 @@ export interface StreamView {
     readonly lastError: { readonly at: string; readonly message: string; readonly attempts: number } | null;
     readonly totals: { readonly accepted: number; readonly flushes: number; readonly refusedFull: number };
   };
+}
+
+/** GET /api/figures/jobs: the work queues' backlog, read now. */
+export interface JobFigures {
+  readonly readAt: string;
+  readonly processors: readonly string[];
+  readonly queues: readonly { readonly queue: string; readonly messages: number; readonly poisonQueue: string; readonly poison: number }[];
+  readonly total: { readonly messages: number; readonly poison: number };
+}
+
+/** GET /api/figures/counters: how far the rollup is behind, read now. */
+export interface CounterFigures {
+  readonly readAt: string;
+  readonly rollupLagSeconds: number;
+  readonly oldestUnfoldedAt: string | null;
+  readonly partitionsWaiting: number;
+  readonly countersWaiting: readonly string[];
+  readonly truncated: boolean;
+}
+
+/** GET /api/figures/schedules: how late the latest runs started, read now. */
+export interface ScheduleFigures {
+  readonly readAt: string;
+  readonly schedules: number;
+  readonly worstLatenessSeconds: number;
+  readonly latestRuns: readonly {
+    readonly id: string;
+    readonly due: string;
+    readonly startedAt: string;
+    readonly latenessSeconds: number;
+  }[];
+  readonly overdue: readonly { readonly id: string; readonly nextFireAt: string }[];
+  readonly truncated: boolean;
 }

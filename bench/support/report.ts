@@ -84,3 +84,24 @@ export function ratio(name: string, value: number, baseline: number, target?: { 
 export function header(name: string): void {
   console.log(`\n=== bench/${name} — ${new Date().toISOString()} — ${machine()} ===`);
 }
+
+/**
+ * Prints the median of per-window ratios (value / baseline of windows run back to back): for a
+ * comparison within a few percent, where load from elsewhere on the machine drifts over a run and
+ * would swamp a ratio of totals. The totals are printed too.
+ */
+export function pairedRatio(
+  name: string,
+  pairs: readonly { readonly value: number; readonly baseline: number }[],
+  target?: { atLeast?: number; atMost?: number },
+): number {
+  const r = median(pairs.map((p) => p.value / p.baseline));
+  const sum = (f: (p: { value: number; baseline: number }) => number): number => pairs.reduce((n, p) => n + f(p), 0);
+  let verdict = '';
+  if (target?.atLeast !== undefined) verdict = ` [target ≥ ${target.atLeast}×: ${r >= target.atLeast ? 'met' : 'NOT met'}]`;
+  if (target?.atMost !== undefined) verdict = ` [target ≤ ${target.atMost}×: ${r <= target.atMost ? 'met' : 'NOT met'}]`;
+  console.log(
+    `RATIO ${name}: ${fmt(r)}× (median of ${pairs.length} paired windows; mean ${fmt(sum((p) => p.value) / pairs.length)} vs baseline ${fmt(sum((p) => p.baseline) / pairs.length)})${verdict}`,
+  );
+  return r;
+}

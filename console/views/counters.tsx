@@ -1,8 +1,30 @@
 /** Counters: value, rollup watermark and hits not folded yet. */
 import { tallyho } from '../api';
-import { Num, Section, TableWrap, When } from '../components';
-import { usePolling } from '../hooks';
-import type { CounterValue, CounterView, Listing } from '../types';
+import { formatDuration, Num, Section, TableWrap, When } from '../components';
+import { Figures, type Figure } from '../figures';
+import { usePagedPolling, usePolling } from '../hooks';
+import { firstPages } from '../paging';
+import type { CounterFigures, CounterValue, CounterView, Listing } from '../types';
+
+/** The counter-rollup-lag alert's threshold (infra/modules/alerts.bicep): past it the figure is drawn as a warning. */
+const lagAlarmSeconds = 900;
+
+function rollupFigures(data: CounterFigures): Figure[] {
+  const more = data.truncated ? ' (at least)' : '';
+  return [
+    {
+      label: 'Rollup lag',
+      value: formatDuration(data.rollupLagSeconds * 1000),
+      alarm: data.rollupLagSeconds > lagAlarmSeconds,
+      detail: data.oldestUnfoldedAt === null ? 'every hit folded' : 'oldest minute with hits not folded',
+    },
+    {
+      label: 'Partitions not folded',
+      value: <Num value={data.partitionsWaiting} />,
+      detail: `${data.countersWaiting.length > 0 ? data.countersWaiting.join(', ') : 'no counter'}${more}`,
+    },
+  ];
+}
 
 interface Row {
   readonly counter: CounterView;
@@ -13,8 +35,8 @@ interface Row {
 /** Reads at most this many counters' values per refresh (each read is a storage query). */
 const maxValueReads = 50;
 
-async function loadCounters(signal: AbortSignal): Promise<{ listing: Listing<CounterView>; rows: Row[] }> {
-  const listing = await tallyho().counters.list({ signal });
+async function loadCounters(pages: number, signal: AbortSignal): Promise<{ listing: Listing<CounterView>; rows: Row[] }> {
+  const listing = await firstPages(tallyho().counters.list({ signal }), pages);
   const rows = await Promise.all(
     listing.items.slice(0, maxValueReads).map(async (counter): Promise<Row> => {
       try {
@@ -28,7 +50,8 @@ async function loadCounters(signal: AbortSignal): Promise<{ listing: Listing<Cou
 }
 
 export function CountersView() {
-  const data = usePolling(loadCounters, 5000, 'counters');
+  const data = usePagedPolling(loadCounters, 5000, 'counters');
+  const figures = usePolling((signal) => tallyho().counters.figures({ abortSignal: signal }), 5000, 'counters-figures');
   const rows = data.data?.rows ?? [];
   return (
     <Section
@@ -37,7 +60,8 @@ export function CountersView() {
       resource={data}
       count={rows.length}
       empty="No counters yet."
-      listing={{ of: data.data?.listing, what: 'counters' }}
+      listing={{ of: data.data?.listing, what: 'counters', more: data.more }}
+      intro={<Figures title="Rollup" resource={figures} figures={rollupFigures} readAt={(d) => d.readAt} />}
     >
       <TableWrap label="Counters">
         <table>

@@ -6,7 +6,8 @@ import { useEffect, useState } from 'preact/hooks';
 
 import { tallyho } from '../api';
 import { ConfirmButton, Num, ProblemNotice, Section, When } from '../components';
-import { useAction, usePolling } from '../hooks';
+import { useAction, usePagedPolling } from '../hooks';
+import { firstPages } from '../paging';
 import type { GateView } from '../types';
 
 type Live = 'connecting' | 'live' | 'retrying';
@@ -137,10 +138,17 @@ function GateCard({ initial }: { initial: GateView }) {
 }
 
 export function GatesView() {
-  const list = usePolling((signal) => tallyho().gates.list({ signal }), 15000, 'gates');
+  const list = usePagedPolling((pages, signal) => firstPages(tallyho().gates.list({ signal }), pages), 15000, 'gates');
   const items = list.data?.items ?? [];
   return (
-    <Section id="gates" title="Gates" resource={list} count={items.length} empty="No gates yet." listing={{ of: list.data, what: 'gates' }}>
+    <Section
+      id="gates"
+      title="Gates"
+      resource={list}
+      count={items.length}
+      empty="No gates yet."
+      listing={{ of: list.data, what: 'gates', more: list.more }}
+    >
       <div class="cards">
         {items.map((gate) => (
           <GateCard key={gate.name} initial={gate} />

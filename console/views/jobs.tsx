@@ -7,8 +7,10 @@ import { useState } from 'preact/hooks';
 
 import { tallyho } from '../api';
 import { ConfirmButton, formatDuration, Num, ProblemNotice, Section, When } from '../components';
-import { useAction, usePolling } from '../hooks';
-import type { JobFailure, JobResult, JobView } from '../types';
+import type { PagedAsyncIterableIterator } from '../../clients/typescript/src/index.js';
+import { Figures, type Figure } from '../figures';
+import { useAction, usePagedPolling, usePolling } from '../hooks';
+import type { JobFailure, JobFigures, JobResult, JobView, Listing } from '../types';
 
 const stateLabels: Record<JobView['state'], string> = {
   accepted: 'accepted',
@@ -22,14 +24,29 @@ const stateLabels: Record<JobView['state'], string> = {
 /** Failures or results shown per job; past it the list says so. */
 const shown = 50;
 
-/** The first rows of a paged listing, and whether there are more than shown. */
-async function firstRows<T>(pages: AsyncIterable<T>): Promise<{ rows: T[]; more: boolean }> {
-  const rows: T[] = [];
-  for await (const row of pages) {
-    if (rows.length === shown) return { rows, more: true };
-    rows.push(row);
+/** The first page of a list, and whether more follow. */
+async function firstRows<T>(list: PagedAsyncIterableIterator<T>): Promise<{ rows: T[]; more: boolean }> {
+  for await (const page of list.byPage({ maxPageSize: shown })) return { rows: page.items, more: page.continuationToken !== undefined };
+  return { rows: [], more: false };
+}
+
+/** Jobs shown per "Show more". */
+const jobsShown = 20;
+
+/**
+ * The most recently accepted jobs: the list pages in job id order (keyed jobs after the time-ordered
+ * ones), so the console reads it whole — finished jobs are purged after their retention, which
+ * bounds it — and shows the newest.
+ */
+async function loadJobs(pages: number, signal: AbortSignal): Promise<Listing<JobView>> {
+  const all: JobView[] = [];
+  const unreadable: Listing<JobView>['unreadable'] = [];
+  for await (const page of tallyho().jobs.list({ signal }).byPage({ maxPageSize: 1000 })) {
+    all.push(...page.items);
+    unreadable.push(...page.unreadable);
   }
-  return { rows, more: false };
+  const newest = all.sort((a, b) => b.timings.acceptedAt.localeCompare(a.timings.acceptedAt));
+  return { items: newest.slice(0, pages * jobsShown), unreadable, more: newest.length > pages * jobsShown };
 }
 
 type Outcome = 'inProgress' | 'succeeded' | 'mixed' | 'failed' | 'cancelled';
@@ -50,7 +67,7 @@ function share(part: number, items: number): string {
 
 function Results({ job }: { job: JobView }) {
   const results = usePolling(
-    (signal) => firstRows<JobResult>(tallyho().jobs.job(job.id).results({ pageSize: shown, signal })),
+    (signal) => firstRows<JobResult>(tallyho().jobs.job(job.id).results({ signal })),
     job.state === 'running' ? 3000 : 30000,
     `${job.id}:${job.totals.succeeded + job.totals.failed + job.totals.cancelled}`,
   );
@@ -81,7 +98,7 @@ function Results({ job }: { job: JobView }) {
 
 function Failures({ job }: { job: JobView }) {
   const failures = usePolling(
-    (signal) => firstRows<JobFailure>(tallyho().jobs.job(job.id).failures({ pageSize: shown, signal })),
+    (signal) => firstRows<JobFailure>(tallyho().jobs.job(job.id).failures({ signal })),
     job.state === 'running' ? 3000 : 30000,
     `${job.id}:${job.totals.failed}`,
   );
@@ -209,11 +226,43 @@ function byProcessor(jobs: readonly JobView[]): [string, JobView[]][] {
   return [...groups].sort(([a], [b]) => a.localeCompare(b));
 }
 
+/** Per queue, "name: n" for the queues that hold any (all of them when none does). */
+function perQueue(queues: readonly { readonly name: string; readonly count: number }[]): string {
+  const busy = queues.filter((q) => q.count > 0);
+  return (busy.length > 0 ? busy : queues).map((q) => `${q.name}: ${q.count}`).join(' · ');
+}
+
+function backlogFigures(data: JobFigures): Figure[] {
+  return [
+    {
+      label: 'Envelopes waiting',
+      value: <Num value={data.total.messages} />,
+      detail: perQueue(data.queues.map((q) => ({ name: q.queue, count: q.messages }))),
+    },
+    {
+      label: 'Poisoned envelopes',
+      value: <Num value={data.total.poison} />,
+      alarm: data.total.poison > 0,
+      detail: perQueue(data.queues.map((q) => ({ name: q.poisonQueue, count: q.poison }))),
+    },
+    { label: 'In-app processors', value: data.processors.length, detail: data.processors.join(', ') },
+  ];
+}
+
 export function JobsView() {
-  const list = usePolling((signal) => tallyho().jobs.list({ limit: 20, signal }), 2000, 'jobs');
+  const list = usePagedPolling(loadJobs, 2000, 'jobs');
+  const figures = usePolling((signal) => tallyho().jobs.figures({ abortSignal: signal }), 5000, 'jobs-figures');
   const items = list.data?.items ?? [];
   return (
-    <Section id="jobs" title="Jobs" resource={list} count={items.length} empty="No jobs yet." listing={{ of: list.data, what: 'jobs' }}>
+    <Section
+      id="jobs"
+      title="Jobs"
+      resource={list}
+      count={items.length}
+      empty="No jobs yet."
+      listing={{ of: list.data, what: 'jobs', more: list.more }}
+      intro={<Figures title="Work queue backlog" resource={figures} figures={backlogFigures} readAt={(d) => d.readAt} />}
+    >
       {byProcessor(items).map(([processor, jobs]) => (
         <section key={processor} class="processor-group" data-processor={processor} aria-labelledby={`jobs-of-${processor}`}>
           <h3 id={`jobs-of-${processor}`}>{processor}</h3>

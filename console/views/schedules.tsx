@@ -1,8 +1,32 @@
 /** Schedules: what fires next, how the last runs went, and cancel / pause / resume / trigger now. */
 import { tallyho } from '../api';
-import { ConfirmButton, ProblemNotice, Section, TableWrap, When } from '../components';
-import { useAction, usePolling } from '../hooks';
-import type { ScheduleRun, ScheduleView } from '../types';
+import { ConfirmButton, formatDuration, ProblemNotice, Section, TableWrap, When } from '../components';
+import { Figures, type Figure } from '../figures';
+import { useAction, usePagedPolling, usePolling } from '../hooks';
+import { firstPages } from '../paging';
+import type { ScheduleFigures, ScheduleRun, ScheduleView } from '../types';
+
+/** The schedule-lateness alert's threshold (infra/modules/alerts.bicep): past it the figure is drawn as a warning. */
+const latenessAlarmSeconds = 300;
+
+function latenessFigures(data: ScheduleFigures): Figure[] {
+  const worst = data.latestRuns[0];
+  return [
+    {
+      label: 'Worst lateness',
+      value: formatDuration(data.worstLatenessSeconds * 1000),
+      alarm: data.worstLatenessSeconds > latenessAlarmSeconds,
+      detail: worst === undefined ? 'no scheduled run yet' : `latest run of ${worst.id}`,
+    },
+    {
+      label: 'Past due, not run',
+      value: data.overdue.length,
+      alarm: data.overdue.length > 0,
+      detail: data.overdue.length === 0 ? 'none' : data.overdue.map((o) => o.id).join(', '),
+    },
+    { label: 'Schedules read', value: data.schedules, detail: data.truncated ? 'the first page of the index' : 'all' },
+  ];
+}
 
 const finished = new Set(['cancelled', 'completed']);
 
@@ -113,10 +137,19 @@ function ScheduleRow({ schedule, onChanged }: { schedule: ScheduleView; onChange
 }
 
 export function SchedulesView() {
-  const list = usePolling((signal) => tallyho().schedules.page({ pageSize: 100, signal }), 5000, 'schedules');
+  const list = usePagedPolling((pages, signal) => firstPages(tallyho().schedules.list({ signal }), pages), 5000, 'schedules');
+  const figures = usePolling((signal) => tallyho().schedules.figures({ abortSignal: signal }), 5000, 'schedules-figures');
   const items = list.data?.items ?? [];
   return (
-    <Section id="schedules" title="Schedules" resource={list} count={items.length} empty="No schedules yet.">
+    <Section
+      id="schedules"
+      title="Schedules"
+      resource={list}
+      count={items.length}
+      empty="No schedules yet."
+      listing={{ of: list.data, what: 'schedules', more: list.more }}
+      intro={<Figures title="Lateness" resource={figures} figures={latenessFigures} readAt={(d) => d.readAt} />}
+    >
       <TableWrap label="Schedules">
         <table>
           <thead>
@@ -136,7 +169,6 @@ export function SchedulesView() {
           </tbody>
         </table>
       </TableWrap>
-      {list.data?.continuationToken ? <p class="hint">Showing the first {items.length} schedules.</p> : null}
     </Section>
   );
 }

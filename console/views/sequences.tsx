@@ -1,7 +1,8 @@
 /** Sequences: high-water mark, block sizes, refills and 412 retries (of the instance that answered). */
 import { tallyho } from '../api';
 import { Num, Section, TableWrap, When } from '../components';
-import { usePolling } from '../hooks';
+import { usePagedPolling } from '../hooks';
+import { firstPages } from '../paging';
 
 /**
  * How the numbers look, in words ("ORD-, 7 digits, check digit"): a made-up number such as
@@ -14,7 +15,7 @@ function formatOf(settings: { prefix: string; width: number; checkDigit: boolean
 }
 
 export function SequencesView() {
-  const list = usePolling((signal) => tallyho().sequences.list({ signal }), 5000, 'sequences');
+  const list = usePagedPolling((pages, signal) => firstPages(tallyho().sequences.list({ signal }), pages), 5000, 'sequences');
   const items = list.data?.items ?? [];
   return (
     <Section
@@ -24,7 +25,7 @@ export function SequencesView() {
       count={items.length}
       empty="No sequences yet."
       intro={<p class="hint">Block statistics are those of the instance that answered; each instance keeps its own block.</p>}
-      listing={{ of: list.data, what: 'sequences' }}
+      listing={{ of: list.data, what: 'sequences', more: list.more }}
     >
       <TableWrap label="Sequences">
         <table>

@@ -6,7 +6,8 @@ import { useState } from 'preact/hooks';
 
 import { tallyho } from '../api';
 import { formatDuration, Num, ProblemNotice, Section, TableWrap, When } from '../components';
-import { useAction, usePolling } from '../hooks';
+import { useAction, usePagedPolling } from '../hooks';
+import { firstPages } from '../paging';
 import type { StreamView } from '../types';
 
 const watchItem = 'tallyho.watchedStreams';
@@ -105,9 +106,9 @@ export function StreamsView() {
     localStorage.setItem(watchItem, JSON.stringify(next));
     setWatched(next);
   };
-  const data = usePolling(
-    async (signal) => {
-      const listing = await tallyho().streams.list({ signal });
+  const data = usePagedPolling(
+    async (pages, signal) => {
+      const listing = await firstPages(tallyho().streams.list({ signal }), pages);
       const types = [...new Set([...listing.items.map((r) => r.type), ...watched])].sort();
       const rows = await Promise.all(
         types.map(async (type): Promise<Row> => {
@@ -150,7 +151,7 @@ export function StreamsView() {
           </button>
         </form>
       }
-      listing={{ of: data.data?.listing, what: 'routed event types' }}
+      listing={{ of: data.data?.listing, what: 'routed event types', more: data.more }}
     >
       <TableWrap label="Streams">
         <table>

@@ -15,7 +15,7 @@ import { AppError } from '../errors';
 import { zodIssues } from '../http/route';
 import { LostRace } from '../retry';
 import { hasStatus, translateStorageError } from '../storage/errors';
-import { listRows, type Listing } from '../storage/list';
+import { listPage, type Page, type PageRequest } from '../storage/list';
 import { type CounterDefinition, definitionFields } from './definition';
 
 const rowKey = 'counter';
@@ -98,10 +98,10 @@ export class CounterCatalog {
     return this.read(name);
   }
 
-  /** Up to `limit` counters in name order (one table scan, for operators); unreadable ones by name. */
-  async list(limit: number): Promise<Listing<StoredCounter>> {
-    const filter = `RowKey eq '${rowKey}'`;
-    return listRows(await this.table(), { filter, limit, doing: 'listing counters' }, (row) => parseRow(row.partitionKey ?? '', row));
+  /** A page of counters in name order (for operators); unreadable ones by name. */
+  async list(page: PageRequest): Promise<Page<StoredCounter>> {
+    const query = { filter: `RowKey eq '${rowKey}'`, list: 'counters', doing: 'listing counters' };
+    return listPage(await this.table(), query, page, (row) => parseRow(row.partitionKey ?? '', row));
   }
 
   /** Insert-if-absent; `created: false` returns what was already stored. */

@@ -23,6 +23,14 @@ export interface DirtyRow {
   readonly etag: string;
 }
 
+/**
+ * How far the rollup is behind: the age of the oldest minute with hits not folded yet, in ms (0: none).
+ * The rollup reports it at each run (the tallyho.counter.rollup.lag gauge) and the figures route on demand.
+ */
+export function oldestUnfoldedMs(rows: readonly DirtyRow[], now: number): number {
+  return now - rows.reduce((min, row) => Math.min(min, row.bucket), now);
+}
+
 /** How many buckets back an instance remembers its marks; older entries are dropped. */
 const rememberedBuckets = 3;
 

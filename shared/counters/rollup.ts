@@ -12,7 +12,7 @@ import { type AppError, toAppError } from '../errors';
 import { retryLostRaces, retryContextOf } from '../retry';
 import type { CounterCatalog } from './catalog';
 import type { CounterRuntime } from './context';
-import type { DirtyRow } from './dirtyIndex';
+import { type DirtyRow, oldestUnfoldedMs } from './dirtyIndex';
 import { hitsBefore } from './keys';
 import { mapLimited } from '../mapLimited';
 import { finishedBuckets, planFold } from './plan';
@@ -60,7 +60,6 @@ export class Rollup {
   async run(): Promise<RollupReport> {
     const now = this.deps.clock.now();
     const rows = await this.deps.dirty.list(now, dirtyRowsPerRun);
-    const oldest = rows.reduce((min, row) => Math.min(min, row.bucket), now);
     const byPartition = new Map<string, DirtyRow[]>();
     for (const row of rows) byPartition.set(row.partitionKey, [...(byPartition.get(row.partitionKey) ?? []), row]);
     const lostBefore = this.lostRaces;
@@ -86,7 +85,7 @@ export class Rollup {
       dirtyCleared: 0,
       truncated: 0,
       failed: 0,
-      oldestUnfoldedMs: now - oldest,
+      oldestUnfoldedMs: oldestUnfoldedMs(rows, now),
     };
     for (const outcome of outcomes) {
       if (outcome === undefined) {

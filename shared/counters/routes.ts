@@ -2,10 +2,11 @@
 import { readIdempotencyKey } from '../http/idempotencyHeader';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
-import { listQuery } from '../http/listing';
+import { pageBody, pageQuery } from '../http/paging';
 import { idempotencyKeyHeader, problem } from '../http/schemas';
 import type { StoredCounter } from './catalog';
 import {
+  counterFigures,
   counterList,
   counterParams,
   counterSettingsInput,
@@ -29,6 +30,21 @@ const corrupt = problem('Stored state of the counter is corrupt (CorruptState); 
 
 function view(counter: StoredCounter) {
   return { name: counter.name, ...counter.definition, createdAt: counter.createdAt, updatedAt: counter.updatedAt };
+}
+
+function countersFiguresRoute(deps: CounterRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'countersFigures',
+    method: 'GET',
+    path: 'figures/counters',
+    summary: 'How far the rollup is behind (for operators)',
+    description:
+      "Reads the counters' dirty index now (one query, at most 1,000 rows, oldest first): the rollup lag the " +
+      'tallyho.counter.rollup.lag gauge reports, the same whichever instance answers, and the counters with hits not folded yet.',
+    tags,
+    responses: { 200: { description: 'The figures', schema: counterFigures }, 503: unavailable },
+    handle: async () => json(200, await deps.service().figures(), { 'cache-control': 'no-store' }),
+  });
 }
 
 function countersConfigureRoute(deps: CounterRouteDeps): RouteDefinition {
@@ -126,22 +142,26 @@ function countersListRoute(deps: CounterRouteDeps): RouteDefinition {
     method: 'GET',
     path: 'counters',
     summary: 'List counters with their settings (for operators)',
-    description: 'One table scan, in name order. Read a counter for its value.',
+    description: 'In name order, a page at a time. Read a counter for its value.',
     tags,
-    query: listQuery,
+    query: pageQuery({}),
     responses: {
       200: { description: 'The counters', schema: counterList },
       400: badRequest,
       500: problem('Unexpected failure; a counter whose settings are corrupt is listed under `unreadable` instead'),
       503: unavailable,
     },
-    handle: async ({ query }) => {
-      const listing = await deps.service().list(query.limit);
-      return json(200, { ...listing, items: listing.items.map(view) }, { 'cache-control': 'no-store' });
-    },
+    handle: async ({ query }) =>
+      json(200, pageBody(await deps.service().list(query), view, { unreadable: true }), { 'cache-control': 'no-store' }),
   });
 }
 
 export function countersRoutes(deps: CounterRouteDeps): RouteDefinition[] {
-  return [countersConfigureRoute(deps), countersIncrementRoute(deps), countersGetRoute(deps), countersListRoute(deps)];
+  return [
+    countersConfigureRoute(deps),
+    countersIncrementRoute(deps),
+    countersGetRoute(deps),
+    countersListRoute(deps),
+    countersFiguresRoute(deps),
+  ];
 }

@@ -1,7 +1,7 @@
 /** The HTTP shapes of the counters API (request validation and the OpenAPI document). */
 import { z } from 'zod';
 
-import { listingOf } from '../http/listing';
+import { pageOf } from '../http/paging';
 import { resourceName } from '../http/schemas';
 import { counterModes, definitionFields } from './definition';
 
@@ -34,7 +34,9 @@ export const counterView = z
   })
   .meta({ id: 'Counter', description: 'A counter and its settings.' });
 
-export const counterList = listingOf(counterView, 'CounterList', 'Counters in name order, with their settings (read each for its value).');
+export const counterList = pageOf(counterView, 'CounterList', 'Counters in name order, with their settings (read each for its value).', {
+  unreadable: true,
+});
 
 export const incrementBody = z
   .strictObject({
@@ -77,3 +79,20 @@ export const counterValue = z
     consistent: z.boolean(),
   })
   .meta({ id: 'CounterValue' });
+
+export const counterFigures = z
+  .object({
+    readAt: z.string().meta({ description: 'When the dirty index was read (the server clock)' }),
+    rollupLagSeconds: z.number().meta({
+      description:
+        'Age of the oldest minute with hits not folded yet (0: none): what the tallyho.counter.rollup.lag gauge reports. About the ' +
+        'safety window plus a minute while the rollup keeps up.',
+    }),
+    oldestUnfoldedAt: z.string().nullable().meta({ description: 'The start of that minute' }),
+    partitionsWaiting: z.number().int().meta({ description: 'Counter partitions with hits not folded yet' }),
+    countersWaiting: z.array(z.string()).meta({ description: 'Counters with hits not folded yet, in name order (at most 20)' }),
+    truncated: z
+      .boolean()
+      .meta({ description: 'More rows or names than one read takes (1,000 rows, 20 names): the counts are lower bounds' }),
+  })
+  .meta({ id: 'CounterFigures', description: "How far the rollup is behind, read now from the counters' dirty index." });

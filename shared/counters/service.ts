@@ -11,12 +11,12 @@ import type { Logger } from '../log';
 import { tables } from '../resources';
 import { type BackoffPolicy, LostRace, retryLostRaces, retryContextOf } from '../retry';
 import { autoCreatedPartition, CappedSet } from '../storage/cappedSet';
-import type { Listing } from '../storage/list';
+import type { Page, PageRequest } from '../storage/list';
 import { CounterCatalog, type StoredCounter } from './catalog';
 import type { CounterRuntime } from './context';
 import { CounterDataStore } from './dataStore';
 import { type CounterDefinitionInput, resolveDefinition, sameDefinition, structuralDifferences } from './definition';
-import { DirtyIndex } from './dirtyIndex';
+import { DirtyIndex, oldestUnfoldedMs } from './dirtyIndex';
 import { Incrementer, type IncrementResult } from './increment';
 import { HitKeys } from './keys';
 import { CounterReader, type CounterValue } from './reader';
@@ -68,6 +68,11 @@ export interface ConfigureResult {
 function notFound(name: string): AppError {
   return new AppError('NotFound', `No counter named "${name}"; create it with PUT /api/counters/${name}`);
 }
+
+/** Dirty-index rows one figures read looks at (the oldest first, so the lag is exact even when cut short). */
+const figureRows = 1000;
+/** Counter names the figures list at most. */
+const figureNames = 20;
 
 export class CounterService {
   readonly catalog: CounterCatalog;
@@ -156,8 +161,26 @@ export class CounterService {
     return value;
   }
 
-  list(limit: number): Promise<Listing<StoredCounter>> {
-    return this.catalog.list(limit);
+  list(page: PageRequest): Promise<Page<StoredCounter>> {
+    return this.catalog.list(page);
+  }
+
+  /**
+   * How far the rollup is behind, from the dirty index (one query of at most `figureRows` rows, oldest
+   * minute first): the lag the rollup's gauge reports, and which counters have hits waiting.
+   */
+  async figures() {
+    const now = this.deps.clock.now();
+    const rows = await this.dirty.list(now, figureRows);
+    const names = [...new Set(rows.map((r) => r.name))].sort();
+    return {
+      readAt: new Date(now).toISOString(),
+      rollupLagSeconds: oldestUnfoldedMs(rows, now) / 1000,
+      oldestUnfoldedAt: rows[0] === undefined ? null : new Date(rows[0].bucket).toISOString(),
+      partitionsWaiting: new Set(rows.map((r) => r.partitionKey)).size,
+      countersWaiting: names.slice(0, figureNames),
+      truncated: rows.length >= figureRows || names.length > figureNames,
+    };
   }
 
   async runRollup(): Promise<RollupReport> {

@@ -7,11 +7,13 @@
 import type { TableClient } from '@azure/data-tables';
 import { z } from 'zod';
 
+import { pageOf } from '../http/paging';
 import { hasStatus, translateStorageError } from '../storage/errors';
+import { listPage, type Page, type PageRequest } from '../storage/list';
 import { type AuditKind, auditKinds, type ReleaseHow, releaseHows } from './operations';
 import { type GateEntity, odata, rowKeys } from './rows';
 
-export const auditRecordSchema = z
+const auditRecordSchema = z
   .object({
     gate: z.string(),
     kind: z.enum(auditKinds),
@@ -25,6 +27,8 @@ export const auditRecordSchema = z
   .meta({ id: 'GateAuditRecord' });
 
 export type AuditRecord = z.output<typeof auditRecordSchema>;
+
+export const auditPage = pageOf(auditRecordSchema, 'GateAuditPage', "A page of a gate's audit log, oldest first.", { unreadable: true });
 
 export interface AuditInput {
   readonly gate: string;
@@ -60,21 +64,15 @@ const openedRow = z.object({ releaseAt: z.string().optional() });
 export class GateAuditLog {
   constructor(private readonly table: () => Promise<TableClient>) {}
 
-  /** The newest `limit` records of a gate, oldest first. */
-  async list(gate: string, limit: number): Promise<AuditRecord[]> {
-    const table = await this.table();
-    const rows: AuditRecord[] = [];
+  /** A page of a gate's records, oldest first; a row that cannot be read is named under `unreadable`. */
+  async list(gate: string, page: PageRequest): Promise<Page<AuditRecord>> {
     const [from, to] = rowKeys.auditRange;
-    try {
-      const filter = `PartitionKey eq ${odata(gate)} and RowKey ge ${odata(from)} and RowKey lt ${odata(to)}`;
-      for await (const entity of table.listEntities({ queryOptions: { filter } })) {
-        const parsed = auditRecordSchema.safeParse(entity);
-        if (parsed.success) rows.push(parsed.data);
-      }
-    } catch (err) {
-      throw translateStorageError(err, `reading the audit log of gate ${gate}`);
-    }
-    return rows.slice(-limit);
+    const query = {
+      filter: `PartitionKey eq ${odata(gate)} and RowKey ge ${odata(from)} and RowKey lt ${odata(to)}`,
+      list: `gates/${gate}/audit`,
+      doing: `reading the audit log of gate ${gate}`,
+    };
+    return listPage(await this.table(), query, page, (row) => auditRecordSchema.parse(row));
   }
 
   /**

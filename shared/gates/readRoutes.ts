@@ -1,11 +1,11 @@
 /** The gates API's reads: the gate list, one gate's state and its audit log. */
-import { listQuery } from '../http/listing';
+import { pageBody, pageQuery } from '../http/paging';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
-import { auditRecordSchema } from './audit';
+import { auditPage } from './audit';
 import { gateEtag, ifNoneMatchHits } from './etag';
 import { badRequest, gateResult, type GateRouteDeps, notFound, tags, unavailable } from './routeCommon';
-import { auditQuery, gateList, gateParams, gateView, viewOf } from './schemas';
+import { gateList, gateParams, gateView, viewOf } from './schemas';
 
 export function gatesListRoute(deps: GateRouteDeps): RouteDefinition {
   return defineRoute({
@@ -13,22 +13,18 @@ export function gatesListRoute(deps: GateRouteDeps): RouteDefinition {
     method: 'GET',
     path: 'gates',
     summary: 'List gates with their state and waiters (for operators)',
-    description: 'One table scan: each gate as it is now; a gate whose row cannot be read is listed under `unreadable`.',
+    description:
+      'In name order, a page at a time, read from the gate rows (one per gate): each gate as it is now; a gate whose row cannot be ' +
+      'read is listed under `unreadable`.',
     tags,
-    query: listQuery,
+    query: pageQuery({}),
     responses: {
       200: { description: 'The gates', schema: gateList },
       400: badRequest,
       503: unavailable,
     },
-    handle: async ({ query }) => {
-      const gates = await deps.service().list(query.limit);
-      return json(
-        200,
-        { items: gates.items.map(viewOf), unreadable: gates.unreadable, truncated: gates.truncated },
-        { 'cache-control': 'no-store' },
-      );
-    },
+    handle: async ({ query }) =>
+      json(200, pageBody(await deps.service().list(query), viewOf, { unreadable: true }), { 'cache-control': 'no-store' }),
   });
 }
 
@@ -64,14 +60,19 @@ export function gatesAuditRoute(deps: GateRouteDeps): RouteDefinition {
     method: 'GET',
     path: 'gates/{name}/audit',
     summary: "The gate's audit log: every create, release and reset with who, when, generation and how",
+    description: 'Oldest first, a page at a time.',
     tags,
     params: gateParams,
-    query: auditQuery,
+    query: pageQuery({}),
     responses: {
-      200: { description: 'Oldest first', schema: auditRecordSchema.array() },
+      200: { description: 'One page', schema: auditPage },
       400: badRequest,
       503: unavailable,
     },
-    handle: async ({ params, query }) => json(200, await deps.audit().list(params.name, query.limit ?? 100)),
+    handle: async ({ params, query }) =>
+      json(
+        200,
+        pageBody(await deps.audit().list(params.name, query), (r) => r, { unreadable: true }),
+      ),
   });
 }

@@ -1,7 +1,7 @@
 /** The HTTP shapes of the gates API (request validation and the OpenAPI document). */
 import { z } from 'zod';
 
-import { listingOf } from '../http/listing';
+import { pageOf } from '../http/paging';
 import { isoTimestamp, resourceName } from '../http/schemas';
 import { submitBody } from '../jobs/schemas';
 import type { GateAction, GateActionResult } from './actions';
@@ -92,8 +92,6 @@ export const waitQuery = z.object({
     .meta({ description: 'Wait for the release of this generation (returns at once if the gate has moved past it).' }),
 });
 
-export const auditQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).optional() });
-
 const waiters = z
   .object({
     waiting: z.int().meta({ description: 'Runs waiting now (0 once released).' }),
@@ -123,11 +121,9 @@ export const gateView = z
 
 export type GateView = z.output<typeof gateView>;
 
-export const gateList = listingOf(
-  gateView,
-  'GateList',
-  'Gates in name order, as their entities hold them now. A gate shows once its creation is audited.',
-);
+export const gateList = pageOf(gateView, 'GateList', 'A page of gates in name order, each as its gate row holds it now.', {
+  unreadable: true,
+});
 
 export function viewOf(gate: GateSnapshot): GateView {
   return {

@@ -13,7 +13,7 @@ import { startSingleton } from '../durable/singleton';
 import { AppError, isAppError, validationError } from '../errors';
 import type { Logger } from '../log';
 import { LostRace, retryLostRaces, type RetryContext } from '../retry';
-import type { Listing } from '../storage/list';
+import type { Page, PageRequest } from '../storage/list';
 import type { GateAction, GateActionResult } from './actions';
 import { actionFingerprint } from './fingerprint';
 import { auditEntity } from './audit';
@@ -178,9 +178,9 @@ export class GateService {
     return snapshot;
   }
 
-  /** Up to `limit` gates as they are now, in name order. */
-  async list(limit: number): Promise<Listing<GateSnapshot>> {
-    const listed = await this.deps.store.listGates(limit);
+  /** A page of gates as they are now, in name order. */
+  async list(page: PageRequest): Promise<Page<GateSnapshot>> {
+    const listed = await this.deps.store.listGates(page);
     return { ...listed, items: listed.items.map(snapshotOf) };
   }
 

@@ -7,7 +7,7 @@
 import { type TableClient, type TableTransactionResponse, type TransactionAction } from '@azure/data-tables';
 
 import { hasStatus, statusOfError, translateStorageError } from '../storage/errors';
-import { listRows, type Listing } from '../storage/list';
+import { listPage, type Page, type PageRequest } from '../storage/list';
 import type { ActionOutcome, GateRecord, ReleaseRecord, RunRecord } from './operations';
 import {
   actionJsonOf,
@@ -71,9 +71,10 @@ export class GateStore {
     }
   }
 
-  /** Up to `limit` gates, in name order (a scan for gate rows); a row that cannot be read is listed as unreadable. */
-  async listGates(limit: number): Promise<Listing<GateRecord>> {
-    return listRows(await this.table(), { filter: `RowKey eq ${odata(gateRowKey)}`, limit, doing: 'listing gates' }, gateRecordOf);
+  /** A page of gates in name order, read from the gate rows (one per gate); a row that cannot be read is listed as unreadable. */
+  async listGates(page: PageRequest): Promise<Page<GateRecord>> {
+    const query = { filter: `RowKey eq ${odata(gateRowKey)}`, list: 'gates', doing: 'listing gates' };
+    return listPage(await this.table(), query, page, gateRecordOf);
   }
 
   /** Inserts a new gate with its first audit record; false when a gate of that name exists. */

@@ -72,6 +72,7 @@ export const authorization = {
 
   countersConfigure: admin,
   countersList: admin,
+  countersFigures: admin,
   countersGet: fn,
   countersIncrement: fn,
 
@@ -100,6 +101,7 @@ export const authorization = {
   },
   schedulesCreatePrivileged: { ...admin, note: 'Accepts every target, including those that perform admin actions.' },
   schedulesList: { ...admin, note: 'Lists the targets and payloads of every schedule.' },
+  schedulesFigures: admin,
   schedulesGet: {
     ...fn,
     note:
@@ -114,6 +116,7 @@ export const authorization = {
 
   jobsSubmit: fn,
   jobsList: admin,
+  jobsFigures: { ...admin, note: 'Queue lengths are an operator figure; each call reads every work queue.' },
   jobsGet: fn,
   jobsResults: fn,
   jobsFailures: fn,

@@ -7,7 +7,7 @@ import { odata, type TableClient } from '@azure/data-tables';
 
 import { LostRace } from '../retry';
 import { hasStatus, translateStorageError } from '../storage/errors';
-import { listRows, type Listing } from '../storage/list';
+import { listPage, type Page, type PageRequest } from '../storage/list';
 import { jobEntity, type JobRecord, jobRowKey, parseJob, type StoredJob } from './jobRecord';
 
 const openPartition = 'open';
@@ -125,16 +125,12 @@ export class JobStore {
   }
 
   /**
-   * The `limit` most recently accepted jobs, newest first (for operators). Job ids are not all
-   * time-ordered (Idempotency-Key jobs are named after the key), so this reads every job row.
+   * A page of jobs in id order (for operators): the table's own order, so a page costs what it
+   * holds — time-ordered ids oldest first, then the jobs named after an Idempotency-Key.
    */
-  async recent(limit: number): Promise<Listing<JobRecord>> {
-    const filter = odata`RowKey eq ${jobRowKey}`;
-    const all = await listRows(await this.table(), { filter, limit: Number.MAX_SAFE_INTEGER, doing: 'listing jobs' }, (row) =>
-      parseJob(row.partitionKey ?? '', row),
-    );
-    const newest = all.items.sort((a, b) => b.acceptedAt - a.acceptedAt);
-    return { items: newest.slice(0, limit), unreadable: all.unreadable, truncated: newest.length > limit };
+  async list(page: PageRequest): Promise<Page<JobRecord>> {
+    const query = { filter: odata`RowKey eq ${jobRowKey}`, list: 'jobs', doing: 'listing jobs' };
+    return listPage(await this.table(), query, page, (row) => parseJob(row.partitionKey ?? '', row));
   }
 
   /** Open jobs (in id order) and since when each is indexed. */

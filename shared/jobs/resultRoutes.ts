@@ -1,4 +1,5 @@
 /** What a job produced: its item results, its failures with reasons, and the files its processor wrote. */
+import { pageBody } from '../http/paging';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { problem } from '../http/schemas';
@@ -12,24 +13,18 @@ export function jobsResultsRoute(deps: JobRouteDeps): RouteDefinition {
     method: 'GET',
     path: 'jobs/{id}/results',
     summary: "A page of the job's item results",
-    description: 'In item-id order; `next` is the cursor of the following page (null on the last).',
+    description: 'In item-id order, a page at a time.',
     tags,
     params: jobParams,
     query: resultsQuery,
     responses: {
       200: { description: 'One page', schema: resultsPage },
-      400: problem('Bad id, status, limit or cursor'),
+      400: problem('Bad id, status, maxPageSize or continuationToken'),
       404: notFound,
       503: unavailable,
     },
-    handle: async ({ params, query }) => {
-      const page = await deps.service().results(params.id, {
-        limit: query.limit,
-        ...(query.status === undefined ? {} : { status: query.status }),
-        ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
-      });
-      return json(200, { results: page.results.map(viewResult), next: page.cursor ?? null });
-    },
+    handle: async ({ params, query }) =>
+      json(200, pageBody(await deps.service().results(params.id, 'results', query.status, query), viewResult)),
   });
 }
 
@@ -44,18 +39,12 @@ export function jobsFailuresRoute(deps: JobRouteDeps): RouteDefinition {
     query: failuresQuery,
     responses: {
       200: { description: 'One page', schema: failuresPage },
-      400: problem('Bad id, limit or cursor'),
+      400: problem('Bad id, maxPageSize or continuationToken'),
       404: notFound,
       503: unavailable,
     },
-    handle: async ({ params, query }) => {
-      const page = await deps.service().results(params.id, {
-        status: 'failed',
-        limit: query.limit,
-        ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
-      });
-      return json(200, { failures: page.results.map(viewFailure), next: page.cursor ?? null });
-    },
+    handle: async ({ params, query }) =>
+      json(200, pageBody(await deps.service().results(params.id, 'failures', 'failed', query), viewFailure)),
   });
 }
 

@@ -16,6 +16,7 @@ import { odata, type TableClient, type TransactionAction } from '@azure/data-tab
 
 import { AppError } from '../errors';
 import { hasStatus, translateStorageError } from '../storage/errors';
+import { listPage, type Page, type PageRequest } from '../storage/list';
 import type { JsonValue } from './envelope';
 
 type FinalStatus = 'succeeded' | 'failed' | 'cancelled';
@@ -48,11 +49,6 @@ export interface Progress {
   /** When the first and the latest tally was written (ms), null without any. */
   readonly firstAt: number | null;
   readonly lastAt: number | null;
-}
-
-export interface ResultPage {
-  readonly results: StoredResult[];
-  readonly cursor: string | undefined;
 }
 
 export interface RecordReport {
@@ -322,27 +318,24 @@ export class ResultStore {
     return { succeeded, failed, cancelled, firstAt, lastAt };
   }
 
-  /** One page of results in item-id order, optionally of one status. */
-  async page(jobId: string, options: { status?: ResultStatus; limit: number; cursor?: string }): Promise<ResultPage> {
-    const table = await this.table();
+  /**
+   * One page of results in item-id order, optionally of one status; `list` names the route asking
+   * (results or failures), so a token of one serves only that one, for this job and status.
+   */
+  async page(
+    jobId: string,
+    list: 'results' | 'failures',
+    status: ResultStatus | undefined,
+    page: PageRequest,
+  ): Promise<Page<StoredResult>> {
     const range = odata`PartitionKey eq ${jobId} and RowKey ge ${resultPrefix} and RowKey lt ${resultEnd}`;
-    const filter = options.status === undefined ? range : `${range} and ${odata`s eq ${options.status}`}`;
-    try {
-      const pages = table.listEntities<Record<string, unknown>>({ queryOptions: { filter } }).byPage({
-        maxPageSize: options.limit,
-        ...(options.cursor === undefined ? {} : { continuationToken: options.cursor }),
-      });
-      for await (const page of pages) {
-        return { results: page.map(parseResult), cursor: page.continuationToken };
-      }
-    } catch (err) {
-      if (hasStatus(err, 400))
-        throw new AppError('ValidationFailed', 'The cursor is not valid for this job', {
-          issues: [{ path: 'query.cursor', message: 'Not a cursor of this listing' }],
-        });
-      throw translateStorageError(err, `listing results of job ${jobId}`);
-    }
-    return { results: [], cursor: undefined };
+    const query = {
+      filter: status === undefined ? range : `${range} and ${odata`s eq ${status}`}`,
+      list: `jobs/${jobId}/${list}?status=${status ?? ''}`,
+      doing: `listing results of job ${jobId}`,
+      strict: true,
+    };
+    return listPage(await this.table(), query, page, parseResult);
   }
 
   /** Every result of one status (all pages), with only the fields asked for parsed. */

@@ -2,7 +2,7 @@
 import type { RouteDefinition } from '../http/route';
 import { jobsFailuresRoute, jobsFileRoute, jobsResultsRoute } from './resultRoutes';
 import type { JobRouteDeps } from './routeCommon';
-import { jobsCancelRoute, jobsGetRoute, jobsListRoute, jobsRetryFailedRoute, jobsSubmitRoute } from './submitRoutes';
+import { jobsCancelRoute, jobsFiguresRoute, jobsGetRoute, jobsListRoute, jobsRetryFailedRoute, jobsSubmitRoute } from './submitRoutes';
 import { leasesCompleteRoute, leasesExtendRoute, leasesTakeRoute } from './leaseRoutes';
 import { processorsDeclareRoute, processorsGetRoute, processorsListRoute, processorsRotateSecretRoute } from './processorRoutes';
 
@@ -12,6 +12,7 @@ export function jobsRoutes(deps: JobRouteDeps): RouteDefinition[] {
   return [
     jobsSubmitRoute(deps),
     jobsListRoute(deps),
+    jobsFiguresRoute(deps),
     jobsGetRoute(deps),
     jobsResultsRoute(deps),
     jobsFailuresRoute(deps),

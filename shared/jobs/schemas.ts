@@ -1,7 +1,7 @@
 /** Request and response schemas of the jobs API (validation and the OpenAPI document). */
 import { z } from 'zod';
 
-import { listingOf } from '../http/listing';
+import { pageOf, pageQuery } from '../http/paging';
 import { itemIdPattern, jobId } from './ids';
 
 /** A file a processor writes (`jobs/{id}/files/{name}`): safe as a blob name and a URL segment. */
@@ -49,16 +49,11 @@ export const fileParams = z.strictObject({
   name: z.string().regex(fileNamePattern, 'Not a file name').meta({ example: 'wordcount.csv' }),
 });
 
-const limit = z.coerce.number().int().min(1).max(1000).default(100).meta({ description: 'Results per page (1-1000)' });
-const cursor = z.string().min(1).max(2000).optional().meta({ description: 'The `next` cursor of the previous page' });
-
-export const resultsQuery = z.strictObject({
+export const resultsQuery = pageQuery({
   status: z.enum(['succeeded', 'failed', 'cancelled', 'retrying']).optional().meta({ description: 'Only results with this status' }),
-  limit,
-  cursor,
 });
 
-export const failuresQuery = z.strictObject({ limit, cursor });
+export const failuresQuery = pageQuery({});
 
 const jobState = z.enum(['accepted', 'running', 'cancelling', 'completed', 'completedWithFailures', 'cancelled']);
 
@@ -100,7 +95,9 @@ export const jobView = z
   })
   .meta({ id: 'Job' });
 
-export const jobList = listingOf(jobView, 'JobList', 'The most recently accepted jobs, newest first.');
+export const jobList = pageOf(jobView, 'JobList', 'Jobs in id order (time-ordered ids first, oldest first; `k-…` ids after).', {
+  unreadable: true,
+});
 
 export const resultView = z
   .object({
@@ -119,7 +116,7 @@ export const resultView = z
   })
   .meta({ id: 'JobResult' });
 
-export const resultsPage = z.object({ results: z.array(resultView), next: z.string().nullable() }).meta({ id: 'JobResultsPage' });
+export const resultsPage = pageOf(resultView, 'JobResultsPage', "A page of the job's item results, in item-id order.");
 
 export const failureView = z
   .object({
@@ -132,4 +129,24 @@ export const failureView = z
   })
   .meta({ id: 'JobFailure' });
 
-export const failuresPage = z.object({ failures: z.array(failureView), next: z.string().nullable() }).meta({ id: 'JobFailuresPage' });
+export const failuresPage = pageOf(failureView, 'JobFailuresPage', "A page of the job's failed items, in item-id order.");
+
+export const jobFigures = z
+  .object({
+    readAt: z.string().meta({ description: 'When the queues were read (the server clock)' }),
+    processors: z.array(z.string()).meta({ description: 'The in-app processors; their envelopes share the work queues below' }),
+    queues: z.array(
+      z.object({
+        queue: z.string().meta({ description: 'A work queue' }),
+        messages: z.number().int().meta({ description: 'Envelopes waiting in it (the approximate count Azure Storage reports)' }),
+        poisonQueue: z.string(),
+        poison: z.number().int().meta({ description: 'Envelopes in its poison queue not yet recorded as failed items' }),
+      }),
+    ),
+    total: z.object({ messages: z.number().int(), poison: z.number().int() }),
+  })
+  .meta({
+    id: 'JobFigures',
+    description:
+      'The backlog of the in-app processors: the same queue lengths the tallyho.job.backlog and tallyho.job.poison.backlog gauges report, read now.',
+  });

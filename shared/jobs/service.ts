@@ -1,13 +1,13 @@
 /** The job use-cases behind one object, for the HTTP routes, the queue triggers and the reconciler timer. */
 import { AppError } from '../errors';
-import type { Listing } from '../storage/list';
+import type { Page, PageRequest } from '../storage/list';
 import { type JobsContext, jobsTelemetry } from './context';
 import { poisonQueueName, type QueueDepth } from './queues';
 import { isFinished, type JobRecord } from './jobRecord';
 import { processEnvelope, type Delivery, type EnvelopeReport } from './process';
 import { processPoison, type PoisonReport } from './poison';
 import { reconcile, type ReconcileReport } from './reconcile';
-import type { ResultPage, ResultStatus } from './resultStore';
+import type { ResultStatus, StoredResult } from './resultStore';
 import { retryFailed } from './retryFailed';
 import { checkSubmission, submitJob, type SubmitOptions, type SubmitRequest, type SubmitResult } from './submit';
 import { viewJob } from './view';
@@ -37,9 +37,23 @@ export class JobService {
     });
   }
 
-  /** Envelopes waiting in each work queue and its poison queue. */
+  /** Envelopes waiting in each work queue and its poison queue (what the gauges and the figures route report). */
   backlog(): Promise<QueueDepth[]> {
     return this.context.queues.depths();
+  }
+
+  /** The backlog for an operator: one read of each work queue and poison queue (TALLYHO_JOBS_QUEUES of each). */
+  async figures() {
+    const queues = (await this.backlog()).map((d) => ({ ...d, poisonQueue: poisonQueueName(d.queue) }));
+    return {
+      readAt: new Date(this.context.clock.now()).toISOString(),
+      processors: [...this.context.processors.keys()].sort(),
+      queues,
+      total: {
+        messages: queues.reduce((n, q) => n + q.messages, 0),
+        poison: queues.reduce((n, q) => n + q.poison, 0),
+      },
+    };
   }
 
   submit(request: SubmitRequest, idempotencyKey: string | undefined, options: SubmitOptions = {}): Promise<SubmitResult> {
@@ -107,9 +121,9 @@ export class JobService {
     return viewJob(job, progress);
   }
 
-  /** The most recently accepted jobs, newest first, each as `view` shows it. */
-  async recent(limit: number): Promise<Listing<ReturnType<typeof viewJob>>> {
-    const listing = await this.context.jobs.recent(limit);
+  /** A page of jobs in id order, each as `view` shows it. */
+  async list(page: PageRequest): Promise<Page<ReturnType<typeof viewJob>>> {
+    const listing = await this.context.jobs.list(page);
     const items = await Promise.all(
       listing.items.map(async (job) =>
         viewJob(job, isFinished(job.phase) && job.round === 0 ? undefined : await this.context.results.progress(job.id)),
@@ -118,9 +132,14 @@ export class JobService {
     return { ...listing, items };
   }
 
-  async results(id: string, options: { status?: ResultStatus; limit: number; cursor?: string }): Promise<ResultPage> {
+  async results(
+    id: string,
+    list: 'results' | 'failures',
+    status: ResultStatus | undefined,
+    page: PageRequest,
+  ): Promise<Page<StoredResult>> {
     await this.job(id);
-    return this.context.results.page(id, options);
+    return this.context.results.page(id, list, status, page);
   }
 
   retryFailed(id: string): Promise<JobRecord> {

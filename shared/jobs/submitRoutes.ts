@@ -1,11 +1,11 @@
 /** Submitting jobs and reading them: submit, list, get, and running a job's failed items again. */
 import { readIdempotencyKey } from '../http/idempotencyHeader';
-import { listQuery } from '../http/listing';
+import { pageBody, pageQuery } from '../http/paging';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { idempotencyKeyHeader, problem } from '../http/schemas';
 import { badId, type JobRouteDeps, notFound, tags, unavailable } from './routeCommon';
-import { jobList, jobParams, jobView, submitBody } from './schemas';
+import { jobFigures, jobList, jobParams, jobView, submitBody } from './schemas';
 import { viewJob } from './view';
 
 /** The registered processors, as the submit route's description lists them. */
@@ -72,16 +72,42 @@ export function jobsListRoute(deps: JobRouteDeps): RouteDefinition {
     name: 'jobsList',
     method: 'GET',
     path: 'jobs',
-    summary: 'The most recent jobs with their progress (for operators)',
-    description: 'Newest first. Reads every job row (job ids are not all time-ordered), so it is meant for an operator, not a client loop.',
+    summary: 'Jobs with their progress, a page at a time (for operators)',
+    description:
+      'In job id order: ids given by the app start with the submission time (oldest first); jobs named after an Idempotency-Key ' +
+      '(`k-…`) follow them.',
     tags,
-    query: listQuery,
+    query: pageQuery({}),
     responses: {
       200: { description: 'The jobs', schema: jobList },
-      400: problem('Bad limit'),
+      400: problem('Bad maxPageSize or continuationToken'),
       503: unavailable,
     },
-    handle: async ({ query }) => json(200, await deps.service().recent(query.limit), { 'cache-control': 'no-store' }),
+    handle: async ({ query }) =>
+      json(
+        200,
+        pageBody(await deps.service().list(query), (job) => job, { unreadable: true }),
+        { 'cache-control': 'no-store' },
+      ),
+  });
+}
+
+export function jobsFiguresRoute(deps: JobRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'jobsFigures',
+    method: 'GET',
+    path: 'figures/jobs',
+    summary: 'Envelopes waiting and poisoned, per work queue (for operators)',
+    description:
+      'Reads the length of every work queue and its poison queue now (two reads per queue, TALLYHO_JOBS_QUEUES queues): the figures ' +
+      'the tallyho.job.backlog and tallyho.job.poison.backlog gauges report, the same whichever instance answers. A declared ' +
+      "processor's queue is its workers' backlog and is not included.",
+    tags,
+    responses: {
+      200: { description: 'The backlog', schema: jobFigures },
+      503: unavailable,
+    },
+    handle: async () => json(200, await deps.service().figures(), { 'cache-control': 'no-store' }),
   });
 }
 

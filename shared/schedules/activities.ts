@@ -10,7 +10,17 @@ import type { Clock, Random } from '../clock';
 import type { EffectPorts } from '../effects/runner';
 import type { Logger } from '../log';
 import { type BackoffPolicy, retryLostRaces, retryContextOf } from '../retry';
-import type { CheckpointInput, ControlSnapshot, EngineSettings, PollInput, RunInput, RunOutcome, RunRecord, SettledRun } from './records';
+import {
+  type CheckpointInput,
+  type ControlSnapshot,
+  type EngineSettings,
+  latenessSeconds,
+  type PollInput,
+  type RunInput,
+  type RunOutcome,
+  type RunRecord,
+  type SettledRun,
+} from './records';
 import type { NewScheduleRow, ScheduleRow, ScheduleTable } from './scheduleTable';
 import type { ScheduleSettings } from './settings';
 import { pollTarget, runTarget, type TargetOutcome } from './targets';
@@ -217,8 +227,8 @@ export class ScheduleActivities {
     const { target } = claim.row.definition;
     const schedule = { 'tallyho.schedule.id': input.scheduleId };
     // On the orchestration's clock, like the due time: a devhost virtual clock measures the same lateness.
-    if (input.fire.kind !== 'trigger')
-      this.telemetry.metrics.lateness.record(Math.max(0, Date.parse(input.now) - Date.parse(input.fire.at)) / 1000, schedule);
+    const lateness = latenessSeconds(input.fire, input.now);
+    if (lateness !== undefined) this.telemetry.metrics.lateness.record(lateness, schedule);
     const began = this.deps.clock.now();
     const outcome = await this.telemetry.spans.run.run({ attributes: { ...schedule, 'tallyho.schedule.target.type': target.type } }, () =>
       runTarget(target, ctx, this.deps.effects),

@@ -2,21 +2,14 @@
 import { z } from 'zod';
 
 import { readerLevelOf } from '../http/authorization';
+import { pageBody, pageQuery } from '../http/paging';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { problem } from '../http/schemas';
 import { badRequest, notFound, params, type ScheduleRouteDeps, tags, unavailable } from './routeCommon';
-import { scheduleList, scheduleStates, scheduleView, triggerResult } from './views';
+import { scheduleFigures, scheduleList, scheduleStates, scheduleView, triggerResult } from './views';
 
-const listQuery = z.strictObject({
-  state: z.enum(scheduleStates).optional(),
-  pageSize: z.coerce.number().int().min(1).max(100).optional().meta({ description: 'Schedules per page (default 50).' }),
-  continuationToken: z
-    .string()
-    .max(2048)
-    .regex(/^[\x21-\x7e]+$/, 'Pass back the token a list response gave')
-    .optional(),
-});
+const listQuery = pageQuery({ state: z.enum(scheduleStates).optional() });
 
 function controlRoute(
   name: 'schedulesPause' | 'schedulesResume',
@@ -85,7 +78,23 @@ export function scheduleManageRoutes(deps: ScheduleRouteDeps): RouteDefinition[]
       query: listQuery,
       responses: { 200: { description: 'One page', schema: scheduleList }, 400: badRequest, 503: unavailable },
       handle: async ({ query, durable }) =>
-        json(200, await deps.service(durable()).list(query.state, query.pageSize ?? 50, query.continuationToken)),
+        json(
+          200,
+          pageBody(await deps.service(durable()).list(query.state, query), (s) => s),
+        ),
+    }),
+    defineRoute({
+      name: 'schedulesFigures',
+      method: 'GET',
+      path: 'figures/schedules',
+      summary: 'How late schedules run (for operators)',
+      description:
+        "Reads one page of the schedule index now (at most 200 schedules): each schedule's latest run and how late it started (the " +
+        'lateness the tallyho.schedule.lateness histogram records), and active schedules whose next fire is past due.',
+      tags,
+      durable: true,
+      responses: { 200: { description: 'The figures', schema: scheduleFigures }, 503: unavailable },
+      handle: async ({ durable }) => json(200, await deps.service(durable()).figures(), { 'cache-control': 'no-store' }),
     }),
     getRoute('schedulesGet', 'schedules/{id}', deps),
     getRoute('schedulesGetPrivileged', 'schedules/{id}/privileged', deps),

@@ -61,6 +61,16 @@ export interface RunRecord {
   readonly detail?: string;
 }
 
+/**
+ * How late a fire ran, in seconds: from when it was due to its run starting (never negative). A
+ * trigger is not late (it is due when requested). The run activity records it (tallyho.schedule.lateness)
+ * and the figures route reads it back from the run history.
+ */
+export function latenessSeconds(fire: { readonly at: string; readonly kind: FireKind }, startedAt: string): number | undefined {
+  if (fire.kind === 'trigger') return undefined;
+  return Math.max(0, Date.parse(startedAt) - Date.parse(fire.at)) / 1000;
+}
+
 export type RunOutcome =
   | { readonly outcome: 'succeeded'; readonly detail?: string; readonly snapshot?: ControlSnapshot }
   | { readonly outcome: 'failed'; readonly reason: string; readonly snapshot?: ControlSnapshot }

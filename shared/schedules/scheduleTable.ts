@@ -12,6 +12,7 @@ import { AppError } from '../errors';
 import { zodIssues } from '../http/route';
 import { LostRace } from '../retry';
 import { hasStatus, translateStorageError } from '../storage/errors';
+import { listPage, type Page, type PageRequest } from '../storage/list';
 import { type Creator, creatorSchema } from './creator';
 import type { ScheduleDefinition } from './definition';
 import type { RunRecord, ScheduleStatus, SettledRun, TriggerRequest } from './records';
@@ -221,9 +222,10 @@ export class ScheduleTable {
   }
 
   /** One page of schedules in id order, optionally in one state. */
-  async list(state: ScheduleStatus | undefined, pageSize: number, continuationToken: string | undefined): Promise<ListPage> {
+  async list(state: ScheduleStatus | undefined, page: PageRequest): Promise<Page<ScheduleRow>> {
     const filter = state === undefined ? `RowKey eq '${rowKey}'` : `RowKey eq '${rowKey}' and state eq '${state}'`;
-    return this.page(filter, pageSize, continuationToken);
+    const query = { filter, list: `schedules?state=${state ?? ''}`, doing: 'listing schedules', strict: true };
+    return listPage(await this.table(), query, page, parseRow);
   }
 
   /**

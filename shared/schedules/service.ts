@@ -15,13 +15,14 @@ import type { EffectRules } from '../effects/admission';
 import { AppError } from '../errors';
 import type { Logger } from '../log';
 import { type BackoffPolicy, LostRace, retryLostRaces, retryContextOf } from '../retry';
+import type { Page, PageRequest } from '../storage/list';
 import { engineSettings } from './activities';
 import { admit } from './admission';
 import type { Creator } from './creator';
 import { definitionKey, definitionOf, type CreateScheduleBody, type ScheduleDefinition } from './definition';
 import type { ScheduleEngine } from './engine';
 import { initialState, type ScheduleState } from './machine';
-import type { EngineSettings, ScheduleStatus } from './records';
+import { type EngineSettings, latenessSeconds, type ScheduleStatus } from './records';
 import { scheduledMessage, type ScheduledDelivery } from './scheduledDelivery';
 import type { NewScheduleRow, ScheduleRow, ScheduleTable } from './scheduleTable';
 import type { ScheduleSettings } from './settings';
@@ -85,6 +86,13 @@ function restartState(row: ScheduleRow, settings: EngineSettings, now: Date): Sc
 function isScheduledDelivery(definition: ScheduleDefinition): boolean {
   return definition.target.type === 'serviceBus' && definition.target.delivery === 'scheduled';
 }
+
+/** Schedules one figures read looks at (one page of the index). */
+const figureRows = 200;
+/** Schedules the figures list at most, per list (latest runs: the latest ones first by lateness). */
+const figureRuns = 10;
+/** A next fire this far past due that has not run counts as overdue (a timer fires within seconds). */
+const overdueGraceMs = 60_000;
 
 export class ScheduleService {
   constructor(private readonly deps: ScheduleServiceDeps) {}
@@ -229,13 +237,37 @@ export class ScheduleService {
     return viewOf(row, reader);
   }
 
-  async list(
-    state: ScheduleStatus | undefined,
-    pageSize: number,
-    continuationToken: string | undefined,
-  ): Promise<{ items: ScheduleView[]; continuationToken: string | null }> {
-    const page = await this.deps.table.list(state, pageSize, continuationToken);
-    return { items: page.rows.map((row) => viewOf(row, 'admin')), continuationToken: page.continuationToken ?? null };
+  /** A page of schedules in id order, as an admin sees them. */
+  async list(state: ScheduleStatus | undefined, page: PageRequest): Promise<Page<ScheduleView>> {
+    const rows = await this.deps.table.list(state, page);
+    return { ...rows, items: rows.items.map((row) => viewOf(row, 'admin')) };
+  }
+
+  /**
+   * The figures an operator looks at first: how late the latest runs started, and schedules whose next
+   * fire is past due and has not run. One page of the index (at most `figureRows` schedules, id order).
+   */
+  async figures() {
+    const now = this.deps.clock.now();
+    const page = await this.deps.table.list(undefined, { maxPageSize: figureRows });
+    const latest = page.items.flatMap((row) => {
+      const run = row.runs.findLast((r) => r.startedAt !== undefined && r.kind !== 'trigger');
+      const lateness = run?.startedAt === undefined ? undefined : latenessSeconds(run, run.startedAt);
+      return run === undefined || lateness === undefined
+        ? []
+        : [{ id: row.id, due: run.at, startedAt: run.startedAt ?? '', latenessSeconds: lateness }];
+    });
+    const overdue = page.items.filter(
+      (row) => row.state === 'active' && row.nextFireAt !== undefined && Date.parse(row.nextFireAt) + overdueGraceMs < now,
+    );
+    return {
+      readAt: new Date(now).toISOString(),
+      schedules: page.items.length,
+      worstLatenessSeconds: latest.reduce((max, r) => Math.max(max, r.latenessSeconds), 0),
+      latestRuns: latest.sort((a, b) => b.latenessSeconds - a.latenessSeconds).slice(0, figureRuns),
+      overdue: overdue.map((row) => ({ id: row.id, nextFireAt: row.nextFireAt ?? '' })).slice(0, figureRuns),
+      truncated: page.continuationToken !== undefined,
+    };
   }
 
   /** The reconcile timer's pass: creates left pending, then orchestrations that are gone. Logged when it did anything. */
@@ -257,8 +289,8 @@ export class ScheduleService {
     let left = 0;
     let token: string | undefined;
     do {
-      const page = await this.deps.table.list('pending', 100, token);
-      for (const row of page.rows) {
+      const page = await this.deps.table.list('pending', { maxPageSize: 100, continuationToken: token });
+      for (const row of page.items) {
         if (Date.parse(row.createdAt) > cutoff) continue;
         if (row.mode === 'serviceBusScheduled') {
           left++;

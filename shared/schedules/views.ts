@@ -2,6 +2,7 @@
 import { z } from 'zod';
 
 import type { ReaderLevel } from '../http/authorization';
+import { pageOf } from '../http/paging';
 import { creatorSchema } from './creator';
 import { definitionView } from './definition';
 import type { RunRecord } from './records';
@@ -53,9 +54,7 @@ export const scheduleView = z
 
 export type ScheduleView = z.output<typeof scheduleView>;
 
-export const scheduleList = z
-  .object({ items: z.array(scheduleView), continuationToken: z.string().nullable() })
-  .meta({ id: 'ScheduleList', description: 'One page; pass continuationToken back for the next one (null on the last page).' });
+export const scheduleList = pageOf(scheduleView, 'ScheduleList', 'A page of schedules, in id order.');
 
 export const triggerResult = z.object({ triggerId: z.string(), schedule: scheduleView }).meta({ id: 'ScheduleTrigger' });
 
@@ -106,3 +105,24 @@ export function viewOf(row: ScheduleRow, reader: Reader): ScheduleView {
       : {}),
   };
 }
+
+export const scheduleFigures = z
+  .object({
+    readAt: z.string().meta({ description: 'When the index was read (the server clock)' }),
+    schedules: z.number().int().meta({ description: 'Schedules read (one page of the index, at most 200)' }),
+    worstLatenessSeconds: z.number().meta({
+      description: "The largest lateness among the schedules' latest runs: from when a fire was due to its run starting (0: none late)",
+    }),
+    latestRuns: z
+      .array(z.object({ id: z.string(), due: z.string(), startedAt: z.string(), latenessSeconds: z.number() }))
+      .meta({ description: "Each schedule's latest scheduled or catch-up run, the latest ones first (at most 10)" }),
+    overdue: z
+      .array(z.object({ id: z.string(), nextFireAt: z.string() }))
+      .meta({ description: 'Active schedules whose next fire is more than a minute past due and has not run (at most 10)' }),
+    truncated: z.boolean().meta({ description: 'More schedules exist than one read takes' }),
+  })
+  .meta({
+    id: 'ScheduleFigures',
+    description:
+      'How late schedules run, read now from the schedule index: the lateness the tallyho.schedule.lateness histogram records, per latest run.',
+  });

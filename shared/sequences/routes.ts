@@ -2,7 +2,7 @@
 import { readIdempotencyKey } from '../http/idempotencyHeader';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { json } from '../http/responses';
-import { listQuery } from '../http/listing';
+import { pageBody, pageQuery } from '../http/paging';
 import { idempotencyKeyHeader, problem } from '../http/schemas';
 import { sequenceSettingsInput } from './definition';
 import { nextBody, nextResult, sequenceList, sequenceParams, sequenceView, validateParams, validationResult } from './schemas';
@@ -105,15 +105,20 @@ function sequencesListRoute(deps: SequenceRouteDeps): RouteDefinition {
     method: 'GET',
     path: 'sequences',
     summary: 'List sequences with their high-water marks (for operators)',
-    description: 'One table scan, in name order. Block statistics are those of the instance that answered.',
+    description: 'In name order, a page at a time. Block statistics are those of the instance that answered.',
     tags,
-    query: listQuery,
+    query: pageQuery({}),
     responses: {
       200: { description: 'The sequences', schema: sequenceList },
       400: badRequest,
       503: unavailable,
     },
-    handle: async ({ query }) => json(200, await deps.service().list(query.limit), { 'cache-control': 'no-store' }),
+    handle: async ({ query }) =>
+      json(
+        200,
+        pageBody(await deps.service().list(query), (s) => s, { unreadable: true }),
+        { 'cache-control': 'no-store' },
+      ),
   });
 }
 

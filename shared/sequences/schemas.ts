@@ -1,7 +1,7 @@
 /** The HTTP shapes of the sequences API (request validation and the OpenAPI document). */
 import { z } from 'zod';
 
-import { listingOf } from '../http/listing';
+import { pageOf } from '../http/paging';
 import { resourceName } from '../http/schemas';
 import { definitionFields } from './definition';
 
@@ -75,10 +75,11 @@ export const sequenceView = z
   })
   .meta({ id: 'Sequence' });
 
-export const sequenceList = listingOf(
+export const sequenceList = pageOf(
   sequenceView,
   'SequenceList',
   'Sequences in name order; `instance` is the allocator of the instance that answered.',
+  { unreadable: true },
 );
 
 export const nextResult = z

@@ -10,7 +10,7 @@ import type { IdempotencyStore } from '../idempotency';
 import type { Logger } from '../log';
 import { type BackoffPolicy, retryContextOf } from '../retry';
 import { autoCreatedPartition, CappedSet } from '../storage/cappedSet';
-import type { Listing } from '../storage/list';
+import type { Page, PageRequest } from '../storage/list';
 import { type AllocatorStats, type CloseReport, SequenceAllocator } from './allocator';
 import {
   defaultDefinition,
@@ -123,8 +123,8 @@ export class SequenceService {
     return this.view(sequence);
   }
 
-  async list(limit: number): Promise<Listing<SequenceView>> {
-    const listing = await this.deps.store.list(limit);
+  async list(page: PageRequest): Promise<Page<SequenceView>> {
+    const listing = await this.deps.store.list(page);
     return { ...listing, items: listing.items.map((s) => this.view(s)) };
   }
 

@@ -12,7 +12,7 @@ import { AppError } from '../errors';
 import { zodIssues } from '../http/route';
 import { LostRace } from '../retry';
 import { hasStatus, translateStorageError } from '../storage/errors';
-import { listRows, type Listing } from '../storage/list';
+import { listPage, type Page, type PageRequest } from '../storage/list';
 import { definitionFields, definitionProblems, maxSequenceValue, type SequenceDefinition } from './definition';
 
 const rowKey = 'sequence';
@@ -98,12 +98,10 @@ export class SequenceStore {
     return parseStoredSequence(name, raw);
   }
 
-  /** Up to `limit` sequences in name order (one table scan, for operators); unreadable ones by name. */
-  async list(limit: number): Promise<Listing<StoredSequence>> {
-    const filter = `RowKey eq '${rowKey}'`;
-    return listRows(await this.table(), { filter, limit, doing: 'listing sequences' }, (row) =>
-      parseStoredSequence(row.partitionKey ?? '', row),
-    );
+  /** A page of sequences in name order (for operators); unreadable ones by name. */
+  async list(page: PageRequest): Promise<Page<StoredSequence>> {
+    const query = { filter: `RowKey eq '${rowKey}'`, list: 'sequences', doing: 'listing sequences' };
+    return listPage(await this.table(), query, page, (row) => parseStoredSequence(row.partitionKey ?? '', row));
   }
 
   /** Insert-if-absent. `created: false` returns what was already stored (whatever its definition). */

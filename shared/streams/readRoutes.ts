@@ -1,6 +1,6 @@
 /** The streams API's reads: the routed types, and one type's route and writer. */
 import { readerLevelOf } from '../http/authorization';
-import { listQuery } from '../http/listing';
+import { pageBody, pageQuery } from '../http/paging';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { badRequest, type StreamRouteDeps, tags, unavailable } from './routeCommon';
@@ -12,21 +12,22 @@ export function streamsListRoute(deps: StreamRouteDeps): RouteDefinition {
     method: 'GET',
     path: 'streams',
     summary: 'Event types with a route of their own (for operators)',
-    description: 'The remapped types, from the route table (one scan). Read a type for its writer: buffer depth and flush lag.',
+    description:
+      'The remapped types in type order, from the route table, a page at a time. Read a type for its writer: buffer depth and flush lag.',
     tags,
     durable: true,
-    query: listQuery,
+    query: pageQuery({}),
     responses: { 200: { description: 'The routed types', schema: streamRouteList }, 400: badRequest, 503: unavailable },
     handle: async ({ query }) => {
-      const listing = await deps.service().routes(query.limit);
-      const items = listing.items.map((r) => ({
+      const page = await deps.service().routes(query);
+      const view = (r: (typeof page.items)[number]) => ({
         type: r.type,
         partition: r.partition,
         resource: r.resource,
         version: r.version,
         source: r.source,
-      }));
-      return json(200, { ...listing, items }, { 'cache-control': 'no-store' });
+      });
+      return json(200, pageBody(page, view, { unreadable: true }), { 'cache-control': 'no-store' });
     },
   });
 }

@@ -7,7 +7,7 @@ import type { TableClient } from '@azure/data-tables';
 
 import { AppError } from '../errors';
 import { hasStatus, translateStorageError } from '../storage/errors';
-import { listRows, type Listing } from '../storage/list';
+import { listPage, type Page, type PageRequest } from '../storage/list';
 import type { StreamRoute } from './route';
 
 const partitionKey = 'route';
@@ -62,14 +62,10 @@ export class RouteTable {
     }
   }
 
-  /** Up to `limit` types with a route of their own (remapped), in type order; for operators. */
-  async list(limit: number): Promise<Listing<StreamRoute>> {
-    const filter = `PartitionKey eq '${partitionKey}'`;
-    return listRows<StreamRoute, RouteRow>(
-      await this.table(),
-      { filter, limit, doing: 'listing stream routes' },
-      (row) => fromRow(row).route,
-    );
+  /** A page of the types with a route of their own (remapped), in type order; for operators. */
+  async list(page: PageRequest): Promise<Page<StreamRoute>> {
+    const query = { filter: `PartitionKey eq '${partitionKey}'`, list: 'streams/routes', doing: 'listing stream routes' };
+    return listPage<StreamRoute, RouteRow>(await this.table(), query, page, (row) => fromRow(row).route);
   }
 
   /**

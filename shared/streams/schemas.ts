@@ -1,7 +1,7 @@
 /** Request and response schemas of the streams API (validation and the OpenAPI document). */
 import { z } from 'zod';
 
-import { listingOf } from '../http/listing';
+import { pageOf } from '../http/paging';
 import { resourceName } from '../http/schemas';
 import { documentAcceptedInput } from '../openapi/acceptedInput';
 
@@ -89,10 +89,11 @@ const routeView = z.object({
   source: z.enum(['table', 'default']),
 });
 
-export const streamRouteList = listingOf(
+export const streamRouteList = pageOf(
   routeView.extend({ type: z.string() }),
   'StreamRouteList',
   'Event types with a route of their own (remapped), in type order; every other type goes to its default route.',
+  { unreadable: true },
 );
 
 export const remapResult = z

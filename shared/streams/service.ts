@@ -10,7 +10,7 @@ import { type AppendOptions, type AppendResult, appendEvents } from './append';
 import { describeType, flushType, remapType } from './admin';
 import type { StreamsContext } from './context';
 import type { DurableClient } from '../durable/client';
-import type { Listing } from '../storage/list';
+import type { Page, PageRequest } from '../storage/list';
 import type { StreamRoute } from './route';
 import type { StreamEventInput } from './schemas';
 import { validateBatch } from './validate';
@@ -46,8 +46,8 @@ export class StreamService {
   }
 
   /** Types with a route of their own (remapped); other types go to their default route. */
-  routes(limit: number): Promise<Listing<StreamRoute>> {
-    return this.context.routes.list(limit);
+  routes(page: PageRequest): Promise<Page<StreamRoute>> {
+    return this.context.routes.list(page);
   }
 
   describe(durable: DurableClient, type: string, reader: ReaderLevel) {

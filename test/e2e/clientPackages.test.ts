@@ -54,6 +54,7 @@ const pageLines = (sequence: string, cancelled: string, ledger: string): string[
   'doc-1 succeeded',
   'thumbnails: completed',
   ledger,
+  'doors listed: yes',
   'NotFound 404',
 ];
 const printed = {

@@ -21,6 +21,7 @@ import { describeWithTool } from '../support/optionalTool';
 import { type Browser, chromiumTool, launchBrowser, screenshot } from './support/browser';
 import { devhostTest, type E2eHost, hostKind, ownHostTest, startDevhost, startE2eHost } from './support/harness';
 import { requestJson } from './support/http';
+import { readAll } from './support/pages';
 import { until as waitUntil } from './support/wait';
 
 // Listings are in name order across the shared Azurite of the whole test run: sort first. A run that
@@ -183,8 +184,8 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
     expect((await admin('PUT', `/api/gates/${name}`, { note: 'console test' })).status).toBe(201);
     expect((await requestJson(host, 'POST', `/api/gates/${name}/runs`, { body: { runId: `${name}-w1` } })).status).toBe(202);
     await until('the gate in the list with a waiter', async () => {
-      const list = await admin<{ items: GateView[] }>('GET', '/api/gates?limit=1000');
-      return list.body.items.find((g) => g.name === name && g.waiters.waiting === 1);
+      const gates = await readAll<GateView>(host, '/api/gates', { key: 'admin' });
+      return gates.find((g) => g.name === name && g.waiters.waiting === 1);
     });
 
     await openSection('gates');
@@ -362,7 +363,7 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
       const failures = await until('the poisoned items recorded', async () => {
         const job = await admin<JobView>('GET', `/api/jobs/${id}`);
         if (job.body.state !== 'completedWithFailures') return undefined;
-        return (await admin<{ failures: FailureView[] }>('GET', `/api/jobs/${id}/failures?limit=50`)).body.failures;
+        return (await admin<{ items: FailureView[] }>('GET', `/api/jobs/${id}/failures?maxPageSize=50`)).body.items;
       });
       expect(failures.map((f) => f.code)).toEqual(['poisoned', 'poisoned', 'poisoned']);
       expect(failures[0]?.reason).toMatch(/failed 2 deliveries and reached .*-poison; last error: Claim check cannot be redeemed/);

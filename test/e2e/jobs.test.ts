@@ -20,6 +20,7 @@ import { ownHostTest, type E2eHost, startE2eHost } from './support/harness';
 import { type JobView, settledJob } from './support/jobs';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
+import { readAll } from './support/pages';
 
 interface ResultView {
   id: string;
@@ -65,22 +66,8 @@ describe('jobs over HTTP', () => {
     requestJson<JobView>(h, 'POST', '/api/jobs', { body, ...(headers === undefined ? {} : { headers }) });
   const read = (h: E2eHost, id: string) => requestJson<JobView>(h, 'GET', `/api/jobs/${id}`);
 
-  async function allResults(h: E2eHost, id: string, query = ''): Promise<ResultView[]> {
-    const out: ResultView[] = [];
-    let next: string | null = null;
-    do {
-      const cursor: string = next === null ? '' : `&cursor=${encodeURIComponent(next)}`;
-      const res = await requestJson<{ results: ResultView[]; next: string | null }>(
-        h,
-        'GET',
-        `/api/jobs/${id}/results?limit=1000${query}${cursor}`,
-      );
-      expect(res.status).toBe(200);
-      out.push(...res.body.results);
-      next = res.body.next;
-    } while (next !== null);
-    return out;
-  }
+  const allResults = (h: E2eHost, id: string, query = ''): Promise<ResultView[]> =>
+    readAll<ResultView>(h, `/api/jobs/${id}/results${query}`);
 
   async function invoice(h: E2eHost, job: JobView): Promise<string> {
     const res = await requestJson<string>(h, 'GET', job.links.invoice ?? `/api/jobs/${job.id}/files/invoice.csv`);
@@ -163,18 +150,18 @@ describe('jobs over HTTP', () => {
     expect(accepted.status).toBe(202);
     const job = await settledJob(host, accepted.body.id);
     expect(job).toMatchObject({ state: 'completedWithFailures', totals: { succeeded: 90, failed: 4, pending: 0 } });
-    const failures = await requestJson<{ failures: { id: string; code: string; reason: string; attempts: number }[] }>(
+    const failures = await requestJson<{ items: { id: string; code: string; reason: string; attempts: number }[] }>(
       host,
       'GET',
       `/api/jobs/${job.id}/failures`,
     );
-    expect(failures.body.failures.map((f) => [f.id, f.code, f.attempts])).toEqual([
+    expect(failures.body.items.map((f) => [f.id, f.code, f.attempts])).toEqual([
       ['bad-category', 'unknownTaxCategory', 1],
       ['bad-currency', 'invalid', 1],
       ['bad-date', 'invalid', 1],
       ['bad-float', 'invalid', 1],
     ]);
-    const reasons = Object.fromEntries(failures.body.failures.map((f) => [f.id, f.reason]));
+    const reasons = Object.fromEntries(failures.body.items.map((f) => [f.id, f.reason]));
     expect(reasons).toEqual({
       'bad-category': expect.stringMatching(/taxCategory: "luxury" is not in the rate table/),
       'bad-currency': expect.stringMatching(/currency: is not an accepted ISO 4217 currency code/),
@@ -380,7 +367,7 @@ describe('jobs over HTTP', () => {
             state: 'completedWithFailures',
             totals: { succeeded: 70 - crashedIds.length, failed: crashedIds.length, pending: 0 },
           });
-          const failures = await allResults(working, poisonJob.id, '&status=failed');
+          const failures = await allResults(working, poisonJob.id, '?status=failed');
           expect(failures.map((f) => f.id).sort()).toEqual(crashedIds);
           for (const f of failures) {
             expect(f).toMatchObject({

@@ -12,6 +12,7 @@ import { type E2eHost, startE2eHost } from './support/harness';
 import { type JobView, settledJob } from './support/jobs';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
+import { readAll } from './support/pages';
 import { post } from './support/streams';
 
 describe('the routes that broke on the real host', () => {
@@ -34,12 +35,12 @@ describe('the routes that broke on the real host', () => {
     const code = '?code=not-an-app-value';
     for (const path of ['/api/counters', '/api/gates', '/api/jobs', '/api/sequences', '/api/streams', '/api/schedules']) {
       // Operator lists (admin level): the key travels in the header, so `code` is an app query value here.
-      const res = await requestJson(host, 'GET', `${path}${code}&${path === '/api/schedules' ? 'pageSize' : 'limit'}=5`, { key: 'admin' });
+      const res = await requestJson(host, 'GET', `${path}${code}&maxPageSize=5`, { key: 'admin' });
       expect({ path, status: res.status }).toEqual({ path, status: 200 });
     }
     // An unknown job: the query passed validation, the job did not.
     for (const part of ['results', 'failures']) {
-      expectProblem(await requestJson(host, 'GET', `/api/jobs/20260101000000-0000000000/${part}${code}&limit=5`), 404, 'NotFound');
+      expectProblem(await requestJson(host, 'GET', `/api/jobs/20260101000000-0000000000/${part}${code}&maxPageSize=5`), 404, 'NotFound');
     }
     const type = unique('code');
     const appended = await post(host, type, { producer: 'p', seq: 1 }, code);
@@ -69,9 +70,8 @@ describe('the routes that broke on the real host', () => {
     const flush = await requestJson<{ flushed: boolean }>(host, 'POST', `/api/streams/${type}/flush?code=x`, { key: 'admin' });
     expect(flush.status).toBe(200);
     expect(flush.body.flushed).toBe(true);
-    const listed = await requestJson<{ items: { type: string }[] }>(host, 'GET', '/api/streams?limit=1000', { key: 'admin' });
-    expect(listed.status).toBe(200);
-    expect(listed.body.items.map((i) => i.type)).toContain(type);
+    const listed = await readAll<{ type: string }>(host, '/api/streams', { key: 'admin' });
+    expect(listed.map((i) => i.type)).toContain(type);
     expect((await requestJson(host, 'GET', `/api/streams/${type}?limit=1`)).status).toBe(200);
   });
 
@@ -83,13 +83,17 @@ describe('the routes that broke on the real host', () => {
     const job = await settledJob(host, id);
     // The ledger entity answered the writer's report (real host: stayed "pending", devhost/docs/real-host.md#entity-ids).
     expect(job).toMatchObject({ state: 'completed', delivery: 'delivered', totals: { items: 20, succeeded: 20, failed: 0 } });
-    const page = await requestJson<{ results: { status: string }[] }>(host, 'GET', `/api/jobs/${id}/results?limit=500&status=succeeded`);
+    const page = await requestJson<{ items: { status: string }[] }>(
+      host,
+      'GET',
+      `/api/jobs/${id}/results?maxPageSize=500&status=succeeded`,
+    );
     expect(page.status).toBe(200);
-    expect(page.body.results).toHaveLength(20);
-    const failedOnly = await requestJson<{ results: unknown[] }>(host, 'GET', `/api/jobs/${id}/results?status=failed`);
+    expect(page.body.items).toHaveLength(20);
+    const failedOnly = await requestJson<{ items: unknown[] }>(host, 'GET', `/api/jobs/${id}/results?status=failed`);
     expect(failedOnly.status).toBe(200);
-    expect(failedOnly.body.results).toEqual([]);
-    const failures = await requestJson<{ failures?: unknown[]; results?: unknown[] }>(host, 'GET', `/api/jobs/${id}/failures?limit=50`);
+    expect(failedOnly.body).toEqual({ items: [] });
+    const failures = await requestJson<{ items: unknown[] }>(host, 'GET', `/api/jobs/${id}/failures?maxPageSize=50`);
     expect(failures.status).toBe(200);
     const invoice = await requestJson<string>(host, 'GET', `/api/jobs/${id}/files/invoice.csv?code=x`);
     expect(invoice.status).toBe(200);

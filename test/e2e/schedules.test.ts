@@ -22,6 +22,7 @@ import { describeDevhost, type E2eHost, ownHostTest, startE2eHost } from './supp
 import { periodicTimersOff } from './support/timers';
 import { expectProblem, type JsonResponse, requestJson } from './support/http';
 import { unique } from './support/names';
+import { readAll } from './support/pages';
 import { until as waitUntil } from './support/wait';
 
 type Schedule = ScheduleView;
@@ -60,7 +61,7 @@ function api(host: E2eHost) {
     trigger: (id: string) =>
       requestJson<{ triggerId: string; schedule: Schedule }>(host, 'POST', `/api/schedules/${id}/trigger`, { key: 'admin' }),
     list: (query: string) =>
-      requestJson<{ items: Schedule[]; continuationToken: string | null }>(host, 'GET', `/api/schedules${query}`, { key: 'admin' }),
+      requestJson<{ items: Schedule[]; continuationToken?: string }>(host, 'GET', `/api/schedules${query}`, { key: 'admin' }),
     instance: (id: string) =>
       requestJson<{ runtimeStatus: string }>(host, 'GET', `/runtime/webhooks/durabletask/instances/${id}`, { key: 'admin' }),
     async now(): Promise<number> {
@@ -345,10 +346,10 @@ describeDevhost('schedules on the virtual clock', () => {
     // The audit row is written with the release (shared/gates/service.ts), which the schedule's run makes.
     const auditRows = await until(
       'the release in the gate audit',
-      () => requestJson<{ kind: string; by: string; note?: string }[]>(host, 'GET', `/api/gates/${gate}/audit`, { key: 'admin' }),
-      (r) => r.body.some((row) => row.kind === 'release'),
+      () => readAll<{ kind: string; by: string; note?: string }>(host, `/api/gates/${gate}/audit`, { key: 'admin' }),
+      (rows) => rows.some((row) => row.kind === 'release'),
     );
-    expect(auditRows.body.find((r) => r.kind === 'release')).toMatchObject({
+    expect(auditRows.find((r) => r.kind === 'release')).toMatchObject({
       by: `schedule:${id}`,
       note: expect.stringContaining('created by "ops" with the admin key'),
     });
@@ -456,15 +457,16 @@ describe('schedules on any host (no time travel needed)', () => {
     for (const id of ids) body(await s.create({ id, at, target: { type: 'queueMessage', queue: 'app-listed-out', message: id } }), 201);
     body(await s.pause(ids[1] as string), 200);
     const seen = new Map<string, string>();
-    let token: string | null = null;
+    let token: string | undefined;
     let pages = 0;
     do {
-      const query: string = `?state=paused&pageSize=2${token === null ? '' : `&continuationToken=${encodeURIComponent(token)}`}`;
+      const query: string = `?state=paused&maxPageSize=2${token === undefined ? '' : `&continuationToken=${encodeURIComponent(token)}`}`;
       const page = body(await s.list(query), 200);
+      expect(page.items.length).toBeLessThanOrEqual(2);
       for (const item of page.items) seen.set(item.id, item.state);
       token = page.continuationToken;
       pages++;
-    } while (token !== null && pages < 100);
+    } while (token !== undefined && pages < 100);
     expect(seen.get(ids[1] as string)).toBe('paused');
     expect(seen.has(ids[0] as string)).toBe(false);
     expect([...seen.values()].every((state) => state === 'paused')).toBe(true);

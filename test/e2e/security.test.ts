@@ -8,6 +8,7 @@ import type { ScheduleView } from '../../shared/schedules/views';
 import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
 import { expectProblem, type JsonResponse, readableAnswer, requestJson } from './support/http';
 import { unique } from './support/names';
+import { readAll } from './support/pages';
 import { until } from './support/wait';
 
 const readable = (res: JsonResponse): string => readableAnswer(res.headers, res.body);
@@ -105,10 +106,8 @@ describe(`issue #17 regressions (${hostLabel()}, keys on)`, () => {
     await until('the scheduled release', async () => ((await gateState(gate)).state === 'released' ? true : undefined), 30_000);
     // The audit row is written with the release (shared/gates/service.ts), which the schedule's run makes.
     const released = await until('the release in the gate audit', async () => {
-      const audit = await requestJson<{ kind: string; by: string; note?: string }[]>(host, 'GET', `/api/gates/${gate}/audit`, {
-        key: 'admin',
-      });
-      return audit.body.find((r) => r.kind === 'release');
+      const audit = await readAll<{ kind: string; by: string; note?: string }>(host, `/api/gates/${gate}/audit`, { key: 'admin' });
+      return audit.find((r) => r.kind === 'release');
     });
     expect(released).toMatchObject({
       by: `schedule:${id}`,

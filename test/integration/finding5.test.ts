@@ -76,7 +76,7 @@ describe('finding 5: caps on what function-level callers create', () => {
         ),
       ),
     );
-    const live = (await h.service.list(undefined, 50, undefined)).items.filter((s) => s.state !== 'cancelled');
+    const live = (await h.service.list(undefined, { maxPageSize: 50 })).items.filter((s) => s.state !== 'cancelled');
     expect(live.length).toBeLessThanOrEqual(3);
     // Losers of a race back off and count again, so places are not all lost to the race.
     expect(live.length).toBeGreaterThanOrEqual(1);

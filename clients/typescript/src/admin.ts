@@ -1,20 +1,14 @@
 /** Operator listings of gates and streams (admin key), for consoles and scripts. */
+import { type ListOptions, type PagedAsyncIterableIterator, pagedList } from './paging.js';
 import type { Transport } from './transport.js';
-import type { GateList, StreamRouteList } from './types.js';
+import type { GateList, GateView, StreamRoute, StreamRouteList } from './types.js';
 
 export class Gates {
   constructor(private readonly transport: Transport) {}
 
   /** Gates with their state and waiters, in name order. */
-  async list(options: { limit?: number; signal?: AbortSignal } = {}): Promise<GateList> {
-    const answer = await this.transport.json<GateList>({
-      method: 'GET',
-      path: 'gates',
-      query: { limit: options.limit },
-      key: 'admin',
-      signal: options.signal,
-    });
-    return answer.body;
+  list(options: ListOptions = {}): PagedAsyncIterableIterator<GateView, GateList> {
+    return pagedList(this.transport, { path: 'gates', key: 'admin' }, options);
   }
 }
 
@@ -22,14 +16,7 @@ export class Streams {
   constructor(private readonly transport: Transport) {}
 
   /** Event types with a route of their own (remapped), in type order. */
-  async list(options: { limit?: number; signal?: AbortSignal } = {}): Promise<StreamRouteList> {
-    const answer = await this.transport.json<StreamRouteList>({
-      method: 'GET',
-      path: 'streams',
-      query: { limit: options.limit },
-      key: 'admin',
-      signal: options.signal,
-    });
-    return answer.body;
+  list(options: ListOptions = {}): PagedAsyncIterableIterator<StreamRoute, StreamRouteList> {
+    return pagedList(this.transport, { path: 'streams', key: 'admin' }, options);
   }
 }

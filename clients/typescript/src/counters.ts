@@ -11,8 +11,10 @@ import { abortReason } from './clock.js';
 import { TallyhoError } from './errors.js';
 import { newIdempotencyKey } from './ids.js';
 import type { OperationOptions } from './options.js';
+import { type ListOptions, type PagedAsyncIterableIterator, pagedList } from './paging.js';
+import { readFigures } from './figures.js';
 import { segment, type Transport } from './transport.js';
-import type { CounterList, CounterSettings, CounterValue, CounterView } from './types.js';
+import type { CounterFigures, CounterList, CounterSettings, CounterValue, CounterView } from './types.js';
 
 /** The server refuses |by| above this (TALLYHO_COUNTERS_MAX_INCREMENT may be lower). */
 export const maxIncrement = 1_000_000_000;
@@ -97,15 +99,14 @@ export class Counters {
     return answer.body;
   }
 
-  async list(options: { limit?: number; signal?: AbortSignal } = {}): Promise<CounterList> {
-    const answer = await this.transport.json<CounterList>({
-      method: 'GET',
-      path: 'counters',
-      query: { limit: options.limit },
-      key: 'admin',
-      signal: options.signal,
-    });
-    return answer.body;
+  /** Counters with their settings, in name order (read one for its value). */
+  list(options: ListOptions = {}): PagedAsyncIterableIterator<CounterView, CounterList> {
+    return pagedList(this.transport, { path: 'counters', key: 'admin' }, options);
+  }
+
+  /** How far the rollup is behind, read now (admin). */
+  figures(options: OperationOptions = {}): Promise<CounterFigures> {
+    return readFigures<CounterFigures>(this.transport, 'counters', options.abortSignal);
   }
 
   /** Increments made and requests sent, to see the coalescing at work. */

@@ -13,12 +13,21 @@
  */
 import { abortReason } from './clock.js';
 import { TallyhoError } from './errors.js';
+import { type ListOptions, type PagedAsyncIterableIterator, pagedList } from './paging.js';
 import { backoffDelay, type BackoffPolicy } from './retry.js';
 import { readEvents } from './sse.js';
 import { linkSignals, throwIfAborted } from './signals.js';
 import type { OperationOptions } from './options.js';
 import { segment, type Transport } from './transport.js';
-import type { GateAccepted, GateAuditRecord, GateReleaseResult, GateResetResult, GateView, GateWaitResult } from './types.js';
+import type {
+  GateAccepted,
+  GateAuditPage,
+  GateAuditRecord,
+  GateReleaseResult,
+  GateResetResult,
+  GateView,
+  GateWaitResult,
+} from './types.js';
 
 export type GateTransportMode = 'sse' | 'longPoll' | 'poll';
 
@@ -246,15 +255,9 @@ export class Gate {
     return this.command('POST', `${this.path}/reset`, options);
   }
 
-  async audit(options: { limit?: number; signal?: AbortSignal } = {}): Promise<GateAuditRecord[]> {
-    const answer = await this.transport.json<GateAuditRecord[]>({
-      method: 'GET',
-      path: `${this.path}/audit`,
-      query: { limit: options.limit },
-      key: 'admin',
-      signal: options.signal,
-    });
-    return answer.body;
+  /** The gate's audit log, oldest first (admin). */
+  audit(options: ListOptions = {}): PagedAsyncIterableIterator<GateAuditRecord, GateAuditPage> {
+    return pagedList(this.transport, { path: `${this.path}/audit`, key: 'admin' }, options);
   }
 
   private async command<T>(method: 'PUT' | 'POST', path: string, options: ActorOptions & { releaseAt?: string }): Promise<T> {

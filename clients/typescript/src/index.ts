@@ -14,7 +14,8 @@ export {
 } from './errors.js';
 export type { OperationOptions } from './options.js';
 export { Gate, type GateOptions, type GateTransportMode, type Observed, type WaitOptions } from './gate.js';
-export { Job, Jobs, type JobItem, type PageOptions, type ProgressOptions, type SubmitOptions, isSettled } from './jobs.js';
+export { Job, Jobs, type JobItem, type ProgressOptions, type SubmitOptions, isSettled } from './jobs.js';
+export { type ApiPage, type ListOptions, type PagedAsyncIterableIterator, type PageSettings } from './paging.js';
 export { type BatchContext, type BatchHandler, JobWorker, type WorkerOptions, type WorkerStats } from './worker.js';
 export { verifyWebhook, type VerifyOptions, WebhookVerificationError, type WebhookHeaders } from './webhooks.js';
 export {

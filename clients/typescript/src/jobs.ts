@@ -5,8 +5,21 @@
  */
 import { newIdempotencyKey } from './ids.js';
 import type { OperationOptions } from './options.js';
+import { readFigures } from './figures.js';
+import { type ListOptions, type PagedAsyncIterableIterator, pagedList } from './paging.js';
 import { segment, type Transport } from './transport.js';
-import type { JobFailure, JobList, JobResult, JobSubmission, JobView, ProcessorDeclaration, ProcessorView } from './types.js';
+import type {
+  JobFailure,
+  JobFailuresPage,
+  JobFigures,
+  JobList,
+  JobResult,
+  JobResultsPage,
+  JobSubmission,
+  JobView,
+  ProcessorDeclaration,
+  ProcessorView,
+} from './types.js';
 import { type BatchHandler, JobWorker, type WorkerOptions } from './worker.js';
 
 export type JobItem = JobSubmission['items'][number];
@@ -19,12 +32,6 @@ export interface SubmitOptions extends OperationOptions {
 export interface ProgressOptions extends OperationOptions {
   /** Between reads (default 1 s). */
   readonly intervalMs?: number;
-}
-
-export interface PageOptions {
-  /** Items per request (default 100, at most 1000). */
-  readonly pageSize?: number;
-  readonly signal?: AbortSignal;
 }
 
 const settled = new Set<JobView['state']>(['completed', 'completedWithFailures', 'cancelled']);
@@ -69,14 +76,14 @@ export class Job {
     return latest as JobView;
   }
 
-  /** Every item result, in item-id order, optionally of one status. */
-  results(options: PageOptions & { status?: JobResult['status'] } = {}): AsyncGenerator<JobResult, void, undefined> {
-    return this.pages<JobResult>('results', 'results', options, { status: options.status });
+  /** The item results, in item-id order, optionally of one status. */
+  results(options: ListOptions & { status?: JobResult['status'] } = {}): PagedAsyncIterableIterator<JobResult, JobResultsPage> {
+    return pagedList(this.transport, { path: `${this.path}/results`, query: { status: options.status } }, options);
   }
 
-  /** Every failed item with its reason. */
-  failures(options: PageOptions = {}): AsyncGenerator<JobFailure, void, undefined> {
-    return this.pages<JobFailure>('failures', 'failures', options, {});
+  /** The failed items with their reasons, in item-id order. */
+  failures(options: ListOptions = {}): PagedAsyncIterableIterator<JobFailure, JobFailuresPage> {
+    return pagedList(this.transport, { path: `${this.path}/failures` }, options);
   }
 
   /** Cancels the job: items without a result become `cancelled`, its leases are refused. */
@@ -94,25 +101,6 @@ export class Job {
       signal: options.abortSignal,
     });
     return answer.body;
-  }
-
-  private async *pages<T>(
-    route: 'results' | 'failures',
-    field: 'results' | 'failures',
-    options: PageOptions,
-    query: Readonly<Record<string, string | undefined>>,
-  ): AsyncGenerator<T, void, undefined> {
-    let cursor: string | undefined;
-    do {
-      const answer = await this.transport.json<Record<typeof field, T[]> & { next: string | null }>({
-        method: 'GET',
-        path: `${this.path}/${route}`,
-        query: { ...query, limit: options.pageSize ?? 100, cursor },
-        signal: options.signal,
-      });
-      yield* answer.body[field];
-      cursor = answer.body.next ?? undefined;
-    } while (cursor !== undefined);
   }
 }
 
@@ -160,15 +148,13 @@ export class Jobs {
     return answer.body;
   }
 
-  /** The most recent jobs (admin). */
-  async list(options: { limit?: number; signal?: AbortSignal } = {}): Promise<JobList> {
-    const answer = await this.transport.json<JobList>({
-      method: 'GET',
-      path: 'jobs',
-      query: { limit: options.limit },
-      key: 'admin',
-      signal: options.signal,
-    });
-    return answer.body;
+  /** Jobs with their progress, in job id order (admin): time-ordered ids oldest first, then Idempotency-Key jobs. */
+  list(options: ListOptions = {}): PagedAsyncIterableIterator<JobView, JobList> {
+    return pagedList(this.transport, { path: 'jobs', key: 'admin' }, options);
+  }
+
+  /** Envelopes waiting and poisoned per work queue, read now (admin). */
+  figures(options: OperationOptions = {}): Promise<JobFigures> {
+    return readFigures<JobFigures>(this.transport, 'jobs', options.abortSignal);
   }
 }

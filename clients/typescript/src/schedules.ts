@@ -6,16 +6,17 @@
  * admin-level twin of the create route, so `create` sends those there, with the admin key.
  */
 import type { OperationOptions } from './options.js';
+import { readFigures } from './figures.js';
+import { type ListOptions, type PagedAsyncIterableIterator, pagedList } from './paging.js';
 import { segment, type Transport } from './transport.js';
-import type { CreateSchedule, ScheduleList, ScheduleTrigger, ScheduleView } from './types.js';
+import type { CreateSchedule, ScheduleFigures, ScheduleList, ScheduleTrigger, ScheduleView } from './types.js';
 
 /** Targets whose run is an admin action: the function-level create route refuses them (403). */
 const adminTargets: ReadonlySet<string> = new Set(['gateRelease']);
 
-export interface ListSchedulesOptions {
-  readonly state?: string;
-  readonly pageSize?: number;
-  readonly signal?: AbortSignal;
+export interface ListSchedulesOptions extends ListOptions {
+  /** Only schedules in this state. */
+  readonly state?: ScheduleView['state'];
 }
 
 export class Schedules {
@@ -53,26 +54,14 @@ export class Schedules {
     return answer.body;
   }
 
-  /** Every schedule (optionally in one state), following the continuation tokens. */
-  async *list(options: ListSchedulesOptions = {}): AsyncGenerator<ScheduleView, void, undefined> {
-    let token: string | undefined;
-    do {
-      const page = await this.page({ ...options, continuationToken: token });
-      yield* page.items;
-      token = page.continuationToken ?? undefined;
-    } while (token !== undefined);
+  /** Schedules in id order, optionally in one state (admin). */
+  list(options: ListSchedulesOptions = {}): PagedAsyncIterableIterator<ScheduleView, ScheduleList> {
+    return pagedList(this.transport, { path: 'schedules', query: { state: options.state }, key: 'admin' }, options);
   }
 
-  /** One page of schedules; pass its `continuationToken` back for the next. */
-  async page(options: ListSchedulesOptions & { continuationToken?: string | undefined } = {}): Promise<ScheduleList> {
-    const answer = await this.transport.json<ScheduleList>({
-      method: 'GET',
-      path: 'schedules',
-      query: { state: options.state, pageSize: options.pageSize, continuationToken: options.continuationToken },
-      key: 'admin',
-      signal: options.signal,
-    });
-    return answer.body;
+  /** How late the latest runs started, and schedules past due, read now (admin). */
+  figures(options: OperationOptions = {}): Promise<ScheduleFigures> {
+    return readFigures<ScheduleFigures>(this.transport, 'schedules', options.abortSignal);
   }
 
   async cancel(id: string, options: OperationOptions = {}): Promise<ScheduleView> {

@@ -1,5 +1,6 @@
 /** Admin operations on sequences (create, list); numbers come from `Sequence`. */
 import type { OperationOptions } from './options.js';
+import { type ListOptions, type PagedAsyncIterableIterator, pagedList } from './paging.js';
 import { segment, type Transport } from './transport.js';
 import type { SequenceList, SequenceSettingsInput, SequenceView } from './types.js';
 
@@ -19,14 +20,8 @@ export class Sequences {
     return answer.body;
   }
 
-  async list(options: { limit?: number; signal?: AbortSignal } = {}): Promise<SequenceList> {
-    const answer = await this.transport.json<SequenceList>({
-      method: 'GET',
-      path: 'sequences',
-      query: { limit: options.limit },
-      key: 'admin',
-      signal: options.signal,
-    });
-    return answer.body;
+  /** Sequences with their high-water marks, in name order. */
+  list(options: ListOptions = {}): PagedAsyncIterableIterator<SequenceView, SequenceList> {
+    return pagedList(this.transport, { path: 'sequences', key: 'admin' }, options);
   }
 }

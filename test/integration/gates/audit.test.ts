@@ -16,7 +16,7 @@ describe('gate audit log on Azurite', () => {
     await service.release('launch', { by: 'again' });
     await service.reset('launch', undefined, { by: 'ops' });
     await service.release('launch', { by: 'bob' });
-    const rows = await world.audit.list('launch', 100);
+    const rows = (await world.audit.list('launch', { maxPageSize: 100 })).items;
     expect(rows.map((r) => [r.generation, r.kind, r.by, r.how])).toEqual([
       [1, 'create', 'ops', 'api'],
       [1, 'release', 'alice', 'api'],
@@ -27,8 +27,15 @@ describe('gate audit log on Azurite', () => {
     const gate = await service.describe('launch');
     expect(rows[3]?.at).toBe(gate.release?.at);
     expect(rows[2]?.at).toBe(gate.generationStartedAt);
-    expect((await world.audit.list('launch', 2)).map((r) => r.kind)).toEqual(['reset', 'release']);
-    expect(await world.audit.list('other', 100)).toEqual([]);
+    const first = await world.audit.list('launch', { maxPageSize: 3 });
+    expect(first.items.map((r) => r.kind)).toEqual(['create', 'release', 'reset']);
+    const rest = await world.audit.list('launch', { maxPageSize: 3, continuationToken: first.continuationToken });
+    expect({ kinds: rest.items.map((r) => r.kind), more: rest.continuationToken }).toEqual({ kinds: ['release'], more: undefined });
+    // A token names one gate's log: another gate's refuses it.
+    await expect(world.audit.list('other', { maxPageSize: 3, continuationToken: first.continuationToken })).rejects.toMatchObject({
+      code: 'ValidationFailed',
+    });
+    expect(await world.audit.list('other', { maxPageSize: 100 })).toEqual({ items: [], unreadable: [] });
   });
 
   test('the enqueue action puts one base64 JSON message for the run on the actions queue', async () => {

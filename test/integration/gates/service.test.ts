@@ -154,7 +154,7 @@ describe('releasing', () => {
     expect(answers.map((x) => x.outcome).sort()).toEqual(['alreadyReleased', 'released']);
     const [first, second] = answers.map((x) => ('gate' in x ? x.gate.release : undefined));
     expect(second).toEqual(first);
-    expect((await world.audit.list('g', 10)).filter((r) => r.kind === 'release')).toHaveLength(1);
+    expect((await world.audit.list('g', { maxPageSize: 10 })).items.filter((r) => r.kind === 'release')).toHaveLength(1);
     // One follow-up orchestration for the generation, started before its release was written.
     expect(world.durable.started.filter((s) => s.orchestration === 'gateRelease').map((s) => s.instanceId)).toEqual(['gate:g:release:1']);
   });
@@ -220,7 +220,7 @@ describe('releasing', () => {
     });
     expect(again).toMatchObject({ done: 0, failed: 0 });
     expect(await world.drainActions()).toEqual([]);
-    expect((await world.audit.list('g', 10)).filter((r) => r.kind === 'release')).toHaveLength(1);
+    expect((await world.audit.list('g', { maxPageSize: 10 })).items.filter((r) => r.kind === 'release')).toHaveLength(1);
   });
 
   test('a stale release (an older generation) makes nothing, and its actions stay with the generation that has them', async () => {
@@ -345,7 +345,7 @@ describe('generations', () => {
     });
     expect(await service.runStatus('g', 'second')).toMatchObject({ state: 'proceeded', generation: 2 });
     expect(await service.runStatus('g', 'third')).toMatchObject({ state: 'waiting', generation: 3 });
-    const kinds = (await world.audit.list('g', 10)).map((r) => `${r.generation}:${r.kind}`);
+    const kinds = (await world.audit.list('g', { maxPageSize: 10 })).items.map((r) => `${r.generation}:${r.kind}`);
     expect(kinds).toEqual(['1:create', '2:reset', '2:release', '3:reset']);
   });
 

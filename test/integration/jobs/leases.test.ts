@@ -51,8 +51,8 @@ describe('leases of an external processor, on Azurite', () => {
     expect(seen.sort()).toEqual(items(25).map((i) => i.id));
     const view = await h.service.view(job.id);
     expect(view).toMatchObject({ state: 'completed', totals: { items: 25, succeeded: 25, failed: 0, cancelled: 0, pending: 0 } });
-    const results = await h.service.results(job.id, { limit: 100 });
-    expect(results.results.map((r) => r.output)).toEqual(items(25).map((i) => ({ thumb: `${i.id}.webp`, attempt: 1 })));
+    const results = await h.service.results(job.id, 'results', undefined, { maxPageSize: 100 });
+    expect(results.items.map((r) => r.output)).toEqual(items(25).map((i) => ({ thumb: `${i.id}.webp`, attempt: 1 })));
   });
 
   it('brings back retried and unmentioned items as their next attempt, fails them past maxAttempts with the reason, and takes fewer items when asked', async () => {
@@ -92,13 +92,13 @@ describe('leases of an external processor, on Azurite', () => {
     expect(await h.service.lease('flaky', { waitSeconds: 5 })).toBeUndefined();
     const view = await h.service.view(job.id);
     expect(view).toMatchObject({ state: 'completedWithFailures', totals: { succeeded: 3, failed: 3 } });
-    const failures = await h.service.results(job.id, { status: 'failed', limit: 10 });
-    expect(failures.results.map((f) => [f.id, f.code, f.attempts])).toEqual([
+    const failures = await h.service.results(job.id, 'failures', 'failed', { maxPageSize: 10 });
+    expect(failures.items.map((f) => [f.id, f.code, f.attempts])).toEqual([
       ['f-001', 'retriesExhausted', 2],
       ['f-003', 'noResult', 2],
       ['f-005', 'notAnImage', 1],
     ]);
-    expect(failures.results[0]?.reason).toBe('upstream timed out again (gave up after 2 attempts)');
+    expect(failures.items[0]?.reason).toBe('upstream timed out again (gave up after 2 attempts)');
   });
 
   it('refuses a completion after the lease ran out or after an extension spent it (409, nothing recorded), results for items of another lease (400), a forged lease id (404), and cancels', async () => {
@@ -178,8 +178,8 @@ describe('a cancelled job on Azurite', () => {
       ),
     );
     expect(refused).toMatchObject({ code: 'Conflict', message: expect.stringMatching(/cancelled/) as string });
-    const results = await h.service.results(job.id, { limit: 10 });
-    expect(results.results.map((r) => [r.id, r.status])).toEqual([
+    const results = await h.service.results(job.id, 'results', undefined, { maxPageSize: 10 });
+    expect(results.items.map((r) => [r.id, r.status])).toEqual([
       ['c-000', 'succeeded'],
       ['c-001', 'cancelled'],
       ['c-002', 'cancelled'],

@@ -44,13 +44,13 @@ describe('job processing on Azurite, with a fake Service Bus sender for the comp
     await h.drain();
     const view = await h.service.view(job.id);
     expect(view).toMatchObject({ state: 'completedWithFailures', totals: { succeeded: 60, failed: 3 } });
-    const failures = await h.service.results(job.id, { status: 'failed', limit: 10 });
-    expect(failures.results.map((f) => [f.id, f.code, f.attempts])).toEqual([
+    const failures = await h.service.results(job.id, 'failures', 'failed', { maxPageSize: 10 });
+    expect(failures.items.map((f) => [f.id, f.code, f.attempts])).toEqual([
       ['bad-category', 'unknownTaxCategory', 1],
       ['bad-currency', 'invalid', 1],
       ['bad-float', 'invalid', 1],
     ]);
-    expect(failures.results.map((f) => f.reason)).toEqual([
+    expect(failures.items.map((f) => f.reason)).toEqual([
       expect.stringMatching(/taxCategory: "luxury" is not in the rate table/),
       expect.stringMatching(/currency: is not an accepted ISO 4217/),
       expect.stringMatching(/amountMinor: must be an integer/),

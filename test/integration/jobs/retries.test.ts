@@ -71,7 +71,7 @@ describe('job failures and retries on Azurite', () => {
       totals: { succeeded: 100, failed: 0 },
       summary: { outputs: 100 },
     });
-    const retried = (await h.service.results(job.id, { limit: 1000 })).results.filter((r) => r.attempts > 1);
+    const retried = (await h.service.results(job.id, 'results', undefined, { maxPageSize: 1000 })).items.filter((r) => r.attempts > 1);
     expect(retried.map((r) => r.id)).toEqual(
       items(100)
         .filter((i) => i.n % 10 === 7)
@@ -88,7 +88,7 @@ describe('job failures and retries on Azurite', () => {
     const { job } = await h.service.submit({ processor: 'scripted', items: items(10) }, undefined);
     await h.drain();
     expect(await h.service.view(job.id)).toMatchObject({ state: 'completedWithFailures', totals: { succeeded: 8, failed: 2 } });
-    const failures = (await h.service.results(job.id, { status: 'failed', limit: 10 })).results;
+    const failures = (await h.service.results(job.id, 'failures', 'failed', { maxPageSize: 10 })).items;
     expect(failures.map((f) => [f.id, f.code, f.reason, f.attempts])).toEqual([
       ['it-003', 'error', 'boom on "it-003" (gave up after 3 attempts)', 3],
       ['it-004', 'rejected', 'no such account', 1],
@@ -107,7 +107,7 @@ describe('job failures and retries on Azurite', () => {
     const view = await h.service.view(job.id);
     // Envelope 0 (items 0-31) is inline and succeeds; envelope 1 (32-49, one claim check) is poisoned.
     expect(view).toMatchObject({ state: 'completedWithFailures', totals: { succeeded: 32, failed: 18, pending: 0 } });
-    const failures = (await h.service.results(job.id, { status: 'failed', limit: 100 })).results;
+    const failures = (await h.service.results(job.id, 'failures', 'failed', { maxPageSize: 100 })).items;
     expect(failures.map((f) => f.id)).toEqual(list.slice(32).map((t) => t.id));
     for (const f of failures) {
       expect(f).toMatchObject({
@@ -150,7 +150,7 @@ describe('job failures and retries on Azurite', () => {
       totals: { succeeded: 59, failed: 1, pending: 0 },
       summary: { outputs: 59 },
     });
-    const reRun = (await h.service.results(job.id, { limit: 100 })).results.filter((r) => r.round === 1);
+    const reRun = (await h.service.results(job.id, 'results', undefined, { maxPageSize: 100 })).items.filter((r) => r.round === 1);
     expect(reRun.map((r) => [r.id, r.status, r.attempts])).toEqual([
       ['it-002', 'failed', 1],
       ['it-040', 'succeeded', 1],

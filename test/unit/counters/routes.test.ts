@@ -9,14 +9,18 @@ describe('counter route definitions', () => {
     },
   });
 
-  it('defines configure (admin), increment and read, each with problem responses', () => {
+  it('defines configure (admin), increment, read, list and the figures (admin), each with problem responses', () => {
     expect(routes.map((r) => [r.name, r.method, r.path, r.auth])).toEqual([
       ['countersConfigure', 'PUT', 'counters/{name}', 'admin'],
       ['countersIncrement', 'POST', 'counters/{name}/increment', 'function'],
       ['countersGet', 'GET', 'counters/{name}', 'function'],
       ['countersList', 'GET', 'counters', 'admin'],
+      ['countersFigures', 'GET', 'figures/counters', 'admin'],
     ]);
-    for (const route of routes) expect(Object.keys(route.responses)).toEqual(expect.arrayContaining(['400', '500', '503']));
+    const [figures, ...withInput] = [...routes].reverse();
+    for (const route of withInput) expect(Object.keys(route.responses)).toEqual(expect.arrayContaining(['400', '500', '503']));
+    // The figures take no input (nothing to answer 400 to) and skip unreadable rows: 200, or 503 when storage does not answer.
+    expect(Object.keys(figures!.responses).sort()).toEqual(['200', '503']);
     expect(Object.keys(routes[1]!.responses)).toEqual(expect.arrayContaining(['202', '404', '409', '413']));
     expect(Object.keys(routes[2]!.responses)).toEqual(expect.arrayContaining(['200', '404']));
   });

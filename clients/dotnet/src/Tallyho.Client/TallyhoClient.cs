@@ -55,6 +55,9 @@ public sealed class TallyhoClient : IAsyncDisposable, IDisposable
         Schedules = new ScheduleClient(_http);
         Jobs = new JobClient(_http);
         Releases = new CachedGateReleases(_http, options.ReleaseCacheOptions);
+        Gates = new GatesClient(_http);
+        Sequences = new SequencesClient(_http);
+        Streams = new StreamsClient(_http);
     }
 
     /// <summary>The transport, for the client's own services (a <see cref="Jobs.JobWorker"/>).</summary>
@@ -79,6 +82,15 @@ public sealed class TallyhoClient : IAsyncDisposable, IDisposable
     /// <returns>The gate's state, the last one seen, or the default.</returns>
     public Task<bool> IsReleasedAsync(string gate, bool defaultValue, CancellationToken cancellationToken = default) =>
         Releases.IsReleasedAsync(gate, defaultValue, cancellationToken);
+
+    /// <summary>The gates list (admin key); one gate is <see cref="Gate"/>.</summary>
+    public GatesClient Gates { get; }
+
+    /// <summary>The sequences list (admin key); one sequence's numbers are <see cref="Sequence"/>.</summary>
+    public SequencesClient Sequences { get; }
+
+    /// <summary>The stream routes list (admin key); events go through <see cref="StreamProducer"/>.</summary>
+    public StreamsClient Streams { get; }
 
     /// <summary>
     /// The numbers of one sequence. The same name returns the same instance (and so the same block of numbers);

@@ -61,6 +61,62 @@ public sealed class ClientTests
     }
 
     [Fact]
+    public async Task A_list_longer_than_a_page_is_read_completely_through_its_pages_and_a_token_serves_only_its_list()
+    {
+        var prefix = Unique("paged");
+        var names = Enumerable.Range(0, 7).Select(i => $"{prefix}-{i}").ToArray();
+        await using var admin = _host.Admin();
+        foreach (var name in names)
+        {
+            await admin.Gate(name).CreateAsync();
+        }
+
+        var seen = new List<string>();
+        (string Token, int Before)? middle = null;
+        await foreach (var page in admin.Gates.ListAsync().AsPages(pageSizeHint: 3))
+        {
+            Assert.InRange(page.Values.Count, 0, 3);
+            seen.AddRange(page.Values.Select(g => g.Name).Where(n => n.StartsWith(prefix, StringComparison.Ordinal)));
+            if (middle is null && seen.Count > 0 && seen.Count < names.Length && page.ContinuationToken is not null)
+            {
+                middle = (page.ContinuationToken, seen.Count);
+            }
+        }
+
+        // Every gate once, in name order, and a token part-way through resumes right after it.
+        Assert.Equal(names.OrderBy(n => n, StringComparer.Ordinal), seen);
+        Assert.NotNull(middle);
+        var rest = new List<string>();
+        await foreach (var page in admin.Gates.ListAsync().AsPages(middle!.Value.Token, 3))
+        {
+            rest.AddRange(page.Values.Select(g => g.Name).Where(n => n.StartsWith(prefix, StringComparison.Ordinal)));
+        }
+
+        Assert.Equal(seen.Skip(middle.Value.Before), rest);
+        var items = new List<string>();
+        await foreach (var gate in admin.Gates.ListAsync())
+        {
+            if (gate.Name.StartsWith(prefix, StringComparison.Ordinal))
+            {
+                items.Add(gate.Name);
+            }
+        }
+
+        Assert.Equal(seen, items);
+
+        // The sequences list refuses a token of the gates list.
+        var refused = await Assert.ThrowsAsync<TallyhoException>(async () =>
+        {
+            await foreach (var page in admin.Sequences.ListAsync().AsPages(middle.Value.Token))
+            {
+                Assert.Fail("a page for a token of another list");
+            }
+        });
+        Assert.Equal(400, refused.StatusCode);
+        Assert.Equal("ValidationFailed", refused.Code);
+    }
+
+    [Fact]
     public async Task A_waiter_started_before_the_release_returns_with_it_and_a_late_joiner_at_once()
     {
         var name = Unique("gate");
@@ -165,9 +221,10 @@ public sealed class ClientTests
         Assert.Equal(5, last.Totals.Succeeded);
         Assert.Equal(1, last.Totals.Failed);
         var results = new List<string>();
-        await foreach (var result in client.Jobs.GetResultsAsync(job.Id, status: "succeeded", pageSize: 2))
+        await foreach (var page in client.Jobs.GetResultsAsync(job.Id, status: "succeeded").AsPages(pageSizeHint: 2))
         {
-            results.Add(result.Id);
+            Assert.InRange(page.Values.Count, 0, 2);
+            results.AddRange(page.Values.Select(r => r.Id));
         }
 
         Assert.Equal(items.Take(5).Select(i => i.id).OrderBy(x => x, StringComparer.Ordinal), results.OrderBy(x => x, StringComparer.Ordinal));

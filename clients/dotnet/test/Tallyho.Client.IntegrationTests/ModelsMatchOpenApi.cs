@@ -33,9 +33,12 @@ public sealed class ModelsMatchOpenApi
     {
         // One model for both gate commands: Carried is the reset's (a release has none; it reads 0), see Absent.
         (typeof(CounterValue), "CounterValue", Direction.Answer),
+        (typeof(CounterInfo), "Counter", Direction.Answer),
         (typeof(CounterSettings), "CounterSettingsRequest", Direction.Request),
         (typeof(GateState), "Gate", Direction.Answer),
         (typeof(GateWaiters), "GateWaiters", Direction.Answer),
+        (typeof(GateAuditRecord), "GateAuditRecord", Direction.Answer),
+        (typeof(UnreadableEntry), "GateList/unreadable/[]", Direction.Answer),
         (typeof(GateCommandResult), "GateReleaseResult", Direction.Answer),
         (typeof(GateCommandResult), "GateResetResult", Direction.Answer),
         (typeof(Job), "Job", Direction.Answer),
@@ -47,7 +50,6 @@ public sealed class ModelsMatchOpenApi
         (typeof(ItemResult), "LeaseCompletion/results/[]", Direction.Request),
         (typeof(Schedule), "Schedule", Direction.Answer),
         (typeof(ScheduleRun), "ScheduleRun", Direction.Answer),
-        (typeof(SchedulePage), "ScheduleList", Direction.Answer),
         (typeof(ScheduleTrigger), "ScheduleTrigger", Direction.Answer),
         (typeof(ScheduleRequest), "CreateSchedule", Direction.Request),
         (typeof(SequenceInfo), "Sequence", Direction.Answer),
@@ -56,6 +58,7 @@ public sealed class ModelsMatchOpenApi
         (typeof(BlockSizeRange), "SequenceSettingsInput/blockSize", Direction.Request),
         (typeof(SequenceValidation), "SequenceValidation", Direction.Answer),
         (typeof(StreamAppendResult), "StreamAppendResult", Direction.Answer),
+        (typeof(StreamRoute), "StreamRouteList/items/[]", Direction.Answer),
     };
 
     /// <summary>Properties a model has for another schema it maps, absent from this one: model, schema, JSON name.</summary>

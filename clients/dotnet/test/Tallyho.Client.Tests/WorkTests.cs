@@ -105,19 +105,19 @@ public class JobTests
     }
 
     [Fact]
-    public async Task Results_and_failures_follow_the_next_cursor_page_by_page()
+    public async Task Results_and_failures_follow_the_continuation_token_page_by_page()
     {
         var handler = new FakeHandler(r => r.Uri.AbsolutePath.EndsWith("/failures", StringComparison.Ordinal)
-            ? FakeHandler.Json(200, new { failures = new[] { new { id = "tx-9", code = "InvalidItem", reason = "amount", attempts = 1, envelope = "e", round = 0 } }, next = (string?)null })
-            : r.Uri.Query.Contains("cursor=c%2F2", StringComparison.Ordinal)
-                ? FakeHandler.Json(200, new { results = new[] { new { id = "tx-2", status = "succeeded", attempts = 1 } }, next = (string?)null })
-                : FakeHandler.Json(200, new { results = new[] { new { id = "tx-1", status = "succeeded", attempts = 1 } }, next = "c/2" }));
+            ? FakeHandler.Json(200, new { items = new[] { new { id = "tx-9", code = "InvalidItem", reason = "amount", attempts = 1, envelope = "e", round = 0 } } })
+            : r.Uri.Query.Contains("continuationToken=c2", StringComparison.Ordinal)
+                ? FakeHandler.Json(200, new { items = new[] { new { id = "tx-2", status = "succeeded", attempts = 1 } } })
+                : FakeHandler.Json(200, new { items = new[] { new { id = "tx-1", status = "succeeded", attempts = 1 } }, continuationToken = "c2" }));
         using var client = Harness.Client(handler, new FakeTimeProvider());
 
         var results = new List<string>();
-        await foreach (var result in client.Jobs.GetResultsAsync("job-1", pageSize: 1))
+        await foreach (var page in client.Jobs.GetResultsAsync("job-1", status: "succeeded").AsPages(pageSizeHint: 1))
         {
-            results.Add(result.Id);
+            results.AddRange(page.Values.Select(r => r.Id));
         }
 
         var failures = new List<string>();
@@ -128,7 +128,31 @@ public class JobTests
 
         Assert.Equal(new[] { "tx-1", "tx-2" }, results);
         Assert.Equal(new[] { "tx-9:amount" }, failures);
-        Assert.Equal("?limit=1&cursor=c%2F2", handler.Requests[1].Uri.Query);
+        Assert.Equal("?status=succeeded&maxPageSize=1", handler.Requests[0].Uri.Query);
+        Assert.Equal("?status=succeeded&maxPageSize=1&continuationToken=c2", handler.Requests[1].Uri.Query);
+        Assert.Equal(string.Empty, handler.Requests[2].Uri.Query);
+    }
+
+    [Fact]
+    public async Task AsPages_resumes_from_a_token_and_answers_whole_pages()
+    {
+        var handler = new FakeHandler(r => r.Uri.Query.Contains("continuationToken=t2", StringComparison.Ordinal)
+            ? FakeHandler.Json(200, new { items = new[] { new { name = "c", mode = "hits", partitions = 4, safetyWindowSeconds = 30 } }, unreadable = new[] { new { name = "bad", detail = "corrupt" } } })
+            : FakeHandler.Json(200, new { items = new[] { new { name = "b", mode = "hits", partitions = 4, safetyWindowSeconds = 30 } }, unreadable = Array.Empty<object>(), continuationToken = "t2" }));
+        using var client = Harness.Client(handler, new FakeTimeProvider());
+
+        var pages = new List<Page<Tallyho.Client.Counters.CounterInfo>>();
+        await foreach (var page in client.Counters.ListAsync().AsPages(continuationToken: "t1", pageSizeHint: 5))
+        {
+            pages.Add(page);
+        }
+
+        Assert.Equal(new[] { "b", "c" }, pages.SelectMany(p => p.Values).Select(c => c.Name));
+        Assert.Equal(new string?[] { "t2", null }, pages.Select(p => p.ContinuationToken));
+        Assert.Equal("bad", Assert.Single(pages[1].Unreadable).Name);
+        Assert.Equal("?maxPageSize=5&continuationToken=t1", handler.Requests[0].Uri.Query);
+        Assert.Equal("?maxPageSize=5&continuationToken=t2", handler.Requests[1].Uri.Query);
+        Assert.Equal("admin-key", handler.Requests[0].Header("x-functions-key"));
     }
 }
 

@@ -49,7 +49,7 @@ export interface paths {
         };
         /**
          * List counters with their settings (for operators)
-         * @description One table scan, in name order. Read a counter for its value.
+         * @description In name order, a page at a time. Read a counter for its value.
          */
         get: operations["countersList"];
         put?: never;
@@ -141,6 +141,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/figures/counters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How far the rollup is behind (for operators)
+         * @description Reads the counters' dirty index now (one query, at most 1,000 rows, oldest first): the rollup lag the tallyho.counter.rollup.lag gauge reports, the same whichever instance answers, and the counters with hits not folded yet.
+         */
+        get: operations["countersFigures"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/figures/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Envelopes waiting and poisoned, per work queue (for operators)
+         * @description Reads the length of every work queue and its poison queue now (two reads per queue, TALLYHO_JOBS_QUEUES queues): the figures the tallyho.job.backlog and tallyho.job.poison.backlog gauges report, the same whichever instance answers. A declared processor's queue is its workers' backlog and is not included.
+         */
+        get: operations["jobsFigures"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/figures/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How late schedules run (for operators)
+         * @description Reads one page of the schedule index now (at most 200 schedules): each schedule's latest run and how late it started (the lateness the tallyho.schedule.lateness histogram records), and active schedules whose next fire is past due.
+         */
+        get: operations["schedulesFigures"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/gates": {
         parameters: {
             query?: never;
@@ -150,7 +210,7 @@ export interface paths {
         };
         /**
          * List gates with their state and waiters (for operators)
-         * @description One table scan: each gate as it is now; a gate whose row cannot be read is listed under `unreadable`.
+         * @description In name order, a page at a time, read from the gate rows (one per gate): each gate as it is now; a gate whose row cannot be read is listed under `unreadable`.
          */
         get: operations["gatesList"];
         put?: never;
@@ -192,7 +252,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The gate's audit log: every create, release and reset with who, when, generation and how */
+        /**
+         * The gate's audit log: every create, release and reset with who, when, generation and how
+         * @description Oldest first, a page at a time.
+         */
         get: operations["gatesAudit"];
         put?: never;
         post?: never;
@@ -347,8 +410,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The most recent jobs with their progress (for operators)
-         * @description Newest first. Reads every job row (job ids are not all time-ordered), so it is meant for an operator, not a client loop.
+         * Jobs with their progress, a page at a time (for operators)
+         * @description In job id order: ids given by the app start with the submission time (oldest first); jobs named after an Idempotency-Key (`k-…`) follow them.
          */
         get: operations["jobsList"];
         put?: never;
@@ -427,7 +490,7 @@ export interface paths {
         };
         /**
          * A page of the job's item results
-         * @description In item-id order; `next` is the cursor of the following page (null on the last).
+         * @description In item-id order, a page at a time.
          */
         get: operations["jobsResults"];
         put?: never;
@@ -738,7 +801,7 @@ export interface paths {
         };
         /**
          * List sequences with their high-water marks (for operators)
-         * @description One table scan, in name order. Block statistics are those of the instance that answered.
+         * @description In name order, a page at a time. Block statistics are those of the instance that answered.
          */
         get: operations["sequencesList"];
         put?: never;
@@ -819,7 +882,7 @@ export interface paths {
         };
         /**
          * Event types with a route of their own (for operators)
-         * @description The remapped types, from the route table (one scan). Read a type for its writer: buffer depth and flush lag.
+         * @description The remapped types in type order, from the route table, a page at a time. Read a type for its writer: buffer depth and flush lag.
          */
         get: operations["streamsList"];
         put?: never;
@@ -934,6 +997,8 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description Opaque: where a page of a list ends. A page carries one when another page follows; send it back as the `continuationToken` query parameter, unchanged, to the same list with the same filters for that page. */
+        ContinuationToken: string;
         /** @description A counter and its settings. */
         Counter: {
             createdAt: string;
@@ -943,6 +1008,21 @@ export interface components {
             partitions: number;
             safetyWindowSeconds: number;
             updatedAt: string;
+        };
+        /** @description How far the rollup is behind, read now from the counters' dirty index. */
+        CounterFigures: {
+            /** @description Counters with hits not folded yet, in name order (at most 20) */
+            countersWaiting: string[];
+            /** @description The start of that minute */
+            oldestUnfoldedAt: string | null;
+            /** @description Counter partitions with hits not folded yet */
+            partitionsWaiting: number;
+            /** @description When the dirty index was read (the server clock) */
+            readAt: string;
+            /** @description Age of the oldest minute with hits not folded yet (0: none): what the tallyho.counter.rollup.lag gauge reports. About the safety window plus a minute while the rollup keeps up. */
+            rollupLagSeconds: number;
+            /** @description More rows or names than one read takes (1,000 rows, 20 names): the counts are lower bounds */
+            truncated: boolean;
         };
         /** @description The increment is stored; it shows in reads at once. */
         CounterIncrementAccepted: {
@@ -958,12 +1038,11 @@ export interface components {
             /** @description What to add (default 1); negative for an adjustment. |by| <= TALLYHO_COUNTERS_MAX_INCREMENT. */
             by?: number;
         };
-        /** @description Counters in name order, with their settings (read each for its value). */
+        /** @description Counters in name order, with their settings (read each for its value). The list is complete once a page comes without a continuationToken. */
         CounterList: {
+            continuationToken?: components["schemas"]["ContinuationToken"];
             items: components["schemas"]["Counter"][];
-            /** @description More exist than `limit`. */
-            truncated: boolean;
-            /** @description Entries whose stored state could not be read (CorruptState), with why; they need an operator. */
+            /** @description Entries of this page whose stored state could not be read (CorruptState), with why; they need an operator. */
             unreadable: {
                 detail: string;
                 name: string;
@@ -1108,6 +1187,16 @@ export interface components {
             /** @constant */
             type: "job";
         };
+        /** @description A page of a gate's audit log, oldest first. The list is complete once a page comes without a continuationToken. */
+        GateAuditPage: {
+            continuationToken?: components["schemas"]["ContinuationToken"];
+            items: components["schemas"]["GateAuditRecord"][];
+            /** @description Entries of this page whose stored state could not be read (CorruptState), with why; they need an operator. */
+            unreadable: {
+                detail: string;
+                name: string;
+            }[];
+        };
         GateAuditRecord: {
             /** @description When it happened. */
             at: string;
@@ -1134,12 +1223,11 @@ export interface components {
              */
             releaseAt?: string;
         };
-        /** @description Gates in name order, as their entities hold them now. A gate shows once its creation is audited. */
+        /** @description A page of gates in name order, each as its gate row holds it now. The list is complete once a page comes without a continuationToken. */
         GateList: {
+            continuationToken?: components["schemas"]["ContinuationToken"];
             items: components["schemas"]["Gate"][];
-            /** @description More exist than `limit`. */
-            truncated: boolean;
-            /** @description Entries whose stored state could not be read (CorruptState), with why; they need an operator. */
+            /** @description Entries of this page whose stored state could not be read (CorruptState), with why; they need an operator. */
             unreadable: {
                 detail: string;
                 name: string;
@@ -1358,16 +1446,36 @@ export interface components {
             reason: string;
             round: number;
         };
+        /** @description A page of the job's failed items, in item-id order. The list is complete once a page comes without a continuationToken. */
         JobFailuresPage: {
-            failures: components["schemas"]["JobFailure"][];
-            next: string | null;
+            continuationToken?: components["schemas"]["ContinuationToken"];
+            items: components["schemas"]["JobFailure"][];
         };
-        /** @description The most recently accepted jobs, newest first. */
+        /** @description The backlog of the in-app processors: the same queue lengths the tallyho.job.backlog and tallyho.job.poison.backlog gauges report, read now. */
+        JobFigures: {
+            /** @description The in-app processors; their envelopes share the work queues below */
+            processors: string[];
+            queues: {
+                /** @description Envelopes waiting in it (the approximate count Azure Storage reports) */
+                messages: number;
+                /** @description Envelopes in its poison queue not yet recorded as failed items */
+                poison: number;
+                poisonQueue: string;
+                /** @description A work queue */
+                queue: string;
+            }[];
+            /** @description When the queues were read (the server clock) */
+            readAt: string;
+            total: {
+                messages: number;
+                poison: number;
+            };
+        };
+        /** @description Jobs in id order (time-ordered ids first, oldest first; `k-…` ids after). The list is complete once a page comes without a continuationToken. */
         JobList: {
+            continuationToken?: components["schemas"]["ContinuationToken"];
             items: components["schemas"]["Job"][];
-            /** @description More exist than `limit`. */
-            truncated: boolean;
-            /** @description Entries whose stored state could not be read (CorruptState), with why; they need an operator. */
+            /** @description Entries of this page whose stored state could not be read (CorruptState), with why; they need an operator. */
             unreadable: {
                 detail: string;
                 name: string;
@@ -1390,9 +1498,10 @@ export interface components {
             /** @enum {string} */
             status: "succeeded" | "failed" | "cancelled" | "retrying";
         };
+        /** @description A page of the job's item results, in item-id order. The list is complete once a page comes without a continuationToken. */
         JobResultsPage: {
-            next: string | null;
-            results: components["schemas"]["JobResult"][];
+            continuationToken?: components["schemas"]["ContinuationToken"];
+            items: components["schemas"]["JobResult"][];
         };
         /**
          * @example {
@@ -1518,6 +1627,11 @@ export interface components {
              */
             wait: number;
         };
+        /**
+         * @description At most this many items in the page (1-1000, default 100); a page may hold fewer.
+         * @default 100
+         */
+        MaxPageSize: number;
         /** @description An OpenAPI 3.1 document */
         OpenApiDocument: {
             info: {
@@ -1737,9 +1851,32 @@ export interface components {
              */
             level: "function" | "admin";
         };
-        /** @description One page; pass continuationToken back for the next one (null on the last page). */
+        /** @description How late schedules run, read now from the schedule index: the lateness the tallyho.schedule.lateness histogram records, per latest run. */
+        ScheduleFigures: {
+            /** @description Each schedule's latest scheduled or catch-up run, the latest ones first (at most 10) */
+            latestRuns: {
+                due: string;
+                id: string;
+                latenessSeconds: number;
+                startedAt: string;
+            }[];
+            /** @description Active schedules whose next fire is more than a minute past due and has not run (at most 10) */
+            overdue: {
+                id: string;
+                nextFireAt: string;
+            }[];
+            /** @description When the index was read (the server clock) */
+            readAt: string;
+            /** @description Schedules read (one page of the index, at most 200) */
+            schedules: number;
+            /** @description More schedules exist than one read takes */
+            truncated: boolean;
+            /** @description The largest lateness among the schedules' latest runs: from when a fire was due to its run starting (0: none late) */
+            worstLatenessSeconds: number;
+        };
+        /** @description A page of schedules, in id order. The list is complete once a page comes without a continuationToken. */
         ScheduleList: {
-            continuationToken: string | null;
+            continuationToken?: components["schemas"]["ContinuationToken"];
             items: components["schemas"]["Schedule"][];
         };
         ScheduleRun: {
@@ -1832,12 +1969,11 @@ export interface components {
             /** @description Refills that gave up under contention (each a 503). */
             retriesExhausted: number;
         };
-        /** @description Sequences in name order; `instance` is the allocator of the instance that answered. */
+        /** @description Sequences in name order; `instance` is the allocator of the instance that answered. The list is complete once a page comes without a continuationToken. */
         SequenceList: {
+            continuationToken?: components["schemas"]["ContinuationToken"];
             items: components["schemas"]["Sequence"][];
-            /** @description More exist than `limit`. */
-            truncated: boolean;
-            /** @description Entries whose stored state could not be read (CorruptState), with why; they need an operator. */
+            /** @description Entries of this page whose stored state could not be read (CorruptState), with why; they need an operator. */
             unreadable: {
                 detail: string;
                 name: string;
@@ -1999,8 +2135,9 @@ export interface components {
             };
             type: string;
         };
-        /** @description Event types with a route of their own (remapped), in type order; every other type goes to its default route. */
+        /** @description Event types with a route of their own (remapped), in type order; every other type goes to its default route. The list is complete once a page comes without a continuationToken. */
         StreamRouteList: {
+            continuationToken?: components["schemas"]["ContinuationToken"];
             items: {
                 partition: string;
                 resource: string;
@@ -2009,9 +2146,7 @@ export interface components {
                 type: string;
                 version: number;
             }[];
-            /** @description More exist than `limit`. */
-            truncated: boolean;
-            /** @description Entries whose stored state could not be read (CorruptState), with why; they need an operator. */
+            /** @description Entries of this page whose stored state could not be read (CorruptState), with why; they need an operator. */
             unreadable: {
                 detail: string;
                 name: string;
@@ -2162,8 +2297,8 @@ export interface operations {
     countersList: {
         parameters: {
             query?: {
-                /** @description At most this many. */
-                limit?: number;
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
             };
             header?: never;
             path?: never;
@@ -2539,11 +2674,146 @@ export interface operations {
             };
         };
     };
+    countersFigures: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The figures */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CounterFigures"];
+                };
+            };
+            /** @description No valid admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or too much contention; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    jobsFigures: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backlog */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobFigures"];
+                };
+            };
+            /** @description No valid admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    schedulesFigures: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The figures */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleFigures"];
+                };
+            };
+            /** @description No valid admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage (or Service Bus) unavailable or too much contention; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     gatesList: {
         parameters: {
             query?: {
-                /** @description At most this many. */
-                limit?: number;
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
             };
             header?: never;
             path?: never;
@@ -2770,7 +3040,8 @@ export interface operations {
     gatesAudit: {
         parameters: {
             query?: {
-                limit?: number;
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
             };
             header?: never;
             path: {
@@ -2780,13 +3051,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Oldest first */
+            /** @description One page */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GateAuditRecord"][];
+                    "application/json": components["schemas"]["GateAuditPage"];
                 };
             };
             /** @description Invalid name, query or body; nothing was changed */
@@ -3352,8 +3623,8 @@ export interface operations {
     jobsList: {
         parameters: {
             query?: {
-                /** @description At most this many. */
-                limit?: number;
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
             };
             header?: never;
             path?: never;
@@ -3370,7 +3641,7 @@ export interface operations {
                     "application/json": components["schemas"]["JobList"];
                 };
             };
-            /** @description Bad limit */
+            /** @description Bad maxPageSize or continuationToken */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3636,10 +3907,8 @@ export interface operations {
     jobsFailures: {
         parameters: {
             query?: {
-                /** @description The `next` cursor of the previous page */
-                cursor?: string;
-                /** @description Results per page (1-1000) */
-                limit?: number;
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
             };
             header?: never;
             path: {
@@ -3658,7 +3927,7 @@ export interface operations {
                     "application/json": components["schemas"]["JobFailuresPage"];
                 };
             };
-            /** @description Bad id, limit or cursor */
+            /** @description Bad id, maxPageSize or continuationToken */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3772,10 +4041,8 @@ export interface operations {
     jobsResults: {
         parameters: {
             query?: {
-                /** @description The `next` cursor of the previous page */
-                cursor?: string;
-                /** @description Results per page (1-1000) */
-                limit?: number;
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
                 /** @description Only results with this status */
                 status?: "succeeded" | "failed" | "cancelled" | "retrying";
             };
@@ -3796,7 +4063,7 @@ export interface operations {
                     "application/json": components["schemas"]["JobResultsPage"];
                 };
             };
-            /** @description Bad id, status, limit or cursor */
+            /** @description Bad id, status, maxPageSize or continuationToken */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4492,9 +4759,8 @@ export interface operations {
     schedulesList: {
         parameters: {
             query?: {
-                continuationToken?: string;
-                /** @description Schedules per page (default 50). */
-                pageSize?: number;
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
                 state?: "pending" | "active" | "paused" | "cancelled" | "completed";
             };
             header?: never;
@@ -5165,8 +5431,8 @@ export interface operations {
     sequencesList: {
         parameters: {
             query?: {
-                /** @description At most this many. */
-                limit?: number;
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
             };
             header?: never;
             path?: never;
@@ -5530,8 +5796,8 @@ export interface operations {
     streamsList: {
         parameters: {
             query?: {
-                /** @description At most this many. */
-                limit?: number;
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
             };
             header?: never;
             path?: never;

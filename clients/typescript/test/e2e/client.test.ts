@@ -148,14 +148,44 @@ describe(`@tallyho/client against the ${hostLabel()}`, () => {
     for await (const view of job.progress({ intervalMs: 250 })) states.push(view.state);
     expect(states.at(-1)).toMatch(/^completed/);
     const results: string[] = [];
-    for await (const r of job.results({ pageSize: 25 })) results.push(r.id);
+    for await (const r of job.results({ maxPageSize: 25 })) results.push(r.id);
     expect(results.sort()).toEqual(items.map((i) => i.id).sort());
     const failures: string[] = [];
-    for await (const f of job.failures({ pageSize: 25 })) failures.push(f.id);
+    for await (const f of job.failures({ maxPageSize: 25 })) failures.push(f.id);
     const view = await job.get();
     expect(failures).toHaveLength(view.totals.failed);
     expect(view.totals.succeeded + view.totals.failed).toBe(60);
   }, 90_000);
+
+  test('byPage() reads a list longer than a page completely, resumes from a token, and a bad token is a 400', async () => {
+    const c = client();
+    const prefix = unique('paged');
+    const names = Array.from({ length: 7 }, (_, i) => `${prefix}-${i}`);
+    for (const name of names) await c.counters.configure(name);
+    const seen: string[] = [];
+    // The first token after some, not all, of this test's counters, and how many came before it.
+    let middle: { token: string; before: number } | undefined;
+    for await (const page of c.counters.list().byPage({ maxPageSize: 3 })) {
+      expect(page.items.length).toBeLessThanOrEqual(3);
+      seen.push(...page.items.map((counter) => counter.name).filter((name) => name.startsWith(prefix)));
+      if (middle === undefined && seen.length > 0 && seen.length < names.length && page.continuationToken !== undefined)
+        middle = { token: page.continuationToken, before: seen.length };
+    }
+    expect(seen).toEqual([...names].sort());
+    expect(middle).toBeDefined();
+    // Resuming from a token answers what followed it, once.
+    const rest: string[] = [];
+    for await (const page of c.counters.list().byPage({ continuationToken: middle?.token, maxPageSize: 3 }))
+      rest.push(...page.items.map((counter) => counter.name).filter((name) => name.startsWith(prefix)));
+    expect(rest).toEqual([...names].sort().slice(middle?.before));
+    // Iterating items follows the tokens too.
+    const items: string[] = [];
+    for await (const counter of c.counters.list({ maxPageSize: 2 })) if (counter.name.startsWith(prefix)) items.push(counter.name);
+    expect(items).toEqual([...names].sort());
+    // A token is bound to its list: the sequences list refuses a counters token.
+    const sequencesPage = c.sequences.list().byPage({ continuationToken: middle?.token });
+    await expect(sequencesPage.next()).rejects.toMatchObject({ status: 400, code: 'ValidationFailed' });
+  });
 
   test('stream appends with a forced retry write no line twice', async () => {
     const type = unique('events');

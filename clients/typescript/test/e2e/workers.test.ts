@@ -89,7 +89,7 @@ afterAll(async () => {
 
 async function allResults(jobId: string): Promise<JobResult[]> {
   const out: JobResult[] = [];
-  for await (const r of client.jobs.job(jobId).results({ pageSize: 1000 })) out.push(r);
+  for await (const r of client.jobs.job(jobId).results({ maxPageSize: 1000 })) out.push(r);
   return out;
 }
 

@@ -48,24 +48,47 @@ describe('Jobs', () => {
     expect(read).toBe(4);
   });
 
-  test('results() and failures() follow the cursors across pages', async () => {
+  test('results() and failures() follow the continuation tokens across pages', async () => {
     const { jobs: j, requests } = jobs((r) => {
-      const cursor = r.query.get('cursor');
-      if (r.path.endsWith('/failures')) return json(200, { failures: [{ id: 'f1' }], next: null });
-      return cursor === null
-        ? json(200, { results: [{ id: 'a' }, { id: 'b' }], next: 'c2' })
-        : json(200, { results: [{ id: 'c' }], next: null });
+      const token = r.query.get('continuationToken');
+      if (r.path.endsWith('/failures')) return json(200, { items: [{ id: 'f1' }] });
+      return token === null
+        ? json(200, { items: [{ id: 'a' }, { id: 'b' }], continuationToken: 'c2' })
+        : json(200, { items: [{ id: 'c' }] });
     });
     const ids: string[] = [];
-    for await (const r of j.job('j1').results({ pageSize: 2, status: 'succeeded' })) ids.push(r.id);
+    for await (const r of j.job('j1').results({ maxPageSize: 2, status: 'succeeded' })) ids.push(r.id);
     const failed: string[] = [];
     for await (const f of j.job('j1').failures()) failed.push(f.id);
     expect(ids).toEqual(['a', 'b', 'c']);
     expect(failed).toEqual(['f1']);
     expect(requests.map((r) => r.query.toString())).toEqual([
-      'status=succeeded&limit=2',
-      'status=succeeded&limit=2&cursor=c2',
-      'limit=100',
+      'status=succeeded&maxPageSize=2',
+      'status=succeeded&maxPageSize=2&continuationToken=c2',
+      '',
+    ]);
+  });
+
+  test('byPage() answers whole pages, resumes from a token and takes its own maxPageSize', async () => {
+    const pages: Record<string, { items: { id: string }[]; continuationToken?: string }> = {
+      start: { items: [{ id: 'a' }], continuationToken: 't1' },
+      t1: { items: [{ id: 'b' }], continuationToken: 't2' },
+      t2: { items: [{ id: 'c' }] },
+    };
+    const { jobs: j, requests } = jobs((r) => json(200, pages[r.query.get('continuationToken') ?? 'start']));
+    const seen: unknown[] = [];
+    for await (const page of j.job('j1').results({ maxPageSize: 5 }).byPage()) seen.push(page);
+    expect(seen).toEqual([pages.start, pages.t1, pages.t2]);
+    const resumed: string[] = [];
+    for await (const page of j.job('j1').results().byPage({ continuationToken: 't1', maxPageSize: 1 }))
+      resumed.push(...page.items.map((i) => i.id));
+    expect(resumed).toEqual(['b', 'c']);
+    expect(requests.map((r) => r.query.toString())).toEqual([
+      'maxPageSize=5',
+      'maxPageSize=5&continuationToken=t1',
+      'maxPageSize=5&continuationToken=t2',
+      'maxPageSize=1&continuationToken=t1',
+      'maxPageSize=1&continuationToken=t2',
     ]);
   });
 });

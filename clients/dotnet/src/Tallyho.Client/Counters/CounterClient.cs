@@ -26,6 +26,12 @@ public sealed class CounterClient : IAsyncDisposable
     /// <summary>Increment requests sent so far (one per coalesced batch, not counting retries).</summary>
     public long RequestsSent => Interlocked.Read(ref _requests);
 
+    /// <summary>Counters with their settings, in name order (admin key); read one for its value.</summary>
+    /// <param name="cancellationToken">Stops the listing.</param>
+    /// <returns>The counters, a page at a time.</returns>
+    public AsyncPageable<CounterInfo> ListAsync(CancellationToken cancellationToken = default) =>
+        Lists.Of<CounterInfo>(_http, "counters", KeyLevel.Admin, cancellationToken);
+
     /// <summary>Adds <paramref name="by"/> to a counter.</summary>
     /// <param name="name">The counter.</param>
     /// <param name="by">What to add (default 1; negative for an adjustment).</param>

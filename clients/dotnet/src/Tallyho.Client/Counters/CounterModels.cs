@@ -22,6 +22,28 @@ public sealed record CounterValue
     public bool Consistent { get; init; }
 }
 
+/// <summary>A counter and its settings, as the counters list shows it.</summary>
+public sealed record CounterInfo
+{
+    /// <summary>The counter's name.</summary>
+    public string Name { get; init; } = string.Empty;
+
+    /// <summary><c>hits</c> or <c>sharded</c>.</summary>
+    public string Mode { get; init; } = string.Empty;
+
+    /// <summary>Partitions (hits) or shards (sharded).</summary>
+    public int Partitions { get; init; }
+
+    /// <summary>How old a hit must be before a rollup folds it in.</summary>
+    public int SafetyWindowSeconds { get; init; }
+
+    /// <summary>When the counter was created (ISO 8601).</summary>
+    public string CreatedAt { get; init; } = string.Empty;
+
+    /// <summary>When its settings last changed (ISO 8601).</summary>
+    public string UpdatedAt { get; init; } = string.Empty;
+}
+
 /// <summary>Settings of a counter.</summary>
 public sealed record CounterSettings
 {

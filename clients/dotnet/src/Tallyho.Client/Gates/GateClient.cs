@@ -32,6 +32,12 @@ public sealed class GateClient
     /// <summary>Event-stream connections the last <see cref="WaitAsync"/> opened.</summary>
     public int LastWaitConnections { get; private set; }
 
+    /// <summary>The gate's audit log, oldest first (admin key): every create, release and reset with who, when and how.</summary>
+    /// <param name="cancellationToken">Stops the listing.</param>
+    /// <returns>The records, a page at a time.</returns>
+    public AsyncPageable<GateAuditRecord> GetAuditAsync(CancellationToken cancellationToken = default) =>
+        Lists.Of<GateAuditRecord>(_http, Path("/audit"), KeyLevel.Admin, cancellationToken);
+
     /// <summary>The gate's state now.</summary>
     /// <param name="cancellationToken">Cancels the request.</param>
     /// <returns>The gate.</returns>

@@ -56,6 +56,34 @@ public sealed record GateState
     public bool IsReleased => State == "released";
 }
 
+/// <summary>One record of a gate's audit log.</summary>
+public sealed record GateAuditRecord
+{
+    /// <summary>The gate's name.</summary>
+    public string Gate { get; init; } = string.Empty;
+
+    /// <summary><c>create</c>, <c>release</c> or <c>reset</c>.</summary>
+    public string Kind { get; init; } = string.Empty;
+
+    /// <summary>The generation it belongs to.</summary>
+    public int Generation { get; init; }
+
+    /// <summary>When it happened (ISO 8601).</summary>
+    public string At { get; init; } = string.Empty;
+
+    /// <summary>Who did it.</summary>
+    public string By { get; init; } = string.Empty;
+
+    /// <summary><c>api</c> or <c>schedule</c>.</summary>
+    public string How { get; init; } = string.Empty;
+
+    /// <summary>The note given with it, if any.</summary>
+    public string? Note { get; init; }
+
+    /// <summary>When the record was written (ISO 8601).</summary>
+    public string RecordedAt { get; init; } = string.Empty;
+}
+
 /// <summary>The answer to an admin command on a gate (release, reset).</summary>
 public sealed record GateCommandResult
 {

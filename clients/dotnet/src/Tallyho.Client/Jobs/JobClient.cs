@@ -70,22 +70,25 @@ public sealed class JobClient
         }
     }
 
-    /// <summary>Every item result, page after page, in item-id order.</summary>
+    /// <summary>The item results, in item-id order.</summary>
     /// <param name="id">The job's id.</param>
-    /// <param name="status">Only <c>succeeded</c>, <c>failed</c> or <c>retrying</c> results, if given.</param>
-    /// <param name="pageSize">Results per request (1-1000; default 100).</param>
+    /// <param name="status">Only <c>succeeded</c>, <c>failed</c>, <c>cancelled</c> or <c>retrying</c> results, if given.</param>
     /// <param name="cancellationToken">Stops the listing.</param>
-    /// <returns>The results.</returns>
-    public IAsyncEnumerable<JobResult> GetResultsAsync(string id, string? status = null, int pageSize = 100, CancellationToken cancellationToken = default) =>
-        PagesAsync<ResultsPage, JobResult>($"{Path(id)}/results", status is null ? string.Empty : "&status=" + Uri.EscapeDataString(status), pageSize, p => (p.Results, p.Next), cancellationToken);
+    /// <returns>The results, a page at a time.</returns>
+    public AsyncPageable<JobResult> GetResultsAsync(string id, string? status = null, CancellationToken cancellationToken = default) =>
+        Lists.Of<JobResult>(_http, $"{Path(id)}/results", new Dictionary<string, string?> { ["status"] = status }, KeyLevel.Function, cancellationToken);
 
-    /// <summary>Every failed item with its reason, page after page.</summary>
+    /// <summary>The failed items with their reasons, in item-id order.</summary>
     /// <param name="id">The job's id.</param>
-    /// <param name="pageSize">Failures per request (1-1000; default 100).</param>
     /// <param name="cancellationToken">Stops the listing.</param>
-    /// <returns>The failures.</returns>
-    public IAsyncEnumerable<JobFailure> GetFailuresAsync(string id, int pageSize = 100, CancellationToken cancellationToken = default) =>
-        PagesAsync<FailuresPage, JobFailure>($"{Path(id)}/failures", string.Empty, pageSize, p => (p.Failures, p.Next), cancellationToken);
+    /// <returns>The failures, a page at a time.</returns>
+    public AsyncPageable<JobFailure> GetFailuresAsync(string id, CancellationToken cancellationToken = default) =>
+        Lists.Of<JobFailure>(_http, $"{Path(id)}/failures", KeyLevel.Function, cancellationToken);
+
+    /// <summary>Jobs with their progress, in job id order (admin key): time-ordered ids oldest first, then Idempotency-Key jobs.</summary>
+    /// <param name="cancellationToken">Stops the listing.</param>
+    /// <returns>The jobs, a page at a time.</returns>
+    public AsyncPageable<Job> ListAsync(CancellationToken cancellationToken = default) => Lists.Of<Job>(_http, "jobs", KeyLevel.Admin, cancellationToken);
 
     /// <summary>Runs the failed items of a completed job again (admin key when configured).</summary>
     /// <param name="id">The job's id.</param>
@@ -115,32 +118,5 @@ public sealed class JobClient
 
     private static string Path(string id) => "jobs/" + TallyhoHttp.Segment(id);
 
-    private async IAsyncEnumerable<TItem> PagesAsync<TPage, TItem>(
-        string path,
-        string filter,
-        int pageSize,
-        Func<TPage, (IReadOnlyList<TItem> Items, string? Next)> open,
-        [EnumeratorCancellation] CancellationToken cancellationToken)
-    {
-        string? cursor = null;
-        do
-        {
-            var query = $"?limit={pageSize}{filter}{(cursor is null ? string.Empty : "&cursor=" + Uri.EscapeDataString(cursor))}";
-            var page = await _http.SendJsonAsync<TPage>(new TallyhoRequest(HttpMethod.Get, path + query) { Idempotent = true }, cancellationToken).ConfigureAwait(false);
-            var (items, next) = open(page);
-            foreach (var item in items)
-            {
-                yield return item;
-            }
-
-            cursor = next;
-        }
-        while (cursor is not null);
-    }
-
     private sealed record Submission<TItem>(string Processor, IReadOnlyList<TItem> Items);
-
-    private sealed record ResultsPage(IReadOnlyList<JobResult> Results, string? Next);
-
-    private sealed record FailuresPage(IReadOnlyList<JobFailure> Failures, string? Next);
 }

@@ -1,5 +1,4 @@
 using System.Globalization;
-using System.Runtime.CompilerServices;
 using Tallyho.Client.Internal;
 
 namespace Tallyho.Client.Schedules;
@@ -65,53 +64,12 @@ public sealed class ScheduleClient
     public Task<Schedule> GetPrivilegedAsync(string id, CancellationToken cancellationToken = default) =>
         _http.SendJsonAsync<Schedule>(new TallyhoRequest(HttpMethod.Get, Path(id) + "/privileged") { Idempotent = true, Key = KeyLevel.Admin }, cancellationToken);
 
-    /// <summary>One page of schedules.</summary>
-    /// <param name="state">Only schedules in this state, if given.</param>
-    /// <param name="pageSize">Schedules per page (1-100; default 50).</param>
-    /// <param name="continuationToken">The token of the previous page.</param>
-    /// <param name="cancellationToken">Cancels the request.</param>
-    /// <returns>The page.</returns>
-    public Task<SchedulePage> ListPageAsync(string? state = null, int? pageSize = null, string? continuationToken = null, CancellationToken cancellationToken = default)
-    {
-        var query = new List<string>();
-        if (state is not null)
-        {
-            query.Add("state=" + Uri.EscapeDataString(state));
-        }
-
-        if (pageSize is not null)
-        {
-            query.Add("pageSize=" + pageSize.Value.ToString(CultureInfo.InvariantCulture));
-        }
-
-        if (continuationToken is not null)
-        {
-            query.Add("continuationToken=" + Uri.EscapeDataString(continuationToken));
-        }
-
-        var path = query.Count == 0 ? "schedules" : "schedules?" + string.Join("&", query);
-        return _http.SendJsonAsync<SchedulePage>(new TallyhoRequest(HttpMethod.Get, path) { Idempotent = true, Key = KeyLevel.Admin }, cancellationToken);
-    }
-
-    /// <summary>Every schedule (optionally in one state), page after page.</summary>
+    /// <summary>Schedules in id order (admin key), optionally in one state.</summary>
     /// <param name="state">Only schedules in this state, if given.</param>
     /// <param name="cancellationToken">Stops the listing.</param>
-    /// <returns>The schedules.</returns>
-    public async IAsyncEnumerable<Schedule> ListAsync(string? state = null, [EnumeratorCancellation] CancellationToken cancellationToken = default)
-    {
-        string? token = null;
-        do
-        {
-            var page = await ListPageAsync(state, null, token, cancellationToken).ConfigureAwait(false);
-            foreach (var item in page.Items)
-            {
-                yield return item;
-            }
-
-            token = page.ContinuationToken;
-        }
-        while (token is not null);
-    }
+    /// <returns>The schedules, a page at a time.</returns>
+    public AsyncPageable<Schedule> ListAsync(string? state = null, CancellationToken cancellationToken = default) =>
+        Lists.Of<Schedule>(_http, "schedules", new Dictionary<string, string?> { ["state"] = state }, KeyLevel.Admin, cancellationToken);
 
     /// <summary>Cancels a schedule: it never fires again.</summary>
     /// <param name="id">The schedule's id.</param>

@@ -140,16 +140,6 @@ public sealed record Schedule
     public int PendingTriggers { get; init; }
 }
 
-/// <summary>One page of schedules.</summary>
-public sealed record SchedulePage
-{
-    /// <summary>The schedules on this page.</summary>
-    public IReadOnlyList<Schedule> Items { get; init; } = Array.Empty<Schedule>();
-
-    /// <summary>Pass back for the next page; null on the last.</summary>
-    public string? ContinuationToken { get; init; }
-}
-
 /// <summary>The answer to a trigger: its id (it shows in the schedule's runs) and the schedule.</summary>
 public sealed record ScheduleTrigger
 {

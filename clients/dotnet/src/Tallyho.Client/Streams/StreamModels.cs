@@ -50,3 +50,22 @@ public sealed class StreamProducerOptions
     /// <summary>When the buffer is full, wait for room on the server (up to its limit) instead of retrying after 429.</summary>
     public bool WaitWhenFull { get; set; }
 }
+
+/// <summary>An event type's route: the partition and resource its events are written to.</summary>
+public sealed record StreamRoute
+{
+    /// <summary>The event type.</summary>
+    public string Type { get; init; } = string.Empty;
+
+    /// <summary>The partition.</summary>
+    public string Partition { get; init; } = string.Empty;
+
+    /// <summary>The resource (container) its events are written to.</summary>
+    public string Resource { get; init; } = string.Empty;
+
+    /// <summary>Increases with every remap.</summary>
+    public int Version { get; init; }
+
+    /// <summary><c>table</c> (remapped) or <c>default</c>.</summary>
+    public string Source { get; init; } = string.Empty;
+}

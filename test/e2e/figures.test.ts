@@ -1,0 +1,164 @@
+/**
+ * The operator figures (GET /api/figures/…) over HTTP, on whichever host the project runs. With the
+ * work and poison triggers disabled (the host's `AzureWebJobs.<fn>.Disabled` setting, which both hosts
+ * honour) a submitted job's envelopes wait in the work queues, so the backlog must show them; one of
+ * them moved to its poison queue, as the host moves an envelope that failed every delivery, must show
+ * as a poison count of 1. The figures are read from storage, so a second read after the move answers
+ * the new numbers whichever instance reads. In Chromium the console's Jobs page shows the same two
+ * numbers, and after a failed read it shows the failure instead of the numbers. (Who may call them: test/e2e/authorization.test.ts, which
+ * covers every route of the catalog.)
+ */
+import type { Page } from 'playwright-core';
+
+import { describeWithTool } from '../support/optionalTool';
+import { storageFor, testConnection } from '../support/sequences';
+import { type Browser, chromiumTool, launchBrowser, screenshot } from './support/browser';
+import { ownHostTest, type E2eHost, startE2eHost } from './support/harness';
+import { requestJson } from './support/http';
+import { unique } from './support/names';
+
+interface JobFigures {
+  readAt: string;
+  processors: string[];
+  queues: { queue: string; messages: number; poisonQueue: string; poison: number }[];
+  total: { messages: number; poison: number };
+}
+
+const queueCount = 2;
+
+describe('operator figures', () => {
+  const storage = storageFor(testConnection());
+  const prefix = unique('jf');
+  const disabled = Object.fromEntries(
+    Array.from({ length: queueCount }, (_, i) => [
+      [`AzureWebJobs.jobsWork${i}.Disabled`, 'true'],
+      [`AzureWebJobs.jobsPoison${i}.Disabled`, 'true'],
+    ]).flat(),
+  );
+  let host: E2eHost;
+
+  beforeAll(async () => {
+    host = await startE2eHost({ env: { ...disabled, TALLYHO_JOBS_QUEUES: String(queueCount), TALLYHO_JOBS_QUEUE_PREFIX: prefix } });
+  });
+  afterAll(async () => {
+    await host?.stop();
+  });
+
+  const jobFigures = async (): Promise<JobFigures> => {
+    const res = await requestJson<JobFigures>(host, 'GET', '/api/figures/jobs', { key: 'admin' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    return res.body;
+  };
+
+  ownHostTest('waiting envelopes show as backlog, a poisoned one as poison count 1', async () => {
+    const empty = await jobFigures();
+    expect(empty.total).toEqual({ messages: 0, poison: 0 });
+    expect(empty.queues.map((q) => [q.queue, q.poisonQueue])).toEqual([
+      [`${prefix}-0`, `${prefix}-0-poison`],
+      [`${prefix}-1`, `${prefix}-1-poison`],
+    ]);
+    expect(empty.processors).toEqual(expect.arrayContaining(['billing', 'wordcount']));
+
+    // 40 items: two envelopes (32 per envelope), one on each work queue; nothing processes them.
+    const items = Array.from({ length: 40 }, (_, i) => ({ id: `doc-${i}`, text: 'one two three' }));
+    const submitted = await requestJson(host, 'POST', '/api/jobs', { body: { processor: 'wordcount', items } });
+    expect(submitted.status).toBe(202);
+    const waiting = await jobFigures();
+    expect(waiting.total).toEqual({ messages: 2, poison: 0 });
+    expect(waiting.queues.map((q) => q.messages)).toEqual([1, 1]);
+
+    // The host's move to poison after the last failed delivery: the same message, on `<queue>-poison`.
+    const work = await storage.queue(`${prefix}-0`);
+    const [message] = (await work.receiveMessages({ numberOfMessages: 1 })).receivedMessageItems;
+    if (message === undefined) throw new Error('no envelope in the work queue');
+    await (await storage.queue(`${prefix}-0-poison`)).sendMessage(message.messageText);
+    await work.deleteMessage(message.messageId, message.popReceipt);
+
+    const poisoned = await jobFigures();
+    expect(poisoned.total).toEqual({ messages: 1, poison: 1 });
+    expect(poisoned.queues[0]).toMatchObject({ queue: `${prefix}-0`, messages: 0, poison: 1 });
+    expect(Date.parse(poisoned.readAt)).toBeGreaterThanOrEqual(Date.parse(waiting.readAt));
+  });
+
+  describeWithTool(chromiumTool, 'in the console', () => {
+    let browser: Browser;
+    let page: Page;
+    beforeAll(async () => {
+      browser = await launchBrowser();
+      page = await browser.newPage();
+    });
+    afterAll(async () => {
+      await browser?.close();
+    });
+
+    const figure = (label: string) => page.locator(`[data-figure="${label}"] .figure-value`);
+
+    ownHostTest(
+      'the Jobs page shows the backlog and the poison count, and a failed read as failed, not as a number',
+      async () => {
+        // The state the previous test left: one envelope waiting, one poisoned.
+        expect((await jobFigures()).total).toEqual({ messages: 1, poison: 1 });
+        await page.goto(host.url('/api/console#jobs'));
+        await page.getByLabel('Admin key').fill(host.keys.admin ?? '');
+        await page.getByRole('button', { name: 'Use key' }).click();
+        await page.getByRole('heading', { name: 'Jobs' }).waitFor();
+        const backlog = page.getByRole('group', { name: 'Work queue backlog' });
+        const inState = (state: string) => page.locator(`.figures[aria-label="Work queue backlog"][data-state="${state}"]`);
+        await inState('ok').waitFor();
+        expect(await figure('Envelopes waiting').textContent()).toBe('1');
+        expect(await figure('Poisoned envelopes').textContent()).toBe('1');
+        expect(await page.locator('[data-figure="Poisoned envelopes"]').getAttribute('class')).toContain('alarm');
+        await screenshot(page, 'jobs-figures', { docs: true, fullPage: false });
+
+        // The next reads fail: the numbers give way to the failure (with when the last good read was).
+        await page.route('**/api/figures/jobs', (route) =>
+          route.fulfill({
+            status: 503,
+            contentType: 'application/problem+json',
+            body: JSON.stringify({
+              type: 'about:blank',
+              title: 'Service Unavailable',
+              status: 503,
+              code: 'DependencyUnavailable',
+              detail: 'storage is down',
+            }),
+          }),
+        );
+        await inState('failed').waitFor({ timeout: 15_000 });
+        expect(await backlog.textContent()).toContain('the latest read failed');
+        expect(await backlog.textContent()).toContain('storage is down');
+        expect(await page.locator('[data-figure]').count()).toBe(0);
+        await page.unroute('**/api/figures/jobs');
+        await inState('ok').waitFor({ timeout: 15_000 });
+        expect(await figure('Envelopes waiting').textContent()).toBe('1');
+        // The 503 was the test's own; the console logged nothing else.
+        expect(browser.errors.filter((e) => !e.includes('503'))).toEqual([]);
+      },
+      60_000,
+    );
+  });
+
+  test('counters and schedules figures answer their shape', async () => {
+    const counters = await requestJson<Record<string, unknown>>(host, 'GET', '/api/figures/counters', { key: 'admin' });
+    expect(counters.status).toBe(200);
+    expect(counters.body).toEqual({
+      readAt: expect.any(String),
+      rollupLagSeconds: expect.any(Number),
+      oldestUnfoldedAt: counters.body.oldestUnfoldedAt === null ? null : expect.any(String),
+      partitionsWaiting: expect.any(Number),
+      countersWaiting: expect.any(Array),
+      truncated: expect.any(Boolean),
+    });
+    const schedules = await requestJson<Record<string, unknown>>(host, 'GET', '/api/figures/schedules', { key: 'admin' });
+    expect(schedules.status).toBe(200);
+    expect(schedules.body).toEqual({
+      readAt: expect.any(String),
+      schedules: expect.any(Number),
+      worstLatenessSeconds: expect.any(Number),
+      latestRuns: expect.any(Array),
+      overdue: expect.any(Array),
+      truncated: expect.any(Boolean),
+    });
+  });
+});
