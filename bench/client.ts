@@ -4,9 +4,15 @@
  *               `count: N` request each) against the baseline of one HTTP call per number
  *               (`POST /next` without a count), 16 concurrent callers each, same host, same run;
  *               and HTTP requests per 1,000 numbers;
- *   counters  — increments/s through `client.increment()` (increments made while a request is in
- *               flight go out as one) against one request per increment, 64 concurrent writers that
- *               each await their increment (as request handlers would), and requests per 1,000.
+ *   counters  — increments/s through `client.increment()` (increments coalesced per counter: those
+ *               made in one turn of the event loop, and those made while the requests in flight are
+ *               out, go as one) against one request per increment, 64 concurrent writers that each
+ *               await their increment (as request handlers would), and requests per 1,000; with 1
+ *               and 4 (the default) requests in flight per counter. After the run the counter is
+ *               read (consistent) and must equal the increments that resolved;
+ *   streams   — events/s through `stream.append()` (one writer, 64 callers that each await their
+ *               append; the same batcher with one request in flight, for seq order) against one
+ *               request per append.
  * Each phase runs for a fixed window after a short warm-up. Requests are counted at the client's
  * fetch. The client is the package's build (clients/typescript/dist, made by the root build).
  */
@@ -101,18 +107,63 @@ async function main(): Promise<void> {
     );
 
     const counterName = `bench-${Date.now()}`;
+    let resolved = 0;
+    const counted1 = (): number => {
+      resolved++;
+      return 1;
+    };
+    const totalIncrements = (): number => resolved;
     await client.counters.configure(counterName, { mode: 'hits', partitions: 4 });
     const perIncrement = await load(
       64,
-      () => post(`counters/${counterName}/increment`, { by: 1 }).then(() => 1),
+      () => post(`counters/${counterName}/increment`, { by: 1 }).then(counted1),
       () => sent,
     );
-    const coalesced = await load(
-      64,
-      () => client.increment(counterName).then(() => 1),
-      () => sent,
-    );
+    // The designs side by side: one request in flight per counter (the earlier client) and more;
+    // a batch waiting for a free slot keeps growing in each.
+    const designs = [1, 4].map((maxInFlight) => ({
+      maxInFlight,
+      client: new TallyhoClient({ baseUrl: api, fetch: counted, counters: { maxInFlight } }),
+    }));
+    const coalescedRuns: { maxInFlight: number; load: Load }[] = [];
+    for (const d of designs) {
+      coalescedRuns.push({
+        maxInFlight: d.maxInFlight,
+        load: await load(
+          64,
+          () => d.client.increment(counterName).then(counted1),
+          () => sent,
+        ),
+      });
+      await d.client.close();
+    }
+    const coalesced = coalescedRuns.find((r) => r.maxInFlight === 4)?.load as Load;
+    // Exact counts: every increment that resolved is in the counter once (a consistent read).
+    const stored = await client.counters.get(counterName, { consistent: true });
+    const expected = totalIncrements();
     await client.close();
+
+    // Stream appends: the same batcher, one request in flight per writer (seq order). Baseline: each
+    // append its own request (each writer its own producer, so the seqs stay in order per producer).
+    const eventType = `bench-${Date.now()}`;
+    const seqs = Array.from({ length: 64 }, () => 0);
+    let writer = 0;
+    const perAppend = await load(
+      64,
+      () => {
+        const w = writer++ % 64;
+        seqs[w] = (seqs[w] ?? 0) + 1;
+        return post(`streams/${eventType}/events`, { events: [{ producer: `bench-${w}`, seq: seqs[w], data: { w } }] }).then(() => 1);
+      },
+      () => sent,
+    );
+    const stream = client.stream(eventType, { producer: 'bench-client' });
+    const appended = await load(
+      64,
+      () => stream.append({ n: 1 }).then(() => 1),
+      () => sent,
+    );
+    await stream.close();
 
     const row = (scenario: string, l: Load): Row => ({
       scenario,
@@ -123,15 +174,28 @@ async function main(): Promise<void> {
       row('sequences: one HTTP call per number (baseline)', perCall),
       row('sequences: client next() from reserved blocks', blocks),
       row('counters: one request per increment (baseline)', perIncrement),
-      row('counters: client increment(), coalesced', coalesced),
+      ...coalescedRuns.map((r) =>
+        row(`counters: client increment(), coalesced, ${r.maxInFlight} in flight${r.maxInFlight === 4 ? ' (default)' : ''}`, r.load),
+      ),
+      row('streams: one request per append (baseline)', perAppend),
+      row('streams: client append(), coalesced, 1 in flight', appended),
     ];
     table(
-      `Through the client, ${windowMs / 1000} s windows after a ${warmupMs} ms warm-up (16 callers for numbers, 64 writers for increments)`,
+      `Through the client, ${windowMs / 1000} s windows after a ${warmupMs} ms warm-up (16 callers for numbers, 64 writers for increments and appends)`,
       rows,
     );
     console.log(`block size the client reached: ${fmt(sequence.stats().blockSize, 0)}`);
     ratio('sequences: client next() ÷ one call per number (numbers/s)', rate(blocks), rate(perCall), { atLeast: 50 });
-    ratio('counters: coalesced ÷ one request per increment (increments/s)', rate(coalesced), rate(perIncrement));
+    console.log(`counter value after the run: ${fmt(stored.value, 0)}; increments that resolved: ${fmt(expected, 0)}`);
+    if (stored.value !== expected) throw new Error(`the counter holds ${stored.value}, not the ${expected} increments that resolved`);
+    for (const r of coalescedRuns) {
+      if (r.maxInFlight !== 4)
+        ratio(`counters: ${r.maxInFlight} in flight ÷ one request per increment (increments/s)`, rate(r.load), rate(perIncrement));
+    }
+    ratio('counters: coalesced (default, 4 in flight) ÷ one request per increment (increments/s)', rate(coalesced), rate(perIncrement), {
+      atLeast: 20,
+    });
+    ratio('streams: coalesced append() ÷ one request per append (events/s)', rate(appended), rate(perAppend), { atLeast: 20 });
   } finally {
     await devhost.stop();
     await azurite.stop();

@@ -56,6 +56,9 @@ const traits: Record<AppErrorCode, CodeTraits> = {
   Internal: { status: 500, title: 'Internal error', retryable: false },
 };
 
+/** Every code, in the union's order: the OpenAPI document lists them as Problem.code's values. */
+export const appErrorCodes = Object.keys(traits) as readonly AppErrorCode[] as readonly [AppErrorCode, ...AppErrorCode[]];
+
 /** One problem with one field of a request, as reported in a 400. */
 export interface FieldIssue {
   readonly path: string;

@@ -40,7 +40,7 @@ async function loadCounters(pages: number, signal: AbortSignal): Promise<{ listi
   const rows = await Promise.all(
     listing.items.slice(0, maxValueReads).map(async (counter): Promise<Row> => {
       try {
-        return { counter, value: await tallyho().counters.get(counter.name, { signal }), error: undefined };
+        return { counter, value: await tallyho().counters.get(counter.name, { abortSignal: signal }), error: undefined };
       } catch (err) {
         return { counter, value: undefined, error: err instanceof Error ? err.message : String(err) };
       }
@@ -51,7 +51,7 @@ async function loadCounters(pages: number, signal: AbortSignal): Promise<{ listi
 
 export function CountersView() {
   const data = usePagedPolling(loadCounters, 5000, 'counters');
-  const figures = usePolling((signal) => tallyho().counters.figures({ signal }), 5000, 'counters-figures');
+  const figures = usePolling((signal) => tallyho().counters.figures({ abortSignal: signal }), 5000, 'counters-figures');
   const rows = data.data?.rows ?? [];
   return (
     <Section

@@ -49,7 +49,7 @@ function useGateEvents(initial: GateView, stream: boolean): { gate: GateView; li
     const loop = async (): Promise<void> => {
       while (!controller.signal.aborted) {
         try {
-          for await (const next of tallyho().gate(initial.name).watch({ signal: controller.signal })) {
+          for await (const next of tallyho().gate(initial.name).watch({ abortSignal: controller.signal })) {
             setGate(next);
             setLive('live');
             setError(undefined);

@@ -251,7 +251,7 @@ function backlogFigures(data: JobFigures): Figure[] {
 
 export function JobsView() {
   const list = usePagedPolling(loadJobs, 2000, 'jobs');
-  const figures = usePolling((signal) => tallyho().jobs.figures({ signal }), 5000, 'jobs-figures');
+  const figures = usePolling((signal) => tallyho().jobs.figures({ abortSignal: signal }), 5000, 'jobs-figures');
   const items = list.data?.items ?? [];
   return (
     <Section

@@ -138,7 +138,7 @@ function ScheduleRow({ schedule, onChanged }: { schedule: ScheduleView; onChange
 
 export function SchedulesView() {
   const list = usePagedPolling((pages, signal) => firstPages(tallyho().schedules.list({ signal }), pages), 5000, 'schedules');
-  const figures = usePolling((signal) => tallyho().schedules.figures({ signal }), 5000, 'schedules-figures');
+  const figures = usePolling((signal) => tallyho().schedules.figures({ abortSignal: signal }), 5000, 'schedules-figures');
   const items = list.data?.items ?? [];
   return (
     <Section

@@ -113,7 +113,7 @@ export function StreamsView() {
       const rows = await Promise.all(
         types.map(async (type): Promise<Row> => {
           try {
-            return { type, view: await tallyho().stream(type).describe({ signal }), error: undefined };
+            return { type, view: await tallyho().stream(type).describe({ abortSignal: signal }), error: undefined };
           } catch (err) {
             return { type, view: undefined, error: err instanceof Error ? err.message : String(err) };
           }

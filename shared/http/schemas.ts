@@ -1,6 +1,7 @@
 /** Schemas every capability shares: resource names, idempotency keys, problem documents. */
 import { z } from 'zod';
 
+import { appErrorCodes } from '../errors';
 import { callerNamePattern, callerNameRule } from '../names';
 
 /**
@@ -30,7 +31,8 @@ export const problemSchema = z
     title: z.string(),
     status: z.number().int(),
     detail: z.string(),
-    code: z.string(),
+    // An enum, so clients generate the code union from the document (clients/typescript/src/errors.ts).
+    code: z.enum(appErrorCodes),
     instance: z.string().optional(),
     issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
   })

@@ -41,11 +41,14 @@ async function ok(command: string, args: readonly string[], cwd: string, env: Re
   return result.output;
 }
 
-/** The printed lines, in order, as the comments on the page state them; the pages differ in two. */
-const pageLines = (sequence: string, ledger: string): string[] => [
+/** The printed lines, in order, as the comments on the page state them; the pages differ in three. */
+const pageLines = (sequence: string, cancelled: string, ledger: string): string[] => [
   sequence,
   'doors: released',
+  'in the app: old',
+  'in a test: new',
   'refunds: 97',
+  cancelled,
   'nightly: cancelled',
   'completed 2',
   'doc-1 succeeded',
@@ -56,8 +59,9 @@ const pageLines = (sequence: string, ledger: string): string[] => [
 ];
 const printed = {
   quickStart: ['ORD-0000001-3', 'page-views: 1', 'launch: released'],
-  ts: pageLines('INV-0000001-3 10 false', 'ledger: 2 flushed'),
-  csharp: pageLines('INV-0000001-3 False', 'ledger: 1 flushed'),
+  // TypeScript withdraws an aborted increment not yet sent; .NET sends it and stops only the wait.
+  ts: pageLines('INV-0000001-3 10 false', 'increment: AbortError', 'ledger: 2 flushed'),
+  csharp: pageLines('INV-0000001-3 False', 'increment: cancelled', 'ledger: 1 flushed'),
 };
 
 /** Each expected line appears in the output, in order (other lines may come between). */

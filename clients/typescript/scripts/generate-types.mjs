@@ -41,8 +41,17 @@ const header =
 const transform = (_schema, metadata) =>
   metadata.path?.endsWith('/components/schemas/JsonValue') ? ts.factory.createKeywordTypeNode(ts.SyntaxKind.UnknownKeyword) : undefined;
 
-const ast = await openapiTS(await servedDocument(), { exportType: false, alphabetize: true, transform });
-const text = header + astToString(ast);
+const document = await servedDocument();
+const ast = await openapiTS(document, { exportType: false, alphabetize: true, transform });
+
+// The server's error codes as a value too, so the client can tell its own codes from a foreign
+// problem document's (src/errors.ts) and tests can check the docs against the union.
+const codes = document.components?.schemas?.Problem?.properties?.code?.enum;
+if (!Array.isArray(codes) || codes.length === 0) throw new Error('The document lists no Problem.code values');
+const problemCodes =
+  '\n/** Every `code` a Tallyho problem document carries (Problem.code in the served document). */\n' +
+  `export const problemCodes = ${JSON.stringify(codes)} as const satisfies readonly components['schemas']['Problem']['code'][];\n`;
+const text = header + astToString(ast) + problemCodes;
 
 if (process.argv.includes('--check')) {
   const current = await readFile(target, 'utf8').catch(() => '');

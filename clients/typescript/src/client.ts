@@ -5,16 +5,23 @@
  * object for the same name).
  */
 import { Gates, Streams } from './admin.js';
-import { Counters } from './counters.js';
+import { type CounterOptions, Counters } from './counters.js';
 import { Gate, type GateOptions } from './gate.js';
 import { Jobs } from './jobs.js';
+import type { OperationOptions } from './options.js';
 import { Schedules } from './schedules.js';
+import { CachedGateReleases, type IsReleasedOptions, type ReleaseCacheOptions } from './releases.js';
 import { Sequence, type SequenceOptions } from './sequence.js';
 import { Sequences } from './sequences.js';
 import { Stream, type StreamOptions } from './stream.js';
 import { Transport, type TransportOptions } from './transport.js';
 
-export type TallyhoClientOptions = TransportOptions;
+export interface TallyhoClientOptions extends TransportOptions {
+  /** How increments are coalesced (requests in flight per counter). */
+  readonly counters?: CounterOptions;
+  /** How `isReleased` caches gate states and reports fallbacks. */
+  readonly releases?: ReleaseCacheOptions;
+}
 
 export class TallyhoClient {
   readonly transport: Transport;
@@ -24,16 +31,19 @@ export class TallyhoClient {
   readonly sequences: Sequences;
   readonly gates: Gates;
   readonly streams: Streams;
+  /** Cached gate checks for production code paths; type your code against `GateReleases`. */
+  readonly releases: CachedGateReleases;
   private readonly sequenceCache = new Map<string, Sequence>();
 
   constructor(options: TallyhoClientOptions) {
     this.transport = new Transport(options);
-    this.counters = new Counters(this.transport);
+    this.counters = new Counters(this.transport, options.counters);
     this.jobs = new Jobs(this.transport);
     this.schedules = new Schedules(this.transport);
     this.sequences = new Sequences(this.transport);
     this.gates = new Gates(this.transport);
     this.streams = new Streams(this.transport);
+    this.releases = new CachedGateReleases(this.transport, options.releases);
   }
 
   /** The number source of one sequence; the same object for the same name (its options apply once). */
@@ -55,9 +65,14 @@ export class TallyhoClient {
     return new Stream(this.transport, type, options);
   }
 
+  /** Whether the gate is released, from the cache; the default when that cannot be learned (`client.releases`). */
+  isReleased(gate: string, options: IsReleasedOptions): Promise<boolean> {
+    return this.releases.isReleased(gate, options);
+  }
+
   /** `increment(key)`: shorthand for `client.counters.increment`. */
-  increment(name: string, by = 1): Promise<void> {
-    return this.counters.increment(name, by);
+  increment(name: string, by = 1, options: OperationOptions = {}): Promise<void> {
+    return this.counters.increment(name, by, options);
   }
 
   /** Drains pending counter increments; call before the process ends. */

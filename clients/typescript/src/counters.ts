@@ -1,13 +1,16 @@
 /**
- * `increment(key)` with the details hidden: while a request for a counter is in flight, further
- * increments of that counter are added up and sent as one request when it returns (group commit),
- * so a hot counter costs one request per round trip instead of one per increment. Each batch has
+ * `increment(key)` with the details hidden: increments of one counter that arrive while its
+ * requests are in flight are added up and sent as one request (group commit, see ./batcher.ts), so
+ * a hot counter costs a few requests per round trip instead of one per increment. Each batch has
  * one Idempotency-Key, reused by its retries, so a batch is counted once even if a response is lost.
  * Every `increment` resolves when the batch holding it is stored (the server's 202), or rejects with
  * that batch's error.
  */
+import { Batcher } from './batcher.js';
+import { abortReason } from './clock.js';
 import { TallyhoError } from './errors.js';
 import { newIdempotencyKey } from './ids.js';
+import type { OperationOptions } from './options.js';
 import { type ListOptions, type PagedAsyncIterableIterator, pagedList } from './paging.js';
 import { readFigures } from './figures.js';
 import { segment, type Transport } from './transport.js';
@@ -16,15 +19,11 @@ import type { CounterFigures, CounterList, CounterSettings, CounterValue, Counte
 /** The server refuses |by| above this (TALLYHO_COUNTERS_MAX_INCREMENT may be lower). */
 export const maxIncrement = 1_000_000_000;
 
-interface Batch {
-  by: number;
-  increments: number;
-  readonly waiters: { resolve: () => void; reject: (err: unknown) => void }[];
-}
-
-interface Lane {
-  inFlight: Promise<void> | undefined;
-  readonly queued: Batch[];
+export interface CounterOptions {
+  /** Requests in flight at once per counter (default 4). */
+  readonly maxInFlight?: number;
+  /** The largest |by| one request may carry (default and ceiling: `maxIncrement`). */
+  readonly maxBatch?: number;
 }
 
 export interface CounterStats {
@@ -33,43 +32,41 @@ export interface CounterStats {
 }
 
 export class Counters {
-  private readonly lanes = new Map<string, Lane>();
+  private readonly lanes = new Map<string, Batcher<number, void>>();
+  private readonly maxInFlight: number;
+  private readonly maxBatch: number;
   private closed = false;
   private increments = 0;
   private requests = 0;
 
   constructor(
     private readonly transport: Transport,
-    private readonly maxBatch: number = maxIncrement,
-  ) {}
+    options: CounterOptions = {},
+  ) {
+    this.maxInFlight = Math.max(1, Math.floor(options.maxInFlight ?? 4));
+    this.maxBatch = Math.min(maxIncrement, Math.max(1, Math.floor(options.maxBatch ?? maxIncrement)));
+  }
 
-  /** Adds `by` (default 1; negative to adjust) to the counter; resolves once it is stored. */
-  increment(name: string, by = 1): Promise<void> {
+  /**
+   * Adds `by` (default 1; negative to adjust) to the counter; resolves once it is stored. An abort
+   * before its batch is sent withdraws the increment; after, it may still be stored.
+   */
+  increment(name: string, by = 1, options: OperationOptions = {}): Promise<void> {
     if (this.closed) return Promise.reject(new TallyhoError('Closed', 'The counters client is closed'));
     if (!Number.isSafeInteger(by) || by === 0 || Math.abs(by) > this.maxBatch) {
       return Promise.reject(new RangeError(`by must be a non-zero integer within ±${this.maxBatch}`));
     }
+    if (options.abortSignal?.aborted === true) return Promise.reject(abortReason(options.abortSignal));
     this.increments++;
-    const lane = this.lane(name);
-    return new Promise<void>((resolve, reject) => {
-      let batch = lane.queued.at(-1);
-      if (batch === undefined || Math.abs(batch.by + by) > this.maxBatch) {
-        batch = { by: 0, increments: 0, waiters: [] };
-        lane.queued.push(batch);
-      }
-      batch.by += by;
-      batch.increments++;
-      batch.waiters.push({ resolve, reject });
-      if (lane.inFlight === undefined) this.pump(name, lane);
-    });
+    return this.lane(name).add(by, options.abortSignal);
   }
 
   /** Resolves when every increment made so far is stored (or has failed). */
   async flush(): Promise<void> {
     for (;;) {
-      const pending = [...this.lanes.values()].flatMap((l) => (l.inFlight === undefined ? [] : [l.inFlight]));
-      if (pending.length === 0) return;
-      await Promise.all(pending);
+      const busy = [...this.lanes.values()].filter((lane) => !lane.idle);
+      if (busy.length === 0) return;
+      await Promise.all(busy.map((lane) => lane.whenIdle()));
     }
   }
 
@@ -79,25 +76,25 @@ export class Counters {
     await this.flush();
   }
 
-  async get(name: string, options: { consistent?: boolean; signal?: AbortSignal } = {}): Promise<CounterValue> {
+  async get(name: string, options: OperationOptions & { consistent?: boolean } = {}): Promise<CounterValue> {
     const answer = await this.transport.json<CounterValue>({
       method: 'GET',
       path: `counters/${segment(name)}`,
       query: { consistent: options.consistent === true ? 'true' : undefined },
-      signal: options.signal,
+      signal: options.abortSignal,
     });
     return answer.body;
   }
 
   /** Creates the counter or changes its settings (admin). */
-  async configure(name: string, settings: CounterSettings = {}, options: { signal?: AbortSignal } = {}): Promise<CounterView> {
+  async configure(name: string, settings: CounterSettings = {}, options: OperationOptions = {}): Promise<CounterView> {
     const answer = await this.transport.json<CounterView>({
       method: 'PUT',
       path: `counters/${segment(name)}`,
       body: settings,
       key: 'admin',
       idempotent: true,
-      signal: options.signal,
+      signal: options.abortSignal,
     });
     return answer.body;
   }
@@ -108,8 +105,8 @@ export class Counters {
   }
 
   /** How far the rollup is behind, read now (admin). */
-  figures(options: { signal?: AbortSignal } = {}): Promise<CounterFigures> {
-    return readFigures<CounterFigures>(this.transport, 'counters', options.signal);
+  figures(options: OperationOptions = {}): Promise<CounterFigures> {
+    return readFigures<CounterFigures>(this.transport, 'counters', options.abortSignal);
   }
 
   /** Increments made and requests sent, to see the coalescing at work. */
@@ -117,40 +114,38 @@ export class Counters {
     return { increments: this.increments, requests: this.requests };
   }
 
-  private lane(name: string): Lane {
+  private lane(name: string): Batcher<number, void> {
     let lane = this.lanes.get(name);
     if (lane === undefined) {
-      lane = { inFlight: undefined, queued: [] };
+      const created: Batcher<number, void> = new Batcher<number, void>({
+        maxInFlight: this.maxInFlight,
+        // Σ|by| bounds |Σby|, so no batch exceeds the server's limit whatever the signs.
+        size: Math.abs,
+        maxSize: this.maxBatch,
+        send: async (increments) => {
+          await this.send(name, increments);
+          return [];
+        },
+        onIdle: () => {
+          if (this.lanes.get(name) === created) this.lanes.delete(name);
+        },
+      });
+      lane = created;
       this.lanes.set(name, lane);
     }
     return lane;
   }
 
-  /** Sends queued batches one at a time; increments made meanwhile join the next batch. */
-  private pump(name: string, lane: Lane): void {
-    lane.inFlight = (async () => {
-      for (let batch = lane.queued.shift(); batch !== undefined; batch = lane.queued.shift()) {
-        await this.send(name, batch);
-      }
-      lane.inFlight = undefined;
-      this.lanes.delete(name);
-    })();
-  }
-
-  private async send(name: string, batch: Batch): Promise<void> {
-    try {
-      if (batch.by !== 0) {
-        this.requests++;
-        await this.transport.json({
-          method: 'POST',
-          path: `counters/${segment(name)}/increment`,
-          body: { by: batch.by },
-          idempotencyKey: newIdempotencyKey(),
-        });
-      }
-      for (const w of batch.waiters) w.resolve();
-    } catch (err) {
-      for (const w of batch.waiters) w.reject(err);
-    }
+  private async send(name: string, increments: readonly number[]): Promise<void> {
+    const by = increments.reduce((sum, n) => sum + n, 0);
+    // Increments that cancel out need no request.
+    if (by === 0) return;
+    this.requests++;
+    await this.transport.json({
+      method: 'POST',
+      path: `counters/${segment(name)}/increment`,
+      body: { by },
+      idempotencyKey: newIdempotencyKey(),
+    });
   }
 }

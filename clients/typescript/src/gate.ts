@@ -17,6 +17,7 @@ import { type ListOptions, type PagedAsyncIterableIterator, pagedList } from './
 import { backoffDelay, type BackoffPolicy } from './retry.js';
 import { readEvents } from './sse.js';
 import { linkSignals, throwIfAborted } from './signals.js';
+import type { OperationOptions } from './options.js';
 import { segment, type Transport } from './transport.js';
 import type {
   GateAccepted,
@@ -43,8 +44,7 @@ export interface GateOptions {
   readonly pollIntervalMs?: number;
 }
 
-export interface WaitOptions {
-  readonly signal?: AbortSignal;
+export interface WaitOptions extends OperationOptions {
   /** Give up after this many milliseconds with a `Timeout` error. */
   readonly timeout?: number;
 }
@@ -54,10 +54,9 @@ export interface Observed {
   readonly etag: string | undefined;
 }
 
-export interface ActorOptions {
+export interface ActorOptions extends OperationOptions {
   readonly by?: string;
   readonly note?: string;
-  readonly signal?: AbortSignal;
 }
 
 /** The host answered, but not with what this mode needs: fall back to the next mode. */
@@ -89,19 +88,19 @@ export class Gate {
   }
 
   /** The gate now; with `ifNoneMatch`, undefined while it is unchanged (304). */
-  async read(options: { ifNoneMatch?: string; signal?: AbortSignal | undefined } = {}): Promise<Observed | undefined> {
+  async read(options: OperationOptions & { ifNoneMatch?: string } = {}): Promise<Observed | undefined> {
     const answer = await this.transport.json<GateView | undefined>({
       method: 'GET',
       path: this.path,
       headers: options.ifNoneMatch === undefined ? {} : { 'if-none-match': options.ifNoneMatch },
       accept: [304],
-      signal: options.signal,
+      signal: options.abortSignal,
     });
     if (answer.status === 304 || answer.body === undefined) return undefined;
     return { gate: answer.body, etag: answer.headers.get('etag') ?? undefined };
   }
 
-  async get(options: { signal?: AbortSignal } = {}): Promise<GateView> {
+  async get(options: OperationOptions = {}): Promise<GateView> {
     const observed = await this.read(options);
     if (observed === undefined) throw new TallyhoError('BadResponse', `GET /${this.path} answered 304 without If-None-Match`);
     return observed.gate;
@@ -109,7 +108,7 @@ export class Gate {
 
   /** Resolves with the released gate: at once if it is released already, else at the release. */
   async wait(options: WaitOptions = {}): Promise<GateView> {
-    const linked = linkSignals(options.signal);
+    const linked = linkSignals(options.abortSignal);
     const deadline = linkSignals(linked.signal);
     if (options.timeout !== undefined) {
       const timeout = new TallyhoError('Timeout', `gate ${this.name} was not released within ${options.timeout} ms`);
@@ -119,7 +118,7 @@ export class Gate {
       );
     }
     try {
-      const first = await this.read({ signal: linked.signal });
+      const first = await this.read({ abortSignal: linked.signal });
       if (first?.gate.state === 'released') return first.gate;
       for await (const gate of this.follow(first, linked.signal)) if (gate.state === 'released') return gate;
       throw abortReason(linked.signal);
@@ -130,11 +129,11 @@ export class Gate {
     }
   }
 
-  /** Every change of the gate's state, starting with the current one, until `signal` aborts. */
-  async *watch(options: { signal?: AbortSignal } = {}): AsyncGenerator<GateView, void, undefined> {
-    const first = await this.read({ signal: options.signal });
+  /** Every change of the gate's state, starting with the current one, until `abortSignal` aborts. */
+  async *watch(options: OperationOptions = {}): AsyncGenerator<GateView, void, undefined> {
+    const first = await this.read(options);
     if (first !== undefined) yield first.gate;
-    yield* this.follow(first, options.signal);
+    yield* this.follow(first, options.abortSignal);
   }
 
   private async *follow(first: Observed | undefined, signal: AbortSignal | undefined): AsyncGenerator<GateView, void, undefined> {
@@ -205,7 +204,7 @@ export class Gate {
       }
       lastActivity = clock.now();
       const onActivity = (): void => void (lastActivity = clock.now());
-      for await (const event of readEvents(response.body, { onActivity, signal: connection.signal })) {
+      for await (const event of readEvents(response.body, { onActivity, abortSignal: connection.signal })) {
         if (event.event !== 'state' && event.event !== 'released') continue;
         yield { gate: JSON.parse(event.data) as GateView, etag: event.id === '' ? undefined : event.id };
       }
@@ -237,7 +236,7 @@ export class Gate {
   /** One conditional read after the poll interval. */
   private async *pollOnce(last: Observed | undefined, signal: AbortSignal | undefined): AsyncGenerator<Observed> {
     await this.transport.clock.sleep(this.options.pollIntervalMs ?? 2000, signal);
-    const observed = await this.read({ ...(last?.etag === undefined ? {} : { ifNoneMatch: last.etag }), signal });
+    const observed = await this.read({ ...(last?.etag === undefined ? {} : { ifNoneMatch: last.etag }), abortSignal: signal });
     if (observed !== undefined) yield observed;
   }
 
@@ -262,8 +261,8 @@ export class Gate {
   }
 
   private async command<T>(method: 'PUT' | 'POST', path: string, options: ActorOptions & { releaseAt?: string }): Promise<T> {
-    const { signal, ...body } = options;
-    const answer = await this.transport.json<T>({ method, path, body, key: 'admin', idempotent: true, signal });
+    const { abortSignal, ...body } = options;
+    const answer = await this.transport.json<T>({ method, path, body, key: 'admin', idempotent: true, signal: abortSignal });
     return answer.body;
   }
 }

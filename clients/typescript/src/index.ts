@@ -2,14 +2,30 @@
 export { Gates, Streams } from './admin.js';
 export { TallyhoClient, type TallyhoClientOptions } from './client.js';
 export { type Clock, systemClock } from './clock.js';
-export { Counters, type CounterStats, maxIncrement } from './counters.js';
+export { type CounterOptions, Counters, type CounterStats, maxIncrement } from './counters.js';
 export { dammCheckDigit, type Validation, validateFormatted } from './damm.js';
-export { type ClientErrorCode, TallyhoError, isTallyhoError } from './errors.js';
+export {
+  type ClientErrorCode,
+  type ServerErrorCode,
+  TallyhoError,
+  type TallyhoErrorCode,
+  isServerErrorCode,
+  isTallyhoError,
+} from './errors.js';
+export type { OperationOptions } from './options.js';
 export { Gate, type GateOptions, type GateTransportMode, type Observed, type WaitOptions } from './gate.js';
 export { Job, Jobs, type JobItem, type ProgressOptions, type SubmitOptions, isSettled } from './jobs.js';
 export { type ApiPage, type ListOptions, type PagedAsyncIterableIterator, type PageSettings } from './paging.js';
 export { type BatchContext, type BatchHandler, JobWorker, type WorkerOptions, type WorkerStats } from './worker.js';
 export { verifyWebhook, type VerifyOptions, WebhookVerificationError, type WebhookHeaders } from './webhooks.js';
+export {
+  CachedGateReleases,
+  type GateReleases,
+  type IsReleasedOptions,
+  type ReleaseCacheOptions,
+  type ReleaseFallback,
+} from './releases.js';
+export { TestGateReleases } from './testing.js';
 export { Schedules, type ListSchedulesOptions } from './schedules.js';
 export { Sequence, type SequenceOptions, type SequenceStats, maxReservation } from './sequence.js';
 export { Sequences } from './sequences.js';

@@ -4,6 +4,7 @@
  * without handling cursors.
  */
 import { newIdempotencyKey } from './ids.js';
+import type { OperationOptions } from './options.js';
 import { readFigures } from './figures.js';
 import { type ListOptions, type PagedAsyncIterableIterator, pagedList } from './paging.js';
 import { segment, type Transport } from './transport.js';
@@ -23,16 +24,14 @@ import { type BatchHandler, JobWorker, type WorkerOptions } from './worker.js';
 
 export type JobItem = JobSubmission['items'][number];
 
-export interface SubmitOptions {
+export interface SubmitOptions extends OperationOptions {
   /** Reuse it to make a resubmission (e.g. after a crash) return the same job. Default: a new key. */
   readonly idempotencyKey?: string;
-  readonly signal?: AbortSignal;
 }
 
-export interface ProgressOptions {
+export interface ProgressOptions extends OperationOptions {
   /** Between reads (default 1 s). */
   readonly intervalMs?: number;
-  readonly signal?: AbortSignal;
 }
 
 const settled = new Set<JobView['state']>(['completed', 'completedWithFailures', 'cancelled']);
@@ -51,8 +50,8 @@ export class Job {
     return `jobs/${segment(this.id)}`;
   }
 
-  async get(options: { signal?: AbortSignal } = {}): Promise<JobView> {
-    return (await this.transport.json<JobView>({ method: 'GET', path: this.path, signal: options.signal })).body;
+  async get(options: OperationOptions = {}): Promise<JobView> {
+    return (await this.transport.json<JobView>({ method: 'GET', path: this.path, signal: options.abortSignal })).body;
   }
 
   /** The job each time its progress changes, ending with the settled job. */
@@ -66,7 +65,7 @@ export class Job {
         yield job;
       }
       if (isSettled(job)) return;
-      await this.transport.clock.sleep(options.intervalMs ?? 1000, options.signal);
+      await this.transport.clock.sleep(options.intervalMs ?? 1000, options.abortSignal);
     }
   }
 
@@ -88,18 +87,18 @@ export class Job {
   }
 
   /** Cancels the job: items without a result become `cancelled`, its leases are refused. */
-  async cancel(options: { signal?: AbortSignal } = {}): Promise<JobView> {
-    return (await this.transport.json<JobView>({ method: 'DELETE', path: this.path, idempotent: true, signal: options.signal })).body;
+  async cancel(options: OperationOptions = {}): Promise<JobView> {
+    return (await this.transport.json<JobView>({ method: 'DELETE', path: this.path, idempotent: true, signal: options.abortSignal })).body;
   }
 
   /** Runs the failed items of a completed job again (a new round). */
-  async retryFailed(options: { signal?: AbortSignal } = {}): Promise<JobView> {
+  async retryFailed(options: OperationOptions = {}): Promise<JobView> {
     const answer = await this.transport.json<JobView>({
       method: 'POST',
       path: `${this.path}/retry-failed`,
       key: 'admin',
       idempotent: true,
-      signal: options.signal,
+      signal: options.abortSignal,
     });
     return answer.body;
   }
@@ -119,7 +118,7 @@ export class Jobs {
       path: 'jobs',
       body: { processor, items },
       idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
-      signal: options.signal,
+      signal: options.abortSignal,
     });
     return Object.assign(new Job(this.transport, answer.body.id), { view: answer.body });
   }
@@ -137,14 +136,14 @@ export class Jobs {
   }
 
   /** Declares (or changes) an external or webhook processor (admin). A new webhook processor's answer carries its secret, once. */
-  async declareProcessor(name: string, declaration: ProcessorDeclaration, options: { signal?: AbortSignal } = {}): Promise<ProcessorView> {
+  async declareProcessor(name: string, declaration: ProcessorDeclaration, options: OperationOptions = {}): Promise<ProcessorView> {
     const answer = await this.transport.json<ProcessorView>({
       method: 'PUT',
       path: `processors/${segment(name)}`,
       body: declaration,
       key: 'admin',
       idempotent: true,
-      signal: options.signal,
+      signal: options.abortSignal,
     });
     return answer.body;
   }
@@ -155,7 +154,7 @@ export class Jobs {
   }
 
   /** Envelopes waiting and poisoned per work queue, read now (admin). */
-  figures(options: { signal?: AbortSignal } = {}): Promise<JobFigures> {
-    return readFigures<JobFigures>(this.transport, 'jobs', options.signal);
+  figures(options: OperationOptions = {}): Promise<JobFigures> {
+    return readFigures<JobFigures>(this.transport, 'jobs', options.abortSignal);
   }
 }

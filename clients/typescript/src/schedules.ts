@@ -5,6 +5,7 @@
  * A schedule whose target performs an admin action (a gate release) can only be created through the
  * admin-level twin of the create route, so `create` sends those there, with the admin key.
  */
+import type { OperationOptions } from './options.js';
 import { readFigures } from './figures.js';
 import { type ListOptions, type PagedAsyncIterableIterator, pagedList } from './paging.js';
 import { segment, type Transport } from './transport.js';
@@ -25,7 +26,7 @@ export class Schedules {
    * Creates the schedule; with an `id`, repeating the call answers the existing one. A `gateRelease`
    * target goes to `POST /api/schedules/privileged` with the admin key.
    */
-  async create(definition: CreateSchedule, options: { signal?: AbortSignal } = {}): Promise<ScheduleView> {
+  async create(definition: CreateSchedule, options: OperationOptions = {}): Promise<ScheduleView> {
     const privileged = adminTargets.has(definition.target.type);
     const answer = await this.transport.json<ScheduleView>({
       method: 'POST',
@@ -33,7 +34,7 @@ export class Schedules {
       ...(privileged ? { key: 'admin' as const } : {}),
       body: definition,
       idempotent: definition.id !== undefined,
-      signal: options.signal,
+      signal: options.abortSignal,
     });
     return answer.body;
   }
@@ -42,13 +43,13 @@ export class Schedules {
    * The schedule as the function key may read it (an admin's schedule with its target redacted), or
    * with `privileged: true` everything, through `GET /api/schedules/{id}/privileged` with the admin key.
    */
-  async get(id: string, options: { privileged?: boolean; signal?: AbortSignal } = {}): Promise<ScheduleView> {
+  async get(id: string, options: OperationOptions & { privileged?: boolean } = {}): Promise<ScheduleView> {
     const path = `schedules/${segment(id)}${options.privileged === true ? '/privileged' : ''}`;
     const answer = await this.transport.json<ScheduleView>({
       method: 'GET',
       path,
       ...(options.privileged === true ? { key: 'admin' as const } : {}),
-      signal: options.signal,
+      signal: options.abortSignal,
     });
     return answer.body;
   }
@@ -59,29 +60,29 @@ export class Schedules {
   }
 
   /** How late the latest runs started, and schedules past due, read now (admin). */
-  figures(options: { signal?: AbortSignal } = {}): Promise<ScheduleFigures> {
-    return readFigures<ScheduleFigures>(this.transport, 'schedules', options.signal);
+  figures(options: OperationOptions = {}): Promise<ScheduleFigures> {
+    return readFigures<ScheduleFigures>(this.transport, 'schedules', options.abortSignal);
   }
 
-  async cancel(id: string, options: { signal?: AbortSignal } = {}): Promise<ScheduleView> {
-    return this.control('DELETE', `schedules/${segment(id)}`, options.signal);
+  async cancel(id: string, options: OperationOptions = {}): Promise<ScheduleView> {
+    return this.control('DELETE', `schedules/${segment(id)}`, options.abortSignal);
   }
 
-  async pause(id: string, options: { signal?: AbortSignal } = {}): Promise<ScheduleView> {
-    return this.control('POST', `schedules/${segment(id)}/pause`, options.signal);
+  async pause(id: string, options: OperationOptions = {}): Promise<ScheduleView> {
+    return this.control('POST', `schedules/${segment(id)}/pause`, options.abortSignal);
   }
 
-  async resume(id: string, options: { signal?: AbortSignal } = {}): Promise<ScheduleView> {
-    return this.control('POST', `schedules/${segment(id)}/resume`, options.signal);
+  async resume(id: string, options: OperationOptions = {}): Promise<ScheduleView> {
+    return this.control('POST', `schedules/${segment(id)}/resume`, options.abortSignal);
   }
 
   /** Runs the target now. Not retried after a lost response: a repeat would be a second run. */
-  async trigger(id: string, options: { signal?: AbortSignal } = {}): Promise<ScheduleTrigger> {
+  async trigger(id: string, options: OperationOptions = {}): Promise<ScheduleTrigger> {
     const answer = await this.transport.json<ScheduleTrigger>({
       method: 'POST',
       path: `schedules/${segment(id)}/trigger`,
       key: 'admin',
-      signal: options.signal,
+      signal: options.abortSignal,
     });
     return answer.body;
   }

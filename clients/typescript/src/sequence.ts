@@ -14,6 +14,8 @@
  */
 import { validateFormatted, type Validation } from './damm.js';
 import { newIdempotencyKey } from './ids.js';
+import type { OperationOptions } from './options.js';
+import { throwIfAborted, untilAborted } from './signals.js';
 import { segment, type Transport } from './transport.js';
 import type { SequenceNumbers, SequenceView } from './types.js';
 
@@ -71,18 +73,27 @@ export class Sequence {
     this.prefetchAt = options.prefetchAt ?? 0.1;
   }
 
-  /** The next number, formatted (e.g. `ORD-0012345-9`). */
-  next(): Promise<string>;
-  /** The next `count` numbers, in increasing order (not necessarily consecutive). */
-  next(count: number): Promise<string[]>;
-  async next(count?: number): Promise<string | string[]> {
+  /**
+   * The next number, formatted (e.g. `ORD-0012345-9`). An abort while it waits for a reservation
+   * rejects at once; the reservation goes on for the other callers.
+   */
+  next(options?: OperationOptions): Promise<string>;
+  /**
+   * The next `count` numbers, in increasing order (not necessarily consecutive). Numbers an aborted
+   * call had already taken are not issued (gaps, as after a crash).
+   */
+  next(count: number, options?: OperationOptions): Promise<string[]>;
+  async next(countOrOptions?: number | OperationOptions, maybeOptions: OperationOptions = {}): Promise<string | string[]> {
+    const count = typeof countOrOptions === 'number' ? countOrOptions : undefined;
+    const signal = (typeof countOrOptions === 'object' ? countOrOptions : maybeOptions).abortSignal;
     const wanted = count ?? 1;
     if (!Number.isInteger(wanted) || wanted < 1) throw new RangeError('count must be a positive integer');
+    throwIfAborted(signal);
     const out: string[] = [];
     while (out.length < wanted) {
       const taken = this.take(wanted - out.length);
       for (const n of taken) out.push(n);
-      if (out.length < wanted) await this.reserve();
+      if (out.length < wanted) await untilAborted(this.reserve(), signal);
     }
     this.issued += wanted;
     this.prefetchIfLow();
@@ -90,22 +101,21 @@ export class Sequence {
   }
 
   /** Checks a typed-in number locally (prefix, digits, Damm check digit) with the server's format. */
-  async validate(formatted: string, options: { signal?: AbortSignal } = {}): Promise<Validation> {
-    this.format ??= this.describe(options).then((view) => view.settings);
-    try {
-      return validateFormatted(await this.format, formatted);
-    } catch (err) {
-      this.format = undefined;
-      throw err;
-    }
+  async validate(formatted: string, options: OperationOptions = {}): Promise<Validation> {
+    // The format is read once for every caller, so one caller's abort must not fail it for the rest.
+    const format = (this.format ??= this.describe().then((view) => view.settings));
+    format.catch(() => {
+      if (this.format === format) this.format = undefined;
+    });
+    return validateFormatted(await untilAborted(format, options.abortSignal), formatted);
   }
 
   /** The sequence as the server sees it (settings, high-water mark). */
-  async describe(options: { signal?: AbortSignal } = {}): Promise<SequenceView> {
+  async describe(options: OperationOptions = {}): Promise<SequenceView> {
     const answer = await this.transport.json<SequenceView>({
       method: 'GET',
       path: `sequences/${segment(this.name)}`,
-      signal: options.signal,
+      signal: options.abortSignal,
     });
     return answer.body;
   }

@@ -1,4 +1,5 @@
 /** Admin operations on sequences (create, list); numbers come from `Sequence`. */
+import type { OperationOptions } from './options.js';
 import { type ListOptions, type PagedAsyncIterableIterator, pagedList } from './paging.js';
 import { segment, type Transport } from './transport.js';
 import type { SequenceList, SequenceSettingsInput, SequenceView } from './types.js';
@@ -7,14 +8,14 @@ export class Sequences {
   constructor(private readonly transport: Transport) {}
 
   /** Creates the sequence, or confirms the settings of an existing one (409 when they differ). */
-  async configure(name: string, settings: SequenceSettingsInput = {}, options: { signal?: AbortSignal } = {}): Promise<SequenceView> {
+  async configure(name: string, settings: SequenceSettingsInput = {}, options: OperationOptions = {}): Promise<SequenceView> {
     const answer = await this.transport.json<SequenceView>({
       method: 'PUT',
       path: `sequences/${segment(name)}`,
       body: settings,
       key: 'admin',
       idempotent: true,
-      signal: options.signal,
+      signal: options.abortSignal,
     });
     return answer.body;
   }

@@ -15,21 +15,21 @@ export interface ServerEvent {
 
 export async function* readEvents(
   body: ReadableStream<Uint8Array>,
-  options: { onActivity?: () => void; signal?: AbortSignal } = {},
+  options: { onActivity?: () => void; abortSignal?: AbortSignal } = {},
 ): AsyncGenerator<ServerEvent> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   const onActivity = options.onActivity ?? (() => undefined);
   // fetch ends the body when its signal aborts, but not every fetch (or test double) does: cancel
   // the read here too, so an abort or a heartbeat timeout never leaves a reader hanging.
-  const onAbort = (): void => void reader.cancel(options.signal?.reason).catch(() => undefined);
-  options.signal?.addEventListener('abort', onAbort, { once: true });
+  const onAbort = (): void => void reader.cancel(options.abortSignal?.reason).catch(() => undefined);
+  options.abortSignal?.addEventListener('abort', onAbort, { once: true });
   let buffer = '';
   let retryMs: number | undefined;
   try {
     for (;;) {
       const { value, done } = await reader.read();
-      throwIfAborted(options.signal);
+      throwIfAborted(options.abortSignal);
       if (done) return;
       onActivity();
       buffer += decoder.decode(value, { stream: true });
@@ -42,7 +42,7 @@ export async function* readEvents(
       }
     }
   } finally {
-    options.signal?.removeEventListener('abort', onAbort);
+    options.abortSignal?.removeEventListener('abort', onAbort);
     // Ends the fetch when the consumer stops early (a return from for-await lands here).
     await reader.cancel().catch(() => undefined);
   }

@@ -10,7 +10,7 @@
  * gets the first answer, not a second effect.
  */
 import { type Clock, systemClock } from './clock.js';
-import { TallyhoError } from './errors.js';
+import { isServerErrorCode, TallyhoError, type TallyhoErrorCode } from './errors.js';
 import { backoffDelay, type BackoffPolicy, parseRetryAfter } from './retry.js';
 import { linkSignals, throwIfAborted } from './signals.js';
 import type { Problem } from './types.js';
@@ -228,12 +228,13 @@ async function errorOf(response: Response, request: string, tried: string): Prom
   return new TallyhoError(codeForStatus(response.status), `${tried}: ${detail}`, base);
 }
 
+/** A problem document of Tallyho's; one whose code is not the server's (a proxy's, a gateway's) is not. */
 function parseProblem(text: string): Problem | undefined {
   try {
     const value: unknown = JSON.parse(text);
     if (typeof value !== 'object' || value === null) return undefined;
-    const p = value as Partial<Problem>;
-    if (typeof p.code !== 'string' || typeof p.status !== 'number') return undefined;
+    const p = value as Partial<Record<keyof Problem, unknown>>;
+    if (typeof p.code !== 'string' || !isServerErrorCode(p.code) || typeof p.status !== 'number') return undefined;
     return { type: '', title: '', detail: p.title ?? p.code, ...p } as Problem;
   } catch {
     return undefined;
@@ -241,7 +242,7 @@ function parseProblem(text: string): Problem | undefined {
 }
 
 /** Answers without a problem document (a proxy, a host that never reached the app) still get a code. */
-function codeForStatus(status: number): string {
+function codeForStatus(status: number): TallyhoErrorCode {
   if (status === 401) return 'Unauthorized';
   if (status === 403) return 'Forbidden';
   if (status === 404) return 'NotFound';

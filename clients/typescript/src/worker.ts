@@ -36,7 +36,7 @@ export interface WorkerOptions {
   /** Between heartbeats (default a third of the lease). */
   readonly heartbeatMs?: number;
   /** Ends the worker like `stop()`. */
-  readonly signal?: AbortSignal;
+  readonly abortSignal?: AbortSignal;
   /** Errors the loop survives (a failed lease request, a completion refused); default: ignored. */
   readonly onError?: (error: unknown) => void;
 }
@@ -64,7 +64,7 @@ export class JobWorker {
     private readonly handler: BatchHandler,
     private readonly options: WorkerOptions = {},
   ) {
-    options.signal?.addEventListener('abort', () => this.stopping.abort(), { once: true });
+    options.abortSignal?.addEventListener('abort', () => this.stopping.abort(), { once: true });
     const loops = Array.from({ length: Math.max(1, options.concurrency ?? 1) }, () => this.loop());
     this.done = Promise.all(loops).then(() => undefined);
   }

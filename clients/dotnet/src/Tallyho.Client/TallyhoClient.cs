@@ -54,6 +54,7 @@ public sealed class TallyhoClient : IAsyncDisposable, IDisposable
         Counters = new CounterClient(_http, options.CounterOptions);
         Schedules = new ScheduleClient(_http);
         Jobs = new JobClient(_http);
+        Releases = new CachedGateReleases(_http, options.ReleaseCacheOptions);
         Gates = new GatesClient(_http);
         Sequences = new SequencesClient(_http);
         Streams = new StreamsClient(_http);
@@ -70,6 +71,17 @@ public sealed class TallyhoClient : IAsyncDisposable, IDisposable
 
     /// <summary>Batched jobs.</summary>
     public JobClient Jobs { get; }
+
+    /// <summary>Cached gate checks for production code paths; type your code against <see cref="IGateReleases"/>.</summary>
+    public CachedGateReleases Releases { get; }
+
+    /// <summary>Whether the gate is released, from the cache; the default when that cannot be learned (<see cref="Releases"/>).</summary>
+    /// <param name="gate">The gate's name.</param>
+    /// <param name="defaultValue">The answer when the state cannot be learned and none was seen before.</param>
+    /// <param name="cancellationToken">Stops waiting.</param>
+    /// <returns>The gate's state, the last one seen, or the default.</returns>
+    public Task<bool> IsReleasedAsync(string gate, bool defaultValue, CancellationToken cancellationToken = default) =>
+        Releases.IsReleasedAsync(gate, defaultValue, cancellationToken);
 
     /// <summary>The gates list (admin key); one gate is <see cref="Gate"/>.</summary>
     public GatesClient Gates { get; }

@@ -35,6 +35,9 @@ public sealed class TallyhoClientOptions
     /// <summary>How <see cref="TallyhoClient.Counters"/> batches increments.</summary>
     public Counters.CounterClientOptions CounterOptions { get; set; } = new();
 
+    /// <summary>How <see cref="TallyhoClient.Releases"/> caches gate states and reports fallbacks.</summary>
+    public Gates.GateReleaseCacheOptions ReleaseCacheOptions { get; set; } = new();
+
     /// <summary>Source of jitter, a value in [0, 1); tests pin it. Default: a shared random generator.</summary>
     public Func<double>? Jitter { get; set; }
 }

@@ -1649,7 +1649,8 @@ export interface components {
         };
         /** @description RFC 9457 problem details */
         Problem: {
-            code: string;
+            /** @enum {string} */
+            code: "ValidationFailed" | "PayloadTooLarge" | "UnsupportedMediaType" | "NotFound" | "Conflict" | "PreconditionFailed" | "Unauthorized" | "Forbidden" | "TooManyRequests" | "ConcurrencyExhausted" | "DependencyUnavailable" | "CorruptState" | "ConfigurationInvalid" | "Internal";
             detail: string;
             instance?: string;
             issues?: {
@@ -3601,7 +3602,8 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         checks: components["schemas"]["HealthChecks"];
-                        code: string;
+                        /** @enum {string} */
+                        code: "ValidationFailed" | "PayloadTooLarge" | "UnsupportedMediaType" | "NotFound" | "Conflict" | "PreconditionFailed" | "Unauthorized" | "Forbidden" | "TooManyRequests" | "ConcurrencyExhausted" | "DependencyUnavailable" | "CorruptState" | "ConfigurationInvalid" | "Internal";
                         detail: string;
                         instance?: string;
                         issues?: {
@@ -6228,3 +6230,6 @@ export interface operations {
         };
     };
 }
+
+/** Every `code` a Tallyho problem document carries (Problem.code in the served document). */
+export const problemCodes = ["ValidationFailed","PayloadTooLarge","UnsupportedMediaType","NotFound","Conflict","PreconditionFailed","Unauthorized","Forbidden","TooManyRequests","ConcurrencyExhausted","DependencyUnavailable","CorruptState","ConfigurationInvalid","Internal"] as const satisfies readonly components['schemas']['Problem']['code'][];

@@ -3,7 +3,8 @@
  * client-e2e-real run (HTTP only, keys enforced, so every call proves its key went by
  * header): numbers from reserved blocks stay unique across concurrent callers and client instances;
  * gate waits started before and after a release both return, also when the event stream is cut
- * mid-wait; coalesced increments read back exactly; a job runs to completion through its
+ * mid-wait; coalesced increments read back exactly, also through lost responses; cached gate
+ * checks see the service's state and answer the default when it is unreachable; a job runs to completion through its
  * iterators; a stream append whose answer was lost is retried without writing a line twice.
  */
 import { TallyhoClient } from '../../src/client';
@@ -103,6 +104,40 @@ describe(`@tallyho/client against the ${hostLabel()}`, () => {
     expect(value.value).toBe(10_000);
     expect(c.counters.stats()).toMatchObject({ increments: 10_000 });
     expect(c.counters.stats().requests).toBeLessThan(100);
+  });
+
+  test('increments through lost responses, four requests in flight, read back exactly', async () => {
+    const name = unique('lossy');
+    let posts = 0;
+    proxy.setRule((method, path) =>
+      method === 'POST' && path.includes(`/counters/${name}/increment`) && posts++ % 3 === 0 ? 'loseResponse' : 'forward',
+    );
+    const c = client(proxy.baseUrl, { retry: { baseDelayMs: 20, maxDelayMs: 200 } });
+    await client().counters.configure(name, { mode: 'hits', partitions: 4 });
+    for (let round = 0; round < 20; round++) await Promise.all(Array.from({ length: 50 }, (_, i) => c.increment(name, (i % 3) + 1)));
+    await c.close();
+    proxy.setRule(() => 'forward');
+    const value = await client().counters.get(name, { consistent: true });
+    expect(value.value).toBe(20 * (17 * 1 + 17 * 2 + 16 * 3));
+    expect(proxy.seen.filter((r) => r.path.includes(`/counters/${name}/increment`) && r.action === 'loseResponse').length).toBeGreaterThan(
+      5,
+    );
+  });
+
+  test('isReleased answers from the service, then from its cache; an unreachable service answers the default', async () => {
+    const name = unique('flag');
+    const fallbacks: string[] = [];
+    const c = client(undefined, { releases: { cacheMs: 60_000, onFallback: (f) => fallbacks.push(f.source) } });
+    await client().gate(name).create();
+    await expect(c.isReleased(name, { default: true })).resolves.toBe(false);
+    await client().gate(name).release({ by: 'e2e' });
+    await expect(c.isReleased(name, { default: true })).resolves.toBe(false); // cached for a minute
+    c.releases.invalidate(name);
+    await expect(c.isReleased(name, { default: false })).resolves.toBe(true);
+    await expect(c.isReleased(unique('missing'), { default: true })).resolves.toBe(true);
+    const down = client('http://127.0.0.1:9/api', { releases: { timeoutMs: 2000, onFallback: (f) => fallbacks.push(f.source) } });
+    await expect(down.isReleased(name, { default: true })).resolves.toBe(true);
+    expect(fallbacks).toEqual(['default', 'default']);
   });
 
   test('a job submitted and followed to completion; results and failures page through', async () => {

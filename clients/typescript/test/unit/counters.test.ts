@@ -1,11 +1,11 @@
-import { Counters } from '../../src/counters';
+import { type CounterOptions, Counters } from '../../src/counters';
 import { settle } from '../support/fakeClock';
 import { fakeTransport } from '../support/fakeTransport';
 import { type Handler, json, problem } from '../support/fakeFetch';
 
-function counters(handler: Handler) {
+function counters(handler: Handler, options: CounterOptions = {}) {
   const { transport, clock, requests } = fakeTransport(handler);
-  return { counters: new Counters(transport), clock, requests };
+  return { counters: new Counters(transport, options), clock, requests };
 }
 
 /** Holds each answer until the test lets it go, so increments pile up behind a request in flight. */
@@ -19,9 +19,9 @@ function heldServer() {
 const bodies = (requests: { body: unknown }[]) => requests.map((r) => (r.body as { by: number }).by);
 
 describe('Counters', () => {
-  test('increments made while a request is in flight go out as one request with their sum', async () => {
+  test('with one request in flight, increments made meanwhile go out as one request with their sum', async () => {
     const server = heldServer();
-    const { counters: c, requests } = counters(server.handler);
+    const { counters: c, requests } = counters(server.handler, { maxInFlight: 1 });
     const first = c.increment('hits');
     await settle();
     const rest = Array.from({ length: 100 }, (_, i) => c.increment('hits', i % 2 === 0 ? 2 : -1));
@@ -34,6 +34,31 @@ describe('Counters', () => {
     server.answerNext();
     await Promise.all(rest);
     expect(c.stats()).toEqual({ increments: 101, requests: 2 });
+  });
+
+  test('by default up to four requests are in flight per counter, then the waiting batch grows', async () => {
+    const server = heldServer();
+    const { counters: c, requests } = counters(server.handler);
+    const done: Promise<void>[] = [];
+    for (let i = 0; i < 6; i++) {
+      done.push(c.increment('hits', i + 1));
+      await settle();
+    }
+    done.push(c.increment('hits', 10));
+    await settle();
+    expect(bodies(requests)).toEqual([1, 2, 3, 4]);
+    server.answerNext();
+    await settle();
+    expect(bodies(requests)).toEqual([1, 2, 3, 4, 5 + 6 + 10]);
+    for (let i = 0; i < 4; i++) server.answerNext();
+    await Promise.all(done);
+    expect(c.stats()).toEqual({ increments: 7, requests: 5 });
+  });
+
+  test('increments that cancel out in one batch send nothing', async () => {
+    const { counters: c, requests } = counters(() => json(202, {}));
+    await Promise.all([c.increment('hits', 3), c.increment('hits', -3)]);
+    expect(requests).toHaveLength(0);
   });
 
   test('each batch has its own Idempotency-Key and its retries reuse it', async () => {

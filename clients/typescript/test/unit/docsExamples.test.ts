@@ -25,12 +25,12 @@ function virtualModule(block: string): string {
   const body = lines.filter((line) => !line.startsWith('declare ')).join('\n');
   const entry = join(packageRoot, 'src', 'index').replace(/\\/g, '/');
   return [
-    `import { TallyhoClient, TallyhoError, isTallyhoError, verifyWebhook, type JobItem, type JobResult } from '${entry}';`,
+    `import { TallyhoClient, TallyhoError, TestGateReleases, isTallyhoError, verifyWebhook, type GateReleases, type JobItem, type JobResult } from '${entry}';`,
     'declare const client: TallyhoClient;',
     'declare const items: JobItem[];',
     'declare const signal: AbortSignal;',
     'declare function save(result: JobResult): void;',
-    'void TallyhoError; void isTallyhoError; void verifyWebhook;',
+    'void TallyhoError; void TestGateReleases; void isTallyhoError; void verifyWebhook;',
     ...declared,
     'export async function example(): Promise<void> {',
     body,

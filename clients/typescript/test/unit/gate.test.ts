@@ -103,7 +103,7 @@ describe('Gate.wait', () => {
       { reconnect: { baseMs: 1000, capMs: 5000 } },
     );
     const controller = new AbortController();
-    const waiting = g.wait({ signal: controller.signal }).catch((e: unknown) => e);
+    const waiting = g.wait({ abortSignal: controller.signal }).catch((e: unknown) => e);
     await clock.advance(60_000);
     controller.abort(new Error('stop'));
     await waiting;

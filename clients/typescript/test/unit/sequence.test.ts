@@ -45,6 +45,23 @@ function sequence(handler: Handler, options: ConstructorParameters<typeof Sequen
 const counts = (requests: { body: unknown }[]) => requests.map((r) => (r.body as { count: number }).count);
 
 describe('Sequence', () => {
+  test('a next() aborted while the reservation is out rejects at once; the reservation serves the others', async () => {
+    let letGo: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (letGo = resolve));
+    const server = numberServer({ hold: () => gate });
+    const { seq, requests } = sequence(server.handler, { initialBlock: 10, prefetchAt: 0 });
+    const controller = new AbortController();
+    const aborted = seq.next({ abortSignal: controller.signal });
+    const other = seq.next();
+    await settle();
+    controller.abort();
+    await expect(aborted).rejects.toMatchObject({ name: 'AbortError' });
+    letGo();
+    await expect(other).resolves.toBe('N1');
+    await expect(seq.next(2)).resolves.toEqual(['N2', 'N3']);
+    expect(requests).toHaveLength(1);
+  });
+
   test('one reservation of count N serves N numbers without further requests', async () => {
     const server = numberServer();
     const { seq, requests } = sequence(server.handler, { initialBlock: 50, prefetchAt: 0 });

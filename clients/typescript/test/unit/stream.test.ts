@@ -18,6 +18,24 @@ const events = (r: { body: unknown }) => (r.body as { events: SentEvent[] }).eve
 const answer = (accepted: number) => json(202, { type: 'orders', accepted, duplicates: 0, lastIndex: 0, ack: 'buffered', flushed: false });
 
 describe('Stream', () => {
+  test('an append aborted while it waits behind a request is withdrawn; the others go on in order', async () => {
+    const releases: (() => void)[] = [];
+    const { stream: s, requests } = stream(() => new Promise((resolve) => releases.push(() => resolve(answer(1)))));
+    const first = s.append({ n: 1 });
+    await settle();
+    const controller = new AbortController();
+    const withdrawn = s.append({ n: 2 }, { abortSignal: controller.signal });
+    const kept = s.append({ n: 3 });
+    controller.abort();
+    await expect(withdrawn).rejects.toMatchObject({ name: 'AbortError' });
+    releases.shift()?.();
+    await first;
+    await settle();
+    releases.shift()?.();
+    await expect(kept).resolves.toMatchObject({ seqs: [102] });
+    expect(requests.map((r) => events(r).map((e) => e.seq))).toEqual([[100], [102]]);
+  });
+
   test('events get the producer id and increasing seqs, in call order', async () => {
     const { stream: s, requests } = stream(() => answer(1));
     const a = await s.append({ n: 1 });
