@@ -73,6 +73,7 @@ public sealed class ModelsMatchOpenApi
         [typeof(SequenceNumber)] = "one element of SequenceNumbers' numbers and formatted arrays, paired by the client",
         [typeof(ScheduleTarget)] = "a builder of CreateSchedule's open target object",
         [typeof(TallyhoIssue)] = "an element of Problem's issues, read by TallyhoHttp",
+        [typeof(GateReleaseFallback)] = "what the cached gate check reports when it answers without the service",
     };
 
     private readonly DevhostFixture _host;
