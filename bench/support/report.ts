@@ -86,7 +86,7 @@ export function header(name: string): void {
 }
 
 /** The value below which `p` (0-1) of the values lie, interpolated between the two nearest. */
-export function quantile(values: readonly number[], p: number): number {
+function quantile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (sorted.length - 1) * p;
   const below = sorted[Math.floor(at)] ?? NaN;
@@ -99,7 +99,7 @@ export function quantile(values: readonly number[], p: number): number {
  * of "how many fall below the median" puts around it (normal approximation; distribution-free, so
  * it holds for ratios whatever their spread's shape).
  */
-export function medianInterval(values: readonly number[]): readonly [number, number] {
+function medianInterval(values: readonly number[]): readonly [number, number] {
   const sorted = [...values].sort((a, b) => a - b);
   const n = sorted.length;
   const half = (1.96 * Math.sqrt(n)) / 2;
