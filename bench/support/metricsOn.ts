@@ -64,14 +64,14 @@ interface Adder {
   add(value: number, attributes: AnyValues): void;
 }
 
+const schedstat = existsSync('/proc/self/task');
+
 /**
  * This process's CPU time so far, in seconds: on Linux the scheduler's own nanosecond count of each
  * thread (/proc/self/task/<tid>/schedstat, first field; https://docs.kernel.org/scheduler/sched-stats.html),
  * because getrusage (process.cpuUsage) moves in whole clock ticks, too coarse for a window that gets
  * a few tens of milliseconds of a busy machine's CPU. Elsewhere, process.cpuUsage.
  */
-const schedstat = existsSync('/proc/self/task');
-
 function cpuSeconds(): number {
   if (!schedstat) {
     const { user, system } = process.cpuUsage();
