@@ -53,7 +53,7 @@ const pageLines = (sequence: string, cancelled: string, ledger: string): string[
   'completed 2',
   'doc-1 succeeded',
   'report: completed',
-  'resumed: true',
+  'resumed: the same job',
   'thumbnails: completed',
   ledger,
   'doors listed: yes',
