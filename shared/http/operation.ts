@@ -18,13 +18,12 @@ export function acceptedSchema<S extends z.ZodObject>(schema: S, id: string, des
   return schema.extend({ statusUri: statusUriField }).meta({ id, ...(description === undefined ? {} : { description }) });
 }
 
-export type Accepted<T> = T & { readonly statusUri: string };
-
 interface AcceptedHeaderDoc {
   readonly name: string;
   readonly description: string;
 }
 
+/** The headers every 202 documents; `defineRoute` knows a 202 made here by this very array. */
 export const acceptedHeaders: readonly AcceptedHeaderDoc[] = [
   { name: 'Location', description: "The operation's status route (the same as `statusUri`)." },
   { name: 'Retry-After', description: 'Seconds to wait before reading the status route.' },
