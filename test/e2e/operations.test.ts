@@ -74,11 +74,15 @@ describe('202 Accepted: Location, Retry-After and statusUri', () => {
     const at = new Date(Date.now() + 7 * 86_400_000).toISOString();
     const target = { type: 'queueMessage', queue: unique('app-lro'), message: 'now' };
     expect((await requestJson(host, 'POST', '/api/schedules', { body: { id, at, target } })).status).toBe(201);
-    const triggered = await requestJson<{ triggerId: string; statusUri: string }>(host, 'POST', `/api/schedules/${id}/trigger`, { key: 'admin' });
+    const triggered = await requestJson<{ triggerId: string; statusUri: string }>(host, 'POST', `/api/schedules/${id}/trigger`, {
+      key: 'admin',
+    });
     expect(triggered.body.statusUri).toBe(`/api/schedules/${id}/privileged`);
     await followAccepted(triggered, 2, 'admin');
     await until('the triggered run', async () => {
-      const read = await requestJson<{ runs: { triggerId?: string; outcome?: string }[] }>(host, 'GET', triggered.body.statusUri, { key: 'admin' });
+      const read = await requestJson<{ runs: { triggerId?: string; outcome?: string }[] }>(host, 'GET', triggered.body.statusUri, {
+        key: 'admin',
+      });
       return read.body.runs.some((r) => r.triggerId === triggered.body.triggerId && r.outcome === 'succeeded') ? read : undefined;
     });
   }, 60_000);
