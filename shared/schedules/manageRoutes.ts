@@ -10,6 +10,9 @@ import { problem } from '../http/schemas';
 import { badRequest, notFound, params, type ScheduleRouteDeps, tags, unavailable } from './routeCommon';
 import { scheduleFigures, scheduleList, scheduleStates, scheduleView, triggerAccepted } from './views';
 
+/** A triggered run starts at once (unless the overlap policy holds it) and most targets take a second or two. */
+const triggerPollSeconds = 2;
+
 const listQuery = pageQuery({ state: z.enum(scheduleStates).optional() });
 
 function controlRoute(
@@ -137,7 +140,7 @@ export function scheduleManageRoutes(deps: ScheduleRouteDeps): RouteDefinition[]
       handle: async ({ params: p, durable }) => {
         const triggered = await deps.service(durable()).trigger(p.id);
         // The trigger is an admin's, so its status is the whole view (a run's failure reason included).
-        return acceptedResult(triggered, `/api/schedules/${encodeURIComponent(p.id)}/privileged`, 2);
+        return acceptedResult(triggered, `/api/schedules/${encodeURIComponent(p.id)}/privileged`, triggerPollSeconds);
       },
     }),
   ];

@@ -18,9 +18,12 @@ import {
   typeParams,
 } from './schemas';
 
+/** A writer flushes every TALLYHO_STREAMS_FLUSH_INTERVAL_MS (a second by default): a read a second later tells. */
+const streamPollSeconds = 1;
+
 /** 200 when the write is done, else 202 pointing at the type's view, which shows the writer's flushes and route. */
 function doneOrAccepted(done: boolean, type: string, body: object): HttpResult {
-  return done ? json(200, body) : acceptedResult(body, `/api/streams/${encodeURIComponent(type)}`, 1);
+  return done ? json(200, body) : acceptedResult(body, `/api/streams/${encodeURIComponent(type)}`, streamPollSeconds);
 }
 
 export function streamsAppendRoute(deps: StreamRouteDeps): RouteDefinition {
