@@ -54,7 +54,9 @@ public sealed class OperationTests
             await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await operation.WaitForCompletionAsync(TimeSpan.FromMilliseconds(200), cancel.Token));
         }
 
+        // The wait ended, the run did not (the cancel may have come before the first read answered).
         Assert.False(operation.HasCompleted);
+        Assert.Equal("waiting", (await operation.UpdateStatusAsync()).State);
         Assert.Equal("waiting", operation.LatestValue?.State);
         Assert.Equal("waiting", (await gate.GetRunAsync("w1")).State);
 

@@ -62,7 +62,9 @@ describe(`long-running operations with @tallyho/client against the ${hostLabel()
     const abort = new AbortController();
     setTimeout(() => abort.abort(), 700);
     await expect(poller.pollUntilDone({ abortSignal: abort.signal })).rejects.toMatchObject({ name: 'AbortError' });
+    // The wait ended, the run did not (the abort may have come before the first read answered).
     expect(poller.isDone()).toBe(false);
+    await expect(poller.poll()).resolves.toMatchObject({ runId: 'w1', state: 'waiting' });
     expect(poller.getOperationState().latest).toMatchObject({ runId: 'w1', state: 'waiting' });
     await expect(gate.getRun('w1')).resolves.toMatchObject({ state: 'waiting' });
 
