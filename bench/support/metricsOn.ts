@@ -13,10 +13,9 @@ import { performance } from 'node:perf_hooks';
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 
-import { type AnyValues, AttributeGuard, defaultAttributePolicy, type AttributePolicy } from '../../shared/telemetry/attributes';
-import type { TelemetryDeclarations } from '../../shared/telemetry/declare';
-import { noTelemetry, type Telemetry, telemetryOf } from '../../shared/telemetry/port';
-import { fmt, pairedRatio, ratio } from './report';
+import { defaultAttributePolicy, type AttributePolicy } from '../../shared/telemetry/attributes';
+import { type Telemetry, telemetryOf } from '../../shared/telemetry/port';
+import { pairedRatio } from './report';
 
 const exportIntervalMs = 1000;
 
@@ -59,10 +58,6 @@ export function describeMetricsOn(policy: AttributePolicy): string {
 }
 
 export type Side = 'on' | 'off';
-
-interface Adder {
-  add(value: number, attributes: AnyValues): void;
-}
 
 const schedstat = existsSync('/proc/self/task');
 
@@ -125,42 +120,12 @@ export function onOffRatios(name: string, unit: string, pairs: Pairs): void {
 }
 
 /**
- * What recording one value costs, in ns per call: off (the no-op instrument), on as shipped (the
- * attribute set looked up in the instrument's cache) and on as before the cache (the guard building
- * and checking a new set on every record, then the same SDK instrument). Prints them and the ratio
- * of the cached path to the uncached one, and answers the shipped figures.
- */
-export function recordingCost(
-  on: MetricsOn,
-  policy: AttributePolicy,
-  declarations: TelemetryDeclarations,
-  key: string,
-  values: (i: number) => AnyValues,
-): { readonly onNs: number; readonly offNs: number } {
-  const declared = declarations.metrics[key];
-  if (declared?.kind !== 'counter') throw new Error(`${key} is not a counter`);
-  const adder = (telemetry: Telemetry): Adder => (telemetry.of(declarations).metrics as Readonly<Record<string, Adder>>)[key]!;
-  const [off, shipped] = [adder(noTelemetry), adder(on.telemetry)];
-  const guard = new AttributeGuard(policy);
-  const sdk = on.meters.getMeter('bench.uncached').createCounter(`${declared.name}.uncached`);
-  const offNs = nsPerCall((i) => off.add(1, values(i)));
-  const uncachedNs = nsPerCall((i) => sdk.add(1, guard.filter(declared.attributes, values(i))));
-  const onNs = nsPerCall((i) => shipped.add(1, values(i)));
-  console.log(
-    `METRICS recording one ${declared.name} (CPU ns per call): off ${fmt(offNs)} ns, on ${fmt(onNs)} ns (attribute sets cached), ` +
-      `on ${fmt(uncachedNs)} ns (checked on every record, as before the cache)`,
-  );
-  ratio('recording cost, attribute sets cached vs checked on every record (CPU ns per call)', onNs, uncachedNs);
-  return { onNs, offNs };
-}
-
-/**
  * CPU nanoseconds per call of `record`, the median of 5 runs of `calls` calls: what one recording
  * costs the hot path, free of the storage latency that dominates (and blurs) a throughput ratio.
  * CPU time, not wall-clock time: on a shared machine the clock also counts the time other processes
  * had the core.
  */
-function nsPerCall(record: (i: number) => void, calls = 200_000): number {
+export function nsPerCall(record: (i: number) => void, calls = 200_000): number {
   const runs: number[] = [];
   for (let run = 0; run < 5; run++) {
     const started = cpuSeconds();

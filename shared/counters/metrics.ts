@@ -4,6 +4,7 @@
  * collects (an observable): an increment costs a map update, not the SDK's work per record.
  */
 import { callerName, counter, declareTelemetry, gauge, observableCounter, oneOf } from '../telemetry/declare';
+import type { CounterMode } from './definition';
 
 const name = { 'tallyho.counter.name': callerName('counter') };
 
@@ -37,3 +38,24 @@ export const counterTelemetry = declareTelemetry('tallyho.counters', {
     description: 'Partitions a rollup run could not fold (they are retried by the next run).',
   }),
 });
+
+/**
+ * Increments acknowledged in this process per counter and mode, read when a reader collects. One
+ * entry per counter incremented here: bounded by the counters there can be (created ones and
+ * TALLYHO_COUNTERS_MAX_AUTO_CREATED).
+ */
+export class IncrementTally {
+  private readonly tallies = new Map<string, { readonly name: string; readonly mode: CounterMode; count: number }>();
+
+  add(name: string, mode: CounterMode): void {
+    // Caller names never hold `|` (shared/names.ts), so the key is unambiguous.
+    const key = `${mode}|${name}`;
+    const tally = this.tallies.get(key);
+    if (tally === undefined) this.tallies.set(key, { name, mode, count: 1 });
+    else tally.count++;
+  }
+
+  report(observe: (count: number, attributes: { 'tallyho.counter.name': string; 'tallyho.counter.mode': CounterMode }) => void): void {
+    for (const t of this.tallies.values()) observe(t.count, { 'tallyho.counter.name': t.name, 'tallyho.counter.mode': t.mode });
+  }
+}
