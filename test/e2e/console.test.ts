@@ -581,7 +581,11 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
 
     const is401 = (e: string): boolean => /status of 401/.test(e);
     // A failed load's console line can trail its response event by a moment.
-    await waitUntil('the refused loads to be logged', async () => (browser.errors.filter(is401).length >= refused ? true : undefined), 5_000);
+    await waitUntil(
+      'the refused loads to be logged',
+      () => Promise.resolve(browser.errors.filter(is401).length >= refused ? true : undefined),
+      5_000,
+    );
     expect(refused).toBeGreaterThan(0);
     expect({ refusedLoadsLogged: browser.errors.filter(is401).length, other: browser.errors.filter((e) => !is401(e)) }).toEqual({
       refusedLoadsLogged: refused,
