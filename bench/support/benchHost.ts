@@ -135,6 +135,20 @@ async function durableFunctionNames(baseUrl: string, masterKey: string | undefin
   return new Set(functions.filter((f) => f.config.bindings.some((b) => durable.has(b.type.toLowerCase()))).map((f) => f.name));
 }
 
+/**
+ * App settings a run adds (BENCH_SETTINGS, a JSON object of strings), printed: e.g. host.json values
+ * through `AzureFunctionsJobHost__…`, to compare a setting's figures against the defaults'.
+ */
+function extraSettings(): Record<string, string> {
+  const raw = process.env.BENCH_SETTINGS;
+  if (raw === undefined || raw === '') return {};
+  const parsed = JSON.parse(raw) as unknown;
+  if (typeof parsed !== 'object' || parsed === null || Object.values(parsed).some((v) => typeof v !== 'string'))
+    throw new Error('BENCH_SETTINGS must be a JSON object of strings');
+  console.log(`settings added by BENCH_SETTINGS: ${JSON.stringify(parsed)}`);
+  return parsed as Record<string, string>;
+}
+
 export async function startBenchHost(options: BenchHostOptions): Promise<BenchHost> {
   const kind = benchHostKind();
   if (kind === 'external host') {
@@ -159,7 +173,7 @@ export async function startBenchHost(options: BenchHostOptions): Promise<BenchHo
   }
   const azurite = await startAzurite({});
   const proxy = await startCountingProxy(azurite.ports);
-  const settings = { ...options.env, AzureWebJobsStorage: proxy.connectionString };
+  const settings = { ...options.env, ...extraSettings(), AzureWebJobsStorage: proxy.connectionString };
   const closeStorage = async (): Promise<void> => {
     await proxy.close();
     await azurite.stop();
