@@ -11,7 +11,8 @@
  * window shows the steady state.
  * Then the metrics' overhead: `POST …/next` as the app serves it (SequenceService, count 1) with
  * metrics on (the SDK's MeterProvider, bench/support/metricsOn.ts) against the same with metrics off,
- * in interleaved windows of the same run; the ratio on/off has a target of at least 0.95.
+ * in many short pairs of windows of the same run, alternating which side goes first; the median of
+ * the pairs' on/off ratios (printed with their interquartile range) has a target of at least 0.95.
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -31,8 +32,8 @@ import { createStorageClients } from '../shared/storage/clients';
 import { IdempotencyStore } from '../shared/idempotency';
 import { SequenceService } from '../shared/sequences/service';
 import type { Telemetry } from '../shared/telemetry/port';
-import { describeMetricsOn, metricsOn } from './support/metricsOn';
-import { header, Latency, pairedRatio, ratio, type Row, table } from './support/report';
+import { alternate, describeMetricsOn, metricsOn, metricsOnly, onOffRatios, type Pairs } from './support/metricsOn';
+import { header, Latency, ratio, type Row, table } from './support/report';
 
 const callerCounts = [1, 4, 16, 64];
 const windowMs = 2000;
@@ -69,58 +70,63 @@ async function main(): Promise<void> {
     });
     const store = new SequenceStore(() => storage.table('benchsequences'));
     const backoff = occBackoff(config.occ);
-    const results: Result[] = [];
-
-    const fresh = async (name: string) => (await store.create(name, defaultDefinition)).sequence;
-
-    for (const callers of callerCounts) {
-      const name = `naive${callers}`;
-      await fresh(name);
-      const retry = { clock: systemClock, random: Math.random, policy: backoff, logger: silentLogger, subject: name };
-      const token = randomUUID();
-      const naiveTake = () =>
-        retryLostRaces(retry, async () => {
-          const current = await store.read(name);
-          if (current === undefined) throw new Error(`${name} vanished`);
-          await store.setNext(current, current.next + 1, token);
-          return current.next;
-        });
-      results.push(await measure('naive', callers, naiveTake, 0, undefined));
-    }
-
-    for (const [mode, options] of [
-      ['fixed', { prefetchAt: 0, blockSize: { min: 1000, max: 1000 } }],
-      ['adaptive', {}],
-    ] as const) {
-      for (const callers of callerCounts) {
-        const allocator = new SequenceAllocator({
-          store,
-          sequence: await fresh(`${mode}${callers}`),
-          clock: systemClock,
-          random: Math.random,
-          logger: silentLogger,
-          backoff,
-          instanceId: randomUUID(),
-          ...options,
-        });
-        results.push(
-          await measure(
-            mode,
-            callers,
-            () => allocator.take(1),
-            warmupMs,
-            () => allocator.stats(),
-          ),
-        );
-        await allocator.close();
-      }
-    }
-
-    report(results);
+    if (!metricsOnly) report(await allocators(store, backoff));
     await metricsOverhead(store, () => storage.table('benchidempotency'), backoff);
   } finally {
     await azurite.stop();
   }
+}
+
+/** The naive allocator and the two block allocators at each caller count. */
+async function allocators(store: SequenceStore, backoff: ReturnType<typeof occBackoff>): Promise<Result[]> {
+  const results: Result[] = [];
+
+  const fresh = async (name: string) => (await store.create(name, defaultDefinition)).sequence;
+
+  for (const callers of callerCounts) {
+    const name = `naive${callers}`;
+    await fresh(name);
+    const retry = { clock: systemClock, random: Math.random, policy: backoff, logger: silentLogger, subject: name };
+    const token = randomUUID();
+    const naiveTake = () =>
+      retryLostRaces(retry, async () => {
+        const current = await store.read(name);
+        if (current === undefined) throw new Error(`${name} vanished`);
+        await store.setNext(current, current.next + 1, token);
+        return current.next;
+      });
+    results.push(await measure('naive', callers, naiveTake, 0, undefined));
+  }
+
+  for (const [mode, options] of [
+    ['fixed', { prefetchAt: 0, blockSize: { min: 1000, max: 1000 } }],
+    ['adaptive', {}],
+  ] as const) {
+    for (const callers of callerCounts) {
+      const allocator = new SequenceAllocator({
+        store,
+        sequence: await fresh(`${mode}${callers}`),
+        clock: systemClock,
+        random: Math.random,
+        logger: silentLogger,
+        backoff,
+        instanceId: randomUUID(),
+        ...options,
+      });
+      results.push(
+        await measure(
+          mode,
+          callers,
+          () => allocator.take(1),
+          warmupMs,
+          () => allocator.stats(),
+        ),
+      );
+      await allocator.close();
+    }
+  }
+
+  return results;
 }
 
 async function measure(
@@ -226,8 +232,8 @@ function report(results: readonly Result[]): void {
 
 /** Sequence names recorded as metric attributes in the "on" runs: all (the costlier path an operator can choose). */
 const metricsPolicy = { callerNames: ['*'], maxNames: 100 };
-const overheadRounds = 20;
-const overheadWindowMs = 200;
+const overheadRounds = 30;
+const overheadWindowMs = 400;
 
 async function metricsOverhead(
   store: SequenceStore,
@@ -250,7 +256,7 @@ async function metricsOverhead(
     });
   const services = { off: serviceWith(undefined), on: serviceWith(on.telemetry) };
   const rows: Row[] = [];
-  const rates: { callers: number; pairs: { value: number; baseline: number }[] }[] = [];
+  const rates: { callers: number; pairs: Pairs }[] = [];
   try {
     for (const callers of callerCounts) {
       const names = { off: `off${callers}`, on: `on${callers}` };
@@ -259,22 +265,14 @@ async function metricsOverhead(
         await store.create(names[which], defaultDefinition);
         await drive(callers, () => services[which].next(names[which], 1), warmupMs, undefined);
       }
-      // Alternating windows, the first side swapped each round: load from elsewhere falls on both alike,
-      // and each round's pair is compared on its own.
-      const pairs: { value: number; baseline: number }[] = [];
-      for (let round = 0; round < overheadRounds; round++) {
-        const windowRate = { off: 0, on: 0 };
-        for (const which of round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
-          globalThis.gc?.();
-          const started = performance.now();
-          const { numbers } = await drive(callers, () => services[which].next(names[which], 1), overheadWindowMs, tally[which].latency);
-          const ms = performance.now() - started;
-          tally[which].ms += ms;
-          tally[which].numbers += numbers;
-          windowRate[which] = (numbers / ms) * 1000;
-        }
-        pairs.push({ value: windowRate.on, baseline: windowRate.off });
-      }
+      const pairs = await alternate(overheadRounds, async (which) => {
+        const started = performance.now();
+        const { numbers } = await drive(callers, () => services[which].next(names[which], 1), overheadWindowMs, tally[which].latency);
+        const ms = performance.now() - started;
+        tally[which].ms += ms;
+        tally[which].numbers += numbers;
+        return numbers;
+      });
       const perSecond = (which: 'off' | 'on'): number => (tally[which].numbers / tally[which].ms) * 1000;
       rates.push({ callers, pairs });
       for (const which of ['off', 'on'] as const) {
@@ -294,7 +292,7 @@ async function metricsOverhead(
     await on.shutdown();
   }
   table(
-    `SequenceService.next(name, 1) (the route's use-case), metrics off vs on, ${overheadRounds} interleaved windows of ${overheadWindowMs / 1000} s each`,
+    `SequenceService.next(name, 1) (the route's use-case), metrics off vs on, ${overheadRounds} pairs of ${overheadWindowMs / 1000} s windows per row, alternating which side goes first`,
     rows,
   );
   console.log(`${describeMetricsOn(metricsPolicy)}; ${on.exportedPoints()} data points exported during the run`);
@@ -303,7 +301,7 @@ async function metricsOverhead(
     'METRICS recorded per number taken: none (numbers issued, reservations and 412 retries are observable counters read from the ' +
       "allocators' tallies at each collection; one histogram value per block reservation)\n",
   );
-  for (const r of rates) pairedRatio(`metrics on/off numbers/s, ${r.callers} callers`, r.pairs, { atLeast: 0.95 });
+  for (const r of rates) onOffRatios(`${r.callers} callers`, 'numbers', r.pairs);
 }
 
 main().catch((err: unknown) => {

@@ -85,23 +85,55 @@ export function header(name: string): void {
   console.log(`\n=== bench/${name} — ${new Date().toISOString()} — ${machine()} ===`);
 }
 
+/** The value below which `p` (0-1) of the values lie, interpolated between the two nearest. */
+function quantile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (sorted.length - 1) * p;
+  const below = sorted[Math.floor(at)] ?? NaN;
+  const above = sorted[Math.ceil(at)] ?? NaN;
+  return below + (above - below) * (at - Math.floor(at));
+}
+
 /**
- * Prints the median of per-window ratios (value / baseline of windows run back to back): for a
- * comparison within a few percent, where load from elsewhere on the machine drifts over a run and
- * would swamp a ratio of totals. The totals are printed too.
+ * A 95% confidence interval of the median of `values`: the order statistics the binomial distribution
+ * of "how many fall below the median" puts around it (normal approximation; distribution-free, so
+ * it holds for ratios whatever their spread's shape).
+ */
+function medianInterval(values: readonly number[]): readonly [number, number] {
+  const sorted = [...values].sort((a, b) => a - b);
+  const n = sorted.length;
+  const half = (1.96 * Math.sqrt(n)) / 2;
+  const lower = Math.max(1, Math.ceil(n / 2 - half));
+  const upper = Math.min(n, Math.floor(n / 2 + 1 + half));
+  return [sorted[lower - 1] ?? NaN, sorted[upper - 1] ?? NaN];
+}
+
+/**
+ * Prints the median of per-window ratios (value / baseline of windows run back to back) and their
+ * interquartile range: for a comparison within a few percent, where load from elsewhere on the
+ * machine drifts over a run and would swamp a ratio of totals. The range says how far one pair
+ * strays; the median of many pairs is what the target is checked against, and its 95% confidence
+ * interval says whether the pairs resolve the target at all. The ratio of the means
+ * is printed too: it weighs in what happens in few windows (a collection, a GC), which the median
+ * leaves out.
  */
 export function pairedRatio(
   name: string,
   pairs: readonly { readonly value: number; readonly baseline: number }[],
   target?: { atLeast?: number; atMost?: number },
 ): number {
-  const r = median(pairs.map((p) => p.value / p.baseline));
-  const sum = (f: (p: { value: number; baseline: number }) => number): number => pairs.reduce((n, p) => n + f(p), 0);
+  const ratios = pairs.map((p) => p.value / p.baseline);
+  const r = quantile(ratios, 0.5);
+  const [low, high] = medianInterval(ratios);
+  const mean = (f: (p: { value: number; baseline: number }) => number): number => pairs.reduce((n, p) => n + f(p), 0) / pairs.length;
+  const [value, baseline] = [mean((p) => p.value), mean((p) => p.baseline)];
   let verdict = '';
   if (target?.atLeast !== undefined) verdict = ` [target ≥ ${target.atLeast}×: ${r >= target.atLeast ? 'met' : 'NOT met'}]`;
   if (target?.atMost !== undefined) verdict = ` [target ≤ ${target.atMost}×: ${r <= target.atMost ? 'met' : 'NOT met'}]`;
   console.log(
-    `RATIO ${name}: ${fmt(r)}× (median of ${pairs.length} paired windows; mean ${fmt(sum((p) => p.value) / pairs.length)} vs baseline ${fmt(sum((p) => p.baseline) / pairs.length)})${verdict}`,
+    `RATIO ${name}: ${fmt(r)}× (median of ${pairs.length} paired windows, 95% interval ${fmt(low)}–${fmt(high)}×, ` +
+      `interquartile range ${fmt(quantile(ratios, 0.25))}–${fmt(quantile(ratios, 0.75))}×; ` +
+      `mean ${fmt(value)} vs baseline ${fmt(baseline)}, ${fmt(value / baseline)}×)${verdict}`,
   );
   return r;
 }

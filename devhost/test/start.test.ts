@@ -227,18 +227,26 @@ describe('npm start (dist/devhost/start.js) without Core Tools', () => {
     await expectStopsOn(started, 'SIGINT');
   }, 20_000);
 
-  test('Ctrl+C (SIGINT to the whole process group) stops the app first: an open long poll gets its normal timeout answer, the unused block of order numbers goes back, then Azurite stops; all in under 5 s', async () => {
+  test('Ctrl+C (SIGINT to the whole process group) stops the app first: open long polls (a gate wait, a job lease) get their normal timeout answers, the unused block of order numbers goes back, then Azurite stops; all in under 5 s', async () => {
     const started = await launch({}, { group: true });
     const api = `${started.baseUrl}/api`;
     const json = { 'content-type': 'application/json' };
     expect((await fetch(`${api}/gates/start-test-stop`, { method: 'PUT' })).status).toBe(201);
     expect((await fetch(`${api}/sequences/start-test-stop`, { method: 'PUT', headers: json, body: '{}' })).status).toBe(201);
     expect((await fetch(`${api}/sequences/start-test-stop/next`, { method: 'POST', headers: json, body: '{"count":1}' })).status).toBe(200);
+    const declared = await fetch(`${api}/processors/start-test-stop`, {
+      method: 'PUT',
+      headers: json,
+      body: '{"type":"external","batchSize":10,"leaseSeconds":60}',
+    });
+    expect(declared.status).toBe(201);
     const poll = fetch(`${api}/gates/start-test-stop/wait?timeout=55`).then(async (r) => ({
       status: r.status,
       body: await r.json(),
     }));
-    // The long poll is open once the hub watches the gate; a short pause lets the request arrive.
+    // Nothing to lease: a worker's long poll waits its 55 s unless the stop answers it (204, as when the wait runs out).
+    const lease = fetch(`${api}/processors/start-test-stop/leases`, { method: 'POST', headers: json, body: '{"wait":55}' }).then((r) => r.status);
+    // The long polls are open once the hub watches the gate; a short pause lets the requests arrive.
     await new Promise((r) => setTimeout(r, 500));
 
     const pid = started.child.pid as number;
@@ -248,6 +256,7 @@ describe('npm start (dist/devhost/start.js) without Core Tools', () => {
     const tookMs = performance.now() - signalled;
 
     expect(await poll).toEqual({ status: 200, body: expect.objectContaining({ released: false, timedOut: true }) as unknown });
+    expect(await lease).toBe(204);
     expect(started.output()).toMatch(/"event":"sequence\.tail_returned","sequence":"start-test-stop"/);
     expect(started.output()).not.toContain('tail_return_failed');
     const azuritePid = started.azuritePid;

@@ -61,8 +61,8 @@ export interface App {
   /** Deletes expired Idempotency-Key rows (the sweep timer). */
   sweepIdempotency(): Promise<SweepReport>;
   /**
-   * The host was told to stop: open gate long polls answer now (their timeout answer) and event
-   * streams end, so the host's drain of in-flight requests, which comes before shutdown(), is not
+   * The host was told to stop: open gate and job-lease long polls answer now (their timeout answer)
+   * and event streams end, so the host's drain of in-flight requests, which comes before shutdown(), is not
    * held for their whole timeout. Storage stays usable.
    */
   stopping(): void;
@@ -137,9 +137,12 @@ export function createApp(deps: AppDeps): App {
     sweepIdempotency: sweepOf(storage, runtime),
     stopping() {
       gates.hub.close();
+      jobs.stopping();
     },
     async shutdown() {
-      await Promise.allSettled([sequences.shutdown(), Promise.resolve(gates.hub.close()), serviceBus.close()]);
+      gates.hub.close();
+      jobs.stopping();
+      await Promise.allSettled([sequences.shutdown(), serviceBus.close()]);
       // Last, so what the shutdown itself recorded is exported too.
       await telemetry.shutdown();
     },

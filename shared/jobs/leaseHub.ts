@@ -6,6 +6,8 @@
  * idle workers cost what one does; a submission to the processor on this instance wakes the loop.
  * A message is received only for a waiter that is there to take it, so none is received and left
  * (its dequeue count, which is the items' attempt, would move for nothing).
+ * On a graceful stop (close) every waiting request gets its empty answer at once, the one a wait that
+ * ran out gets, and later requests get it without waiting: the host's drain is not held by long polls.
  */
 import { AppError } from '../errors';
 import type { Clock } from '../clock';
@@ -28,6 +30,8 @@ interface Waiter {
 interface Poller {
   readonly waiters: Waiter[];
   count: number;
+  /** Waiters the receive under way was sized for (0 when none is): they take what it brings. */
+  receiving: number;
   visibilitySeconds: number;
   /** Ends the current idle pause early (a wake, a new waiter with an earlier deadline). */
   nudge: (() => void) | undefined;
@@ -45,6 +49,7 @@ const receiveMax = 32;
 export class LeaseHub {
   private readonly pollers = new Map<string, Poller>();
   private waiting = 0;
+  private closed = false;
   /** Polls made (for the benchmark's idle figure and tests). */
   polls = 0;
 
@@ -57,6 +62,7 @@ export class LeaseHub {
 
   /** The next message of `queue`, invisible for `visibilitySeconds`, or undefined once `deadline` passed. */
   next(queue: string, visibilitySeconds: number, deadline: number): Promise<ReceivedMessage | undefined> {
+    if (this.closed) return Promise.resolve(undefined);
     if (this.waiting >= this.options.maxWaiters) {
       throw new AppError(
         'TooManyRequests',
@@ -78,7 +84,7 @@ export class LeaseHub {
       let poller = this.pollers.get(queue);
       const waiter: Waiter = { deadline, since: poller?.count ?? 0, resolve: settle(resolve), reject: settle(reject) };
       if (poller === undefined) {
-        poller = { waiters: [waiter], count: 0, visibilitySeconds, nudge: undefined };
+        poller = { waiters: [waiter], count: 0, receiving: 0, visibilitySeconds, nudge: undefined };
         this.pollers.set(queue, poller);
         void this.run(queue, poller);
       } else {
@@ -94,6 +100,19 @@ export class LeaseHub {
     this.pollers.get(queue)?.nudge?.();
   }
 
+  /**
+   * The instance is stopping: every waiting request is answered empty now, and later ones at once —
+   * but those a receive under way was sized for, which take what it brings (a message received and
+   * left would come back with its attempt counted for nothing); their loop then ends.
+   */
+  close(): void {
+    this.closed = true;
+    for (const poller of this.pollers.values()) {
+      for (const w of poller.waiters.splice(poller.receiving)) w.resolve(undefined);
+      poller.nudge?.();
+    }
+  }
+
   /** Requests waiting now (all queues). */
   get waiters(): number {
     return this.waiting;
@@ -103,6 +122,10 @@ export class LeaseHub {
     let pause = firstPauseMs;
     try {
       for (;;) {
+        if (this.closed) {
+          for (const w of poller.waiters.splice(0)) w.resolve(undefined);
+          return;
+        }
         const now = this.clock.now();
         // Requests whose wait is over get their empty answer.
         for (let i = poller.waiters.length - 1; i >= 0; i--) {
@@ -116,7 +139,8 @@ export class LeaseHub {
         this.polls++;
         poller.count++;
         const receivedAt = this.clock.now();
-        const messages = await this.queues.receive(queue, Math.min(receiveMax, poller.waiters.length), poller.visibilitySeconds);
+        poller.receiving = Math.min(receiveMax, poller.waiters.length);
+        const messages = await this.queues.receive(queue, poller.receiving, poller.visibilitySeconds).finally(() => (poller.receiving = 0));
         for (const message of messages) (poller.waiters.shift() as Waiter).resolve({ ...message, receivedAt });
         if (messages.length > 0) {
           pause = firstPauseMs;
@@ -138,6 +162,7 @@ export class LeaseHub {
         const next: Poller = {
           waiters: poller.waiters.splice(0),
           count: poller.count,
+          receiving: 0,
           visibilitySeconds: poller.visibilitySeconds,
           nudge: undefined,
         };

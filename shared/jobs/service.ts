@@ -37,6 +37,11 @@ export class JobService {
     });
   }
 
+  /** The instance is stopping: open lease long polls answer now, empty, as when their wait runs out. */
+  stopping(): void {
+    this.context.leaseHub.close();
+  }
+
   /** Envelopes waiting in each work queue and its poison queue (what the gauges and the figures route report). */
   backlog(): Promise<QueueDepth[]> {
     return this.context.queues.depths();

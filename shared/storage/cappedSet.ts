@@ -9,11 +9,12 @@
  * how many distinct names callers can make the app hold state for. A set of things that end (open
  * jobs) releases a member when it ends, with the same one-transaction exactness.
  */
-import type { TableClient, TransactionAction } from '@azure/data-tables';
+import { odata, type TableClient, type TransactionAction } from '@azure/data-tables';
 
 import { AppError } from '../errors';
 import { LostRace, retryLostRaces, type RetryContext } from '../retry';
 import { hasStatus, translateStorageError } from './errors';
+import { listPage, type Page, type PageRequest } from './list';
 
 /** The partition of auto-created names in a capability's own table: no resource name starts with `|`. */
 export const autoCreatedPartition = '|autocreated';
@@ -95,6 +96,16 @@ export class CappedSet {
       }
       return true;
     });
+  }
+
+  /** A page of the members in name order (for operators); `list` names the list a token serves. */
+  async list(page: PageRequest, list: string): Promise<Page<string>> {
+    const { partitionKey, noun } = this.options;
+    // Member keys are `m|<name>`; `}` follows `|`, so the range holds the members and nothing else.
+    const filter = odata`PartitionKey eq ${partitionKey} and RowKey gt ${'m|'} and RowKey lt ${'m}'}`;
+    return listPage(await this.options.table(), { filter, list, doing: `listing ${noun}`, strict: true }, page, (row) =>
+      (row.rowKey ?? '').slice(2),
+    );
   }
 
   /** Members counted so far (for tests and operators). */

@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { AppError } from '../errors';
 import { hasStatus, translateStorageError } from './errors';
 
-interface Unreadable {
+export interface Unreadable {
   readonly name: string;
   readonly detail: string;
 }

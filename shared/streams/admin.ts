@@ -65,6 +65,8 @@ export async function remapType(
   target: { readonly partition?: string | undefined; readonly resource?: string | undefined },
 ) {
   const stored = await ctx.routes.get(type);
+  // A remap makes the type's writer: it takes a place under TALLYHO_STREAMS_MAX_TYPES as a first append does.
+  if (!ctx.ownTypes.has(type)) await ctx.types.admit(type);
   const current = stored?.route ?? defaultRoute(type, ctx.settings.partitions);
   const to = { partition: target.partition ?? current.partition, resource: target.resource ?? current.resource };
   const unchanged = to.partition === current.partition && to.resource === current.resource;

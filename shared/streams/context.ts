@@ -16,8 +16,11 @@ export interface StreamsContext {
   readonly settings: StreamSettings;
   readonly resolver: RouteResolver;
   readonly routes: RouteTable;
-  /** The distinct types admitted so far (TALLYHO_STREAMS_MAX_TYPES); a new type is admitted before its writer is touched. */
-  readonly types: Pick<CappedSet, 'admit'>;
+  /**
+   * The distinct types admitted so far (TALLYHO_STREAMS_MAX_TYPES); a new type is admitted before its
+   * writer is touched (on its first append, or its first remap). Operators list types from it.
+   */
+  readonly types: Pick<CappedSet, 'admit' | 'list'>;
   /**
    * Types only the app appends to (the billing ledger): HTTP callers are refused, so nobody can
    * forge a line or spend its producers' sequence numbers, and they take no place under the cap,

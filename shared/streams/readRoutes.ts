@@ -11,13 +11,14 @@ export function streamsListRoute(deps: StreamRouteDeps): RouteDefinition {
     name: 'streamsList',
     method: 'GET',
     path: 'streams',
-    summary: 'Event types with a route of their own (for operators)',
+    summary: 'Event types and their routes (for operators)',
     description:
-      'The remapped types in type order, from the route table, a page at a time. Read a type for its writer: buffer depth and flush lag.',
+      'Every event type callers wrote to or an operator remapped (the types counted by TALLYHO_STREAMS_MAX_TYPES; the app\'s own are not), ' +
+      'in type order, a page at a time, each with its route. Read a type for its writer: buffer depth and flush lag.',
     tags,
     durable: true,
     query: pageQuery({}),
-    responses: { 200: { description: 'The routed types', schema: streamRouteList }, 400: badRequest, 503: unavailable },
+    responses: { 200: { description: 'The types and their routes', schema: streamRouteList }, 400: badRequest, 503: unavailable },
     handle: async ({ query }) => {
       const page = await deps.service().routes(query);
       const view = (r: (typeof page.items)[number]) => ({

@@ -3,11 +3,11 @@
  * are conditional (insert-if-absent, or replace with the row's ETag), so two concurrent remaps of
  * one type cannot both win.
  */
-import type { TableClient } from '@azure/data-tables';
+import { odata, type TableClient } from '@azure/data-tables';
 
 import { AppError } from '../errors';
 import { hasStatus, translateStorageError } from '../storage/errors';
-import { listPage, type Page, type PageRequest } from '../storage/list';
+import type { Unreadable } from '../storage/list';
 import type { StreamRoute } from './route';
 
 const partitionKey = 'route';
@@ -62,10 +62,29 @@ export class RouteTable {
     }
   }
 
-  /** A page of the types with a route of their own (remapped), in type order; for operators. */
-  async list(page: PageRequest): Promise<Page<StreamRoute>> {
-    const query = { filter: `PartitionKey eq '${partitionKey}'`, list: 'streams/routes', doing: 'listing stream routes' };
-    return listPage<StreamRoute, RouteRow>(await this.table(), query, page, (row) => fromRow(row).route);
+  /**
+   * The routes of the remapped types from `first` to `last` (inclusive), by type, for a page of the
+   * types list; a row that cannot be read is reported by its type, not fatal to the page.
+   */
+  async within(first: string, last: string): Promise<{ routes: Map<string, StreamRoute>; unreadable: Unreadable[] }> {
+    const table = await this.table();
+    const routes = new Map<string, StreamRoute>();
+    const unreadable: Unreadable[] = [];
+    try {
+      const rows = table.listEntities<RouteRow>({
+        queryOptions: { filter: odata`PartitionKey eq ${partitionKey} and RowKey ge ${first} and RowKey le ${last}` },
+      });
+      for await (const row of rows) {
+        try {
+          routes.set(row.rowKey, fromRow(row).route);
+        } catch (err) {
+          unreadable.push({ name: row.rowKey, detail: err instanceof Error ? err.message : String(err) });
+        }
+      }
+    } catch (err) {
+      throw translateStorageError(err, 'listing stream routes');
+    }
+    return { routes, unreadable };
   }
 
   /**

@@ -92,7 +92,7 @@ const routeView = z.object({
 export const streamRouteList = pageOf(
   routeView.extend({ type: z.string() }),
   'StreamRouteList',
-  'Event types with a route of their own (remapped), in type order; every other type goes to its default route.',
+  'Event types callers wrote to or an operator remapped, in type order, each with its route (`source`: `table` when remapped, `default` otherwise).',
   { unreadable: true },
 );
 

@@ -11,7 +11,7 @@ import { describeType, flushType, remapType } from './admin';
 import type { StreamsContext } from './context';
 import type { DurableClient } from '../durable/client';
 import type { Page, PageRequest } from '../storage/list';
-import type { StreamRoute } from './route';
+import { defaultRoute, type StreamRoute } from './route';
 import type { StreamEventInput } from './schemas';
 import { validateBatch } from './validate';
 
@@ -45,9 +45,23 @@ export class StreamService {
     return remapType(this.context, durable, type, target);
   }
 
-  /** Types with a route of their own (remapped); other types go to their default route. */
-  routes(page: PageRequest): Promise<Page<StreamRoute>> {
-    return this.context.routes.list(page);
+  /**
+   * Every type callers wrote to or an operator remapped, in type order, each with its route: its own
+   * (remapped) or the default. One read of the admitted types, one of the route rows in that range.
+   */
+  async routes(page: PageRequest): Promise<Page<StreamRoute>> {
+    const types = await this.context.types.list(page, 'streams');
+    const first = types.items[0];
+    const last = types.items[types.items.length - 1];
+    if (first === undefined || last === undefined) return { ...types, items: [] };
+    const { routes, unreadable } = await this.context.routes.within(first, last);
+    const broken = new Set(unreadable.map((u) => u.name));
+    const { partitions } = this.context.settings;
+    return {
+      ...types,
+      items: types.items.filter((type) => !broken.has(type)).map((type) => routes.get(type) ?? defaultRoute(type, partitions)),
+      unreadable: [...types.unreadable, ...unreadable.filter((u) => types.items.includes(u.name))],
+    };
   }
 
   describe(durable: DurableClient, type: string, reader: ReaderLevel) {

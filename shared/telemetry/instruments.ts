@@ -1,10 +1,8 @@
 /** A declared instrument made real on a meter: every value it records passes the attribute guard first. */
 import type { Attributes, Meter, ObservableResult } from '@opentelemetry/api';
 
-import type { AttributeGuard } from './attributes';
+import type { AnyValues, AttributeGuard } from './attributes';
 import type { InstrumentKind, MetricDeclaration } from './declare';
-
-export type AnyValues = Readonly<Record<string, string | number | undefined>> | undefined;
 
 type Observation = (value: number, values: AnyValues) => void;
 type ObserveCallback = (report: Observation) => void | Promise<void>;
@@ -14,8 +12,8 @@ interface Observable {
 }
 
 export function makeInstrument(meter: Meter, guard: AttributeGuard, d: MetricDeclaration): unknown {
-  const filter =
-    Object.keys(d.attributes).length === 0 ? (): Attributes | undefined => undefined : (v: AnyValues) => guard.filter(d.attributes, v);
+  const cache = Object.keys(d.attributes).length === 0 ? undefined : guard.cacheFor(d.attributes);
+  const filter = cache === undefined ? (): Attributes | undefined => undefined : (v: AnyValues) => cache.get(v);
   const options = {
     description: d.description,
     unit: d.unit,

@@ -9,9 +9,9 @@
  */
 import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 
-import { AttributeGuard, type AttributePolicy } from './attributes';
+import { type AnyValues, AttributeGuard, type AttributePolicy } from './attributes';
 import type { AttributeValues, MetricDeclaration, ObservableKind, SpanDeclaration, TelemetryDeclarations } from './declare';
-import { type AnyValues, makeInstrument } from './instruments';
+import { makeInstrument } from './instruments';
 import { makeSpanRunner, quietRunner, type SpanRunner } from './spans';
 
 type AttributesOfDeclaration<D> = D extends { readonly attributes: infer A } ? AttributeValues<A> : never;

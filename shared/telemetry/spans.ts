@@ -2,9 +2,8 @@
 import { context as otelContext, type Context, type Link, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 
 import { isAppError } from '../errors';
-import type { AttributeGuard } from './attributes';
+import type { AnyValues, AttributeGuard } from './attributes';
 import type { SpanDeclaration, SpanKindName } from './declare';
-import type { AnyValues } from './instruments';
 import { contextOf, traceparentOf } from './traceContext';
 
 /** The span a piece of work runs in. */

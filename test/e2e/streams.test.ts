@@ -12,6 +12,7 @@ import { type FaultProxy, type ProxiedRequest, startFaultProxy } from '../suppor
 import { type E2eHost, hostKind, ownHostTest, type RestartOptions, startE2eHost } from './support/harness';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
+import { readAll } from './support/pages';
 import { flush, logBlobs, post, readLog, seqsByProducer, type StreamView, until, view } from './support/streams';
 
 interface ProducerRun {
@@ -47,6 +48,8 @@ async function produce(host: E2eHost, type: string, producer: string, requests: 
   }
   return { producer, acknowledged };
 }
+
+const routeOf = (r: { partition: string; resource: string }) => ({ partition: r.partition, resource: r.resource });
 
 function expectExactlyOnceInOrder(runs: readonly ProducerRun[], bySeq: Map<string, number[]>): void {
   for (const run of runs)
@@ -128,6 +131,31 @@ describe('streams over HTTP', () => {
     expect(after.writer.owns).toBe('yes');
   });
 
+  ownHostTest('the list names every type written to or remapped, each with its route (own or default)', async () => {
+    const written = unique('listed-written');
+    const remapped = unique('listed-remapped');
+    expect((await post(host, written, { producer: 'a', seq: 1 }, '?ack=flushed')).status).toBe(200);
+    // A remap before any append makes the type's writer too: it is listed with its own route.
+    const remap = await requestJson(host, 'PUT', `/api/streams/${remapped}/route`, { body: { partition: 'p03' }, key: 'admin' });
+    expect(remap.status).toBe(200);
+    const listed = await readAll<{ type: string; partition: string; resource: string; version: number; source: string }>(
+      host,
+      '/api/streams',
+      {
+        key: 'admin',
+      },
+    );
+    const mine = listed.filter((r) => r.type === written || r.type === remapped);
+    expect(mine).toEqual(
+      [
+        { type: written, ...routeOf((await view(host, written)).route), source: 'default', version: 0 },
+        { type: remapped, partition: 'p03', resource: remapped, version: 1, source: 'table' },
+      ].sort((a, b) => (a.type < b.type ? -1 : 1)),
+    );
+    // In type order, as the pages promise.
+    expect(listed.map((r) => r.type)).toEqual([...listed.map((r) => r.type)].sort());
+  });
+
   ownHostTest('bad input answers 400 and writes nothing: no blob, no writer state', async () => {
     const type = unique('refunds');
     const bad: [string, unknown, string?][] = [
@@ -177,6 +205,8 @@ describe('streams over HTTP', () => {
     const state = await view(host, type);
     expect(state.writer).toMatchObject({ exists: false, accepted: 0 });
     expect(state.route).toMatchObject({ version: 0, source: 'default' });
+    // Nor did a refused append take a place among the types.
+    expect((await readAll<{ type: string }>(host, '/api/streams', { key: 'admin' })).map((r) => r.type)).not.toContain(type);
     const writer = await requestJson(
       host,
       'GET',

@@ -15,7 +15,7 @@ export class Gates {
 export class Streams {
   constructor(private readonly transport: Transport) {}
 
-  /** Event types with a route of their own (remapped), in type order. */
+  /** Event types callers wrote to or an operator remapped, in type order, each with its route. */
   list(options: ListOptions = {}): PagedAsyncIterableIterator<StreamRoute, StreamRouteList> {
     return pagedList(this.transport, { path: 'streams', key: 'admin' }, options);
   }

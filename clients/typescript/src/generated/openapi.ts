@@ -881,8 +881,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Event types with a route of their own (for operators)
-         * @description The remapped types in type order, from the route table, a page at a time. Read a type for its writer: buffer depth and flush lag.
+         * Event types and their routes (for operators)
+         * @description Every event type callers wrote to or an operator remapped (the types counted by TALLYHO_STREAMS_MAX_TYPES; the app's own are not), in type order, a page at a time, each with its route. Read a type for its writer: buffer depth and flush lag.
          */
         get: operations["streamsList"];
         put?: never;
@@ -2135,7 +2135,7 @@ export interface components {
             };
             type: string;
         };
-        /** @description Event types with a route of their own (remapped), in type order; every other type goes to its default route. The list is complete once a page comes without a continuationToken. */
+        /** @description Event types callers wrote to or an operator remapped, in type order, each with its route (`source`: `table` when remapped, `default` otherwise). The list is complete once a page comes without a continuationToken. */
         StreamRouteList: {
             continuationToken?: components["schemas"]["ContinuationToken"];
             items: {
@@ -5805,7 +5805,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The routed types */
+            /** @description The types and their routes */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -9,7 +9,7 @@ public sealed class StreamsClient
 
     internal StreamsClient(TallyhoHttp http) => _http = http;
 
-    /// <summary>Event types with a route of their own (remapped), in type order; every other type goes to its default route.</summary>
+    /// <summary>Event types callers wrote to or an operator remapped, in type order, each with its route (own or default).</summary>
     /// <param name="cancellationToken">Stops the listing.</param>
     /// <returns>The routes, a page at a time.</returns>
     public AsyncPageable<StreamRoute> ListAsync(CancellationToken cancellationToken = default) =>
