@@ -1,10 +1,14 @@
-/** The counters capability's telemetry: increments as they are acknowledged, and how far the rollup is behind. */
-import { callerName, counter, declareTelemetry, gauge, oneOf } from '../telemetry/declare';
+/**
+ * The counters capability's telemetry: increments as they are acknowledged, and how far the rollup is
+ * behind. Increments come thousands a second, so they are tallied in memory and read when a reader
+ * collects (an observable): an increment costs a map update, not the SDK's work per record.
+ */
+import { callerName, counter, declareTelemetry, gauge, observableCounter, oneOf } from '../telemetry/declare';
 
 const name = { 'tallyho.counter.name': callerName('counter') };
 
 export const counterTelemetry = declareTelemetry('tallyho.counters', {
-  increments: counter({
+  increments: observableCounter({
     name: 'tallyho.counter.increments',
     unit: '{increment}',
     description: 'Increments acknowledged (stored), replays of an Idempotency-Key excluded.',

@@ -1,5 +1,6 @@
 /** The counters HTTP API, defined once (registration, validation and OpenAPI all come from here). */
 import { readIdempotencyKey } from '../http/idempotencyHeader';
+import { acceptedResponse, acceptedResult } from '../http/operation';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { pageBody, pageQuery } from '../http/paging';
@@ -96,7 +97,7 @@ function countersIncrementRoute(deps: CounterRouteDeps): RouteDefinition {
     requestHeaders: [idempotencyKeyHeader],
     examples: [{ by: 1 }, { by: -3 }, {}],
     responses: {
-      202: { description: 'The increment is stored', schema: incrementResult },
+      202: acceptedResponse('The increment is stored; `statusUri` is the counter', incrementResult),
       400: badRequest,
       404: problem('No such counter (and TALLYHO_COUNTERS_AUTO_CREATE is off)'),
       409: problem('The Idempotency-Key was first used with another `by`'),
@@ -107,7 +108,13 @@ function countersIncrementRoute(deps: CounterRouteDeps): RouteDefinition {
     handle: async ({ params, body, headers }) => {
       const key = readIdempotencyKey(headers);
       const result = await deps.service().increment(params.name, body?.by ?? 1, key);
-      return json(202, { name: result.name, by: result.by }, result.replayed ? { 'idempotent-replayed': 'true' } : {});
+      // The read includes the increment at once; a poller has nothing to wait for, so one second is plenty.
+      return acceptedResult(
+        { name: result.name, by: result.by },
+        `/api/counters/${encodeURIComponent(result.name)}`,
+        1,
+        result.replayed ? { 'idempotent-replayed': 'true' } : {},
+      );
     },
   });
 }

@@ -1,6 +1,8 @@
 /** The HTTP shapes of the counters API (request validation and the OpenAPI document). */
 import { z } from 'zod';
 
+import { acceptedSchema } from '../http/operation';
+
 import { pageOf } from '../http/paging';
 import { resourceName } from '../http/schemas';
 import { counterModes, definitionFields } from './definition';
@@ -51,12 +53,11 @@ export const incrementBody = z
   .optional()
   .meta({ id: 'CounterIncrementRequest', example: { by: 1 } });
 
-export const incrementResult = z
-  .object({
-    name: z.string(),
-    by: z.int(),
-  })
-  .meta({ id: 'CounterIncrementAccepted', description: 'The increment is stored; it shows in reads at once.' });
+export const incrementResult = acceptedSchema(
+  z.object({ name: z.string(), by: z.int() }),
+  'CounterIncrementAccepted',
+  'The increment is stored; it shows in reads at once (at `statusUri`), and the rollup folds it later.',
+);
 
 export const readQuery = z.object({
   consistent: z

@@ -15,7 +15,7 @@ import type { Page, PageRequest } from '../storage/list';
 import { CounterCatalog, type StoredCounter } from './catalog';
 import type { CounterRuntime } from './context';
 import { CounterDataStore } from './dataStore';
-import { type CounterDefinitionInput, resolveDefinition, sameDefinition, structuralDifferences } from './definition';
+import { type CounterDefinitionInput, type CounterMode, resolveDefinition, sameDefinition, structuralDifferences } from './definition';
 import { DirtyIndex, oldestUnfoldedMs } from './dirtyIndex';
 import { Incrementer, type IncrementResult } from './increment';
 import { HitKeys } from './keys';
@@ -84,9 +84,18 @@ export class CounterService {
   /** TALLYHO_COUNTERS_MAX_AUTO_CREATED: increments choose names, so auto-creation is capped. */
   private readonly autoCreated: CappedSet;
   private readonly metrics;
+  /**
+   * Increments acknowledged in this process per counter and mode, read when a reader collects. One
+   * entry per counter incremented here: bounded by the counters there can be (created ones and
+   * TALLYHO_COUNTERS_MAX_AUTO_CREATED).
+   */
+  private readonly increments = new Map<string, { readonly name: string; readonly mode: CounterMode; count: number }>();
 
   constructor(private readonly deps: CounterServiceDeps) {
     this.metrics = (deps.telemetry ?? noTelemetry).of(counterTelemetry).metrics;
+    this.metrics.increments.observe((report) => {
+      for (const t of this.increments.values()) report(t.count, { 'tallyho.counter.name': t.name, 'tallyho.counter.mode': t.mode });
+    });
     const names = deps.tableNames ?? defaultCounterTables;
     const { clock, random, logger, backoff, settings } = deps;
     const keys = new HitKeys(random);
@@ -149,8 +158,16 @@ export class CounterService {
     }
     const counter = await this.counterForIncrement(name);
     const result = await this.incrementer.increment(counter, by, idempotencyKey);
-    if (!result.replayed) this.metrics.increments.add(1, { 'tallyho.counter.name': name, 'tallyho.counter.mode': counter.definition.mode });
+    if (!result.replayed) this.tallyIncrement(name, counter.definition.mode);
     return result;
+  }
+
+  private tallyIncrement(name: string, mode: CounterMode): void {
+    // Caller names never hold `|` (shared/names.ts), so the key is unambiguous.
+    const key = `${mode}|${name}`;
+    const tally = this.increments.get(key);
+    if (tally === undefined) this.increments.set(key, { name, mode, count: 1 });
+    else tally.count++;
   }
 
   async read(name: string, consistent = false): Promise<CounterValue> {

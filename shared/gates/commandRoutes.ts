@@ -1,6 +1,6 @@
 /**
  * The gates API's admin commands: create, release and reset a gate. Each answers once the change is
- * written; what follows it (publishing, actions, a schedule) may start an orchestration, so they
+ * written (so never 202: there is nothing left to follow); what follows it (publishing, actions, a schedule) may start an orchestration, so they
  * take the invocation's Durable client.
  */
 import { AppError } from '../errors';
@@ -10,18 +10,12 @@ import { defineRoute } from '../http/route';
 import { problem } from '../http/schemas';
 import { gateEtag } from './etag';
 import { badRequest, gateResult, type GateRouteDeps, notFound, tags, unavailable } from './routeCommon';
-import { accepted, createBody, gateParams, gateView, releaseBody, releaseResult, resetBody, resetResult, viewOf } from './schemas';
+import { createBody, gateParams, gateView, releaseBody, releaseResult, resetBody, resetResult, viewOf } from './schemas';
 import type { Actor } from './service';
-
-/** Documented as before; the change is now written before the call answers, so it is not sent. */
-const stillRunning = {
-  description: 'Not answered within TALLYHO_GATES_COMMAND_WAIT_MS; it goes on: follow `statusQueryGetUri`',
-  schema: accepted,
-};
 
 /** The answers of an admin command on an existing gate (release, reset). */
 function commandResponses(ok: ResponseDoc): Record<number, ResponseDoc> {
-  return { 200: ok, 202: stillRunning, 400: badRequest, 404: notFound, 503: unavailable };
+  return { 200: ok, 400: badRequest, 404: notFound, 503: unavailable };
 }
 
 /** App Service authentication's principal header; clients cannot set it when authentication is on. */
@@ -51,7 +45,6 @@ export function gatesCreateRoute(deps: GateRouteDeps): RouteDefinition {
     responses: {
       200: { description: 'The gate exists', schema: gateView },
       201: { description: 'The gate was created', schema: gateView },
-      202: stillRunning,
       400: badRequest,
       409: problem('The gate exists with another releaseAt'),
       503: unavailable,

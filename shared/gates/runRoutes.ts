@@ -1,10 +1,14 @@
 /** The gates API's runs: start a gated run (registered with the gate), read its state. */
+import { acceptedResponse, acceptedResult } from '../http/operation';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { problem } from '../http/schemas';
 import { exampleItem } from '../jobs/schemas';
 import { badRequest, type GateRouteDeps, notFound, tags, unavailable } from './routeCommon';
 import { gateParams, runBody, runParams, runStarted, runState, runStatusPath } from './schemas';
+
+/** A run waits for a release (an admin's or a schedule's), seldom seconds away: a poll every 10 s is enough. */
+const runPollSeconds = 10;
 
 export function gatesStartRunRoute(deps: GateRouteDeps): RouteDefinition {
   return defineRoute({
@@ -13,7 +17,8 @@ export function gatesStartRunRoute(deps: GateRouteDeps): RouteDefinition {
     path: 'gates/{name}/runs',
     summary: 'Start a gated durable run: it waits for the release, then performs its action',
     description:
-      "Answers 202 with the run id and `statusUri` (also the Location), the run's own status route. A run that registers " +
+      "Answers 202 with the run id and `statusUri` (also the Location), the run's own status route (docs/http-api.md: long-running " +
+      'operations). A run that registers ' +
       'after the release proceeds at once. With `runId`, a repeated start with the same action returns the first run ' +
       '(`created: false`); another action is a 409. A generation holds at most TALLYHO_GATES_MAX_WAITERS waiting runs: ' +
       'a start beyond that is a 429 (start it after the release).',
@@ -25,6 +30,7 @@ export function gatesStartRunRoute(deps: GateRouteDeps): RouteDefinition {
     examples: [
       {},
       { action: { type: 'none' } },
+      { runId: 'worker-1' },
       { runId: 'worker-17', action: { type: 'enqueue', payload: { shard: 17 } } },
       {
         runId: 'month-end',
@@ -36,7 +42,7 @@ export function gatesStartRunRoute(deps: GateRouteDeps): RouteDefinition {
       },
     ],
     responses: {
-      202: { description: 'The run is started (or was already)', schema: runStarted },
+      202: acceptedResponse('The run is started (or was already)', runStarted),
       400: badRequest,
       404: notFound,
       409: problem('A run with this runId exists with a different action'),
@@ -46,12 +52,8 @@ export function gatesStartRunRoute(deps: GateRouteDeps): RouteDefinition {
     },
     handle: async ({ params, body, durable }) => {
       const started = await deps.service(durable()).startRun(params.name, body?.runId, body?.action ?? { type: 'none' });
-      const statusUri = runStatusPath(params.name, started.runId);
-      return json(
-        202,
-        { runId: started.runId, gate: params.name, created: started.created, id: started.instanceId, statusUri },
-        { 'retry-after': '10', location: statusUri },
-      );
+      const run = { runId: started.runId, gate: params.name, created: started.created, id: started.instanceId };
+      return acceptedResult(run, runStatusPath(params.name, started.runId), runPollSeconds);
     },
   });
 }

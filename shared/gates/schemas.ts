@@ -1,6 +1,7 @@
 /** The HTTP shapes of the gates API (request validation and the OpenAPI document). */
 import { z } from 'zod';
 
+import { acceptedSchema } from '../http/operation';
 import { pageOf } from '../http/paging';
 import { isoTimestamp, resourceName } from '../http/schemas';
 import { submitBody } from '../jobs/schemas';
@@ -155,11 +156,6 @@ export const resetResult = z
 
 export const waitResult = z.object({ released: z.boolean(), timedOut: z.boolean(), gate: gateView }).meta({ id: 'GateWaitResult' });
 
-export const accepted = z
-  .object({ id: z.string(), statusQueryGetUri: z.string() })
-  .catchall(z.string())
-  .meta({ id: 'GateAccepted', description: 'Still under way: the Durable check-status links of the orchestration doing it.' });
-
 export const runParams = z.object({ name: resourceName, runId: resourceName });
 
 /** The run's own status route: what a run starter may follow (never a Durable management URL, which carries a system key). */
@@ -167,15 +163,16 @@ export function runStatusPath(gate: string, runId: string): string {
   return `/api/gates/${encodeURIComponent(gate)}/runs/${encodeURIComponent(runId)}`;
 }
 
-export const runStarted = z
-  .object({
+export const runStarted = acceptedSchema(
+  z.object({
     runId: z.string(),
     gate: z.string(),
     created: z.boolean(),
     id: z.string().meta({ description: 'The run as the app names it (`gate:<gate>:run:<runId>`).' }),
-    statusUri: z.string().meta({ description: "The run's status route (GET, function key), also sent as Location." }),
-  })
-  .meta({ id: 'GateRunStarted', description: 'The run id and where to follow it.' });
+  }),
+  'GateRunStarted',
+  "The run id and where to follow it: `statusUri` is the run's status route (GET, function key).",
+);
 
 export const runState = z
   .object({

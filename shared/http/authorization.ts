@@ -76,13 +76,10 @@ export const authorization = {
   countersGet: fn,
   countersIncrement: fn,
 
-  gatesCreate: { ...admin, note: 'Like release, a 202 (still under way) carries Durable management links: admin callers only.' },
+  gatesCreate: admin,
   gatesList: admin,
-  gatesRelease: {
-    ...admin,
-    note: 'Answers 202 with Durable management links (with the system key) when still under way: admin callers only.',
-  },
-  gatesReset: { ...admin, note: 'Like release, a 202 (still under way) carries Durable management links: admin callers only.' },
+  gatesRelease: admin,
+  gatesReset: admin,
   gatesAudit: admin,
   gatesGet: fn,
   gatesWait: fn,

@@ -11,8 +11,15 @@ export interface HttpResult {
   readonly body?: ResponseBody;
 }
 
-export function json(status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): HttpResult {
+/** Any JSON answer; routes use `json`, and a 202 is made by ./operation.ts. */
+export function jsonResult(status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): HttpResult {
   return { status, jsonBody: body, headers: { 'content-type': 'application/json', ...headers } };
+}
+
+/** A JSON answer other than 202: a 202 must carry the status route (acceptedResult in ./operation.ts). */
+export function json(status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): HttpResult {
+  if (status === 202) throw new Error('A 202 is answered with acceptedResult (shared/http/operation.ts)');
+  return jsonResult(status, body, headers);
 }
 
 export function problemResult(err: AppError, instance?: string): HttpResult {

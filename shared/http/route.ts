@@ -15,6 +15,7 @@ import { jsonDeeperThan, maxJsonDepth } from '../jsonDepth';
 import { createLogger, type Logger } from '../log';
 import { pathParameterNames } from './routeTemplate';
 import { type AuthLevel, authorizationOf, type RouteName } from './authorization';
+import { acceptedHeaders } from './operation';
 import { type HttpResult, problemResult } from './responses';
 
 type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
@@ -41,6 +42,8 @@ export interface ResponseDoc {
   readonly schema?: z.ZodType;
   /** Defaults to application/json (application/problem+json for 4xx/5xx). */
   readonly contentType?: string;
+  /** Response headers worth documenting (a 202's Location and Retry-After, from ./operation.ts). */
+  readonly headers?: readonly { readonly name: string; readonly description: string }[];
 }
 
 interface HeaderDoc {
@@ -227,6 +230,10 @@ export function defineRoute<
     ...(spec.body === undefined ? {} : { body: spec.body }),
   };
   const names = pathParameterNames(spec.path);
+  const accepted = spec.responses[202];
+  if (accepted !== undefined && accepted.headers !== acceptedHeaders) {
+    throw new Error(`Route ${spec.name} documents a 202 not made by acceptedResponse (shared/http/operation.ts)`);
+  }
   return {
     ...spec,
     auth: authorizationOf(spec.name).level,

@@ -1,6 +1,7 @@
 /** Request and response schemas of the jobs API (validation and the OpenAPI document). */
 import { z } from 'zod';
 
+import { acceptedSchema } from '../http/operation';
 import { pageOf, pageQuery } from '../http/paging';
 import { itemIdPattern, jobId } from './ids';
 
@@ -94,6 +95,8 @@ export const jobView = z
     links: z.record(z.string(), z.string()),
   })
   .meta({ id: 'Job' });
+
+export const jobAccepted = acceptedSchema(jobView, 'JobAccepted');
 
 export const jobList = pageOf(jobView, 'JobList', 'Jobs in id order (time-ordered ids first, oldest first; `k-…` ids after).', {
   unreadable: true,

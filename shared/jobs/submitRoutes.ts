@@ -1,17 +1,21 @@
 /** Submitting jobs and reading them: submit, list, get, and running a job's failed items again. */
 import { readIdempotencyKey } from '../http/idempotencyHeader';
 import { pageBody, pageQuery } from '../http/paging';
+import { acceptedResponse, acceptedResult } from '../http/operation';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { idempotencyKeyHeader, problem } from '../http/schemas';
 import { badId, type JobRouteDeps, notFound, tags, unavailable } from './routeCommon';
-import { jobFigures, jobList, jobParams, jobView, submitBody } from './schemas';
+import { jobAccepted, jobFigures, jobList, jobParams, jobView, submitBody } from './schemas';
 import { viewJob } from './view';
 
 /** The registered processors, as the submit route's description lists them. */
 function registered(deps: JobRouteDeps): string {
   return deps.processors.map((p) => `\`${p.name}\` (${p.description})`).join('; ');
 }
+
+/** Batches finish in seconds; a job's progress read every 2 s is what the clients' progress loop does too. */
+const jobPollSeconds = 2;
 
 export function jobsSubmitRoute(deps: JobRouteDeps): RouteDefinition {
   return defineRoute({
@@ -46,7 +50,7 @@ export function jobsSubmitRoute(deps: JobRouteDeps): RouteDefinition {
       },
     ],
     responses: {
-      202: { description: 'The job is accepted (and its envelopes enqueued)', schema: jobView },
+      202: acceptedResponse('The job is accepted (and its envelopes enqueued); `statusUri` is the job', jobAccepted),
       400: problem(
         'Malformed body, unknown processor, an item without a valid id, duplicate ids, an item nested too deeply or not matching the ' +
           "processor's item schema (the issue names the item and field); nothing was stored",
@@ -62,7 +66,7 @@ export function jobsSubmitRoute(deps: JobRouteDeps): RouteDefinition {
       const key = readIdempotencyKey(headers);
       const { job, replayed } = await deps.service().submit(body, key, { limitOpen: true });
       const view = viewJob(job, undefined);
-      return json(202, view, { location: view.links.self as string, ...(replayed ? { 'idempotent-replayed': 'true' } : {}) });
+      return acceptedResult(view, view.links.self as string, jobPollSeconds, replayed ? { 'idempotent-replayed': 'true' } : {});
     },
   });
 }
@@ -138,7 +142,7 @@ export function jobsRetryFailedRoute(deps: JobRouteDeps): RouteDefinition {
     durable: true,
     params: jobParams,
     responses: {
-      202: { description: 'The failed items are enqueued again', schema: jobView },
+      202: acceptedResponse('The failed items are enqueued again; `statusUri` is the job', jobAccepted),
       400: badId,
       404: notFound,
       409: problem('The job is still running, or completed without failures'),
@@ -146,7 +150,8 @@ export function jobsRetryFailedRoute(deps: JobRouteDeps): RouteDefinition {
     },
     handle: async ({ params }) => {
       await deps.service().retryFailed(params.id);
-      return json(202, await deps.service().view(params.id));
+      const view = await deps.service().view(params.id);
+      return acceptedResult(view, view.links.self as string, jobPollSeconds);
     },
   });
 }

@@ -138,6 +138,13 @@ function responses(route: RouteDefinition, components: SchemaComponents): Json {
     const hasContent = doc.schema !== undefined || doc.contentType !== undefined;
     out[status] = {
       description: doc.description,
+      ...(doc.headers === undefined
+        ? {}
+        : {
+            headers: Object.fromEntries(
+              doc.headers.map((h) => [h.name, { description: h.description, required: true, schema: { type: 'string' } }]),
+            ),
+          }),
       ...(hasContent
         ? { content: { [contentType]: doc.schema === undefined ? {} : { schema: components.schema(doc.schema, 'output') } } }
         : {}),

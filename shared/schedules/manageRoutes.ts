@@ -3,11 +3,15 @@ import { z } from 'zod';
 
 import { readerLevelOf } from '../http/authorization';
 import { pageBody, pageQuery } from '../http/paging';
+import { acceptedResponse, acceptedResult } from '../http/operation';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { problem } from '../http/schemas';
 import { badRequest, notFound, params, type ScheduleRouteDeps, tags, unavailable } from './routeCommon';
-import { scheduleFigures, scheduleList, scheduleStates, scheduleView, triggerResult } from './views';
+import { scheduleFigures, scheduleList, scheduleStates, scheduleView, triggerAccepted } from './views';
+
+/** A triggered run starts at once (unless the overlap policy holds it) and most targets take a second or two. */
+const triggerPollSeconds = 2;
 
 const listQuery = pageQuery({ state: z.enum(scheduleStates).optional() });
 
@@ -126,14 +130,18 @@ export function scheduleManageRoutes(deps: ScheduleRouteDeps): RouteDefinition[]
       durable: true,
       params,
       responses: {
-        202: { description: 'Requested; the run shows up in `runs` with this triggerId', schema: triggerResult },
+        202: acceptedResponse('Requested; the run shows up in `runs` of `statusUri` with this triggerId', triggerAccepted),
         400: badRequest,
         404: notFound,
         409: problem('The schedule has ended, or is a Service Bus scheduled delivery'),
         429: problem('Too many triggers waiting'),
         503: unavailable,
       },
-      handle: async ({ params: p, durable }) => json(202, await deps.service(durable()).trigger(p.id)),
+      handle: async ({ params: p, durable }) => {
+        const triggered = await deps.service(durable()).trigger(p.id);
+        // The trigger is an admin's, so its status is the whole view (a run's failure reason included).
+        return acceptedResult(triggered, `/api/schedules/${encodeURIComponent(p.id)}/privileged`, triggerPollSeconds);
+      },
     }),
   ];
 }

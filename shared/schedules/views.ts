@@ -2,6 +2,7 @@
 import { z } from 'zod';
 
 import type { ReaderLevel } from '../http/authorization';
+import { acceptedSchema } from '../http/operation';
 import { pageOf } from '../http/paging';
 import { creatorSchema } from './creator';
 import { definitionView } from './definition';
@@ -56,7 +57,7 @@ export type ScheduleView = z.output<typeof scheduleView>;
 
 export const scheduleList = pageOf(scheduleView, 'ScheduleList', 'A page of schedules, in id order.');
 
-export const triggerResult = z.object({ triggerId: z.string(), schedule: scheduleView }).meta({ id: 'ScheduleTrigger' });
+export const triggerAccepted = acceptedSchema(z.object({ triggerId: z.string(), schedule: scheduleView }), 'ScheduleTrigger');
 
 /**
  * The key level of the route a view is read through (the host enforced it). Ownership: a

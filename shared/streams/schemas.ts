@@ -1,6 +1,8 @@
 /** Request and response schemas of the streams API (validation and the OpenAPI document). */
 import { z } from 'zod';
 
+import { acceptedSchema } from '../http/operation';
+
 import { pageOf } from '../http/paging';
 import { resourceName } from '../http/schemas';
 import { documentAcceptedInput } from '../openapi/acceptedInput';
@@ -77,6 +79,8 @@ export const appendResult = z
   })
   .meta({ id: 'StreamAppendResult' });
 
+export const appendAccepted = acceptedSchema(appendResult, 'StreamAppendAccepted');
+
 export const remapBody = z
   .strictObject({ partition: partitionSchema.optional(), resource: resourceName.optional() })
   .refine((b) => b.partition !== undefined || b.resource !== undefined, { message: 'Give a partition, a resource or both' })
@@ -106,6 +110,8 @@ export const remapResult = z
   })
   .meta({ id: 'StreamRemapResult' });
 
+export const remapAccepted = acceptedSchema(remapResult, 'StreamRemapAccepted');
+
 export const flushResult = z
   .object({
     type: z.string(),
@@ -115,6 +121,8 @@ export const flushResult = z
     flushed: z.boolean(),
   })
   .meta({ id: 'StreamFlushResult' });
+
+export const flushAccepted = acceptedSchema(flushResult, 'StreamFlushAccepted');
 
 export const streamView = z
   .object({

@@ -1,10 +1,30 @@
 /** The streams API's writes: append events, remap a type, flush a writer (each through the single writer entity). */
 import { callerTag } from '../http/caller';
-import { json } from '../http/responses';
+import { acceptedResponse, acceptedResult } from '../http/operation';
+import { type HttpResult, json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { problem } from '../http/schemas';
 import { badRequest, type StreamRouteDeps, tags, unavailable } from './routeCommon';
-import { appendBody, appendQuery, appendResult, flushResult, remapBody, remapResult, typeParams } from './schemas';
+import {
+  appendAccepted,
+  appendBody,
+  appendQuery,
+  appendResult,
+  flushAccepted,
+  flushResult,
+  remapAccepted,
+  remapBody,
+  remapResult,
+  typeParams,
+} from './schemas';
+
+/** A writer flushes every TALLYHO_STREAMS_FLUSH_INTERVAL_MS (a second by default): a read a second later tells. */
+const streamPollSeconds = 1;
+
+/** 200 when the write is done, else 202 pointing at the type's view, which shows the writer's flushes and route. */
+function doneOrAccepted(done: boolean, type: string, body: object): HttpResult {
+  return done ? json(200, body) : acceptedResult(body, `/api/streams/${encodeURIComponent(type)}`, streamPollSeconds);
+}
 
 export function streamsAppendRoute(deps: StreamRouteDeps): RouteDefinition {
   return defineRoute({
@@ -34,7 +54,7 @@ export function streamsAppendRoute(deps: StreamRouteDeps): RouteDefinition {
     ],
     responses: {
       200: { description: 'ack=flushed: every event is in the log blob', schema: appendResult },
-      202: { description: "ack=buffered: every event is in the writer's durable state", schema: appendResult },
+      202: acceptedResponse("ack=buffered: every event is in the writer's durable state; `statusUri` shows its flushes", appendAccepted),
       400: badRequest,
       403: problem("The app's own stream (the billing ledger, TALLYHO_BILLING_LEDGER_STREAM): only the app appends to it"),
       409: problem('A new event type past TALLYHO_STREAMS_MAX_TYPES; nothing was created'),
@@ -51,7 +71,7 @@ export function streamsAppendRoute(deps: StreamRouteDeps): RouteDefinition {
         wait: query.wait,
         ...(caller === undefined ? {} : { caller }),
       });
-      return json(query.ack === 'flushed' ? 200 : 202, result);
+      return doneOrAccepted(query.ack === 'flushed', params.type, result);
     },
   });
 }
@@ -82,14 +102,14 @@ export function streamsRemapRoute(deps: StreamRouteDeps): RouteDefinition {
     ],
     responses: {
       200: { description: 'The new writer owns the type', schema: remapResult },
-      202: { description: 'Route written; the handoff is still under way', schema: remapResult },
+      202: acceptedResponse('Route written; the handoff is still under way (`statusUri` shows the route)', remapAccepted),
       400: badRequest,
       409: problem('The route was changed concurrently; read it and try again'),
       503: unavailable,
     },
     handle: async ({ params, body, durable }) => {
       const result = await deps.service().remap(durable(), params.type, body);
-      return json(result.switched ? 200 : 202, result);
+      return doneOrAccepted(result.switched, params.type, result);
     },
   });
 }
@@ -107,13 +127,13 @@ export function streamsFlushRoute(deps: StreamRouteDeps): RouteDefinition {
     params: typeParams,
     responses: {
       200: { description: 'Everything accepted before the request is in the log', schema: flushResult },
-      202: { description: 'The flush is requested but not finished yet', schema: flushResult },
+      202: acceptedResponse('The flush is requested but not finished yet (`statusUri` shows the flushes)', flushAccepted),
       400: badRequest,
       503: unavailable,
     },
     handle: async ({ params, durable }) => {
       const result = await deps.service().flush(durable(), params.type);
-      return json(result.flushed ? 200 : 202, result);
+      return doneOrAccepted(result.flushed, params.type, result);
     },
   });
 }

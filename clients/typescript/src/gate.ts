@@ -19,12 +19,15 @@ import { readEvents } from './sse.js';
 import { linkSignals, throwIfAborted } from './signals.js';
 import type { OperationOptions } from './options.js';
 import { segment, type Transport } from './transport.js';
+import { OperationPoller, type PollerLike, type PollerOptions, retryAfterMs } from './poller.js';
 import type {
-  GateAccepted,
   GateAuditPage,
   GateAuditRecord,
   GateReleaseResult,
   GateResetResult,
+  GateRunRequest,
+  GateRunStarted,
+  GateRunView,
   GateView,
   GateWaitResult,
 } from './types.js';
@@ -52,6 +55,18 @@ export interface WaitOptions extends OperationOptions {
 export interface Observed {
   readonly gate: GateView;
   readonly etag: string | undefined;
+}
+
+export interface RunOptions extends OperationOptions {
+  /** Your name for the run: a repeated start with the same runId and action returns the first run. */
+  readonly runId?: string;
+  /** What the run does once released (default `none`). */
+  readonly action?: GateRunRequest['action'];
+}
+
+/** A run is done once it has failed, or proceeded and its action is done (`action` is `{ type: 'none' }` at once for none). */
+function runFinished(run: GateRunView): boolean {
+  return run.state === 'failed' || (run.state === 'proceeded' && run.action !== null);
 }
 
 export interface ActorOptions extends OperationOptions {
@@ -240,19 +255,65 @@ export class Gate {
     if (observed !== undefined) yield observed;
   }
 
-  /** Creates the gate closed (admin); repeating it answers the gate as it is. */
-  async create(options: ActorOptions & { releaseAt?: string } = {}): Promise<GateView | GateAccepted> {
+  /** Creates the gate closed (admin); repeating it answers the gate as it is. The gate is written when it returns. */
+  async create(options: ActorOptions & { releaseAt?: string } = {}): Promise<GateView> {
     return this.command('PUT', this.path, options);
   }
 
-  /** Releases the gate (admin). Idempotent: a second release answers the first. */
-  async release(options: ActorOptions = {}): Promise<GateReleaseResult | GateAccepted> {
+  /** Releases the gate (admin). Idempotent: a second release answers the first. Done when it returns. */
+  async release(options: ActorOptions = {}): Promise<GateReleaseResult> {
     return this.command('POST', `${this.path}/release`, options);
   }
 
-  /** Closes the gate again as a new generation (admin). */
-  async reset(options: ActorOptions & { releaseAt?: string } = {}): Promise<GateResetResult | GateAccepted> {
+  /** Closes the gate again as a new generation (admin). Done when it returns. */
+  async reset(options: ActorOptions & { releaseAt?: string } = {}): Promise<GateResetResult> {
     return this.command('POST', `${this.path}/reset`, options);
+  }
+
+  /**
+   * Starts a gated durable run and returns at once: it waits for a release that is someone else's to
+   * give (an admin's, a schedule's), possibly hours away. `beginStartRun` follows it to the end.
+   * With `runId`, a repeated start with the same action returns the first run (`created: false`).
+   */
+  async startRun(options: RunOptions = {}): Promise<GateRunStarted> {
+    return (await this.postRun(options)).body;
+  }
+
+  /**
+   * Starts a gated run and returns a poller of it, done once it has `proceeded` (its action done) or
+   * `failed`: `await poller.pollUntilDone({ abortSignal })` is the run's final state. With
+   * `resumeFrom` (a poller's `toString()`) nothing is started: the poller follows that run again.
+   */
+  async beginStartRun(options: RunOptions & PollerOptions = {}): Promise<PollerLike<GateRunView>> {
+    if (options.resumeFrom !== undefined) {
+      return OperationPoller.resume(this.transport, 'gateRun', options.resumeFrom, runFinished, options.intervalMs);
+    }
+    const answer = await this.postRun(options);
+    const intervalMs = options.intervalMs ?? retryAfterMs(answer.headers, 10_000);
+    return new OperationPoller(
+      this.transport,
+      { kind: 'gateRun', statusUri: answer.body.statusUri, intervalMs, latest: undefined },
+      runFinished,
+    );
+  }
+
+  /** A gated run's state: `waiting`, `proceeded` (with the release and its action's result) or `failed`. */
+  async getRun(runId: string, options: OperationOptions = {}): Promise<GateRunView> {
+    const path = `${this.path}/runs/${segment(runId)}`;
+    return (await this.transport.json<GateRunView>({ method: 'GET', path, signal: options.abortSignal })).body;
+  }
+
+  private postRun(options: RunOptions) {
+    const { abortSignal, runId, action } = options;
+    const body: GateRunRequest = { ...(runId === undefined ? {} : { runId }), ...(action === undefined ? {} : { action }) };
+    // A start with a runId is idempotent (the same run comes back); without one a retry could start a second run.
+    return this.transport.json<GateRunStarted>({
+      method: 'POST',
+      path: `${this.path}/runs`,
+      body,
+      idempotent: runId !== undefined,
+      signal: abortSignal,
+    });
   }
 
   /** The gate's audit log, oldest first (admin). */

@@ -5,6 +5,7 @@
  */
 import { newIdempotencyKey } from './ids.js';
 import type { OperationOptions } from './options.js';
+import { OperationPoller, type PollerLike, type PollerOptions, retryAfterMs } from './poller.js';
 import { readFigures } from './figures.js';
 import { type ListOptions, type PagedAsyncIterableIterator, pagedList } from './paging.js';
 import { segment, type Transport } from './transport.js';
@@ -15,6 +16,7 @@ import type {
   JobList,
   JobResult,
   JobResultsPage,
+  JobAccepted,
   JobSubmission,
   JobView,
   ProcessorDeclaration,
@@ -107,20 +109,48 @@ export class Job {
 export class Jobs {
   constructor(private readonly transport: Transport) {}
 
-  /** Submits the items to `processor`; retries (and a resubmission with the same key) return the same job. */
+  /**
+   * Submits the items to `processor` and returns the job as accepted, without waiting: a job may run
+   * for hours, and what a submitter usually does next is keep its id. `beginSubmit` waits.
+   * Retries (and a resubmission with the same key) return the same job.
+   */
   async submit(
     processor: JobSubmission['processor'],
     items: readonly JobItem[],
     options: SubmitOptions = {},
   ): Promise<Job & { readonly view: JobView }> {
-    const answer = await this.transport.json<JobView>({
+    const answer = await this.post(processor, items, options);
+    return Object.assign(new Job(this.transport, answer.body.id), { view: answer.body });
+  }
+
+  /**
+   * Submits the items and returns a poller of the job, done once it settles (`completed`,
+   * `completedWithFailures` or `cancelled`): `await poller.pollUntilDone({ abortSignal })` is the
+   * settled job. With `resumeFrom` (a poller's `toString()`) nothing is submitted: the poller
+   * follows that job again.
+   */
+  async beginSubmit(
+    processor: JobSubmission['processor'],
+    items: readonly JobItem[],
+    options: SubmitOptions & PollerOptions = {},
+  ): Promise<PollerLike<JobView>> {
+    if (options.resumeFrom !== undefined) {
+      return OperationPoller.resume<JobView>(this.transport, 'jobSubmit', options.resumeFrom, isSettled, options.intervalMs);
+    }
+    const answer = await this.post(processor, items, options);
+    const { statusUri, ...view } = answer.body;
+    const intervalMs = options.intervalMs ?? retryAfterMs(answer.headers, 2000);
+    return new OperationPoller<JobView>(this.transport, { kind: 'jobSubmit', statusUri, intervalMs, latest: view }, isSettled);
+  }
+
+  private post(processor: JobSubmission['processor'], items: readonly JobItem[], options: SubmitOptions) {
+    return this.transport.json<JobAccepted>({
       method: 'POST',
       path: 'jobs',
       body: { processor, items },
       idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
       signal: options.abortSignal,
     });
-    return Object.assign(new Job(this.transport, answer.body.id), { view: answer.body });
   }
 
   job(id: string): Job {

@@ -41,6 +41,8 @@ const pageLines = (sequence: string, cancelled: string, ledger: string): string[
   'nightly: cancelled',
   'completed 2',
   'doc-1 succeeded',
+  'report: completed',
+  'resumed: the same job',
   'thumbnails: completed',
   ledger,
   'doors listed: yes',

@@ -41,6 +41,7 @@ public sealed class ModelsMatchOpenApi
         (typeof(UnreadableEntry), "GateList/unreadable/[]", Direction.Answer),
         (typeof(GateCommandResult), "GateReleaseResult", Direction.Answer),
         (typeof(GateCommandResult), "GateResetResult", Direction.Answer),
+        (typeof(GateRun), "GateRun", Direction.Answer),
         (typeof(Job), "Job", Direction.Answer),
         (typeof(JobTotals), "Job/totals", Direction.Answer),
         (typeof(JobResult), "JobResult", Direction.Answer),

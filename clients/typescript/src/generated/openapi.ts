@@ -336,7 +336,7 @@ export interface paths {
         put?: never;
         /**
          * Start a gated durable run: it waits for the release, then performs its action
-         * @description Answers 202 with the run id and `statusUri` (also the Location), the run's own status route. A run that registers after the release proceeds at once. With `runId`, a repeated start with the same action returns the first run (`created: false`); another action is a 409. A generation holds at most TALLYHO_GATES_MAX_WAITERS waiting runs: a start beyond that is a 429 (start it after the release).
+         * @description Answers 202 with the run id and `statusUri` (also the Location), the run's own status route (docs/http-api.md: long-running operations). A run that registers after the release proceeds at once. With `runId`, a repeated start with the same action returns the first run (`created: false`); another action is a 409. A generation holds at most TALLYHO_GATES_MAX_WAITERS waiting runs: a start beyond that is a 429 (start it after the release).
          */
         post: operations["gatesStartRun"];
         delete?: never;
@@ -1024,10 +1024,12 @@ export interface components {
             /** @description More rows or names than one read takes (1,000 rows, 20 names): the counts are lower bounds */
             truncated: boolean;
         };
-        /** @description The increment is stored; it shows in reads at once. */
+        /** @description The increment is stored; it shows in reads at once (at `statusUri`), and the rollup folds it later. */
         CounterIncrementAccepted: {
             by: number;
             name: string;
+            /** @description The operation's status route (GET): read it until the operation is done. Also sent as Location. */
+            statusUri: string;
         };
         /**
          * @example {
@@ -1143,13 +1145,6 @@ export interface components {
             /** @enum {string} */
             state: "closed" | "released";
             waiters: components["schemas"]["GateWaiters"];
-        };
-        /** @description Still under way: the Durable check-status links of the orchestration doing it. */
-        GateAccepted: {
-            id: string;
-            statusQueryGetUri: string;
-        } & {
-            [key: string]: string;
         };
         /** @description What the run does once the gate is released (default: none). */
         GateAction: {
@@ -1313,14 +1308,14 @@ export interface components {
              */
             runId?: string;
         };
-        /** @description The run id and where to follow it. */
+        /** @description The run id and where to follow it: `statusUri` is the run's status route (GET, function key). */
         GateRunStarted: {
             created: boolean;
             gate: string;
             /** @description The run as the app names it (`gate:<gate>:run:<runId>`). */
             id: string;
             runId: string;
-            /** @description The run's status route (GET, function key), also sent as Location. */
+            /** @description The operation's status route (GET): read it until the operation is done. Also sent as Location. */
             statusUri: string;
         };
         GateWaiters: {
@@ -1414,6 +1409,60 @@ export interface components {
              * @enum {string}
              */
             state: "accepted" | "running" | "cancelling" | "completed" | "completedWithFailures" | "cancelled";
+            /** @description The processor's summary, once completed */
+            summary: {
+                [key: string]: unknown;
+            } | null;
+            timings: {
+                acceptedAt: string;
+                cancelledAt: string | null;
+                completedAt: string | null;
+                /** @description Accepted to completed */
+                durationMs: number | null;
+                enqueuedAt: string | null;
+                lastProgressAt: string | null;
+                /** @description First result recorded */
+                startedAt: string | null;
+            };
+            totals: {
+                /** @description Items that had no result when the job was cancelled */
+                cancelled: number;
+                failed: number;
+                items: number;
+                pending: number;
+                succeeded: number;
+            };
+        };
+        JobAccepted: {
+            /**
+             * @description The in-app processor's hand-on of the latest completion (e.g. to a stream)
+             * @enum {string}
+             */
+            delivery: "none" | "pending" | "delivered" | "notConfigured";
+            /** @description Envelopes of the current round */
+            envelopes: {
+                count: number;
+                sent: number;
+            };
+            /**
+             * @description The JobCompleted event of the latest completion
+             * @enum {string}
+             */
+            event: "none" | "pending" | "published" | "notConfigured";
+            id: string;
+            links: {
+                [key: string]: string;
+            };
+            processor: string;
+            /** @description 0, or the number of retry-failed runs */
+            round: number;
+            /**
+             * @description `accepted`: nothing processed yet; `running`; `cancelling`: cancelled, its open items being recorded; `completed`: every item succeeded; `completedWithFailures`; `cancelled`
+             * @enum {string}
+             */
+            state: "accepted" | "running" | "cancelling" | "completed" | "completedWithFailures" | "cancelled";
+            /** @description The operation's status route (GET): read it until the operation is done. Also sent as Location. */
+            statusUri: string;
             /** @description The processor's summary, once completed */
             summary: {
                 [key: string]: unknown;
@@ -1936,6 +1985,8 @@ export interface components {
         };
         ScheduleTrigger: {
             schedule: components["schemas"]["Schedule"];
+            /** @description The operation's status route (GET): read it until the operation is done. Also sent as Location. */
+            statusUri: string;
             triggerId: string;
         };
         Sequence: {
@@ -2054,6 +2105,24 @@ export interface components {
             reason?: string;
             valid: boolean;
         };
+        StreamAppendAccepted: {
+            /** @description Events newly accepted */
+            accepted: number;
+            /** @enum {string} */
+            ack: "buffered" | "flushed";
+            /** @description Events ignored because the producer had sent them before */
+            duplicates: number;
+            /** @description Every event of the request is in the log blob */
+            flushed: boolean;
+            /** @description Highest position in the writer's log this request covers (-1: none) */
+            lastIndex: number;
+            partition: string;
+            requestId: string;
+            resource: string;
+            /** @description The operation's status route (GET): read it until the operation is done. Also sent as Location. */
+            statusUri: string;
+            type: string;
+        };
         /** @description One event (`{ "producer", "seq", "data" }`), or `{ "events": [ ... ] }` */
         StreamAppendBody: components["schemas"]["StreamEvent"] | {
             events: components["schemas"]["StreamEvent"][];
@@ -2095,12 +2164,44 @@ export interface components {
             /** @description The producer's sequence number: increasing per producer; a number not above the last accepted one is a duplicate */
             seq: number;
         };
+        StreamFlushAccepted: {
+            flushed: boolean;
+            /** @description Every event with a lower index is in the log */
+            flushedThrough: number;
+            partition: string;
+            resource: string;
+            /** @description The operation's status route (GET): read it until the operation is done. Also sent as Location. */
+            statusUri: string;
+            type: string;
+        };
         StreamFlushResult: {
             flushed: boolean;
             /** @description Every event with a lower index is in the log */
             flushedThrough: number;
             partition: string;
             resource: string;
+            type: string;
+        };
+        StreamRemapAccepted: {
+            changed: boolean;
+            from: {
+                partition: string;
+                resource: string;
+                /** @enum {string} */
+                source: "table" | "default";
+                version: number;
+            };
+            /** @description The operation's status route (GET): read it until the operation is done. Also sent as Location. */
+            statusUri: string;
+            /** @description The new writer owns the type (the old one flushed and handed over) */
+            switched: boolean;
+            to: {
+                partition: string;
+                resource: string;
+                /** @enum {string} */
+                source: "table" | "default";
+                version: number;
+            };
             type: string;
         };
         /**
@@ -2524,9 +2625,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The increment is stored */
+            /** @description The increment is stored; `statusUri` is the counter */
             202: {
                 headers: {
+                    /** @description The operation's status route (the same as `statusUri`). */
+                    Location: string;
+                    /** @description Seconds to wait before reading the status route. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2974,15 +3079,6 @@ export interface operations {
                     "application/json": components["schemas"]["Gate"];
                 };
             };
-            /** @description Not answered within TALLYHO_GATES_COMMAND_WAIT_MS; it goes on: follow `statusQueryGetUri` */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GateAccepted"];
-                };
-            };
             /** @description Invalid name, query or body; nothing was changed */
             400: {
                 headers: {
@@ -3185,15 +3281,6 @@ export interface operations {
                     "application/json": components["schemas"]["GateReleaseResult"];
                 };
             };
-            /** @description Not answered within TALLYHO_GATES_COMMAND_WAIT_MS; it goes on: follow `statusQueryGetUri` */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GateAccepted"];
-                };
-            };
             /** @description Invalid name, query or body; nothing was changed */
             400: {
                 headers: {
@@ -3272,15 +3359,6 @@ export interface operations {
                     "application/json": components["schemas"]["GateResetResult"];
                 };
             };
-            /** @description Not answered within TALLYHO_GATES_COMMAND_WAIT_MS; it goes on: follow `statusQueryGetUri` */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GateAccepted"];
-                };
-            };
             /** @description Invalid name, query or body; nothing was changed */
             400: {
                 headers: {
@@ -3353,6 +3431,10 @@ export interface operations {
             /** @description The run is started (or was already) */
             202: {
                 headers: {
+                    /** @description The operation's status route (the same as `statusUri`). */
+                    Location: string;
+                    /** @description Seconds to wait before reading the status route. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3693,13 +3775,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The job is accepted (and its envelopes enqueued) */
+            /** @description The job is accepted (and its envelopes enqueued); `statusUri` is the job */
             202: {
                 headers: {
+                    /** @description The operation's status route (the same as `statusUri`). */
+                    Location: string;
+                    /** @description Seconds to wait before reading the status route. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Job"];
+                    "application/json": components["schemas"]["JobAccepted"];
                 };
             };
             /** @description Malformed body, unknown processor, an item without a valid id, duplicate ids, an item nested too deeply or not matching the processor's item schema (the issue names the item and field); nothing was stored */
@@ -4119,13 +4205,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The failed items are enqueued again */
+            /** @description The failed items are enqueued again; `statusUri` is the job */
             202: {
                 headers: {
+                    /** @description The operation's status route (the same as `statusUri`). */
+                    Location: string;
+                    /** @description Seconds to wait before reading the status route. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Job"];
+                    "application/json": components["schemas"]["JobAccepted"];
                 };
             };
             /** @description Not a job id */
@@ -5271,9 +5361,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Requested; the run shows up in `runs` with this triggerId */
+            /** @description Requested; the run shows up in `runs` of `statusUri` with this triggerId */
             202: {
                 headers: {
+                    /** @description The operation's status route (the same as `statusUri`). */
+                    Location: string;
+                    /** @description Seconds to wait before reading the status route. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5937,13 +6031,17 @@ export interface operations {
                     "application/json": components["schemas"]["StreamAppendResult"];
                 };
             };
-            /** @description ack=buffered: every event is in the writer's durable state */
+            /** @description ack=buffered: every event is in the writer's durable state; `statusUri` shows its flushes */
             202: {
                 headers: {
+                    /** @description The operation's status route (the same as `statusUri`). */
+                    Location: string;
+                    /** @description Seconds to wait before reading the status route. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StreamAppendResult"];
+                    "application/json": components["schemas"]["StreamAppendAccepted"];
                 };
             };
             /** @description Invalid type, query or events; nothing was written */
@@ -6039,13 +6137,17 @@ export interface operations {
                     "application/json": components["schemas"]["StreamFlushResult"];
                 };
             };
-            /** @description The flush is requested but not finished yet */
+            /** @description The flush is requested but not finished yet (`statusUri` shows the flushes) */
             202: {
                 headers: {
+                    /** @description The operation's status route (the same as `statusUri`). */
+                    Location: string;
+                    /** @description Seconds to wait before reading the status route. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StreamFlushResult"];
+                    "application/json": components["schemas"]["StreamFlushAccepted"];
                 };
             };
             /** @description Invalid type, query or events; nothing was written */
@@ -6166,13 +6268,17 @@ export interface operations {
                     "application/json": components["schemas"]["StreamRemapResult"];
                 };
             };
-            /** @description Route written; the handoff is still under way */
+            /** @description Route written; the handoff is still under way (`statusUri` shows the route) */
             202: {
                 headers: {
+                    /** @description The operation's status route (the same as `statusUri`). */
+                    Location: string;
+                    /** @description Seconds to wait before reading the status route. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StreamRemapResult"];
+                    "application/json": components["schemas"]["StreamRemapAccepted"];
                 };
             };
             /** @description Invalid type, query or events; nothing was written */

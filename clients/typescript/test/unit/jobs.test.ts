@@ -92,3 +92,39 @@ describe('Jobs', () => {
     ]);
   });
 });
+
+describe('beginSubmit (a poller)', () => {
+  const accepted = { ...jobView('accepted', 0), statusUri: '/api/jobs/j1' };
+
+  test("waits the 202's Retry-After before each read and ends with the settled job", async () => {
+    const reads = [jobView('running', 1), jobView('completed', 3)];
+    const { jobs: j, clock, requests } = jobs((r) =>
+      r.method === 'POST' ? json(202, accepted, { location: '/api/jobs/j1', 'retry-after': '3' }) : json(200, reads.shift()),
+    );
+    const poller = await j.beginSubmit('wordcount', [{ id: 'a' }]);
+    expect(poller.getOperationState()).toMatchObject({ statusUri: '/api/jobs/j1', intervalMs: 3000, latest: { state: 'accepted' } });
+    const done = poller.pollUntilDone();
+    await clock.advance(3000);
+    await clock.advance(3000);
+    await expect(done).resolves.toMatchObject({ state: 'completed' });
+    // The 30 s sleeps are each request's own timeout; the others are the poller's waits.
+    expect(clock.sleeps.filter((ms) => ms !== 30_000)).toEqual([3000, 3000]);
+    expect(requests.map((r) => `${r.method} ${r.path}`)).toEqual(['POST jobs', 'GET jobs/j1', 'GET jobs/j1']);
+    // Done: poll() reads nothing more.
+    await poller.poll();
+    expect(requests).toHaveLength(3);
+  });
+
+  test('resumeFrom reads at once and sends no submission', async () => {
+    const { jobs: j, requests } = jobs(() => json(200, jobView('completed', 3)));
+    const saved = JSON.stringify({ kind: 'jobSubmit', statusUri: '/api/jobs/j1', intervalMs: 2000 });
+    const poller = await j.beginSubmit('wordcount', [], { resumeFrom: saved });
+    await expect(poller.pollUntilDone()).resolves.toMatchObject({ id: 'j1', state: 'completed' });
+    expect(requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET jobs/j1']);
+  });
+
+  test('a status route outside the API is refused', async () => {
+    const { jobs: j } = jobs(() => json(202, { ...accepted, statusUri: 'https://elsewhere.example/x' }, { 'retry-after': '1' }));
+    await expect(j.beginSubmit('wordcount', [{ id: 'a' }])).rejects.toMatchObject({ code: 'BadResponse' });
+  });
+});

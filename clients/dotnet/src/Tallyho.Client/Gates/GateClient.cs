@@ -2,6 +2,7 @@ using System.Globalization;
 using System.Text;
 using System.Text.Json;
 using Tallyho.Client.Internal;
+using Tallyho.Client.Operations;
 
 namespace Tallyho.Client.Gates;
 
@@ -45,20 +46,56 @@ public sealed class GateClient
     public async Task<GateState> GetAsync(CancellationToken cancellationToken = default) =>
         (await ReadAsync(null, cancellationToken).ConfigureAwait(false)).Gate!;
 
-    /// <summary>Creates the gate closed (admin key); repeating it answers the gate as it is.</summary>
+    /// <summary>Creates the gate closed (admin key); repeating it answers the gate as it is. The gate is written when it returns.</summary>
     /// <param name="releaseAt">Release automatically at this time, if given.</param>
     /// <param name="by">Who, for the audit record.</param>
     /// <param name="note">A note for the audit record.</param>
     /// <param name="cancellationToken">Cancels the request.</param>
-    /// <returns>The gate (null when the server is still creating it).</returns>
-    public async Task<GateState?> CreateAsync(DateTimeOffset? releaseAt = null, string? by = null, string? note = null, CancellationToken cancellationToken = default)
-    {
-        using var response = await _http.SendAsync(
+    /// <returns>The gate.</returns>
+    public Task<GateState> CreateAsync(DateTimeOffset? releaseAt = null, string? by = null, string? note = null, CancellationToken cancellationToken = default) =>
+        _http.SendJsonAsync<GateState>(
             new TallyhoRequest(HttpMethod.Put, Path()) { Body = new CommandBody(Iso(releaseAt), by, note), Key = KeyLevel.Admin, Idempotent = true },
+            cancellationToken);
+
+    /// <summary>
+    /// Starts a gated durable run: it waits for the release, then performs its action. The operation is done
+    /// once the run has proceeded (and its action is done) or failed; <c>await op.WaitForCompletionAsync(ct)</c>
+    /// waits for that, reading every <c>Retry-After</c>. With <paramref name="runId"/>, a repeated start with the
+    /// same action returns the first run.
+    /// </summary>
+    /// <param name="runId">Your name for the run; the app makes one when null.</param>
+    /// <param name="action">What the run does once released, e.g. <c>new { type = "enqueue", payload = new { shard = 17 } }</c>; <c>none</c> when null.</param>
+    /// <param name="cancellationToken">Cancels the request (not the run).</param>
+    /// <returns>The run as an operation; its <see cref="Operation{T}.Id"/> resumes it (<see cref="ResumeRunOperation"/>).</returns>
+    public async Task<GateRunOperation> StartRunAsync(string? runId = null, object? action = null, CancellationToken cancellationToken = default)
+    {
+        // Only a start with a runId may be sent twice: without one a retry could start a second run.
+        using var response = await _http.SendAsync(
+            new TallyhoRequest(HttpMethod.Post, Path("/runs")) { Body = new RunBody(runId, action), Idempotent = runId is not null },
             cancellationToken).ConfigureAwait(false);
-        return response.StatusCode == System.Net.HttpStatusCode.Accepted
-            ? null
-            : await TallyhoHttp.ReadJsonAsync<GateState>(response, cancellationToken).ConfigureAwait(false);
+        return new GateRunOperation(_http, Accepted.StatusUri(response), Accepted.RetryAfter(response, GateRunOperation.DefaultPollInterval), resumed: false);
+    }
+
+    /// <summary>A gated run's state now.</summary>
+    /// <param name="runId">The run's id.</param>
+    /// <param name="cancellationToken">Cancels the request.</param>
+    /// <returns>The run.</returns>
+    /// <exception cref="TallyhoException">With code <c>NotFound</c> when the gate has no such run.</exception>
+    public Task<GateRun> GetRunAsync(string runId, CancellationToken cancellationToken = default) =>
+        _http.SendJsonAsync<GateRun>(new TallyhoRequest(HttpMethod.Get, Path("/runs/" + TallyhoHttp.Segment(runId))) { Idempotent = true }, cancellationToken);
+
+    /// <summary>The operation of a run started earlier (here or in another process), from its <see cref="Operation{T}.Id"/>; nothing is started.</summary>
+    /// <param name="id">The operation's id: the run's status route.</param>
+    /// <returns>The operation; it reads the run at once when waited for.</returns>
+    /// <exception cref="ArgumentException">The id is not a run of this gate.</exception>
+    public GateRunOperation ResumeRunOperation(string id)
+    {
+        if (id is null || !id.StartsWith("/api/" + Path("/runs/"), StringComparison.Ordinal))
+        {
+            throw new ArgumentException($"Not the id of a run of gate {Name}: {id}", nameof(id));
+        }
+
+        return new GateRunOperation(_http, id, GateRunOperation.DefaultPollInterval, resumed: true);
     }
 
     /// <summary>Releases the gate (admin key): every waiter proceeds, and so does every later one. Idempotent.</summary>
@@ -136,15 +173,10 @@ public sealed class GateClient
 
     private string Path(string suffix = "") => $"gates/{TallyhoHttp.Segment(Name)}{suffix}";
 
-    private async Task<GateCommandResult> CommandAsync(string action, CommandBody body, CancellationToken cancellationToken)
-    {
-        using var response = await _http.SendAsync(
+    private Task<GateCommandResult> CommandAsync(string action, CommandBody body, CancellationToken cancellationToken) =>
+        _http.SendJsonAsync<GateCommandResult>(
             new TallyhoRequest(HttpMethod.Post, Path(action)) { Body = body, Key = KeyLevel.Admin, Idempotent = true },
-            cancellationToken).ConfigureAwait(false);
-        return response.StatusCode == System.Net.HttpStatusCode.Accepted
-            ? new GateCommandResult { Outcome = "pending" }
-            : await TallyhoHttp.ReadJsonAsync<GateCommandResult>(response, cancellationToken).ConfigureAwait(false);
-    }
+            cancellationToken);
 
     /// <summary>GET the gate; with an ETag, a 304 answers a null gate.</summary>
     private async Task<(GateState? Gate, string? ETag)> ReadAsync(string? etag, CancellationToken cancellationToken)
@@ -329,6 +361,8 @@ public sealed class GateClient
     }
 
     private sealed record CommandBody(string? ReleaseAt, string? By, string? Note);
+
+    private sealed record RunBody(string? RunId, object? Action);
 
     private sealed record WaitResult(bool Released, bool TimedOut, GateState? Gate);
 

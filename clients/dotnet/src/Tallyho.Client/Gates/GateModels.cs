@@ -84,17 +84,60 @@ public sealed record GateAuditRecord
     public string RecordedAt { get; init; } = string.Empty;
 }
 
-/// <summary>The answer to an admin command on a gate (release, reset).</summary>
+/// <summary>The answer to an admin command on a gate (release, reset): the command is done when it comes.</summary>
 public sealed record GateCommandResult
 {
-    /// <summary><c>released</c>, <c>alreadyReleased</c>, <c>reset</c>, <c>alreadyReset</c>; <c>pending</c> when the server is still at it.</summary>
+    /// <summary><c>released</c>, <c>alreadyReleased</c>, <c>reset</c> or <c>alreadyReset</c>.</summary>
     public string Outcome { get; init; } = string.Empty;
 
-    /// <summary>The gate after the command (null while pending).</summary>
-    public GateState? Gate { get; init; }
+    /// <summary>The gate after the command.</summary>
+    public GateState Gate { get; init; } = new();
 
     /// <summary>Reset only: runs still waiting that moved into the new generation.</summary>
     public int Carried { get; init; }
+}
+
+/// <summary>A gated run: waiting for the release, proceeded (its action then runs) or failed.</summary>
+public sealed record GateRun
+{
+    /// <summary>The run's id (yours, or one the app made).</summary>
+    public string RunId { get; init; } = string.Empty;
+
+    /// <summary>The gate it waits on.</summary>
+    public string Gate { get; init; } = string.Empty;
+
+    /// <summary>The run as the app names it (<c>gate:&lt;gate&gt;:run:&lt;runId&gt;</c>).</summary>
+    public string Id { get; init; } = string.Empty;
+
+    /// <summary><c>waiting</c>, <c>proceeded</c> or <c>failed</c>.</summary>
+    public string State { get; init; } = string.Empty;
+
+    /// <summary>Waiting: the generation it waits on; otherwise the generation whose release let it go.</summary>
+    public int Generation { get; init; }
+
+    /// <summary>Registered after the release, and proceeded at once.</summary>
+    public bool Late { get; init; }
+
+    /// <summary>When it registered (ISO 8601).</summary>
+    public string RegisteredAt { get; init; } = string.Empty;
+
+    /// <summary>When it proceeded; null while waiting.</summary>
+    public string? ProceededAt { get; init; }
+
+    /// <summary>The release that let it go (generation, at, by, how, note); null while waiting.</summary>
+    public System.Text.Json.JsonElement? Release { get; init; }
+
+    /// <summary>What its action did, once it did (<c>{"type":"none"}</c> at once for a run without one); null before.</summary>
+    public System.Text.Json.JsonElement? Action { get; init; }
+
+    /// <summary>When its action was done (or failed).</summary>
+    public string? ActionAt { get; init; }
+
+    /// <summary>Only when failed: the problem code and what went wrong.</summary>
+    public System.Text.Json.JsonElement? Failure { get; init; }
+
+    /// <summary>True once it has failed, or proceeded and its action is done.</summary>
+    public bool IsDone => State == "failed" || (State == "proceeded" && Action is { ValueKind: not System.Text.Json.JsonValueKind.Null });
 }
 
 /// <summary>How a gate's release reached <see cref="GateClient.WaitAsync"/>.</summary>

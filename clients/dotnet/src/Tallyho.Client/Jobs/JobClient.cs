@@ -1,5 +1,6 @@
 using System.Runtime.CompilerServices;
 using Tallyho.Client.Internal;
+using Tallyho.Client.Operations;
 
 namespace Tallyho.Client.Jobs;
 
@@ -14,25 +15,51 @@ public sealed class JobClient
 
     internal JobClient(TallyhoHttp http) => _http = http;
 
-    /// <summary>Submits a job.</summary>
+    /// <summary>
+    /// Submits a job and returns it as accepted, without waiting: a job may run for hours, and what a submitter
+    /// usually does next is keep its id. <see cref="StartSubmitAsync{TItem}"/> returns an operation to wait on.
+    /// </summary>
     /// <typeparam name="TItem">The item type; each serializes to a JSON object with a unique string <c>id</c>.</typeparam>
     /// <param name="processor">What processes the items: an in-app processor, or a declared external or webhook one.</param>
     /// <param name="items">The items.</param>
     /// <param name="idempotencyKey">Makes a resubmission return the same job; one is made for this call when null.</param>
     /// <param name="cancellationToken">Cancels the request.</param>
     /// <returns>The accepted job.</returns>
-    public Task<Job> SubmitAsync<TItem>(string processor, IEnumerable<TItem> items, string? idempotencyKey = null, CancellationToken cancellationToken = default)
+    public async Task<Job> SubmitAsync<TItem>(string processor, IEnumerable<TItem> items, string? idempotencyKey = null, CancellationToken cancellationToken = default)
     {
-        Guard.NotEmpty(processor, nameof(processor));
-        Guard.NotNull(items, nameof(items));
-        return _http.SendJsonAsync<Job>(
-            new TallyhoRequest(HttpMethod.Post, "jobs")
-            {
-                Body = new Submission<TItem>(processor, items.ToArray()),
-                IdempotencyKey = idempotencyKey ?? Guid.NewGuid().ToString("N"),
-                Idempotent = true,
-            },
-            cancellationToken);
+        using var response = await PostAsync(processor, items, idempotencyKey, cancellationToken).ConfigureAwait(false);
+        return await TallyhoHttp.ReadJsonAsync<Job>(response, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Submits a job and returns it as an operation, done once the job has settled:
+    /// <c>await op.WaitForCompletionAsync(ct)</c> is the settled job, read every <c>Retry-After</c>.
+    /// </summary>
+    /// <typeparam name="TItem">The item type; each serializes to a JSON object with a unique string <c>id</c>.</typeparam>
+    /// <param name="processor">What processes the items: an in-app processor, or a declared external or webhook one.</param>
+    /// <param name="items">The items.</param>
+    /// <param name="idempotencyKey">Makes a resubmission return the same job; one is made for this call when null.</param>
+    /// <param name="cancellationToken">Cancels the request (not the job).</param>
+    /// <returns>The job as an operation; its <see cref="Operation{T}.Id"/> resumes it (<see cref="ResumeOperation"/>).</returns>
+    public async Task<JobOperation> StartSubmitAsync<TItem>(string processor, IEnumerable<TItem> items, string? idempotencyKey = null, CancellationToken cancellationToken = default)
+    {
+        using var response = await PostAsync(processor, items, idempotencyKey, cancellationToken).ConfigureAwait(false);
+        var job = await TallyhoHttp.ReadJsonAsync<Job>(response, cancellationToken).ConfigureAwait(false);
+        return new JobOperation(_http, Accepted.StatusUri(response), Accepted.RetryAfter(response, JobOperation.DefaultPollInterval), job, resumed: false);
+    }
+
+    /// <summary>The operation of a job submitted earlier (here or in another process), from its <see cref="Operation{T}.Id"/>; nothing is submitted.</summary>
+    /// <param name="id">The operation's id: the job's status route.</param>
+    /// <returns>The operation; it reads the job at once when waited for.</returns>
+    /// <exception cref="ArgumentException">The id is not a job's.</exception>
+    public JobOperation ResumeOperation(string id)
+    {
+        if (id is null || !id.StartsWith("/api/jobs/", StringComparison.Ordinal))
+        {
+            throw new ArgumentException($"Not the id of a job operation: {id}", nameof(id));
+        }
+
+        return new JobOperation(_http, id, JobOperation.DefaultPollInterval, accepted: null, resumed: true);
     }
 
     /// <summary>A job's state and totals.</summary>
@@ -117,6 +144,20 @@ public sealed class JobClient
             cancellationToken);
 
     private static string Path(string id) => "jobs/" + TallyhoHttp.Segment(id);
+
+    private Task<HttpResponseMessage> PostAsync<TItem>(string processor, IEnumerable<TItem> items, string? idempotencyKey, CancellationToken cancellationToken)
+    {
+        Guard.NotEmpty(processor, nameof(processor));
+        Guard.NotNull(items, nameof(items));
+        return _http.SendAsync(
+            new TallyhoRequest(HttpMethod.Post, "jobs")
+            {
+                Body = new Submission<TItem>(processor, items.ToArray()),
+                IdempotencyKey = idempotencyKey ?? Guid.NewGuid().ToString("N"),
+                Idempotent = true,
+            },
+            cancellationToken);
+    }
 
     private sealed record Submission<TItem>(string Processor, IReadOnlyList<TItem> Items);
 }
