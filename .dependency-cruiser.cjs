@@ -137,6 +137,7 @@ module.exports = {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    exclude: { path: ['^dist/', '^coverage/'] },
+    // Built output (the app's dist/, the client package's) is not source, and may be being written.
+    exclude: { path: ['(^|/)dist/', '^coverage/'] },
   },
 };

@@ -43,7 +43,7 @@ const realHostProjects = [
     testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
     // The packed clients' install and page run test the packages, not the host (minutes of npm and
     // dotnet pack); the client on the real host is client-e2e-real's work.
-    testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/clientPackages\\.test\\.ts$'],
+    testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/clientPackages\\.[a-z]+\\.test\\.ts$'],
   },
   // The same calls to both hosts, answers compared (needs the real host, so only here).
   { ...base, ...onRealHost, displayName: 'parity', testMatch: ['<rootDir>/test/parity/**/*.test.ts'] },

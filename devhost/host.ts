@@ -44,7 +44,7 @@ export interface StartHostOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Providers beyond HTTP, timers and queues (the CLI passes defaultExtensions(): Durable Functions). */
   readonly extensions?: readonly HostProvider[];
-  /** Default: a VirtualClock when DEVHOST_VIRTUAL_CLOCK=true, else the real clock. */
+  /** Default: a VirtualClock when DEVHOST_VIRTUAL_CLOCK=true (from DEVHOST_VIRTUAL_CLOCK_START, else now), else the real clock. */
   readonly clock?: HostClock;
   /** Warnings and errors only. */
   readonly quiet?: boolean;
@@ -93,7 +93,13 @@ interface Running {
 }
 
 function hostClock(settings: AppEnvironment['settings']): HostClock {
-  return /^(true|1)$/i.test(getSetting(settings, 'DEVHOST_VIRTUAL_CLOCK') ?? '') ? new VirtualClock() : new RealClock();
+  if (!/^(true|1)$/i.test(getSetting(settings, 'DEVHOST_VIRTUAL_CLOCK') ?? '')) return new RealClock();
+  // Where the virtual clock starts (an ISO time): a test can restart a host "later" without waiting.
+  const start = getSetting(settings, 'DEVHOST_VIRTUAL_CLOCK_START');
+  if (start === undefined || start === '') return new VirtualClock();
+  const at = Date.parse(start);
+  if (Number.isNaN(at)) throw new Error(`DEVHOST_VIRTUAL_CLOCK_START is not an ISO time: ${start}`);
+  return new VirtualClock(at);
 }
 
 /** One line on the versions parity was recorded with, and a warning per library the app loads at another. */
@@ -145,7 +151,12 @@ function assemble(app: LoadedApp, context: Assembly, options: StartHostOptions) 
     now: () => clock.now(),
     onQueueWrite: (queueName) => queues.notify(queueName),
   });
-  const clockControl = new ClockControl(clock, app.invoker, () => providers, (line) => log('warn', line));
+  const clockControl = new ClockControl(
+    clock,
+    app.invoker,
+    () => providers,
+    (line) => log('warn', line),
+  );
   const listed: { summaries: readonly FunctionSummary[] } = { summaries: [] };
   const http = new HttpProvider({
     cors: new CorsPolicy(environment.local.cors, environment.local.corsCredentials),

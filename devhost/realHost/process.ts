@@ -44,7 +44,15 @@ export interface RealHost {
 }
 
 /** Settings that would change how the host starts (or that belong to another host), removed from what it inherits. */
-const notInherited = ['CONTAINER_NAME', 'FUNCTIONS_KEY', 'FUNCTIONS_ADMIN_KEY', 'DEVHOST_VIRTUAL_CLOCK', 'ASPNETCORE_URLS', 'PORT'];
+const notInherited = [
+  'CONTAINER_NAME',
+  'FUNCTIONS_KEY',
+  'FUNCTIONS_ADMIN_KEY',
+  'DEVHOST_VIRTUAL_CLOCK',
+  'DEVHOST_VIRTUAL_CLOCK_START',
+  'ASPNETCORE_URLS',
+  'PORT',
+];
 
 function hostEnvironment(options: RealHostOptions, port: number): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };

@@ -105,3 +105,20 @@ describe('timer triggers on the virtual clock', () => {
     expect((await runs()).interval).toHaveLength(3);
   });
 });
+
+describe('where the virtual clock starts', () => {
+  test('DEVHOST_VIRTUAL_CLOCK_START sets it (a restart "later" without waiting); a value that is no time refuses to start', async () => {
+    const host = await startFixture('basic', {
+      env: { DEVHOST_VIRTUAL_CLOCK: 'true', DEVHOST_VIRTUAL_CLOCK_START: '2031-05-04T03:02:01.000Z' },
+    });
+    try {
+      const res = await fetch(`${host.baseUrl}/admin/devhost/clock`, { headers: { 'x-functions-key': host.masterKey } });
+      expect(await res.json()).toEqual({ now: '2031-05-04T03:02:01.000Z', virtual: true });
+    } finally {
+      await host.stop();
+    }
+    await expect(
+      startFixture('basic', { env: { DEVHOST_VIRTUAL_CLOCK: 'true', DEVHOST_VIRTUAL_CLOCK_START: 'next tuesday' } }),
+    ).rejects.toThrow(/DEVHOST_VIRTUAL_CLOCK_START is not an ISO time: next tuesday/);
+  });
+});

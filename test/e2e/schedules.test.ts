@@ -571,8 +571,9 @@ describeDevhost('catch-up after the host was down', () => {
   });
 
   test('restarted on its persisted state, each policy deals with the missed fires', async () => {
-    // The virtual clock starts at the real time on each start, so the downtime is real: the host
-    // is stopped for about 12 s while three recurrences (every 2 s) and two one-offs come due.
+    // The host comes back with its virtual clock 12 s past the real time (restart's clockStartsAt;
+    // the clock would otherwise start at the real time), as if it had been down for those seconds
+    // (and the time the test took so far) while three recurrences (every 2 s) and two one-offs came due.
     const queue = (p: string) => `app-${p}-${randomBytes(4).toString('hex')}`;
     const now = await s.now();
     const at = new Date(now + 4000).toISOString();
@@ -605,9 +606,7 @@ describeDevhost('catch-up after the host was down', () => {
         () => s.get(c.id),
         (r) => r.body.nextFireAt !== null && r.body.state === 'active',
       );
-    await host.stop();
-    await sleep(12_000);
-    await host.restart();
+    await host.restart({ clockStartsAt: Date.now() + 12_000 });
 
     // The recurrences: the timer that came due while down wakes each once; nothing moves the clock after.
     // Caught up: the misses are recorded, nothing runs, and nothing changes for a while.
@@ -742,9 +741,31 @@ describe('overlap policies with a slow webhook (real clock)', () => {
           201,
         );
       }
-      // Long enough for at least two 2.5 s runs of `skip` even when the first fire comes late (a
-      // fresh host's first Durable calls; once seen with 8 s in a CI run): the assertions are all lower bounds.
-      await sleep(12_000);
+      // Until every lower bound asserted below has been seen: at least two 2.5 s runs of `skip`, a held
+      // fire of `bufferOne`, overlapping runs of `allow` (up to 40 s: a fresh host's first fire came 8 s
+      // late once in a CI run). The bounds only grow while the fires go on, so stopping then loses nothing.
+      const heldOver = (list: Call[]) => consecutive(list).filter(([before, after]) => Date.parse(after.scheduledFor) <= before.end - 1000);
+      const skippedForOverlap = (x: Schedule) => x.runs.filter((r) => r.outcome === 'skipped' && r.reason === 'overlap').length;
+      const heldRuns = (x: Schedule) =>
+        ran(x).filter((r) => r.startedAt !== undefined && Date.parse(r.startedAt) - Date.parse(r.at) >= 1000);
+      await waitUntil(
+        'each overlap policy at work',
+        async () => {
+          const [skip, buffer, allow] = await Promise.all([ids.skip, ids.bufferOne, ids.allow].map(async (id) => (await s.get(id)).body));
+          if (skip === undefined || buffer === undefined || allow === undefined) return undefined;
+          const seen =
+            ran(skip).length >= 2 &&
+            skippedForOverlap(skip) >= 2 &&
+            heldOver(calls.get(ids.bufferOne) ?? []).length >= 1 &&
+            heldRuns(buffer).length >= 1 &&
+            skippedForOverlap(buffer) >= 1 &&
+            overlapping(calls.get(ids.allow) ?? []) &&
+            ran(allow).length > ran(skip).length;
+          return seen ? true : undefined;
+        },
+        40_000,
+        500,
+      );
       for (const id of Object.values(ids)) body(await s.pause(id), 200);
       for (const id of Object.values(ids)) {
         await until(
@@ -762,11 +783,10 @@ describe('overlap policies with a slow webhook (real clock)', () => {
       // skip: never two runs at once, and fires during a run were recorded as skipped.
       expect(overlapping(calls.get(ids.skip) ?? [])).toBe(false);
       expect(ran(skip).length).toBeGreaterThanOrEqual(2);
-      expect(skip.runs.filter((r) => r.outcome === 'skipped' && r.reason === 'overlap').length).toBeGreaterThanOrEqual(2);
+      expect(skippedForOverlap(skip)).toBeGreaterThanOrEqual(2);
       expect(ran(skip).every((r) => r.outcome === 'succeeded')).toBe(true);
       // Each run is the newest fire when the schedule learnt the run before had ended, so it came due
       // less than one cron interval before that end (however loaded the machine): nothing was held.
-      const heldOver = (list: Call[]) => consecutive(list).filter(([before, after]) => Date.parse(after.scheduledFor) <= before.end - 1000);
       expect(heldOver(calls.get(ids.skip) ?? [])).toEqual([]);
 
       // bufferOne: never two at once; a fire that came due early in a run is held and is the very next
@@ -774,8 +794,7 @@ describe('overlap policies with a slow webhook (real clock)', () => {
       const bufferCalls = calls.get(ids.bufferOne) ?? [];
       expect(overlapping(bufferCalls)).toBe(false);
       expect(heldOver(bufferCalls).length).toBeGreaterThanOrEqual(1);
-      const held = ran(buffer).filter((r) => Date.parse(r.startedAt as string) - Date.parse(r.at) >= 1000);
-      expect(held.length).toBeGreaterThanOrEqual(1);
+      expect(heldRuns(buffer).length).toBeGreaterThanOrEqual(1);
       expect(buffer.runs.some((r) => r.outcome === 'skipped' && r.reason === 'overlap')).toBe(true);
 
       // allow: runs overlap and no fire was skipped.

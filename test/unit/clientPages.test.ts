@@ -1,7 +1,7 @@
 /**
  * The two clients' pages are one manual in two languages: the same sections in the same order, in
  * the docs and in the packages' READMEs, and each README's quick start is its page's. (That the
- * examples run is test/e2e/clientPackages.test.ts.)
+ * examples run: test/e2e/clientPackages.npm.test.ts and clientPackages.nuget.test.ts.)
  */
 import { join } from 'node:path';
 

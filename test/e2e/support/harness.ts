@@ -52,6 +52,11 @@ export interface E2eHostOptions {
 export interface RestartOptions {
   /** End the host with SIGKILL (no shutdown hooks, no draining) instead of SIGTERM. */
   readonly kill?: boolean;
+  /**
+   * Devhost with a virtual clock only: the clock starts at this time (epoch ms) instead of now, so a
+   * test can have the host come back "later" (timers that came due while it was down) without sleeping.
+   */
+  readonly clockStartsAt?: number;
 }
 
 export interface E2eHost {
@@ -283,7 +288,12 @@ class ChildDevhost implements E2eHost {
   }
 
   async restart(options: RestartOptions = {}): Promise<void> {
+    if (options.clockStartsAt !== undefined && this.env.DEVHOST_VIRTUAL_CLOCK !== 'true')
+      throw new Error('restart({ clockStartsAt }) needs a host started with virtualClock: true');
     await this.end(options.kill === true ? 'SIGKILL' : 'SIGTERM');
+    // For this start only: a later restart without the option starts the clock at now again.
+    if (options.clockStartsAt === undefined) delete this.env.DEVHOST_VIRTUAL_CLOCK_START;
+    else this.env.DEVHOST_VIRTUAL_CLOCK_START = new Date(options.clockStartsAt).toISOString();
     await this.start();
   }
 
@@ -307,11 +317,15 @@ class ChildDevhost implements E2eHost {
       });
     } catch (err) {
       if (!(err instanceof Error && err.name === 'TimeoutError')) throw err;
-      throw new Error(`Advancing the clock (${JSON.stringify(request)}) did not finish within ${timeoutMs} ms. The host's last output:\n${tail()}`);
+      throw new Error(
+        `Advancing the clock (${JSON.stringify(request)}) did not finish within ${timeoutMs} ms. The host's last output:\n${tail()}`,
+      );
     }
     const body = (await res.json()) as { now: string; steps: number; detail?: string };
     if (res.status !== 200)
-      throw new Error(`Advancing the clock failed (${res.status}): ${body.detail ?? JSON.stringify(body)}\nThe host's last output:\n${tail()}`);
+      throw new Error(
+        `Advancing the clock failed (${res.status}): ${body.detail ?? JSON.stringify(body)}\nThe host's last output:\n${tail()}`,
+      );
     return body;
   }
 }
@@ -343,6 +357,8 @@ class RealE2eHost implements E2eHost {
   }
 
   restart(options: RestartOptions = {}): Promise<void> {
+    if (options.clockStartsAt !== undefined)
+      throw new Error('The real host has no virtual clock (restart({ clockStartsAt }) is devhost only)');
     return this.host.restart(options);
   }
 

@@ -1,0 +1,124 @@
+/**
+ * The TypeScript client package as a user gets it: `npm pack` of clients/typescript (its prepack
+ * builds it: no dist/ beforehand), installed into a scratch project outside the repository
+ * (os.tmpdir()), where the page's examples are compiled and run as printed against a host of this
+ * project with keys on and storage of its own: the quick start as one program, the page's other
+ * examples as a second (test/support/clientPages.ts). What they print is checked against the output
+ * their comments on the page promise. (The .NET package: clientPackages.nuget.test.ts.)
+ *
+ * The npm install needs no network: the tarball has no dependencies, and typescript and @types/node
+ * (the consumer's compiler) come from the npm cache `npm ci` filled (`--prefer-offline`).
+ */
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+
+import { blockAfter, pagePrograms, readPage } from '../support/clientPages';
+import { expectInOrder, ok, ownHost, printed } from './support/clientPackages';
+import { repoRoot } from './support/harness';
+
+const installedVersion = (name: string): string =>
+  (JSON.parse(readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+
+describe('@tallyho/client, packed with npm pack and installed outside the repository', () => {
+  const page = readPage(repoRoot, 'docs/client-typescript.md');
+  const programs = pagePrograms(page, 'ts');
+  const { env } = ownHost();
+  let scratch: string;
+  let tarball: string;
+
+  beforeAll(async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'tallyho-npm-client-'));
+    // Packed from a copy without dist/ (as a fresh clone has it), so prepack must build it; the
+    // repository's own dist/ (which other suites load) is left alone.
+    const source = join(scratch, 'package-source');
+    cpSync(join(repoRoot, 'clients', 'typescript'), source, {
+      recursive: true,
+      filter: (path) => !/[\\/](dist|node_modules|test)$|\.tgz$/.test(path),
+    });
+    const bin = join(repoRoot, 'node_modules', '.bin');
+    await ok('npm', ['pack', '--pack-destination', scratch], source, {
+      PATH: [dirname(process.execPath), bin, process.env.PATH ?? ''].join(delimiter),
+    });
+    tarball = join(scratch, readdirSync(scratch).find((f) => f.endsWith('.tgz')) ?? 'no-tarball');
+
+    const app = join(scratch, 'app');
+    mkdirSync(app);
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'scratch-app', private: true, type: 'module' }));
+    // A consumer's strict NodeNext project without the DOM lib: the package's types must hold there.
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          lib: ['ES2023'],
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          types: ['node'],
+          outDir: 'out',
+        },
+        include: ['*.ts'],
+      }),
+    );
+    await ok(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        tarball,
+        `typescript@${installedVersion('typescript')}`,
+        `@types/node@${installedVersion('@types/node')}`,
+      ],
+      app,
+    );
+    writeFileSync(join(app, 'quickstart.ts'), programs.quickStart);
+    writeFileSync(join(app, 'page.ts'), programs.rest);
+    await ok(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], app);
+  }, 300_000);
+
+  afterAll(() => {
+    if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+  });
+
+  test('the tarball holds the build, the sources its maps point to and the README, nothing of the tests', async () => {
+    const listing = await ok('tar', ['-tzf', tarball], scratch);
+    const files = listing.split('\n').filter((f) => f !== '');
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'package/package.json',
+        'package/README.md',
+        'package/dist/index.js',
+        'package/dist/index.d.ts',
+        'package/src/index.ts',
+      ]),
+    );
+    expect(files.filter((f) => /^package\/(test|scripts|node_modules)\//.test(f) || f.endsWith('tsconfig.json'))).toEqual([]);
+  });
+
+  test('the quick start, as printed in the page and the package README, runs against the host', async () => {
+    expect(blockAfter(readPage(repoRoot, 'clients/typescript/README.md'), '## Quick start', 'ts')).toBe(
+      blockAfter(page, '## Quick start', 'ts'),
+    );
+    const result = await ok(process.execPath, ['out/quickstart.js'], join(scratch, 'app'), env());
+    expectInOrder(result, printed.quickStart);
+  }, 120_000);
+
+  test("the page's other examples, in page order, run against the host", async () => {
+    for (const line of printed.ts)
+      expect([line, page.includes(`// ${line}`) || page.includes(`… ${line}`) || page.includes(`${line} …`)]).toEqual([line, true]);
+    const result = await ok(process.execPath, ['out/page.js'], join(scratch, 'app'), env());
+    expectInOrder(result, printed.ts);
+  }, 180_000);
+
+  test('a CommonJS consumer loads it with import(), and with require() where Node loads ES modules so (20.19+, 22.12+)', async () => {
+    const app = join(scratch, 'app');
+    writeFileSync(join(app, 'imports.cjs'), "import('@tallyho/client').then((m) => console.log(typeof m.TallyhoClient));\n");
+    expect((await ok(process.execPath, ['imports.cjs'], app)).trim()).toBe('function');
+    const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+    if ((major === 20 && minor >= 19) || (major === 22 && minor >= 12) || major >= 23) {
+      writeFileSync(join(app, 'requires.cjs'), "console.log(typeof require('@tallyho/client').TallyhoClient);\n");
+      expect((await ok(process.execPath, ['--no-warnings', 'requires.cjs'], app)).trim()).toBe('function');
+    }
+  });
+});

@@ -1,0 +1,101 @@
+/**
+ * What the two client package tests (clientPackages.npm.test.ts, clientPackages.nuget.test.ts) share:
+ * running a tool outside the repository, the lines the client pages promise their programs print,
+ * and a host of this project on an Azurite of its own. Two files, so jest runs the npm and the .NET
+ * halves on its two workers at once.
+ */
+import { delimiter, dirname } from 'node:path';
+
+import { startAzurite, type RunningAzurite } from '../../../devhost/azurite';
+import { runProcess } from '../../support/dotnetBuild';
+import { type E2eHost, externalHost, startE2eHost } from './harness';
+
+/** A tool run in `cwd` with the node that runs jest first on PATH (npm's scripts and the programs run on it). */
+function run(command: string, args: readonly string[], cwd: string, env: Record<string, string> = {}): ReturnType<typeof runProcess> {
+  return runProcess(command, args, {
+    cwd,
+    env: {
+      PATH: [dirname(process.execPath), process.env.PATH ?? ''].join(delimiter),
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+      ...env,
+    },
+  });
+}
+
+export async function ok(command: string, args: readonly string[], cwd: string, env: Record<string, string> = {}): Promise<string> {
+  const result = await run(command, args, cwd, env);
+  if (result.code !== 0)
+    throw new Error(`${command} ${args.join(' ')} (in ${cwd}) exited ${String(result.code)}:\n${result.output.slice(-8000)}`);
+  return result.output;
+}
+
+/** The printed lines, in order, as the comments on the page state them; the pages differ in three. */
+const pageLines = (sequence: string, cancelled: string, ledger: string): string[] => [
+  sequence,
+  'doors: released',
+  'in the app: old',
+  'in a test: new',
+  'refunds: 97',
+  cancelled,
+  'nightly: cancelled',
+  'completed 2',
+  'doc-1 succeeded',
+  'report: completed',
+  'resumed: the same job',
+  'thumbnails: completed',
+  ledger,
+  'doors listed: yes',
+  'NotFound 404',
+];
+export const printed = {
+  quickStart: ['ORD-0000001-3', 'page-views: 1', 'launch: released'],
+  // TypeScript withdraws an aborted increment not yet sent; .NET sends it and stops only the wait.
+  ts: pageLines('INV-0000001-3 10 false', 'increment: AbortError', 'ledger: 2 flushed'),
+  csharp: pageLines('INV-0000001-3 False', 'increment: cancelled', 'ledger: 1 flushed'),
+};
+
+/** Each expected line appears in the output, in order (other lines may come between). */
+export function expectInOrder(output: string, expected: readonly string[]): void {
+  const lines = output.split('\n').map((line) => line.trim());
+  let at = 0;
+  const found = expected.map((want) => {
+    const index = lines.findIndex((line, i) => i >= at && line === want);
+    if (index >= 0) at = index + 1;
+    return [want, index >= 0];
+  });
+  expect({ found, output }).toEqual({ found: expected.map((want) => [want, true]), output });
+}
+
+/** A host of this project on an Azurite of its own, so the pages' names start fresh. */
+export function ownHost(): { host: () => E2eHost; env: () => Record<string, string> } {
+  let azurite: RunningAzurite | undefined;
+  let host: E2eHost | undefined;
+  beforeAll(async () => {
+    if (!externalHost) azurite = await startAzurite();
+    host = await startE2eHost({
+      env: {
+        AzureWebJobsStorage: azurite?.connectionString,
+        // Fast queue polling, so the pages' jobs complete in seconds.
+        AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
+        TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200',
+      },
+    });
+  }, 180_000);
+  afterAll(async () => {
+    await host?.stop();
+    await azurite?.stop();
+  });
+  const started = (): E2eHost => {
+    if (host === undefined) throw new Error('the host did not start');
+    return host;
+  };
+  return {
+    host: started,
+    env: () => ({
+      TALLYHO_BASE_URL: started().baseUrl,
+      TALLYHO_FUNCTION_KEY: started().keys.function ?? '',
+      TALLYHO_ADMIN_KEY: started().keys.admin ?? '',
+    }),
+  };
+}
