@@ -123,6 +123,11 @@ export function createApp(deps: AppDeps): App {
   const schedules = schedulesOf(config, storage, serviceBus, runtime, effectRules, effectPorts);
   const sequences = sequencesOf(config, storage, runtime);
 
+  // Long polls and event streams answer now; shutdown() does the same first, then the rest.
+  const stopping = (): void => {
+    gates.hub.close();
+    jobs.stopping();
+  };
   return {
     config,
     storage,
@@ -135,13 +140,9 @@ export function createApp(deps: AppDeps): App {
     streams,
     requests: requestMetricsOf(runtime.telemetry),
     sweepIdempotency: sweepOf(storage, runtime),
-    stopping() {
-      gates.hub.close();
-      jobs.stopping();
-    },
+    stopping,
     async shutdown() {
-      gates.hub.close();
-      jobs.stopping();
+      stopping();
       await Promise.allSettled([sequences.shutdown(), serviceBus.close()]);
       // Last, so what the shutdown itself recorded is exported too.
       await telemetry.shutdown();
