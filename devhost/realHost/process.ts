@@ -142,11 +142,12 @@ class RealHostProcess implements RealHost {
     child.once('exit', () => (exited = true));
     const deadline = Date.now() + (this.options.startTimeoutMs ?? 60_000);
     for (;;) {
-      if (exited) throw new Error(`The Functions host exited during start-up:\n${this.log.slice(-6000)}`);
+      if (exited) throw new Error(`The Functions host exited during start-up${firstError(this.log)}:\n${this.log.slice(-6000)}`);
       if (Date.now() > deadline) {
         await this.end('SIGKILL');
         throw new Error(
-          `The Functions host did not report Running within ${this.options.startTimeoutMs ?? 60_000} ms:\n${this.log.slice(-6000)}`,
+          `The Functions host did not report Running within ${this.options.startTimeoutMs ?? 60_000} ms` +
+            `${firstError(this.log)}:\n${this.log.slice(-6000)}`,
         );
       }
       if (await this.running()) return;
@@ -217,4 +218,13 @@ export async function startRealHost(options: RealHostOptions): Promise<RealHost>
       if (!taken || (options.port ?? 0) !== 0 || attempt >= 3) throw err;
     }
   }
+}
+
+/**
+ * The first exception line of the host's output, for a start-up failure: a host that cannot start
+ * retries and logs the same stack many times, so the tail alone often hides the message.
+ */
+function firstError(log: string): string {
+  const line = /^.*\b\w+(?:Exception|Error): .*$/m.exec(log)?.[0]?.trim();
+  return line === undefined ? '' : ` (first error: ${line.slice(0, 600)})`;
 }

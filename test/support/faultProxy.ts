@@ -39,6 +39,11 @@ export interface FaultProxy {
   readonly counts: Record<StorageService, { forwarded: number; faulted: number }>;
   /** Replaces the rules; the first rule that returns an action decides. No rule: forward. */
   setRules(...rules: FaultRule[]): void;
+  /**
+   * Resolves once every request forwarded so far has been answered upstream (a hung or refused one
+   * never reaches storage). After it, no write a client gave up on can still land.
+   */
+  forwardedSettled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -88,6 +93,7 @@ export async function startFaultProxy(targetConnectionString: string): Promise<F
   };
   const servers: Server[] = [];
   const sockets = new Set<Socket>();
+  const inFlight = new Set<Promise<void>>();
 
   const handler = (service: StorageService) => (req: IncomingMessage, res: ServerResponse) => {
     const target = targets[service];
@@ -120,6 +126,10 @@ export async function startFaultProxy(targetConnectionString: string): Promise<F
     }
     counts[service].forwarded++;
     const lose = action.kind === 'loseResponse';
+    let settled = (): void => undefined;
+    const forwarded = new Promise<void>((resolve) => (settled = resolve));
+    inFlight.add(forwarded);
+    void forwarded.then(() => inFlight.delete(forwarded));
     const upstream = httpRequest(
       { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } },
       (upstreamRes) => {
@@ -133,6 +143,7 @@ export async function startFaultProxy(targetConnectionString: string): Promise<F
       },
     );
     upstream.on('error', () => req.socket.destroy());
+    upstream.on('close', settled);
     req.pipe(upstream);
   };
 
@@ -154,6 +165,9 @@ export async function startFaultProxy(targetConnectionString: string): Promise<F
     counts,
     setRules(...next) {
       rules = next;
+    },
+    async forwardedSettled() {
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
     },
     async close() {
       for (const socket of sockets) socket.destroy();

@@ -3,8 +3,11 @@
  * their project and time, and each project's total (the sum of its files' times; with two workers
  * the wall time is about half of the sum), and for the projects named in `perFile` (the real-host
  * ones, whose skips must be only the devhost-only features) each file's passed, failed and skipped
- * counts. CommonJS, as jest loads reporters without a transform.
+ * counts. With TEST_TIMINGS_FILE set, every file's time also goes to that file as JSON (for comparing
+ * two runs file by file). CommonJS, as jest loads reporters without a transform.
  */
+const { writeFileSync } = require('node:fs');
+
 class TimingReporter {
   constructor(globalConfig, options = {}) {
     this.shown = options.slowest ?? 10;
@@ -20,6 +23,8 @@ class TimingReporter {
         path: r.testFilePath.replace(`${process.cwd()}/`, ''),
       }));
     if (files.length === 0) return;
+    const timingsFile = process.env.TEST_TIMINGS_FILE;
+    if (timingsFile) writeFileSync(timingsFile, `${JSON.stringify([...files].sort((a, b) => b.seconds - a.seconds), null, 1)}\n`);
     const totals = new Map();
     for (const f of files) totals.set(f.project, (totals.get(f.project) ?? 0) + f.seconds);
     const width = Math.max(...files.map((f) => f.project.length));
