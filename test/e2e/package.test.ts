@@ -69,7 +69,7 @@ describeWithTool(zipTools, 'the deployment package', () => {
       expect(entries).toContain(`node_modules/${dependency}/package.json`);
     }
     const unwanted =
-      /^(dist\/(devhost|bench|test|console-src|clients)\/|test\/|bench\/|devhost\/|clients\/|node_modules\/(jest|typescript|eslint|azurite|ts-jest|playwright-core|esbuild|openapi-typescript|@tallyho\/client)\/)/;
+      /^(dist\/(devhost|bench|test|console-src|clients)\/|test\/|bench\/|devhost\/|clients\/|node_modules\/(jest|typescript|eslint|azurite|@swc|playwright-core|esbuild|openapi-typescript|@tallyho\/client)\/)/;
     expect(entries.filter((e) => unwanted.test(e))).toEqual([]);
     expect(entries.some((e) => e.startsWith('local.settings'))).toBe(false);
   });
