@@ -76,8 +76,8 @@ describe('storage-queue polling back-off on Azurite', () => {
       // Two receives after the wake-up, however slow Azurite answers (the test's timeout bounds it).
       while (receives.length < before + 2) await new Promise((r) => setTimeout(r, 50));
       const after = receives.slice(before);
-      // Woken at once, and polling again after 160–240 ms (the reset 100 ms, doubled once for the
-      // empty poll that the wake-up made) rather than 640–800.
+      // Woken at once, and polling again after 160–240 ms (reset to 100 ms, then doubled as the
+      // interrupted sleep ends) rather than 640–800.
       expect((after[0] as Receive).started - notifiedAt).toBeLessThan(400);
       expect(sleeps(after)[0]).toBeLessThan(400);
     } finally {

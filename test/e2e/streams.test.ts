@@ -334,9 +334,9 @@ describe('streams across a host restart', () => {
    * control-queue messages (the entity's answer to the flusher) or a work item without finishing
    * them: the Azure Storage provider hands them out again only after `controlQueueVisibilityTimeout`
    * / `workItemQueueVisibilityTimeout` (5 minutes each by default; Durable Functions host.json
-   * reference). This host sets both to their least: the control queue's is 1 minute (the extension
-   * refuses to start below that: "ControlQueueVisibilityTimeout must be between 1 and 60 minutes",
-   * seen on the real host). Meanwhile a timer message that overtook the answer is "received out of
+   * reference). This host sets them low: the work items' to 20 s, the control queue's to 1 minute,
+   * its least (the extension refuses to start below that: "ControlQueueVisibilityTimeout must be
+   * between 1 and 60 minutes", seen on the real host). Meanwhile a timer message that overtook the answer is "received out of
    * order" and returned with a growing delay, so the flush may come a while after the minute.
    */
   const realTimeFlushPatienceMs = (restart: RestartOptions): number => (restart.kill === true ? 240_000 : 90_000);
