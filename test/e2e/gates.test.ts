@@ -17,6 +17,7 @@ import { mapLimited } from '../../shared/mapLimited';
 import { queues } from '../../shared/resources';
 import { transactions } from '../support/billing';
 import { describeDevhost, type E2eHost, ownHostTest, startE2eHost } from './support/harness';
+import { killedHostWorkBackWithinAMinute } from './support/crash';
 import { periodicTimersOff } from './support/timers';
 import { expectProblem, type JsonResponse, pollJson, readSse, requestJson } from './support/http';
 import { unique } from './support/names';
@@ -459,9 +460,7 @@ describe('a gate release and a crash', () => {
       env: {
         // Many small batches, so the release is still fanning out when the host dies.
         TALLYHO_GATES_NOTIFY_BATCH: '10',
-        // A crashed host's Durable work comes back after these (the defaults are five minutes; one is the least the control queue takes).
-        AzureFunctionsJobHost__extensions__durableTask__storageProvider__workItemQueueVisibilityTimeout: '00:01:00',
-        AzureFunctionsJobHost__extensions__durableTask__storageProvider__controlQueueVisibilityTimeout: '00:01:00',
+        ...killedHostWorkBackWithinAMinute,
       },
     });
     actions = new QueueClient(process.env.TEST_STORAGE_CONNECTION ?? '', queues.gateActions);

@@ -9,6 +9,7 @@
 import { seededRandom } from '../../shared/clock';
 import { flusherInstanceId } from '../../shared/streams/names';
 import { type FaultProxy, type ProxiedRequest, startFaultProxy } from '../support/faultProxy';
+import { killedHostWorkBackWithinAMinute } from './support/crash';
 import { type E2eHost, hostKind, ownHostTest, type RestartOptions, startE2eHost } from './support/harness';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
@@ -317,9 +318,7 @@ describe('streams across a host restart', () => {
         ...(onRealTime
           ? {
               TALLYHO_STREAMS_IDLE_RECHECK_SECONDS: '5',
-              // What a killed host had fetched comes back on these timeouts (see realTimeFlushPatienceMs).
-              AzureFunctionsJobHost__extensions__durableTask__storageProvider__controlQueueVisibilityTimeout: '00:01:00',
-              AzureFunctionsJobHost__extensions__durableTask__storageProvider__workItemQueueVisibilityTimeout: '00:00:20',
+              ...killedHostWorkBackWithinAMinute,
             }
           : {}),
       },
@@ -334,10 +333,9 @@ describe('streams across a host restart', () => {
    * control-queue messages (the entity's answer to the flusher) or a work item without finishing
    * them: the Azure Storage provider hands them out again only after `controlQueueVisibilityTimeout`
    * / `workItemQueueVisibilityTimeout` (5 minutes each by default; Durable Functions host.json
-   * reference). This host sets them low: the work items' to 20 s, the control queue's to 1 minute,
-   * its least (the extension refuses to start below that: "ControlQueueVisibilityTimeout must be
-   * between 1 and 60 minutes", seen on the real host). Meanwhile a timer message that overtook the answer is "received out of
-   * order" and returned with a growing delay, so the flush may come a while after the minute.
+   * reference). This host sets both to one minute (killedHostWorkBackWithinAMinute). Meanwhile a
+   * timer message that overtook the answer is "received out of order" and returned with a growing
+   * delay, so the flush may come a while after the minute.
    */
   const realTimeFlushPatienceMs = (restart: RestartOptions): number => (restart.kill === true ? 240_000 : 90_000);
 
