@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const script = join(__dirname, '..', '..', '..', 'scripts', 'build-if-changed.mjs');
+const script = join(__dirname, '..', '..', 'scripts', 'build-if-changed.mjs');
 
 const fakeBuild = [
   "const fs = require('fs');",
