@@ -30,6 +30,12 @@ export interface AzuriteOptions {
   readonly detached?: boolean;
   /** Pass Azurite's access log through to this process's output. */
   readonly verbose?: boolean;
+  /**
+   * Storage accounts to hold beside devstoreaccount1, with its key: each a namespace of its own
+   * (tables, queues, blobs), so a caller can give a user fresh storage without another Azurite.
+   * `accountConnectionString` names one.
+   */
+  readonly accounts?: readonly string[];
   readonly host?: string;
 }
 
@@ -80,6 +86,19 @@ export function connectionStringFor(host: string, ports: AzuritePorts): string {
     `QueueEndpoint=${base(ports.queue)}`,
     `TableEndpoint=${base(ports.table)}`,
   ].join(';');
+}
+
+/**
+ * The connection string of another account of the same Azurite (one started with `accounts`): an
+ * Azurite connection string addresses its account by name, in AccountName and in each endpoint's path.
+ */
+export function accountConnectionString(connectionString: string, account: string): string {
+  const from = /AccountName=([^;]+)/.exec(connectionString)?.[1];
+  if (from === undefined) throw new Error('not an Azurite connection string: it names no account');
+  return connectionString
+    .split(';')
+    .map((part) => (part.startsWith('AccountName=') ? `AccountName=${account}` : part.replace(new RegExp(`/${from}$`), `/${account}`)))
+    .join(';');
 }
 
 function canConnect(host: string, port: number): Promise<boolean> {
@@ -169,7 +188,11 @@ async function startAzuriteOnce(options: AzuriteOptions): Promise<RunningAzurite
   // A port already answering would pass the readiness check below while our Azurite fails to bind it.
   for (const port of [ports.blob, ports.queue, ports.table])
     if (await canConnect(host, port)) throw new Error(`listen EADDRINUSE: ${host}:${port} is already in use`);
+  // Azurite serves only the accounts AZURITE_ACCOUNTS lists once it is set, so the default one is listed too.
+  const accounts = options.accounts ?? [];
+  const accountList = [azuriteAccount.name, ...accounts].map((name) => `${name}:${azuriteAccount.key}`).join(';');
   const child = spawn(process.execPath, ['-e', exitWithParent, '--', ...args], {
+    env: accounts.length === 0 ? process.env : { ...process.env, AZURITE_ACCOUNTS: accountList },
     detached: options.detached === true,
     stdio: ['pipe', options.verbose === true ? 'inherit' : 'ignore', options.verbose === true ? 'inherit' : 'pipe'],
   });

@@ -23,7 +23,7 @@ const installedVersion = (name: string): string =>
 describe('@tallyho/client, packed with npm pack and installed outside the repository', () => {
   const page = readPage(repoRoot, 'docs/client-typescript.md');
   const programs = pagePrograms(page, 'ts');
-  const { env } = ownHost();
+  const { env } = ownHost('clientnpm');
   let scratch: string;
   let tarball: string;
 

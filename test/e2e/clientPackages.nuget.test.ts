@@ -22,7 +22,7 @@ import { repoRoot } from './support/harness';
 describeWithTool(dotnetTool, 'Tallyho.Client, packed with dotnet pack and added to an app outside the repository', () => {
   const page = readPage(repoRoot, 'docs/client-dotnet.md');
   const programs = pagePrograms(page, 'csharp');
-  const { env } = ownHost();
+  const { env } = ownHost('clientnuget');
   // A version of its own, so NuGet's global package cache can never hand back an earlier build.
   const version = `0.1.0-e2e.${Date.now()}`;
   let scratch: string;

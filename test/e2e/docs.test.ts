@@ -1,7 +1,7 @@
 /**
- * Every curl example in README.md and docs/*.md, executed: each page gets a fresh Azurite and its own
- * devhost (so a page's examples see exactly what a reader following that page on a fresh `npm start`
- * sees), its blocks run in page order with `bash` and the real `curl`, the documented base URL
+ * Every curl example in README.md and docs/*.md, executed: each page gets fresh storage (an account of
+ * its own in the run's Azurite) and a host of its own (so a page's examples see exactly what a reader
+ * following that page on a fresh `npm start` sees), its blocks run in page order with `bash` and the real `curl`, the documented base URL
  * replaced by the host's, and each command's status and body are checked against the comment under
  * it (see test/support/docExamples.ts and docs/local-development.md for the conventions). Blocks
  * marked `<!-- example: azure-only -->` are skipped by name.
@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { type RunningAzurite, startAzurite } from '../../devhost/azurite';
 import { documentationPages, documentedBaseUrl, type ExampleStep, readExamplePage, shapeMismatches } from '../support/docExamples';
 import { describeWithTool, onPath } from '../support/optionalTool';
+import { spareStorage } from '../support/storageAccounts';
 import { type E2eHost, externalHost, repoRoot, startE2eHost } from './support/harness';
 
 const curlTool = {
@@ -123,7 +124,7 @@ describeWithTool(curlTool, 'documentation examples', () => {
     }
   });
 
-  for (const page of pages) {
+  for (const [index, page] of pages.entries()) {
     const runnable = page.steps.filter((s) => s.skip === undefined);
     describe(`${page.page} (${runnable.length} examples)`, () => {
       let azurite: RunningAzurite | undefined;
@@ -133,11 +134,17 @@ describeWithTool(curlTool, 'documentation examples', () => {
       beforeAll(async () => {
         dir = mkdtempSync(join(tmpdir(), 'tallyho-docs-'));
         if (runnable.length === 0) return;
-        // Against an external host (E2E_BASE_URL) the page shares that host's storage; here it gets its own.
-        if (!externalHost) azurite = await startAzurite();
-        host = await startE2eHost({
-          env: { ...page.settings, ...(azurite === undefined ? {} : { AzureWebJobsStorage: azurite.connectionString }) },
-        });
+        // Against an external host (E2E_BASE_URL) the page shares that host's storage; here it gets its
+        // own: a spare account of the run's Azurite, or an Azurite of its own where the run has none.
+        let storage: string | undefined;
+        if (!externalHost) {
+          storage = spareStorage(`docs${index}`);
+          if (storage === undefined) {
+            azurite = await startAzurite();
+            storage = azurite.connectionString;
+          }
+        }
+        host = await startE2eHost({ env: { ...page.settings, ...(storage === undefined ? {} : { AzureWebJobsStorage: storage }) } });
       }, 120_000);
 
       afterAll(async () => {

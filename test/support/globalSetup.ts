@@ -3,6 +3,7 @@
  * the environment (workers are forked after global setup, so they inherit it).
  */
 import { startAzurite } from '../../devhost/azurite';
+import { spareAccounts, spareAccountsVariable } from './storageAccounts';
 
 declare global {
   var __AZURITE_STOP__: (() => Promise<void>) | undefined;
@@ -12,8 +13,9 @@ export default async function globalSetup(): Promise<void> {
   // Names this run, so work done once per run (the deployment package) is not taken from an earlier one.
   process.env.TEST_RUN_ID ??= `${Date.now().toString(36)}-${process.pid}`;
   if (process.env.TEST_STORAGE_CONNECTION !== undefined) return;
-  const azurite = await startAzurite();
+  const azurite = await startAzurite({ accounts: spareAccounts });
   process.env.TEST_STORAGE_CONNECTION = azurite.connectionString;
+  process.env[spareAccountsVariable] = 'true';
   process.env.AzureWebJobsStorage = azurite.connectionString;
   globalThis.__AZURITE_STOP__ = () => azurite.stop();
 }

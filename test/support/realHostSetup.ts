@@ -17,6 +17,7 @@ import { startAzurite } from '../../devhost/azurite';
 import { buildExtensions } from '../../devhost/realHost/extensions';
 import { copyHostBuild, type HostBuild, type RealHostKeys } from '../../devhost/realHost/hostBuild';
 import { optionalTool } from './optionalTool';
+import { spareAccounts, spareAccountsVariable } from './storageAccounts';
 import { realHostTool } from './realHostTool.cjs';
 
 const repoRoot = resolve(__dirname, '..', '..');
@@ -47,7 +48,7 @@ export default async function realHostSetup(): Promise<void> {
   const cacheDir = join(repoRoot, 'node_modules', '.cache', 'functions-extensions');
   mkdirSync(cacheDir, { recursive: true });
   const extensionsBin = await buildExtensions({ project: join(repoRoot, 'extensions.csproj'), cacheDir });
-  const azurite = await startAzurite();
+  const azurite = await startAzurite({ accounts: spareAccounts });
   globalThis.__REAL_HOST_AZURITE_STOP__ = () => azurite.stop();
   const prepared: Prepared = { dir: build.dir, keys: build.keys, extensionsBin, scratch, storage: azurite.connectionString };
   process.env[variable] = JSON.stringify(prepared);
@@ -68,9 +69,14 @@ export function useRealHostStorage(): void {
   const text = process.env[variable];
   if (text === undefined) return;
   const { storage } = JSON.parse(text) as Prepared;
-  if (storage === undefined) return;
+  // On the devhost projects' Azurite, whose spare accounts the devhost runs of the same files take.
+  if (storage === undefined) {
+    delete process.env[spareAccountsVariable];
+    return;
+  }
   process.env.TEST_STORAGE_CONNECTION = storage;
   process.env.AzureWebJobsStorage = storage;
+  process.env[spareAccountsVariable] = 'true';
 }
 
 /** In a worker: the host build, the built extensions and a scratch folder for app copies. */

@@ -8,6 +8,7 @@ import { delimiter, dirname } from 'node:path';
 
 import { startAzurite, type RunningAzurite } from '../../../devhost/azurite';
 import { runProcess } from '../../support/dotnetBuild';
+import { spareStorage } from '../../support/storageAccounts';
 import { type E2eHost, externalHost, startE2eHost } from './harness';
 
 /** A tool run in `cwd` with the node that runs jest first on PATH (npm's scripts and the programs run on it). */
@@ -67,15 +68,25 @@ export function expectInOrder(output: string, expected: readonly string[]): void
   expect({ found, output }).toEqual({ found: expected.map((want) => [want, true]), output });
 }
 
-/** A host of this project on an Azurite of its own, so the pages' names start fresh. */
-export function ownHost(): { host: () => E2eHost; env: () => Record<string, string> } {
+/**
+ * A host of this project on storage of its own (a spare account of the run's Azurite, or an Azurite of
+ * its own where the run has none), so the pages' names start fresh.
+ */
+export function ownHost(account: 'clientnpm' | 'clientnuget'): { host: () => E2eHost; env: () => Record<string, string> } {
   let azurite: RunningAzurite | undefined;
   let host: E2eHost | undefined;
   beforeAll(async () => {
-    if (!externalHost) azurite = await startAzurite();
+    let storage: string | undefined;
+    if (!externalHost) {
+      storage = spareStorage(account);
+      if (storage === undefined) {
+        azurite = await startAzurite();
+        storage = azurite.connectionString;
+      }
+    }
     host = await startE2eHost({
       env: {
-        AzureWebJobsStorage: azurite?.connectionString,
+        AzureWebJobsStorage: storage,
         // Fast queue polling, so the pages' jobs complete in seconds.
         AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
         TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200',
