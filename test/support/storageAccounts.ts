@@ -9,11 +9,7 @@
 import { accountConnectionString } from '../../devhost/azurite';
 
 /** One account per documentation page (by its index in the page list) and per packed client. */
-export const spareAccounts: readonly string[] = [
-  ...Array.from({ length: 24 }, (_, i) => `docs${i}`),
-  'clientnpm',
-  'clientnuget',
-];
+export const spareAccounts: readonly string[] = [...Array.from({ length: 24 }, (_, i) => `docs${i}`), 'clientnpm', 'clientnuget'];
 
 /** Set by the set-up that started the Azurite of TEST_STORAGE_CONNECTION with `spareAccounts`. */
 export const spareAccountsVariable = 'TEST_STORAGE_SPARE_ACCOUNTS';
