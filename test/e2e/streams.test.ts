@@ -364,12 +364,13 @@ describe('streams across a host restart', () => {
     expect(recovered.writer).toMatchObject({ accepted: total, bufferDepth: total, oldestUnflushedAt: before.writer.oldestUnflushedAt });
     // The flusher's durable timer was set on the old host's virtual clock. A restarted host's virtual
     // clock starts at real time, so the timer may be due at once, or (when the old clock had been
-    // moved ahead) still in the future: keep moving time until it fires.
+    // moved ahead) still in the future: keep moving time (a flush interval at a time on the devhost,
+    // a second on real time) until it fires.
     let last: StreamView | undefined;
     const flushed = await until(
       'the timer flush after the restart',
       async () => {
-        await host.pass(1000);
+        await host.pass(onRealTime ? 1000 : 5000);
         last = await view(host, type);
         return last.writer.flushedThrough === total ? last : undefined;
       },
