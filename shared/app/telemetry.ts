@@ -12,14 +12,12 @@
  * The providers are the app's own, not the process's global ones: each capability gets its instruments
  * through the Telemetry port (shared/telemetry/port.ts), so a test builds the same app on an in-memory one.
  */
-import { ManagedIdentityCredential } from '@azure/identity';
-import { AzureMonitorMetricExporter, AzureMonitorTraceExporter } from '@azure/monitor-opentelemetry-exporter';
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import type { ManagedIdentityCredential } from '@azure/identity';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 
+import { azureMonitorExporters, identitySdk, otlpMetricExporters, otlpTraceExporters } from '../onDemand';
 import type { AttributePolicy } from '../telemetry/attributes';
 import { noTelemetry, type Telemetry, telemetryOf } from '../telemetry/port';
 
@@ -63,6 +61,7 @@ function azureMonitorCredential(env: Env): ManagedIdentityCredential | undefined
   );
   if (parts.get('authorization')?.toLowerCase() !== 'aad') return undefined;
   const clientId = parts.get('clientid');
+  const { ManagedIdentityCredential } = identitySdk();
   return clientId === undefined ? new ManagedIdentityCredential() : new ManagedIdentityCredential({ clientId });
 }
 
@@ -73,13 +72,14 @@ export function telemetryFromEnvironment(env: Env, policy: AttributePolicy, inst
   const exporters: string[] = [];
   const metricsUrl = otlpUrl(env, 'metrics');
   const tracesUrl = otlpUrl(env, 'traces');
-  if (metricsUrl !== undefined) metricExporters.push(new OTLPMetricExporter({ url: metricsUrl }));
-  if (tracesUrl !== undefined) spanExporters.push(new OTLPTraceExporter({ url: tracesUrl }));
+  if (metricsUrl !== undefined) metricExporters.push(new (otlpMetricExporters().OTLPMetricExporter)({ url: metricsUrl }));
+  if (tracesUrl !== undefined) spanExporters.push(new (otlpTraceExporters().OTLPTraceExporter)({ url: tracesUrl }));
   if (metricsUrl !== undefined || tracesUrl !== undefined) exporters.push('otlp');
   const connectionString = value(env, 'APPLICATIONINSIGHTS_CONNECTION_STRING');
   if (connectionString !== undefined) {
     const credential = azureMonitorCredential(env);
     const options = { connectionString, ...(credential === undefined ? {} : { credential }) };
+    const { AzureMonitorMetricExporter, AzureMonitorTraceExporter } = azureMonitorExporters();
     metricExporters.push(new AzureMonitorMetricExporter(options));
     spanExporters.push(new AzureMonitorTraceExporter(options));
     exporters.push('azureMonitor');

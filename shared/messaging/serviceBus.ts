@@ -4,12 +4,14 @@
  * per entity, closed by the app on shutdown. Without a Service Bus connection every sender is
  * undefined: features that publish to it then stay local.
  */
-import { ServiceBusClient, type ServiceBusSender } from '@azure/service-bus';
+import type { ServiceBusClient, ServiceBusSender } from '@azure/service-bus';
 
 import type { ServiceBusConnection } from '../config';
+import { serviceBusSdk } from '../onDemand';
 import { tokenCredentialFor } from '../storage/clients';
 
 function createServiceBusClient(connection: ServiceBusConnection): ServiceBusClient {
+  const { ServiceBusClient } = serviceBusSdk();
   return connection.kind === 'connectionString'
     ? new ServiceBusClient(connection.connectionString)
     : new ServiceBusClient(connection.fullyQualifiedNamespace, tokenCredentialFor(connection.managedIdentity, connection.clientId));

@@ -11,7 +11,6 @@ import {
 } from '@azure/data-tables';
 import { isTokenCredential, type TokenCredential } from '@azure/core-auth';
 import type { PipelinePolicy } from '@azure/core-rest-pipeline';
-import { DefaultAzureCredential, ManagedIdentityCredential } from '@azure/identity';
 import {
   AnonymousCredential,
   BlobServiceClient,
@@ -28,6 +27,7 @@ import {
 } from '@azure/storage-queue';
 
 import type { StorageConnection } from '../config';
+import { identitySdk } from '../onDemand';
 import { translateStorageError } from './errors';
 import type { StorageRetrySettings } from './settings';
 
@@ -59,6 +59,7 @@ export interface StorageClients {
 const defaultRetry: StorageRetrySettings = { maxTries: 3, tryTimeoutMs: 10_000 };
 
 export function tokenCredentialFor(managedIdentity: boolean, clientId: string | undefined): TokenCredential {
+  const { DefaultAzureCredential, ManagedIdentityCredential } = identitySdk();
   if (managedIdentity) return clientId === undefined ? new ManagedIdentityCredential() : new ManagedIdentityCredential({ clientId });
   return new DefaultAzureCredential(clientId === undefined ? {} : { managedIdentityClientId: clientId });
 }
