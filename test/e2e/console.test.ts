@@ -23,6 +23,7 @@ import { devhostTest, type E2eHost, hostKind, ownHostTest, startDevhost, startE2
 import { requestJson } from './support/http';
 import { readAll } from './support/pages';
 import { until as waitUntil } from './support/wait';
+import { queuesPolledPromptly } from './support/jobs';
 
 // Listings are in name order across the shared Azurite of the whole test run: sort first. A run that
 // makes the docs' screenshots (alone, on a fresh Azurite) uses plain names.
@@ -87,7 +88,7 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
   beforeAll(async () => {
     host = await startE2eHost({
       env: {
-        AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
+        ...queuesPolledPromptly,
         AzureFunctionsJobHost__extensions__queues__visibilityTimeout: '00:00:00',
         AzureFunctionsJobHost__extensions__queues__maxDequeueCount: '2',
         TALLYHO_JOBS_QUEUES: '2',

@@ -14,10 +14,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { type RunningAzurite, startAzurite } from '../../devhost/azurite';
 import { documentationPages, documentedBaseUrl, type ExampleStep, readExamplePage, shapeMismatches } from '../support/docExamples';
 import { describeWithTool, onPath } from '../support/optionalTool';
-import { spareStorage } from '../support/storageAccounts';
+import { type FreshStorage, freshStorage } from '../support/storageAccounts';
 import { type E2eHost, externalHost, repoRoot, startE2eHost } from './support/harness';
 
 const curlTool = {
@@ -127,29 +126,23 @@ describeWithTool(curlTool, 'documentation examples', () => {
   for (const [index, page] of pages.entries()) {
     const runnable = page.steps.filter((s) => s.skip === undefined);
     describe(`${page.page} (${runnable.length} examples)`, () => {
-      let azurite: RunningAzurite | undefined;
+      let storage: FreshStorage | undefined;
       let host: E2eHost;
       let dir: string;
 
       beforeAll(async () => {
         dir = mkdtempSync(join(tmpdir(), 'tallyho-docs-'));
         if (runnable.length === 0) return;
-        // Against an external host (E2E_BASE_URL) the page shares that host's storage; here it gets its
-        // own: a spare account of the run's Azurite, or an Azurite of its own where the run has none.
-        let storage: string | undefined;
-        if (!externalHost) {
-          storage = spareStorage(`docs${index}`);
-          if (storage === undefined) {
-            azurite = await startAzurite();
-            storage = azurite.connectionString;
-          }
-        }
-        host = await startE2eHost({ env: { ...page.settings, ...(storage === undefined ? {} : { AzureWebJobsStorage: storage }) } });
+        // Against an external host (E2E_BASE_URL) the page shares that host's storage; here it gets its own.
+        if (!externalHost) storage = await freshStorage(`docs${index}`);
+        host = await startE2eHost({
+          env: { ...page.settings, ...(storage === undefined ? {} : { AzureWebJobsStorage: storage.connectionString }) },
+        });
       }, 120_000);
 
       afterAll(async () => {
         await host?.stop();
-        await azurite?.stop();
+        await storage?.stop();
         rmSync(dir, { recursive: true, force: true });
       });
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { buildDotnetSolution, dotnetDir, dotnetTool, runDotnet } from '../support/dotnetBuild';
 import { describeWithTool } from '../support/optionalTool';
 import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
+import { queuesPolledPromptly } from './support/jobs';
 
 describeWithTool(dotnetTool, 'the .NET client (clients/dotnet)', () => {
   let host: E2eHost;
@@ -18,7 +19,7 @@ describeWithTool(dotnetTool, 'the .NET client (clients/dotnet)', () => {
     host = await startE2eHost({
       // Fast queue polling, as the TypeScript e2e jobs tests use, so a job completes in seconds.
       env: {
-        AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
+        ...queuesPolledPromptly,
         AzureFunctionsJobHost__extensions__queues__visibilityTimeout: '00:00:00',
         TALLYHO_JOBS_RETRY_DELAY_SECONDS: '0',
       },
@@ -32,7 +33,16 @@ describeWithTool(dotnetTool, 'the .NET client (clients/dotnet)', () => {
     // Built once per test run (test/support/dotnetBuild.ts); each host's run tests with results of its own.
     const { solution, artifacts } = await buildDotnetSolution();
     const result = await runDotnet(
-      ['test', solution, '--nologo', '--no-build', '--artifacts-path', artifacts, '--results-directory', join(dotnetDir, `results-${host.kind}`)],
+      [
+        'test',
+        solution,
+        '--nologo',
+        '--no-build',
+        '--artifacts-path',
+        artifacts,
+        '--results-directory',
+        join(dotnetDir, `results-${host.kind}`),
+      ],
       {
         TALLYHO_BASE_URL: host.baseUrl,
         TALLYHO_FUNCTION_KEY: host.keys.function ?? '',

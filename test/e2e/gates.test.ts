@@ -17,13 +17,14 @@ import type { GateView } from '../../shared/gates/schemas';
 import { mapLimited } from '../../shared/mapLimited';
 import { queues } from '../../shared/resources';
 import { transactions } from '../support/billing';
-import { describeDevhost, type E2eHost, hostKind, ownHostTest, startE2eHost } from './support/harness';
+import { atScale, describeDevhost, type E2eHost, ownHostTest, startE2eHost } from './support/harness';
 import { killedHostWorkBackWithinAMinute } from './support/crash';
 import { periodicTimersOff } from './support/timers';
 import { expectProblem, type JsonResponse, pollJson, readSse, requestJson } from './support/http';
 import { unique } from './support/names';
 import { readAll } from './support/pages';
 import { until as waitUntil } from './support/wait';
+import { queuesPolledPromptly } from './support/jobs';
 
 interface RunStarted {
   runId: string;
@@ -59,7 +60,7 @@ describe('gates over HTTP', () => {
         TALLYHO_GATES_MAX_WAITERS: '2000',
         // The job action's envelopes go to queues only this host polls, and promptly.
         TALLYHO_JOBS_QUEUE_PREFIX: unique('gj'),
-        AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
+        ...queuesPolledPromptly,
       },
     });
   });
@@ -98,7 +99,7 @@ describe('gates over HTTP', () => {
   const waitingCount = (name: string, n: number) =>
     until(`${n} runs waiting on ${name}`, async () => ((await read(name)).body.waiters.waiting >= n ? true : undefined), 60_000, 200);
 
-  const waitingRuns = hostKind() === 'devhost' ? 300 : 1000;
+  const waitingRuns = atScale(1000, 300);
   test(`${waitingRuns.toLocaleString('en')} waiting runs, one release: every run proceeds exactly once; runs started during and after it proceed too`, async () => {
     const name = unique('hounds');
     expect((await create(name)).status).toBe(201);

@@ -18,8 +18,8 @@ import { Signer } from '../../shared/signing/signer';
 import { containers, tables } from '../../shared/resources';
 import { expectedTotals, invoiceTotals, type TestTransaction, transactions } from '../support/billing';
 import { storageFor, testConnection } from '../support/sequences';
-import { hostKind, ownHostTest, type E2eHost, startE2eHost } from './support/harness';
-import { type JobView, settledJob } from './support/jobs';
+import { atScale, ownHostTest, type E2eHost, startE2eHost } from './support/harness';
+import { type JobView, settledJob, queuesPolledPromptly } from './support/jobs';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
 import { readAll } from './support/pages';
@@ -39,7 +39,7 @@ interface ResultView {
 
 const queueCount = 4;
 const fastQueues = {
-  AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
+  ...queuesPolledPromptly,
   AzureFunctionsJobHost__extensions__queues__visibilityTimeout: '00:00:00',
   AzureFunctionsJobHost__extensions__queues__maxDequeueCount: '3',
   TALLYHO_JOBS_QUEUES: String(queueCount),
@@ -115,7 +115,7 @@ describe('jobs over HTTP', () => {
       .filter((l) => l !== '')
       .slice(1);
 
-  const bigJob = hostKind() === 'devhost' ? 2_000 : 10_000;
+  const bigJob = atScale(10_000, 2_000);
   test(`a ${bigJob.toLocaleString('en')}-transaction job completes with per-customer totals equal to an independent computation`, async () => {
     const items = transactions(bigJob, 42);
     const started = Date.now();

@@ -7,7 +7,7 @@ import { flusherInstanceId } from '../../shared/streams/names';
 import { transactions } from '../support/billing';
 import { ownHostTest, type E2eHost, startE2eHost } from './support/harness';
 import { expectProblem, requestJson } from './support/http';
-import { settledJob } from './support/jobs';
+import { settledJob, queuesPolledPromptly } from './support/jobs';
 import { unique } from './support/names';
 import { post, view } from './support/streams';
 
@@ -54,7 +54,7 @@ describe("the billing ledger is the app's own stream", () => {
       env: {
         TALLYHO_STREAMS_MAX_TYPES: '1',
         TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200',
-        AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
+        ...queuesPolledPromptly,
         TALLYHO_JOBS_QUEUE_PREFIX: unique('own'),
       },
     });

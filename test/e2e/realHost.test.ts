@@ -9,7 +9,7 @@
  */
 import { transactions } from '../support/billing';
 import { type E2eHost, startE2eHost } from './support/harness';
-import { type JobView, settledJob } from './support/jobs';
+import { type JobView, settledJob, queuesPolledPromptly } from './support/jobs';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
 import { readAll } from './support/pages';
@@ -22,7 +22,7 @@ describe('the routes that broke on the real host', () => {
     host = await startE2eHost({
       env: {
         TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200',
-        AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
+        ...queuesPolledPromptly,
         TALLYHO_JOBS_QUEUE_PREFIX: unique('rh'),
       },
     });

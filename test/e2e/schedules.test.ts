@@ -24,6 +24,7 @@ import { expectProblem, type JsonResponse, requestJson } from './support/http';
 import { unique } from './support/names';
 import { readAll } from './support/pages';
 import { until as waitUntil } from './support/wait';
+import { queuesPolledPromptly } from './support/jobs';
 
 type Schedule = ScheduleView;
 type Run = ScheduleView['runs'][number];
@@ -101,9 +102,8 @@ describeDevhost('schedules on the virtual clock', () => {
   let s: ReturnType<typeof api>;
 
   beforeAll(async () => {
-    // Jobs a schedule submits are worked in real time: queues polled at most every 500 ms, not host.json's 5 s.
-    const jobsWorkedPromptly = { AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.500' };
-    host = await startE2eHost({ virtualClock: true, env: { ...quietTimers, ...jobsWorkedPromptly } });
+    // Jobs a schedule submits are worked in real time, so their queues are polled promptly.
+    host = await startE2eHost({ virtualClock: true, env: { ...quietTimers, ...queuesPolledPromptly } });
     s = api(host);
   });
   afterAll(async () => {

@@ -27,15 +27,13 @@ import { transactions } from '../support/billing';
 import { selfSignedCert } from '../support/selfSignedCert';
 import { devhostTest, type E2eHost, hostLabel, startE2eHost } from './support/harness';
 import { expectProblem, type JsonResponse, readableAnswer, requestJson } from './support/http';
-import { type JobView, settledJob } from './support/jobs';
+import { type JobView, queuesPolledPromptly, settledJob } from './support/jobs';
 import { unique } from './support/names';
 import { until } from './support/wait';
 
 const readable = (res: JsonResponse): string => readableAnswer(res.headers, res.body);
 const soon = (ms: number): string => new Date(Date.now() + ms).toISOString();
 const later = '2099-01-01T00:00:00Z';
-/** The jobs the probes submit are worked in seconds, not after the queue listener's back-off has grown to host.json's 5 s. */
-const jobsWorkedPromptly = { AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.500' };
 /** TALLYHO_STREAMS_PARTITIONS as these hosts run it (the default). */
 const partitions = 4;
 
@@ -123,7 +121,7 @@ describe(`security probe of issue #24 (${hostLabel()}, keys on)`, () => {
         TALLYHO_SCHEDULES_POLL_SECONDS: '1',
         TALLYHO_STREAMS_ACK_TIMEOUT_MS: '10000',
         TALLYHO_GATES_MAX_WAITERS: '3',
-        ...jobsWorkedPromptly,
+        ...queuesPolledPromptly,
       },
     });
   });
@@ -379,7 +377,7 @@ describe(`security probe of issue #24, with tight caps and a webhook (${hostLabe
         TALLYHO_JOBS_MAX_OPEN: '10',
         TALLYHO_STREAMS_MAX_PRODUCERS: '3',
         TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER: '3',
-        ...jobsWorkedPromptly,
+        ...queuesPolledPromptly,
       },
     });
   });

@@ -308,12 +308,13 @@ describe('streams across a host restart', () => {
   // The devhost moves its virtual clock; the real host's time is real, so its timers are set to come
   // due after a restart (one takes 5–10 s there) yet soon enough to wait for.
   const onRealTime = hostKind() !== 'devhost';
+  const flushIntervalMs = onRealTime ? 30_000 : 5_000;
 
   beforeAll(async () => {
     host = await startE2eHost({
       virtualClock: 'where available',
       env: {
-        TALLYHO_STREAMS_FLUSH_INTERVAL_MS: onRealTime ? '30000' : '5000',
+        TALLYHO_STREAMS_FLUSH_INTERVAL_MS: String(flushIntervalMs),
         TALLYHO_STREAMS_FLUSH_EVENTS: '1000',
         ...(onRealTime
           ? {
@@ -370,7 +371,7 @@ describe('streams across a host restart', () => {
     const flushed = await until(
       'the timer flush after the restart',
       async () => {
-        await host.pass(onRealTime ? 1000 : 5000);
+        await host.pass(onRealTime ? 1000 : flushIntervalMs);
         last = await view(host, type);
         return last.writer.flushedThrough === total ? last : undefined;
       },

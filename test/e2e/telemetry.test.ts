@@ -11,7 +11,7 @@ import { transactions } from '../support/billing';
 import { type OtlpReceiver, type ReceivedPoint, type ReceivedSpan, startOtlpReceiver } from '../support/otlpReceiver';
 import { type E2eHost, hostKind, startE2eHost } from './support/harness';
 import { requestJson } from './support/http';
-import { settledJob } from './support/jobs';
+import { settledJob, queuesPolledPromptly } from './support/jobs';
 import { unique } from './support/names';
 import { flush, post } from './support/streams';
 import { until } from './support/wait';
@@ -34,7 +34,7 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
         TALLYHO_JOBS_QUEUE_PREFIX: prefix,
         TALLYHO_JOBS_QUEUES: '2',
         TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200',
-        AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
+        ...queuesPolledPromptly,
       },
     });
   });

@@ -11,6 +11,7 @@
  */
 import { type RunningAzurite, startAzurite } from '../../devhost/azurite';
 import { type E2eHost, startDevhost, startE2eHost } from '../e2e/support/harness';
+import { queuesPolledPromptly } from '../e2e/support/jobs';
 
 /** Which key goes with the call, in the header (`query` sends the function key as `?code=`). */
 type Key = 'none' | 'function' | 'admin' | 'wrong' | 'query';
@@ -255,7 +256,7 @@ describe('live parity: the same calls to the devhost and to the real host', () =
     const [forDevhost, forReal] = azurites as [RunningAzurite, RunningAzurite];
     // The same settings on both; keys on (the devhost with keys of its own, the real host with its build's).
     const env = {
-      AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
+      ...queuesPolledPromptly,
       TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200',
       TALLYHO_GATES_WATCH_INTERVAL_MS: '250',
     };

@@ -6,10 +6,10 @@
  */
 import { delimiter, dirname } from 'node:path';
 
-import { startAzurite, type RunningAzurite } from '../../../devhost/azurite';
 import { runProcess } from '../../support/dotnetBuild';
-import { spareStorage } from '../../support/storageAccounts';
+import { type FreshStorage, freshStorage } from '../../support/storageAccounts';
 import { type E2eHost, externalHost, startE2eHost } from './harness';
+import { queuesPolledPromptly } from './jobs';
 
 /** A tool run in `cwd` with the node that runs jest first on PATH (npm's scripts and the programs run on it). */
 function run(command: string, args: readonly string[], cwd: string, env: Record<string, string> = {}): ReturnType<typeof runProcess> {
@@ -73,29 +73,22 @@ export function expectInOrder(output: string, expected: readonly string[]): void
  * its own where the run has none), so the pages' names start fresh.
  */
 export function ownHost(account: 'clientnpm' | 'clientnuget'): { host: () => E2eHost; env: () => Record<string, string> } {
-  let azurite: RunningAzurite | undefined;
+  let storage: FreshStorage | undefined;
   let host: E2eHost | undefined;
   beforeAll(async () => {
-    let storage: string | undefined;
-    if (!externalHost) {
-      storage = spareStorage(account);
-      if (storage === undefined) {
-        azurite = await startAzurite();
-        storage = azurite.connectionString;
-      }
-    }
+    if (!externalHost) storage = await freshStorage(account);
     host = await startE2eHost({
       env: {
-        AzureWebJobsStorage: storage,
+        AzureWebJobsStorage: storage?.connectionString,
         // Fast queue polling, so the pages' jobs complete in seconds.
-        AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
+        ...queuesPolledPromptly,
         TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200',
       },
     });
   }, 180_000);
   afterAll(async () => {
     await host?.stop();
-    await azurite?.stop();
+    await storage?.stop();
   });
   const started = (): E2eHost => {
     if (host === undefined) throw new Error('the host did not start');

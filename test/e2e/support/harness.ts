@@ -101,6 +101,13 @@ export function hostKind(): HostKind {
   return process.env.E2E_HOST === 'real' ? 'real' : 'devhost';
 }
 
+/**
+ * The size of an at-scale case: `full` on the real host (and an external one), `onDevhost` on the
+ * devhost, which runs the same code paths and assertions; the at-scale proof is the real host's, and
+ * the devhost run keeps the suite's time down (#25).
+ */
+export const atScale = (full: number, onDevhost: number): number => (hostKind() === 'devhost' ? onDevhost : full);
+
 /** A name for the host kind, for test and describe titles. */
 export const hostLabel = (): string => ({ devhost: 'devhost', real: 'real host', external: 'external host' })[hostKind()];
 

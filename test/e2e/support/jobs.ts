@@ -1,6 +1,12 @@
-/** Jobs over HTTP for the e2e tests: a job's view, and waiting until it has settled. */
+/** Jobs over HTTP for the e2e tests: a job's view, waiting until it has settled, and prompt queue polling. */
 import type { E2eHost } from './harness';
 import { pollJson } from './http';
+
+/**
+ * Host settings under which queued work (job envelopes, gate and schedule actions) is picked up in a
+ * fraction of a second: the queue listener's back-off otherwise grows to host.json's 5 s when idle.
+ */
+export const queuesPolledPromptly = { AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200' } as const;
 
 export interface JobView {
   id: string;

@@ -13,6 +13,7 @@ import { unique } from '../../../../test/e2e/support/names';
 import { readLog } from '../../../../test/e2e/support/streams';
 import { transactions } from '../../../../test/support/billing';
 import { type CutProxy, startCutProxy } from '../support/cutProxy';
+import { queuesPolledPromptly } from '../../../../test/e2e/support/jobs';
 
 describe(`@tallyho/client against the ${hostLabel()}`, () => {
   let host: E2eHost;
@@ -33,7 +34,7 @@ describe(`@tallyho/client against the ${hostLabel()}`, () => {
         TALLYHO_GATES_HEARTBEAT_SECONDS: '1',
         TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200',
         TALLYHO_JOBS_QUEUE_PREFIX: unique('cj'),
-        AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200',
+        ...queuesPolledPromptly,
       },
     });
     proxy = await startCutProxy(host.url('/api'));

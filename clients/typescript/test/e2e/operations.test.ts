@@ -7,6 +7,7 @@ import { TallyhoClient } from '../../src/client';
 import { isSettled } from '../../src/jobs';
 import { type E2eHost, hostLabel, startE2eHost } from '../../../../test/e2e/support/harness';
 import { unique } from '../../../../test/e2e/support/names';
+import { queuesPolledPromptly } from '../../../../test/e2e/support/jobs';
 
 describe(`long-running operations with @tallyho/client against the ${hostLabel()}`, () => {
   let host: E2eHost;
@@ -20,7 +21,7 @@ describe(`long-running operations with @tallyho/client against the ${hostLabel()
 
   beforeAll(async () => {
     host = await startE2eHost({
-      env: { TALLYHO_JOBS_QUEUE_PREFIX: unique('lro'), AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:00.200' },
+      env: { TALLYHO_JOBS_QUEUE_PREFIX: unique('lro'), ...queuesPolledPromptly },
     });
   });
   afterAll(async () => {

@@ -23,7 +23,7 @@ import { TallyhoClient } from '../../src/client';
 import type { JobWorker } from '../../src/worker';
 import type { ItemResult, JobResult } from '../../src/types';
 import { verifyWebhook } from '../../src/webhooks';
-import { type E2eHost, hostKind, hostLabel, repoRoot, startE2eHost } from '../../../../test/e2e/support/harness';
+import { atScale, type E2eHost, hostLabel, repoRoot, startE2eHost } from '../../../../test/e2e/support/harness';
 import { buildDotnetSolution, dotnetAssembly } from '../../../../test/support/dotnetBuild';
 import { describeWithTool, onPath } from '../../../../test/support/optionalTool';
 import { selfSignedCert } from '../../../../test/support/selfSignedCert';
@@ -124,7 +124,7 @@ function exited(child: ChildProcess): Promise<number | null> {
 }
 
 /** Items in the mixed-worker job: the full 10,000 (TALLYHO_JOBS_MAX_ITEMS' default) wherever the host is not the devhost. */
-const itemCount = hostKind() === 'devhost' ? 2_000 : 10_000;
+const itemCount = atScale(10_000, 2_000);
 const counted = itemCount.toLocaleString('en-US');
 
 describeWithTool(dotnetTool, `a ${counted}-item job, four TypeScript workers and one .NET worker, on the ${hostLabel()}`, () => {
