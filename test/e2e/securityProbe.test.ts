@@ -119,7 +119,6 @@ describe(`security probe of issue #24 (${hostLabel()}, keys on)`, () => {
       env: {
         TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS: '168.63.129.16',
         TALLYHO_SCHEDULES_POLL_SECONDS: '1',
-        TALLYHO_STREAMS_ACK_TIMEOUT_MS: '10000',
         TALLYHO_GATES_MAX_WAITERS: '3',
         ...queuesPolledPromptly,
       },
