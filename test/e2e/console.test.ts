@@ -19,7 +19,7 @@ import { transactions } from '../support/billing';
 import { storageFor } from '../support/sequences';
 import { describeWithTool } from '../support/optionalTool';
 import { type Browser, chromiumTool, launchBrowser, screenshot } from './support/browser';
-import { devhostTest, type E2eHost, hostKind, ownHostTest, startDevhost, startE2eHost } from './support/harness';
+import { devhostTest, type E2eHost, hostKind, ownHostTest, startDevhost, startE2eHost, storageOf } from './support/harness';
 import { requestJson } from './support/http';
 import { readAll } from './support/pages';
 import { until as waitUntil } from './support/wait';
@@ -336,6 +336,7 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
       const items: Record<string, unknown>[] = transactions(3, 23, unique('poison'));
       items[1] = { ...items[1], metadata: { blob: 'b'.repeat(40_000) } };
       const holding = await startE2eHost({
+        storage: host.storage,
         env: {
           TALLYHO_JOBS_QUEUES: '2',
           TALLYHO_JOBS_QUEUE_PREFIX: holdPrefix,
@@ -353,7 +354,7 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
       } finally {
         await holding.stop();
       }
-      const storage = storageFor();
+      const storage = storageFor(storageOf(host));
       const jobsContainer = await storage.container(containers.jobs);
       for await (const blob of jobsContainer.listBlobsFlat({ prefix: `${id}/input` })) await jobsContainer.deleteBlob(blob.name);
       let moved = 0;

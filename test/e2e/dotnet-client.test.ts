@@ -9,7 +9,7 @@ import { join } from 'node:path';
 
 import { buildDotnetSolution, dotnetDir, dotnetTool, runDotnet } from '../support/dotnetBuild';
 import { describeWithTool } from '../support/optionalTool';
-import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
+import { type E2eHost, hostLabel, startE2eHost, storageOf } from './support/harness';
 import { queuesPolledPromptly } from './support/jobs';
 
 describeWithTool(dotnetTool, 'the .NET client (clients/dotnet)', () => {
@@ -47,6 +47,8 @@ describeWithTool(dotnetTool, 'the .NET client (clients/dotnet)', () => {
         TALLYHO_BASE_URL: host.baseUrl,
         TALLYHO_FUNCTION_KEY: host.keys.function ?? '',
         TALLYHO_ADMIN_KEY: host.keys.admin ?? '',
+        // The fixture reads the stream logs the host wrote, in the host's own storage account.
+        TEST_STORAGE_CONNECTION: storageOf(host),
       },
     );
     const summary = result.output.split('\n').filter((line) => /^(Passed|Failed)!|error /.test(line.trim()));

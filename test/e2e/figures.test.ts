@@ -11,9 +11,10 @@
 import type { Page } from 'playwright-core';
 
 import { describeWithTool } from '../support/optionalTool';
-import { storageFor, testConnection } from '../support/sequences';
+import { storageFor } from '../support/sequences';
+import type { StorageClients } from '../../shared/storage/clients';
 import { type Browser, chromiumTool, launchBrowser, screenshot } from './support/browser';
-import { ownHostTest, type E2eHost, startE2eHost } from './support/harness';
+import { ownHostTest, type E2eHost, startE2eHost, storageOf } from './support/harness';
 import { requestJson } from './support/http';
 import { unique } from './support/names';
 
@@ -27,7 +28,7 @@ interface JobFigures {
 const queueCount = 2;
 
 describe('operator figures', () => {
-  const storage = storageFor(testConnection());
+  let storage: StorageClients;
   const prefix = unique('jf');
   const disabled = Object.fromEntries(
     Array.from({ length: queueCount }, (_, i) => [
@@ -39,6 +40,7 @@ describe('operator figures', () => {
 
   beforeAll(async () => {
     host = await startE2eHost({ env: { ...disabled, TALLYHO_JOBS_QUEUES: String(queueCount), TALLYHO_JOBS_QUEUE_PREFIX: prefix } });
+    storage = storageFor(storageOf(host));
   });
   afterAll(async () => {
     await host?.stop();

@@ -17,7 +17,7 @@ import type { GateView } from '../../shared/gates/schemas';
 import { mapLimited } from '../../shared/mapLimited';
 import { queues } from '../../shared/resources';
 import { transactions } from '../support/billing';
-import { atScale, describeDevhost, type E2eHost, ownHostTest, startE2eHost } from './support/harness';
+import { atScale, describeDevhost, type E2eHost, ownHostTest, startE2eHost, storageOf } from './support/harness';
 import { killedHostWorkBackWithinAMinute } from './support/crash';
 import { periodicTimersOff } from './support/timers';
 import { expectProblem, type JsonResponse, pollJson, readSse, requestJson } from './support/http';
@@ -479,7 +479,7 @@ describe('a gate release and a crash', () => {
         ...killedHostWorkBackWithinAMinute,
       },
     });
-    actions = new QueueClient(process.env.TEST_STORAGE_CONNECTION ?? '', queues.gateActions);
+    actions = new QueueClient(storageOf(host), queues.gateActions);
     await actions.createIfNotExists();
   });
   afterAll(async () => {

@@ -17,8 +17,9 @@ import { jobIdForKey } from '../../shared/jobs/jobIds';
 import { Signer } from '../../shared/signing/signer';
 import { containers, tables } from '../../shared/resources';
 import { expectedTotals, invoiceTotals, type TestTransaction, transactions } from '../support/billing';
-import { storageFor, testConnection } from '../support/sequences';
-import { atScale, ownHostTest, type E2eHost, startE2eHost } from './support/harness';
+import { storageFor } from '../support/sequences';
+import type { StorageClients } from '../../shared/storage/clients';
+import { atScale, ownHostTest, type E2eHost, startE2eHost, storageOf } from './support/harness';
 import { type JobView, settledJob, queuesPolledPromptly } from './support/jobs';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
@@ -49,7 +50,7 @@ const workQueues = (prefix: string): string[] => Array.from({ length: queueCount
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 describe('jobs over HTTP', () => {
-  const storage = storageFor(testConnection());
+  let storage: StorageClients;
   const prefix = unique('je');
   // Keyed job ids are MACs: the test can compute them only because it gives the host its key.
   const signingKey = Buffer.alloc(32, 0x33);
@@ -59,6 +60,7 @@ describe('jobs over HTTP', () => {
     host = await startE2eHost({
       env: { ...fastQueues, TALLYHO_JOBS_QUEUE_PREFIX: prefix, TALLYHO_SIGNING_KEY: signingKey.toString('base64') },
     });
+    storage = storageFor(storageOf(host));
   });
   afterAll(async () => {
     await host?.stop();
@@ -332,7 +334,7 @@ describe('jobs over HTTP', () => {
       'the same envelope delivered twice leaves totals unchanged; an envelope that always crashes reaches poison, its items fail with the reason, the job completes',
       async () => {
         // 1. Submit with the work triggers off and capture the real messages.
-        const holding = await startE2eHost({ env: { ...env, ...disabled } });
+        const holding = await startE2eHost({ storage: host.storage, env: { ...env, ...disabled } });
         const dupItems = transactions(100, 17, 'dup');
         const poisonItems = transactions(70, 19, 'pz');
         poisonItems[40] = { ...poisonItems[40]!, id: 'pz-big', metadata: { blob: 'b'.repeat(40_000) } };
@@ -357,7 +359,7 @@ describe('jobs over HTTP', () => {
         for await (const blob of container.listBlobsFlat({ prefix: `${poisonJob.id}/input` })) await container.deleteBlob(blob.name);
 
         // 2. A host with the triggers on processes everything.
-        const working = await startE2eHost({ env });
+        const working = await startE2eHost({ storage: host.storage, env });
         try {
           const dup = await settledJob(working, dupJob.id);
           expect(dup).toMatchObject({ state: 'completed', totals: { succeeded: 100, failed: 0, pending: 0 } });

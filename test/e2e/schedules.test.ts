@@ -18,7 +18,7 @@ import { QueueServiceClient } from '@azure/storage-queue';
 
 import type { ScheduleView } from '../../shared/schedules/views';
 import { selfSignedCert } from '../support/selfSignedCert';
-import { describeDevhost, type E2eHost, ownHostTest, startE2eHost } from './support/harness';
+import { describeDevhost, type E2eHost, ownHostTest, startE2eHost, storageOf } from './support/harness';
 import { periodicTimersOff } from './support/timers';
 import { expectProblem, type JsonResponse, requestJson } from './support/http';
 import { unique } from './support/names';
@@ -29,19 +29,18 @@ import { queuesPolledPromptly } from './support/jobs';
 type Schedule = ScheduleView;
 type Run = ScheduleView['runs'][number];
 
-const storage = (): string => process.env.TEST_STORAGE_CONNECTION as string;
 /** Settings every host here gets: the other capabilities' timers would otherwise fire every 30-60 virtual seconds. */
 const quietTimers = periodicTimersOff;
 
-async function queueTexts(queue: string): Promise<string[]> {
-  const client = QueueServiceClient.fromConnectionString(storage()).getQueueClient(queue);
+async function queueTexts(host: E2eHost, queue: string): Promise<string[]> {
+  const client = QueueServiceClient.fromConnectionString(storageOf(host)).getQueueClient(queue);
   if (!(await client.exists())) return [];
   const peeked = await client.peekMessages({ numberOfMessages: 32 });
   return peeked.peekedMessageItems.map((m) => Buffer.from(m.messageText, 'base64').toString('utf8'));
 }
 
-async function indexRowExists(id: string): Promise<boolean> {
-  const table = TableClient.fromConnectionString(storage(), 'schedules', { allowInsecureConnection: true });
+async function indexRowExists(host: E2eHost, id: string): Promise<boolean> {
+  const table = TableClient.fromConnectionString(storageOf(host), 'schedules', { allowInsecureConnection: true });
   try {
     await table.getEntity(id, 'schedule');
     return true;
@@ -125,7 +124,7 @@ describeDevhost('schedules on the virtual clock', () => {
 
     await s.advanceTo(Date.parse(at) - 1000);
     expect(ran(body(await s.get(id), 200))).toEqual([]);
-    expect(await queueTexts(queue)).toEqual([]);
+    expect(await queueTexts(host, queue)).toEqual([]);
 
     await s.advanceTo(Date.parse(at) + 1000);
     const after = await until(
@@ -135,10 +134,10 @@ describeDevhost('schedules on the virtual clock', () => {
     );
     expect(ran(after.body)).toEqual([expect.objectContaining({ at, kind: 'scheduled', outcome: 'succeeded' })]);
     expect(after.body).toMatchObject({ runCount: 1, nextFireAt: null });
-    expect(await queueTexts(queue)).toEqual(['{"order":42}']);
+    expect(await queueTexts(host, queue)).toEqual(['{"order":42}']);
 
     await s.advanceTo(Date.parse(at) + 86_400_000);
-    expect(await queueTexts(queue)).toHaveLength(1);
+    expect(await queueTexts(host, queue)).toHaveLength(1);
     expect((await s.instance(id)).body.runtimeStatus).toBe('Completed');
     // Same id, same definition: idempotent; another definition: 409.
     expect((await s.create({ id, at, target: { type: 'queueMessage', queue, message: { order: 42 } } })).status).toBe(200);
@@ -161,7 +160,7 @@ describeDevhost('schedules on the virtual clock', () => {
     await s.advanceTo(Date.parse(at) - 86_400_000);
     const waiting = body(await s.get(id), 200);
     expect(waiting).toMatchObject({ state: 'active', nextFireAt: at, runCount: 0 });
-    expect(await queueTexts(queue)).toEqual([]);
+    expect(await queueTexts(host, queue)).toEqual([]);
 
     await s.advanceTo(Date.parse(at) + 1000);
     const after = await until(
@@ -171,7 +170,7 @@ describeDevhost('schedules on the virtual clock', () => {
     );
     expect(ran(after.body)).toEqual([expect.objectContaining({ at, kind: 'scheduled', outcome: 'succeeded' })]);
     expect(after.body).toMatchObject({ runCount: 1, nextFireAt: null });
-    expect(await queueTexts(queue)).toEqual(['far']);
+    expect(await queueTexts(host, queue)).toEqual(['far']);
     expect((await s.instance(id)).body.runtimeStatus).toBe('Completed');
   }, 120_000);
 
@@ -184,7 +183,7 @@ describeDevhost('schedules on the virtual clock', () => {
     expect(body(await s.cancel(id), 200)).toMatchObject({ state: 'cancelled' });
     await s.advanceTo(Date.parse(at) + 3600_000);
     expect(ran(body(await s.get(id), 200))).toEqual([]);
-    expect(await queueTexts(queue)).toEqual([]);
+    expect(await queueTexts(host, queue)).toEqual([]);
     await until(
       'the orchestration to end',
       () => s.instance(id),
@@ -211,7 +210,7 @@ describeDevhost('schedules on the virtual clock', () => {
         () => s.get(c.id),
         (r) => r.body.state === 'completed' || r.body.state === 'cancelled',
       );
-      const messages = await queueTexts(c.queue);
+      const messages = await queueTexts(host, c.queue);
       const cancel = cancels[i] as JsonResponse;
       if (cancel.status === 200) {
         // The cancel won: nothing ran, nothing was sent.
@@ -261,7 +260,7 @@ describeDevhost('schedules on the virtual clock', () => {
     );
     await s.advanceTo(first + 6 * 60_000 + 500);
     expect(ran(body(await s.get(id), 200))).toHaveLength(2);
-    expect(await queueTexts(queue)).toHaveLength(2);
+    expect(await queueTexts(host, queue)).toHaveLength(2);
 
     expect(body(await s.resume(id), 200)).toMatchObject({ state: 'active' });
     const resumed = await until(
@@ -386,7 +385,7 @@ describe('schedules on any host (no time travel needed)', () => {
     const [run] = ran(after.body);
     expect(run).toMatchObject({ at, kind: 'scheduled', outcome: 'succeeded' });
     expect(Date.parse(run?.startedAt ?? '')).toBeGreaterThanOrEqual(Date.parse(at));
-    expect(await queueTexts(queue)).toEqual(['soon']);
+    expect(await queueTexts(host, queue)).toEqual(['soon']);
   }, 90_000);
 
   test('trigger now runs the target at once, also while paused', async () => {
@@ -401,7 +400,7 @@ describe('schedules on any host (no time travel needed)', () => {
       (r) => ran(r.body).some((x) => x.triggerId === t1.triggerId && x.outcome === 'succeeded'),
     );
     expect(ran(first.body)).toEqual([expect.objectContaining({ kind: 'trigger', triggerId: t1.triggerId, outcome: 'succeeded' })]);
-    expect(await queueTexts(queue)).toEqual(['now']);
+    expect(await queueTexts(host, queue)).toEqual(['now']);
 
     body(await s.pause(id), 200);
     const t2 = body(await s.trigger(id), 202);
@@ -410,7 +409,7 @@ describe('schedules on any host (no time travel needed)', () => {
       () => s.get(id),
       (r) => ran(r.body).some((x) => x.triggerId === t2.triggerId && x.outcome === 'succeeded'),
     );
-    expect(await queueTexts(queue)).toEqual(['now', 'now']);
+    expect(await queueTexts(host, queue)).toEqual(['now', 'now']);
     // The one-off itself has not fired: it is still waiting (paused) for its time.
     expect(body(await s.get(id), 200)).toMatchObject({ state: 'paused', runCount: 2 });
     body(await s.cancel(id), 200);
@@ -435,7 +434,7 @@ describe('schedules on any host (no time travel needed)', () => {
       const id = unique('bad');
       const problem = expectProblem(await s.create({ id, ...timing, target }), 400, 'ValidationFailed');
       expect({ name, paths: problem.issues?.map((i) => i.path) }).toEqual({ name, paths: expect.arrayContaining([path]) });
-      expect({ name, row: await indexRowExists(id), instance: (await s.instance(id)).status }).toEqual({ name, row: false, instance: 404 });
+      expect({ name, row: await indexRowExists(host, id), instance: (await s.instance(id)).status }).toEqual({ name, row: false, instance: 404 });
     }
     // Targets this deployment refuses are 400s too (and create nothing).
     const id = unique('bad');
@@ -444,7 +443,7 @@ describe('schedules on any host (no time travel needed)', () => {
       400,
     );
     expect(refused.issues).toEqual([{ path: 'body.target.url', message: expect.stringMatching(/allow-list/) }]);
-    expect(await indexRowExists(id)).toBe(false);
+    expect(await indexRowExists(host, id)).toBe(false);
     const job = expectProblem(
       await s.create({ id, at: '2027-01-15T09:00:00Z', target: { type: 'job', processor: 'payroll', items: [{ id: 'a' }] } }),
       400,
@@ -549,7 +548,7 @@ describeDevhost('schedules across a daylight-saving change', () => {
       '2027-03-14T13:00:00.000Z', // 09:00 EDT
       '2027-03-15T13:00:00.000Z',
     ]);
-    expect((await queueTexts(queue)).sort()).toEqual(['gap', 'gap', 'gap', 'gap', 'nine', 'nine', 'nine', 'nine']);
+    expect((await queueTexts(host, queue)).sort()).toEqual(['gap', 'gap', 'gap', 'gap', 'nine', 'nine', 'nine', 'nine']);
     body(await s.cancel(gap), 200);
     body(await s.cancel(nine), 200);
   }, 120_000);
@@ -643,8 +642,8 @@ describeDevhost('catch-up after the host was down', () => {
     expect(allRuns.map((r) => Date.parse(r.at))).toEqual([...allRuns.map((r) => Date.parse(r.at))].sort((a, b) => a - b));
     expect(Date.parse((allRuns[1] as Run).at) - Date.parse((allRuns[0] as Run).at)).toBe(2000);
     expect(missed(all)).toBeGreaterThanOrEqual(2);
-    expect(await queueTexts(cases.all.queue)).toEqual(['all', 'all', 'all']);
-    expect(await queueTexts(cases.once.queue)).toEqual(['once']);
+    expect(await queueTexts(host, cases.all.queue)).toEqual(['all', 'all', 'all']);
+    expect(await queueTexts(host, cases.once.queue)).toEqual(['once']);
 
     // The one-offs, late by several seconds: `none` misses it, `once` runs it (as a catch-up).
     const oneOffNone = await until(
@@ -660,8 +659,8 @@ describeDevhost('catch-up after the host was down', () => {
       (r) => r.body.state === 'completed',
     );
     expect(ran(oneOffOnce.body)).toEqual([expect.objectContaining({ at, kind: 'catchUp', outcome: 'succeeded' })]);
-    expect(await queueTexts(cases.onceNone.queue)).toEqual([]);
-    expect(await queueTexts(cases.onceOnce.queue)).toEqual(['onceOnce']);
+    expect(await queueTexts(host, cases.onceNone.queue)).toEqual([]);
+    expect(await queueTexts(host, cases.onceOnce.queue)).toEqual(['onceOnce']);
     for (const key of ['none', 'once', 'all'] as const) body(await s.cancel(cases[key].id), 200);
   });
 });

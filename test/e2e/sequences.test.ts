@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 
 import { TableClient } from '@azure/data-tables';
 
-import { type E2eHost, ownHostTest, startE2eHost } from './support/harness';
+import { type E2eHost, ownHostTest, startE2eHost, storageOf } from './support/harness';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
 
@@ -191,7 +191,7 @@ describe('sequences across a graceful restart', () => {
 
   /** The high-water mark as stored (the sequence's row in the `sequences` table), not as the app reports it. */
   const storedNext = async (name: string): Promise<number> => {
-    const table = TableClient.fromConnectionString(process.env.TEST_STORAGE_CONNECTION as string, 'sequences', {
+    const table = TableClient.fromConnectionString(storageOf(host), 'sequences', {
       allowInsecureConnection: true,
     });
     const entity = await table.getEntity<{ next: unknown }>(name, 'sequence');

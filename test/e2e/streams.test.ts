@@ -9,6 +9,7 @@
 import { seededRandom } from '../../shared/clock';
 import { flusherInstanceId } from '../../shared/streams/names';
 import { type FaultProxy, type ProxiedRequest, startFaultProxy } from '../support/faultProxy';
+import { claimHostStorage } from '../support/storageAccounts';
 import { killedHostWorkBackWithinAMinute } from './support/crash';
 import { type E2eHost, hostKind, ownHostTest, type RestartOptions, startE2eHost } from './support/harness';
 import { expectProblem, requestJson } from './support/http';
@@ -73,7 +74,7 @@ describe('streams over HTTP', () => {
     const runs = await Promise.all(Array.from({ length: 16 }, (_, i) => produce(host, type, `producer-${i}`, 12, i + 1)));
     expect((await flush(host, type)).status).toBe(200);
     const state = await view(host, type);
-    const lines = await readLog(state.route.partition, state.route.resource);
+    const lines = await readLog(host, state.route.partition, state.route.resource);
     expectExactlyOnceInOrder(runs, seqsByProducer(lines));
     // One writer numbered them: 0, 1, 2, … without gaps or repeats.
     expect(lines.map((l) => l.index)).toEqual(lines.map((_, i) => i));
@@ -92,7 +93,7 @@ describe('streams over HTTP', () => {
           const res = await post(host, type, { producer: `p${p}`, seq, data: { p, seq } }, '?ack=flushed');
           expect(res.status).toBe(200);
           expect(res.body.flushed).toBe(true);
-          const lines = await readLog(res.body.partition, res.body.resource);
+          const lines = await readLog(host, res.body.partition, res.body.resource);
           expect(lines.filter((l) => l.producer === `p${p}` && l.seq === seq)).toHaveLength(1);
         }
       }),
@@ -122,8 +123,8 @@ describe('streams over HTTP', () => {
     const runs = await producing;
     expect((await flush(host, type)).status).toBe(200);
 
-    const oldLog = await readLog(before.route.partition, type);
-    const newLog = await readLog(target, type);
+    const oldLog = await readLog(host, before.route.partition, type);
+    const newLog = await readLog(host, target, type);
     expect(oldLog.length).toBeGreaterThan(0);
     expect(newLog.length).toBeGreaterThan(0);
     expectExactlyOnceInOrder(runs, seqsByProducer([...oldLog, ...newLog]));
@@ -219,7 +220,7 @@ describe('streams over HTTP', () => {
       },
     );
     expect(writer.status).toBe(404);
-    expect(await logBlobs(state.route.partition, state.route.resource)).toEqual([]);
+    expect(await logBlobs(host, state.route.partition, state.route.resource)).toEqual([]);
   });
 });
 
@@ -231,8 +232,7 @@ describe('streams with storage misbehaving (fault proxy in front of Azurite)', (
     r.service === 'blob' && r.method === 'PUT' && /^\/[^/]+\/streams\//.test(r.path) && r.path.includes('comp=appendblock');
 
   beforeAll(async () => {
-    const storage = process.env.TEST_STORAGE_CONNECTION as string;
-    proxy = await startFaultProxy(storage);
+    proxy = await startFaultProxy(claimHostStorage());
     host = await startE2eHost({
       env: {
         AzureWebJobsStorage: proxy.connectionString,
@@ -271,9 +271,9 @@ describe('streams with storage misbehaving (fault proxy in front of Azurite)', (
     expect(appends).toBeGreaterThan(4);
     const state = await view(host, type);
     expect(state.writer.lastFlush?.blocksFoundWritten).toBeGreaterThanOrEqual(1);
-    const blobs = await logBlobs(state.route.partition, state.route.resource);
+    const blobs = await logBlobs(host, state.route.partition, state.route.resource);
     expect(blobs).toHaveLength(1);
-    const lines = await readLog(state.route.partition, state.route.resource);
+    const lines = await readLog(host, state.route.partition, state.route.resource);
     expect(lines.map((l) => l.seq)).toEqual(events.map((e) => e.seq));
   });
 
@@ -298,7 +298,7 @@ describe('streams with storage misbehaving (fault proxy in front of Azurite)', (
     expect(released.status).toBe(202);
     expect(released.body.accepted).toBe(1);
     expect((await flush(host, type)).status).toBe(200);
-    const lines = await readLog(full.route.partition, full.route.resource);
+    const lines = await readLog(host, full.route.partition, full.route.resource);
     expect(lines.map((l) => `${l.producer}${l.seq}`)).toEqual([...Array.from({ length: 40 }, (_, i) => `p${i + 1}`), 'q1']);
   });
 });
@@ -352,7 +352,7 @@ describe('streams across a host restart', () => {
     const before = await view(host, type);
     const total = runs.reduce((n, r) => n + r.acknowledged.length, 0);
     expect(before.writer).toMatchObject({ accepted: total, flushedThrough: 0, bufferDepth: total });
-    expect(await logBlobs(before.route.partition, before.route.resource)).toEqual([]);
+    expect(await logBlobs(host, before.route.partition, before.route.resource)).toEqual([]);
     // While events wait in the buffer, the view says since when and for how long.
     expect(before.writer.flushLagMs).toBeGreaterThan(0);
     expect(before.writer.oldestUnflushedAt).not.toBeNull();
@@ -380,7 +380,7 @@ describe('streams across a host restart', () => {
       throw new Error(`${String(err)}; last view: ${JSON.stringify(last)}`);
     });
     expect(flushed.writer).toMatchObject({ bufferDepth: 0, flushLagMs: 0, oldestUnflushedAt: null });
-    const lines = await readLog(before.route.partition, before.route.resource);
+    const lines = await readLog(host, before.route.partition, before.route.resource);
     expectExactlyOnceInOrder(runs, seqsByProducer(lines));
     expect(lines.map((l) => l.index)).toEqual(lines.map((_, i) => i));
   }
@@ -426,7 +426,7 @@ describe('streams across a host restart', () => {
         onRealTime ? 60_000 : undefined,
       );
       expect(flushed.writer).toMatchObject({ accepted: 2, bufferDepth: 0 });
-      expect(seqsByProducer(await readLog(flushed.route.partition, flushed.route.resource)).get('p')).toEqual([1, 2]);
+      expect(seqsByProducer(await readLog(host, flushed.route.partition, flushed.route.resource)).get('p')).toEqual([1, 2]);
     },
     120_000,
   );

@@ -3,7 +3,7 @@
  * the environment (workers are forked after global setup, so they inherit it).
  */
 import { startAzurite } from '../../devhost/azurite';
-import { spareAccounts, spareAccountsVariable } from './storageAccounts';
+import { hostClaimsVariable, newHostClaims, runAccounts, spareAccountsVariable } from './storageAccounts';
 
 declare global {
   var __AZURITE_STOP__: (() => Promise<void>) | undefined;
@@ -13,9 +13,10 @@ export default async function globalSetup(): Promise<void> {
   // Names this run, so work done once per run (the deployment package) is not taken from an earlier one.
   process.env.TEST_RUN_ID ??= `${Date.now().toString(36)}-${process.pid}`;
   if (process.env.TEST_STORAGE_CONNECTION !== undefined) return;
-  const azurite = await startAzurite({ accounts: spareAccounts });
+  const azurite = await startAzurite({ accounts: runAccounts });
   process.env.TEST_STORAGE_CONNECTION = azurite.connectionString;
   process.env[spareAccountsVariable] = 'true';
+  process.env[hostClaimsVariable] = newHostClaims();
   process.env.AzureWebJobsStorage = azurite.connectionString;
   globalThis.__AZURITE_STOP__ = () => azurite.stop();
 }

@@ -17,7 +17,7 @@ import { startAzurite } from '../../devhost/azurite';
 import { buildExtensions } from '../../devhost/realHost/extensions';
 import { copyHostBuild, type HostBuild, type RealHostKeys } from '../../devhost/realHost/hostBuild';
 import { optionalTool } from './optionalTool';
-import { spareAccounts, spareAccountsVariable } from './storageAccounts';
+import { hostClaimsVariable, runAccounts, spareAccountsVariable } from './storageAccounts';
 import { realHostTool } from './realHostTool.cjs';
 
 const repoRoot = resolve(__dirname, '..', '..');
@@ -30,6 +30,8 @@ interface Prepared {
   readonly scratch: string;
   /** The real-host projects' Azurite (absent when TEST_REAL_HOST was given from outside). */
   readonly storage?: string;
+  /** The claims on its host accounts (storageAccounts.ts). */
+  readonly hostClaims?: string;
 }
 
 declare global {
@@ -48,9 +50,11 @@ export default async function realHostSetup(): Promise<void> {
   const cacheDir = join(repoRoot, 'node_modules', '.cache', 'functions-extensions');
   mkdirSync(cacheDir, { recursive: true });
   const extensionsBin = await buildExtensions({ project: join(repoRoot, 'extensions.csproj'), cacheDir });
-  const azurite = await startAzurite({ accounts: spareAccounts });
+  const azurite = await startAzurite({ accounts: runAccounts });
   globalThis.__REAL_HOST_AZURITE_STOP__ = () => azurite.stop();
-  const prepared: Prepared = { dir: build.dir, keys: build.keys, extensionsBin, scratch, storage: azurite.connectionString };
+  const hostClaims = join(scratch, 'host-accounts');
+  mkdirSync(hostClaims);
+  const prepared: Prepared = { dir: build.dir, keys: build.keys, extensionsBin, scratch, storage: azurite.connectionString, hostClaims };
   process.env[variable] = JSON.stringify(prepared);
 }
 
@@ -68,8 +72,9 @@ export async function removeRealHostScratch(): Promise<void> {
 export function useRealHostStorage(): void {
   const text = process.env[variable];
   if (text === undefined) return;
-  const { storage } = JSON.parse(text) as Prepared;
-  // On the devhost projects' Azurite, whose spare accounts the devhost runs of the same files take.
+  const { storage, hostClaims } = JSON.parse(text) as Prepared;
+  // On the devhost projects' Azurite, whose spare accounts the devhost runs of the same files take
+  // (its host accounts are claimed, so both projects' hosts share them safely).
   if (storage === undefined) {
     delete process.env[spareAccountsVariable];
     return;
@@ -77,6 +82,8 @@ export function useRealHostStorage(): void {
   process.env.TEST_STORAGE_CONNECTION = storage;
   process.env.AzureWebJobsStorage = storage;
   process.env[spareAccountsVariable] = 'true';
+  if (hostClaims === undefined) delete process.env[hostClaimsVariable];
+  else process.env[hostClaimsVariable] = hostClaims;
 }
 
 /** In a worker: the host build, the built extensions and a scratch folder for app copies. */

@@ -3,7 +3,8 @@
  * available: in the `e2e` jest project on the devhost, and in the `e2e-real` project on the real host
  * (test/support/realHostTool.cjs says how one is found; the project's setup builds what it needs).
  * `startE2eHost()` starts the host of the current project as a child process on a free port, against
- * the test Azurite (`TEST_STORAGE_CONNECTION`), with the app's sample settings, a task hub of its own,
+ * a storage account of its own in the test Azurite (`host.storage`; test/support/storageAccounts.ts),
+ * with the app's sample settings, a task hub of its own,
  * keys on (a function key and the master/admin key) and the options given. With `E2E_BASE_URL` set,
  * it targets that host instead (e.g. `func start`); keys then come from `E2E_FUNCTION_KEY` /
  * `E2E_ADMIN_KEY`.
@@ -20,6 +21,7 @@ import { copyApp } from '../../../devhost/realHost/appCopy';
 import type { HostBuild } from '../../../devhost/realHost/hostBuild';
 import { type RealHost, startRealHost } from '../../../devhost/realHost/process';
 import { realHostEnvironment } from '../../support/realHostSetup';
+import { claimHostStorage } from '../../support/storageAccounts';
 
 export const repoRoot = resolve(__dirname, '..', '..', '..');
 const cliPath = join(repoRoot, 'dist', 'devhost', 'cli.js');
@@ -44,6 +46,11 @@ export interface E2eHostOptions {
   readonly appRoot?: string;
   /** The durable task hub; default: a fresh one per start (so tests never share orchestration state). */
   readonly taskHub?: string;
+  /**
+   * The storage to run on: another host's (`host.storage`), for a test of work one host leaves in
+   * storage for the next. Default: a storage account of its own, as each app has in Azure.
+   */
+  readonly storage?: string | undefined;
   /** Pass the host's own output through (default: kept for `output()` and shown on failure). */
   readonly verbose?: boolean;
   readonly startTimeoutMs?: number;
@@ -67,6 +74,8 @@ export interface E2eHost {
   readonly keys: HostKeys;
   /** The task hub this host uses (undefined for an external host). */
   readonly taskHub: string | undefined;
+  /** The connection string of the storage this host uses, for a test's own look at it (undefined for an external host). */
+  readonly storage: string | undefined;
   url(path: string): string;
   /** Everything the host printed so far. */
   output(): string;
@@ -146,6 +155,13 @@ function keepOutput(host: E2eHost): void {
   writeFileSync(join(dir, `${host.kind}-${host.taskHub ?? 'external'}.log`), host.output());
 }
 
+/** The storage a host uses, for a test's own look at it: its own account, or for an external host the run's storage. */
+export function storageOf(host: E2eHost): string {
+  const storage = host.storage ?? process.env.TEST_STORAGE_CONNECTION;
+  if (storage === undefined) throw new Error('TEST_STORAGE_CONNECTION is not set (jest global setup starts Azurite)');
+  return storage;
+}
+
 /** The hosts this test file started and has not stopped (or the external host), for failure reports. */
 export function runningHosts(): readonly E2eHost[] {
   return externalHost ? [externalE2eHost()] : [...running];
@@ -165,10 +181,13 @@ function sampleSettings(appRoot: string): Record<string, string> {
   return Object.fromEntries(Object.entries(parsed.Values ?? {}).map(([k, v]) => [k, String(v)]));
 }
 
-/** The app's settings for one host: the samples, the test storage, the task hub, then the test's own. */
-function appSettings(appRoot: string, taskHub: string, overrides: E2eHostOptions['env']): Record<string, string> {
-  const storage = process.env.TEST_STORAGE_CONNECTION;
-  if (storage === undefined) throw new Error('TEST_STORAGE_CONNECTION is not set (jest global setup starts Azurite)');
+/** The storage of a new host: the one asked for (or set as AzureWebJobsStorage), else an account claimed for it. */
+function storageFor(options: E2eHostOptions): string {
+  return options.storage ?? options.env?.AzureWebJobsStorage ?? claimHostStorage();
+}
+
+/** The app's settings for one host: the samples, its storage, the task hub, then the test's own. */
+function appSettings(appRoot: string, storage: string, taskHub: string, overrides: E2eHostOptions['env']): Record<string, string> {
   const settings: Record<string, string> = {
     ...sampleSettings(appRoot),
     AzureWebJobsStorage: storage,
@@ -197,6 +216,7 @@ function externalE2eHost(): E2eHost {
     external: true,
     keys,
     taskHub: undefined,
+    storage: undefined,
     url: (path) => `${baseUrl}${path}`,
     output: () => '',
     restart: unsupported('restart()'),
@@ -222,6 +242,7 @@ class ChildDevhost implements E2eHost {
     /** The keys configured; without an admin key the devhost makes up a master key at each start. */
     private readonly configuredKeys: HostKeys,
     readonly taskHub: string,
+    readonly storage: string,
     private readonly verbose: boolean,
     private readonly timeoutMs: number,
   ) {
@@ -347,6 +368,7 @@ class RealE2eHost implements E2eHost {
     private readonly host: RealHost,
     private readonly appDir: string,
     readonly taskHub: string,
+    readonly storage: string,
   ) {
     this.keys = { admin: host.keys.master, function: host.keys.function };
   }
@@ -389,7 +411,8 @@ async function startReal(options: E2eHostOptions, appRoot: string, taskHub: stri
   if (options.virtualClock === true) throw new Error('The real host has no virtual clock (use devhostTest / describeDevhost)');
   const { build, extensionsBin, scratch }: { build: HostBuild; extensionsBin: string; scratch: string } = realHostEnvironment();
   const appDir = copyApp({ appRoot, extensionsBin, parent: scratch });
-  const settings = appSettings(appRoot, taskHub, options.env);
+  const storage = storageFor(options);
+  const settings = appSettings(appRoot, storage, taskHub, options.env);
   const host = await startRealHost({
     build,
     appDir,
@@ -397,7 +420,7 @@ async function startReal(options: E2eHostOptions, appRoot: string, taskHub: stri
     ...(options.verbose === true ? { verbose: true } : {}),
     startTimeoutMs: options.startTimeoutMs ?? 90_000,
   });
-  return new RealE2eHost(host, appDir, taskHub);
+  return new RealE2eHost(host, appDir, taskHub, storage);
 }
 
 export async function startE2eHost(options: E2eHostOptions = {}): Promise<E2eHost> {
@@ -426,7 +449,8 @@ export async function startDevhost(options: E2eHostOptions & { readonly keys?: H
 async function startChildDevhost(options: E2eHostOptions, appRoot: string, taskHub: string, keys: HostKeys): Promise<ChildDevhost> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
-  Object.assign(env, appSettings(appRoot, taskHub, {}));
+  const storage = storageFor(options);
+  Object.assign(env, appSettings(appRoot, storage, taskHub, {}));
   if (keys.admin !== undefined) env.FUNCTIONS_ADMIN_KEY = keys.admin;
   if (keys.function !== undefined) env.FUNCTIONS_KEY = keys.function;
   if (options.virtualClock !== undefined && options.virtualClock !== false) env.DEVHOST_VIRTUAL_CLOCK = 'true';
@@ -434,7 +458,7 @@ async function startChildDevhost(options: E2eHostOptions, appRoot: string, taskH
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
-  const host = new ChildDevhost(env, appRoot, keys, taskHub, options.verbose === true, options.startTimeoutMs ?? 30_000);
+  const host = new ChildDevhost(env, appRoot, keys, taskHub, storage, options.verbose === true, options.startTimeoutMs ?? 30_000);
   await host.start();
   return host;
 }

@@ -2,7 +2,7 @@
 import { BlobServiceClient } from '@azure/storage-blob';
 
 import type { LogLine } from '../../../shared/streams/ndjson';
-import type { E2eHost } from './harness';
+import { type E2eHost, storageOf } from './harness';
 import { type JsonResponse, requestJson } from './http';
 
 export interface AppendAnswer {
@@ -47,26 +47,24 @@ export async function flush(host: E2eHost, type: string): Promise<JsonResponse<{
   return requestJson(host, 'POST', `/api/streams/${type}/flush`, { key: 'admin' });
 }
 
-function container() {
-  const connection = process.env.TEST_STORAGE_CONNECTION;
-  if (connection === undefined) throw new Error('TEST_STORAGE_CONNECTION is not set');
-  return BlobServiceClient.fromConnectionString(connection).getContainerClient('streams');
+function container(host: E2eHost) {
+  return BlobServiceClient.fromConnectionString(storageOf(host)).getContainerClient('streams');
 }
 
 /** Every blob of one writer's log, in order. */
-export async function logBlobs(partition: string, resource: string): Promise<string[]> {
+export async function logBlobs(host: E2eHost, partition: string, resource: string): Promise<string[]> {
   const names: string[] = [];
-  const client = container();
+  const client = container(host);
   if (!(await client.exists())) return names;
   for await (const blob of client.listBlobsFlat({ prefix: `${partition}/${resource}/` })) names.push(blob.name);
   return names.sort();
 }
 
 /** The lines of one writer's log (all its blobs, in order). */
-export async function readLog(partition: string, resource: string): Promise<LogLine[]> {
+export async function readLog(host: E2eHost, partition: string, resource: string): Promise<LogLine[]> {
   const lines: LogLine[] = [];
-  for (const name of await logBlobs(partition, resource)) {
-    const text = (await container().getBlobClient(name).downloadToBuffer()).toString('utf8');
+  for (const name of await logBlobs(host, partition, resource)) {
+    const text = (await container(host).getBlobClient(name).downloadToBuffer()).toString('utf8');
     if (text !== '' && !text.endsWith('\n')) throw new Error(`${name} ends with a partial line`);
     for (const line of text.split('\n')) if (line !== '') lines.push(JSON.parse(line) as LogLine);
   }

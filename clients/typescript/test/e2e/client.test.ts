@@ -207,7 +207,7 @@ describe(`@tallyho/client against the ${hostLabel()}`, () => {
     const appends = proxy.seen.filter((s) => s.path.includes(`/streams/${type}/events`));
     expect(appends.map((s) => s.action)).toEqual(['forward', 'loseResponse', 'forward', 'forward']);
     const state = await writer.describe();
-    const lines = await readLog(state.route.partition, state.route.resource);
+    const lines = await readLog(host, state.route.partition, state.route.resource);
     const seqs = lines.filter((l) => l.producer === 'e2e-writer').map((l) => l.seq);
     expect(seqs).toHaveLength(6);
     expect(new Set(seqs).size).toBe(6);
