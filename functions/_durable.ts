@@ -1,12 +1,20 @@
 /**
  * The durable-functions client behind shared/'s Durable port (shared/durable/client.ts): every
- * operation a capability needs, typed, with the library's "not found" errors turned into values.
- * Functions get the client from a `durableClient` input binding, one per invocation.
+ * operation a capability needs, typed, with the library's "not found" errors turned into values and
+ * its failures into AppErrors. Functions get the client from a `durableClient` input binding, one per
+ * invocation.
+ *
+ * A failure of the Durable API is the backend being unavailable (503 with Retry-After, for the caller
+ * to retry) when the extension answered 429 or 5xx (it answers 500 when its own storage call failed)
+ * or the connection failed; any other answer is unexpected here, a bug (500).
  */
 import type { InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
 
 import { DurableRpc, rpcBaseOf, type RpcReply } from './_durableRpc';
+
+import { AppError, isAppError } from '../shared/errors';
+import { isTransientStorageError } from '../shared/storage/errors';
 
 import type { DurableClient, InstanceStatus, ManagementLinks } from '../shared/durable/client';
 import type { EntityRef } from '../shared/durable/entities';
@@ -16,8 +24,39 @@ function isNotFound(err: unknown): boolean {
   return err instanceof Error && (/HTTP 404/.test(err.message) || /^No instance with ID/.test(err.message));
 }
 
-function unexpected(operation: string, reply: RpcReply): Error {
-  return new Error(`The Durable HTTP API answered ${operation} with ${reply.status}: ${reply.body.slice(0, 200)}`);
+const unavailable = (internal: string, cause?: unknown): AppError =>
+  new AppError('DependencyUnavailable', 'The Durable Functions backend is unavailable; try again shortly', {
+    internal,
+    retryAfterSeconds: 1,
+    ...(cause === undefined ? {} : { cause }),
+  });
+
+const backendDown = (status: number): boolean => status === 429 || status >= 500;
+
+function unexpected(operation: string, reply: RpcReply): AppError {
+  const internal = `The Durable HTTP API answered ${operation} with ${reply.status}: ${reply.body.slice(0, 200)}`;
+  return backendDown(reply.status) ? unavailable(internal) : new AppError('Internal', internal, { internal });
+}
+
+/** The library client reports an answer it did not expect only in its error's message. */
+const libraryStatus = (message: string): number | undefined => {
+  const m = /unexpected status code: (\d{3})|replied with an empty HTTP (\d{3})/.exec(message);
+  const digits = m?.[1] ?? m?.[2];
+  return digits === undefined ? undefined : Number(digits);
+};
+
+/** Runs one call to the Durable API, its failures translated (see the top of this file). */
+async function calling<T>(operation: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (isAppError(err)) throw err;
+    const message = err instanceof Error ? err.message : String(err);
+    const status = libraryStatus(message);
+    const reachedNoOne = status === undefined && isTransientStorageError(err);
+    if ((status !== undefined && backendDown(status)) || reachedNoOne) throw unavailable(`Durable ${operation} failed: ${message}`, err);
+    throw err;
+  }
 }
 
 export class DurableClientAdapter implements DurableClient {
@@ -27,56 +66,69 @@ export class DurableClientAdapter implements DurableClient {
     private readonly rpc?: DurableRpc,
   ) {}
 
-  async signal(entity: EntityRef, operation: string, input: unknown): Promise<void> {
-    if (this.rpc === undefined) {
-      await this.client.signalEntity(new df.EntityId(entity.name, entity.key), operation, input);
-      return;
-    }
-    const reply = await this.rpc.signalEntity(entity.name, entity.key, operation, input);
-    if (reply.status !== 202) throw unexpected('signalEntity', reply);
+  signal(entity: EntityRef, operation: string, input: unknown): Promise<void> {
+    const { rpc } = this;
+    return calling('signalEntity', async () => {
+      if (rpc === undefined) {
+        await this.client.signalEntity(new df.EntityId(entity.name, entity.key), operation, input);
+        return;
+      }
+      const reply = await rpc.signalEntity(entity.name, entity.key, operation, input);
+      if (reply.status !== 202) throw unexpected('signalEntity', reply);
+    });
   }
 
-  async readState<T>(entity: EntityRef): Promise<T | undefined> {
-    if (this.rpc === undefined) {
-      const response = await this.client.readEntityState<T>(new df.EntityId(entity.name, entity.key));
-      return response.entityExists ? response.entityState : undefined;
-    }
-    const reply = await this.rpc.readEntityState(entity.name, entity.key);
-    if (reply.status === 404) return undefined;
-    if (reply.status !== 200) throw unexpected('readEntityState', reply);
-    return JSON.parse(reply.body) as T;
+  readState<T>(entity: EntityRef): Promise<T | undefined> {
+    const { rpc } = this;
+    return calling('readEntityState', async () => {
+      if (rpc === undefined) {
+        const response = await this.client.readEntityState<T>(new df.EntityId(entity.name, entity.key));
+        return response.entityExists ? response.entityState : undefined;
+      }
+      const reply = await rpc.readEntityState(entity.name, entity.key);
+      if (reply.status === 404) return undefined;
+      if (reply.status !== 200) throw unexpected('readEntityState', reply);
+      return JSON.parse(reply.body) as T;
+    });
   }
 
-  async startNew(orchestration: string, instanceId: string, input: unknown): Promise<void> {
-    await this.client.startNew(orchestration, { instanceId, input });
+  startNew(orchestration: string, instanceId: string, input: unknown): Promise<void> {
+    return calling('startNew', async () => {
+      await this.client.startNew(orchestration, { instanceId, input });
+    });
   }
 
-  async getStatus(instanceId: string): Promise<InstanceStatus | undefined> {
-    try {
-      const status = await this.client.getStatus(instanceId);
-      return { runtimeStatus: String(status.runtimeStatus), customStatus: status.customStatus, output: status.output };
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+  getStatus(instanceId: string): Promise<InstanceStatus | undefined> {
+    return calling('getStatus', async () => {
+      try {
+        const status = await this.client.getStatus(instanceId);
+        return { runtimeStatus: String(status.runtimeStatus), customStatus: status.customStatus, output: status.output };
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      }
+    });
   }
 
   /** `gone` when there is no such instance (a finished one accepts and ignores the event). */
-  async raiseEvent(instanceId: string, event: string, data: unknown): Promise<'delivered' | 'gone'> {
-    if (this.rpc !== undefined) {
-      const reply = await this.rpc.raiseEvent(instanceId, event, data);
-      // 410: the instance has finished; like the library, that is not an error.
-      if (reply.status === 202 || reply.status === 410) return 'delivered';
-      if (reply.status === 404) return 'gone';
-      throw unexpected('raiseEvent', reply);
-    }
-    try {
-      await this.client.raiseEvent(instanceId, event, data);
-      return 'delivered';
-    } catch (err) {
-      if (isNotFound(err)) return 'gone';
-      throw err;
-    }
+  raiseEvent(instanceId: string, event: string, data: unknown): Promise<'delivered' | 'gone'> {
+    const { rpc } = this;
+    return calling('raiseEvent', async () => {
+      if (rpc !== undefined) {
+        const reply = await rpc.raiseEvent(instanceId, event, data);
+        // 410: the instance has finished; like the library, that is not an error.
+        if (reply.status === 202 || reply.status === 410) return 'delivered';
+        if (reply.status === 404) return 'gone';
+        throw unexpected('raiseEvent', reply);
+      }
+      try {
+        await this.client.raiseEvent(instanceId, event, data);
+        return 'delivered';
+      } catch (err) {
+        if (isNotFound(err)) return 'gone';
+        throw err;
+      }
+    });
   }
 
   /** As `createCheckStatusResponse` builds them: the management URLs on the origin of the request answered. */

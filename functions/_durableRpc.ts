@@ -24,6 +24,15 @@ export interface RpcReply {
 
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
+/** A request lost to a kept-alive socket the other end had closed (see `send`). */
+class StaleSocket extends Error {
+  readonly code = 'ECONNRESET';
+
+  constructor(override readonly cause: Error) {
+    super(`A kept-alive connection to the Durable API was reset: ${cause.message}`);
+  }
+}
+
 function isClientBindingData(value: unknown): value is ClientBindingData {
   return typeof value === 'object' && value !== null && 'taskHubName' in value;
 }
@@ -54,7 +63,21 @@ export class DurableRpc {
     return this.send('GET', `entities/${name}/${key}`, undefined);
   }
 
-  private send(method: 'GET' | 'POST', path: string, body: string | undefined): Promise<RpcReply> {
+  /**
+   * A kept-alive socket the listener closed just as this request went out fails with ECONNRESET
+   * before the listener read anything; Node's docs (http.Agent, `request.reusedSocket`) advise sending
+   * such a request again, once, on a new socket.
+   */
+  private async send(method: 'GET' | 'POST', path: string, body: string | undefined): Promise<RpcReply> {
+    try {
+      return await this.sendOnce(method, path, body);
+    } catch (err) {
+      if (!(err instanceof StaleSocket)) throw err;
+      return this.sendOnce(method, path, body);
+    }
+  }
+
+  private sendOnce(method: 'GET' | 'POST', path: string, body: string | undefined): Promise<RpcReply> {
     const url = new URL(path, this.base);
     return new Promise((resolve, reject) => {
       const headers: Record<string, string | number> = {};
@@ -68,7 +91,7 @@ export class DurableRpc {
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
         res.on('error', reject);
       });
-      req.on('error', reject);
+      req.on('error', (err: NodeJS.ErrnoException) => reject(req.reusedSocket && err.code === 'ECONNRESET' ? new StaleSocket(err) : err));
       req.end(body);
     });
   }

@@ -9,6 +9,7 @@ import { InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
 
 import { DurableClientAdapter, durableClientOf } from '../../functions/_durable';
+import { AppError } from '../../shared/errors';
 import { DurableRpc, rpcBaseOf } from '../../functions/_durableRpc';
 
 interface Seen {
@@ -108,7 +109,7 @@ describe('hot-path Durable calls', () => {
     expect(actual.map(({ method, url }) => ({ method, url }))).toEqual(expected.map(({ method, url }) => ({ method, url })));
   });
 
-  it('map the answers like the library: 202 and 410 delivered, 404 gone, 200 state, other statuses errors', async () => {
+  it('map the answers like the library: 202 and 410 delivered, 404 gone, 200 state', async () => {
     const adapter = durableClientOf(contextWithClient(base));
     expect(adapter).toBeInstanceOf(DurableClientAdapter);
     answer = { status: 410, body: '' };
@@ -118,7 +119,68 @@ describe('hot-path Durable calls', () => {
     await expect(adapter.readState({ name: 'gate', key: 'g' })).resolves.toBeUndefined();
     answer = { status: 200, body: '{"count":3}' };
     await expect(adapter.readState({ name: 'gate', key: 'g' })).resolves.toEqual({ count: 3 });
+  });
+});
+
+describe('Durable API failures', () => {
+  const adapter = (rpc = true): DurableClientAdapter => durableClientOf(contextWithClient(rpc ? base : undefined));
+  const entity = { name: 'gate', key: 'g' } as const;
+
+  it('a 5xx or 429 answer is the backend unavailable (503, retry), with the answer logged and not shown', async () => {
+    for (const status of [500, 503, 429]) {
+      answer = { status, body: '{"Message":"storage said no at 10.0.0.7"}' };
+      const failure = await adapter().signal(entity, 'op', 1).then(() => undefined, (err: unknown) => err);
+      expect(failure).toBeInstanceOf(AppError);
+      const e = failure as AppError;
+      expect({ code: e.code, status: e.status, retry: e.retryAfterSeconds }).toEqual({ code: 'DependencyUnavailable', status: 503, retry: 1 });
+      expect(e.message).not.toMatch(/10\.0\.0\.7/);
+      expect(e.internal).toContain(String(status));
+    }
+    // Through the library client too (no RPC base): it reports the status only in its message.
     answer = { status: 500, body: '{"Message":"boom"}' };
-    await expect(adapter.signal({ name: 'gate', key: 'g' }, 'op', 1)).rejects.toThrow(/500/);
+    await expect(adapter(false).startNew('orch', 'i1', null)).rejects.toMatchObject({ code: 'DependencyUnavailable' });
+  });
+
+  it('an answer no call expects is a fault of ours (500), not a retry', async () => {
+    answer = { status: 400, body: '{"Message":"bad input"}' };
+    await expect(adapter().signal(entity, 'op', 1)).rejects.toMatchObject({ code: 'Internal', status: 500 });
+    await expect(adapter().readState(entity)).rejects.toMatchObject({ code: 'Internal' });
+  });
+
+  it('a refused connection is the backend unavailable', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const gone = new DurableClientAdapter(df.getClient(contextWithClient(base)), new DurableRpc(new URL(`http://127.0.0.1:${port}/durabletask/`)));
+    await expect(gone.readState(entity)).rejects.toMatchObject({ code: 'DependencyUnavailable' });
+  });
+
+  it('a request on a kept-alive socket the listener has just closed is sent again on a new one', async () => {
+    // The listener drops the connection of every second request it reads on one socket: what a
+    // client sees when its idle socket was closed by the other end as it sent.
+    const served: number[] = [];
+    const flaky = createServer((req, res) => {
+      const socket = req.socket as typeof req.socket & { requests?: number };
+      socket.requests = (socket.requests ?? 0) + 1;
+      if (socket.requests === 2) {
+        socket.destroy();
+        return;
+      }
+      served.push(socket.requests);
+      req.resume();
+      req.on('end', () => res.writeHead(202).end());
+    });
+    await new Promise<void>((resolve) => flaky.listen(0, '127.0.0.1', resolve));
+    try {
+      const rpc = new DurableRpc(new URL(`http://127.0.0.1:${(flaky.address() as AddressInfo).port}/durabletask/`));
+      expect((await rpc.signalEntity('gate', 'g', 'op', 1)).status).toBe(202);
+      expect((await rpc.signalEntity('gate', 'g', 'op', 2)).status).toBe(202);
+      // The second went out on the kept socket, was dropped unread, and was served on a new one.
+      expect(served).toEqual([1, 1]);
+    } finally {
+      flaky.closeAllConnections();
+      await new Promise<void>((resolve) => flaky.close(() => resolve()));
+    }
   });
 });
