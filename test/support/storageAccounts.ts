@@ -34,7 +34,7 @@ const hostAccounts: readonly string[] = Array.from({ length: 150 }, (_, i) => `h
 /** Every account to start an Azurite with for a run: the spare ones and the hosts'. */
 export const runAccounts: readonly string[] = [...spareAccounts, ...hostAccounts];
 
-/** The folder of claims on the host accounts of TEST_STORAGE_CONNECTION's Azurite (one empty file per claimed account). */
+/** The folder of claims on the host accounts of TEST_STORAGE_CONNECTION's Azurite (a file per claimed account, holding the claimer's pid). */
 export const hostClaimsVariable = 'TEST_STORAGE_HOST_CLAIMS';
 
 /** A folder for the claims on a newly started Azurite's host accounts. */
