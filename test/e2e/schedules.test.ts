@@ -68,8 +68,8 @@ function api(host: E2eHost) {
       const res = await requestJson<{ now: string }>(host, 'GET', '/admin/devhost/clock', { key: 'admin' });
       return Date.parse(res.body.now);
     },
-    async advanceTo(at: number | string): Promise<void> {
-      await host.advanceClock({ to: typeof at === 'number' ? new Date(at).toISOString() : at });
+    async advanceTo(at: number | string, timeoutMs?: number): Promise<void> {
+      await host.advanceClock({ to: typeof at === 'number' ? new Date(at).toISOString() : at }, timeoutMs);
     },
   };
 }
@@ -157,7 +157,9 @@ describeDevhost('schedules on the virtual clock', () => {
     );
 
     // A day short of it: hundreds of rechecks (and continue-as-new) later, still waiting, nothing sent.
-    await s.advanceTo(Date.parse(at) - 86_400_000);
+    // About 500 virtual hours, 13 s with the file alone; one full run on a busy 2-core machine needed
+    // more than the usual 90 s, so this advance alone gets more.
+    await s.advanceTo(Date.parse(at) - 86_400_000, 200_000);
     const waiting = body(await s.get(id), 200);
     expect(waiting).toMatchObject({ state: 'active', nextFireAt: at, runCount: 0 });
     expect(await queueTexts(host, queue)).toEqual([]);
@@ -172,7 +174,7 @@ describeDevhost('schedules on the virtual clock', () => {
     expect(after.body).toMatchObject({ runCount: 1, nextFireAt: null });
     expect(await queueTexts(host, queue)).toEqual(['far']);
     expect((await s.instance(id)).body.runtimeStatus).toBe('Completed');
-  }, 120_000);
+  }, 240_000);
 
   test('a one-off cancelled before its time never fires', async () => {
     const id = unique('cancelled');
