@@ -24,37 +24,48 @@ function isNotFound(err: unknown): boolean {
   return err instanceof Error && (/HTTP 404/.test(err.message) || /^No instance with ID/.test(err.message));
 }
 
-const unavailable = (internal: string, cause?: unknown): AppError =>
-  new AppError('DependencyUnavailable', 'The Durable Functions backend is unavailable; try again shortly', {
-    internal,
-    retryAfterSeconds: 1,
-    ...(cause === undefined ? {} : { cause }),
-  });
-
-const backendDown = (status: number): boolean => status === 429 || status >= 500;
-
-function unexpected(operation: string, reply: RpcReply): AppError {
-  const internal = `The Durable HTTP API answered ${operation} with ${reply.status}: ${reply.body.slice(0, 200)}`;
-  return backendDown(reply.status) ? unavailable(internal) : new AppError('Internal', internal, { internal });
+/** An answer a call did not expect, with its status for `calling` to judge. */
+class UnexpectedAnswer extends Error {
+  constructor(
+    operation: string,
+    readonly status: number,
+    body: string,
+  ) {
+    super(`The Durable HTTP API answered ${operation} with ${status}: ${body.slice(0, 200)}`);
+  }
 }
 
-/** The library client reports an answer it did not expect only in its error's message. */
-const libraryStatus = (message: string): number | undefined => {
+function unexpected(operation: string, reply: RpcReply): UnexpectedAnswer {
+  return new UnexpectedAnswer(operation, reply.status, reply.body);
+}
+
+/** The status of an unexpected answer: ours, or the library client's, which gives it only in its message. */
+function statusOf(err: unknown, message: string): number | undefined {
+  if (err instanceof UnexpectedAnswer) return err.status;
   const m = /unexpected status code: (\d{3})|replied with an empty HTTP (\d{3})/.exec(message);
   const digits = m?.[1] ?? m?.[2];
   return digits === undefined ? undefined : Number(digits);
-};
+}
 
-/** Runs one call to the Durable API, its failures translated (see the top of this file). */
+/** Runs one call to the Durable API, its failures translated in this one place (see the top of this file). */
 async function calling<T>(operation: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
     if (isAppError(err)) throw err;
     const message = err instanceof Error ? err.message : String(err);
-    const status = libraryStatus(message);
-    const reachedNoOne = status === undefined && isTransientStorageError(err);
-    if ((status !== undefined && backendDown(status)) || reachedNoOne) throw unavailable(`Durable ${operation} failed: ${message}`, err);
+    const status = statusOf(err, message);
+    // A connection that failed (refused, reset, timed out) reached no one: the same as a 503.
+    const down = status === undefined ? isTransientStorageError(err) : status === 429 || status >= 500;
+    const internal = `Durable ${operation} failed: ${message}`;
+    if (down) {
+      throw new AppError('DependencyUnavailable', 'The Durable Functions backend is unavailable; try again shortly', {
+        internal,
+        retryAfterSeconds: 1,
+        cause: err,
+      });
+    }
+    if (status !== undefined) throw new AppError('Internal', internal, { internal, cause: err });
     throw err;
   }
 }

@@ -13,7 +13,8 @@ import type { CounterMode } from '../../shared/counters/definition';
 import { totalRowKey } from '../../shared/counters/keys';
 import type { CounterService } from '../../shared/counters/service';
 import { type FaultAction, type FaultProxy, type ProxiedRequest, startFaultProxy } from '../support/faultProxy';
-import { counterHarness, counterTableNames, testConnection } from '../support/counters';
+import { counterHarness, counterTableNames } from '../support/counters';
+import { runStorage } from '../support/storageAccounts';
 
 // Short enough that a fault resolves within a second, long enough for a loaded machine's Azurite.
 const fastFailure = { TALLYHO_STORAGE_MAX_TRIES: '3', TALLYHO_STORAGE_TRY_TIMEOUT_MS: '1000' };
@@ -87,7 +88,7 @@ describe('counters under storage faults', () => {
   let proxy: FaultProxy;
 
   beforeEach(async () => {
-    proxy = await startFaultProxy(testConnection());
+    proxy = await startFaultProxy(runStorage());
   });
 
   afterEach(async () => {

@@ -13,7 +13,8 @@ import { sequencesRoutes } from '../../shared/sequences/routes';
 import { type FaultAction, type FaultProxy, type ProxiedRequest, startFaultProxy } from '../support/faultProxy';
 import { callRoute, routeNamed } from '../support/routeRequest';
 import { driveAllocator } from '../support/sequenceLoad.cjs';
-import { accountFor, type InstanceOutcome, sequenceHarness, type SequenceHarness, storageFor, testConnection } from '../support/sequences';
+import { accountFor, type InstanceOutcome, sequenceHarness, type SequenceHarness, storageFor } from '../support/sequences';
+import { runStorage } from '../support/storageAccounts';
 
 /** For the tests that make storage fail: give up on a request after 2 tries of at most 1 s each. */
 const fastFailure = { TALLYHO_STORAGE_MAX_TRIES: '2', TALLYHO_STORAGE_TRY_TIMEOUT_MS: '1000' };
@@ -30,7 +31,7 @@ describe('sequences under storage faults', () => {
   };
 
   beforeEach(async () => {
-    proxy = await startFaultProxy(testConnection());
+    proxy = await startFaultProxy(runStorage());
     useHarness(fastFailure);
   });
 

@@ -8,9 +8,8 @@ import { type CounterServiceDeps, CounterService, type CounterTableNames } from 
 import { type Logger, MemoryLogger } from '../../shared/log';
 import { type BackoffPolicy, defaultBackoff } from '../../shared/retry';
 import type { StorageClientOptions, StorageClients } from '../../shared/storage/clients';
-import { storageFor, testConnection, uniqueTableName } from './sequences';
-
-export { testConnection };
+import { storageFor, uniqueTableName } from './sequences';
+import { runStorage } from './storageAccounts';
 import type { Telemetry } from '../../shared/telemetry/port';
 
 export function counterTableNames(): CounterTableNames {
@@ -43,7 +42,7 @@ export interface CounterHarness {
 }
 
 export function counterHarness(options: CounterHarnessOptions = {}): CounterHarness {
-  const storage = storageFor(options.connection ?? testConnection(), options.storage ?? {}, options.env ?? {});
+  const storage = storageFor(options.connection ?? runStorage(), options.storage ?? {}, options.env ?? {});
   const tables = options.tables ?? counterTableNames();
   const logger = options.logger ?? new MemoryLogger();
   const deps: CounterServiceDeps = {

@@ -37,9 +37,9 @@ import { defaultBackoff } from '../../shared/retry';
 import { Signer } from '../../shared/signing/signer';
 import type { StorageClientOptions, StorageClients } from '../../shared/storage/clients';
 import type { Telemetry } from '../../shared/telemetry/port';
-import { storageFor, testConnection, uniqueTableName } from './sequences';
+import { storageFor, uniqueTableName } from './sequences';
+import { runStorage } from './storageAccounts';
 
-export { testConnection };
 
 /** A Service Bus sender that keeps what it is given (and can be told to fail). */
 class FakeEventSender implements JobEventSender {
@@ -137,11 +137,11 @@ export function jobNames(): JobNames {
 const decode = (text: string): string => Buffer.from(text, 'base64').toString('utf8');
 
 export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
-  const direct = storageFor(testConnection());
+  const direct = storageFor(runStorage());
   const storage =
     options.connection === undefined && options.storage === undefined
       ? direct
-      : storageFor(options.connection ?? testConnection(), options.storage ?? {});
+      : storageFor(options.connection ?? runStorage(), options.storage ?? {});
   const names = options.names ?? jobNames();
   const settings: JobSettings = {
     ...readGroup(jobSettings, {}),

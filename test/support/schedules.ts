@@ -19,7 +19,8 @@ import { ScheduleService } from '../../shared/schedules/service';
 import type { EffectPorts } from '../../shared/effects/runner';
 import type { ScheduleSettings } from '../../shared/schedules/settings';
 import { FakeServiceBus } from './fakeServiceBus';
-import { storageFor, testConnection, uniqueTableName } from './sequences';
+import { storageFor, uniqueTableName } from './sequences';
+import { runStorage } from './storageAccounts';
 
 /** Records starts, wake-ups and status reads; `failStarts` makes the next starts throw (a crash before the start). */
 class RecordingEngine implements ScheduleEngine {
@@ -71,10 +72,10 @@ export interface ScheduleHarness {
 export function scheduleHarness(
   options: { env?: Record<string, string>; serviceBus?: boolean; start?: Date; telemetry?: Telemetry } = {},
 ): ScheduleHarness {
-  const storage = storageFor(testConnection());
+  const storage = storageFor(runStorage());
   const tableName = uniqueTableName('sched');
   const table = new ScheduleTable(() => storage.table(tableName));
-  const config = loadConfig({ AzureWebJobsStorage: testConnection(), ...options.env });
+  const config = loadConfig({ AzureWebJobsStorage: runStorage(), ...options.env });
   const settings = config.schedules;
   const manual = new ManualClock(options.start ?? new Date('2027-01-01T00:00:00Z'));
   // Time is the test's; back-off sleeps (lost races) are real, so racing writers cannot deadlock.

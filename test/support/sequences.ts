@@ -14,13 +14,10 @@ import { type SequenceDefinition, defaultDefinition } from '../../shared/sequenc
 import { SequenceService } from '../../shared/sequences/service';
 import { SequenceStore } from '../../shared/sequences/store';
 import { createStorageClients, type StorageClientOptions, type StorageClients } from '../../shared/storage/clients';
+import { runStorage } from './storageAccounts';
 import type { Telemetry } from '../../shared/telemetry/port';
 
-export function testConnection(): string {
-  const connection = process.env.TEST_STORAGE_CONNECTION;
-  if (connection === undefined) throw new Error('TEST_STORAGE_CONNECTION is not set (jest global setup starts Azurite)');
-  return connection;
-}
+
 
 /** A table name no other test uses (3-63 alphanumerics, starting with a letter). */
 export function uniqueTableName(prefix: string): string {
@@ -28,7 +25,7 @@ export function uniqueTableName(prefix: string): string {
 }
 
 export function storageFor(
-  connection = testConnection(),
+  connection = runStorage(),
   options: StorageClientOptions = {},
   env: Record<string, string> = {},
 ): StorageClients {

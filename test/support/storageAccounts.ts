@@ -19,6 +19,13 @@ import { join } from 'node:path';
 
 import { accountConnectionString, startAzurite } from '../../devhost/azurite';
 
+/** The run's storage (the global set-up's Azurite, or what was given from outside). */
+export function runStorage(): string {
+  const connection = process.env.TEST_STORAGE_CONNECTION;
+  if (connection === undefined) throw new Error('TEST_STORAGE_CONNECTION is not set (jest global setup starts Azurite)');
+  return connection;
+}
+
 /** One account per documentation page (by its index in the page list) and per packed client. */
 const spareAccounts: readonly string[] = [...Array.from({ length: 24 }, (_, i) => `docs${i}`), 'clientnpm', 'clientnuget'];
 
@@ -47,8 +54,7 @@ export function newHostClaims(): string {
  * by creating a file named after one (exclusive create, so two workers never get the same one).
  */
 export function claimHostStorage(): string {
-  const base = process.env.TEST_STORAGE_CONNECTION;
-  if (base === undefined) throw new Error('TEST_STORAGE_CONNECTION is not set (jest global setup starts Azurite)');
+  const base = runStorage();
   const claims = process.env[hostClaimsVariable];
   if (claims === undefined || claims === '') return base;
   for (const account of hostAccounts) {

@@ -21,7 +21,7 @@ import { copyApp } from '../../../devhost/realHost/appCopy';
 import type { HostBuild } from '../../../devhost/realHost/hostBuild';
 import { type RealHost, startRealHost } from '../../../devhost/realHost/process';
 import { realHostEnvironment } from '../../support/realHostSetup';
-import { claimHostStorage } from '../../support/storageAccounts';
+import { claimHostStorage, runStorage } from '../../support/storageAccounts';
 
 export const repoRoot = resolve(__dirname, '..', '..', '..');
 const cliPath = join(repoRoot, 'dist', 'devhost', 'cli.js');
@@ -157,9 +157,7 @@ function keepOutput(host: E2eHost): void {
 
 /** The storage a host uses, for a test's own look at it: its own account, or for an external host the run's storage. */
 export function storageOf(host: E2eHost): string {
-  const storage = host.storage ?? process.env.TEST_STORAGE_CONNECTION;
-  if (storage === undefined) throw new Error('TEST_STORAGE_CONNECTION is not set (jest global setup starts Azurite)');
-  return storage;
+  return host.storage ?? runStorage();
 }
 
 /** The hosts this test file started and has not stopped (or the external host), for failure reports. */

@@ -10,7 +10,8 @@ import { codeOf } from '../../support/appErrors';
 import { expectedTotals, invoiceTotals, transactions } from '../../support/billing';
 import { testClock } from '../../support/clocks';
 import { type FaultProxy, startFaultProxy } from '../../support/faultProxy';
-import { jobHarness, jobNames, testConnection } from '../../support/jobs';
+import { jobHarness, jobNames } from '../../support/jobs';
+import { runStorage } from '../../support/storageAccounts';
 
 /** Envelope ids waiting in the work queues, duplicates included: every message is held, read, then released. */
 async function queued(h: ReturnType<typeof jobHarness>): Promise<string[]> {
@@ -43,7 +44,7 @@ const oneTry = { retry: { maxTries: 1, tryTimeoutMs: 30_000 } };
 describe('job recovery on Azurite, with a fake Service Bus sender for the completion event', () => {
   let proxy: FaultProxy;
   beforeAll(async () => {
-    proxy = await startFaultProxy(testConnection());
+    proxy = await startFaultProxy(runStorage());
   });
   afterAll(async () => {
     await proxy.close();

@@ -9,7 +9,7 @@ import { isAppError } from '../../../shared/errors';
 import { pendingGraceMs } from '../../../shared/schedules/service';
 import { appErrorOf } from '../../support/appErrors';
 import { scheduleHarness } from '../../support/schedules';
-import { testConnection } from '../../support/sequences';
+import { runStorage } from '../../support/storageAccounts';
 import { creatorOf } from '../../../shared/schedules/creator';
 
 /** The creator every schedule of these tests is recorded with. */
@@ -34,7 +34,7 @@ const reservedQueues = [
 const unique = (prefix: string): string => `${prefix}-${Math.random().toString(16).slice(2, 10)}`;
 
 async function queueLength(queue: string): Promise<number> {
-  const client = QueueServiceClient.fromConnectionString(testConnection()).getQueueClient(queue);
+  const client = QueueServiceClient.fromConnectionString(runStorage()).getQueueClient(queue);
   if (!(await client.exists())) return 0;
   return (await client.peekMessages({ numberOfMessages: 32 })).peekedMessageItems.length;
 }

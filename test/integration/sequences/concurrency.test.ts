@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import type { CloseReport } from '../../../shared/sequences/allocator';
 import { seededRandom } from '../../../shared/clock';
 import { driveAllocator } from '../../support/sequenceLoad.cjs';
-import { accountFor, sequenceHarness, testConnection } from '../../support/sequences';
+import { accountFor, sequenceHarness } from '../../support/sequences';
+import { runStorage } from '../../support/storageAccounts';
 
 const root = join(__dirname, '..', '..', '..');
 const worker = join(root, 'test', 'support', 'sequenceLoad.cjs');
@@ -63,7 +64,7 @@ describe('sequences under scale-out on Azurite', () => {
 
     const processes = [1, 2].map((i) =>
       runProcess(`process ${i}`, {
-        connection: testConnection(),
+        connection: runStorage(),
         table: h.sequencesTable,
         sequence: name,
         numbers: perInstance,

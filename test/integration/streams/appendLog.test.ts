@@ -15,7 +15,8 @@ import { logBlobName } from '../../../shared/streams/names';
 import { formatLine } from '../../../shared/streams/ndjson';
 import type { FlushBatch, LogCursor } from '../../../shared/streams/writerState';
 import { type FaultProxy, type ProxiedRequest, startFaultProxy } from '../../support/faultProxy';
-import { storageFor, testConnection } from '../../support/sequences';
+import { storageFor } from '../../support/sequences';
+import { runStorage } from '../../support/storageAccounts';
 
 const address = { partition: 'p01', resource: 'orders' };
 const isAppend = (r: ProxiedRequest): boolean => r.service === 'blob' && r.method === 'PUT' && r.path.includes('comp=appendblock');
@@ -60,7 +61,7 @@ describe('append log on Azurite', () => {
   let container: ContainerClient;
 
   beforeAll(async () => {
-    proxy = await startFaultProxy(testConnection());
+    proxy = await startFaultProxy(runStorage());
   });
   afterAll(async () => {
     await proxy.close();

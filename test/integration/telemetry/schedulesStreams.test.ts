@@ -8,7 +8,8 @@ import { creatorOf } from '../../../shared/schedules/creator';
 import { logActivities } from '../../../shared/streams/activities';
 import type { FlushBatch } from '../../../shared/streams/writerState';
 import { scheduleHarness } from '../../support/schedules';
-import { storageFor, testConnection } from '../../support/sequences';
+import { storageFor } from '../../support/sequences';
+import { runStorage } from '../../support/storageAccounts';
 import { memoryTelemetry } from '../../support/telemetry';
 
 const tester = creatorOf('tester', 'function');
@@ -53,7 +54,7 @@ describe('schedules telemetry', () => {
 describe('streams telemetry', () => {
   it('the append activity records flushed events and flush lag, and counts a failed write', async () => {
     const memory = memoryTelemetry();
-    const storage = storageFor(testConnection());
+    const storage = storageFor(runStorage());
     const container = unique('strm');
     const now = Date.parse('2027-01-01T00:00:10.000Z');
     const activities = logActivities(

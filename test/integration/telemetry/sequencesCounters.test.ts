@@ -7,7 +7,8 @@ import { storageResponsesOf } from '../../../shared/storage/metrics';
 import { loadAppConfig } from '../../../shared/app/settings';
 import { counterHarness } from '../../support/counters';
 import { type FaultProxy, startFaultProxy } from '../../support/faultProxy';
-import { sequenceHarness, testConnection, uniqueTableName } from '../../support/sequences';
+import { sequenceHarness, uniqueTableName } from '../../support/sequences';
+import { runStorage } from '../../support/storageAccounts';
 import { memoryTelemetry } from '../../support/telemetry';
 
 describe('sequences telemetry', () => {
@@ -86,7 +87,7 @@ describe('storage telemetry', () => {
   let proxy: FaultProxy;
 
   beforeAll(async () => {
-    proxy = await startFaultProxy(testConnection());
+    proxy = await startFaultProxy(runStorage());
   });
 
   afterAll(() => proxy.close());
