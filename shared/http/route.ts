@@ -11,6 +11,10 @@ import type { z } from 'zod';
 
 import type { DurableClient } from '../durable/client';
 import { AppError, type FieldIssue, toAppError, validationError } from '../errors';
+import { requireLevel } from '../identity/access';
+import type { Caller } from '../identity/caller';
+import type { CallerResolver } from '../identity/resolve';
+import { defaultCallerResolver } from '../identity/resolvers';
 import { jsonDeeperThan, maxJsonDepth } from '../jsonDepth';
 import { createLogger, type Logger } from '../log';
 import { pathParameterNames } from './routeTemplate';
@@ -22,9 +26,8 @@ type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
 export type { AuthLevel } from './authorization';
 
-export interface HeaderReader {
-  get(name: string): string | null;
-}
+export type { HeaderReader } from '../identity/caller';
+import type { HeaderReader } from '../identity/caller';
 
 export interface RequestLike {
   readonly method: string;
@@ -58,6 +61,11 @@ interface RouteInput<P, Q, B> {
   readonly body: B;
   readonly headers: HeaderReader;
   readonly url: URL;
+  /**
+   * Who is calling (shared/identity): resolved from what was authenticated before anything else of
+   * the request is read, and already holding what the route's level asks (docs/security.md "Callers").
+   */
+  readonly caller: Caller;
   /** The Durable client of this invocation; only a route that declares `durable` has one. */
   readonly durable: () => DurableClient;
   /** Aborted when the client hangs up before the answer is complete (a long poll or event stream then ends). */
@@ -107,6 +115,12 @@ interface RunOptions {
   readonly durable?: () => DurableClient;
   /** Aborted when the client hangs up (shared/http/clientGone.ts); never, when not given. */
   readonly clientGone?: AbortSignal;
+  /**
+   * The app's caller resolver (from its identity settings), asked for once the request is being
+   * answered so a bad setting becomes this request's problem document. Without one: the default
+   * settings' resolver (keys mode, no credentials), as in tests that run a route directly.
+   */
+  readonly callers?: () => CallerResolver;
 }
 
 /** A route with its types erased, so routes of any shape can share one list. */
@@ -234,12 +248,16 @@ export function defineRoute<
   if (accepted !== undefined && accepted.headers !== acceptedHeaders) {
     throw new Error(`Route ${spec.name} documents a 202 not made by acceptedResponse (shared/http/operation.ts)`);
   }
+  const level = authorizationOf(spec.name).level;
   return {
     ...spec,
-    auth: authorizationOf(spec.name).level,
+    auth: level,
     schemas,
     async run(request, options = {}) {
       try {
+        // Who is asking comes before any of the request is read: a refused caller costs no body.
+        const caller = await (options.callers ?? defaultCallerResolver)().resolve(request.headers, level);
+        requireLevel(caller, level);
         const params = parsePart(spec.params, routeValues(names, request.params), 'params');
         const query = parsePart(spec.query, appQuery(request.query), 'query');
         const appLimit = options.maxBodyBytes ?? defaultMaxBodyBytes;
@@ -257,6 +275,7 @@ export function defineRoute<
           body,
           headers: request.headers,
           url: new URL(request.url),
+          caller,
           durable,
           clientGone: options.clientGone ?? new AbortController().signal,
         });

@@ -22,7 +22,7 @@ export interface AppendOptions {
   readonly ack?: AckMode;
   /** Wait for room when the buffer is full (bounded by TALLYHO_STREAMS_MAX_WAIT_SECONDS) instead of failing with 429. */
   readonly wait?: boolean;
-  /** Who is appending (shared/http/caller.ts), for TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER; absent for the app itself. */
+  /** Who is appending (its Caller id, shared/identity/caller.ts), for TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER; absent for the app itself. */
   readonly caller?: string;
 }
 

@@ -45,7 +45,7 @@ export const streamSettings = group(
       250,
       1,
       100_000,
-      "producers one caller (one key) may hold of a writer's TALLYHO_STREAMS_MAX_PRODUCERS; past it that caller's new producers get 429",
+      "producers one caller identity may hold of a writer's TALLYHO_STREAMS_MAX_PRODUCERS; past it that caller's new producers get 429",
     ),
     dedupWindowSeconds: int(
       'TALLYHO_STREAMS_DEDUP_WINDOW_SECONDS',

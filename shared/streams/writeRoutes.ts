@@ -1,5 +1,4 @@
 /** The streams API's writes: append events, remap a type, flush a writer (each through the single writer entity). */
-import { callerTag } from '../http/caller';
 import { acceptedResponse, acceptedResult } from '../http/operation';
 import { type HttpResult, json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
@@ -60,16 +59,16 @@ export function streamsAppendRoute(deps: StreamRouteDeps): RouteDefinition {
       409: problem('A new event type past TALLYHO_STREAMS_MAX_TYPES; nothing was created'),
       413: problem('Body too large'),
       429: problem(
-        "The writer's buffer is full (retry after Retry-After, or use wait=true), or it remembers as many producers as it may: in all (TALLYHO_STREAMS_MAX_PRODUCERS) or of this caller's key (TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER)",
+        "The writer's buffer is full (retry after Retry-After, or use wait=true), or it remembers as many producers as it may: in all (TALLYHO_STREAMS_MAX_PRODUCERS) or of this caller (TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER)",
       ),
       503: unavailable,
     },
-    handle: async ({ params, query, body, durable, headers, url }) => {
-      const caller = callerTag(headers, url);
+    handle: async ({ params, query, body, durable, caller }) => {
+      // The producer quota counts per identity (shared/identity), never per key text presented.
       const result = await deps.service().appendEvents(durable(), params.type, body.events, {
         ack: query.ack,
         wait: query.wait,
-        ...(caller === undefined ? {} : { caller }),
+        caller: caller.id,
       });
       return doneOrAccepted(query.ack === 'flushed', params.type, result);
     },

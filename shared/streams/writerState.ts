@@ -88,7 +88,7 @@ export interface ProducerMark {
   readonly index: number;
   /** Client time it was accepted: the mark is kept for the dedup window after it. */
   readonly at: number;
-  /** The caller whose request made the mark (a hash of its key, shared/http/caller.ts); absent for the app's own. */
+  /** The caller whose request made the mark (its Caller id, shared/identity/caller.ts); absent for the app's own. */
   readonly c?: string;
 }
 
@@ -184,7 +184,7 @@ export interface AppendRequest {
   readonly events: readonly EventInput[];
   /** The app appends to its own type (an in-app processor's stream); callers are refused on such types. */
   readonly own?: true;
-  /** Who sent it (shared/http/caller.ts), for the per-caller producer quota; absent for the app itself. */
+  /** Who sent it (its Caller id, shared/identity/caller.ts), for the per-caller producer quota; absent for the app itself. */
   readonly caller?: string;
 }
 
