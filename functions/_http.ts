@@ -9,9 +9,11 @@ import * as df from 'durable-functions';
 
 import type { DurableClient } from '../shared/durable/client';
 import { watchClient } from '../shared/http/clientGone';
+import { hostAuthLevel } from '../shared/http/authorization';
 import type { RouteDefinition } from '../shared/http/route';
+import { callerResolverFor } from '../shared/identity/resolvers';
 import type { Logger } from '../shared/log';
-import { invocationClient, theApp } from './_app';
+import { invocationClient, registration, theApp } from './_app';
 
 function invocationLogger(context: InvocationContext): Logger {
   return {
@@ -68,6 +70,7 @@ async function runRoute(route: RouteDefinition, request: HttpRequest, context: I
     const result = await route.run(request, {
       logger: invocationLogger(context),
       clientGone: client.signal,
+      callers: () => callerResolverFor(theApp().config.identity),
       ...(limit === undefined ? {} : { maxBodyBytes: limit }),
       ...(durable === undefined ? {} : { durable }),
     });
@@ -81,15 +84,19 @@ async function runRoute(route: RouteDefinition, request: HttpRequest, context: I
   }
 }
 
-/** What an `anyMethod` route registers: every method but CONNECT (a proxy tunnel, never an API call). */
-const everyMethod: HttpMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'];
+/**
+ * What an `anyMethod` route registers: every method but CONNECT (a proxy tunnel, never an API call)
+ * and TRACE, which the real host cannot hand a stream-mode worker (it answered nothing, or 500):
+ * unregistered, it is the host's 404 (devhost/docs/real-host.md#routing).
+ */
+const everyMethod: HttpMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 export function registerRoutes(routes: readonly RouteDefinition[]): void {
   for (const route of routes) {
     app.http(route.name, {
       methods: route.anyMethod === true ? everyMethod : [route.method],
       route: route.path,
-      authLevel: route.auth,
+      authLevel: hostAuthLevel(route.auth, registration.identity.mode),
       ...(route.durable === true ? { extraInputs: [df.input.durableClient()] } : {}),
       handler: (request, context) => runRoute(route, request, context),
     });

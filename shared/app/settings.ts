@@ -10,6 +10,7 @@ import { counterSettings } from '../counters/settings';
 import { durableSettings } from '../durable/settings';
 import { gateSettings } from '../gates/settings';
 import { httpSettings } from '../http/settings';
+import { identitySettings } from '../identity/settings';
 import { jobSettings } from '../jobs/settings';
 import { occSettings } from '../retry';
 import { scheduleSettings } from '../schedules/settings';
@@ -21,6 +22,7 @@ import { telemetrySettings } from '../telemetry/settings';
 
 export const appSettings = {
   http: httpSettings,
+  identity: identitySettings,
   storageRetry: storageRetrySettings,
   signing: signingSettings,
   occ: occSettings,
@@ -51,7 +53,9 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
 export function registrationSettings(env: Env = process.env) {
   // Of the http group, only the sweep's schedule: a bad body limit answers requests with a problem, as any other setting.
   const sweep = group({ idempotencySweepSchedule: httpSettings.settings.idempotencySweepSchedule });
-  return readSettings({ http: sweep, counters: counterSettings, schedules: scheduleSettings, jobs: jobSettings }, env);
+  // Of the identity group, only the mode: it decides the auth level each route is registered with.
+  const identity = group({ mode: identitySettings.settings.mode });
+  return readSettings({ http: sweep, identity, counters: counterSettings, schedules: scheduleSettings, jobs: jobSettings }, env);
 }
 
 export type RegistrationSettings = ReturnType<typeof registrationSettings>;

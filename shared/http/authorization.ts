@@ -15,6 +15,7 @@
  */
 
 import { AppError } from '../errors';
+import type { AuthMode } from '../identity/settings';
 
 /** The Functions host enforces these: `function` needs a function (or host/master) key, `admin` the master key. */
 export type AuthLevel = 'anonymous' | 'function' | 'admin';
@@ -162,6 +163,16 @@ export function refuseAdminOnly(route: RouteName, value: string, adminEndpoint: 
     issues: [{ path: `body.${rule.field}`, message: `Needs the admin key (${adminEndpoint})` }],
     extra: { adminRoute: rule.adminRoute },
   });
+}
+
+/**
+ * The level a route is registered with at the host, by identity mode (docs/security.md "Modes"): in
+ * the keys modes the host's keys are the door, so the table's level; in `entra` mode callers carry
+ * no key (the host refuses a bearer token as one: devhost/docs/real-host.md#what-the-worker-learns-about-the-caller),
+ * so every route is anonymous to the host and the app checks each caller itself (shared/identity).
+ */
+export function hostAuthLevel(level: AuthLevel, mode: AuthMode): AuthLevel {
+  return mode === 'entra' ? 'anonymous' : level;
 }
 
 export function routeNames(): RouteName[] {

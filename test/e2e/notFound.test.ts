@@ -18,10 +18,10 @@ type Caller = 'none' | 'function' | 'admin';
 const callers: readonly Caller[] = ['none', 'function', 'admin'];
 
 /** Sends the path exactly as given (`curl --path-as-is`): fetch would resolve `..` before sending. */
-function rawGet(host: E2eHost, path: string): Promise<{ status: number; type: string | undefined; text: string }> {
+function rawGet(host: E2eHost, path: string, method = 'GET'): Promise<{ status: number; type: string | undefined; text: string }> {
   const base = new URL(host.baseUrl);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: base.hostname, port: base.port, method: 'GET', path }, (res) => {
+    const req = httpRequest({ host: base.hostname, port: base.port, method, path }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () =>
@@ -45,6 +45,13 @@ describe(`the catch-all 404 (${hostLabel()}, keys on)`, () => {
   });
 
   const readable = (res: JsonResponse): string => readableAnswer(res.headers, res.body);
+
+  test('TRACE (which no route registers) is the host\'s empty 404 under /api, never a 500: the real host cannot hand it to a stream-mode worker (devhost/docs/real-host.md#routing)', async () => {
+    for (const path of ['/api/health', `/api/${unique('nope')}`, '/api/sequences/x']) {
+      const res = await rawGet(host, path, 'TRACE');
+      expect({ path, status: res.status, text: res.text }).toEqual({ path, status: 404, text: '' });
+    }
+  });
 
   test('finding 9: an unknown path under /api answers 404 problem+json naming only the path, the same without a key and with either', async () => {
     const path = `/api/${unique('nope')}/deeper`;
