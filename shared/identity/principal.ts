@@ -24,7 +24,8 @@ function claimsOf(decoded: unknown): { claims: readonly PrincipalClaim[]; roleTy
   const { claims, role_typ: roleType } = decoded as { claims?: unknown; role_typ?: unknown };
   if (!Array.isArray(claims)) return undefined;
   const valid = claims.filter(
-    (c): c is PrincipalClaim => typeof c === 'object' && c !== null && typeof (c as PrincipalClaim).typ === 'string' && typeof (c as PrincipalClaim).val === 'string',
+    (c): c is PrincipalClaim =>
+      typeof c === 'object' && c !== null && typeof (c as PrincipalClaim).typ === 'string' && typeof (c as PrincipalClaim).val === 'string',
   );
   return { claims: valid, roleType: typeof roleType === 'string' ? roleType : 'roles' };
 }

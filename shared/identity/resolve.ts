@@ -65,7 +65,9 @@ export function createCallerResolver(
     if (token !== undefined) {
       if (token.startsWith(credentialPrefix)) return credentials(token);
       if (entra === undefined) {
-        throw unauthorized('This deployment names callers by Tallyho credential (TALLYHO_AUTH_MODE is keys): Microsoft Entra ID tokens are not accepted');
+        throw unauthorized(
+          'This deployment names callers by Tallyho credential (TALLYHO_AUTH_MODE is keys): Microsoft Entra ID tokens are not accepted',
+        );
       }
       return entra(token);
     }

@@ -54,10 +54,16 @@ const tenantPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 
 export const identitySettings = group(
   {
-    mode: custom('TALLYHO_AUTH_MODE', 'keys' as AuthMode, 'keys', 'who opens the door: `keys`, `entra` or `keys+entra` (docs/security.md "Modes")', mode),
+    mode: custom(
+      'TALLYHO_AUTH_MODE',
+      'keys',
+      'keys',
+      'who opens the door: `keys`, `entra` or `keys+entra` (docs/security.md "Modes")',
+      mode,
+    ),
     keyCallerRoles: custom(
       'TALLYHO_KEY_CALLER_ROLES',
-      { admin: false, submitter: true, workerOf: '*' } as Roles,
+      { admin: false, submitter: true, workerOf: '*' },
       'submitter,worker:*',
       'roles of a function-key caller who presents no credential (`key:shared`); empty: a credential is required',
       roles,

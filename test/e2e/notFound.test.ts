@@ -46,7 +46,7 @@ describe(`the catch-all 404 (${hostLabel()}, keys on)`, () => {
 
   const readable = (res: JsonResponse): string => readableAnswer(res.headers, res.body);
 
-  test('TRACE (which no route registers) is the host\'s empty 404 under /api, never a 500: the real host cannot hand it to a stream-mode worker (devhost/docs/real-host.md#routing)', async () => {
+  test("TRACE (which no route registers) is the host's empty 404 under /api, never a 500: the real host cannot hand it to a stream-mode worker (devhost/docs/real-host.md#routing)", async () => {
     for (const path of ['/api/health', `/api/${unique('nope')}`, '/api/sequences/x']) {
       const res = await rawGet(host, path, 'TRACE');
       expect({ path, status: res.status, text: res.text }).toEqual({ path, status: 404, text: '' });

@@ -50,7 +50,12 @@ afterAll(async () => {
 function resolverFor(authorityUrl: string) {
   const settings = readSettings(
     { identity: identitySettings },
-    { TALLYHO_AUTH_MODE: 'entra', TALLYHO_ENTRA_TENANT_ID: tenant, TALLYHO_ENTRA_AUDIENCES: audience, TALLYHO_ENTRA_AUTHORITY: authorityUrl },
+    {
+      TALLYHO_AUTH_MODE: 'entra',
+      TALLYHO_ENTRA_TENANT_ID: tenant,
+      TALLYHO_ENTRA_AUDIENCES: audience,
+      TALLYHO_ENTRA_AUTHORITY: authorityUrl,
+    },
   ).identity;
   return createCallerResolver(settings, { appServiceAuthEnabled: false });
 }
@@ -117,16 +122,32 @@ test('a good token names its caller by object id, with the Tallyho roles it carr
   });
   expect(result.status).toBe(204);
   expect(reached).toEqual([
-    { id: 'entra:aaaaaaaa-0000-0000-0000-000000000001', kind: 'entra', name: 'Order entry', roles: { admin: false, submitter: false, workerOf: ['invoices'] } },
+    {
+      id: 'entra:aaaaaaaa-0000-0000-0000-000000000001',
+      kind: 'entra',
+      name: 'Order entry',
+      roles: { admin: false, submitter: false, workerOf: ['invoices'] },
+    },
   ]);
 });
 
 test.each([
-  ['wrong issuer', () => token({ iss: `https://login.microsoftonline.com/${'9'.repeat(8)}-2222-3333-4444-555555555555/v2.0` }), /another issuer/],
+  [
+    'wrong issuer',
+    () => token({ iss: `https://login.microsoftonline.com/${'9'.repeat(8)}-2222-3333-4444-555555555555/v2.0` }),
+    /another issuer/,
+  ],
   ['wrong audience', () => token({ aud: 'api://someone-else' }), /another audience/],
   ['expired', () => token({ exp: now() - 3600 }), /has expired/],
   ['not yet valid', () => token({ nbf: now() + 3600 }), /not valid yet/],
-  ['unsigned (alg: none)', () => Promise.resolve(new UnsecuredJWT({ oid: 'x' }).setIssuer(`${authority}/${tenant}/v2.0`).setAudience(audience).setExpirationTime('1h').encode()), /algorithm this app accepts/],
+  [
+    'unsigned (alg: none)',
+    () =>
+      Promise.resolve(
+        new UnsecuredJWT({ oid: 'x' }).setIssuer(`${authority}/${tenant}/v2.0`).setAudience(audience).setExpirationTime('1h').encode(),
+      ),
+    /algorithm this app accepts/,
+  ],
   ['signed with an unknown key', () => token({}, strangerKey, 'k2'), /key this app does not know/],
   ['signed with an unknown key under a known kid', () => token({}, strangerKey, 'k1'), /signature does not verify/],
   ['not a token at all', () => Promise.resolve('not-a-jwt'), /not a valid signed token/],
