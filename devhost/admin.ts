@@ -72,7 +72,7 @@ export function adminRoutes(options: AdminOptions): HostRouteHandler {
     const method = req.method ?? 'GET';
     // The master key, always: the real host's admin API is never open; a lesser key it knows is 403
     // (devhost/docs/real-host.md#keys).
-    const refusal = keys.adminRefusal(KeyPolicy.presented(req.headers, url.searchParams));
+    const refusal = keys.adminRefusal(KeyPolicy.presented(req, url.searchParams));
     if (refusal !== undefined) {
       res.statusCode = refusal;
       for (const [name, value] of Object.entries(KeyPolicy.refusalHeaders(refusal))) res.setHeader(name, value);

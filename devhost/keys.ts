@@ -13,10 +13,10 @@
  * - On `/admin/*` and the system routes a key the host knows that lacks the level is 403, no key or
  *   an unknown one 401, as the real host answers there (devhost/docs/real-host.md#keys).
  *
- * A key comes in the `x-functions-key` header or the `code` query parameter.
+ * A key comes in the `x-functions-key` header or the `code` query parameter, picked as the real host
+ * picks it (`KeyPolicy.presented`).
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
 
 import { getSetting, type Settings } from './app/settings';
 
@@ -35,6 +35,8 @@ function same(a: Buffer | undefined, b: string): boolean {
 function newKey(): string {
   return randomBytes(40).toString('base64url');
 }
+
+const nonEmpty = (k: string | undefined): string | undefined => (k === undefined || k === '' ? undefined : k);
 
 const clean = (k: string | undefined): string | undefined => (k === undefined || k.trim() === '' ? undefined : k.trim());
 
@@ -63,12 +65,17 @@ export class KeyPolicy {
     return new KeyPolicy({ functionKey: getSetting(settings, 'FUNCTIONS_KEY'), adminKey: getSetting(settings, 'FUNCTIONS_ADMIN_KEY') });
   }
 
-  /** The key a request presents: header first, then `code`. */
-  static presented(headers: IncomingHttpHeaders, query: URLSearchParams): string | undefined {
-    const header = headers['x-functions-key'];
-    const value = Array.isArray(header) ? header[0] : header;
-    if (value !== undefined && value !== '') return value;
-    return query.get('code') ?? undefined;
+  /**
+   * The key a request presents, picked as the real host picks it (devhost/docs/real-host.md#which-key-counts):
+   * the `x-functions-key` header when it is present — even empty, which is then no key — and of
+   * several such headers the first; else the first `code` value, its name matched in any letter
+   * case. An empty value is no key.
+   */
+  static presented(req: { readonly headersDistinct: NodeJS.Dict<string[]> }, query: URLSearchParams): string | undefined {
+    const headers = req.headersDistinct['x-functions-key'];
+    if (headers !== undefined) return nonEmpty(headers[0]);
+    for (const [name, value] of query) if (name.toLowerCase() === 'code') return nonEmpty(value);
+    return undefined;
   }
 
   /** A function route of this auth level. */

@@ -79,7 +79,7 @@ export class DurableHttpApi {
   async handleWebhook(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
     const lower = url.pathname.toLowerCase();
     if (lower !== webhookPath && !lower.startsWith(`${webhookPath}/`)) return false;
-    const refusal = this.keys.systemRefusal(durableSystemKeyName, KeyPolicy.presented(req.headers, url.searchParams));
+    const refusal = this.keys.systemRefusal(durableSystemKeyName, KeyPolicy.presented(req, url.searchParams));
     if (refusal !== undefined) DurableHttpApi.write(res, { status: refusal, headers: KeyPolicy.refusalHeaders(refusal) });
     else await this.serve(req, res, url, url.pathname.slice(webhookPath.length));
     return true;

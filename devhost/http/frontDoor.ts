@@ -128,7 +128,10 @@ export class HttpFrontDoor {
       HttpFrontDoor.empty(res, 404);
       return;
     }
-    const url = new URL(req.url ?? '/', 'http://devhost');
+    // A backslash is a path character to Kestrel, while a WHATWG parser reads it as `/` (so that
+    // `/\evil.example/api/x` would name a host): kept as the character it is, it matches no template
+    // segment it is not in, as on the real host (devhost/docs/real-host.md#paths).
+    const url = new URL((req.url ?? '/').replaceAll('\\', '%5C'), 'http://devhost');
     const path = url.pathname;
     if (await this.options.hostRoutes(req, res, url)) return;
     if (path === '/' && req.method !== undefined && ['GET', 'HEAD'].includes(req.method) && this.prefix !== '/') {
@@ -144,7 +147,7 @@ export class HttpFrontDoor {
       HttpFrontDoor.empty(res, 404);
       return;
     }
-    if (!this.options.keys.allows(found.route.authLevel, KeyPolicy.presented(req.headers, url.searchParams))) {
+    if (!this.options.keys.allows(found.route.authLevel, KeyPolicy.presented(req, url.searchParams))) {
       HttpFrontDoor.empty(res, 401);
       return;
     }

@@ -166,6 +166,90 @@ describe('real host (real-host.md#keys): keys when configured', () => {
   });
 });
 
+describe('real host (real-host.md#which-key-counts): the key the host picks', () => {
+  let host: RunningHost;
+  /** Sends the target and headers exactly as given: a header named twice goes twice. */
+  const status = (path: string, headers: readonly string[] = []): Promise<number> =>
+    new Promise((resolve, reject) => {
+      httpRequest({ host: '127.0.0.1', port: host.port, path, headers: ['Host', `127.0.0.1:${host.port}`, ...headers] }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      })
+        .on('error', reject)
+        .end();
+    });
+
+  beforeAll(async () => {
+    host = await startFixture('stream', { env: { FUNCTIONS_KEY: 'fk', FUNCTIONS_ADMIN_KEY: 'mk' } });
+  });
+  afterAll(async () => {
+    await host.stop();
+  });
+
+  test('a present x-functions-key header wins even when empty: an empty or junk header with a good ?code= is 401', async () => {
+    expect(await status('/api/guarded?code=fk', ['x-functions-key', ''])).toBe(401);
+    expect(await status('/api/guarded?code=fk', ['x-functions-key', 'junk'])).toBe(401);
+    expect(await status('/api/guarded?code=junk', ['x-functions-key', 'fk'])).toBe(200);
+    expect(await status('/api/guarded?code=')).toBe(401);
+  });
+
+  test('code is matched in any letter case and after decoding; of several, the first value counts', async () => {
+    for (const query of ['code=fk', 'CODE=fk', 'Code=fk', 'co%64e=fk', 'code=fk&code=junk', 'code=fk&CODE=junk']) {
+      expect({ query, status: await status(`/api/guarded?${query}`) }).toEqual({ query, status: 200 });
+    }
+    for (const query of ['code=junk&code=fk', 'CODE=junk&code=fk', 'code=%20fk']) {
+      expect({ query, status: await status(`/api/guarded?${query}`) }).toEqual({ query, status: 401 });
+    }
+  });
+
+  test('with the header sent twice the first counts; one value is never split', async () => {
+    expect(await status('/api/guarded', ['x-functions-key', 'fk', 'x-functions-key', 'junk'])).toBe(200);
+    expect(await status('/api/guarded', ['x-functions-key', 'junk', 'x-functions-key', 'fk'])).toBe(401);
+    expect(await status('/api/guarded', ['x-functions-key', '', 'x-functions-key', 'fk'])).toBe(401);
+    expect(await status('/api/guarded', ['x-functions-key', 'fk, junk'])).toBe(401);
+    expect(await status('/api/guarded', ['X-FUNCTIONS-KEY', 'fk'])).toBe(200);
+  });
+
+  test('the same rules open the admin API', async () => {
+    expect(await status('/admin/host/status?code=mk', ['x-functions-key', ''])).toBe(401);
+    expect(await status('/admin/host/status?CODE=mk')).toBe(200);
+    expect(await status('/admin/host/status', ['x-functions-key', 'mk', 'x-functions-key', 'junk'])).toBe(200);
+  });
+});
+
+describe('real host (real-host.md#paths, #routing): backslashes and unregistered methods', () => {
+  let host: RunningHost;
+  const send = (method: string, path: string): Promise<{ status: number; body: string }> =>
+    new Promise((resolve, reject) => {
+      httpRequest({ host: '127.0.0.1', port: host.port, method, path }, (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      })
+        .on('error', reject)
+        .end();
+    });
+
+  beforeAll(async () => {
+    host = await startFixture('stream');
+  });
+  afterAll(async () => {
+    await host.stop();
+  });
+
+  test("a backslash is a path character, not a separator: /\\evil.example/api/plain and /api\\plain are the host's empty 404", async () => {
+    for (const path of ['/\\evil.example/api/plain', '/\\evil.example', '/api\\plain', '/\\/api/plain']) {
+      expect({ path, ...(await send('GET', path)) }).toEqual({ path, status: 404, body: '' });
+    }
+    expect(await send('GET', '/api/plain')).toEqual({ status: 200, body: 'plain' });
+  });
+
+  test('a method no function registers (TRACE, PROPFIND) is the empty 404', async () => {
+    for (const method of ['TRACE', 'PROPFIND'])
+      expect({ method, ...(await send(method, '/api/plain')) }).toEqual({ method, status: 404, body: '' });
+  });
+});
+
 describe('requests during start-up', () => {
   test('a request that arrives before the host is ready is held and answered, not left hanging', async () => {
     // An extension that starts slowly: the port is open while it starts, the host is not ready yet.

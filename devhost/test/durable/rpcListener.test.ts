@@ -4,6 +4,7 @@
  * port has no `/durabletask/` route. The real extension's listener (LocalHttpListener.cs) checks no
  * key either: it is reachable from this machine only, and only the worker is told where it is.
  */
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 
 import type { FunctionMetadata } from '../../core/types';
@@ -43,6 +44,27 @@ describe('the Durable RPC listener', () => {
     expect(viaPublic.status).toBe(404);
     // Anything else on the listener is not found.
     expect((await fetch(new URL('/runtime/webhooks/durabletask/instances', rpcBaseUrl))).status).toBe(404);
+  });
+
+  test('the listener answers only its own address as Host: another name (DNS rebinding from a web page) is 400, and nothing runs', async () => {
+    const id = await h.client.start('waiter', { instanceId: 'rpc-listener-host' });
+    const statusWith = (host: string): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const req = httpRequest(
+          { host: '127.0.0.1', port: Number(rpcBaseUrl.port), path: `/durabletask/instances/${id}`, headers: { host } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await statusWith('evil.example')).toBe(400);
+    expect(await statusWith(`evil.example:${rpcBaseUrl.port}`)).toBe(400);
+    expect(await statusWith(`127.0.0.1:${Number(rpcBaseUrl.port) + 1}`)).toBe(400);
+    expect(await statusWith(`127.0.0.1:${rpcBaseUrl.port}`)).toBe(202);
+    expect(await statusWith(`localhost:${rpcBaseUrl.port}`)).toBe(202);
   });
 
   test('the listener closes with the host', async () => {
