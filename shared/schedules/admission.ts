@@ -7,6 +7,7 @@ import { type FieldIssue, validationError } from '../errors';
 import { effectIssues, type EffectRules } from '../effects/admission';
 import type { ScheduleDefinition } from './definition';
 import { targetEffect } from './targets';
+import { structuralGapSeconds } from './cronStructure';
 import { nextFireAfter, shortestGap } from './timing';
 
 async function admissionIssues(definition: ScheduleDefinition, rules: EffectRules, now: Date): Promise<FieldIssue[]> {
@@ -26,7 +27,9 @@ function cadenceIssues(definition: ScheduleDefinition, minIntervalSeconds: numbe
   const { timing } = definition;
   if (minIntervalSeconds === undefined || timing.kind !== 'cron') return [];
   const floorMs = minIntervalSeconds * 1000;
-  const gap = shortestGap(timing, now, floorMs);
+  // The fields' structure first, whatever the date; the calendar walk for what it cannot read.
+  const structural = structuralGapSeconds(timing.cron);
+  const gap = structural !== undefined && structural * 1000 < floorMs ? structural * 1000 : shortestGap(timing, now, floorMs);
   if (gap === undefined || gap >= floorMs) return [];
   return [
     {

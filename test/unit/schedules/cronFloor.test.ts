@@ -8,6 +8,7 @@ import { parseAllowList } from '../../../shared/effects/webhook/allowList';
 import { isAppError } from '../../../shared/errors';
 import { admit } from '../../../shared/schedules/admission';
 import { createScheduleBody, definitionOf } from '../../../shared/schedules/definition';
+import { structuralGapSeconds } from '../../../shared/schedules/cronStructure';
 import { shortestGap } from '../../../shared/schedules/timing';
 
 const rules: EffectRules = {
@@ -49,6 +50,30 @@ describe('the cron floor for function-level callers', () => {
     ['0 0 9 * * MON-FRI', 86_400],
   ])('%s fires at least %i s apart', (cron, seconds) => {
     expect(shortestGap(definition(cron).timing as { kind: 'cron'; cron: string; timeZone: string }, now, 0, 3000)).toBe(seconds * 1000);
+  });
+
+  test.each([
+    ['* * * 29 2 *', 1],
+    ['* * * 29 2 MON', 1],
+    ['0,59 * * 29 2 *', 1],
+    ['0,30 * * 29 2 *', 30],
+    ['0 0,1 * 29 2 *', 60],
+    ['0 59 23,0 29 2 *', 3600],
+    ['0 59,0 23,0 29 2 *', 60],
+  ])(
+    '%s fires %i s apart on the days it fires, however far ahead they are (the fields decide, not the calendar)',
+    async (cron, seconds) => {
+      expect(structuralGapSeconds(cron)).toBe(seconds);
+      // Refused below the floor from any date, including one whose next 29 February is years away.
+      for (const from of [now, new Date('2029-03-01T00:00:00Z')]) {
+        await expect(admit(definition(cron), rules, from, seconds + 1)).rejects.toMatchObject({ issues: [{ path: 'body.cron' }] });
+      }
+    },
+  );
+
+  test('fields fixed to one value each leave the gap to the calendar', () => {
+    expect(structuralGapSeconds('0 0 9 * * MON-FRI')).toBeUndefined();
+    expect(structuralGapSeconds('0 0 L * * *')).toBeUndefined();
   });
 
   test('every second is refused below the floor, naming the field and the setting', async () => {
