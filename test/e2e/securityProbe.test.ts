@@ -20,6 +20,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { issueCredential } from '../../shared/identity/credentials';
 import { defaultRoute, routeWriterKey } from '../../shared/streams/route';
 import { legacyFlusherInstanceId } from '../../shared/streams/names';
 import type { ScheduleView } from '../../shared/schedules/views';
@@ -111,6 +112,9 @@ function chunkedUpload(host: E2eHost, path: string, key: string, total: number):
   });
 }
 
+/** Signs the caller credentials of the first probe's host (shared/identity/credentials.ts). */
+const credentialsKey = randomBytes(32);
+
 describe(`security probe of issue #24 (${hostLabel()}, keys on)`, () => {
   let host: E2eHost;
 
@@ -120,6 +124,7 @@ describe(`security probe of issue #24 (${hostLabel()}, keys on)`, () => {
         TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS: '168.63.129.16',
         TALLYHO_SCHEDULES_POLL_SECONDS: '1',
         TALLYHO_GATES_MAX_WAITERS: '3',
+        TALLYHO_CREDENTIALS_KEY: credentialsKey.toString('base64'),
         ...queuesPolledPromptly,
       },
     });
@@ -313,7 +318,7 @@ describe(`security probe of issue #24 (${hostLabel()}, keys on)`, () => {
     expectProblem(await fn('POST', `/api/gates/${gate}/runs`, { runId: 'w4' }), 429, 'TooManyRequests');
   });
 
-  test("one caller cannot lock new producers out of a stream: past its share its new producers wait, another key's get in", async () => {
+  test("one caller cannot lock new producers out of a stream: past its share its new producers wait, another identity's get in", async () => {
     const type = unique('fair');
     const producers = (from: number, count: number) => ({
       events: Array.from({ length: count }, (_, i) => ({ producer: `m-${from + i}`, seq: 1 })),
@@ -322,9 +327,18 @@ describe(`security probe of issue #24 (${hostLabel()}, keys on)`, () => {
     expect((await fn('POST', `/api/streams/${type}/events`, producers(0, 250))).status).toBe(202);
     const flooded = expectProblem(await fn('POST', `/api/streams/${type}/events`, producers(250, 250)), 429, 'TooManyRequests');
     expect(flooded.detail).toContain('TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER');
-    // Known producers go on; another caller (another key) still gets a place.
+    // The same key in another spelling, or beside a junk one, is the same caller (the quota counts
+    // identities, never key text): `?CODE=`, and a second x-functions-key header.
+    const sameKey = encodeURIComponent(host.keys.function ?? host.keys.admin ?? '');
+    expectProblem(
+      await requestJson(host, 'POST', `/api/streams/${type}/events?CODE=${sameKey}`, { key: 'none', body: producers(500, 1) }),
+      429,
+    );
+    // Known producers go on; another identity (its own credential) still gets a place.
     expect((await fn('POST', `/api/streams/${type}/events`, { producer: 'm-0', seq: 2 })).status).toBe(202);
-    expect((await admin('POST', `/api/streams/${type}/events`, { producer: 'ops-1', seq: 1 })).status).toBe(202);
+    const other = await issueCredential(credentialsKey, { name: 'producer-b', roles: { admin: false, submitter: true, workerOf: [] } });
+    const asOther = { authorization: `Bearer ${other.credential}` };
+    expect((await fn('POST', `/api/streams/${type}/events`, { producer: 'b-1', seq: 1 }, asOther)).status).toBe(202);
   });
 
   test('a function-level stream read names no blobs; the admin read does', async () => {
