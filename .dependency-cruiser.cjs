@@ -26,7 +26,9 @@ const edges = {
   telemetry: [],
   messaging: ['storage'],
   signing: ['storage'],
-  http: ['durable', 'telemetry'],
+  // Who is calling: the identity checks (credentials' key is a signing-key setting).
+  identity: ['signing'],
+  http: ['durable', 'identity', 'telemetry'],
   openapi: ['http'],
   // The effects a capability can make happen when something fires (gate runs, schedules).
   effects: ['storage'],

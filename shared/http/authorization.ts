@@ -15,7 +15,7 @@
  */
 
 import { AppError } from '../errors';
-import type { AuthMode } from '../identity/settings';
+import type { AuthMode } from '../identity/caller';
 
 /** The Functions host enforces these: `function` needs a function (or host/master) key, `admin` the master key. */
 export type AuthLevel = 'anonymous' | 'function' | 'admin';

@@ -10,6 +10,13 @@
  * it matched, devhost/docs/real-host.md#what-the-worker-learns-about-the-caller) and `anonymous`.
  */
 
+/**
+ * `keys`: the host's keys are the door (function and admin levels as declared) and a credential names
+ * the caller; `entra`: every route is anonymous to the host and the app requires a Microsoft Entra ID
+ * token (or a credential); `keys+entra`: keys are the door and an Entra token names the caller.
+ */
+export type AuthMode = 'keys' | 'entra' | 'keys+entra';
+
 /** The level a route requires (shared/http/authorization.ts declares it per route). */
 export type RouteLevel = 'anonymous' | 'function' | 'admin';
 
@@ -18,7 +25,7 @@ export interface HeaderReader {
   get(name: string): string | null;
 }
 
-export type CallerKind = 'entra' | 'appService' | 'credential' | 'masterKey' | 'sharedKey' | 'anonymous';
+type CallerKind = 'entra' | 'appService' | 'credential' | 'masterKey' | 'sharedKey' | 'anonymous';
 
 export interface Roles {
   /** Every action, including the admin routes. */
@@ -37,7 +44,7 @@ export interface Caller {
   readonly name?: string;
 }
 
-export const noRoles: Roles = { admin: false, submitter: false, workerOf: [] };
+const noRoles: Roles = { admin: false, submitter: false, workerOf: [] };
 
 export const anonymousCaller: Caller = { id: 'anonymous', kind: 'anonymous', roles: noRoles };
 
@@ -57,12 +64,6 @@ export function sharedKeyCaller(roles: Roles): Caller {
 export function hasAnyRole(caller: Caller): boolean {
   const { admin, submitter, workerOf } = caller.roles;
   return admin || submitter || workerOf === '*' || workerOf.length > 0;
-}
-
-/** Whether the caller may lease, extend and complete batches of `processor`. */
-export function mayWork(caller: Caller, processor: string): boolean {
-  const { admin, workerOf } = caller.roles;
-  return admin || workerOf === '*' || workerOf.includes(processor);
 }
 
 /** A processor name as a role names it (the same rule as declaring one: lowercase letters, digits, single hyphens). */

@@ -26,11 +26,11 @@ const what = 'Microsoft Entra ID token';
 
 export type TokenVerifier = (token: string) => Promise<Caller>;
 
-export function entraIssuer(options: Pick<EntraOptions, 'authority' | 'tenantId'>): string {
+function entraIssuer(options: Pick<EntraOptions, 'authority' | 'tenantId'>): string {
   return `${options.authority}/${options.tenantId}/v2.0`;
 }
 
-export function entraKeySetUrl(options: Pick<EntraOptions, 'authority' | 'tenantId'>): URL {
+function entraKeySetUrl(options: Pick<EntraOptions, 'authority' | 'tenantId'>): URL {
   return new URL(`${options.authority}/${options.tenantId}/discovery/v2.0/keys`);
 }
 

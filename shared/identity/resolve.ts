@@ -35,7 +35,7 @@ export function platformFacts(env: Readonly<Record<string, string | undefined>>)
 }
 
 /** The token of an `Authorization: Bearer <token>` header; undefined without one (other schemes are not ours). */
-export function bearerToken(headers: HeaderReader): string | undefined {
+function bearerToken(headers: HeaderReader): string | undefined {
   const value = headers.get('authorization');
   if (value === null) return undefined;
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(value.trim());

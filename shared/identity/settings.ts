@@ -1,14 +1,9 @@
 /** How callers are identified (shared/settings.ts explains the declarations; docs/security.md "Callers" the model). */
 import { custom, group, list, SettingProblems, type SettingsOf } from '../settings';
 import { parseSigningKey } from '../signing/signer';
-import { parseRoles, type Roles } from './caller';
+import { type AuthMode, parseRoles, type Roles } from './caller';
 
-/**
- * `keys`: the host's keys are the door (function and admin levels as declared) and a credential names
- * the caller; `entra`: every route is anonymous to the host and the app requires a Microsoft Entra ID
- * token (or a credential); `keys+entra`: keys are the door and an Entra token names the caller.
- */
-export type AuthMode = 'keys' | 'entra' | 'keys+entra';
+export type { AuthMode } from './caller';
 
 const modes: readonly AuthMode[] = ['keys', 'entra', 'keys+entra'];
 

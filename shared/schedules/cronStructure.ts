@@ -18,7 +18,7 @@ interface Level {
 }
 
 /** The values of one of the seconds, minutes or hours fields (`*`, `?`, `a`, `a-b`, each with an optional `/n`, comma-separated). */
-export function fieldValues(field: string, size: number): number[] | undefined {
+function fieldValues(field: string, size: number): number[] | undefined {
   const values = new Set<number>();
   for (const part of field.split(',')) {
     const match = /^(\*|\?|(\d{1,2})(?:-(\d{1,2}))?)(?:\/(\d{1,2}))?$/.exec(part);
