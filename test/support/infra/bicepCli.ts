@@ -64,12 +64,12 @@ export function findBicep(env: NodeJS.ProcessEnv = process.env): BicepCli | unde
   return undefined;
 }
 
-/** Why there is no CLI, naming every place looked at and the package that provides it. */
-export function missingBicepMessage(env: NodeJS.ProcessEnv = process.env): string {
+/** How to get the CLI, naming every place findBicep looked and the package that provides it. */
+export function howToGetBicep(env: NodeJS.ProcessEnv = process.env): string {
   const explicit = env.BICEP_PATH !== undefined && env.BICEP_PATH !== '' ? `BICEP_PATH (${env.BICEP_PATH}: no such file), ` : '';
   return (
-    `Bicep CLI not found: looked in ${explicit}PATH and ${join(nugetPackagesFolder(env), bicepPackage.toLowerCase())}. ` +
-    `Restore the NuGet package ${bicepPackage} with \`dotnet restore infra/tools/bicep.csproj\` (.ci/run does).`
+    `restore the NuGet package ${bicepPackage} with \`dotnet restore infra/tools/bicep.csproj\` (.ci/run does), or set BICEP_PATH ` +
+    `(looked in ${explicit}PATH and ${join(nugetPackagesFolder(env), bicepPackage.toLowerCase())})`
   );
 }
 

@@ -1,21 +1,19 @@
 /**
- * Loads the infra templates once per test file: the Bicep-source model always, and — when a Bicep
- * CLI is available (BICEP_PATH, PATH, or the NuGet package .ci/run restores) — the compiled ARM
- * JSON, its model, and the diagnostics of build, build-params and lint (compiled once per run).
- * Under CI=true a missing CLI is a failure, never a fallback.
+ * The infra templates as the real Bicep CLI sees them: the compiled ARM JSON, the diagnostics of
+ * build, build-params and lint, and the deployment each scenario's snapshot predicts (compiled once
+ * per run, compile.ts). Every infra test needs the CLI: without one they are skipped with the
+ * project's one-line notice (test/support/optionalTool.cjs), and under CI=true that is a failure.
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { armModel } from './armModel';
-import { findBicep, missingBicepMessage } from './bicepCli';
-import { bicepModel } from './bicepModel';
-import { type Compilation, compileInfra } from './compile';
-import type { TemplateModel } from './templateModel';
+import { describeWithTool, type OptionalTool } from '../optionalTool';
+import { type BicepCli, findBicep, howToGetBicep } from './bicepCli';
+import { type Compilation, compileInfra, type ScenarioName, scenarios } from './compile';
+import { type Deployment, deploymentOf, type JsonObject } from './deployment';
 
 export const repoRoot = join(__dirname, '..', '..', '..');
 export const infraDir = join(repoRoot, 'infra');
-export const mainBicep = join(infraDir, 'main.bicep');
 
 export function bicepFiles(dir: string = infraDir): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -25,40 +23,56 @@ export function bicepFiles(dir: string = infraDir): string[] {
   });
 }
 
-export interface CompiledTemplates extends Compilation {
-  readonly model: TemplateModel;
+/** The Bicep CLI as an optional tool: found as findBicep finds it, required when CI=true. */
+export function bicepTool(env: NodeJS.ProcessEnv = process.env): OptionalTool {
+  return {
+    name: 'the Bicep CLI',
+    neededBy: 'the infra tests (compile, lint and every policy on the compiled template)',
+    enable: howToGetBicep(env),
+    locate: () => findBicep(env)?.path,
+  };
 }
 
-export interface Templates {
-  readonly bicep: TemplateModel;
-  readonly compiled: CompiledTemplates | undefined;
-  /** The models every policy applies to: the source model, and the compiled one when there is one. */
-  readonly models: readonly TemplateModel[];
+/** `describe` for tests that need the compiled templates: skipped, with the notice, without a Bicep CLI. */
+export function describeInfra(name: string, body: () => void): void {
+  describeWithTool(bicepTool(), name, () => body());
 }
 
-let notified = false;
+export interface Templates extends Compilation {
+  /** The compiled main.bicep. */
+  readonly arm: ArmTemplate;
+  /** What each scenario deploys (compile.ts). */
+  readonly deployments: Readonly<Record<ScenarioName, Deployment>>;
+}
 
-/** The compiled templates, or undefined (with one loud notice) where a laptop has no CLI. */
-export function compiledTemplates(env: NodeJS.ProcessEnv = process.env): CompiledTemplates | undefined {
-  const cli = findBicep(env);
-  if (cli === undefined) {
-    // CI must prove the templates compile: falling back there would let a broken template land.
-    if (env.CI === 'true') throw new Error(`CI=true: ${missingBicepMessage(env)}`);
-    if (!notified) {
-      notified = true;
-      console.warn(
-        `${missingBicepMessage(env)} The full compile and the Bicep linter did NOT run; ` +
-          'checked: syntax (tree-sitter-bicep) and the policies on a model read from the sources.',
-      );
-    }
-    return undefined;
-  }
+export interface ArmTemplate {
+  readonly parameters?: Readonly<Record<string, { readonly defaultValue?: unknown }>>;
+  readonly variables?: Readonly<Record<string, unknown>>;
+  readonly resources?: Readonly<Record<string, ArmResource>>;
+  readonly outputs?: Readonly<Record<string, { readonly value?: unknown }>>;
+}
+export interface ArmResource {
+  readonly type?: string;
+  readonly condition?: string;
+  readonly properties?: { readonly template?: ArmTemplate } & JsonObject;
+}
+
+/** The compiled templates, from the run's cache. Call it inside describeInfra: it needs the CLI. */
+export function loadTemplates(cli: BicepCli | undefined = findBicep()): Templates {
+  if (cli === undefined) throw new Error('loadTemplates needs a Bicep CLI: call it inside describeInfra');
   const compilation = compileInfra(cli, repoRoot, infraDir);
-  return { ...compilation, model: armModel(compilation.compiled) };
+  const deployments = Object.fromEntries(
+    Object.keys(scenarios).map((name) => [name, deploymentOf(name, compilation.snapshots[name as ScenarioName] || '{}')]),
+  ) as Record<ScenarioName, Deployment>;
+  return { ...compilation, arm: JSON.parse(compilation.compiled) as ArmTemplate, deployments };
 }
 
-export async function loadTemplates(options: { compile?: boolean } = {}): Promise<Templates> {
-  const bicep = await bicepModel(mainBicep);
-  const compiled = options.compile === false ? undefined : compiledTemplates();
-  return { bicep, compiled, models: compiled === undefined ? [bicep] : [bicep, compiled.model] };
+/** The compiled template and every nested (module) template in it, with its module path. */
+export function armTemplates(template: ArmTemplate, path = 'main'): { readonly path: string; readonly template: ArmTemplate }[] {
+  return [
+    { path, template },
+    ...Object.entries(template.resources ?? {}).flatMap(([symbol, resource]) =>
+      resource.properties?.template === undefined ? [] : armTemplates(resource.properties.template, `${path}/${symbol}`),
+    ),
+  ];
 }

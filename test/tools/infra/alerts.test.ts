@@ -18,7 +18,7 @@ import { join } from 'node:path';
 
 import { declaredMetrics } from '../../../shared/app/telemetryCatalog';
 import type { InstrumentKind, MetricDeclaration } from '../../../shared/telemetry/declare';
-import { compiledTemplates, infraDir } from '../../support/infra/templates';
+import { type ArmResource, type ArmTemplate, describeInfra, infraDir, loadTemplates } from '../../support/infra/templates';
 
 interface AlertRule {
   readonly name: string;
@@ -29,17 +29,6 @@ interface AlertRule {
   readonly filterBy: string;
   readonly filterAtLeast: number;
   readonly threshold: number;
-}
-
-interface ArmTemplate {
-  readonly parameters?: Record<string, { readonly defaultValue?: unknown }>;
-  readonly variables?: Record<string, unknown>;
-  readonly resources?: Record<string, ArmResource>;
-}
-interface ArmResource {
-  readonly type?: string;
-  readonly condition?: string;
-  readonly properties?: { readonly template?: ArmTemplate } & Record<string, unknown>;
 }
 
 /** The customMetrics columns, each with its window aggregation, that fit each kind (see the file comment). */
@@ -87,28 +76,34 @@ function workbookQueries(serialized: string): { readonly item: string; readonly 
 }
 
 const metrics = declaredMetrics().map(({ metric }) => metric);
-const compiled = compiledTemplates();
-const main = compiled === undefined ? undefined : (JSON.parse(compiled.compiled) as ArmTemplate);
-/** Without a Bicep CLI outside CI, compiledTemplates has said so once; these checks need the ARM JSON. */
-const withArm = main === undefined ? it.skip : it;
-
-function alertsModule(): { readonly deployment: ArmResource; readonly template: ArmTemplate; readonly rules: AlertRule[] } {
-  const deployment = main?.resources?.alerts;
+function alertsModule(main: ArmTemplate): {
+  readonly deployment: ArmResource;
+  readonly template: ArmTemplate;
+  readonly rules: AlertRule[];
+} {
+  const deployment = main.resources?.alerts;
   const template = deployment?.properties?.template;
   const rules = template?.variables?.rules;
   if (template === undefined || !Array.isArray(rules)) throw new Error('main.bicep deploys no alerts module with a rules variable');
   return { deployment: deployment!, template, rules: rules as AlertRule[] };
 }
 
-describe('alerts and workbook (infra/modules/alerts.bicep)', () => {
-  withArm('main deploys them unless alertsEnabled is false', () => {
-    const { deployment } = alertsModule();
+describeInfra('alerts and workbook (infra/modules/alerts.bicep)', () => {
+  let main: ArmTemplate;
+
+  beforeAll(() => {
+    main = loadTemplates().arm;
+    // The run's first compile took about 40 s of CPU on a 2-core machine; later files reuse it.
+  }, 600_000);
+
+  it('main deploys them unless alertsEnabled is false', () => {
+    const { deployment } = alertsModule(main);
     expect(deployment.condition).toBe("[parameters('alertsEnabled')]");
-    expect(main?.parameters?.alertsEnabled?.defaultValue).toBe(true);
+    expect(main.parameters?.alertsEnabled?.defaultValue).toBe(true);
   });
 
-  withArm('every alert names a metric the app declares, read as its kind is exported, split by a declared attribute', () => {
-    const { rules } = alertsModule();
+  it('every alert names a metric the app declares, read as its kind is exported, split by a declared attribute', () => {
+    const { rules } = alertsModule(main);
     expect(rules.length).toBeGreaterThanOrEqual(6);
     expect(alertProblems(rules, metrics)).toEqual([]);
     expect(new Set(rules.map((rule) => rule.name)).size).toBe(rules.length);
@@ -125,8 +120,8 @@ describe('alerts and workbook (infra/modules/alerts.bicep)', () => {
     );
   });
 
-  withArm('the alert resource takes its metric, column and split from those rules, one rule per alert', () => {
-    const { template } = alertsModule();
+  it('the alert resource takes its metric, column and split from those rules, one rule per alert', () => {
+    const { template } = alertsModule(main);
     const alerts = Object.values(template.resources ?? {}).filter((r) => r.type === 'Microsoft.Insights/scheduledQueryRules');
     expect(alerts).toHaveLength(1);
     const alert = alerts[0] as ArmResource & { copy?: { count?: string } };
@@ -138,8 +133,8 @@ describe('alerts and workbook (infra/modules/alerts.bicep)', () => {
     expect(query).toContain("customMetrics | where name == ''{0}''");
   });
 
-  withArm('the workbook is the JSON file, and charts only declared metrics', () => {
-    const { template } = alertsModule();
+  it('the workbook is the JSON file, and charts only declared metrics', () => {
+    const { template } = alertsModule(main);
     const file = readFileSync(join(infraDir, 'modules', 'telemetry.workbook.json'), 'utf8');
     expect(Object.values(template.variables ?? {})).toContain(file);
     const queries = workbookQueries(file);
@@ -150,7 +145,9 @@ describe('alerts and workbook (infra/modules/alerts.bicep)', () => {
       expect({ item, undeclared: named.filter((name) => !declared.has(name)) }).toEqual({ item, undeclared: [] });
     }
   });
+});
 
+describe('the alert check', () => {
   it('the check bites: a renamed metric, a wrong column or an unknown attribute is reported', () => {
     const backlog = metrics.find((metric) => metric.name === 'tallyho.job.backlog')!;
     const rule: AlertRule = {

@@ -1,12 +1,15 @@
 /**
- * Where the infra tests get their Bicep CLI, and what happens without one: a laptop without dotnet
- * falls back with one notice; CI (CI=true) fails, naming the NuGet package that provides the CLI.
+ * Where the infra tests get their Bicep CLI, and what happens without one: outside CI they are
+ * skipped with the project's one-line notice naming the NuGet package that provides the CLI; under
+ * CI=true that is a failure. Also the snapshot reader's id parsing, on hand-written ids.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { bicepPackage, findBicep, missingBicepMessage } from '../../support/infra/bicepCli';
-import { compiledTemplates, repoRoot } from '../../support/infra/templates';
+import { bicepPackage, findBicep, howToGetBicep } from '../../support/infra/bicepCli';
+import { deploymentOf, scopeOfId, typeOfId } from '../../support/infra/deployment';
+import { bicepTool, repoRoot } from '../../support/infra/templates';
+import { optionalTool } from '../../support/optionalTool';
 
 const nowhere = join(repoRoot, 'test-artifacts', 'no-such-bicep');
 /** An environment that hides every CLI: BICEP_PATH to a missing file, an empty PATH and NuGet folder. */
@@ -26,25 +29,61 @@ describe('Bicep CLI discovery', () => {
 
   it('treats BICEP_PATH pointing nowhere as no CLI, and says where it looked and which package to restore', () => {
     expect(findBicep(hidden)).toBeUndefined();
-    const message = missingBicepMessage(hidden);
+    const message = howToGetBicep(hidden);
     expect(message).toContain(bicepPackage);
     expect(message).toContain(nowhere);
     expect(message).toContain('dotnet restore infra/tools/bicep.csproj');
   });
 
-  it('falls back with one notice outside CI', () => {
-    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+  it('skips the infra tests with one loud line outside CI', () => {
+    const write = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
     try {
-      expect(compiledTemplates({ ...hidden })).toBeUndefined();
-      expect(compiledTemplates({ ...hidden })).toBeUndefined();
-      expect(warn).toHaveBeenCalledTimes(1);
-      expect(String(warn.mock.calls[0]?.[0])).toMatch(/did NOT run/);
+      const tool = { ...bicepTool(hidden), name: 'the Bicep CLI (hidden for this test)' };
+      expect(optionalTool(tool, {})).toBeUndefined();
+      expect(optionalTool(tool, {})).toBeUndefined();
+      const lines = write.mock.calls.map((call) => String(call[0]));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /^\nSKIPPED the infra tests .*: the Bicep CLI \(hidden for this test\) was not found\. To run them: .*Azure\.Bicep\.CommandLine/,
+      );
     } finally {
-      warn.mockRestore();
+      write.mockRestore();
     }
   });
 
-  it('fails under CI=true instead of falling back, naming the package', () => {
-    expect(() => compiledTemplates({ ...hidden, CI: 'true' })).toThrow(new RegExp(`CI=true: .*${bicepPackage.replace(/\./g, '\\.')}`));
+  it('fails under CI=true instead of skipping, naming the package', () => {
+    expect(() => optionalTool(bicepTool(hidden), { CI: 'true' })).toThrow(
+      new RegExp(`required when CI=true .*${bicepPackage.replace(/\./g, '\\.')}`),
+    );
+  });
+});
+
+describe('the snapshot reader', () => {
+  const group = '/subscriptions/s/resourceGroups/rg';
+
+  it('reads the type of a resource id, nested or extension', () => {
+    expect(typeOfId(group)).toBe('Microsoft.Resources/resourceGroups');
+    expect(typeOfId(`${group}/providers/Microsoft.Storage/storageAccounts/st/blobServices/default/containers/jobs`)).toBe(
+      'Microsoft.Storage/storageAccounts/blobServices/containers',
+    );
+    const assignment = `${group}/providers/Microsoft.ServiceBus/namespaces/sb/providers/Microsoft.Authorization/roleAssignments/g`;
+    expect(typeOfId(assignment)).toBe('Microsoft.Authorization/roleAssignments');
+    expect(scopeOfId(assignment)).toBe(`${group}/providers/Microsoft.ServiceBus/namespaces/sb`);
+    expect(scopeOfId(`${group}/providers/Microsoft.Web/sites/func`)).toBeUndefined();
+  });
+
+  it('gives each predicted resource its scope and body', () => {
+    const id = `${group}/providers/Microsoft.Web/sites/func/providers/Microsoft.Insights/diagnosticSettings/d`;
+    const deployment = deploymentOf(
+      'probe',
+      JSON.stringify({
+        predictedResources: [{ id, type: 'Microsoft.Insights/diagnosticSettings', name: 'd', apiVersion: 'v', properties: { a: 1 } }],
+        outputs: { X: 'y' },
+      }),
+    );
+    expect(deployment.resources).toEqual([
+      expect.objectContaining({ id, name: 'd', scope: `${group}/providers/Microsoft.Web/sites/func`, scopeType: 'Microsoft.Web/sites' }),
+    ]);
+    expect(deployment.outputs).toEqual({ X: 'y' });
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Role-assignment names must be predictable (What-If) and stable: a name that changes for the same
  * scope, principal and role makes the next `azd provision` fail with RoleAssignmentExists. Each
- * name is read in main.bicep's terms and compared with the formula it must follow.
+ * name, as the Bicep CLI's snapshot computes it, is compared with the formula it must follow
+ * (ARM's guid() of the scope's id, the principal's key and the role).
  *
  * Before this change every name was guid(<scope id>, <principal object id>, <role>). Developers'
  * names keep exactly that formula (their object id is a parameter). The app identity's object id
@@ -11,98 +12,66 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { bicepModel } from '../../support/infra/bicepModel';
-import { at, Expr, ofType, type ResourceView, type TemplateModel, textOf } from '../../support/infra/templateModel';
-import { compiledTemplates, mainBicep, repoRoot } from '../../support/infra/templates';
+import { sampleIds } from '../../support/infra/compile';
+import { armGuid, at, type Deployment, ofType, textOf } from '../../support/infra/deployment';
+import { describeInfra, loadTemplates, repoRoot } from '../../support/infra/templates';
 
-let models: TemplateModel[];
+const guidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-beforeAll(async () => {
-  // The source model with the developer's id left symbolic (its default, '', would hide it).
-  const source = await bicepModel(mainBicep, { developerPrincipalId: new Expr('developerPrincipalId') });
-  const compiled = compiledTemplates();
-  models = compiled === undefined ? [source] : [source, compiled.model];
-  // The run's first compile (four Bicep CLI runs) took 80 s on a busy 2-core machine; later files reuse it.
-}, 600_000);
-
-interface NameParts {
-  readonly where: string;
-  /** The guid() arguments: scope id, principal key, role definition id. */
-  readonly args: readonly string[];
+interface Assignment {
+  readonly id: string;
+  readonly name: string;
+  /** Held by the developer the scenario names (else by the app's identity). */
+  readonly developer: boolean;
+  /** The name it must have: guid(<scope id>, <principal key>, <role>). */
+  readonly expected: string;
 }
 
-/** Splits `guid(a, b, c)` into its top-level arguments. */
-function guidArguments(text: string): string[] {
-  const inner = /^guid\((.*)\)$/s.exec(text.trim())?.[1];
-  if (inner === undefined) return [];
-  const args: string[] = [];
-  let depth = 0;
-  let quoted = false;
-  let current = '';
-  for (const c of inner) {
-    if (c === "'") quoted = !quoted;
-    if (!quoted && (c === '(' || c === '[')) depth++;
-    if (!quoted && (c === ')' || c === ']')) depth--;
-    if (!quoted && depth === 0 && c === ',') {
-      args.push(current.trim());
-      current = '';
-    } else current += c;
-  }
-  args.push(current.trim());
-  return args;
+function assignments(deployment: Deployment): Assignment[] {
+  const identity = ofType(deployment, 'Microsoft.ManagedIdentity/userAssignedIdentities')[0]?.id ?? '(no identity)';
+  return ofType(deployment, 'Microsoft.Authorization/roleAssignments').map((assignment) => {
+    const developer = at(assignment.body, 'properties.principalId') === sampleIds.developer;
+    const role = textOf(at(assignment.body, 'properties.roleDefinitionId')).split('/').pop() ?? '';
+    // The developer by their object id (a parameter); the app identity by its resource id, known before it exists.
+    const expected = armGuid(assignment.scope ?? '(no scope)', developer ? sampleIds.developer : identity, role);
+    return { id: assignment.id, name: assignment.name, developer, expected };
+  });
 }
 
-function nameParts(assignment: ResourceView): NameParts {
-  return { where: `${assignment.path}:${assignment.symbol}`, args: guidArguments(textOf(at(assignment.body, 'name'))) };
-}
+describeInfra('role-assignment names', () => {
+  let deployments: Record<string, Deployment>;
 
-function assignments(model: TemplateModel): ResourceView[] {
-  return ofType(model, 'Microsoft.Authorization/roleAssignments');
-}
+  beforeAll(() => {
+    deployments = loadTemplates().deployments;
+    // The run's first compile took about 40 s of CPU on a 2-core machine; later files reuse it.
+  }, 600_000);
 
-/** The scope and principal key (guid's first two arguments) of the developer's or the app's assignments. */
-function principalKeys(model: TemplateModel, developer: boolean): { where: string; scope?: string; principal?: string }[] {
-  return assignments(model)
-    .filter((a) => a.conditional === developer)
-    .map((a) => {
-      const { where, args } = nameParts(a);
-      return { where, scope: args[0], principal: args[1] };
-    });
-}
-
-describe('role-assignment names', () => {
-  it('are guid(scope, principal key, role) built from deploy-time-known values only', () => {
-    for (const model of models) {
-      const found = assignments(model);
-      expect(found.length).toBe(9);
-      for (const assignment of found) {
-        const { where, args } = nameParts(assignment);
-        expect({ source: model.source, where, args: args.length }).toEqual({ source: model.source, where, args: 3 });
-        // A module output or a runtime property here is what what-if-short-circuiting rejects.
-        expect({ where, runtime: /reference\(|outputs|properties\.principalId/.test(args.join()) }).toEqual({ where, runtime: false });
-        expect(args[2]).toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/);
+  it('are known before the deployment runs: literal GUIDs in the snapshot, never a deploy-time expression', () => {
+    for (const deployment of Object.values(deployments)) {
+      for (const assignment of ofType(deployment, 'Microsoft.Authorization/roleAssignments')) {
+        expect({ id: assignment.id, literal: guidPattern.test(assignment.name) }).toEqual({ id: assignment.id, literal: true });
       }
     }
+    expect(ofType(deployments.defaults!, 'Microsoft.Authorization/roleAssignments')).toHaveLength(5);
+    expect(ofType(deployments.everything!, 'Microsoft.Authorization/roleAssignments')).toHaveLength(9);
   });
 
   it("keep the developer's names as before: guid(<account or namespace id>, developerPrincipalId, role)", () => {
-    for (const model of models) {
-      const keys = principalKeys(model, true);
-      expect(keys).toHaveLength(4);
-      const principal = model.source === 'arm' ? "parameters('developerPrincipalId')" : 'developerPrincipalId';
-      expect(keys).toEqual(keys.map(({ where, scope }) => ({ where, scope, principal })));
-      // The scope is the account or namespace named st<token> / sb-<token>, as the module output was.
-      for (const { scope } of keys)
-        expect(scope).toMatch(/Microsoft\.(Storage\/storageAccounts|ServiceBus\/namespaces)|storage\.id|namespace\.id/);
+    const theirs = assignments(deployments.everything!).filter((a) => a.developer);
+    expect(theirs).toHaveLength(4);
+    for (const { id, name, expected } of theirs) {
+      expect(id).toMatch(
+        /\/providers\/Microsoft\.(Storage\/storageAccounts|ServiceBus\/namespaces)\/[^/]+\/providers\/Microsoft\.Authorization\//,
+      );
+      expect({ id, name }).toEqual({ id, name: expected });
     }
   });
 
   it("name the app identity's assignments by its resource id, and the change is in the upgrade notes", () => {
-    const identityId = /^resourceId\(subscription\(\)\.subscriptionId, .*'Microsoft\.ManagedIdentity\/userAssignedIdentities'/;
-    for (const model of models) {
-      const keys = principalKeys(model, false);
-      expect(keys).toHaveLength(5);
-      expect(keys.filter(({ principal }) => !identityId.test(principal ?? ''))).toEqual([]);
+    for (const deployment of Object.values(deployments)) {
+      const app = assignments(deployment).filter((a) => !a.developer);
+      expect(app).toHaveLength(5);
+      expect(app.map(({ id, name }) => ({ id, name }))).toEqual(app.map(({ id, expected }) => ({ id, name: expected })));
     }
     // The front page names the one-time change; docs/deployment.md says what to do.
     const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
@@ -116,5 +85,12 @@ describe('role-assignment names', () => {
     const notes = guide.slice(start, start + 4000);
     expect(notes).toMatch(/RoleAssignmentExists/);
     expect(notes).toMatch(/az role assignment delete/);
+  });
+
+  it('the name check bites: another principal key or scope gives another name', () => {
+    const [first] = assignments(deployments.defaults!);
+    expect(first?.name).toBe(first?.expected);
+    expect(first!.name).not.toBe(armGuid(`${first!.id}/elsewhere`, 'principal', 'role'));
+    expect(armGuid('/subscriptions/x', 'principal', 'role')).not.toBe(armGuid('/subscriptions/x', 'other', 'role'));
   });
 });

@@ -1,51 +1,49 @@
 /**
  * Every Service Bus topic drops duplicates: gate and job events are published with deterministic
- * message ids, and a republish after a crash must not reach subscribers twice. Checked on the model
- * of the Bicep sources (and the compiled ARM JSON when a Bicep CLI is available), and against a copy
- * of infra/ with the setting turned off, so the check is known to bite.
+ * message ids, and a republish after a crash must not reach subscribers twice. Checked on what each
+ * scenario deploys (bicep snapshot), and on a copy of infra/ with the setting turned off, so the
+ * check is known to bite.
  */
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { resourceManifest } from '../../../shared/resourceManifest';
-import { bicepModel } from '../../support/infra/bicepModel';
-import { at, leafName, ofType, type TemplateModel, textOf } from '../../support/infra/templateModel';
-import { infraDir, loadTemplates, repoRoot, type Templates } from '../../support/infra/templates';
+import { findBicep } from '../../support/infra/bicepCli';
+import { scenarios, snapshot } from '../../support/infra/compile';
+import { at, type Deployment, deploymentOf, leafName, ofType } from '../../support/infra/deployment';
+import { describeInfra, infraDir, loadTemplates, repoRoot } from '../../support/infra/templates';
 
 const topicType = 'Microsoft.ServiceBus/namespaces/topics';
 
-let templates: Templates;
-
-beforeAll(async () => {
-  templates = await loadTemplates();
-  // The run's first compile (four Bicep CLI runs) took 80 s on a busy 2-core machine; later files reuse it.
-}, 600_000);
-
-/** Topics without duplicate detection (or without a history window), as `path:name`. */
-function topicsWithoutDuplicateDetection(model: TemplateModel): string[] {
-  return ofType(model, topicType, { existing: false })
+/** Topics without duplicate detection (or without a history window). */
+function topicsWithoutDuplicateDetection(deployment: Deployment): string[] {
+  return ofType(deployment, topicType)
     .filter((topic) => {
       const window = at(topic.body, 'properties.duplicateDetectionHistoryTimeWindow');
       return at(topic.body, 'properties.requiresDuplicateDetection') !== true || typeof window !== 'string' || !/^P/.test(window);
     })
-    .map((topic) => `${topic.path}:${textOf(leafName(topic))}`);
+    .map(leafName);
 }
 
-describe('Service Bus topics', () => {
+describeInfra('Service Bus topics', () => {
+  let deployments: Deployment[];
+
+  beforeAll(() => {
+    deployments = Object.values(loadTemplates().deployments);
+    // The run's first compile took about 40 s of CPU on a 2-core machine; later files reuse it.
+  }, 600_000);
+
   it('every topic the app uses is provisioned with duplicate detection and a history window', () => {
     const expected = resourceManifest().serviceBus.topics.map((t) => t.name);
     expect(expected).toEqual(expect.arrayContaining(['gate-events', 'job-events']));
-    for (const model of templates.models) {
-      const topics = ofType(model, topicType, { existing: false });
-      // The compiled template declares the topics once, in a loop over the list main.bicep passes.
-      const count = topics.some((t) => t.loop) ? 'one per listed topic (a loop)' : topics.length;
-      const wanted = model.source === 'arm' ? 'one per listed topic (a loop)' : expected.length;
-      expect({ source: model.source, topics: count }).toEqual({ source: model.source, topics: wanted });
-      expect({ source: model.source, missing: topicsWithoutDuplicateDetection(model) }).toEqual({ source: model.source, missing: [] });
+    for (const deployment of deployments) {
+      const { scenario } = deployment;
+      expect({ scenario, topics: ofType(deployment, topicType).map(leafName).sort() }).toEqual({ scenario, topics: [...expected].sort() });
+      expect({ scenario, missing: topicsWithoutDuplicateDetection(deployment) }).toEqual({ scenario, missing: [] });
     }
   });
 
-  it('the check bites: a copy of infra/ with duplicate detection off fails it', async () => {
+  it('the check bites: a copy of infra/ with duplicate detection off fails it', () => {
     const copy = join(repoRoot, 'test-artifacts', 'infra-no-dedup');
     rmSync(copy, { recursive: true, force: true });
     mkdirSync(copy, { recursive: true });
@@ -54,8 +52,9 @@ describe('Service Bus topics', () => {
     const text = readFileSync(module, 'utf8');
     expect(text).toMatch(/requiresDuplicateDetection: true/);
     writeFileSync(module, text.replace('requiresDuplicateDetection: true', 'requiresDuplicateDetection: false'));
-    const broken = await bicepModel(join(copy, 'main.bicep'));
-    expect(topicsWithoutDuplicateDetection(broken).length).toBe(resourceManifest().serviceBus.topics.length);
+    const broken = snapshot(findBicep()!, copy, join(copy, 'snapshot'), 'defaults', scenarios.defaults);
+    expect(broken.problems).toEqual([]);
+    expect(topicsWithoutDuplicateDetection(deploymentOf('defaults', broken.text)).length).toBe(resourceManifest().serviceBus.topics.length);
     rmSync(copy, { recursive: true, force: true });
   });
 });
