@@ -51,7 +51,7 @@ export interface ArmTemplate {
   readonly resources?: Readonly<Record<string, ArmResource>>;
   readonly outputs?: Readonly<Record<string, { readonly value?: unknown }>>;
 }
-export interface ArmResource {
+interface ArmResource {
   readonly type?: string;
   readonly condition?: string;
   readonly properties?: { readonly template?: ArmTemplate } & JsonObject;
