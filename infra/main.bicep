@@ -57,27 +57,19 @@ param developerPrincipalId string = ''
 ])
 param developerPrincipalType string = 'User'
 
-@description('Require Microsoft Entra ID sign-in (App Service authentication) in front of the admin surface.')
-param adminAuthEnabled bool = false
-
-@description('Application (client) id of the Entra app registration used for sign-in; required when adminAuthEnabled.')
-param adminAuthClientId string = ''
-
-@description('Tenant of that app registration. Default: the deploying tenant.')
-param adminAuthTenantId string = tenant().tenantId
-
-@description('Paths that need no sign-in when adminAuthEnabled: client apps authenticate with function keys, so list their API prefixes here.')
-param adminAuthExcludedPaths string[] = [
-  '/api/health'
-]
-
-@description('What an unauthenticated request gets when sign-in is required.')
+@description('Who opens the door (docs/security.md): keys (function and admin keys; the default), entra (Microsoft Entra ID tokens or Tallyho credentials, checked by the app; keys open nothing) or keys+entra (keys open the door, an Entra token names the caller). The entra modes also turn on App Service authentication.')
 @allowed([
-  'RedirectToLoginPage'
-  'Return401'
-  'Return403'
+  'keys'
+  'entra'
+  'keys+entra'
 ])
-param adminAuthUnauthenticatedAction string = 'RedirectToLoginPage'
+param authMode string = 'keys'
+
+@description('Application (client) id of the Entra app registration whose tokens the app accepts (scripts/deploy.sh creates it: docs/deployment.md). Required unless authMode is keys.')
+param entraClientId string = ''
+
+@description('Directory (tenant) id of that registration. Default: the deploying tenant.')
+param entraTenantId string = tenant().tenantId
 
 @description('Extra app settings, merged over infra/app-settings.json (not for secrets).')
 param extraAppSettings settingSet = {}
@@ -255,11 +247,11 @@ module functionApp 'modules/functionapp.bicep' = {
     instanceMemoryMB: instanceMemoryMB
     corsAllowedOrigins: corsAllowedOrigins
     appSettings: union(appSettingsFile.settings, appSettingsFile.hostSettings, extraAppSettings)
-    authEnabled: adminAuthEnabled
-    authClientId: adminAuthClientId
-    authTenantId: adminAuthTenantId
-    authExcludedPaths: adminAuthExcludedPaths
-    authUnauthenticatedAction: adminAuthUnauthenticatedAction
+    authMode: authMode
+    entraClientId: authMode != 'keys' && empty(entraClientId)
+      ? fail('entraClientId is required when authMode is ${authMode} (docs/deployment.md, "Microsoft Entra ID")')
+      : entraClientId
+    entraTenantId: entraTenantId
   }
   // The host starts as soon as the app exists; its identity must already hold the data roles.
   dependsOn: [

@@ -17,3 +17,9 @@ param nodeVersion = readEnvironmentVariable('TALLYHO_NODE_VERSION', '22')
 
 // Empty: the alerts show in the portal only (docs/operations.md#alerts).
 param alertActionGroupId = readEnvironmentVariable('TALLYHO_ALERT_ACTION_GROUP_ID', '')
+
+// keys (the default), entra or keys+entra; the entra modes need the app registration's client id
+// (docs/deployment.md, "Microsoft Entra ID": scripts/deploy.sh --auth creates the registration).
+param authMode = readEnvironmentVariable('TALLYHO_AUTH_MODE', 'keys')
+
+param entraClientId = readEnvironmentVariable('TALLYHO_ENTRA_CLIENT_ID', '')

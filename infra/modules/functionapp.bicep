@@ -55,25 +55,19 @@ param corsAllowedOrigins string[]
 @description('App settings (TALLYHO_* and any extra); the identity-based connection settings always win.')
 param appSettings settingSet
 
-@description('Require Microsoft Entra ID sign-in in front of the app (App Service authentication).')
-param authEnabled bool
-
-@description('Application (client) id of the Entra app registration used for sign-in.')
-param authClientId string
-
-@description('Tenant of that app registration.')
-param authTenantId string
-
-@description('Paths that stay reachable without sign-in (client API prefixes, /api/health).')
-param authExcludedPaths string[]
-
-@description('What an unauthenticated request gets when sign-in is required.')
+@description('Who opens the door: keys, entra or keys+entra (main.bicep says what each means).')
 @allowed([
-  'RedirectToLoginPage'
-  'Return401'
-  'Return403'
+  'keys'
+  'entra'
+  'keys+entra'
 ])
-param authUnauthenticatedAction string
+param authMode string
+
+@description('Application (client) id of the Entra app registration (empty in keys mode).')
+param entraClientId string
+
+@description('Directory (tenant) id of that registration.')
+param entraTenantId string
 
 resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = {
   name: applicationInsightsName
@@ -157,10 +151,33 @@ resource site 'Microsoft.Web/sites@2025-03-01' = {
   }
 }
 
+// One issuer and one audience list for the platform's check (authsettingsV2 below) and the app's own
+// (shared/identity: TALLYHO_ENTRA_*), so a token one accepts the other accepts too. v2 tokens
+// (the registration's requestedAccessTokenVersion 2) carry the client id as audience; the App ID URI
+// is accepted as well for clients that ask for it.
+@description('The login endpoint of this cloud, scheme and host only (the app\'s TALLYHO_ENTRA_AUTHORITY).')
+var entraAuthority = join(take(split(environment().authentication.loginEndpoint, '/'), 3), '/')
+
+@description('Token audiences the platform and the app accept.')
+var entraAudiences = [
+  entraClientId
+  'api://${entraClientId}'
+]
+
+@description('The app\'s identity settings in the entra modes (none in keys mode: its defaults are keys).')
+var modeSettings = authMode == 'keys'
+  ? {}
+  : {
+      TALLYHO_AUTH_MODE: authMode
+      TALLYHO_ENTRA_TENANT_ID: entraTenantId
+      TALLYHO_ENTRA_AUDIENCES: join(entraAudiences, ',')
+      TALLYHO_ENTRA_AUTHORITY: entraAuthority
+    }
+
 resource settings 'Microsoft.Web/sites/config@2025-03-01' = {
   parent: site
   name: 'appsettings'
-  properties: union(appSettings, identitySettings)
+  properties: union(appSettings, modeSettings, identitySettings)
 }
 
 // Deployments authenticate with Entra tokens; basic-auth publishing credentials stay off.
@@ -180,7 +197,13 @@ resource ftpBasicAuth 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@20
   }
 }
 
-resource auth 'Microsoft.Web/sites/config@2025-03-01' = if (authEnabled) {
+// App Service authentication in the entra modes: the platform validates an Entra token (issuer,
+// audience, signature) and hands the app its principal (x-ms-client-principal, trusted by the app only
+// where the platform sets WEBSITE_AUTH_ENABLED), and browsers can sign in at /.auth/login/aad. It lets
+// unauthenticated requests through (AllowAnonymous): in keys+entra mode function keys are the door,
+// and in entra mode Tallyho credentials and the anonymous routes (health, OpenAPI, the console's
+// pages) must still reach the app, which refuses whatever its route table does not allow.
+resource auth 'Microsoft.Web/sites/config@2025-03-01' = if (authMode != 'keys') {
   parent: site
   name: 'authsettingsV2'
   properties: {
@@ -188,23 +211,21 @@ resource auth 'Microsoft.Web/sites/config@2025-03-01' = if (authEnabled) {
       enabled: true
     }
     globalValidation: {
-      requireAuthentication: true
-      unauthenticatedClientAction: authUnauthenticatedAction
-      redirectToProvider: 'azureactivedirectory'
-      excludedPaths: authExcludedPaths
+      requireAuthentication: false
+      unauthenticatedClientAction: 'AllowAnonymous'
+    }
+    httpSettings: {
+      requireHttps: true
     }
     identityProviders: {
       azureActiveDirectory: {
         enabled: true
         registration: {
-          clientId: authClientId
-          openIdIssuer: '${environment().authentication.loginEndpoint}${authTenantId}/v2.0'
+          clientId: entraClientId
+          openIdIssuer: '${entraAuthority}/${entraTenantId}/v2.0'
         }
         validation: {
-          allowedAudiences: [
-            authClientId
-            'api://${authClientId}'
-          ]
+          allowedAudiences: entraAudiences
         }
       }
     }

@@ -41,6 +41,7 @@ export const sampleIds = {
   tenant: '00000000-0000-4000-8000-000000000002',
   developer: '00000000-0000-4000-8000-0000000000de',
   entraClientId: '00000000-0000-4000-8000-0000000000c1',
+  entraTenant: '00000000-0000-4000-8000-0000000000e7',
   actionGroup: '/subscriptions/00000000-0000-4000-8000-000000000001/resourceGroups/rg-ops/providers/Microsoft.Insights/actionGroups/ag-ops',
 } as const;
 
@@ -55,12 +56,22 @@ interface Scenario {
 
 /** The deployments the policy tests look at: each is main.bicepparam with some options set. */
 export const scenarios = {
-  /** As `azd provision` deploys it with nothing set: every option at its default. */
+  /** As `azd provision` deploys it with nothing set: every option at its default (keys mode). */
   defaults: { env: {}, params: {} },
-  /** Every option on: a developer's data roles, an action group for the alerts, Entra sign-in. */
+  /** Every option on: a developer's data roles, an action group for the alerts, keys and Entra ID. */
   everything: {
-    env: { AZURE_PRINCIPAL_ID: sampleIds.developer, TALLYHO_ALERT_ACTION_GROUP_ID: sampleIds.actionGroup },
-    params: { adminAuthEnabled: true, adminAuthClientId: sampleIds.entraClientId },
+    env: {
+      AZURE_PRINCIPAL_ID: sampleIds.developer,
+      TALLYHO_ALERT_ACTION_GROUP_ID: sampleIds.actionGroup,
+      TALLYHO_AUTH_MODE: 'keys+entra',
+      TALLYHO_ENTRA_CLIENT_ID: sampleIds.entraClientId,
+    },
+    params: {},
+  },
+  /** Entra ID only, with the registration in another tenant than the deployment's. */
+  entra: {
+    env: { TALLYHO_AUTH_MODE: 'entra', TALLYHO_ENTRA_CLIENT_ID: sampleIds.entraClientId },
+    params: { entraTenantId: sampleIds.entraTenant },
   },
   /** Every optional part off. */
   bare: { env: {}, params: { alertsEnabled: false } },

@@ -291,14 +291,11 @@ describeInfra('policy', () => {
     });
   });
 
-  it('basic-auth publishing credentials are off; App Service authentication only when asked for', () => {
+  it('basic-auth publishing credentials are off', () => {
     each((deployment) => {
       const policies = ofType(deployment, 'Microsoft.Web/sites/basicPublishingCredentialsPolicies');
       expect(policies.map((p) => p.name.split('/').pop()).sort()).toEqual(['ftp', 'scm']);
       for (const p of policies) expect(at(p.body, 'properties.allow')).toBe(false);
-      const auth = ofType(deployment, 'Microsoft.Web/sites/config').filter((c) => c.name.endsWith('/authsettingsV2'));
-      expect(auth).toHaveLength(deployment.scenario === 'everything' ? 1 : 0);
-      for (const a of auth) expect(at(a.body, 'properties.globalValidation.requireAuthentication')).toBe(true);
     });
   });
 });
