@@ -19,6 +19,13 @@ Usage: scripts/deploy.sh [options]
   --node-version 20|22       Node.js runtime version (default: 22)
   --developer-principal ID   object id to grant the app's data roles (default: the signed-in user;
                              "none" to skip, e.g. when a service principal deploys)
+  --auth keys|entra|keys+entra
+                             who opens the door (default: $TALLYHO_AUTH_MODE, else keys); the entra
+                             modes turn on App Service authentication with a Microsoft Entra ID app
+                             registration (docs/deployment.md, "Microsoft Entra ID")
+  --entra-client-id ID       that registration's application (client) id (default:
+                             $TALLYHO_ENTRA_CLIENT_ID; else the script finds or creates tallyho-<env>)
+  --worker-role PROCESSOR    also define the app role Tallyho.Worker.PROCESSOR (repeatable)
   --publish cli|api          cli: az functionapp deployment source config-zip (az 2.60 or later,
                              Flex-aware); api: POST the zip to https://<scm>/api/publish with an
                              Entra token (any az). Default: cli when az is 2.60 or later, else api
@@ -39,6 +46,9 @@ location="${AZURE_LOCATION:-}"
 subscription=""
 node_version="22"
 developer_principal=""
+auth_mode="${TALLYHO_AUTH_MODE:-keys}"
+entra_client_id="${TALLYHO_ENTRA_CLIENT_ID:-}"
+worker_roles=()
 publish=""
 skip_provision=false
 package_only=false
@@ -53,6 +63,9 @@ while [[ $# -gt 0 ]]; do
     --subscription) subscription="${2:?--subscription needs a value}"; shift 2 ;;
     --node-version) node_version="${2:?--node-version needs a value}"; shift 2 ;;
     --developer-principal) developer_principal="${2:?--developer-principal needs a value}"; shift 2 ;;
+    --auth) auth_mode="${2:?--auth needs a value}"; shift 2 ;;
+    --entra-client-id) entra_client_id="${2:?--entra-client-id needs a value}"; shift 2 ;;
+    --worker-role) worker_roles+=("${2:?--worker-role needs a value}"); shift 2 ;;
     --publish) publish="${2:?--publish needs a value}"; shift 2 ;;
     --skip-provision) skip_provision=true; shift ;;
     --package-only) package_only=true; shift ;;
@@ -193,8 +206,47 @@ provision() {
     --location "$location" \
     --template-file infra/main.bicep \
     --parameters environmentName="$env_name" location="$location" nodeVersion="$node_version" \
-    developerPrincipalId="$developer_principal" \
+    developerPrincipalId="$developer_principal" authMode="$auth_mode" entraClientId="$entra_client_id" \
     --output none
+}
+
+# The Microsoft Entra ID app registration the entra modes need (the Graph Bicep extension cannot be
+# restored offline, and creating an application needs Graph rights a resource deployment rarely has):
+# found by name or created, with the app roles scripts/entra-app-roles.mjs lists, v2 access tokens
+# (their audience is the client id, their issuer <authority>/<tenant>/v2.0, as shared/identity checks)
+# and a service principal, so roles can be assigned and tokens issued.
+entra_registration() {
+  step "Microsoft Entra ID app registration"
+  local name="tallyho-${env_name}" roles=".deploy/app-roles.json" object
+  run mkdir -p .deploy
+  printf '+ node scripts/entra-app-roles.mjs'
+  printf ' %q' "${worker_roles[@]}"
+  printf ' > %q\n' "$roles"
+  if [[ "$dry_run" == false ]]; then
+    node scripts/entra-app-roles.mjs "${worker_roles[@]}" >"$roles"
+  fi
+  if [[ -z "$entra_client_id" ]]; then
+    entra_client_id="$(capture '' az ad app list --display-name "$name" --query '[0].appId' -o tsv)"
+  fi
+  if [[ -z "$entra_client_id" ]]; then
+    entra_client_id="$(capture '<entra-client-id>' az ad app create --display-name "$name" --sign-in-audience AzureADMyOrg \
+      --enable-id-token-issuance true --app-roles "@$roles" --query appId -o tsv)"
+  else
+    run az ad app update --id "$entra_client_id" --app-roles "@$roles"
+  fi
+  run az ad app update --id "$entra_client_id" --identifier-uris "api://$entra_client_id"
+  run az rest --method PATCH --uri "https://graph.microsoft.com/v1.0/applications(appId='$entra_client_id')" \
+    --headers Content-Type=application/json --body '{"api":{"requestedAccessTokenVersion":2}}'
+  object="$(capture '' az ad sp list --filter "appId eq '$entra_client_id'" --query '[0].id' -o tsv)"
+  if [[ -z "$object" ]]; then
+    run az ad sp create --id "$entra_client_id" --output none
+  fi
+  echo "Entra app registration: $entra_client_id (azd: azd env set TALLYHO_ENTRA_CLIENT_ID $entra_client_id)"
+}
+
+# Browser sign-in (/.auth/login/aad) returns to the app's own host, known once it exists.
+entra_redirect() {
+  run az ad app update --id "$entra_client_id" --web-redirect-uris "$base_url/.auth/login/aad/callback"
 }
 
 read_outputs() {
@@ -301,14 +353,17 @@ fi
 
 [[ -n "$env_name" ]] || fail "--env (or AZURE_ENV_NAME) is required"
 [[ "$node_version" == 20 || "$node_version" == 22 ]] || fail "--node-version must be 20 or 22"
+[[ "$auth_mode" == keys || "$auth_mode" == entra || "$auth_mode" == keys+entra ]] || fail "--auth must be keys, entra or keys+entra"
 require_tools az node npm zip curl
 if [[ -n "$subscription" ]]; then
   run az account set --subscription "$subscription"
 fi
 build_and_package
 if [[ "$skip_provision" == false ]]; then
+  [[ "$auth_mode" == keys ]] || entra_registration
   provision
 fi
 read_outputs
+[[ "$auth_mode" == keys || "$skip_provision" == true ]] || entra_redirect
 publish_package
 smoke_check

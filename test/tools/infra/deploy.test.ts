@@ -72,6 +72,60 @@ describe('scripts/deploy.sh --dry-run', () => {
     indexOf(skipped.commands, /^az deployment sub show --name tallyho-demo/);
   });
 
+  it('keys mode (the default) touches no Entra app registration and provisions authMode=keys', () => {
+    const { status, commands } = deploy('--env', 'demo', '--location', 'westeurope', '--dry-run');
+    expect(status).toBe(0);
+    expect(commands.filter((c) => /^az (ad app|ad sp|rest)/.test(c))).toEqual([]);
+    expect(commands[indexOf(commands, /^az deployment sub create/)]).toMatch(/ authMode=keys entraClientId= /);
+  });
+
+  it('an entra mode finds or creates the app registration (roles, v2 tokens, service principal) before provisioning with its client id, then sets the sign-in redirect', () => {
+    const { status, commands } = deploy(
+      '--env',
+      'demo',
+      '--location',
+      'westeurope',
+      '--auth',
+      'entra',
+      '--worker-role',
+      'ocr',
+      '--dry-run',
+    );
+    expect(status).toBe(0);
+    const order = [
+      /^node scripts\/entra-app-roles\.mjs ocr > \.deploy\/app-roles\.json$/,
+      /^az ad app list --display-name tallyho-demo /,
+      /^az ad app create --display-name tallyho-demo --sign-in-audience AzureADMyOrg .*--app-roles @\.deploy\/app-roles\.json /,
+      /^az ad app update --id \\<entra-client-id\\> --identifier-uris api:\/\/\\<entra-client-id\\>$/,
+      /^az rest --method PATCH .*graph\.microsoft\.com\/v1\.0\/applications.*requestedAccessTokenVersion.*2/,
+      /^az ad sp create --id \\<entra-client-id\\>/,
+      /^az deployment sub create .* authMode=entra entraClientId=\\<entra-client-id\\> /,
+      /^az deployment sub show /,
+      /^az ad app update --id \\<entra-client-id\\> --web-redirect-uris https:\/\/.*\/\.auth\/login\/aad\/callback$/,
+      /^az functionapp deployment source config-zip /,
+    ].map((pattern) => indexOf(commands, pattern));
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+  });
+
+  it('an entra mode with a given client id updates that registration instead of creating one', () => {
+    const id = '11111111-2222-4333-8444-555555555555';
+    const { status, commands } = deploy(
+      '--env',
+      'demo',
+      '--location',
+      'westeurope',
+      '--auth',
+      'keys+entra',
+      '--entra-client-id',
+      id,
+      '--dry-run',
+    );
+    expect(status).toBe(0);
+    expect(commands.some((c) => /^az ad app (list|create)/.test(c))).toBe(false);
+    indexOf(commands, new RegExp(`^az ad app update --id ${id} --app-roles @\\.deploy/app-roles\\.json$`));
+    expect(commands[indexOf(commands, /^az deployment sub create/)]).toContain(` authMode=keys+entra entraClientId=${id} `);
+  });
+
   it('package-only builds the zip and touches nothing in Azure (the azd prepackage hook)', () => {
     const { status, commands } = deploy('--package-only', '--dry-run');
     expect(status).toBe(0);
@@ -83,6 +137,9 @@ describe('scripts/deploy.sh --dry-run', () => {
     const missing = deploy('--location', 'westeurope', '--dry-run');
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/--env \(or AZURE_ENV_NAME\) is required/);
+    const mode = deploy('--env', 'demo', '--auth', 'oauth', '--dry-run');
+    expect(mode.status).toBe(1);
+    expect(mode.stderr).toMatch(/--auth must be keys, entra or keys\+entra/);
     const unknown = deploy('--bogus');
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toMatch(/unknown option --bogus/);
