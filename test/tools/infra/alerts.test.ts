@@ -27,7 +27,7 @@ import {
 } from '../../support/infra/alertChecks';
 import { sampleIds } from '../../support/infra/compile';
 import { at, type Deployment, ofType, type Resource, textOf } from '../../support/infra/deployment';
-import { type ArmTemplate, describeInfra, infraDir, loadTemplates, repoRoot, type Templates } from '../../support/infra/templates';
+import { type ArmTemplate, describeInfra, infraDir, repoRoot } from '../../support/infra/templates';
 
 /**
  * Metrics the alerts read that the app does not declare yet (issue #40: an oldest-item age per work
@@ -69,19 +69,16 @@ function rulesOf(main: ArmTemplate): AlertRule[] {
   return rules as AlertRule[];
 }
 
-describeInfra('alerts and workbook (infra/modules/alerts.bicep)', () => {
-  let templates: Templates;
+describeInfra('alerts and workbook (infra/modules/alerts.bicep)', (templates) => {
   let rules: AlertRule[];
   let deployment: Deployment;
   let prefix: string;
 
   beforeAll(() => {
-    templates = loadTemplates();
-    rules = rulesOf(templates.arm);
-    deployment = templates.deployments.defaults;
+    rules = rulesOf(templates().arm);
+    deployment = templates().deployments.defaults;
     prefix = ofType(deployment, 'Microsoft.Web/sites')[0]?.name ?? '(no site)';
-    // The run's first compile took about 40 s of CPU on a 2-core machine; later files reuse it.
-  }, 600_000);
+  });
 
   const alertsIn = (d: Deployment): Resource[] => ofType(d, 'Microsoft.Insights/scheduledQueryRules');
 
@@ -91,10 +88,10 @@ describeInfra('alerts and workbook (infra/modules/alerts.bicep)', () => {
         .map((a) => a.name)
         .sort(),
     ).toEqual([...rules.map((r) => `${prefix}-${r.name}`), `${prefix}-telemetry-stopped`].sort());
-    expect(alertsIn(templates.deployments.bare)).toEqual([]);
-    expect(ofType(templates.deployments.bare, 'Microsoft.Insights/workbooks')).toEqual([]);
+    expect(alertsIn(templates().deployments.bare)).toEqual([]);
+    expect(ofType(templates().deployments.bare, 'Microsoft.Insights/workbooks')).toEqual([]);
     for (const alert of alertsIn(deployment)) expect(at(alert.body, 'properties.actions.actionGroups')).toEqual([]);
-    for (const alert of alertsIn(templates.deployments.everything)) {
+    for (const alert of alertsIn(templates().deployments.everything)) {
       expect(at(alert.body, 'properties.actions.actionGroups')).toEqual([sampleIds.actionGroup]);
     }
   });
@@ -195,7 +192,7 @@ describeInfra('alerts and workbook (infra/modules/alerts.bicep)', () => {
   });
 
   it('the workbook is the JSON file, and charts only declared metrics', () => {
-    const alerts = templates.arm.resources?.alerts?.properties?.template;
+    const alerts = templates().arm.resources?.alerts?.properties?.template;
     const file = readFileSync(join(infraDir, 'modules', 'telemetry.workbook.json'), 'utf8');
     expect(Object.values(alerts?.variables ?? {})).toContain(file);
     const workbook = ofType(deployment, 'Microsoft.Insights/workbooks');

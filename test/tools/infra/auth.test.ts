@@ -16,7 +16,7 @@ import { declaredSettings } from '../../../shared/app/settingsDoc';
 import { findBicep } from '../../support/infra/bicepCli';
 import { sampleIds, type ScenarioName, scenarios, snapshot } from '../../support/infra/compile';
 import { at, type Deployment, isPlainObject, type JsonObject, ofType, type Resource, textOf } from '../../support/infra/deployment';
-import { describeInfra, infraDir, loadTemplates, repoRoot, type Templates } from '../../support/infra/templates';
+import { describeInfra, infraDir, repoRoot } from '../../support/infra/templates';
 
 /** The app settings the entra modes add. Declared by shared/identity/settings.ts (issue #36), which
  * this branch does not have yet: once the app declares one, its entry here must go (a test says so). */
@@ -41,18 +41,11 @@ function appSettingsOf(deployment: Deployment): JsonObject {
   return properties;
 }
 
-describeInfra('App Service authentication (Microsoft Entra ID)', () => {
-  let templates: Templates;
-
-  beforeAll(() => {
-    templates = loadTemplates();
-    // The run's first compile took about 40 s of CPU on a 2-core machine; later files reuse it.
-  }, 600_000);
-
+describeInfra('App Service authentication (Microsoft Entra ID)', (templates) => {
   it('keys mode, the default, sets up none: no authsettingsV2 and no TALLYHO_AUTH_MODE or TALLYHO_ENTRA_* setting', () => {
-    expect(templates.arm.parameters?.authMode?.defaultValue).toBe('keys');
+    expect(templates().arm.parameters?.authMode?.defaultValue).toBe('keys');
     for (const name of ['defaults', 'bare'] as const) {
-      const deployment = templates.deployments[name];
+      const deployment = templates().deployments[name];
       expect({ name, auth: authSettingsOf(deployment) }).toEqual({ name, auth: [] });
       expect({ name, settings: Object.keys(appSettingsOf(deployment)).filter((key) => /^TALLYHO_(AUTH|ENTRA)_/.test(key)) }).toEqual({
         name,
@@ -64,7 +57,7 @@ describeInfra('App Service authentication (Microsoft Entra ID)', () => {
   it.each(entraModes)(
     '$mode: the platform and the app check the same issuer and audiences, and the app knows its mode',
     ({ scenario, mode, tenant }) => {
-      const deployment = templates.deployments[scenario];
+      const deployment = templates().deployments[scenario];
       const [auth, ...more] = authSettingsOf(deployment);
       expect(more).toEqual([]);
       const site = ofType(deployment, 'Microsoft.Web/sites')[0]!;
@@ -97,7 +90,7 @@ describeInfra('App Service authentication (Microsoft Entra ID)', () => {
   it.each(entraModes)(
     '$mode: requests without a token still reach the host and the app (function keys, credentials, anonymous routes)',
     ({ scenario }) => {
-      const [auth] = authSettingsOf(templates.deployments[scenario]);
+      const [auth] = authSettingsOf(templates().deployments[scenario]);
       expect(at(auth?.body, 'properties.globalValidation')).toEqual({
         requireAuthentication: false,
         unauthenticatedClientAction: 'AllowAnonymous',
@@ -115,8 +108,8 @@ describeInfra('App Service authentication (Microsoft Entra ID)', () => {
 
   it('the settings the entra modes add are settings the app declares (or still pending in the identity branch)', () => {
     const declared = new Set(declaredSettings().map((setting) => setting.env));
-    const added = Object.keys(appSettingsOf(templates.deployments.entra)).filter(
-      (key) => !(key in appSettingsOf(templates.deployments.defaults)),
+    const added = Object.keys(appSettingsOf(templates().deployments.entra)).filter(
+      (key) => !(key in appSettingsOf(templates().deployments.defaults)),
     );
     expect(added.sort()).toEqual([...pendingSettings].sort());
     expect(added.filter((key) => !declared.has(key) && !pendingSettings.includes(key))).toEqual([]);

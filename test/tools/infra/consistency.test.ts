@@ -14,7 +14,7 @@ import { connectionNames } from '../../../shared/config';
 import { invalidResourceNames, resourceManifest } from '../../../shared/resourceManifest';
 import { type Binding, captureRegistrations, type Registration, settingReferences } from '../../support/infra/registrations';
 import { at, type Deployment, isPlainObject, type Json, leafName, ofType, textOf } from '../../support/infra/deployment';
-import { describeInfra, infraDir, loadTemplates, repoRoot } from '../../support/infra/templates';
+import { describeInfra, infraDir, repoRoot, type Templates } from '../../support/infra/templates';
 
 const storageBindings = new Set(['queueTrigger', 'queue', 'blobTrigger', 'blob', 'table']);
 const serviceBusBindings = new Set(['serviceBusTrigger', 'serviceBus']);
@@ -36,8 +36,8 @@ let deployment: Deployment;
 let registrations: Registration[];
 let provided: Record<string, Json>;
 
-function load(): void {
-  deployment = loadTemplates().deployments.defaults;
+function load(templates: Templates): void {
+  deployment = templates.deployments.defaults;
   registrations = captureRegistrations(repoRoot);
   const config = ofType(deployment, 'Microsoft.Web/sites/config').find((c) => c.name.endsWith('/appsettings'));
   const properties = config === undefined ? undefined : at(config.body, 'properties');
@@ -87,9 +87,8 @@ function identitySettingsFor(name: string, kind: 'storage' | 'serviceBus'): stri
   return [...address, `${name}__credential`, `${name}__clientId`];
 }
 
-describeInfra('infra/ and the app agree', () => {
-  // The run's first compile took about 40 s of CPU on a 2-core machine; later files reuse it.
-  beforeAll(load, 600_000);
+describeInfra('infra/ and the app agree', (templates) => {
+  beforeAll(() => load(templates()), 120_000);
 
   it('the compiled app registers its functions under the devhost registry (the capture works)', () => {
     expect(registrations.length).toBeGreaterThan(0);

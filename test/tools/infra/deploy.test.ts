@@ -25,6 +25,11 @@ function deploy(...args: string[]): { status: number | null; stdout: string; std
   return { status: result.status, stdout: result.stdout, stderr: result.stderr, commands };
 }
 
+/** A dry run of a full deployment of environment demo to westeurope, with `options`. */
+function dryRun(...options: string[]): ReturnType<typeof deploy> {
+  return deploy('--env', 'demo', '--location', 'westeurope', ...options, '--dry-run');
+}
+
 function indexOf(commands: readonly string[], pattern: RegExp): number {
   const at = commands.findIndex((c) => pattern.test(c));
   if (at < 0) throw new Error(`no command matches ${String(pattern)} in:\n${commands.join('\n')}`);
@@ -73,24 +78,14 @@ describe('scripts/deploy.sh --dry-run', () => {
   });
 
   it('keys mode (the default) touches no Entra app registration and provisions authMode=keys', () => {
-    const { status, commands } = deploy('--env', 'demo', '--location', 'westeurope', '--dry-run');
+    const { status, commands } = dryRun();
     expect(status).toBe(0);
     expect(commands.filter((c) => /^az (ad app|ad sp|rest)/.test(c))).toEqual([]);
     expect(commands[indexOf(commands, /^az deployment sub create/)]).toMatch(/ authMode=keys entraClientId= /);
   });
 
   it('an entra mode finds or creates the app registration (roles, v2 tokens, service principal) before provisioning with its client id, then sets the sign-in redirect', () => {
-    const { status, commands } = deploy(
-      '--env',
-      'demo',
-      '--location',
-      'westeurope',
-      '--auth',
-      'entra',
-      '--worker-role',
-      'ocr',
-      '--dry-run',
-    );
+    const { status, commands } = dryRun('--auth', 'entra', '--worker-role', 'ocr');
     expect(status).toBe(0);
     const order = [
       /^node scripts\/entra-app-roles\.mjs ocr > \.deploy\/app-roles\.json$/,
@@ -109,17 +104,7 @@ describe('scripts/deploy.sh --dry-run', () => {
 
   it('an entra mode with a given client id updates that registration instead of creating one', () => {
     const id = '11111111-2222-4333-8444-555555555555';
-    const { status, commands } = deploy(
-      '--env',
-      'demo',
-      '--location',
-      'westeurope',
-      '--auth',
-      'keys+entra',
-      '--entra-client-id',
-      id,
-      '--dry-run',
-    );
+    const { status, commands } = dryRun('--auth', 'keys+entra', '--entra-client-id', id);
     expect(status).toBe(0);
     expect(commands.some((c) => /^az ad app (list|create)/.test(c))).toBe(false);
     indexOf(commands, new RegExp(`^az ad app update --id ${id} --app-roles @\\.deploy/app-roles\\.json$`));

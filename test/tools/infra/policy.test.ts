@@ -8,7 +8,7 @@ import { join } from 'node:path';
 
 import { sampleIds } from '../../support/infra/compile';
 import { at, type Deployment, isPlainObject, ofType, type Resource, textOf } from '../../support/infra/deployment';
-import { armTemplates, describeInfra, loadTemplates, repoRoot, type Templates } from '../../support/infra/templates';
+import { armTemplates, describeInfra, repoRoot } from '../../support/infra/templates';
 
 /** Built-in role definitions the app may hold, and the resource type each must be scoped to. */
 const allowedRoles: Readonly<Record<string, { readonly name: string; readonly scope: string }>> = {
@@ -48,17 +48,9 @@ function roleGuid(resource: Resource): string | undefined {
   )?.[1];
 }
 
-describeInfra('policy', () => {
-  let templates: Templates;
-  let deployments: Deployment[];
-
-  beforeAll(() => {
-    templates = loadTemplates();
-    deployments = Object.values(templates.deployments);
-    // The run's first compile took about 40 s of CPU on a 2-core machine; later files reuse it.
-  }, 600_000);
-
+describeInfra('policy', (templates) => {
   function each(check: (deployment: Deployment) => void): void {
+    const deployments = Object.values(templates().deployments);
     expect(deployments.length).toBeGreaterThanOrEqual(3);
     for (const deployment of deployments) {
       try {
@@ -95,8 +87,8 @@ describeInfra('policy', () => {
 
   it('no keys, SAS or connection strings anywhere: no listKeys, no AccountKey/SharedAccessKey', () => {
     const texts = [
-      { file: 'main.json (compiled)', text: templates.compiled },
-      ...Object.entries(templates.snapshots).map(([name, text]) => ({ file: `${name}.snapshot.json`, text })),
+      { file: 'main.json (compiled)', text: templates().compiled },
+      ...Object.entries(templates().snapshots).map(([name, text]) => ({ file: `${name}.snapshot.json`, text })),
     ];
     for (const { file, text } of texts) {
       for (const forbidden of [
@@ -116,7 +108,7 @@ describeInfra('policy', () => {
   });
 
   it('outputs reveal no secret: no keys, connection strings or instrumentation keys, in any module', () => {
-    const outputs = armTemplates(templates.arm).flatMap(({ path, template }) =>
+    const outputs = armTemplates(templates().arm).flatMap(({ path, template }) =>
       Object.entries(template.outputs ?? {}).map(([name, output]) => ({ name: `${path}:${name}`, value: JSON.stringify(output.value) })),
     );
     expect(outputs.length).toBeGreaterThan(8);
@@ -178,7 +170,7 @@ describeInfra('policy', () => {
         /\.primaryEndpoints\.blob, '[^']+'\)\]$/,
       );
     });
-    expect(/core\.windows\.net/.test(templates.compiled)).toBe(false);
+    expect(/core\.windows\.net/.test(templates().compiled)).toBe(false);
   });
 
   it('role assignments: known built-in roles only, each scoped to its resource, principalType always set', () => {

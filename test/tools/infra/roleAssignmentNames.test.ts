@@ -14,7 +14,7 @@ import { join } from 'node:path';
 
 import { sampleIds } from '../../support/infra/compile';
 import { armGuid, at, type Deployment, ofType, textOf } from '../../support/infra/deployment';
-import { describeInfra, loadTemplates, repoRoot } from '../../support/infra/templates';
+import { describeInfra, repoRoot } from '../../support/infra/templates';
 
 const guidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -38,13 +38,12 @@ function assignments(deployment: Deployment): Assignment[] {
   });
 }
 
-describeInfra('role-assignment names', () => {
+describeInfra('role-assignment names', (templates) => {
   let deployments: Record<string, Deployment>;
 
   beforeAll(() => {
-    deployments = loadTemplates().deployments;
-    // The run's first compile took about 40 s of CPU on a 2-core machine; later files reuse it.
-  }, 600_000);
+    deployments = templates().deployments;
+  });
 
   it('are known before the deployment runs: literal GUIDs in the snapshot, never a deploy-time expression', () => {
     for (const deployment of Object.values(deployments)) {

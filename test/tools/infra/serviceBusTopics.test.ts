@@ -11,7 +11,7 @@ import { resourceManifest } from '../../../shared/resourceManifest';
 import { findBicep } from '../../support/infra/bicepCli';
 import { scenarios, snapshot } from '../../support/infra/compile';
 import { at, type Deployment, deploymentOf, leafName, ofType } from '../../support/infra/deployment';
-import { describeInfra, infraDir, loadTemplates, repoRoot } from '../../support/infra/templates';
+import { describeInfra, infraDir, repoRoot } from '../../support/infra/templates';
 
 const topicType = 'Microsoft.ServiceBus/namespaces/topics';
 
@@ -25,18 +25,11 @@ function topicsWithoutDuplicateDetection(deployment: Deployment): string[] {
     .map(leafName);
 }
 
-describeInfra('Service Bus topics', () => {
-  let deployments: Deployment[];
-
-  beforeAll(() => {
-    deployments = Object.values(loadTemplates().deployments);
-    // The run's first compile took about 40 s of CPU on a 2-core machine; later files reuse it.
-  }, 600_000);
-
+describeInfra('Service Bus topics', (templates) => {
   it('every topic the app uses is provisioned with duplicate detection and a history window', () => {
     const expected = resourceManifest().serviceBus.topics.map((t) => t.name);
     expect(expected).toEqual(expect.arrayContaining(['gate-events', 'job-events']));
-    for (const deployment of deployments) {
+    for (const deployment of Object.values(templates().deployments)) {
       const { scenario } = deployment;
       expect({ scenario, topics: ofType(deployment, topicType).map(leafName).sort() }).toEqual({ scenario, topics: [...expected].sort() });
       expect({ scenario, missing: topicsWithoutDuplicateDetection(deployment) }).toEqual({ scenario, missing: [] });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 
 import { diagnosticsOf, runBicep } from '../../support/infra/bicepCli';
 import { sampleParamEnv, scenarios, strictConfig } from '../../support/infra/compile';
-import { bicepFiles, describeInfra, infraDir, loadTemplates, repoRoot, type Templates } from '../../support/infra/templates';
+import { bicepFiles, describeInfra, infraDir, repoRoot } from '../../support/infra/templates';
 
 /** The rules the issue that introduced the strict lint names. */
 const strictRulesNamed = [
@@ -73,24 +73,16 @@ describe('Bicep sources', () => {
   });
 });
 
-describeInfra('the Bicep CLI on infra/', () => {
-  let templates: Templates;
-
-  beforeAll(() => {
-    templates = loadTemplates();
-    // The run's first compile (build, build-params, two lints, a snapshot per scenario) took about
-    // 40 s of CPU on a 2-core machine; later files reuse it.
-  }, 600_000);
-
+describeInfra('the Bicep CLI on infra/', (templates) => {
   it('build, build-params and lint report nothing (0 errors, 0 warnings) with the project config', () => {
-    const { build, buildParams, lint } = templates.diagnostics;
+    const { build, buildParams, lint } = templates().diagnostics;
     expect({ build, buildParams, lint }).toEqual({ build: [], buildParams: [], lint: [] });
-    expect(templates.arm).toHaveProperty('resources');
+    expect(templates().arm).toHaveProperty('resources');
   });
 
   it('lint reports nothing with every default-off rule turned on as a warning', () => {
-    expect(templates.strictRules).toEqual(expect.arrayContaining(strictRulesNamed));
-    expect(templates.diagnostics.strictLint).toEqual([]);
+    expect(templates().strictRules).toEqual(expect.arrayContaining(strictRulesNamed));
+    expect(templates().diagnostics.strictLint).toEqual([]);
   });
 
   it('the strict lint bites: a probe breaking each rule the issue names gets a warning for each', () => {
@@ -116,7 +108,7 @@ describeInfra('the Bicep CLI on infra/', () => {
         '',
       ].join('\n'),
     );
-    const lint = runBicep(templates.cli, ['lint', join(probe, 'main.bicep')]);
+    const lint = runBicep(templates().cli, ['lint', join(probe, 'main.bicep')]);
     const rules = new Set(diagnosticsOf(lint.stderr).map((line) => /(?:Warning|Error) ([\w-]+):/.exec(line)?.[1]));
     for (const rule of strictRulesNamed) expect({ rule, flagged: rules.has(rule) }).toEqual({ rule, flagged: true });
   });
@@ -125,15 +117,15 @@ describeInfra('the Bicep CLI on infra/', () => {
     const broken = join(repoRoot, 'test-artifacts', 'broken.bicep');
     mkdirSync(join(repoRoot, 'test-artifacts'), { recursive: true });
     writeFileSync(broken, "resource x 'Microsoft.Web/sites@2024-04-01' = {\n  name: 'a'\n  properties: { httpsOnly: true \n");
-    const build = runBicep(templates.cli, ['build', broken, '--stdout']);
+    const build = runBicep(templates().cli, ['build', broken, '--stdout']);
     expect(build.status).not.toBe(0);
     expect(diagnosticsOf(build.stderr).filter((line) => /broken\.bicep\(\d+,\d+\) : Error /.test(line)).length).toBeGreaterThan(0);
   });
 
   it('every scenario evaluates cleanly (bicep snapshot) and deploys the app', () => {
-    expect(templates.diagnostics.snapshot).toEqual([]);
+    expect(templates().diagnostics.snapshot).toEqual([]);
     for (const name of Object.keys(scenarios) as (keyof typeof scenarios)[]) {
-      const deployment = templates.deployments[name];
+      const deployment = templates().deployments[name];
       expect({ name, sites: deployment.resources.filter((r) => r.type === 'Microsoft.Web/sites').length }).toEqual({ name, sites: 1 });
     }
   });
@@ -142,10 +134,10 @@ describeInfra('the Bicep CLI on infra/', () => {
     const text = readFileSync(join(infraDir, 'main.bicepparam'), 'utf8');
     expect(text).toMatch(/^using 'main\.bicep'$/m);
     const set = [...text.matchAll(/^param (\w+) =/gm)].map((m) => m[1]);
-    const declared = new Set(Object.keys(templates.arm.parameters ?? {}));
+    const declared = new Set(Object.keys(templates().arm.parameters ?? {}));
     expect(set.filter((name) => name === undefined || !declared.has(name))).toEqual([]);
     expect(set).toEqual(expect.arrayContaining(['environmentName', 'location', 'developerPrincipalId']));
-    const parameters = JSON.parse(templates.parameters) as { parameters: Record<string, { value: unknown }> };
+    const parameters = JSON.parse(templates().parameters) as { parameters: Record<string, { value: unknown }> };
     expect(parameters.parameters.environmentName?.value).toBe(sampleParamEnv.AZURE_ENV_NAME);
     expect(parameters.parameters.location?.value).toBe(sampleParamEnv.AZURE_LOCATION);
     expect(parameters.parameters.nodeVersion?.value).toBe('22');
