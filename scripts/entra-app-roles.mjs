@@ -31,7 +31,11 @@ export function appRoles(processors) {
   if (bad.length > 0) throw new Error(`not a processor name: ${bad.join(', ')} (2-32 lower-case letters, digits and single hyphens)`);
   return [
     role('Tallyho.Admin', 'Tallyho admin', 'Every route, admin actions included.'),
-    role('Tallyho.Submitter', 'Tallyho submitter', 'Submits jobs and makes schedules, gated runs and stream producers; reads and cancels its own.'),
+    role(
+      'Tallyho.Submitter',
+      'Tallyho submitter',
+      'Submits jobs and makes schedules, gated runs and stream producers; reads and cancels its own.',
+    ),
     role('Tallyho.Worker', 'Tallyho worker (every processor)', "Leases, extends and completes every declared processor's batches."),
     ...[...new Set(processors)].map((p) =>
       role(`Tallyho.Worker.${p}`, `Tallyho worker of ${p}`, `Leases, extends and completes the batches of processor ${p}.`),
