@@ -4,8 +4,9 @@
  * issuer and audiences the platform checks (TALLYHO_ENTRA_*, read by shared/identity), so a token one
  * accepts the other accepts too. Neither mode lets the platform refuse a request without a token:
  * function keys (keys+entra), Tallyho credentials and the anonymous routes (entra) must still reach
- * the host and the app, which decide (/work/notes/identity-design.md "Modes"; the host refuses a
- * bearer token as a key, and the platform's "require authentication" would refuse every keyed caller).
+ * the host and the app, which decide (docs/security.md, "Modes"; the host refuses a bearer token as
+ * a key, and the platform's "require authentication" would refuse every keyed caller). The app's
+ * issuer is `<TALLYHO_ENTRA_AUTHORITY>/<tenant>/v2.0` (shared/identity/entra.ts, entraIssuer).
  * Checked on the Bicep CLI's snapshot of each scenario (compile.ts).
  */
 import { spawnSync } from 'node:child_process';
@@ -18,9 +19,8 @@ import { sampleIds, type ScenarioName, scenarios, snapshot } from '../../support
 import { at, type Deployment, isPlainObject, type JsonObject, ofType, type Resource, textOf } from '../../support/infra/deployment';
 import { describeInfra, infraDir, repoRoot } from '../../support/infra/templates';
 
-/** The app settings the entra modes add. Declared by shared/identity/settings.ts (issue #36), which
- * this branch does not have yet: once the app declares one, its entry here must go (a test says so). */
-const pendingSettings = ['TALLYHO_AUTH_MODE', 'TALLYHO_ENTRA_TENANT_ID', 'TALLYHO_ENTRA_AUDIENCES', 'TALLYHO_ENTRA_AUTHORITY'];
+/** The app settings the entra modes add (shared/identity/settings.ts declares and parses them). */
+const modeSettings = ['TALLYHO_AUTH_MODE', 'TALLYHO_ENTRA_TENANT_ID', 'TALLYHO_ENTRA_AUDIENCES', 'TALLYHO_ENTRA_AUTHORITY'];
 
 /** The scheme and host of the cloud's login endpoint (`https://login.microsoftonline.com/` in the public cloud). */
 const authority = "join(take(split(environment().authentication.loginEndpoint, '/'), 3), '/')";
@@ -106,15 +106,13 @@ describeInfra('App Service authentication (Microsoft Entra ID)', (templates) => 
     expect(run.problems.join('\n')).toMatch(/entraClientId is required when authMode is entra/);
   });
 
-  it('the settings the entra modes add are settings the app declares (or still pending in the identity branch)', () => {
+  it('the settings the entra modes add are settings the app declares', () => {
     const declared = new Set(declaredSettings().map((setting) => setting.env));
     const added = Object.keys(appSettingsOf(templates().deployments.entra)).filter(
       (key) => !(key in appSettingsOf(templates().deployments.defaults)),
     );
-    expect(added.sort()).toEqual([...pendingSettings].sort());
-    expect(added.filter((key) => !declared.has(key) && !pendingSettings.includes(key))).toEqual([]);
-    // Once shared/identity/settings.ts is on this branch, pendingSettings must go.
-    expect(pendingSettings.filter((key) => declared.has(key))).toEqual([]);
+    expect(added.sort()).toEqual([...modeSettings].sort());
+    expect(added.filter((key) => !declared.has(key))).toEqual([]);
   });
 
   it('the scenarios cover every mode', () => {
