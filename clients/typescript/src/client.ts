@@ -1,10 +1,11 @@
 /**
- * The entry point: one `TallyhoClient` per app, holding the transport (base URL, keys, retries,
- * clock) and handing out the primitives. Sequences, gates and streams are per name; a `Sequence`
+ * The entry point: one `TallyhoClient` per app, holding the transport (base URL, keys or credential,
+ * retries, clock) and handing out the primitives. Sequences, gates and streams are per name; a `Sequence`
  * keeps its reserved block, so ask for it once and keep it (`client.sequence(name)` returns the same
  * object for the same name).
  */
 import { Gates, Streams } from './admin.js';
+import type { TokenCredential } from './auth.js';
 import { type CounterOptions, Counters } from './counters.js';
 import { Gate, type GateOptions } from './gate.js';
 import { Jobs } from './jobs.js';
@@ -23,6 +24,9 @@ export interface TallyhoClientOptions extends TransportOptions {
   readonly releases?: ReleaseCacheOptions;
 }
 
+/** The options beside a base URL and a credential (`new TallyhoClient(url, credential, options)`). */
+export type TallyhoClientCredentialOptions = Omit<TallyhoClientOptions, 'baseUrl' | 'credential'>;
+
 export class TallyhoClient {
   readonly transport: Transport;
   readonly counters: Counters;
@@ -35,7 +39,18 @@ export class TallyhoClient {
   readonly releases: CachedGateReleases;
   private readonly sequenceCache = new Map<string, Sequence>();
 
-  constructor(options: TallyhoClientOptions) {
+  /**
+   * A client that identifies with a credential, as Azure SDK clients are made: a token credential
+   * (`new DefaultAzureCredential()` from `@azure/identity`, with `{ audience }`) or a Tallyho
+   * credential (`tly1.…`).
+   */
+  constructor(baseUrl: string, credential: TokenCredential | string, options?: TallyhoClientCredentialOptions);
+  // Last, so ConstructorParameters<typeof TallyhoClient> names the options.
+  /** A client with the options given: keys, a credential, or both. */
+  constructor(options: TallyhoClientOptions);
+  constructor(first: TallyhoClientOptions | string, credential?: TokenCredential | string, rest: TallyhoClientCredentialOptions = {}) {
+    const options: TallyhoClientOptions =
+      typeof first === 'string' ? { ...rest, baseUrl: first, ...(credential === undefined ? {} : { credential }) } : first;
     this.transport = new Transport(options);
     this.counters = new Counters(this.transport, options.counters);
     this.jobs = new Jobs(this.transport);

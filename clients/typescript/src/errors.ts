@@ -6,7 +6,7 @@
  * `Internal` (`ServerErrorCode`, generated from the OpenAPI document; a test holds this list to it) —
  * and the whole problem document; what never reached an answer, or was answered without a problem
  * document of Tallyho's, gets a client-side code: `Timeout`, `Network`, `HttpError`, `BadResponse`,
- * `Closed`.
+ * `Closed`, `Credential` (the token credential gave no token; its error is the `cause`).
  */
 import { problemCodes } from './generated/openapi.js';
 import type { Problem } from './types.js';
@@ -15,7 +15,7 @@ import type { Problem } from './types.js';
 export type ServerErrorCode = Problem['code'];
 
 /** Codes the client itself assigns when there is no problem document. */
-export type ClientErrorCode = 'Timeout' | 'Network' | 'HttpError' | 'BadResponse' | 'Closed';
+export type ClientErrorCode = 'Timeout' | 'Network' | 'HttpError' | 'BadResponse' | 'Closed' | 'Credential';
 
 export type TallyhoErrorCode = ServerErrorCode | ClientErrorCode;
 

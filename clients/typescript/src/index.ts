@@ -1,6 +1,7 @@
 /** @tallyho/client: the public surface. */
 export { Gates, Streams } from './admin.js';
-export { TallyhoClient, type TallyhoClientOptions } from './client.js';
+export { type AccessToken, type CredentialOptions, type GetTokenOptions, type TokenCredential } from './auth.js';
+export { TallyhoClient, type TallyhoClientCredentialOptions, type TallyhoClientOptions } from './client.js';
 export { type Clock, systemClock } from './clock.js';
 export { type CounterOptions, Counters, type CounterStats, maxIncrement } from './counters.js';
 export { dammCheckDigit, type Validation, validateFormatted } from './damm.js';

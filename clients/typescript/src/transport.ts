@@ -1,5 +1,6 @@
 /**
- * One place where requests leave the client: base URL, keys by header (never in the URL), JSON
+ * One place where requests leave the client: base URL, keys by header (never in the URL), the
+ * credential's bearer token (./auth.ts), JSON
  * bodies with their Content-Type, a timeout per attempt, the caller's AbortSignal, bounded retries,
  * and problem+json turned into `TallyhoError`.
  *
@@ -9,8 +10,9 @@
  * idempotent). Each attempt of a keyed request sends the same key, so a retry after a lost response
  * gets the first answer, not a second effect.
  */
+import { type Authorizer, authorizerFor, type CredentialOptions, type TokenCredential } from './auth.js';
 import { type Clock, systemClock } from './clock.js';
-import { isServerErrorCode, TallyhoError, type TallyhoErrorCode } from './errors.js';
+import { isServerErrorCode, isTallyhoError, TallyhoError, type TallyhoErrorCode } from './errors.js';
 import { backoffDelay, type BackoffPolicy, parseRetryAfter } from './retry.js';
 import { linkSignals, throwIfAborted } from './signals.js';
 import type { Problem } from './types.js';
@@ -27,7 +29,7 @@ export interface RetryOptions {
   readonly maxDelayMs?: number;
 }
 
-export interface TransportOptions {
+export interface TransportOptions extends CredentialOptions {
   /**
    * The app's address, with or without the API's `/api` prefix: `https://tallyho.example.net` and
    * `https://tallyho.example.net/api` reach the same routes (the .NET client's rule too).
@@ -37,6 +39,13 @@ export interface TransportOptions {
   readonly functionKey?: string;
   /** Sent as `x-functions-key` on admin operations (falls back to functionKey). */
   readonly adminKey?: string;
+  /**
+   * Who the client is, sent as `Authorization: Bearer …` on every request (beside a key, if any): a
+   * Microsoft Entra ID token credential such as `DefaultAzureCredential` from `@azure/identity`
+   * (set `audience` or `scopes` too), or a Tallyho credential (`tly1.…`) an admin issued. Only over
+   * https, or http to this machine.
+   */
+  readonly credential?: TokenCredential | string;
   /** Timeout of one attempt (default 30 s); long polls add their own wait to it. */
   readonly timeoutMs?: number;
   readonly retry?: RetryOptions;
@@ -101,10 +110,12 @@ export class Transport {
   private readonly policy: BackoffPolicy;
   private readonly retries: number;
   private readonly timeoutMs: number;
+  private readonly authorizer: Authorizer | undefined;
 
   constructor(private readonly options: TransportOptions) {
     this.baseUrl = apiRoot(options.baseUrl);
     this.clock = options.clock ?? systemClock;
+    this.authorizer = authorizerFor(options.credential, { ...options, baseUrl: this.baseUrl, clock: this.clock });
     this.random = options.random ?? Math.random;
     // Bound late: a test may install its fake fetch on globalThis after the client is built.
     this.fetchFn = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
@@ -163,11 +174,13 @@ export class Transport {
       };
       let response: Response;
       try {
-        response = await this.fetchFn(this.url(spec.path, spec.query), this.init(spec, attemptSignal.signal));
+        response = await this.fetchFn(this.url(spec.path, spec.query), await this.init(spec, attemptSignal.signal));
       } catch (err) {
         stopTimer();
         attemptSignal.release();
         throwIfAborted(spec.signal);
+        // The credential already tried as hard as its rules say (./auth.ts).
+        if (isTallyhoError(err, 'Credential')) throw err;
         const failure =
           attemptSignal.signal.reason === timedOut
             ? timedOut
@@ -202,10 +215,11 @@ export class Transport {
     }
   }
 
-  private init(spec: RequestSpec, signal: AbortSignal): RequestInit {
+  private async init(spec: RequestSpec, signal: AbortSignal): Promise<RequestInit> {
     const headers: Record<string, string> = { ...this.options.headers, ...spec.headers };
     const key = spec.key === 'admin' ? (this.options.adminKey ?? this.options.functionKey) : this.options.functionKey;
     if (key !== undefined && key !== '') headers['x-functions-key'] = key;
+    if (this.authorizer !== undefined) headers.authorization = await this.authorizer.header(signal);
     if (spec.idempotencyKey !== undefined) headers['idempotency-key'] = spec.idempotencyKey;
     if (spec.body !== undefined) headers['content-type'] = 'application/json';
     return {

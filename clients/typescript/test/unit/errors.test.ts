@@ -18,7 +18,7 @@ describe('errors', () => {
     const named = [...header.matchAll(/`([A-Z][A-Za-z]+)`/g)]
       .map((m) => m[1])
       .filter((c) => c !== 'TallyhoError' && c !== 'ServerErrorCode');
-    const client = ['Timeout', 'Network', 'HttpError', 'BadResponse', 'Closed'];
+    const client = ['Timeout', 'Network', 'HttpError', 'BadResponse', 'Closed', 'Credential'];
     expect(named.sort()).toEqual([...problemCodes, ...client].sort());
   });
 
