@@ -2,7 +2,9 @@
  * Every TypeScript example in the client's docs compiles against the client's real types, so a
  * renamed method or a wrong field in the docs fails here. (The e2e file runs the same calls for real.)
  * Each block becomes the body of an async function in a virtual file, with a few names the prose
- * assumes (`client`, `items`, `signal`, `save`) declared, and the block's own `declare` lines above it.
+ * assumes (`client`, `items`, `signal`, `save`) declared, and the block's own `declare` lines and
+ * imports of other packages above it. Blocks fenced `ts entra` (run against a host in entra mode by
+ * test/e2e/entra.test.ts) are compiled too.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,14 +17,15 @@ const documents = [join(repoRoot, 'docs', 'client-typescript.md'), join(packageR
 
 function examples(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+  return [...text.matchAll(/```ts(?: entra)?\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
 }
 
 function virtualModule(block: string): string {
   const lines = block.split('\n').filter((line) => !/^import .* from '@tallyho\/client';$/.test(line));
-  // A block's own `declare` lines (what the prose assumes) belong at the top of the module.
-  const declared = lines.filter((line) => line.startsWith('declare '));
-  const body = lines.filter((line) => !line.startsWith('declare ')).join('\n');
+  // A block's own `declare` lines (what the prose assumes) and imports belong at the top of the module.
+  const top = (line: string): boolean => line.startsWith('declare ') || /^import .* from '[^']+';$/.test(line);
+  const declared = lines.filter(top);
+  const body = lines.filter((line) => !top(line)).join('\n');
   const entry = join(packageRoot, 'src', 'index').replace(/\\/g, '/');
   return [
     `import { TallyhoClient, TallyhoError, TestGateReleases, isTallyhoError, verifyWebhook, type GateReleases, type JobItem, type JobResult } from '${entry}';`,
