@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using Azure.Core;
 using Tallyho.Client.Counters;
 using Tallyho.Client.Gates;
 using Tallyho.Client.Internal;
@@ -35,6 +36,24 @@ public sealed class TallyhoClient : IAsyncDisposable, IDisposable
     }
 
     /// <summary>
+    /// Creates a client that identifies with a credential, as Azure SDK clients are made: a Microsoft Entra ID token
+    /// credential (<c>new DefaultAzureCredential()</c> from Azure.Identity, with <see cref="TallyhoClientOptions.Audience"/>)
+    /// or a <see cref="TallyhoCredential"/>. It has an <see cref="HttpClient"/> of its own.
+    /// </summary>
+    /// <param name="baseAddress">The app's address, with or without <c>/api</c>.</param>
+    /// <param name="credential">Where the bearer tokens come from.</param>
+    /// <param name="options">The audience, keys (in <c>keys+entra</c> mode) and the rest.</param>
+    public TallyhoClient(Uri baseAddress, TokenCredential credential, TallyhoClientOptions? options = null)
+        : this(
+            new HttpClient { Timeout = Timeout.InfiniteTimeSpan },
+            options ?? new TallyhoClientOptions(),
+            owns: true,
+            Guard.NotNull(baseAddress, nameof(baseAddress)),
+            Guard.NotNull(credential, nameof(credential)))
+    {
+    }
+
+    /// <summary>
     /// Creates a client on an injected <see cref="HttpClient"/>, e.g. one from <c>IHttpClientFactory</c>.
     /// The caller keeps ownership of it. Its <see cref="HttpClient.Timeout"/> bounds long-polls (30 s each).
     /// </summary>
@@ -45,11 +64,11 @@ public sealed class TallyhoClient : IAsyncDisposable, IDisposable
     {
     }
 
-    private TallyhoClient(HttpClient httpClient, TallyhoClientOptions options, bool owns)
+    private TallyhoClient(HttpClient httpClient, TallyhoClientOptions options, bool owns, Uri? baseAddress = null, TokenCredential? credential = null)
     {
         Guard.NotNull(httpClient, nameof(httpClient));
         Guard.NotNull(options, nameof(options));
-        _http = new TallyhoHttp(httpClient, options);
+        _http = new TallyhoHttp(httpClient, options, baseAddress, credential);
         _ownedClient = owns ? httpClient : null;
         Counters = new CounterClient(_http, options.CounterOptions);
         Schedules = new ScheduleClient(_http);

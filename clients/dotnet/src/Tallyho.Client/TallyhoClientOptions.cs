@@ -1,3 +1,5 @@
+using Azure.Core;
+
 namespace Tallyho.Client;
 
 /// <summary>How a <see cref="TallyhoClient"/> reaches the Tallyho API and how hard it retries.</summary>
@@ -19,6 +21,23 @@ public sealed class TallyhoClientOptions
     /// failed job items. When null, admin operations send <see cref="FunctionKey"/>.
     /// </summary>
     public string? AdminKey { get; set; }
+
+    /// <summary>
+    /// Who the client is, sent as <c>Authorization: Bearer …</c> on every request (beside a key, if any): a Microsoft
+    /// Entra ID token credential such as <c>DefaultAzureCredential</c> from Azure.Identity (set <see cref="Audience"/>
+    /// too), or a <see cref="TallyhoCredential"/>. Only over https, or http to this machine. The
+    /// <see cref="TallyhoClient(Uri, TokenCredential, TallyhoClientOptions?)"/> constructor sets it too.
+    /// </summary>
+    public TokenCredential? Credential { get; set; }
+
+    /// <summary>
+    /// The Tallyho app registration tokens are asked for: its Application ID URI (<c>api://&lt;app id&gt;</c>) or its
+    /// application (client) id. The scope asked for is <c>&lt;audience&gt;/.default</c>.
+    /// </summary>
+    public string? Audience { get; set; }
+
+    /// <summary>The scopes asked for, in place of <c>&lt;audience&gt;/.default</c>.</summary>
+    public IReadOnlyList<string>? Scopes { get; set; }
 
     /// <summary>How many times a request is retried after a 429, a 502/503/504 or a lost connection (default 4).</summary>
     public int MaxRetries { get; set; } = 4;

@@ -1,10 +1,11 @@
 using System.Net.Http.Headers;
 using System.Text.Json;
+using Azure.Core;
 
 namespace Tallyho.Client.Internal;
 
 /// <summary>
-/// Sends API calls: keys by header, JSON bodies with <c>Content-Type: application/json</c>, retries of
+/// Sends API calls: keys by header, a credential's token as <c>Authorization: Bearer</c> (<see cref="BearerTokenCache"/>), JSON bodies with <c>Content-Type: application/json</c>, retries of
 /// 429/502/503/504 and lost connections with <c>Retry-After</c> honoured and jittered back-off otherwise,
 /// and problem+json answers turned into <see cref="TallyhoException"/>.
 /// </summary>
@@ -13,16 +14,18 @@ internal sealed class TallyhoHttp
     private static readonly MediaTypeHeaderValue JsonType = new("application/json");
     private readonly HttpClient _http;
     private readonly Uri _baseAddress;
+    private readonly BearerTokenCache? _authorization;
 
-    public TallyhoHttp(HttpClient http, TallyhoClientOptions options)
+    public TallyhoHttp(HttpClient http, TallyhoClientOptions options, Uri? baseAddress = null, TokenCredential? credential = null)
     {
         _http = http;
         Options = options;
-        var baseAddress = options.BaseAddress ?? http.BaseAddress
+        baseAddress ??= options.BaseAddress ?? http.BaseAddress
             ?? throw new ArgumentException("Set TallyhoClientOptions.BaseAddress or the HttpClient's BaseAddress.", nameof(options));
         _baseAddress = ApiRoot(baseAddress);
         Time = options.TimeProvider;
         Backoff = new Backoff(options.Jitter);
+        _authorization = Authorization(credential ?? options.Credential, options, _baseAddress, Time);
     }
 
     public TallyhoClientOptions Options { get; }
@@ -55,6 +58,43 @@ internal sealed class TallyhoHttp
         return new Uri(root.EndsWith("/api", StringComparison.Ordinal) ? root + "/" : root + "/api/");
     }
 
+    /// <summary>The token cache for a credential, with the scopes it asks for; null without a credential.</summary>
+    private static BearerTokenCache? Authorization(TokenCredential? credential, TallyhoClientOptions options, Uri apiRoot, TimeProvider time)
+    {
+        if (credential is null)
+        {
+            return null;
+        }
+
+        // Bearer tokens travel only where nobody else can read them: https, or this machine.
+        if (apiRoot.Scheme != Uri.UriSchemeHttps && !(apiRoot.Scheme == Uri.UriSchemeHttp && apiRoot.IsLoopback))
+        {
+            throw new ArgumentException($"A credential is sent only over https (http only to this machine): {apiRoot}", nameof(options));
+        }
+
+        IReadOnlyList<string> scopes;
+        if (options.Scopes is not null)
+        {
+            scopes = options.Scopes.Count > 0 && options.Scopes.All(s => !string.IsNullOrWhiteSpace(s))
+                ? options.Scopes
+                : throw new ArgumentException("Scopes must name at least one scope.", nameof(options));
+        }
+        else if (!string.IsNullOrWhiteSpace(options.Audience))
+        {
+            scopes = new[] { options.Audience!.Trim().TrimEnd('/') + "/.default" };
+        }
+        else
+        {
+            scopes = credential is TallyhoCredential
+                ? Array.Empty<string>()
+                : throw new ArgumentException(
+                    "A token credential needs the app's audience: set TallyhoClientOptions.Audience to the Tallyho app registration's Application ID URI (api://<app id>), or Scopes.",
+                    nameof(options));
+        }
+
+        return new BearerTokenCache(credential, scopes, time);
+    }
+
     public static string Segment(string value) => Uri.EscapeDataString(Guard.NotEmpty(value, nameof(value)));
 
     public Uri Resolve(string path) => new(_baseAddress, path);
@@ -85,7 +125,8 @@ internal sealed class TallyhoHttp
         for (var attempt = 0; ; attempt++)
         {
             HttpResponseMessage response;
-            using (var message = Build(request, body))
+            var authorization = await AuthorizationAsync(cancellationToken).ConfigureAwait(false);
+            using (var message = Build(request, body, authorization))
             {
                 try
                 {
@@ -200,13 +241,36 @@ internal sealed class TallyhoHttp
 #endif
     }
 
-    private HttpRequestMessage Build(TallyhoRequest request, byte[]? body)
+    /// <summary>The <c>Authorization</c> header value, or null without a credential; a credential that fails is a <see cref="TallyhoException"/> (not retried: its cache has its own rules).</summary>
+    private async ValueTask<string?> AuthorizationAsync(CancellationToken cancellationToken)
+    {
+        if (_authorization is null)
+        {
+            return null;
+        }
+
+        try
+        {
+            return await _authorization.GetHeaderValueAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception ex) when (!(ex is OperationCanceledException && cancellationToken.IsCancellationRequested))
+        {
+            throw new TallyhoException(0, "Credential", $"The token credential gave no token: {ex.Message}", innerException: ex);
+        }
+    }
+
+    private HttpRequestMessage Build(TallyhoRequest request, byte[]? body, string? authorization)
     {
         var message = new HttpRequestMessage(request.Method, Resolve(request.Path));
         var key = request.Key == KeyLevel.Admin ? Options.AdminKey ?? Options.FunctionKey : Options.FunctionKey ?? Options.AdminKey;
         if (key is not null)
         {
             message.Headers.TryAddWithoutValidation("x-functions-key", key);
+        }
+
+        if (authorization is not null)
+        {
+            message.Headers.TryAddWithoutValidation("Authorization", authorization);
         }
 
         if (request.IdempotencyKey is not null)
