@@ -114,7 +114,7 @@ export function authorizerFor(
 }
 
 /** One credential's token, cached and refreshed before it expires (the rules are in this file's header). */
-export class TokenCache implements Authorizer {
+class TokenCache implements Authorizer {
   private token: AccessToken | null = null;
   private refreshing: Promise<AccessToken> | null = null;
 
