@@ -1,8 +1,8 @@
 /**
  * The entry point: one `TallyhoClient` per app, holding the transport (base URL, keys or credential,
- * retries, clock) and handing out the primitives. Sequences, gates and streams are per name; a `Sequence`
- * keeps its reserved block, so ask for it once and keep it (`client.sequence(name)` returns the same
- * object for the same name).
+ * retries, clock) and handing out the primitives. Sequences, gates and streams are per name; a
+ * `Sequence` keeps its reserved block, so ask for it once and keep it (`client.sequence(name)`
+ * returns the same object for the same name).
  */
 import { Gates, Streams } from './admin.js';
 import type { TokenCredential } from './auth.js';

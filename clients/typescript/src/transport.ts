@@ -1,8 +1,7 @@
 /**
  * One place where requests leave the client: base URL, keys by header (never in the URL), the
- * credential's bearer token (./auth.ts), JSON
- * bodies with their Content-Type, a timeout per attempt, the caller's AbortSignal, bounded retries,
- * and problem+json turned into `TallyhoError`.
+ * credential's bearer token (./auth.ts), JSON bodies with their Content-Type, a timeout per attempt,
+ * the caller's AbortSignal, bounded retries, and problem+json turned into `TallyhoError`.
  *
  * What is retried: 429 and 503 always (the server did not do the work and says when to come back),
  * honouring Retry-After up to the back-off cap; network failures and timeouts only for requests that
