@@ -6087,7 +6087,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The writer's buffer is full (retry after Retry-After, or use wait=true), or it remembers as many producers as it may: in all (TALLYHO_STREAMS_MAX_PRODUCERS) or of this caller's key (TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER) */
+            /** @description The writer's buffer is full (retry after Retry-After, or use wait=true), or it remembers as many producers as it may: in all (TALLYHO_STREAMS_MAX_PRODUCERS) or of this caller (TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER) */
             429: {
                 headers: {
                     [name: string]: unknown;
