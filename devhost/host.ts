@@ -29,6 +29,7 @@ import { HttpProvider } from './http/httpProvider';
 import { KeyPolicy } from './keys';
 import { consoleLogger, type HostLogger } from './log';
 import type { HostProvider, HostServices } from './provider';
+import { requestTracing } from './telemetry/requestSpans';
 import { QueueProvider } from './triggers/queueProvider';
 import { TimerProvider } from './triggers/timerProvider';
 import { libraries, versionReport } from './versions';
@@ -130,6 +131,7 @@ async function stopProviders(providers: readonly HostProvider[], log: HostLogger
 }
 
 interface Assembly {
+  readonly tracing: ReturnType<typeof requestTracing>;
   readonly config: HostConfig;
   readonly clock: HostClock;
   readonly keys: KeyPolicy;
@@ -172,6 +174,7 @@ function assemble(app: LoadedApp, context: Assembly, options: StartHostOptions) 
     providers: () => providers,
     streamUri: app.httpUri,
     logInvocations: options.quiet !== true,
+    tracing: context.tracing,
   });
   providers.push(...(options.extensions ?? []), http, new TimerProvider(), queues);
   for (const fn of app.live) {
@@ -199,9 +202,12 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     reportVersions(appRoot, log);
     const app = await loadApp(appRoot, settings, log);
     const keys = KeyPolicy.fromSettings(settings);
+    // The host's request spans (when the settings export traces): the last thing stopped, so every request's span is sent.
+    const tracing = requestTracing(settings, log);
+    undo.push(() => tracing.shutdown());
     const { providers, http, storage, bindings, clockControl, listed } = assemble(
       app,
-      { config, clock, keys, environment, log, startedAt },
+      { config, clock, keys, environment, log, startedAt, tracing },
       options,
     );
 

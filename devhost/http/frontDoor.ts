@@ -13,7 +13,6 @@ import type { BindingIo } from '../bindings/bindingIo';
 import { httpTriggerParams } from './bindingData';
 import { type BindingData } from '../bindings/expressions';
 import type { Invoker } from '../core/invoker';
-import { invocationTraceParent } from '../core/traceContext';
 import type { RpcParameterBinding } from '../core/types';
 import type { HostLogger } from '../log';
 import type { CorsPolicy } from './cors';
@@ -22,6 +21,7 @@ import { KeyPolicy } from '../keys';
 import { flatHeaders, flatQuery, type HttpRequestParts, streamTriggerMetadata, toRpcHttpRequest, writeRpcHttpResponse } from './rpcHttp';
 import { BodyTooLarge, declaresTooMuch } from './bodyLimit';
 import type { StreamProxy } from './streamProxy';
+import type { RequestSpan, RequestTracing } from '../telemetry/requestSpans';
 
 export type HostRouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
 
@@ -39,6 +39,8 @@ export interface FrontDoorOptions {
   readonly logInvocations: boolean;
   /** The most of a request body the host reads (FUNCTIONS_REQUEST_BODY_SIZE_LIMIT; bodyLimit.ts). */
   readonly maxBodyBytes: number;
+  /** The host's span for each request (requestSpans.ts). */
+  readonly tracing: RequestTracing;
 }
 
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
@@ -132,6 +134,7 @@ export class HttpFrontDoor {
     // `/\evil.example/api/x` would name a host): kept as the character it is, it matches no template
     // segment it is not in, as on the real host (devhost/docs/real-host.md#paths).
     const url = new URL((req.url ?? '/').replaceAll('\\', '%5C'), 'http://devhost');
+    const span = this.options.tracing.start(req, res, url);
     const path = url.pathname;
     if (await this.options.hostRoutes(req, res, url)) return;
     if (path === '/' && req.method !== undefined && ['GET', 'HEAD'].includes(req.method) && this.prefix !== '/') {
@@ -151,8 +154,9 @@ export class HttpFrontDoor {
       HttpFrontDoor.empty(res, 401);
       return;
     }
-    if (this.options.streamProxy !== undefined) await this.invokeStreamed(found.route, found.params, req, res, url);
-    else await this.invokeBuffered(found.route, found.params, req, res, url);
+    span.reached(found.route.functionName);
+    if (this.options.streamProxy !== undefined) await this.invokeStreamed(found.route, found.params, req, res, url, span);
+    else await this.invokeBuffered(found.route, found.params, req, res, url, span);
   }
 
   /** The path below the route prefix; undefined outside it, or when an empty segment follows it (`/api//x`: no route matches on the real host, devhost/docs/real-host.md#paths). */
@@ -251,6 +255,7 @@ export class HttpFrontDoor {
     req: IncomingMessage,
     res: ServerResponse,
     url: URL,
+    span: RequestSpan,
   ): Promise<void> {
     const method = (req.method ?? 'GET').toUpperCase();
     const body = await this.bodyOf(req, res, method !== 'GET' && method !== 'HEAD');
@@ -266,7 +271,7 @@ export class HttpFrontDoor {
       invocationId,
       inputData,
       clientHeld: true,
-      traceParent: invocationTraceParent(req.headers.traceparent),
+      traceParent: span.traceParent,
     });
     if (!outcome.ok) {
       this.logEnd(route, invocationId, false, outcome.durationMs);
@@ -290,6 +295,7 @@ export class HttpFrontDoor {
     req: IncomingMessage,
     res: ServerResponse,
     url: URL,
+    span: RequestSpan,
   ): Promise<void> {
     const proxy = this.options.streamProxy as StreamProxy;
     // The real host reads a body with a Content-Length for its binding data before it invokes
@@ -309,7 +315,7 @@ export class HttpFrontDoor {
       inputData,
       triggerMetadata: streamTriggerMetadata({ ...parts, params: httpTriggerParams(params, parts.query, body) }),
       clientHeld: true,
-      traceParent: invocationTraceParent(req.headers.traceparent),
+      traceParent: span.traceParent,
     });
     const exchange = proxy.forward(
       invocationId,

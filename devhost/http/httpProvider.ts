@@ -16,6 +16,7 @@ import { HttpFrontDoor, type HostRouteHandler } from './frontDoor';
 import { FunctionRoutes, httpTrigger } from './functionRoutes';
 import { StartupGate } from './startupGate';
 import { StreamProxy } from './streamProxy';
+import type { RequestTracing } from '../telemetry/requestSpans';
 
 export interface HttpProviderOptions {
   readonly cors: CorsPolicy;
@@ -26,6 +27,8 @@ export interface HttpProviderOptions {
   /** Where the library's HTTP stream proxy listens (the app turned streaming on), if it does. */
   readonly streamUri: string | undefined;
   readonly logInvocations: boolean;
+  /** The host's span for each request. */
+  readonly tracing: RequestTracing;
 }
 
 export interface HttpAddress {
@@ -96,6 +99,7 @@ export class HttpProvider implements HostProvider {
       log: host.log,
       logInvocations: this.options.logInvocations,
       maxBodyBytes: requestBodyLimit(getSetting(host.settings, 'FUNCTIONS_REQUEST_BODY_SIZE_LIMIT')),
+      tracing: this.options.tracing,
     });
     this.gate.open(this.frontDoor.handle);
     return Promise.resolve();
