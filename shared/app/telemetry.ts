@@ -13,13 +13,13 @@
  * through the Telemetry port (shared/telemetry/port.ts), so a test builds the same app on an in-memory one.
  */
 import type { ManagedIdentityCredential } from '@azure/identity';
-import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 
 import { azureMonitorExporters, identitySdk, otlpMetricExporters, otlpTraceExporters } from '../onDemand';
 import type { AttributePolicy } from '../telemetry/attributes';
 import { noTelemetry, type Telemetry, telemetryOf } from '../telemetry/port';
+import { appResource, appVersion } from '../telemetry/resource';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -87,10 +87,7 @@ export function telemetryFromEnvironment(env: Env, policy: AttributePolicy, inst
   if (exporters.length === 0) return telemetryOff;
 
   const interval = Number(value(env, 'OTEL_METRIC_EXPORT_INTERVAL') ?? defaultExportIntervalMs);
-  const resource = resourceFromAttributes({
-    'service.name': value(env, 'OTEL_SERVICE_NAME') ?? 'tallyho',
-    'service.instance.id': instanceId,
-  });
+  const resource = appResource({ instanceId, version: appVersion() });
   const meters = new MeterProvider({
     resource,
     readers: metricExporters.map(
