@@ -19,6 +19,7 @@ import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@ope
 import { azureMonitorExporters, identitySdk, otlpMetricExporters, otlpTraceExporters } from '../onDemand';
 import type { AttributePolicy } from '../telemetry/attributes';
 import { noTelemetry, type Telemetry, telemetryOf } from '../telemetry/port';
+import { freshGauges } from '../telemetry/freshGauges';
 import { appResource, appVersion } from '../telemetry/resource';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -93,7 +94,7 @@ export function telemetryFromEnvironment(env: Env, policy: AttributePolicy, inst
     readers: metricExporters.map(
       (exporter) =>
         new PeriodicExportingMetricReader({
-          exporter,
+          exporter: freshGauges(exporter),
           exportIntervalMillis: Number.isFinite(interval) && interval >= 1000 ? interval : defaultExportIntervalMs,
         }),
     ),

@@ -15,6 +15,7 @@ import {
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 
 import { type AttributePolicy, defaultAttributePolicy } from '../../shared/telemetry/attributes';
+import { freshGauges } from '../../shared/telemetry/freshGauges';
 import { type Telemetry, telemetryOf } from '../../shared/telemetry/port';
 
 let contextManager: AsyncLocalStorageContextManager | undefined;
@@ -49,7 +50,8 @@ export function memoryTelemetry(policy: Partial<AttributePolicy> = {}): MemoryTe
     otelContext.setGlobalContextManager(contextManager);
   }
   const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-  const reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 3_600_000 });
+  // As the app reads its gauges (freshGauges): a gauge not observed in a collection reports nothing.
+  const reader = new PeriodicExportingMetricReader({ exporter: freshGauges(metricExporter), exportIntervalMillis: 3_600_000 });
   const meters = new MeterProvider({ readers: [reader] });
   const spanExporter = new InMemorySpanExporter();
   const tracers = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spanExporter)] });
