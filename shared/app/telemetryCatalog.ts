@@ -4,6 +4,7 @@
  * one of these metrics, and a test checks each follows the naming rules.
  */
 import { counterTelemetry } from '../counters/metrics';
+import { effectTelemetry } from '../effects/metrics';
 import { gateTelemetry } from '../gates/metrics';
 import { httpTelemetry } from '../http/metrics';
 import { jobTelemetry } from '../jobs/metrics';
@@ -18,6 +19,7 @@ const telemetryCatalog: readonly { readonly capability: string; readonly declara
   { capability: 'counters', declarations: counterTelemetry },
   { capability: 'gates', declarations: gateTelemetry },
   { capability: 'schedules', declarations: scheduleTelemetry },
+  { capability: 'effects', declarations: effectTelemetry },
   { capability: 'jobs', declarations: jobTelemetry },
   { capability: 'streams', declarations: streamTelemetry },
   { capability: 'http', declarations: httpTelemetry },

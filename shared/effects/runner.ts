@@ -12,8 +12,10 @@ import type { ServiceBusSender } from '@azure/service-bus';
 
 import { isAppError } from '../errors';
 import { isTransientStorageError } from '../storage/errors';
+import { noTelemetry, type Telemetry } from '../telemetry/port';
 import { unavailable } from './admission';
 import { type Effect, effectKey, type EffectOrigin, type EffectOutcome, type JobItem, type JsonValue, jobKey, type Queued } from './effect';
+import { effectTelemetry } from './metrics';
 import { callWebhook, type WebhookOptions, WebhookRefused } from './webhook/call';
 
 /** The gates capability's release use-case, bound to the Durable client of the invocation. */
@@ -44,9 +46,14 @@ export interface EffectPorts {
   readonly jobs: JobPort | undefined;
 }
 
-/** What a queue message or Service Bus body carries: the message as given. */
-function messageText(message: JsonValue): string {
-  return typeof message === 'string' ? message : JSON.stringify(message);
+/**
+ * What a queue message carries: the message as given, a JSON object with the sending span's
+ * `traceparent` as a member (unless it has one: a storage message has no headers to carry it).
+ */
+function messageText(message: JsonValue, traceparent: string | undefined): string {
+  if (typeof message === 'string') return message;
+  const room = traceparent !== undefined && typeof message === 'object' && message !== null && !Array.isArray(message);
+  return JSON.stringify(room && !('traceparent' in message) ? { ...message, traceparent } : message);
 }
 
 function isTransient(err: unknown): boolean {
@@ -74,36 +81,62 @@ function releasedBy(origin: EffectOrigin): { by: string; note: string } {
     : { by: `schedule:${origin.scheduleId}`, note: `run ${origin.runId} due ${origin.scheduledFor}; schedule ${origin.createdBy}` };
 }
 
-async function enqueue(ports: EffectPorts, effect: Extract<Effect, { type: 'enqueue' }>): Promise<Queued> {
-  const queue = await ports.queue(effect.queue);
-  // Base64, as the Functions queue trigger (and output binding) expects by default (host.json messageEncoding).
-  const sent = await queue.sendMessage(Buffer.from(messageText(effect.message), 'utf8').toString('base64'));
-  return { queue: queue.name, messageId: sent.messageId };
+type Spans = ReturnType<typeof spansOf>;
+const spansOf = (telemetry: Telemetry) => telemetry.of(effectTelemetry).spans;
+
+const sending = (system: 'azure_storage_queues' | 'servicebus', destination: string) => ({
+  attributes: {
+    'messaging.system': system,
+    'messaging.operation.type': 'send',
+    'messaging.operation.name': 'send',
+    'messaging.destination.name': destination,
+  } as const,
+});
+
+async function enqueue(ports: EffectPorts, effect: Extract<Effect, { type: 'enqueue' }>, spans: Spans): Promise<Queued> {
+  return spans.send.run(sending('azure_storage_queues', effect.queue), async (span) => {
+    const queue = await ports.queue(effect.queue);
+    // Base64, as the Functions queue trigger (and output binding) expects by default (host.json messageEncoding).
+    const sent = await queue.sendMessage(Buffer.from(messageText(effect.message, span.traceparent()), 'utf8').toString('base64'));
+    return { queue: queue.name, messageId: sent.messageId };
+  });
 }
 
-async function send(effect: Effect, origin: EffectOrigin, ports: EffectPorts): Promise<EffectOutcome> {
+/** The sending span's trace context as Service Bus application properties (Diagnostic-Id: the Azure SDKs' name for it). */
+function traceProperties(traceparent: string | undefined): Record<string, string> {
+  return traceparent === undefined ? {} : { traceparent, 'Diagnostic-Id': traceparent };
+}
+
+async function send(effect: Effect, origin: EffectOrigin, ports: EffectPorts, spans: Spans): Promise<EffectOutcome> {
   switch (effect.type) {
     case 'enqueue': {
-      const queued = await enqueue(ports, effect);
+      const queued = await enqueue(ports, effect, spans);
       return { outcome: 'succeeded', detail: `queued ${queued.messageId}`, queued };
     }
     case 'serviceBus': {
       const sender = ports.serviceBusSender(effect.entity);
       if (sender === undefined) return { outcome: 'failed', reason: unavailable.serviceBus };
       const key = effectKey(origin);
-      await sender.sendMessages({
-        body: effect.message,
-        contentType: 'application/json',
-        messageId: key,
-        ...(effect.sessionId === undefined ? {} : { sessionId: effect.sessionId }),
-        applicationProperties: originProperties(origin),
-      });
+      await spans.send.run(sending('servicebus', effect.entity), (span) =>
+        sender.sendMessages({
+          body: effect.message,
+          contentType: 'application/json',
+          messageId: key,
+          ...(effect.sessionId === undefined ? {} : { sessionId: effect.sessionId }),
+          applicationProperties: { ...originProperties(origin), ...traceProperties(span.traceparent()) },
+        }),
+      );
       return { outcome: 'succeeded', detail: `sent ${key}` };
     }
     case 'webhook': {
       const kind = origin.kind === 'scheduleRun' ? { kind: origin.fireKind } : {};
       const payload = { ...originProperties(origin), ...kind, ...(effect.payload === undefined ? {} : { payload: effect.payload }) };
-      const answer = await callWebhook(effect.url, payload, ports.webhook);
+      const answer = await spans.webhook.run({ attributes: { 'http.request.method': 'POST' } }, async (span) => {
+        const traceparent = span.traceparent();
+        const called = await callWebhook(effect.url, payload, ports.webhook, traceparent === undefined ? {} : { headers: { traceparent } });
+        span.setAttributes({ 'http.response.status_code': called.status });
+        return called;
+      });
       if (answer.status >= 200 && answer.status < 300) return { outcome: 'succeeded', detail: `HTTP ${answer.status}` };
       return { outcome: 'failed', reason: `HTTP ${answer.status}${answer.body === '' ? '' : `: ${answer.body.slice(0, 200)}`}` };
     }
@@ -119,9 +152,15 @@ async function send(effect: Effect, origin: EffectOrigin, ports: EffectPorts): P
   }
 }
 
-export async function runEffect(effect: Effect, origin: EffectOrigin, ports: EffectPorts): Promise<EffectOutcome> {
+/** Runs the effect; what it sends is traced through `telemetry` (a span per message or call, its traceparent carried along). */
+export async function runEffect(
+  effect: Effect,
+  origin: EffectOrigin,
+  ports: EffectPorts,
+  telemetry: Telemetry = noTelemetry,
+): Promise<EffectOutcome> {
   try {
-    return await send(effect, origin, ports);
+    return await send(effect, origin, ports, spansOf(telemetry));
   } catch (err) {
     if (err instanceof WebhookRefused) return { outcome: 'failed', reason: `refused: ${err.message}` };
     if (effect.type !== 'webhook' && isTransient(err)) throw err;

@@ -59,11 +59,11 @@ class ActionFailed extends AppError {}
  * runner throws them; a failure of the effect itself is an `ActionFailed` with the AppError's code and
  * message when it was one, and nothing of an unexpected error's text (it may name internals).
  */
-export async function performAction(effects: EffectPorts, input: ActionInput): Promise<GateActionResult> {
+export async function performAction(effects: EffectPorts, input: ActionInput, telemetry?: Telemetry): Promise<GateActionResult> {
   const run = { gate: input.gate, generation: input.generation, runId: input.runId };
   const effect = actionEffect(input.action, run);
   if (effect === undefined) return { type: 'none' };
-  const outcome = await runEffect(effect, { kind: 'gateRun', ...run }, effects);
+  const outcome = await runEffect(effect, { kind: 'gateRun', ...run }, effects, telemetry);
   switch (outcome.outcome) {
     case 'failed': {
       const code: AppErrorCode = outcome.code ?? 'Internal';
@@ -97,7 +97,7 @@ async function attemptOnce(deps: ActionDeps, gate: string, generation: number, r
   const stored = gateActionSchema.safeParse(JSON.parse(run.actionJson ?? 'null'));
   if (!stored.success) return failed('CorruptState', 'The stored action cannot be read');
   try {
-    const result = await performAction(deps.effects, { gate, generation, runId: run.value.runId, action: stored.data });
+    const result = await performAction(deps.effects, { gate, generation, runId: run.value.runId, action: stored.data }, deps.telemetry);
     return { outcome: { state: 'done', at: at(), result } };
   } catch (err) {
     if (err instanceof ActionFailed) {

@@ -100,7 +100,8 @@ function withRunOutcome(
 }
 
 type Claim =
-  | { readonly kind: 'claimed'; readonly row: ScheduleRow }
+  /** `traceparent`: of the request that triggered the run, when it was a trigger. */
+  | { readonly kind: 'claimed'; readonly row: ScheduleRow; readonly traceparent?: string | undefined }
   | { readonly kind: 'refused'; readonly row: ScheduleRow | undefined }
   | { readonly kind: 'done'; readonly row: ScheduleRow; readonly record: RunRecord };
 
@@ -144,6 +145,7 @@ export class ScheduleActivities {
       // A retried activity finds its own claim and runs the target again (at least once).
       if (mine !== undefined) return { kind: 'claimed', row };
       const trigger = input.fire.triggerId;
+      const traceparent = row.triggers.find((t) => t.id === trigger)?.traceparent;
       const open = row.state === 'active' || row.state === 'pending' || (trigger !== undefined && row.state === 'paused');
       if (!open || (trigger !== undefined && !row.triggers.some((t) => t.id === trigger))) {
         // Leave a trace, for an orchestration that stopped waiting on this run.
@@ -166,7 +168,7 @@ export class ScheduleActivities {
         triggers: row.triggers.filter((t) => t.id !== trigger),
         nextFireAt: input.nextFireAt ?? undefined,
       });
-      return { kind: 'claimed', row: claimed };
+      return { kind: 'claimed', row: claimed, traceparent };
     });
   }
 
@@ -230,8 +232,10 @@ export class ScheduleActivities {
     const lateness = latenessSeconds(input.fire, input.now);
     if (lateness !== undefined) this.telemetry.metrics.lateness.record(lateness, schedule);
     const began = this.deps.clock.now();
-    const outcome = await this.telemetry.spans.run.run({ attributes: { ...schedule, 'tallyho.schedule.target.type': target.type } }, () =>
-      runTarget(target, ctx, this.deps.effects),
+    const attributes = { ...schedule, 'tallyho.schedule.target.type': target.type };
+    const parent = claim.traceparent === undefined ? {} : { parent: claim.traceparent };
+    const outcome = await this.telemetry.spans.run.run({ attributes, ...parent }, () =>
+      runTarget(target, ctx, this.deps.effects, this.deps.telemetry),
     );
     this.counted(input.scheduleId, claim.row, outcome.outcome);
     // On the orchestration's clock (a devhost virtual clock included): when it started the run plus how long the target took.

@@ -23,6 +23,8 @@ export type ScheduleStatus = 'pending' | 'active' | 'paused' | 'cancelled' | 'co
 export interface TriggerRequest {
   readonly id: string;
   readonly requestedAt: string;
+  /** The W3C traceparent of the request that asked for it: the run continues that trace. */
+  readonly traceparent?: string;
 }
 
 /** How a run ended (or, for a job, that it started), as the index remembers it for the orchestration. */

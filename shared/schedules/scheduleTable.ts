@@ -13,6 +13,7 @@ import { zodIssues } from '../http/route';
 import { LostRace } from '../retry';
 import { hasStatus, translateStorageError } from '../storage/errors';
 import { listPage, type Page, type PageRequest } from '../storage/list';
+import { traceparentSchema } from '../telemetry/traceContext';
 import { type Creator, creatorSchema } from './creator';
 import type { ScheduleDefinition } from './definition';
 import type { RunRecord, ScheduleStatus, SettledRun, TriggerRequest } from './records';
@@ -79,7 +80,9 @@ const storedRow = z.object({
   runs: jsonText.pipe(z.array(z.object({ at: z.string(), outcome: z.string() }).loose())),
   runCount: count,
   firedCount: count.default(0),
-  triggers: jsonText.pipe(z.array(z.object({ id: z.string(), requestedAt: z.string() }))),
+  triggers: jsonText.pipe(
+    z.array(z.object({ id: z.string(), requestedAt: z.string(), traceparent: traceparentSchema.optional().catch(undefined) })),
+  ),
   settled: z
     .string()
     .default('[]')

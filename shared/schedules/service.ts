@@ -16,6 +16,7 @@ import { AppError } from '../errors';
 import type { Logger } from '../log';
 import { type BackoffPolicy, LostRace, retryLostRaces, retryContextOf } from '../retry';
 import type { Page, PageRequest } from '../storage/list';
+import { traceparentOf } from '../telemetry/traceContext';
 import { engineSettings } from './activities';
 import { admit } from './admission';
 import type { Creator } from './creator';
@@ -413,6 +414,8 @@ export class ScheduleService {
   /** Asks for a run now (it obeys the overlap policy). Answers the trigger id to find the run by. */
   async trigger(id: string): Promise<{ triggerId: string; schedule: ScheduleView }> {
     const triggerId = this.deps.newId();
+    // The run continues the trace of the request that asked for it (the orchestration carries no trace context).
+    const traceparent = traceparentOf();
     const after = await this.update(id, async (row) => {
       if (row.mode === 'serviceBusScheduled') throw conflict(row, 'A Service Bus scheduled delivery has no runs to trigger');
       if (row.state === 'cancelled' || row.state === 'completed') throw conflict(row, `Schedule "${id}" has ended (${row.state})`);
@@ -421,7 +424,8 @@ export class ScheduleService {
           retryAfterSeconds: 1,
         });
       }
-      return this.control(row, { triggers: [...row.triggers, { id: triggerId, requestedAt: this.now().toISOString() }] });
+      const trigger = { id: triggerId, requestedAt: this.now().toISOString(), ...(traceparent === undefined ? {} : { traceparent }) };
+      return this.control(row, { triggers: [...row.triggers, trigger] });
     });
     await this.wake(id);
     return { triggerId, schedule: viewOf(after, 'admin') };

@@ -6,6 +6,7 @@
  */
 import type { Effect, EffectOutcome, EffectOrigin } from '../effects/effect';
 import { type EffectPorts, pollEffect, runEffect } from '../effects/runner';
+import type { Telemetry } from '../telemetry/port';
 import { type Creator, describeCreator } from './creator';
 import type { Target } from './definition';
 import type { Fire } from './policies';
@@ -58,8 +59,8 @@ function recorded(outcome: EffectOutcome): TargetOutcome {
   return { outcome: 'succeeded', ...(outcome.detail === undefined ? {} : { detail: outcome.detail }) };
 }
 
-export async function runTarget(target: Target, ctx: RunContext, ports: EffectPorts): Promise<TargetOutcome> {
-  return recorded(await runEffect(targetEffect(target), originOf(ctx), ports));
+export async function runTarget(target: Target, ctx: RunContext, ports: EffectPorts, telemetry?: Telemetry): Promise<TargetOutcome> {
+  return recorded(await runEffect(targetEffect(target), originOf(ctx), ports, telemetry));
 }
 
 /** Asks a target that completes later (a job) how its run is going. */

@@ -15,7 +15,7 @@
  * There is no kind for item ids, keys, payloads or caller text: they cannot be declared.
  */
 
-export type CallerResource = 'sequence' | 'counter' | 'gate' | 'schedule' | 'stream';
+export type CallerResource = 'sequence' | 'counter' | 'gate' | 'schedule' | 'stream' | 'destination';
 
 export interface EnumAttribute<V extends string = string> {
   readonly kind: 'enum';

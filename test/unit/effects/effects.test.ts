@@ -2,6 +2,7 @@
  * The one effects layer (shared/effects): its key rule, its one validation with the deployment's
  * rules, and its runner's outcomes — what a gate run's action and a schedule's target both go through.
  */
+import { SpanKind } from '@opentelemetry/api';
 import type { QueueClient } from '@azure/storage-queue';
 
 import { effectIssues, type EffectRules, unavailable } from '../../../shared/effects/admission';
@@ -11,6 +12,7 @@ import { isAppKey } from '../../../shared/names';
 import { type EffectPorts, pollEffect, runEffect } from '../../../shared/effects/runner';
 import { parseAllowList } from '../../../shared/effects/webhook/allowList';
 import { AppError, isAppError } from '../../../shared/errors';
+import { memoryTelemetry } from '../../support/telemetry';
 
 const gateRun: EffectOrigin = { kind: 'gateRun', gate: 'launch', generation: 3, runId: 'w7' };
 const scheduleRun: EffectOrigin = {
@@ -246,5 +248,47 @@ describe('runEffect: one runner, one outcome type', () => {
     const r = recordingPorts();
     const outcome = await runEffect({ type: 'webhook', url: 'https://not-listed.example.com/' }, scheduleRun, r.ports);
     expect(outcome).toEqual({ outcome: 'failed', reason: expect.stringMatching(/^refused: .*allow-list/) as string });
+  });
+});
+
+describe('runEffect: trace context travels with what is sent (messaging conventions)', () => {
+  const memory = memoryTelemetry({ callerNames: ['*'] });
+  afterAll(() => memory.shutdown());
+  const sendSpans = () => memory.spans().filter((s) => s.name === 'tallyho.effect.send');
+  const traceparentOf = (s: { spanContext(): { traceId: string; spanId: string } }): string =>
+    `00-${s.spanContext().traceId}-${s.spanContext().spanId}-01`;
+
+  it("a queue message that is a JSON object carries its send span's traceparent as a member; other messages go unchanged", async () => {
+    const r = recordingPorts();
+    const before = sendSpans().length;
+    await runEffect({ type: 'enqueue', queue: 'app-reminders', message: { a: 1 } }, gateRun, r.ports, memory.telemetry);
+    await runEffect({ type: 'enqueue', queue: 'app-reminders', message: 'plain text' }, scheduleRun, r.ports, memory.telemetry);
+    await runEffect({ type: 'enqueue', queue: 'app-reminders', message: [1, 2] }, scheduleRun, r.ports, memory.telemetry);
+    const [object, ...others] = sendSpans().slice(before);
+    expect(object?.kind).toBe(SpanKind.PRODUCER);
+    expect(object?.attributes).toEqual({
+      'messaging.system': 'azure_storage_queues',
+      'messaging.operation.type': 'send',
+      'messaging.operation.name': 'send',
+      'messaging.destination.name': 'app-reminders',
+    });
+    expect(JSON.parse(r.queued[0] ?? '')).toEqual({ a: 1, traceparent: traceparentOf(object as never) });
+    expect(r.queued.slice(1)).toEqual(['plain text', '[1,2]']);
+    expect(others).toHaveLength(2);
+  });
+
+  it('a Service Bus message carries it as the traceparent and Diagnostic-Id application properties', async () => {
+    const r = recordingPorts();
+    await runEffect({ type: 'serviceBus', entity: 'app-orders', message: 'hi' }, scheduleRun, r.ports, memory.telemetry);
+    const span = sendSpans().at(-1);
+    expect(span?.attributes['messaging.system']).toBe('servicebus');
+    const properties = (r.sent[0] as { applicationProperties: Record<string, unknown> }).applicationProperties;
+    expect(properties).toMatchObject({ traceparent: traceparentOf(span as never), 'Diagnostic-Id': traceparentOf(span as never) });
+  });
+
+  it('without tracing nothing is added', async () => {
+    const r = recordingPorts();
+    await runEffect({ type: 'enqueue', queue: 'app-reminders', message: { a: 1 } }, gateRun, r.ports);
+    expect(r.queued).toEqual(['{"a":1}']);
   });
 });
