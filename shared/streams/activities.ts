@@ -15,19 +15,23 @@ export interface LogActivities {
 
 /** The activities on the logs' container; the append records the flush metrics the replayed flusher cannot. */
 export function logActivities(container: () => Promise<ContainerClient>, clock: Clock, telemetry: Telemetry = noTelemetry): LogActivities {
-  const { metrics } = telemetry.of(streamTelemetry);
+  const { metrics, spans } = telemetry.of(streamTelemetry);
   return {
-    append: async (batch) => {
+    append: (batch) => {
       const partition = { 'tallyho.stream.partition': batch.partition };
-      try {
-        const outcome = await appendBatch(await container(), batch, clock);
-        metrics.flushed.add(batch.count, partition);
-        if (batch.oldestAt !== undefined) metrics.lag.record(Math.max(0, clock.now() - batch.oldestAt) / 1000, partition);
-        return outcome;
-      } catch (err) {
-        metrics.flushErrors.add(1, partition);
-        throw err;
-      }
+      return spans.flush.run({ attributes: partition, ...(batch.links === undefined ? {} : { links: batch.links }) }, async () => {
+        try {
+          const outcome = await appendBatch(await container(), batch, clock);
+          metrics.flushed.add(batch.count, partition);
+          if (batch.oldestAt !== undefined) metrics.lag.record(Math.max(0, clock.now() - batch.oldestAt) / 1000, partition);
+          // What the writer left buffered when it took this batch, now that the batch is in the log.
+          if (batch.remaining !== undefined) metrics.depth.record(batch.remaining, partition);
+          return outcome;
+        } catch (err) {
+          metrics.flushErrors.add(1, partition);
+          throw err;
+        }
+      });
     },
     open: async (address) => openLog(await container(), address),
   };

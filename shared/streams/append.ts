@@ -17,6 +17,7 @@ import { depthOfSnapshot, findReceipt, type LedgerState } from './ledger';
 import { routeWriterKey, type StreamRoute } from './route';
 import type { AckMode, StreamEventInput } from './schemas';
 import type { AppendRequest, Receipt } from './writerState';
+import { traceparentOf } from '../telemetry/traceContext';
 
 export interface AppendOptions {
   readonly ack?: AckMode;
@@ -53,6 +54,8 @@ async function send(
   caller: string | undefined,
 ): Promise<{ receipt: Receipt; ledger: LedgerState | undefined; requestId: string }> {
   const key = routeWriterKey(route);
+  // The append span's: the writer keeps it with the events, and their flush links it.
+  const traceparent = traceparentOf();
   const request: AppendRequest = {
     requestId: ctx.newId(),
     type: route.type,
@@ -63,6 +66,7 @@ async function send(
     // Callers are refused on the app's own types before this, so such an append is the app's.
     ...(ctx.ownTypes.has(route.type) ? { own: true as const } : {}),
     ...(caller === undefined ? {} : { caller }),
+    ...(traceparent === undefined ? {} : { tp: traceparent }),
   };
   await ctx.appends.send(durable, key, request);
   let seen: LedgerState | undefined;
@@ -117,12 +121,26 @@ async function waitFlushed(ctx: StreamsContext, durable: DurableClient, key: str
   return result.ok;
 }
 
-export async function appendEvents(
+/** Appends in its own span (producer), which the events' flush links. */
+export function appendEvents(
   ctx: StreamsContext,
   durable: DurableClient,
   type: string,
   events: readonly StreamEventInput[],
   options: AppendOptions = {},
+): Promise<AppendResult> {
+  return streamsTelemetry(ctx).spans.append.run({ attributes: { 'tallyho.stream.type': type } }, (span) =>
+    appendTraced(ctx, durable, type, events, options, (partition) => span.setAttributes({ 'tallyho.stream.partition': partition })),
+  );
+}
+
+async function appendTraced(
+  ctx: StreamsContext,
+  durable: DurableClient,
+  type: string,
+  events: readonly StreamEventInput[],
+  options: AppendOptions,
+  routed: (partition: string) => void,
 ): Promise<AppendResult> {
   const ack = options.ack ?? 'buffered';
   const started = ctx.clock.now();
@@ -132,6 +150,7 @@ export async function appendEvents(
   let redriven = false;
   for (let attempt = 0; ; attempt++) {
     const route = await ctx.resolver.resolve(type);
+    routed(route.partition);
     // A type an operator routed is admitted by that, and the app's own by the app; any other must
     // take a place before a writer exists for it.
     if (route.source === 'default' && !ctx.ownTypes.has(type)) await ctx.types.admit(type);

@@ -13,7 +13,7 @@ export function streamsListRoute(deps: StreamRouteDeps): RouteDefinition {
     path: 'streams',
     summary: 'Event types and their routes (for operators)',
     description:
-      'Every event type callers wrote to or an operator remapped (the types counted by TALLYHO_STREAMS_MAX_TYPES; the app\'s own are not), ' +
+      "Every event type callers wrote to or an operator remapped (the types counted by TALLYHO_STREAMS_MAX_TYPES; the app's own are not), " +
       'in type order, a page at a time, each with its route. Read a type for its writer: buffer depth and flush lag.',
     tags,
     durable: true,

@@ -9,9 +9,11 @@ import {
   type AppendRequest,
   depthBytesOf,
   depthOf,
+  maxTraceMarks,
   type ProducerMark,
   type Receipt,
   type Refusal,
+  type TraceMark,
   type TypeRecord,
   type WriterState,
 } from './writerState';
@@ -111,6 +113,12 @@ function refuse(state: WriterState, requestId: string, why: Refusal): AppendStep
   return { state: { ...state, totals, rev: state.rev + 1 }, receipt: { r: requestId, ok: false, why } };
 }
 
+/** The marks with one more, the newest maxTraceMarks kept. */
+function withTrace(marks: readonly TraceMark[] | undefined, mark: TraceMark): TraceMark[] {
+  const all = [...(marks ?? []), mark];
+  return all.length > maxTraceMarks ? all.slice(all.length - maxTraceMarks) : all;
+}
+
 /**
  * Accepts the request's new events (all or none), ignores the ones already accepted (a retry), or
  * refuses the request. Within one producer, events are accepted in sequence order only: an event
@@ -176,8 +184,10 @@ export function append(state: WriterState, request: AppendRequest): AppendStep {
       : request.own === true && known.own !== true
         ? { ...state.types, [request.type]: { ...known, own: true as const } }
         : state.types;
+  const traces = fresh > 0 && request.tp !== undefined ? withTrace(state.traces, { i: state.nextIndex, t: request.tp }) : state.traces;
   const next: WriterState = {
     ...state,
+    ...(traces === undefined ? {} : { traces }),
     limits,
     types,
     nextIndex: index,

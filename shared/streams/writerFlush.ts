@@ -10,7 +10,7 @@
 import { firstLineAt, takeLines, utf8Length } from './ndjson';
 import { completedHandoffs, type Handoff } from './writerHandoff';
 import type { FlushBatch, FlushOutcome, FlushPlan, FlushRequest, LogCursor, Receipt, WriterLimits, WriterState } from './writerState';
-import { depthOf } from './writerState';
+import { depthOf, maxBatchLinks } from './writerState';
 import { parseWriterKey } from './names';
 
 const maxRetryDelayMs = 60_000;
@@ -64,7 +64,7 @@ export function plan(current: WriterState, key: string, now: number): PlanStep {
   const { head, rest } = takeLines(state.buffer, count);
   const headBytes = count === state.buffered ? state.bufferBytes : utf8Length(head);
   const address = parseWriterKey(key);
-  const batch: FlushBatch = {
+  let batch: FlushBatch = {
     id: state.nextBatchId,
     partition: address.partition,
     resource: address.resource,
@@ -77,10 +77,15 @@ export function plan(current: WriterState, key: string, now: number): PlanStep {
     maxBlocksPerBlob: state.limits.maxBlocksPerBlob,
     attempts: 0,
     ...(state.oldestAt === null ? {} : { oldestAt: state.oldestAt }),
+    remaining: state.buffered - count,
   };
+  const end = state.bufferStart + count;
+  const carried = (state.traces ?? []).filter((mark) => mark.i < end).map((mark) => mark.t);
+  if (carried.length > 0) batch = { ...batch, links: [...new Set(carried)].slice(-maxBatchLinks) };
   const remaining = state.buffered - count;
   const next: WriterState = {
     ...state,
+    ...(state.traces === undefined ? {} : { traces: state.traces.filter((mark) => mark.i >= end) }),
     buffer: rest,
     buffered: remaining,
     bufferBytes: state.bufferBytes - headBytes,

@@ -67,7 +67,21 @@ export interface FlushBatch {
   readonly attempts: number;
   /** Client time its oldest event was accepted (the flush-lag metric); absent in batches taken before it was kept. */
   readonly oldestAt?: number;
+  /** The traceparents of the appends whose events it holds (at most maxBatchLinks): the flush span links them. */
+  readonly links?: readonly string[];
+  /** Events left buffered when it was taken: the buffer's depth once it is written (the depth gauge). */
+  readonly remaining?: number;
 }
+
+/** An append's trace context, kept with the index of its first event until that event is flushed. */
+export interface TraceMark {
+  readonly i: number;
+  readonly t: string;
+}
+
+/** Trace marks a writer keeps (the newest), and links one batch carries: bounded whatever the traffic. */
+export const maxTraceMarks = 64;
+export const maxBatchLinks = 32;
 
 /** What a completed append reports back (the activity's result). */
 export interface FlushOutcome {
@@ -165,6 +179,8 @@ export interface WriterState {
    * `restart` until a flusher plans again, so the appender starts a new one.
    */
   readonly retired?: boolean;
+  /** The trace context of recent appends with unflushed events (at most maxTraceMarks), oldest first. */
+  readonly traces?: readonly TraceMark[];
 }
 
 interface EventInput {
@@ -186,6 +202,8 @@ export interface AppendRequest {
   readonly own?: true;
   /** Who sent it (its Caller id, shared/identity/caller.ts), for the per-caller producer quota; absent for the app itself. */
   readonly caller?: string;
+  /** The W3C traceparent of the append's span: its events' flush links it. */
+  readonly tp?: string;
 }
 
 /**

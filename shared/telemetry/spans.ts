@@ -20,6 +20,8 @@ interface SpanOptions<V> {
    * the span active here (the host's invocation) becomes a link. Absent: a child of the active span.
    */
   readonly parent?: string;
+  /** Traceparents of the work this span takes up (a batch of messages): links, as the messaging conventions have a batch's consumer span. */
+  readonly links?: readonly string[];
 }
 
 export interface SpanRunner<V> {
@@ -50,6 +52,10 @@ export function makeSpanRunner(tracer: Tracer, guard: AttributeGuard, d: SpanDec
         parent = contextOf(options.parent);
         const here = trace.getSpanContext(active);
         if (here !== undefined) links.push({ context: here });
+      }
+      for (const carried of options.links ?? []) {
+        const linked = trace.getSpanContext(contextOf(carried));
+        if (linked !== undefined) links.push({ context: linked });
       }
       const attributes = guard.filter(d.attributes, options.attributes);
       return tracer.startActiveSpan(d.name, { kind: spanKinds[d.kind], attributes, links }, parent, async (span) => {
