@@ -1,15 +1,21 @@
 /**
- * Telemetry through a host: the app exports to an OTLP collector (a receiver in this test process)
- * named by OTEL_EXPORTER_OTLP_ENDPOINT. A job submitted with a `traceparent` is one trace — the
- * submission, each envelope's delivery (queue triggers) and the completion — continuing the caller's
- * trace, whichever host runs it; the HTTP, jobs and streams metrics arrive with bounded attributes;
- * and nothing sent holds a key or an item.
+ * Telemetry through a host: the app and the host export to an OTLP collector (a receiver in this test
+ * process) with the settings docs/operations.md gives (OTEL_EXPORTER_OTLP_ENDPOINT and
+ * OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf). Every request is one trace whose root is the host's
+ * server span, a child of the caller's `traceparent`; the app's spans hang below it and continue
+ * across queue messages (job envelopes, gate actions), the streams writer (append → flush, linked) and
+ * a schedule's trigger; the HTTP, jobs and streams metrics arrive with bounded attributes; and nothing
+ * sent holds a key or an item. With TELEMETRY_TRACE_OUT set, the gated job's whole trace is written
+ * there as received (the closing note of issue #40).
  */
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+
+import { QueueClient } from '@azure/storage-queue';
 
 import { transactions } from '../support/billing';
 import { type OtlpReceiver, type ReceivedPoint, type ReceivedSpan, startOtlpReceiver } from '../support/otlpReceiver';
-import { type E2eHost, hostKind, startE2eHost } from './support/harness';
+import { type E2eHost, hostKind, startE2eHost, storageOf } from './support/harness';
 import { requestJson } from './support/http';
 import { settledJob, queuesPolledPromptly } from './support/jobs';
 import { unique } from './support/names';
@@ -29,6 +35,8 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     host = await startE2eHost({
       env: {
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+        OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=e2e',
         OTEL_METRIC_EXPORT_INTERVAL: '1000',
         TALLYHO_TELEMETRY_CALLER_NAMES: 'telemetry-*',
         TALLYHO_JOBS_QUEUE_PREFIX: prefix,
@@ -45,6 +53,56 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
 
   const spansOf = (traceId: string): ReceivedSpan[] => receiver.spans.filter((s) => s.traceId === traceId);
   const points = (metric: string): ReceivedPoint[] => receiver.points.filter((p) => p.metric === metric);
+  const newTrace = (): { traceId: string; parent: string; traceparent: string } => {
+    const traceId = randomBytes(16).toString('hex');
+    const parent = randomBytes(8).toString('hex');
+    return { traceId, parent, traceparent: `00-${traceId}-${parent}-01` };
+  };
+  /** The host's server span of the request to `functionName` in the trace: the root below the caller's span. */
+  const hostSpan = (spans: readonly ReceivedSpan[], functionName: string, parent: string): ReceivedSpan | undefined =>
+    spans.find((s) => s.kind === 'server' && s.attributes['faas.name'] === functionName && s.parentSpanId === parent);
+  /** Every span of the trace whose parent is not in it either is the root (the caller's span id) or is missing one. */
+  const orphans = (spans: readonly ReceivedSpan[], root: string): ReceivedSpan[] => {
+    const ids = new Set(spans.map((s) => s.spanId));
+    return spans.filter((s) => s.parentSpanId !== undefined && s.parentSpanId !== root && !ids.has(s.parentSpanId));
+  };
+
+  test('a plain request is one trace: the host’s server span, a child of the caller’s, with the attributes the real host sets', async () => {
+    const name = unique('telemetry-plain');
+    expect((await requestJson(host, 'PUT', `/api/sequences/${name}`, { body: {}, key: 'admin' })).status).toBe(201);
+    const { traceId, parent, traceparent } = newTrace();
+    expect((await requestJson(host, 'POST', `/api/sequences/${name}/next`, { body: { count: 1 }, headers: { traceparent } })).status).toBe(
+      200,
+    );
+    const root = await until(
+      'the host’s span of the request',
+      () => Promise.resolve(hostSpan(spansOf(traceId), 'sequencesNext', parent)),
+      30_000,
+    );
+    expect(root).toMatchObject({
+      name: 'POST',
+      scope: 'Microsoft.AspNetCore',
+      encoding: 'protobuf',
+      attributes: {
+        'http.request.method': 'POST',
+        'url.scheme': 'http',
+        'url.path': `/api/sequences/${name}/next`,
+        'faas.name': 'sequencesNext',
+        'faas.trigger': 'http',
+        'http.response.status_code': 200,
+      },
+    });
+    expect(root.resource['deployment.environment.name']).toBe('e2e');
+    // The app's resource carries the same operator attributes, its version and the SDK's.
+    const app = await until('a metric point of the app', () =>
+      Promise.resolve(receiver.points.find((p) => p.metric.startsWith('tallyho.'))),
+    );
+    expect(app.resource).toMatchObject({
+      'deployment.environment.name': 'e2e',
+      'service.version': expect.stringMatching(/^\d+\.\d+\.\d+/) as unknown,
+      'telemetry.sdk.language': 'nodejs',
+    });
+  });
 
   test('a job is one trace that continues the caller’s: submission, every envelope, completion', async () => {
     const traceId = randomBytes(16).toString('hex');
@@ -69,6 +127,13 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     expect(names.filter((n) => n === 'tallyho.job.process')).toHaveLength(job.envelopes.count);
     const submit = spans.find((s) => s.name === 'tallyho.job.submit');
     expect(submit?.attributes).toEqual({ 'tallyho.job.id': job.id, 'tallyho.job.processor': 'billing' });
+    // The submission's parent is the host's span of the request, whose parent is the caller's.
+    const root = await until(
+      'the host’s span of the submission',
+      () => Promise.resolve(spansOf(traceId).find((s) => s.spanId === submit?.parentSpanId)),
+      30_000,
+    );
+    expect(root).toMatchObject({ kind: 'server', attributes: { 'faas.name': 'jobsSubmit' } });
     // Each delivery is a child of the submission. The host gives a queue invocation no trace context
     // of its own (devhost/docs/real-host.md#trace-context): the envelope's traceparent is the only tie.
     for (const process of spans.filter((s) => s.name === 'tallyho.job.process')) {
@@ -99,17 +164,42 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     );
   });
 
-  test('streams: accepted and duplicate events and the buffer depth from the appends, flushed events and flush lag from the flusher', async () => {
+  test('streams: the append’s trace reaches the flush (a link), and the metrics move with the writer', async () => {
     const type = unique('telemetry-st');
-    expect((await post(host, type, { producer: 'p1', seq: 1, data: { n: 1 } })).status).toBe(202);
+    const { traceId, parent, traceparent } = newTrace();
+    const appended = await requestJson<{ partition: string }>(host, 'POST', `/api/streams/${type}/events`, {
+      body: { events: [{ producer: 'p1', seq: 1, data: { n: 1 } }] },
+      headers: { traceparent },
+    });
+    expect(appended.status).toBe(202);
     expect((await post(host, type, { producer: 'p1', seq: 1, data: { n: 1 } })).body.duplicates).toBe(1);
     expect((await flush(host, type)).status).toBe(200);
+    const append = await until(
+      'the append’s span',
+      () => Promise.resolve(spansOf(traceId).find((s) => s.name === 'tallyho.stream.append')),
+      30_000,
+    );
+    expect(append.kind).toBe('producer');
+    expect(spansOf(traceId).find((s) => s.spanId === append.parentSpanId)).toMatchObject({ kind: 'server', parentSpanId: parent });
+    // The flush runs in an activity with no trace of its own: its span links every append it wrote.
+    const flushSpan = await until(
+      'the flush span linking the append',
+      () =>
+        Promise.resolve(receiver.spans.find((s) => s.name === 'tallyho.stream.flush' && s.links.some((l) => l.spanId === append.spanId))),
+      30_000,
+    );
+    expect(flushSpan.kind).toBe('consumer');
+    expect(flushSpan.links).toContainEqual(expect.objectContaining({ traceId, spanId: append.spanId }));
     await until(
       'the streams metrics',
       () => {
+        const partition = appended.body.partition;
+        const depths = points('tallyho.stream.buffer.depth').filter((p) => p.attributes['tallyho.stream.partition'] === partition);
         const ready =
           points('tallyho.stream.events.duplicates').some((p) => p.attributes['tallyho.stream.type'] === type && p.value >= 1) &&
-          points('tallyho.stream.buffer.depth').length > 0 &&
+          // The depth went up with the append and back to 0 with the flush.
+          depths.some((p) => p.value >= 1) &&
+          depths.at(-1)?.value === 0 &&
           points('tallyho.stream.flush.lag').length > 0 &&
           points('tallyho.stream.events.flushed').some((p) => p.value >= 1);
         return Promise.resolve(ready ? true : undefined);
@@ -135,11 +225,11 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
           : undefined,
       30_000,
     );
-    const traceId = randomBytes(16).toString('hex');
+    const { traceId, parent, traceparent } = newTrace();
     const released = await requestJson(host, 'POST', `/api/gates/${gate}/release`, {
       key: 'admin',
       body: { by: 'telemetry-test' },
-      headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+      headers: { traceparent },
     });
     expect(released.status).toBe(200);
     const spans = await until(
@@ -152,10 +242,132 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     );
     const release = spans.find((s) => s.name === 'tallyho.gate.release');
     expect(release?.attributes).toEqual({ 'tallyho.gate.name': gate });
+    await until(
+      'the host’s span of the release',
+      () => Promise.resolve(spansOf(traceId).find((s) => s.spanId === release?.parentSpanId)),
+      30_000,
+    );
+    expect(spansOf(traceId).find((s) => s.spanId === release?.parentSpanId)).toMatchObject({ kind: 'server', parentSpanId: parent });
     const batches = spans.filter((s) => s.name === 'tallyho.gate.actions');
     expect(batches.length).toBeGreaterThan(0);
     expect(batches.every((s) => s.parentSpanId === release?.spanId)).toBe(true);
     const batchIds = new Set(batches.map((s) => s.spanId));
     expect(spans.filter((s) => s.name === 'tallyho.gate.run.action').every((s) => batchIds.has(s.parentSpanId ?? ''))).toBe(true);
+    // Each action's message on gate-actions carries the traceparent of its send span, a child of the action.
+    const sends = await until(
+      'the action’s send spans',
+      () => {
+        const found = spansOf(traceId).filter((s) => s.name === 'tallyho.effect.send');
+        return Promise.resolve(found.length === 2 ? found : undefined);
+      },
+      30_000,
+    );
+    const actionIds = new Set(
+      spansOf(traceId)
+        .filter((s) => s.name === 'tallyho.gate.run.action')
+        .map((s) => s.spanId),
+    );
+    expect(sends.every((s) => s.kind === 'producer' && actionIds.has(s.parentSpanId ?? ''))).toBe(true);
+    const queue = new QueueClient(storageOf(host), 'gate-actions');
+    const peeked = await queue.peekMessages({ numberOfMessages: 32 });
+    const carried = peeked.peekedMessageItems
+      .map((m) => JSON.parse(Buffer.from(m.messageText, 'base64').toString('utf8')) as { gate: string; traceparent?: string })
+      .filter((m) => m.gate === gate)
+      .map((m) => m.traceparent);
+    expect(carried.sort()).toEqual(sends.map((s) => `00-${s.traceId}-${s.spanId}-01`).sort());
+    expect(orphans(spansOf(traceId), parent)).toEqual([]);
+  });
+
+  test('a gated job is one trace: the release, the action, the job’s submission, every envelope and the completion', async () => {
+    const gate = unique('telemetry-gated');
+    expect((await requestJson(host, 'PUT', `/api/gates/${gate}`, { key: 'admin' })).status).toBe(201);
+    const items = transactions(12, 3, 'gated');
+    const started = await requestJson(host, 'POST', `/api/gates/${gate}/runs`, {
+      body: { runId: 'month-end', action: { type: 'job', processor: 'billing', items } },
+    });
+    expect(started.status).toBe(202);
+    await until(
+      'the run waiting',
+      async () =>
+        (await requestJson<{ waiters: { waiting: number } }>(host, 'GET', `/api/gates/${gate}`)).body.waiters.waiting === 1
+          ? true
+          : undefined,
+      30_000,
+    );
+    const { traceId, parent, traceparent } = newTrace();
+    const released = await requestJson(host, 'POST', `/api/gates/${gate}/release`, {
+      key: 'admin',
+      body: { by: 'telemetry-test' },
+      headers: { traceparent },
+    });
+    expect(released.status).toBe(200);
+    const spans = await until(
+      'the gated job’s trace, completed, with the host’s span of the release',
+      () => {
+        const found = spansOf(traceId);
+        const done =
+          found.some((s) => s.name === 'tallyho.job.complete') && found.some((s) => s.kind === 'server' && s.parentSpanId === parent);
+        return Promise.resolve(done ? found : undefined);
+      },
+      90_000,
+    );
+    const one = (name: string): ReceivedSpan => {
+      const found = spans.filter((s) => s.name === name);
+      expect({ name, count: found.length }).toEqual({ name, count: 1 });
+      return found[0] as ReceivedSpan;
+    };
+    const root = spans.find((s) => s.kind === 'server' && s.parentSpanId === parent) as ReceivedSpan;
+    const release = one('tallyho.gate.release');
+    const action = one('tallyho.gate.run.action');
+    const submit = one('tallyho.job.submit');
+    const complete = one('tallyho.job.complete');
+    expect(root.attributes['faas.name']).toBe('gatesRelease');
+    expect(release.parentSpanId).toBe(root.spanId);
+    expect(spans.find((s) => s.spanId === action.parentSpanId)?.name).toBe('tallyho.gate.actions');
+    expect(submit.parentSpanId).toBe(action.spanId);
+    const processes = spans.filter((s) => s.name === 'tallyho.job.process');
+    expect(processes.length).toBeGreaterThan(0);
+    for (const p of processes) expect(p.parentSpanId).toBe(submit.spanId);
+    expect(complete.parentSpanId).toBe(submit.spanId);
+    expect(orphans(spans, parent)).toEqual([]);
+    const out = process.env.TELEMETRY_TRACE_OUT;
+    if (out !== undefined && out !== '')
+      writeFileSync(out, JSON.stringify({ host: hostKind(), traceId, callerSpan: parent, spans }, null, 1));
+  });
+
+  test('a schedule’s trigger-now continues the request’s trace: the run, its send span, and the traceparent in the message', async () => {
+    const id = unique('telemetry-sched');
+    const queue = unique('app-tel');
+    const at = new Date(Date.now() + 30 * 86_400_000).toISOString();
+    const created = await requestJson(host, 'POST', '/api/schedules', {
+      body: { id, at, target: { type: 'queueMessage', queue, message: { order: 7 } } },
+    });
+    expect(created.status).toBe(201);
+    await until(
+      'the schedule active',
+      async () => ((await requestJson<{ state: string }>(host, 'GET', `/api/schedules/${id}`)).body.state === 'active' ? true : undefined),
+      30_000,
+    );
+    const { traceId, parent, traceparent } = newTrace();
+    expect((await requestJson(host, 'POST', `/api/schedules/${id}/trigger`, { key: 'admin', headers: { traceparent } })).status).toBe(202);
+    const spans = await until(
+      'the run’s spans',
+      () => {
+        const found = spansOf(traceId);
+        return Promise.resolve(
+          found.some((s) => s.name === 'tallyho.effect.send') && found.some((s) => s.kind === 'server') ? found : undefined,
+        );
+      },
+      60_000,
+    );
+    const root = spans.find((s) => s.kind === 'server' && s.parentSpanId === parent);
+    const run = spans.find((s) => s.name === 'tallyho.schedule.run');
+    const send = spans.find((s) => s.name === 'tallyho.effect.send');
+    expect(root?.attributes['faas.name']).toBe('schedulesTrigger');
+    expect(run?.parentSpanId).toBe(root?.spanId);
+    expect(send?.parentSpanId).toBe(run?.spanId);
+    const peeked = await new QueueClient(storageOf(host), queue).peekMessages({ numberOfMessages: 1 });
+    const message = JSON.parse(Buffer.from(peeked.peekedMessageItems[0]?.messageText ?? '', 'base64').toString('utf8')) as unknown;
+    expect(message).toEqual({ order: 7, traceparent: `00-${traceId}-${send?.spanId ?? ''}-01` });
   });
 });
