@@ -19,7 +19,8 @@ export function logActivities(container: () => Promise<ContainerClient>, clock: 
   return {
     append: (batch) => {
       const partition = { 'tallyho.stream.partition': batch.partition };
-      return spans.flush.run({ attributes: partition, ...(batch.links === undefined ? {} : { links: batch.links }) }, async () => {
+      // A trace of its own linking the appends (a batch's consumer span), whatever context the activity got.
+      return spans.flush.run({ attributes: partition, links: batch.links ?? [] }, async () => {
         try {
           const outcome = await appendBatch(await container(), batch, clock);
           metrics.flushed.add(batch.count, partition);

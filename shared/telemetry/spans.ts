@@ -20,7 +20,12 @@ interface SpanOptions<V> {
    * the span active here (the host's invocation) becomes a link. Absent: a child of the active span.
    */
   readonly parent?: string;
-  /** Traceparents of the work this span takes up (a batch of messages): links, as the messaging conventions have a batch's consumer span. */
+  /**
+   * Traceparents of the work this span takes up (a batch of messages): links, as the messaging
+   * conventions have a batch's consumer span, which starts a trace of its own (the invocation's
+   * context becomes a link too). The real host hands a Durable activity an unsampled trace context:
+   * a child of it would not be recorded at all.
+   */
   readonly links?: readonly string[];
 }
 
@@ -48,7 +53,7 @@ export function makeSpanRunner(tracer: Tracer, guard: AttributeGuard, d: SpanDec
       const active = otelContext.active();
       let parent: Context = active;
       const links: Link[] = [];
-      if (options.parent !== undefined) {
+      if (options.parent !== undefined || options.links !== undefined) {
         parent = contextOf(options.parent);
         const here = trace.getSpanContext(active);
         if (here !== undefined) links.push({ context: here });
