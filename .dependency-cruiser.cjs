@@ -31,7 +31,7 @@ const edges = {
   http: ['durable', 'identity', 'telemetry'],
   openapi: ['http'],
   // The effects a capability can make happen when something fires (gate runs, schedules).
-  effects: ['storage'],
+  effects: ['storage', 'telemetry'],
   // The capabilities.
   sequences: ['http', 'storage', 'telemetry'],
   counters: ['http', 'storage', 'telemetry'],

@@ -29,7 +29,7 @@ import {
   resourceFromAttributes,
 } from '@opentelemetry/resources';
 
-export const defaultServiceName = 'tallyho';
+const defaultServiceName = 'tallyho';
 
 const setting = (name: string): string | undefined => {
   const text = process.env[name]?.trim();
@@ -37,7 +37,7 @@ const setting = (name: string): string | undefined => {
 };
 
 /** The Functions host's own detector, as it runs on Azure (and nothing elsewhere). */
-export const functionsHostDetector: ResourceDetector = {
+const functionsHostDetector: ResourceDetector = {
   detect(): DetectedResource {
     const site = setting('WEBSITE_SITE_NAME');
     if (site === undefined) return { attributes: {} };

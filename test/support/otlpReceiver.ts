@@ -63,10 +63,10 @@ interface OtlpMetrics {
 }
 
 /** OTLP's SpanKind numbers (opentelemetry/proto/trace/v1/trace.proto). */
-export const spanKinds = ['unspecified', 'internal', 'server', 'client', 'producer', 'consumer'] as const;
-export type ReceivedSpanKind = (typeof spanKinds)[number];
+const spanKinds = ['unspecified', 'internal', 'server', 'client', 'producer', 'consumer'] as const;
+type ReceivedSpanKind = (typeof spanKinds)[number];
 
-export interface ReceivedLink {
+interface ReceivedLink {
   readonly traceId: string;
   readonly spanId: string;
   readonly attributes: Readonly<Record<string, unknown>>;
@@ -144,27 +144,25 @@ function spansOf(traces: OtlpTraces, encoding: ReceivedSpan['encoding']): Receiv
   return (traces.resourceSpans ?? []).flatMap((rs) => {
     const resource = attributesOf(rs.resource?.attributes);
     return (rs.scopeSpans ?? []).flatMap((ss) =>
-      (ss.spans ?? []).map(
-        (s): ReceivedSpan => ({
-          traceId: hexId(s.traceId) ?? '',
-          spanId: hexId(s.spanId) ?? '',
-          parentSpanId: hexId(s.parentSpanId),
-          name: s.name,
-          kind: spanKinds[s.kind ?? 0] ?? 'unspecified',
-          startMs: nanosToMs(s.startTimeUnixNano),
-          endMs: nanosToMs(s.endTimeUnixNano),
-          status: s.status?.code ?? 0,
-          scope: ss.scope?.name,
-          attributes: attributesOf(s.attributes),
-          links: (s.links ?? []).map((l) => ({
-            traceId: hexId(l.traceId) ?? '',
-            spanId: hexId(l.spanId) ?? '',
-            attributes: attributesOf(l.attributes),
-          })),
-          resource,
-          encoding,
-        }),
-      ),
+      (ss.spans ?? []).map((s): ReceivedSpan => ({
+        traceId: hexId(s.traceId) ?? '',
+        spanId: hexId(s.spanId) ?? '',
+        parentSpanId: hexId(s.parentSpanId),
+        name: s.name,
+        kind: spanKinds[s.kind ?? 0] ?? 'unspecified',
+        startMs: nanosToMs(s.startTimeUnixNano),
+        endMs: nanosToMs(s.endTimeUnixNano),
+        status: s.status?.code ?? 0,
+        scope: ss.scope?.name,
+        attributes: attributesOf(s.attributes),
+        links: (s.links ?? []).map((l) => ({
+          traceId: hexId(l.traceId) ?? '',
+          spanId: hexId(l.spanId) ?? '',
+          attributes: attributesOf(l.attributes),
+        })),
+        resource,
+        encoding,
+      })),
     );
   });
 }
