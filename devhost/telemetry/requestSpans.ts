@@ -143,7 +143,10 @@ export function requestTracing(settings: Settings, log: HostLogger): RequestTrac
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'process.pid': process.pid }))
     .merge(detectResources({ detectors: [envDetector] }));
-  const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 1000 })] });
+  const provider = new BasicTracerProvider({
+    resource,
+    spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 1000 })],
+  });
   const tracer = provider.getTracer('Microsoft.AspNetCore');
   return {
     start: (req, res, url) => startSpan(tracer, req, res, url),

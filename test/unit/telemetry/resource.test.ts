@@ -22,8 +22,9 @@ describe('the app’s resource', () => {
     for (const name of variables) delete process.env[name];
   });
   afterAll(() => {
-    for (const [name, value] of saved) if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
+    for (const [name, value] of saved)
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
   });
 
   const resource = (): Record<string, unknown> => ({ ...appResource({ instanceId: 'i-1', version: '1.2.3' }).attributes });
@@ -59,7 +60,8 @@ describe('the app’s resource', () => {
       'cloud.provider': 'azure',
       'cloud.platform': 'azure_functions',
       'cloud.region': 'West Europe',
-      'cloud.resource.id': '/subscriptions/00000000-1111-2222-3333-444444444444/resourceGroups/rg-tallyho/providers/Microsoft.Web/sites/tallyho-prod',
+      'cloud.resource.id':
+        '/subscriptions/00000000-1111-2222-3333-444444444444/resourceGroups/rg-tallyho/providers/Microsoft.Web/sites/tallyho-prod',
       'service.instance.id': 'i-1',
     });
     process.env.OTEL_SERVICE_NAME = 'tallyho-named';
