@@ -18,19 +18,20 @@ const { values: options } = parseArgs({
 });
 const root = options.root ?? join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** What `npm run build` reads: tsconfig.build.json's folders, the client, the console, their configs and the installed packages. */
+/** What `npm run build` (scripts/build.mjs) reads: the sources, the tsconfigs esbuild follows, the build scripts and the installed packages. */
 const inputDirs = ['functions', 'shared', 'devhost', 'bench', 'console', 'clients/typescript/src'];
 const inputFiles = [
   'package.json',
   'package-lock.json',
   'tsconfig.json',
-  'tsconfig.build.json',
-  'clients/typescript/tsconfig.build.json',
+  'clients/typescript/tsconfig.json',
   'console/tsconfig.json',
+  'scripts/build.mjs',
+  'scripts/build-app.mjs',
   'scripts/build-console.mjs',
 ];
 /** Outputs `npm start` needs; a build is due when one is missing, whatever the stamp says. */
-const outputs = ['dist/devhost/start.js', 'dist/functions/index.js', 'dist/shared/console/assets/manifest.json'];
+const outputs = ['dist/devhost/start.js', 'dist/app/index.js', 'dist/app/tallyho.js', 'dist/app/console-assets/manifest.json'];
 const stampFile = join(root, 'dist', '.build-inputs');
 
 function* filesUnder(dir) {

@@ -9,8 +9,8 @@ import { staticPageRoutes } from '../console/staticRoutes';
 import type { RouteDefinition } from '../http/route';
 import { apiDocsPage } from './page';
 
-/** Where the build puts the page's hashed files and their manifest (scripts/build-console.mjs), as for the console. */
-export const apiDocsAssetDirectory = join(__dirname, 'assets');
+/** Where the build puts the page's hashed files and their manifest (scripts/build-console.mjs): beside the app bundle, as for the console. */
+export const apiDocsAssetDirectory = join(__dirname, 'apidocs-assets');
 
 export interface ApiDocsRouteDeps {
   /** Lazy, so the route list can be built (e.g. for the OpenAPI document) without any I/O. */

@@ -1,8 +1,8 @@
 /**
  * The console's static files, built by `npm run build` (scripts/build-console.mjs) into
- * `dist/shared/console/assets/` next to this module, so the deployment package that carries the
- * compiled shared/ carries them too. File names hold a content hash, so they can be cached forever;
- * `manifest.json` names the entry script and stylesheet.
+ * `dist/app/console-assets/` beside the app bundle that holds this module, so the deployment package
+ * that carries the bundle carries them too. File names hold a content hash, so they can be cached
+ * forever; `manifest.json` names the entry script and stylesheet.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
@@ -49,5 +49,8 @@ export function loadConsoleAssets(directory: string): ConsoleAssets {
   return { entry: manifest, get: (file) => files.get(file) };
 }
 
-/** Where the build puts the assets, relative to this module once compiled. */
-export const builtAssetDirectory = join(__dirname, 'assets');
+/**
+ * Where the build puts the assets, beside the bundle (dist/app/) this module is compiled into. Named
+ * for the console, since the API reference page's files lie beside the same bundle.
+ */
+export const builtAssetDirectory = join(__dirname, 'console-assets');

@@ -11,8 +11,8 @@ const script = join(__dirname, '..', '..', 'scripts', 'build-if-changed.mjs');
 
 const fakeBuild = [
   "const fs = require('fs');",
-  "for (const d of ['dist/devhost', 'dist/functions', 'dist/shared/console/assets']) fs.mkdirSync(d, { recursive: true });",
-  "for (const f of ['dist/devhost/start.js', 'dist/functions/index.js', 'dist/shared/console/assets/manifest.json']) fs.writeFileSync(f, '');",
+  "for (const d of ['dist/devhost', 'dist/app/console-assets']) fs.mkdirSync(d, { recursive: true });",
+  "for (const f of ['dist/devhost/start.js', 'dist/app/index.js', 'dist/app/tallyho.js', 'dist/app/console-assets/manifest.json']) fs.writeFileSync(f, '');",
   "fs.appendFileSync('builds.log', 'x');",
 ].join(' ');
 
@@ -70,7 +70,7 @@ describe('build-if-changed', () => {
     expect(run('--check').status).toBe(1);
     expect(run().status).toBe(0);
 
-    unlinkSync(join(root, 'dist', 'functions', 'index.js'));
+    unlinkSync(join(root, 'dist', 'app', 'tallyho.js'));
     expect(run('--check').status).toBe(1);
   }, 60_000);
 });

@@ -1,0 +1,48 @@
+// `npm run build`: everything `npm start`, the tests and the benchmarks load, transpiled by esbuild in
+// a few seconds. Types are not checked here: that is `npm run typecheck` (tsc), which `npm test`, CI
+// and `npm run deploy` run. Every TypeScript file is written with isolatedModules, so each one
+// transpiles on its own.
+//
+//   dist/{functions,shared,devhost,bench}/   one CommonJS file per source file, with source maps (the
+//                                            devhost, the benchmarks, the scripts/*-sync.mjs tools)
+//   dist/app/                                the app, bundled: what every host loads (scripts/build-app.mjs)
+//   clients/typescript/dist/                 the TypeScript client's ES modules (the benchmarks and tests
+//                                            load it); its .d.ts come from its own `npm run build` (tsc),
+//                                            which `npm pack` runs
+//   dist/app/{console,apidocs}-assets/       the console and API reference pages (scripts/build-console.mjs)
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { build } from 'esbuild';
+import { globSync } from 'tinyglobby';
+
+import { buildApp } from './build-app.mjs';
+import { buildConsole } from './build-console.mjs';
+
+const root = join(import.meta.dirname, '..');
+const started = performance.now();
+
+/** One output file per input, nothing bundled: the layout tsc gave (`rootDir` `.`, `outDir` dist). */
+const transpile = { bundle: false, sourcemap: true, platform: 'node', target: 'node20', logLevel: 'warning', absWorkingDir: root };
+
+const sources = globSync(['{functions,shared,devhost,bench}/**/*.ts'], {
+  cwd: root,
+  ignore: ['**/*.test.ts', '**/*.d.ts', 'devhost/test/**'],
+});
+await build({ ...transpile, entryPoints: sources, outdir: join(root, 'dist'), outbase: root, format: 'cjs' });
+
+const clientDist = join(root, 'clients', 'typescript', 'dist');
+rmSync(clientDist, { recursive: true, force: true });
+await build({
+  ...transpile,
+  entryPoints: globSync(['clients/typescript/src/**/*.ts'], { cwd: root, ignore: ['**/*.d.ts'] }),
+  outdir: clientDist,
+  outbase: join(root, 'clients', 'typescript', 'src'),
+  format: 'esm',
+  platform: 'neutral',
+  target: 'es2022',
+});
+
+await buildApp(root);
+await buildConsole(root);
+console.log(`build: ${sources.length} files transpiled, the app bundled, in ${((performance.now() - started) / 1000).toFixed(1)} s`);
