@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Deploys Tallyho to Azure with the az CLI: provision (infra/main.bicep at subscription scope),
-# build and package (compiled output + production node_modules), publish to Flex Consumption,
+# build and package (the bundled app, dist/app), publish to Flex Consumption,
 # then a smoke check (registered functions, GET /api/health).
 #
 #   npm run deploy -- --env dev --location swedencentral
@@ -177,17 +177,20 @@ build_and_package() {
   step "Build and package"
   if [[ "$from_build" == false ]]; then
     npm_ci --no-audit --no-fund
+    # The build transpiles without checking types (esbuild): they are checked before anything ships.
+    run npm run typecheck
     run npm run build
     # Bicep provisions what infra/app-resources.json lists: regenerate it from the code being shipped.
     run node scripts/infra-sync.mjs
   fi
-  [[ "$dry_run" == true || -d dist/functions ]] || fail "no build in dist/ (run npm run build)"
+  [[ "$dry_run" == true || -f dist/app/index.js ]] || fail "no build in dist/app (run npm run build)"
   run rm -rf "$stage" "$zip_file"
   run mkdir -p "$stage/dist"
-  # Only what the app loads: the registrations and the capabilities (no devhost, bench or tests).
-  run cp -R dist/functions dist/shared "$stage/dist/"
-  run cp host.json package.json package-lock.json "$stage/"
-  npm_ci --omit=dev --ignore-scripts --no-audit --no-fund --prefer-offline --prefix "$stage"
+  # The app is one bundle with its dependencies inside (scripts/build-app.mjs): dist/app is all it
+  # loads, so the package holds no node_modules, and its package.json only what the worker reads.
+  run cp -R dist/app "$stage/dist/"
+  run cp host.json "$stage/"
+  run node scripts/package-manifest.mjs "$stage/package.json"
   check_main
   run_in "$stage" zip -q -r ../tallyho.zip .
   echo "package: $zip_file"

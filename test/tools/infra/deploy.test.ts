@@ -42,11 +42,12 @@ describe('scripts/deploy.sh --dry-run', () => {
     expect({ status, stderr: stderr.trim() }).toEqual({ status: 0, stderr: '' });
     const order = [
       /^npm ci /,
+      /^npm run typecheck$/,
       /^npm run build$/,
       /^node scripts\/infra-sync\.mjs$/,
-      /^cp -R dist\/functions dist\/shared \.deploy\/package\/dist\/$/,
-      /^cp host\.json package\.json package-lock\.json \.deploy\/package\/$/,
-      /^npm ci --omit=dev .*--prefix \.deploy\/package$/,
+      /^cp -R dist\/app \.deploy\/package\/dist\/$/,
+      /^cp host\.json \.deploy\/package\/$/,
+      /^node scripts\/package-manifest\.mjs \.deploy\/package\/package\.json$/,
       /zip -q -r \.\.\/tallyho\.zip \./,
       /^az deployment sub create --name tallyho-demo --location swedencentral --template-file infra\/main\.bicep --parameters environmentName=demo location=swedencentral nodeVersion=22 /,
       /^az deployment sub show --name tallyho-demo --query properties\.outputs/,
