@@ -16,7 +16,6 @@
  * Each phase runs for a fixed window after a short warm-up. Requests are counted at the client's
  * fetch. The client is the package's build (clients/typescript/dist, made by the root build).
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -26,6 +25,7 @@ import type * as ClientModule from '../clients/typescript/src/index.js' with { '
 import { startAzurite } from '../devhost/azurite';
 import { startDevhostChild } from './support/devhostChild';
 import { fmt, header, type Row, ratio, table } from './support/report';
+import { sampleSettings } from './support/settings';
 
 const repoRoot = join(__dirname, '..', '..');
 const warmupMs = 500;
@@ -60,11 +60,6 @@ async function load(workers: number, op: () => Promise<number>, requests: () => 
   const started = performance.now();
   const units = await drive(windowMs);
   return { units, requests: requests() - before, seconds: (performance.now() - started) / 1000 };
-}
-
-function sampleSettings(): Record<string, string> {
-  const parsed = JSON.parse(readFileSync(join(repoRoot, 'local.settings.sample.json'), 'utf8')) as { Values: Record<string, string> };
-  return parsed.Values;
 }
 
 async function main(): Promise<void> {

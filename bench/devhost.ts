@@ -11,13 +11,14 @@
  * count 100, and at most 1.5× the plain server's cost.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 import autocannon from 'autocannon';
 
 import { startAzurite } from '../devhost/azurite';
+import { processCpuMs } from './support/proc';
 import { header, median, ratio, type Row, table } from './support/report';
+import { sampleSettings } from './support/settings';
 
 const repoRoot = resolve(__dirname, '..', '..');
 const cli = join(repoRoot, 'dist', 'devhost', 'cli.js');
@@ -32,21 +33,6 @@ interface Server {
   /** CPU time (user + system) the server process has used so far, in ms (Linux /proc). */
   cpuMs(): number;
   stop(): Promise<void>;
-}
-
-const clockTicksPerSecond = 100;
-
-function processCpuMs(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      .replace(/^.*\) /, '')
-      .split(' ');
-    // After "pid (comm) ", utime and stime are the 12th and 13th fields.
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicksPerSecond;
-  } catch {
-    return NaN;
-  }
 }
 
 function launch(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Server> {
@@ -105,11 +91,6 @@ async function load(server: Server, path: string, options: { method?: 'GET' | 'P
     p99: result.latency.p99,
     failures: result.non2xx + result.errors + result.timeouts,
   };
-}
-
-function sampleSettings(): Record<string, string> {
-  const parsed = JSON.parse(readFileSync(join(repoRoot, 'local.settings.sample.json'), 'utf8')) as { Values: Record<string, string> };
-  return parsed.Values;
 }
 
 async function put(url: string): Promise<void> {

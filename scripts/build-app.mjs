@@ -6,16 +6,17 @@
 // files from node_modules cost more CPU than the code they hold (`npm run bench -- coldstart`).
 //
 //   dist/app/index.js            the entry: turns source maps on, then loads the bundle
-//   dist/app/tallyho.js (+.map)  the app and its dependencies
+//   dist/app/tallyho.js (+.map)  the app and its dependencies; the map covers the app's own sources
 //   dist/app/ondemand/*.js       SDKs only some deployments use (shared/onDemand.ts), each bundled
 //                                on its own and loaded on first use, so a start never compiles them
 //   dist/app/console-assets/, apidocs-assets/   the pages' files (scripts/build-console.mjs)
 //
 // Left out of the bundle: `@azure/functions-core`, which is no package but the worker's (and the
 // devhost's) own API, handed to `require` by a hook. Nothing else needs node_modules at run time.
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { decode, encode } from '@jridgewell/sourcemap-codec';
 import { build } from 'esbuild';
 
 /** What shared/onDemand.ts `require`s on first use, and the file each is bundled into. */
@@ -27,7 +28,7 @@ export const onDemand = {
   '@opentelemetry/exporter-trace-otlp-http': 'otlp-traces',
 };
 
-/** Options both builds share: Node 20 CommonJS, source maps without the sources' text (stack traces need only the positions). */
+/** Options the builds share: Node 20 CommonJS; source maps without the sources' text (stack traces need only the positions). */
 const common = {
   bundle: true,
   platform: 'node',
@@ -35,7 +36,8 @@ const common = {
   target: 'node20',
   sourcemap: 'linked',
   sourcesContent: false,
-  // Whitespace and syntax only: identifiers keep their names, so a stack trace read without the map still names functions.
+  // Whitespace and syntax only (a fifth less to read and compile at each start): identifiers keep
+  // their names, so a frame in a dependency, which the map leaves out, still names its function.
   minifyWhitespace: true,
   minifySyntax: true,
   legalComments: 'none',
@@ -82,7 +84,7 @@ else process.setSourceMapsEnabled(true);
 require('./tallyho.js');
 `;
 
-/** Builds dist/app/ under `root` (emptied first); resolves with esbuild's metafile of the app bundle. */
+/** Builds dist/app/ under `root` (emptied first). */
 export async function buildApp(root) {
   const outdir = join(root, 'dist', 'app');
   rmSync(outdir, { recursive: true, force: true });
@@ -96,13 +98,62 @@ export async function buildApp(root) {
     plugins: [onDemandFiles],
     metafile: true,
   });
-  await build({
+  // The SDKs' own code only: no map (nothing of the app's sources is in them) and not minified, so
+  // a stack trace through them reads as a line under a comment naming the package's file.
+  const chunks = await build({
     ...common,
+    sourcemap: false,
+    minifyWhitespace: false,
     absWorkingDir: root,
     entryPoints: Object.fromEntries(Object.entries(onDemand).map(([pkg, file]) => [`ondemand/${file}`, `ondemand:${pkg}`])),
     outdir,
     plugins: [onDemandEntries(root)],
+    metafile: true,
   });
+  ownCodeOnly(join(outdir, 'tallyho.js.map'));
   writeFileSync(join(outdir, 'index.js'), entry);
-  return app.metafile;
+  // What esbuild left to `require` at run time, beside dist/app rather than in it (not deployed):
+  // test/integration/appBundle.test.ts checks it is Node's and the worker's alone.
+  const externals = [app.metafile, chunks.metafile].flatMap((meta) =>
+    Object.values(meta.outputs).flatMap((output) => output.imports.filter((i) => i.external).map((i) => i.path)),
+  );
+  writeFileSync(join(root, 'dist', 'app-externals.json'), `${JSON.stringify([...new Set(externals)].sort(), null, 2)}\n`);
+}
+
+/**
+ * Keeps only the mappings into the app's own sources (functions/, shared/). Node decodes a file's
+ * whole map the first time a stack trace passes through the file, and the dependencies' mappings
+ * were five sixths of it: the first error of a process cost some 200 ms of CPU (the first request,
+ * on the devhost), against some 50 ms now. A frame in a dependency keeps its function's name and the
+ * bundle's position.
+ */
+function ownCodeOnly(mapFile) {
+  const map = JSON.parse(readFileSync(mapFile, 'utf8'));
+  const own = map.sources.map((source) => !/(^|\/)node_modules\/|^[a-z]+:\/\//.test(source));
+  const sources = [];
+  const renumbered = map.sources.map((source, i) => (own[i] ? sources.push(source) - 1 : -1));
+  const names = [];
+  const nameIndex = new Map();
+  const keepName = (i) => {
+    if (!nameIndex.has(i)) nameIndex.set(i, names.push(map.names[i]) - 1);
+    return nameIndex.get(i);
+  };
+  const lines = decode(map.mappings).map((segments) => {
+    const kept = [];
+    for (const segment of segments) {
+      const source = segment.length === 1 ? -1 : renumbered[segment[1]];
+      // A segment of the generated column alone ends the mapping before it; one is enough in a row.
+      if (source === -1) {
+        if (kept.length > 0 && kept.at(-1).length > 1) kept.push([segment[0]]);
+        continue;
+      }
+      kept.push(
+        segment.length === 5
+          ? [segment[0], source, segment[2], segment[3], keepName(segment[4])]
+          : [segment[0], source, segment[2], segment[3]],
+      );
+    }
+    return kept;
+  });
+  writeFileSync(mapFile, JSON.stringify({ ...map, sources, names, mappings: encode(lines) }));
 }

@@ -23,7 +23,15 @@ const root = join(import.meta.dirname, '..');
 const started = performance.now();
 
 /** One output file per input, nothing bundled: the layout tsc gave (`rootDir` `.`, `outDir` dist). */
-const transpile = { bundle: false, sourcemap: true, platform: 'node', target: 'node20', logLevel: 'warning', absWorkingDir: root };
+const transpile = {
+  bundle: false,
+  sourcemap: true,
+  sourcesContent: false,
+  platform: 'node',
+  target: 'node20',
+  logLevel: 'warning',
+  absWorkingDir: root,
+};
 
 const sources = globSync(['{functions,shared,devhost,bench}/**/*.ts'], {
   cwd: root,

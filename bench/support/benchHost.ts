@@ -13,7 +13,7 @@
  * invoker).
  */
 import { join, resolve } from 'node:path';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
 import { startAzurite } from '../../devhost/azurite';
@@ -188,6 +188,20 @@ export async function startBenchHost(options: BenchHostOptions): Promise<BenchHo
   }
 }
 
+/**
+ * An app folder whose `main` is the per-file build (dist/functions/index.js) rather than the bundle:
+ * the devhost in this process then loads the modules `appModule` imports, so a benchmark can reach
+ * the very objects the host serves with (the bundle keeps its modules to itself). The code run is the
+ * same; how it loads is bench/coldstart.ts's subject.
+ */
+function perFileAppRoot(): string {
+  const root = join(repoRoot, 'dist', 'bench-app');
+  mkdirSync(root, { recursive: true });
+  writeFileSync(join(root, 'package.json'), JSON.stringify({ name: 'tallyho', private: true, main: '../functions/index.js' }));
+  writeFileSync(join(root, 'host.json'), readFileSync(join(repoRoot, 'host.json')));
+  return root;
+}
+
 async function startInProcess(
   settings: Record<string, string>,
   takeRequests: () => StorageRequest[],
@@ -195,7 +209,7 @@ async function startInProcess(
   storageConnection: string,
 ): Promise<BenchHost> {
   const host = await startHost({
-    appRoot: repoRoot,
+    appRoot: perFileAppRoot(),
     port: 0,
     quiet: process.env.BENCH_VERBOSE !== '1',
     extensions: defaultExtensions(),
@@ -227,7 +241,7 @@ async function startInProcess(
     proxiedStorageConnection: settings.AzureWebJobsStorage,
     totals: () => tally.totals(),
     output: () => '',
-    // The host loaded the app afresh (dropping this process's copies from the module cache).
+    // The host loaded the per-file build through Node's own loader: importing a module of it gives the host's copy.
     appModule: async <T>(path: string) => (await import(join(repoRoot, 'dist', path))) as T,
     async stop() {
       await host.stop();

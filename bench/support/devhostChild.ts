@@ -1,17 +1,19 @@
-/** Starts the compiled devhost on this app as a child process (as `npm start` would), for benchmarks. */
+/** Starts the compiled devhost on this app (or another app folder) as a child process (as `npm start` would), for benchmarks. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 
 export interface DevhostChild {
   readonly baseUrl: string;
+  readonly pid: number | undefined;
   output(): string;
   stop(): Promise<void>;
 }
 
-export async function startDevhostChild(env: Readonly<Record<string, string>>): Promise<DevhostChild> {
+export async function startDevhostChild(env: Readonly<Record<string, string>>, appRoot?: string): Promise<DevhostChild> {
   const root = join(__dirname, '..', '..', '..');
-  const child: ChildProcess = spawn(process.execPath, [join(root, 'dist', 'devhost', 'cli.js'), '--app', root, '--port', '0', '--quiet'], {
-    cwd: root,
+  const app = appRoot ?? root;
+  const child: ChildProcess = spawn(process.execPath, [join(root, 'dist', 'devhost', 'cli.js'), '--app', app, '--port', '0', '--quiet'], {
+    cwd: app,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -28,6 +30,7 @@ export async function startDevhostChild(env: Readonly<Record<string, string>>): 
   });
   return {
     baseUrl,
+    pid: child.pid,
     output: () => log,
     stop: async () => {
       if (child.exitCode !== null) return;
