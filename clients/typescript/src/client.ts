@@ -18,7 +18,7 @@ import { Stream, type StreamOptions } from './stream.js';
 import { Transport, type TransportOptions } from './transport.js';
 
 export interface TallyhoClientOptions extends TransportOptions {
-  /** How increments are coalesced (requests in flight per counter). */
+  /** How increments are coalesced (linger, requests in flight per counter). */
   readonly counters?: CounterOptions;
   /** How `isReleased` caches gate states and reports fallbacks. */
   readonly releases?: ReleaseCacheOptions;

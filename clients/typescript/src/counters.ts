@@ -1,10 +1,10 @@
 /**
- * `increment(key)` with the details hidden: increments of one counter that arrive while its
- * requests are in flight are added up and sent as one request (group commit, see ./batcher.ts), so
- * a hot counter costs a few requests per round trip instead of one per increment. Each batch has
- * one Idempotency-Key, reused by its retries, so a batch is counted once even if a response is lost.
- * Every `increment` resolves when the batch holding it is stored (the server's 202), or rejects with
- * that batch's error.
+ * `increment(key)` with the details hidden: increments of one counter are coalesced as a Kafka
+ * producer's records are (./batcher.ts): those made within `lingerMs` of each other, and those made
+ * while the requests in flight are out, are added up and sent as one request, so a hot counter costs
+ * a request per linger instead of one per increment. Each batch has one Idempotency-Key, reused by
+ * its retries, so a batch is counted once even if a response is lost. Every `increment` resolves
+ * when the batch holding it is stored (the server's 202), or rejects with that batch's error.
  */
 import { Batcher } from './batcher.js';
 import { abortReason } from './clock.js';
@@ -24,6 +24,8 @@ export interface CounterOptions {
   readonly maxInFlight?: number;
   /** The largest |by| one request may carry (default and ceiling: `maxIncrement`). */
   readonly maxBatch?: number;
+  /** How long an increment waits for others to share its request, in ms (default 5; 0: the end of the turn). */
+  readonly lingerMs?: number;
 }
 
 export interface CounterStats {
@@ -35,6 +37,7 @@ export class Counters {
   private readonly lanes = new Map<string, Batcher<number, void>>();
   private readonly maxInFlight: number;
   private readonly maxBatch: number;
+  private readonly lingerMs: number;
   private closed = false;
   private increments = 0;
   private requests = 0;
@@ -45,6 +48,7 @@ export class Counters {
   ) {
     this.maxInFlight = Math.max(1, Math.floor(options.maxInFlight ?? 4));
     this.maxBatch = Math.min(maxIncrement, Math.max(1, Math.floor(options.maxBatch ?? maxIncrement)));
+    this.lingerMs = Math.max(0, options.lingerMs ?? 5);
   }
 
   /**
@@ -61,11 +65,12 @@ export class Counters {
     return this.lane(name).add(by, options.abortSignal);
   }
 
-  /** Resolves when every increment made so far is stored (or has failed). */
+  /** Sends what is waiting at once and resolves when every increment made so far is stored (or has failed). */
   async flush(): Promise<void> {
     for (;;) {
       const busy = [...this.lanes.values()].filter((lane) => !lane.idle);
       if (busy.length === 0) return;
+      for (const lane of busy) lane.flushNow();
       await Promise.all(busy.map((lane) => lane.whenIdle()));
     }
   }
@@ -119,6 +124,8 @@ export class Counters {
     if (lane === undefined) {
       const created: Batcher<number, void> = new Batcher<number, void>({
         maxInFlight: this.maxInFlight,
+        lingerMs: this.lingerMs,
+        sleep: (ms) => this.transport.clock.sleep(ms),
         // Σ|by| bounds |Σby|, so no batch exceeds the server's limit whatever the signs.
         size: Math.abs,
         maxSize: this.maxBatch,

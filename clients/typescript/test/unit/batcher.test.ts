@@ -2,20 +2,23 @@ import fc from 'fast-check';
 
 import { Batcher } from '../../src/batcher';
 import { Counters } from '../../src/counters';
-import { settle } from '../support/fakeClock';
+import { FakeClock, settle } from '../support/fakeClock';
 import { type Handler, json, problem } from '../support/fakeFetch';
 import { fakeTransport } from '../support/fakeTransport';
 
 /** A batcher whose sends wait until the test answers them; each item's result is its value doubled. */
-function held(maxInFlight: number, maxSize = 100) {
+function held(maxInFlight: number, maxSize = 100, lingerMs = 0) {
+  const clock = new FakeClock();
   const sends: { items: readonly number[]; answer: () => void; fail: (err: unknown) => void }[] = [];
   const batcher = new Batcher<number, number>({
     maxInFlight,
+    lingerMs,
+    sleep: (ms) => clock.sleep(ms),
     size: () => 1,
     maxSize,
     send: (items) => new Promise((resolve, reject) => sends.push({ items, answer: () => resolve(items.map((n) => n * 2)), fail: reject })),
   });
-  return { batcher, sends };
+  return { batcher, sends, clock };
 }
 
 const rejection = (p: Promise<unknown>) =>
@@ -61,6 +64,8 @@ describe('Batcher', () => {
     const sends: (readonly string[])[] = [];
     const batcher = new Batcher<string, string>({
       maxInFlight: 1,
+      lingerMs: 0,
+      sleep: () => Promise.resolve(),
       kind: (s) => s[0] ?? '',
       size: (s) => s.length,
       maxSize: 4,
@@ -146,6 +151,84 @@ describe('Batcher', () => {
   });
 });
 
+describe('Batcher: the Kafka producer model', () => {
+  test('a batch lingers for more items, then goes when its linger is over', async () => {
+    const { batcher, sends, clock } = held(4, 100, 5);
+    const all = [batcher.add(1)];
+    await clock.advance(2);
+    all.push(batcher.add(2));
+    await clock.advance(2);
+    all.push(batcher.add(3));
+    expect(sends).toHaveLength(0);
+    await clock.advance(1);
+    expect(sends.map((s) => s.items)).toEqual([[1, 2, 3]]);
+    all.push(batcher.add(4));
+    await clock.advance(5);
+    expect(sends.map((s) => s.items)).toEqual([[1, 2, 3], [4]]);
+    for (const s of sends) s.answer();
+    await expect(Promise.all(all)).resolves.toEqual([2, 4, 6, 8]);
+  });
+
+  test('a full batch goes at once, without waiting out its linger', async () => {
+    const { batcher, sends, clock } = held(4, 3, 1000);
+    const all = [1, 2, 3, 4].map((n) => batcher.add(n));
+    await settle();
+    expect(sends.map((s) => s.items)).toEqual([[1, 2, 3]]);
+    expect(clock.pending()).toEqual([1000, 1000]);
+    batcher.flushNow();
+    await settle();
+    expect(sends.map((s) => s.items)).toEqual([[1, 2, 3], [4]]);
+    for (const s of sends) s.answer();
+    await expect(Promise.all(all)).resolves.toEqual([2, 4, 6, 8]);
+  });
+
+  test('batches leave in the order they opened, whatever order their requests are answered in', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.oneof(fc.constant('add' as const), fc.constant('tick' as const), fc.nat(5)), { minLength: 1, maxLength: 80 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 0, max: 3 }),
+        async (steps, maxInFlight, maxSize, lingerMs) => {
+          const { batcher, sends, clock } = held(maxInFlight, maxSize, lingerMs);
+          const added: number[] = [];
+          const all: Promise<number>[] = [];
+          const answered = new Set<number>();
+          const answer = (i: number): void => {
+            answered.add(i);
+            sends[i]?.answer();
+          };
+          const open = (): number[] => sends.map((_, i) => i).filter((i) => !answered.has(i));
+          for (const step of steps) {
+            if (step === 'add') {
+              added.push(added.length);
+              all.push(batcher.add(added.length - 1));
+            } else if (step === 'tick') await clock.advance(1);
+            else {
+              // Any request out may be answered first, not only the oldest.
+              const out = open();
+              if (out.length > 0) answer(out[step % out.length] as number);
+              await settle(2);
+            }
+            expect(open().length).toBeLessThanOrEqual(maxInFlight);
+          }
+          while (!batcher.idle) {
+            batcher.flushNow();
+            await settle(2);
+            open().forEach(answer);
+            await settle(2);
+          }
+          await expect(Promise.all(all)).resolves.toEqual(added.map((n) => n * 2));
+          // Taken in the order the requests were sent, the items are in the order they were added.
+          expect(sends.flatMap((s) => s.items)).toEqual(added);
+          expect(sends.every((s) => s.items.length <= maxSize)).toBe(true);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
+
 describe('Counters on the batcher: exact counts', () => {
   test('whatever fails, the server holds exactly the sum of the increments that resolved', async () => {
     await fc.assert(
@@ -167,7 +250,7 @@ describe('Counters on the batcher: exact counts', () => {
             return json(202, {});
           };
           const { transport } = fakeTransport(handler);
-          const counters = new Counters(transport, { maxInFlight });
+          const counters = new Counters(transport, { maxInFlight, lingerMs: 0 });
           const outcomes: Promise<{ by: number; ok: boolean }>[] = [];
           for (let turn = 0; turn <= 3; turn++) {
             for (const i of increments.filter((x) => x.turn === turn)) {
@@ -200,7 +283,7 @@ describe('Counters on the batcher: exact counts', () => {
         }),
       );
     const { transport } = fakeTransport(handler);
-    const counters = new Counters(transport, { maxInFlight: 1 });
+    const counters = new Counters(transport, { maxInFlight: 1, lingerMs: 0 });
     const inFlight = new AbortController();
     const early = new AbortController();
     const a = rejection(counters.increment('c', 5, { abortSignal: inFlight.signal }));

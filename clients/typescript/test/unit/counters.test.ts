@@ -3,9 +3,10 @@ import { settle } from '../support/fakeClock';
 import { fakeTransport } from '../support/fakeTransport';
 import { type Handler, json, problem } from '../support/fakeFetch';
 
+/** Counters that send at the end of each turn (lingerMs 0) unless the test asks for a linger. */
 function counters(handler: Handler, options: CounterOptions = {}) {
   const { transport, clock, requests } = fakeTransport(handler);
-  return { counters: new Counters(transport, options), clock, requests };
+  return { counters: new Counters(transport, { lingerMs: 0, ...options }), clock, requests };
 }
 
 /** Holds each answer until the test lets it go, so increments pile up behind a request in flight. */
@@ -53,6 +54,23 @@ describe('Counters', () => {
     for (let i = 0; i < 4; i++) server.answerNext();
     await Promise.all(done);
     expect(c.stats()).toEqual({ increments: 7, requests: 5 });
+  });
+
+  test('by default an increment lingers 5 ms for others to share its request', async () => {
+    const { transport, clock, requests } = fakeTransport(() => json(202, {}));
+    const c = new Counters(transport);
+    const done = [c.increment('hits', 1)];
+    await clock.advance(3);
+    done.push(c.increment('hits', 2));
+    await settle();
+    expect(requests).toHaveLength(0);
+    await clock.advance(2);
+    await Promise.all(done);
+    expect(bodies(requests)).toEqual([3]);
+    done.push(c.increment('hits', 4));
+    await c.flush();
+    expect(bodies(requests)).toEqual([3, 4]);
+    expect(clock.now()).toBe(5);
   });
 
   test('increments that cancel out in one batch send nothing', async () => {
