@@ -3,67 +3,115 @@
  *   sequences — numbers/s through `sequence.next()` (numbers from blocks the client reserved with one
  *               `count: N` request each) against the baseline of one HTTP call per number
  *               (`POST /next` without a count), 16 concurrent callers each, same host, same run;
- *               and HTTP requests per 1,000 numbers;
- *   counters  — increments/s through `client.increment()` (increments coalesced per counter: those
- *               made in one turn of the event loop, and those made while the requests in flight are
- *               out, go as one) against one request per increment, 64 concurrent writers that each
- *               await their increment (as request handlers would), and requests per 1,000; with 1
- *               and 4 (the default) requests in flight per counter. After the run the counter is
- *               read (consistent) and must equal the increments that resolved;
- *   streams   — events/s through `stream.append()` (one writer, 64 callers that each await their
- *               append; the same batcher with one request in flight, for seq order) against one
- *               request per append.
- * Each phase runs for a fixed window after a short warm-up. Requests are counted at the client's
- * fetch. The client is the package's build (clients/typescript/dist, made by the root build).
+ *   counters  — a fixed offered load of increments to one counter (`--increments-per-s`, default
+ *               6,400/s from 64 producers), through `client.increment()` (coalesced: linger 5 ms,
+ *               4 requests in flight) and through one request per increment (64 connections at most;
+ *               what they cannot carry is shed). After the run the counter is read (consistent) and
+ *               must equal the increments that resolved;
+ *   streams   — the same for appends (`--events-per-s`, default 3,200/s from 64 producers): one
+ *               writer's `stream.append()` (linger 5 ms, 4 in flight, order kept) against one request
+ *               per append, each producer its own.
+ * The figures that carry the targets are what the host pays per increment or event: its process's
+ * CPU (/proc) and the requests it serves, each design at the same offered load. They do not move
+ * with the machine's speed the way a ratio of two saturated throughputs does (a starved baseline
+ * made such a ratio grow on a busy machine). `--busy` runs everything beside a busy loop per core.
+ * The client is the package's build (clients/typescript/dist, made by the root build).
  */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 
 // The client is an ES module and this file is CommonJS: its types come in type-only, the code by import().
 import type * as ClientModule from '../clients/typescript/src/index.js' with { 'resolution-mode': 'import' };
 import { startAzurite } from '../devhost/azurite';
 import { startDevhostChild } from './support/devhostChild';
+import { type LoadResult, type Meters, type OfferedLoad, runOffered } from './support/offeredLoad';
+import { processCpuMs } from './support/proc';
 import { fmt, header, type Row, ratio, table } from './support/report';
 import { sampleSettings } from './support/settings';
 
 const repoRoot = join(__dirname, '..', '..');
-const warmupMs = 500;
-const windowMs = 3000;
+const { values: options } = parseArgs({
+  options: {
+    busy: { type: 'boolean', default: false },
+    'increments-per-s': { type: 'string', default: '6400' },
+    'events-per-s': { type: 'string', default: '3200' },
+    'real-host': { type: 'boolean', default: false },
+  },
+});
+const window = { producers: 64, seconds: 5, warmupSeconds: 1 };
+const counterLoad: OfferedLoad = { ...window, rate: Number(options['increments-per-s']) };
+const streamLoad: OfferedLoad = { ...window, rate: Number(options['events-per-s']) };
 
-interface Load {
-  readonly units: number;
-  readonly requests: number;
-  readonly seconds: number;
-}
-
-/** Units per second of a load. */
-function rate(l: Load): number {
-  return l.units / l.seconds;
-}
-
-/** Runs `workers` loops of `op` for the window; `op` resolves with the units it produced. */
-async function load(workers: number, op: () => Promise<number>, requests: () => number): Promise<Load> {
+/** Numbers/s of `workers` loops of `op` over 3 s after a 0.5 s warm-up (the sequences phase). */
+async function closedLoop(workers: number, op: () => Promise<unknown>): Promise<number> {
   const drive = async (ms: number): Promise<number> => {
     const end = performance.now() + ms;
     const counts = await Promise.all(
       Array.from({ length: workers }, async () => {
         let n = 0;
-        while (performance.now() < end) n += await op();
+        for (; performance.now() < end; n++) await op();
         return n;
       }),
     );
     return counts.reduce((a, b) => a + b, 0);
   };
-  await drive(warmupMs);
-  const before = requests();
+  await drive(500);
   const started = performance.now();
-  const units = await drive(windowMs);
-  return { units, requests: requests() - before, seconds: (performance.now() - started) / 1000 };
+  return (await drive(3000)) / ((performance.now() - started) / 1000);
+}
+
+/** A busy loop per core (`--busy`): what the machine of a busy server looks like. */
+function cpuHogs(): ChildProcess[] {
+  if (!options.busy) return [];
+  return cpus().map(() => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+}
+
+function row(design: string, unit: string, r: LoadResult): Row {
+  return {
+    design,
+    [`${unit} offered`]: r.offered,
+    done: `${fmt((100 * r.done) / r.offered, 1)}%`,
+    shed: r.shed,
+    failed: r.failed,
+    [`requests per 1,000 ${unit}`]: (r.requests * 1000) / Math.max(1, r.done),
+    [`host CPU ms per 1,000 ${unit}`]: (r.hostCpuMs * 1000) / Math.max(1, r.done),
+    'p50 ms': r.latency.percentileMs(50),
+    'p99 ms': r.latency.percentileMs(99),
+  };
+}
+
+/** The ratios of what the host pays per unit, one request each ÷ coalesced; the targets are on these. */
+function verdicts(what: string, unit: string, perUnit: LoadResult, coalesced: LoadResult): void {
+  const sustained = coalesced.done >= 0.98 * coalesced.offered && coalesced.failed === 0;
+  console.log(
+    `${what}: the coalesced design ${sustained ? 'carried' : 'did NOT carry'} the offered load (${fmt(coalesced.done, 0)} of ${fmt(coalesced.offered, 0)} ${unit})`,
+  );
+  const per = (r: LoadResult, x: number): number => x / Math.max(1, r.done);
+  ratio(
+    `${what}: host CPU per ${unit}, one request each ÷ coalesced`,
+    per(perUnit, perUnit.hostCpuMs),
+    per(coalesced, coalesced.hostCpuMs),
+    {
+      atLeast: 20,
+    },
+  );
+  ratio(`${what}: requests per ${unit}, one request each ÷ coalesced`, per(perUnit, perUnit.requests), per(coalesced, coalesced.requests), {
+    atLeast: 20,
+  });
 }
 
 async function main(): Promise<void> {
   header('client');
+  const hogs = cpuHogs();
+  console.log(
+    `${options.busy ? `beside ${hogs.length} busy loops (one per core)` : 'no load added'}; load average at start ${loadavg()
+      .map((l) => fmt(l, 1))
+      .join(' ')}; host: the devhost`,
+  );
   const { TallyhoClient } = (await import(
     pathToFileURL(join(repoRoot, 'clients', 'typescript', 'dist', 'index.js')).href
   )) as typeof ClientModule;
@@ -76,6 +124,7 @@ async function main(): Promise<void> {
       sent++;
       return fetch(input, init);
     };
+    const meters: Meters = { requests: () => sent, hostCpuMs: () => processCpuMs(devhost.pid) };
     const client = new TallyhoClient({ baseUrl: api, fetch: counted });
     const post = async (path: string, body: unknown): Promise<void> => {
       const res = await counted(`${api}/${path}`, {
@@ -89,111 +138,83 @@ async function main(): Promise<void> {
 
     const sequenceName = `bench-${Date.now()}`;
     await client.sequences.configure(sequenceName, { prefix: 'B-', width: 9, checkDigit: true, blockSize: { min: 100, max: 100_000 } });
-    const perCall = await load(
-      16,
-      () => post(`sequences/${sequenceName}/next`, {}).then(() => 1),
-      () => sent,
-    );
+    const perCall = await closedLoop(16, () => post(`sequences/${sequenceName}/next`, {}));
     const sequence = client.sequence(sequenceName);
-    const blocks = await load(
-      16,
-      () => sequence.next().then(() => 1),
-      () => sent,
-    );
+    const blocks = await closedLoop(16, () => sequence.next());
+    table('Numbers, 16 callers each awaiting its number, 3 s after 0.5 s', [
+      { design: 'one HTTP call per number (baseline)', 'numbers/s': perCall },
+      { design: 'client next() from reserved blocks', 'numbers/s': blocks },
+    ]);
+    ratio('sequences: client next() ÷ one call per number (numbers/s)', blocks, perCall, { atLeast: 50 });
 
     const counterName = `bench-${Date.now()}`;
-    let resolved = 0;
-    const counted1 = (): number => {
-      resolved++;
-      return 1;
-    };
-    const totalIncrements = (): number => resolved;
     await client.counters.configure(counterName, { mode: 'hits', partitions: 4 });
-    const perIncrement = await load(
-      64,
-      () => post(`counters/${counterName}/increment`, { by: 1 }).then(counted1),
-      () => sent,
+    let resolved = 0;
+    const perIncrement = await runOffered(
+      counterLoad,
+      () => post(`counters/${counterName}/increment`, { by: 1 }).then(() => void resolved++),
+      meters,
+      window.producers,
     );
-    // The designs side by side: one request in flight per counter (the earlier client) and more;
-    // a batch waiting for a free slot keeps growing in each.
-    const designs = [1, 4].map((maxInFlight) => ({
-      maxInFlight,
-      client: new TallyhoClient({ baseUrl: api, fetch: counted, counters: { maxInFlight } }),
-    }));
-    const coalescedRuns: { maxInFlight: number; load: Load }[] = [];
-    for (const d of designs) {
-      coalescedRuns.push({
-        maxInFlight: d.maxInFlight,
-        load: await load(
-          64,
-          () => d.client.increment(counterName).then(counted1),
-          () => sent,
-        ),
-      });
-      await d.client.close();
-    }
-    const coalesced = coalescedRuns.find((r) => r.maxInFlight === 4)?.load as Load;
-    // Exact counts: every increment that resolved is in the counter once (a consistent read).
-    const stored = await client.counters.get(counterName, { consistent: true });
-    const expected = totalIncrements();
-    await client.close();
-
-    // Stream appends: the same batcher, one request in flight per writer (seq order). Baseline: each
-    // append its own request (each writer its own producer, so the seqs stay in order per producer).
-    const eventType = `bench-${Date.now()}`;
-    const seqs = Array.from({ length: 64 }, () => 0);
-    let writer = 0;
-    const perAppend = await load(
-      64,
-      () => {
-        const w = writer++ % 64;
-        seqs[w] = (seqs[w] ?? 0) + 1;
-        return post(`streams/${eventType}/events`, { events: [{ producer: `bench-${w}`, seq: seqs[w], data: { w } }] }).then(() => 1);
-      },
-      () => sent,
-    );
-    const stream = client.stream(eventType, { producer: 'bench-client' });
-    const appended = await load(
-      64,
-      () => stream.append({ n: 1 }).then(() => 1),
-      () => sent,
-    );
-    await stream.close();
-
-    const row = (scenario: string, l: Load): Row => ({
-      scenario,
-      'per second': rate(l),
-      'requests per 1,000': (l.requests * 1000) / l.units,
-    });
-    const rows: Row[] = [
-      row('sequences: one HTTP call per number (baseline)', perCall),
-      row('sequences: client next() from reserved blocks', blocks),
-      row('counters: one request per increment (baseline)', perIncrement),
-      ...coalescedRuns.map((r) =>
-        row(`counters: client increment(), coalesced, ${r.maxInFlight} in flight${r.maxInFlight === 4 ? ' (default)' : ''}`, r.load),
-      ),
-      row('streams: one request per append (baseline)', perAppend),
-      row('streams: client append(), coalesced, 1 in flight', appended),
+    const designs = [
+      { name: 'client increment(), linger 0 (end of turn), 4 in flight', options: { lingerMs: 0 } },
+      { name: 'client increment(), linger 5 ms, 4 in flight (default)', options: {} },
     ];
-    table(
-      `Through the client, ${windowMs / 1000} s windows after a ${warmupMs} ms warm-up (16 callers for numbers, 64 writers for increments and appends)`,
-      rows,
-    );
-    console.log(`block size the client reached: ${fmt(sequence.stats().blockSize, 0)}`);
-    ratio('sequences: client next() ÷ one call per number (numbers/s)', rate(blocks), rate(perCall), { atLeast: 50 });
-    console.log(`counter value after the run: ${fmt(stored.value, 0)}; increments that resolved: ${fmt(expected, 0)}`);
-    if (stored.value !== expected) throw new Error(`the counter holds ${stored.value}, not the ${expected} increments that resolved`);
-    for (const r of coalescedRuns) {
-      if (r.maxInFlight !== 4)
-        ratio(`counters: ${r.maxInFlight} in flight ÷ one request per increment (increments/s)`, rate(r.load), rate(perIncrement));
+    const coalescedRuns: { name: string; result: LoadResult }[] = [];
+    for (const d of designs) {
+      const c = new TallyhoClient({ baseUrl: api, fetch: counted, counters: d.options });
+      coalescedRuns.push({
+        name: d.name,
+        result: await runOffered(counterLoad, () => c.increment(counterName).then(() => void resolved++), meters),
+      });
+      await c.close();
     }
-    ratio('counters: coalesced (default, 4 in flight) ÷ one request per increment (increments/s)', rate(coalesced), rate(perIncrement), {
-      atLeast: 20,
-    });
-    ratio('streams: coalesced append() ÷ one request per append (events/s)', rate(appended), rate(perAppend), { atLeast: 20 });
+    const stored = await client.counters.get(counterName, { consistent: true });
+    table(
+      `Increments to one counter (hits, 4 partitions): ${fmt(counterLoad.rate, 0)}/s offered by ${counterLoad.producers} producers, ${counterLoad.seconds} s after ${counterLoad.warmupSeconds} s`,
+      [
+        row('one request per increment, 64 connections (baseline)', 'increments', perIncrement),
+        ...coalescedRuns.map((r) => row(r.name, 'increments', r.result)),
+      ],
+    );
+    console.log(`counter value after the run: ${fmt(stored.value, 0)}; increments that resolved: ${fmt(resolved, 0)}`);
+    if (stored.value !== resolved) throw new Error(`the counter holds ${stored.value}, not the ${resolved} increments that resolved`);
+    verdicts('counters', 'increment', perIncrement, coalescedRuns.at(-1)?.result as LoadResult);
+
+    const eventType = `bench-${Date.now()}`;
+    const seqs = Array.from({ length: window.producers }, () => 0);
+    const perAppend = await runOffered(
+      streamLoad,
+      (w) => {
+        seqs[w] = (seqs[w] ?? 0) + 1;
+        return post(`streams/${eventType}/events`, { events: [{ producer: `bench-${w}`, seq: seqs[w], data: { w } }] });
+      },
+      meters,
+      window.producers,
+    );
+    const streamDesigns = [
+      { name: 'stream append(), linger 0, 1 in flight (the earlier client)', options: { lingerMs: 0, maxInFlight: 1 } },
+      { name: 'stream append(), linger 5 ms, 4 in flight (default)', options: {} },
+    ];
+    const appendRuns: { name: string; result: LoadResult }[] = [];
+    for (const d of streamDesigns) {
+      const stream = client.stream(eventType, { producer: `bench-client-${appendRuns.length}`, ...d.options });
+      appendRuns.push({ name: d.name, result: await runOffered(streamLoad, () => stream.append({ n: 1 }).then(() => undefined), meters) });
+      await stream.close();
+    }
+    table(
+      `Appends to one event type: ${fmt(streamLoad.rate, 0)}/s offered by ${streamLoad.producers} producers, ${streamLoad.seconds} s after ${streamLoad.warmupSeconds} s (ack: buffered)`,
+      [
+        row('one request per append, 64 producers, 64 connections (baseline)', 'events', perAppend),
+        ...appendRuns.map((r) => row(r.name, 'events', r.result)),
+      ],
+    );
+    verdicts('streams', 'event', perAppend, appendRuns.at(-1)?.result as LoadResult);
+    await client.close();
   } finally {
     await devhost.stop();
     await azurite.stop();
+    for (const hog of hogs) hog.kill('SIGKILL');
   }
 }
 
