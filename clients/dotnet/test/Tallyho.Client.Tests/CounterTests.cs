@@ -4,6 +4,13 @@ namespace Tallyho.Client.Tests;
 
 public class CounterTests
 {
+    /// <summary>The earlier design: no linger, one request in flight per counter.</summary>
+    private static void OneInFlight(TallyhoClientOptions options)
+    {
+        options.CounterOptions.Linger = TimeSpan.Zero;
+        options.CounterOptions.MaxInFlight = 1;
+    }
+
     [Fact]
     public async Task Increments_made_while_a_request_is_in_flight_go_out_as_one_request()
     {
@@ -13,7 +20,7 @@ public class CounterTests
             await release.Task;
             return FakeHandler.Json(202, new { name = "hits", by = r.Json().GetProperty("by").GetInt64() });
         });
-        using var client = Harness.Client(handler, new FakeTimeProvider());
+        using var client = Harness.Client(handler, new FakeTimeProvider(), OneInFlight);
         var counters = client.Counters;
 
         var first = counters.IncrementAsync("hits");
@@ -38,7 +45,7 @@ public class CounterTests
         var handler = new FakeHandler(r => Interlocked.Increment(ref calls) == 1
             ? throw new HttpRequestException("answer lost")
             : FakeHandler.Json(202, new { name = "hits", by = 3 }));
-        using var client = Harness.Client(handler, time);
+        using var client = Harness.Client(handler, time, OneInFlight);
 
         var increments = Task.WhenAll(client.Counters.IncrementAsync("hits", 3));
         await Harness.Drive(time, increments.ContinueWith(t => t.IsCompletedSuccessfully, TaskScheduler.Default), TimeSpan.FromMilliseconds(100));
@@ -58,7 +65,7 @@ public class CounterTests
             await release.Task;
             return FakeHandler.Json(202, new { name = r.Uri.Segments[3].TrimEnd('/'), by = 0 });
         });
-        using var client = Harness.Client(handler, new FakeTimeProvider());
+        using var client = Harness.Client(handler, new FakeTimeProvider(), OneInFlight);
 
         var first = client.Counters.IncrementAsync("big", 1);
         await Harness.Eventually(() => handler.Requests.Count == 1, "first sent");
@@ -80,7 +87,11 @@ public class CounterTests
     public async Task The_largest_increment_is_an_option_of_the_client()
     {
         var handler = new FakeHandler(r => FakeHandler.Json(202, new { name = "hits", by = 0 }));
-        using var client = Harness.Client(handler, new FakeTimeProvider(), o => o.CounterOptions.MaxIncrement = 10);
+        using var client = Harness.Client(handler, new FakeTimeProvider(), o =>
+        {
+            OneInFlight(o);
+            o.CounterOptions.MaxIncrement = 10;
+        });
 
         await client.Counters.IncrementAsync("hits", 25);
 
@@ -96,7 +107,7 @@ public class CounterTests
             await release.Task;
             return FakeHandler.Json(202, new { name = "hits", by = 1 });
         });
-        var client = Harness.Client(handler, new FakeTimeProvider());
+        var client = Harness.Client(handler, new FakeTimeProvider(), OneInFlight);
         _ = client.Counters.IncrementAsync("hits");
         await Harness.Eventually(() => handler.Requests.Count == 1, "first increment in flight");
         _ = client.Counters.IncrementAsync("hits", 2);

@@ -19,7 +19,7 @@ public class StreamTests
         var calls = 0;
         var handler = new FakeHandler(r => Interlocked.Increment(ref calls) == 2 ? FakeHandler.Problem(503, "DependencyUnavailable", retryAfterSeconds: 1) : Accepted(r));
         using var client = Harness.Client(handler, time);
-        using var producer = client.StreamProducer("orders", new StreamProducerOptions { ProducerId = "checkout-7", FirstSeq = 40 });
+        using var producer = client.StreamProducer("orders", new StreamProducerOptions { ProducerId = "checkout-7", FirstSeq = 40, Linger = TimeSpan.Zero });
 
         var first = await producer.AppendManyAsync(new object?[] { new { order = 1 }, new { order = 2 } }, StreamAck.Flushed);
         var second = await Harness.Drive(time, producer.AppendAsync(new { order = 3 }), TimeSpan.FromMilliseconds(250));
@@ -43,7 +43,7 @@ public class StreamTests
         var time = new FakeTimeProvider(DateTimeOffset.FromUnixTimeMilliseconds(1_800_000_000_000));
         var handler = new FakeHandler(Accepted);
         using var client = Harness.Client(handler, time);
-        using var producer = client.StreamProducer("orders");
+        using var producer = client.StreamProducer("orders", new StreamProducerOptions { Linger = TimeSpan.Zero });
 
         await producer.AppendAsync(null);
 

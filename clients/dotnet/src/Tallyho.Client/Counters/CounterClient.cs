@@ -3,17 +3,19 @@ using Tallyho.Client.Internal;
 namespace Tallyho.Client.Counters;
 
 /// <summary>
-/// Counters. Increments to one counter made while a request for it is in flight are added up and sent
-/// as one request when it returns, with one <c>Idempotency-Key</c> per batch that its retries reuse, so
-/// a batch is counted exactly once. Each <see cref="IncrementAsync"/> completes when the batch holding it
-/// is stored. <see cref="FlushAsync"/> and <see cref="DisposeAsync"/> wait for everything sent or queued.
+/// Counters. Increments to one counter are coalesced as a Kafka producer's records are: those made within
+/// <see cref="CounterClientOptions.Linger"/> of each other, and those made while the requests in flight
+/// (up to <see cref="CounterClientOptions.MaxInFlight"/>) are out, are added up and sent as one request,
+/// with one <c>Idempotency-Key</c> per batch that its retries reuse, so a batch is counted exactly once.
+/// Each <see cref="IncrementAsync"/> completes when the batch holding it is stored.
+/// <see cref="FlushAsync"/> and <see cref="DisposeAsync"/> send what lingers at once and wait for everything.
 /// </summary>
 public sealed class CounterClient : IAsyncDisposable
 {
     private readonly TallyhoHttp _http;
     private readonly CounterClientOptions _options;
     private readonly object _lock = new();
-    private readonly Dictionary<string, Batching> _counters = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, Batcher<long, bool>> _counters = new(StringComparer.Ordinal);
     private long _requests;
     private bool _disposed;
 
@@ -40,49 +42,47 @@ public sealed class CounterClient : IAsyncDisposable
     public Task IncrementAsync(string name, long by = 1, CancellationToken cancellationToken = default)
     {
         Guard.NotEmpty(name, nameof(name));
-        Task stored;
+        Batcher<long, bool>? counter;
         lock (_lock)
         {
             Guard.NotDisposed(_disposed, this);
-
-            if (!_counters.TryGetValue(name, out var counter))
+            if (!_counters.TryGetValue(name, out counter))
             {
-                counter = new Batching();
+                counter = new Batcher<long, bool>(new BatchPolicy<long, bool>
+                {
+                    MaxInFlight = Math.Max(1, _options.MaxInFlight),
+                    Linger = _options.Linger,
+                    Time = _http.Time,
+                    Send = async increments =>
+                    {
+                        await SendSumAsync(name, increments.Sum()).ConfigureAwait(false);
+                        return new bool[increments.Count];
+                    },
+                });
                 _counters.Add(name, counter);
-            }
-
-            counter.Pending += by;
-            counter.Waiting ??= new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
-            stored = counter.Waiting.Task;
-            if (counter.Sender is null)
-            {
-                counter.Sender = SendLoopAsync(name, counter);
             }
         }
 
-        return Clock.WaitAsync(stored, cancellationToken);
+        return Clock.WaitAsync(counter.AddAsync(by), cancellationToken);
     }
 
-    /// <summary>Waits until every increment made so far is stored (or has failed).</summary>
+    /// <summary>Sends what lingers at once and waits until every increment made so far is stored (or has failed).</summary>
     /// <param name="cancellationToken">Stops waiting.</param>
     /// <returns>Completes when no increment is pending.</returns>
     public async Task FlushAsync(CancellationToken cancellationToken = default)
     {
-        while (true)
+        Batcher<long, bool>[] counters;
+        lock (_lock)
         {
-            Task[] senders;
-            lock (_lock)
-            {
-                senders = _counters.Values.Select(c => c.Sender).OfType<Task>().ToArray();
-            }
-
-            if (senders.Length == 0)
-            {
-                return;
-            }
-
-            await Clock.WaitAsync(Task.WhenAll(senders), cancellationToken).ConfigureAwait(false);
+            counters = _counters.Values.ToArray();
         }
+
+        foreach (var counter in counters)
+        {
+            counter.FlushNow();
+        }
+
+        await Clock.WaitAsync(Task.WhenAll(counters.Select(c => c.WhenIdleAsync())), cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>A counter's value.</summary>
@@ -126,40 +126,6 @@ public sealed class CounterClient : IAsyncDisposable
         }
     }
 
-    /// <summary>Sends batches for one counter until nothing is pending. Only one runs per counter.</summary>
-    private async Task SendLoopAsync(string name, Batching counter)
-    {
-        await Task.Yield();
-        while (true)
-        {
-            long sum;
-            TaskCompletionSource<bool> waiting;
-            lock (_lock)
-            {
-                if (counter.Waiting is null)
-                {
-                    counter.Sender = null;
-                    return;
-                }
-
-                sum = counter.Pending;
-                waiting = counter.Waiting;
-                counter.Pending = 0;
-                counter.Waiting = null;
-            }
-
-            try
-            {
-                await SendSumAsync(name, sum).ConfigureAwait(false);
-                waiting.TrySetResult(true);
-            }
-            catch (Exception ex)
-            {
-                waiting.TrySetException(ex);
-            }
-        }
-    }
-
     private async Task SendSumAsync(string name, long sum)
     {
         while (sum != 0)
@@ -176,14 +142,5 @@ public sealed class CounterClient : IAsyncDisposable
                 CancellationToken.None).ConfigureAwait(false);
             sum -= by;
         }
-    }
-
-    private sealed class Batching
-    {
-        public long Pending { get; set; }
-
-        public TaskCompletionSource<bool>? Waiting { get; set; }
-
-        public Task? Sender { get; set; }
     }
 }

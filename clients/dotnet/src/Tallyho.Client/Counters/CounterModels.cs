@@ -62,4 +62,10 @@ public sealed class CounterClientOptions
 {
     /// <summary>The largest <c>by</c> one request carries (the server's TALLYHO_COUNTERS_MAX_INCREMENT; default 1,000,000). Larger sums are split.</summary>
     public long MaxIncrement { get; set; } = 1_000_000;
+
+    /// <summary>Requests in flight at once per counter (default 4).</summary>
+    public int MaxInFlight { get; set; } = 4;
+
+    /// <summary>How long an increment waits for others to share its request (default 5 ms, Kafka's linger.ms; zero: none).</summary>
+    public TimeSpan Linger { get; set; } = TimeSpan.FromMilliseconds(5);
 }

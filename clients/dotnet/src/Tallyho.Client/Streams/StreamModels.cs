@@ -49,6 +49,15 @@ public sealed class StreamProducerOptions
 
     /// <summary>When the buffer is full, wait for room on the server (up to its limit) instead of retrying after 429.</summary>
     public bool WaitWhenFull { get; set; }
+
+    /// <summary>
+    /// Requests in flight at once (default 4), while what they carry fits in one request (500 events); the
+    /// events stay in sequence order whatever the number.
+    /// </summary>
+    public int MaxInFlight { get; set; } = 4;
+
+    /// <summary>How long an append waits for others to share its request (default 5 ms, Kafka's linger.ms; zero: none).</summary>
+    public TimeSpan Linger { get; set; } = TimeSpan.FromMilliseconds(5);
 }
 
 /// <summary>An event type's route: the partition and resource its events are written to.</summary>
