@@ -183,7 +183,7 @@ async function main(): Promise<void> {
   pairedRatio(
     'bundle ÷ per-file tsc build (load CPU)',
     bundleLoads.map((r, i) => ({ value: r.loadCpuMs, baseline: tscLoads[i]?.loadCpuMs ?? NaN })),
-    { atMost: 1 / 3 },
+    { atMost: 0.33 },
   );
 
   const azurite = await startAzurite({});

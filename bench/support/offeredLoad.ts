@@ -47,7 +47,7 @@ class Shed extends Error {}
  * At most `size` operations run at once, the rest wait their turn in arrival order (a connection
  * pool); `close()` sheds those still waiting.
  */
-export class Pool {
+class Pool {
   private running = 0;
   private readonly queue: { go: () => void; shed: () => void }[] = [];
 
