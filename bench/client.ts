@@ -86,9 +86,13 @@ function row(design: string, unit: string, r: LoadResult): Row {
 
 /** The ratios of what the host pays per unit, one request each ÷ coalesced; the targets are on these. */
 function verdicts(what: string, unit: string, perUnit: LoadResult, coalesced: LoadResult): void {
-  const sustained = coalesced.done >= 0.98 * coalesced.offered && coalesced.failed === 0;
+  // Kept up: everything offered was done, and the last of it waited less than the window lasted
+  // (a design that falls behind builds a backlog that grows through the window).
+  const p99 = coalesced.latency.percentileMs(99);
+  const keptUp = coalesced.done >= 0.98 * coalesced.offered && coalesced.failed === 0 && p99 < window.seconds * 1000;
   console.log(
-    `${what}: the coalesced design ${sustained ? 'carried' : 'did NOT carry'} the offered load (${fmt(coalesced.done, 0)} of ${fmt(coalesced.offered, 0)} ${unit})`,
+    `${what}: the coalesced design ${keptUp ? 'kept up with' : 'fell behind'} the offered load ` +
+      `(${fmt(coalesced.done, 0)} of ${fmt(coalesced.offered, 0)} ${unit}s done, p99 ${fmt(p99 / 1000, 1)} s)`,
   );
   const per = (r: LoadResult, x: number): number => x / Math.max(1, r.done);
   ratio(
