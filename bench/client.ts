@@ -27,6 +27,7 @@ import { parseArgs } from 'node:util';
 // The client is an ES module and this file is CommonJS: its types come in type-only, the code by import().
 import type * as ClientModule from '../clients/typescript/src/index.js' with { 'resolution-mode': 'import' };
 import { startAzurite } from '../devhost/azurite';
+import { startBenchHost } from './support/benchHost';
 import { startDevhostChild } from './support/devhostChild';
 import { type LoadResult, type Meters, type OfferedLoad, runOffered } from './support/offeredLoad';
 import { processCpuMs } from './support/proc';
@@ -119,21 +120,21 @@ async function main(): Promise<void> {
   const { TallyhoClient } = (await import(
     pathToFileURL(join(repoRoot, 'clients', 'typescript', 'dist', 'index.js')).href
   )) as typeof ClientModule;
-  const azurite = await startAzurite();
-  const devhost = await startDevhostChild({ ...sampleSettings(), AzureWebJobsStorage: azurite.connectionString });
+  const host = await startHost();
   try {
-    const api = `${devhost.baseUrl}/api`;
+    const api = `${host.baseUrl}/api`;
     let sent = 0;
     const counted = (input: string, init: RequestInit): Promise<Response> => {
       sent++;
       return fetch(input, init);
     };
-    const meters: Meters = { requests: () => sent, hostCpuMs: () => processCpuMs(devhost.pid) };
-    const client = new TallyhoClient({ baseUrl: api, fetch: counted });
+    const meters: Meters = { requests: () => sent, hostCpuMs: host.cpuMs };
+    const keys = { functionKey: host.keys.function, adminKey: host.keys.admin };
+    const client = new TallyhoClient({ baseUrl: api, fetch: counted, ...keys });
     const post = async (path: string, body: unknown): Promise<void> => {
       const res = await counted(`${api}/${path}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...(keys.functionKey === undefined ? {} : { 'x-functions-key': keys.functionKey }) },
         body: JSON.stringify(body),
       });
       if (!res.ok) throw new Error(`POST ${path} answered ${res.status}`);
@@ -166,7 +167,7 @@ async function main(): Promise<void> {
     ];
     const coalescedRuns: { name: string; result: LoadResult }[] = [];
     for (const d of designs) {
-      const c = new TallyhoClient({ baseUrl: api, fetch: counted, counters: d.options });
+      const c = new TallyhoClient({ baseUrl: api, fetch: counted, ...keys, counters: d.options });
       coalescedRuns.push({
         name: d.name,
         result: await runOffered(counterLoad, () => c.increment(counterName).then(() => void resolved++), meters),
@@ -216,10 +217,41 @@ async function main(): Promise<void> {
     verdicts('streams', 'event', perAppend, appendRuns.at(-1)?.result as LoadResult);
     await client.close();
   } finally {
-    await devhost.stop();
-    await azurite.stop();
+    await host.stop();
     for (const hog of hogs) hog.kill('SIGKILL');
   }
+}
+
+interface Host {
+  readonly baseUrl: string;
+  readonly keys: { readonly function?: string; readonly admin?: string };
+  /** CPU the serving processes have used so far, in ms. */
+  cpuMs(): number;
+  stop(): Promise<void>;
+}
+
+/** The devhost in a process of its own on a fresh Azurite, or with `--real-host` the real Functions host (bench/support/benchHost.ts). */
+async function startHost(): Promise<Host> {
+  if (options['real-host']) {
+    const real = await startBenchHost({ env: sampleSettings() });
+    return {
+      baseUrl: real.baseUrl,
+      keys: real.keys,
+      cpuMs: () => real.processIds().reduce((sum, pid) => sum + processCpuMs(pid), 0),
+      stop: () => real.stop(),
+    };
+  }
+  const azurite = await startAzurite();
+  const devhost = await startDevhostChild({ ...sampleSettings(), AzureWebJobsStorage: azurite.connectionString });
+  return {
+    baseUrl: devhost.baseUrl,
+    keys: {},
+    cpuMs: () => processCpuMs(devhost.pid),
+    stop: async () => {
+      await devhost.stop();
+      await azurite.stop();
+    },
+  };
 }
 
 main().catch((err: unknown) => {

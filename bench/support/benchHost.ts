@@ -24,6 +24,7 @@ import { configuredHostBuild, copyHostBuild } from '../../devhost/realHost/hostB
 import { copyApp } from '../../devhost/realHost/appCopy';
 import { startRealHost } from '../../devhost/realHost/process';
 import { type StorageRequest, startCountingProxy } from './countingProxy';
+import { findProcesses } from './proc';
 
 export type BenchHostKind = 'devhost' | 'real host' | 'external host';
 
@@ -56,6 +57,8 @@ export interface BenchHost {
   output(): string;
   /** The app's module, as the host loaded it (devhost in this process only). */
   appModule<T>(path: string): Promise<T | undefined>;
+  /** The processes that serve (the real host and its worker; this process for the devhost in it; none for an external host). */
+  processIds(): number[];
   stop(): Promise<void>;
 }
 
@@ -168,6 +171,7 @@ export async function startBenchHost(options: BenchHostOptions): Promise<BenchHo
       totals: () => nothing,
       output: () => '',
       appModule: () => Promise.resolve(undefined),
+      processIds: () => [],
       stop: () => Promise.resolve(),
     };
   }
@@ -243,6 +247,7 @@ async function startInProcess(
     output: () => '',
     // The host loaded the per-file build through Node's own loader: importing a module of it gives the host's copy.
     appModule: async <T>(path: string) => (await import(join(repoRoot, 'dist', path))) as T,
+    processIds: () => [process.pid],
     async stop() {
       await host.stop();
       await closeStorage();
@@ -287,6 +292,8 @@ async function startReal(
     totals: () => tally.totals(),
     output: () => host.output(),
     appModule: () => Promise.resolve(undefined),
+    // The host and its Node worker: the processes whose command lines name this run's copies.
+    processIds: () => findProcesses([scratch]),
     async stop() {
       await host.stop();
       await closeStorage();

@@ -37,8 +37,9 @@ export function uptimeSeconds(): number {
   return Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
 }
 
-/** The first process whose command line contains every one of `parts`. */
-export function findProcess(parts: readonly string[]): number | undefined {
+/** The processes whose command line contains every one of `parts`. */
+export function findProcesses(parts: readonly string[]): number[] {
+  const found: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let commandLine: string;
@@ -47,7 +48,12 @@ export function findProcess(parts: readonly string[]): number | undefined {
     } catch {
       continue;
     }
-    if (parts.every((p) => commandLine.includes(p))) return Number(entry);
+    if (parts.every((p) => commandLine.includes(p))) found.push(Number(entry));
   }
-  return undefined;
+  return found;
+}
+
+/** The first process whose command line contains every one of `parts`. */
+export function findProcess(parts: readonly string[]): number | undefined {
+  return findProcesses(parts)[0];
 }
