@@ -115,7 +115,7 @@ async function main(): Promise<void> {
   console.log(
     `${options.busy ? `beside ${hogs.length} busy loops (one per core)` : 'no load added'}; load average at start ${loadavg()
       .map((l) => fmt(l, 1))
-      .join(' ')}; host: the devhost`,
+      .join(' ')}; host: ${options['real-host'] ? 'the real Functions host (4.1037.0)' : 'the devhost'}`,
   );
   const { TallyhoClient } = (await import(
     pathToFileURL(join(repoRoot, 'clients', 'typescript', 'dist', 'index.js')).href
