@@ -90,6 +90,13 @@ module.exports = {
       to: { path: ['^shared/', '^functions/'] },
     },
     {
+      name: 'docgen-is-not-deployed',
+      comment: 'docgen/ writes docs and lists from the declarations; the deployment package leaves it out, so the app never imports it.',
+      severity: 'error',
+      from: { path: ['^shared/', '^functions/'] },
+      to: { path: '^docgen/' },
+    },
+    {
       name: 'functions-does-not-use-devhost',
       severity: 'error',
       from: { path: '^functions/' },

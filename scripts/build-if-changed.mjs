@@ -19,7 +19,7 @@ const { values: options } = parseArgs({
 const root = options.root ?? join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** What `npm run build` (scripts/build.mjs) reads: the sources, the tsconfigs esbuild follows, the build scripts and the installed packages. */
-const inputDirs = ['functions', 'shared', 'devhost', 'bench', 'console', 'clients/typescript/src'];
+const inputDirs = ['functions', 'shared', 'docgen', 'devhost', 'bench', 'console', 'clients/typescript/src'];
 const inputFiles = [
   'package.json',
   'package-lock.json',

@@ -3,8 +3,9 @@
 // and `npm run deploy` run. Every TypeScript file is written with isolatedModules, so each one
 // transpiles on its own.
 //
-//   dist/{functions,shared,devhost,bench}/   one CommonJS file per source file, with source maps (the
-//                                            devhost, the benchmarks, the scripts/*-sync.mjs tools)
+//   dist/{functions,shared,docgen,devhost,bench}/   one CommonJS file per source file, with source maps
+//                                            (the devhost, the benchmarks, the scripts/*-sync.mjs tools;
+//                                            docgen/ only for those tools, never in the app's bundle)
 //   dist/app/                                the app, bundled: what every host loads (scripts/build-app.mjs)
 //   clients/typescript/dist/                 the TypeScript client's ES modules (the benchmarks and tests
 //                                            load it); its .d.ts come from its own `npm run build` (tsc),
@@ -33,7 +34,7 @@ const transpile = {
   absWorkingDir: root,
 };
 
-const sources = globSync(['{functions,shared,devhost,bench}/**/*.ts'], {
+const sources = globSync(['{functions,shared,docgen,devhost,bench}/**/*.ts'], {
   cwd: root,
   ignore: ['**/*.test.ts', '**/*.d.ts', 'devhost/test/**'],
 });

@@ -1,5 +1,5 @@
 // Writes docs/operations.md's metric and span lists from the declarations (shared/<capability>/metrics.ts,
-// listed in shared/app/telemetryCatalog.ts, through the build). Run after adding or changing an
+// listed in docgen/telemetryCatalog.ts, through the build). Run after adding or changing an
 // instrument or a span: `npm run metrics:sync` (it builds first).
 // `--check` writes nothing and exits 1 when the page is not current (test/unit/telemetry/catalog.test.ts checks the same).
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
-const { withTelemetryTables } = require(join(root, 'dist/shared/app/metricsDoc.js'));
+const { withTelemetryTables } = require(join(root, 'dist/docgen/metricsDoc.js'));
 
 const path = join(root, 'docs/operations.md');
 const current = readFileSync(path, 'utf8');

@@ -1,5 +1,5 @@
 // Writes the generated blocks of docs/security.md from the code (through the build): the
-// authorization table (shared/http/authorization.ts) and the namespace map (shared/app/namespace.ts).
+// authorization table (shared/http/authorization.ts) and the namespace map (docgen/namespace.ts).
 // Run after adding a route or an id the app derives: `npm run security:sync` (it builds first).
 // `--check` writes nothing and exits 1 when the page is not current (the unit tests check the same).
 import { execFileSync } from 'node:child_process';
@@ -10,8 +10,8 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
-const { authorizationBlock, authorizationMarkdown } = require(join(root, 'dist/shared/http/authorizationDoc.js'));
-const { defaultNamespaceContext, namespaceBlock, namespaceMarkdown } = require(join(root, 'dist/shared/app/namespace.js'));
+const { authorizationBlock, authorizationMarkdown } = require(join(root, 'dist/docgen/authorizationDoc.js'));
+const { defaultNamespaceContext, namespaceBlock, namespaceMarkdown } = require(join(root, 'dist/docgen/namespace.js'));
 const { documentedRoutes } = require(join(root, 'dist/shared/app/routes.js'));
 
 const blocks = [

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
-const { withSettingsTable, settingsSample, withInfraDefaults } = require(join(root, 'dist/shared/app/settingsDoc.js'));
+const { withSettingsTable, settingsSample, withInfraDefaults } = require(join(root, 'dist/docgen/settingsDoc.js'));
 
 const files = [
   ['docs/configuration.md', withSettingsTable],

@@ -5,7 +5,7 @@
  * own answer, which the app cannot change: devhost/docs/real-host.md#request-body-limit), so what is
  * pinned is the bound that matters — how much of the body the host took, and its memory.
  */
-import { hostBodyLimitBytes } from '../../shared/app/hostSettings';
+import { hostBodyLimitBytes } from '../../docgen/hostSettings';
 import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
 import { requestJson } from './support/http';
 import { unique } from './support/names';

@@ -1,5 +1,5 @@
 /**
- * The namespace map (shared/app/namespace.ts) held against the code: docs/security.md carries the
+ * The namespace map (docgen/namespace.ts) held against the code: docs/security.md carries the
  * generated map, and a property test feeds adversarial names to every route that creates something —
  * through the route's own validation, and for streams through the service's own reserved-name check —
  * and proves that a name let through never reaches one of the app's own ids: each id it makes
@@ -19,7 +19,7 @@ import {
   namespaceMarkdown,
   type NamespaceEntry,
   ownIds,
-} from '../../shared/app/namespace';
+} from '../../docgen/namespace';
 import { appRoutes } from '../../shared/app/routes';
 import { registrationSettings } from '../../shared/app/settings';
 import { readSettings } from '../../shared/config';

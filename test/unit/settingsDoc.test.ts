@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { loadAppConfig } from '../../shared/app/settings';
-import { declaredSettings, settingsSample, withInfraDefaults, withSettingsTable } from '../../shared/app/settingsDoc';
+import { declaredSettings, settingsSample, withInfraDefaults, withSettingsTable } from '../../docgen/settingsDoc';
 
 const root = join(__dirname, '..', '..');
 const read = (name: string): string => readFileSync(join(root, name), 'utf8');

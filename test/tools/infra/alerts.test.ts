@@ -1,6 +1,6 @@
 /**
  * infra/modules/alerts.bicep alerts on the app's own metrics, so each alert must name a metric the
- * app declares (shared/<capability>/metrics.ts, through shared/app/telemetryCatalog.ts), read it from
+ * app declares (shared/<capability>/metrics.ts, through docgen/telemetryCatalog.ts), read it from
  * the customMetrics column its kind is exported in, filter and split it only by attributes (and
  * values) it declares, and say in docs/operations.md the window and threshold it really has. A
  * renamed metric or attribute, or a documented "for 30 min" that is really one point, fails here.
@@ -12,7 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { declaredMetrics } from '../../../shared/app/telemetryCatalog';
+import { declaredMetrics } from '../../../docgen/telemetryCatalog';
 import { type MetricDeclaration, operatorName } from '../../../shared/telemetry/declare';
 import {
   alertProblems,

@@ -1,6 +1,6 @@
 /**
  * infra/ provisions exactly what the app uses. The app side is read from its single sources of
- * truth — `shared/resources.ts`, `shared/config.ts` (the connections), the settings declarations (shared/app/settingsDoc.ts), `host.json` and the bindings
+ * truth — `shared/resources.ts`, `shared/config.ts` (the connections), the settings declarations (docgen/settingsDoc.ts), `host.json` and the bindings
  * the compiled app registers (captured through the devhost's registry) — and compared with what a
  * deployment of infra/ creates (the Bicep CLI's snapshot of the default scenario), so a capability
  * that adds a queue, a setting or a Service Bus trigger fails here until infra/ provides it.
@@ -8,8 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { hostBodyLimitBytes } from '../../../shared/app/hostSettings';
-import { declaredSettings } from '../../../shared/app/settingsDoc';
+import { hostBodyLimitBytes } from '../../../docgen/hostSettings';
+import { declaredSettings } from '../../../docgen/settingsDoc';
 import { connectionNames } from '../../../shared/config';
 import { invalidResourceNames, resourceManifest } from '../../../shared/resourceManifest';
 import { type Binding, captureRegistrations, type Registration, settingReferences } from '../../support/infra/registrations';

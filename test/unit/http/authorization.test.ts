@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { capabilityTags, documentedRoutes } from '../../../shared/app/routes';
 import { isAppError } from '../../../shared/errors';
 import { authorization, authorizationOf, refuseAdminOnly, routeNames } from '../../../shared/http/authorization';
-import { authorizationBlock, authorizationMarkdown } from '../../../shared/http/authorizationDoc';
+import { authorizationBlock, authorizationMarkdown } from '../../../docgen/authorizationDoc';
 import { buildOpenApiDocument } from '../../../shared/openapi/document';
 import { openApiPath } from '../../../shared/http/routeTemplate';
 

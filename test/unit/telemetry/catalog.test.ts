@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { withTelemetryTables } from '../../../shared/app/metricsDoc';
-import { declaredMetrics, declaredSpans } from '../../../shared/app/telemetryCatalog';
+import { withTelemetryTables } from '../../../docgen/metricsDoc';
+import { declaredMetrics, declaredSpans } from '../../../docgen/telemetryCatalog';
 
 const root = join(__dirname, '..', '..', '..');
 const read = (name: string): string => readFileSync(join(root, name), 'utf8');

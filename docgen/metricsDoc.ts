@@ -2,8 +2,8 @@
  * What `npm run metrics:sync` writes into docs/operations.md from the declarations (telemetryCatalog.ts):
  * the metric list and the span list. A test compares the committed page with this.
  */
-import type { MetricAttribute, MetricDeclaration, SpanAttribute } from '../telemetry/declare';
-import { markdownTable } from '../markdownTable';
+import type { MetricAttribute, MetricDeclaration, SpanAttribute } from '../shared/telemetry/declare';
+import { markdownTable } from './markdownTable';
 import { declaredMetrics, declaredSpans } from './telemetryCatalog';
 
 const kinds: Record<MetricDeclaration['kind'], string> = {

@@ -3,11 +3,11 @@
  * settings table of docs/configuration.md, local.settings.sample.json, and the list of settings
  * infra/app-settings.json leaves at their defaults. A test compares the committed files with these.
  */
-import { connectionNames } from '../config';
-import { markdownTable } from '../markdownTable';
-import type { Setting } from '../settings';
+import { connectionNames } from '../shared/config';
+import { markdownTable } from './markdownTable';
+import type { Setting } from '../shared/settings';
 import { hostSettings } from './hostSettings';
-import { appSettings } from './settings';
+import { appSettings } from '../shared/app/settings';
 
 /** Every declared setting, in the order of appSettings. */
 export function declaredSettings(): Setting<unknown>[] {

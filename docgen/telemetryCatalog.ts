@@ -3,16 +3,16 @@
  * list there is generated from this (`npm run metrics:sync`), the infra test checks every alert names
  * one of these metrics, and a test checks each follows the naming rules.
  */
-import { counterTelemetry } from '../counters/metrics';
-import { effectTelemetry } from '../effects/metrics';
-import { gateTelemetry } from '../gates/metrics';
-import { httpTelemetry } from '../http/metrics';
-import { jobTelemetry } from '../jobs/metrics';
-import { scheduleTelemetry } from '../schedules/metrics';
-import { sequenceTelemetry } from '../sequences/metrics';
-import { storageTelemetry } from '../storage/metrics';
-import { streamTelemetry } from '../streams/metrics';
-import type { MetricDeclaration, SpanDeclaration, TelemetryDeclarations } from '../telemetry/declare';
+import { counterTelemetry } from '../shared/counters/metrics';
+import { effectTelemetry } from '../shared/effects/metrics';
+import { gateTelemetry } from '../shared/gates/metrics';
+import { httpTelemetry } from '../shared/http/metrics';
+import { jobTelemetry } from '../shared/jobs/metrics';
+import { scheduleTelemetry } from '../shared/schedules/metrics';
+import { sequenceTelemetry } from '../shared/sequences/metrics';
+import { storageTelemetry } from '../shared/storage/metrics';
+import { streamTelemetry } from '../shared/streams/metrics';
+import type { MetricDeclaration, SpanDeclaration, TelemetryDeclarations } from '../shared/telemetry/declare';
 
 const telemetryCatalog: readonly { readonly capability: string; readonly declarations: TelemetryDeclarations }[] = [
   { capability: 'sequences', declarations: sequenceTelemetry },

@@ -10,21 +10,21 @@
  * app's own instance ids are `<owner>:<parts>`), `|`, a space (the app's own keys) or a trailing
  * dot, and a reserved name is compared after normalisation.
  */
-import { billingSettings } from '../billing/settings';
-import { effectKey, jobKey } from '../effects/effect';
-import { dataPartitionKey, markerRowKey, totalRowKey } from '../counters/keys';
-import { gateInstanceIds } from '../gates/names';
-import { gateRowKey, rowKeys } from '../gates/rows';
-import type { RouteName } from '../http/authorization';
-import { type AzureStore, isAppInstanceId, isAppKey } from '../names';
-import { queues as appQueues, containers, tables } from '../resources';
-import { readSettings } from '../config';
-import { autoCreatedPartition } from '../storage/cappedSet';
-import { flusherInstanceId, ledgerEntity, legacyFlusherInstanceId, logBlobName, logBlobPrefix, writerEntity } from '../streams/names';
-import { defaultRoute, routeWriterKey } from '../streams/route';
-import { streamSettings } from '../streams/settings';
-import { processorQueueName } from '../jobs/processorDefinition';
-import { jobSettings } from '../jobs/settings';
+import { billingSettings } from '../shared/billing/settings';
+import { effectKey, jobKey } from '../shared/effects/effect';
+import { dataPartitionKey, markerRowKey, totalRowKey } from '../shared/counters/keys';
+import { gateInstanceIds } from '../shared/gates/names';
+import { gateRowKey, rowKeys } from '../shared/gates/rows';
+import type { RouteName } from '../shared/http/authorization';
+import { type AzureStore, isAppInstanceId, isAppKey } from '../shared/names';
+import { queues as appQueues, containers, tables } from '../shared/resources';
+import { readSettings } from '../shared/config';
+import { autoCreatedPartition } from '../shared/storage/cappedSet';
+import { flusherInstanceId, ledgerEntity, legacyFlusherInstanceId, logBlobName, logBlobPrefix, writerEntity } from '../shared/streams/names';
+import { defaultRoute, routeWriterKey } from '../shared/streams/route';
+import { streamSettings } from '../shared/streams/settings';
+import { processorQueueName } from '../shared/jobs/processorDefinition';
+import { jobSettings } from '../shared/jobs/settings';
 
 /** What the map needs of the deployment: the default partition count and the app's own stream types. */
 export interface NamespaceContext {
@@ -352,7 +352,7 @@ export function ownIds(ctx: NamespaceContext): readonly OwnId[] {
 }
 
 export const namespaceBlock = {
-  begin: '<!-- BEGIN:namespace (generated from shared/app/namespace.ts) -->',
+  begin: '<!-- BEGIN:namespace (generated from docgen/namespace.ts) -->',
   end: '<!-- END:namespace -->',
 };
 

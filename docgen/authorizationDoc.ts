@@ -3,8 +3,8 @@
  * A unit test compares the block in docs/security.md with this output, so the page cannot drift from
  * the table the host enforces (shared/http/authorization.ts).
  */
-import { authorizationOf } from './authorization';
-import type { RouteDefinition } from './route';
+import { authorizationOf } from '../shared/http/authorization';
+import type { RouteDefinition } from '../shared/http/route';
 
 const levelText = { anonymous: 'anonymous', function: 'function key', admin: '**admin key**' } as const;
 

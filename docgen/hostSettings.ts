@@ -7,8 +7,8 @@
  * sees it (devhost/docs/real-host.md#request-body-limit has what the real host answers: a bare 500).
  * local.settings.sample.json and infra/app-settings.json carry these values (`npm run settings:sync`).
  */
-import { httpSettings } from '../http/settings';
-import { jobSettings } from '../jobs/settings';
+import { httpSettings } from '../shared/http/settings';
+import { jobSettings } from '../shared/jobs/settings';
 
 /**
  * The largest body any route accepts at the default settings: the app-wide limit, or an endpoint's
