@@ -59,6 +59,23 @@ export default tseslint.config(
     },
   },
   {
+    // shared/ reads time through the injected Clock (shared/clock.ts), so the virtual clock of the
+    // tests and the devhost moves every reading; only the clock itself reads the wall clock.
+    files: ['shared/**/*.ts'],
+    ignores: ['shared/clock.ts'],
+    rules: {
+      'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'Read the time through the injected Clock (shared/clock.ts).' }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: 'new Date() reads the wall clock; use the injected Clock (shared/clock.ts).',
+        },
+        { selector: "CallExpression[callee.name='Date']", message: 'Date() reads the wall clock; use the injected Clock (shared/clock.ts).' },
+      ],
+    },
+  },
+  {
     // The admin console runs in the browser (bundled by scripts/build-console.mjs); it talks to the app over HTTP only.
     files: ['console/**/*.ts', 'console/**/*.tsx'],
     languageOptions: { globals: globals.browser },

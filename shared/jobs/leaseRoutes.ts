@@ -48,7 +48,7 @@ export function leasesTakeRoute(deps: JobRouteDeps): RouteDefinition {
           leaseId: granted.leaseId,
           processor: params.name,
           expiresAt: iso(granted.lease.expiresAt),
-          leaseSeconds: Math.round((granted.lease.expiresAt - Date.now()) / 1000),
+          leaseSeconds: Math.round((granted.lease.expiresAt - granted.grantedAt) / 1000),
           items: granted.items,
           links: leaseLinks(granted.leaseId),
         },

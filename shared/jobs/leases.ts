@@ -36,6 +36,8 @@ interface LeasedItem {
 export interface Granted {
   readonly leaseId: string;
   readonly lease: Lease;
+  /** When it was granted, on the app's clock (the lease's length is counted from here to `lease.expiresAt`). */
+  readonly grantedAt: number;
   readonly items: readonly LeasedItem[];
   /** The leased part of the envelope, with the attempts it had (the pusher puts it back unchanged on a 429). */
   readonly entries: readonly EnvelopeEntry[];
@@ -229,7 +231,7 @@ async function grant(
     items: items.length,
     dequeueCount: dq,
   });
-  return { leaseId: sealLease(lease, signer), lease, items, entries: leased, envelope, dequeueCount: dq };
+  return { leaseId: sealLease(lease, signer), lease, grantedAt: ctx.clock.now(), items, entries: leased, envelope, dequeueCount: dq };
 }
 
 export interface TakeOptions {

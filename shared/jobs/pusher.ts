@@ -24,9 +24,10 @@ export interface PushReport {
 /** The longest an endpoint's Retry-After pauses it. */
 const maxPauseSeconds = 3600;
 
-function retryAfterSeconds(header: string | undefined, fallback: number): number {
+/** A Retry-After of seconds or an HTTP date (read against `now`, the app's clock), bounded; `fallback` when absent or unreadable. */
+function retryAfterSeconds(header: string | undefined, fallback: number, now: number): number {
   if (header === undefined) return fallback;
-  const seconds = /^\d+$/.test(header.trim()) ? Number(header) : (Date.parse(header) - Date.now()) / 1000;
+  const seconds = /^\d+$/.test(header.trim()) ? Number(header) : (Date.parse(header) - now) / 1000;
   return Number.isFinite(seconds) ? Math.min(maxPauseSeconds, Math.max(1, Math.ceil(seconds))) : fallback;
 }
 
@@ -80,7 +81,7 @@ export class Pusher {
     try {
       const response = await ctx.push.post(processor.url, body, headers, processor.timeoutSeconds * 1000);
       if (response.status === 429) {
-        const delay = retryAfterSeconds(response.retryAfter, Math.max(1, processor.retry.delaySeconds));
+        const delay = retryAfterSeconds(response.retryAfter, Math.max(1, processor.retry.delaySeconds), now);
         this.pausedUntil.set(processor.name, now + delay * 1000);
         await deferLease(ctx, granted, delay);
         ctx.logger.log('info', 'jobs.push_throttled', { processor: processor.name, retryAfterSeconds: delay });

@@ -8,7 +8,9 @@
 import { isAppError } from '../../../shared/errors';
 import { ManualClock } from '../../../shared/clock';
 import { declareBody } from '../../../shared/jobs/processorSchemas';
+import { jobsRoutes } from '../../../shared/jobs/routes';
 import { jobHarness } from '../../support/jobs';
+import { callRoute } from '../../support/routeRequest';
 
 const declare = (overrides: Record<string, unknown> = {}) =>
   declareBody.parse({ type: 'external', batchSize: 10, leaseSeconds: 30, ...overrides });
@@ -137,6 +139,19 @@ describe('leases of an external processor, on Azurite', () => {
     // Cancelling again answers the same; the job's queued batches are dropped, never leased.
     await h.service.cancel(job.id);
     expect(await h.service.lease('slow', { waitSeconds: 0 })).toBeUndefined();
+  });
+
+  it("answers a lease's length on the app's clock, which need not be the wall clock (a virtual clock a year ahead)", async () => {
+    const clock = new ManualClock(Date.now() + 366 * 24 * 3600 * 1000);
+    const h = jobHarness({ clock });
+    await h.service.declare('later', declare({ leaseSeconds: 45 }));
+    await h.service.submit({ processor: 'later', items: items(1, 'l') }, undefined);
+    const routes = jobsRoutes({ service: () => h.service, maxRequestBytes: 1024 * 1024, processors: [], queuePrefix: h.names.queuePrefix });
+    const take = routes.find((r) => r.name === 'leasesTake')!;
+    const res = await callRoute<{ leaseSeconds: number; expiresAt: string }>(take, { params: { name: 'later' }, body: { wait: 0 } });
+    expect(res.status).toBe(200);
+    expect(res.body.leaseSeconds).toBe(45);
+    expect(res.body.expiresAt).toBe(new Date(clock.now() + 45_000).toISOString());
   });
 
   it('refuses items that do not match the declared item schema with a 400 naming the item and field, storing nothing', async () => {
