@@ -11,10 +11,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { HostClock } from './clock';
-import { type ClockControl, SettleTimeout } from './clockControl';
+import { type ClockControl } from './clockControl';
 import type { FunctionSummary } from './functionTable';
 import type { HostRouteHandler } from './http/frontDoor';
 import { KeyPolicy } from './keys';
+import { isDevhostError } from './errors';
 
 export interface AdminOptions {
   readonly keys: KeyPolicy;
@@ -161,7 +162,7 @@ export function adminRoutes(options: AdminOptions): HostRouteHandler {
           const steps = await clockControl.advanceTo(target);
           json(res, 200, { ...(clockState() as object), steps });
         } catch (err) {
-          if (!(err instanceof SettleTimeout)) throw err;
+          if (!isDevhostError(err, 'SettleTimeout')) throw err;
           problem(res, 504, 'Gateway Timeout', err.message);
         }
         return true;

@@ -8,14 +8,11 @@
  */
 import type { HostClock, VirtualClock } from './clock';
 import type { Invoker } from './core/invoker';
+import { DevhostError } from './errors';
 
 export interface Idler {
   readonly name?: string;
   idle?(): boolean;
-}
-
-export class SettleTimeout extends Error {
-  override name = 'SettleTimeout';
 }
 
 const maxSteps = 100_000;
@@ -64,7 +61,7 @@ export class ClockControl {
     let reported = false;
     let calm = 0;
     while (calm < 2) {
-      if (Date.now() > deadline) throw new SettleTimeout(`The host did not ${what} within ${this.timeoutMs} ms (${this.busy()})`);
+      if (Date.now() > deadline) throw new DevhostError('SettleTimeout', `The host did not ${what} within ${this.timeoutMs} ms (${this.busy()})`);
       if (!reported && Date.now() - started > slowMs) {
         reported = true;
         this.warn(`Clock: still waiting to ${what} after ${slowMs} ms (${this.busy()})`);
@@ -92,7 +89,7 @@ export class ClockControl {
       if (due === undefined || due > target) break;
       clock.advanceTo(Math.max(due, clock.now()));
       if (++steps > maxSteps)
-        throw new SettleTimeout(
+        throw new DevhostError('SettleTimeout', 
           `Gave up after ${maxSteps} clock steps: something keeps scheduling work at ${new Date(clock.now()).toISOString()}`,
         );
       await settle();

@@ -12,7 +12,8 @@ import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 import { type JsonObject, loadHostJson, parseTimeSpanMs } from './hostJson';
-import { type Settings, SettingsError } from './settings';
+import { type Settings } from './settings';
+import { DevhostError } from '../errors';
 
 /** Renames an object's keys to the schema's spelling when they differ only in case. */
 function canonicalKeys(names: readonly string[]): (value: unknown) => unknown {
@@ -156,11 +157,11 @@ export interface HostConfig {
   readonly durableTask: DurableTaskConfig;
 }
 
-/** Checks host.json; each value the real host would refuse is named in one SettingsError. */
+/** Checks host.json; each value the real host would refuse is named in one DevhostError (SettingsInvalid). */
 export function parseHostConfig(json: JsonObject): HostConfig {
   const parsed = hostJsonSchema.safeParse(json);
   if (!parsed.success) {
-    throw new SettingsError(parsed.error.issues.map((issue) => `host.json ${issue.path.join('.')}: ${issue.message}`).join('; '));
+    throw new DevhostError('SettingsInvalid', parsed.error.issues.map((issue) => `host.json ${issue.path.join('.')}: ${issue.message}`).join('; '));
   }
   const { http, queues: queueConfig, durableTask: durable } = parsed.data.extensions;
   return { json, routePrefix: http.routePrefix, queues: queueConfig, durableTask: durable };

@@ -7,7 +7,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { resolveSettingExpressions, type Settings, SettingsError } from './settings';
+import { resolveSettingExpressions, type Settings } from './settings';
+import { DevhostError } from '../errors';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -56,10 +57,10 @@ export function loadHostJson(appRoot: string, settings: Settings): JsonObject {
     try {
       raw = JSON.parse(readFileSync(file, 'utf8').replace(/^\uFEFF/, ''));
     } catch (err) {
-      throw new SettingsError(`${file} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+      throw new DevhostError('SettingsInvalid', `${file} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  if (!isObject(raw)) throw new SettingsError(`${file} must hold a JSON object`);
+  if (!isObject(raw)) throw new DevhostError('SettingsInvalid', `${file} must hold a JSON object`);
   // Overrides replace values before expressions are resolved, as configuration layering does.
   const overrides = Object.entries(settings)
     .filter((entry): entry is [string, string] => entry[1] !== undefined && entry[0].toLowerCase().startsWith(overridePrefix))

@@ -14,10 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { globSync } from 'tinyglobby';
 
 import { nativeModule } from '../core/nativeModule';
-
-class AppLoadError extends Error {
-  override name = 'AppLoadError';
-}
+import { DevhostError } from '../errors';
 
 interface PackageJson {
   readonly name?: string;
@@ -27,11 +24,11 @@ interface PackageJson {
 
 export function readPackageJson(appRoot: string): PackageJson {
   const file = join(appRoot, 'package.json');
-  if (!existsSync(file)) throw new AppLoadError(`No package.json in ${appRoot}: the devhost loads an app through its "main" entry`);
+  if (!existsSync(file)) throw new DevhostError('AppLoadFailed', `No package.json in ${appRoot}: the devhost loads an app through its "main" entry`);
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as PackageJson;
   } catch (err) {
-    throw new AppLoadError(`${file} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new DevhostError('AppLoadFailed', `${file} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 
@@ -44,13 +41,13 @@ export function entryFiles(appRoot: string, pkg: PackageJson): string[] {
     const candidates = [file, `${file}.js`, `${file}.cjs`, `${file}.mjs`, join(file, 'index.js')];
     const found = candidates.find((candidate) => existsSync(candidate) && statSync(candidate).isFile());
     if (found !== undefined) return [found];
-    throw new AppLoadError(
+    throw new DevhostError('AppLoadFailed', 
       `package.json "main" is ${JSON.stringify(main)}, but ${file} does not exist. Build the app first (npm run build).`,
     );
   }
   const files = globSync(main, { cwd: appRoot, absolute: true, onlyFiles: true, ignore: ['**/node_modules/**'] }).sort();
   if (files.length === 0) {
-    throw new AppLoadError(
+    throw new DevhostError('AppLoadFailed', 
       `package.json "main" is the glob ${JSON.stringify(main)}, which matches no file in ${appRoot}. Build the app first.`,
     );
   }
@@ -128,7 +125,7 @@ export async function loadEntries(appRoot: string, files: readonly string[], pkg
       else load(file);
     } catch (err) {
       const reason = err instanceof Error ? (err.stack ?? err.message) : String(err);
-      throw new AppLoadError(`Worker was unable to load entry point "${relative(appRoot, file)}": ${reason}`);
+      throw new DevhostError('AppLoadFailed', `Worker was unable to load entry point "${relative(appRoot, file)}": ${reason}`);
     }
   }
 }

@@ -7,6 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DevhostError } from '../errors';
 
 export type Settings = Readonly<Record<string, string | undefined>>;
 
@@ -18,9 +19,6 @@ export interface LocalSettings {
   readonly localHttpPort: number | undefined;
 }
 
-export class SettingsError extends Error {
-  override name = 'SettingsError';
-}
 
 function stripBom(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
@@ -34,10 +32,10 @@ export function readLocalSettings(appRoot: string): LocalSettings {
   try {
     parsed = JSON.parse(stripBom(readFileSync(file, 'utf8')));
   } catch (err) {
-    throw new SettingsError(`${file} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new DevhostError('SettingsInvalid', `${file} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
   const root = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
-  if (root.IsEncrypted === true) throw new SettingsError(`${file} is encrypted (IsEncrypted: true); the devhost reads plain settings only`);
+  if (root.IsEncrypted === true) throw new DevhostError('SettingsInvalid', `${file} is encrypted (IsEncrypted: true); the devhost reads plain settings only`);
   const values: Record<string, string> = {};
   const rawValues = root.Values;
   if (typeof rawValues === 'object' && rawValues !== null) {
@@ -100,7 +98,7 @@ export function resolveSettingExpressions(value: string, settings: Settings, whe
     if (name === undefined) return '%';
     const resolved = getSetting(settings, name.trim());
     if (resolved === undefined)
-      throw new SettingsError(`${where}: '%${name}%' does not resolve to a value (app setting ${name} is not set)`);
+      throw new DevhostError('SettingsInvalid', `${where}: '%${name}%' does not resolve to a value (app setting ${name} is not set)`);
     return resolved;
   });
 }

@@ -6,12 +6,9 @@
  * JSON message or body. A name with no value fails the invocation, as on the real host.
  */
 import { randomUUID } from 'node:crypto';
+import { DevhostError } from '../errors';
 
 export type BindingData = Readonly<Record<string, unknown>>;
-
-class BindingExpressionError extends Error {
-  override name = 'BindingExpressionError';
-}
 
 function hostDateTime(ms: number): string {
   return new Date(ms)
@@ -39,7 +36,7 @@ export function resolveBindingExpressions(text: string, data: BindingData, now: 
     if (lower === 'datetime') return hostDateTime(now);
     if (lower === 'sys.utcnow') return new Date(now).toISOString();
     const value = lookup(data, name);
-    if (value === undefined || value === null) throw new BindingExpressionError(`${where}: no value for named parameter '${name}'`);
+    if (value === undefined || value === null) throw new DevhostError('BindingExpressionInvalid', `${where}: no value for named parameter '${name}'`);
     return typeof value === 'string' ? value : JSON.stringify(value);
   });
 }

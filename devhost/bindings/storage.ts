@@ -9,10 +9,7 @@ import { BlobServiceClient, type ContainerClient } from '@azure/storage-blob';
 import { type QueueClient, QueueServiceClient } from '@azure/storage-queue';
 
 import { getSetting, type Settings } from '../app/settings';
-
-class ConnectionError extends Error {
-  override name = 'ConnectionError';
-}
+import { DevhostError } from '../errors';
 
 const defaultConnection = 'AzureWebJobsStorage';
 
@@ -23,12 +20,12 @@ function resolveConnectionString(settings: Settings, connection: string | undefi
   const identityKeys = ['accountName', 'queueServiceUri', 'blobServiceUri', 'tableServiceUri', 'serviceUri', 'credential'];
   const identity = identityKeys.map((k) => `${name}__${k}`).find((k) => getSetting(settings, k) !== undefined);
   if (identity !== undefined) {
-    throw new ConnectionError(
+    throw new DevhostError('ConnectionInvalid', 
       `Connection "${name}" is identity-based (${identity}); the devhost cannot obtain Azure AD tokens. ` +
         `Set ${name} to a connection string (UseDevelopmentStorage=true for Azurite) to run locally.`,
     );
   }
-  throw new ConnectionError(
+  throw new DevhostError('ConnectionInvalid', 
     `Connection "${name}" is not set: add ${name} (a storage connection string) to local.settings.json Values or the environment.`,
   );
 }

@@ -12,6 +12,7 @@ import { clientSchedulerId, EventType, type HistoryEvent, iso } from './protocol
 import { isTerminal, type OrchestrationRecord } from './records';
 import { type InstanceQuery, matches, statusPayload, type StatusOptions, type StatusPayload, statusTime, toJToken } from './status';
 import type { InboxKeys } from './store';
+import { DevhostError } from '../errors';
 
 /** What a client needs of the engine. */
 export type ClientHost = CreationHost &
@@ -19,13 +20,9 @@ export type ClientHost = CreationHost &
   Pick<Mail, 'deliverToOrchestration' | 'deliverToEntity'> &
   Pick<Execution, 'functions'> & { readonly inboxKeys: InboxKeys };
 
-export class ClientError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
+/** A call the Durable HTTP API refuses with `status`. */
+export function clientRefusal(status: number, message: string): DevhostError {
+  return new DevhostError('DurableClientRefused', message, status);
 }
 
 export interface EntityStatus {
@@ -40,11 +37,11 @@ export interface Page<T> {
 }
 
 function validateInstanceId(id: string): void {
-  if (id.length > 256) throw new ClientError(400, 'Instance ID lengths must not exceed 256 characters.');
-  if (id.startsWith('@')) throw new ClientError(400, 'Orchestration instance ids must not start with @.');
+  if (id.length > 256) throw clientRefusal(400, 'Instance ID lengths must not exceed 256 characters.');
+  if (id.startsWith('@')) throw clientRefusal(400, 'Orchestration instance ids must not start with @.');
   // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
   if (/[\\/#?\u0000-\u001f\u007f]/.test(id)) {
-    throw new ClientError(400, 'Instance ID must not contain /, \\, #, ?, or control characters.');
+    throw clientRefusal(400, 'Instance ID must not contain /, \\, #, ?, or control characters.');
   }
 }
 
@@ -52,13 +49,13 @@ function validJson(text: string, what: string): void {
   try {
     JSON.parse(text);
   } catch {
-    throw new ClientError(400, `Invalid JSON content (${what}).`);
+    throw clientRefusal(400, `Invalid JSON content (${what}).`);
   }
 }
 
 function page<T>(all: readonly T[], top: number | undefined, continuation: string | undefined): Page<T> {
   const start = continuation === undefined || continuation === '' ? 0 : Number(Buffer.from(continuation, 'base64url').toString('utf8'));
-  if (!Number.isInteger(start) || start < 0) throw new ClientError(400, 'Invalid continuation token.');
+  if (!Number.isInteger(start) || start < 0) throw clientRefusal(400, 'Invalid continuation token.');
   const size = top !== undefined && top > 0 ? top : 100;
   const items = all.slice(start, start + size);
   const next = start + size < all.length ? Buffer.from(String(start + size), 'utf8').toString('base64url') : undefined;
@@ -83,7 +80,7 @@ export class DurableClientApi {
     if (input !== null) validJson(input, 'input');
     const existing = this.engine.orchestrations.get(instanceId);
     if (existing !== undefined && !isTerminal(existing.record.status)) {
-      throw new ClientError(409, `An Orchestration instance with the status ${existing.record.status} already exists.`);
+      throw clientRefusal(409, `An Orchestration instance with the status ${existing.record.status} already exists.`);
     }
     await createOrchestration(this.engine, { name, instanceId, input, version: options.version ?? null, parent: null });
     return instanceId;
@@ -166,8 +163,8 @@ export class DurableClientApi {
   /** 404 unknown, 410 finished; otherwise the message is stored, then queued. */
   private async accept(instanceId: string, event: HistoryEvent): Promise<void> {
     const rec = this.record(instanceId);
-    if (rec === undefined) throw new ClientError(404, `No instance with ID '${instanceId}' found.`);
-    if (isTerminal(rec.status)) throw new ClientError(410, `The instance '${instanceId}' has already finished (${rec.status}).`);
+    if (rec === undefined) throw clientRefusal(404, `No instance with ID '${instanceId}' found.`);
+    if (isTerminal(rec.status)) throw clientRefusal(410, `The instance '${instanceId}' has already finished (${rec.status}).`);
     const key = this.engine.inboxKeys.next();
     await this.engine.clientWrite(() => this.engine.store.enqueueOrchestrationEvent(instanceId, { key, event }));
     this.engine.deliverToOrchestration({ instanceId }, { event, pendingKey: key });
@@ -175,9 +172,9 @@ export class DurableClientApi {
 
   async purge(instanceId: string): Promise<number> {
     const rec = this.record(instanceId);
-    if (rec === undefined) throw new ClientError(404, `No instance with ID '${instanceId}' found.`);
+    if (rec === undefined) throw clientRefusal(404, `No instance with ID '${instanceId}' found.`);
     if (!isTerminal(rec.status)) {
-      throw new ClientError(
+      throw clientRefusal(
         412,
         `Only orchestrations in a terminal state can be purged, but the orchestration with instance ID ${instanceId} has status ${rec.status}`,
       );
@@ -202,7 +199,7 @@ export class DurableClientApi {
   /** Signals an entity from a client: stored first, then queued. `input` is JSON text or null. */
   async signalEntity(name: string, key: string, operation: string, input: string | null): Promise<void> {
     const missing = this.engine.functions.check('entity', name);
-    if (missing !== undefined) throw new ClientError(400, missing);
+    if (missing !== undefined) throw clientRefusal(400, missing);
     const target = clientSchedulerId({ name, key });
     const message = { kind: 'op' as const, id: randomUUID(), operation, input, signal: true, parent: null };
     const pendingKey = this.engine.inboxKeys.next();

@@ -10,9 +10,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { KeyPolicy } from '../keys';
 import { type ClientLinkOptions, durableSystemKeyName, managementUrls, rpcPath, webhookPath } from './clientData';
-import { ClientError, type DurableClientApi } from './client';
+import { clientRefusal, type DurableClientApi } from './client';
 import { isTerminal } from './records';
 import type { StatusPayload } from './status';
+import { isDevhostError } from '../errors';
 
 const maxBodyBytes = 16 * 1024 * 1024;
 
@@ -60,7 +61,7 @@ function readBody(req: IncomingMessage): Promise<string> {
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > maxBodyBytes) reject(new ClientError(413, 'The request body is too large.'));
+      if (size > maxBodyBytes) reject(clientRefusal(413, 'The request body is too large.'));
       else chunks.push(chunk);
     });
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
@@ -110,7 +111,7 @@ export class DurableHttpApi {
       reply = await this.route(request);
     } catch (err) {
       reply =
-        err instanceof ClientError ? message(err.status, err.message) : message(500, 'Something went wrong while processing your request');
+        isDevhostError(err, 'DurableClientRefused') ? message(err.status ?? 500, err.message) : message(500, 'Something went wrong while processing your request');
     }
     DurableHttpApi.write(res, reply);
   }
@@ -214,7 +215,7 @@ export class DurableHttpApi {
     try {
       return { status: 200, body: { instancesDeleted: await this.client.purge(id) } };
     } catch (err) {
-      if (err instanceof ClientError && err.status === 404) return { status: 404 };
+      if (isDevhostError(err, 'DurableClientRefused') && err.status === 404) return { status: 404 };
       throw err;
     }
   }

@@ -10,6 +10,7 @@
  * allocated, which of them history already holds, and the new ones the engine must schedule.
  */
 import { type Action, ActionType, EventType, type HistoryEvent, type RetryOptions, schedulerId } from './protocol';
+import { DevhostError, isDevhostError } from '../errors';
 
 export type OpKind = 'activity' | 'subOrchestration' | 'timer' | 'entityCall' | 'entitySignal' | 'lock' | 'release';
 
@@ -92,10 +93,9 @@ class SimTask {
 /** Durable's RetryOptions defaults (extension `RetryOptions.cs`). */
 const defaultMaxRetryIntervalMs = 6 * 24 * 3600 * 1000;
 
-class ReplayError extends Error {}
-
-function nonDeterminism(kind: string, event: HistoryEvent): ReplayError {
-  return new ReplayError(
+function nonDeterminism(kind: string, event: HistoryEvent): DevhostError {
+  return new DevhostError(
+    'ReplayFailed',
     `Non-Deterministic workflow detected: A previous execution of this orchestration scheduled ${kind} with sequence ID ${event.EventId}, ` +
       "but the current replay execution hasn't (yet?) scheduled this task. Was a change made to the orchestrator code after this instance had already started running?",
   );
@@ -139,7 +139,7 @@ class Replayer {
     try {
       for (const segment of history) for (const event of segment) this.process(event);
     } catch (err) {
-      if (!(err instanceof ReplayError)) throw err;
+      if (!isDevhostError(err, 'ReplayFailed')) throw err;
       this.error ??= err.message;
     }
     return {
@@ -258,7 +258,7 @@ class Replayer {
 
   private check(kind: 'activity' | 'orchestrator' | 'entity', name: string): void {
     const problem = this.ctx.checkFunction(kind, name);
-    if (problem !== undefined) throw new ReplayError(problem);
+    if (problem !== undefined) throw new DevhostError('ReplayFailed', problem);
   }
 
   private invoke(action: Action): SimTask {
@@ -379,7 +379,7 @@ class Replayer {
       case ActionType.WhenAny:
         return this.whenAny(action.compoundActions.map((a) => this.invoke(a)));
       case ActionType.CallHttp:
-        throw new ReplayError(
+        throw new DevhostError('ReplayFailed', 
           'The devhost does not implement callHttp (the built-in BuiltIn::HttpActivity); call an activity that makes the request instead.',
         );
     }
@@ -392,10 +392,10 @@ class Replayer {
       lower === this.ctx.instanceId.toLowerCase() ||
       (this.ctx.parentInstanceId !== null && lower === this.ctx.parentInstanceId.toLowerCase())
     ) {
-      throw new ReplayError('The instance ID of a sub-orchestration must be different than the instance ID of a parent orchestration.');
+      throw new DevhostError('ReplayFailed', 'The instance ID of a sub-orchestration must be different than the instance ID of a parent orchestration.');
     }
     // The extension passes its arguments to ArgumentException the wrong way round; this is its text.
-    if (instanceId.startsWith('@')) throw new ReplayError("instanceId (Parameter 'Orchestration instance ids must not start with @')");
+    if (instanceId.startsWith('@')) throw new DevhostError('ReplayFailed', "instanceId (Parameter 'Orchestration instance ids must not start with @')");
   }
 
   private whenAll(children: readonly SimTask[]): SimTask {

@@ -3,8 +3,9 @@
  * (checked by the host's schema, devhost/app/hostConfig.ts) plus the devhost's own `DEVHOST_DURABLE_STORE`.
  */
 import type { DurableTaskConfig } from '../app/hostConfig';
-import { getSetting, type Settings, SettingsError } from '../app/settings';
+import { getSetting, type Settings } from '../app/settings';
 import { defaultLimits, type EngineLimits } from './engine';
+import { DevhostError } from '../errors';
 
 export interface DurableSettings {
   readonly hubName: string;
@@ -17,7 +18,7 @@ export interface DurableSettings {
 export function readDurableSettings(config: DurableTaskConfig, settings: Settings): DurableSettings {
   const storeSetting = (getSetting(settings, 'DEVHOST_DURABLE_STORE') ?? 'auto').trim().toLowerCase();
   if (storeSetting !== 'storage' && storeSetting !== 'memory' && storeSetting !== 'auto') {
-    throw new SettingsError(`DEVHOST_DURABLE_STORE must be "storage", "memory" or "auto" (got "${storeSetting}")`);
+    throw new DevhostError('SettingsInvalid', `DEVHOST_DURABLE_STORE must be "storage", "memory" or "auto" (got "${storeSetting}")`);
   }
   const defaults = defaultLimits();
   return {

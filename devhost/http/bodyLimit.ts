@@ -4,6 +4,7 @@
  * mode, or a Content-Length body in stream mode, read for binding data) is refused past it.
  */
 import type { IncomingMessage } from 'node:http';
+import { DevhostError } from '../errors';
 
 /** The real host's default (ScriptConstants.DefaultMaxRequestBodySize). */
 const defaultRequestBodyLimit = 104_857_600;
@@ -14,10 +15,8 @@ export function requestBodyLimit(setting: string | undefined): number {
   return /^\d{1,15}$/.test(text) ? Number(text) : defaultRequestBodyLimit;
 }
 
-export class BodyTooLarge extends Error {
-  constructor(readonly limit: number) {
-    super(`The request body is larger than ${limit} bytes (FUNCTIONS_REQUEST_BODY_SIZE_LIMIT)`);
-  }
+export function bodyTooLarge(limit: number): DevhostError {
+  return new DevhostError('BodyTooLarge', `The request body is larger than ${limit} bytes (FUNCTIONS_REQUEST_BODY_SIZE_LIMIT)`, 413);
 }
 
 /** True when the request declares a Content-Length above the limit: refused before a byte is read. */

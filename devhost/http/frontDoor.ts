@@ -19,9 +19,10 @@ import type { CorsPolicy } from './cors';
 import type { FunctionRoutes, HttpRoute } from './functionRoutes';
 import { KeyPolicy } from '../keys';
 import { flatHeaders, flatQuery, type HttpRequestParts, streamTriggerMetadata, toRpcHttpRequest, writeRpcHttpResponse } from './rpcHttp';
-import { BodyTooLarge, declaresTooMuch } from './bodyLimit';
+import { bodyTooLarge, declaresTooMuch } from './bodyLimit';
 import type { StreamProxy } from './streamProxy';
 import type { RequestSpan, RequestTracing } from '../telemetry/requestSpans';
+import { isDevhostError } from '../errors';
 
 export type HostRouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
 
@@ -51,7 +52,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       size += chunk.length;
       if (size > limit) {
         req.pause();
-        reject(new BodyTooLarge(limit));
+        reject(bodyTooLarge(limit));
         return;
       }
       chunks.push(chunk);
@@ -240,10 +241,10 @@ export class HttpFrontDoor {
     if (!wanted) return undefined;
     const limit = this.options.maxBodyBytes;
     try {
-      if (declaresTooMuch(req, limit)) throw new BodyTooLarge(limit);
+      if (declaresTooMuch(req, limit)) throw bodyTooLarge(limit);
       return await readBody(req, limit);
     } catch (err) {
-      if (!(err instanceof BodyTooLarge)) throw err;
+      if (!isDevhostError(err, 'BodyTooLarge')) throw err;
       HttpFrontDoor.empty(res, 413, { Connection: 'close' });
       return null;
     }

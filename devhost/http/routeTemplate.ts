@@ -5,6 +5,7 @@
  * escapes. Literals match case-insensitively; values are percent-decoded per segment.
  */
 import { type Constraint, parseConstraint } from './routeConstraints';
+import { DevhostError } from '../errors';
 
 export interface RouteParameter {
   readonly name: string;
@@ -24,11 +25,8 @@ export interface RouteMatch {
   readonly params: Record<string, string>;
 }
 
-export class RouteTemplateError extends Error {
-  constructor(template: string, reason: string) {
-    super(`Invalid route template "${template}": ${reason}`);
-    this.name = 'RouteTemplateError';
-  }
+function templateError(template: string, reason: string): DevhostError {
+  return new DevhostError('RouteTemplateInvalid', `Invalid route template "${template}": ${reason}`);
 }
 
 /**
@@ -54,12 +52,12 @@ function tokenize(template: string, text: string): { literal: boolean; text: str
       current = '';
       inParameter = false;
     } else if (ch === '{' || ch === '}') {
-      throw new RouteTemplateError(template, `unexpected "${ch}"`);
+      throw templateError(template, `unexpected "${ch}"`);
     } else {
       current += ch;
     }
   }
-  if (inParameter) throw new RouteTemplateError(template, 'unclosed "{"');
+  if (inParameter) throw templateError(template, 'unclosed "{"');
   if (current !== '') tokens.push({ literal: true, text: current });
   return tokens;
 }
@@ -103,7 +101,7 @@ function parseParameter(template: string, body: string): RouteParameter {
   let i = 0;
   while (i < text.length && !':?='.includes(text[i] as string)) i++;
   const name = text.slice(0, i).trim();
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new RouteTemplateError(template, `bad parameter name "${name}"`);
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw templateError(template, `bad parameter name "${name}"`);
   const constraints: Constraint[] = [];
   let optional = false;
   let defaultValue: string | undefined;
@@ -126,11 +124,11 @@ function parseParameter(template: string, body: string): RouteParameter {
           if (text[k] === '(') depth++;
           else if (text[k] === ')' && --depth === 0) break;
         }
-        if (k >= text.length) throw new RouteTemplateError(template, `unclosed "(" in constraint ${constraintName}`);
+        if (k >= text.length) throw templateError(template, `unclosed "(" in constraint ${constraintName}`);
         args = text.slice(j + 1, k);
         j = k + 1;
       }
-      constraints.push(parseConstraint(constraintName, args, (reason) => new RouteTemplateError(template, reason)));
+      constraints.push(parseConstraint(constraintName, args, (reason) => templateError(template, reason)));
       i = j;
     } else if (ch === '?' && i === text.length - 1) {
       optional = true;
@@ -139,11 +137,11 @@ function parseParameter(template: string, body: string): RouteParameter {
       defaultValue = text.slice(i + 1);
       i = text.length;
     } else {
-      throw new RouteTemplateError(template, `unexpected "${ch}" in parameter {${body}}`);
+      throw templateError(template, `unexpected "${ch}" in parameter {${body}}`);
     }
   }
-  if (catchAll && optional) throw new RouteTemplateError(template, 'a catch-all parameter cannot be marked optional');
-  if (optional && defaultValue !== undefined) throw new RouteTemplateError(template, 'an optional parameter cannot have a default value');
+  if (catchAll && optional) throw templateError(template, 'a catch-all parameter cannot be marked optional');
+  if (optional && defaultValue !== undefined) throw templateError(template, 'an optional parameter cannot have a default value');
   return { name, optional: optional || defaultValue !== undefined || catchAll, catchAll, defaultValue, constraints };
 }
 
@@ -153,7 +151,7 @@ function parseSegment(template: string, text: string): Segment {
   );
   for (let i = 1; i < parts.length; i++) {
     if (parts[i]?.kind === 'parameter' && parts[i - 1]?.kind === 'parameter') {
-      throw new RouteTemplateError(template, 'two parameters must be separated by a literal');
+      throw templateError(template, 'two parameters must be separated by a literal');
     }
   }
   return { parts };
@@ -191,15 +189,15 @@ export class RouteTemplate {
     this.segments = trimmed === '' ? [] : splitSegments(trimmed).map((s) => parseSegment(template, s));
     const parameters: RouteParameter[] = [];
     this.segments.forEach((segment, index) => {
-      if (segment.parts.length === 0) throw new RouteTemplateError(template, 'empty segment');
+      if (segment.parts.length === 0) throw templateError(template, 'empty segment');
       for (const part of segment.parts) {
         if (part.kind !== 'parameter') continue;
         const p = part.parameter;
         if (parameters.some((q) => q.name.toLowerCase() === p.name.toLowerCase())) {
-          throw new RouteTemplateError(template, `parameter "${p.name}" appears twice`);
+          throw templateError(template, `parameter "${p.name}" appears twice`);
         }
         if (p.catchAll && (index !== this.segments.length - 1 || segment.parts.length > 1)) {
-          throw new RouteTemplateError(template, 'a catch-all parameter must be the whole last segment');
+          throw templateError(template, 'a catch-all parameter must be the whole last segment');
         }
         parameters.push(p);
       }
@@ -210,10 +208,10 @@ export class RouteTemplate {
       const optionalHere = segment.parts.length === 1 && segment.parts[0]?.kind === 'parameter' && segment.parts[0].parameter.optional;
       const lastPart = segment.parts[segment.parts.length - 1];
       const optionalTail = lastPart?.kind === 'parameter' && lastPart.parameter.optional && !optionalHere;
-      if (seenOptional && !optionalHere) throw new RouteTemplateError(template, 'an optional parameter must be at the end of the template');
+      if (seenOptional && !optionalHere) throw templateError(template, 'an optional parameter must be at the end of the template');
       if (optionalHere) seenOptional = true;
       if (optionalTail && segment !== this.segments[this.segments.length - 1]) {
-        throw new RouteTemplateError(template, 'an optional parameter in a complex segment must end the template');
+        throw templateError(template, 'an optional parameter in a complex segment must end the template');
       }
     }
     this.parameters = parameters;

@@ -8,14 +8,14 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 
 import { parseHostConfig, readHostConfig } from '../app/hostConfig';
-import { SettingsError } from '../app/settings';
+import { isDevhostError } from '../errors';
 import { startFixture } from './support';
 
 const refusal = (json: Record<string, unknown>): string => {
   try {
     parseHostConfig(json);
   } catch (err) {
-    expect(err).toBeInstanceOf(SettingsError);
+    expect(isDevhostError(err, 'SettingsInvalid')).toBe(true);
     return (err as Error).message;
   }
   throw new Error(`accepted ${JSON.stringify(json)}`);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { loadHostJson } from '../app/hostJson';
 import { nativeProcess } from '../core/nativeModule';
-import { isFunctionDisabled, mergeSettings, resolveSettingExpressions, SettingsError } from '../app/settings';
+import { isFunctionDisabled, mergeSettings, resolveSettingExpressions } from '../app/settings';
 import type { RunningHost } from '../host';
 import { fixture, startFixture } from './support';
 
@@ -12,7 +12,7 @@ describe('settings resolution', () => {
     const settings = { Queue_Name: 'orders', Other: 'x' };
     expect(resolveSettingExpressions('%queue_name%-in', settings, 'here')).toBe('orders-in');
     expect(resolveSettingExpressions('100%% %Other%', settings, 'here')).toBe('100% x');
-    expect(() => resolveSettingExpressions('%Missing%', settings, 'binding q.queueName')).toThrow(SettingsError);
+    expect(() => resolveSettingExpressions('%Missing%', settings, 'binding q.queueName')).toThrow(expect.objectContaining({ name: 'DevhostError', code: 'SettingsInvalid' }));
     expect(() => resolveSettingExpressions('%Missing%', settings, 'binding q.queueName')).toThrow(/binding q\.queueName.*Missing/);
   });
 

@@ -7,6 +7,7 @@
 import { Cron } from 'croner';
 
 import { parseTimeSpanMs } from '../app/hostJson';
+import { DevhostError } from '../errors';
 
 export interface Schedule {
   readonly expression: string;
@@ -17,16 +18,12 @@ export interface Schedule {
   readonly minIntervalMs: number;
 }
 
-export class ScheduleError extends Error {
-  override name = 'ScheduleError';
-}
-
 export function validateTimeZone(zone: string): string {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone }).format(0);
     return zone;
   } catch {
-    throw new ScheduleError(`Time zone "${zone}" (WEBSITE_TIME_ZONE/TZ) is not an IANA time zone name such as "Europe/Paris"`);
+    throw new DevhostError('ScheduleInvalid', `Time zone "${zone}" (WEBSITE_TIME_ZONE/TZ) is not an IANA time zone name such as "Europe/Paris"`);
   }
 }
 
@@ -34,12 +31,12 @@ export function parseSchedule(expression: string, timeZone = 'Etc/UTC'): Schedul
   const text = expression.trim();
   const intervalMs = /^[\d.:]+$/.test(text) ? parseTimeSpanMs(text) : undefined;
   if (intervalMs !== undefined) {
-    if (intervalMs <= 0) throw new ScheduleError(`Timer schedule "${expression}" must be a positive interval`);
+    if (intervalMs <= 0) throw new DevhostError('ScheduleInvalid', `Timer schedule "${expression}" must be a positive interval`);
     return { expression: text, kind: 'interval', next: (after) => after + intervalMs, minIntervalMs: intervalMs };
   }
   const fields = text.split(/\s+/).length;
   if (fields !== 5 && fields !== 6) {
-    throw new ScheduleError(
+    throw new DevhostError('ScheduleInvalid', 
       `Timer schedule "${expression}" is neither an NCRONTAB expression (6 fields: second minute hour day month day-of-week) nor a TimeSpan (hh:mm:ss)`,
     );
   }
@@ -47,7 +44,7 @@ export function parseSchedule(expression: string, timeZone = 'Etc/UTC'): Schedul
   try {
     cron = new Cron(text, { timezone: timeZone, domAndDow: true, mode: fields === 6 ? '6-part' : '5-part', paused: true });
   } catch (err) {
-    throw new ScheduleError(
+    throw new DevhostError('ScheduleInvalid', 
       `Timer schedule "${expression}" is not a valid NCRONTAB expression: ${err instanceof Error ? err.message : String(err)}`,
     );
   }
