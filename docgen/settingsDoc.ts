@@ -3,7 +3,7 @@
  * settings table of docs/configuration.md, local.settings.sample.json, and the list of settings
  * infra/app-settings.json leaves at their defaults. A test compares the committed files with these.
  */
-import { connectionNames } from '../shared/config';
+import { connectionNames } from '../shared/app/settings';
 import { markdownTable } from './markdownTable';
 import type { Setting } from '../shared/settings';
 import { hostSettings } from './hostSettings';

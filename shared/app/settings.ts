@@ -3,7 +3,10 @@
  * the key the composition root reads it by. docs/configuration.md, local.settings.sample.json and
  * infra/app-settings.json list them in this order (`npm run settings:sync`).
  */
-import { type Config, loadConfig, readSettings } from '../config';
+import { loadConfig, readSettings, type SettingsSource } from '../config';
+import { AppError } from '../errors';
+import { readServiceBusConnection, serviceBusConnectionName } from '../messaging/connection';
+import { readStorageConnection, storageConnectionName } from '../storage/connection';
 import { group } from '../settings';
 import { billingSettings } from '../billing/settings';
 import { counterSettings } from '../counters/settings';
@@ -37,14 +40,25 @@ export const appSettings = {
   telemetry: telemetrySettings,
 } as const;
 
-export type AppConfig = Config<typeof appSettings>;
+/** The connection settings' names (the Functions host reads the same ones for the bindings). */
+export const connectionNames = { storage: storageConnectionName, serviceBus: serviceBusConnectionName } as const;
+
+/** The connections, each read by its owner: storage (required) and Service Bus (optional). */
+function appConnections(source: SettingsSource) {
+  return { storage: readStorageConnection(source), serviceBus: readServiceBusConnection(source) };
+}
 
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** The connections and every setting, validated: one ConfigurationInvalid names every bad one. */
-export function loadAppConfig(env: Env = process.env): AppConfig {
-  return loadConfig(appSettings, env);
+export function loadAppConfig(env: Env = process.env) {
+  const { storage, ...config } = loadConfig(appSettings, appConnections, env);
+  // readStorageConnection reports a missing connection as a problem, so loadConfig has thrown.
+  if (storage === undefined) throw new AppError('Internal', 'No storage connection and no problem reported');
+  return { ...config, storage };
 }
+
+export type AppConfig = ReturnType<typeof loadAppConfig>;
 
 /**
  * The groups the registrations read when the app loads (timer schedules, queue names, the jobs body

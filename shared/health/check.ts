@@ -5,7 +5,6 @@
  * an SDK message, which could carry an account name, a key or a SAS token.
  */
 import type { Clock } from '../clock';
-import type { Connections } from '../config';
 import { type AppErrorCode, isAppError } from '../errors';
 import type { StorageClients } from '../storage/clients';
 import { statusOfError, translateStorageError } from '../storage/errors';
@@ -31,9 +30,14 @@ export interface HealthReport {
   readonly checks: Readonly<Record<CheckName, CheckResult>>;
 }
 
+/** What health reads of the validated configuration: whether (and how) Service Bus is configured. */
+interface ConfiguredConnections {
+  readonly serviceBus: { readonly kind: string } | undefined;
+}
+
 export interface HealthDeps {
   /** The validated configuration; throws ConfigurationInvalid when a setting is bad. */
-  readonly config: () => Connections;
+  readonly config: () => ConfiguredConnections;
   /** The app's storage clients (asked for once the configuration has loaded). */
   readonly storage: () => StorageClients;
   readonly clock: Clock;
@@ -61,7 +65,7 @@ async function probe(clock: Clock, doing: string, call: () => Promise<unknown>):
 }
 
 export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
-  let config: Connections;
+  let config: ConfiguredConnections;
   try {
     config = deps.config();
   } catch (err) {

@@ -6,7 +6,7 @@
  */
 import type { ServiceBusClient, ServiceBusSender } from '@azure/service-bus';
 
-import type { ServiceBusConnection } from '../config';
+import type { ServiceBusConnection } from './connection';
 import { serviceBusSdk } from '../onDemand';
 import { tokenCredentialFor } from '../storage/clients';
 

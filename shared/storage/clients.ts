@@ -26,7 +26,7 @@ import {
   StorageSharedKeyCredential as QueueSharedKeyCredential,
 } from '@azure/storage-queue';
 
-import type { StorageConnection } from '../config';
+import type { StorageConnection } from './connection';
 import { identitySdk } from '../onDemand';
 import { translateStorageError } from './errors';
 import type { StorageRetrySettings } from './settings';

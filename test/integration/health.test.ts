@@ -1,7 +1,7 @@
 import { freePort } from '../../devhost/azurite';
 import { systemClock } from '../../shared/clock';
 import { loadAppConfig as loadConfig } from '../../shared/app/settings';
-import { devStorageAccount } from '../../shared/config';
+import { devStorageAccount } from '../../shared/storage/connection';
 import type { HealthDeps } from '../../shared/health/check';
 import { healthRoutes } from '../../shared/health/routes';
 import { createStorageClients } from '../../shared/storage/clients';

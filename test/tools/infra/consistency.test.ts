@@ -1,6 +1,6 @@
 /**
  * infra/ provisions exactly what the app uses. The app side is read from its single sources of
- * truth — `shared/resources.ts`, `shared/config.ts` (the connections), the settings declarations (docgen/settingsDoc.ts), `host.json` and the bindings
+ * truth — `shared/resources.ts`, `shared/storage/connection.ts` and `shared/messaging/connection.ts` (the connections), the settings declarations (docgen/settingsDoc.ts), `host.json` and the bindings
  * the compiled app registers (captured through the devhost's registry) — and compared with what a
  * deployment of infra/ creates (the Bicep CLI's snapshot of the default scenario), so a capability
  * that adds a queue, a setting or a Service Bus trigger fails here until infra/ provides it.
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 
 import { hostBodyLimitBytes } from '../../../docgen/hostSettings';
 import { declaredSettings } from '../../../docgen/settingsDoc';
-import { connectionNames } from '../../../shared/config';
+import { connectionNames } from '../../../shared/app/settings';
 import { invalidResourceNames, resourceManifest } from '../../../shared/resourceManifest';
 import { type Binding, captureRegistrations, type Registration, settingReferences } from '../../support/infra/registrations';
 import { at, type Deployment, isPlainObject, type Json, leafName, ofType, textOf } from '../../support/infra/deployment';
