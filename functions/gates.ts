@@ -13,12 +13,12 @@ df.app.orchestration(gateFunctions.release, gateReleaseOrchestrator);
 df.app.orchestration(gateFunctions.generation, gateGenerationOrchestrator);
 df.app.orchestration(gateFunctions.lateActions, gateLateActionsOrchestrator);
 
-df.app.activity(gateFunctions.announceRelease, { handler: (input: ReleaseFollowUp) => theApp().gates.announceRelease(input) });
-df.app.activity(gateFunctions.opened, { handler: (input: OpenedInput) => theApp().gates.opened(input) });
-df.app.activity(gateFunctions.announce, { handler: (input: AnnounceInput) => theApp().gates.announce(input) });
-df.app.activity(gateFunctions.actions, { handler: (input: ActionBatchInput) => theApp().gates.actions(input) });
+df.app.activity(gateFunctions.announceRelease, { handler: (input: ReleaseFollowUp) => theApp().gates.activities.announceRelease(input) });
+df.app.activity(gateFunctions.opened, { handler: (input: OpenedInput) => theApp().gates.activities.opened(input) });
+df.app.activity(gateFunctions.announce, { handler: (input: AnnounceInput) => theApp().gates.activities.announce(input) });
+df.app.activity(gateFunctions.actions, { handler: (input: ActionBatchInput) => theApp().gates.activities.actions(input) });
 // A scheduled release may start the release orchestration, so it takes the Durable client.
 df.app.activity(gateFunctions.scheduledRelease, {
   extraInputs: [df.input.durableClient()],
-  handler: (input: ScheduledReleaseInput, context) => theApp().gates.scheduledRelease(invocationClient(context), input),
+  handler: (input: ScheduledReleaseInput, context) => theApp().gates.activities.scheduledRelease(invocationClient(context), input),
 });

@@ -19,13 +19,13 @@ import type { SweepReport } from '../idempotencySweep';
 import type { JobService } from '../jobs/service';
 import type { Logger } from '../log';
 import type { ServiceBusSenders } from '../messaging/serviceBus';
-import { containers } from '../resources';
+import { containers, serviceBusEntities, tables } from '../resources';
+import { createGates, type Gates } from '../gates';
 import { occBackoff } from '../retry';
 import type { SequenceService } from '../sequences/service';
 import { containerKeyBlob, signerOf } from '../signing/keyStore';
 import type { StorageClients } from '../storage/clients';
-import { gatesOf, type GatesCapability } from './gates';
-import { effectRulesOf, gateReleasePort, jobPort, pushTransport } from './ports';
+import { effectRulesOf, gateActionCheck, gateReleasePort, jobPort, pushTransport } from './ports';
 import type { Runtime } from './runtime';
 import { schedulesOf, type SchedulesCapability } from './schedules';
 import { countersOf, jobsOf, sequencesOf, type StreamsCapability, streamsOf, sweepOf } from './services';
@@ -52,7 +52,7 @@ export interface App {
   readonly durable: DurableClientSource;
   readonly sequences: SequenceService;
   readonly counters: CounterService;
-  readonly gates: GatesCapability;
+  readonly gates: Gates;
   readonly schedules: SchedulesCapability;
   readonly jobs: JobService;
   readonly streams: StreamsCapability;
@@ -116,10 +116,18 @@ export function createApp(deps: AppDeps): App {
       maxResponseBytes: webhook.webhookMaxResponseBytes,
       maxRedirects: webhook.webhookMaxRedirects,
     },
-    gates: client === undefined ? undefined : gateReleasePort(gates.service(client)),
+    gates: client === undefined ? undefined : gateReleasePort(gates.commands(client)),
     jobs: jobPort(jobs),
   });
-  const gates = gatesOf(config, storage, serviceBus, runtime, durable, effectRules, effectPorts);
+  const gates = createGates({
+    ...runtime,
+    settings: config.gates,
+    table: () => storage.table(tables.gates),
+    eventSender: () => serviceBus.sender(serviceBusEntities.topics.gateEvents),
+    // A gate run's action gets no Durable client: none of the effects it may make (none, enqueue, job) needs one.
+    effects: effectPorts(undefined),
+    checkAction: gateActionCheck(effectRules),
+  });
   const schedules = schedulesOf(config, storage, serviceBus, runtime, effectRules, effectPorts);
   const sequences = sequencesOf(config, storage, runtime);
 

@@ -10,7 +10,7 @@ import type { GateReleasePort, JobPort } from '../effects/runner';
 import { parseAllowList } from '../effects/webhook/allowList';
 import { validationError } from '../errors';
 import type { GateAction } from '../gates/actions';
-import type { GateService } from '../gates/service';
+import type { GateCommands } from '../gates/service';
 import { isFinished } from '../jobs/jobRecord';
 import type { JobService } from '../jobs/service';
 import type { AppConfig } from './settings';
@@ -35,7 +35,7 @@ export function effectRulesOf(
 }
 
 /** The gates capability's release. */
-export function gateReleasePort(service: GateService): GateReleasePort {
+export function gateReleasePort(service: GateCommands): GateReleasePort {
   return {
     async release(gate, by, note) {
       return (await service.release(gate, { by, note })).outcome;

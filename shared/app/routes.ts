@@ -50,11 +50,7 @@ export function appRoutes(app: () => App, settings: Pick<RegistrationSettings, '
     ...healthRoutes(() => ({ config: () => app().config, storage: () => app().storage, clock: systemClock })),
     ...sequencesRoutes({ service: () => app().sequences }),
     ...countersRoutes({ service: () => app().counters }),
-    ...gatesRoutes({
-      service: (client) => app().gates.service(client),
-      waiting: () => app().gates.waiting,
-      audit: () => app().gates.audit,
-    }),
+    ...gatesRoutes({ gates: () => app().gates }),
     ...schedulesRoutes({ service: (client) => app().schedules.service(client) }),
     ...jobsRoutes({
       service: () => app().jobs,

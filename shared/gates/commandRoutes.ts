@@ -50,7 +50,7 @@ export function gatesCreateRoute(deps: GateRouteDeps): RouteDefinition {
       503: unavailable,
     },
     handle: async ({ params, body, headers, durable }) => {
-      const result = await deps.service(durable()).create(params.name, body?.releaseAt, actorOf(headers, body));
+      const result = await deps.gates().commands(durable()).create(params.name, body?.releaseAt, actorOf(headers, body));
       return gateResult(result.created ? 201 : 200, result.gate, result.created ? { location: `/api/gates/${params.name}` } : {});
     },
   });
@@ -73,7 +73,7 @@ export function gatesReleaseRoute(deps: GateRouteDeps): RouteDefinition {
     examples: [{}, { by: 'alice', note: 'go' }],
     responses: commandResponses({ description: 'Released (by this call or an earlier one)', schema: releaseResult }),
     handle: async ({ params, body, headers, durable }) => {
-      const result = await deps.service(durable()).release(params.name, actorOf(headers, body));
+      const result = await deps.gates().commands(durable()).release(params.name, actorOf(headers, body));
       if (result.outcome === 'superseded') throw new AppError('Internal', 'A release of the current generation was superseded');
       return json(200, { outcome: result.outcome, gate: viewOf(result.gate) }, { etag: gateEtag(result.gate) });
     },
@@ -98,7 +98,7 @@ export function gatesResetRoute(deps: GateRouteDeps): RouteDefinition {
     examples: [{}, { releaseAt: '2026-03-29T09:00:00Z' }],
     responses: commandResponses({ description: 'Reset (by this call or a concurrent one)', schema: resetResult }),
     handle: async ({ params, body, headers, durable }) => {
-      const result = await deps.service(durable()).reset(params.name, body?.releaseAt, actorOf(headers, body));
+      const result = await deps.gates().commands(durable()).reset(params.name, body?.releaseAt, actorOf(headers, body));
       return json(200, { outcome: result.outcome, gate: viewOf(result.gate), carried: result.carried }, { etag: gateEtag(result.gate) });
     },
   });

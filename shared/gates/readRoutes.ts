@@ -24,7 +24,7 @@ export function gatesListRoute(deps: GateRouteDeps): RouteDefinition {
       503: unavailable,
     },
     handle: async ({ query }) =>
-      json(200, pageBody(await deps.service().list(query), viewOf, { unreadable: true }), { 'cache-control': 'no-store' }),
+      json(200, pageBody(await deps.gates().reader.list(query), viewOf, { unreadable: true }), { 'cache-control': 'no-store' }),
   });
 }
 
@@ -46,7 +46,7 @@ export function gatesGetRoute(deps: GateRouteDeps): RouteDefinition {
       503: unavailable,
     },
     handle: async ({ params, headers }) => {
-      const gate = await deps.service().describe(params.name);
+      const gate = await deps.gates().reader.describe(params.name);
       const etag = gateEtag(gate);
       if (ifNoneMatchHits(headers.get('if-none-match'), etag)) return { status: 304, headers: { etag, 'cache-control': 'no-cache' } };
       return gateResult(200, gate);
@@ -72,7 +72,7 @@ export function gatesAuditRoute(deps: GateRouteDeps): RouteDefinition {
     handle: async ({ params, query }) =>
       json(
         200,
-        pageBody(await deps.audit().list(params.name, query), (r) => r, { unreadable: true }),
+        pageBody(await deps.gates().audit.list(params.name, query), (r) => r, { unreadable: true }),
       ),
   });
 }

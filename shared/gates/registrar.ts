@@ -11,6 +11,7 @@
  * stored row (the same action: the run that exists; another action: a conflict).
  */
 import type { Clock } from '../clock';
+import type { DurableClient } from '../durable/client';
 import { GroupCommit } from '../groupCommit';
 import { LostRace, retryLostRaces, type RetryContext } from '../retry';
 import type { GateAction } from './actions';
@@ -40,15 +41,18 @@ export interface RegistrarDeps {
   readonly retry: (gate: string) => RetryContext;
   readonly maxWaiters: () => number;
   /**
-   * Called before runs with an action are committed as late joiners (the gate is released): makes
-   * sure something durable will perform their actions once the commit lands (late.orchestrator.ts).
+   * Called before runs with an action are committed as late joiners (the gate is released), with the
+   * Durable client of a request that registers one of them: makes sure something durable will perform
+   * their actions once the commit lands (late.orchestrator.ts).
    */
-  readonly beforeLateActions: (gate: string, generation: number, runIds: readonly string[]) => Promise<void>;
+  readonly beforeLateActions: (durable: DurableClient, gate: string, generation: number, runIds: readonly string[]) => Promise<void>;
 }
 
 interface Item {
   readonly registration: Registration;
   readonly actionJson: string;
+  /** The Durable client of the request registering it. */
+  readonly durable: DurableClient;
 }
 
 type Outcomes = Map<Item, RegistrationOutcome>;
@@ -66,8 +70,9 @@ export class GateRegistrar {
     this.commits = new GroupCommit((gate, items) => this.write(gate, items), { maxInFlight: 1, maxItems: 1000 });
   }
 
-  async register(gate: string, registration: Registration): Promise<RegistrationOutcome> {
-    const item: Item = { registration, actionJson: JSON.stringify(registration.action) };
+  /** Registers a run; `durable` is the client of the request registering it (a late joiner's action is started on it). */
+  async register(gate: string, registration: Registration, durable: DurableClient): Promise<RegistrationOutcome> {
+    const item: Item = { registration, actionJson: JSON.stringify(registration.action), durable };
     const outcomes = await this.commits.submit(gate, item);
     const outcome = outcomes.get(item);
     if (outcome === undefined) throw new Error(`No registration outcome for run ${registration.runId}`);
@@ -144,8 +149,15 @@ export class GateRegistrar {
         outcomes.set(item, { kind: 'full', generation: decided.generation, limit: this.deps.maxWaiters() });
       if (accepted.length === 0) return {};
       if (late) {
-        const withActions = accepted.filter((item) => item.registration.action.type !== 'none').map((item) => item.registration.runId);
-        if (withActions.length > 0) await this.deps.beforeLateActions(gate, decided.generation, withActions);
+        const withActions = accepted.filter((item) => item.registration.action.type !== 'none');
+        const first = withActions[0];
+        if (first !== undefined)
+          await this.deps.beforeLateActions(
+            first.durable,
+            gate,
+            decided.generation,
+            withActions.map((item) => item.registration.runId),
+          );
       }
       const registeredAt = new Date(this.deps.clock.now()).toISOString();
       const rows = accepted.map((item) => runEntity(newRun(gate, item, decided.generation, late, registeredAt)));

@@ -6,15 +6,22 @@ import type { GateAuditLog } from './audit';
 import { gateEtag } from './etag';
 import type { GateSnapshot } from './operations';
 import { viewOf } from './schemas';
-import type { GateService } from './service';
+import type { GateReader } from './reader';
+import type { GateCommands } from './service';
 import type { WaitingDeps } from './waiting';
 
+/** What the routes use of the capability (its front door, shared/gates/index.ts). */
+interface GatesOfRoutes {
+  readonly reader: GateReader;
+  /** A route that changes a gate gives the commands the Durable client of the invocation being served. */
+  commands(durable: DurableClient): GateCommands;
+  readonly waiting: WaitingDeps;
+  readonly audit: GateAuditLog;
+}
+
 export interface GateRouteDeps {
-  /** The service; a route that may start Durable work gives it the client of the invocation being served. */
-  readonly service: (durable?: DurableClient) => GateService;
-  /** Lazy, so the route list can be built (e.g. for the OpenAPI document) without any I/O. */
-  readonly waiting: () => WaitingDeps;
-  readonly audit: () => GateAuditLog;
+  /** Lazy, so the route list can be built (e.g. for the OpenAPI document) without the app or any I/O. */
+  readonly gates: () => GatesOfRoutes;
 }
 
 export const tags = ['gates'];

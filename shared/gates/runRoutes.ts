@@ -51,7 +51,7 @@ export function gatesStartRunRoute(deps: GateRouteDeps): RouteDefinition {
       503: unavailable,
     },
     handle: async ({ params, body, durable }) => {
-      const started = await deps.service(durable()).startRun(params.name, body?.runId, body?.action ?? { type: 'none' });
+      const started = await deps.gates().commands(durable()).startRun(params.name, body?.runId, body?.action ?? { type: 'none' });
       const run = { runId: started.runId, gate: params.name, created: started.created, id: started.instanceId };
       return acceptedResult(run, runStatusPath(params.name, started.runId), runPollSeconds);
     },
@@ -73,7 +73,7 @@ export function gatesRunStatusRoute(deps: GateRouteDeps): RouteDefinition {
       503: unavailable,
     },
     handle: async ({ params }) => {
-      const { instanceId, ...run } = await deps.service().runStatus(params.name, params.runId);
+      const { instanceId, ...run } = await deps.gates().reader.runStatus(params.name, params.runId);
       return json(200, { ...run, id: instanceId }, { 'cache-control': 'no-store' });
     },
   });

@@ -1,9 +1,11 @@
 /**
- * The gates use cases behind the HTTP API. The gate is a row in the `gates` table; every change is a
+ * The gate commands behind the HTTP API. The gate is a row in the `gates` table; every change is a
  * conditional write of that row (with the rows that change with it) and answers as soon as it is
  * written. Work that must follow a change and survive a crash (publishing it, performing released
  * runs' actions, a scheduled release) is a Durable orchestration started before the write, so it
- * either finds the change or finds that it never happened.
+ * either finds the change or finds that it never happened. The commands are given the Durable client
+ * of the invocation they serve; a failure of it is the client adapter's (functions/_durable.ts: the
+ * backend unavailable is a 503, anything else a 500), not translated again here.
  */
 import { createHash } from 'node:crypto';
 
@@ -13,32 +15,31 @@ import { startSingleton } from '../durable/singleton';
 import { AppError, isAppError, validationError } from '../errors';
 import type { Logger } from '../log';
 import { LostRace, retryLostRaces, type RetryContext } from '../retry';
-import type { Page, PageRequest } from '../storage/list';
-import type { GateAction, GateActionResult } from './actions';
-import { actionFingerprint } from './fingerprint';
+import { noTelemetry, type Telemetry } from '../telemetry/port';
+import type { GateAction } from './actions';
 import { auditEntity } from './audit';
-import type { GenerationFollowUp, LateActionsInput, ReleaseConfirmed, ReleaseFollowUp, ScheduledReleaseInput } from './messages';
+import { actionFingerprint } from './fingerprint';
+import type { GenerationFollowUp, LateActionsInput, ReleaseFollowUp, ScheduledReleaseInput } from './messages';
+import { gateTelemetry } from './metrics';
 import { gateEvents, gateFunctions, gateInstanceIds } from './names';
-import type { GateRecord, GateSnapshot, ReleaseHow, ReleaseInfo, ReleaseRecord, RunState } from './operations';
+import type { GateSnapshot, ReleaseHow } from './operations';
+import { type GateReader, gateNotFound } from './reader';
 import type { GateRegistrar } from './registrar';
-import { releaseEntity } from './rows';
+import type { GateReleases } from './releases';
 import type { GateSettings } from './settings';
 import type { GateStore } from './store';
-import { create, earlierReleaseNeeded, release, reset, runStateOf, snapshotOf } from './transitions';
+import { create, reset, snapshotOf } from './transitions';
 import type { GateWatchHub } from './watchHub';
-import { gateTelemetry } from './metrics';
-import { noTelemetry, type Telemetry } from '../telemetry/port';
 
 /** A scheduled release at most this far ahead (one year and a day, for "same time next year"). */
 const maxScheduleAheadMs = 366 * 24 * 3600 * 1000;
 
-export interface GateServiceDeps {
-  /**
-   * The Durable client of the invocation being served, asked for only to start what follows a change
-   * (reads never need one).
-   */
-  readonly durable: () => DurableClient;
+export interface GateCommandsDeps {
+  /** The Durable client of the invocation being served: what follows a change is started on it. */
+  readonly durable: DurableClient;
   readonly store: GateStore;
+  readonly reader: GateReader;
+  readonly releases: GateReleases;
   /** This app instance's one registrar (its group commits span every request). */
   readonly registrar: GateRegistrar;
   readonly hub: GateWatchHub;
@@ -54,7 +55,7 @@ export interface GateServiceDeps {
   readonly checkAction: (action: GateAction) => Promise<void>;
   /** Whether changes are published on the Service Bus topic (each then starts an orchestration that does it). */
   readonly announces: () => boolean;
-  /** Resets under way on this app instance, by gate and schedule, shared by every service the app hands out. */
+  /** Resets under way on this app instance, by gate and schedule, shared by every command object the app hands out. */
   readonly resetsInFlight: Map<string, Promise<ResetOutcome>>;
   /** Where the capability's metrics and spans go (none when absent). */
   readonly telemetry?: Telemetry;
@@ -75,29 +76,6 @@ export interface RunStart {
   readonly created: boolean;
 }
 
-/** A gated run as its status route answers. */
-export interface RunView {
-  readonly runId: string;
-  readonly gate: string;
-  readonly instanceId: string;
-  readonly state: RunState['state'];
-  /** Waiting: the generation it waits on; otherwise the generation whose release let it go. */
-  readonly generation: number;
-  readonly late: boolean;
-  readonly registeredAt: string;
-  readonly proceededAt: string | null;
-  readonly release: ReleaseInfo | null;
-  /** What the action did, once it did (`{type: 'none'}` for a run without one, once it proceeded). */
-  readonly action: GateActionResult | null;
-  readonly actionAt: string | null;
-  /** Only for a failed run: what failed it, as an AppError code and its message. */
-  readonly failure?: { readonly code: string; readonly reason: string };
-}
-
-function notFound(name: string): AppError {
-  return new AppError('NotFound', `No gate named "${name}" (create it with PUT /api/gates/${name})`);
-}
-
 /** Checks a `releaseAt`: in the future and at most a year ahead. Returns it normalised (UTC, ms). */
 export function checkReleaseAt(releaseAt: string | undefined, now: number): string | null {
   if (releaseAt === undefined) return null;
@@ -109,91 +87,35 @@ export function checkReleaseAt(releaseAt: string | undefined, now: number): stri
   return new Date(at).toISOString();
 }
 
-/** The gate as it was right after releasing `release` (for announcing a release the gate has since moved past). */
-function releasedView(gate: GateRecord, release: ReleaseRecord): GateSnapshot {
-  const current = snapshotOf(gate);
-  if (gate.generation === release.generation) return current;
-  const { from: _from, ...info } = release;
-  return { ...current, generation: release.generation, state: 'released', releaseAt: null, release: info };
-}
-
 /**
- * Starts the orchestration unless an instance with the id exists already (a concurrent call, or a
- * retry, started it).
+ * What the registrar calls before it commits late joiners with an action, on the Durable client of
+ * the request that registers them: the orchestration that performs their actions, one per set of
+ * runs (a registration that retries starts the same one again).
  */
-async function startOnce(durable: DurableClient, orchestration: string, instanceId: string, input: unknown): Promise<void> {
-  try {
-    await startSingleton(durable, orchestration, instanceId, input);
-  } catch (err) {
-    throw new AppError('DependencyUnavailable', 'The Durable task hub is unavailable; try again shortly', {
-      cause: err,
-      retryAfterSeconds: 2,
-      internal: `Starting ${orchestration} ${instanceId} failed: ${err instanceof Error ? err.message : String(err)}`,
-    });
-  }
+export async function startLateActions(durable: DurableClient, gate: string, generation: number, runIds: readonly string[]): Promise<void> {
+  const input: LateActionsInput = { gate, generation, runIds };
+  const batch = createHash('sha256')
+    .update([...runIds].sort().join('\n'))
+    .digest('base64url')
+    .slice(0, 22);
+  await startSingleton(durable, gateFunctions.lateActions, gateInstanceIds.late(gate, generation, batch), input);
 }
 
-/**
- * What the registrar calls before it commits late joiners with an action: the orchestration that
- * performs their actions, one per set of runs (a registration that retries starts the same one again).
- */
-export function lateActionsStarter(durable: () => DurableClient) {
-  return async (gate: string, generation: number, runIds: readonly string[]): Promise<void> => {
-    const input: LateActionsInput = { gate, generation, runIds };
-    const batch = createHash('sha256')
-      .update([...runIds].sort().join('\n'))
-      .digest('base64url')
-      .slice(0, 22);
-    await startOnce(durable(), gateFunctions.lateActions, gateInstanceIds.late(gate, generation, batch), input);
-  };
-}
-
-export class GateService {
-  private readonly registrar: GateRegistrar;
+export class GateCommands {
   private readonly telemetry;
 
-  constructor(private readonly deps: GateServiceDeps) {
-    this.registrar = deps.registrar;
+  constructor(private readonly deps: GateCommandsDeps) {
     this.telemetry = (deps.telemetry ?? noTelemetry).of(gateTelemetry);
-  }
-
-  /** A release made: counted with the runs it let go (all at once, none of them costs work of its own). */
-  private recordRelease(gate: GateSnapshot, how: ReleaseHow): void {
-    const { metrics } = this.telemetry;
-    const name = { 'tallyho.gate.name': gate.name };
-    metrics.releases.add(1, { ...name, 'tallyho.gate.release.how': how });
-    metrics.released.record(gate.waiters.registered, name);
   }
 
   private now(): string {
     return new Date(this.deps.clock.now()).toISOString();
   }
 
-  /** The gate's state; undefined when the gate does not exist. */
-  async read(name: string): Promise<GateSnapshot | undefined> {
-    const stored = await this.deps.store.readGate(name);
-    if (stored === undefined) return undefined;
-    const snapshot = snapshotOf(stored.value);
-    this.telemetry.metrics.waiting.record(snapshot.waiters.waiting, { 'tallyho.gate.name': name });
-    return snapshot;
-  }
-
-  /** A page of gates as they are now, in name order. */
-  async list(page: PageRequest): Promise<Page<GateSnapshot>> {
-    const listed = await this.deps.store.listGates(page);
-    return { ...listed, items: listed.items.map(snapshotOf) };
-  }
-
-  async describe(name: string): Promise<GateSnapshot> {
-    const gate = await this.read(name);
-    if (gate === undefined) throw notFound(name);
-    return gate;
-  }
-
   /** Creates the gate closed (generation 1), or confirms an existing one; 409 when its `releaseAt` differs. */
   async create(name: string, releaseAtText: string | undefined, actor: Actor): Promise<CreateOutcome> {
     const releaseAt = checkReleaseAt(releaseAtText, this.deps.clock.now());
-    const existing = await this.read(name);
+    const existing = await this.deps.reader.read(name);
     if (existing !== undefined) return { created: false, gate: this.confirm(existing, releaseAt) };
     const at = this.now();
     const made = create(undefined, { name, at, releaseAt });
@@ -201,7 +123,7 @@ export class GateService {
     await this.followGeneration(name, 'create', 1, releaseAt, actor);
     const audit = auditEntity({ gate: name, kind: 'create', generation: 1, at, how: 'api', releaseAt, ...actor });
     if (await this.deps.store.insertGate(made.record, audit)) return made.result;
-    return { created: false, gate: this.confirm(await this.describe(name), releaseAt) };
+    return { created: false, gate: this.confirm(await this.deps.reader.describe(name), releaseAt) };
   }
 
   /**
@@ -228,82 +150,42 @@ export class GateService {
     const how = options.how ?? 'api';
     return retryLostRaces(this.deps.retry(`gate ${name}`), async () => {
       const stored = await this.deps.store.readGate(name);
-      if (stored === undefined) throw notFound(name);
+      if (stored === undefined) throw gateNotFound(name);
       const gate = stored.value;
       if (options.generation !== undefined && options.generation !== gate.generation) return { outcome: 'superseded' };
       if (gate.state === 'released') return { outcome: 'alreadyReleased', gate: snapshotOf(gate) };
-      const at = options.at ?? this.now();
-      const made = release(gate, { generation: gate.generation, at, how, ...actor });
-      if (made.result.outcome !== 'released' || made.record === undefined) throw new Error(`release answered ${made.result.outcome}`);
+      const maker = { at: options.at ?? this.now(), how, ...actor };
+      const { release } = this.deps.releases.made(stored, maker);
       const follow: ReleaseFollowUp = {
         gate: name,
         generation: gate.generation,
-        at,
+        at: maker.at,
         how,
         ...actor,
         announce: this.deps.announces(),
-        actions: made.result.release.actions,
-        from: made.result.release.from,
+        actions: release.actions,
+        from: release.from,
         batchSize: this.deps.settings.notifyBatchSize,
         ...(trace === undefined ? {} : { trace }),
       };
-      if (made.result.release.actions > 0 || follow.announce)
-        await this.startOnce(gateFunctions.release, gateInstanceIds.release(name, gate.generation), follow);
-      const rows = [
-        releaseEntity(name, made.result.release),
-        auditEntity({ gate: name, kind: 'release', generation: gate.generation, at, how, ...actor }),
-      ];
-      const commit = await this.deps.store.commit(made.record, stored.etag, rows);
-      if (!commit.ok) {
-        this.registrar.forget(name);
-        // The release orchestration may have made this very release (the caller's who and when) first.
-        const now = await this.deps.store.readGate(name);
-        const mine = now?.value.release;
-        if (now !== undefined && mine?.generation === gate.generation && mine.at === at && mine.by === actor.by) {
-          // The orchestration made it and counted it.
-          return this.released(snapshotOf(now.value));
-        }
-        throw new LostRace(`gate ${name} changed`);
+      if (release.actions > 0 || follow.announce)
+        await startSingleton(this.deps.durable, gateFunctions.release, gateInstanceIds.release(name, gate.generation), follow);
+      const committed = await this.deps.releases.commitRelease(name, stored, maker);
+      if (committed !== undefined) return { outcome: 'released', gate: committed.gate };
+      // The release orchestration may have made this very release (the caller's who and when) first.
+      const now = await this.deps.store.readGate(name);
+      const mine = now?.value.release;
+      if (now !== undefined && mine?.generation === gate.generation && mine.at === maker.at && mine.by === actor.by) {
+        // The orchestration made it and counted it.
+        return this.released(snapshotOf(now.value));
       }
-      this.registrar.forget(name);
-      this.recordRelease(made.result.gate, how);
-      return this.released(made.result.gate);
+      throw new LostRace(`gate ${name} changed`);
     });
   }
 
   private released(gate: GateSnapshot): ReleaseOutcome {
     this.deps.hub.publish(gate);
     return { outcome: 'released', gate };
-  }
-
-  /**
-   * The release orchestration's first step: makes the release it was started for, unless the caller
-   * made it already (or the gate moved past that generation without it).
-   */
-  async confirmRelease(input: ReleaseFollowUp): Promise<ReleaseConfirmed> {
-    return retryLostRaces(this.deps.retry(`gate ${input.gate}`), async () => {
-      const stored = await this.deps.store.readGate(input.gate);
-      if (stored === undefined) return { outcome: 'missing' };
-      const gate = stored.value;
-      if (gate.generation === input.generation && gate.state === 'closed') {
-        const { gate: name, generation, at, by, how, note } = input;
-        const made = release(gate, { generation, at, by, how, ...(note === undefined ? {} : { note }) });
-        if (made.result.outcome !== 'released' || made.record === undefined) throw new Error(`release answered ${made.result.outcome}`);
-        const rows = [
-          releaseEntity(name, made.result.release),
-          auditEntity({ gate: name, kind: 'release', generation, at, by, how, ...(note === undefined ? {} : { note }) }),
-        ];
-        const commit = await this.deps.store.commit(made.record, stored.etag, rows);
-        if (!commit.ok) throw new LostRace(`gate ${name} changed`);
-        this.registrar.forget(name);
-        this.deps.hub.publish(made.result.gate);
-        this.recordRelease(made.result.gate, how);
-        return { outcome: 'released', gate: made.result.gate, release: made.result.release, actions: made.result.release.actions };
-      }
-      const made = await this.deps.store.releaseFrom(input.gate, input.generation);
-      if (made?.generation !== input.generation) return { outcome: 'superseded' };
-      return { outcome: 'released', gate: releasedView(gate, made), release: made, actions: made.actions };
-    });
   }
 
   /** Closes the gate again with the next generation; runs still waiting move into it. Cancels the old schedule. */
@@ -329,11 +211,11 @@ export class GateService {
     let from: number | undefined;
     return retryLostRaces(this.deps.retry(`gate ${name}`), async () => {
       const stored = await this.deps.store.readGate(name);
-      if (stored === undefined) throw notFound(name);
+      if (stored === undefined) throw gateNotFound(name);
       const gate = stored.value;
       from ??= gate.generation;
       const made = reset(gate, { fromGeneration: from, at: this.now(), releaseAt });
-      if (made.result.outcome === 'missing') throw notFound(name);
+      if (made.result.outcome === 'missing') throw gateNotFound(name);
       if (made.result.outcome === 'alreadyReset') return { outcome: 'alreadyReset', gate: made.result.gate, carried: 0 };
       if (made.record === undefined) throw new Error('reset made no gate');
       const generation = gate.generation + 1;
@@ -348,7 +230,7 @@ export class GateService {
         ...actor,
       });
       const commit = await this.deps.store.commit(made.record, stored.etag, [audit]);
-      this.registrar.forget(name);
+      this.deps.registrar.forget(name);
       if (!commit.ok) throw new LostRace(`gate ${name} changed`);
       if (gate.releaseAt !== null && gate.state === 'closed') await this.cancelSchedule(name, gate.generation, gate.releaseAt);
       this.deps.hub.publish(made.result.gate);
@@ -358,17 +240,18 @@ export class GateService {
 
   /**
    * Starts a gated run (or finds the one started with this runId and the same action). It returns
-   * no Durable management links: run starters hold only a function key.
+   * no Durable management links: run starters hold only a function key. A late joiner's action is
+   * started on this request's Durable client.
    */
   async startRun(name: string, runId: string | undefined, action: GateAction): Promise<RunStart> {
     // An action the run could not perform once released would only fail the run after the wait.
     await this.deps.checkAction(action);
     const id = runId ?? this.deps.newId();
-    const outcome = await this.registrar.register(name, { runId: id, action, fingerprint: actionFingerprint(action) });
+    const outcome = await this.deps.registrar.register(name, { runId: id, action, fingerprint: actionFingerprint(action) }, this.deps.durable);
     const instanceId = gateInstanceIds.run(name, id);
     switch (outcome.kind) {
       case 'missing':
-        throw notFound(name);
+        throw gateNotFound(name);
       case 'full':
         throw new AppError(
           'TooManyRequests',
@@ -382,38 +265,6 @@ export class GateService {
       case 'created':
         return { runId: id, instanceId, created: true };
     }
-  }
-
-  /** A gated run's state; 404 when there is no such run. */
-  async runStatus(name: string, runId: string): Promise<RunView> {
-    const [run, first] = await Promise.all([this.deps.store.readRun(name, runId), this.deps.store.readGate(name)]);
-    if (run === undefined || first === undefined) throw new AppError('NotFound', `No run "${runId}" of gate "${name}"`);
-    // Read together, the gate may be older than the run's outcome: an outcome comes after a release.
-    const gate =
-      run.value.outcome !== undefined && first.value.state === 'closed' ? ((await this.deps.store.readGate(name)) ?? first) : first;
-    const needed = earlierReleaseNeeded(run.value, gate.value);
-    const earlier = needed === undefined ? undefined : await this.deps.store.releaseFrom(name, needed);
-    if (needed !== undefined && earlier === undefined)
-      throw new AppError('CorruptState', `The release that let run "${runId}" of gate "${name}" go is missing`);
-    const state = runStateOf(run.value, gate.value, earlier);
-    const { outcome } = run.value;
-    const letGo = state.state !== 'waiting';
-    const action: GateActionResult | null =
-      outcome?.state === 'done' ? outcome.result : letGo && run.value.actionType === 'none' ? { type: 'none' } : null;
-    return {
-      runId,
-      gate: name,
-      instanceId: gateInstanceIds.run(name, runId),
-      state: state.state,
-      generation: state.generation,
-      late: run.value.late,
-      registeredAt: run.value.registeredAt,
-      proceededAt: letGo ? state.proceededAt : null,
-      release: letGo ? state.release : null,
-      action,
-      actionAt: outcome?.at ?? null,
-      ...(outcome?.state === 'failed' ? { failure: { code: outcome.code, reason: outcome.reason } } : {}),
-    };
   }
 
   /** A generation's scheduled release (the orchestration's timer fired at `at`): the API's release of that generation. */
@@ -456,21 +307,15 @@ export class GateService {
       batchSize: this.deps.settings.notifyBatchSize,
       ...actor,
     };
-    await this.startOnce(gateFunctions.generation, gateInstanceIds.generation(name, generation, releaseAt), input);
+    await startSingleton(this.deps.durable, gateFunctions.generation, gateInstanceIds.generation(name, generation, releaseAt), input);
   }
 
   private async cancelSchedule(name: string, generation: number, releaseAt: string): Promise<void> {
     try {
-      await this.deps
-        .durable()
-        .raiseEvent(gateInstanceIds.generation(name, generation, releaseAt), gateEvents.scheduleCancelled, { generation });
+      await this.deps.durable.raiseEvent(gateInstanceIds.generation(name, generation, releaseAt), gateEvents.scheduleCancelled, { generation });
     } catch (err) {
       // Harmless if lost: the old schedule's release names its generation and is refused as superseded.
       this.deps.logger.log('warn', 'gates.schedule.cancelFailed', { gate: name, generation, error: err });
     }
-  }
-
-  private startOnce(orchestration: string, instanceId: string, input: unknown): Promise<void> {
-    return startOnce(this.deps.durable(), orchestration, instanceId, input);
   }
 }

@@ -29,7 +29,7 @@ export function gatesWaitRoute(deps: GateRouteDeps): RouteDefinition {
       503: unavailable,
     },
     handle: async ({ params, query, clientGone }) => {
-      const waiting = deps.waiting();
+      const waiting = deps.gates().waiting;
       const max = waiting.settings.waitMaxSeconds;
       if (query.timeout !== undefined && query.timeout > max) {
         throw validationError('The timeout is too long', [{ path: 'query.timeout', message: `At most ${max} seconds` }]);
@@ -61,7 +61,7 @@ export function gatesEventsRoute(deps: GateRouteDeps): RouteDefinition {
       503: unavailable,
     },
     handle: async ({ params, clientGone }) => {
-      const body = await gateEventStream(deps.waiting(), params.name, clientGone);
+      const body = await gateEventStream(deps.gates().waiting, params.name, clientGone);
       return {
         status: 200,
         headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store', 'x-accel-buffering': 'no' },

@@ -10,8 +10,8 @@ import { AppError } from '../../../shared/errors';
 import type { JobPort } from '../../../shared/effects/runner';
 import type { GateAction } from '../../../shared/gates/actions';
 import type { ReleaseFollowUp } from '../../../shared/gates/messages';
-import type { RunView } from '../../../shared/gates/service';
-import { gateWorld, type GateWorld } from './world';
+import type { RunView } from '../../../shared/gates/reader';
+import { gateWorld, type GateWorld, RecordingDurable } from './world';
 
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 const none: GateAction = { type: 'none' };
@@ -240,7 +240,8 @@ describe('releasing', () => {
       from: 1,
       batchSize: 50,
     };
-    expect(await service.confirmRelease(stale)).toEqual({ outcome: 'superseded' });
+    // The orchestration's first step makes no release of a generation the gate moved past (nothing to announce).
+    expect(await service.gates.activities.announceRelease(stale)).toBeUndefined();
     expect(
       await world.actions(service, { gate: 'g', generation: 1, selection: { kind: 'released', shards: [0, 16], from: 1 }, confirm: stale }),
     ).toMatchObject({
@@ -324,6 +325,21 @@ describe('actions', () => {
     expect(await service.runStatus('g', 'l2')).toMatchObject({ state: 'proceeded', late: true, action: { type: 'none' } });
     expect(await world.drainActions()).toEqual([{ gate: 'g', generation: 1, runId: 'l1', payload: 1 }]);
   });
+
+  test("a late joiner's action starts on the Durable client of the request that registers it, on an instance that has served nothing else", async () => {
+    const world = gateWorld();
+    const admin = world.instance();
+    await admin.create('g', undefined, { by: 'ops' });
+    await admin.release('g', { by: 'alice' });
+    const fresh = world.instance();
+    const requests = [new RecordingDurable(), new RecordingDurable()];
+    await fresh.gates.commands(requests[0]!).startRun('g', 'a1', enqueue(1));
+    await fresh.gates.commands(requests[1]!).startRun('g', 'a2', enqueue(2));
+    const late = (d: RecordingDurable) =>
+      d.started.filter((s) => s.orchestration === 'gateLateActions').flatMap((s) => (s.input as { runIds: string[] }).runIds);
+    expect(requests.map(late)).toEqual([['a1'], ['a2']]);
+    expect(late(world.durable)).toEqual([]);
+  });
 });
 
 describe('generations', () => {
@@ -373,5 +389,21 @@ describe('generations', () => {
     await service.reset('g', undefined, { by: 'ops' });
     // The reset cancels the closed generation's schedule.
     expect(world.durable.events).toEqual([{ instanceId: `gate:g:gen:1:${Date.parse(at)}`, event: 'GateScheduleCancelled' }]);
+  });
+});
+
+describe('Durable failures', () => {
+  test("a command passes the Durable adapter's judgement on: the backend unavailable stays a 503, a bug is not turned into one", async () => {
+    const world = gateWorld();
+    const { gates } = world.instance();
+    const failing = (err: Error): RecordingDurable => Object.assign(new RecordingDurable(), { startNew: () => Promise.reject(err) });
+    const releaseAt = new Date(Date.now() + 3_600_000).toISOString();
+    const unavailable = new AppError('DependencyUnavailable', 'The Durable Functions backend is unavailable; try again shortly');
+    await expect(gates.commands(failing(unavailable)).create('g1', releaseAt, { by: 'ops' })).rejects.toBe(unavailable);
+    const bug = new TypeError('a bug in the adapter');
+    await expect(gates.commands(failing(bug)).create('g2', releaseAt, { by: 'ops' })).rejects.toBe(bug);
+    // Nothing was written: the orchestration that follows a change is started before the change.
+    expect(await gates.reader.read('g1')).toBeUndefined();
+    expect(await gates.reader.read('g2')).toBeUndefined();
   });
 });

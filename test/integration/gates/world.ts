@@ -1,8 +1,8 @@
 /**
- * Gate services on Azurite for the integration tests: a table of their own, the real store, audit
- * log and action runner, and a Durable client that records the orchestrations started (a stand-in:
- * these tests drive the orchestrations' activities themselves, as a crash or a race would leave them).
- * `instance()` builds another service on the same table — what a second app instance is.
+ * The gates capability on Azurite for the integration tests, built through its front door
+ * (createGates) on a table of its own, with a Durable client that records the orchestrations started
+ * (a stand-in: these tests drive the orchestrations' activities themselves, as a crash or a race would
+ * leave them). `instance()` builds another one on the same table — what a second app instance is.
  */
 import { randomUUID } from 'node:crypto';
 
@@ -10,17 +10,16 @@ import { systemClock } from '../../../shared/clock';
 import { loadAppConfig } from '../../../shared/app/settings';
 import type { DurableClient, InstanceStatus } from '../../../shared/durable/client';
 import type { EffectPorts, JobPort } from '../../../shared/effects/runner';
-import { type ActionBatchInput, performActionBatch } from '../../../shared/gates/actionRunner';
+import { createGates, type GateCommands, type GateReader, type Gates } from '../../../shared/gates';
+import type { ActionBatchInput, ActionBatchResult } from '../../../shared/gates/actionRunner';
 import type { GateAction } from '../../../shared/gates/actions';
 import { GateAuditLog } from '../../../shared/gates/audit';
-import { GateRegistrar } from '../../../shared/gates/registrar';
-import { GateService, lateActionsStarter } from '../../../shared/gates/service';
 import type { GateSettings } from '../../../shared/gates/settings';
 import { GateStore } from '../../../shared/gates/store';
-import { GateWatchHub } from '../../../shared/gates/watchHub';
 import { MemoryLogger } from '../../../shared/log';
-import { defaultBackoff, retryContextOf } from '../../../shared/retry';
+import { defaultBackoff } from '../../../shared/retry';
 import { createStorageClients } from '../../../shared/storage/clients';
+import { noTelemetry } from '../../../shared/telemetry/port';
 
 export const storage = createStorageClients(loadAppConfig({ AzureWebJobsStorage: process.env.TEST_STORAGE_CONNECTION }).storage);
 export const unique = (prefix: string): string => `${prefix}${randomUUID().replace(/-/g, '').slice(0, 12)}`;
@@ -42,7 +41,7 @@ interface Started {
 }
 
 /** Records what is started; a second start of a running id is refused, as the Durable API refuses it. */
-class RecordingDurable implements DurableClient {
+export class RecordingDurable implements DurableClient {
   readonly started: Started[] = [];
   readonly events: { instanceId: string; event: string }[] = [];
   private readonly running = new Set<string>();
@@ -71,6 +70,15 @@ class RecordingDurable implements DurableClient {
   }
 }
 
+/** One app instance's gates: its commands (on the world's recording Durable client), its reads and its activities. */
+export interface GateInstance
+  extends Pick<GateCommands, 'create' | 'release' | 'reset' | 'startRun' | 'scheduledRelease'>,
+    Pick<GateReader, 'read' | 'list' | 'describe' | 'runStatus'> {
+  readonly gates: Gates;
+  /** The `gateActions` activity, with `jobs` as the jobs port of the released runs' actions. */
+  actions(input: ActionBatchInput, jobs?: JobPort): Promise<ActionBatchResult>;
+}
+
 export interface GateWorld {
   readonly table: string;
   readonly store: GateStore;
@@ -79,9 +87,9 @@ export interface GateWorld {
   readonly actionsQueue: string;
   readonly logger: MemoryLogger;
   /** An app instance on the shared table (`checkAction`: the effects' checks of a run's action). */
-  instance(settings?: Partial<GateSettings>, options?: { announces?: boolean; checkAction?: (action: GateAction) => Promise<void> }): GateService;
-  /** The action runner as the `gateActions` activity runs it, on `service`'s release confirmation. */
-  actions(service: GateService, input: ActionBatchInput, jobs?: JobPort): ReturnType<typeof performActionBatch>;
+  instance(settings?: Partial<GateSettings>, options?: { announces?: boolean; checkAction?: (action: GateAction) => Promise<void> }): GateInstance;
+  /** The action runner as `service`'s `gateActions` activity runs it. */
+  actions(service: GateInstance, input: ActionBatchInput, jobs?: JobPort): Promise<ActionBatchResult>;
   /** The messages on the actions queue, parsed (received and deleted). */
   drainActions(): Promise<{ gate: string; generation: number; runId: string; payload: unknown }[]>;
 }
@@ -97,7 +105,9 @@ export function gateWorld(): GateWorld {
     clock: systemClock,
     random: Math.random,
     logger,
+    telemetry: noTelemetry,
     backoff: { ...defaultBackoff, maxAttempts: 50, maxElapsedMs: 30_000 },
+    newId: () => randomUUID(),
   };
   const noJobs: JobPort = {
     submit: () => Promise.reject(new Error('no jobs service here')),
@@ -110,7 +120,6 @@ export function gateWorld(): GateWorld {
     gates: undefined,
     jobs,
   });
-  const retry = (subject: string) => retryContextOf(runtime, subject);
   return {
     table,
     store,
@@ -119,35 +128,36 @@ export function gateWorld(): GateWorld {
     actionsQueue,
     logger,
     instance(settings = {}, options = {}) {
-      const all = { ...gateSettings, ...settings };
       // An instance's registrar is its own (its group commits and cached gate row are per instance).
-      const registrar = new GateRegistrar({
-        store,
-        clock: systemClock,
-        retry: (gate) => retry(`gate ${gate}`),
-        maxWaiters: () => all.maxWaiters,
-        beforeLateActions: lateActionsStarter(() => durable),
-      });
-      return new GateService({
-        durable: () => durable,
-        store,
-        registrar,
-        hub: new GateWatchHub(() => Promise.resolve(undefined), { intervalMs: 1000, clock: systemClock, logger }),
-        settings: all,
-        clock: systemClock,
-        logger,
-        retry,
-        newId: () => randomUUID(),
+      let jobs = noJobs;
+      const gates = createGates({
+        ...runtime,
+        settings: { ...gateSettings, ...settings },
+        table: () => storage.table(table),
+        eventSender: () => (options.announces === true ? { sendMessages: () => Promise.resolve() } : undefined),
+        effects: ports({ submit: (...a) => jobs.submit(...a), status: (...a) => jobs.status(...a) }),
         checkAction: options.checkAction ?? (() => Promise.resolve()),
-        announces: () => options.announces ?? false,
-        resetsInFlight: new Map(),
       });
+      const commands = gates.commands(durable);
+      return {
+        gates,
+        create: (...a) => commands.create(...a),
+        release: (...a) => commands.release(...a),
+        reset: (...a) => commands.reset(...a),
+        startRun: (...a) => commands.startRun(...a),
+        scheduledRelease: (...a) => commands.scheduledRelease(...a),
+        read: (...a) => gates.reader.read(...a),
+        list: (...a) => gates.reader.list(...a),
+        describe: (...a) => gates.reader.describe(...a),
+        runStatus: (...a) => gates.reader.runStatus(...a),
+        actions: (input, with_ = noJobs) => {
+          jobs = with_;
+          return gates.activities.actions(input);
+        },
+      };
     },
     actions(service, input, jobs = noJobs) {
-      return performActionBatch(
-        { store, confirmRelease: (follow) => service.confirmRelease(follow), effects: ports(jobs), now: () => Date.now(), logger },
-        input,
-      );
+      return service.actions(input, jobs);
     },
     async drainActions() {
       const queue = await storage.queue(actionsQueue);

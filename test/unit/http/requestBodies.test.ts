@@ -29,7 +29,7 @@ function untouchable<T>(what: string): () => T {
 const routes: RouteDefinition[] = [
   ...streamsRoutes({ service: untouchable('streams') }),
   ...schedulesRoutes({ service: untouchable('schedules') }),
-  ...gatesRoutes({ service: untouchable('gates'), waiting: untouchable('waiting'), audit: untouchable('audit') }),
+  ...gatesRoutes({ gates: untouchable('gates') }),
   ...jobsRoutes({ service: untouchable('jobs'), maxRequestBytes: 1024 * 1024, processors: processorInfos, queuePrefix: 'jobs-work' }),
   ...sequencesRoutes({ service: untouchable('sequences') }),
   ...countersRoutes({ service: untouchable('counters') }),
