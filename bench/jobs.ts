@@ -17,7 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { startAzurite } from '../devhost/azurite';
 import { loadAppConfig } from '../shared/app/settings';
 import { mapTransaction } from '../shared/billing/processor';
-import type { JsonObject } from '../shared/jobs/envelope';
+import type { JsonObject } from '../shared/jobs/envelopes/envelope';
 import { parseRateTable, defaultRatesJson } from '../shared/billing/rates';
 import { hasStatus } from '../shared/storage/errors';
 import { createStorageClients } from '../shared/storage/clients';

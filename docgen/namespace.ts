@@ -23,7 +23,7 @@ import { autoCreatedPartition } from '../shared/storage/cappedSet';
 import { flusherInstanceId, ledgerEntity, legacyFlusherInstanceId, logBlobName, logBlobPrefix, writerEntity } from '../shared/streams/names';
 import { defaultRoute, routeWriterKey } from '../shared/streams/route';
 import { streamSettings } from '../shared/streams/settings';
-import { processorQueueName } from '../shared/jobs/processorDefinition';
+import { processorQueueName } from '../shared/jobs/processors/processorDefinition';
 import { jobSettings } from '../shared/jobs/settings';
 
 /** What the map needs of the deployment: the default partition count and the app's own stream types. */

@@ -11,7 +11,7 @@ import { app, type InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
 
 import { connectionNames } from '../shared/app/settings';
-import { poisonQueueName, workQueueNames } from '../shared/jobs/queues';
+import { poisonQueueName, workQueueNames } from '../shared/jobs/envelopes/queues';
 import { registration, theApp } from './_app';
 import { durableClientOf } from './_durable';
 

@@ -5,13 +5,13 @@
  */
 import { effectIssues, type EffectRules, webhookIssue } from '../effects/admission';
 import { callWebhook } from '../effects/webhook/call';
-import type { PushTransport } from '../jobs/pushTransport';
+import type { PushTransport } from '../jobs/processors/pushTransport';
 import type { GateReleasePort, JobPort } from '../effects/runner';
 import { parseAllowList } from '../effects/webhook/allowList';
 import { validationError } from '../errors';
 import type { GateAction } from '../gates/actions';
 import type { GateCommands } from '../gates/service';
-import { isFinished } from '../jobs/jobRecord';
+import { isFinished } from '../jobs/ledger/jobRecord';
 import type { JobService } from '../jobs/service';
 import type { AppConfig } from './settings';
 

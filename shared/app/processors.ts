@@ -7,7 +7,7 @@
  */
 import { billingInfo, billingOwnStreams, billingProcessor } from '../billing/processor';
 import { streamInvoiceLedger } from '../billing/ledger';
-import { registry, type JobProcessor, type ProcessorInfo, type ProcessorRegistry } from '../jobs/processor';
+import { registry, type JobProcessor, type ProcessorInfo, type ProcessorRegistry } from '../jobs/processors/processor';
 import type { StreamsApi } from '../streams/service';
 import { wordcountInfo, wordcountProcessor } from '../wordcount/processor';
 import type { AppConfig } from './settings';

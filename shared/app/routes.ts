@@ -13,7 +13,7 @@ import { gatesRoutes } from '../gates/routes';
 import { healthRoutes } from '../health/routes';
 import { notFoundRoutes } from '../http/notFound';
 import type { RouteDefinition } from '../http/route';
-import { jobsRoutes } from '../jobs/routes';
+import { jobsRoutes } from '../jobs/http/routes';
 import type { TagDoc } from '../openapi/document';
 import { openApiRoutes } from '../openapi/routes';
 import { schedulesRoutes } from '../schedules/routes';

@@ -3,7 +3,7 @@ import { acceptedResponse, acceptedResult } from '../http/operation';
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';
 import { problem } from '../http/schemas';
-import { exampleItem } from '../jobs/schemas';
+import { exampleItem } from '../jobs/http/schemas';
 import { badRequest, type GateRouteDeps, notFound, tags, unavailable } from './routeCommon';
 import { gateParams, runBody, runParams, runStarted, runState, runStatusPath } from './schemas';
 

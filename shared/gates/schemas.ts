@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { acceptedSchema } from '../http/operation';
 import { pageOf } from '../http/paging';
 import { isoTimestamp, resourceName } from '../http/schemas';
-import { submitBody } from '../jobs/schemas';
+import { submitBody } from '../jobs/http/schemas';
 import type { GateAction, GateActionResult } from './actions';
 import { actorSchema, type GateSnapshot, releaseHows } from './operations';
 

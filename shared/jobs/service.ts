@@ -2,22 +2,30 @@
 import { AppError } from '../errors';
 import type { Page, PageRequest } from '../storage/list';
 import { type JobsContext, jobsTelemetry } from './context';
-import { poisonQueueName, type QueueDepth } from './queues';
-import { isFinished, type JobRecord } from './jobRecord';
-import { processEnvelope, type Delivery, type EnvelopeReport } from './process';
-import { processPoison, type PoisonReport } from './poison';
-import { reconcile, type ReconcileReport } from './reconcile';
-import type { ResultStatus, StoredResult } from './resultStore';
-import { retryFailed } from './retryFailed';
-import { checkSubmission, submitJob, type SubmitOptions, type SubmitRequest, type SubmitResult } from './submit';
-import { viewJob } from './view';
-import type { JobFile } from './files';
-import { cancelJob } from './cancel';
-import { type Declared, type DeclareBody, declareProcessor, rotateSecret } from './declare';
-import { type CompletionReport, completeLease, extendLease, type Granted, type ItemVerdict, takeLease, type TakeOptions } from './leases';
-import type { DeclaredProcessor } from './processorDefinition';
-import { type PurgeReport, purgeFinished } from './purge';
-import { Pusher, type PushReport } from './pusher';
+import { poisonQueueName, type QueueDepth } from './envelopes/queues';
+import { isFinished, type JobRecord } from './ledger/jobRecord';
+import { processEnvelope, type Delivery, type EnvelopeReport } from './delivery/process';
+import { processPoison, type PoisonReport } from './delivery/poison';
+import { reconcile, type ReconcileReport } from './submit/reconcile';
+import type { ResultStatus, StoredResult } from './ledger/resultStore';
+import { retryFailed } from './submit/retryFailed';
+import { checkSubmission, submitJob, type SubmitOptions, type SubmitRequest, type SubmitResult } from './submit/submit';
+import { viewJob } from './http/view';
+import type { JobFile } from './envelopes/files';
+import { cancelJob } from './submit/cancel';
+import { type Declared, type DeclareBody, declareProcessor, rotateSecret } from './processors/declare';
+import {
+  type CompletionReport,
+  completeLease,
+  extendLease,
+  type Granted,
+  type ItemVerdict,
+  takeLease,
+  type TakeOptions,
+} from './delivery/leases';
+import type { DeclaredProcessor } from './processors/processorDefinition';
+import { type PurgeReport, purgeFinished } from './ledger/purge';
+import { Pusher, type PushReport } from './delivery/pusher';
 
 export class JobService {
   private readonly pusher: Pusher;

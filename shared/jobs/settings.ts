@@ -1,6 +1,6 @@
 /** The jobs capability's settings (shared/settings.ts explains the declarations). */
 import { group, int, ncrontab, type SettingsOf, text } from '../settings';
-import { maxEnvelopeJsonBytes, sealOverheadBytes } from './seal';
+import { maxEnvelopeJsonBytes, sealOverheadBytes } from './envelopes/seal';
 
 /** Queue names: lower-case letters, digits and single hyphens; room left for `-<n>-poison`. */
 const queuePrefixPattern = /^(?=.{3,54}$)[a-z0-9]+(-[a-z0-9]+)*$/;

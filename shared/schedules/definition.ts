@@ -11,7 +11,7 @@ import { z } from 'zod';
 
 import type { JobItem, JsonValue } from '../effects/effect';
 import { isoTimestamp, resourceName } from '../http/schemas';
-import { submitBody } from '../jobs/schemas';
+import { submitBody } from '../jobs/http/schemas';
 import { creatorName } from './creator';
 import { canonicalTimeZone } from './timeZone';
 import { compileCron, type Timing } from './timing';

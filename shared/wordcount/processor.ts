@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 
-import type { JobProcessor } from '../jobs/processor';
+import type { JobProcessor } from '../jobs/processors/processor';
 
 export const wordcountInfo = {
   name: 'wordcount',

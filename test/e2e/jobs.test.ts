@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 
 import { odata } from '@azure/data-tables';
 
-import { jobIdForKey } from '../../shared/jobs/jobIds';
+import { jobIdForKey } from '../../shared/jobs/submit/jobIds';
 import { Signer } from '../../shared/signing/signer';
 import { containers, tables } from '../../shared/resources';
 import { expectedTotals, invoiceTotals, type TestTransaction, transactions } from '../support/billing';

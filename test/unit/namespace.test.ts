@@ -6,7 +6,7 @@
  * satisfies its store's Azure rule, is not in the app's own form (or, inside one, stays one part of
  * it), and never equals an id the app uses for itself, after normalisation.
  */
-import { processorNamePattern } from '../../shared/jobs/processorDefinition';
+import { processorNamePattern } from '../../shared/jobs/processors/processorDefinition';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 

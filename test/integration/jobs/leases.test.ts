@@ -7,8 +7,8 @@
  */
 import { isAppError } from '../../../shared/errors';
 import { ManualClock } from '../../../shared/clock';
-import { declareBody } from '../../../shared/jobs/processorSchemas';
-import { jobsRoutes } from '../../../shared/jobs/routes';
+import { declareBody } from '../../../shared/jobs/http/processorSchemas';
+import { jobsRoutes } from '../../../shared/jobs/http/routes';
 import { jobHarness } from '../../support/jobs';
 import { callRoute } from '../../support/routeRequest';
 

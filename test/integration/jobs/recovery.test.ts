@@ -5,7 +5,7 @@
  * leaves a redelivery to complete the job; a finalizer that dies leaves the job to the reconciler;
  * the completion event goes out once, and a republish carries the same message id.
  */
-import { finishOutputs } from '../../../shared/jobs/complete';
+import { finishOutputs } from '../../../shared/jobs/ledger/complete';
 import { codeOf } from '../../support/appErrors';
 import { expectedTotals, invoiceTotals, transactions } from '../../support/billing';
 import { testClock } from '../../support/clocks';

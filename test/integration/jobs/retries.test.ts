@@ -4,9 +4,9 @@
  * fails every delivery ends in the poison queue and its items fail with the recorded reason; a job
  * that completed with failures runs them again with retry-failed, with exact counts and a new event.
  */
-import type { JsonObject } from '../../../shared/jobs/envelope';
-import { openEnvelope } from '../../../shared/jobs/seal';
-import type { ItemOutcome, JobProcessor } from '../../../shared/jobs/processor';
+import type { JsonObject } from '../../../shared/jobs/envelopes/envelope';
+import { openEnvelope } from '../../../shared/jobs/envelopes/seal';
+import type { ItemOutcome, JobProcessor } from '../../../shared/jobs/processors/processor';
 import { type MemoryLogger } from '../../../shared/log';
 import { expectedTotals, invoiceTotals, transactions } from '../../support/billing';
 import { jobHarness, testSigner } from '../../support/jobs';

@@ -6,10 +6,10 @@
 import { createHash } from 'node:crypto';
 
 import { isAppError, toProblem } from '../../../shared/errors';
-import { jobIdForKey } from '../../../shared/jobs/jobIds';
-import { envelopeJson, envelopeSchema } from '../../../shared/jobs/envelope';
-import type { JobProcessor } from '../../../shared/jobs/processor';
-import { openEnvelope, sealEnvelope } from '../../../shared/jobs/seal';
+import { jobIdForKey } from '../../../shared/jobs/submit/jobIds';
+import { envelopeJson, envelopeSchema } from '../../../shared/jobs/envelopes/envelope';
+import type { JobProcessor } from '../../../shared/jobs/processors/processor';
+import { openEnvelope, sealEnvelope } from '../../../shared/jobs/envelopes/seal';
 import { containerKeyBlob, loadOrCreateKey } from '../../../shared/signing/keyStore';
 import { Signer } from '../../../shared/signing/signer';
 import { codeOf } from '../../support/appErrors';

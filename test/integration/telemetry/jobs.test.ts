@@ -6,7 +6,7 @@
 import { context as otelContext, SpanStatusCode } from '@opentelemetry/api';
 
 import { contextOf } from '../../../shared/telemetry/traceContext';
-import { openEnvelope } from '../../../shared/jobs/seal';
+import { openEnvelope } from '../../../shared/jobs/envelopes/seal';
 import { transactions } from '../../support/billing';
 import { jobHarness, testSigner } from '../../support/jobs';
 import { memoryTelemetry } from '../../support/telemetry';

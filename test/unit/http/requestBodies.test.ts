@@ -6,7 +6,7 @@
 import type { RouteDefinition } from '../../../shared/http/route';
 import { gatesRoutes } from '../../../shared/gates/routes';
 import { processorInfos } from '../../../shared/app/processors';
-import { jobsRoutes } from '../../../shared/jobs/routes';
+import { jobsRoutes } from '../../../shared/jobs/http/routes';
 import { schedulesRoutes } from '../../../shared/schedules/routes';
 import { streamsRoutes } from '../../../shared/streams/routes';
 import { sequencesRoutes } from '../../../shared/sequences/routes';

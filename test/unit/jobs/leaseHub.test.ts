@@ -5,8 +5,8 @@
  * devhost/test/start.test.ts.
  */
 import { ManualClock } from '../../../shared/clock';
-import { LeaseHub } from '../../../shared/jobs/leaseHub';
-import type { ProcessorQueues, QueuedMessage } from '../../../shared/jobs/processorQueues';
+import { LeaseHub } from '../../../shared/jobs/delivery/leaseHub';
+import type { ProcessorQueues, QueuedMessage } from '../../../shared/jobs/delivery/processorQueues';
 import { silentLogger } from '../../../shared/log';
 
 /** Each receive waits until the test answers it with the messages it chooses. */

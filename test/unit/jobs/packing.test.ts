@@ -1,9 +1,9 @@
-import { base64Length, type EnvelopeEntry, envelopeJson, envelopeSchema } from '../../../shared/jobs/envelope';
-import { openEnvelope, sealEnvelope, sealOverheadBytes } from '../../../shared/jobs/seal';
+import { base64Length, type EnvelopeEntry, envelopeJson, envelopeSchema } from '../../../shared/jobs/envelopes/envelope';
+import { openEnvelope, sealEnvelope, sealOverheadBytes } from '../../../shared/jobs/envelopes/seal';
 import { Signer } from '../../../shared/signing/signer';
-import { buildInput, entryFor, parseInput } from '../../../shared/jobs/input';
-import { pack, queueIndexFor } from '../../../shared/jobs/packing';
-import { maxEnvelopeJsonBytes } from '../../../shared/jobs/seal';
+import { buildInput, entryFor, parseInput } from '../../../shared/jobs/envelopes/input';
+import { pack, queueIndexFor } from '../../../shared/jobs/envelopes/packing';
+import { maxEnvelopeJsonBytes } from '../../../shared/jobs/envelopes/seal';
 import { seededRandom } from '../../../shared/clock';
 
 const header = { jobId: '20260301120000-0123456789', processor: 'billing', round: 0, jobItems: 10_000 };

@@ -1,7 +1,7 @@
 import { loadAppConfig } from '../../../shared/app/settings';
 import { readGroup } from '../../../shared/config';
 import { jobSettings } from '../../../shared/jobs/settings';
-import { workQueueNames } from '../../../shared/jobs/queues';
+import { workQueueNames } from '../../../shared/jobs/envelopes/queues';
 import { queues } from '../../../shared/resources';
 
 describe('job settings', () => {

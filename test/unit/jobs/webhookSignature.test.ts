@@ -1,4 +1,4 @@
-import { webhookHeaders, webhookSignature } from '../../../shared/jobs/webhookSignature';
+import { webhookHeaders, webhookSignature } from '../../../shared/jobs/processors/webhookSignature';
 
 // The Standard Webhooks specification's published test vector
 // (https://github.com/standard-webhooks/standard-webhooks, spec/standard-webhooks.md and its libraries' tests).

@@ -1,0 +1,186 @@
+/**
+ * Long polls for leases. Every lease request of an instance that waits on one processor's queue is
+ * served by one poll loop of that queue: it receives as many messages as there are waiters (up to
+ * 32 per call) and hands them out in arrival order. An empty queue is polled with a back-off that
+ * doubles from 50 ms to TALLYHO_JOBS_LEASE_POLL_MAX_MS, however many requests wait, so a thousand
+ * idle workers cost what one does; a submission to the processor on this instance wakes the loop.
+ * A message is received only for a waiter that is there to take it, so none is received and left
+ * (its dequeue count, which is the items' attempt, would move for nothing).
+ * On a graceful stop (close) every waiting request gets its empty answer at once, the one a wait that
+ * ran out gets, and later requests get it without waiting: the host's drain is not held by long polls.
+ */
+import { AppError } from '../../errors';
+import type { Clock } from '../../clock';
+import type { Logger } from '../../log';
+import type { ProcessorQueues, QueuedMessage } from './processorQueues';
+
+/** A message and when the receive that took it was sent: its lease began no earlier. */
+export interface ReceivedMessage extends QueuedMessage {
+  readonly receivedAt: number;
+}
+
+interface Waiter {
+  readonly deadline: number;
+  /** The poller's poll count when it joined: it is answered empty only after a poll of its own. */
+  readonly since: number;
+  readonly resolve: (message: ReceivedMessage | undefined) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+interface Poller {
+  readonly waiters: Waiter[];
+  count: number;
+  /** Waiters the receive under way was sized for (0 when none is): they take what it brings. */
+  receiving: number;
+  visibilitySeconds: number;
+  /** Ends the current idle pause early (a wake, a new waiter with an earlier deadline). */
+  nudge: (() => void) | undefined;
+}
+
+export interface LeaseHubOptions {
+  readonly pollMaxMs: number;
+  readonly maxWaiters: number;
+}
+
+const firstPauseMs = 50;
+/** Most messages one receive may ask for. */
+const receiveMax = 32;
+
+export class LeaseHub {
+  private readonly pollers = new Map<string, Poller>();
+  private waiting = 0;
+  private closed = false;
+  /** Polls made (for the benchmark's idle figure and tests). */
+  polls = 0;
+
+  constructor(
+    private readonly queues: ProcessorQueues,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly options: LeaseHubOptions,
+  ) {}
+
+  /** The next message of `queue`, invisible for `visibilitySeconds`, or undefined once `deadline` passed. */
+  next(queue: string, visibilitySeconds: number, deadline: number): Promise<ReceivedMessage | undefined> {
+    if (this.closed) return Promise.resolve(undefined);
+    if (this.waiting >= this.options.maxWaiters) {
+      throw new AppError(
+        'TooManyRequests',
+        `This instance already holds ${this.options.maxWaiters} lease requests open (TALLYHO_JOBS_MAX_LEASE_WAITERS)`,
+        {
+          retryAfterSeconds: 1,
+          extra: { limit: 'TALLYHO_JOBS_MAX_LEASE_WAITERS' },
+        },
+      );
+    }
+    return new Promise((resolve, reject) => {
+      this.waiting++;
+      const settle =
+        <T>(f: (v: T) => void) =>
+        (v: T): void => {
+          this.waiting--;
+          f(v);
+        };
+      let poller = this.pollers.get(queue);
+      const waiter: Waiter = { deadline, since: poller?.count ?? 0, resolve: settle(resolve), reject: settle(reject) };
+      if (poller === undefined) {
+        poller = { waiters: [waiter], count: 0, receiving: 0, visibilitySeconds, nudge: undefined };
+        this.pollers.set(queue, poller);
+        void this.run(queue, poller);
+      } else {
+        poller.visibilitySeconds = visibilitySeconds;
+        poller.waiters.push(waiter);
+        poller.nudge?.();
+      }
+    });
+  }
+
+  /** New envelopes on `queue`: poll it now. */
+  wake(queue: string): void {
+    this.pollers.get(queue)?.nudge?.();
+  }
+
+  /**
+   * The instance is stopping: every waiting request is answered empty now, and later ones at once —
+   * but those a receive under way was sized for, which take what it brings (a message received and
+   * left would come back with its attempt counted for nothing); their loop then ends.
+   */
+  close(): void {
+    this.closed = true;
+    for (const poller of this.pollers.values()) {
+      for (const w of poller.waiters.splice(poller.receiving)) w.resolve(undefined);
+      poller.nudge?.();
+    }
+  }
+
+  /** Requests waiting now (all queues). */
+  get waiters(): number {
+    return this.waiting;
+  }
+
+  private async run(queue: string, poller: Poller): Promise<void> {
+    let pause = firstPauseMs;
+    try {
+      for (;;) {
+        if (this.closed) {
+          for (const w of poller.waiters.splice(0)) w.resolve(undefined);
+          return;
+        }
+        const now = this.clock.now();
+        // Requests whose wait is over get their empty answer.
+        for (let i = poller.waiters.length - 1; i >= 0; i--) {
+          const w = poller.waiters[i] as Waiter;
+          if (w.deadline <= now && poller.count > w.since) {
+            poller.waiters.splice(i, 1);
+            w.resolve(undefined);
+          }
+        }
+        if (poller.waiters.length === 0) return;
+        this.polls++;
+        poller.count++;
+        const receivedAt = this.clock.now();
+        poller.receiving = Math.min(receiveMax, poller.waiters.length);
+        const messages = await this.queues.receive(queue, poller.receiving, poller.visibilitySeconds).finally(() => (poller.receiving = 0));
+        for (const message of messages) (poller.waiters.shift() as Waiter).resolve({ ...message, receivedAt });
+        if (messages.length > 0) {
+          pause = firstPauseMs;
+          continue;
+        }
+        if (poller.waiters.length === 0) return;
+        const soonest = Math.min(...poller.waiters.map((w) => (poller.count > w.since ? w.deadline : 0)));
+        await this.pause(poller, Math.max(0, Math.min(pause, soonest - this.clock.now())));
+        pause = Math.min(pause * 2, this.options.pollMaxMs);
+      }
+    } catch (err) {
+      // Storage failing: every waiter gets the error (a 503 with Retry-After), none waits on a dead loop.
+      this.logger.log('warn', 'jobs.lease_poll_failed', { queue, error: err });
+      for (const w of poller.waiters.splice(0)) w.reject(err);
+    } finally {
+      if (this.pollers.get(queue) === poller) this.pollers.delete(queue);
+      // A waiter that joined after the loop decided to end still needs one.
+      if (poller.waiters.length > 0) {
+        const next: Poller = {
+          waiters: poller.waiters.splice(0),
+          count: poller.count,
+          receiving: 0,
+          visibilitySeconds: poller.visibilitySeconds,
+          nudge: undefined,
+        };
+        this.pollers.set(queue, next);
+        void this.run(queue, next);
+      }
+    }
+  }
+
+  private pause(poller: Poller, ms: number): Promise<void> {
+    if (ms <= 0) return Promise.resolve();
+    const stop = new AbortController();
+    poller.nudge = () => stop.abort();
+    return this.clock
+      .sleep(ms, stop.signal)
+      .catch(() => undefined)
+      .finally(() => {
+        poller.nudge = undefined;
+      });
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * The pusher: batches of webhook processors POSTed to their endpoints. It runs in a timer function,
+ * which the Functions host runs on one instance at a time, so a processor's `concurrency` bounds the
+ * pushes in flight to its endpoint across the app. Each push is a lease taken the same way a worker
+ * takes one (./leases.ts): the endpoint's answer is completed like a worker's completion; a timeout,
+ * a refused call, an answer that is not a results document or a non-2xx status puts every item back
+ * as a retry with the reason (counted; past maxAttempts the item fails with it); a 429 puts the batch
+ * back uncounted and pauses the endpoint for its Retry-After.
+ */
+import { z } from 'zod';
+
+import { isAppError } from '../../errors';
+import type { JobsContext } from '../context';
+import { completeLease, deferLease, type Granted, type ItemVerdict, takeLeases } from './leases';
+import type { WebhookProcessor } from '../processors/processorDefinition';
+import { completionBody } from './verdicts';
+import { webhookHeaders } from '../processors/webhookSignature';
+
+export interface PushReport {
+  readonly pushes: number;
+  readonly items: number;
+}
+
+/** The longest an endpoint's Retry-After pauses it. */
+const maxPauseSeconds = 3600;
+
+/** A Retry-After of seconds or an HTTP date (read against `now`, the app's clock), bounded; `fallback` when absent or unreadable. */
+function retryAfterSeconds(header: string | undefined, fallback: number, now: number): number {
+  if (header === undefined) return fallback;
+  const seconds = /^\d+$/.test(header.trim()) ? Number(header) : (Date.parse(header) - now) / 1000;
+  return Number.isFinite(seconds) ? Math.min(maxPauseSeconds, Math.max(1, Math.ceil(seconds))) : fallback;
+}
+
+const answer = z.object({ results: completionBody.shape.results });
+
+export class Pusher {
+  /** Endpoints paused by a 429, until (ms). This instance's memory: a later run elsewhere re-learns it from the endpoint. */
+  private readonly pausedUntil = new Map<string, number>();
+
+  constructor(private readonly ctx: JobsContext) {}
+
+  async run(budgetMs: number): Promise<PushReport> {
+    const until = this.ctx.clock.now() + budgetMs;
+    const processors = (await this.ctx.declared.list()).filter((p): p is WebhookProcessor => p.type === 'webhook');
+    const reports = await Promise.all(processors.map((p) => this.drain(p, until)));
+    return reports.reduce((a, b) => ({ pushes: a.pushes + b.pushes, items: a.items + b.items }), { pushes: 0, items: 0 });
+  }
+
+  private async drain(processor: WebhookProcessor, until: number): Promise<PushReport> {
+    const inFlight = new Set<Promise<void>>();
+    let pushes = 0;
+    let items = 0;
+    while (this.ctx.clock.now() < until && (this.pausedUntil.get(processor.name) ?? 0) <= this.ctx.clock.now()) {
+      const free = processor.concurrency - inFlight.size;
+      const leases = free > 0 ? await takeLeases(this.ctx, processor, free) : [];
+      for (const granted of leases) {
+        pushes++;
+        items += granted.items.length;
+        const push: Promise<void> = this.push(processor, granted).finally(() => inFlight.delete(push));
+        inFlight.add(push);
+      }
+      if (inFlight.size === 0) break;
+      if (leases.length === 0 || inFlight.size >= processor.concurrency) await Promise.race(inFlight);
+    }
+    await Promise.all(inFlight);
+    return { pushes, items };
+  }
+
+  private async push(processor: WebhookProcessor, granted: Granted): Promise<void> {
+    const { ctx } = this;
+    const { lease } = granted;
+    const body = JSON.stringify({ type: 'tallyho.jobs.batch', processor: processor.name, jobId: lease.jobId, items: granted.items });
+    const now = ctx.clock.now();
+    const secrets = [
+      processor.secret,
+      ...(processor.previousSecret !== null && (processor.previousSecretUntil ?? 0) > now ? [processor.previousSecret] : []),
+    ];
+    const id = `${lease.jobId}:${lease.envelope}:${granted.dequeueCount}`;
+    const headers = webhookHeaders(secrets, id, Math.floor(now / 1000), body);
+    let verdicts: ItemVerdict[];
+    try {
+      const response = await ctx.push.post(processor.url, body, headers, processor.timeoutSeconds * 1000);
+      if (response.status === 429) {
+        const delay = retryAfterSeconds(response.retryAfter, Math.max(1, processor.retry.delaySeconds), now);
+        this.pausedUntil.set(processor.name, now + delay * 1000);
+        await deferLease(ctx, granted, delay);
+        ctx.logger.log('info', 'jobs.push_throttled', { processor: processor.name, retryAfterSeconds: delay });
+        return;
+      }
+      verdicts = this.verdicts(granted, response.status, response.body);
+    } catch (err) {
+      const reason = `The endpoint could not be reached: ${err instanceof Error ? err.message : String(err)}`;
+      verdicts = granted.items.map((i) => ({ id: i.id, status: 'retry', reason }));
+    }
+    try {
+      await completeLease(ctx, granted.leaseId, verdicts);
+    } catch (err) {
+      // Results naming items the batch does not hold: the endpoint's fault, so every item retries with why.
+      if (isAppError(err) && err.code === 'ValidationFailed') {
+        const reason = `The endpoint answered results that do not fit the batch: ${err.issues.map((i) => i.message).join('; ')}`.slice(
+          0,
+          1000,
+        );
+        await completeLease(
+          ctx,
+          granted.leaseId,
+          granted.items.map((i) => ({ id: i.id, status: 'retry', reason })),
+        ).catch(() => undefined);
+        return;
+      }
+      ctx.logger.log('warn', 'jobs.push_not_recorded', {
+        processor: processor.name,
+        job: lease.jobId,
+        envelope: lease.envelope,
+        error: err,
+      });
+    }
+  }
+
+  private verdicts(granted: Granted, status: number, text: string): ItemVerdict[] {
+    const retryAll = (reason: string): ItemVerdict[] =>
+      granted.items.map((i) => ({ id: i.id, status: 'retry', reason: reason.slice(0, 1000) }));
+    if (status < 200 || status > 299) return retryAll(`The endpoint answered ${status}: ${text.slice(0, 200)}`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return retryAll(`The endpoint answered ${status} with a body that is not JSON: ${text.slice(0, 200)}`);
+    }
+    const checked = answer.safeParse(parsed);
+    if (!checked.success) return retryAll(`The endpoint's answer is not a results document: ${checked.error.issues[0]?.message ?? ''}`);
+    return checked.data.results;
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The work queues: `<prefix>-0` … `<prefix>-<K-1>` (shared/resources.ts names the default ones).
+ * Messages are base64 (host.json `messageEncoding`) and never expire: a job's envelope must not
+ * vanish after the default seven days while a backlog drains.
+ */
+import type { QueueClient } from '@azure/storage-queue';
+
+import { translateStorageError } from '../../storage/errors';
+import type { Signer } from '../../signing/signer';
+import type { Envelope } from './envelope';
+import { sealEnvelope } from './seal';
+
+export function workQueueNames(settings: { readonly queues: number; readonly queuePrefix: string }): string[] {
+  return Array.from({ length: settings.queues }, (_, i) => `${settings.queuePrefix}-${i}`);
+}
+
+export function poisonQueueName(workQueue: string): string {
+  return `${workQueue}-poison`;
+}
+
+/**
+ * Sends all, waits for every send to settle, then throws the first failure: a caller that fails
+ * has nothing still in flight (its resume point is exact as of its return).
+ */
+export async function sendAll(sends: readonly Promise<void>[]): Promise<void> {
+  const settled = await Promise.allSettled(sends);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
+}
+
+/** A work queue's backlog: envelopes waiting in it and in its poison queue (approximate counts, as the service reports them). */
+export interface QueueDepth {
+  readonly queue: string;
+  readonly messages: number;
+  readonly poison: number;
+}
+
+export interface EnvelopeQueues {
+  /** Work queues (the in-app processors' triggers read them). */
+  readonly count: number;
+  /** The name of work queue `index` (modulo the count). */
+  workQueue(index: number): string;
+  /** Sends an envelope to `queue` (a work queue or a declared processor's), visible after `delaySeconds`. */
+  send(queue: string, envelope: Envelope, delaySeconds: number): Promise<void>;
+  /** Every work queue's backlog. */
+  depths(): Promise<QueueDepth[]>;
+}
+
+/** Base64 of the sealed UTF-8 JSON: what the host decodes with `messageEncoding: base64`, on every queue alike. */
+export function envelopeMessage(envelope: Envelope, signer: Signer): string {
+  return Buffer.from(sealEnvelope(envelope, signer), 'utf8').toString('base64');
+}
+
+export class StorageEnvelopeQueues implements EnvelopeQueues {
+  constructor(
+    private readonly queue: (name: string) => Promise<QueueClient>,
+    private readonly names: readonly string[],
+    private readonly signer: () => Promise<Signer>,
+  ) {}
+
+  get count(): number {
+    return this.names.length;
+  }
+
+  workQueue(index: number): string {
+    return this.names[index % this.names.length] as string;
+  }
+
+  async depths(): Promise<QueueDepth[]> {
+    const count = async (name: string): Promise<number> => {
+      try {
+        return (await (await this.queue(name)).getProperties()).approximateMessagesCount ?? 0;
+      } catch (err) {
+        throw translateStorageError(err, `reading the length of ${name}`);
+      }
+    };
+    return Promise.all(
+      this.names.map(async (queue) => {
+        const [messages, poison] = await Promise.all([count(queue), count(poisonQueueName(queue))]);
+        return { queue, messages, poison };
+      }),
+    );
+  }
+
+  async send(name: string, envelope: Envelope, delaySeconds: number): Promise<void> {
+    const text = envelopeMessage(envelope, await this.signer());
+    try {
+      await (await this.queue(name)).sendMessage(text, { messageTimeToLive: -1, visibilityTimeout: delaySeconds });
+    } catch (err) {
+      throw translateStorageError(err, `sending envelope ${envelope.e} of job ${envelope.j} to ${name}`);
+    }
+  }
+}

@@ -1,0 +1,112 @@
+/** Workers of external processors: lease a batch (long poll), extend the lease, complete it with a result per item. */
+import { json } from '../../http/responses';
+import { defineRoute, type RouteDefinition } from '../../http/route';
+import { problem } from '../../http/schemas';
+import { processorParams, completionBody, completionView, extendView, leaseParams, leaseRequest, leaseView } from './processorSchemas';
+import { type JobRouteDeps, tags, unavailable } from './routeCommon';
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const leaseLinks = (leaseId: string) => ({ extend: `/api/leases/${leaseId}/extend`, complete: `/api/leases/${leaseId}/complete` });
+const expired = problem(
+  'The lease ran out (its items come back in another lease), was spent by a completion or an extension, or its job was cancelled; nothing changed',
+);
+
+export function leasesTakeRoute(deps: JobRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'leasesTake',
+    method: 'POST',
+    path: 'processors/{name}/leases',
+    summary: "Lease the next batch of an external processor's items",
+    description:
+      'Answers 200 with a lease: its items (each with its job, its attempt and its data) are yours until `expiresAt`; extend it ' +
+      'while you work, then complete it. With nothing ready it waits up to `wait` seconds (long poll) and answers 204. An item ' +
+      'whose lease runs out, or that a completion does not mention, comes back in a later lease as its next attempt.',
+    tags,
+    params: processorParams,
+    body: leaseRequest,
+    bodyRequired: false,
+    examples: [{ wait: 20, maxItems: 50 }],
+    responses: {
+      200: { description: 'A batch, leased', schema: leaseView },
+      204: { description: 'Nothing to lease within `wait`' },
+      400: problem('Bad name, wait or maxItems'),
+      404: problem('No declared processor of that name'),
+      409: problem('A webhook processor (the app pushes its batches)'),
+      429: problem('TALLYHO_JOBS_MAX_LEASE_WAITERS requests already wait on this instance; retry after Retry-After'),
+      503: unavailable,
+    },
+    handle: async ({ params, body }) => {
+      const request = body ?? leaseRequest.parse({});
+      const granted = await deps.service().lease(params.name, {
+        waitSeconds: request.wait,
+        ...(request.maxItems === undefined ? {} : { maxItems: request.maxItems }),
+      });
+      if (granted === undefined) return { status: 204, headers: { 'cache-control': 'no-store' } };
+      return json(
+        200,
+        {
+          leaseId: granted.leaseId,
+          processor: params.name,
+          expiresAt: iso(granted.lease.expiresAt),
+          leaseSeconds: Math.round((granted.lease.expiresAt - granted.grantedAt) / 1000),
+          items: granted.items,
+          links: leaseLinks(granted.leaseId),
+        },
+        { 'cache-control': 'no-store' },
+      );
+    },
+  });
+}
+
+export function leasesExtendRoute(deps: JobRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'leasesExtend',
+    method: 'POST',
+    path: 'leases/{leaseId}/extend',
+    summary: 'Extend a lease (heartbeat)',
+    description:
+      "The lease lasts another of its processor's lease durations from now, under the new `leaseId` answered; the old id is spent.",
+    tags,
+    params: leaseParams,
+    responses: {
+      200: { description: 'Extended', schema: extendView },
+      400: problem('Not a lease id'),
+      404: problem('Not a lease of this app, or its job is gone'),
+      409: expired,
+      503: unavailable,
+    },
+    handle: async ({ params }) => {
+      const next = await deps.service().extendLease(params.leaseId);
+      return json(200, { leaseId: next.leaseId, expiresAt: iso(next.expiresAt) }, { 'cache-control': 'no-store' });
+    },
+  });
+}
+
+export function leasesCompleteRoute(deps: JobRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'leasesComplete',
+    method: 'POST',
+    path: 'leases/{leaseId}/complete',
+    summary: 'Complete a lease with a result per item',
+    description:
+      '`succeeded` (with its `output`) and `failed` (with `code` and `reason`) are final; `retry` (with `reason`) brings the item ' +
+      "back after the processor's back-off, as its next attempt — past maxAttempts it fails with that reason. An item not mentioned " +
+      'comes back like a retry. Each result is recorded once, however often the batch travels.',
+    tags,
+    params: leaseParams,
+    body: completionBody,
+    bodyRequired: true,
+    maxBodyBytes: deps.maxRequestBytes,
+    examples: [completionBody.meta()?.example],
+    responses: {
+      200: { description: 'Recorded', schema: completionView },
+      400: problem('Not a lease id, or a result for an item the lease does not hold (named), a duplicate, an output too large'),
+      404: problem('Not a lease of this app, or its job is gone'),
+      409: expired,
+      413: problem('Body larger than TALLYHO_JOBS_MAX_REQUEST_BYTES'),
+      503: unavailable,
+    },
+    handle: async ({ params, body }) =>
+      json(200, await deps.service().completeLease(params.leaseId, body.results), { 'cache-control': 'no-store' }),
+  });
+}

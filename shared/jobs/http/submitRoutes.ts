@@ -1,0 +1,182 @@
+/** Submitting jobs and reading them: submit, list, get, and running a job's failed items again. */
+import { readIdempotencyKey } from '../../http/idempotencyHeader';
+import { pageBody, pageQuery } from '../../http/paging';
+import { acceptedResponse, acceptedResult } from '../../http/operation';
+import { json } from '../../http/responses';
+import { defineRoute, type RouteDefinition } from '../../http/route';
+import { idempotencyKeyHeader, problem } from '../../http/schemas';
+import { badId, type JobRouteDeps, notFound, tags, unavailable } from './routeCommon';
+import { jobAccepted, jobFigures, jobList, jobParams, jobView, submitBody } from './schemas';
+import { viewJob } from './view';
+
+/** The registered processors, as the submit route's description lists them. */
+function registered(deps: JobRouteDeps): string {
+  return deps.processors.map((p) => `\`${p.name}\` (${p.description})`).join('; ');
+}
+
+/** Batches finish in seconds; a job's progress read every 2 s is what the clients' progress loop does too. */
+const jobPollSeconds = 2;
+
+export function jobsSubmitRoute(deps: JobRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'jobsSubmit',
+    method: 'POST',
+    path: 'jobs',
+    summary: 'Submit a job',
+    description:
+      'Stores the items, packs them into envelopes and enqueues them; answers 202 with the job. `processor` is one the app ' +
+      `registers — ${registered(deps)} — or one declared with PUT /api/processors/{name} (its workers lease the batches, or its ` +
+      'endpoint receives them). Items are checked for shape here (an object with a unique `id`, and the declared item schema if ' +
+      'any); an in-app processor validates each one and records an invalid item as a failure with its reason. ' +
+      'With an Idempotency-Key a resubmission returns the same job (`Idempotent-Replayed: true`) and finishes an enqueue a crash ' +
+      'interrupted; reusing a key with other items is a 409.',
+    tags,
+    body: submitBody,
+    bodyRequired: true,
+    maxBodyBytes: deps.maxRequestBytes,
+    ownBodyLimit: true,
+    requestHeaders: [idempotencyKeyHeader],
+    examples: [
+      submitBody.meta()?.example,
+      ...deps.processors.flatMap((p) => (p.example === undefined ? [] : [p.example])),
+      // A declared processor's job (docs/jobs.md declares `thumbnails` first).
+      {
+        processor: 'thumbnails',
+        items: [
+          { id: 'img-1', url: 'https://example.com/1.jpg' },
+          { id: 'img-2', url: 'https://example.com/2.pdf' },
+          { id: 'img-3', url: 'https://example.com/3.jpg' },
+        ],
+      },
+    ],
+    responses: {
+      202: acceptedResponse('The job is accepted (and its envelopes enqueued); `statusUri` is the job', jobAccepted),
+      400: problem(
+        'Malformed body, unknown processor, an item without a valid id, duplicate ids, an item nested too deeply or not matching the ' +
+          "processor's item schema (the issue names the item and field); nothing was stored",
+      ),
+      409: problem('The Idempotency-Key was first used with other items'),
+      413: problem(
+        'Body larger than TALLYHO_JOBS_MAX_REQUEST_BYTES, more items than TALLYHO_JOBS_MAX_ITEMS, or an item larger than TALLYHO_JOBS_MAX_ITEM_BYTES; nothing was stored',
+      ),
+      429: problem('TALLYHO_JOBS_MAX_OPEN jobs are unfinished; submit again after Retry-After. Nothing was stored'),
+      503: unavailable,
+    },
+    handle: async ({ body, headers }) => {
+      const key = readIdempotencyKey(headers);
+      const { job, replayed } = await deps.service().submit(body, key, { limitOpen: true });
+      const view = viewJob(job, undefined);
+      return acceptedResult(view, view.links.self as string, jobPollSeconds, replayed ? { 'idempotent-replayed': 'true' } : {});
+    },
+  });
+}
+
+export function jobsListRoute(deps: JobRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'jobsList',
+    method: 'GET',
+    path: 'jobs',
+    summary: 'Jobs with their progress, a page at a time (for operators)',
+    description:
+      'In job id order: ids given by the app start with the submission time (oldest first); jobs named after an Idempotency-Key ' +
+      '(`k-…`) follow them.',
+    tags,
+    query: pageQuery({}),
+    responses: {
+      200: { description: 'The jobs', schema: jobList },
+      400: problem('Bad maxPageSize or continuationToken'),
+      503: unavailable,
+    },
+    handle: async ({ query }) =>
+      json(
+        200,
+        pageBody(await deps.service().list(query), (job) => job, { unreadable: true }),
+        { 'cache-control': 'no-store' },
+      ),
+  });
+}
+
+export function jobsFiguresRoute(deps: JobRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'jobsFigures',
+    method: 'GET',
+    path: 'figures/jobs',
+    summary: 'Envelopes waiting and poisoned, per work queue (for operators)',
+    description:
+      'Reads the length of every work queue and its poison queue now (two reads per queue, TALLYHO_JOBS_QUEUES queues): the figures ' +
+      'the tallyho.job.backlog and tallyho.job.poison.backlog gauges report, the same whichever instance answers. A declared ' +
+      "processor's queue is its workers' backlog and is not included.",
+    tags,
+    responses: {
+      200: { description: 'The backlog', schema: jobFigures },
+      503: unavailable,
+    },
+    handle: async () => json(200, await deps.service().figures(), { 'cache-control': 'no-store' }),
+  });
+}
+
+export function jobsGetRoute(deps: JobRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'jobsGet',
+    method: 'GET',
+    path: 'jobs/{id}',
+    summary: 'A job: state, totals, timings',
+    tags,
+    params: jobParams,
+    responses: { 200: { description: 'The job', schema: jobView }, 400: badId, 404: notFound, 503: unavailable },
+    handle: async ({ params }) => json(200, await deps.service().view(params.id)),
+  });
+}
+
+export function jobsRetryFailedRoute(deps: JobRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'jobsRetryFailed',
+    method: 'POST',
+    path: 'jobs/{id}/retry-failed',
+    summary: 'Run the failed items of a job again',
+    description:
+      'For a job that completed with failures: its failed items run again as a new round (fresh attempts); the job goes back to ' +
+      '`running` and completes (with a new event) when they are done. Repeating the call while the round is being enqueued resumes it.',
+    tags,
+    // It may first hand on the last completion's output (to a stream), for which the app needs a Durable client.
+    durable: true,
+    params: jobParams,
+    responses: {
+      202: acceptedResponse('The failed items are enqueued again; `statusUri` is the job', jobAccepted),
+      400: badId,
+      404: notFound,
+      409: problem('The job is still running, or completed without failures'),
+      503: unavailable,
+    },
+    handle: async ({ params }) => {
+      await deps.service().retryFailed(params.id);
+      const view = await deps.service().view(params.id);
+      return acceptedResult(view, view.links.self as string, jobPollSeconds);
+    },
+  });
+}
+
+export function jobsCancelRoute(deps: JobRouteDeps): RouteDefinition {
+  return defineRoute({
+    name: 'jobsCancel',
+    method: 'DELETE',
+    path: 'jobs/{id}',
+    summary: 'Cancel a job',
+    description:
+      'Every item without a final result becomes `cancelled` (an item a worker finished first keeps its result); leases of the job ' +
+      'are refused from then on and its queued batches dropped. The job ends `cancelled`. Repeating the call answers the same.',
+    tags,
+    params: jobParams,
+    responses: {
+      200: { description: 'The job, cancelled', schema: jobView },
+      400: badId,
+      404: notFound,
+      409: problem('The job has already finished'),
+      503: unavailable,
+    },
+    handle: async ({ params }) => {
+      await deps.service().cancel(params.id);
+      return json(200, await deps.service().view(params.id));
+    },
+  });
+}

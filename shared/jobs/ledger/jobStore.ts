@@ -1,0 +1,153 @@
+/**
+ * The `jobs` table: job rows and the `open` index (one row per job that still has work a crash
+ * could strand: enqueue, finalization or its event). Every method is one storage round trip
+ * (a query: one per page). A lost conditional write surfaces as `LostRace`.
+ */
+import { odata, type TableClient } from '@azure/data-tables';
+
+import { LostRace } from '../../retry';
+import { hasStatus, translateStorageError } from '../../storage/errors';
+import { listPage, type Page, type PageRequest } from '../../storage/list';
+import { jobEntity, type JobRecord, jobRowKey, parseJob, type StoredJob } from './jobRecord';
+
+const openPartition = 'open';
+/** Finished jobs by completion time (RowKey `<ms, 15 digits>|<job>`): what the retention purge visits, oldest first. */
+const finishedPartition = 'finished';
+
+function finishedRowKey(id: string, at: number): string {
+  return `${String(Math.max(0, Math.floor(at))).padStart(15, '0')}|${id}`;
+}
+
+export class JobStore {
+  constructor(private readonly table: () => Promise<TableClient>) {}
+
+  async read(id: string): Promise<StoredJob | undefined> {
+    const table = await this.table();
+    try {
+      const raw = await table.getEntity<Record<string, unknown>>(id, jobRowKey);
+      return { job: parseJob(id, raw), etag: raw.etag };
+    } catch (err) {
+      if (hasStatus(err, 404)) return undefined;
+      throw translateStorageError(err, `reading job ${id}`);
+    }
+  }
+
+  /** Inserts the job; undefined when a job with this id exists already. */
+  async create(job: JobRecord): Promise<StoredJob | undefined> {
+    const table = await this.table();
+    try {
+      const response = await table.createEntity(jobEntity(job));
+      return { job, etag: response.etag ?? '' };
+    } catch (err) {
+      if (hasStatus(err, 409)) return undefined;
+      throw translateStorageError(err, `creating job ${job.id}`);
+    }
+  }
+
+  /** Replaces the job if it is still at `etag`; throws LostRace otherwise. */
+  async update(next: JobRecord, etag: string): Promise<StoredJob> {
+    const table = await this.table();
+    try {
+      const response = await table.updateEntity(jobEntity(next), 'Replace', { etag });
+      return { job: next, etag: response.etag ?? '' };
+    } catch (err) {
+      if (hasStatus(err, 412) || hasStatus(err, 404)) throw new LostRace(`job ${next.id} changed`);
+      throw translateStorageError(err, `updating job ${next.id}`);
+    }
+  }
+
+  async markOpen(id: string, at: number): Promise<void> {
+    const table = await this.table();
+    try {
+      await table.upsertEntity({ partitionKey: openPartition, rowKey: id, since: at }, 'Replace');
+    } catch (err) {
+      throw translateStorageError(err, `indexing job ${id} as open`);
+    }
+  }
+
+  async clearOpen(id: string): Promise<void> {
+    const table = await this.table();
+    try {
+      await table.deleteEntity(openPartition, id);
+    } catch (err) {
+      if (!hasStatus(err, 404)) throw translateStorageError(err, `removing job ${id} from the open index`);
+    }
+  }
+
+  async markFinished(id: string, at: number): Promise<void> {
+    const table = await this.table();
+    try {
+      await table.upsertEntity({ partitionKey: finishedPartition, rowKey: finishedRowKey(id, at) }, 'Replace');
+    } catch (err) {
+      throw translateStorageError(err, `indexing job ${id} as finished`);
+    }
+  }
+
+  /** Up to `limit` finished-index entries older than `before` (ms), oldest first. */
+  async finishedBefore(before: number, limit: number): Promise<{ id: string; rowKey: string }[]> {
+    const table = await this.table();
+    const out: { id: string; rowKey: string }[] = [];
+    try {
+      const rows = table.listEntities<Record<string, unknown>>({
+        queryOptions: {
+          filter: odata`PartitionKey eq ${finishedPartition} and RowKey lt ${finishedRowKey('', before)}`,
+          select: ['RowKey'],
+        },
+      });
+      for await (const row of rows) {
+        const rowKey = String(row.rowKey);
+        out.push({ id: rowKey.slice(rowKey.indexOf('|') + 1), rowKey });
+        if (out.length >= limit) break;
+      }
+    } catch (err) {
+      throw translateStorageError(err, 'listing finished jobs');
+    }
+    return out;
+  }
+
+  async unmarkFinished(rowKey: string): Promise<void> {
+    const table = await this.table();
+    try {
+      await table.deleteEntity(finishedPartition, rowKey);
+    } catch (err) {
+      if (!hasStatus(err, 404)) throw translateStorageError(err, 'removing a finished-index entry');
+    }
+  }
+
+  /** Deletes the job row (the purge, after its results and files). */
+  async remove(id: string): Promise<void> {
+    const table = await this.table();
+    try {
+      await table.deleteEntity(id, jobRowKey);
+    } catch (err) {
+      if (!hasStatus(err, 404)) throw translateStorageError(err, `deleting job ${id}`);
+    }
+  }
+
+  /**
+   * A page of jobs in id order (for operators): the table's own order, so a page costs what it
+   * holds — time-ordered ids oldest first, then the jobs named after an Idempotency-Key.
+   */
+  async list(page: PageRequest): Promise<Page<JobRecord>> {
+    const query = { filter: odata`RowKey eq ${jobRowKey}`, list: 'jobs', doing: 'listing jobs' };
+    return listPage(await this.table(), query, page, (row) => parseJob(row.partitionKey ?? '', row));
+  }
+
+  /** Open jobs (in id order) and since when each is indexed. */
+  async listOpen(limit: number): Promise<{ id: string; since: number }[]> {
+    const table = await this.table();
+    const open: { id: string; since: number }[] = [];
+    try {
+      const rows = table.listEntities<Record<string, unknown>>({
+        queryOptions: { filter: odata`PartitionKey eq ${openPartition}`, select: ['RowKey', 'since'] },
+      });
+      for await (const row of rows) {
+        if (typeof row.rowKey === 'string') open.push({ id: row.rowKey, since: Number(row.since ?? 0) });
+        if (open.length >= limit) break;
+      }
+    } catch (err) {
+      throw translateStorageError(err, 'listing open jobs');
+    }
+    return open;
+  }
+}

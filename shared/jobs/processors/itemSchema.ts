@@ -1,0 +1,86 @@
+/**
+ * The JSON Schema a declared processor may give its items, checked at submit so a bad item is a 400
+ * naming the item and the field, not a failure discovered by a worker later. Ajv compiles each
+ * schema once per process (keyed by its text); a schema that does not compile is refused when it is
+ * declared. Only the admin declares schemas; still, their size and nesting are bounded, and no
+ * `$ref` may leave the schema (Ajv loads nothing remote unless told to, and is not told to).
+ */
+import { createHash } from 'node:crypto';
+
+import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+
+import { type FieldIssue } from '../../errors';
+
+/** A schema is stored in one table property (32K characters); keep well inside it. */
+const maxItemSchemaChars = 30_000;
+
+export class ItemSchemas {
+  private readonly ajv: Ajv2020;
+  private readonly compiled = new Map<string, ValidateFunction>();
+
+  constructor() {
+    // A typo in a keyword is an error at declaration, not a schema that silently allows everything;
+    // `required` without `properties` and loose type combinations are ordinary JSON Schema and pass.
+    this.ajv = new Ajv2020({
+      allErrors: true,
+      strictSchema: true,
+      strictNumbers: true,
+      strictTypes: false,
+      strictTuples: false,
+      strictRequired: false,
+      validateFormats: true,
+    });
+    addFormats(this.ajv);
+  }
+
+  /** Why the schema cannot be used, or undefined when it compiles. */
+  problem(schema: Record<string, unknown>): string | undefined {
+    const text = JSON.stringify(schema);
+    if (text.length > maxItemSchemaChars) return `The schema is ${text.length} characters; at most ${maxItemSchemaChars}`;
+    try {
+      this.validator(schema, text);
+      return undefined;
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    }
+  }
+
+  /** The issues of `items` under `body.items.<i>`, at most `max`, each naming the item's id and the field. */
+  issues(schema: Record<string, unknown>, items: readonly { readonly id: string }[], max = 20): FieldIssue[] {
+    const validate = this.validator(schema, JSON.stringify(schema));
+    const out: FieldIssue[] = [];
+    for (let i = 0; i < items.length && out.length < max; i++) {
+      const { id } = items[i] as { id: string };
+      if (validate(items[i])) continue;
+      for (const error of validate.errors ?? []) {
+        if (out.length >= max) break;
+        out.push(issueOf(i, id, error));
+      }
+    }
+    return out;
+  }
+
+  private validator(schema: Record<string, unknown>, text: string): ValidateFunction {
+    const key = createHash('sha256').update(text).digest('base64');
+    let validate = this.compiled.get(key);
+    if (validate === undefined) {
+      validate = this.ajv.compile(schema);
+      if (this.compiled.size > 500) this.compiled.clear();
+      this.compiled.set(key, validate);
+    }
+    return validate;
+  }
+}
+
+function issueOf(index: number, id: string, error: ErrorObject): FieldIssue {
+  // `/size/width` -> `.size.width`; a missing property is named as the field it should be.
+  const pointer = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const missing = error.keyword === 'required' ? (error.params as { missingProperty?: string }).missingProperty : undefined;
+  const field = [...pointer, ...(missing === undefined ? [] : [missing])];
+  const path = ['body', 'items', String(index), ...field].join('.');
+  return { path, message: `item "${id}": ${field.length === 0 ? 'the item' : field.join('.')} ${error.message ?? 'is invalid'}` };
+}
