@@ -37,9 +37,10 @@ const edges = {
   counters: ['http', 'storage', 'telemetry'],
   streams: ['durable', 'http', 'openapi', 'storage', 'telemetry'],
   // Job envelopes and lease ids are signed.
-  jobs: ['http', 'signing', 'storage', 'telemetry'],
+  // A processor's hand-on runs on the Durable client of its own trigger (billing appends to a stream).
+  jobs: ['durable', 'http', 'signing', 'storage', 'telemetry'],
   // In-app processors (registered in shared/app/processors.ts): billing appends its ledger through streams.
-  billing: ['http', 'jobs', 'streams'],
+  billing: ['durable', 'http', 'jobs', 'streams'],
   wordcount: ['jobs'],
   // A gate run's job action and a schedule's job target take the jobs API's own body.
   gates: ['durable', 'effects', 'http', 'jobs', 'storage', 'telemetry'],

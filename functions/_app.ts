@@ -5,13 +5,9 @@
  * The registration settings (timer schedules, queue names, the jobs body limit) are read when the
  * app loads, since the host needs them to index the functions.
  */
-import type { InvocationContext } from '@azure/functions';
-
 import type { App } from '../shared/app/createApp';
 import { productionApp } from '../shared/app/production';
 import { registrationSettings } from '../shared/app/settings';
-import type { DurableClient } from '../shared/durable/client';
-import { durableClientOf } from './_durable';
 
 let built: App | undefined;
 
@@ -31,13 +27,3 @@ export function appStopping(): void {
 }
 
 export const registration = registrationSettings();
-
-/**
- * The Durable client of an invocation that declares a `durableClient` input, offered to the app's
- * source (the client for work outside invocations; shared/durable/source.ts) on the way.
- */
-export function invocationClient(context: InvocationContext): DurableClient {
-  const client = durableClientOf(context);
-  theApp().durable.offer(client);
-  return client;
-}

@@ -13,7 +13,8 @@ import { hostAuthLevel } from '../shared/http/authorization';
 import type { RouteDefinition } from '../shared/http/route';
 import { callerResolverFor } from '../shared/identity/resolvers';
 import type { Logger } from '../shared/log';
-import { invocationClient, registration, theApp } from './_app';
+import { registration, theApp } from './_app';
+import { durableClientOf } from './_durable';
 
 function invocationLogger(context: InvocationContext): Logger {
   return {
@@ -36,20 +37,11 @@ function maxBodyBytes(): number | undefined {
   }
 }
 
-/**
- * The invocation's Durable client, offered to the app's source at once (the gate watchers read
- * through it, even on a route whose handler never asks for the client). Without an app (a bad
- * setting) there is nothing to offer, and the handler's own use of the client raises the problem.
- */
+/** The invocation's Durable client, for a route that declares one (built when the handler asks for it). */
 function durableOf(route: RouteDefinition, context: InvocationContext): (() => DurableClient) | undefined {
   if (route.durable !== true) return undefined;
   let client: DurableClient | undefined;
-  try {
-    client = invocationClient(context);
-  } catch {
-    // Answered by the handler, below.
-  }
-  return () => client ?? invocationClient(context);
+  return () => (client ??= durableClientOf(context));
 }
 
 /** Records the answer (http.server.request.duration); without an app (a bad setting) there is nowhere to record it. */

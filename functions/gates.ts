@@ -7,7 +7,8 @@ import { gateLateActionsOrchestrator } from '../shared/gates/late.orchestrator';
 import type { AnnounceInput, OpenedInput, ReleaseFollowUp, ScheduledReleaseInput } from '../shared/gates/messages';
 import { gateFunctions } from '../shared/gates/names';
 import { gateReleaseOrchestrator } from '../shared/gates/release.orchestrator';
-import { invocationClient, theApp } from './_app';
+import { theApp } from './_app';
+import { durableClientOf } from './_durable';
 
 df.app.orchestration(gateFunctions.release, gateReleaseOrchestrator);
 df.app.orchestration(gateFunctions.generation, gateGenerationOrchestrator);
@@ -20,5 +21,5 @@ df.app.activity(gateFunctions.actions, { handler: (input: ActionBatchInput) => t
 // A scheduled release may start the release orchestration, so it takes the Durable client.
 df.app.activity(gateFunctions.scheduledRelease, {
   extraInputs: [df.input.durableClient()],
-  handler: (input: ScheduledReleaseInput, context) => theApp().gates.activities.scheduledRelease(invocationClient(context), input),
+  handler: (input: ScheduledReleaseInput, context) => theApp().gates.activities.scheduledRelease(durableClientOf(context), input),
 });

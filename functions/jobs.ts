@@ -1,21 +1,20 @@
 /**
- * Jobs: one storage-queue trigger per work queue, one per poison queue, the reconciler timer (which
- * also purges jobs past their retention) and the pusher timer (webhook processors' batches; a timer
- * runs on one instance at a time, which is what makes a processor's concurrency limit app-wide).
- * Queue names and the schedule come from settings when the app loads (TALLYHO_JOBS_QUEUES,
- * TALLYHO_JOBS_QUEUE_PREFIX, TALLYHO_JOBS_RECONCILE_SCHEDULE); the logic lives in shared/jobs. Every
- * function that can complete a job gets a Durable client and offers it to the app, so the billing
- * processor can append its invoice lines through the streams capability.
+ * Jobs: one storage-queue trigger per work queue, one per poison queue, the hand-on trigger (a
+ * completed job's processor step that needs a Durable client: billing's invoice ledger appends to a
+ * stream), the reconciler timer (which also purges jobs past their retention) and the pusher timer
+ * (webhook processors' batches; a timer runs on one instance at a time, which is what makes a
+ * processor's concurrency limit app-wide). Queue names and the schedule come from settings when the
+ * app loads (TALLYHO_JOBS_QUEUES, TALLYHO_JOBS_QUEUE_PREFIX, TALLYHO_JOBS_RECONCILE_SCHEDULE); the
+ * logic lives in shared/jobs. Only the hand-on trigger declares a Durable client: it is the one
+ * invocation whose work needs one.
  */
 import { app, type InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
 
 import { connectionNames } from '../shared/app/settings';
-import { poisonQueueName, workQueueNames } from '../shared/jobs/envelopes/queues';
+import { deliveryQueueName, poisonQueueName, workQueueNames } from '../shared/jobs';
 import { registration, theApp } from './_app';
 import { durableClientOf } from './_durable';
-
-const durableClient = [df.input.durableClient()];
 
 /** The library hands a JSON message over parsed; the envelope is re-serialised to the text it was. */
 function messageText(message: unknown): string {
@@ -31,34 +30,36 @@ workQueueNames(registration.jobs).forEach((queueName, i) => {
   app.storageQueue(`jobsWork${i}`, {
     queueName,
     connection: connectionNames.storage,
-    extraInputs: durableClient,
     handler: async (message, context) => {
-      // A job this envelope completes appends its invoice lines through the app's Durable client source.
-      theApp().durable.offer(durableClientOf(context));
-      const report = await theApp().jobs.processEnvelope(messageText(message), { dequeueCount: dequeueCount(context) });
-      if (report.jobFinished) context.log(JSON.stringify({ event: 'jobs.envelope_finished_job', ...report }));
+      const report = await theApp().jobs.work.onMessage(messageText(message), { dequeueCount: dequeueCount(context) });
+      if ('jobFinished' in report && report.jobFinished) context.log(JSON.stringify({ event: 'jobs.envelope_finished_job', ...report }));
     },
   });
   const poison = poisonQueueName(queueName);
   app.storageQueue(`jobsPoison${i}`, {
     queueName: poison,
     connection: connectionNames.storage,
-    extraInputs: durableClient,
-    handler: async (message, context) => {
-      theApp().durable.offer(durableClientOf(context));
-      await theApp().jobs.processPoison(messageText(message), poison);
+    handler: async (message) => {
+      await theApp().jobs.work.onPoison(messageText(message), poison);
     },
   });
 });
 
+app.storageQueue('jobsDeliver', {
+  queueName: deliveryQueueName(registration.jobs),
+  connection: connectionNames.storage,
+  extraInputs: [df.input.durableClient()],
+  handler: async (message, context) => {
+    await theApp().jobs.outputs.onDeliveryRequest(messageText(message), durableClientOf(context));
+  },
+});
+
 app.timer('jobsReconcile', {
   schedule: registration.jobs.reconcileSchedule,
-  extraInputs: durableClient,
   handler: async (_timer, context) => {
-    theApp().durable.offer(durableClientOf(context));
-    const report = await theApp().jobs.reconcile();
+    const report = await theApp().jobs.upkeep.reconcile();
     if (report.visited > 0) context.log(JSON.stringify({ event: 'jobs.reconciled', ...report }));
-    const purged = await theApp().jobs.purge();
+    const purged = await theApp().jobs.upkeep.purge();
     if (purged.purged > 0) context.log(JSON.stringify({ event: 'jobs.purged', ...purged }));
   },
 });
@@ -66,7 +67,7 @@ app.timer('jobsReconcile', {
 app.timer('jobsPush', {
   schedule: registration.jobs.pushSchedule,
   handler: async (_timer, context) => {
-    const report = await theApp().jobs.push(registration.jobs.pushRunSeconds * 1000);
+    const report = await theApp().jobs.upkeep.push(registration.jobs.pushRunSeconds * 1000);
     if (report.pushes > 0) context.log(JSON.stringify({ event: 'jobs.pushed', ...report }));
   },
 });

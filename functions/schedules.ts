@@ -5,13 +5,14 @@ import * as df from 'durable-functions';
 import { scheduleActivities, scheduleOrchestrator } from '../shared/schedules/names';
 import type { CheckpointInput, PollInput, RunInput } from '../shared/schedules/records';
 import { scheduleOrchestratorHandler } from '../shared/schedules/schedule.orchestrator';
-import { invocationClient, registration, theApp } from './_app';
+import { registration, theApp } from './_app';
+import { durableClientOf } from './_durable';
 
 df.app.orchestration(scheduleOrchestrator, scheduleOrchestratorHandler);
 df.app.activity(scheduleActivities.run, {
   // A gateRelease target goes through the gates capability, which needs a Durable client.
   extraInputs: [df.input.durableClient()],
-  handler: (input: RunInput, context) => theApp().schedules.activities(invocationClient(context)).run(input),
+  handler: (input: RunInput, context) => theApp().schedules.activities(durableClientOf(context)).run(input),
 });
 df.app.activity(scheduleActivities.poll, { handler: (input: PollInput) => theApp().schedules.activities().poll(input) });
 df.app.activity(scheduleActivities.checkpoint, {
@@ -23,6 +24,6 @@ app.timer('schedulesReconcile', {
   schedule: registration.schedules.reconcileSchedule,
   extraInputs: [df.input.durableClient()],
   handler: async (_timer, context) => {
-    await theApp().schedules.service(invocationClient(context)).reconcile();
+    await theApp().schedules.service(durableClientOf(context)).reconcile();
   },
 });

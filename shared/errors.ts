@@ -104,6 +104,17 @@ export function isAppError(err: unknown): err is AppError {
   return err instanceof AppError || (err instanceof Error && err.name === 'AppError' && 'code' in err);
 }
 
+/**
+ * Whether a queue message that failed with `err` is done with rather than delivered again: a failure
+ * the message itself causes — an AppError that is not retryable and not a server fault (a forged or
+ * malformed message: 4xx) — which no redelivery changes. A retryable failure, a server fault (5xx: a
+ * blob gone missing, a processor a rolling deployment is still bringing) and anything unexpected go
+ * back to the queue, and reach its poison queue only after the host's maxDequeueCount deliveries.
+ */
+export function endsMessage(err: unknown): err is AppError {
+  return isAppError(err) && !err.retryable && err.status < 500;
+}
+
 export function validationError(message: string, issues: readonly FieldIssue[] = []): AppError<'ValidationFailed'> {
   return new AppError('ValidationFailed', message, { issues });
 }

@@ -13,10 +13,9 @@ import type { Clock, Random } from '../clock';
 import type { CounterService } from '../counters/service';
 import type { DurableClient } from '../durable/client';
 import { type RequestMetrics, requestMetricsOf } from '../http/metrics';
-import { DurableClientSource } from '../durable/source';
 import type { EffectPorts } from '../effects/runner';
 import type { SweepReport } from '../idempotencySweep';
-import type { JobService } from '../jobs/service';
+import type { Jobs } from '../jobs';
 import type { Logger } from '../log';
 import type { ServiceBusSenders } from '../messaging/serviceBus';
 import { containers, serviceBusEntities, tables } from '../resources';
@@ -48,13 +47,11 @@ export interface AppDeps {
 export interface App {
   readonly config: AppConfig;
   readonly storage: StorageClients;
-  /** The Durable client for work outside an invocation; every Durable-bound invocation offers its own. */
-  readonly durable: DurableClientSource;
   readonly sequences: SequenceService;
   readonly counters: CounterService;
   readonly gates: Gates;
   readonly schedules: SchedulesCapability;
-  readonly jobs: JobService;
+  readonly jobs: Jobs;
   readonly streams: StreamsCapability;
   /** Where the HTTP adapter records each answered request (http.server.request.duration). */
   readonly requests: RequestMetrics;
@@ -81,7 +78,6 @@ export function createApp(deps: AppDeps): App {
     backoff: occBackoff(config.occ),
     newId: deps.newId,
   };
-  const durable = new DurableClientSource();
   const signer = signerOf(
     config.signing.key,
     containerKeyBlob(() => storage.container(containers.secrets)),
@@ -96,15 +92,11 @@ export function createApp(deps: AppDeps): App {
     serviceBus,
     runtime,
     signer,
-    () => {
-      // A job completes in whatever trigger finished it; a processor's stream append waits for a client otherwise.
-      const client = durable.peek();
-      return client === undefined ? undefined : streams.api(client);
-    },
+    (client) => streams.api(client),
     pushTransport(webhookRules, webhook.webhookMaxRedirects),
   );
 
-  const effectRules = effectRulesOf(config, { serviceBus: config.serviceBus !== undefined, jobs });
+  const effectRules = effectRulesOf(config, { serviceBus: config.serviceBus !== undefined, jobs: jobs.submissions });
 
   /** What effects run with; a gate release needs the Durable client of the invocation running it. */
   const effectPorts = (client: DurableClient | undefined): EffectPorts => ({
@@ -139,7 +131,6 @@ export function createApp(deps: AppDeps): App {
   return {
     config,
     storage,
-    durable,
     sequences,
     counters: countersOf(config, storage, runtime),
     gates,

@@ -11,8 +11,7 @@ import { parseAllowList } from '../effects/webhook/allowList';
 import { validationError } from '../errors';
 import type { GateAction } from '../gates/actions';
 import type { GateCommands } from '../gates/service';
-import { isFinished } from '../jobs/ledger/jobRecord';
-import type { JobService } from '../jobs/service';
+import { isFinished, type Jobs } from '../jobs';
 import type { AppConfig } from './settings';
 
 /**
@@ -47,15 +46,15 @@ export function gateReleasePort(service: GateCommands): GateReleasePort {
  * The jobs capability's submit and status use-cases. The key is the effect's (`effectKey`), so a
  * retried run finds the job it submitted instead of submitting another.
  */
-export function jobPort(jobs: JobService): JobPort {
+export function jobPort(jobs: Jobs): JobPort {
   return {
     async submit(processor, items, key) {
       // The app's own key space: no caller's Idempotency-Key can name (and so squat) this job.
-      const { job } = await jobs.submit({ processor, items }, key, { keySpace: 'app' });
+      const { job } = await jobs.submissions.submit({ processor, items }, key, { keySpace: 'app' });
       return job.id;
     },
     async status(handle) {
-      const job = await jobs.job(handle);
+      const job = await jobs.reads.job(handle);
       if (!isFinished(job.phase)) return { state: 'running' };
       if (job.phase === 'cancelled') return { state: 'failed', reason: `job ${job.id} was cancelled` };
       const counts = `${job.succeeded ?? 0} succeeded, ${job.failed ?? 0} failed`;

@@ -7,15 +7,16 @@
  */
 import { billingInfo, billingOwnStreams, billingProcessor } from '../billing/processor';
 import { streamInvoiceLedger } from '../billing/ledger';
-import { registry, type JobProcessor, type ProcessorInfo, type ProcessorRegistry } from '../jobs/processors/processor';
+import type { DurableClient } from '../durable/client';
+import { registry, type JobProcessor, type ProcessorInfo, type ProcessorRegistry } from '../jobs';
 import type { StreamsApi } from '../streams/service';
 import { wordcountInfo, wordcountProcessor } from '../wordcount/processor';
 import type { AppConfig } from './settings';
 
 /** What a processor may use of the app besides its config. */
 export interface ProcessorPorts {
-  /** The streams API on a Durable client, when an invocation has offered one. */
-  readonly streams: () => StreamsApi | undefined;
+  /** The streams API on the Durable client of the invocation a processor's hand-on runs in. */
+  readonly streams: (durable: DurableClient) => StreamsApi;
 }
 
 interface Registration {
@@ -28,10 +29,14 @@ interface Registration {
 const registrations: readonly Registration[] = [
   {
     info: billingInfo,
+    // Without a ledger stream (TALLYHO_BILLING_LEDGER_STREAM empty) billing has no hand-on step.
     build: (config, ports) =>
-      billingProcessor(config.billing.rates, {
-        ledger: streamInvoiceLedger(config.billing.ledgerStream, ports.streams, config.streams.maxBatchEvents),
-      }),
+      billingProcessor(
+        config.billing.rates,
+        config.billing.ledgerStream === undefined
+          ? {}
+          : { ledger: streamInvoiceLedger(config.billing.ledgerStream, ports.streams, config.streams.maxBatchEvents) },
+      ),
     ownStreams: (config) => billingOwnStreams(config.billing),
   },
   { info: wordcountInfo, build: () => wordcountProcessor() },

@@ -53,7 +53,7 @@ export function appRoutes(app: () => App, settings: Pick<RegistrationSettings, '
     ...gatesRoutes({ gates: () => app().gates }),
     ...schedulesRoutes({ service: (client) => app().schedules.service(client) }),
     ...jobsRoutes({
-      service: () => app().jobs,
+      jobs: () => app().jobs,
       maxRequestBytes: settings.jobs.maxRequestBytes,
       processors: processorInfos,
       queuePrefix: settings.jobs.queuePrefix,

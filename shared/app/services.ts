@@ -3,19 +3,7 @@ import { CounterService } from '../counters/service';
 import type { DurableClient } from '../durable/client';
 import { IdempotencyStore } from '../idempotency';
 import { runIdempotencySweep, type SweepReport } from '../idempotencySweep';
-import { JobEventPublisher } from '../jobs/ledger/events';
-import { JobFiles } from '../jobs/envelopes/files';
-import { ItemSchemas } from '../jobs/processors/itemSchema';
-import { JobStore } from '../jobs/ledger/jobStore';
-import { LeaseHub } from '../jobs/delivery/leaseHub';
-import { StorageProcessorQueues } from '../jobs/delivery/processorQueues';
-import { ProcessorStore } from '../jobs/processors/processorStore';
-import type { PushTransport } from '../jobs/processors/pushTransport';
-import { StorageEnvelopeQueues, workQueueNames } from '../jobs/envelopes/queues';
-import { jobSettings } from '../jobs/settings';
-import { tooManyOpen } from '../jobs/submit/submit';
-import { ResultStore } from '../jobs/ledger/resultStore';
-import { JobService } from '../jobs/service';
+import { createJobs, type Jobs, type PushTransport } from '../jobs';
 import type { ServiceBusSenders } from '../messaging/serviceBus';
 import { containers, serviceBusEntities, tables } from '../resources';
 import { retryContextOf } from '../retry';
@@ -106,57 +94,26 @@ export function jobsOf(
   serviceBus: ServiceBusSenders,
   runtime: Runtime,
   signer: () => Promise<Signer>,
-  /** The streams API for processors that append to a stream, when a Durable client is at hand. */
-  streams: () => StreamsApi | undefined,
+  /** The streams API for processors that append to a stream, on the Durable client of their hand-on. */
+  streams: (durable: DurableClient) => StreamsApi,
   /** How webhook processors' batches are sent. */
   push: PushTransport,
-): JobService {
-  const settings = config.jobs;
-  const table = () => storage.table(tables.jobs);
-  const processorTable = () => storage.table(tables.jobProcessors);
-  const processorQueues = new StorageProcessorQueues((name) => storage.queue(name));
-  const leaseHub = new LeaseHub(processorQueues, runtime.clock, runtime.logger, {
-    pollMaxMs: settings.leasePollMaxMs,
-    maxWaiters: settings.maxLeaseWaiters,
-  });
-  return new JobService({
+): Jobs {
+  return createJobs({
     ...runtime,
-    settings,
-    jobs: new JobStore(table),
-    results: new ResultStore(
-      () => storage.table(tables.jobResults),
-      () => runtime.clock.now(),
-    ),
-    files: new JobFiles(() => storage.container(containers.jobs), containers.jobs),
-    queues: new StorageEnvelopeQueues((name) => storage.queue(name), workQueueNames(settings), signer),
-    processors: inAppProcessors(config, { streams }),
-    declared: new ProcessorStore(processorTable, () => runtime.clock.now(), settings.processorCacheSeconds * 1000),
-    declaredNames: new CappedSet({
-      table: processorTable,
-      partitionKey: '|declared',
-      max: settings.maxProcessors,
-      noun: 'declared processors',
-      setting: jobSettings.settings.maxProcessors.env,
-      retry: retryContextOf(runtime, 'the declared processor count'),
-    }),
-    slots: new CappedSet({
-      // The jobs table's `|slots` partition: no job id starts with `|`.
-      table,
-      partitionKey: '|slots',
-      max: settings.maxOpen,
-      noun: 'unfinished jobs',
-      setting: jobSettings.settings.maxOpen.env,
-      retry: retryContextOf(runtime, 'the unfinished job count'),
-      whenFull: () => tooManyOpen(settings.maxOpen),
-    }),
-    itemSchemas: new ItemSchemas(),
-    processorQueues,
-    leaseHub,
-    wake: (queue) => leaseHub.wake(queue),
-    push,
-    events: new JobEventPublisher(() => serviceBus.sender(serviceBusEntities.topics.jobEvents)),
-    newLease: runtime.newId,
+    settings: config.jobs,
+    storage: {
+      jobs: () => storage.table(tables.jobs),
+      results: () => storage.table(tables.jobResults),
+      processors: () => storage.table(tables.jobProcessors),
+      container: () => storage.container(containers.jobs),
+      containerName: containers.jobs,
+      queue: (name) => storage.queue(name),
+    },
+    eventSender: () => serviceBus.sender(serviceBusEntities.topics.jobEvents),
     signer,
+    processors: inAppProcessors(config, { streams }),
+    push,
   });
 }
 

@@ -5,10 +5,12 @@
  * accounting exports. The producer is the job and round and the sequence number the line's
  * position, so a repeated delivery (after a crash) is recognised by the writer and not appended twice.
  */
+import type { DurableClient } from '../durable/client';
 import type { StreamsApi } from '../streams/service';
 
 export interface InvoiceLedger {
-  append(jobId: string, round: number, csv: string): Promise<'delivered' | 'notConfigured'>;
+  /** Appends a job's invoice lines on `durable`, the client of the invocation the hand-on runs in. */
+  append(jobId: string, round: number, csv: string, durable: DurableClient): Promise<'delivered' | 'notConfigured'>;
 }
 
 export interface LedgerEvent {
@@ -36,25 +38,22 @@ export function invoiceEvents(jobId: string, round: number, csv: string): Ledger
 }
 
 /**
- * Appends to `type` with the invocation's streams API, `maxBatchEvents` (the streams limit per
- * request, TALLYHO_STREAMS_MAX_BATCH_EVENTS) at a time; `notConfigured` when the ledger is off.
+ * Appends to `type` with the streams API on the invocation's Durable client, `maxBatchEvents` (the
+ * streams limit per request, TALLYHO_STREAMS_MAX_BATCH_EVENTS) at a time; `notConfigured` when the
+ * ledger is off.
  */
 export function streamInvoiceLedger(
   type: string | undefined,
-  streams: () => StreamsApi | undefined,
+  streams: (durable: DurableClient) => StreamsApi,
   maxBatchEvents: number,
 ): InvoiceLedger {
   return {
-    async append(jobId, round, csv) {
+    async append(jobId, round, csv, durable) {
       if (type === undefined) return 'notConfigured';
-      const api = streams();
-      // Left pending: an invocation with a Durable client (a queue trigger, the reconciler) delivers it.
-      if (api === undefined) throw new Error(`No streams client in this invocation to append to ${type}`);
+      const api = streams(durable);
       const events = invoiceEvents(jobId, round, csv);
       for (let i = 0; i < events.length; i += maxBatchEvents) await api.appendEvents(type, events.slice(i, i + maxBatchEvents), 'buffered');
       return 'delivered';
     },
   };
 }
-
-export const noInvoiceLedger: InvoiceLedger = { append: () => Promise.resolve('notConfigured') };

@@ -10,7 +10,7 @@
 import type { JsonObject } from '../jobs/envelopes/envelope';
 import type { FinalizeContext, ItemOutcome, JobProcessor } from '../jobs/processors/processor';
 import { type BillingLine, invoiceCsv, isBillingLine, reduceLines } from './invoice';
-import { type InvoiceLedger, noInvoiceLedger } from './ledger';
+import type { InvoiceLedger } from './ledger';
 import { taxMinor } from './money';
 import type { RateTable } from './rates';
 import type { BillingSettings } from './settings';
@@ -62,7 +62,7 @@ export function mapTransaction(item: JsonObject, rates: RateTable): ItemOutcome 
 export interface BillingOptions {
   /** Where the reduce reads the mapped lines (default: the succeeded items' results). */
   readonly source?: BillingLineSource;
-  /** Where a completed job's invoice lines go (default: nowhere). */
+  /** Where a completed job's invoice lines go (default: nowhere, and the processor has no hand-on step). */
   readonly ledger?: InvoiceLedger;
 }
 
@@ -86,7 +86,7 @@ export function billingOwnStreams(settings: Pick<BillingSettings, 'ledgerStream'
 
 export function billingProcessor(rates: RateTable, options: BillingOptions = {}): JobProcessor {
   const source = options.source ?? resultLineSource;
-  const ledger = options.ledger ?? noInvoiceLedger;
+  const { ledger } = options;
   return {
     name: billingProcessorName,
     processItem: (item) => Promise.resolve(mapTransaction(item, rates)),
@@ -100,10 +100,14 @@ export function billingProcessor(rates: RateTable, options: BillingOptions = {})
         transactions: totals.reduce((n, t) => n + t.transactions, 0),
       };
     },
-    async deliver(context) {
-      const csv = await context.readFile(invoiceFile);
-      if (csv === undefined) throw new Error(`Job ${context.jobId} has no ${invoiceFile} to deliver`);
-      return ledger.append(context.jobId, context.round, csv);
-    },
+    ...(ledger === undefined
+      ? {}
+      : {
+          async deliver(context) {
+            const csv = await context.readFile(invoiceFile);
+            if (csv === undefined) throw new Error(`Job ${context.jobId} has no ${invoiceFile} to deliver`);
+            return ledger.append(context.jobId, context.round, csv, context.durable);
+          },
+        }),
   };
 }

@@ -5,6 +5,7 @@
  * the same figures.
  */
 import { appId, counter, declareTelemetry, histogram, observableGauge, oneOf, operatorName, span } from '../telemetry/declare';
+import type { Telemetry } from '../telemetry/port';
 
 const processor = { 'tallyho.job.processor': operatorName };
 const queue = { 'messaging.destination.name': operatorName };
@@ -77,3 +78,10 @@ export const jobTelemetry = declareTelemetry(
     }),
   },
 );
+
+/** The capability's instruments and spans, bound once (createJobs) to the app's telemetry. */
+export type JobInstruments = ReturnType<typeof jobInstruments>;
+
+export function jobInstruments(telemetry: Telemetry) {
+  return telemetry.of(jobTelemetry);
+}

@@ -1,8 +1,8 @@
 /**
- * Job services on Azurite, each on freshly named tables, container and queues, with a fake Service
- * Bus sender (the only fake) and a `drain` that delivers queue messages the way the Functions host
- * does: batches, dequeue counts, a failed message made visible again, `-poison` after
- * maxDequeueCount — so the use-cases can be tested without a host.
+ * The jobs capability on Azurite, built through its front door (createJobs) on freshly named tables,
+ * container and queues, with a fake Service Bus sender (the only fake) and a `drain` that delivers
+ * queue messages the way the Functions host does: batches, dequeue counts, a failed message made
+ * visible again, `-poison` after maxDequeueCount — so the use-cases can be tested without a host.
  */
 import { randomUUID } from 'node:crypto';
 
@@ -13,33 +13,31 @@ import type { QueueClient } from '@azure/storage-queue';
 
 import { type Clock, systemClock } from '../../shared/clock';
 import { readGroup } from '../../shared/config';
-import { type JobSettings, jobSettings } from '../../shared/jobs/settings';
-import { mapLimited } from '../../shared/mapLimited';
+import type { DurableClient } from '../../shared/durable/client';
 import { billingProcessor } from '../../shared/billing/processor';
 import { billingSettings } from '../../shared/billing/settings';
-import { ItemSchemas } from '../../shared/jobs/processors/itemSchema';
-import { LeaseHub } from '../../shared/jobs/delivery/leaseHub';
-import { StorageProcessorQueues } from '../../shared/jobs/delivery/processorQueues';
-import { ProcessorStore } from '../../shared/jobs/processors/processorStore';
-import type { PushTransport } from '../../shared/jobs/processors/pushTransport';
-import { tooManyOpen } from '../../shared/jobs/submit/submit';
-import { CappedSet } from '../../shared/storage/cappedSet';
-import type { JobsContext } from '../../shared/jobs/context';
-import { JobEventPublisher, type JobEventSender } from '../../shared/jobs/ledger/events';
-import { JobFiles } from '../../shared/jobs/envelopes/files';
+import {
+  createJobs,
+  deliveryQueueName,
+  type JobEventSender,
+  type JobProcessor,
+  type Jobs,
+  poisonQueueName,
+  type PushTransport,
+  registry,
+  workQueueNames,
+} from '../../shared/jobs';
+import { type JobSettings, jobSettings } from '../../shared/jobs/settings';
 import { JobStore } from '../../shared/jobs/ledger/jobStore';
-import { type JobProcessor, registry } from '../../shared/jobs/processors/processor';
-import { poisonQueueName, StorageEnvelopeQueues, workQueueNames } from '../../shared/jobs/envelopes/queues';
 import { ResultStore } from '../../shared/jobs/ledger/resultStore';
-import { JobService } from '../../shared/jobs/service';
 import { type Logger, MemoryLogger } from '../../shared/log';
+import { mapLimited } from '../../shared/mapLimited';
 import { defaultBackoff } from '../../shared/retry';
 import { Signer } from '../../shared/signing/signer';
 import type { StorageClientOptions, StorageClients } from '../../shared/storage/clients';
-import type { Telemetry } from '../../shared/telemetry/port';
+import { noTelemetry, type Telemetry } from '../../shared/telemetry/port';
 import { storageFor, uniqueTableName } from './sequences';
 import { runStorage } from './storageAccounts';
-
 
 /** A Service Bus sender that keeps what it is given (and can be told to fail). */
 class FakeEventSender implements JobEventSender {
@@ -105,9 +103,15 @@ interface DrainReport {
   readonly errors: string[];
 }
 
+/** The Durable client a harness's hand-on trigger is given: no processor of a harness uses one. */
+const noDurable = new Proxy({} as DurableClient, {
+  get: (_target, name) => () => Promise.reject(new Error(`no Durable client in this harness (${String(name)})`)),
+});
+
 export interface JobHarness {
-  readonly service: JobService;
-  readonly context: JobsContext;
+  readonly jobs: Jobs;
+  /** The capability's tables as a test reads them (the harness's own stores on them). */
+  readonly stores: { readonly jobs: JobStore; readonly results: ResultStore };
   readonly names: JobNames;
   readonly storage: StorageClients;
   readonly events: FakeEventSender;
@@ -155,73 +159,42 @@ export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
   const signer = () => Promise.resolve(options.signer ?? testSigner);
   const events = new FakeEventSender();
   const queueNames = workQueueNames(settings);
-  const retry = {
-    clock,
-    random: Math.random,
-    logger,
-    policy: { ...defaultBackoff, maxAttempts: 30, maxElapsedMs: 20_000 },
-    subject: 'test',
-  };
-  const processorQueues = new StorageProcessorQueues((name) => storage.queue(name));
-  const leaseHub = new LeaseHub(processorQueues, clock, logger, {
-    pollMaxMs: settings.leasePollMaxMs,
-    maxWaiters: settings.maxLeaseWaiters,
-  });
-  const context: JobsContext = {
+  const jobs = createJobs({
     settings,
-    jobs: new JobStore(() => storage.table(names.jobs)),
-    results: new ResultStore(
-      () => storage.table(names.results),
-      () => clock.now(),
-    ),
-    files: new JobFiles(() => storage.container(names.container), names.container),
-    queues: new StorageEnvelopeQueues((name) => storage.queue(name), queueNames, signer),
+    storage: {
+      jobs: () => storage.table(names.jobs),
+      results: () => storage.table(names.results),
+      processors: () => storage.table(names.processors),
+      container: () => storage.container(names.container),
+      containerName: names.container,
+      queue: (name) => storage.queue(name),
+    },
+    eventSender: () => (options.serviceBus === false ? undefined : events),
+    signer,
     processors: registry(billingProcessor(readGroup(billingSettings, {}).rates), ...(options.processors ?? [])),
-    declared: new ProcessorStore(
-      () => storage.table(names.processors),
-      () => clock.now(),
-      settings.processorCacheSeconds * 1000,
-    ),
-    declaredNames: new CappedSet({
-      table: () => storage.table(names.processors),
-      partitionKey: '|declared',
-      max: settings.maxProcessors,
-      noun: 'declared processors',
-      setting: 'TALLYHO_JOBS_MAX_PROCESSORS',
-      retry,
-    }),
-    slots: new CappedSet({
-      table: () => storage.table(names.jobs),
-      partitionKey: '|slots',
-      max: settings.maxOpen,
-      noun: 'unfinished jobs',
-      setting: 'TALLYHO_JOBS_MAX_OPEN',
-      retry,
-      whenFull: () => tooManyOpen(settings.maxOpen),
-    }),
-    itemSchemas: new ItemSchemas(),
-    processorQueues,
-    leaseHub,
-    wake: (queue) => leaseHub.wake(queue),
     push: options.push ?? noPush,
-    events: new JobEventPublisher(() => (options.serviceBus === false ? undefined : events)),
     clock,
     random: Math.random,
     logger,
-    newLease: randomUUID,
+    telemetry: options.telemetry ?? noTelemetry,
     backoff: { ...defaultBackoff, maxAttempts: 30, maxElapsedMs: 20_000 },
-    signer,
-    ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
-  };
-  const service = new JobService(context);
+    newId: randomUUID,
+  });
   const queue = (name: string) => direct.queue(name);
   const table = (which: 'jobs' | 'results') => direct.table(which === 'jobs' ? names.jobs : names.results);
   const container = () => direct.container(names.container);
   const allQueues = [...queueNames, ...queueNames.map(poisonQueueName)];
+  const deliveries = deliveryQueueName(settings);
 
   return {
-    service,
-    context,
+    jobs,
+    stores: {
+      jobs: new JobStore(() => direct.table(names.jobs)),
+      results: new ResultStore(
+        () => direct.table(names.results),
+        () => clock.now(),
+      ),
+    },
     names,
     storage: direct,
     events,
@@ -266,7 +239,7 @@ export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
           await mapLimited(batch, drainOptions.concurrency ?? 8, async (m) => {
             delivered++;
             try {
-              await service.processEnvelope(decode(m.messageText), { dequeueCount: m.dequeueCount });
+              await jobs.work.onMessage(decode(m.messageText), { dequeueCount: m.dequeueCount });
               await work.deleteMessage(m.messageId, m.popReceipt);
             } catch (err) {
               failures++;
@@ -284,9 +257,16 @@ export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
           received += dead.length;
           for (const m of dead) {
             poisoned++;
-            await service.processPoison(decode(m.messageText), poison.name);
+            await jobs.work.onPoison(decode(m.messageText), poison.name);
             await poison.deleteMessage(m.messageId, m.popReceipt);
           }
+        }
+        // The hand-on trigger: a completed job's processor step, on its own (here: no) Durable client.
+        const handOn = await queue(deliveries);
+        for (const m of (await handOn.receiveMessages({ numberOfMessages: 32, visibilityTimeout: 60 })).receivedMessageItems) {
+          received++;
+          await jobs.outputs.onDeliveryRequest(decode(m.messageText), noDurable);
+          await handOn.deleteMessage(m.messageId, m.popReceipt);
         }
         if (received === 0) break;
       }

@@ -9,9 +9,12 @@
  */
 import { z } from 'zod';
 
+import type { Clock } from '../../clock';
 import { isAppError } from '../../errors';
-import type { JobsContext } from '../context';
-import { completeLease, deferLease, type Granted, type ItemVerdict, takeLeases } from './leases';
+import type { Logger } from '../../log';
+import type { ProcessorStore } from '../processors/processorStore';
+import type { PushTransport } from '../processors/pushTransport';
+import type { Granted, ItemVerdict, Leases } from './leases';
 import type { WebhookProcessor } from '../processors/processorDefinition';
 import { completionBody } from './verdicts';
 import { webhookHeaders } from '../processors/webhookSignature';
@@ -33,15 +36,23 @@ function retryAfterSeconds(header: string | undefined, fallback: number, now: nu
 
 const answer = z.object({ results: completionBody.shape.results });
 
+export interface PusherDeps {
+  readonly declared: ProcessorStore;
+  readonly leases: Pick<Leases, 'takeMany' | 'complete' | 'defer'>;
+  readonly push: PushTransport;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
 export class Pusher {
   /** Endpoints paused by a 429, until (ms). This instance's memory: a later run elsewhere re-learns it from the endpoint. */
   private readonly pausedUntil = new Map<string, number>();
 
-  constructor(private readonly ctx: JobsContext) {}
+  constructor(private readonly deps: PusherDeps) {}
 
   async run(budgetMs: number): Promise<PushReport> {
-    const until = this.ctx.clock.now() + budgetMs;
-    const processors = (await this.ctx.declared.list()).filter((p): p is WebhookProcessor => p.type === 'webhook');
+    const until = this.deps.clock.now() + budgetMs;
+    const processors = (await this.deps.declared.list()).filter((p): p is WebhookProcessor => p.type === 'webhook');
     const reports = await Promise.all(processors.map((p) => this.drain(p, until)));
     return reports.reduce((a, b) => ({ pushes: a.pushes + b.pushes, items: a.items + b.items }), { pushes: 0, items: 0 });
   }
@@ -50,9 +61,9 @@ export class Pusher {
     const inFlight = new Set<Promise<void>>();
     let pushes = 0;
     let items = 0;
-    while (this.ctx.clock.now() < until && (this.pausedUntil.get(processor.name) ?? 0) <= this.ctx.clock.now()) {
+    while (this.deps.clock.now() < until && (this.pausedUntil.get(processor.name) ?? 0) <= this.deps.clock.now()) {
       const free = processor.concurrency - inFlight.size;
-      const leases = free > 0 ? await takeLeases(this.ctx, processor, free) : [];
+      const leases = free > 0 ? await this.deps.leases.takeMany(processor, free) : [];
       for (const granted of leases) {
         pushes++;
         items += granted.items.length;
@@ -67,10 +78,10 @@ export class Pusher {
   }
 
   private async push(processor: WebhookProcessor, granted: Granted): Promise<void> {
-    const { ctx } = this;
+    const { deps } = this;
     const { lease } = granted;
     const body = JSON.stringify({ type: 'tallyho.jobs.batch', processor: processor.name, jobId: lease.jobId, items: granted.items });
-    const now = ctx.clock.now();
+    const now = deps.clock.now();
     const secrets = [
       processor.secret,
       ...(processor.previousSecret !== null && (processor.previousSecretUntil ?? 0) > now ? [processor.previousSecret] : []),
@@ -79,12 +90,12 @@ export class Pusher {
     const headers = webhookHeaders(secrets, id, Math.floor(now / 1000), body);
     let verdicts: ItemVerdict[];
     try {
-      const response = await ctx.push.post(processor.url, body, headers, processor.timeoutSeconds * 1000);
+      const response = await deps.push.post(processor.url, body, headers, processor.timeoutSeconds * 1000);
       if (response.status === 429) {
         const delay = retryAfterSeconds(response.retryAfter, Math.max(1, processor.retry.delaySeconds), now);
         this.pausedUntil.set(processor.name, now + delay * 1000);
-        await deferLease(ctx, granted, delay);
-        ctx.logger.log('info', 'jobs.push_throttled', { processor: processor.name, retryAfterSeconds: delay });
+        await deps.leases.defer(granted, delay);
+        deps.logger.log('info', 'jobs.push_throttled', { processor: processor.name, retryAfterSeconds: delay });
         return;
       }
       verdicts = this.verdicts(granted, response.status, response.body);
@@ -93,7 +104,7 @@ export class Pusher {
       verdicts = granted.items.map((i) => ({ id: i.id, status: 'retry', reason }));
     }
     try {
-      await completeLease(ctx, granted.leaseId, verdicts);
+      await deps.leases.complete(granted.leaseId, verdicts);
     } catch (err) {
       // Results naming items the batch does not hold: the endpoint's fault, so every item retries with why.
       if (isAppError(err) && err.code === 'ValidationFailed') {
@@ -101,14 +112,15 @@ export class Pusher {
           0,
           1000,
         );
-        await completeLease(
-          ctx,
-          granted.leaseId,
-          granted.items.map((i) => ({ id: i.id, status: 'retry', reason })),
-        ).catch(() => undefined);
+        await deps.leases
+          .complete(
+            granted.leaseId,
+            granted.items.map((i) => ({ id: i.id, status: 'retry', reason })),
+          )
+          .catch(() => undefined);
         return;
       }
-      ctx.logger.log('warn', 'jobs.push_not_recorded', {
+      deps.logger.log('warn', 'jobs.push_not_recorded', {
         processor: processor.name,
         job: lease.jobId,
         envelope: lease.envelope,

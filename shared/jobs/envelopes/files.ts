@@ -8,10 +8,8 @@ import type { ContainerClient } from '@azure/storage-blob';
 import { AppError } from '../../errors';
 import { hasStatus, translateStorageError } from '../../storage/errors';
 import type { ClaimCheck } from './envelope';
+import { fileNamePattern } from './ids';
 import { sha256Hex } from './input';
-
-/** A file a processor writes (`jobs/{id}/files/{name}`): safe as a blob name and a URL segment. */
-export const fileNamePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 /** Which job and which input (a job's input blob is named after its hash). */
 export interface InputRef {
@@ -73,19 +71,19 @@ export class JobFiles {
    */
   async redeem(check: ClaimCheck): Promise<string> {
     const prefix = `${this.containerName}/`;
-    if (!check.b.startsWith(prefix)) throw new AppError('CorruptState', `Claim check points outside the jobs container: ${check.b}`);
-    const blob = check.b.slice(prefix.length);
+    if (!check.blob.startsWith(prefix)) throw new AppError('CorruptState', `Claim check points outside the jobs container: ${check.blob}`);
+    const blob = check.blob.slice(prefix.length);
     let bytes: Buffer;
     try {
-      bytes = await (await this.container()).getBlobClient(blob).downloadToBuffer(check.o, check.n);
+      bytes = await (await this.container()).getBlobClient(blob).downloadToBuffer(check.offset, check.length);
     } catch (err) {
-      if (hasStatus(err, 404)) throw new AppError('CorruptState', `Claim check cannot be redeemed: blob ${check.b} does not exist`);
-      throw translateStorageError(err, `redeeming a claim check on ${check.b}`);
+      if (hasStatus(err, 404)) throw new AppError('CorruptState', `Claim check cannot be redeemed: blob ${check.blob} does not exist`);
+      throw translateStorageError(err, `redeeming a claim check on ${check.blob}`);
     }
-    if (bytes.length !== check.n || sha256Hex(bytes) !== check.h) {
+    if (bytes.length !== check.length || sha256Hex(bytes) !== check.sha256) {
       throw new AppError(
         'CorruptState',
-        `Claim check cannot be redeemed: bytes ${check.o}+${check.n} of ${check.b} do not match its SHA-256`,
+        `Claim check cannot be redeemed: bytes ${check.offset}+${check.length} of ${check.blob} do not match its SHA-256`,
       );
     }
     return bytes.toString('utf8');

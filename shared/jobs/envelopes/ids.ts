@@ -16,6 +16,9 @@ const jobIdPattern = /^[a-z0-9][a-z0-9-]{7,47}$/;
 
 export const jobId = z.string().regex(jobIdPattern, 'Not a job id').meta({ example: '20260301120000-4f9c2a7e1b' });
 
+/** A file a processor writes (`jobs/{id}/files/{name}`): safe as a blob name and a URL segment. */
+export const fileNamePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
 /** Envelope `n` of round `round` (round 0 = the submission, 1+ = retry-failed runs). */
 export function envelopeId(round: number, n: number): string {
   return `${round}.${n}`;

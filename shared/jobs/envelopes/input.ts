@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 
 import { AppError } from '../../errors';
-import { type ClaimCheck, type EnvelopeEntry, type JsonObject } from './envelope';
+import type { ClaimCheck, EnvelopeItem, JsonObject } from './envelope';
 
 export interface InputItem {
   readonly id: string;
@@ -59,8 +59,8 @@ export function parseInput(text: string): InputFile {
 }
 
 /** The envelope entry of an item: inline, or a claim check into `blob` when it is larger than `claimCheckBytes`. */
-export function entryFor(item: InputItem, attempt: number, claimCheckBytes: number, blob: string): EnvelopeEntry {
-  if (item.bytes <= claimCheckBytes) return { id: item.id, a: attempt, d: JSON.parse(item.line) as JsonObject };
-  const c: ClaimCheck = { b: blob, o: item.offset, n: item.bytes, h: sha256Hex(item.line) };
-  return { id: item.id, a: attempt, c };
+export function entryFor(item: InputItem, attempt: number, claimCheckBytes: number, blob: string): EnvelopeItem {
+  if (item.bytes <= claimCheckBytes) return { id: item.id, attempt, data: JSON.parse(item.line) as JsonObject };
+  const claimCheck: ClaimCheck = { blob, offset: item.offset, length: item.bytes, sha256: sha256Hex(item.line) };
+  return { id: item.id, attempt, claimCheck };
 }

@@ -1,11 +1,12 @@
 /**
- * Packs envelope entries into envelopes, in order, closing an envelope when the next entry would
- * pass the item or byte limit. Sizes are exact: the byte count is the UTF-8 length of the
- * envelope's JSON as it will be sent (base64 then adds a third on the queue).
+ * Packs items into envelopes, in order, closing an envelope when the next item would pass the item or
+ * byte limit. Sizes are exact: the byte count is the UTF-8 length of the envelope's JSON as it will
+ * be sent (./wire.ts; base64 then adds a third on the queue).
  */
 import { createHash } from 'node:crypto';
 
-import { type Envelope, type EnvelopeEntry, envelopeVersion } from './envelope';
+import type { Envelope, EnvelopeHeader, EnvelopeItem } from './envelope';
+import { envelopeJson, itemJson } from './wire';
 
 export interface PackLimits {
   readonly maxItems: number;
@@ -13,50 +14,33 @@ export interface PackLimits {
   readonly maxBytes: number;
 }
 
-export interface EnvelopeHeader {
-  readonly jobId: string;
-  readonly processor: string;
-  readonly round: number;
-  readonly jobItems: number;
-  /** The submission's traceparent, carried by every envelope. */
-  readonly trace?: string | undefined;
-}
-
 function utf8(text: string): number {
   return Buffer.byteLength(text, 'utf8');
 }
 
-/** An envelope with this header, id and items (field order is the order they are sealed in). */
-function envelopeOf(header: EnvelopeHeader, id: string, items: EnvelopeEntry[]): Envelope {
-  return {
-    v: envelopeVersion,
-    j: header.jobId,
-    e: id,
-    p: header.processor,
-    r: header.round,
-    n: header.jobItems,
-    ...(header.trace === undefined ? {} : { t: header.trace }),
-    i: items,
-  };
+/** An envelope with this header, id and items. */
+function envelopeOf(header: EnvelopeHeader, envelopeId: string, items: EnvelopeItem[]): Envelope {
+  const { trace, ...rest } = header;
+  return { ...rest, envelopeId, ...(trace === undefined ? {} : { trace }), items };
 }
 
 /** JSON bytes of an envelope with this header and id but no items (`"i":[]`). */
 function emptyEnvelopeBytes(header: EnvelopeHeader, id: string): number {
-  return utf8(JSON.stringify(envelopeOf(header, id, [])));
+  return utf8(envelopeJson(envelopeOf(header, id, [])));
 }
 
 /**
- * Envelopes for `entries`; `idFor(k)` names the k-th. An entry too big for an envelope on its own
+ * Envelopes for `entries`; `idFor(k)` names the k-th. An item too big for an envelope on its own
  * is a bug upstream (the claim-check threshold keeps inline items small) and throws.
  */
 export function pack(
   header: EnvelopeHeader,
-  entries: readonly EnvelopeEntry[],
+  entries: readonly EnvelopeItem[],
   limits: PackLimits,
   idFor: (k: number) => string,
 ): Envelope[] {
   const envelopes: Envelope[] = [];
-  let items: EnvelopeEntry[] = [];
+  let items: EnvelopeItem[] = [];
   let bytes = 0;
   const open = (): number => emptyEnvelopeBytes(header, idFor(envelopes.length));
   const close = (): void => {
@@ -66,7 +50,7 @@ export function pack(
   };
   bytes = open();
   for (const entry of entries) {
-    const size = utf8(JSON.stringify(entry));
+    const size = utf8(itemJson(entry));
     const comma = items.length > 0 ? 1 : 0;
     if (items.length >= limits.maxItems || bytes + comma + size > limits.maxBytes) {
       close();

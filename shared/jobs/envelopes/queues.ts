@@ -87,7 +87,7 @@ export class StorageEnvelopeQueues implements EnvelopeQueues {
     try {
       await (await this.queue(name)).sendMessage(text, { messageTimeToLive: -1, visibilityTimeout: delaySeconds });
     } catch (err) {
-      throw translateStorageError(err, `sending envelope ${envelope.e} of job ${envelope.j} to ${name}`);
+      throw translateStorageError(err, `sending envelope ${envelope.envelopeId} of job ${envelope.jobId} to ${name}`);
     }
   }
 }

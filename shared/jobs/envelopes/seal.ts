@@ -13,7 +13,8 @@
  */
 import { jsonDeeperThan, maxJsonDepth } from '../../jsonDepth';
 import type { Signer } from '../../signing/signer';
-import { type Envelope, envelopeJson, envelopeSchema } from './envelope';
+import type { Envelope } from './envelope';
+import { envelopeJson, fromWire, type UnreadableEnvelope, unreadableOf, wireSchema } from './wire';
 
 /** Bytes the seal adds around the envelope JSON: `{"s":"` + 43 + `","m":` + `}`. */
 export const sealOverheadBytes = 56;
@@ -43,30 +44,9 @@ export function sealEnvelope(envelope: Envelope, signer: Signer): string {
   return `{"s":"${signer.mac('envelope', json)}","m":${json}}`;
 }
 
-/** What an authentic envelope that cannot be processed still tells: whose items to record as failed. */
-export interface EnvelopeHeader {
-  readonly j: string;
-  readonly e: string;
-  readonly r: number;
-  readonly n: number;
-  readonly ids: readonly string[];
-}
-
 export type Opened =
-  { readonly ok: true; readonly envelope: Envelope } | { readonly ok: false; readonly reason: string; readonly authentic?: EnvelopeHeader };
-
-/** The fields of an authentic envelope the schema refused, when they are there to be read. */
-function headerOf(m: unknown): EnvelopeHeader | undefined {
-  if (typeof m !== 'object' || m === null) return undefined;
-  const { j, e, r, n, i } = m as Record<string, unknown>;
-  if (typeof j !== 'string' || typeof e !== 'string' || typeof r !== 'number' || typeof n !== 'number' || !Array.isArray(i))
-    return undefined;
-  const ids = i.flatMap((entry: unknown) => {
-    const id = typeof entry === 'object' && entry !== null ? (entry as { id?: unknown }).id : undefined;
-    return typeof id === 'string' ? [id] : [];
-  });
-  return { j, e, r, n, ids };
-}
+  | { readonly ok: true; readonly envelope: Envelope }
+  | { readonly ok: false; readonly reason: string; readonly authentic?: UnreadableEnvelope };
 
 function openAuthentic(json: string): Opened {
   let m: unknown;
@@ -75,9 +55,9 @@ function openAuthentic(json: string): Opened {
   } catch {
     return { ok: false, reason: 'not JSON' };
   }
-  const parsed = envelopeSchema.safeParse(m);
-  if (parsed.success) return { ok: true, envelope: parsed.data };
-  const header = headerOf(m);
+  const parsed = wireSchema.safeParse(m);
+  if (parsed.success) return { ok: true, envelope: fromWire(parsed.data) };
+  const header = unreadableOf(m);
   const reason = 'an envelope of this app that this version cannot process';
   return header === undefined ? { ok: false, reason } : { ok: false, reason, authentic: header };
 }
@@ -101,6 +81,6 @@ export function openEnvelope(text: string, signer: Signer): Opened {
     return { ok: false, reason: 'not a sealed envelope (unsigned)' };
   }
   if (!signer.verify('envelope', JSON.stringify(m), s)) return { ok: false, reason: 'the seal does not match (forged or altered)' };
-  const parsed = envelopeSchema.safeParse(m);
-  return parsed.success ? { ok: true, envelope: parsed.data } : { ok: false, reason: 'not an envelope this version understands' };
+  const parsed = wireSchema.safeParse(m);
+  return parsed.success ? { ok: true, envelope: fromWire(parsed.data) } : { ok: false, reason: 'not an envelope this version understands' };
 }

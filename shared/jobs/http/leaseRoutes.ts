@@ -37,7 +37,7 @@ export function leasesTakeRoute(deps: JobRouteDeps): RouteDefinition {
     },
     handle: async ({ params, body }) => {
       const request = body ?? leaseRequest.parse({});
-      const granted = await deps.service().lease(params.name, {
+      const granted = await deps.jobs().leases.take(params.name, {
         waitSeconds: request.wait,
         ...(request.maxItems === undefined ? {} : { maxItems: request.maxItems }),
       });
@@ -76,7 +76,7 @@ export function leasesExtendRoute(deps: JobRouteDeps): RouteDefinition {
       503: unavailable,
     },
     handle: async ({ params }) => {
-      const next = await deps.service().extendLease(params.leaseId);
+      const next = await deps.jobs().leases.extend(params.leaseId);
       return json(200, { leaseId: next.leaseId, expiresAt: iso(next.expiresAt) }, { 'cache-control': 'no-store' });
     },
   });
@@ -107,6 +107,6 @@ export function leasesCompleteRoute(deps: JobRouteDeps): RouteDefinition {
       503: unavailable,
     },
     handle: async ({ params, body }) =>
-      json(200, await deps.service().completeLease(params.leaseId, body.results), { 'cache-control': 'no-store' }),
+      json(200, await deps.jobs().leases.complete(params.leaseId, body.results), { 'cache-control': 'no-store' }),
   });
 }

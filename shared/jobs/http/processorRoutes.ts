@@ -62,7 +62,7 @@ export function processorsDeclareRoute(deps: JobRouteDeps): RouteDefinition {
       503: unavailable,
     },
     handle: async ({ params, body }) => {
-      const declared = await deps.service().declare(params.name, body);
+      const declared = await deps.jobs().processors.declare(params.name, body);
       const view = viewProcessor(declared.processor, deps.queuePrefix, declared.secret);
       return json(declared.created ? 201 : 200, view, { location: `/api/processors/${params.name}`, 'cache-control': 'no-store' });
     },
@@ -80,7 +80,7 @@ export function processorsListRoute(deps: JobRouteDeps): RouteDefinition {
     handle: async () =>
       json(
         200,
-        { processors: (await deps.service().processorList()).map((p) => viewProcessor(p, deps.queuePrefix)) },
+        { processors: (await deps.jobs().processors.list()).map((p) => viewProcessor(p, deps.queuePrefix)) },
         { 'cache-control': 'no-store' },
       ),
   });
@@ -101,7 +101,7 @@ export function processorsGetRoute(deps: JobRouteDeps): RouteDefinition {
       503: unavailable,
     },
     handle: async ({ params }) =>
-      json(200, viewProcessor(await deps.service().processor(params.name), deps.queuePrefix), { 'cache-control': 'no-store' }),
+      json(200, viewProcessor(await deps.jobs().processors.get(params.name), deps.queuePrefix), { 'cache-control': 'no-store' }),
   });
 }
 
@@ -123,7 +123,7 @@ export function processorsRotateSecretRoute(deps: JobRouteDeps): RouteDefinition
       503: unavailable,
     },
     handle: async ({ params }) => {
-      const rotated = await deps.service().rotateSecret(params.name);
+      const rotated = await deps.jobs().processors.rotateSecret(params.name);
       return json(
         200,
         { name: params.name, secret: rotated.secret, previousSecretValidUntil: iso(rotated.previousUntil) },

@@ -24,7 +24,7 @@ export function jobsResultsRoute(deps: JobRouteDeps): RouteDefinition {
       503: unavailable,
     },
     handle: async ({ params, query }) =>
-      json(200, pageBody(await deps.service().results(params.id, 'results', query.status, query), viewResult)),
+      json(200, pageBody(await deps.jobs().reads.results(params.id, 'results', query.status, query), viewResult)),
   });
 }
 
@@ -44,7 +44,7 @@ export function jobsFailuresRoute(deps: JobRouteDeps): RouteDefinition {
       503: unavailable,
     },
     handle: async ({ params, query }) =>
-      json(200, pageBody(await deps.service().results(params.id, 'failures', 'failed', query), viewFailure)),
+      json(200, pageBody(await deps.jobs().reads.results(params.id, 'failures', 'failed', query), viewFailure)),
   });
 }
 
@@ -63,7 +63,7 @@ export function jobsFileRoute(deps: JobRouteDeps): RouteDefinition {
       503: unavailable,
     },
     handle: async ({ params }) => {
-      const file = await deps.service().file(params.id, params.name);
+      const file = await deps.jobs().reads.file(params.id, params.name);
       return { status: 200, headers: { 'content-type': file.contentType }, body: new Uint8Array(file.body) };
     },
   });

@@ -1,11 +1,22 @@
 /** What every jobs route shares: its dependencies and the answers they document alike. */
 import { problem } from '../../http/schemas';
 import type { ProcessorInfo } from '../processors/processor';
-import type { JobService } from '../service';
+import type { Leases } from '../delivery/leases';
+import type { Declarations } from '../processors/declarations';
+import type { JobReads } from '../reads';
+import type { Submissions } from '../submit/submissions';
+
+/** What the routes use of the capability (its front door, shared/jobs/index.ts). */
+interface JobsOfRoutes {
+  readonly submissions: Submissions;
+  readonly reads: JobReads;
+  readonly processors: Declarations;
+  readonly leases: Leases;
+}
 
 export interface JobRouteDeps {
-  /** Lazy, so the route list can be built (e.g. for the OpenAPI document) without any I/O. */
-  readonly service: () => JobService;
+  /** Lazy, so the route list can be built (e.g. for the OpenAPI document) without the app or any I/O. */
+  readonly jobs: () => JobsOfRoutes;
   /** Largest submission body (TALLYHO_JOBS_MAX_REQUEST_BYTES). */
   readonly maxRequestBytes: number;
   /** The in-app processors, for the OpenAPI document. */

@@ -3,8 +3,7 @@ import { z } from 'zod';
 
 import { acceptedSchema } from '../../http/operation';
 import { pageOf, pageQuery } from '../../http/paging';
-import { fileNamePattern } from '../envelopes/files';
-import { itemIdPattern, jobId } from '../envelopes/ids';
+import { fileNamePattern, itemIdPattern, jobId } from '../envelopes/ids';
 
 const jobItem = z
   .record(z.string(), z.unknown())

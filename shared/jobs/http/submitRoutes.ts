@@ -64,7 +64,7 @@ export function jobsSubmitRoute(deps: JobRouteDeps): RouteDefinition {
     },
     handle: async ({ body, headers }) => {
       const key = readIdempotencyKey(headers);
-      const { job, replayed } = await deps.service().submit(body, key, { limitOpen: true });
+      const { job, replayed } = await deps.jobs().submissions.submit(body, key, { limitOpen: true });
       const view = viewJob(job, undefined);
       return acceptedResult(view, view.links.self as string, jobPollSeconds, replayed ? { 'idempotent-replayed': 'true' } : {});
     },
@@ -90,7 +90,7 @@ export function jobsListRoute(deps: JobRouteDeps): RouteDefinition {
     handle: async ({ query }) =>
       json(
         200,
-        pageBody(await deps.service().list(query), (job) => job, { unreadable: true }),
+        pageBody(await deps.jobs().reads.list(query), (job) => job, { unreadable: true }),
         { 'cache-control': 'no-store' },
       ),
   });
@@ -111,7 +111,7 @@ export function jobsFiguresRoute(deps: JobRouteDeps): RouteDefinition {
       200: { description: 'The backlog', schema: jobFigures },
       503: unavailable,
     },
-    handle: async () => json(200, await deps.service().figures(), { 'cache-control': 'no-store' }),
+    handle: async () => json(200, await deps.jobs().reads.figures(), { 'cache-control': 'no-store' }),
   });
 }
 
@@ -124,7 +124,7 @@ export function jobsGetRoute(deps: JobRouteDeps): RouteDefinition {
     tags,
     params: jobParams,
     responses: { 200: { description: 'The job', schema: jobView }, 400: badId, 404: notFound, 503: unavailable },
-    handle: async ({ params }) => json(200, await deps.service().view(params.id)),
+    handle: async ({ params }) => json(200, await deps.jobs().reads.view(params.id)),
   });
 }
 
@@ -149,8 +149,8 @@ export function jobsRetryFailedRoute(deps: JobRouteDeps): RouteDefinition {
       503: unavailable,
     },
     handle: async ({ params }) => {
-      await deps.service().retryFailed(params.id);
-      const view = await deps.service().view(params.id);
+      await deps.jobs().submissions.retryFailed(params.id);
+      const view = await deps.jobs().reads.view(params.id);
       return acceptedResult(view, view.links.self as string, jobPollSeconds);
     },
   });
@@ -175,8 +175,8 @@ export function jobsCancelRoute(deps: JobRouteDeps): RouteDefinition {
       503: unavailable,
     },
     handle: async ({ params }) => {
-      await deps.service().cancel(params.id);
-      return json(200, await deps.service().view(params.id));
+      await deps.jobs().submissions.cancel(params.id);
+      return json(200, await deps.jobs().reads.view(params.id));
     },
   });
 }

@@ -22,11 +22,18 @@ type EventState = 'none' | 'pending' | 'published' | 'notConfigured';
 /** The processor's `deliver` step: `pending` from completion until it has run. */
 type DeliveryState = 'none' | 'pending' | 'delivered' | 'notConfigured';
 
+/**
+ * Where a job's envelopes go: the work queues, whose triggers run an in-app processor, or a declared
+ * processor's own queue, whose workers lease them (or the pusher pushes them to its endpoint).
+ */
+export type JobRoute = { readonly kind: 'inApp' } | { readonly kind: 'declared'; readonly queue: string };
+
+export const inAppRoute: JobRoute = { kind: 'inApp' };
+
 export interface JobRecord {
   readonly id: string;
   readonly processor: string;
-  /** The declared processor's own queue its envelopes go to; '' for an in-app processor (the work queues). */
-  readonly queue: string;
+  readonly route: JobRoute;
   readonly items: number;
   /** SHA-256 of the input file: a keyed resubmission must match it. */
   readonly inputSha256: string;
@@ -87,7 +94,8 @@ export function jobEntity(job: JobRecord): Record<string, unknown> & { partition
     partitionKey: job.id,
     rowKey: jobRowKey,
     processor: job.processor,
-    queue: job.queue,
+    // The row's `queue` is '' for the work queues (rows of every version read the same).
+    queue: job.route.kind === 'inApp' ? '' : job.route.queue,
     items: job.items,
     inputSha256: job.inputSha256,
     inputBytes: job.inputBytes,
@@ -144,8 +152,8 @@ export function parseJob(id: string, raw: Record<string, unknown>): JobRecord {
   return {
     id,
     processor: str(raw, 'processor', id),
-    // Rows from before declared processors have none: their envelopes go to the work queues.
-    queue: typeof raw.queue === 'string' ? raw.queue : '',
+    // Rows from before declared processors have no queue: their envelopes go to the work queues.
+    route: typeof raw.queue === 'string' && raw.queue !== '' ? { kind: 'declared', queue: raw.queue } : inAppRoute,
     items: num(raw, 'items', id),
     inputSha256: str(raw, 'inputSha256', id),
     inputBytes: num(raw, 'inputBytes', id),

@@ -4,8 +4,12 @@
  * oldest first, a bounded number per run. A job that was run again since (retry-failed) is left
  * alone; its index entry goes, and it gets a new one when it finishes again.
  */
-import type { JobsContext } from '../context';
+import type { Clock } from '../../clock';
+import type { Logger } from '../../log';
+import type { JobFiles } from '../envelopes/files';
 import { isFinished } from './jobRecord';
+import type { JobStore } from './jobStore';
+import type { ResultStore } from './resultStore';
 
 export interface PurgeReport {
   readonly purged: number;
@@ -14,24 +18,34 @@ export interface PurgeReport {
 
 const perRun = 50;
 
-export async function purgeFinished(ctx: JobsContext): Promise<PurgeReport> {
-  const days = ctx.settings.retentionDays;
+export interface PurgeDeps {
+  readonly jobs: JobStore;
+  readonly results: ResultStore;
+  readonly files: JobFiles;
+  /** TALLYHO_JOBS_RETENTION_DAYS (0: kept forever). */
+  readonly retentionDays: number;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+export async function purgeFinished(deps: PurgeDeps): Promise<PurgeReport> {
+  const days = deps.retentionDays;
   if (days === 0) return { purged: 0, skipped: 0 };
-  const cutoff = ctx.clock.now() - days * 86_400_000;
+  const cutoff = deps.clock.now() - days * 86_400_000;
   let purged = 0;
   let skipped = 0;
-  for (const entry of await ctx.jobs.finishedBefore(cutoff, perRun)) {
-    const stored = await ctx.jobs.read(entry.id);
+  for (const entry of await deps.jobs.finishedBefore(cutoff, perRun)) {
+    const stored = await deps.jobs.read(entry.id);
     if (stored !== undefined && (!isFinished(stored.job.phase) || (stored.job.completedAt ?? 0) >= cutoff)) {
       skipped++;
     } else {
-      await ctx.files.removeJob(entry.id);
-      await ctx.results.removeJob(entry.id);
-      await ctx.jobs.remove(entry.id);
+      await deps.files.removeJob(entry.id);
+      await deps.results.removeJob(entry.id);
+      await deps.jobs.remove(entry.id);
       purged++;
-      ctx.logger.log('info', 'jobs.purged', { job: entry.id });
+      deps.logger.log('info', 'jobs.purged', { job: entry.id });
     }
-    await ctx.jobs.unmarkFinished(entry.rowKey);
+    await deps.jobs.unmarkFinished(entry.rowKey);
   }
   return { purged, skipped };
 }

@@ -143,6 +143,14 @@ export interface ExistingRow {
   readonly etag: string;
 }
 
+/**
+ * Whether an item still owes its final result of `round`: it has no row, or a row retry-failed
+ * re-opened for this round (or an earlier one). A final row is never written again.
+ */
+export function isOwed(row: ExistingRow | undefined, round: number): boolean {
+  return row === undefined || (row.status === 'retrying' && row.round <= round);
+}
+
 /** Splits writes into transactions by count and size. */
 function batches<T>(items: readonly T[], size: (item: T) => number): T[][] {
   const out: T[][] = [];
@@ -204,8 +212,7 @@ export class ResultStore {
       const writes: { result: ItemResult; etag: string | undefined }[] = [];
       for (const result of pending) {
         const row = existing.get(result.id);
-        if (row === undefined) writes.push({ result, etag: undefined });
-        else if (row.status === 'retrying' && row.round <= round) writes.push({ result, etag: row.etag });
+        if (isOwed(row, round)) writes.push({ result, etag: row?.etag });
         else alreadyFinal++;
       }
       const lost: ItemResult[] = [];

@@ -6,6 +6,7 @@
  * registered where the app is composed (shared/app/processors.ts); external and webhook processors
  * are declared at run time (./processorStore.ts) and have no code here: their items leave the app.
  */
+import type { DurableClient } from '../../durable/client';
 import type { JsonObject, JsonValue } from '../envelopes/envelope';
 
 export type ItemOutcome =
@@ -39,11 +40,13 @@ export interface FinalizeContext {
   writeFile(name: string, contentType: string, body: string): Promise<string>;
 }
 
-interface DeliverContext {
+export interface DeliverContext {
   readonly jobId: string;
   readonly round: number;
   /** A file `finalize` wrote. */
   readFile(name: string): Promise<string | undefined>;
+  /** The Durable client of the invocation the hand-on runs in (its own trigger declares the binding). */
+  readonly durable: DurableClient;
 }
 
 export interface JobProcessor {

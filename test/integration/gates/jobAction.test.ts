@@ -21,7 +21,7 @@ describe('gate job action on Azurite', () => {
       webhook: { allowed: [], timeoutMs: 1000, maxResponseBytes: 0, maxRedirects: 0, allowPrivateAddresses: false },
       gates: undefined,
       // The app's port on the jobs service (shared/app/ports.ts).
-      jobs: jobPort(h.service),
+      jobs: jobPort(h.jobs),
     };
     const input = (runId: string): ActionInput => ({ gate: 'launch', generation: 1, runId, action });
 
@@ -35,7 +35,7 @@ describe('gate job action on Azurite', () => {
     const jobRows = (await h.rows('jobs')).filter((r) => r.partitionKey !== 'open');
     expect(jobRows.map((r) => r.partitionKey).sort()).toEqual([first, other].map((r) => (r.type === 'job' ? r.jobId : '')).sort());
     if (first.type !== 'job') throw new Error('not a job result');
-    const job = await h.service.job(first.jobId);
+    const job = await h.jobs.reads.job(first.jobId);
     expect(job).toMatchObject({ processor: 'billing', items: 40, envelopes: 2 });
     // Envelopes of both jobs, none twice: 40 items in envelopes of up to 32 per job.
     const queued = [...(await h.messages()).values()].flat();

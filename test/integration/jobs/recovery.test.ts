@@ -5,7 +5,6 @@
  * leaves a redelivery to complete the job; a finalizer that dies leaves the job to the reconciler;
  * the completion event goes out once, and a republish carries the same message id.
  */
-import { finishOutputs } from '../../../shared/jobs/ledger/complete';
 import { codeOf } from '../../support/appErrors';
 import { expectedTotals, invoiceTotals, transactions } from '../../support/billing';
 import { testClock } from '../../support/clocks';
@@ -66,18 +65,18 @@ describe('job recovery on Azurite, with a fake Service Bus sender for the comple
     let sends = 0;
     proxy.setRules((r) => (r.service === 'queue' && r.method === 'POST' && ++sends > 20 ? { kind: 'refuse' } : undefined));
     const items = transactions(1000, 31);
-    expect(await codeOf(crashing.service.submit({ processor: 'billing', items }, 'batch-7'))).toBe('DependencyUnavailable');
+    expect(await codeOf(crashing.jobs.submissions.submit({ processor: 'billing', items }, 'batch-7'))).toBe('DependencyUnavailable');
     proxy.setRules();
 
-    const stranded = await healthy.service.view(
-      (await healthy.context.jobs.read((await healthy.rows('jobs')).find((r) => r.rowKey === 'job')!.partitionKey as string))!.job.id,
+    const stranded = await healthy.jobs.reads.view(
+      (await healthy.stores.jobs.read((await healthy.rows('jobs')).find((r) => r.rowKey === 'job')!.partitionKey as string))!.job.id,
     );
     expect(stranded).toMatchObject({ state: 'accepted', envelopes: { count: 32, sent: 16 } });
     // Within the lease the resubmission leaves the enqueue to its owner (who might still be alive).
-    const early = await healthy.service.submit({ processor: 'billing', items }, 'batch-7');
+    const early = await healthy.jobs.submissions.submit({ processor: 'billing', items }, 'batch-7');
     expect(early).toMatchObject({ replayed: true, job: { id: stranded.id, phase: 'enqueuing', cursor: 16 } });
     await clock.advance(16_000);
-    const resumed = await healthy.service.submit({ processor: 'billing', items }, 'batch-7');
+    const resumed = await healthy.jobs.submissions.submit({ processor: 'billing', items }, 'batch-7');
     expect(resumed).toMatchObject({ replayed: true, job: { id: stranded.id, phase: 'enqueued', cursor: 32 } });
 
     const envelopes = await queued(healthy);
@@ -85,9 +84,9 @@ describe('job recovery on Azurite, with a fake Service Bus sender for the comple
     expect(distinct.size).toBe(32);
     expect(envelopes.length - distinct.size).toBeLessThanOrEqual(settings.enqueueParallelism);
     await healthy.drain();
-    const view = await healthy.service.view(stranded.id);
+    const view = await healthy.jobs.reads.view(stranded.id);
     expect(view).toMatchObject({ state: 'completed', totals: { succeeded: 1000, failed: 0 } });
-    expect(invoiceTotals((await healthy.service.file(stranded.id, 'invoice.csv')).body.toString())).toEqual(expectedTotals(items));
+    expect(invoiceTotals((await healthy.jobs.reads.file(stranded.id, 'invoice.csv')).body.toString())).toEqual(expectedTotals(items));
     expect(healthy.events.sent).toHaveLength(1);
   });
 
@@ -103,15 +102,15 @@ describe('job recovery on Azurite, with a fake Service Bus sender for the comple
     const healthy = jobHarness({ names, clock });
     proxy.setRules((r) => (r.service === 'queue' && r.method === 'POST' ? { kind: 'status', status: 500 } : undefined));
     const items = transactions(300, 33);
-    expect(await codeOf(crashing.service.submit({ processor: 'billing', items }, undefined))).toBe('DependencyUnavailable');
+    expect(await codeOf(crashing.jobs.submissions.submit({ processor: 'billing', items }, undefined))).toBe('DependencyUnavailable');
     proxy.setRules();
     expect(await queued(healthy)).toEqual([]);
-    expect(await healthy.service.reconcile()).toMatchObject({ visited: 1, actions: { none: 1 } });
+    expect(await healthy.jobs.upkeep.reconcile()).toMatchObject({ visited: 1, actions: { none: 1 } });
     await clock.advance(16_000);
     // Seen once in a loaded run: this reconcile found nothing to do. The job row as it was then goes
     // with the failure, so the next occurrence names its cause (a lease still running, or a lost race).
     const before = (await healthy.rows('jobs')).find((r) => r.rowKey === 'job');
-    const report = await healthy.service.reconcile();
+    const report = await healthy.jobs.upkeep.reconcile();
     if (report.actions.enqueueResumed !== 1)
       throw new Error(`The reconcile after the lease did not resume: ${JSON.stringify({ report, now: clock.now(), row: before })}`);
     expect(report).toMatchObject({ visited: 1, actions: { enqueueResumed: 1 } });
@@ -120,8 +119,8 @@ describe('job recovery on Azurite, with a fake Service Bus sender for the comple
     expect(new Set(envelopes).size).toBe(10);
     await healthy.drain();
     const jobRow = (await healthy.rows('jobs')).find((r) => r.rowKey === 'job');
-    expect(await healthy.service.view(String(jobRow?.partitionKey))).toMatchObject({ state: 'completed', totals: { succeeded: 300 } });
-    expect(await healthy.service.reconcile()).toMatchObject({ visited: 0 });
+    expect(await healthy.jobs.reads.view(String(jobRow?.partitionKey))).toMatchObject({ state: 'completed', totals: { succeeded: 300 } });
+    expect(await healthy.jobs.upkeep.reconcile()).toMatchObject({ visited: 0 });
   });
 
   it('a worker that records its results and dies before the completion check leaves the redelivery to complete the job', async () => {
@@ -134,22 +133,22 @@ describe('job recovery on Azurite, with a fake Service Bus sender for the comple
     });
     const healthy = jobHarness({ names, settings: { queues: 1 } });
     const items = transactions(40, 35);
-    const { job } = await healthy.service.submit({ processor: 'billing', items }, undefined);
+    const { job } = await healthy.jobs.submissions.submit({ processor: 'billing', items }, undefined);
     const [first, second] = (await healthy.messages()).get(healthy.queueNames[0]!) ?? [];
-    await healthy.service.processEnvelope(first!, { dequeueCount: 1 });
+    await healthy.jobs.work.process(first!, { dequeueCount: 1 });
     // The tally query after the commit fails: the invocation throws after its results are in.
     proxy.setRules((r) =>
       r.service === 'table' && r.method === 'GET' && decodeURIComponent(r.path).includes("RowKey ge 't|'") ? { kind: 'refuse' } : undefined,
     );
     const refusedBefore = proxy.counts.table.faulted;
-    expect(await codeOf(flaky.service.processEnvelope(second!, { dequeueCount: 1 }))).toBe('DependencyUnavailable');
+    expect(await codeOf(flaky.jobs.work.process(second!, { dequeueCount: 1 }))).toBe('DependencyUnavailable');
     proxy.setRules();
     expect(proxy.counts.table.faulted).toBeGreaterThan(refusedBefore);
-    expect(await healthy.context.results.progress(job.id)).toMatchObject({ succeeded: 40 });
-    expect((await healthy.service.view(job.id)).state).toBe('running');
-    const redelivered = await healthy.service.processEnvelope(second!, { dequeueCount: 2 });
+    expect(await healthy.stores.results.progress(job.id)).toMatchObject({ succeeded: 40 });
+    expect((await healthy.jobs.reads.view(job.id)).state).toBe('running');
+    const redelivered = await healthy.jobs.work.process(second!, { dequeueCount: 2 });
     expect(redelivered).toMatchObject({ recorded: 0, alreadyFinal: 8, jobFinished: true });
-    expect(await healthy.service.view(job.id)).toMatchObject({ state: 'completed', totals: { succeeded: 40, failed: 0 } });
+    expect(await healthy.jobs.reads.view(job.id)).toMatchObject({ state: 'completed', totals: { succeeded: 40, failed: 0 } });
     expect(healthy.events.sent).toHaveLength(1);
   });
 
@@ -165,18 +164,18 @@ describe('job recovery on Azurite, with a fake Service Bus sender for the comple
     });
     const healthy = jobHarness({ names, clock, settings: { queues: 1, staleSeconds: 60 } });
     const items = transactions(20, 37);
-    const { job } = await healthy.service.submit({ processor: 'billing', items }, undefined);
+    const { job } = await healthy.jobs.submissions.submit({ processor: 'billing', items }, undefined);
     const [only] = (await healthy.messages()).get(healthy.queueNames[0]!) ?? [];
     proxy.setRules((r) => (r.service === 'blob' && r.method === 'PUT' && r.path.includes('/files/') ? { kind: 'refuse' } : undefined));
-    expect(await codeOf(flaky.service.processEnvelope(only!, { dequeueCount: 1 }))).toBe('DependencyUnavailable');
+    expect(await codeOf(flaky.jobs.work.process(only!, { dequeueCount: 1 }))).toBe('DependencyUnavailable');
     proxy.setRules();
-    expect((await healthy.context.jobs.read(job.id))?.job.phase).toBe('finalizing');
+    expect((await healthy.stores.jobs.read(job.id))?.job.phase).toBe('finalizing');
     // A redelivery inside the lease leaves it to the (presumed live) finalizer.
-    expect(await healthy.service.processEnvelope(only!, { dequeueCount: 2 })).toMatchObject({ jobFinished: false });
-    expect(await healthy.service.reconcile()).toMatchObject({ actions: { none: 1 } });
+    expect(await healthy.jobs.work.process(only!, { dequeueCount: 2 })).toMatchObject({ jobFinished: false });
+    expect(await healthy.jobs.upkeep.reconcile()).toMatchObject({ actions: { none: 1 } });
     await clock.advance(61_000);
-    expect(await healthy.service.reconcile()).toMatchObject({ actions: { completed: 1 } });
-    expect(await healthy.service.view(job.id)).toMatchObject({ state: 'completed', event: 'published' });
+    expect(await healthy.jobs.upkeep.reconcile()).toMatchObject({ actions: { completed: 1 } });
+    expect(await healthy.jobs.reads.view(job.id)).toMatchObject({ state: 'completed', event: 'published' });
     expect(healthy.events.sent.map((m) => m.messageId)).toEqual([`${job.id}:0:completed`]);
   });
 
@@ -184,27 +183,27 @@ describe('job recovery on Azurite, with a fake Service Bus sender for the comple
     const clock = testClock(Date.now());
     const h = jobHarness({ clock, settings: { queues: 1, staleSeconds: 30 } });
     const items = transactions(64, 39);
-    const { job } = await h.service.submit({ processor: 'billing', items }, undefined);
+    const { job } = await h.jobs.submissions.submit({ processor: 'billing', items }, undefined);
     const texts = (await h.messages()).get(h.queueNames[0]!) ?? [];
     h.events.failNext = 1;
     // Both envelopes and three stray redeliveries race to complete the job.
     const reports = await Promise.all(
-      [...texts, ...texts, texts[0]!].map((t, i) => h.service.processEnvelope(t, { dequeueCount: i < 2 ? 1 : 2 })),
+      [...texts, ...texts, texts[0]!].map((t, i) => h.jobs.work.process(t, { dequeueCount: i < 2 ? 1 : 2 })),
     );
     expect(reports.reduce((n, r) => n + r.recorded, 0)).toBe(64);
-    const stored = await h.context.jobs.read(job.id);
+    const stored = await h.stores.jobs.read(job.id);
     expect(stored?.job).toMatchObject({ phase: 'completed', event: 'pending', succeeded: 64, failed: 0 });
     expect(h.events.sent).toEqual([]);
     // Not before the stale time: the finalizer may still be about to publish.
-    expect(await h.service.reconcile()).toMatchObject({ actions: { none: 1 } });
+    expect(await h.jobs.upkeep.reconcile()).toMatchObject({ actions: { none: 1 } });
     await clock.advance(31_000);
-    expect(await h.service.reconcile()).toMatchObject({ actions: { published: 1 } });
-    expect(await h.service.reconcile()).toMatchObject({ visited: 0 });
+    expect(await h.jobs.upkeep.reconcile()).toMatchObject({ actions: { published: 1 } });
+    expect(await h.jobs.upkeep.reconcile()).toMatchObject({ visited: 0 });
     expect(h.events.sent.map((m) => m.messageId)).toEqual([`${job.id}:0:completed`]);
     expect(h.events.sent[0]?.body).toMatchObject({ type: 'JobCompleted', job: job.id, state: 'completed', succeeded: 64, failed: 0 });
     // A publisher that sent but died before noting it (here: one holding the old ETag) sends again
     // with the same message id, which the topic's duplicate detection drops; its note loses the race.
-    const again = await finishOutputs(h.context, stored!);
+    const again = await h.jobs.outputs.finish(stored!);
     expect(again.job.event).toBe('published');
     expect(h.events.sent.map((m) => m.messageId)).toEqual([`${job.id}:0:completed`, `${job.id}:0:completed`]);
   });

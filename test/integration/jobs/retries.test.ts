@@ -38,8 +38,8 @@ describe('job failures and retries on Azurite', () => {
     );
     const h = jobHarness({ processors: [processor], settings: { queues: 1 } });
     // Reads what each delivery carried; the harness's drain delivers through h.service.
-    const deliveries = jest.spyOn(h.service, 'processEnvelope');
-    const { job } = await h.service.submit({ processor: 'scripted', items: items(100) }, undefined);
+    const deliveries = jest.spyOn(h.jobs.work, 'onMessage');
+    const { job } = await h.jobs.submissions.submit({ processor: 'scripted', items: items(100) }, undefined);
     const report = await h.drain();
     expect(report).toMatchObject({ failures: 0, poisoned: 0 });
     // 4 envelopes, their retries at attempt 2 and 3.
@@ -49,7 +49,7 @@ describe('job failures and retries on Azurite', () => {
         const opened = openEnvelope(text, testSigner);
         if (!opened.ok) throw new Error(`not an envelope: ${text}`);
         const { envelope } = opened;
-        return [envelope.e, envelope.i.map((entry) => ({ id: entry.id, attempt: entry.a }))] as const;
+        return [envelope.envelopeId, envelope.items.map((item) => ({ id: item.id, attempt: item.attempt }))] as const;
       }),
     );
     const failing = (id: string): boolean => Number(id.slice(3)) % 10 === 7;
@@ -66,12 +66,12 @@ describe('job failures and retries on Azurite', () => {
     const byEnvelope = (a: { envelope: string }, b: { envelope: string }): number => a.envelope.localeCompare(b.envelope);
     expect(retries.sort(byEnvelope)).toEqual(expectedRetries.sort(byEnvelope));
     expect(retries.flatMap((r) => r.items)).toHaveLength(20);
-    expect(await h.service.view(job.id)).toMatchObject({
+    expect(await h.jobs.reads.view(job.id)).toMatchObject({
       state: 'completed',
       totals: { succeeded: 100, failed: 0 },
       summary: { outputs: 100 },
     });
-    const retried = (await h.service.results(job.id, 'results', undefined, { maxPageSize: 1000 })).items.filter((r) => r.attempts > 1);
+    const retried = (await h.jobs.reads.results(job.id, 'results', undefined, { maxPageSize: 1000 })).items.filter((r) => r.attempts > 1);
     expect(retried.map((r) => r.id)).toEqual(
       items(100)
         .filter((i) => i.n % 10 === 7)
@@ -85,10 +85,10 @@ describe('job failures and retries on Azurite', () => {
       item.n === 3 ? 'throw' : item.n === 4 ? { ok: false, code: 'rejected', reason: 'no such account', retryable: false } : ok(item),
     );
     const h = jobHarness({ processors: [processor], settings: { queues: 1, maxAttempts: 3 } });
-    const { job } = await h.service.submit({ processor: 'scripted', items: items(10) }, undefined);
+    const { job } = await h.jobs.submissions.submit({ processor: 'scripted', items: items(10) }, undefined);
     await h.drain();
-    expect(await h.service.view(job.id)).toMatchObject({ state: 'completedWithFailures', totals: { succeeded: 8, failed: 2 } });
-    const failures = (await h.service.results(job.id, 'failures', 'failed', { maxPageSize: 10 })).items;
+    expect(await h.jobs.reads.view(job.id)).toMatchObject({ state: 'completedWithFailures', totals: { succeeded: 8, failed: 2 } });
+    const failures = (await h.jobs.reads.results(job.id, 'failures', 'failed', { maxPageSize: 10 })).items;
     expect(failures.map((f) => [f.id, f.code, f.reason, f.attempts])).toEqual([
       ['it-003', 'error', 'boom on "it-003" (gave up after 3 attempts)', 3],
       ['it-004', 'rejected', 'no such account', 1],
@@ -99,15 +99,15 @@ describe('job failures and retries on Azurite', () => {
     const h = jobHarness({ settings: { queues: 1 } });
     const list = transactions(50, 41, 'p');
     list[45] = { ...list[45]!, metadata: { big: 'x'.repeat(20_000) } };
-    const { job } = await h.service.submit({ processor: 'billing', items: list }, undefined);
+    const { job } = await h.jobs.submissions.submit({ processor: 'billing', items: list }, undefined);
     const container = await h.container();
     for (const name of await h.blobs()) if (name.includes('/input-')) await container.deleteBlob(name);
     const report = await h.drain({ maxDequeueCount: 2 });
     expect(report).toMatchObject({ failures: 2, poisoned: 1 });
-    const view = await h.service.view(job.id);
+    const view = await h.jobs.reads.view(job.id);
     // Envelope 0 (items 0-31) is inline and succeeds; envelope 1 (32-49, one claim check) is poisoned.
     expect(view).toMatchObject({ state: 'completedWithFailures', totals: { succeeded: 32, failed: 18, pending: 0 } });
-    const failures = (await h.service.results(job.id, 'failures', 'failed', { maxPageSize: 100 })).items;
+    const failures = (await h.jobs.reads.results(job.id, 'failures', 'failed', { maxPageSize: 100 })).items;
     expect(failures.map((f) => f.id)).toEqual(list.slice(32).map((t) => t.id));
     for (const f of failures) {
       expect(f).toMatchObject({
@@ -117,12 +117,12 @@ describe('job failures and retries on Azurite', () => {
         ),
       });
     }
-    expect(invoiceTotals((await h.service.file(job.id, 'invoice.csv')).body.toString())).toEqual(expectedTotals(list.slice(0, 32)));
+    expect(invoiceTotals((await h.jobs.reads.file(job.id, 'invoice.csv')).body.toString())).toEqual(expectedTotals(list.slice(0, 32)));
   });
 
   it('a poison message that is not an envelope is logged, not retried forever', async () => {
     const h = jobHarness();
-    expect(await h.service.processPoison('not json', 'q-poison')).toMatchObject({ job: undefined, failed: 0 });
+    expect(await h.jobs.work.onPoison('not json', 'q-poison')).toMatchObject({ job: undefined, failed: 0 });
     expect((h.logger as MemoryLogger).events('jobs.poison_unreadable')).toHaveLength(1);
   });
 
@@ -132,25 +132,29 @@ describe('job failures and retries on Azurite', () => {
       broken.has(item.id as string) ? { ok: false, code: 'down', reason: 'ledger offline', retryable: false } : ok(item),
     );
     const h = jobHarness({ processors: [processor], settings: { queues: 2 } });
-    const { job } = await h.service.submit({ processor: 'scripted', items: items(60) }, undefined);
-    expect(await codeOf(h.service.retryFailed(job.id))).toBe('Conflict');
+    const { job } = await h.jobs.submissions.submit({ processor: 'scripted', items: items(60) }, undefined);
+    expect(await codeOf(h.jobs.submissions.retryFailed(job.id))).toBe('Conflict');
     await h.drain();
-    expect(await h.service.view(job.id)).toMatchObject({ state: 'completedWithFailures', round: 0, totals: { succeeded: 57, failed: 3 } });
+    expect(await h.jobs.reads.view(job.id)).toMatchObject({
+      state: 'completedWithFailures',
+      round: 0,
+      totals: { succeeded: 57, failed: 3 },
+    });
 
     broken.delete('it-040');
     broken.delete('it-041');
-    const retried = await h.service.retryFailed(job.id);
+    const retried = await h.jobs.submissions.retryFailed(job.id);
     expect(retried).toMatchObject({ round: 1, roundItems: 3, phase: 'enqueued', envelopes: 1 });
-    expect(await h.service.view(job.id)).toMatchObject({ state: 'running', totals: { succeeded: 57, failed: 0, pending: 3 } });
-    expect(await codeOf(h.service.retryFailed(job.id))).toBe('Conflict');
+    expect(await h.jobs.reads.view(job.id)).toMatchObject({ state: 'running', totals: { succeeded: 57, failed: 0, pending: 3 } });
+    expect(await codeOf(h.jobs.submissions.retryFailed(job.id))).toBe('Conflict');
     await h.drain();
-    expect(await h.service.view(job.id)).toMatchObject({
+    expect(await h.jobs.reads.view(job.id)).toMatchObject({
       state: 'completedWithFailures',
       round: 1,
       totals: { succeeded: 59, failed: 1, pending: 0 },
       summary: { outputs: 59 },
     });
-    const reRun = (await h.service.results(job.id, 'results', undefined, { maxPageSize: 100 })).items.filter((r) => r.round === 1);
+    const reRun = (await h.jobs.reads.results(job.id, 'results', undefined, { maxPageSize: 100 })).items.filter((r) => r.round === 1);
     expect(reRun.map((r) => [r.id, r.status, r.attempts])).toEqual([
       ['it-002', 'failed', 1],
       ['it-040', 'succeeded', 1],
@@ -158,11 +162,11 @@ describe('job failures and retries on Azurite', () => {
     ]);
 
     broken.clear();
-    await h.service.retryFailed(job.id);
+    await h.jobs.submissions.retryFailed(job.id);
     await h.drain();
-    expect(await h.service.view(job.id)).toMatchObject({ state: 'completed', round: 2, totals: { succeeded: 60, failed: 0 } });
+    expect(await h.jobs.reads.view(job.id)).toMatchObject({ state: 'completed', round: 2, totals: { succeeded: 60, failed: 0 } });
     expect(h.events.sent.map((m) => m.messageId)).toEqual([`${job.id}:0:completed`, `${job.id}:1:completed`, `${job.id}:2:completed`]);
-    expect(await h.context.results.progress(job.id)).toMatchObject({ succeeded: 60, failed: 0 });
-    expect(await codeOf(h.service.retryFailed(job.id))).toBe('Conflict');
+    expect(await h.stores.results.progress(job.id)).toMatchObject({ succeeded: 60, failed: 0 });
+    expect(await codeOf(h.jobs.submissions.retryFailed(job.id))).toBe('Conflict');
   });
 });

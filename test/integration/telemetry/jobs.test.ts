@@ -19,7 +19,7 @@ describe('jobs telemetry', () => {
     const memory = memoryTelemetry();
     const h = jobHarness({ settings: { queues: 2 }, telemetry: memory.telemetry });
     const items = transactions(70, 3);
-    const { job } = await otelContext.with(hostInvocation, () => h.service.submit({ processor: 'billing', items }, undefined));
+    const { job } = await otelContext.with(hostInvocation, () => h.jobs.submissions.submit({ processor: 'billing', items }, undefined));
 
     // Every envelope carries the submission's traceparent under its seal.
     const sealed = [...(await h.messages()).values()].flat();
@@ -27,7 +27,7 @@ describe('jobs telemetry', () => {
     const carried = sealed.map((text) => {
       const opened = openEnvelope(text, testSigner);
       if (!opened.ok) throw new Error(opened.reason);
-      return opened.envelope.t;
+      return opened.envelope.trace;
     });
 
     await h.drain();
@@ -56,7 +56,7 @@ describe('jobs telemetry', () => {
     const memory = memoryTelemetry();
     const h = jobHarness({ settings: { queues: 2 }, telemetry: memory.telemetry });
     const items = [...transactions(40, 5), { ...transactions(1, 6, 'bad')[0]!, id: 'bad-1', currency: 'EURO' }];
-    const { job } = await h.service.submit({ processor: 'billing', items }, undefined);
+    const { job } = await h.jobs.submissions.submit({ processor: 'billing', items }, undefined);
 
     const before = await memory.collect();
     expect(before.total('tallyho.job.backlog')).toBe(job.envelopes);
@@ -84,7 +84,7 @@ describe('jobs telemetry', () => {
     const h = jobHarness({ settings: { queues: 1 }, telemetry: memory.telemetry });
     const list = transactions(50, 41, 'p');
     list[45] = { ...list[45]!, metadata: { big: 'x'.repeat(20_000) } };
-    const { job } = await h.service.submit({ processor: 'billing', items: list }, undefined);
+    const { job } = await h.jobs.submissions.submit({ processor: 'billing', items: list }, undefined);
     const container = await h.container();
     // The claim-checked item's blob is gone: its envelope fails every delivery and reaches poison.
     for (const name of await h.blobs()) if (name.includes('/input-')) await container.deleteBlob(name);
@@ -117,7 +117,7 @@ describe('jobs telemetry', () => {
       finalize: () => Promise.resolve({}),
     };
     const h = jobHarness({ settings: { queues: 1 }, processors: [flaky], telemetry: memory.telemetry });
-    await h.service.submit({ processor: 'flaky', items: [{ id: 'a' }, { id: 'b' }] }, undefined);
+    await h.jobs.submissions.submit({ processor: 'flaky', items: [{ id: 'a' }, { id: 'b' }] }, undefined);
     await h.drain();
     const collected = await memory.collect();
     expect(collected.total('tallyho.job.items', { 'tallyho.outcome': 'retried', 'tallyho.job.processor': 'flaky' })).toBe(2);

@@ -7,7 +7,6 @@ import { type App, createApp } from '../../../shared/app/createApp';
 import { appRoutes, documentedRoutes } from '../../../shared/app/routes';
 import { loadAppConfig, registrationSettings } from '../../../shared/app/settings';
 import { ManualClock } from '../../../shared/clock';
-import type { DurableClient } from '../../../shared/durable/client';
 import { AppError } from '../../../shared/errors';
 import { MemoryLogger } from '../../../shared/log';
 import { serviceBusSenders } from '../../../shared/messaging/serviceBus';
@@ -29,26 +28,12 @@ function testApp(): App {
   });
 }
 
-/** A client that is never called: nothing below reaches Durable. */
-function idleClient(): DurableClient {
-  const unused = () => Promise.reject(new Error('not used'));
-  return { signal: unused, readState: unused, startNew: unused, getStatus: unused, raiseEvent: unused, managementLinks: () => ({}) };
-}
-
 describe('createApp', () => {
-  it('builds every service once, with no I/O, and no Durable client until an invocation offers one', () => {
+  it('builds every service once, with no I/O and no Durable client: each invocation that needs one brings its own', () => {
     const app = testApp();
-    expect(() => app.durable.client()).toThrow(expect.objectContaining({ code: 'DependencyUnavailable', status: 503 }) as Error);
+    expect('durable' in app).toBe(false);
     expect(app.sequences).toBe(app.sequences);
     expect(app.gates.hub).toBe(app.gates.hub);
-  });
-
-  it('the source keeps the first client an invocation offers', () => {
-    const app = testApp();
-    const first = idleClient();
-    app.durable.offer(first);
-    app.durable.offer(idleClient());
-    expect(app.durable.client()).toBe(first);
   });
 
   it('shuts down without having touched storage or Service Bus', async () => {

@@ -1,6 +1,7 @@
 import { acceptedCurrencies, currencyExponent } from '../../../shared/billing/currencies';
 import { invoiceCsv, reduceLines, type BillingLine } from '../../../shared/billing/invoice';
 import { invoiceEvents, streamInvoiceLedger } from '../../../shared/billing/ledger';
+import type { DurableClient } from '../../../shared/durable/client';
 import { formatMinor, taxMinor } from '../../../shared/billing/money';
 import { billingProcessor, mapTransaction } from '../../../shared/billing/processor';
 import { parseRateTable, percentToPpm } from '../../../shared/billing/rates';
@@ -265,24 +266,34 @@ describe('invoice ledger events', () => {
       grossMinor: 120n,
     }));
     const requests: unknown[][] = [];
+    const clients: unknown[] = [];
+    const invocation = {} as DurableClient;
     const ledger = streamInvoiceLedger(
       'billing-invoices',
-      () => ({
-        appendEvents: (_type, events) => {
-          requests.push([...events]);
-          return Promise.resolve({} as never);
-        },
-      }),
+      (durable) => {
+        clients.push(durable);
+        return {
+          appendEvents: (_type, events) => {
+            requests.push([...events]);
+            return Promise.resolve({} as never);
+          },
+        };
+      },
       3,
     );
-    await expect(ledger.append('j-1', 0, invoiceCsv(lines))).resolves.toBe('delivered');
+    await expect(ledger.append('j-1', 0, invoiceCsv(lines), invocation)).resolves.toBe('delivered');
+    // The streams API of the client of the invocation the hand-on runs in.
+    expect(clients.length).toBeGreaterThan(0);
+    expect(clients.every((c) => c === invocation)).toBe(true);
     expect(requests.map((r) => r.length)).toEqual([3, 3, 1]);
     expect(requests.flat().map((e) => (e as { seq: number }).seq)).toEqual([0, 1, 2, 3, 4, 5, 6]);
   });
 
   it('is notConfigured without a stream, and appends nothing', async () => {
     const appendEvents = jest.fn();
-    await expect(streamInvoiceLedger(undefined, () => ({ appendEvents }), 500).append('j-1', 0, 'a\r\n')).resolves.toBe('notConfigured');
+    await expect(
+      streamInvoiceLedger(undefined, () => ({ appendEvents }), 500).append('j-1', 0, 'a\r\n', {} as DurableClient),
+    ).resolves.toBe('notConfigured');
     expect(appendEvents).not.toHaveBeenCalled();
   });
 });

@@ -1,11 +1,6 @@
-/**
- * The one Durable layer (shared/durable): one status set, one startSingleton meaning, and the
- * app's source of a client for work outside invocations with its 503 before the first one.
- */
+/** The one Durable layer (shared/durable): one status set and one startSingleton meaning. */
 import { type DurableClient, type InstanceStatus, isFinished, isLive } from '../../../shared/durable/client';
 import { startSingleton } from '../../../shared/durable/singleton';
-import { DurableClientSource } from '../../../shared/durable/source';
-import { isAppError } from '../../../shared/errors';
 
 const status = (runtimeStatus: string): InstanceStatus => ({ runtimeStatus, customStatus: null, output: null });
 
@@ -63,38 +58,5 @@ describe('startSingleton', () => {
   it('a refused start whose status cannot be read either fails with the start error, not the read error', async () => {
     const { client, refusal } = scripted({ refuse: true, statusFails: true });
     await expect(startSingleton(client, 'orch', 'x', {})).rejects.toBe(refusal);
-  });
-});
-
-describe('DurableClientSource', () => {
-  const client = (name: string) => ({ name }) as unknown as DurableClient;
-
-  it('before any invocation offered a client: a retryable 503 that says so', () => {
-    const source = new DurableClientSource();
-    let thrown: unknown;
-    try {
-      source.client();
-    } catch (err) {
-      thrown = err;
-    }
-    expect(isAppError(thrown)).toBe(true);
-    if (!isAppError(thrown)) return;
-    expect({ code: thrown.code, status: thrown.status, retryable: thrown.retryable, retryAfter: thrown.retryAfterSeconds }).toEqual({
-      code: 'DependencyUnavailable',
-      status: 503,
-      retryable: true,
-      retryAfter: 1,
-    });
-    expect(thrown.message).toMatch(/^No Durable client yet/);
-    expect(source.peek()).toBeUndefined();
-  });
-
-  it('keeps the first client offered (every invocation of the app carries the same binding data)', () => {
-    const source = new DurableClientSource();
-    const first = client('first');
-    source.offer(first);
-    source.offer(client('second'));
-    expect(source.client()).toBe(first);
-    expect(source.peek()).toBe(first);
   });
 });

@@ -30,7 +30,7 @@ const routes: RouteDefinition[] = [
   ...streamsRoutes({ service: untouchable('streams') }),
   ...schedulesRoutes({ service: untouchable('schedules') }),
   ...gatesRoutes({ gates: untouchable('gates') }),
-  ...jobsRoutes({ service: untouchable('jobs'), maxRequestBytes: 1024 * 1024, processors: processorInfos, queuePrefix: 'jobs-work' }),
+  ...jobsRoutes({ jobs: untouchable('jobs'), maxRequestBytes: 1024 * 1024, processors: processorInfos, queuePrefix: 'jobs-work' }),
   ...sequencesRoutes({ service: untouchable('sequences') }),
   ...countersRoutes({ service: untouchable('counters') }),
 ];

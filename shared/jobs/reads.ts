@@ -1,0 +1,80 @@
+/** Reading jobs: a job, its API view, a page of them, its results and files, and the backlog of the work queues. */
+import type { Clock } from '../clock';
+import { AppError } from '../errors';
+import type { Page, PageRequest } from '../storage/list';
+import type { JobFile, JobFiles } from './envelopes/files';
+import { type EnvelopeQueues, poisonQueueName, type QueueDepth } from './envelopes/queues';
+import { viewJob } from './http/view';
+import { isFinished, type JobRecord } from './ledger/jobRecord';
+import type { JobRows } from './ledger/jobRows';
+import type { ResultStatus, ResultStore, StoredResult } from './ledger/resultStore';
+import type { ProcessorRegistry } from './processors/processor';
+
+export interface JobReadsDeps {
+  readonly rows: JobRows;
+  readonly results: ResultStore;
+  readonly files: JobFiles;
+  readonly queues: EnvelopeQueues;
+  readonly inApp: ProcessorRegistry;
+  readonly clock: Clock;
+}
+
+export class JobReads {
+  constructor(private readonly deps: JobReadsDeps) {}
+
+  async job(id: string): Promise<JobRecord> {
+    return (await this.deps.rows.require(id)).job;
+  }
+
+  /** The API view: a running job's counts come from its tally rows (one query), a finished job's from its row. */
+  async view(id: string): Promise<ReturnType<typeof viewJob>> {
+    return this.viewOf(await this.job(id));
+  }
+
+  /** A page of jobs in id order, each as `view` shows it. */
+  async list(page: PageRequest): Promise<Page<ReturnType<typeof viewJob>>> {
+    const listing = await this.deps.rows.list(page);
+    return { ...listing, items: await Promise.all(listing.items.map((job) => this.viewOf(job))) };
+  }
+
+  async results(
+    id: string,
+    list: 'results' | 'failures',
+    status: ResultStatus | undefined,
+    page: PageRequest,
+  ): Promise<Page<StoredResult>> {
+    await this.job(id);
+    return this.deps.results.page(id, list, status, page);
+  }
+
+  async file(id: string, name: string): Promise<JobFile> {
+    await this.job(id);
+    const file = await this.deps.files.readFile(id, name);
+    if (file === undefined) throw new AppError('NotFound', `Job ${id} has no file ${name} (yet)`);
+    return file;
+  }
+
+  /** Envelopes waiting in each work queue and its poison queue (what the gauges and the figures route report). */
+  backlog(): Promise<QueueDepth[]> {
+    return this.deps.queues.depths();
+  }
+
+  /** The backlog for an operator: one read of each work queue and poison queue (TALLYHO_JOBS_QUEUES of each). */
+  async figures() {
+    const queues = (await this.backlog()).map((d) => ({ ...d, poisonQueue: poisonQueueName(d.queue) }));
+    return {
+      readAt: new Date(this.deps.clock.now()).toISOString(),
+      processors: [...this.deps.inApp.keys()].sort(),
+      queues,
+      total: {
+        messages: queues.reduce((n, q) => n + q.messages, 0),
+        poison: queues.reduce((n, q) => n + q.poison, 0),
+      },
+    };
+  }
+
+  private async viewOf(job: JobRecord): Promise<ReturnType<typeof viewJob>> {
+    const progress = isFinished(job.phase) && job.round === 0 ? undefined : await this.deps.results.progress(job.id);
+    return viewJob(job, progress);
+  }
+}
