@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { declaredSettings } from '../../../shared/app/settingsDoc';
+import { declaredSettings } from '../../../docgen/settingsDoc';
 import { findBicep } from '../../support/infra/bicepCli';
 import { sampleIds, type ScenarioName, scenarios, snapshot } from '../../support/infra/compile';
 import { at, type Deployment, isPlainObject, type JsonObject, ofType, type Resource, textOf } from '../../support/infra/deployment';
