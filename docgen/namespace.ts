@@ -209,7 +209,7 @@ function storageEntries(ctx: NamespaceContext): NamespaceEntry[] {
     {
       store: 'storage queue',
       names: "the app's own queues",
-      form: [appQueues.gateActions, `${p('TALLYHO_JOBS_QUEUE_PREFIX')}-${p('n')}`].join(', '),
+      form: [appQueues.gateActions, `${p('TALLYHO_JOBS_QUEUE_PREFIX')}-${p('n')}`, `${p('TALLYHO_JOBS_QUEUE_PREFIX')}-d`].join(', '),
       space: 'app',
     },
     {

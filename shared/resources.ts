@@ -48,6 +48,8 @@ export const queues = {
    * adds `-poison` queues for messages that keep failing).
    */
   jobsWork: ['jobs-work-0', 'jobs-work-1', 'jobs-work-2', 'jobs-work-3', 'jobs-work-4', 'jobs-work-5', 'jobs-work-6', 'jobs-work-7'],
+  /** Hand-on requests (`<prefix>-d`): a completed job whose processor hands its output on (billing's invoice ledger). */
+  jobsDeliveries: 'jobs-work-d',
 } as const;
 
 /** Blob containers. */
