@@ -50,6 +50,21 @@ const edges = {
   apidocs: ['console', 'http'],
 };
 
+/**
+ * The capabilities: each has a front door, its `index.ts` (`createX(deps)` and what others use of it),
+ * and another folder of shared/ reaches it only through that — or its API body schemas (a gate run's
+ * job action and a schedule's job target take the jobs API's own body).
+ */
+const capabilities = ['sequences', 'counters', 'gates', 'schedules', 'jobs', 'streams', 'billing', 'wordcount'];
+
+const frontDoorRules = capabilities.map((capability) => ({
+  name: `front-door-of-${capability}`,
+  comment: `Another folder of shared/ imports shared/${capability}/ only through its index.ts (or its API body schemas).`,
+  severity: 'error',
+  from: { path: '^shared/[^/]+/', pathNot: `^shared/${capability}/` },
+  to: { path: `^shared/${capability}/`, pathNot: [`^shared/${capability}/index\\.ts$`, `^shared/${capability}/[\\w/]*schemas\\.ts$`] },
+}));
+
 const folderRules = Object.entries(edges).map(([folder, allowed]) => ({
   name: `edge-from-${folder}`,
   comment: `shared/${folder}/ may import only ${allowed.length === 0 ? 'shared/ root modules' : allowed.map((a) => `shared/${a}/`).join(', ')} (.dependency-cruiser.cjs edges)`,
@@ -124,6 +139,15 @@ module.exports = {
       from: { path: '^shared/', pathNot: '^shared/app/' },
       to: { path: '^shared/app/' },
     },
+    {
+      name: 'the-app-uses-front-doors',
+      comment:
+        "shared/app, the composition root, builds each capability through its front door and wires them through ports: it imports a folder of shared/ only through its index.ts.",
+      severity: 'error',
+      from: { path: '^shared/app/' },
+      to: { path: '^shared/[^/]+/', pathNot: ['^shared/app/', '^shared/[^/]+/index\\.ts$'] },
+    },
+    ...frontDoorRules,
     ...folderRules,
     {
       name: 'replayed-code-reaches-no-io',

@@ -1,33 +1,36 @@
 /**
- * The composition root: every service of the app, built once from the config, the storage clients,
- * a clock and a logger, with the capabilities' ports wired here explicitly. Nothing else in shared/
- * builds a service or keeps one in a module variable; functions/ keeps the one lazy app (functions/_app.ts).
+ * The composition root: every capability of the app, built once through its front door
+ * (`createX(deps)` in shared/<capability>/index.ts) from the config, the storage clients, the Service
+ * Bus senders, a clock and a logger. The root hands each capability its ports — tables and queues by
+ * name, senders, the settings — and wires capabilities to each other through ports (./ports.ts: the
+ * effects runner takes the gates' release and the jobs' submission), in the order they depend on one
+ * another; it builds nothing inside a capability. Nothing else in shared/ builds a service or keeps
+ * one in a module variable; functions/ keeps the one lazy app (functions/_app.ts).
  *
  * Durable Functions: a use-case that needs a Durable client takes the client of the invocation it
- * serves (`gates.service(client)`, `schedules.service(client)`, the streams service's calls). Work
- * outside any invocation — the gate watchers' reads, a job completion appending to a stream — takes
- * it from `durable`, the app's DurableClientSource (shared/durable/source.ts explains why the first
- * client offered serves, and the 503 before there is one).
+ * serves (`gates.commands(client)`, `schedules.service(client)`, a job processor's hand-on in its own
+ * trigger); no capability keeps one.
  */
 import type { Clock, Random } from '../clock';
-import type { CounterService } from '../counters/service';
-import type { DurableClient } from '../durable/client';
-import { type RequestMetrics, requestMetricsOf } from '../http/metrics';
-import type { EffectPorts } from '../effects/runner';
-import type { SweepReport } from '../idempotencySweep';
-import type { Jobs } from '../jobs';
-import type { Logger } from '../log';
-import type { ServiceBusSenders } from '../messaging/serviceBus';
-import { containers, serviceBusEntities, tables } from '../resources';
+import { type CounterService, createCounters } from '../counters';
+import type { DurableClient } from '../durable';
+import type { EffectPorts } from '../effects';
 import { createGates, type Gates } from '../gates';
+import { type RequestMetrics, requestMetricsOf } from '../http';
+import { runIdempotencySweep, type SweepReport } from '../idempotencySweep';
+import { createJobs, type Jobs } from '../jobs';
+import type { Logger } from '../log';
+import type { ServiceBusSenders } from '../messaging';
+import { containers, serviceBusEntities, tables } from '../resources';
 import { occBackoff } from '../retry';
-import type { SequenceService } from '../sequences/service';
-import { containerKeyBlob, signerOf } from '../signing/keyStore';
-import type { StorageClients } from '../storage/clients';
-import { effectRulesOf, gateActionCheck, gateReleasePort, jobPort, pushTransport } from './ports';
+import { createSchedules, type Schedules } from '../schedules';
+import { createSequences, type SequenceService } from '../sequences';
+import { containerKeyBlob, signerOf } from '../signing';
+import type { StorageClients } from '../storage';
+import { createStreams, type Streams } from '../streams';
+import { effectRulesOf, gateActionCheck, gateReleasePort, jobPort, pushTransport, webhookRulesOf } from './ports';
+import { inAppProcessors, processorOwnStreams } from './processors';
 import type { Runtime } from './runtime';
-import { schedulesOf, type SchedulesCapability } from './schedules';
-import { countersOf, jobsOf, sequencesOf, type StreamsCapability, streamsOf, sweepOf } from './services';
 import type { AppConfig } from './settings';
 import { type AppTelemetry, telemetryOff } from './telemetry';
 
@@ -50,9 +53,9 @@ export interface App {
   readonly sequences: SequenceService;
   readonly counters: CounterService;
   readonly gates: Gates;
-  readonly schedules: SchedulesCapability;
+  readonly schedules: Schedules;
   readonly jobs: Jobs;
-  readonly streams: StreamsCapability;
+  readonly streams: Streams;
   /** Where the HTTP adapter records each answered request (http.server.request.duration). */
   readonly requests: RequestMetrics;
   /** Deletes expired Idempotency-Key rows (the sweep timer). */
@@ -67,6 +70,97 @@ export interface App {
   shutdown(): Promise<void>;
 }
 
+/** What a capability is built with: its tables by name, and the runtime every one shares. */
+interface Wiring {
+  readonly config: AppConfig;
+  readonly storage: StorageClients;
+  readonly serviceBus: ServiceBusSenders;
+  readonly runtime: Runtime;
+  readonly table: (name: string) => () => ReturnType<StorageClients['table']>;
+}
+
+/** The capabilities that keep data and need no other capability: streams, sequences, counters. */
+function dataCapabilities({ config, storage, runtime, table }: Wiring) {
+  const streams = createStreams({
+    ...runtime,
+    settings: config.streams,
+    routesTable: table(tables.streamRoutes),
+    container: () => storage.container(containers.streams),
+    containerName: containers.streams,
+    taskHub: config.durable.taskHub,
+    ownTypes: processorOwnStreams(config),
+  });
+  const sequences = createSequences({
+    ...runtime,
+    settings: config.sequences,
+    table: table(tables.sequences),
+    idempotency: { table: table(tables.idempotency), ttlSeconds: config.http.idempotencyTtlSeconds },
+  });
+  const counters = createCounters({
+    ...runtime,
+    settings: config.counters,
+    table: (name) => storage.table(name),
+    idempotencyTtlSeconds: config.http.idempotencyTtlSeconds,
+  });
+  return { streams, sequences, counters };
+}
+
+/** Jobs (its in-app processors append through streams), then what runs effects: gates, then schedules (a target may release a gate). */
+function workCapabilities({ config, storage, serviceBus, runtime, table }: Wiring, streams: Streams) {
+  const webhook = webhookRulesOf(config);
+  const jobs = createJobs({
+    ...runtime,
+    settings: config.jobs,
+    storage: {
+      jobs: table(tables.jobs),
+      results: table(tables.jobResults),
+      processors: table(tables.jobProcessors),
+      container: () => storage.container(containers.jobs),
+      containerName: containers.jobs,
+      queue: (name) => storage.queue(name),
+    },
+    eventSender: () => serviceBus.sender(serviceBusEntities.topics.jobEvents),
+    signer: signerOf(
+      config.signing.key,
+      containerKeyBlob(() => storage.container(containers.secrets)),
+    ),
+    processors: inAppProcessors(config, { streams: (client) => streams.api(client) }),
+    push: pushTransport(webhook, config.schedules.webhookMaxRedirects),
+  });
+  const effectRules = effectRulesOf(config, { serviceBus: config.serviceBus !== undefined, jobs: jobs.submissions, webhook });
+  /** What effects run with; a gate release (a schedule's target) takes the gates' commands on the activity's client. */
+  const effectPorts = (gateRelease: EffectPorts['gates']): EffectPorts => ({
+    queue: (name) => storage.queue(name),
+    serviceBusSender: (entity) => serviceBus.sender(entity),
+    webhook: {
+      ...webhook,
+      timeoutMs: config.schedules.webhookTimeoutMs,
+      maxResponseBytes: config.schedules.webhookMaxResponseBytes,
+      maxRedirects: config.schedules.webhookMaxRedirects,
+    },
+    gates: gateRelease,
+    jobs: jobPort(jobs),
+  });
+  const gates = createGates({
+    ...runtime,
+    settings: config.gates,
+    table: table(tables.gates),
+    eventSender: () => serviceBus.sender(serviceBusEntities.topics.gateEvents),
+    // A gate run's action gets no gate release: none of the effects it may make (none, enqueue, job) is one.
+    effects: effectPorts(undefined),
+    checkAction: gateActionCheck(effectRules),
+  });
+  const schedules = createSchedules({
+    ...runtime,
+    settings: config.schedules,
+    table: table(tables.schedules),
+    sender: config.serviceBus === undefined ? undefined : (entity) => serviceBus.sender(entity),
+    effectRules,
+    effects: (client: DurableClient | undefined) => effectPorts(client === undefined ? undefined : gateReleasePort(gates.commands(client))),
+  });
+  return { jobs, gates, schedules };
+}
+
 export function createApp(deps: AppDeps): App {
   const { config, storage, serviceBus } = deps;
   const telemetry = deps.telemetry ?? telemetryOff;
@@ -78,51 +172,9 @@ export function createApp(deps: AppDeps): App {
     backoff: occBackoff(config.occ),
     newId: deps.newId,
   };
-  const signer = signerOf(
-    config.signing.key,
-    containerKeyBlob(() => storage.container(containers.secrets)),
-  );
-
-  const streams = streamsOf(config, storage, runtime);
-  const webhook = config.schedules;
-  const webhookRules = effectRulesOf(config, { serviceBus: config.serviceBus !== undefined, jobs: undefined }).webhook;
-  const jobs = jobsOf(
-    config,
-    storage,
-    serviceBus,
-    runtime,
-    signer,
-    (client) => streams.api(client),
-    pushTransport(webhookRules, webhook.webhookMaxRedirects),
-  );
-
-  const effectRules = effectRulesOf(config, { serviceBus: config.serviceBus !== undefined, jobs: jobs.submissions });
-
-  /** What effects run with; a gate release needs the Durable client of the invocation running it. */
-  const effectPorts = (client: DurableClient | undefined): EffectPorts => ({
-    queue: (name) => storage.queue(name),
-    serviceBusSender: (entity) => serviceBus.sender(entity),
-    webhook: {
-      ...effectRules.webhook,
-      timeoutMs: webhook.webhookTimeoutMs,
-      maxResponseBytes: webhook.webhookMaxResponseBytes,
-      maxRedirects: webhook.webhookMaxRedirects,
-    },
-    gates: client === undefined ? undefined : gateReleasePort(gates.commands(client)),
-    jobs: jobPort(jobs),
-  });
-  const gates = createGates({
-    ...runtime,
-    settings: config.gates,
-    table: () => storage.table(tables.gates),
-    eventSender: () => serviceBus.sender(serviceBusEntities.topics.gateEvents),
-    // A gate run's action gets no Durable client: none of the effects it may make (none, enqueue, job) needs one.
-    effects: effectPorts(undefined),
-    checkAction: gateActionCheck(effectRules),
-  });
-  const schedules = schedulesOf(config, storage, serviceBus, runtime, effectRules, effectPorts);
-  const sequences = sequencesOf(config, storage, runtime);
-
+  const wiring: Wiring = { config, storage, serviceBus, runtime, table: (name) => () => storage.table(name) };
+  const { streams, sequences, counters } = dataCapabilities(wiring);
+  const { jobs, gates, schedules } = workCapabilities(wiring, streams);
   // Long polls and event streams answer now; shutdown() does the same first, then the rest.
   const stopping = (): void => {
     gates.hub.close();
@@ -132,13 +184,13 @@ export function createApp(deps: AppDeps): App {
     config,
     storage,
     sequences,
-    counters: countersOf(config, storage, runtime),
+    counters,
     gates,
     schedules,
     jobs,
     streams,
     requests: requestMetricsOf(runtime.telemetry),
-    sweepIdempotency: sweepOf(storage, runtime),
+    sweepIdempotency: async () => runIdempotencySweep(await storage.table(tables.idempotency), runtime.clock, runtime.logger),
     stopping,
     async shutdown() {
       stopping();

@@ -3,16 +3,17 @@
  * declares the port it needs (shared/effects' GateReleasePort and JobPort); the composition root
  * adapts the owner's service to it, so neither capability imports the other.
  */
-import { effectIssues, type EffectRules, webhookIssue } from '../effects/admission';
-import { callWebhook } from '../effects/webhook/call';
-import type { PushTransport } from '../jobs/processors/pushTransport';
-import type { GateReleasePort, JobPort } from '../effects/runner';
-import { parseAllowList } from '../effects/webhook/allowList';
+import { callWebhook, effectIssues, type EffectRules, type GateReleasePort, type JobPort, parseAllowList, webhookIssue } from '../effects';
 import { validationError } from '../errors';
-import type { GateAction } from '../gates/actions';
-import type { GateCommands } from '../gates/service';
-import { isFinished, type Jobs } from '../jobs';
+import type { GateAction, GateCommands } from '../gates';
+import { isFinished, type Jobs, type PushTransport } from '../jobs';
 import type { AppConfig } from './settings';
+
+/** Which webhooks may be called: the allow-list (TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS) and private addresses. */
+export function webhookRulesOf(config: Pick<AppConfig, 'schedules'>): EffectRules['webhook'] {
+  const s = config.schedules;
+  return { allowed: parseAllowList(s.webhookAllowedHosts), allowPrivateAddresses: s.webhookAllowPrivateAddresses };
+}
 
 /**
  * What an effect may do in this deployment: the allow-lists (TALLYHO_SCHEDULES_*: schedules are
@@ -20,14 +21,14 @@ import type { AppConfig } from './settings';
  */
 export function effectRulesOf(
   config: Pick<AppConfig, 'schedules' | 'jobs'>,
-  available: { readonly serviceBus: boolean; readonly jobs: EffectRules['jobs'] },
+  available: { readonly serviceBus: boolean; readonly jobs: EffectRules['jobs']; readonly webhook?: EffectRules['webhook'] },
 ): EffectRules {
   const s = config.schedules;
   return {
     queues: { allowed: s.allowedQueues, jobsQueuePrefix: config.jobs.queuePrefix },
     serviceBusEntities: s.allowedServiceBusEntities,
     serviceBusConfigured: available.serviceBus,
-    webhook: { allowed: parseAllowList(s.webhookAllowedHosts), allowPrivateAddresses: s.webhookAllowPrivateAddresses },
+    webhook: available.webhook ?? webhookRulesOf(config),
     gatesAvailable: true,
     jobs: available.jobs,
   };

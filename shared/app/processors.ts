@@ -2,15 +2,14 @@
  * The in-app processors: one registry, built here where the app is composed. Each registration is
  * what the route list shows (`info`: name, one line, an example — no I/O, no app) and how the
  * processor is built from the app's config and ports. To add a processor: its folder under shared/
- * (docs/write-a-processor.md walks through shared/wordcount/), one entry below, its settings group
- * (if any) in ./settings.ts. Nothing else in the app names it.
+ * with an index.ts front door (docs/write-a-processor.md walks through shared/wordcount/), one entry
+ * below, its settings group (if any) in ./settings.ts. Nothing else in the app names it.
  */
-import { billingInfo, billingOwnStreams, billingProcessor } from '../billing/processor';
-import { streamInvoiceLedger } from '../billing/ledger';
-import type { DurableClient } from '../durable/client';
+import { billingInfo, billingOwnStreams, createBilling } from '../billing';
+import type { DurableClient } from '../durable';
 import { registry, type JobProcessor, type ProcessorInfo, type ProcessorRegistry } from '../jobs';
-import type { StreamsApi } from '../streams/service';
-import { wordcountInfo, wordcountProcessor } from '../wordcount/processor';
+import type { StreamsApi } from '../streams';
+import { createWordcount, wordcountInfo } from '../wordcount';
 import type { AppConfig } from './settings';
 
 /** What a processor may use of the app besides its config. */
@@ -29,17 +28,11 @@ interface Registration {
 const registrations: readonly Registration[] = [
   {
     info: billingInfo,
-    // Without a ledger stream (TALLYHO_BILLING_LEDGER_STREAM empty) billing has no hand-on step.
     build: (config, ports) =>
-      billingProcessor(
-        config.billing.rates,
-        config.billing.ledgerStream === undefined
-          ? {}
-          : { ledger: streamInvoiceLedger(config.billing.ledgerStream, ports.streams, config.streams.maxBatchEvents) },
-      ),
+      createBilling({ settings: config.billing, streams: ports.streams, maxBatchEvents: config.streams.maxBatchEvents }),
     ownStreams: (config) => billingOwnStreams(config.billing),
   },
-  { info: wordcountInfo, build: () => wordcountProcessor() },
+  { info: wordcountInfo, build: () => createWordcount() },
 ];
 
 /** The registered processors, for the route list and the OpenAPI document. */

@@ -3,9 +3,8 @@ import { randomUUID } from 'node:crypto';
 
 import { systemClock } from '../clock';
 import { createLogger } from '../log';
-import { serviceBusSenders } from '../messaging/serviceBus';
-import { createStorageClients } from '../storage/clients';
-import { storageResponsesOf } from '../storage/metrics';
+import { serviceBusSenders } from '../messaging';
+import { createStorageClients, storageResponsesOf } from '../storage';
 import { type App, createApp } from './createApp';
 import { loadAppConfig } from './settings';
 import { telemetryFromEnvironment } from './telemetry';

@@ -4,21 +4,18 @@
  * are the same set). The routes reach the app lazily, so the list is built when the app loads —
  * before any setting beyond the registration's is read — and without any I/O.
  */
-import { apiDocsAssetDirectory, apiDocsRoutes } from '../apidocs/routes';
+import { apiDocsAssetDirectory, apiDocsRoutes } from '../apidocs';
 import { systemClock } from '../clock';
-import { builtAssetDirectory, type ConsoleAssets, loadConsoleAssets } from '../console/assets';
-import { consoleRoutes } from '../console/routes';
-import { countersRoutes } from '../counters/routes';
-import { gatesRoutes } from '../gates/routes';
-import { healthRoutes } from '../health/routes';
-import { notFoundRoutes } from '../http/notFound';
-import type { RouteDefinition } from '../http/route';
-import { jobsRoutes } from '../jobs/http/routes';
-import type { TagDoc } from '../openapi/document';
-import { openApiRoutes } from '../openapi/routes';
-import { schedulesRoutes } from '../schedules/routes';
-import { sequencesRoutes } from '../sequences/routes';
-import { streamsRoutes } from '../streams/routes';
+import { builtAssetDirectory, type ConsoleAssets, loadConsoleAssets, consoleRoutes } from '../console';
+import { countersRoutes } from '../counters';
+import { gatesRoutes } from '../gates';
+import { healthRoutes } from '../health';
+import { notFoundRoutes, type RouteDefinition } from '../http';
+import { jobsRoutes } from '../jobs';
+import { type TagDoc, openApiRoutes } from '../openapi';
+import { schedulesRoutes } from '../schedules';
+import { sequencesRoutes } from '../sequences';
+import { streamsRoutes } from '../streams';
 import type { App } from './createApp';
 import { processorInfos } from './processors';
 import { registrationSettings, type RegistrationSettings } from './settings';

@@ -2,7 +2,7 @@
 import type { Clock, Random } from '../clock';
 import type { Logger } from '../log';
 import type { BackoffPolicy } from '../retry';
-import type { Telemetry } from '../telemetry/port';
+import type { Telemetry } from '../telemetry';
 
 export interface Runtime {
   readonly clock: Clock;

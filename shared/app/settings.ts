@@ -5,23 +5,22 @@
  */
 import { loadConfig, readSettings, type SettingsSource } from '../config';
 import { AppError } from '../errors';
-import { readServiceBusConnection, serviceBusConnectionName } from '../messaging/connection';
-import { readStorageConnection, storageConnectionName } from '../storage/connection';
+import { readServiceBusConnection, serviceBusConnectionName } from '../messaging';
+import { readStorageConnection, storageConnectionName, storageRetrySettings } from '../storage';
 import { group } from '../settings';
-import { billingSettings } from '../billing/settings';
-import { counterSettings } from '../counters/settings';
-import { durableSettings } from '../durable/settings';
-import { gateSettings } from '../gates/settings';
-import { httpSettings } from '../http/settings';
-import { identitySettings } from '../identity/settings';
-import { jobSettings } from '../jobs/settings';
+import { billingSettings } from '../billing';
+import { counterSettings } from '../counters';
+import { durableSettings } from '../durable';
+import { gateSettings } from '../gates';
+import { httpSettings } from '../http';
+import { identitySettings } from '../identity';
+import { jobSettings } from '../jobs';
 import { occSettings } from '../retry';
-import { scheduleSettings } from '../schedules/settings';
-import { sequenceSettings } from '../sequences/settings';
-import { signingSettings } from '../signing/settings';
-import { storageRetrySettings } from '../storage/settings';
-import { streamSettings } from '../streams/settings';
-import { telemetrySettings } from '../telemetry/settings';
+import { scheduleSettings } from '../schedules';
+import { sequenceSettings } from '../sequences';
+import { signingSettings } from '../signing';
+import { streamSettings } from '../streams';
+import { telemetrySettings } from '../telemetry';
 
 export const appSettings = {
   http: httpSettings,

@@ -17,10 +17,7 @@ import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter }
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 
 import { azureMonitorExporters, identitySdk, otlpMetricExporters, otlpTraceExporters } from '../onDemand';
-import type { AttributePolicy } from '../telemetry/attributes';
-import { noTelemetry, type Telemetry, telemetryOf } from '../telemetry/port';
-import { freshGauges } from '../telemetry/freshGauges';
-import { appResource, appVersion } from '../telemetry/resource';
+import { appResource, appVersion, type AttributePolicy, freshGauges, noTelemetry, type Telemetry, telemetryOf } from '../telemetry';
 
 type Env = Readonly<Record<string, string | undefined>>;
 

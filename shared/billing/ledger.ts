@@ -6,7 +6,7 @@
  * position, so a repeated delivery (after a crash) is recognised by the writer and not appended twice.
  */
 import type { DurableClient } from '../durable/client';
-import type { StreamsApi } from '../streams/service';
+import type { StreamsApi } from '../streams';
 
 export interface InvoiceLedger {
   /** Appends a job's invoice lines on `durable`, the client of the invocation the hand-on runs in. */

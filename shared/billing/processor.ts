@@ -7,8 +7,7 @@
  * succeeded transaction (a `BillingLineSource`, so where the lines are read from can change without
  * touching the arithmetic).
  */
-import type { JsonObject } from '../jobs/envelopes/envelope';
-import type { FinalizeContext, ItemOutcome, JobProcessor } from '../jobs/processors/processor';
+import type { FinalizeContext, ItemOutcome, JobProcessor, JsonObject } from '../jobs';
 import { type BillingLine, invoiceCsv, isBillingLine, reduceLines } from './invoice';
 import type { InvoiceLedger } from './ledger';
 import { taxMinor } from './money';

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 
 import { isoTimestamp } from '../http/schemas';
-import { itemId } from '../jobs/envelopes/ids';
+import { itemId } from '../jobs';
 import { categoryPattern } from './rates';
 import { currencyExponent } from './currencies';
 

@@ -32,11 +32,11 @@ import { GateStore } from './store';
 import type { WaitingDeps } from './waiting';
 import { GateWatchHub } from './watchHub';
 
-export { gateSettings, type GateSettings } from './settings';
+export { gateSettings } from './settings';
 export { gatesRoutes } from './routes';
 export type { GateAction } from './actions';
 export type { GateReader } from './reader';
-export type { GateCommands, ReleaseOutcome } from './service';
+export type { GateCommands } from './service';
 
 export interface GatesDeps {
   readonly settings: GateSettings;
@@ -57,7 +57,7 @@ export interface GatesDeps {
 }
 
 /** The orchestrations' activities (functions/gates.ts binds them). */
-export interface GateActivities {
+interface GateActivities {
   announce(input: AnnounceInput): Promise<AnnounceResult>;
   announceRelease(input: ReleaseFollowUp): Promise<AnnounceResult | undefined>;
   opened(input: OpenedInput): Promise<OpenedResult>;
@@ -109,7 +109,14 @@ export function createGates(deps: GatesDeps): Gates {
       resetsInFlight,
     });
   const announceDeps = { hub, publisher, confirmRelease: (input: ReleaseFollowUp) => releases.confirmRelease(input) };
-  const actionDeps = { store, confirmRelease: announceDeps.confirmRelease, effects: deps.effects, now: () => clock.now(), logger, telemetry };
+  const actionDeps = {
+    store,
+    confirmRelease: announceDeps.confirmRelease,
+    effects: deps.effects,
+    now: () => clock.now(),
+    logger,
+    telemetry,
+  };
   return {
     reader,
     commands,

@@ -59,7 +59,13 @@ export class GateReleases {
   /** The release `maker` makes of the gate as `stored` holds it (closed, at its current generation): what `commitRelease` writes. */
   made(stored: Versioned<GateRecord>, maker: ReleaseMaker): Committed & { readonly record: GateRecord } {
     const { note } = maker;
-    const made = release(stored.value, { generation: stored.value.generation, at: maker.at, by: maker.by, how: maker.how, ...(note === undefined ? {} : { note }) });
+    const made = release(stored.value, {
+      generation: stored.value.generation,
+      at: maker.at,
+      by: maker.by,
+      how: maker.how,
+      ...(note === undefined ? {} : { note }),
+    });
     if (made.result.outcome !== 'released' || made.record === undefined) throw new Error(`release answered ${made.result.outcome}`);
     return { record: made.record, gate: made.result.gate, release: made.result.release };
   }
@@ -74,7 +80,15 @@ export class GateReleases {
     const { at, by, how, note } = maker;
     const rows = [
       releaseEntity(name, made.release),
-      auditEntity({ gate: name, kind: 'release', generation: made.release.generation, at, how, by, ...(note === undefined ? {} : { note }) }),
+      auditEntity({
+        gate: name,
+        kind: 'release',
+        generation: made.release.generation,
+        at,
+        how,
+        by,
+        ...(note === undefined ? {} : { note }),
+      }),
     ];
     const commit = await this.deps.store.commit(made.record, stored.etag, rows);
     this.deps.registrar.forget(name);

@@ -51,7 +51,10 @@ export function gatesStartRunRoute(deps: GateRouteDeps): RouteDefinition {
       503: unavailable,
     },
     handle: async ({ params, body, durable }) => {
-      const started = await deps.gates().commands(durable()).startRun(params.name, body?.runId, body?.action ?? { type: 'none' });
+      const started = await deps
+        .gates()
+        .commands(durable())
+        .startRun(params.name, body?.runId, body?.action ?? { type: 'none' });
       const run = { runId: started.runId, gate: params.name, created: started.created, id: started.instanceId };
       return acceptedResult(run, runStatusPath(params.name, started.runId), runPollSeconds);
     },

@@ -247,7 +247,11 @@ export class GateCommands {
     // An action the run could not perform once released would only fail the run after the wait.
     await this.deps.checkAction(action);
     const id = runId ?? this.deps.newId();
-    const outcome = await this.deps.registrar.register(name, { runId: id, action, fingerprint: actionFingerprint(action) }, this.deps.durable);
+    const outcome = await this.deps.registrar.register(
+      name,
+      { runId: id, action, fingerprint: actionFingerprint(action) },
+      this.deps.durable,
+    );
     const instanceId = gateInstanceIds.run(name, id);
     switch (outcome.kind) {
       case 'missing':
@@ -312,7 +316,9 @@ export class GateCommands {
 
   private async cancelSchedule(name: string, generation: number, releaseAt: string): Promise<void> {
     try {
-      await this.deps.durable.raiseEvent(gateInstanceIds.generation(name, generation, releaseAt), gateEvents.scheduleCancelled, { generation });
+      await this.deps.durable.raiseEvent(gateInstanceIds.generation(name, generation, releaseAt), gateEvents.scheduleCancelled, {
+        generation,
+      });
     } catch (err) {
       // Harmless if lost: the old schedule's release names its generation and is refused as superseded.
       this.deps.logger.log('warn', 'gates.schedule.cancelFailed', { gate: name, generation, error: err });

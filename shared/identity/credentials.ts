@@ -17,6 +17,7 @@ import { type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { callerNamePattern } from '../names';
 import { type Caller, formatRoles, parseRoles, type Roles } from './caller';
 import { refusalOf, unauthorized } from './refusal';
+import { systemClock } from '../clock';
 
 export const credentialPrefix = 'tly1.';
 const issuer = 'tallyho';
@@ -39,7 +40,11 @@ export interface CredentialRequest {
   readonly expiresInSeconds?: number;
 }
 
-export async function issueCredential(key: Buffer, request: CredentialRequest, now: Date = new Date()): Promise<IssuedCredential> {
+export async function issueCredential(
+  key: Buffer,
+  request: CredentialRequest,
+  now: Date = new Date(systemClock.now()),
+): Promise<IssuedCredential> {
   if (!callerNamePattern.test(request.name)) throw new Error(`"${request.name}" is not a caller name`);
   const id = randomUUID();
   const iat = Math.floor(now.getTime() / 1000);

@@ -53,17 +53,26 @@ import { Enqueuer } from './submit/enqueue';
 import { type ReconcileReport, Reconciler } from './submit/reconcile';
 import { Submissions } from './submit/submissions';
 
-export { jobSettings, type JobSettings } from './settings';
+export { jobSettings } from './settings';
 export { jobsRoutes } from './http/routes';
 export { workQueueNames, poisonQueueName } from './envelopes/queues';
 export { deliveryQueueName } from './ledger/outputs';
 export { isFinished } from './ledger/jobRecord';
-export { registry, type JobProcessor, type ProcessorInfo, type ProcessorRegistry } from './processors/processor';
+export {
+  type FinalizeContext,
+  type ItemOutcome,
+  registry,
+  type JobProcessor,
+  type ProcessorInfo,
+  type ProcessorRegistry,
+} from './processors/processor';
+export type { JsonObject } from './envelopes/envelope';
+export { itemId } from './envelopes/ids';
 export type { PushTransport } from './processors/pushTransport';
 export type { JobEventSender } from './ledger/events';
 
 /** Where the capability keeps its rows, blobs and messages. */
-export interface JobsStorage {
+interface JobsStorage {
   /** The `jobs` table: job rows, the open and finished indexes, the places among TALLYHO_JOBS_MAX_OPEN. */
   readonly jobs: () => Promise<TableClient>;
   /** The `jobresults` table: a job's results, tallies and envelope errors. */
@@ -99,7 +108,7 @@ export interface JobsDeps {
 }
 
 /** The reconciler, the retention purge and the pusher: what the capability's timers run. */
-export interface JobsUpkeep {
+interface JobsUpkeep {
   reconcile(): Promise<ReconcileReport>;
   purge(): Promise<PurgeReport>;
   /** Pushes webhook processors' batches for up to `budgetMs` (the push timer). */

@@ -56,79 +56,80 @@ function failureText(task: Task): string {
 
 const done = (task: Task): boolean => task.isCompleted || task.isFaulted;
 
-export const scheduleOrchestratorHandler: OrchestrationHandler = function* (context: OrchestrationContext) {
-  const df = context.df;
-  let state = begin(df.getInput<ScheduleState>(), df.currentUtcDateTime);
+/** The orchestration's state across turns, and its steps; every Durable call is made in the order the loop below makes it. */
+class ScheduleLoop {
+  state: ScheduleState;
   /** Runs decided but not started yet: they start (their tasks are created) in the next wait. */
-  let toStart: RunInput[] = [];
-  let records: RunRecord[] = [];
-  let lostRuns: { runId: string; reason: string }[] = [];
-  let plan: Plan | undefined;
+  toStart: RunInput[] = [];
+  records: RunRecord[] = [];
+  lostRuns: { runId: string; reason: string }[] = [];
+  plan: Plan | undefined;
   /** The index's state as last seen (from a checkpoint or a run's answer). */
-  let seen: ControlSnapshot['state'] | undefined;
+  seen: ControlSnapshot['state'] | undefined;
 
-  const apply = (next: Plan): void => {
-    state = next.state;
-    plan = next;
-    records.push(...next.records);
+  constructor(private readonly df: OrchestrationContext['df']) {
+    this.state = begin(df.getInput<ScheduleState>(), df.currentUtcDateTime);
+  }
+
+  apply(next: Plan): void {
+    this.state = next.state;
+    this.plan = next;
+    this.records.push(...next.records);
     for (const start of next.start) {
-      const now = df.currentUtcDateTime.toISOString();
-      toStart.push({ scheduleId: state.id, runId: start.runId, fire: start.fire, now, nextFireAt: next.nextFireAt ?? null });
+      const now = this.df.currentUtcDateTime.toISOString();
+      this.toStart.push({ scheduleId: this.state.id, runId: start.runId, fire: start.fire, now, nextFireAt: next.nextFireAt ?? null });
     }
-  };
+  }
 
-  function* checkpoint(final?: 'completed' | 'cancelled'): Generator<Task, ControlSnapshot, unknown> {
+  *checkpoint(final?: 'completed' | 'cancelled'): Generator<Task, ControlSnapshot, unknown> {
+    const { df } = this;
     const input: CheckpointInput = {
-      scheduleId: state.id,
+      scheduleId: this.state.id,
       now: df.currentUtcDateTime.toISOString(),
-      nextFireAt: final === undefined ? (nextScheduledFire(state)?.toISOString() ?? null) : null,
-      records,
-      ...(lostRuns.length > 0 ? { lostRuns } : {}),
+      nextFireAt: final === undefined ? (nextScheduledFire(this.state)?.toISOString() ?? null) : null,
+      records: this.records,
+      ...(this.lostRuns.length > 0 ? { lostRuns: this.lostRuns } : {}),
       ...(final === undefined ? {} : { final }),
     };
-    records = [];
-    lostRuns = [];
+    this.records = [];
+    this.lostRuns = [];
     const snapshot = (yield df.callActivityWithRetry(scheduleActivities.checkpoint, activityRetry, input)) as ControlSnapshot;
-    seen = snapshot.state;
+    this.seen = snapshot.state;
     return snapshot;
   }
 
-  // Every execution starts by reading the index (this also activates a freshly created row).
-  apply(planControl(state, yield* checkpoint(), df.currentUtcDateTime));
+  /** Reads the index and plans from what it says. */
+  *control(): Generator<Task, void, unknown> {
+    this.apply(planControl(this.state, yield* this.checkpoint(), this.df.currentUtcDateTime));
+  }
 
-  for (let turn = 0; ; turn++) {
-    if (records.length > 0 || lostRuns.length > 0) {
-      apply(planControl(state, yield* checkpoint(), df.currentUtcDateTime));
-      continue;
+  /**
+   * Before continuing as new: an event already delivered completes this waiter at once (then the
+   * index is read, and `true`: go on); otherwise the timer wins and the history is trimmed.
+   */
+  *drained(): Generator<Task, boolean, unknown> {
+    const { df } = this;
+    const wake = df.waitForExternalEvent(wakeEvent);
+    const now = df.createTimer(df.currentUtcDateTime);
+    if ((yield df.Task.any([wake, now])) === wake) {
+      if (!now.isCompleted) now.cancel();
+      yield* this.control();
+      return true;
     }
-    const current = plan ?? planTick(state, df.currentUtcDateTime);
-    if (current.finished !== undefined && toStart.length === 0) {
-      // A one-off's run already ended the schedule in the index; otherwise say it now.
-      if (!(current.finished === 'completed' && seen === 'completed')) yield* checkpoint(current.finished);
-      return current.finished;
-    }
+    df.continueAsNew(this.state);
+    return false;
+  }
 
-    if (turn >= executionLength && toStart.length === 0) {
-      // Drain: an event already delivered completes this waiter at once; otherwise the timer wins.
-      const wake = df.waitForExternalEvent(wakeEvent);
-      const now = df.createTimer(df.currentUtcDateTime);
-      if ((yield df.Task.any([wake, now])) === wake) {
-        if (!now.isCompleted) now.cancel();
-        apply(planControl(state, yield* checkpoint(), df.currentUtcDateTime));
-        continue;
-      }
-      df.continueAsNew(state);
-      return undefined;
-    }
-
-    // Start the decided runs and the due polls; they race this wait (and only this one).
+  /** Starts the decided runs and the due polls; they race this wait (and only this one). */
+  startLive(): Map<string, Task> {
+    const { df } = this;
     const live = new Map<string, Task>();
-    for (const input of toStart) live.set(input.runId, df.callActivityWithRetry(scheduleActivities.run, activityRetry, input));
-    toStart = [];
-    const polls = duePolls(state, df.currentUtcDateTime);
+    for (const input of this.toStart) live.set(input.runId, df.callActivityWithRetry(scheduleActivities.run, activityRetry, input));
+    this.toStart = [];
+    const polls = duePolls(this.state, df.currentUtcDateTime);
     for (const run of polls) {
       const input: PollInput = {
-        scheduleId: state.id,
+        scheduleId: this.state.id,
         runId: run.runId,
         handle: run.handle ?? '',
         now: df.currentUtcDateTime.toISOString(),
@@ -136,37 +137,67 @@ export const scheduleOrchestratorHandler: OrchestrationHandler = function* (cont
       live.set(run.runId, df.callActivityWithRetry(scheduleActivities.poll, activityRetry, input));
     }
     if (polls.length > 0) {
-      state = markPolled(
-        state,
+      this.state = markPolled(
+        this.state,
         polls.map((r) => r.runId),
         df.currentUtcDateTime,
       );
     }
-    const wakeAt = current.finished === undefined ? nextWake(state, df.currentUtcDateTime, new Set(live.keys())) : undefined;
-    const timer = wakeAt === undefined ? undefined : df.createTimer(new Date(wakeAt));
-    const wake = df.waitForExternalEvent(wakeEvent);
-    plan = undefined;
-    const winner = (yield df.Task.any([wake, ...(timer === undefined ? [] : [timer]), ...live.values()])) as Task;
-    if (timer !== undefined && winner !== timer && !timer.isCompleted) timer.cancel();
+    return live;
+  }
 
-    // Runs that ended during this wait; the others are followed through the index from now on.
+  /** Runs that ended during this wait; the others are followed through the index from now on. */
+  settle(live: ReadonlyMap<string, Task>): void {
     for (const [runId, task] of live) {
       if (!done(task)) continue;
       let outcome: RunOutcome;
       if (task.isFaulted) {
         outcome = { outcome: 'failed', reason: failureText(task) };
-        lostRuns.push({ runId, reason: outcome.reason });
+        this.lostRuns.push({ runId, reason: outcome.reason });
       } else {
         outcome = task.result as RunOutcome;
-        if (outcome.snapshot !== undefined) seen = outcome.snapshot.state;
+        if (outcome.snapshot !== undefined) this.seen = outcome.snapshot.state;
       }
-      apply(planRunResult(state, runId, outcome, df.currentUtcDateTime));
+      this.apply(planRunResult(this.state, runId, outcome, this.df.currentUtcDateTime));
     }
+  }
+
+  /** One wait: the runs and polls started, a timer to the next wake-up, the wake event; then what the winner says. */
+  *wait(current: Plan): Generator<Task, void, unknown> {
+    const { df } = this;
+    const live = this.startLive();
+    const wakeAt = current.finished === undefined ? nextWake(this.state, df.currentUtcDateTime, new Set(live.keys())) : undefined;
+    const timer = wakeAt === undefined ? undefined : df.createTimer(new Date(wakeAt));
+    const wake = df.waitForExternalEvent(wakeEvent);
+    this.plan = undefined;
+    const winner = (yield df.Task.any([wake, ...(timer === undefined ? [] : [timer]), ...live.values()])) as Task;
+    if (timer !== undefined && winner !== timer && !timer.isCompleted) timer.cancel();
+    this.settle(live);
     const now = df.currentUtcDateTime;
-    if (winner === wake || (winner === timer && needsCheck(state, now))) {
-      apply(planControl(state, yield* checkpoint(), df.currentUtcDateTime));
-    } else if (winner === timer) {
-      apply(planTick(state, now));
+    if (winner === wake || (winner === timer && needsCheck(this.state, now))) yield* this.control();
+    else if (winner === timer) this.apply(planTick(this.state, now));
+  }
+}
+
+export const scheduleOrchestratorHandler: OrchestrationHandler = function* (context: OrchestrationContext) {
+  const loop = new ScheduleLoop(context.df);
+  // Every execution starts by reading the index (this also activates a freshly created row).
+  yield* loop.control();
+  for (let turn = 0; ; turn++) {
+    if (loop.records.length > 0 || loop.lostRuns.length > 0) {
+      yield* loop.control();
+      continue;
     }
+    const current = loop.plan ?? planTick(loop.state, context.df.currentUtcDateTime);
+    if (current.finished !== undefined && loop.toStart.length === 0) {
+      // A one-off's run already ended the schedule in the index; otherwise say it now.
+      if (!(current.finished === 'completed' && loop.seen === 'completed')) yield* loop.checkpoint(current.finished);
+      return current.finished;
+    }
+    if (turn >= executionLength && loop.toStart.length === 0) {
+      if (yield* loop.drained()) continue;
+      return undefined;
+    }
+    yield* loop.wait(current);
   }
 };

@@ -1,5 +1,5 @@
 /** The sequences capability's settings (shared/settings.ts explains the declarations). */
-import { bool, group, int } from '../settings';
+import { bool, group, int, type SettingsOf } from '../settings';
 
 export const sequenceSettings = group({
   autoCreate: bool('TALLYHO_SEQUENCES_AUTO_CREATE', false, 'create an unknown sequence with defaults on its first `next` (else 404)'),
@@ -11,3 +11,5 @@ export const sequenceSettings = group({
     'sequences `next` may auto-create at most (callers choose the names); past it 409, nothing created',
   ),
 });
+
+export type SequenceSettings = SettingsOf<typeof sequenceSettings>;

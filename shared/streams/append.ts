@@ -121,6 +121,115 @@ async function waitFlushed(ctx: StreamsContext, durable: DurableClient, key: str
   return result.ok;
 }
 
+/** Where an append stands between attempts: reroutes so far, whether a stuck remap was redriven, and its time limits. */
+interface Attempts {
+  rerouted: number;
+  redriven: boolean;
+  /** The last moment to answer (TALLYHO_STREAMS_ACK_TIMEOUT_MS from the start). */
+  readonly deadline: number;
+  /** How long a full buffer is waited on: the start (answer 429 at once) or `?wait=true`'s limit. */
+  readonly waitUntil: number;
+}
+
+/** An accepted append: the flusher woken if it should be, the acceptance counted and, for `ack=flushed`, the flush waited for. */
+async function answerAccepted(
+  ctx: StreamsContext,
+  durable: DurableClient,
+  route: StreamRoute,
+  sent: Awaited<ReturnType<typeof send>> & { readonly receipt: Accepted },
+  ack: AckMode,
+  answerBy: number,
+): Promise<AppendResult> {
+  const { receipt: accepted, ledger, requestId } = sent;
+  const key = routeWriterKey(route);
+  if (accepted.restart === true) await ctx.flushers.restart(durable, key);
+  else if (accepted.kick || flusherLooksStuck(ctx, ledger)) await ctx.flushers.kick(durable, key);
+  noteAccepted(ctx, route, accepted, ledger);
+  let flushed = accepted.last < 0 || (ledger?.snapshot?.flushedThrough ?? 0) > accepted.last;
+  if (ack === 'flushed' && !flushed) {
+    flushed = await waitFlushed(ctx, durable, key, accepted.last, answerBy);
+    if (!flushed) {
+      throw new AppError('DependencyUnavailable', `The events of ${route.type} are buffered (durable) but were not flushed in time`, {
+        retryAfterSeconds: 1,
+        extra: { buffered: true, requestId, lastIndex: accepted.last },
+      });
+    }
+  }
+  return {
+    type: route.type,
+    partition: route.partition,
+    resource: route.resource,
+    requestId,
+    accepted: accepted.acc,
+    duplicates: accepted.dup,
+    lastIndex: accepted.last,
+    ack,
+    flushed,
+  };
+}
+
+/** A refused append: throws the answer the refusal is, or (after a wait, for some) returns for the next attempt. */
+async function afterRefusal(
+  ctx: StreamsContext,
+  durable: DurableClient,
+  route: StreamRoute,
+  why: Extract<Receipt, { ok: false }>['why'],
+  attempt: number,
+  at: Attempts,
+): Promise<void> {
+  const { type } = route;
+  const now = ctx.clock.now();
+  const delay = backoffDelay(attempt, refusalBackoff, ctx.random);
+  switch (why) {
+    case 'notOwner':
+      // Our route is older than the writer's knowledge: the type moved. Resolve again.
+      ctx.resolver.invalidate(type);
+      if (++at.rerouted > reroutes) {
+        throw new AppError('DependencyUnavailable', `The route of ${type} keeps changing; try again`, { retryAfterSeconds: 1 });
+      }
+      return;
+    case 'notReady':
+      // A remap towards this writer is under way; the handoff arrives once the old writer flushed.
+      if (!at.redriven) {
+        at.redriven = true;
+        await releaseToRoute(ctx, durable, route);
+      }
+      ctx.resolver.invalidate(type);
+      if (now + delay >= at.deadline) {
+        throw new AppError('DependencyUnavailable', `${type} is being remapped; try again shortly`, { retryAfterSeconds: 1 });
+      }
+      await ctx.clock.sleep(delay);
+      return;
+    case 'producers':
+      // Every remembered producer was active within the dedup window: none may be forgotten yet.
+      throw new AppError(
+        'TooManyRequests',
+        `${type}'s writer already remembers TALLYHO_STREAMS_MAX_PRODUCERS producers active within the dedup window; a new producer must wait`,
+        { retryAfterSeconds: Math.min(60, ctx.settings.dedupWindowSeconds) },
+      );
+    case 'callerProducers':
+      // This caller holds its share of the writer's producers: others keep theirs.
+      throw new AppError(
+        'TooManyRequests',
+        `You already hold TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER producers of ${type}'s writer active within the dedup window; a new producer of yours must wait`,
+        { retryAfterSeconds: Math.min(60, ctx.settings.dedupWindowSeconds) },
+      );
+    case 'full':
+      await ctx.flushers.kick(durable, routeWriterKey(route));
+      if (now + delay >= at.waitUntil) {
+        throw new AppError(
+          'TooManyRequests',
+          `The buffer of ${type} is full (TALLYHO_STREAMS_MAX_BUFFERED events or _MAX_BUFFERED_BYTES); retry after Retry-After`,
+          {
+            retryAfterSeconds: Math.max(1, Math.ceil(ctx.settings.flushIntervalMs / 1000)),
+          },
+        );
+      }
+      await ctx.clock.sleep(delay);
+      return;
+  }
+}
+
 /** Appends in its own span (producer), which the events' flush links. */
 export function appendEvents(
   ctx: StreamsContext,
@@ -144,96 +253,23 @@ async function appendTraced(
 ): Promise<AppendResult> {
   const ack = options.ack ?? 'buffered';
   const started = ctx.clock.now();
-  const deadline = started + ctx.settings.ackTimeoutMs;
-  const waitUntil = options.wait === true ? started + ctx.settings.maxWaitSeconds * 1000 : started;
-  let rerouted = 0;
-  let redriven = false;
+  const at: Attempts = {
+    rerouted: 0,
+    redriven: false,
+    deadline: started + ctx.settings.ackTimeoutMs,
+    waitUntil: options.wait === true ? started + ctx.settings.maxWaitSeconds * 1000 : started,
+  };
   for (let attempt = 0; ; attempt++) {
     const route = await ctx.resolver.resolve(type);
     routed(route.partition);
     // A type an operator routed is admitted by that, and the app's own by the app; any other must
     // take a place before a writer exists for it.
     if (route.source === 'default' && !ctx.ownTypes.has(type)) await ctx.types.admit(type);
-    const key = routeWriterKey(route);
     // Each attempt gets the full answer timeout; the loop itself is bounded by `deadline` and `waitUntil`.
     const answerBy = ctx.clock.now() + ctx.settings.ackTimeoutMs;
-    const { receipt, ledger, requestId } = await send(ctx, durable, route, events, answerBy, options.caller);
-    if (receipt.ok) {
-      if (receipt.restart === true) await ctx.flushers.restart(durable, key);
-      else if (receipt.kick || flusherLooksStuck(ctx, ledger)) await ctx.flushers.kick(durable, key);
-      const accepted: Accepted = receipt;
-      noteAccepted(ctx, route, accepted, ledger);
-      let flushed = accepted.last < 0 || (ledger?.snapshot?.flushedThrough ?? 0) > accepted.last;
-      if (ack === 'flushed' && !flushed) {
-        flushed = await waitFlushed(ctx, durable, key, accepted.last, answerBy);
-        if (!flushed) {
-          throw new AppError('DependencyUnavailable', `The events of ${type} are buffered (durable) but were not flushed in time`, {
-            retryAfterSeconds: 1,
-            extra: { buffered: true, requestId, lastIndex: accepted.last },
-          });
-        }
-      }
-      return {
-        type,
-        partition: route.partition,
-        resource: route.resource,
-        requestId,
-        accepted: accepted.acc,
-        duplicates: accepted.dup,
-        lastIndex: accepted.last,
-        ack,
-        flushed,
-      };
-    }
-    const now = ctx.clock.now();
-    const delay = backoffDelay(attempt, refusalBackoff, ctx.random);
-    switch (receipt.why) {
-      case 'notOwner':
-        // Our route is older than the writer's knowledge: the type moved. Resolve again.
-        ctx.resolver.invalidate(type);
-        if (++rerouted > reroutes) {
-          throw new AppError('DependencyUnavailable', `The route of ${type} keeps changing; try again`, { retryAfterSeconds: 1 });
-        }
-        break;
-      case 'notReady':
-        // A remap towards this writer is under way; the handoff arrives once the old writer flushed.
-        if (!redriven) {
-          redriven = true;
-          await releaseToRoute(ctx, durable, route);
-        }
-        ctx.resolver.invalidate(type);
-        if (now + delay >= deadline) {
-          throw new AppError('DependencyUnavailable', `${type} is being remapped; try again shortly`, { retryAfterSeconds: 1 });
-        }
-        await ctx.clock.sleep(delay);
-        break;
-      case 'producers':
-        // Every remembered producer was active within the dedup window: none may be forgotten yet.
-        throw new AppError(
-          'TooManyRequests',
-          `${type}'s writer already remembers TALLYHO_STREAMS_MAX_PRODUCERS producers active within the dedup window; a new producer must wait`,
-          { retryAfterSeconds: Math.min(60, ctx.settings.dedupWindowSeconds) },
-        );
-      case 'callerProducers':
-        // This caller holds its share of the writer's producers: others keep theirs.
-        throw new AppError(
-          'TooManyRequests',
-          `You already hold TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER producers of ${type}'s writer active within the dedup window; a new producer of yours must wait`,
-          { retryAfterSeconds: Math.min(60, ctx.settings.dedupWindowSeconds) },
-        );
-      case 'full':
-        await ctx.flushers.kick(durable, key);
-        if (now + delay >= waitUntil) {
-          throw new AppError(
-            'TooManyRequests',
-            `The buffer of ${type} is full (TALLYHO_STREAMS_MAX_BUFFERED events or _MAX_BUFFERED_BYTES); retry after Retry-After`,
-            {
-              retryAfterSeconds: Math.max(1, Math.ceil(ctx.settings.flushIntervalMs / 1000)),
-            },
-          );
-        }
-        await ctx.clock.sleep(delay);
-        break;
-    }
+    const sent = await send(ctx, durable, route, events, answerBy, options.caller);
+    const { receipt } = sent;
+    if (receipt.ok) return answerAccepted(ctx, durable, route, { ...sent, receipt }, ack, answerBy);
+    await afterRefusal(ctx, durable, route, receipt.why, attempt, at);
   }
 }

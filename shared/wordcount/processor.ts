@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 
-import type { JobProcessor } from '../jobs/processors/processor';
+import type { JobProcessor } from '../jobs';
 
 export const wordcountInfo = {
   name: 'wordcount',

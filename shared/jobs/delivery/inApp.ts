@@ -63,7 +63,7 @@ interface Ran {
   readonly outcome: ItemOutcome;
 }
 
-export function errorText(err: unknown): string {
+function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 

@@ -11,7 +11,7 @@ import { traceparentSchema } from '../../telemetry/traceContext';
 import type { ClaimCheck, Envelope, EnvelopeItem } from './envelope';
 import { itemId, jobId } from './ids';
 
-export const envelopeVersion = 1;
+const envelopeVersion = 1;
 
 const jsonValue = z.json();
 

@@ -40,7 +40,7 @@ export interface FinalizeContext {
   writeFile(name: string, contentType: string, body: string): Promise<string>;
 }
 
-export interface DeliverContext {
+interface DeliverContext {
   readonly jobId: string;
   readonly round: number;
   /** A file `finalize` wrote. */

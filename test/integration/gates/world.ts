@@ -71,7 +71,7 @@ export class RecordingDurable implements DurableClient {
 }
 
 /** One app instance's gates: its commands (on the world's recording Durable client), its reads and its activities. */
-export interface GateInstance
+interface GateInstance
   extends Pick<GateCommands, 'create' | 'release' | 'reset' | 'startRun' | 'scheduledRelease'>,
     Pick<GateReader, 'read' | 'list' | 'describe' | 'runStatus'> {
   readonly gates: Gates;

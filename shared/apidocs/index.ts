@@ -1,0 +1,2 @@
+/** The API reference page (the OpenAPI document, rendered). */
+export { apiDocsAssetDirectory, apiDocsRoutes } from './routes';

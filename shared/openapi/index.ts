@@ -1,0 +1,3 @@
+/** The OpenAPI document, generated from the route list, and its route. */
+export type { TagDoc } from './document';
+export { openApiRoutes } from './routes';

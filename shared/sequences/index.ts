@@ -1,0 +1,43 @@
+/**
+ * The sequences capability's front door: `createSequences(deps)` builds it from named ports (its
+ * table, the Idempotency-Key table and how long a stored answer is kept).
+ */
+import type { TableClient } from '@azure/data-tables';
+
+import type { Clock, Random } from '../clock';
+import { IdempotencyStore } from '../idempotency';
+import type { Logger } from '../log';
+import type { BackoffPolicy } from '../retry';
+import type { Telemetry } from '../telemetry/port';
+import { SequenceService } from './service';
+import type { SequenceSettings } from './settings';
+import { SequenceStore } from './store';
+
+export { sequenceSettings } from './settings';
+export { sequencesRoutes } from './routes';
+export type { SequenceService } from './service';
+
+export interface SequencesDeps {
+  readonly settings: SequenceSettings;
+  /** The `sequences` table. */
+  readonly table: () => Promise<TableClient>;
+  /** Stored answers to keyed `next` calls, kept this long. */
+  readonly idempotency: { readonly table: () => Promise<TableClient>; readonly ttlSeconds: number };
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly logger: Logger;
+  readonly telemetry: Telemetry;
+  readonly backoff: BackoffPolicy;
+  readonly newId: () => string;
+}
+
+export function createSequences(deps: SequencesDeps): SequenceService {
+  return new SequenceService({
+    ...deps,
+    store: new SequenceStore(deps.table),
+    idempotency: new IdempotencyStore(deps.idempotency.table, deps.clock, deps.idempotency.ttlSeconds),
+    autoCreate: deps.settings.autoCreate,
+    maxAutoCreated: deps.settings.maxAutoCreated,
+    instanceId: deps.newId(),
+  });
+}
