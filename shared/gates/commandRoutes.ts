@@ -11,7 +11,7 @@ import { problem } from '../http/schemas';
 import { gateEtag } from './etag';
 import { badRequest, gateResult, type GateRouteDeps, notFound, tags, unavailable } from './routeCommon';
 import { createBody, gateParams, gateView, releaseBody, releaseResult, resetBody, resetResult, viewOf } from './schemas';
-import type { Actor } from './service';
+import type { Actor } from './operations';
 
 /** The answers of an admin command on an existing gate (release, reset). */
 function commandResponses(ok: ResponseDoc): Record<number, ResponseDoc> {

@@ -164,3 +164,19 @@ export type ResetResult =
 export type RunState =
   | { readonly state: 'waiting'; readonly generation: number }
   | { readonly state: 'proceeded' | 'failed'; readonly generation: number; readonly release: ReleaseInfo; readonly proceededAt: string };
+
+/** Who changes a gate (an admin's name, a schedule), with a note. */
+export interface Actor {
+  readonly by: string;
+  readonly note?: string;
+}
+
+export type CreateOutcome = { readonly created: boolean; readonly gate: GateSnapshot };
+export type ReleaseOutcome = { readonly outcome: 'released' | 'alreadyReleased'; readonly gate: GateSnapshot };
+export type ResetOutcome = { readonly outcome: 'reset' | 'alreadyReset'; readonly gate: GateSnapshot; readonly carried: number };
+
+export interface RunStart {
+  readonly runId: string;
+  readonly instanceId: string;
+  readonly created: boolean;
+}

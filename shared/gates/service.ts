@@ -7,8 +7,6 @@
  * of the invocation they serve; a failure of it is the client adapter's (functions/_durable.ts: the
  * backend unavailable is a 503, anything else a 500), not translated again here.
  */
-import { createHash } from 'node:crypto';
-
 import type { Clock } from '../clock';
 import type { DurableClient } from '../durable/client';
 import { startSingleton } from '../durable/singleton';
@@ -19,10 +17,10 @@ import { noTelemetry, type Telemetry } from '../telemetry/port';
 import type { GateAction } from './actions';
 import { auditEntity } from './audit';
 import { actionFingerprint } from './fingerprint';
-import type { GenerationFollowUp, LateActionsInput, ReleaseFollowUp, ScheduledReleaseInput } from './messages';
+import type { GenerationFollowUp, ReleaseFollowUp, ScheduledReleaseInput } from './messages';
 import { gateTelemetry } from './metrics';
 import { gateEvents, gateFunctions, gateInstanceIds } from './names';
-import type { GateSnapshot, ReleaseHow } from './operations';
+import type { Actor, CreateOutcome, GateSnapshot, ReleaseHow, ReleaseOutcome, ResetOutcome, RunStart } from './operations';
 import { type GateReader, gateNotFound } from './reader';
 import type { GateRegistrar } from './registrar';
 import type { GateReleases } from './releases';
@@ -61,21 +59,6 @@ export interface GateCommandsDeps {
   readonly telemetry?: Telemetry;
 }
 
-export interface Actor {
-  readonly by: string;
-  readonly note?: string;
-}
-
-export type CreateOutcome = { readonly created: boolean; readonly gate: GateSnapshot };
-export type ReleaseOutcome = { readonly outcome: 'released' | 'alreadyReleased'; readonly gate: GateSnapshot };
-export type ResetOutcome = { readonly outcome: 'reset' | 'alreadyReset'; readonly gate: GateSnapshot; readonly carried: number };
-
-export interface RunStart {
-  readonly runId: string;
-  readonly instanceId: string;
-  readonly created: boolean;
-}
-
 /** Checks a `releaseAt`: in the future and at most a year ahead. Returns it normalised (UTC, ms). */
 export function checkReleaseAt(releaseAt: string | undefined, now: number): string | null {
   if (releaseAt === undefined) return null;
@@ -85,20 +68,6 @@ export function checkReleaseAt(releaseAt: string | undefined, now: number): stri
   if (at <= now) throw issue(`Must be in the future (now is ${new Date(now).toISOString()})`);
   if (at - now > maxScheduleAheadMs) throw issue('Must be at most 366 days ahead');
   return new Date(at).toISOString();
-}
-
-/**
- * What the registrar calls before it commits late joiners with an action, on the Durable client of
- * the request that registers them: the orchestration that performs their actions, one per set of
- * runs (a registration that retries starts the same one again).
- */
-export async function startLateActions(durable: DurableClient, gate: string, generation: number, runIds: readonly string[]): Promise<void> {
-  const input: LateActionsInput = { gate, generation, runIds };
-  const batch = createHash('sha256')
-    .update([...runIds].sort().join('\n'))
-    .digest('base64url')
-    .slice(0, 22);
-  await startSingleton(durable, gateFunctions.lateActions, gateInstanceIds.late(gate, generation, batch), input);
 }
 
 export class GateCommands {

@@ -7,17 +7,9 @@ import { type EnvelopeQueues, poisonQueueName, type QueueDepth } from './envelop
 import { viewJob } from './http/view';
 import { isFinished, type JobRecord } from './ledger/jobRecord';
 import type { JobRows } from './ledger/jobRows';
-import type { ResultStatus, ResultStore, StoredResult } from './ledger/resultStore';
+import type { ResultStore } from './ledger/resultStore';
+import type { ResultStatus, StoredResult } from './ledger/results';
 import type { ProcessorRegistry } from './processors/processor';
-
-export interface JobReadsDeps {
-  readonly rows: JobRows;
-  readonly results: ResultStore;
-  readonly files: JobFiles;
-  readonly queues: EnvelopeQueues;
-  readonly inApp: ProcessorRegistry;
-  readonly clock: Clock;
-}
 
 export class JobReads {
   constructor(private readonly deps: JobReadsDeps) {}
@@ -77,4 +69,13 @@ export class JobReads {
     const progress = isFinished(job.phase) && job.round === 0 ? undefined : await this.deps.results.progress(job.id);
     return viewJob(job, progress);
   }
+}
+
+export interface JobReadsDeps {
+  readonly rows: JobRows;
+  readonly results: ResultStore;
+  readonly files: JobFiles;
+  readonly queues: EnvelopeQueues;
+  readonly inApp: ProcessorRegistry;
+  readonly clock: Clock;
 }

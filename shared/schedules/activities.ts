@@ -5,6 +5,8 @@
  * The claim is where a fire and a cancel meet: both are conditional writes on the same row, so
  * either the run is claimed first (and a cancel of a one-off answers 409) or the cancel is (and the
  * claim is refused: the target never runs).
+ *
+ * A little over 300 lines: the activities share the claim and checkpoint rules above, kept in one place.
  */
 import type { Clock, Random } from '../clock';
 import type { EffectPorts } from '../effects/runner';

@@ -9,6 +9,9 @@
  *
  * Control requests (pause, resume, cancel, trigger) are conditional writes on the row followed by a
  * wake-up event; the row is what the orchestration obeys.
+ *
+ * One file (about 430 lines): every use-case here keeps that one protocol between the row and the
+ * orchestration (pending, started, active; a control write, then a wake-up), which reads best whole.
  */
 import type { Clock, Random } from '../clock';
 import type { EffectRules } from '../effects/admission';

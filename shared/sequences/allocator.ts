@@ -14,6 +14,10 @@
  *   in the entity and keeps the block instead of leaving a gap.
  * - `close()` returns the unused tail when the stored high-water mark still equals the end of our
  *   newest block (conditional write). Anything it cannot return is logged as a gap.
+ *
+ * One file (about 400 lines) because these rules share one piece of state — the blocks in hand, the
+ * queue of waiters, the refill in flight — that every step reads and changes; split, each part would
+ * reach into the others'.
  */
 import type { Clock, Random } from '../clock';
 import { AppError, isAppError } from '../errors';

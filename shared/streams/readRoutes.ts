@@ -16,7 +16,6 @@ export function streamsListRoute(deps: StreamRouteDeps): RouteDefinition {
       "Every event type callers wrote to or an operator remapped (the types counted by TALLYHO_STREAMS_MAX_TYPES; the app's own are not), " +
       'in type order, a page at a time, each with its route. Read a type for its writer: buffer depth and flush lag.',
     tags,
-    durable: true,
     query: pageQuery({}),
     responses: { 200: { description: 'The types and their routes', schema: streamRouteList }, 400: badRequest, 503: unavailable },
     handle: async ({ query }) => {

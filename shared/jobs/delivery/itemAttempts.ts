@@ -8,7 +8,8 @@
  * adapters' (./inApp.ts, ./leases.ts, ./pusher.ts through the leases).
  */
 import type { JobSettings } from '../settings';
-import { isOwed, type ResultStore } from '../ledger/resultStore';
+import { type ResultStore } from '../ledger/resultStore';
+import { isOwed } from '../ledger/results';
 import { type RetryPolicy, retryDelaySeconds } from '../processors/processorDefinition';
 
 /** How many attempts an item gets and how long it waits before each again. */

@@ -7,6 +7,11 @@ import { type JobRouteDeps, notFound, tags, unavailable } from './routeCommon';
 import { failuresPage, failuresQuery, fileParams, jobParams, resultsPage, resultsQuery } from './schemas';
 import { viewFailure, viewResult } from './view';
 
+/** What a page of a job's results (or failures) answers; `bad` says what a 400 is for. */
+function pageAnswers(schema: typeof resultsPage | typeof failuresPage, bad: string) {
+  return { 200: { description: 'One page', schema }, 400: problem(bad), 404: notFound, 503: unavailable };
+}
+
 export function jobsResultsRoute(deps: JobRouteDeps): RouteDefinition {
   return defineRoute({
     name: 'jobsResults',
@@ -17,12 +22,7 @@ export function jobsResultsRoute(deps: JobRouteDeps): RouteDefinition {
     tags,
     params: jobParams,
     query: resultsQuery,
-    responses: {
-      200: { description: 'One page', schema: resultsPage },
-      400: problem('Bad id, status, maxPageSize or continuationToken'),
-      404: notFound,
-      503: unavailable,
-    },
+    responses: pageAnswers(resultsPage, 'Bad id, status, maxPageSize or continuationToken'),
     handle: async ({ params, query }) =>
       json(200, pageBody(await deps.jobs().reads.results(params.id, 'results', query.status, query), viewResult)),
   });
@@ -37,12 +37,7 @@ export function jobsFailuresRoute(deps: JobRouteDeps): RouteDefinition {
     tags,
     params: jobParams,
     query: failuresQuery,
-    responses: {
-      200: { description: 'One page', schema: failuresPage },
-      400: problem('Bad id, maxPageSize or continuationToken'),
-      404: notFound,
-      503: unavailable,
-    },
+    responses: pageAnswers(failuresPage, 'Bad id, maxPageSize or continuationToken'),
     handle: async ({ params, query }) =>
       json(200, pageBody(await deps.jobs().reads.results(params.id, 'failures', 'failed', query), viewFailure)),
   });

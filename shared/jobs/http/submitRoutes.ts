@@ -138,7 +138,7 @@ export function jobsRetryFailedRoute(deps: JobRouteDeps): RouteDefinition {
       'For a job that completed with failures: its failed items run again as a new round (fresh attempts); the job goes back to ' +
       '`running` and completes (with a new event) when they are done. Repeating the call while the round is being enqueued resumes it.',
     tags,
-    // It may first hand on the last completion's output (to a stream), for which the app needs a Durable client.
+    // It may first hand on the last completion's output (to a stream), on this invocation's Durable client.
     durable: true,
     params: jobParams,
     responses: {
@@ -148,8 +148,8 @@ export function jobsRetryFailedRoute(deps: JobRouteDeps): RouteDefinition {
       409: problem('The job is still running, or completed without failures'),
       503: unavailable,
     },
-    handle: async ({ params }) => {
-      await deps.jobs().submissions.retryFailed(params.id);
+    handle: async ({ params, durable }) => {
+      await deps.jobs().submissions.retryFailed(params.id, durable());
       const view = await deps.jobs().reads.view(params.id);
       return acceptedResult(view, view.links.self as string, jobPollSeconds);
     },

@@ -2,7 +2,7 @@
 import type { z } from 'zod';
 
 import { isFinished, type JobRecord } from '../ledger/jobRecord';
-import type { Progress, StoredResult } from '../ledger/resultStore';
+import type { Progress, StoredResult } from '../ledger/results';
 import type { failureView, jobView, resultView } from './schemas';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());

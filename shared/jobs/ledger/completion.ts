@@ -20,7 +20,8 @@ import { isFinished, type JobRecord, type StoredJob } from './jobRecord';
 import type { OpenSlots } from './jobRows';
 import type { JobStore } from './jobStore';
 import type { Outputs } from './outputs';
-import { type ItemResult, maxReasonChars, type ResultStore, settledCount } from './resultStore';
+import { type ResultStore } from './resultStore';
+import { type ItemResult, maxReasonChars, settledCount } from './results';
 
 export interface CompletionDeps {
   readonly jobs: JobStore;

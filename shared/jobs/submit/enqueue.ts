@@ -19,16 +19,6 @@ import type { JobRecord, StoredJob } from '../ledger/jobRecord';
 import type { JobRows } from '../ledger/jobRows';
 import type { ResultStore } from '../ledger/resultStore';
 
-export interface EnqueueDeps {
-  readonly rows: JobRows;
-  readonly results: ResultStore;
-  readonly files: JobFiles;
-  readonly queues: EnvelopeQueues;
-  /** TALLYHO_JOBS_ENQUEUE_PARALLELISM: envelopes sent at once (the most a resumed enqueue can send twice). */
-  readonly parallelism: number;
-  readonly logger: Logger;
-}
-
 export class Enqueuer {
   constructor(private readonly deps: EnqueueDeps) {}
 
@@ -96,4 +86,14 @@ export class Enqueuer {
     const { queues } = this.deps;
     return job.route.kind === 'declared' ? job.route.queue : queues.workQueue(queueIndexFor(job.id, k, queues.count));
   }
+}
+
+export interface EnqueueDeps {
+  readonly rows: JobRows;
+  readonly results: ResultStore;
+  readonly files: JobFiles;
+  readonly queues: EnvelopeQueues;
+  /** TALLYHO_JOBS_ENQUEUE_PARALLELISM: envelopes sent at once (the most a resumed enqueue can send twice). */
+  readonly parallelism: number;
+  readonly logger: Logger;
 }

@@ -21,6 +21,7 @@
  * the round runs it is a 409 until the job completes again.
  */
 import type { Clock } from '../../clock';
+import type { DurableClient } from '../../durable/client';
 import { AppError } from '../../errors';
 import type { Logger } from '../../log';
 import { LostRace } from '../../retry';
@@ -31,7 +32,8 @@ import type { Completion } from '../ledger/completion';
 import type { JobRecord, StoredJob } from '../ledger/jobRecord';
 import { enqueueLeaseMs, type JobRows } from '../ledger/jobRows';
 import { hasPendingOutput, type Outputs } from '../ledger/outputs';
-import type { ItemResult, ResultStore } from '../ledger/resultStore';
+import type { ResultStore } from '../ledger/resultStore';
+import type { ItemResult } from '../ledger/results';
 import type { JobInstruments } from '../metrics';
 import type { JobSettings } from '../settings';
 import { type CheckDeps, type Checked, checkSubmission, type SubmitRequest } from './check';
@@ -55,25 +57,6 @@ export interface SubmitOptions {
   readonly limitOpen?: boolean;
   /** `app`: the key is one the app derived (a schedule's or gated run's), in a space no caller key reaches. */
   readonly keySpace?: KeySpace;
-}
-
-export interface SubmissionsDeps extends CheckDeps {
-  readonly settings: CheckDeps['settings'] & Pick<JobSettings, 'envelopeMaxBytes' | 'claimCheckBytes'>;
-  readonly rows: JobRows;
-  readonly results: ResultStore;
-  readonly files: JobFiles;
-  readonly enqueuer: Enqueuer;
-  readonly completion: Completion;
-  readonly outputs: Outputs;
-  /** Tells this instance's waiting lease requests that a declared processor's queue has new envelopes. */
-  readonly wake: (queue: string) => void;
-  /** Lease tokens (who is enqueuing a job). */
-  readonly newLease: () => string;
-  readonly signer: () => Promise<Signer>;
-  readonly clock: Clock;
-  readonly logger: Logger;
-  /** The capability's metrics and spans. */
-  readonly instruments: JobInstruments;
 }
 
 export class Submissions {
@@ -120,8 +103,11 @@ export class Submissions {
     return (await deps.completion.completeIfDone(id)).job;
   }
 
-  /** Runs a job's failed items again as a new round (see the top of this file). */
-  async retryFailed(jobId: string): Promise<JobRecord> {
+  /**
+   * Runs a job's failed items again as a new round (see the top of this file); `durable`, the
+   * request's Durable client, hands on the last completion's output first when that is still owed.
+   */
+  async retryFailed(jobId: string, durable?: DurableClient): Promise<JobRecord> {
     const { deps } = this;
     for (let attempt = 0; attempt < 3; attempt++) {
       const stored = await deps.rows.require(jobId);
@@ -132,7 +118,7 @@ export class Submissions {
       }
       if (hasPendingOutput(job)) {
         // The last completion's delivery and event go out first; the new round resets them.
-        const after = await deps.outputs.finish(stored);
+        const after = await deps.outputs.finish(stored, durable);
         if (hasPendingOutput(after.job))
           throw new AppError('DependencyUnavailable', `Job ${jobId} is still handing on its last completion; try again`, {
             retryAfterSeconds: 5,
@@ -277,4 +263,23 @@ export class Submissions {
     deps.logger.log('info', 'jobs.retry_failed', { job: job.id, round, items: ids.length, envelopes: next.envelopes });
     return deps.enqueuer.run(started, input);
   }
+}
+
+export interface SubmissionsDeps extends CheckDeps {
+  readonly settings: CheckDeps['settings'] & Pick<JobSettings, 'envelopeMaxBytes' | 'claimCheckBytes'>;
+  readonly rows: JobRows;
+  readonly results: ResultStore;
+  readonly files: JobFiles;
+  readonly enqueuer: Enqueuer;
+  readonly completion: Completion;
+  readonly outputs: Outputs;
+  /** Tells this instance's waiting lease requests that a declared processor's queue has new envelopes. */
+  readonly wake: (queue: string) => void;
+  /** Lease tokens (who is enqueuing a job). */
+  readonly newLease: () => string;
+  readonly signer: () => Promise<Signer>;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** The capability's metrics and spans. */
+  readonly instruments: JobInstruments;
 }
