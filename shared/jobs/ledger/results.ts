@@ -59,7 +59,7 @@ export const tallyPrefix = 't|';
 export const resultEnd = 'r}';
 export const tallyEnd = 't}';
 /** An entity-group transaction holds 100 operations: 99 results and their tally. */
-export const maxBatchResults = 99;
+const maxBatchResults = 99;
 /** Stay well below the 4 MiB transaction limit. */
 const maxBatchChars = 3_000_000;
 /** One query may hold 15 comparisons: the PartitionKey and 14 RowKeys. */
