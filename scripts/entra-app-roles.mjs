@@ -8,7 +8,7 @@
 //   node scripts/entra-app-roles.mjs [processor ...] > app-roles.json
 import { createHash } from 'node:crypto';
 
-/** The processor names the app accepts (shared/jobs/processorDefinition.ts). */
+/** The processor names the app accepts (shared/jobs/processors/processorDefinition.ts). */
 const processorName = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 
 /** A version 5 (SHA-1, name-based) UUID of `name` in a namespace of Tallyho's own. */

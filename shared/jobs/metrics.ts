@@ -42,7 +42,8 @@ export const jobTelemetry = declareTelemetry(
     poisoned: counter({
       name: 'tallyho.job.envelopes.poisoned',
       unit: '{envelope}',
-      description: 'Envelopes that failed every delivery and reached a poison queue (or could not be read there).',
+      description:
+        'Envelopes that failed every delivery and reached a poison queue (or could not be read there), and queue messages refused on their first delivery as no envelope of this app.',
       attributes: processor,
     }),
     completed: counter({

@@ -322,7 +322,7 @@ describe('jobs over HTTP', () => {
           out.push({
             queue,
             text: m.messageText,
-            // A sealed envelope: `{"s": MAC, "m": envelope}` (shared/jobs/seal.ts).
+            // A sealed envelope: `{"s": MAC, "m": envelope}` (shared/jobs/envelopes/seal.ts, the wire form in wire.ts).
             decoded: (JSON.parse(Buffer.from(m.messageText, 'base64').toString('utf8')) as { m: Captured['decoded'] }).m,
           });
         }

@@ -1,5 +1,5 @@
 /**
- * The composition root: one app built from its deps without any I/O, its Durable client source,
+ * The composition root: one app built from its deps without any I/O and without a Durable client,
  * the capabilities' services on the client they are given, and the one route list — registered by
  * functions/ and documented by the OpenAPI document — built without an app.
  */
