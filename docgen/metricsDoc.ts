@@ -50,7 +50,12 @@ function metricsTable(): string {
 function spansTable(): string {
   return markdownTable(
     ['span', 'kind', 'attributes', 'what it covers'],
-    declaredSpans().map(({ span }) => [`\`${span.name}\``, span.kind, attributes(span.attributes), span.description.replaceAll('|', '\\|')]),
+    declaredSpans().map(({ span }) => [
+      `\`${span.name}\``,
+      span.kind,
+      attributes(span.attributes),
+      span.description.replaceAll('|', '\\|'),
+    ]),
   );
 }
 

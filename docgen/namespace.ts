@@ -20,7 +20,14 @@ import { type AzureStore, isAppInstanceId, isAppKey } from '../shared/names';
 import { queues as appQueues, containers, tables } from '../shared/resources';
 import { readSettings } from '../shared/config';
 import { autoCreatedPartition } from '../shared/storage/cappedSet';
-import { flusherInstanceId, ledgerEntity, legacyFlusherInstanceId, logBlobName, logBlobPrefix, writerEntity } from '../shared/streams/names';
+import {
+  flusherInstanceId,
+  ledgerEntity,
+  legacyFlusherInstanceId,
+  logBlobName,
+  logBlobPrefix,
+  writerEntity,
+} from '../shared/streams/names';
 import { defaultRoute, routeWriterKey } from '../shared/streams/route';
 import { streamSettings } from '../shared/streams/settings';
 import { processorQueueName } from '../shared/jobs/processors/processorDefinition';

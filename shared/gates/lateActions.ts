@@ -22,4 +22,3 @@ export async function startLateActions(durable: DurableClient, gate: string, gen
     .slice(0, 22);
   await startSingleton(durable, gateFunctions.lateActions, gateInstanceIds.late(gate, generation, batch), input);
 }
-

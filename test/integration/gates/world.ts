@@ -72,7 +72,8 @@ export class RecordingDurable implements DurableClient {
 
 /** One app instance's gates: its commands (on the world's recording Durable client), its reads and its activities. */
 interface GateInstance
-  extends Pick<GateCommands, 'create' | 'release' | 'reset' | 'startRun' | 'scheduledRelease'>,
+  extends
+    Pick<GateCommands, 'create' | 'release' | 'reset' | 'startRun' | 'scheduledRelease'>,
     Pick<GateReader, 'read' | 'list' | 'describe' | 'runStatus'> {
   readonly gates: Gates;
   /** The `gateActions` activity, with `jobs` as the jobs port of the released runs' actions. */
@@ -87,7 +88,10 @@ export interface GateWorld {
   readonly actionsQueue: string;
   readonly logger: MemoryLogger;
   /** An app instance on the shared table (`checkAction`: the effects' checks of a run's action). */
-  instance(settings?: Partial<GateSettings>, options?: { announces?: boolean; checkAction?: (action: GateAction) => Promise<void> }): GateInstance;
+  instance(
+    settings?: Partial<GateSettings>,
+    options?: { announces?: boolean; checkAction?: (action: GateAction) => Promise<void> },
+  ): GateInstance;
   /** The action runner as `service`'s `gateActions` activity runs it. */
   actions(service: GateInstance, input: ActionBatchInput, jobs?: JobPort): Promise<ActionBatchResult>;
   /** The messages on the actions queue, parsed (received and deleted). */
