@@ -176,6 +176,7 @@ export function createJobs(deps: JobsDeps): Jobs {
     deliveryQueue: () => storage.queue(deliveryQueueName(settings)),
     clock,
     logger,
+    instruments,
   });
   const completion = new Completion({
     ...deps,

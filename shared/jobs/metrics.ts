@@ -77,6 +77,12 @@ export const jobTelemetry = declareTelemetry(
       description: "A job's completion: the processor's finalize step and the completed row.",
       attributes: { 'tallyho.job.id': appId, ...processor },
     }),
+    deliver: span({
+      name: 'tallyho.job.deliver',
+      kind: 'consumer',
+      description: "A completed job's hand-on (its processor's deliver step, then its event), in the trigger of its own.",
+      attributes: { 'tallyho.job.id': appId, ...processor },
+    }),
   },
 );
 

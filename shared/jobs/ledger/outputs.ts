@@ -18,6 +18,7 @@ import type { DurableClient } from '../../durable/client';
 import type { Logger } from '../../log';
 import { LostRace } from '../../retry';
 import type { JobFiles } from '../envelopes/files';
+import type { JobInstruments } from '../metrics';
 import type { ProcessorRegistry } from '../processors/processor';
 import type { JobEventPublisher } from './events';
 import { isFinished, type JobRecord, type StoredJob } from './jobRecord';
@@ -29,6 +30,8 @@ export function deliveryQueueName(settings: { readonly queuePrefix: string }): s
 }
 
 export interface OutputsDeps {
+  /** The capability's metrics and spans. */
+  readonly instruments: JobInstruments;
   readonly jobs: JobStore;
   readonly files: JobFiles;
   readonly processors: ProcessorRegistry;
@@ -88,7 +91,12 @@ export class Outputs {
     }
     const stored = await this.deps.jobs.read(job);
     if (stored === undefined || !hasPendingOutput(stored.job)) return { job, owed: false };
-    await this.finish(stored, durable);
+    const { trace } = stored.job;
+    const attributes = { 'tallyho.job.id': job, 'tallyho.job.processor': stored.job.processor };
+    // In the submission's trace, as the completion that asked for it.
+    await this.deps.instruments.spans.deliver.run({ attributes, ...(trace === undefined ? {} : { parent: trace }) }, () =>
+      this.finish(stored, durable),
+    );
     return { job, owed: true };
   }
 
