@@ -4,7 +4,7 @@
  * in-app processors, the push transport) and hands out its sub-services:
  *
  * - `submissions`: submit, check, cancel, retry the failed items (submit/);
- * - `reads`: a job, its view, results, files, the backlog (./reads.ts);
+ * - `reads`: a job, its view, results, files, the backlog (http/reads.ts);
  * - `processors`: declared processors (processors/);
  * - `leases`: external processors' workers take, extend and complete leases (delivery/);
  * - `work`: the work queues' and poison queues' triggers (delivery/);
@@ -47,7 +47,7 @@ import { ItemSchemas } from './processors/itemSchema';
 import type { ProcessorRegistry } from './processors/processor';
 import { ProcessorStore } from './processors/processorStore';
 import type { PushTransport } from './processors/pushTransport';
-import { JobReads } from './reads';
+import { JobReads } from './http/reads';
 import { type JobSettings, jobSettings } from './settings';
 import { Enqueuer } from './submit/enqueue';
 import { type ReconcileReport, Reconciler } from './submit/reconcile';

@@ -3,7 +3,7 @@ import { problem } from '../../http/schemas';
 import type { ProcessorInfo } from '../processors/processor';
 import type { Leases } from '../delivery/leases';
 import type { Declarations } from '../processors/declarations';
-import type { JobReads } from '../reads';
+import type { JobReads } from './reads';
 import type { Submissions } from '../submit/submissions';
 
 /** What the routes use of the capability (its front door, shared/jobs/index.ts). */

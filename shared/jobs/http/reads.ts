@@ -1,15 +1,15 @@
 /** Reading jobs: a job, its API view, a page of them, its results and files, and the backlog of the work queues. */
-import type { Clock } from '../clock';
-import { AppError } from '../errors';
-import type { Page, PageRequest } from '../storage/list';
-import type { JobFile, JobFiles } from './envelopes/files';
-import { type EnvelopeQueues, poisonQueueName, type QueueDepth } from './envelopes/queues';
-import { viewJob } from './http/view';
-import { isFinished, type JobRecord } from './ledger/jobRecord';
-import type { JobRows } from './ledger/jobRows';
-import type { ResultStore } from './ledger/resultStore';
-import type { ResultStatus, StoredResult } from './ledger/results';
-import type { ProcessorRegistry } from './processors/processor';
+import type { Clock } from '../../clock';
+import { AppError } from '../../errors';
+import type { Page, PageRequest } from '../../storage/list';
+import type { JobFile, JobFiles } from '../envelopes/files';
+import { type EnvelopeQueues, poisonQueueName, type QueueDepth } from '../envelopes/queues';
+import { viewJob } from './view';
+import { isFinished, type JobRecord } from '../ledger/jobRecord';
+import type { JobRows } from '../ledger/jobRows';
+import type { ResultStore } from '../ledger/resultStore';
+import type { ResultStatus, StoredResult } from '../ledger/results';
+import type { ProcessorRegistry } from '../processors/processor';
 
 export class JobReads {
   constructor(private readonly deps: JobReadsDeps) {}
