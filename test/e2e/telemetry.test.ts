@@ -180,7 +180,13 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
       30_000,
     );
     expect(append.kind).toBe('producer');
-    expect(spansOf(traceId).find((s) => s.spanId === append.parentSpanId)).toMatchObject({ kind: 'server', parentSpanId: parent });
+    // The request's server span ends after the answer, so it may be exported after the append's.
+    const server = await until(
+      'the request’s server span',
+      () => Promise.resolve(spansOf(traceId).find((s) => s.spanId === append.parentSpanId)),
+      30_000,
+    );
+    expect(server).toMatchObject({ kind: 'server', parentSpanId: parent });
     // The flush runs in an activity with no trace of its own: its span links every append it wrote.
     const flushSpan = await until(
       'the flush span linking the append',
