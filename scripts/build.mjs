@@ -34,7 +34,8 @@ const transpile = {
   absWorkingDir: root,
 };
 
-const sources = globSync(['{functions,shared,docgen,devhost,bench}/**/*.ts'], {
+// The push benchmark serves its webhooks over https with the tests' self-signed certificate helper.
+const sources = globSync(['{functions,shared,docgen,devhost,bench}/**/*.ts', 'test/support/selfSignedCert.ts'], {
   cwd: root,
   ignore: ['**/*.test.ts', '**/*.d.ts', 'devhost/test/**'],
 });
