@@ -29,8 +29,10 @@ export const counterTelemetry = declareTelemetry('tallyho.counters', {
   pending: gauge({
     name: 'tallyho.counter.hits.pending',
     unit: '{hit}',
-    description: 'Hits not folded yet, as the latest read of a counter counted them individually.',
+    description:
+      "Hits not folded yet: the sum over counters of each one's latest read on this instance (counters not read for five collections drop out). Per counter when caller names are exported.",
     attributes: name,
+    combine: 'sum',
   }),
   rollupFailures: counter({
     name: 'tallyho.counter.rollup.failures',

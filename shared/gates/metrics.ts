@@ -16,8 +16,10 @@ export const gateTelemetry = declareTelemetry(
     waiting: gauge({
       name: 'tallyho.gate.runs.waiting',
       unit: '{run}',
-      description: 'Runs waiting for the gate, as its latest read on this instance found them.',
+      description:
+        "Runs waiting: the sum over gates of each one's latest read on this instance (gates not read for five collections drop out). Per gate when caller names are exported.",
       attributes: gate,
+      combine: 'sum',
     }),
     releases: counter({
       name: 'tallyho.gate.releases',

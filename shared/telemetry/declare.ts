@@ -67,7 +67,11 @@ export interface MetricDeclaration<K extends InstrumentKind = InstrumentKind, A 
   readonly attributes: A;
   /** Histogram bucket boundaries, in the instrument's unit. */
   readonly boundaries?: readonly number[];
-  /** How an observable combines values reported for the same attributes in one collection (default: sum). */
+  /**
+   * How an observable combines values reported for the same attributes in one collection (default:
+   * sum). A gauge over caller-named resources must declare it: it then keeps each resource's latest
+   * reading and exports their sum or maximum (instruments.ts latestPerResource).
+   */
   readonly combine?: 'sum' | 'max';
 }
 

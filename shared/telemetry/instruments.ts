@@ -11,6 +11,33 @@ interface Observable {
   addCallback(callback: (result: ObservableResult) => void | Promise<void>): void;
 }
 
+/** Collections an entry of `latestPerResource` outlives without a new reading (5 minutes at Azure's 60 s export). */
+export const staleAfterCollections = 5;
+
+/**
+ * A gauge over resources a caller names (a counter's pending hits, a gate's waiting runs), declared
+ * with `combine`: each resource's latest reading is kept, keyed by its full attributes, and at each
+ * collection the readings that map to one exported attribute set are summed (or the largest taken).
+ * With caller names left out of the telemetry, the one series is then the sum over all resources
+ * read here, not whichever was read last. A resource not read again for `staleAfterCollections`
+ * collections drops out (a deleted gate stops counting). Bounded by the resources there can be.
+ */
+function latestPerResource(gauge: { observe(callback: ObserveCallback): void }): { record(value: number, v: AnyValues): void } {
+  const latest = new Map<string, { readonly values: AnyValues; value: number; age: number }>();
+  gauge.observe((report) => {
+    for (const [key, entry] of latest) {
+      if (entry.age++ >= staleAfterCollections) latest.delete(key);
+      else report(entry.value, entry.values);
+    }
+  });
+  return {
+    record: (value, values) => {
+      const key = JSON.stringify(Object.entries(values).sort(([a], [b]) => (a < b ? -1 : 1)));
+      latest.set(key, { values, value, age: 0 });
+    },
+  };
+}
+
 export function makeInstrument(meter: Meter, guard: AttributeGuard, d: MetricDeclaration): unknown {
   const cache = Object.keys(d.attributes).length === 0 ? undefined : guard.cacheFor(d.attributes);
   const filter = cache === undefined ? (): Attributes | undefined => undefined : (v: AnyValues) => cache.get(v);
@@ -51,8 +78,11 @@ export function makeInstrument(meter: Meter, guard: AttributeGuard, d: MetricDec
       return { record: (value: number, v: AnyValues) => h.record(value, filter(v)) };
     },
     gauge: () => {
-      const g = meter.createGauge(d.name, options);
-      return { record: (value: number, v: AnyValues) => g.record(value, filter(v)) };
+      if (d.combine === undefined) {
+        const g = meter.createGauge(d.name, options);
+        return { record: (value: number, v: AnyValues) => g.record(value, filter(v)) };
+      }
+      return latestPerResource(observer(meter.createObservableGauge(d.name, options)));
     },
     observableCounter: () => observer(meter.createObservableCounter(d.name, options)),
     observableUpDownCounter: () => observer(meter.createObservableUpDownCounter(d.name, options)),

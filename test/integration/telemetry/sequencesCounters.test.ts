@@ -83,6 +83,27 @@ describe('counters telemetry', () => {
   });
 });
 
+describe('counters telemetry with counter names left out (the default)', () => {
+  it('hits.pending is the sum over the counters read here, and falls to 0 once the rollup folded them', async () => {
+    const memory = memoryTelemetry();
+    const h = counterHarness({ telemetry: memory.telemetry });
+    for (const name of ['pending-a', 'pending-b']) await h.service.configure(name, { safetyWindowSeconds: 0 });
+    for (let i = 0; i < 3; i++) await h.service.increment('pending-a', 1);
+    for (let i = 0; i < 2; i++) await h.service.increment('pending-b', 1);
+    expect((await h.service.read('pending-a')).pendingHits).toBe(3);
+    expect((await h.service.read('pending-b')).pendingHits).toBe(2);
+    // One series (no names), holding both counters' hits: not whichever counter was read last (2).
+    let collected = await memory.collect();
+    expect(collected.points('tallyho.counter.hits.pending').map((p) => [p.attributes, p.value])).toEqual([[{}, 5]]);
+
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect((await h.service.runRollup()).hitsFolded).toBe(5);
+    for (const name of ['pending-a', 'pending-b']) expect((await h.service.read(name)).pendingHits).toBe(0);
+    collected = await memory.collect();
+    expect(collected.points('tallyho.counter.hits.pending').map((p) => [p.attributes, p.value])).toEqual([[{}, 0]]);
+  });
+});
+
 describe('storage telemetry', () => {
   let proxy: FaultProxy;
 

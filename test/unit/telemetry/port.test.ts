@@ -7,13 +7,16 @@ import {
   callerName,
   counter,
   declareTelemetry,
+  gauge,
   histogram,
   observableGauge,
   oneOf,
   operatorName,
   span,
 } from '../../../shared/telemetry/declare';
+import { staleAfterCollections } from '../../../shared/telemetry/instruments';
 import { noTelemetry } from '../../../shared/telemetry/port';
+import { declaredMetrics } from '../../../docgen/telemetryCatalog';
 import { contextOf, traceparentOf } from '../../../shared/telemetry/traceContext';
 import { memoryTelemetry } from '../../support/telemetry';
 
@@ -39,6 +42,13 @@ const declarations = declareTelemetry(
       description: 'Worst.',
       attributes: { 'tallyho.test.name': callerName('counter') },
       combine: 'max',
+    }),
+    pending: gauge({
+      name: 'tallyho.test.pending',
+      unit: '{hit}',
+      description: 'Pending, per resource, summed.',
+      attributes: { 'tallyho.test.name': callerName('counter') },
+      combine: 'sum',
     }),
   },
   {
@@ -104,6 +114,47 @@ describe('metrics', () => {
     const collected = await memory.collect();
     expect(collected.points('tallyho.test.depth').map((p) => p.value)).toEqual([7]);
     expect(collected.points('tallyho.test.worst').map((p) => p.value)).toEqual([9]);
+  });
+
+  it('a gauge over caller-named resources exports the sum of each one’s latest reading, not the last one read', async () => {
+    // Caller names left out (the default): the two counters share one series.
+    const off = memoryTelemetry();
+    const pending = off.telemetry.of(declarations).metrics.pending;
+    pending.record(200, { 'tallyho.test.name': 'a' });
+    pending.record(244, { 'tallyho.test.name': 'a' }); // a's newer reading replaces its older one
+    pending.record(10, { 'tallyho.test.name': 'b' });
+    expect((await off.collect()).points('tallyho.test.pending').map((p) => [p.attributes, p.value])).toEqual([[{}, 254]]);
+    // Names exported: one series per counter, each its latest reading.
+    const on = memoryTelemetry({ callerNames: ['*'] });
+    const named = on.telemetry.of(declarations).metrics.pending;
+    named.record(244, { 'tallyho.test.name': 'a' });
+    named.record(10, { 'tallyho.test.name': 'b' });
+    const points = (await on.collect()).points('tallyho.test.pending');
+    expect(points.map((p) => [p.attributes['tallyho.test.name'], p.value]).sort()).toEqual([
+      ['a', 244],
+      ['b', 10],
+    ]);
+  });
+
+  it('a resource not read again drops out of its gauge after staleAfterCollections collections', async () => {
+    const memory = memoryTelemetry();
+    const pending = memory.telemetry.of(declarations).metrics.pending;
+    pending.record(5, { 'tallyho.test.name': 'gone' });
+    const sums: number[] = [];
+    for (let i = 0; i <= staleAfterCollections; i++) {
+      sums.push(...(await memory.collect()).points('tallyho.test.pending').map((p) => p.value));
+      if (i === 0) pending.record(7, { 'tallyho.test.name': 'kept' });
+    }
+    // `gone` counts in the staleAfterCollections collections after its reading, then drops out; `kept` stays.
+    expect(sums).toEqual([5, ...Array<number>(staleAfterCollections - 1).fill(12), 7]);
+  });
+
+  it('every gauge over caller-named resources declares how its readings combine (sum or max)', () => {
+    const offenders = declaredMetrics()
+      .map(({ metric }) => metric)
+      .filter((m) => m.kind === 'gauge' && Object.values(m.attributes).some((a) => a.kind === 'caller') && m.combine === undefined)
+      .map((m) => m.name);
+    expect(offenders).toEqual([]);
   });
 
   it('costs nothing without telemetry: instruments exist and do nothing, spans only run their work', async () => {
