@@ -32,7 +32,7 @@ function latestPerResource(gauge: { observe(callback: ObserveCallback): void }):
   });
   return {
     record: (value, values) => {
-      const key = JSON.stringify(Object.entries(values).sort(([a], [b]) => (a < b ? -1 : 1)));
+      const key = JSON.stringify(Object.entries(values ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)));
       latest.set(key, { values, value, age: 0 });
     },
   };
