@@ -41,6 +41,8 @@ export interface RealHost {
   restart(options?: { kill?: boolean }): Promise<void>;
   /** SIGTERM, then SIGKILL after `graceMs` when it has not exited. */
   stop(graceMs?: number): Promise<void>;
+  /** SIGKILL to the host and its worker, as a crash would end them; `restart()` starts it again. */
+  kill(): Promise<void>;
 }
 
 /** Settings that would change how the host starts (or that belong to another host), removed from what it inherits. */
@@ -198,6 +200,10 @@ class RealHostProcess implements RealHost {
 
   stop(graceMs?: number): Promise<void> {
     return this.end('SIGTERM', graceMs);
+  }
+
+  kill(): Promise<void> {
+    return this.end('SIGKILL');
   }
 
   async restart(options: { kill?: boolean } = {}): Promise<void> {

@@ -53,6 +53,7 @@ export async function serveOnRealHost(options: ServeOptions): Promise<RealHost> 
     ...host,
     output: () => host.output(),
     restart: (o) => host.restart(o),
+    kill: () => host.kill(),
     // The copies of the host and the app go with it.
     stop: async (graceMs) => {
       await host.stop(graceMs);

@@ -1,0 +1,204 @@
+/**
+ * Jobs across instances (docs/jobs.md):
+ * - every item of every accepted job gets exactly one final result (one `r|<item>` row, tallies
+ *   that add up to the items) — so nothing a killed instance was holding, a long poll's message
+ *   included, is lost;
+ * - no batch is held by two workers at once: a worker holds its items from the moment its lease
+ *   answer arrives until the lease's `expiresAt` (moved by each extension) or its completion; no
+ *   other lease of the same item may arrive inside that window. (`expiresAt` is computed from a
+ *   time taken before the queue receive, so it never ends later than the queue's own visibility:
+ *   the check cannot accuse a correct run.)
+ * - the open-jobs cap holds across instances: the jobs certainly open at one moment — from the
+ *   submission's answer to the job's `completedAt` — never exceed TALLYHO_JOBS_MAX_OPEN; and once
+ *   every job finished the capped set is empty;
+ * - the lease-waiter cap holds on each instance: of a burst of lease requests on one instance, no
+ *   more than TALLYHO_JOBS_MAX_LEASE_WAITERS are held, the rest refused with 429;
+ * - a processor change reaches every instance within its cache time (TALLYHO_JOBS_PROCESSOR_CACHE_SECONDS).
+ */
+import { capped, type CheckReport, invariant } from '../workload';
+
+export interface AcceptedJob {
+  readonly id: string;
+  readonly items: readonly string[];
+  /** When the first 202 for it arrived. */
+  readonly answeredAt: number;
+  /** From the job's final view. */
+  readonly completedAt: number | undefined;
+  readonly state: string | undefined;
+}
+
+export interface StoredResults {
+  readonly jobId: string;
+  /** Item id → its result rows' statuses (one row per item when all is well). */
+  readonly results: ReadonlyMap<string, readonly string[]>;
+  /** The tallies' sum of final results. */
+  readonly tallied: number;
+}
+
+export interface Lease {
+  readonly worker: number;
+  readonly instance: number | undefined;
+  readonly jobId: string;
+  readonly items: readonly string[];
+  /** When the lease's answer arrived. */
+  readonly receivedAt: number;
+  /** The newest `expiresAt` (extensions move it). */
+  readonly expiresAt: number;
+  /** When the completion was sent, if it was answered 200. */
+  readonly completedAt: number | undefined;
+}
+
+export interface WaiterProbe {
+  readonly instance: number;
+  readonly sent: number;
+  /** Answered other than 429 (held until their wait ran out, or given a lease). */
+  readonly held: number;
+  readonly refused: number;
+  /** The instance went down during the probe. */
+  readonly lost: boolean;
+}
+
+export interface ProcessorChange {
+  /** When the change was answered. */
+  readonly at: number;
+  readonly cacheMs: number;
+  /** Leases with the old declaration's lease time: when they were requested and by which instance. */
+  readonly staleLeases: readonly { readonly requestedAt: number; readonly instance: number | undefined }[];
+  /** Per instance, the first lease with the new declaration after the change (ms after it). */
+  readonly firstNew: ReadonlyMap<number, number>;
+}
+
+export interface JobFacts {
+  readonly accepted: readonly AcceptedJob[];
+  readonly results: readonly StoredResults[];
+  readonly leases: readonly Lease[];
+  readonly maxOpen: number;
+  readonly refusedFull: number;
+  /** The capped set after every job finished: its count row and members. */
+  readonly slots: { readonly count: number; readonly members: readonly string[] };
+  readonly maxWaiters: number;
+  readonly probes: readonly WaiterProbe[];
+  readonly change: ProcessorChange | undefined;
+  /** Lease requests cut off by a lost instance (no answer, or a 502). */
+  readonly cutLongPolls: number;
+}
+
+function resultsInvariant(facts: JobFacts) {
+  const byJob = new Map(facts.results.map((r) => [r.jobId, r]));
+  const violations: string[] = [];
+  let items = 0;
+  for (const job of facts.accepted) {
+    const stored = byJob.get(job.id);
+    items += job.items.length;
+    if (stored === undefined) {
+      violations.push(`job ${job.id}: no results stored`);
+      continue;
+    }
+    for (const item of job.items) {
+      const rows = stored.results.get(item) ?? [];
+      if (rows.length !== 1 || rows[0] !== 'succeeded') violations.push(`job ${job.id} item ${item}: results [${rows.join(', ')}]`);
+    }
+    for (const item of stored.results.keys())
+      if (!job.items.includes(item)) violations.push(`job ${job.id}: a result for unknown item ${item}`);
+    if (stored.tallied !== job.items.length) violations.push(`job ${job.id}: tallies count ${stored.tallied} of ${job.items.length} items`);
+    if (job.state !== 'completed') violations.push(`job ${job.id}: ended ${job.state ?? 'unread'}`);
+  }
+  return { violations, items };
+}
+
+function holdInvariant(leases: readonly Lease[]) {
+  const byItem = new Map<string, Lease[]>();
+  for (const lease of leases)
+    for (const item of lease.items) byItem.set(`${lease.jobId}/${item}`, [...(byItem.get(`${lease.jobId}/${item}`) ?? []), lease]);
+  const violations: string[] = [];
+  for (const [item, held] of byItem) {
+    held.sort((a, b) => a.receivedAt - b.receivedAt);
+    for (let i = 1; i < held.length; i++) {
+      const later = held[i] as Lease;
+      for (const earlier of held.slice(0, i)) {
+        const end = Math.min(earlier.expiresAt, earlier.completedAt ?? Infinity);
+        if (later.receivedAt < end)
+          violations.push(
+            `${item}: worker ${later.worker} got it ${end - later.receivedAt} ms before worker ${earlier.worker}'s hold ended ` +
+              `(instances ${earlier.instance ?? '?'} and ${later.instance ?? '?'})`,
+          );
+      }
+    }
+  }
+  return violations;
+}
+
+function openCapInvariant(facts: JobFacts) {
+  const edges: [number, number][] = [];
+  for (const job of facts.accepted)
+    if (job.completedAt !== undefined && job.completedAt > job.answeredAt) edges.push([job.answeredAt, 1], [job.completedAt, -1]);
+  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let open = 0;
+  let most = 0;
+  for (const [, d] of edges) most = Math.max(most, (open += d));
+  const violations: string[] = [];
+  if (most > facts.maxOpen) violations.push(`${most} jobs were open at once; the cap is ${facts.maxOpen}`);
+  if (facts.slots.count !== 0 || facts.slots.members.length !== 0)
+    violations.push(
+      `after every job finished the open-jobs set counts ${facts.slots.count} with members [${facts.slots.members.join(', ')}]`,
+    );
+  return { violations, most };
+}
+
+function waiterInvariant(facts: JobFacts) {
+  const violations: string[] = [];
+  for (const p of facts.probes) {
+    if (p.lost) continue;
+    if (p.held > facts.maxWaiters)
+      violations.push(`instance ${p.instance} held ${p.held} lease requests at once; the cap is ${facts.maxWaiters}`);
+    if (p.refused === 0)
+      violations.push(`instance ${p.instance} refused none of ${p.sent} lease requests sent at once (cap ${facts.maxWaiters})`);
+  }
+  return violations;
+}
+
+function changeInvariant(change: ProcessorChange | undefined): { violations: string[]; figures: Record<string, number> } {
+  if (change === undefined) return { violations: [], figures: {} };
+  const late = change.staleLeases.filter((l) => l.requestedAt > change.at + change.cacheMs);
+  const firsts = [...change.firstNew.values()];
+  return {
+    violations: late.map(
+      (l) => `instance ${l.instance ?? '?'} leased under the old declaration ${l.requestedAt - change.at} ms after the change`,
+    ),
+    figures: {
+      instancesSeen: change.firstNew.size,
+      'first new lease, slowest instance ms': firsts.length === 0 ? NaN : Math.max(...firsts),
+      'last old lease requested ms after': Math.max(0, ...change.staleLeases.map((l) => l.requestedAt - change.at)),
+    },
+  };
+}
+
+export function checkJobs(facts: JobFacts): CheckReport {
+  const results = resultsInvariant(facts);
+  const holds = holdInvariant(facts.leases);
+  const open = openCapInvariant(facts);
+  const change = changeInvariant(facts.change);
+  return {
+    capability: 'jobs',
+    invariants: [
+      invariant('every item gets one final result (nothing a killed instance held is lost)', capped(results.violations), {
+        jobs: facts.accepted.length,
+        items: results.items,
+        leases: facts.leases.length,
+        cutLongPolls: facts.cutLongPolls,
+      }),
+      invariant('no batch held by two workers at once', capped(holds), { leases: facts.leases.length }),
+      invariant('the open-jobs cap holds across instances', open.violations, {
+        cap: facts.maxOpen,
+        mostOpenAtOnce: open.most,
+        refusedFull: facts.refusedFull,
+      }),
+      invariant('the lease-waiter cap holds on every instance', capped(waiterInvariant(facts)), {
+        cap: facts.maxWaiters,
+        probes: facts.probes.length,
+        mostHeld: Math.max(0, ...facts.probes.map((p) => p.held)),
+      }),
+      invariant('a processor change reaches every instance within its cache time', capped(change.violations), change.figures),
+    ],
+  };
+}

@@ -1,0 +1,280 @@
+/**
+ * Jobs for an external processor, worked by lease-taking workers through the front door:
+ * submitters keep the open-jobs cap (6 here) full, four workers long-poll for leases (some extend
+ * theirs, some abandon theirs, a few ask for a retry of an item), a probe bursts lease requests at
+ * each instance to find its waiter cap (8 here), and half-way the processor's declaration changes
+ * (a lease time of 10 s becomes 12 s) to time how fast every instance sees it.
+ */
+import { randomBytes } from 'node:crypto';
+
+import { type AcceptedJob, checkJobs, type Lease, type StoredResults, type WaiterProbe } from '../checks/jobs';
+import { sleep, untilAnswered } from '../history';
+import { int, tableRows } from '../storage';
+import { randomInt, type RunContext, type Workload } from '../workload';
+
+const processor = 'so-work';
+const probeProcessor = 'so-probe';
+const maxOpen = 6;
+const maxWaiters = 8;
+const cacheMs = 5_000;
+const oldLeaseSeconds = 10;
+const newLeaseSeconds = 12;
+const itemsPerJob = 10;
+
+interface LeaseAnswer {
+  leaseId?: string;
+  expiresAt?: string;
+  leaseSeconds?: number;
+  items?: { id: string; jobId: string; attempt: number }[];
+}
+
+interface State {
+  readonly accepted: Map<string, { items: string[]; answeredAt: number }>;
+  readonly leases: (Lease & { leaseSeconds: number; requestedAt: number })[];
+  readonly probes: WaiterProbe[];
+  refusedFull: number;
+  changeAt: number | undefined;
+  workersStop: AbortController;
+}
+
+const declaration = (leaseSeconds: number) => ({
+  type: 'external',
+  batchSize: 5,
+  leaseSeconds,
+  maxAttempts: 10,
+  retry: { delaySeconds: 1, multiplier: 1, maxDelaySeconds: 1 },
+});
+
+async function submitter(ctx: RunContext, st: State, loop: number): Promise<void> {
+  const tag = randomBytes(3).toString('hex');
+  for (let n = 0; !ctx.loadEnded.aborted; n++) {
+    const items = Array.from({ length: itemsPerJob }, (_, k) => ({ id: `i${k}`, n: k }));
+    const key = `so-job-${tag}-${loop}-${n}`;
+    while (!ctx.loadEnded.aborted) {
+      const { op, reply } = await ctx.client.call<{ id?: string }>('jobs', 'submit', 'POST', '/api/jobs', {
+        body: { processor, items },
+        headers: { 'idempotency-key': key },
+        data: { key },
+      });
+      if (reply?.status === 202 && reply.body.id !== undefined) {
+        if (!st.accepted.has(reply.body.id))
+          st.accepted.set(reply.body.id, { items: items.map((i) => i.id), answeredAt: op.end ?? Date.now() });
+        break;
+      }
+      if (reply?.status === 429) st.refusedFull++;
+      await sleep(reply?.status === 429 ? 500 : 200);
+    }
+  }
+}
+
+async function work(
+  ctx: RunContext,
+  st: State,
+  worker: number,
+  answer: LeaseAnswer,
+  requestedAt: number,
+  instance: number | undefined,
+): Promise<void> {
+  const items = answer.items ?? [];
+  const first = items[0];
+  if (answer.leaseId === undefined || answer.expiresAt === undefined || first === undefined) return;
+  const lease = {
+    worker,
+    instance,
+    jobId: first.jobId,
+    items: items.map((i) => i.id),
+    receivedAt: Date.now(),
+    expiresAt: Date.parse(answer.expiresAt),
+    completedAt: undefined as number | undefined,
+    leaseSeconds: answer.leaseSeconds ?? 0,
+    requestedAt,
+  };
+  st.leases.push(lease);
+  // Abandoned: the worker "dies" holding it; its items come back once the lease runs out.
+  if (Math.random() < 0.05) return;
+  let leaseId = answer.leaseId;
+  await sleep(randomInt(50, 300));
+  if (Math.random() < 0.2) {
+    const { reply } = await ctx.client.call<{ leaseId?: string; expiresAt?: string }>(
+      'jobs',
+      'extend',
+      'POST',
+      `/api/leases/${leaseId}/extend`,
+    );
+    if (reply?.status !== 200 || reply.body.leaseId === undefined || reply.body.expiresAt === undefined) return;
+    leaseId = reply.body.leaseId;
+    lease.expiresAt = Date.parse(reply.body.expiresAt);
+    await sleep(randomInt(50, 300));
+  }
+  const results = items.map((i) =>
+    Math.random() < 0.05
+      ? { id: i.id, status: 'retry', reason: 'scale-out test retry' }
+      : { id: i.id, status: 'succeeded', output: { worker } },
+  );
+  const sentAt = Date.now();
+  const { reply } = await ctx.client.call('jobs', 'complete', 'POST', `/api/leases/${leaseId}/complete`, { body: { results } });
+  if (reply?.status === 200) lease.completedAt = sentAt;
+}
+
+async function worker(ctx: RunContext, st: State, index: number): Promise<void> {
+  while (!st.workersStop.signal.aborted) {
+    const requestedAt = Date.now();
+    const { op, reply } = await ctx.client.call<LeaseAnswer>('jobs', 'lease', 'POST', `/api/processors/${processor}/leases`, {
+      body: { wait: 5, maxItems: 5 },
+      timeoutMs: 30_000,
+    });
+    if (reply?.status === 200) await work(ctx, st, index, reply.body, requestedAt, op.instance);
+    else if (reply?.status !== 204) await sleep(500);
+  }
+}
+
+/** A burst of cap + 3 lease requests at each instance at once, on a processor with nothing queued. */
+async function probeWaiters(ctx: RunContext, st: State): Promise<void> {
+  const sent = maxWaiters + 3;
+  await Promise.all(
+    Array.from({ length: ctx.instances }, async (_, instance) => {
+      if (!ctx.isUp(instance)) return;
+      const answers = await Promise.all(
+        Array.from({ length: sent }, () =>
+          ctx.client.call('jobs', 'probe', 'POST', `/api/processors/${probeProcessor}/leases`, {
+            instance,
+            body: { wait: 4 },
+            timeoutMs: 20_000,
+          }),
+        ),
+      );
+      const statuses = answers.map((a) => a.reply?.status);
+      st.probes.push({
+        instance,
+        sent,
+        held: statuses.filter((s) => s === 200 || s === 204).length,
+        refused: statuses.filter((s) => s === 429).length,
+        lost: statuses.some((s) => s === undefined || s >= 500),
+      });
+    }),
+  );
+}
+
+async function changeDeclaration(ctx: RunContext, st: State, afterMs: number): Promise<void> {
+  await sleep(afterMs, ctx.loadEnded);
+  if (ctx.loadEnded.aborted) return;
+  const reply = await untilAnswered(
+    () => ctx.client.call('jobs', 'declare', 'PUT', `/api/processors/${processor}`, { key: 'admin', body: declaration(newLeaseSeconds) }),
+    Date.now() + 30_000,
+  );
+  if (reply?.status === 200) st.changeAt = Date.now();
+}
+
+async function jobView(ctx: RunContext, id: string): Promise<{ state?: string; timings?: { completedAt?: string | null } } | undefined> {
+  const reply = await untilAnswered(
+    () => ctx.client.call<{ state?: string; timings?: { completedAt?: string | null } }>('jobs', 'read', 'GET', `/api/jobs/${id}`),
+    Date.now() + 30_000,
+  );
+  return reply?.status === 200 ? reply.body : undefined;
+}
+
+export function jobsWorkload(): Workload {
+  const st: State = {
+    accepted: new Map(),
+    leases: [],
+    probes: [],
+    refusedFull: 0,
+    changeAt: undefined,
+    workersStop: new AbortController(),
+  };
+  let workers: Promise<void>[] = [];
+  const views = new Map<string, { state?: string; timings?: { completedAt?: string | null } } | undefined>();
+  return {
+    capability: 'jobs',
+    settings: { TALLYHO_JOBS_MAX_OPEN: String(maxOpen), TALLYHO_JOBS_MAX_LEASE_WAITERS: String(maxWaiters) },
+    async setup(ctx) {
+      for (const [name, leaseSeconds] of [
+        [processor, oldLeaseSeconds],
+        [probeProcessor, 60],
+      ] as const) {
+        const { reply } = await ctx.client.call('jobs', 'declare', 'PUT', `/api/processors/${name}`, {
+          key: 'admin',
+          body: declaration(leaseSeconds),
+        });
+        if (reply === undefined || reply.status >= 300) throw new Error(`Declaring processor ${name} answered ${reply?.status}`);
+      }
+    },
+    async run(ctx) {
+      workers = Array.from({ length: 4 * ctx.scale }, (_, i) => worker(ctx, st, i));
+      const probing = (async () => {
+        for (;;) {
+          await sleep(randomInt(8_000, 15_000), ctx.loadEnded);
+          if (ctx.loadEnded.aborted) return;
+          await probeWaiters(ctx, st);
+        }
+      })();
+      const submitting = Array.from({ length: 2 * ctx.scale }, (_, i) => submitter(ctx, st, i));
+      await Promise.all([...submitting, probing, changeDeclaration(ctx, st, ctx.loadMs / 2)]);
+    },
+    async drain(ctx, deadline) {
+      for (const id of st.accepted.keys()) {
+        for (;;) {
+          const view = await jobView(ctx, id);
+          const finished = view?.state !== undefined && !['accepted', 'running', 'cancelling'].includes(view.state);
+          if (finished || Date.now() > deadline) {
+            views.set(id, view);
+            break;
+          }
+          await sleep(1000);
+        }
+      }
+      st.workersStop.abort();
+      await Promise.all(workers);
+    },
+    async check(ctx) {
+      const accepted: AcceptedJob[] = [...st.accepted].map(([id, job]) => {
+        const view = views.get(id);
+        const completedAt = view?.timings?.completedAt;
+        return {
+          id,
+          items: job.items,
+          answeredAt: job.answeredAt,
+          completedAt: completedAt === null || completedAt === undefined ? undefined : Date.parse(completedAt),
+          state: view?.state,
+        };
+      });
+      const results: StoredResults[] = [];
+      for (const id of st.accepted.keys()) {
+        const rows = await tableRows(ctx.storage, 'jobresults', `PartitionKey eq '${id}'`);
+        const byItem = new Map<string, string[]>();
+        let tallied = 0;
+        for (const row of rows) {
+          if (row.rowKey.startsWith('r|')) byItem.set(row.rowKey.slice(2), [...(byItem.get(row.rowKey.slice(2)) ?? []), String(row.s)]);
+          else if (row.rowKey.startsWith('t|')) tallied += int(row.s) + int(row.f) + int(row.c ?? 0);
+        }
+        results.push({ jobId: id, results: byItem, tallied });
+      }
+      const slotRows = await tableRows(ctx.storage, 'jobs', `PartitionKey eq '|slots'`);
+      const lost = ctx.history.of('jobs', 'lease').filter((o) => o.status === undefined || o.status === 502).length;
+      const stale = st.leases.filter((l) => l.leaseSeconds > 0 && l.leaseSeconds < (oldLeaseSeconds + newLeaseSeconds) / 2);
+      const firstNew = new Map<number, number>();
+      if (st.changeAt !== undefined)
+        for (const l of st.leases)
+          if (l.instance !== undefined && l.leaseSeconds >= (oldLeaseSeconds + newLeaseSeconds) / 2 && !firstNew.has(l.instance))
+            firstNew.set(l.instance, l.receivedAt - st.changeAt);
+      return checkJobs({
+        accepted,
+        results,
+        leases: st.leases,
+        maxOpen,
+        refusedFull: st.refusedFull,
+        slots: {
+          count: int(slotRows.find((r) => r.rowKey === 'count')?.n ?? 0),
+          members: slotRows.filter((r) => r.rowKey.startsWith('m|')).map((r) => r.rowKey.slice(2)),
+        },
+        maxWaiters,
+        probes: st.probes,
+        change:
+          st.changeAt === undefined
+            ? undefined
+            : { at: st.changeAt, cacheMs, staleLeases: stale.map((l) => ({ requestedAt: l.requestedAt, instance: l.instance })), firstNew },
+        cutLongPolls: lost,
+      });
+    },
+  };
+}
