@@ -91,5 +91,8 @@ module.exports = {
       setupFiles: [e2eOn.devhost],
     },
     ...(realHost ? realHostProjects : []),
+    // The scale-out run (#38): its checkers, the bounded run on the devhost, and on the real host when
+    // one is available (the test file asks the optional tool itself and starts its own hosts and Azurite).
+    { ...base, displayName: 'scaleout', testMatch: ['<rootDir>/test/scaleout/**/*.test.ts'] },
   ],
 };

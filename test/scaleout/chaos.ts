@@ -74,7 +74,7 @@ export async function runChaos(
     const index = up.includes(victim % cluster.instances.length) ? victim % cluster.instances.length : (up[0] as number);
     victim = index + 1;
     const downMs = how === 'kill' ? (plan.downMs ?? 5_000) : (plan.scaledInMs ?? 15_000);
-    history.event('chaos', how, { instance: index });
+    history.event('chaos', how, { instance: index, worker: cluster.instances[index]?.worker });
     say(`chaos: ${how === 'kill' ? 'SIGKILL' : 'SIGTERM (scale-in)'} instance ${index}`);
     await (how === 'kill' ? cluster.kill(index) : cluster.stop(index));
     lives.end(index, how);

@@ -53,6 +53,8 @@ export interface ClusterOptions {
 /** One instance slot: its process comes and goes, its number stays. */
 export interface Instance {
   readonly index: number;
+  /** The Durable worker name of its current life (real host). */
+  readonly worker: string | undefined;
   /** Where it listens while up (a slot keeps its port across restarts). */
   readonly baseUrl: string | undefined;
   readonly up: boolean;
@@ -75,13 +77,18 @@ interface Slot extends Instance {
 
 class RealSlot implements Slot {
   private host: RealHost | undefined;
+  private port = 0;
+  private lives = 0;
+  private earlier = '';
   up = false;
+  worker: string | undefined;
 
   constructor(
     readonly index: number,
     private readonly build: HostBuild,
     private readonly appDir: string,
     private readonly settings: Record<string, string>,
+    private readonly taskHub: string,
   ) {}
 
   get baseUrl(): string | undefined {
@@ -89,14 +96,26 @@ class RealSlot implements Slot {
   }
 
   output(): string {
-    return this.host?.output() ?? '';
+    return this.earlier + (this.host?.output() ?? '');
   }
 
   async start(): Promise<void> {
-    if (this.host === undefined)
-      this.host = await startRealHost({ build: this.build, appDir: this.appDir, settings: this.settings, startTimeoutMs: 180_000 });
-    // On the same port, output kept: the slot's next instance.
-    else await this.host.restart();
+    this.earlier += this.host?.output() ?? '';
+    // Each life a worker of its own in the task hub's partition table. The Durable extension names its
+    // worker `<WEBSITE_CURRENT_STAMPNAME>:<RoleInstanceId>` when the platform sets those, as Azure does
+    // per instance, and the machine's name otherwise (DurableTask.AzureStorage's default) — which here
+    // would make every instance the same worker, each owning every partition (split brain).
+    const roleInstance = `${this.taskHub}-${this.index}-${this.lives++}`;
+    this.worker = `scaleout:${roleInstance}`;
+    this.host = await startRealHost({
+      build: this.build,
+      appDir: this.appDir,
+      settings: { ...this.settings, WEBSITE_CURRENT_STAMPNAME: 'scaleout', RoleInstanceId: roleInstance },
+      port: this.port,
+      startTimeoutMs: 180_000,
+    });
+    // The slot keeps its port, as an instance keeps its address across a restart.
+    this.port = Number(new URL(this.host.baseUrl).port);
     this.up = true;
   }
 
@@ -115,6 +134,7 @@ class RealSlot implements Slot {
 
 /** A devhost child process (dist/devhost/cli.js), keys on, on a port it keeps across restarts. */
 class DevhostSlot implements Slot {
+  readonly worker = undefined;
   private child: ChildProcess | undefined;
   private log = '';
   private port = 0;
@@ -216,7 +236,7 @@ export class Cluster {
       const appDir = copyApp({ appRoot: repoRoot, extensionsBin, parent: scratch });
       const hub = { AzureFunctionsJobHost__extensions__durableTask__hubName: options.taskHub, TALLYHO_TASK_HUB: options.taskHub };
       keys = { admin: build.keys.master, function: build.keys.function };
-      slots = Array.from({ length: options.instances }, (_, i) => new RealSlot(i, build, appDir, { ...settings, ...hub }));
+      slots = Array.from({ length: options.instances }, (_, i) => new RealSlot(i, build, appDir, { ...settings, ...hub }, options.taskHub));
     } else {
       keys = { admin: newHostKey(), function: newHostKey() };
       const inherited = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));

@@ -31,6 +31,8 @@ export interface RunOptions {
   readonly settings?: Readonly<Record<string, string>>;
   /** Where the history and each instance's output are written (none when absent). */
   readonly outDir?: string;
+  /** Keep the storage (Azurite's files) in outDir/azurite, for a look after the run. */
+  readonly keepStorage?: boolean;
   readonly say: (message: string) => void;
 }
 
@@ -59,7 +61,9 @@ function resourceOf(r: StorageRequest): string {
 export async function scaleOutRun(options: RunOptions): Promise<RunResult> {
   const began = Date.now();
   const say = options.say;
-  const azurite = await startAzurite({});
+  const azurite = await startAzurite(
+    options.keepStorage === true && options.outDir !== undefined ? { location: join(options.outDir, 'azurite') } : {},
+  );
   const counting = await startCountingProxy(azurite.ports);
   const taskHub = `so${randomBytes(4).toString('hex')}`;
   const settings = Object.assign({}, ...options.workloads.map((w) => w.settings ?? {}), options.settings) as Record<string, string>;

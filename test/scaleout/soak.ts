@@ -22,6 +22,7 @@ async function main(): Promise<number> {
       scale: { type: 'string', default: '1' },
       drain: { type: 'string', default: '420' },
       out: { type: 'string' },
+      'keep-storage': { type: 'boolean', default: false },
       only: { type: 'string' },
       settings: { type: 'string' },
     },
@@ -35,11 +36,11 @@ async function main(): Promise<number> {
     instances,
     loadMs: Number(values.minutes) * 60_000,
     chaos: { kills: Number(values.kills), scaleIns: Number(values['scale-ins']) },
-    workloads: workloadsFor(kind, only),
+    workloads: workloadsFor(kind, only === undefined ? {} : { only }),
     scale: Number(values.scale),
     drainMs: Number(values.drain) * 1000,
     settings: values.settings === undefined ? {} : (JSON.parse(values.settings) as Record<string, string>),
-    ...(values.out === undefined ? {} : { outDir: values.out }),
+    ...(values.out === undefined ? {} : { outDir: values.out, keepStorage: values['keep-storage'] }),
     say: (m) => console.log(`[soak ${new Date().toISOString().slice(11, 19)}] ${m}`),
   });
   console.log(formatReport(result));

@@ -30,7 +30,7 @@ interface LeaseAnswer {
 
 interface State {
   readonly accepted: Map<string, { items: string[]; answeredAt: number }>;
-  readonly leases: (Lease & { leaseSeconds: number; requestedAt: number })[];
+  readonly leases: (Lease & { grantedExpiresAt: number; requestedAt: number })[];
   readonly probes: WaiterProbe[];
   refusedFull: number;
   changeAt: number | undefined;
@@ -86,7 +86,7 @@ async function work(
     receivedAt: Date.now(),
     expiresAt: Date.parse(answer.expiresAt),
     completedAt: undefined as number | undefined,
-    leaseSeconds: answer.leaseSeconds ?? 0,
+    grantedExpiresAt: Date.parse(answer.expiresAt),
     requestedAt,
   };
   st.leases.push(lease);
@@ -131,15 +131,17 @@ async function worker(ctx: RunContext, st: State, index: number): Promise<void> 
 /** A burst of cap + 3 lease requests at each instance at once, on a processor with nothing queued. */
 async function probeWaiters(ctx: RunContext, st: State): Promise<void> {
   const sent = maxWaiters + 3;
+  const waitMs = 5_000;
   await Promise.all(
     Array.from({ length: ctx.instances }, async (_, instance) => {
       if (!ctx.isUp(instance)) return;
+      const burst = Date.now();
       const answers = await Promise.all(
         Array.from({ length: sent }, () =>
           ctx.client.call('jobs', 'probe', 'POST', `/api/processors/${probeProcessor}/leases`, {
             instance,
-            body: { wait: 4 },
-            timeoutMs: 20_000,
+            body: { wait: waitMs / 1000 },
+            timeoutMs: 30_000,
           }),
         ),
       );
@@ -147,7 +149,7 @@ async function probeWaiters(ctx: RunContext, st: State): Promise<void> {
       st.probes.push({
         instance,
         sent,
-        held: statuses.filter((s) => s === 200 || s === 204).length,
+        heldTogether: answers.filter((a) => a.reply?.status === 204 && (a.op.end ?? Infinity) - burst < 2 * waitMs).length,
         refused: statuses.filter((s) => s === 429).length,
         lost: statuses.some((s) => s === undefined || s >= 500),
       });
@@ -251,11 +253,16 @@ export function jobsWorkload(): Workload {
       }
       const slotRows = await tableRows(ctx.storage, 'jobs', `PartitionKey eq '|slots'`);
       const lost = ctx.history.of('jobs', 'lease').filter((o) => o.status === undefined || o.status === 502).length;
-      const stale = st.leases.filter((l) => l.leaseSeconds > 0 && l.leaseSeconds < (oldLeaseSeconds + newLeaseSeconds) / 2);
+      // The declaration a lease was granted under, from its first `expiresAt` (the receive's time plus the
+      // lease time): the receive happened after the request was sent and before the answer arrived, so a
+      // lease time below the midpoint even from the sending time is certainly the old one, and one above
+      // it even from the answer's arrival certainly the new one. Anything between is left out.
+      const mid = ((oldLeaseSeconds + newLeaseSeconds) / 2) * 1000;
+      const stale = st.leases.filter((l) => l.grantedExpiresAt - l.requestedAt < mid);
       const firstNew = new Map<number, number>();
       if (st.changeAt !== undefined)
         for (const l of st.leases)
-          if (l.instance !== undefined && l.leaseSeconds >= (oldLeaseSeconds + newLeaseSeconds) / 2 && !firstNew.has(l.instance))
+          if (l.instance !== undefined && l.grantedExpiresAt - l.receivedAt > mid && !firstNew.has(l.instance))
             firstNew.set(l.instance, l.receivedAt - st.changeAt);
       return checkJobs({
         accepted,

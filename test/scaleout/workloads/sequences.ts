@@ -72,16 +72,18 @@ export function sequencesWorkload(): Workload {
         if (op.status === 200) {
           const body = op.data.answer as number[] | undefined;
           if (body !== undefined && !byKey.has(key)) byKey.set(key, { numbers: body, instance: op.instance });
-        } else if (op.status === undefined || op.status === 502 || op.status === 504) unknown.set(key, Number(op.data.count));
+        } else if (op.status === undefined || op.status >= 500) unknown.set(key, Number(op.data.count));
       }
       for (const key of byKey.keys()) unknown.delete(key);
       const killedBlocks: NumberRange[] = [];
+      const stoppedBlocks: NumberRange[] = [];
       const loggedGaps: NumberRange[] = [];
       for (const life of input.lives) {
         const events = logEvents(life.output, ['sequence.block_reserved', 'sequence.gap']).filter((e) => e.sequence === name);
         for (const e of events) {
           if (e.event === 'sequence.gap') loggedGaps.push(...ranges(e.ranges));
-          else if (life.how === 'kill' && typeof e.lo === 'number' && typeof e.hi === 'number') killedBlocks.push({ lo: e.lo, hi: e.hi });
+          else if (typeof e.lo === 'number' && typeof e.hi === 'number')
+            (life.how === 'kill' ? killedBlocks : stoppedBlocks).push({ lo: e.lo, hi: e.hi });
         }
       }
       return checkSequences({
@@ -91,6 +93,7 @@ export function sequencesWorkload(): Workload {
         issued: [...byKey.values()],
         unknownCounts: [...unknown.values()],
         killedBlocks,
+        stoppedBlocks,
         loggedGaps,
       });
     },

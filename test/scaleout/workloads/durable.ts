@@ -1,0 +1,138 @@
+/**
+ * How long Durable work waits when an instance dies (real host only). Two things are measured:
+ * - lease takeover: the task hub's partition table (`<hub>Partitions`, DurableTask.AzureStorage's
+ *   table partition manager) is read every 500 ms; after a kill, the time until every partition the
+ *   dead worker owned has another owner;
+ * - the work itself: probe streams, each appended to once a second (one with `ack=buffered`: a
+ *   client signal to an entity, new work for the partition; one with `ack=flushed`: the flusher
+ *   orchestration's round, whose messages are ordered and can be held up behind a message the dead
+ *   instance had taken off its queue, invisible until `controlQueueVisibilityTimeout` ends). After a
+ *   kill, per probe: how long from the kill until a request sent after it was answered.
+ * Nothing here is an invariant of the app; the figures choose the host.json settings (docs/scale-out.md).
+ */
+import { randomBytes } from 'node:crypto';
+
+import { type Op, sleep } from '../history';
+import { tableRows } from '../storage';
+import { invariant, percentile, type RunContext, type Workload } from '../workload';
+
+interface OwnerSample {
+  readonly at: number;
+  readonly owners: ReadonlyMap<string, string>;
+}
+
+interface Probe {
+  readonly type: string;
+  readonly ack: 'buffered' | 'flushed';
+  /** Answered appends: when sent and when answered. */
+  readonly answered: { sent: number; at: number }[];
+}
+
+async function probeLoop(ctx: RunContext, probe: Probe): Promise<void> {
+  let seq = 0;
+  while (!ctx.loadEnded.aborted) {
+    const events = [{ producer: 'probe', seq, data: { seq } }];
+    for (;;) {
+      const sent = Date.now();
+      const { reply } = await ctx.client.call('durable', 'probe', 'POST', `/api/streams/${probe.type}/events?ack=${probe.ack}`, {
+        body: { events },
+        timeoutMs: 40_000,
+        data: { type: probe.type },
+      });
+      if (reply?.status === 200 || reply?.status === 202) {
+        probe.answered.push({ sent, at: Date.now() });
+        break;
+      }
+      if (ctx.loadEnded.aborted) return;
+      await sleep(500);
+    }
+    seq++;
+    await sleep(1000, ctx.loadEnded);
+  }
+}
+
+async function ownersLoop(ctx: RunContext, samples: OwnerSample[]): Promise<void> {
+  const table = `${ctx.taskHub}Partitions`;
+  while (!ctx.loadEnded.aborted) {
+    try {
+      const rows = await tableRows(ctx.storage, table);
+      samples.push({ at: Date.now(), owners: new Map(rows.map((r) => [r.rowKey, String(r.CurrentOwner ?? '')])) });
+    } catch {
+      // The table may not exist yet.
+    }
+    await sleep(500, ctx.loadEnded);
+  }
+}
+
+/** After a kill of `worker` at `at`: ms until each partition it owned has another owner (undefined: never seen). */
+function takeover(samples: readonly OwnerSample[], worker: string, at: number): (number | undefined)[] {
+  const before = samples.filter((s) => s.at <= at).at(-1);
+  if (before === undefined) return [];
+  const owned = [...before.owners].filter(([, owner]) => owner === worker).map(([p]) => p);
+  return owned.map((p) => {
+    const next = samples.find((s) => s.at > at && s.owners.get(p) !== worker && (s.owners.get(p) ?? '') !== '');
+    return next === undefined ? undefined : next.at - at;
+  });
+}
+
+/** After a kill at `at`: ms until a request sent after it was answered. */
+function resumed(probe: Probe, at: number): number | undefined {
+  const first = probe.answered.find((a) => a.sent >= at);
+  return first === undefined ? undefined : first.at - at;
+}
+
+export function durableWorkload(): Workload {
+  const tag = randomBytes(3).toString('hex');
+  const samples: OwnerSample[] = [];
+  const probes: Probe[] = [];
+  return {
+    capability: 'durable',
+    async setup(ctx) {
+      for (let i = 0; i < 6; i++) probes.push({ type: `so-probe-${tag}-${i}`, ack: i % 2 === 0 ? 'buffered' : 'flushed', answered: [] });
+      void ctx;
+    },
+    async run(ctx) {
+      await Promise.all([ownersLoop(ctx, samples), ...probes.map((p) => probeLoop(ctx, p))]);
+    },
+    async drain() {
+      // The figures are taken during the load.
+    },
+    async check(ctx) {
+      const kills: Op[] = ctx.history.of('chaos', 'kill');
+      const takeovers: number[] = [];
+      const buffered: number[] = [];
+      const flushed: number[] = [];
+      let neverTaken = 0;
+      let neverResumed = 0;
+      for (const kill of kills) {
+        for (const ms of takeover(samples, String(kill.data.worker), kill.start)) {
+          if (ms === undefined) neverTaken++;
+          else takeovers.push(ms);
+        }
+        for (const probe of probes) {
+          const ms = resumed(probe, kill.start);
+          if (ms === undefined) neverResumed++;
+          else (probe.ack === 'buffered' ? buffered : flushed).push(ms);
+        }
+      }
+      for (const list of [takeovers, buffered, flushed]) list.sort((a, b) => a - b);
+      return {
+        capability: 'durable',
+        invariants: [
+          invariant('Durable work resumes after a kill (figures, not an invariant of the app)', [], {
+            kills: kills.length,
+            'partitions taken over': takeovers.length,
+            'not taken over before the load ended': neverTaken,
+            'takeover max ms': percentile(takeovers, 100),
+            'takeover p50 ms': percentile(takeovers, 50),
+            'buffered append resumed p50 ms': percentile(buffered, 50),
+            'buffered append resumed max ms': percentile(buffered, 100),
+            'flushed append resumed p50 ms': percentile(flushed, 50),
+            'flushed append resumed max ms': percentile(flushed, 100),
+            'probes not resumed before the load ended': neverResumed,
+          }),
+        ],
+      };
+    },
+  };
+}
