@@ -17,6 +17,50 @@ interface State {
   readonly sent: Map<string, Set<string>>;
 }
 
+/** The part of a writer entity's durable state (shared/streams/writerState.ts) the drain and check read. */
+interface WriterView {
+  readonly nextIndex: number;
+  readonly flushedThrough: number;
+  readonly buffer: string;
+  readonly inflight: { readonly text: string } | null;
+}
+
+/**
+ * The writer's own durable state, read through the Durable HTTP API (the master key): the app's
+ * status route shows its ledger, a projection the writer reports to, which is not what the checker
+ * may trust. The writer's key is `<partition>:<resource>`; the resource of a type without a route
+ * row is the type itself.
+ */
+async function writerState(ctx: RunContext, type: string, deadline: number): Promise<WriterView | undefined> {
+  const status = await untilAnswered(
+    () => ctx.client.call<{ route?: { partition?: string; resource?: string } }>('streams', 'status', 'GET', `/api/streams/${type}`),
+    deadline,
+  );
+  const route = status?.body.route;
+  if (route?.partition === undefined || route.resource === undefined) return undefined;
+  const key = encodeURIComponent(`${route.partition}:${route.resource}`);
+  const reply = await untilAnswered(
+    () =>
+      ctx.client.call<WriterView>('streams', 'writerState', 'GET', `/runtime/webhooks/durabletask/entities/streamwriter/${key}`, {
+        key: 'admin',
+      }),
+    deadline,
+  );
+  return reply?.status === 200 ? reply.body : undefined;
+}
+
+/** `producer/seq` of the events a writer holds durably but has not flushed (its buffer and in-flight batch). */
+function unflushed(writer: WriterView | undefined): Set<string> {
+  const out = new Set<string>();
+  for (const text of [writer?.buffer ?? '', writer?.inflight?.text ?? ''])
+    for (const line of text.split('\n'))
+      if (line !== '') {
+        const e = JSON.parse(line) as { producer?: string; seq?: number };
+        out.add(`${String(e.producer)}/${String(e.seq)}`);
+      }
+  return out;
+}
+
 async function producer(ctx: RunContext, st: State, type: string, producerId: string, ack: 'flushed' | 'buffered'): Promise<void> {
   const acked = st.acknowledged.get(type) as Map<string, 'flushed' | 'buffered'>;
   const sent = st.sent.get(type) as Set<string>;
@@ -48,6 +92,7 @@ async function producer(ctx: RunContext, st: State, type: string, producerId: st
 export function streamsWorkload(): Workload {
   const tag = randomBytes(3).toString('hex');
   const st: State = { acknowledged: new Map(), sent: new Map() };
+  const finalWriters = new Map<string, WriterView>();
   const types = (ctx: RunContext): string[] => Array.from({ length: 2 * ctx.scale }, (_, i) => `so-stream-${tag}-${i}`);
   return {
     capability: 'streams',
@@ -66,11 +111,9 @@ export function streamsWorkload(): Workload {
       for (const type of types(ctx)) {
         await untilAnswered(() => ctx.client.call('streams', 'flush', 'POST', `/api/streams/${type}/flush`, { key: 'admin' }), deadline);
         for (;;) {
-          const reply = await untilAnswered(
-            () => ctx.client.call<{ writer?: { bufferDepth?: number } }>('streams', 'status', 'GET', `/api/streams/${type}`),
-            deadline,
-          );
-          if (reply?.body.writer?.bufferDepth === 0 || Date.now() > deadline) break;
+          const writer = await writerState(ctx, type, deadline);
+          if (writer !== undefined) finalWriters.set(type, writer);
+          if ((writer !== undefined && writer.flushedThrough === writer.nextIndex) || Date.now() > deadline) break;
           await sleep(1000);
         }
       }
@@ -86,7 +129,13 @@ export function streamsWorkload(): Workload {
               const e = JSON.parse(line) as { type?: string; producer?: string; seq?: number; index?: number };
               log.push({ producer: String(e.producer), seq: Number(e.seq), index: Number(e.index) });
             }
-        facts.push({ type, log, acknowledged: st.acknowledged.get(type) ?? new Map(), sent: st.sent.get(type) ?? new Set() });
+        facts.push({
+          type,
+          log,
+          unflushed: unflushed(finalWriters.get(type)),
+          acknowledged: st.acknowledged.get(type) ?? new Map(),
+          sent: st.sent.get(type) ?? new Set(),
+        });
       }
       return checkStreams(facts);
     },
