@@ -28,9 +28,9 @@ interface Probe {
   readonly answered: { sent: number; at: number }[];
 }
 
-async function probeLoop(ctx: RunContext, probe: Probe): Promise<void> {
+async function probeLoop(ctx: RunContext, probe: Probe, stop: AbortSignal): Promise<void> {
   let seq = 0;
-  while (!ctx.loadEnded.aborted) {
+  while (!stop.aborted) {
     const events = [{ producer: 'probe', seq, data: { seq } }];
     for (;;) {
       const sent = Date.now();
@@ -43,11 +43,11 @@ async function probeLoop(ctx: RunContext, probe: Probe): Promise<void> {
         probe.answered.push({ sent, at: Date.now() });
         break;
       }
-      if (ctx.loadEnded.aborted) return;
+      if (stop.aborted) return;
       await sleep(500);
     }
     seq++;
-    await sleep(1000, ctx.loadEnded);
+    await sleep(1000, stop);
   }
 }
 
@@ -85,6 +85,10 @@ export function durableWorkload(): Workload {
   const tag = randomBytes(3).toString('hex');
   const samples: OwnerSample[] = [];
   const probes: Probe[] = [];
+  // The probes go on into the drain, until each has been answered after the last kill: a probe held up
+  // behind a message the dead instance had taken waits for that message's visibility timeout.
+  const stopProbes = new AbortController();
+  let probing: Promise<unknown> = Promise.resolve();
   return {
     capability: 'durable',
     async setup(ctx) {
@@ -92,10 +96,14 @@ export function durableWorkload(): Workload {
       void ctx;
     },
     async run(ctx) {
-      await Promise.all([ownersLoop(ctx, samples), ...probes.map((p) => probeLoop(ctx, p))]);
+      probing = Promise.all(probes.map((p) => probeLoop(ctx, p, stopProbes.signal)));
+      await ownersLoop(ctx, samples);
     },
-    async drain() {
-      // The figures are taken during the load.
+    async drain(ctx, deadline) {
+      const lastKill = ctx.history.of('chaos', 'kill').at(-1)?.start ?? 0;
+      while (Date.now() < deadline && probes.some((p) => !p.answered.some((a) => a.sent >= lastKill))) await sleep(1000);
+      stopProbes.abort();
+      await probing;
     },
     async check(ctx) {
       const kills: Op[] = ctx.history.of('chaos', 'kill');
@@ -129,7 +137,7 @@ export function durableWorkload(): Workload {
             'buffered append resumed max ms': percentile(buffered, 100),
             'flushed append resumed p50 ms': percentile(flushed, 50),
             'flushed append resumed max ms': percentile(flushed, 100),
-            'probes not resumed before the load ended': neverResumed,
+            'probes not resumed before the drain ended': neverResumed,
           }),
         ],
       };
