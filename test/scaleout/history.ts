@@ -156,11 +156,16 @@ export class RecordingClient {
 export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
     if (signal?.aborted === true) return resolve();
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
+    const onAbort = (): void => {
       clearTimeout(timer);
       resolve();
-    });
+    };
+    // The listener goes with the timer: loops sleep on one long-lived signal many times.
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 
 /** Retries `attempt` (after 503s, 429s, 502s and transport failures) until it answers something else or `deadline`. */
