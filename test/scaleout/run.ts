@@ -48,6 +48,7 @@ export interface RunResult {
   readonly scaleIns: number;
   /** Wall-clock seconds of the whole run (start-up to checks). */
   readonly seconds: number;
+  readonly taskHub: string;
 }
 
 function resourceOf(r: StorageRequest): string {
@@ -145,6 +146,7 @@ export async function scaleOutRun(options: RunOptions): Promise<RunResult> {
       kills: history.of('chaos', 'killed').length,
       scaleIns: history.of('chaos', 'stopped').length,
       seconds: (Date.now() - began) / 1000,
+      taskHub,
     };
   } finally {
     await frontDoor?.close();
@@ -162,6 +164,36 @@ function countOperations(history: History): Record<string, number> {
     out[key] = (out[key] ?? 0) + 1;
   }
   return out;
+}
+
+/** Which part of the app a storage resource (`resourceOf`) serves, for the capacity figures. */
+export function ownerOf(resource: string, taskHub: string): string {
+  const [service = '', name = ''] = resource.split(':');
+  if (name.toLowerCase().startsWith(taskHub.toLowerCase())) return 'durable task hub';
+  const owners: Record<string, string> = {
+    'table:sequences': 'sequences',
+    'table:idempotency': 'idempotency keys (sequences, counters)',
+    'table:counters': 'counters',
+    'table:counterdata': 'counters',
+    'table:counterdirty': 'counters',
+    'table:gates': 'gates',
+    'queue:gate-actions': 'gates',
+    'table:schedules': 'schedules',
+    'queue:app-scaleout': 'schedules',
+    'table:jobs': 'jobs',
+    'table:jobprocessors': 'jobs',
+    'table:jobresults': 'jobs',
+    'blob:jobs': 'jobs',
+    'blob:secrets': 'jobs',
+    'blob:streams': 'streams',
+    'table:streamroutes': 'streams',
+    'table:$batch': 'entity-group transactions (gates, counters, jobs, Durable history)',
+    'blob:azure-webjobs-hosts': 'host (timer locks and status)',
+    'table:Tables': 'host (table creation)',
+  };
+  if (owners[resource] !== undefined) return owners[resource];
+  if (service === 'queue' && name.startsWith('jobs-work')) return 'jobs';
+  return 'other';
 }
 
 /** The report a person reads: each invariant, held or not, with its figures. */

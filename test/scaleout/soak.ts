@@ -8,7 +8,7 @@
 import { parseArgs } from 'node:util';
 
 import { configuredHostBuild } from '../../devhost/realHost/hostBuild';
-import { formatReport, scaleOutRun } from './run';
+import { formatReport, ownerOf, scaleOutRun } from './run';
 import { workloadsFor } from './workloads';
 
 async function main(): Promise<number> {
@@ -45,8 +45,15 @@ async function main(): Promise<number> {
   });
   console.log(formatReport(result));
   const storage = [...result.storageByResource].sort((a, b) => b[1] - a[1]);
+  const perSecond = (n: number): string => `${(n / result.loadSeconds).toFixed(1)}/s`;
   console.log(`storage transactions during the load (${result.loadSeconds.toFixed(0)} s), by resource:`);
-  for (const [resource, n] of storage) console.log(`  ${resource}: ${n} (${(n / result.loadSeconds).toFixed(1)}/s)`);
+  for (const [resource, n] of storage) console.log(`  ${resource}: ${n} (${perSecond(n)})`);
+  const byOwner = new Map<string, number>();
+  for (const [resource, n] of storage)
+    byOwner.set(ownerOf(resource, result.taskHub), (byOwner.get(ownerOf(resource, result.taskHub)) ?? 0) + n);
+  console.log('… by the part of the app they serve:');
+  for (const [owner, n] of [...byOwner].sort((a, b) => b[1] - a[1])) console.log(`  ${owner}: ${n} (${perSecond(n)})`);
+  console.log(`operations answered: ${JSON.stringify(result.operations)}`);
   return result.violations === 0 ? 0 : 1;
 }
 
