@@ -75,7 +75,7 @@ export async function startFrontDoor(backends: () => readonly Backend[]): Promis
         if ((err as NodeJS.ErrnoException).code === 'ECONNREFUSED') return resolve(false);
         if (!res.headersSent) {
           res.writeHead(502, { 'content-type': 'text/plain', [instanceHeader]: String(backend.index) });
-          res.end(`The instance was lost mid-request: ${(err as Error).message}`);
+          res.end(`The instance was lost mid-request: ${err.message}`);
         } else res.destroy();
         resolve(true);
       });

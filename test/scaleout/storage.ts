@@ -28,7 +28,7 @@ export function int(value: unknown): number {
   if (typeof value === 'number') return value;
   if (typeof value === 'bigint') return Number(value);
   if (typeof value === 'string') return Number(value);
-  if (typeof value === 'object' && value !== null && 'value' in value) return Number((value as { value: unknown }).value);
+  if (typeof value === 'object' && value !== null && 'value' in value) return Number(value.value);
   return NaN;
 }
 

@@ -56,7 +56,10 @@ async function ownersLoop(ctx: RunContext, samples: OwnerSample[]): Promise<void
   while (!ctx.loadEnded.aborted) {
     try {
       const rows = await tableRows(ctx.storage, table);
-      samples.push({ at: Date.now(), owners: new Map(rows.map((r) => [r.rowKey, String(r.CurrentOwner ?? '')])) });
+      samples.push({
+        at: Date.now(),
+        owners: new Map(rows.map((r) => [r.rowKey, typeof r.CurrentOwner === 'string' ? r.CurrentOwner : ''])),
+      });
     } catch {
       // The table may not exist yet.
     }
@@ -91,9 +94,9 @@ export function durableWorkload(): Workload {
   let probing: Promise<unknown> = Promise.resolve();
   return {
     capability: 'durable',
-    async setup(ctx) {
+    setup() {
       for (let i = 0; i < 6; i++) probes.push({ type: `so-probe-${tag}-${i}`, ack: i % 2 === 0 ? 'buffered' : 'flushed', answered: [] });
-      void ctx;
+      return Promise.resolve();
     },
     async run(ctx) {
       probing = Promise.all(probes.map((p) => probeLoop(ctx, p, stopProbes.signal)));
@@ -105,7 +108,7 @@ export function durableWorkload(): Workload {
       stopProbes.abort();
       await probing;
     },
-    async check(ctx) {
+    check(ctx) {
       const kills: Op[] = ctx.history.of('chaos', 'kill');
       const takeovers: number[] = [];
       const buffered: number[] = [];
@@ -124,7 +127,7 @@ export function durableWorkload(): Workload {
         }
       }
       for (const list of [takeovers, buffered, flushed]) list.sort((a, b) => a - b);
-      return {
+      return Promise.resolve({
         capability: 'durable',
         invariants: [
           invariant('Durable work resumes after a kill (figures, not an invariant of the app)', [], {
@@ -140,7 +143,7 @@ export function durableWorkload(): Workload {
             'probes not resumed before the drain ended': neverResumed,
           }),
         ],
-      };
+      });
     },
   };
 }

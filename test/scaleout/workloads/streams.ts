@@ -96,11 +96,12 @@ export function streamsWorkload(): Workload {
   const types = (ctx: RunContext): string[] => Array.from({ length: 2 * ctx.scale }, (_, i) => `so-stream-${tag}-${i}`);
   return {
     capability: 'streams',
-    async setup(ctx) {
+    setup(ctx) {
       for (const type of types(ctx)) {
         st.acknowledged.set(type, new Map());
         st.sent.set(type, new Set());
       }
+      return Promise.resolve();
     },
     async run(ctx) {
       await Promise.all(
