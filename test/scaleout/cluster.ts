@@ -32,7 +32,7 @@ function findRepoRoot(from: string): string {
   }
 }
 
-export const repoRoot = findRepoRoot(__dirname);
+const repoRoot = findRepoRoot(__dirname);
 
 export interface Keys {
   readonly admin: string;

@@ -76,10 +76,6 @@ export function capped(violations: readonly string[], max = 20): string[] {
   return violations.length <= max ? [...violations] : [...violations.slice(0, max), `… and ${violations.length - max} more`];
 }
 
-export function pick<T>(items: readonly T[]): T {
-  return items[Math.floor(Math.random() * items.length)] as T;
-}
-
 export const randomInt = (lo: number, hi: number): number => lo + Math.floor(Math.random() * (hi - lo + 1));
 
 /** The structured log lines (shared/log.ts: one JSON object per line) of an output with the given event names. */

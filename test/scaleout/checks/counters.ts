@@ -19,7 +19,7 @@ export interface CounterFacts {
   readonly unknown: readonly number[];
 }
 
-export function checkCounter(facts: CounterFacts): { violations: string[]; figures: Record<string, number> } {
+function checkCounter(facts: CounterFacts): { violations: string[]; figures: Record<string, number> } {
   const acked = facts.acknowledged.reduce((a, b) => a + b, 0);
   const lo = acked + facts.unknown.filter((b) => b < 0).reduce((a, b) => a + b, 0);
   const hi = acked + facts.unknown.filter((b) => b > 0).reduce((a, b) => a + b, 0);

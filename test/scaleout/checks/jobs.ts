@@ -63,7 +63,7 @@ export interface WaiterProbe {
   readonly lost: boolean;
 }
 
-export interface ProcessorChange {
+interface ProcessorChange {
   /** When the change was answered. */
   readonly at: number;
   readonly cacheMs: number;
