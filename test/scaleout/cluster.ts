@@ -42,8 +42,8 @@ export interface Keys {
 export interface ClusterOptions {
   readonly kind: HostKind;
   readonly instances: number;
-  /** The storage account every instance uses. */
-  readonly storage: string;
+  /** The storage account every instance uses: the connection string instance `i` reaches it by. */
+  readonly storage: (instance: number) => string;
   /** The task hub (real host: shared; devhost: each instance's is `<taskHub>i<n>`). */
   readonly taskHub: string;
   /** App settings on top of local.settings.sample.json (host.json values through AzureFunctionsJobHost__…). */
@@ -204,7 +204,6 @@ export class Cluster {
   private constructor(
     readonly kind: HostKind,
     readonly keys: Keys,
-    readonly storage: string,
     readonly taskHub: string,
     private readonly slots: Slot[],
     private readonly scratch: string | undefined,
@@ -217,7 +216,6 @@ export class Cluster {
     const settings: Record<string, string> = {
       ...sampleSettings(),
       ...options.settings,
-      AzureWebJobsStorage: options.storage,
       AzureFunctionsWebHost__hostid: hostId,
     };
     let slots: Slot[];
@@ -236,7 +234,10 @@ export class Cluster {
       const appDir = copyApp({ appRoot: repoRoot, extensionsBin, parent: scratch });
       const hub = { AzureFunctionsJobHost__extensions__durableTask__hubName: options.taskHub, TALLYHO_TASK_HUB: options.taskHub };
       keys = { admin: build.keys.master, function: build.keys.function };
-      slots = Array.from({ length: options.instances }, (_, i) => new RealSlot(i, build, appDir, { ...settings, ...hub }, options.taskHub));
+      slots = Array.from(
+        { length: options.instances },
+        (_, i) => new RealSlot(i, build, appDir, { ...settings, ...hub, AzureWebJobsStorage: options.storage(i) }, options.taskHub),
+      );
     } else {
       keys = { admin: newHostKey(), function: newHostKey() };
       const inherited = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
@@ -245,6 +246,7 @@ export class Cluster {
         return new DevhostSlot(i, {
           ...inherited,
           ...settings,
+          AzureWebJobsStorage: options.storage(i),
           AzureFunctionsJobHost__extensions__durableTask__hubName: hub,
           TALLYHO_TASK_HUB: hub,
           FUNCTIONS_ADMIN_KEY: keys.admin,
@@ -252,7 +254,7 @@ export class Cluster {
         });
       });
     }
-    const cluster = new Cluster(options.kind, keys, options.storage, options.taskHub, slots, scratch);
+    const cluster = new Cluster(options.kind, keys, options.taskHub, slots, scratch);
     try {
       // One after another: each start is CPU-heavy (the real host's is several seconds of two cores).
       for (const slot of slots) await slot.start();

@@ -9,11 +9,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { startCountingProxy, type StorageRequest } from '../../bench/support/countingProxy';
 import { startAzurite } from '../../devhost/azurite';
 import { type ChaosPlan, Lives, runChaos } from './chaos';
 import { Cluster, type HostKind } from './cluster';
 import { startFrontDoor } from './frontDoor';
+import { type StorageRequest, startStorageTap } from './storageTap';
 import { type Capability, History, RecordingClient, sleep } from './history';
 import type { CheckReport, RunContext, Workload } from './workload';
 
@@ -65,7 +65,7 @@ export async function scaleOutRun(options: RunOptions): Promise<RunResult> {
   const azurite = await startAzurite(
     options.keepStorage === true && options.outDir !== undefined ? { location: join(options.outDir, 'azurite') } : {},
   );
-  const counting = await startCountingProxy(azurite.ports);
+  const tap = await startStorageTap(azurite.ports, options.instances);
   const taskHub = `so${randomBytes(4).toString('hex')}`;
   const settings = Object.assign({}, ...options.workloads.map((w) => w.settings ?? {}), options.settings) as Record<string, string>;
   let cluster: Cluster | undefined;
@@ -78,7 +78,7 @@ export async function scaleOutRun(options: RunOptions): Promise<RunResult> {
     cluster = await Cluster.start({
       kind: options.kind,
       instances: options.instances,
-      storage: counting.connectionString,
+      storage: (i) => tap.connectionString(i),
       taskHub,
       settings,
     });
@@ -98,7 +98,7 @@ export async function scaleOutRun(options: RunOptions): Promise<RunResult> {
       history,
       instances: options.instances,
       isUp: (i) => live.instances[i]?.up === true,
-      // The checkers and workloads read storage directly, around the counting proxy.
+      // The checkers and workloads read storage directly, around the tap.
       storage: azurite.connectionString,
       taskHub,
       loadMs: options.loadMs,
@@ -108,7 +108,7 @@ export async function scaleOutRun(options: RunOptions): Promise<RunResult> {
     };
     for (const w of options.workloads) await w.setup(ctx);
     say(`load: ${options.workloads.map((w) => w.capability).join(', ')} for ${Math.round(options.loadMs / 1000)} s`);
-    counting.take();
+    tap.take();
     const loadStart = Date.now();
     const running = options.workloads.map((w) => w.run(ctx).catch((err: unknown) => say(`${w.capability} load failed: ${String(err)}`)));
     const chaos = runChaos(live, lives, history, options.chaos, options.loadMs, say);
@@ -118,7 +118,7 @@ export async function scaleOutRun(options: RunOptions): Promise<RunResult> {
     await Promise.all(running);
     const loadSeconds = (Date.now() - loadStart) / 1000;
     const storageByResource = new Map<string, number>();
-    for (const r of counting.take()) storageByResource.set(resourceOf(r), (storageByResource.get(resourceOf(r)) ?? 0) + 1);
+    for (const r of tap.take()) storageByResource.set(resourceOf(r), (storageByResource.get(resourceOf(r)) ?? 0) + 1);
     say('drain: letting the started work finish');
     const deadline = Date.now() + options.drainMs;
     await Promise.all(options.workloads.map((w) => w.drain(ctx, deadline)));
@@ -129,7 +129,8 @@ export async function scaleOutRun(options: RunOptions): Promise<RunResult> {
       lives.end(inst.index, 'stop');
     }
     const reports: CheckReport[] = [];
-    for (const w of options.workloads) reports.push(await w.check(ctx, { history, lives: lives.all() }));
+    for (const w of options.workloads)
+      reports.push(await w.check(ctx, { history, lives: lives.all(), sequenceWrites: tap.sequenceWrites }));
     if (options.outDir !== undefined) {
       mkdirSync(options.outDir, { recursive: true });
       history.save(join(options.outDir, 'history.jsonl'));
@@ -151,7 +152,7 @@ export async function scaleOutRun(options: RunOptions): Promise<RunResult> {
   } finally {
     await frontDoor?.close();
     await cluster?.dispose();
-    await counting.close();
+    await tap.close();
     await azurite.stop();
   }
 }

@@ -6,6 +6,7 @@
  */
 import type { HostKind } from './cluster';
 import type { Capability, History, RecordingClient } from './history';
+import type { RowWrite } from './storageTap';
 
 /** One life of an instance: from a start to a kill, a stop, or the end of the run. */
 export interface Life {
@@ -52,6 +53,8 @@ export interface CheckInput {
   readonly history: History;
   /** Every instance life, in start order. */
   readonly lives: readonly Life[];
+  /** Every successful write of a sequence row, in commit order, by instance (storageTap.ts). */
+  readonly sequenceWrites: readonly RowWrite[];
 }
 
 export interface Workload {

@@ -1,10 +1,12 @@
 /**
- * Sequences across instances (docs/sequences.md): no number is issued twice, and every number
- * below the final high-water mark that nobody was given is accounted for — in a block of an
- * instance that was killed (SIGKILL: its blocks die with it), in a block of an instance that
- * stopped gracefully and could not give its tail back (another instance had reserved above it; the
- * devhost logs these as `sequence.gap`, the real host loses what its worker logs while stopping), or
- * taken by a request whose answer never arrived (at most the numbers those requests asked for).
+ * Sequences across instances (docs/sequences.md). From the row's history (which instance life
+ * reserved which block, and what it gave back) and the answers:
+ * - no number is issued twice, and no number is reserved by two lives;
+ * - an instance issues its numbers in order, so what a life leaves unused is the tail of its blocks:
+ *   a killed life's tail is lost with it; a stopped life gives its tail back unless another instance
+ *   reserved above it, else the tail is a gap (`sequence.gap`). Unused numbers before a life's last
+ *   issued one can only be numbers taken by requests whose answer never came (each attempt counted).
+ * Every gap is counted by where it came from.
  */
 import { capped, type CheckReport, invariant } from '../workload';
 
@@ -14,6 +16,15 @@ export interface NumberRange {
   readonly hi: number;
 }
 
+export interface SequenceLife {
+  readonly name: string;
+  readonly how: 'kill' | 'stop' | undefined;
+  /** Its blocks in reservation order, less what it gave back. */
+  readonly blocks: readonly NumberRange[];
+  /** Its tail ended at the stored mark when it stopped: nobody had reserved above it, so it could have given it back. */
+  readonly tailWasTopmost: boolean;
+}
+
 export interface SequenceFacts {
   readonly name: string;
   readonly start: number;
@@ -21,66 +32,72 @@ export interface SequenceFacts {
   readonly highWaterMark: number;
   /** Every answered request's numbers, with the instance that answered. */
   readonly issued: readonly { readonly numbers: readonly number[]; readonly instance: number | undefined }[];
-  /** Requests whose outcome is unknown (no answer, or a 502 from a lost instance): the numbers they asked for. */
+  /** Attempts whose outcome is unknown (no answer, or a 5xx): the numbers each asked for. */
   readonly unknownCounts: readonly number[];
-  /** Blocks reserved by instance lives that ended in a kill. */
-  readonly killedBlocks: readonly NumberRange[];
-  /** Blocks reserved by instance lives that ended in a graceful stop. */
-  readonly stoppedBlocks: readonly NumberRange[];
-  /** Ranges instances logged as gaps when they stopped (where the host kept the log). */
-  readonly loggedGaps: readonly NumberRange[];
+  readonly lives: readonly SequenceLife[];
 }
 
-const within = (n: number, ranges: readonly NumberRange[]): boolean => ranges.some((r) => n >= r.lo && n < r.hi);
-
-export function checkSequences(facts: SequenceFacts): CheckReport {
+function issuedTwice(facts: SequenceFacts): { violations: string[]; seen: Set<number>; count: number } {
   const seen = new Map<number, number>();
-  let issuedCount = 0;
-  const outOfRange: string[] = [];
+  let count = 0;
+  const violations: string[] = [];
   for (const answer of facts.issued)
     for (const n of answer.numbers) {
-      issuedCount++;
+      count++;
       seen.set(n, (seen.get(n) ?? 0) + 1);
       if (n < facts.start || n >= facts.highWaterMark)
-        outOfRange.push(`${n} was issued (by instance ${answer.instance ?? '?'}) outside [${facts.start}, ${facts.highWaterMark})`);
+        violations.push(`${n} was issued (by instance ${answer.instance ?? '?'}) outside [${facts.start}, ${facts.highWaterMark})`);
     }
-  const twice = [...seen].filter(([, c]) => c > 1).map(([n, c]) => `${n} was issued ${c} times`);
+  for (const [n, c] of seen) if (c > 1) violations.push(`${n} was issued ${c} times`);
+  return { violations, seen: new Set(seen.keys()), count };
+}
 
-  let fromKilled = 0;
-  let fromStopped = 0;
-  let logged = 0;
-  const unexplained: number[] = [];
-  for (let n = facts.start; n < facts.highWaterMark; n++) {
-    if (seen.has(n)) continue;
-    if (within(n, facts.loggedGaps)) logged++;
-    if (within(n, facts.killedBlocks)) fromKilled++;
-    else if (within(n, facts.stoppedBlocks)) fromStopped++;
-    else unexplained.push(n);
+export function checkSequences(facts: SequenceFacts): CheckReport {
+  const issued = issuedTwice(facts);
+  const owner = new Map<number, string>();
+  const reservedTwice: string[] = [];
+  const gapViolations: string[] = [];
+  const counts = { killedTails: 0, stoppedTails: 0, holes: 0 };
+  for (const life of facts.lives) {
+    const numbers: number[] = [];
+    for (const b of life.blocks)
+      for (let n = b.lo; n < b.hi; n++) {
+        const other = owner.get(n);
+        if (other !== undefined) reservedTwice.push(`${n} was reserved by ${other} and by ${life.name}`);
+        owner.set(n, life.name);
+        numbers.push(n);
+      }
+    let last = -1;
+    for (const [i, n] of numbers.entries()) if (issued.seen.has(n)) last = i;
+    const holes = numbers.slice(0, last + 1).filter((n) => !issued.seen.has(n));
+    const tail = numbers.length - 1 - last;
+    counts.holes += holes.length;
+    if (life.how === 'kill') counts.killedTails += tail;
+    else counts.stoppedTails += tail;
+    if (life.how !== 'kill' && tail > 0 && life.tailWasTopmost)
+      gapViolations.push(`${life.name} stopped without giving back its ${tail} unused numbers, though nobody had reserved above them`);
   }
-  const unknownBudget = facts.unknownCounts.reduce((a, b) => a + b, 0);
-  const gapViolations =
-    unexplained.length > unknownBudget
-      ? [
-          `${unexplained.length} unused numbers are in no block of an instance that ended, more than the ${unknownBudget} ` +
-            `that requests without an answer could have taken; first: ${unexplained.slice(0, 10).join(', ')}`,
-        ]
-      : [];
+  for (let n = facts.start; n < facts.highWaterMark; n++)
+    if (!owner.has(n)) gapViolations.push(`${n} lies below the high-water mark in no instance's block`);
+  const budget = facts.unknownCounts.reduce((a, b) => a + b, 0);
+  if (counts.holes > budget)
+    gapViolations.push(
+      `${counts.holes} numbers were skipped inside instances' blocks, more than the ${budget} that attempts without an answer could have taken`,
+    );
   return {
     capability: 'sequences',
     invariants: [
-      invariant('no number issued twice', capped([...twice, ...outOfRange]), {
-        numbers: issuedCount,
+      invariant('no number issued twice', capped([...issued.violations, ...reservedTwice]), {
+        numbers: issued.count,
         requests: facts.issued.length,
         highWaterMark: facts.highWaterMark,
       }),
-      invariant('gaps only from ended instances and unanswered requests, counted', gapViolations, {
-        gaps: fromKilled + fromStopped + unexplained.length,
-        inKilledBlocks: fromKilled,
-        inStoppedBlocks: fromStopped,
-        loggedAsGaps: logged,
-        unanswered: unexplained.length,
-        unansweredBudget: unknownBudget,
-        killedBlocks: facts.killedBlocks.length,
+      invariant('gaps only from dead and stopped instances and unanswered requests, counted', capped(gapViolations), {
+        gaps: counts.killedTails + counts.stoppedTails + counts.holes,
+        'tails of killed instances': counts.killedTails,
+        'tails of stopped instances (another had reserved above)': counts.stoppedTails,
+        'taken by unanswered attempts': counts.holes,
+        'unanswered attempts could take': budget,
       }),
     ],
   };

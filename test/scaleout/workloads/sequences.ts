@@ -4,21 +4,14 @@
  * always leaves blocks behind. Every request carries an Idempotency-Key and is retried with it
  * until answered, so an answer lost with a killed instance comes back from another.
  */
-import { checkSequences, type NumberRange } from '../checks/sequences';
+import { checkSequences, type NumberRange, type SequenceLife } from '../checks/sequences';
 import { sleep } from '../history';
 import { int, tableRows } from '../storage';
-import { type CheckInput, type CheckReport, logEvents, randomInt, type RunContext, type Workload } from '../workload';
+import { sequenceHistory } from '../storageTap';
+import { type CheckInput, type CheckReport, type Life, randomInt, type RunContext, type Workload } from '../workload';
 
 const name = 'so-orders';
 const start = 1;
-
-function ranges(value: unknown): NumberRange[] {
-  if (!Array.isArray(value)) return [];
-  return value.flatMap((r) => {
-    const { lo, hi } = (r ?? {}) as { lo?: unknown; hi?: unknown };
-    return typeof lo === 'number' && typeof hi === 'number' ? [{ lo, hi }] : [];
-  });
-}
 
 async function caller(ctx: RunContext, loop: number): Promise<void> {
   for (let n = 0; !ctx.loadEnded.aborted; n++) {
@@ -66,36 +59,60 @@ export function sequencesWorkload(): Workload {
       const ops = ctx.history.of('sequences', 'next');
       // Retries of one key answer the same numbers: count each key's numbers once.
       const byKey = new Map<string, { numbers: number[]; instance: number | undefined }>();
-      const unknown = new Map<string, number>();
+      // Every attempt without an answer may have taken numbers, even one whose key was answered later:
+      // its instance may have died before storing the answer, and the retry then took new ones.
+      const unknownCounts: number[] = [];
       for (const op of ops) {
         const key = String(op.data.key);
         if (op.status === 200) {
           const body = op.data.answer as number[] | undefined;
           if (body !== undefined && !byKey.has(key)) byKey.set(key, { numbers: body, instance: op.instance });
-        } else if (op.status === undefined || op.status >= 500) unknown.set(key, Number(op.data.count));
-      }
-      for (const key of byKey.keys()) unknown.delete(key);
-      const killedBlocks: NumberRange[] = [];
-      const stoppedBlocks: NumberRange[] = [];
-      const loggedGaps: NumberRange[] = [];
-      for (const life of input.lives) {
-        const events = logEvents(life.output, ['sequence.block_reserved', 'sequence.gap']).filter((e) => e.sequence === name);
-        for (const e of events) {
-          if (e.event === 'sequence.gap') loggedGaps.push(...ranges(e.ranges));
-          else if (typeof e.lo === 'number' && typeof e.hi === 'number')
-            (life.how === 'kill' ? killedBlocks : stoppedBlocks).push({ lo: e.lo, hi: e.hi });
-        }
+        } else if (op.status === undefined || op.status >= 500) unknownCounts.push(Number(op.data.count));
       }
       return checkSequences({
         name,
         start,
         highWaterMark: row === undefined ? start : int(row.next),
         issued: [...byKey.values()],
-        unknownCounts: [...unknown.values()],
-        killedBlocks,
-        stoppedBlocks,
-        loggedGaps,
+        unknownCounts,
+        lives: sequenceLives(input, name),
       });
     },
   };
+}
+
+/**
+ * Each instance life's blocks, from the row's history at the storage tap (not the logs, which a
+ * killed real host loses the last of): a block belongs to the life of its instance that was running
+ * when it was written, less what that life gave back.
+ */
+function sequenceLives(input: CheckInput, sequence: string): SequenceLife[] {
+  const history = sequenceHistory(input.sequenceWrites, sequence, start);
+  const lifeAt = (instance: number, at: number): Life | undefined =>
+    input.lives.filter((l) => l.instance === instance && l.startedAt <= at).at(-1);
+  const markAt = (at: number): number => input.sequenceWrites.filter((w) => w.sequence === sequence && w.at <= at).at(-1)?.next ?? start;
+  return input.lives.map((life, index) => {
+    const mine = (w: { instance: number; at: number }): boolean => lifeAt(w.instance, w.at) === life;
+    const given = history.returned.filter(mine).map((r) => ({ lo: r.next, hi: r.hi }));
+    const blocks = history.reserved.filter(mine).flatMap((b) => subtract({ lo: b.lo, hi: b.next }, given));
+    const end = blocks.at(-1)?.hi;
+    return {
+      name: `instance ${life.instance} (life ${index})`,
+      how: life.how,
+      blocks,
+      tailWasTopmost: end !== undefined && life.endedAt !== undefined && markAt(life.endedAt) === end,
+    };
+  });
+}
+
+function subtract(block: NumberRange, given: readonly NumberRange[]): NumberRange[] {
+  let parts = [block];
+  for (const g of given)
+    parts = parts
+      .flatMap((p) => [
+        ...(g.lo > p.lo ? [{ lo: p.lo, hi: Math.min(p.hi, g.lo) }] : []),
+        ...(g.hi < p.hi ? [{ lo: Math.max(p.lo, g.hi), hi: p.hi }] : []),
+      ])
+      .filter((p) => p.hi > p.lo);
+  return parts;
 }
