@@ -81,23 +81,6 @@ export function capped(violations: readonly string[], max = 20): string[] {
 
 export const randomInt = (lo: number, hi: number): number => lo + Math.floor(Math.random() * (hi - lo + 1));
 
-/** The structured log lines (shared/log.ts: one JSON object per line) of an output with the given event names. */
-export function logEvents(output: string, events: readonly string[]): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (const line of output.split('\n')) {
-    const at = line.indexOf('{"level":');
-    if (at < 0) continue;
-    const text = line.slice(at).trim();
-    if (!events.some((e) => text.includes(`"event":"${e}"`))) continue;
-    try {
-      out.push(JSON.parse(text) as Record<string, unknown>);
-    } catch {
-      // A line the host wrapped or cut: not one of ours to judge.
-    }
-  }
-  return out;
-}
-
 /** Percentile of sorted numbers (nearest rank). */
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return NaN;
