@@ -8,7 +8,9 @@
  *   orchestration's round, whose messages are ordered and can be held up behind a message the dead
  *   instance had taken off its queue, invisible until `controlQueueVisibilityTimeout` ends). After a
  *   kill, per probe: how long from the kill until a request sent after it was answered.
- * Nothing here is an invariant of the app; the figures choose the host.json settings (docs/scale-out.md).
+ * The figures choose the host.json settings (docs/scale-out.md). One thing is an invariant of the app:
+ * every probe is answered again after the last kill before the drain ends — the Durable work of a
+ * dead instance resumes (docs/streams.md: a flush at the latest after the flusher's idle check).
  */
 import { randomBytes } from 'node:crypto';
 
@@ -115,6 +117,12 @@ export function durableWorkload(): Workload {
       const flushed: number[] = [];
       let neverTaken = 0;
       let neverResumed = 0;
+      const stuck: string[] = [];
+      const lastKill = kills.at(-1)?.start;
+      if (lastKill !== undefined)
+        for (const probe of probes)
+          if (resumed(probe, lastKill) === undefined)
+            stuck.push(`probe ${probe.type} (ack=${probe.ack}) was never answered again after the last kill, until the drain ended`);
       for (const kill of kills) {
         for (const ms of takeover(samples, String(kill.data.worker), kill.start)) {
           if (ms === undefined) neverTaken++;
@@ -130,7 +138,7 @@ export function durableWorkload(): Workload {
       return Promise.resolve({
         capability: 'durable',
         invariants: [
-          invariant('Durable work resumes after a kill (figures, not an invariant of the app)', [], {
+          invariant('Durable work resumes after a kill', stuck, {
             kills: kills.length,
             'partitions taken over': takeovers.length,
             'not taken over before the load ended': neverTaken,
