@@ -4,6 +4,8 @@
  * stays a handful of events however long it runs:
  *
  * - `open`: pick the blob the log starts in (activity), tell the writer.
+ * - `taken`: the writer took a batch out of its buffer in this very step; it hands it out from the
+ *   next one, once that step's state is stored (writerCheckpoint.ts): plan again at once.
  * - `flush`: append the batch (activity) and confirm it to the writer; on failure, report it and
  *   let the writer's back-off decide when the same batch is tried again.
  * - `wait` / `idle` / `backoff`: sleep on a durable timer until the plan's time, or until a caller
@@ -54,6 +56,8 @@ export const streamsFlusherOrchestrator: OrchestrationHandler = function* (conte
         }
         break;
       }
+      case 'taken':
+        break;
       case 'retire':
         // Nothing to flush for a whole idle round: end, so an unused writer costs no timers.
         retired = true;

@@ -1,7 +1,9 @@
 /**
  * The ledger: a small projection of one writer that callers read instead of the writer itself (whose
- * state holds the whole buffer). The writer reports to it after every operation, so a receipt in the
- * ledger means the writer's state that produced it is already durable.
+ * state holds the whole buffer). The writer reports to it after every operation. A report is sent
+ * before the writer's new state is stored (Durable sends a batch's messages first), so its snapshot
+ * may describe a state that is then lost; its receipts never do: a receipt is told only by a batch
+ * after the one that made it, once that state is stored (writerCheckpoint.ts).
  */
 import type { FlushRecord, LogCursor, Receipt, TypeRecord, WriterState, WriterTotals } from './writerState';
 

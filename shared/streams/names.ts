@@ -33,6 +33,8 @@ export const writerOps = {
   requestFlush: 'requestFlush',
   release: 'release',
   adopt: 'adopt',
+  /** The writer's signal to itself: a later batch, which tells the receipts an earlier one held. */
+  settle: 'settle',
 } as const;
 
 export const ledgerOps = { report: 'report' } as const;

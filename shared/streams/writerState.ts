@@ -71,6 +71,11 @@ export interface FlushBatch {
   readonly links?: readonly string[];
   /** Events left buffered when it was taken: the buffer's depth once it is written (the depth gauge). */
   readonly remaining?: number;
+  /**
+   * The entity batch (its invocation id) that took it: the flusher is handed it only by a later
+   * batch, once it is stored (writerCheckpoint.ts). Absent in batches taken before that rule.
+   */
+  readonly takenIn?: string;
 }
 
 /** An append's trace context, kept with the index of its first event until that event is flushed. */
@@ -181,6 +186,18 @@ export interface WriterState {
   readonly retired?: boolean;
   /** The trace context of recent appends with unflushed events (at most maxTraceMarks), oldest first. */
   readonly traces?: readonly TraceMark[];
+  /**
+   * Receipts not told to the ledger yet, each with the entity batch (invocation id) that made it:
+   * a receipt is told only by a later batch, once the state it describes is stored (writerCheckpoint.ts).
+   */
+  readonly held?: readonly HeldReceipt[];
+}
+
+/** A receipt waiting for the state that made it to be stored. */
+export interface HeldReceipt {
+  /** The entity batch that made it. */
+  readonly b: string;
+  readonly receipt: Receipt;
 }
 
 interface EventInput {
@@ -265,7 +282,9 @@ export type FlushPlan =
   /** Idle for a whole recheck interval: the flusher ends; the next append starts a new one. */
   | { readonly kind: 'retire' }
   /** The last attempt failed: wait until `until` before retrying the same batch. */
-  | { readonly kind: 'backoff'; readonly until: number };
+  | { readonly kind: 'backoff'; readonly until: number }
+  /** A batch was taken in this step: plan again, and the next step (once this one is stored) hands it out. */
+  | { readonly kind: 'taken' };
 
 /** Defaults for a writer that has not seen an append yet (a flush or remap can reach it first). */
 export const fallbackLimits: WriterLimits = {
