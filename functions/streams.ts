@@ -1,4 +1,5 @@
-/** Streams: the writer and ledger entities, the flusher orchestration and its activities; the logic lives in shared/streams. */
+/** Streams: the writer and ledger entities, the flusher orchestration, its activities and the sweep timer; the logic lives in shared/streams. */
+import { app } from '@azure/functions';
 import * as df from 'durable-functions';
 
 import { streamsFlusherOrchestrator } from '../shared/streams/flusher.orchestrator';
@@ -6,10 +7,18 @@ import { streamLedgerEntity } from '../shared/streams/ledger.entity';
 import { streamsDurable, type WriterAddress } from '../shared/streams/names';
 import { streamWriterEntity } from '../shared/streams/writer.entity';
 import type { FlushBatch } from '../shared/streams/writerState';
-import { theApp } from './_app';
+import { invocationClient, theApp } from './_app';
 
 df.app.entity(streamsDurable.writerEntity, streamWriterEntity);
 df.app.entity(streamsDurable.ledgerEntity, streamLedgerEntity);
 df.app.orchestration(streamsDurable.flusher, streamsFlusherOrchestrator);
 df.app.activity(streamsDurable.appendActivity, { handler: (batch: FlushBatch) => theApp().streams.logs.append(batch) });
 df.app.activity(streamsDurable.openActivity, { handler: (address: WriterAddress) => theApp().streams.logs.open(address) });
+app.timer('streamsSweep', {
+  // Every minute: a flush overdue by a lost wake-up waits at most about this long without traffic.
+  schedule: '0 * * * * *',
+  extraInputs: [df.input.durableClient()],
+  handler: async (_timer, context) => {
+    await theApp().streams.service.sweep(invocationClient(context));
+  },
+});

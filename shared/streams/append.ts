@@ -13,7 +13,7 @@ import type { StreamsContext } from './context';
 import { streamsTelemetry, writerLimits } from './context';
 import type { DurableClient } from '../durable/client';
 import { releaseToRoute } from './handoff';
-import { depthOfSnapshot, findReceipt, type LedgerState } from './ledger';
+import { depthOfSnapshot, findReceipt, flushOverdue, type LedgerState } from './ledger';
 import { routeWriterKey, type StreamRoute } from './route';
 import type { AckMode, StreamEventInput } from './schemas';
 import type { AppendRequest, Receipt } from './writerState';
@@ -103,13 +103,6 @@ function noteAccepted(ctx: StreamsContext, route: StreamRoute, receipt: Accepted
   if (snapshot !== null && snapshot !== undefined) metrics.depth.record(depthOfSnapshot(snapshot), partition);
 }
 
-/** A flusher that should have flushed long ago is woken (covers a kick lost with a crashed caller). */
-function flusherLooksStuck(ctx: StreamsContext, ledger: LedgerState | undefined): boolean {
-  const snapshot = ledger?.snapshot;
-  if (snapshot === null || snapshot === undefined || depthOfSnapshot(snapshot) === 0 || snapshot.oldestAt === null) return false;
-  return ctx.clock.now() - snapshot.oldestAt > 2 * snapshot.flushIntervalMs + 5000;
-}
-
 async function waitFlushed(ctx: StreamsContext, durable: DurableClient, key: string, last: number, deadline: number): Promise<boolean> {
   if (last < 0) return true;
   const result = await ctx.watch.wait(
@@ -143,7 +136,7 @@ async function answerAccepted(
   const { receipt: accepted, ledger, requestId } = sent;
   const key = routeWriterKey(route);
   if (accepted.restart === true) await ctx.flushers.restart(durable, key);
-  else if (accepted.kick || flusherLooksStuck(ctx, ledger)) await ctx.flushers.kick(durable, key);
+  else if (accepted.kick || flushOverdue(ledger, ctx.clock.now())) await ctx.flushers.kick(durable, key);
   noteAccepted(ctx, route, accepted, ledger);
   let flushed = accepted.last < 0 || (ledger?.snapshot?.flushedThrough ?? 0) > accepted.last;
   if (ack === 'flushed' && !flushed) {

@@ -87,3 +87,13 @@ export function findReceipt(ledger: LedgerState, requestId: string): Receipt | u
 export function depthOfSnapshot(snapshot: WriterSnapshot): number {
   return snapshot.buffered + snapshot.inflight;
 }
+
+/**
+ * Whether the writer's oldest unflushed event waited well past its flush interval (T): its flusher
+ * missed a wake-up (a kick lost with a crashed caller) or is not running, and is to be woken.
+ */
+export function flushOverdue(ledger: LedgerState | undefined, now: number): boolean {
+  const snapshot = ledger?.snapshot;
+  if (snapshot === null || snapshot === undefined || depthOfSnapshot(snapshot) === 0 || snapshot.oldestAt === null) return false;
+  return now - snapshot.oldestAt > 2 * snapshot.flushIntervalMs + 5000;
+}

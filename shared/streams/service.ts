@@ -13,6 +13,7 @@ import type { DurableClient } from '../durable/client';
 import type { Page, PageRequest } from '../storage/list';
 import { defaultRoute, type StreamRoute } from './route';
 import type { StreamEventInput } from './schemas';
+import { type SweepResult, sweepWriters } from './sweep';
 import { validateBatch } from './validate';
 
 export class StreamService {
@@ -66,6 +67,20 @@ export class StreamService {
 
   describe(durable: DurableClient, type: string, reader: ReaderLevel) {
     return describeType(this.context, durable, type, reader);
+  }
+
+  /** Wakes the flusher of every writer whose flush is overdue, whether or not anyone appends (sweep.ts). */
+  async sweep(durable: DurableClient): Promise<SweepResult> {
+    const ctx = this.context;
+    const result = await sweepWriters({
+      routes: (page) => this.routes(page),
+      ownRoutes: () => Promise.all([...ctx.ownTypes].map((type) => ctx.resolver.resolve(type))),
+      readLedger: (key) => ctx.watch.read(durable, key),
+      kick: (key) => ctx.flushers.kick(durable, key),
+      now: () => ctx.clock.now(),
+    });
+    if (result.kicked.length > 0) ctx.logger.log('warn', 'streams.flush_overdue', { writers: result.writers, kicked: result.kicked });
+    return result;
   }
 }
 
