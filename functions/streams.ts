@@ -7,7 +7,8 @@ import { streamLedgerEntity } from '../shared/streams/ledger.entity';
 import { streamsDurable, type WriterAddress } from '../shared/streams/names';
 import { streamWriterEntity } from '../shared/streams/writer.entity';
 import type { FlushBatch } from '../shared/streams/writerState';
-import { invocationClient, theApp } from './_app';
+import { durableClientOf } from './_durable';
+import { theApp } from './_app';
 
 df.app.entity(streamsDurable.writerEntity, streamWriterEntity);
 df.app.entity(streamsDurable.ledgerEntity, streamLedgerEntity);
@@ -19,6 +20,6 @@ app.timer('streamsSweep', {
   schedule: '0 * * * * *',
   extraInputs: [df.input.durableClient()],
   handler: async (_timer, context) => {
-    await theApp().streams.service.sweep(invocationClient(context));
+    await theApp().streams.service.sweep(durableClientOf(context));
   },
 });
