@@ -1,13 +1,34 @@
 /**
- * One jest run, several projects. The global setup starts Azurite (in memory, free ports) once for the
- * whole run; e2e files each start their own host against it (or use E2E_BASE_URL). The e2e files run
+ * One jest run, several projects. The projects that use storage share one Azurite (in memory, free
+ * ports), started by their global setup only when one of them takes part (the unit and client projects
+ * need none); e2e files each start their own host against it (or use E2E_BASE_URL). The e2e files run
  * on the devhost, and a second time on the real Functions host when one is available (an optional
  * tool: required under CI=true, announced as skipped elsewhere; test/support/realHostTool.cjs).
  */
 const { optionalTool } = require('./test/support/optionalTool.cjs');
 const { realHostTool } = require('./test/support/realHostTool.cjs');
 
-const realHost = optionalTool(realHostTool) !== undefined;
+const realHostProjectNames = ['e2e-real', 'parity', 'client-e2e-real'];
+
+/** The projects named on the command line (`--selectProjects a b`, `--selectProjects=a`), or undefined for all. */
+function selectedProjects(argv = process.argv) {
+  const at = argv.findIndex((a) => a === '--selectProjects' || a.startsWith('--selectProjects='));
+  if (at < 0) return undefined;
+  const inline = argv[at].split('=')[1];
+  if (inline !== undefined) return inline.split(',');
+  const names = [];
+  for (const a of argv.slice(at + 1)) {
+    if (a.startsWith('-')) break;
+    names.push(a);
+  }
+  return names;
+}
+
+// The real host is looked for (and, when missing, announced or under CI=true required) only when a run
+// may include its projects: `npm run test:fast` (unit and client) neither needs nor mentions it.
+const selected = selectedProjects();
+const realHost =
+  (selected === undefined || selected.some((name) => realHostProjectNames.includes(name))) && optionalTool(realHostTool) !== undefined;
 
 // Jest only strips the types (swc, file by file): `npm test` has type-checked everything once already
 // (typecheck), so a second, per-worker TypeScript compile would only cost time (about 21 s of CPU per
@@ -21,6 +42,13 @@ const base = {
   rootDir: __dirname,
   // The deployment package test unpacks the app into .deploy/: not a second copy of the modules.
   modulePathIgnorePatterns: ['<rootDir>/.deploy/'],
+};
+
+// The projects that use storage: their global setup starts the run's Azurite (once, whichever of
+// them take part; jest runs a module named by several projects once).
+const storage = {
+  globalSetup: '<rootDir>/test/support/globalSetup.ts',
+  globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
 };
 
 const client = {
@@ -57,8 +85,6 @@ const realHostProjects = [
 
 /** @type {import('jest').Config} */
 module.exports = {
-  globalSetup: '<rootDir>/test/support/globalSetup.ts',
-  globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
   // Three workers on a 2-core machine: many e2e files spend part of their time waiting (a lease to run
   // out, a host to restart, a browser's page), and a third file fills that time. Measured on the 2-core
   // CI machine, `npm test` without the real host, fresh clone: 6 min 50 s with two, 6 min 13 s with three.
@@ -76,16 +102,18 @@ module.exports = {
     { ...base, displayName: 'tools', testMatch: ['<rootDir>/test/tools/**/*.test.ts'] },
     {
       ...base,
+      ...storage,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/fault/**/*.test.ts'],
     },
-    { ...base, displayName: 'devhost', testMatch: ['<rootDir>/devhost/test/**/*.test.ts'] },
-    { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'], setupFiles: [e2eOn.devhost] },
+    { ...base, ...storage, displayName: 'devhost', testMatch: ['<rootDir>/devhost/test/**/*.test.ts'] },
+    { ...base, ...storage, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'], setupFiles: [e2eOn.devhost] },
     // The TypeScript client is its own package (ESM, `.js` import suffixes); jest runs its sources
     // as CommonJS like the rest (swc strips the types), with the suffixes mapped back to the .ts files.
     { ...client, displayName: 'client', testMatch: ['<rootDir>/clients/typescript/test/unit/**/*.test.ts'] },
     {
       ...client,
+      ...storage,
       displayName: 'client-e2e',
       testMatch: ['<rootDir>/clients/typescript/test/e2e/**/*.test.ts'],
       setupFiles: [e2eOn.devhost],

@@ -1,9 +1,6 @@
-import { rmSync } from 'node:fs';
-
-import { hostClaimsVariable } from './storageAccounts';
+/** Global teardown of the projects that use storage: the run's Azurite stops (test/support/globalSetup.ts). */
+import { stopRunStorage } from './storageAccounts';
 
 export default async function globalTeardown(): Promise<void> {
-  await globalThis.__AZURITE_STOP__?.();
-  const claims = process.env[hostClaimsVariable];
-  if (claims !== undefined && globalThis.__AZURITE_STOP__ !== undefined) rmSync(claims, { recursive: true, force: true });
+  await stopRunStorage();
 }

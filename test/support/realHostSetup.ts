@@ -17,7 +17,7 @@ import { startAzurite } from '../../devhost/azurite';
 import { buildExtensions } from '../../devhost/realHost/extensions';
 import { copyHostBuild, type HostBuild, type RealHostKeys } from '../../devhost/realHost/hostBuild';
 import { optionalTool } from './optionalTool';
-import { hostClaimsVariable, runAccounts, spareAccountsVariable } from './storageAccounts';
+import { hostClaimsVariable, runAccounts, spareAccountsVariable, startRunStorage, stopRunStorage } from './storageAccounts';
 import { realHostTool } from './realHostTool.cjs';
 
 const repoRoot = resolve(__dirname, '..', '..');
@@ -40,7 +40,12 @@ declare global {
 }
 
 export default async function realHostSetup(): Promise<void> {
-  if (process.env[variable] !== undefined) return;
+  const given = process.env[variable];
+  // Prepared outside without storage of its own: the files run on the run's Azurite (useRealHostStorage).
+  if (given !== undefined) {
+    if ((JSON.parse(given) as Prepared).storage === undefined) await startRunStorage();
+    return;
+  }
   const source = optionalTool(realHostTool);
   // jest.config.js leaves the project out when the host is missing, so this is a misconfiguration.
   if (source === undefined) throw new Error('The e2e-real project runs only with a real Functions host');
@@ -61,6 +66,7 @@ export default async function realHostSetup(): Promise<void> {
 /** Global teardown of the project: its Azurite stops, the host copy and every app copy go. */
 export async function removeRealHostScratch(): Promise<void> {
   await globalThis.__REAL_HOST_AZURITE_STOP__?.();
+  await stopRunStorage();
   const scratch = globalThis.__REAL_HOST_SCRATCH__;
   if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
 }
