@@ -42,6 +42,8 @@ const base = {
   rootDir: __dirname,
   // The deployment package test unpacks the app into .deploy/: not a second copy of the modules.
   modulePathIgnorePatterns: ['<rootDir>/.deploy/'],
+  // A wait still open when its test ends is given up with a report of what it waited for (test/support/waits.ts).
+  setupFilesAfterEnv: ['<rootDir>/test/support/projects/waits.setup.ts'],
 };
 
 // The projects that use storage: their global setup starts the run's Azurite (once, whichever of

@@ -15,6 +15,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join, resolve } from 'node:path';
 
 import { copyApp } from '../../../devhost/realHost/appCopy';
@@ -22,6 +23,7 @@ import type { HostBuild } from '../../../devhost/realHost/hostBuild';
 import { type RealHost, startRealHost } from '../../../devhost/realHost/process';
 import { realHostEnvironment } from '../../support/realHostSetup';
 import { claimHostStorage, runStorage } from '../../support/storageAccounts';
+import { waitingFor } from '../../support/waits';
 
 export const repoRoot = resolve(__dirname, '..', '..', '..');
 const cliPath = join(repoRoot, 'dist', 'devhost', 'cli.js');
@@ -53,6 +55,10 @@ export interface E2eHostOptions {
   readonly storage?: string | undefined;
   /** Pass the host's own output through (default: kept for `output()` and shown on failure). */
   readonly verbose?: boolean;
+  /**
+   * Ignored, kept so older callers compile: a start waits for the host to listen (or to exit) however
+   * long that takes, with jest's timeout as the only limit (test/support/waits.ts).
+   */
   readonly startTimeoutMs?: number;
 }
 
@@ -88,7 +94,8 @@ export interface E2eHost {
   stop(): Promise<void>;
   /**
    * Devhost only: moves the virtual clock forward by `ms` (or to an ISO time) and waits until the
-   * host has settled. An advance that takes longer than `timeoutMs` fails with the host's last output,
+   * host has settled, however long that takes (`timeoutMs` is ignored, kept so older callers
+   * compile). An advance still running when its test ends is reported with the host's last output,
    * where the devhost names what keeps a slow step busy.
    */
   advanceClock(by: number | { to: string }, timeoutMs?: number): Promise<{ now: string; steps: number }>;
@@ -242,7 +249,6 @@ class ChildDevhost implements E2eHost {
     readonly taskHub: string,
     readonly storage: string,
     private readonly verbose: boolean,
-    private readonly timeoutMs: number,
   ) {
     this.keys = configuredKeys;
   }
@@ -265,51 +271,53 @@ class ChildDevhost implements E2eHost {
     this.child = child;
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     const from = this.log.length;
-    const listening = new Promise<string>((resolveUrl, reject) => {
-      const onData = (chunk: Buffer): void => {
-        const text = chunk.toString();
-        this.log += text;
-        if (this.verbose) process.stdout.write(text);
-        const m = /devhost listening on (\S+)/.exec(this.log.slice(from));
-        const master = /devhost master key: (\S+)/.exec(this.log.slice(from));
-        // Without a configured admin key the devhost prints the master key it made up, after the URL.
-        if (master !== null) this.keys = { ...this.configuredKeys, admin: master[1] };
-        if (m !== null && (master !== null || this.configuredKeys.admin !== undefined)) resolveUrl(m[1] as string);
-      };
-      child.stdout?.on('data', onData);
-      child.stderr?.on('data', onData);
-      void exited.then((code) => reject(new Error(`devhost exited with code ${code} before listening:\n${this.log}`)));
-    });
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`devhost did not start within ${this.timeoutMs} ms:\n${this.log}`)), this.timeoutMs);
-    });
+    // Listening is a line the devhost prints (with the master key it made up, when none was given);
+    // exiting first is a failed start. No time budget: a busy machine only makes it later.
+    const listening = (signal: AbortSignal): Promise<string> =>
+      new Promise<string>((resolveUrl, reject) => {
+        const onData = (chunk: Buffer): void => {
+          const text = chunk.toString();
+          this.log += text;
+          if (this.verbose) process.stdout.write(text);
+          const m = /devhost listening on (\S+)/.exec(this.log.slice(from));
+          const master = /devhost master key: (\S+)/.exec(this.log.slice(from));
+          // Without a configured admin key the devhost prints the master key it made up, after the URL.
+          if (master !== null) this.keys = { ...this.configuredKeys, admin: master[1] };
+          if (m !== null && (master !== null || this.configuredKeys.admin !== undefined)) resolveUrl(m[1] as string);
+        };
+        child.stdout?.on('data', onData);
+        child.stderr?.on('data', onData);
+        void exited.then((code) => reject(new Error(`devhost exited with code ${code} before listening:\n${this.log}`)));
+        signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+      });
     try {
-      this.baseUrl = await Promise.race([listening, timeout]);
+      this.baseUrl = await waitingFor('the devhost to listen', listening, () => `The devhost's output so far:\n${this.log.slice(-4000)}`);
     } catch (err) {
       child.kill('SIGKILL');
       throw err;
-    } finally {
-      clearTimeout(timer);
     }
     this.port = Number(new URL(this.baseUrl).port);
   }
 
   async stop(): Promise<void> {
     running.delete(this);
-    await this.end('SIGTERM');
+    // The file is done with it: a host that does not stop within a minute of SIGTERM is killed.
+    await this.end('SIGTERM', 60_000);
     keepOutput(this);
   }
 
-  /** Sends `signal` (SIGKILL after 15 s if the host is still up) and waits for the exit. */
-  private async end(signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
+  /**
+   * Sends `signal` and waits for the exit; with `killAfterMs`, SIGKILL follows when the host is still
+   * up by then. A restart's graceful stop has none: its drain is part of what a test observes.
+   */
+  private async end(signal: 'SIGTERM' | 'SIGKILL', killAfterMs?: number): Promise<void> {
     const child = this.child;
     this.child = undefined;
     if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
     child.kill(signal);
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await exited;
+    const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+    await waitingFor(`the devhost to exit (${signal})`, () => exited, () => `The devhost's last output:\n${this.log.slice(-4000)}`);
     clearTimeout(timer);
   }
 
@@ -328,32 +336,38 @@ class ChildDevhost implements E2eHost {
     else await sleep(ms);
   }
 
-  async advanceClock(by: number | { to: string }, timeoutMs = 90_000): Promise<{ now: string; steps: number }> {
+  async advanceClock(by: number | { to: string }): Promise<{ now: string; steps: number }> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.keys.admin !== undefined) headers['x-functions-key'] = this.keys.admin;
     const request = typeof by === 'number' ? { advanceMs: by } : by;
     const tail = (): string => this.log.slice(-4000);
-    let res: Response;
-    try {
-      res = await fetch(this.url('/admin/devhost/clock'), {
-        method: 'POST',
-        headers,
-        body: JSON.stringify(request),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (err) {
-      if (!(err instanceof Error && err.name === 'TimeoutError')) throw err;
-      throw new Error(
-        `Advancing the clock (${JSON.stringify(request)}) did not finish within ${timeoutMs} ms. The host's last output:\n${tail()}`,
-      );
-    }
-    const body = (await res.json()) as { now: string; steps: number; detail?: string };
-    if (res.status !== 200)
-      throw new Error(
-        `Advancing the clock failed (${res.status}): ${body.detail ?? JSON.stringify(body)}\nThe host's last output:\n${tail()}`,
-      );
+    // node:http, not fetch: fetch gives up on an answer whose headers take five minutes, and a long
+    // advance on a busy machine may; this waits until the host answers.
+    const answer = await waitingFor(
+      `the virtual clock to advance (${JSON.stringify(request)})`,
+      (signal) => postJson(this.url('/admin/devhost/clock'), headers, request, signal),
+      () => `The host's last output:\n${tail()}`,
+    );
+    const body = JSON.parse(answer.text) as { now: string; steps: number; detail?: string };
+    if (answer.status !== 200)
+      throw new Error(`Advancing the clock failed (${answer.status}): ${body.detail ?? answer.text}\nThe host's last output:\n${tail()}`);
     return body;
   }
+}
+
+/** A JSON POST over node:http, with no time limit of its own (`signal` ends it). */
+function postJson(url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<{ status: number; text: string }> {
+  return new Promise((resolveAnswer, reject) => {
+    const req = httpRequest(url, { method: 'POST', headers, signal }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolveAnswer({ status: res.statusCode ?? 0, text }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
 }
 
 /** The real Functions host serving a copy of the app (devhost/realHost), in the `e2e-real` project. */
@@ -386,12 +400,13 @@ class RealE2eHost implements E2eHost {
   restart(options: RestartOptions = {}): Promise<void> {
     if (options.clockStartsAt !== undefined)
       throw new Error('The real host has no virtual clock (restart({ clockStartsAt }) is devhost only)');
-    return this.host.restart(options);
+    return waitingFor('the real host to restart', () => this.host.restart(options), () => `The host's last output:\n${this.output().slice(-4000)}`);
   }
 
   async stop(): Promise<void> {
     running.delete(this);
-    await this.host.stop();
+    // The file is done with it: a host still up a minute after SIGTERM is killed.
+    await this.host.stop(60_000);
     keepOutput(this);
     rmSync(this.appDir, { recursive: true, force: true });
   }
@@ -411,13 +426,22 @@ async function startReal(options: E2eHostOptions, appRoot: string, taskHub: stri
   const appDir = copyApp({ appRoot, extensionsBin, parent: scratch });
   const storage = storageFor(options);
   const settings = appSettings(appRoot, storage, taskHub, options.env);
-  const host = await startRealHost({
-    build,
-    appDir,
-    settings,
-    ...(options.verbose === true ? { verbose: true } : {}),
-    startTimeoutMs: options.startTimeoutMs ?? 90_000,
-  });
+  let output = '';
+  const host = await waitingFor(
+    'the real host to report Running',
+    (signal) =>
+      startRealHost({
+        build,
+        appDir,
+        settings,
+        ...(options.verbose === true ? { verbose: true } : {}),
+        // Until it runs or exits: no time budget (test/support/waits.ts).
+        startTimeoutMs: 0,
+        signal,
+        onOutput: (text) => (output += text),
+      }),
+    () => `The host's output so far:\n${output.slice(-4000)}`,
+  );
   return new RealE2eHost(host, appDir, taskHub, storage);
 }
 
@@ -456,7 +480,7 @@ async function startChildDevhost(options: E2eHostOptions, appRoot: string, taskH
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
-  const host = new ChildDevhost(env, appRoot, keys, taskHub, storage, options.verbose === true, options.startTimeoutMs ?? 30_000);
+  const host = new ChildDevhost(env, appRoot, keys, taskHub, storage, options.verbose === true);
   await host.start();
   return host;
 }
