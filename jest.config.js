@@ -46,6 +46,10 @@ const base = {
   setupFilesAfterEnv: ['<rootDir>/test/support/projects/waits.setup.ts'],
 };
 
+// The projects whose tests run in the test's own process: their safety net is a minute (jest reads
+// testTimeout from the run's config only, so a set-up file sets it for them).
+const pure = { setupFilesAfterEnv: [...base.setupFilesAfterEnv, '<rootDir>/test/support/projects/pure.setup.ts'] };
+
 // The projects that use storage: their global setup starts the run's Azurite (once, whichever of
 // them take part; jest runs a module named by several projects once).
 const storage = {
@@ -96,10 +100,14 @@ module.exports = {
     'default',
     ['<rootDir>/test/support/timingReporter.cjs', { slowest: 10, perFile: ['e2e-real', 'client-e2e-real', 'parity'] }],
   ],
-  testTimeout: 60_000,
+  // Jest's timeout is a safety net, not a budget: every wait in the tests is on a condition (a log
+  // line, a state, a count; test/support/waits.ts), so a busy machine makes a test slower, never red.
+  // The net is wide (the slowest tests of the projects that start processes take about a minute on a
+  // quiet 2-core machine), and the pure projects keep a tighter one (see `pure`).
+  testTimeout: 300_000,
   projects: [
     // Pure: no process, no Azurite, no network.
-    { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    { ...base, ...pure, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     // Tests that run a tool: the Bicep CLI, shellcheck, the OpenAPI validator's CLI.
     { ...base, displayName: 'tools', testMatch: ['<rootDir>/test/tools/**/*.test.ts'] },
     {
@@ -112,7 +120,7 @@ module.exports = {
     { ...base, ...storage, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'], setupFiles: [e2eOn.devhost] },
     // The TypeScript client is its own package (ESM, `.js` import suffixes); jest runs its sources
     // as CommonJS like the rest (swc strips the types), with the suffixes mapped back to the .ts files.
-    { ...client, displayName: 'client', testMatch: ['<rootDir>/clients/typescript/test/unit/**/*.test.ts'] },
+    { ...client, ...pure, displayName: 'client', testMatch: ['<rootDir>/clients/typescript/test/unit/**/*.test.ts'] },
     {
       ...client,
       ...storage,

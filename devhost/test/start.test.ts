@@ -216,7 +216,7 @@ describe('npm start (dist/devhost/start.js) without Core Tools', () => {
     expect(names).toEqual(expect.arrayContaining(triggerQueues));
 
     await expectStopsOn(started, 'SIGTERM');
-  }, 20_000);
+  });
 
   test('without FUNCTIONS_KEY / FUNCTIONS_ADMIN_KEY function keys are not enforced, /admin needs the printed master key; one SIGINT (Ctrl+C) stops both, exit 0', async () => {
     const started = await launch({});
@@ -227,7 +227,7 @@ describe('npm start (dist/devhost/start.js) without Core Tools', () => {
     expect(master).toEqual(expect.any(String));
     expect((await fetch(functionLevelUrl(await functions(started, master)))).status).not.toBe(401);
     await expectStopsOn(started, 'SIGINT');
-  }, 20_000);
+  });
 
   test('Ctrl+C (SIGINT to the whole process group) stops the app first: open long polls (a gate wait, a job lease) get their normal timeout answers at once, the unused block of order numbers goes back, then Azurite stops', async () => {
     const started = await launch({ TALLYHO_GATES_WAIT_MAX_SECONDS: '220' }, { group: true });
@@ -286,7 +286,7 @@ describe('npm start with the Azurite ports already taken', () => {
     } finally {
       await existing.stop();
     }
-  }, 30_000);
+  });
 
   test('another program on one of the ports: start refuses, naming the port and how to move Azurite', async () => {
     const ports: AzuritePorts = { blob: await freePort(), queue: await freePort(), table: await freePort() };
@@ -310,5 +310,5 @@ describe('npm start with the Azurite ports already taken', () => {
       for (const socket of sockets) socket.destroy();
       await new Promise((r) => other.close(r));
     }
-  }, 30_000);
+  });
 });

@@ -145,7 +145,7 @@ describe(`authorization matrix (${hostLabel()}, keys on)`, () => {
     );
     // The matrix also reached handlers' success paths, not only refusals and 404s.
     expect(successes).toBeGreaterThan(20);
-  }, 120_000);
+  });
 
   test('the leak check bites: a Durable management link, as this host builds it, carries code=', async () => {
     // Guards the guard: were a function-level route to hand out such a link, the matrix would see it.

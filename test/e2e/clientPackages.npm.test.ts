@@ -75,7 +75,7 @@ describe('@tallyho/client, packed with npm pack and installed outside the reposi
     writeFileSync(join(app, 'quickstart.ts'), programs.quickStart);
     writeFileSync(join(app, 'page.ts'), programs.rest);
     await ok(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], app);
-  }, 300_000);
+  });
 
   afterAll(() => {
     if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
@@ -102,14 +102,14 @@ describe('@tallyho/client, packed with npm pack and installed outside the reposi
     );
     const result = await ok(process.execPath, ['out/quickstart.js'], join(scratch, 'app'), env());
     expectInOrder(result, printed.quickStart);
-  }, 120_000);
+  });
 
   test("the page's other examples, in page order, run against the host", async () => {
     for (const line of printed.ts)
       expect([line, page.includes(`// ${line}`) || page.includes(`… ${line}`) || page.includes(`${line} …`)]).toEqual([line, true]);
     const result = await ok(process.execPath, ['out/page.js'], join(scratch, 'app'), env());
     expectInOrder(result, printed.ts);
-  }, 180_000);
+  });
 
   test('a CommonJS consumer loads it with import(), and with require() where Node loads ES modules so (20.19+, 22.12+)', async () => {
     const app = join(scratch, 'app');

@@ -321,7 +321,6 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
       expect(job.body.totals).toEqual({ items: 90, succeeded: 89, failed: 1, cancelled: 0, pending: 0 });
       await screenshot(page, 'jobs', { docs: true });
     },
-    90_000,
   );
 
   ownHostTest(
@@ -430,7 +429,6 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
       );
       await screenshot(page, 'jobs-poisoned');
     },
-    60_000,
   );
 
   ownHostTest('sequences, counters and streams show their figures as the API reports them, at desktop and phone widths', async () => {

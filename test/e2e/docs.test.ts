@@ -138,7 +138,7 @@ describeWithTool(curlTool, 'documentation examples', () => {
         host = await startE2eHost({
           env: { ...page.settings, ...(storage === undefined ? {} : { AzureWebJobsStorage: storage.connectionString }) },
         });
-      }, 120_000);
+      });
 
       afterAll(async () => {
         await host?.stop();

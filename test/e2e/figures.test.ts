@@ -141,7 +141,6 @@ describe('operator figures', () => {
         // The 503 was the test's own; the console logged nothing else.
         expect(browser.errors.filter((e) => !e.includes('503'))).toEqual([]);
       },
-      60_000,
     );
   });
 

@@ -56,7 +56,7 @@ describeWithTool(zipTools, 'the deployment package', () => {
     entries = execFileSync('unzip', ['-Z1', zipFile], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }).split('\n');
     unpacked = mkdtempSync(join(tmpdir(), 'tallyho-package-'));
     execFileSync('unzip', ['-q', zipFile, '-d', unpacked]);
-  }, 300_000);
+  });
 
   afterAll(() => {
     rmSync(unpacked, { recursive: true, force: true });
@@ -97,6 +97,5 @@ describeWithTool(zipTools, 'the deployment package', () => {
         await source.stop();
       }
     },
-    60_000,
   );
 });

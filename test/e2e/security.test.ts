@@ -121,7 +121,7 @@ describe(`issue #17 regressions (${hostLabel()}, keys on)`, () => {
     });
     expect(own.status).toBe(201);
     expect(own.body.createdBy).toEqual({ by: 'shop', level: 'function' });
-  }, 60_000);
+  });
 
   test('finding 9 (low, operator actions at function level): listing schedules and retrying failed job items need the admin key', async () => {
     const list = await requestJson(host, 'GET', '/api/schedules', { key: 'function' });

@@ -324,7 +324,7 @@ describe('streams across a host restart', () => {
           : {}),
       },
     });
-  }, 120_000);
+  });
   afterAll(async () => {
     await host?.stop();
   });
@@ -428,13 +428,11 @@ describe('streams across a host restart', () => {
       expect(flushed.writer).toMatchObject({ accepted: 2, bufferDepth: 0 });
       expect(seqsByProducer(await readLog(host, flushed.route.partition, flushed.route.resource)).get('p')).toEqual([1, 2]);
     },
-    120_000,
   );
 
   ownHostTest(
     'every ack=buffered event survives a restart between buffering and flushing, and the timer flush still happens',
     () => bufferedEventsSurvive({}, 200),
-    120_000,
   );
 
   ownHostTest(

@@ -267,7 +267,7 @@ describe('live parity: the same calls to the devhost and to the real host', () =
       }),
       startE2eHost({ env: { ...env, AzureWebJobsStorage: forReal.connectionString } }),
     ]);
-  }, 180_000);
+  });
 
   afterAll(async () => {
     await Promise.all([devhost?.stop(), real?.stop()]);
@@ -321,5 +321,5 @@ describe('live parity: the same calls to the devhost and to the real host', () =
       throw new Error(`Differences between the hosts (expected only the known ones):\n  ${details.join('\n  ')}`);
     }
     expect(found).toEqual(expected);
-  }, 300_000);
+  });
 });

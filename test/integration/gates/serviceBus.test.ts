@@ -60,6 +60,5 @@ describe('gate events on a real Service Bus', () => {
         await client.close();
       }
     },
-    60_000,
   );
 });

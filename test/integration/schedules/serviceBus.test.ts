@@ -320,6 +320,5 @@ describe('Service Bus scheduled delivery against a real namespace or emulator', 
         await client.close();
       }
     },
-    60_000,
   );
 });

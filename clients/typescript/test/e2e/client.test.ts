@@ -156,7 +156,7 @@ describe(`@tallyho/client against the ${hostLabel()}`, () => {
     const view = await job.get();
     expect(failures).toHaveLength(view.totals.failed);
     expect(view.totals.succeeded + view.totals.failed).toBe(60);
-  }, 90_000);
+  });
 
   test('byPage() reads a list longer than a page completely, resumes from a token, and a bad token is a 400', async () => {
     const c = client();
