@@ -59,7 +59,7 @@ describeWithTool(chromiumTool, 'API reference page in Chromium', () => {
     expect(documented.length).toBeGreaterThan(20);
 
     await page.goto(host.url('/api/docs'));
-    await page.locator('.opblock').first().waitFor({ timeout: 30_000 });
+    await page.locator('.opblock').first().waitFor();
     const shown = (
       await page.locator('.opblock').evaluateAll((blocks) =>
         blocks.map((b) => {
@@ -78,7 +78,7 @@ describeWithTool(chromiumTool, 'API reference page in Chromium', () => {
     await page.goto(host.url('/api/docs#/sequences'));
     const op = page.locator('.opblock-post', { has: page.locator('[data-path="/sequences/{name}/next"]') });
     await op.locator('.opblock-summary').first().click();
-    await op.locator('.body-param__example, .highlight-code').first().waitFor({ timeout: 10_000 });
+    await op.locator('.body-param__example, .highlight-code').first().waitFor();
     expect(await op.innerText()).toContain('"count"');
     expect(browser.errors).toEqual([]);
   });

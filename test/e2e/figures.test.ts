@@ -130,13 +130,13 @@ describe('operator figures', () => {
           }),
         );
         await page.clock.fastForward(5_000);
-        await inState('failed').waitFor({ timeout: 15_000 });
+        await inState('failed').waitFor();
         expect(await backlog.textContent()).toContain('the latest read failed');
         expect(await backlog.textContent()).toContain('storage is down');
         expect(await page.locator('[data-figure]').count()).toBe(0);
         await page.unroute('**/api/figures/jobs');
         await page.clock.fastForward(5_000);
-        await inState('ok').waitFor({ timeout: 15_000 });
+        await inState('ok').waitFor();
         expect(await figure('Envelopes waiting').textContent()).toBe('1');
         // The 503 was the test's own; the console logged nothing else.
         expect(browser.errors.filter((e) => !e.includes('503'))).toEqual([]);

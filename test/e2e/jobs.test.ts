@@ -18,6 +18,7 @@ import { Signer } from '../../shared/signing/signer';
 import { containers, tables } from '../../shared/resources';
 import { expectedTotals, invoiceTotals, type TestTransaction, transactions } from '../support/billing';
 import { storageFor } from '../support/sequences';
+import { until as untilCondition } from '../support/waits';
 import type { StorageClients } from '../../shared/storage/clients';
 import { atScale, ownHostTest, type E2eHost, startE2eHost, storageOf } from './support/harness';
 import { type JobView, settledJob, queuesPolledPromptly } from './support/jobs';
@@ -388,11 +389,10 @@ describe('jobs over HTTP', () => {
 
           // 3. Deliver the copy once more after completion: nothing changes.
           await (await storage.queue(copy.queue)).sendMessage(copy.text);
-          const deadline = Date.now() + 20_000;
-          while ((await queueDepth([capturePrefix])) > 0) {
-            if (Date.now() > deadline) throw new Error(`the copy was not processed:\n${working.output().slice(-3000)}`);
-            await new Promise((r) => setTimeout(r, 200));
-          }
+          await untilCondition('the copy to be processed', async () => ((await queueDepth([capturePrefix])) > 0 ? undefined : true), {
+            everyMs: 200,
+            report: () => working.output().slice(-3000),
+          });
           const after = (await read(working, dup.id)).body;
           expect(after).toEqual(dup);
           expect(await invoice(working, after)).toBe(dupInvoice);

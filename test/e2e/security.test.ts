@@ -103,7 +103,7 @@ describe(`issue #17 regressions (${hostLabel()}, keys on)`, () => {
 
     // An admin's trigger runs it; the gate's audit names the schedule and who created it with which key.
     expect((await requestJson(host, 'POST', `/api/schedules/${id}/trigger`, { key: 'admin' })).status).toBe(202);
-    await until('the scheduled release', async () => ((await gateState(gate)).state === 'released' ? true : undefined), 30_000);
+    await until('the scheduled release', async () => ((await gateState(gate)).state === 'released' ? true : undefined));
     // The audit row is written with the release (shared/gates/service.ts), which the schedule's run makes.
     const released = await until('the release in the gate audit', async () => {
       const audit = await readAll<{ kind: string; by: string; note?: string }>(host, `/api/gates/${gate}/audit`, { key: 'admin' });

@@ -58,14 +58,14 @@ function nested(depth: number): unknown {
   return value;
 }
 
-async function scheduleRun(host: E2eHost, id: string, done: (run: ScheduleView['runs'][number]) => boolean, timeoutMs = 60_000) {
+async function scheduleRun(host: E2eHost, id: string, done: (run: ScheduleView['runs'][number]) => boolean) {
   return until(
     `a finished run of schedule ${id}`,
     async () => {
       const res = await requestJson<ScheduleView>(host, 'GET', `/api/schedules/${id}/privileged`, { key: 'admin' });
       return res.body.runs.find(done);
     },
-    timeoutMs,
+    undefined,
     250,
   );
 }

@@ -12,6 +12,7 @@ import { type E2eHost, hostLabel, startE2eHost } from '../../../../test/e2e/supp
 import { unique } from '../../../../test/e2e/support/names';
 import { readLog } from '../../../../test/e2e/support/streams';
 import { transactions } from '../../../../test/support/billing';
+import { until as untilCondition } from '../../../../test/support/waits';
 import { type CutProxy, startCutProxy } from '../support/cutProxy';
 import { queuesPolledPromptly } from '../../../../test/e2e/support/jobs';
 
@@ -215,10 +216,7 @@ describe(`@tallyho/client against the ${hostLabel()}`, () => {
   });
 });
 
-async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** Waits until `condition` holds (no budget of its own: test/support/waits.ts). */
+async function until(condition: () => boolean): Promise<void> {
+  await untilCondition('the condition', () => (condition() ? true : undefined), { everyMs: 50 });
 }
