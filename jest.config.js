@@ -5,6 +5,10 @@
  * on the devhost, and a second time on the real Functions host when one is available (an optional
  * tool: required under CI=true, announced as skipped elsewhere; test/support/realHostTool.cjs).
  */
+const { mkdtempSync } = require('node:fs');
+const { tmpdir } = require('node:os');
+const { join } = require('node:path');
+
 const { optionalTool } = require('./test/support/optionalTool.cjs');
 const { realHostTool } = require('./test/support/realHostTool.cjs');
 
@@ -51,11 +55,13 @@ const base = {
 const pure = { setupFilesAfterEnv: [...base.setupFilesAfterEnv, '<rootDir>/test/support/projects/pure.setup.ts'] };
 
 // The projects that use storage: their global setup starts the run's Azurite (once, whichever of
-// them take part; jest runs a module named by several projects once).
+// them take part; jest runs a module named by several projects once). The e2e projects' also starts
+// the devhost their files share (test/e2e/support/sharedHost.ts); one teardown stops both.
 const storage = {
   globalSetup: '<rootDir>/test/support/globalSetup.ts',
   globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
 };
+const e2eStorage = { ...storage, globalSetup: '<rootDir>/test/support/e2eSetup.ts' };
 
 const client = {
   ...base,
@@ -89,6 +95,13 @@ const realHostProjects = [
   { ...client, ...onRealHost, displayName: 'client-e2e-real', testMatch: ['<rootDir>/clients/typescript/test/e2e/**/*.test.ts'] },
 ];
 
+// Every host the harness starts is a line in this file (before the global setup, which starts the
+// shared hosts, and before the workers are forked); the timing reporter counts them and removes it.
+if (process.env.TEST_HOST_STARTS === undefined) {
+  process.env.TEST_HOST_STARTS_DIR = mkdtempSync(join(tmpdir(), 'tallyho-host-starts-'));
+  process.env.TEST_HOST_STARTS = join(process.env.TEST_HOST_STARTS_DIR, 'starts.txt');
+}
+
 /** @type {import('jest').Config} */
 module.exports = {
   // Three workers on a 2-core machine: many e2e files spend part of their time waiting (a lease to run
@@ -117,13 +130,13 @@ module.exports = {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/fault/**/*.test.ts'],
     },
     { ...base, ...storage, displayName: 'devhost', testMatch: ['<rootDir>/devhost/test/**/*.test.ts'] },
-    { ...base, ...storage, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'], setupFiles: [e2eOn.devhost] },
+    { ...base, ...e2eStorage, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'], setupFiles: [e2eOn.devhost] },
     // The TypeScript client is its own package (ESM, `.js` import suffixes); jest runs its sources
     // as CommonJS like the rest (swc strips the types), with the suffixes mapped back to the .ts files.
     { ...client, ...pure, displayName: 'client', testMatch: ['<rootDir>/clients/typescript/test/unit/**/*.test.ts'] },
     {
       ...client,
-      ...storage,
+      ...e2eStorage,
       displayName: 'client-e2e',
       testMatch: ['<rootDir>/clients/typescript/test/e2e/**/*.test.ts'],
       setupFiles: [e2eOn.devhost],

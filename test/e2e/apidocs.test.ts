@@ -8,7 +8,8 @@ import type { Page } from 'playwright-core';
 
 import { describeWithTool } from '../support/optionalTool';
 import { type Browser, chromiumTool, launchBrowser, screenshot } from './support/browser';
-import { type E2eHost, startE2eHost } from './support/harness';
+import { type E2eHost } from './support/harness';
+import { sharedE2eHost } from './support/sharedHost';
 import { requestJson } from './support/http';
 
 interface OpenApiDocument {
@@ -23,7 +24,7 @@ describeWithTool(chromiumTool, 'API reference page in Chromium', () => {
   let page: Page;
 
   beforeAll(async () => {
-    host = await startE2eHost();
+    host = await sharedE2eHost();
     browser = await launchBrowser();
     page = await browser.newPage();
   });

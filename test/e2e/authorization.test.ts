@@ -13,7 +13,8 @@ import { documentedRoutes } from '../../shared/app/routes';
 import { authorizationOf } from '../../shared/http/authorization';
 import type { RouteDefinition } from '../../shared/http/route';
 import { registeredFunctions } from './support/functions';
-import { type E2eHost, externalHost, hostLabel, startE2eHost } from './support/harness';
+import { type E2eHost, externalHost, hostLabel } from './support/harness';
+import { sharedE2eHost } from './support/sharedHost';
 import { readableAnswer, requestJson } from './support/http';
 import { unique } from './support/names';
 
@@ -54,7 +55,7 @@ describe(`authorization matrix (${hostLabel()}, keys on)`, () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startE2eHost();
+    host = await sharedE2eHost();
     const gate = await requestJson(host, 'PUT', `/api/gates/${probe}`, { key: 'admin', body: {} });
     expect(gate.status).toBe(201);
   });

@@ -10,7 +10,8 @@
  */
 import { request as httpRequest } from 'node:http';
 
-import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
+import { type E2eHost, hostLabel } from './support/harness';
+import { sharedE2eHost } from './support/sharedHost';
 import { expectProblem, type JsonResponse, readableAnswer, requestJson } from './support/http';
 import { unique } from './support/names';
 
@@ -38,7 +39,7 @@ describe(`the catch-all 404 (${hostLabel()}, keys on)`, () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startE2eHost();
+    host = await sharedE2eHost();
   });
   afterAll(async () => {
     await host.stop();

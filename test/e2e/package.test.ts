@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path';
 
 import { onceAcrossProcesses } from '../../devhost/realHost/once';
 import { type E2eHost, ownHostTest, repoRoot, startE2eHost } from './support/harness';
+import { sharedE2eHost } from './support/sharedHost';
 import { registeredFunctions } from './support/functions';
 import { requestJson } from './support/http';
 import { describeWithTool, onPath } from '../support/optionalTool';
@@ -79,7 +80,8 @@ describeWithTool(zipTools, 'the deployment package', () => {
     'loads from the unpacked zip alone and registers every function the source does',
     async () => {
       const packaged = await startE2eHost({ appRoot: unpacked });
-      const source = await startE2eHost();
+      // The repository's app, as the files share it.
+      const source = await sharedE2eHost();
       try {
         const names = await functionNames(packaged);
         expect(names.length).toBeGreaterThan(20);

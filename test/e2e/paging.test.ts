@@ -5,7 +5,8 @@
  * `continuationToken` is a 400 problem that changes nothing, including a token of another list.
  */
 import { transactions } from '../support/billing';
-import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
+import { type E2eHost, hostLabel } from './support/harness';
+import { sharedE2eHost } from './support/sharedHost';
 import { expectProblem, requestJson } from './support/http';
 import { type JobView, settledJob } from './support/jobs';
 import { unique } from './support/names';
@@ -15,7 +16,7 @@ describe(`paging on the ${hostLabel()}`, () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startE2eHost({ env: { TALLYHO_JOBS_QUEUE_PREFIX: unique('pg') } });
+    host = await sharedE2eHost();
   });
   afterAll(async () => {
     await host?.stop();

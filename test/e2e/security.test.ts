@@ -5,7 +5,8 @@
  */
 import type { GateView } from '../../shared/gates/schemas';
 import type { ScheduleView } from '../../shared/schedules/views';
-import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
+import { type E2eHost, hostLabel } from './support/harness';
+import { sharedE2eHost } from './support/sharedHost';
 import { expectProblem, type JsonResponse, readableAnswer, requestJson } from './support/http';
 import { unique } from './support/names';
 import { readAll } from './support/pages';
@@ -17,7 +18,7 @@ describe(`issue #17 regressions (${hostLabel()}, keys on)`, () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startE2eHost();
+    host = await sharedE2eHost();
   });
   afterAll(async () => {
     await host.stop();

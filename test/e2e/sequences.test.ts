@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { TableClient } from '@azure/data-tables';
 
 import { type E2eHost, ownHostTest, startE2eHost, storageOf } from './support/harness';
+import { sharedE2eHost } from './support/sharedHost';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
 
@@ -31,7 +32,7 @@ describe('sequences over HTTP', () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startE2eHost();
+    host = await sharedE2eHost();
   });
   afterAll(async () => {
     await host.stop();
@@ -162,7 +163,7 @@ describe('sequences with keys enforced', () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startE2eHost();
+    host = await sharedE2eHost();
   });
   afterAll(async () => {
     await host.stop();

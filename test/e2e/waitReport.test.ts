@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 
 import { gateInstanceIds } from '../../shared/gates/names';
 import { abandonWaits, AbandonedWait, openWaits } from '../support/waits';
-import { type E2eHost, startE2eHost } from './support/harness';
+import { type E2eHost } from './support/harness';
+import { sharedE2eHost } from './support/sharedHost';
 import { requestJson } from './support/http';
 import { until } from './support/wait';
 
@@ -16,7 +17,7 @@ describe('a wait given up', () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startE2eHost();
+    host = await sharedE2eHost();
   });
   afterAll(async () => {
     await host?.stop();

@@ -50,12 +50,11 @@ function newHostClaims(): string {
 }
 
 /**
- * The storage for one host: an account of its own in the run's Azurite. Jest's workers claim accounts
- * by creating a file named after one (exclusive create, so two workers never get the same one).
+ * The storage for one host: an account of its own in the run's Azurite (or in `base`, whose claims
+ * are in `claims`). Jest's workers claim accounts by creating a file named after one (exclusive
+ * create, so two workers never get the same one).
  */
-export function claimHostStorage(): string {
-  const base = runStorage();
-  const claims = process.env[hostClaimsVariable];
+export function claimHostStorage(base: string = runStorage(), claims: string | undefined = process.env[hostClaimsVariable]): string {
   if (claims === undefined || claims === '') return base;
   for (const account of hostAccounts) {
     try {

@@ -3,24 +3,42 @@
  * their project and time, and each project's total (the sum of its files' times; with two workers
  * the wall time is about half of the sum), and for the projects named in `perFile` (the real-host
  * ones, whose skips must be only the devhost-only features) each file's passed, failed and skipped
- * counts. With TEST_TIMINGS_FILE set, every file's time also goes to that file as JSON (for comparing
- * two runs file by file). CommonJS, as jest loads reporters without a transform.
+ * counts, and how many hosts the harness started (TEST_HOST_STARTS). With TEST_TIMINGS_FILE set, every
+ * file's time, with its tests' times, also goes to that file as JSON (for comparing two runs file by
+ * file). CommonJS, as jest loads reporters without a transform.
  */
-const { writeFileSync } = require('node:fs');
+const { existsSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
+
+/** The host starts the harness counted (test/e2e/support/harness.ts), by kind, with restarts apart. */
+function hostStarts(file) {
+  if (file === undefined || !existsSync(file)) return undefined;
+  const counts = new Map();
+  for (const line of readFileSync(file, 'utf8').split('\n').filter((l) => l !== '')) {
+    const [kind, what] = line.split(' ');
+    const key = `${kind}${what === 'restart' ? ' restarts' : ''}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts.size === 0 ? undefined : [...counts.entries()].map(([key, n]) => `${key} ${n}`).join(', ');
+}
 
 class TimingReporter {
   constructor(globalConfig, options = {}) {
     this.shown = options.slowest ?? 10;
     this.perFile = new Set(options.perFile ?? []);
+    this.startsDir = process.env.TEST_HOST_STARTS_DIR;
   }
 
   onRunComplete(_contexts, results) {
+    const starts = hostStarts(process.env.TEST_HOST_STARTS);
+    if (this.startsDir !== undefined) rmSync(this.startsDir, { recursive: true, force: true });
     const files = results.testResults
       .filter((r) => r.perfStats && r.perfStats.end > 0)
       .map((r) => ({
         seconds: (r.perfStats.end - r.perfStats.start) / 1000,
         project: r.displayName?.name ?? '',
         path: r.testFilePath.replace(`${process.cwd()}/`, ''),
+        // Each test's own time: how far below jest's timeout (the safety net) the slowest ones stay.
+        tests: r.testResults.map((t) => ({ title: t.fullName, ms: t.duration ?? 0 })).sort((a, b) => b.ms - a.ms),
       }));
     if (files.length === 0) return;
     const timingsFile = process.env.TEST_TIMINGS_FILE;
@@ -46,7 +64,8 @@ class TimingReporter {
       .sort();
     if (counted.length > 0) process.stderr.write(`\nTests per file (${[...this.perFile].join(', ')}):\n${counted.join('\n')}\n`);
     process.stderr.write(
-      `\nSlowest ${lines.length} test files:\n${lines.join('\n')}\nTime per project (sum of file times): ${perProject}\n`,
+      `\nSlowest ${lines.length} test files:\n${lines.join('\n')}\nTime per project (sum of file times): ${perProject}\n` +
+        (starts === undefined ? '' : `Host starts: ${starts}\n`),
     );
   }
 }

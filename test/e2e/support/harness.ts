@@ -14,14 +14,14 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 
 import { copyApp } from '../../../devhost/realHost/appCopy';
 import type { HostBuild } from '../../../devhost/realHost/hostBuild';
 import { type RealHost, startRealHost } from '../../../devhost/realHost/process';
-import { realHostEnvironment } from '../../support/realHostSetup';
+import { realHostEnvironment } from '../../support/realHostPrepared';
 import { claimHostStorage, runStorage } from '../../support/storageAccounts';
 import { waitingFor } from '../../support/waits';
 
@@ -55,6 +55,8 @@ export interface E2eHostOptions {
   readonly storage?: string | undefined;
   /** Pass the host's own output through (default: kept for `output()` and shown on failure). */
   readonly verbose?: boolean;
+  /** Called with each piece of the host's output as it comes (the shared hosts keep theirs in a file). */
+  readonly onOutput?: (text: string) => void;
   /**
    * Ignored, kept so older callers compile: a start waits for the host to listen (or to exit) however
    * long that takes, with jest's timeout as the only limit (test/support/waits.ts).
@@ -154,6 +156,17 @@ export const ownHostTest = (name: string, fn: () => Promise<void>, timeout?: num
 
 const running = new Set<E2eHost>();
 
+/**
+ * With TEST_HOST_STARTS set (the timing reporter sets it), every host start and restart is a line in
+ * that file, and the reporter counts them after the run: the suite's cost in hosts, kept in view.
+ */
+function countStart(kind: 'devhost' | 'real', what: 'start' | 'restart'): void {
+  const file = process.env.TEST_HOST_STARTS;
+  if (file === undefined || file === '') return;
+  const testPath = typeof expect === 'undefined' ? undefined : expect.getState().testPath;
+  appendFileSync(file, `${kind} ${what} ${testPath === undefined ? 'shared' : relative(repoRoot, testPath)}\n`);
+}
+
 /** With E2E_HOST_LOG_DIR set, every host's output is kept there when it stops, for a look afterwards. */
 function keepOutput(host: E2eHost): void {
   const dir = process.env.E2E_HOST_LOG_DIR;
@@ -165,6 +178,11 @@ function keepOutput(host: E2eHost): void {
 /** The storage a host uses, for a test's own look at it: its own account, or for an external host the run's storage. */
 export function storageOf(host: E2eHost): string {
   return host.storage ?? runStorage();
+}
+
+/** Counts a host this file did not start (the shared one) among its hosts, for failure reports. */
+export function registerRunning(host: E2eHost): void {
+  running.add(host);
 }
 
 /** The hosts this test file started and has not stopped (or the external host), for failure reports. */
@@ -206,7 +224,8 @@ function appSettings(appRoot: string, storage: string, taskHub: string, override
   return settings;
 }
 
-function externalE2eHost(): E2eHost {
+/** The host E2E_BASE_URL names, with the keys E2E_FUNCTION_KEY / E2E_ADMIN_KEY give. */
+export function externalE2eHost(): E2eHost {
   const baseUrl = (process.env.E2E_BASE_URL as string).replace(/\/+$/, '');
   const keys: HostKeys = {
     ...(process.env.E2E_ADMIN_KEY ? { admin: process.env.E2E_ADMIN_KEY } : {}),
@@ -249,6 +268,7 @@ class ChildDevhost implements E2eHost {
     readonly taskHub: string,
     readonly storage: string,
     private readonly verbose: boolean,
+    private readonly onOutput: ((text: string) => void) | undefined,
   ) {
     this.keys = configuredKeys;
   }
@@ -263,6 +283,7 @@ class ChildDevhost implements E2eHost {
 
   async start(): Promise<void> {
     if (!existsSync(cliPath)) throw new Error(`${cliPath} does not exist: run \`npm run build\` before the e2e tests`);
+    countStart('devhost', this.port === 0 ? 'start' : 'restart');
     const child = spawn(process.execPath, [cliPath, '--app', this.appRoot, '--port', String(this.port), '--quiet'], {
       cwd: this.appRoot,
       env: this.env,
@@ -278,6 +299,7 @@ class ChildDevhost implements E2eHost {
         const onData = (chunk: Buffer): void => {
           const text = chunk.toString();
           this.log += text;
+          this.onOutput?.(text);
           if (this.verbose) process.stdout.write(text);
           const m = /devhost listening on (\S+)/.exec(this.log.slice(from));
           const master = /devhost master key: (\S+)/.exec(this.log.slice(from));
@@ -400,6 +422,7 @@ class RealE2eHost implements E2eHost {
   restart(options: RestartOptions = {}): Promise<void> {
     if (options.clockStartsAt !== undefined)
       throw new Error('The real host has no virtual clock (restart({ clockStartsAt }) is devhost only)');
+    countStart('real', 'restart');
     return waitingFor('the real host to restart', () => this.host.restart(options), () => `The host's last output:\n${this.output().slice(-4000)}`);
   }
 
@@ -426,6 +449,7 @@ async function startReal(options: E2eHostOptions, appRoot: string, taskHub: stri
   const appDir = copyApp({ appRoot, extensionsBin, parent: scratch });
   const storage = storageFor(options);
   const settings = appSettings(appRoot, storage, taskHub, options.env);
+  countStart('real', 'start');
   let output = '';
   const host = await waitingFor(
     'the real host to report Running',
@@ -438,7 +462,10 @@ async function startReal(options: E2eHostOptions, appRoot: string, taskHub: stri
         // Until it runs or exits: no time budget (test/support/waits.ts).
         startTimeoutMs: 0,
         signal,
-        onOutput: (text) => (output += text),
+        onOutput: (text) => {
+          output += text;
+          options.onOutput?.(text);
+        },
       }),
     () => `The host's output so far:\n${output.slice(-4000)}`,
   );
@@ -447,14 +474,18 @@ async function startReal(options: E2eHostOptions, appRoot: string, taskHub: stri
 
 export async function startE2eHost(options: E2eHostOptions = {}): Promise<E2eHost> {
   if (externalHost) return externalE2eHost();
-  const appRoot = resolve(options.appRoot ?? repoRoot);
-  const taskHub = options.taskHub ?? uniqueTaskHub();
-  const host =
-    hostKind() === 'real'
-      ? await startReal(options, appRoot, taskHub)
-      : await startChildDevhost(options, appRoot, taskHub, { admin: newKey(), function: newKey() });
+  const host = await startHostOn(hostKind() === 'real' ? 'real' : 'devhost', options);
   running.add(host);
   return host;
+}
+
+/** A host of this kind with keys on (startE2eHost's, for a set-up that is not in a test file: the shared hosts). */
+export async function startHostOn(kind: 'devhost' | 'real', options: E2eHostOptions = {}): Promise<E2eHost> {
+  const appRoot = resolve(options.appRoot ?? repoRoot);
+  const taskHub = options.taskHub ?? uniqueTaskHub();
+  return kind === 'real'
+    ? startReal(options, appRoot, taskHub)
+    : startChildDevhost(options, appRoot, taskHub, { admin: newKey(), function: newKey() });
 }
 
 /**
@@ -480,7 +511,7 @@ async function startChildDevhost(options: E2eHostOptions, appRoot: string, taskH
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
-  const host = new ChildDevhost(env, appRoot, keys, taskHub, storage, options.verbose === true);
+  const host = new ChildDevhost(env, appRoot, keys, taskHub, storage, options.verbose === true, options.onOutput);
   await host.start();
   return host;
 }
