@@ -13,7 +13,7 @@ import { documentedRoutes } from '../../shared/app/routes';
 import { authorizationOf } from '../../shared/http/authorization';
 import type { RouteDefinition } from '../../shared/http/route';
 import { registeredFunctions } from './support/functions';
-import { type E2eHost, externalHost, hostLabel } from './support/harness';
+import { type E2eHost, hostLabel } from './support/harness';
 import { sharedE2eHost } from './support/sharedHost';
 import { readableAnswer, requestJson } from './support/http';
 import { unique } from './support/names';
@@ -98,7 +98,6 @@ describe(`authorization matrix (${hostLabel()}, keys on)`, () => {
   const readable = (answer: Answer): string => readableAnswer(answer.headers, answer.text);
 
   test('the host registers exactly the routes of the table, each with the level the table gives it', async () => {
-    if (externalHost) return;
     const registered = (await registeredFunctions(host)).flatMap((f) =>
       f.http === undefined ? [] : [{ name: f.name, level: f.http.authLevel.toLowerCase() }],
     );

@@ -15,7 +15,7 @@ import { delimiter, dirname, join } from 'node:path';
 
 import { blockAfter, pagePrograms, readPage } from '../support/clientPages';
 import { expectInOrder, ok, ownHost, printed } from './support/clientPackages';
-import { repoRoot } from './support/harness';
+import { ownHostTest, repoRoot } from './support/harness';
 
 const installedVersion = (name: string): string =>
   (JSON.parse(readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
@@ -96,7 +96,8 @@ describe('@tallyho/client, packed with npm pack and installed outside the reposi
     expect(files.filter((f) => /^package\/(test|scripts|node_modules)\//.test(f) || f.endsWith('tsconfig.json'))).toEqual([]);
   });
 
-  test('the quick start, as printed in the page and the package README, runs against the host', async () => {
+  // The page's programs use fixed names and expect a fresh app (ORD-0000001-3): a host of their own.
+  ownHostTest('the quick start, as printed in the page and the package README, runs against the host', async () => {
     expect(blockAfter(readPage(repoRoot, 'clients/typescript/README.md'), '## Quick start', 'ts')).toBe(
       blockAfter(page, '## Quick start', 'ts'),
     );
@@ -104,7 +105,7 @@ describe('@tallyho/client, packed with npm pack and installed outside the reposi
     expectInOrder(result, printed.quickStart);
   });
 
-  test("the page's other examples, in page order, run against the host", async () => {
+  ownHostTest("the page's other examples, in page order, run against the host", async () => {
     for (const line of printed.ts)
       expect([line, page.includes(`// ${line}`) || page.includes(`… ${line}`) || page.includes(`${line} …`)]).toEqual([line, true]);
     const result = await ok(process.execPath, ['out/page.js'], join(scratch, 'app'), env());

@@ -17,7 +17,7 @@ import { blockAfter, pagePrograms, readPage } from '../support/clientPages';
 import { dotnetTool } from '../support/dotnetBuild';
 import { describeWithTool } from '../support/optionalTool';
 import { expectInOrder, ok, ownHost, printed } from './support/clientPackages';
-import { repoRoot } from './support/harness';
+import { ownHostTest, repoRoot } from './support/harness';
 
 describeWithTool(dotnetTool, 'Tallyho.Client, packed with dotnet pack and added to an app outside the repository', () => {
   const page = readPage(repoRoot, 'docs/client-dotnet.md');
@@ -81,7 +81,8 @@ describeWithTool(dotnetTool, 'Tallyho.Client, packed with dotnet pack and added 
     });
   });
 
-  test('the quick start, as printed in the page and the package README, runs against the host', async () => {
+  // The page's programs use fixed names and expect a fresh app (ORD-0000001-3): a host of their own.
+  ownHostTest('the quick start, as printed in the page and the package README, runs against the host', async () => {
     expect(blockAfter(readPage(repoRoot, 'clients/dotnet/README.md'), '## Quick start', 'csharp')).toBe(
       blockAfter(page, '## Quick start', 'csharp'),
     );
@@ -89,7 +90,7 @@ describeWithTool(dotnetTool, 'Tallyho.Client, packed with dotnet pack and added 
     expectInOrder(result, printed.quickStart);
   });
 
-  test("the page's other examples, in page order, run against the host", async () => {
+  ownHostTest("the page's other examples, in page order, run against the host", async () => {
     for (const line of printed.csharp)
       expect([line, page.includes(`// ${line}`) || page.includes(`… ${line}`) || page.includes(`${line} …`)]).toEqual([line, true]);
     const result = await ok('dotnet', ['run', '--no-build', '-c', 'Release'], app('Page'), env());

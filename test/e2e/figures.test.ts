@@ -40,7 +40,8 @@ describe('operator figures', () => {
 
   beforeAll(async () => {
     host = await startE2eHost({ env: { ...disabled, TALLYHO_JOBS_QUEUES: String(queueCount), TALLYHO_JOBS_QUEUE_PREFIX: prefix } });
-    storage = storageFor(storageOf(host));
+    // Only the own-host tests read it (an external host's storage is not this run's).
+    if (!host.external) storage = storageFor(storageOf(host));
   });
   afterAll(async () => {
     await host?.stop();

@@ -313,7 +313,8 @@ describe('gates over HTTP', () => {
     expect(next.body).toMatchObject({ released: false, timedOut: true });
   });
 
-  test('a client that hangs up on an event stream or a long poll is let go at once: the gate watch hub drops its listener', async () => {
+  // Reads the host's output.
+  ownHostTest('a client that hangs up on an event stream or a long poll is let go at once: the gate watch hub drops its listener', async () => {
     const name = unique('gone');
     await create(name);
     // The app logs gates.watch.clientGone with the hub's listener count after the client's was dropped.
@@ -452,7 +453,8 @@ describe('gates with keys enforced', () => {
     });
   });
 
-  test('a full generation refuses a start with 429 and Retry-After, and registers nothing; after the release starts are late and accepted', async () => {
+  // Needs TALLYHO_GATES_MAX_WAITERS of its own.
+  ownHostTest('a full generation refuses a start with 429 and Retry-After, and registers nothing; after the release starts are late and accepted', async () => {
     const name = unique('full');
     expect((await requestJson(host, 'PUT', `/api/gates/${name}`, { key: 'admin' })).status).toBe(201);
     const starts = await Promise.all(

@@ -371,7 +371,8 @@ describe('schedules on any host (no time travel needed)', () => {
     await host.stop();
   });
 
-  test('a one-off a few seconds out fires once, not before its time, on real time', async () => {
+  // These three read the host's storage (the target queue, the index table).
+  ownHostTest('a one-off a few seconds out fires once, not before its time, on real time', async () => {
     const id = unique('soon');
     const queue = unique('app-out');
     // Whole seconds, a few ahead: durable timers on Azurite have fired up to ~1 s early on the real
@@ -390,7 +391,7 @@ describe('schedules on any host (no time travel needed)', () => {
     expect(await queueTexts(host, queue)).toEqual(['soon']);
   });
 
-  test('trigger now runs the target at once, also while paused', async () => {
+  ownHostTest('trigger now runs the target at once, also while paused', async () => {
     const id = unique('trigger');
     const queue = unique('app-out');
     const at = new Date(Date.now() + 7 * 86_400_000).toISOString();
@@ -418,7 +419,7 @@ describe('schedules on any host (no time travel needed)', () => {
     expectProblem(await s.trigger(id), 409, 'Conflict');
   });
 
-  test('bad cron, time or zone is a 400 problem and creates nothing: no index row, no orchestration', async () => {
+  ownHostTest('bad cron, time or zone is a 400 problem and creates nothing: no index row, no orchestration', async () => {
     const target = { type: 'queueMessage', queue: 'app-never-used', message: 'x' };
     const cases: [string, Record<string, unknown>, string][] = [
       ['five-field cron', { cron: '0 * * * *' }, 'body.cron'],

@@ -26,7 +26,7 @@ import { legacyFlusherInstanceId } from '../../shared/streams/names';
 import type { ScheduleView } from '../../shared/schedules/views';
 import { transactions } from '../support/billing';
 import { selfSignedCert } from '../support/selfSignedCert';
-import { devhostTest, type E2eHost, hostLabel, startE2eHost } from './support/harness';
+import { devhostTest, type E2eHost, hostLabel, startE2eHost, ownHostTest, describeOwnHost } from './support/harness';
 import { expectProblem, type JsonResponse, readableAnswer, requestJson } from './support/http';
 import { type JobView, queuesPolledPromptly, settledJob } from './support/jobs';
 import { unique } from './support/names';
@@ -311,7 +311,8 @@ describe(`security probe of issue #24 (${hostLabel()}, keys on)`, () => {
     expect(readable(status)).not.toMatch(/RpcException|\bat .*\.js|\/home\/|\/work\//);
   });
 
-  test("a gate's waiter slots are refused at start with 429 when full [gates work]", async () => {
+  // This and the wire-server test need settings of their own (TALLYHO_GATES_MAX_WAITERS, the allow-list).
+  ownHostTest("a gate's waiter slots are refused at start with 429 when full [gates work]", async () => {
     const gate = unique('slots');
     expect((await admin('PUT', `/api/gates/${gate}`, {})).status).toBe(201);
     for (const runId of ['w1', 'w2', 'w3']) expect((await fn('POST', `/api/gates/${gate}/runs`, { runId })).status).toBe(202);
@@ -355,7 +356,7 @@ describe(`security probe of issue #24 (${hostLabel()}, keys on)`, () => {
     });
   });
 
-  test("Azure's wire server (168.63.129.16) is no webhook target, even when allow-listed", async () => {
+  ownHostTest("Azure's wire server (168.63.129.16) is no webhook target, even when allow-listed", async () => {
     for (const url of ['https://168.63.129.16/machine?comp=goalstate', 'https://168.63.129.16:443/']) {
       const refused = expectProblem(
         await fn('POST', '/api/schedules', { id: unique('wire'), at: later, target: { type: 'webhook', url } }),
@@ -366,7 +367,8 @@ describe(`security probe of issue #24 (${hostLabel()}, keys on)`, () => {
   });
 });
 
-describe(`security probe of issue #24, with tight caps and a webhook (${hostLabel()}, keys on)`, () => {
+// Tight caps and a webhook allow-list: settings of its own.
+describeOwnHost(`security probe of issue #24, with tight caps and a webhook (${hostLabel()}, keys on)`, () => {
   const tls = selfSignedCert(['localhost']);
   const caFile = join(tmpdir(), `tallyho-probe-ca-${randomBytes(4).toString('hex')}.pem`);
   const secret = 'db.internal:5432 password=hunter2 at Object.<anonymous> (/srv/app/index.js:1:1)';

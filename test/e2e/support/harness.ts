@@ -148,10 +148,21 @@ export const describeDevhost = (name: string, fn: () => void, feature = 'virtual
   else describe(name, fn);
 };
 
-/** `test` for tests that a host this harness did not start cannot run (restarts, settings of their own). */
+const ownHostNote = '[skipped: needs a host of its own; E2E_BASE_URL is set]';
+
+/**
+ * `test` for tests that a host this harness did not start cannot run: a fresh app, settings of their
+ * own, a restart, the host's output or its storage. Against E2E_BASE_URL they are skipped, named so.
+ */
 export const ownHostTest = (name: string, fn: () => Promise<void>, timeout?: number): void => {
-  if (externalHost) test.skip(`${name} [skipped: needs a host of its own; E2E_BASE_URL is set]`, fn);
+  if (externalHost) test.skip(`${name} ${ownHostNote}`, fn);
   else test(name, fn, timeout);
+};
+
+/** `describe` for a block whose every test needs a host of its own (see ownHostTest); skipped against E2E_BASE_URL. */
+export const describeOwnHost = (name: string, fn: () => void): void => {
+  if (externalHost) describe.skip(`${name} ${ownHostNote}`, fn);
+  else describe(name, fn);
 };
 
 const running = new Set<E2eHost>();
@@ -175,9 +186,15 @@ function keepOutput(host: E2eHost): void {
   writeFileSync(join(dir, `${host.kind}-${host.taskHub ?? 'external'}.log`), host.output());
 }
 
-/** The storage a host uses, for a test's own look at it: its own account, or for an external host the run's storage. */
+/**
+ * The storage a host uses, for a test's own look at it. An external host's storage is not this run's:
+ * a test that reads it needs a host of its own (ownHostTest, describeOwnHost).
+ */
 export function storageOf(host: E2eHost): string {
-  return host.storage ?? runStorage();
+  if (host.storage !== undefined) return host.storage;
+  if (host.external)
+    throw new Error("This test reads the host's storage, which an external host (E2E_BASE_URL) does not share: make it an ownHostTest");
+  return runStorage();
 }
 
 /** Counts a host this file did not start (the shared one) among its hosts, for failure reports. */

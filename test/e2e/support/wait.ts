@@ -29,6 +29,8 @@ interface HistoryEntry {
 const hook = '/runtime/webhooks/durabletask/instances';
 const historyTail = 12;
 const instancesShown = 8;
+/** How many running instances are read to pick the ones shown (a shared or external host holds many). */
+const instancesRead = 500;
 
 /**
  * Polls `probe` until it returns something other than undefined. Given up (its test ended first),
@@ -45,16 +47,21 @@ export async function orchestrationReport(): Promise<string> {
   return reports.join('\n');
 }
 
-/** The host's running and pending orchestrations, each with the tail of its history. */
+/** The host's running and pending orchestrations, the most recently updated first, each with the tail of its history. */
 async function unfinishedOrchestrations(host: E2eHost): Promise<string> {
   try {
-    const list = await requestJson<InstanceStatus[]>(host, 'GET', `${hook}?runtimeStatus=Running,Pending&top=${instancesShown + 1}`, {
+    const list = await requestJson<InstanceStatus[]>(host, 'GET', `${hook}?runtimeStatus=Running,Pending&top=${instancesRead}`, {
       key: 'admin',
     });
     if (list.status !== 200 || !Array.isArray(list.body)) return `(could not list orchestrations: HTTP ${list.status})`;
-    if (list.body.length === 0) return 'No orchestration is running or pending.';
-    const shown = await Promise.all(list.body.slice(0, instancesShown).map((s) => describeInstance(host, s.instanceId)));
-    const more = list.body.length > instancesShown ? `\n… and more` : '';
+    // Entities ("@name@key") run for as long as they exist; the orchestrations a test just started
+    // are the most recently updated, on a host other files (or other runs) use too.
+    const orchestrations = list.body
+      .filter((s) => !s.instanceId.startsWith('@'))
+      .sort((a, b) => (b.lastUpdatedTime ?? '').localeCompare(a.lastUpdatedTime ?? ''));
+    if (orchestrations.length === 0) return 'No orchestration is running or pending.';
+    const shown = await Promise.all(orchestrations.slice(0, instancesShown).map((s) => describeInstance(host, s.instanceId)));
+    const more = orchestrations.length > instancesShown ? `\n… and ${orchestrations.length - instancesShown} more, updated earlier` : '';
     return `Orchestrations still running or pending:\n${shown.join('\n')}${more}`;
   } catch (err) {
     return `(could not list orchestrations: ${err instanceof Error ? err.message : String(err)})`;
