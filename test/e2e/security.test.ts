@@ -1,7 +1,9 @@
 /**
  * Regression tests for the findings of issue #17 ("nobody gets more than their key allows") that the
- * authorization work fixed, each named after its finding, on the host of the run (devhost or real host) with keys on. The matrix in
- * authorization.test.ts covers every route; these follow each attack through to what it would have won.
+ * authorization work fixed — a gated run leaking the admin key (finding 1), schedules escalating to
+ * admin actions (2), operator actions at function level (9) — each named by the behaviour it proves,
+ * on the host of the run (devhost or real host) with keys on. The matrix in authorization.test.ts
+ * covers every route; these follow each attack through to what it would have won.
  */
 import type { GateView } from '../../shared/gates/schemas';
 import type { ScheduleView } from '../../shared/schedules/views';
@@ -29,7 +31,7 @@ describe(`issue #17 regressions (${hostLabel()}, keys on)`, () => {
   };
   const gateState = async (name: string): Promise<GateView> => (await requestJson<GateView>(host, 'GET', `/api/gates/${name}`)).body;
 
-  test('finding 1 (critical, admin key leaked): a gated run answers with its own status route, never Durable management URLs or a key', async () => {
+  test('a gated run answers with its own status route, never Durable management URLs or a key', async () => {
     const gate = unique('f1');
     await createGate(gate);
     const started = await requestJson<Record<string, unknown>>(host, 'POST', `/api/gates/${gate}/runs`, {
@@ -62,7 +64,7 @@ describe(`issue #17 regressions (${hostLabel()}, keys on)`, () => {
     expect(await gateState(gate)).toMatchObject({ state: 'closed', releasedBy: null });
   });
 
-  test('finding 2 (high, schedules escalate to admin actions): a gateRelease target needs the admin key to create, trigger or change; the creator is recorded', async () => {
+  test('a gateRelease target needs the admin key to create, trigger or change; the creator is recorded', async () => {
     const gate = unique('f2');
     await createGate(gate);
     const id = unique('f2s');
@@ -124,7 +126,7 @@ describe(`issue #17 regressions (${hostLabel()}, keys on)`, () => {
     expect(own.body.createdBy).toEqual({ by: 'shop', level: 'function' });
   });
 
-  test('finding 9 (low, operator actions at function level): listing schedules and retrying failed job items need the admin key', async () => {
+  test('listing schedules and retrying failed job items need the admin key', async () => {
     const list = await requestJson(host, 'GET', '/api/schedules', { key: 'function' });
     expect(list.status).toBe(401);
     expect((await requestJson(host, 'GET', '/api/schedules', { key: 'admin' })).status).toBe(200);

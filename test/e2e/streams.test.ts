@@ -386,7 +386,7 @@ describe('streams across a host restart', () => {
   }
 
   ownHostTest(
-    'finding 5: an idle flusher ends after an idle recheck interval; the next append starts a new one, which flushes it',
+    'an idle flusher ends after an idle recheck interval; the next append starts a new one, which flushes it',
     async () => {
       const type = unique('idle');
       expect((await post(host, type, { producer: 'p', seq: 1 })).status).toBe(202);
