@@ -80,7 +80,7 @@ export function expectProblem(res: JsonResponse, status: number, code?: string):
   return problem;
 }
 
-export interface SseEvent {
+interface SseEvent {
   readonly id?: string;
   readonly event: string;
   readonly data: string;
