@@ -19,6 +19,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import { issueCredential } from '../../shared/identity/credentials';
 import { defaultRoute, routeWriterKey } from '../../shared/streams/route';
@@ -431,14 +432,25 @@ describeOwnHost(`security probe of issue #24, with tight caps and a webhook (${h
     // ten were accepted one after another while never more than ten were open.
     const parked = unique('parked');
     expect((await requestJson(host, 'PUT', `/api/processors/${parked}`, { key: 'admin', body: { type: 'external' } })).status).toBe(201);
-    const answers = await Promise.all(
-      Array.from({ length: 60 }, (_, i) =>
-        requestJson(host, 'POST', '/api/jobs', { body: { processor: parked, items: transactions(200, 7, `burst${i}`) } }),
-      ),
-    );
+    // Each submission as a client makes it: with an Idempotency-Key, and asked again after Retry-After
+    // when the app answers 503 (its storage did not answer in time: a busy machine's Azurite), so a
+    // retried submission that had in fact been stored is the same job, not a second one.
+    const submit = async (i: number): Promise<{ status: number; id?: string }> => {
+      const key = `${parked}-burst${i}`;
+      for (;;) {
+        const res = await requestJson<{ id?: string }>(host, 'POST', '/api/jobs', {
+          body: { processor: parked, items: transactions(200, 7, `burst${i}`) },
+          headers: { 'idempotency-key': key },
+        });
+        if (res.status !== 503) return { status: res.status, ...(res.body.id === undefined ? {} : { id: res.body.id }) };
+        await sleep(Number(res.headers.get('retry-after') ?? '1') * 1000);
+      }
+    };
+    const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => submit(i)));
     const statuses = answers.map((a) => a.status);
     expect(statuses.filter((s) => s !== 202 && s !== 429)).toEqual([]);
-    expect(statuses.filter((s) => s === 202).length).toBeLessThanOrEqual(10);
-    expect(statuses.filter((s) => s === 202).length).toBeGreaterThan(0);
+    const accepted = new Set(answers.filter((a) => a.status === 202).map((a) => a.id));
+    expect(accepted.size).toBeLessThanOrEqual(10);
+    expect(accepted.size).toBeGreaterThan(0);
   });
 });

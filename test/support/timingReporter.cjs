@@ -9,16 +9,24 @@
  */
 const { existsSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
 
-/** The host starts the harness counted (test/e2e/support/harness.ts), by kind, with restarts apart. */
+/**
+ * The host starts the harness counted (test/e2e/support/harness.ts): by kind, with restarts apart,
+ * for the run and for each file ("shared" for the projects' shared hosts).
+ */
 function hostStarts(file) {
-  if (file === undefined || !existsSync(file)) return undefined;
+  if (file === undefined || !existsSync(file)) return { total: undefined, byFile: new Map() };
   const counts = new Map();
+  const byFile = new Map();
   for (const line of readFileSync(file, 'utf8').split('\n').filter((l) => l !== '')) {
-    const [kind, what] = line.split(' ');
+    const [kind, what, path] = line.split(' ');
     const key = `${kind}${what === 'restart' ? ' restarts' : ''}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
+    const of = byFile.get(path) ?? {};
+    of[key] = (of[key] ?? 0) + 1;
+    byFile.set(path, of);
   }
-  return counts.size === 0 ? undefined : [...counts.entries()].map(([key, n]) => `${key} ${n}`).join(', ');
+  const total = counts.size === 0 ? undefined : [...counts.entries()].map(([key, n]) => `${key} ${n}`).join(', ');
+  return { total, byFile };
 }
 
 class TimingReporter {
@@ -40,9 +48,12 @@ class TimingReporter {
         // Each test's own time: how far below jest's timeout (the safety net) the slowest ones stay.
         tests: r.testResults.map((t) => ({ title: t.fullName, ms: t.duration ?? 0 })).sort((a, b) => b.ms - a.ms),
       }));
+    // The hosts each file started (counted per path: a file run by two projects gets both projects' starts).
+    for (const f of files) f.hostStarts = starts.byFile.get(f.path) ?? {};
     if (files.length === 0) return;
     const timingsFile = process.env.TEST_TIMINGS_FILE;
-    if (timingsFile) writeFileSync(timingsFile, `${JSON.stringify([...files].sort((a, b) => b.seconds - a.seconds), null, 1)}\n`);
+    const shared = starts.byFile.has('shared') ? [{ seconds: 0, project: '', path: 'shared hosts', tests: [], hostStarts: starts.byFile.get('shared') }] : [];
+    if (timingsFile) writeFileSync(timingsFile, `${JSON.stringify([...[...files].sort((a, b) => b.seconds - a.seconds), ...shared], null, 1)}\n`);
     const totals = new Map();
     for (const f of files) totals.set(f.project, (totals.get(f.project) ?? 0) + f.seconds);
     const width = Math.max(...files.map((f) => f.project.length));
@@ -65,7 +76,7 @@ class TimingReporter {
     if (counted.length > 0) process.stderr.write(`\nTests per file (${[...this.perFile].join(', ')}):\n${counted.join('\n')}\n`);
     process.stderr.write(
       `\nSlowest ${lines.length} test files:\n${lines.join('\n')}\nTime per project (sum of file times): ${perProject}\n` +
-        (starts === undefined ? '' : `Host starts: ${starts}\n`),
+        (starts.total === undefined ? '' : `Host starts: ${starts.total}\n`),
     );
   }
 }
