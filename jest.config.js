@@ -108,6 +108,9 @@ module.exports = {
   // out, a host to restart, a browser's page), and a third file fills that time. Measured on the 2-core
   // CI machine, `npm test` without the real host, fresh clone: 6 min 50 s with two, 6 min 13 s with three.
   maxWorkers: 3,
+  // The files that use a built artifact run last: npm test builds the artifacts beside jest
+  // (test/support/testSequencer.cjs).
+  testSequencer: '<rootDir>/test/support/testSequencer.cjs',
   // Where the time goes: the slowest files and each project's total, after the summary.
   reporters: [
     'default',

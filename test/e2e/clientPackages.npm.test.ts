@@ -56,7 +56,8 @@ describe('@tallyho/client, packed with npm pack and installed outside the reposi
     writeFileSync(join(app, 'quickstart.ts'), programs.quickStart);
     writeFileSync(join(app, 'page.ts'), programs.rest);
     await ok(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], app);
-  });
+    // Waits for the artifact, which npm test builds beside jest: a wide net for a busy machine's build.
+  }, 20 * 60_000);
 
   afterAll(() => {
     if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });

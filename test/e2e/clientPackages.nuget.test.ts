@@ -30,7 +30,8 @@ describeWithTool(dotnetTool, 'Tallyho.Client, packed with dotnet pack and added 
     // The package and the two apps with the page's programs are built before jest, and again only
     // when the client or the page changed (test/support/artifacts.cjs).
     built = await ensureArtifact('nuget-client');
-  });
+    // Waits for the artifact, which npm test builds beside jest: a wide net for a busy machine's build.
+  }, 20 * 60_000);
 
   // The page's programs use fixed names and expect a fresh app (ORD-0000001-3): a host of their own.
   ownHostTest('the quick start, as printed in the page and the package README, runs against the host', async () => {

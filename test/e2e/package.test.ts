@@ -40,7 +40,8 @@ describeWithTool(zipTools, 'the deployment package', () => {
     entries = execFileSync('unzip', ['-Z1', zipFile], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }).split('\n');
     unpacked = mkdtempSync(join(tmpdir(), 'tallyho-package-'));
     execFileSync('unzip', ['-q', zipFile, '-d', unpacked]);
-  });
+    // Waits for the artifact, which npm test builds beside jest: a wide net for a busy machine's build.
+  }, 20 * 60_000);
 
   afterAll(() => {
     rmSync(unpacked, { recursive: true, force: true });

@@ -129,7 +129,8 @@ const counted = itemCount.toLocaleString('en-US');
 
 describeWithTool(dotnetTool, `a ${counted}-item job, four TypeScript workers and one .NET worker, on the ${hostLabel()}`, () => {
   // The solution (the sample worker with it) is built once per test run, shared with the .NET client's suite.
-  beforeAll(() => buildDotnetSolution(), 600_000);
+  // Waits for the .NET build, which npm test makes beside jest: a wide net for a busy machine's build.
+  beforeAll(() => buildDotnetSolution(), 20 * 60_000);
 
   test('every item gets exactly one result, the right one, and both kinds of worker took batches', async () => {
     const processor = name('sq');
