@@ -245,7 +245,10 @@ async function ensureArtifact(name, log = () => undefined) {
     return dir;
   }
   return withLock(name, async () => {
-    if (existsSync(join(dir, '.complete'))) return dir;
+    if (existsSync(join(dir, '.complete'))) {
+      log(`${name}: built meanwhile by another process (${relative(repoRoot, dir)})`);
+      return dir;
+    }
     const started = Date.now();
     // Built where it is used (the .NET builds record their paths): a folder without `.complete` is
     // an interrupted build, started again from nothing.
