@@ -314,33 +314,46 @@ describe('gates over HTTP', () => {
   });
 
   // Reads the host's output.
-  ownHostTest('a client that hangs up on an event stream or a long poll is let go at once: the gate watch hub drops its listener', async () => {
-    const name = unique('gone');
-    await create(name);
-    // The app logs gates.watch.clientGone with the hub's listener count after the client's was dropped.
-    const gone = (kind: 'events' | 'wait', from: number) => () =>
-      Promise.resolve(
-        new RegExp(`"event":"gates\\.watch\\.clientGone","gate":"${name}","kind":"${kind}","listeners":0`).test(host.output().slice(from))
-          ? true
-          : undefined,
+  ownHostTest(
+    'a client that hangs up on an event stream or a long poll is let go at once: the gate watch hub drops its listener',
+    async () => {
+      const name = unique('gone');
+      await create(name);
+      // The app logs gates.watch.clientGone with the hub's listener count after the client's was dropped.
+      const gone = (kind: 'events' | 'wait', from: number) => () =>
+        Promise.resolve(
+          new RegExp(`"event":"gates\\.watch\\.clientGone","gate":"${name}","kind":"${kind}","listeners":0`).test(host.output().slice(from))
+            ? true
+            : undefined,
+        );
+
+      let from = host.output().length;
+      const stream = await readSse(host.url(`/api/gates/${name}/events`), { headers: functionKey(), maxEvents: 1 });
+      expect(stream.events.map((e) => e.event)).toEqual(['state']);
+      // readSse hangs up after its one event; the stream would otherwise stay open for TALLYHO_GATES_SSE_MAX_SECONDS.
+      await until('the event stream let go after its client hung up', gone('events', from));
+
+      const client = new AbortController();
+      const poll = fetch(host.url(`/api/gates/${name}/wait?timeout=60`), { headers: functionKey(), signal: client.signal }).catch(
+        (err: unknown) => err,
       );
-
-    let from = host.output().length;
-    const stream = await readSse(host.url(`/api/gates/${name}/events`), { headers: functionKey(), maxEvents: 1 });
-    expect(stream.events.map((e) => e.event)).toEqual(['state']);
-    // readSse hangs up after its one event; the stream would otherwise stay open for TALLYHO_GATES_SSE_MAX_SECONDS.
-    await until('the event stream let go after its client hung up', gone('events', from));
-
-    from = host.output().length;
-    const client = new AbortController();
-    const poll = fetch(host.url(`/api/gates/${name}/wait?timeout=60`), { headers: functionKey(), signal: client.signal }).catch(
-      (err: unknown) => err,
-    );
-    await sleep(1000);
-    client.abort();
-    expect(await poll).toMatchObject({ name: 'AbortError' });
-    await until('the long poll let go after its client hung up', gone('wait', from));
-  });
+      // Hang up only once the poll is parked (a hang-up before the request reached the app proves
+      // nothing, and leaves no log line to wait for). A long poll sends nothing until it answers, so the
+      // witness is an event stream: the hub logs how many listeners are left when its client hangs up,
+      // and from the moment the poll is parked that is 1, the poll's.
+      await until('the long poll to be parked', async () => {
+        const mark = host.output().length;
+        await readSse(host.url(`/api/gates/${name}/events`), { headers: functionKey(), maxEvents: 1 });
+        const left = new RegExp(`"event":"gates\\.watch\\.clientGone","gate":"${name}","kind":"events","listeners":(\\d+)`);
+        const listeners = await until('the witness stream let go', () => Promise.resolve(left.exec(host.output().slice(mark))?.[1]));
+        return listeners === '1' ? true : undefined;
+      });
+      from = host.output().length;
+      client.abort();
+      expect(await poll).toMatchObject({ name: 'AbortError' });
+      await until('the long poll let go after its client hung up', gone('wait', from));
+    },
+  );
 
   test('a released run with a job action submits one job, which completes; starting the run again submits nothing more', async () => {
     const name = unique('jobgate');
@@ -454,26 +467,29 @@ describe('gates with keys enforced', () => {
   });
 
   // Needs TALLYHO_GATES_MAX_WAITERS of its own.
-  ownHostTest('a full generation refuses a start with 429 and Retry-After, and registers nothing; after the release starts are late and accepted', async () => {
-    const name = unique('full');
-    expect((await requestJson(host, 'PUT', `/api/gates/${name}`, { key: 'admin' })).status).toBe(201);
-    const starts = await Promise.all(
-      Array.from({ length: 5 }, (_, i) => requestJson<RunStarted>(host, 'POST', `/api/gates/${name}/runs`, { body: { runId: `r${i}` } })),
-    );
-    const refused = starts.filter((r) => r.status === 429);
-    expect(starts.filter((r) => r.status === 202)).toHaveLength(3);
-    expect(refused).toHaveLength(2);
-    for (const r of refused) {
-      expectProblem(r, 429, 'TooManyRequests');
-      expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
-    }
-    const gate = (await requestJson<GateView>(host, 'GET', `/api/gates/${name}`)).body;
-    expect(gate.waiters).toMatchObject({ waiting: 3, registered: 3 });
-    const refusedIds = starts.flatMap((r, i) => (r.status === 429 ? [`r${i}`] : []));
-    for (const id of refusedIds) expect((await requestJson(host, 'GET', `/api/gates/${name}/runs/${id}`)).status).toBe(404);
-    expect((await requestJson(host, 'POST', `/api/gates/${name}/release`, { key: 'admin' })).status).toBe(200);
-    expect((await requestJson(host, 'POST', `/api/gates/${name}/runs`, { body: { runId: refusedIds[0] } })).status).toBe(202);
-  });
+  ownHostTest(
+    'a full generation refuses a start with 429 and Retry-After, and registers nothing; after the release starts are late and accepted',
+    async () => {
+      const name = unique('full');
+      expect((await requestJson(host, 'PUT', `/api/gates/${name}`, { key: 'admin' })).status).toBe(201);
+      const starts = await Promise.all(
+        Array.from({ length: 5 }, (_, i) => requestJson<RunStarted>(host, 'POST', `/api/gates/${name}/runs`, { body: { runId: `r${i}` } })),
+      );
+      const refused = starts.filter((r) => r.status === 429);
+      expect(starts.filter((r) => r.status === 202)).toHaveLength(3);
+      expect(refused).toHaveLength(2);
+      for (const r of refused) {
+        expectProblem(r, 429, 'TooManyRequests');
+        expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+      }
+      const gate = (await requestJson<GateView>(host, 'GET', `/api/gates/${name}`)).body;
+      expect(gate.waiters).toMatchObject({ waiting: 3, registered: 3 });
+      const refusedIds = starts.flatMap((r, i) => (r.status === 429 ? [`r${i}`] : []));
+      for (const id of refusedIds) expect((await requestJson(host, 'GET', `/api/gates/${name}/runs/${id}`)).status).toBe(404);
+      expect((await requestJson(host, 'POST', `/api/gates/${name}/release`, { key: 'admin' })).status).toBe(200);
+      expect((await requestJson(host, 'POST', `/api/gates/${name}/runs`, { body: { runId: refusedIds[0] } })).status).toBe(202);
+    },
+  );
 });
 
 describe('a gate release and a crash', () => {

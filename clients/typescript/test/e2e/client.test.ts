@@ -71,12 +71,13 @@ describe(`@tallyho/client against the ${hostLabel()}`, () => {
   });
 
   test('a wait() started before the release and one started after it both return', async () => {
-    const c = client();
-    const gate = c.gate(unique('launch'));
+    const name = unique('launch');
+    const gate = client(proxy.baseUrl).gate(name);
     await gate.create({ by: 'e2e' });
     const early = gate.wait({ timeout: 30_000 });
-    await new Promise((r) => setTimeout(r, 500));
-    await gate.release({ by: 'e2e', note: 'go' });
+    // Started before the release: it has read the gate (not released) and follows its event stream.
+    await until(() => proxy.seen.some((s) => s.path.includes(`/gates/${name}/events`)));
+    await client().gate(name).release({ by: 'e2e', note: 'go' });
     await expect(early).resolves.toMatchObject({ state: 'released', releasedBy: 'e2e' });
     await expect(gate.wait({ timeout: 5_000 })).resolves.toMatchObject({ state: 'released', releaseNote: 'go' });
   });
