@@ -14,13 +14,14 @@ import { randomUUID } from 'node:crypto';
 
 import type { EntityContext } from 'durable-functions';
 
-import { streamsOf } from '../../../shared/app/services';
 import { loadAppConfig } from '../../../shared/app/settings';
 import { seededRandom, systemClock } from '../../../shared/clock';
 import type { DurableClient } from '../../../shared/durable/client';
 import type { EntityRef } from '../../../shared/durable/entities';
 import { MemoryLogger } from '../../../shared/log';
+import { containers, tables } from '../../../shared/resources';
 import { occBackoff } from '../../../shared/retry';
+import { createStreams } from '../../../shared/streams';
 import { streamLedgerEntity } from '../../../shared/streams/ledger.entity';
 import { streamsDurable } from '../../../shared/streams/names';
 import { streamWriterEntity } from '../../../shared/streams/writer.entity';
@@ -79,7 +80,14 @@ describe('streams telemetry of the appends', () => {
   it('records accepted and duplicate events, and the buffer depth going up with each append', async () => {
     const memory = memoryTelemetry({ callerNames: ['telemetry-*'] });
     const config = loadAppConfig({ AzureWebJobsStorage: runStorage() });
-    const streams = streamsOf(config, storageFor(), {
+    const storage = storageFor();
+    const streams = createStreams({
+      settings: config.streams,
+      routesTable: () => storage.table(tables.streamRoutes),
+      container: () => storage.container(containers.streams),
+      containerName: containers.streams,
+      taskHub: config.durable.taskHub,
+      ownTypes: new Set(),
       clock: systemClock,
       random: seededRandom(1),
       logger: new MemoryLogger(),
