@@ -36,8 +36,8 @@ interface Signal {
 }
 
 /**
- * A fake of the Durable runtime for the streams' entities: a signal runs the entity function at once
- * (and the signals it sends after it, in order), states are kept in a map; every flusher counts as
+ * A fake of the Durable runtime for the streams' entities: a signal runs the entity function at once,
+ * as a batch of its own (and the signals it sends after it, in order: the writer's `settle` included), states are kept in a map; every flusher counts as
  * running. On a host the writer's report reaches the ledger later; the append polls the ledger until
  * its receipt is there, so "at once" is one of the orders a host can produce.
  */
@@ -63,7 +63,8 @@ function inMemoryDurable(): DurableClient {
         signalEntity: (to: EntityRef, op: string, data?: unknown) => queue.push({ entity: to, operation: op, input: data }),
         return: () => undefined,
       };
-      body({ df } as unknown as EntityContext<unknown>);
+      // Each signal is a batch of its own (one invocation), as the writer's checkpoint rule counts them.
+      body({ df, invocationId: randomUUID() } as unknown as EntityContext<unknown>);
     }
   };
   return {
