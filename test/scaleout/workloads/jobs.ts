@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 
-import { type AcceptedJob, checkJobs, type Lease, type StoredResults, type WaiterProbe } from '../checks/jobs';
+import { type AcceptedJob, checkJobs, type Completion, type Lease, type StoredResults, type WaiterProbe } from '../checks/jobs';
 import { sleep, untilAnswered } from '../history';
 import { int, tableRows } from '../storage';
 import { randomInt, type RunContext, type Workload } from '../workload';
@@ -85,7 +85,7 @@ async function work(
     items: items.map((i) => i.id),
     receivedAt: Date.now(),
     expiresAt: Date.parse(answer.expiresAt),
-    completedAt: undefined as number | undefined,
+    completion: undefined as Completion | undefined,
     grantedExpiresAt: Date.parse(answer.expiresAt),
     requestedAt,
   };
@@ -112,8 +112,9 @@ async function work(
       : { id: i.id, status: 'succeeded', output: { worker } },
   );
   const sentAt = Date.now();
-  const { reply } = await ctx.client.call('jobs', 'complete', 'POST', `/api/leases/${leaseId}/complete`, { body: { results } });
-  if (reply?.status === 200) lease.completedAt = sentAt;
+  const { op } = await ctx.client.call('jobs', 'complete', 'POST', `/api/leases/${leaseId}/complete`, { body: { results } });
+  // Whatever the answer: the checker tells a refusal from an answer that was lost (checks/jobs.ts).
+  lease.completion = { sentAt, status: op.status, instance: op.instance };
 }
 
 async function worker(ctx: RunContext, st: State, index: number): Promise<void> {
