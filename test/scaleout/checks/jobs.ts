@@ -31,6 +31,8 @@ export interface AcceptedJob {
   /** From the job's final view. */
   readonly completedAt: number | undefined;
   readonly state: string | undefined;
+  /** Items without a final result in that view (0 with the job unfinished: its completion is owed). */
+  readonly pending?: number | undefined;
 }
 
 export interface StoredResults {
@@ -135,7 +137,10 @@ function resultsInvariant(facts: JobFacts) {
     for (const item of stored.results.keys())
       if (!job.items.includes(item)) violations.push(`job ${job.id}: a result for unknown item ${item}`);
     if (stored.tallied !== job.items.length) violations.push(`job ${job.id}: tallies count ${stored.tallied} of ${job.items.length} items`);
-    if (job.state !== 'completed') violations.push(`job ${job.id}: ended ${job.state ?? 'unread'}`);
+    if (job.state !== 'completed')
+      violations.push(
+        `job ${job.id}: ended ${job.state ?? 'unread'}${job.pending === undefined ? '' : ` with ${job.pending} items pending`}`,
+      );
   }
   return { violations, items };
 }

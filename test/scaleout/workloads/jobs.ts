@@ -20,6 +20,7 @@ const cacheMs = 5_000;
 const oldLeaseSeconds = 10;
 const newLeaseSeconds = 12;
 const itemsPerJob = 10;
+const staleSeconds = 30;
 
 interface LeaseAnswer {
   leaseId?: string;
@@ -171,11 +172,14 @@ async function changeDeclaration(ctx: RunContext, st: State, afterMs: number): P
   if (reply?.status === 200) st.changeAt = Date.now();
 }
 
-async function jobView(ctx: RunContext, id: string): Promise<{ state?: string; timings?: { completedAt?: string | null } } | undefined> {
-  const reply = await untilAnswered(
-    () => ctx.client.call<{ state?: string; timings?: { completedAt?: string | null } }>('jobs', 'read', 'GET', `/api/jobs/${id}`),
-    Date.now() + 30_000,
-  );
+interface JobView {
+  state?: string;
+  totals?: { pending?: number };
+  timings?: { completedAt?: string | null };
+}
+
+async function jobView(ctx: RunContext, id: string): Promise<JobView | undefined> {
+  const reply = await untilAnswered(() => ctx.client.call<JobView>('jobs', 'read', 'GET', `/api/jobs/${id}`), Date.now() + 30_000);
   return reply?.status === 200 ? reply.body : undefined;
 }
 
@@ -189,10 +193,19 @@ export function jobsWorkload(): Workload {
     workersStop: new AbortController(),
   };
   let workers: Promise<void>[] = [];
-  const views = new Map<string, { state?: string; timings?: { completedAt?: string | null } } | undefined>();
+  const views = new Map<string, JobView | undefined>();
   return {
     capability: 'jobs',
-    settings: { TALLYHO_JOBS_MAX_OPEN: String(maxOpen), TALLYHO_JOBS_MAX_LEASE_WAITERS: String(maxWaiters) },
+    settings: {
+      TALLYHO_JOBS_MAX_OPEN: String(maxOpen),
+      TALLYHO_JOBS_MAX_LEASE_WAITERS: String(maxWaiters),
+      // A job whose finalizer was killed between its claim and the completed row is taken over by the
+      // reconciler once the claim is stale (shared/jobs/ledger/completion.ts, submit/reconcile.ts): with
+      // the defaults (120 s, a run each minute) up to 3 min after the kill, longer than the bounded
+      // run's load and drain after it. The same takeover, on timings the drain covers.
+      TALLYHO_JOBS_STALE_SECONDS: String(staleSeconds),
+      TALLYHO_JOBS_RECONCILE_SCHEDULE: '*/10 * * * * *',
+    },
     async setup(ctx) {
       for (const [name, leaseSeconds] of [
         [processor, oldLeaseSeconds],
@@ -242,6 +255,7 @@ export function jobsWorkload(): Workload {
           answeredAt: job.answeredAt,
           completedAt: completedAt === null || completedAt === undefined ? undefined : Date.parse(completedAt),
           state: view?.state,
+          pending: view?.totals?.pending,
         };
       });
       const results: StoredResults[] = [];
