@@ -224,7 +224,12 @@ export function checkJobs(facts: JobFacts): CheckReport {
         leases: facts.leases.length,
         cutLongPolls: facts.cutLongPolls,
       }),
-      invariant('no batch held by two workers at once', capped(holds), { leases: facts.leases.length }),
+      invariant('no batch held by two workers at once', capped(holds), {
+        leases: facts.leases.length,
+        completionsAnswerLost: facts.leases.filter(
+          (l) => l.completion !== undefined && l.completion.status !== 200 && mayHaveActed(l.completion),
+        ).length,
+      }),
       invariant('the open-jobs cap holds across instances', open.violations, {
         cap: facts.maxOpen,
         mostOpenAtOnce: open.most,
