@@ -63,7 +63,7 @@ export interface Completion {
 }
 
 /** Whether a completion may have taken effect (see the module comment): answered 200, or its answer lost. */
-export function mayHaveActed(c: Completion): boolean {
+function mayHaveActed(c: Completion): boolean {
   return c.status === undefined || c.status === 200 || (c.status >= 500 && c.instance !== undefined);
 }
 
