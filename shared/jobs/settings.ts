@@ -84,7 +84,7 @@ export const jobSettings = group(
       30_000,
       "longest pause between an idle processor queue's polls while lease requests wait on it (one poll serves every waiting request of an instance)",
     ),
-    maxLeaseWaiters: int('TALLYHO_JOBS_MAX_LEASE_WAITERS', 2000, 1, 100_000, 'lease requests one instance holds open at once (429 above)'),
+    maxLeaseWaiters: int('TALLYHO_JOBS_MAX_LEASE_WAITERS', 2000, 1, 100_000, 'lease requests one instance holds open at once, a quarter per caller (docs/security.md#fair-shares)'),
     pushSchedule: ncrontab(
       'TALLYHO_JOBS_PUSH_SCHEDULE',
       '*/2 * * * * *',

@@ -58,7 +58,13 @@ describe('a pre-empting pool', () => {
   test('a newcomer to a full pool takes the oldest place of its largest holder', () => {
     const pool = new HeldPool(() => ({ capacity: 4, share: 2 }), 'preempt');
     const ended: string[] = [];
-    for (const [who, n] of [['a', 1], ['b', 1], ['a', 2], ['b', 2]] as const) pool.admit(who, () => ended.push(`${who}${n}`));
+    for (const [who, n] of [
+      ['a', 1],
+      ['b', 1],
+      ['a', 2],
+      ['b', 2],
+    ] as const)
+      pool.admit(who, () => ended.push(`${who}${n}`));
     // a and b hold two each; the largest holder found first (a) loses its oldest.
     expect(pool.admit('c').ok).toBe(true);
     expect(ended).toEqual(['a1']);
@@ -86,27 +92,32 @@ test('two identities interleaving admissions and releases: neither exceeds its s
     fc.record({ kind: fc.constant('release' as const), who: fc.constantFrom('a' as const, 'b' as const), pick: fc.nat() }),
   );
   fc.assert(
-    fc.property(fc.integer({ min: 2, max: 12 }), fc.constantFrom('refuse' as const, 'preempt' as const), fc.array(op, { maxLength: 60 }), (capacity, policy, ops: Op[]) => {
-      const limits = shareOf(capacity, 0.5);
-      const pool = new HeldPool(() => limits, policy);
-      const places: Record<'a' | 'b', { release(): void }[]> = { a: [], b: [] };
-      for (const o of ops) {
-        if (o.kind === 'admit') {
-          const under = pool.held(o.who) < limits.share;
-          const got = pool.admit(o.who);
-          // Two identities with half each can never fill the pool against one under its share.
-          if (under) expect(got.ok).toBe(true);
-          if (policy === 'preempt') expect(got.ok).toBe(true);
-          if (got.ok) places[o.who].push(got.place);
-        } else {
-          const list = places[o.who];
-          list.splice(o.pick % Math.max(1, list.length), 1)[0]?.release();
+    fc.property(
+      fc.integer({ min: 2, max: 12 }),
+      fc.constantFrom('refuse' as const, 'preempt' as const),
+      fc.array(op, { maxLength: 60 }),
+      (capacity, policy, ops: Op[]) => {
+        const limits = shareOf(capacity, 0.5);
+        const pool = new HeldPool(() => limits, policy);
+        const places: Record<'a' | 'b', { release(): void }[]> = { a: [], b: [] };
+        for (const o of ops) {
+          if (o.kind === 'admit') {
+            const under = pool.held(o.who) < limits.share;
+            const got = pool.admit(o.who);
+            // Two identities with half each can never fill the pool against one under its share.
+            if (under) expect(got.ok).toBe(true);
+            if (policy === 'preempt') expect(got.ok).toBe(true);
+            if (got.ok) places[o.who].push(got.place);
+          } else {
+            const list = places[o.who];
+            list.splice(o.pick % Math.max(1, list.length), 1)[0]?.release();
+          }
+          expect(pool.held('a')).toBeLessThanOrEqual(limits.share);
+          expect(pool.held('b')).toBeLessThanOrEqual(limits.share);
+          expect(pool.held()).toBeLessThanOrEqual(limits.capacity);
+          expect(pool.held()).toBe(pool.held('a') + pool.held('b'));
         }
-        expect(pool.held('a')).toBeLessThanOrEqual(limits.share);
-        expect(pool.held('b')).toBeLessThanOrEqual(limits.share);
-        expect(pool.held()).toBeLessThanOrEqual(limits.capacity);
-        expect(pool.held()).toBe(pool.held('a') + pool.held('b'));
-      }
-    }),
+      },
+    ),
   );
 });
