@@ -50,11 +50,13 @@ export interface SubmitResult {
 
 export interface SubmitOptions {
   /**
-   * Take a place among TALLYHO_JOBS_MAX_OPEN (the HTTP route): the places are a capped set, so the
-   * cap is exact however many instances submit at once; a job gives its place back when it finishes,
-   * before its delivery and event. A gated run or a schedule is bounded by its own caps.
+   * Take a place among TALLYHO_JOBS_MAX_OPEN for this owner (a Caller id; the HTTP route's caller),
+   * within its TALLYHO_JOBS_MAX_OPEN_PER_OWNER: the places are a capped set of fair shares, so both
+   * caps are exact however many instances submit at once; a job gives its place back when it
+   * finishes, before its delivery and event. Without one (a gated run or a schedule, until jobs they
+   * make name their maker's owner) the job takes no place and is bounded by its maker's own caps.
    */
-  readonly limitOpen?: boolean;
+  readonly owner?: string;
   /** `app`: the key is one the app derived (a schedule's or gated run's), in a space no caller key reaches. */
   readonly keySpace?: KeySpace;
 }
@@ -159,7 +161,7 @@ export class Submissions {
     }
     const draft = this.draft(id, request, input, route, batchSize, now, trace);
     const job: JobRecord = { ...draft, envelopes: (await deps.enqueuer.roundEnvelopes(draft, input)).length };
-    await deps.rows.open(id, now, options.limitOpen === true);
+    await deps.rows.open(id, now, options.owner);
     await deps.files.writeInput(job, input.text);
     const created = await deps.rows.create(job);
     if (created === undefined) {
