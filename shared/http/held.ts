@@ -1,13 +1,13 @@
 /**
  * Requests an instance holds open — long polls (a gate's wait) and event streams (a gate's events) —
- * are places among TALLYHO_HTTP_MAX_HELD, fair shares by caller (shared/identity/shares.ts,
+ * are places among TALLYHO_HTTP_MAX_HELD, fair shares by caller (shared/shares.ts,
  * pre-empting). A caller past its quarter, or a newcomer to a full instance, ends the oldest held
  * request of the largest holder: a long poll answers its "not yet" (as at its timeout) and an event
  * stream ends (its client reconnects), so no request is refused for room and no caller can hold
  * every place. Per instance by nature: a killed instance drops its held requests with their
  * connections, and each instance counts its own.
  */
-import { HeldPool, shareOf } from '../identity/shares';
+import { HeldPool, shareOf } from '../shares';
 
 export interface Hold {
   /** Aborted when the place is taken for a fairer share: the request then ends as at its timeout. */

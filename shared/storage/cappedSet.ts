@@ -9,7 +9,7 @@
  * how many distinct names callers can make the app hold state for. A set of things that end (open
  * jobs) releases a member when it ends, with the same one-transaction exactness.
  *
- * A set with a `share` is a pool of fair shares (shared/identity/shares.ts): each member names its
+ * A set with a `share` is a pool of fair shares (shared/shares.ts): each member names its
  * holder (a Caller id), a count row per holder sits in the same partition, and the holder's count is
  * checked and moved in the same transaction as the total, so no holder passes its share however many
  * instances admit at once; one holder at its share is refused alone.
@@ -24,7 +24,7 @@ import { odata, type TableClient, type TransactionAction } from '@azure/data-tab
 
 import { AppError } from '../errors';
 import { GroupCommit } from '../groupCommit';
-import { limitsOf, type ShareLimits, verdict } from '../identity/shares';
+import { limitsOf, type ShareLimits, verdict } from '../shares';
 import { LostRace, retryLostRaces, type RetryContext } from '../retry';
 import { hasStatus, translateStorageError } from './errors';
 import { listPage, type Page, type PageRequest } from './list';

@@ -9,14 +9,14 @@
  * On a graceful stop (close) every waiting request gets its empty answer at once, the one a wait that
  * ran out gets, and later requests get it without waiting: the host's drain is not held by long polls.
  *
- * Places among TALLYHO_JOBS_MAX_LEASE_WAITERS are fair shares by caller (shared/identity/shares.ts,
+ * Places among TALLYHO_JOBS_MAX_LEASE_WAITERS are fair shares by caller (shared/shares.ts,
  * pre-empting): a caller at its quarter, or a newcomer to a full instance, ends the oldest wait of
  * the largest holder with the empty answer a timeout gives, so nobody is refused for room. A request
  * that does not wait (`wait: 0`) takes no place at all. A waiter a receive under way was sized for
  * takes what it brings even when its place went: at most 32 more than the cap, for one receive.
  */
 import type { Clock } from '../../clock';
-import { HeldPool, type Place, shareOf } from '../../identity/shares';
+import { HeldPool, type Place, shareOf } from '../../shares';
 import type { Logger } from '../../log';
 import type { ProcessorQueues, QueuedMessage } from './processorQueues';
 

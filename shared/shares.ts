@@ -33,9 +33,14 @@ export function limitsOf(capacity: number, share: number): ShareLimits {
 
 export type Verdict = 'admit' | 'overShare' | 'full';
 
+/** Whether an identity holding `held` places (the new ones counted) holds more than `share`. */
+export function exceedsShare(held: number, share: number): boolean {
+  return held > share;
+}
+
 /** Whether one more place may go to an identity that holds `held` of a pool holding `total`. */
 export function verdict(limits: ShareLimits, total: number, held: number): Verdict {
-  if (held >= limits.share) return 'overShare';
+  if (exceedsShare(held + 1, limits.share)) return 'overShare';
   if (total >= limits.capacity) return 'full';
   return 'admit';
 }

@@ -1,10 +1,10 @@
 /**
- * Fair shares in an in-memory pool (shared/identity/shares.ts): one identity filling a pool cannot
+ * Fair shares in an in-memory pool (shared/shares.ts): one identity filling a pool cannot
  * keep another out, and nobody ever holds more than its share or the pool more than its capacity.
  */
 import fc from 'fast-check';
 
-import { HeldPool, limitsOf, shareOf, verdict } from '../../../shared/identity/shares';
+import { HeldPool, limitsOf, shareOf, verdict } from '../../shared/shares';
 
 describe('share figures', () => {
   test('a quarter of the capacity, never less than one place', () => {
