@@ -19,11 +19,14 @@ import type { GateRecord } from './operations';
 import { type NewRun, runEntity } from './rows';
 import { type GateStore, maxTransactionOperations, type Versioned } from './store';
 import { admit } from './transitions';
+import { holderEntities, splitByShare, waiterShare } from './waiterShares';
 
 export interface Registration {
   readonly runId: string;
   readonly action: GateAction;
   readonly fingerprint: string;
+  /** Who starts it (a Caller id): waiting runs are fair shares by caller (./waiterShares.ts). */
+  readonly holder: string;
 }
 
 export type RegistrationOutcome =
@@ -33,6 +36,8 @@ export type RegistrationOutcome =
   /** Registered before, with another action. */
   | { readonly kind: 'conflict' }
   | { readonly kind: 'full'; readonly generation: number; readonly limit: number }
+  /** The caller already has `limit` runs waiting on this generation (its share). */
+  | { readonly kind: 'overShare'; readonly generation: number; readonly limit: number }
   | { readonly kind: 'missing' };
 
 export interface RegistrarDeps {
@@ -134,19 +139,27 @@ export class GateRegistrar {
         for (const item of chunk) outcomes.set(item, { kind: 'missing' });
         return {};
       }
-      const withAction = chunk.map((item) => item.registration.action.type !== 'none');
+      // Runs that would wait are first split by their caller's share; late joiners take no place.
+      const waits = current.value.state === 'closed';
+      const held = waits
+        ? await this.deps.store.readHeld(gate, current.value.openSince, [...new Set(chunk.map(holderOf))])
+        : new Map<string, number>();
+      const share = waiterShare(this.deps.maxWaiters());
+      const { within, over } = waits ? splitByShare(chunk, holderOf, held, share) : { within: chunk, over: [] };
+      const withAction = within.map((item) => item.registration.action.type !== 'none');
       const transition = admit(current.value, { withAction, maxWaiters: this.deps.maxWaiters() });
       const decided = transition.result;
       if (decided.outcome === 'missing' || transition.record === undefined) throw new Error('admit lost an existing gate');
-      if (cached !== undefined && decided.accepted < chunk.length) {
+      if (cached !== undefined && (decided.accepted < within.length || over.length > 0)) {
         // A refusal is not checked by a write: make sure the gate is still that full (a release elsewhere empties it).
         this.cache.delete(gate);
         throw new LostRace(`gate ${gate} may have changed`);
       }
-      const accepted = chunk.slice(0, decided.accepted);
+      const accepted = within.slice(0, decided.accepted);
       const late = decided.outcome === 'late';
-      for (const item of chunk.slice(decided.accepted))
+      for (const item of within.slice(decided.accepted))
         outcomes.set(item, { kind: 'full', generation: decided.generation, limit: this.deps.maxWaiters() });
+      for (const item of over) outcomes.set(item, { kind: 'overShare', generation: decided.generation, limit: share });
       if (accepted.length === 0) return {};
       if (late) {
         const withActions = accepted.filter((item) => item.registration.action.type !== 'none');
@@ -161,7 +174,8 @@ export class GateRegistrar {
       }
       const registeredAt = new Date(this.deps.clock.now()).toISOString();
       const rows = accepted.map((item) => runEntity(newRun(gate, item, decided.generation, late, registeredAt)));
-      const commit = await this.deps.store.commit(transition.record, current.etag, rows);
+      const counts = waits ? holderEntities(gate, current.value.openSince, accepted, holderOf, held) : [];
+      const commit = await this.deps.store.commit(transition.record, current.etag, rows, counts);
       if (!commit.ok && commit.reason === 'stale') {
         this.cache.delete(gate);
         throw new LostRace(`gate ${gate} changed`);
@@ -193,15 +207,20 @@ export class GateRegistrar {
 /** The first items of `queue` that fit one transaction (with the gate row): by count and by size. */
 function takeChunk(queue: readonly Item[]): Item[] {
   const chunk: Item[] = [];
+  const holders = new Set<string>();
   let chars = 0;
   for (const item of queue) {
-    if (chunk.length >= maxTransactionOperations - 1) break;
+    // The gate row, a row per run and a count row per caller.
+    if (1 + chunk.length + holders.size + (holders.has(holderOf(item)) ? 0 : 1) >= maxTransactionOperations) break;
     if (chunk.length > 0 && chars + item.actionJson.length > maxTransactionChars) break;
     chunk.push(item);
+    holders.add(holderOf(item));
     chars += item.actionJson.length;
   }
   return chunk;
 }
+
+const holderOf = (item: Item): string => item.registration.holder;
 
 function newRun(gate: string, item: Item, generation: number, late: boolean, registeredAt: string): NewRun {
   const { runId, action, fingerprint } = item.registration;

@@ -47,14 +47,16 @@ export function gatesStartRunRoute(deps: GateRouteDeps): RouteDefinition {
       404: notFound,
       409: problem('A run with this runId exists with a different action'),
       413: problem('The body, or a job action over the jobs limits (TALLYHO_JOBS_MAX_ITEMS, TALLYHO_JOBS_MAX_ITEM_BYTES)'),
-      429: problem('The generation already has TALLYHO_GATES_MAX_WAITERS waiting runs; retry after Retry-After or the release'),
+      429: problem(
+        'The generation already has TALLYHO_GATES_MAX_WAITERS waiting runs, or a quarter of them are yours; retry after Retry-After or the release',
+      ),
       503: unavailable,
     },
-    handle: async ({ params, body, durable }) => {
+    handle: async ({ params, body, durable, caller }) => {
       const started = await deps
         .gates()
         .commands(durable())
-        .startRun(params.name, body?.runId, body?.action ?? { type: 'none' });
+        .startRun(params.name, body?.runId, body?.action ?? { type: 'none' }, caller.id);
       const run = { runId: started.runId, gate: params.name, created: started.created, id: started.instanceId };
       return acceptedResult(run, runStatusPath(params.name, started.runId), runPollSeconds);
     },
