@@ -11,11 +11,11 @@ test('a pattern that backtracks catastrophically on a backtracking engine is mat
   const schema = { type: 'object', properties: { code: { type: 'string', pattern: '^(a+)+$' } } };
   expect(schemas.problem(schema)).toBeUndefined();
   // 5,000 `a`s and a `!`: on a backtracking engine, 2^5000 steps; each added character doubled 0.6 s at 30 (issue 36).
-  const hostile = [{ id: 'x', code: `${'a'.repeat(5000)}!` }];
+  const hostile = [{ id: 'x', code: `${'a'.repeat(5000)}!` } as { id: string }];
   const issues = schemas.issues(schema, hostile);
   expect(issues).toHaveLength(1);
   expect(issues[0]?.path).toContain('code');
-  expect(schemas.issues(schema, [{ id: 'y', code: 'aaaa' }])).toEqual([]);
+  expect(schemas.issues(schema, [{ id: 'y', code: 'aaaa' } as { id: string }])).toEqual([]);
 });
 
 test('patterns keep JSON Schema meaning: unanchored unless anchored, in properties and patternProperties', () => {
