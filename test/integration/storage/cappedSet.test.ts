@@ -1,4 +1,6 @@
 /** The capped set on Azurite: the count holds under concurrent adds from several "instances". */
+import fc from 'fast-check';
+
 import { systemClock } from '../../../shared/clock';
 import { AppError } from '../../../shared/errors';
 import { silentLogger } from '../../../shared/log';
@@ -141,5 +143,42 @@ describe('capped set', () => {
     // Racing each other's ETags is what ran a loaded machine out of attempts; batched, nobody races.
     expect(lostRaces).toBe(0);
     expect(await members('burst')).toHaveLength(10);
+  });
+
+  it('two holders interleaving admissions and releases from two instances at once: neither passes its share, the count matches the members', async () => {
+    type Op = { readonly kind: 'admit' | 'release'; readonly who: 'a' | 'b'; readonly n: number; readonly via: 0 | 1 };
+    const op = fc.record({
+      kind: fc.constantFrom('admit' as const, 'release' as const),
+      who: fc.constantFrom('a' as const, 'b' as const),
+      n: fc.integer({ min: 0, max: 5 }),
+      via: fc.constantFrom(0 as const, 1 as const),
+    });
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(op, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 4 }), async (rounds: Op[][]) => {
+        const partition = `prop-${run++}`;
+        const instances = [shared(partition, 6, 3), shared(partition, 6, 3)];
+        for (const round of rounds) {
+          // Each round's operations go at once, through either instance.
+          await Promise.allSettled(
+            round.map((o) => {
+              const via = instances[o.via] as CappedSet;
+              return o.kind === 'admit' ? via.admit(`${o.who}-${o.n}`, o.who) : via.release(`${o.who}-${o.n}`);
+            }),
+          );
+          const held = await members(partition);
+          expect(held.filter((m) => m.startsWith('m|a-')).length).toBeLessThanOrEqual(3);
+          expect(held.filter((m) => m.startsWith('m|b-')).length).toBeLessThanOrEqual(3);
+          expect(await instances[0]?.size()).toBe(held.length);
+          // Each holder's count row agrees with its members (a drift would refuse a holder under its share).
+          const table = await storage.table(name);
+          for (const who of ['a', 'b']) {
+            const row = await table.getEntity<{ n: number }>(partition, `h|${who}`).catch(() => ({ n: 0 }));
+            expect(row.n).toBe(held.filter((m) => m.startsWith(`m|${who}-`)).length);
+          }
+        }
+      }),
+      { numRuns: 12 },
+    );
   });
 });
