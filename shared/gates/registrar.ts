@@ -24,6 +24,8 @@ export interface Registration {
   readonly runId: string;
   readonly action: GateAction;
   readonly fingerprint: string;
+  /** Who starts it (a Caller id): the run and its job are theirs. */
+  readonly owner?: string;
 }
 
 export type RegistrationOutcome =
@@ -204,6 +206,16 @@ function takeChunk(queue: readonly Item[]): Item[] {
 }
 
 function newRun(gate: string, item: Item, generation: number, late: boolean, registeredAt: string): NewRun {
-  const { runId, action, fingerprint } = item.registration;
-  return { gate, runId, generation, late, registeredAt, fingerprint, actionType: action.type, actionJson: item.actionJson };
+  const { runId, action, fingerprint, owner } = item.registration;
+  return {
+    gate,
+    runId,
+    generation,
+    late,
+    registeredAt,
+    fingerprint,
+    actionType: action.type,
+    ...(owner === undefined ? {} : { owner }),
+    actionJson: item.actionJson,
+  };
 }

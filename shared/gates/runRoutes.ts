@@ -50,11 +50,11 @@ export function gatesStartRunRoute(deps: GateRouteDeps): RouteDefinition {
       429: problem('The generation already has TALLYHO_GATES_MAX_WAITERS waiting runs; retry after Retry-After or the release'),
       503: unavailable,
     },
-    handle: async ({ params, body, durable }) => {
+    handle: async ({ params, body, durable, caller }) => {
       const started = await deps
         .gates()
         .commands(durable())
-        .startRun(params.name, body?.runId, body?.action ?? { type: 'none' });
+        .startRun(params.name, body?.runId, body?.action ?? { type: 'none' }, caller.id);
       const run = { runId: started.runId, gate: params.name, created: started.created, id: started.instanceId };
       return acceptedResult(run, runStatusPath(params.name, started.runId), runPollSeconds);
     },
@@ -75,8 +75,8 @@ export function gatesRunStatusRoute(deps: GateRouteDeps): RouteDefinition {
       404: problem('No such run of this gate'),
       503: unavailable,
     },
-    handle: async ({ params }) => {
-      const { instanceId, ...run } = await deps.gates().reader.runStatus(params.name, params.runId);
+    handle: async ({ params, caller }) => {
+      const { instanceId, ...run } = await deps.gates().reader.runStatus(params.name, params.runId, caller);
       return json(200, { ...run, id: instanceId }, { 'cache-control': 'no-store' });
     },
   });

@@ -101,6 +101,18 @@ export class Leases {
     }
   }
 
+  /** Who works `name` (its declaration's `workers`), or undefined when no processor of that name is declared. */
+  async workersOf(name: string): Promise<{ processor: string; workers: readonly string[] } | undefined> {
+    const processor = await this.deps.declared.get(name);
+    return processor === undefined ? undefined : { processor: name, workers: processor.workers ?? [] };
+  }
+
+  /** Who works the processor of a lease, or undefined when the id is no lease of this app. */
+  async workersOfLease(leaseId: string): Promise<{ processor: string; workers: readonly string[] } | undefined> {
+    const lease = openLease(leaseId, await this.deps.signer());
+    return lease === undefined ? undefined : this.workersOf(lease.processor);
+  }
+
   /** Up to `count` leases of `processor` at once without waiting (the pusher). */
   async takeMany(processor: DeclaredProcessor, count: number): Promise<Granted[]> {
     const { deps } = this;

@@ -23,6 +23,7 @@ export function leasesTakeRoute(deps: JobRouteDeps): RouteDefinition {
       'whose lease runs out, or that a completion does not mention, comes back in a later lease as its next attempt.',
     tags,
     params: processorParams,
+    workerTarget: ({ name }) => deps.jobs().leases.workersOf(name),
     body: leaseRequest,
     bodyRequired: false,
     examples: [{ wait: 20, maxItems: 50 }],
@@ -68,6 +69,7 @@ export function leasesExtendRoute(deps: JobRouteDeps): RouteDefinition {
       "The lease lasts another of its processor's lease durations from now, under the new `leaseId` answered; the old id is spent.",
     tags,
     params: leaseParams,
+    workerTarget: ({ leaseId }) => deps.jobs().leases.workersOfLease(leaseId),
     responses: {
       200: { description: 'Extended', schema: extendView },
       400: problem('Not a lease id'),
@@ -94,6 +96,7 @@ export function leasesCompleteRoute(deps: JobRouteDeps): RouteDefinition {
       'comes back like a retry. Each result is recorded once, however often the batch travels.',
     tags,
     params: leaseParams,
+    workerTarget: ({ leaseId }) => deps.jobs().leases.workersOfLease(leaseId),
     body: completionBody,
     bodyRequired: true,
     maxBodyBytes: deps.maxRequestBytes,

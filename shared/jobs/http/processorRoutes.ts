@@ -19,6 +19,7 @@ function viewProcessor(p: DeclaredProcessor, queuePrefix: string, secret?: strin
     maxAttempts: p.maxAttempts,
     retry: p.retry,
     itemSchema: p.itemSchema,
+    workers: p.workers ?? [],
     queue: processorQueueName(queuePrefix, p.name),
     createdAt: iso(p.createdAt),
     updatedAt: iso(p.updatedAt),

@@ -18,6 +18,7 @@ export const processorView = z
     maxAttempts: z.number().int(),
     retry: z.object({ delaySeconds: z.number(), multiplier: z.number(), maxDelaySeconds: z.number() }),
     itemSchema: z.record(z.string(), z.unknown()).nullable(),
+    workers: z.array(z.string()).meta({ description: 'Caller ids that may lease its batches besides holders of its worker role' }),
     queue: z.string().meta({ description: "The processor's own storage queue" }),
     url: z.string().optional(),
     timeoutSeconds: z.number().int().optional(),

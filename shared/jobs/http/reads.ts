@@ -5,7 +5,7 @@ import type { Page, PageRequest } from '../../storage/list';
 import type { JobFile, JobFiles } from '../envelopes/files';
 import { type EnvelopeQueues, poisonQueueName, type QueueDepth } from '../envelopes/queues';
 import { viewJob } from './view';
-import { isFinished, type JobRecord } from '../ledger/jobRecord';
+import { isFinished, type JobReader, type JobRecord, requireOwnerOf } from '../ledger/jobRecord';
 import type { JobRows } from '../ledger/jobRows';
 import type { ResultStore } from '../ledger/resultStore';
 import type { ResultStatus, StoredResult } from '../ledger/results';
@@ -18,14 +18,24 @@ export class JobReads {
     return (await this.deps.rows.require(id)).job;
   }
 
+  /** The job for its owner or an admin; 404 for anyone else, as for no job. */
+  async owned(id: string, reader: JobReader): Promise<JobRecord> {
+    return requireOwnerOf(await this.job(id), reader);
+  }
+
   /** The API view: a running job's counts come from its tally rows (one query), a finished job's from its row. */
   async view(id: string): Promise<ReturnType<typeof viewJob>> {
     return this.viewOf(await this.job(id));
   }
 
-  /** A page of jobs in id order, each as `view` shows it. */
-  async list(page: PageRequest): Promise<Page<ReturnType<typeof viewJob>>> {
-    const listing = await this.deps.rows.list(page);
+  /** The API view of the job for its owner or an admin (404 for anyone else). */
+  async viewFor(id: string, reader: JobReader): Promise<ReturnType<typeof viewJob>> {
+    return this.viewOf(await this.owned(id, reader));
+  }
+
+  /** A page of jobs in id order, each as `view` shows it: the reader's own, or everyone's for an admin. */
+  async list(page: PageRequest, reader: JobReader): Promise<Page<ReturnType<typeof viewJob>>> {
+    const listing = await this.deps.rows.list(page, reader.roles.admin ? undefined : reader.id);
     return { ...listing, items: await Promise.all(listing.items.map((job) => this.viewOf(job))) };
   }
 
@@ -34,13 +44,15 @@ export class JobReads {
     list: 'results' | 'failures',
     status: ResultStatus | undefined,
     page: PageRequest,
+    /** Who reads (the API: its owner or an admin, else 404); the app's own reads name no one. */
+    reader?: JobReader,
   ): Promise<Page<StoredResult>> {
-    await this.job(id);
+    await (reader === undefined ? this.job(id) : this.owned(id, reader));
     return this.deps.results.page(id, list, status, page);
   }
 
-  async file(id: string, name: string): Promise<JobFile> {
-    await this.job(id);
+  async file(id: string, name: string, reader?: JobReader): Promise<JobFile> {
+    await (reader === undefined ? this.job(id) : this.owned(id, reader));
     const file = await this.deps.files.readFile(id, name);
     if (file === undefined) throw new AppError('NotFound', `Job ${id} has no file ${name} (yet)`);
     return file;

@@ -62,9 +62,9 @@ export function jobsSubmitRoute(deps: JobRouteDeps): RouteDefinition {
       429: problem('TALLYHO_JOBS_MAX_OPEN jobs are unfinished; submit again after Retry-After. Nothing was stored'),
       503: unavailable,
     },
-    handle: async ({ body, headers }) => {
+    handle: async ({ body, headers, caller }) => {
       const key = readIdempotencyKey(headers);
-      const { job, replayed } = await deps.jobs().submissions.submit(body, key, { limitOpen: true });
+      const { job, replayed } = await deps.jobs().submissions.submit(body, key, { limitOpen: true, owner: caller.id });
       const view = viewJob(job, undefined);
       return acceptedResult(view, view.links.self as string, jobPollSeconds, replayed ? { 'idempotent-replayed': 'true' } : {});
     },
@@ -76,7 +76,7 @@ export function jobsListRoute(deps: JobRouteDeps): RouteDefinition {
     name: 'jobsList',
     method: 'GET',
     path: 'jobs',
-    summary: 'Jobs with their progress, a page at a time (for operators)',
+    summary: "The caller's jobs with their progress, a page at a time (an admin's: everyone's)",
     description:
       'In job id order: ids given by the app start with the submission time (oldest first); jobs named after an Idempotency-Key ' +
       '(`k-…`) follow them.',
@@ -87,10 +87,10 @@ export function jobsListRoute(deps: JobRouteDeps): RouteDefinition {
       400: problem('Bad maxPageSize or continuationToken'),
       503: unavailable,
     },
-    handle: async ({ query }) =>
+    handle: async ({ query, caller }) =>
       json(
         200,
-        pageBody(await deps.jobs().reads.list(query), (job) => job, { unreadable: true }),
+        pageBody(await deps.jobs().reads.list(query, caller), (job) => job, { unreadable: true }),
         { 'cache-control': 'no-store' },
       ),
   });
@@ -124,7 +124,7 @@ export function jobsGetRoute(deps: JobRouteDeps): RouteDefinition {
     tags,
     params: jobParams,
     responses: { 200: { description: 'The job', schema: jobView }, 400: badId, 404: notFound, 503: unavailable },
-    handle: async ({ params }) => json(200, await deps.jobs().reads.view(params.id)),
+    handle: async ({ params, caller }) => json(200, await deps.jobs().reads.viewFor(params.id, caller)),
   });
 }
 
@@ -148,9 +148,10 @@ export function jobsRetryFailedRoute(deps: JobRouteDeps): RouteDefinition {
       409: problem('The job is still running, or completed without failures'),
       503: unavailable,
     },
-    handle: async ({ params, durable }) => {
+    handle: async ({ params, durable, caller }) => {
+      await deps.jobs().reads.owned(params.id, caller);
       await deps.jobs().submissions.retryFailed(params.id, durable());
-      const view = await deps.jobs().reads.view(params.id);
+      const view = await deps.jobs().reads.viewFor(params.id, caller);
       return acceptedResult(view, view.links.self as string, jobPollSeconds);
     },
   });
@@ -174,9 +175,10 @@ export function jobsCancelRoute(deps: JobRouteDeps): RouteDefinition {
       409: problem('The job has already finished'),
       503: unavailable,
     },
-    handle: async ({ params }) => {
+    handle: async ({ params, caller }) => {
+      await deps.jobs().reads.owned(params.id, caller);
       await deps.jobs().submissions.cancel(params.id);
-      return json(200, await deps.jobs().reads.view(params.id));
+      return json(200, await deps.jobs().reads.viewFor(params.id, caller));
     },
   });
 }

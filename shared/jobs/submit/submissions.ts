@@ -57,6 +57,11 @@ export interface SubmitOptions {
   readonly limitOpen?: boolean;
   /** `app`: the key is one the app derived (a schedule's or gated run's), in a space no caller key reaches. */
   readonly keySpace?: KeySpace;
+  /**
+   * Who owns the job (a Caller id): its submitter, or the owner of the schedule or gated run that
+   * submits it. A caller's Idempotency-Key names a job within its owner's keys only.
+   */
+  readonly owner?: string;
 }
 
 export class Submissions {
@@ -152,12 +157,12 @@ export class Submissions {
   ): Promise<SubmitResult> {
     const { deps } = this;
     const now = deps.clock.now();
-    const id = key === undefined ? newJobId(now) : jobIdForKey(key, await deps.signer(), options.keySpace);
+    const id = key === undefined ? newJobId(now) : jobIdForKey(key, await deps.signer(), options.keySpace, options.owner);
     if (key !== undefined) {
       const existing = await deps.rows.read(id);
-      if (existing !== undefined) return this.resume(existing, request, input);
+      if (existing !== undefined) return this.resume(existing, request, input, options.owner);
     }
-    const draft = this.draft(id, request, input, route, batchSize, now, trace);
+    const draft = { ...this.draft(id, request, input, route, batchSize, now, trace), ...(options.owner === undefined ? {} : { owner: options.owner }) };
     const job: JobRecord = { ...draft, envelopes: (await deps.enqueuer.roundEnvelopes(draft, input)).length };
     await deps.rows.open(id, now, options.limitOpen === true);
     await deps.files.writeInput(job, input.text);
@@ -166,7 +171,7 @@ export class Submissions {
       // The same key, submitted concurrently, created it first.
       const existing = await deps.rows.read(id);
       if (existing === undefined) throw new AppError('Conflict', 'The job is being created concurrently; retry');
-      return this.resume(existing, request, input);
+      return this.resume(existing, request, input, options.owner);
     }
     deps.logger.log('info', 'jobs.accepted', { job: id, processor: job.processor, items: job.items, envelopes: job.envelopes });
     const enqueued = (await deps.enqueuer.run(created, input)).job;
@@ -218,10 +223,11 @@ export class Submissions {
   }
 
   /** A resubmission with the same key: same items, or 409; then finish the enqueue if it was interrupted. */
-  private async resume(existing: StoredJob, request: SubmitRequest, input: InputFile): Promise<SubmitResult> {
+  private async resume(existing: StoredJob, request: SubmitRequest, input: InputFile, owner: string | undefined): Promise<SubmitResult> {
     const { deps } = this;
     const { job } = existing;
-    if (job.inputSha256 !== input.sha256 || job.processor !== request.processor) {
+    // Ids are per owner (jobIdForKey), so only a row from before owners were recorded can differ here.
+    if (job.inputSha256 !== input.sha256 || job.processor !== request.processor || job.owner !== owner) {
       // The job is not named: a caller who guessed someone else's key learns nothing of their job.
       throw new AppError('Conflict', 'The Idempotency-Key was first used for a different job submission');
     }
