@@ -11,7 +11,7 @@ import type { z } from 'zod';
 
 import type { DurableClient } from '../durable/client';
 import { AppError, type FieldIssue, toAppError, validationError } from '../errors';
-import { type ProcessorWorkers, requireRole } from '../identity/access';
+import { type ProcessorWorkers, requireRole, worksAll } from '../identity/access';
 import type { Caller } from '../identity/caller';
 import type { CallerResolver } from '../identity/resolve';
 import { defaultCallerResolver } from '../identity/resolvers';
@@ -267,7 +267,8 @@ export function defineRoute<
         const caller = await (options.callers ?? defaultCallerResolver)().resolve(request.headers, level);
         requireRole(caller, role === 'worker' ? 'caller' : role);
         const params = parsePart(spec.params, routeValues(names, request.params), 'params');
-        if (spec.workerTarget !== undefined) requireRole(caller, role, await spec.workerTarget(params));
+        // A worker of every processor needs no look at the one named (a cached read of its declaration otherwise).
+        if (spec.workerTarget !== undefined && !worksAll(caller)) requireRole(caller, role, await spec.workerTarget(params));
         const query = parsePart(spec.query, appQuery(request.query), 'query');
         const appLimit = options.maxBodyBytes ?? defaultMaxBodyBytes;
         const limit = spec.ownBodyLimit === true ? (spec.maxBodyBytes ?? appLimit) : Math.min(spec.maxBodyBytes ?? Infinity, appLimit);

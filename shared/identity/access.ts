@@ -20,6 +20,11 @@ export interface ProcessorWorkers {
   readonly workers: readonly string[];
 }
 
+/** Whether the caller works every processor (admin, or `worker:*`): then no declaration need be read to know. */
+export function worksAll(caller: Caller): boolean {
+  return caller.roles.admin || caller.roles.workerOf === '*';
+}
+
 /** Whether the caller may lease, extend and complete this processor's batches. */
 export function isWorkerOf(caller: Caller, target: ProcessorWorkers): boolean {
   const { admin, workerOf } = caller.roles;
