@@ -265,7 +265,8 @@ export function defineRoute<
       try {
         // Who is asking comes before any of the request is read: a refused caller costs no body.
         const caller = await (options.callers ?? defaultCallerResolver)().resolve(request.headers, level);
-        requireRole(caller, role === 'worker' ? 'caller' : role);
+        // A worker route is decided with its processor (a declaration may name a caller that holds no role).
+        if (role !== 'worker') requireRole(caller, role);
         const params = parsePart(spec.params, routeValues(names, request.params), 'params');
         // A worker of every processor needs no look at the one named (a cached read of its declaration otherwise).
         if (spec.workerTarget !== undefined && !worksAll(caller)) requireRole(caller, role, await spec.workerTarget(params));
