@@ -63,7 +63,7 @@ export function pathOf(route: RouteDefinition, f: Fixture): string {
 }
 
 /** Bodies that pass validation where that is cheap, so a caller past the role check reaches the use-case. */
-export function bodyOf(route: RouteDefinition, f: Fixture): unknown {
+export function bodyOf(route: RouteDefinition, f: Fixture, who: string): unknown {
   switch (route.name) {
     case 'jobsSubmit':
       return { processor: f.processorP, items: [{ id: 'm-1' }] };
@@ -73,8 +73,8 @@ export function bodyOf(route: RouteDefinition, f: Fixture): unknown {
       // B's run id: a caller other than B must not get B's run.
       return { runId: f.runB };
     case 'streamsAppend':
-      // B's producer id at a high sequence number: B's next events must still be taken.
-      return { producer: f.producer, seq: 1000, data: { by: 'matrix' } };
+      // B's producer id: B itself at seq 2, everyone else far ahead; B's seq 3 must still be new for B.
+      return { producer: f.producer, seq: who === 'submitterB' ? 2 : 1000, data: { by: who } };
     case 'leasesTake':
       return { wait: 0, maxItems: 1 };
     case 'leasesComplete':
@@ -88,10 +88,11 @@ export function bodyOf(route: RouteDefinition, f: Fixture): unknown {
 export async function callRoute(
   host: E2eHost,
   route: RouteDefinition,
+  who: string,
   headers: Readonly<Record<string, string>>,
   f: Fixture,
 ): Promise<Answer> {
-  const body = bodyOf(route, f);
+  const body = bodyOf(route, f, who);
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), 30_000);
   try {
