@@ -46,7 +46,8 @@ export function expectedFor(route: RouteDefinition, who: Who, mode: Mode): Expec
       return who === 'workerP' || who === 'admin' ? 'answer' : 403;
     case 'owner':
       return who === 'submitterA' || who === 'admin' ? 'answer' : who === 'submitterB' ? 404 : 403;
-    default:
+    case 'admin':
+    case 'anonymous':
       throw new Error(`route ${route.name}: role ${role} on a function-level route`);
   }
 }

@@ -64,24 +64,17 @@ export function pathOf(route: RouteDefinition, f: Fixture): string {
 
 /** Bodies that pass validation where that is cheap, so a caller past the role check reaches the use-case. */
 export function bodyOf(route: RouteDefinition, f: Fixture, who: string): unknown {
-  switch (route.name) {
-    case 'jobsSubmit':
-      return { processor: f.processorP, items: [{ id: 'm-1' }] };
-    case 'schedulesCreate':
-      return { at: '2099-01-01T00:00:00Z', target: { type: 'queueMessage', queue: 'app-matrix', message: 1 } };
-    case 'gatesStartRun':
-      // B's run id: a caller other than B must not get B's run.
-      return { runId: f.runB };
-    case 'streamsAppend':
-      // B's producer id: B itself at seq 2, everyone else far ahead; B's seq 3 must still be new for B.
-      return { producer: f.producer, seq: who === 'submitterB' ? 2 : 1000, data: { by: who } };
-    case 'leasesTake':
-      return { wait: 0, maxItems: 1 };
-    case 'leasesComplete':
-      return { results: [] };
-    default:
-      return route.method === 'GET' || route.method === 'DELETE' ? undefined : {};
-  }
+  const bodies: Partial<Record<RouteDefinition['name'], unknown>> = {
+    jobsSubmit: { processor: f.processorP, items: [{ id: 'm-1' }] },
+    schedulesCreate: { at: '2099-01-01T00:00:00Z', target: { type: 'queueMessage', queue: 'app-matrix', message: 1 } },
+    // B's run id: a caller other than B must not get B's run.
+    gatesStartRun: { runId: f.runB },
+    // B's producer id: B itself at seq 2, everyone else far ahead; B's seq 3 must still be new for B.
+    streamsAppend: { producer: f.producer, seq: who === 'submitterB' ? 2 : 1000, data: { by: who } },
+    leasesTake: { wait: 0, maxItems: 1 },
+    leasesComplete: { results: [] },
+  };
+  return bodies[route.name] ?? (route.method === 'GET' || route.method === 'DELETE' ? undefined : {});
 }
 
 /** One call; an event stream is read to its first chunk and closed. */
