@@ -26,7 +26,7 @@ export function worksAll(caller: Caller): boolean {
 }
 
 /** Whether the caller may lease, extend and complete this processor's batches. */
-export function isWorkerOf(caller: Caller, target: ProcessorWorkers): boolean {
+function isWorkerOf(caller: Caller, target: ProcessorWorkers): boolean {
   const { admin, workerOf } = caller.roles;
   return admin || workerOf === '*' || workerOf.includes(target.processor) || target.workers.includes(caller.id);
 }

@@ -57,13 +57,13 @@ function valueOf(route: RouteDefinition, name: string, f: Fixture): string {
   }
 }
 
-export function pathOf(route: RouteDefinition, f: Fixture): string {
+function pathOf(route: RouteDefinition, f: Fixture): string {
   const path = route.path.replace(/\{(\*?)([A-Za-z]+)[^}]*\}/g, (_m, _star, name: string) => encodeURIComponent(valueOf(route, name, f)));
   return `/api/${path}${route.name === 'gatesWait' ? '?timeout=0' : ''}`;
 }
 
 /** Bodies that pass validation where that is cheap, so a caller past the role check reaches the use-case. */
-export function bodyOf(route: RouteDefinition, f: Fixture, who: string): unknown {
+function bodyOf(route: RouteDefinition, f: Fixture, who: string): unknown {
   const bodies: Partial<Record<RouteDefinition['name'], unknown>> = {
     jobsSubmit: { processor: f.processorP, items: [{ id: 'm-1' }] },
     schedulesCreate: { at: '2099-01-01T00:00:00Z', target: { type: 'queueMessage', queue: 'app-matrix', message: 1 } },
