@@ -25,16 +25,13 @@ import {
   type Mode,
   newTag,
   type Processors,
+  requestsAs,
+  type Sent,
   type Who,
 } from './support/identities';
 import { type Answer, callRoute, type Fixture } from './support/matrixCalls';
 import { unique } from './support/names';
 import { until } from './support/wait';
-
-interface Sent {
-  readonly status: number;
-  readonly body: Record<string, unknown>;
-}
 
 /** Whether an answer falls in the expected class. */
 function fits(answer: Answer, expected: Expected, owned: boolean): boolean {
@@ -54,27 +51,10 @@ function matrixFor(mode: Mode): void {
     let scheduleB: string;
     const processors: Processors = { p: unique('mx-p'), q: unique('mx-q') };
 
-    async function send(who: Who, method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Sent> {
-      const res = await fetch(host.url(path), {
-        method,
-        headers: { ...ids[who], ...extra, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await res.text();
-      return { status: res.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
-    }
-
-    async function made(
-      who: Who,
-      method: string,
-      path: string,
-      body: unknown,
-      extra?: Record<string, string>,
-    ): Promise<Record<string, unknown>> {
-      const res = await send(who, method, path, body, extra);
-      if (res.status >= 300) throw new Error(`${who} ${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
-      return res.body;
-    }
+    const { send, made } = requestsAs(
+      () => host,
+      () => ids,
+    );
 
     beforeAll(async () => {
       const key = randomBytes(32);

@@ -9,41 +9,19 @@
 import { randomBytes } from 'node:crypto';
 
 import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
-import { type Identities, keyIdentities, newTag, type Processors, type Who } from './support/identities';
+import { type Identities, keyIdentities, newTag, type Processors, requestsAs, type Who } from './support/identities';
 import { unique } from './support/names';
 import { until } from './support/wait';
-
-interface Sent {
-  readonly status: number;
-  readonly body: Record<string, unknown>;
-}
 
 describe(`ownership and worker roles (${hostLabel()}, keys on, credentials)`, () => {
   let host: E2eHost;
   let ids: Identities;
   const processors: Processors = { p: unique('own-p'), q: unique('own-q') };
 
-  async function send(who: Who, method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Sent> {
-    const res = await fetch(host.url(path), {
-      method,
-      headers: { ...ids[who], ...extra, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
-  }
-
-  async function made(
-    who: Who,
-    method: string,
-    path: string,
-    body?: unknown,
-    extra?: Record<string, string>,
-  ): Promise<Record<string, unknown>> {
-    const res = await send(who, method, path, body, extra);
-    if (res.status >= 300) throw new Error(`${who} ${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body;
-  }
+  const { send, made } = requestsAs(
+    () => host,
+    () => ids,
+  );
 
   const submit = async (who: Who, items = [{ id: 'i-1' }, { id: 'i-2' }]): Promise<string> =>
     String((await made(who, 'POST', '/api/jobs', { processor: processors.p, items })).id);

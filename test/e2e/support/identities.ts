@@ -108,3 +108,33 @@ export async function entraIdentities(tenant: LocalTenant, processors: Processor
 }
 
 export const newTag = (): string => randomBytes(3).toString('hex');
+
+export interface Sent {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+}
+
+/** Requests as one of the identities: `send` answers what came back, `made` throws unless it was a success. */
+export function requestsAs(host: () => E2eHost, ids: () => Identities) {
+  async function send(who: Who, method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Sent> {
+    const res = await fetch(host().url(path), {
+      method,
+      headers: { ...ids()[who], ...extra, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+  }
+  async function made(
+    who: Who,
+    method: string,
+    path: string,
+    body?: unknown,
+    extra?: Record<string, string>,
+  ): Promise<Record<string, unknown>> {
+    const res = await send(who, method, path, body, extra);
+    if (res.status >= 300) throw new Error(`${who} ${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body;
+  }
+  return { send, made };
+}
