@@ -40,6 +40,7 @@ import { JobRows, tooManyOpen } from './ledger/jobRows';
 import { JobStore } from './ledger/jobStore';
 import { deliveryQueueName, Outputs } from './ledger/outputs';
 import { type PurgeReport, purgeFinished } from './ledger/purge';
+import { LeaseLog } from './ledger/leaseLog';
 import { ResultStore } from './ledger/resultStore';
 import { jobInstruments, type JobInstruments } from './metrics';
 import { Declarations } from './processors/declarations';
@@ -135,6 +136,7 @@ function stores(deps: JobsDeps) {
   return {
     jobs: new JobStore(storage.jobs),
     results: new ResultStore(storage.results, () => clock.now()),
+    leaseLog: new LeaseLog(storage.results, () => clock.now()),
     files: new JobFiles(storage.container, storage.containerName),
     queues: new StorageEnvelopeQueues(storage.queue, workQueueNames(settings), deps.signer),
     processorQueues: new StorageProcessorQueues(storage.queue),
