@@ -11,7 +11,8 @@
  *    poll whose caller had gone does not (./itemAttempts.ts, `countedBefore`);
  * 3. more items than asked for: the rest goes on as a message of its own, and this one is cut to what
  *    is leased;
- * 4. the lease: the message's id and pop receipt, its end, and a MAC tag per item (./leaseId.ts).
+ * 4. the lease: the message's id and pop receipt, its end, and a MAC tag per item (./leaseId.ts) —
+ *    handed out only if the job row, read again last, still says the job is not cancelled.
  */
 import type { Clock } from '../../clock';
 import type { Logger } from '../../log';
@@ -121,7 +122,19 @@ export class LeaseGranter {
       return undefined;
     }
     const held = await this.hold(received, envelope, items, maxItems);
-    return held === undefined ? undefined : this.leaseOf(received, envelope, held);
+    if (held === undefined) return undefined;
+    const granted = await this.leaseOf(received, envelope, held);
+    // Read again last: a cancel answered while this batch was prepared leaves no lease of the job after it.
+    if (await this.cancelled(envelope.jobId)) {
+      await this.drop(received.queue, { messageId: message.messageId, popReceipt: granted.lease.popReceipt });
+      return undefined;
+    }
+    return granted;
+  }
+
+  private async cancelled(jobId: string): Promise<boolean> {
+    const stored = await this.deps.rows.read(jobId);
+    return stored === undefined || stored.job.cancelledAt !== null || stored.job.phase === 'cancelled';
   }
 
   /** Step 1: the envelope, when the message is one to lease; otherwise it is dealt with here. */
@@ -157,8 +170,7 @@ export class LeaseGranter {
       await this.drop(queue, message);
       return undefined;
     }
-    const stored = await this.deps.rows.read(envelope.jobId);
-    if (stored === undefined || stored.job.cancelledAt !== null || stored.job.phase === 'cancelled') {
+    if (await this.cancelled(envelope.jobId)) {
       await this.drop(queue, message);
       return undefined;
     }
