@@ -54,7 +54,7 @@ app.storageQueue('jobsDeliver', {
   },
 });
 
-app.storageQueue('jobsCancel', {
+app.storageQueue('jobsCancelItems', {
   queueName: cancelQueueName(registration.jobs),
   connection: connectionNames.storage,
   handler: async (message, context) => {

@@ -123,7 +123,7 @@ export interface Jobs {
   readonly reads: JobReads;
   readonly processors: Declarations;
   readonly leases: Leases;
-  /** DELETE /api/jobs/{id} (`request`) and the `jobsCancel` trigger's background step (`onRequest`). */
+  /** DELETE /api/jobs/{id} (`request`) and the `jobsCancelItems` trigger's background step (`onRequest`). */
   readonly cancels: Pick<Cancels, 'request' | 'onRequest'>;
   readonly work: WorkQueues;
   /** What a completed job still owes: the hand-on trigger's use-case, and going on with a job's outputs. */

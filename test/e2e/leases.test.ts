@@ -7,6 +7,10 @@
  * leaves: docs/jobs.md). The batch such a poll takes is not an attempt, so three abandoned polls
  * followed by a job with `maxAttempts: 2` end with every item succeeded at attempt 1 (before #37:
  * the item leased twice unread came back at attempt 3 and failed `noResult`).
+ *
+ * And an asynchronous cancel on the same hosts: the DELETE answers 202 with the job `cancelling`
+ * and its statusUri; a lease held from before is refused and nothing of the job is leased from
+ * then on; the `jobsCancelItems` trigger writes the open items `cancelled` in the background.
  */
 import { request } from 'node:http';
 
@@ -103,5 +107,36 @@ describe('lease requests whose callers have gone', () => {
       ['a', 'succeeded', 1],
       ['b', 'succeeded', 1],
     ]);
+  });
+
+  it('a cancel answers 202 with the job cancelling, refuses its leases from then on, and ends it cancelled in the background', async () => {
+    const processor = unique('cx');
+    await requestJson(host, 'PUT', `/api/processors/${processor}`, {
+      key: 'admin',
+      body: { type: 'external', batchSize: 2, leaseSeconds: 60 },
+    });
+    const items = Array.from({ length: 6 }, (_, i) => ({ id: `c-${i}` }));
+    const submitted = await requestJson<JobView>(host, 'POST', '/api/jobs', { body: { processor, items } });
+    const held = await requestJson<LeaseView>(host, 'POST', `/api/processors/${processor}/leases`, { body: { wait: 20 } });
+    expect(held.status).toBe(200);
+    const cancel = await requestJson<JobView & { statusUri: string }>(host, 'DELETE', `/api/jobs/${submitted.body.id}`);
+    expect(cancel.status).toBe(202);
+    expect(cancel.body.statusUri).toBe(`/api/jobs/${submitted.body.id}`);
+    expect(cancel.headers.get('location')).toBe(cancel.body.statusUri);
+    expect(['cancelling', 'cancelled']).toContain(cancel.body.state);
+    // From the answer on: the held lease is refused, and no batch of the job is leased.
+    const extend = await requestJson<{ reason?: string }>(host, 'POST', `/api/leases/${held.body.leaseId}/extend`);
+    expect(extend.status).toBe(409);
+    expect(extend.body.reason).toBe('jobCancelled');
+    expect((await requestJson(host, 'POST', `/api/processors/${processor}/leases`, { body: { wait: 0 } })).status).toBe(204);
+    for (;;) {
+      const view = await requestJson<JobView & { totals: { cancelled: number } }>(host, 'GET', cancel.body.statusUri);
+      if (view.body.state === 'cancelled') {
+        expect(view.body.totals).toMatchObject({ items: 6, succeeded: 0, cancelled: 6, pending: 0 });
+        break;
+      }
+      expect(view.body.state).toBe('cancelling');
+      await new Promise((r) => setTimeout(r, 200));
+    }
   });
 });

@@ -127,7 +127,7 @@ export interface JobHarness {
   /** Message texts (decoded) waiting in every work and poison queue, by queue. */
   messages(): Promise<Map<string, string[]>>;
   drain(options?: DrainOptions): Promise<DrainReport>;
-  /** Runs the `jobsCancel` trigger on the cancel requests waiting now (the background step of a cancel); how many ran. */
+  /** Runs the `jobsCancelItems` trigger on the cancel requests waiting now (the background step of a cancel); how many ran. */
   runCancels(): Promise<number>;
   /** DELETE /api/jobs/{id} and then its background step, as the host would run it: the job as it then is. */
   cancel(id: string): Promise<JobRecord>;

@@ -5,7 +5,7 @@
  *    From that write on, every instance refuses the job's leases and drops its batches when they
  *    are received, because each of those reads the job row (durable state, nothing an instance keeps).
  *    Then a cancel request naming only the job goes to the `<prefix>-c` queue, and the call answers.
- * 2. The background step (the `jobsCancel` queue trigger): every item without a final result is
+ * 2. The background step (the `jobsCancelItems` queue trigger): every item without a final result is
  *    recorded `cancelled` — insert-if-absent like any result, so an item a worker finished first
  *    keeps its result and the tallies stay exact — and the job completes as `cancelled` (without the
  *    processor's reduce). It is idempotent: a request delivered twice, or a step killed halfway and
@@ -52,7 +52,7 @@ export class Cancels {
     return job;
   }
 
-  /** The `jobsCancel` trigger's message: finishes the cancel it names (nothing, for a job not being cancelled). */
+  /** The `jobsCancelItems` trigger's message: finishes the cancel it names (nothing, for a job not being cancelled). */
   async onRequest(text: string): Promise<{ job: string | undefined; cancelled: number }> {
     const job = requestedJob(text);
     if (job === undefined) {

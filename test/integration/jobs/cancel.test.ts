@@ -1,7 +1,7 @@
 /**
  * Cancelling a job on Azurite, in two steps (shared/jobs/submit/cancel.ts): the request marks the job
  * `cancelling` and from that write on its leases are refused and its batches dropped; the background
- * step (the `jobsCancel` trigger, run here by the harness) records its open items `cancelled` and
+ * step (the `jobsCancelItems` trigger, run here by the harness) records its open items `cancelled` and
  * completes it. The step is idempotent and resumable: a request delivered again after a step died,
  * or lost altogether (then the reconciler finishes the cancel), ends the same; a forged request for a
  * running job changes nothing.

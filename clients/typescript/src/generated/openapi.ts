@@ -438,8 +438,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Cancel a job
-         * @description Every item without a final result becomes `cancelled` (an item a worker finished first keeps its result); leases of the job are refused from then on and its queued batches dropped. The job ends `cancelled`. Repeating the call answers the same.
+         * Cancel a job (a long-running operation)
+         * @description Answers 202 once the job is `cancelling`: from then on its leases are refused on every instance and its queued batches dropped. In the background every item without a final result becomes `cancelled` (an item a worker finished first keeps its result) and the job ends `cancelled`: follow `statusUri` (the job) every `Retry-After` seconds until then. Repeating the call answers the same (and resumes a background step that stopped).
          */
         delete: operations["jobsCancel"];
         options?: never;
@@ -3927,13 +3927,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The job, cancelled */
-            200: {
+            /** @description The job, `cancelling` (or already `cancelled`); `statusUri` is the job */
+            202: {
                 headers: {
+                    /** @description The operation's status route (the same as `statusUri`). */
+                    Location: string;
+                    /** @description Seconds to wait before reading the status route. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Job"];
+                    "application/json": components["schemas"]["JobAccepted"];
                 };
             };
             /** @description Not a job id */
