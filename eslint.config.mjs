@@ -5,6 +5,8 @@ import { builtinModules } from 'node:module';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+import noElapsedBudget from './test/support/lint/noElapsedBudget.cjs';
+
 const nodeBuiltins = builtinModules.flatMap((m) => [m, `node:${m}`]);
 
 export default tseslint.config(
@@ -181,6 +183,12 @@ export default tseslint.config(
       '@typescript-eslint/unbound-method': 'off',
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
+  },
+  {
+    // Tests wait on conditions, never on the machine's speed (test/support/waits.ts); bench/ measures.
+    files: ['test/**/*.ts', 'devhost/test/**/*.ts', 'clients/typescript/test/**/*.ts'],
+    plugins: { tallyho: { rules: { 'no-elapsed-budget': noElapsedBudget } } },
+    rules: { 'tallyho/no-elapsed-budget': 'error' },
   },
   {
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],

@@ -1,13 +1,38 @@
 /**
- * One jest run, several projects. The global setup starts Azurite (in memory, free ports) once for the
- * whole run; e2e files each start their own host against it (or use E2E_BASE_URL). The e2e files run
+ * One jest run, several projects. The projects that use storage share one Azurite (in memory, free
+ * ports), started by their global setup only when one of them takes part (the unit and client projects
+ * need none); e2e files each start their own host against it (or use E2E_BASE_URL). The e2e files run
  * on the devhost, and a second time on the real Functions host when one is available (an optional
  * tool: required under CI=true, announced as skipped elsewhere; test/support/realHostTool.cjs).
  */
+const { mkdtempSync } = require('node:fs');
+const { tmpdir } = require('node:os');
+const { join } = require('node:path');
+
 const { optionalTool } = require('./test/support/optionalTool.cjs');
 const { realHostTool } = require('./test/support/realHostTool.cjs');
 
-const realHost = optionalTool(realHostTool) !== undefined;
+const realHostProjectNames = ['e2e-real', 'parity', 'client-e2e-real'];
+
+/** The projects named on the command line (`--selectProjects a b`, `--selectProjects=a`), or undefined for all. */
+function selectedProjects(argv = process.argv) {
+  const at = argv.findIndex((a) => a === '--selectProjects' || a.startsWith('--selectProjects='));
+  if (at < 0) return undefined;
+  const inline = argv[at].split('=')[1];
+  if (inline !== undefined) return inline.split(',');
+  const names = [];
+  for (const a of argv.slice(at + 1)) {
+    if (a.startsWith('-')) break;
+    names.push(a);
+  }
+  return names;
+}
+
+// The real host is looked for (and, when missing, announced or under CI=true required) only when a run
+// may include its projects: `npm run test:fast` (unit and client) neither needs nor mentions it.
+const selected = selectedProjects();
+const realHost =
+  (selected === undefined || selected.some((name) => realHostProjectNames.includes(name))) && optionalTool(realHostTool) !== undefined;
 
 // Jest only strips the types (swc, file by file): `npm test` has type-checked everything once already
 // (typecheck), so a second, per-worker TypeScript compile would only cost time (about 21 s of CPU per
@@ -21,7 +46,22 @@ const base = {
   rootDir: __dirname,
   // The deployment package test unpacks the app into .deploy/: not a second copy of the modules.
   modulePathIgnorePatterns: ['<rootDir>/.deploy/'],
+  // A wait still open when its test ends is given up with a report of what it waited for (test/support/waits.ts).
+  setupFilesAfterEnv: ['<rootDir>/test/support/projects/waits.setup.ts'],
 };
+
+// The projects whose tests run in the test's own process: their safety net is a minute (jest reads
+// testTimeout from the run's config only, so a set-up file sets it for them).
+const pure = { setupFilesAfterEnv: [...base.setupFilesAfterEnv, '<rootDir>/test/support/projects/pure.setup.ts'] };
+
+// The projects that use storage: their global setup starts the run's Azurite (once, whichever of
+// them take part; jest runs a module named by several projects once). The e2e projects' also starts
+// the devhost their files share (test/e2e/support/sharedHost.ts); one teardown stops both.
+const storage = {
+  globalSetup: '<rootDir>/test/support/globalSetup.ts',
+  globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
+};
+const e2eStorage = { ...storage, globalSetup: '<rootDir>/test/support/e2eSetup.ts' };
 
 const client = {
   ...base,
@@ -55,37 +95,51 @@ const realHostProjects = [
   { ...client, ...onRealHost, displayName: 'client-e2e-real', testMatch: ['<rootDir>/clients/typescript/test/e2e/**/*.test.ts'] },
 ];
 
+// Every host the harness starts is a line in this file (before the global setup, which starts the
+// shared hosts, and before the workers are forked); the timing reporter counts them and removes it.
+if (process.env.TEST_HOST_STARTS === undefined) {
+  process.env.TEST_HOST_STARTS_DIR = mkdtempSync(join(tmpdir(), 'tallyho-host-starts-'));
+  process.env.TEST_HOST_STARTS = join(process.env.TEST_HOST_STARTS_DIR, 'starts.txt');
+}
+
 /** @type {import('jest').Config} */
 module.exports = {
-  globalSetup: '<rootDir>/test/support/globalSetup.ts',
-  globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
   // Three workers on a 2-core machine: many e2e files spend part of their time waiting (a lease to run
   // out, a host to restart, a browser's page), and a third file fills that time. Measured on the 2-core
   // CI machine, `npm test` without the real host, fresh clone: 6 min 50 s with two, 6 min 13 s with three.
   maxWorkers: 3,
+  // The files that use a built artifact run last: npm test builds the artifacts beside jest
+  // (test/support/testSequencer.cjs).
+  testSequencer: '<rootDir>/test/support/testSequencer.cjs',
   // Where the time goes: the slowest files and each project's total, after the summary.
   reporters: [
     'default',
     ['<rootDir>/test/support/timingReporter.cjs', { slowest: 10, perFile: ['e2e-real', 'client-e2e-real', 'parity'] }],
   ],
-  testTimeout: 60_000,
+  // Jest's timeout is a safety net, not a budget: every wait in the tests is on a condition (a log
+  // line, a state, a count; test/support/waits.ts), so a busy machine makes a test slower, never red.
+  // The net is wide (the slowest tests of the projects that start processes take about a minute on a
+  // quiet 2-core machine), and the pure projects keep a tighter one (see `pure`).
+  testTimeout: 300_000,
   projects: [
     // Pure: no process, no Azurite, no network.
-    { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    { ...base, ...pure, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     // Tests that run a tool: the Bicep CLI, shellcheck, the OpenAPI validator's CLI.
     { ...base, displayName: 'tools', testMatch: ['<rootDir>/test/tools/**/*.test.ts'] },
     {
       ...base,
+      ...storage,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/fault/**/*.test.ts'],
     },
-    { ...base, displayName: 'devhost', testMatch: ['<rootDir>/devhost/test/**/*.test.ts'] },
-    { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'], setupFiles: [e2eOn.devhost] },
+    { ...base, ...storage, displayName: 'devhost', testMatch: ['<rootDir>/devhost/test/**/*.test.ts'] },
+    { ...base, ...e2eStorage, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'], setupFiles: [e2eOn.devhost] },
     // The TypeScript client is its own package (ESM, `.js` import suffixes); jest runs its sources
     // as CommonJS like the rest (swc strips the types), with the suffixes mapped back to the .ts files.
-    { ...client, displayName: 'client', testMatch: ['<rootDir>/clients/typescript/test/unit/**/*.test.ts'] },
+    { ...client, ...pure, displayName: 'client', testMatch: ['<rootDir>/clients/typescript/test/unit/**/*.test.ts'] },
     {
       ...client,
+      ...e2eStorage,
       displayName: 'client-e2e',
       testMatch: ['<rootDir>/clients/typescript/test/e2e/**/*.test.ts'],
       setupFiles: [e2eOn.devhost],

@@ -28,8 +28,15 @@ export interface RealHostOptions {
   readonly port?: number;
   /** Pass the host's output through to this process's stdout. */
   readonly verbose?: boolean;
-  /** How long to wait for the host to report Running (default 60 s). */
+  /** Called with each piece of the host's output as it comes (a caller's report of a start still under way). */
+  readonly onOutput?: (text: string) => void;
+  /**
+   * How long to wait for the host to report Running (default 60 s); 0: as long as it takes — until
+   * it runs, exits, or `signal` aborts (a test harness's waits have no budget of their own).
+   */
   readonly startTimeoutMs?: number;
+  /** Aborting it during a start stops the host (SIGKILL) and fails the start. */
+  readonly signal?: AbortSignal;
 }
 
 export interface RealHost {
@@ -136,19 +143,25 @@ class RealHostProcess implements RealHost {
     const onData = (chunk: Buffer): void => {
       const text = chunk.toString();
       this.log += text;
+      this.options.onOutput?.(text);
       if (this.options.verbose === true) process.stdout.write(text);
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
     let exited = false;
     child.once('exit', () => (exited = true));
-    const deadline = Date.now() + (this.options.startTimeoutMs ?? 60_000);
+    const limitMs = this.options.startTimeoutMs ?? 60_000;
+    const deadline = limitMs === 0 ? Number.POSITIVE_INFINITY : Date.now() + limitMs;
     for (;;) {
       if (exited) throw new Error(`The Functions host exited during start-up${firstError(this.log)}:\n${this.log.slice(-6000)}`);
+      if (this.options.signal?.aborted === true) {
+        await this.end('SIGKILL');
+        throw new Error(`The Functions host's start was given up${firstError(this.log)}:\n${this.log.slice(-6000)}`);
+      }
       if (Date.now() > deadline) {
         await this.end('SIGKILL');
         throw new Error(
-          `The Functions host did not report Running within ${this.options.startTimeoutMs ?? 60_000} ms` +
+          `The Functions host did not report Running within ${limitMs} ms` +
             `${firstError(this.log)}:\n${this.log.slice(-6000)}`,
         );
       }
@@ -190,7 +203,7 @@ class RealHostProcess implements RealHost {
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
     if (signal === 'SIGTERM') child.kill('SIGTERM');
     else killGroup(pid, signal);
-    const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), graceMs);
+    const timer = Number.isFinite(graceMs) ? setTimeout(() => killGroup(pid, 'SIGKILL'), graceMs) : undefined;
     await exited;
     clearTimeout(timer);
     // The worker is in the same group; make sure nothing of it outlives the host.
@@ -207,7 +220,9 @@ class RealHostProcess implements RealHost {
   }
 
   async restart(options: { kill?: boolean } = {}): Promise<void> {
-    await this.end(options.kill === true ? 'SIGKILL' : 'SIGTERM');
+    // A graceful stop here is part of what the caller observes (the drain, the shutdown hooks): it is
+    // waited for however long it takes, never cut short by a kill.
+    await this.end(options.kill === true ? 'SIGKILL' : 'SIGTERM', Number.POSITIVE_INFINITY);
     await this.start();
   }
 }

@@ -4,6 +4,7 @@ import type { BindingIo } from '../bindings/bindingIo';
 import type { Invoker } from '../core/invoker';
 import type { FunctionMetadata } from '../core/types';
 import { QueueListener } from '../triggers/queueTrigger';
+import { until } from '../../test/support/waits';
 import { storageConnection, uniqueName } from './support';
 
 // The queue stays empty, so the function is never invoked: these stand-ins only fill the options.
@@ -12,34 +13,45 @@ const neverInvoked = {
 } as unknown as Invoker;
 const noBindings = {} as unknown as BindingIo;
 
-interface Receive {
-  started: number;
-  ended: number;
+/**
+ * A sleep that records the back-off the listener chose and ends at once, until the one at `holdAt` (by
+ * count): from there on a sleep ends only when the listener is woken. Nothing here measures time.
+ */
+function recordingSleep(holdAt: number) {
+  const chosen: number[] = [];
+  let woke = false;
+  const sleep = (ms: number, woken: AbortSignal): Promise<void> => {
+    chosen.push(ms);
+    if (chosen.length < holdAt) return Promise.resolve();
+    return new Promise<void>((resolve) =>
+      woken.addEventListener(
+        'abort',
+        () => {
+          woke ||= chosen.length === holdAt;
+          resolve();
+        },
+        { once: true },
+      ),
+    );
+  };
+  return { sleep, chosen, woke: () => woke };
 }
-
-// The time the listener slept between two receives: from one receive's answer to the next receive's
-// start. Azurite's round trip is left out, so a loaded machine (CI runs the real host alongside)
-// cannot stretch a 100 ms back-off into one that looks like the cap.
-const sleeps = (receives: readonly Receive[]): number[] =>
-  receives.slice(1).map((r, i) => r.started - (receives[i] as Receive).ended);
 
 describe('storage-queue polling back-off on Azurite', () => {
   const maxPollingIntervalMs = 800;
 
-  test('empty polls back off from ~100 ms, doubling, up to maxPollingInterval; a write resets it', async () => {
+  test('empty polls back off from ~100 ms, doubling, up to maxPollingInterval; a write wakes the listener and resets it', async () => {
     const queue = QueueServiceClient.fromConnectionString(storageConnection()).getQueueClient(uniqueName('idle'));
     await queue.createIfNotExists();
-    const receives: Receive[] = [];
+    let receives = 0;
     const receive = queue.receiveMessages.bind(queue);
-    queue.receiveMessages = async (options) => {
-      const entry = { started: Date.now(), ended: Number.NaN };
-      receives.push(entry);
-      try {
-        return await receive(options);
-      } finally {
-        entry.ended = Date.now();
-      }
+    queue.receiveMessages = (options) => {
+      receives++;
+      return receive(options);
     };
+    // The seventh sleep is at the cap and, like every one after it, ends only when the listener is woken.
+    const holdAt = 7;
+    const sleeps = recordingSleep(holdAt);
     const listener = new QueueListener({
       fn: { name: 'idle' } as FunctionMetadata,
       triggerName: 'message',
@@ -57,29 +69,26 @@ describe('storage-queue polling back-off on Azurite', () => {
       invoker: neverInvoked,
       bindings: noBindings,
       log: () => undefined,
+      sleep: sleeps.sleep,
     });
     listener.start();
     try {
-      await new Promise((r) => setTimeout(r, 4000));
-      const idle = sleeps(receives.filter((r) => !Number.isNaN(r.ended)));
-      // 100, 200, 400 ms (±20% jitter), then 640–800 ms: the jitter still applies at the cap, which it
-      // never passes. The upper bounds leave room for a late timer on a busy machine and stay far from
-      // what a wrong back-off would show (starting at the cap: ≥ 640 ms; no cap: 1,600 ms).
-      expect(idle[0]).toBeLessThan(400);
-      expect(idle[2]).toBeGreaterThanOrEqual(0.8 * 400 - 5);
-      expect(Math.max(...idle)).toBeLessThan(maxPollingIntervalMs + 400);
-      expect(idle.at(-1)).toBeGreaterThanOrEqual(0.8 * maxPollingIntervalMs - 5);
+      await until('the listener to sleep at the cap', () => (sleeps.chosen.length >= holdAt ? true : undefined), { everyMs: 10 });
+      // 100, 200, 400 ms (±20% jitter), then the cap, which the jitter never passes (640–800 ms).
+      const bounds = [100, 200, 400, 800, 800, 800, 800].map((ms) => [0.8 * ms, Math.min(1.2 * ms, maxPollingIntervalMs)]);
+      expect(sleeps.chosen.map((ms, i) => ms >= bounds[i]![0]! && ms <= bounds[i]![1]!)).toEqual(bounds.map(() => true));
+      // Asleep at the cap: no receive until it is woken.
+      const asleep = receives;
+      expect(sleeps.woke()).toBe(false);
 
-      const before = receives.length;
-      const notifiedAt = Date.now();
       listener.notify();
-      // Two receives after the wake-up, however slow Azurite answers (the test's timeout bounds it).
-      while (receives.length < before + 2) await new Promise((r) => setTimeout(r, 50));
-      const after = receives.slice(before);
-      // Woken at once, and polling again after 160–240 ms (reset to 100 ms, then doubled as the
-      // interrupted sleep ends) rather than 640–800.
-      expect((after[0] as Receive).started - notifiedAt).toBeLessThan(400);
-      expect(sleeps(after)[0]).toBeLessThan(400);
+      await until('a receive after the wake-up', () => (receives > asleep && sleeps.chosen.length > holdAt ? true : undefined), { everyMs: 10 });
+      expect(sleeps.woke()).toBe(true);
+      // Woken, it polled at once, and its back-off starts again: reset to 100 ms, then doubled as the
+      // interrupted sleep ends, so 160–240 ms rather than the cap's 640–800.
+      expect(receives).toBe(asleep + 1);
+      expect(sleeps.chosen[holdAt]).toBeGreaterThanOrEqual(160);
+      expect(sleeps.chosen[holdAt]).toBeLessThanOrEqual(240);
     } finally {
       await listener.stop();
       await queue.deleteIfExists();

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { until } from '../../test/support/waits';
 import { fixture, storageConnection } from './support';
 
 const cli = join(__dirname, '..', '..', 'dist', 'devhost', 'cli.js');
@@ -14,7 +15,8 @@ describe('graceful shutdown of the CLI', () => {
     async (signal) => {
       expect(existsSync(cli)).toBe(true); // run `npm run build` first
       const marker = join(mkdtempSync(join(tmpdir(), 'devhost-')), 'terminated');
-      const child = spawn(process.execPath, [cli, '--app', fixture('basic'), '--port', '0', '--quiet'], {
+      // Not quiet: the invocation's start and the signal's receipt are the conditions waited on.
+      const child = spawn(process.execPath, [cli, '--app', fixture('basic'), '--port', '0'], {
         env: {
           ...process.env,
           AzureWebJobsStorage: storageConnection(),
@@ -38,9 +40,9 @@ describe('graceful shutdown of the CLI', () => {
       });
 
       const inFlight = fetch(`${baseUrl}/api/slow?ms=1500`);
-      await new Promise((r) => setTimeout(r, 400));
+      await until('the slow request in flight', () => (output.includes("Executing 'Functions.slow'") ? true : undefined));
       child.kill(signal);
-      await new Promise((r) => setTimeout(r, 200));
+      await until('the signal received', () => (output.includes(`${signal} received: draining`) ? true : undefined));
       const refused = await fetch(`${baseUrl}/api/nothing`).then(
         (r) => r.status,
         () => 'refused',

@@ -9,6 +9,7 @@
  * While a message runs its invisibility is renewed, as the host does.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleepFor } from 'node:timers/promises';
 
 import type { DequeuedMessageItem, QueueClient } from '@azure/storage-queue';
 
@@ -41,7 +42,14 @@ export interface QueueListenerOptions {
   readonly invoker: Invoker;
   readonly bindings: BindingIo;
   readonly log: HostLogger;
+  /**
+   * Waits out an empty poll's back-off; `woken` aborts when a write to the queue wakes the listener.
+   * Default: a timer. Tests pass their own, to see the back-off chosen without measuring time.
+   */
+  readonly sleep?: (ms: number, woken: AbortSignal) => Promise<void>;
 }
+
+const timerSleep = (ms: number, woken: AbortSignal): Promise<void> => sleepFor(ms, undefined, { signal: woken }).catch(() => undefined);
 
 /** What an invocation learns about its message (trigger metadata and binding data). */
 type MessageFacts = Pick<DequeuedMessageItem, 'messageId' | 'dequeueCount' | 'insertedOn' | 'expiresOn' | 'nextVisibleOn' | 'popReceipt'>;
@@ -60,7 +68,7 @@ function iso(date: Date | undefined): RpcTypedData {
 export class QueueListener {
   private running = false;
   private readonly active = new Set<Promise<void>>();
-  private wake: (() => void) | undefined;
+  private wake: AbortController | undefined;
   private delayMs = minPollMs;
   private loop: Promise<void> | undefined;
 
@@ -82,7 +90,7 @@ export class QueueListener {
   /** Stops fetching new messages; resolves when the poll loop has ended (messages under way go on). */
   async stop(): Promise<void> {
     this.running = false;
-    this.wake?.();
+    this.wake?.abort();
     await this.loop;
   }
 
@@ -114,20 +122,17 @@ export class QueueListener {
   /** Something was just written to this queue: poll now instead of waiting out the back-off. */
   notify(): void {
     this.delayMs = minPollMs;
-    this.wake?.();
+    this.wake?.abort();
   }
 
-  private sleep(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
-    }).then(() => {
-      this.wake = undefined;
-    });
+  private async sleep(ms: number): Promise<void> {
+    const wake = new AbortController();
+    this.wake = wake;
+    try {
+      await (this.options.sleep ?? timerSleep)(ms, wake.signal);
+    } finally {
+      if (this.wake === wake) this.wake = undefined;
+    }
   }
 
   private async poll(): Promise<void> {

@@ -40,6 +40,7 @@ import { JobRows, tooManyOpen } from './ledger/jobRows';
 import { JobStore } from './ledger/jobStore';
 import { deliveryQueueName, Outputs } from './ledger/outputs';
 import { type PurgeReport, purgeFinished } from './ledger/purge';
+import { LeaseLog } from './ledger/leaseLog';
 import { ResultStore } from './ledger/resultStore';
 import { jobInstruments, type JobInstruments } from './metrics';
 import { Declarations } from './processors/declarations';
@@ -51,12 +52,14 @@ import { JobReads } from './http/reads';
 import { type JobSettings, jobSettings } from './settings';
 import { Enqueuer } from './submit/enqueue';
 import { type ReconcileReport, Reconciler } from './submit/reconcile';
+import { Cancels, cancelQueueName } from './submit/cancel';
 import { Submissions } from './submit/submissions';
 
 export { jobSettings } from './settings';
 export { jobsRoutes } from './http/routes';
 export { workQueueNames, poisonQueueName } from './envelopes/queues';
 export { deliveryQueueName } from './ledger/outputs';
+export { cancelQueueName } from './submit/cancel';
 export { isFinished } from './ledger/jobRecord';
 export {
   type FinalizeContext,
@@ -83,7 +86,7 @@ interface JobsStorage {
   readonly container: () => Promise<ContainerClient>;
   /** Its name, as claim checks carry it. */
   readonly containerName: string;
-  /** A queue by name: the work queues, their poison queues, declared processors' queues, the hand-on queue. */
+  /** A queue by name: the work queues, their poison queues, declared processors' queues, the hand-on and cancel queues. */
   readonly queue: (name: string) => Promise<QueueClient>;
 }
 
@@ -120,6 +123,8 @@ export interface Jobs {
   readonly reads: JobReads;
   readonly processors: Declarations;
   readonly leases: Leases;
+  /** DELETE /api/jobs/{id} (`request`) and the `jobsCancelItems` trigger's background step (`onRequest`). */
+  readonly cancels: Pick<Cancels, 'request' | 'onRequest'>;
   readonly work: WorkQueues;
   /** What a completed job still owes: the hand-on trigger's use-case, and going on with a job's outputs. */
   readonly outputs: Pick<Outputs, 'onDeliveryRequest' | 'finish'>;
@@ -135,6 +140,7 @@ function stores(deps: JobsDeps) {
   return {
     jobs: new JobStore(storage.jobs),
     results: new ResultStore(storage.results, () => clock.now()),
+    leaseLog: new LeaseLog(storage.results, () => clock.now()),
     files: new JobFiles(storage.container, storage.containerName),
     queues: new StorageEnvelopeQueues(storage.queue, workQueueNames(settings), deps.signer),
     processorQueues: new StorageProcessorQueues(storage.queue),
@@ -196,6 +202,7 @@ export function createJobs(deps: JobsDeps): Jobs {
   const enqueuer = new Enqueuer({ ...s, rows, parallelism: settings.enqueueParallelism, logger });
   const itemSchemas = new ItemSchemas();
   const reads = new JobReads({ ...s, rows, inApp, clock });
+  const cancels = new Cancels({ ...s, rows, enqueuer, completion, cancelQueue: () => storage.queue(cancelQueueName(settings)), logger });
   const jobs: Jobs = {
     submissions: new Submissions({ ...deps, ...s, inApp, itemSchemas, rows, enqueuer, completion, outputs, wake, newLease, instruments }),
     reads,
@@ -210,12 +217,13 @@ export function createJobs(deps: JobsDeps): Jobs {
       logger,
     }),
     leases,
+    cancels,
     work: new WorkQueues({ inApp: inAppEngine, poison, logger, instruments }),
     outputs,
     upkeep: upkeepOf(
       deps,
       s,
-      new Reconciler({ rows, enqueuer, completion, outputs, staleSeconds: settings.staleSeconds, newLease, clock, logger }),
+      new Reconciler({ rows, enqueuer, completion, outputs, cancels, staleSeconds: settings.staleSeconds, newLease, clock, logger }),
       new Pusher({ ...s, leases, push: deps.push, clock, logger }),
     ),
     stopping: () => hub.close(),

@@ -8,7 +8,8 @@ import type { Page } from 'playwright-core';
 
 import { describeWithTool } from '../support/optionalTool';
 import { type Browser, chromiumTool, launchBrowser, screenshot } from './support/browser';
-import { type E2eHost, startE2eHost } from './support/harness';
+import { type E2eHost } from './support/harness';
+import { sharedE2eHost } from './support/sharedHost';
 import { requestJson } from './support/http';
 
 interface OpenApiDocument {
@@ -23,7 +24,7 @@ describeWithTool(chromiumTool, 'API reference page in Chromium', () => {
   let page: Page;
 
   beforeAll(async () => {
-    host = await startE2eHost();
+    host = await sharedE2eHost();
     browser = await launchBrowser();
     page = await browser.newPage();
   });
@@ -59,7 +60,7 @@ describeWithTool(chromiumTool, 'API reference page in Chromium', () => {
     expect(documented.length).toBeGreaterThan(20);
 
     await page.goto(host.url('/api/docs'));
-    await page.locator('.opblock').first().waitFor({ timeout: 30_000 });
+    await page.locator('.opblock').first().waitFor();
     const shown = (
       await page.locator('.opblock').evaluateAll((blocks) =>
         blocks.map((b) => {
@@ -78,7 +79,7 @@ describeWithTool(chromiumTool, 'API reference page in Chromium', () => {
     await page.goto(host.url('/api/docs#/sequences'));
     const op = page.locator('.opblock-post', { has: page.locator('[data-path="/sequences/{name}/next"]') });
     await op.locator('.opblock-summary').first().click();
-    await op.locator('.body-param__example, .highlight-code').first().waitFor({ timeout: 10_000 });
+    await op.locator('.body-param__example, .highlight-code').first().waitFor();
     expect(await op.innerText()).toContain('"count"');
     expect(browser.errors).toEqual([]);
   });

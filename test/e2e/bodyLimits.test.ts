@@ -6,7 +6,8 @@
  * pinned is the bound that matters — how much of the body the host took, and its memory.
  */
 import { hostBodyLimitBytes } from '../../docgen/hostSettings';
-import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
+import { type E2eHost, hostLabel } from './support/harness';
+import { sharedE2eHost } from './support/sharedHost';
 import { requestJson } from './support/http';
 import { unique } from './support/names';
 import { realHostMemory, upload } from './support/upload';
@@ -19,7 +20,7 @@ describe(`request bodies over the host's limit (${hostLabel()})`, () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startE2eHost();
+    host = await sharedE2eHost();
   });
   afterAll(async () => {
     await host.stop();

@@ -1,24 +1,23 @@
 /**
  * The TypeScript client package as a user gets it: `npm pack` of clients/typescript (its prepack
- * builds it: no dist/ beforehand), installed into a scratch project outside the repository
- * (os.tmpdir()), where the page's examples are compiled and run as printed against a host of this
+ * builds it: no dist/ beforehand), installed into a scratch project outside the repository — both
+ * built before jest, and again only when the client changed (test/support/artifacts.cjs) — where
+ * the page's examples are compiled and run as printed against a host of this
  * project with keys on and storage of its own: the quick start as one program, the page's other
- * examples as a second (test/support/clientPages.ts). What they print is checked against the output
+ * examples as a second (test/support/clientPages.cjs). What they print is checked against the output
  * their comments on the page promise. (The .NET package: clientPackages.nuget.test.ts.)
  *
  * The npm install needs no network: the tarball has no dependencies, and typescript and @types/node
  * (the consumer's compiler) come from the npm cache `npm ci` filled (`--prefer-offline`).
  */
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { join } from 'node:path';
 
-import { blockAfter, pagePrograms, readPage } from '../support/clientPages';
+import { ensureArtifact } from '../support/artifacts.cjs';
+import { blockAfter, pagePrograms, readPage } from '../support/clientPages.cjs';
 import { expectInOrder, ok, ownHost, printed } from './support/clientPackages';
-import { repoRoot } from './support/harness';
-
-const installedVersion = (name: string): string =>
-  (JSON.parse(readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+import { ownHostTest, repoRoot } from './support/harness';
 
 describe('@tallyho/client, packed with npm pack and installed outside the repository', () => {
   const page = readPage(repoRoot, 'docs/client-typescript.md');
@@ -28,23 +27,16 @@ describe('@tallyho/client, packed with npm pack and installed outside the reposi
   let tarball: string;
 
   beforeAll(async () => {
+    // The tarball and a scratch app with it installed are built before jest, and again only when the
+    // client changed (test/support/artifacts.cjs); the page's programs are compiled here, in a scratch
+    // app of this run that uses the installed packages.
+    const built = await ensureArtifact('npm-client');
+    tarball = join(built, 'client.tgz');
     scratch = mkdtempSync(join(tmpdir(), 'tallyho-npm-client-'));
-    // Packed from a copy without dist/ (as a fresh clone has it), so prepack must build it; the
-    // repository's own dist/ (which other suites load) is left alone.
-    const source = join(scratch, 'package-source');
-    cpSync(join(repoRoot, 'clients', 'typescript'), source, {
-      recursive: true,
-      filter: (path) => !/[\\/](dist|node_modules|test)$|\.tgz$/.test(path),
-    });
-    const bin = join(repoRoot, 'node_modules', '.bin');
-    await ok('npm', ['pack', '--pack-destination', scratch], source, {
-      PATH: [dirname(process.execPath), bin, process.env.PATH ?? ''].join(delimiter),
-    });
-    tarball = join(scratch, readdirSync(scratch).find((f) => f.endsWith('.tgz')) ?? 'no-tarball');
-
     const app = join(scratch, 'app');
     mkdirSync(app);
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'scratch-app', private: true, type: 'module' }));
+    cpSync(join(built, 'app', 'package.json'), join(app, 'package.json'));
+    symlinkSync(join(built, 'app', 'node_modules'), join(app, 'node_modules'), 'dir');
     // A consumer's strict NodeNext project without the DOM lib: the package's types must hold there.
     writeFileSync(
       join(app, 'tsconfig.json'),
@@ -61,21 +53,11 @@ describe('@tallyho/client, packed with npm pack and installed outside the reposi
         include: ['*.ts'],
       }),
     );
-    await ok(
-      'npm',
-      [
-        'install',
-        '--prefer-offline',
-        tarball,
-        `typescript@${installedVersion('typescript')}`,
-        `@types/node@${installedVersion('@types/node')}`,
-      ],
-      app,
-    );
     writeFileSync(join(app, 'quickstart.ts'), programs.quickStart);
     writeFileSync(join(app, 'page.ts'), programs.rest);
     await ok(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], app);
-  }, 300_000);
+    // Waits for the artifact, which npm test builds beside jest: a wide net for a busy machine's build.
+  }, 20 * 60_000);
 
   afterAll(() => {
     if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
@@ -96,20 +78,21 @@ describe('@tallyho/client, packed with npm pack and installed outside the reposi
     expect(files.filter((f) => /^package\/(test|scripts|node_modules)\//.test(f) || f.endsWith('tsconfig.json'))).toEqual([]);
   });
 
-  test('the quick start, as printed in the page and the package README, runs against the host', async () => {
+  // The page's programs use fixed names and expect a fresh app (ORD-0000001-3): a host of their own.
+  ownHostTest('the quick start, as printed in the page and the package README, runs against the host', async () => {
     expect(blockAfter(readPage(repoRoot, 'clients/typescript/README.md'), '## Quick start', 'ts')).toBe(
       blockAfter(page, '## Quick start', 'ts'),
     );
     const result = await ok(process.execPath, ['out/quickstart.js'], join(scratch, 'app'), env());
     expectInOrder(result, printed.quickStart);
-  }, 120_000);
+  });
 
-  test("the page's other examples, in page order, run against the host", async () => {
+  ownHostTest("the page's other examples, in page order, run against the host", async () => {
     for (const line of printed.ts)
       expect([line, page.includes(`// ${line}`) || page.includes(`… ${line}`) || page.includes(`${line} …`)]).toEqual([line, true]);
     const result = await ok(process.execPath, ['out/page.js'], join(scratch, 'app'), env());
     expectInOrder(result, printed.ts);
-  }, 180_000);
+  });
 
   test('a CommonJS consumer loads it with import(), and with require() where Node loads ES modules so (20.19+, 22.12+)', async () => {
     const app = join(scratch, 'app');

@@ -38,8 +38,8 @@ describe('counters over HTTP', () => {
   const read = (name: string, consistent = false) =>
     requestJson<CounterValue>(host, 'GET', `/api/counters/${name}${consistent ? '?consistent=true' : ''}`);
 
-  const until = async (what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> => {
-    await waitUntil(what, async () => ((await check()) ? true : undefined), timeoutMs, 250);
+  const until = async (what: string, check: () => Promise<boolean>): Promise<void> => {
+    await waitUntil(what, async () => ((await check()) ? true : undefined), undefined, 250);
   };
 
   ownHostTest('hits are counted at once and the timer rollup folds them into the summary without changing the value', async () => {

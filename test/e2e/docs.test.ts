@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { documentationPages, documentedBaseUrl, type ExampleStep, readExamplePage, shapeMismatches } from '../support/docExamples';
 import { describeWithTool, onPath } from '../support/optionalTool';
 import { type FreshStorage, freshStorage } from '../support/storageAccounts';
-import { type E2eHost, externalHost, repoRoot, startE2eHost } from './support/harness';
+import { describeOwnHost, type E2eHost, repoRoot, startE2eHost } from './support/harness';
 
 const curlTool = {
   name: 'curl',
@@ -125,7 +125,8 @@ describeWithTool(curlTool, 'documentation examples', () => {
 
   for (const [index, page] of pages.entries()) {
     const runnable = page.steps.filter((s) => s.skip === undefined);
-    describe(`${page.page} (${runnable.length} examples)`, () => {
+    // A page's examples expect what a reader's first `npm start` has: a fresh app of their own.
+    describeOwnHost(`${page.page} (${runnable.length} examples)`, () => {
       let storage: FreshStorage | undefined;
       let host: E2eHost;
       let dir: string;
@@ -133,12 +134,9 @@ describeWithTool(curlTool, 'documentation examples', () => {
       beforeAll(async () => {
         dir = mkdtempSync(join(tmpdir(), 'tallyho-docs-'));
         if (runnable.length === 0) return;
-        // Against an external host (E2E_BASE_URL) the page shares that host's storage; here it gets its own.
-        if (!externalHost) storage = await freshStorage(`docs${index}`);
-        host = await startE2eHost({
-          env: { ...page.settings, ...(storage === undefined ? {} : { AzureWebJobsStorage: storage.connectionString }) },
-        });
-      }, 120_000);
+        storage = await freshStorage(`docs${index}`);
+        host = await startE2eHost({ env: { ...page.settings, AzureWebJobsStorage: storage.connectionString } });
+      });
 
       afterAll(async () => {
         await host?.stop();
@@ -152,7 +150,7 @@ describeWithTool(curlTool, 'documentation examples', () => {
           test.skip(`${name} [${step.skip}]`, () => undefined);
           continue;
         }
-        test(name, () => checkStep(step, run(step, host, dir)), 120_000);
+        test(name, () => checkStep(step, run(step, host, dir)));
       }
     });
   }

@@ -47,8 +47,9 @@ interface RunView {
 }
 
 /** Gate waits include a thousand runs; they get longer than the default. */
-const until = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000, everyMs = 100): Promise<T> =>
-  waitUntil(what, probe, timeoutMs, everyMs);
+/** A wait on a condition (test/e2e/support/wait.ts); the budget is ignored, kept so callers compile. */
+const until = <T>(what: string, probe: () => Promise<T | undefined>, _budgetMs?: number, everyMs = 100): Promise<T> =>
+  waitUntil(what, probe, undefined, everyMs);
 
 describe('gates over HTTP', () => {
   let host: E2eHost;
@@ -97,7 +98,7 @@ describe('gates over HTTP', () => {
     mapLimited(runIds, 16, (runId) => runStatus({ statusUri: `/api/gates/${name}/runs/${runId}` }));
 
   const waitingCount = (name: string, n: number) =>
-    until(`${n} runs waiting on ${name}`, async () => ((await read(name)).body.waiters.waiting >= n ? true : undefined), 60_000, 200);
+    until(`${n} runs waiting on ${name}`, async () => ((await read(name)).body.waiters.waiting >= n ? true : undefined), undefined, 200);
 
   const waitingRuns = atScale(1000, 300);
   test(`${waitingRuns.toLocaleString('en')} waiting runs, one release: every run proceeds exactly once; runs started during and after it proceed too`, async () => {
@@ -161,7 +162,7 @@ describe('gates over HTTP', () => {
     });
     expect(settled.waiters.registered).toBeGreaterThanOrEqual(waitingRuns);
     expect(settled.state).toBe('released');
-  }, 180_000);
+  });
 
   test('concurrent release calls release once: the same who and when for every caller, one audit record', async () => {
     const name = unique('race');
@@ -275,10 +276,16 @@ describe('gates over HTTP', () => {
     const polls = Array.from({ length: 20 }, () =>
       requestJson<{ released: boolean; timedOut: boolean; gate: GateView }>(host, 'GET', `/api/gates/${name}/wait?timeout=60`),
     );
+    // Each stream's first event is the current state: once all five have it, they are subscribed.
+    let subscribed = 0;
     const streams = Array.from({ length: 5 }, () =>
-      readSse(host.url(`/api/gates/${name}/events`), { headers: functionKey(), maxEvents: 2, timeoutMs: 30_000 }),
+      readSse(host.url(`/api/gates/${name}/events`), {
+        headers: functionKey(),
+        maxEvents: 2,
+        onEvent: (e) => (subscribed += e.event === 'state' ? 1 : 0),
+      }),
     );
-    await sleep(1000);
+    await until('the five event streams to have the current state', () => Promise.resolve(subscribed === 5 ? true : undefined));
     const released = await release(name);
     const [pollAnswers, streamAnswers] = await Promise.all([Promise.all(polls), Promise.all(streams)]);
     for (const p of pollAnswers)
@@ -306,33 +313,47 @@ describe('gates over HTTP', () => {
     expect(next.body).toMatchObject({ released: false, timedOut: true });
   });
 
-  test('a client that hangs up on an event stream or a long poll is let go at once: the gate watch hub drops its listener', async () => {
-    const name = unique('gone');
-    await create(name);
-    // The app logs gates.watch.clientGone with the hub's listener count after the client's was dropped.
-    const gone = (kind: 'events' | 'wait', from: number) => () =>
-      Promise.resolve(
-        new RegExp(`"event":"gates\\.watch\\.clientGone","gate":"${name}","kind":"${kind}","listeners":0`).test(host.output().slice(from))
-          ? true
-          : undefined,
+  // Reads the host's output.
+  ownHostTest(
+    'a client that hangs up on an event stream or a long poll is let go at once: the gate watch hub drops its listener',
+    async () => {
+      const name = unique('gone');
+      await create(name);
+      // The app logs gates.watch.clientGone with the hub's listener count after the client's was dropped.
+      const gone = (kind: 'events' | 'wait', from: number) => () =>
+        Promise.resolve(
+          new RegExp(`"event":"gates\\.watch\\.clientGone","gate":"${name}","kind":"${kind}","listeners":0`).test(host.output().slice(from))
+            ? true
+            : undefined,
+        );
+
+      let from = host.output().length;
+      const stream = await readSse(host.url(`/api/gates/${name}/events`), { headers: functionKey(), maxEvents: 1 });
+      expect(stream.events.map((e) => e.event)).toEqual(['state']);
+      // readSse hangs up after its one event; the stream would otherwise stay open for TALLYHO_GATES_SSE_MAX_SECONDS.
+      await until('the event stream let go after its client hung up', gone('events', from));
+
+      const client = new AbortController();
+      const poll = fetch(host.url(`/api/gates/${name}/wait?timeout=60`), { headers: functionKey(), signal: client.signal }).catch(
+        (err: unknown) => err,
       );
-
-    let from = host.output().length;
-    const stream = await readSse(host.url(`/api/gates/${name}/events`), { headers: functionKey(), maxEvents: 1, timeoutMs: 30_000 });
-    expect(stream.events.map((e) => e.event)).toEqual(['state']);
-    // readSse hangs up after its one event; the stream would otherwise stay open for TALLYHO_GATES_SSE_MAX_SECONDS.
-    await until('the event stream let go after its client hung up', gone('events', from), 10_000);
-
-    from = host.output().length;
-    const client = new AbortController();
-    const poll = fetch(host.url(`/api/gates/${name}/wait?timeout=60`), { headers: functionKey(), signal: client.signal }).catch(
-      (err: unknown) => err,
-    );
-    await sleep(1000);
-    client.abort();
-    expect(await poll).toMatchObject({ name: 'AbortError' });
-    await until('the long poll let go after its client hung up', gone('wait', from), 10_000);
-  });
+      // Hang up only once the poll is parked (a hang-up before the request reached the app proves
+      // nothing, and leaves no log line to wait for). A long poll sends nothing until it answers, so the
+      // witness is an event stream: the hub logs how many listeners are left when its client hangs up,
+      // and from the moment the poll is parked that is 1, the poll's.
+      await until('the long poll to be parked', async () => {
+        const mark = host.output().length;
+        await readSse(host.url(`/api/gates/${name}/events`), { headers: functionKey(), maxEvents: 1 });
+        const left = new RegExp(`"event":"gates\\.watch\\.clientGone","gate":"${name}","kind":"events","listeners":(\\d+)`);
+        const listeners = await until('the witness stream let go', () => Promise.resolve(left.exec(host.output().slice(mark))?.[1]));
+        return listeners === '1' ? true : undefined;
+      });
+      from = host.output().length;
+      client.abort();
+      expect(await poll).toMatchObject({ name: 'AbortError' });
+      await until('the long poll let go after its client hung up', gone('wait', from));
+    },
+  );
 
   test('a released run with a job action submits one job, which completes; starting the run again submits nothing more', async () => {
     const name = unique('jobgate');
@@ -357,7 +378,7 @@ describe('gates over HTTP', () => {
         expect(res.status).toBe(200);
         return res.body.state === 'accepted' || res.body.state === 'running' ? undefined : res.body;
       },
-      60_000,
+      undefined,
       200,
     );
     expect(job).toMatchObject({ id: jobId, state: 'completed', totals: { items: 40, succeeded: 40, failed: 0, pending: 0 } });
@@ -366,7 +387,7 @@ describe('gates over HTTP', () => {
     expect((await runStatus(again.body)).action).toEqual({ type: 'job', jobId });
     // The same run id with other items would be another job: refused, and the run keeps its own.
     expectProblem(await startRun(name, { ...body, action: { ...body.action, items: items.slice(1) } }), 409, 'Conflict');
-  }, 90_000);
+  });
 
   test('bad names, times, actions and timeouts are 400 and change nothing', async () => {
     for (const bad of ['bad%20name', 'a'.repeat(64), 'a%3Ab', '-lead']) {
@@ -445,26 +466,30 @@ describe('gates with keys enforced', () => {
     });
   });
 
-  test('a full generation refuses a start with 429 and Retry-After, and registers nothing; after the release starts are late and accepted', async () => {
-    const name = unique('full');
-    expect((await requestJson(host, 'PUT', `/api/gates/${name}`, { key: 'admin' })).status).toBe(201);
-    const starts = await Promise.all(
-      Array.from({ length: 5 }, (_, i) => requestJson<RunStarted>(host, 'POST', `/api/gates/${name}/runs`, { body: { runId: `r${i}` } })),
-    );
-    const refused = starts.filter((r) => r.status === 429);
-    expect(starts.filter((r) => r.status === 202)).toHaveLength(3);
-    expect(refused).toHaveLength(2);
-    for (const r of refused) {
-      expectProblem(r, 429, 'TooManyRequests');
-      expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
-    }
-    const gate = (await requestJson<GateView>(host, 'GET', `/api/gates/${name}`)).body;
-    expect(gate.waiters).toMatchObject({ waiting: 3, registered: 3 });
-    const refusedIds = starts.flatMap((r, i) => (r.status === 429 ? [`r${i}`] : []));
-    for (const id of refusedIds) expect((await requestJson(host, 'GET', `/api/gates/${name}/runs/${id}`)).status).toBe(404);
-    expect((await requestJson(host, 'POST', `/api/gates/${name}/release`, { key: 'admin' })).status).toBe(200);
-    expect((await requestJson(host, 'POST', `/api/gates/${name}/runs`, { body: { runId: refusedIds[0] } })).status).toBe(202);
-  });
+  // Needs TALLYHO_GATES_MAX_WAITERS of its own.
+  ownHostTest(
+    'a full generation refuses a start with 429 and Retry-After, and registers nothing; after the release starts are late and accepted',
+    async () => {
+      const name = unique('full');
+      expect((await requestJson(host, 'PUT', `/api/gates/${name}`, { key: 'admin' })).status).toBe(201);
+      const starts = await Promise.all(
+        Array.from({ length: 5 }, (_, i) => requestJson<RunStarted>(host, 'POST', `/api/gates/${name}/runs`, { body: { runId: `r${i}` } })),
+      );
+      const refused = starts.filter((r) => r.status === 429);
+      expect(starts.filter((r) => r.status === 202)).toHaveLength(3);
+      expect(refused).toHaveLength(2);
+      for (const r of refused) {
+        expectProblem(r, 429, 'TooManyRequests');
+        expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+      }
+      const gate = (await requestJson<GateView>(host, 'GET', `/api/gates/${name}`)).body;
+      expect(gate.waiters).toMatchObject({ waiting: 3, registered: 3 });
+      const refusedIds = starts.flatMap((r, i) => (r.status === 429 ? [`r${i}`] : []));
+      for (const id of refusedIds) expect((await requestJson(host, 'GET', `/api/gates/${name}/runs/${id}`)).status).toBe(404);
+      expect((await requestJson(host, 'POST', `/api/gates/${name}/release`, { key: 'admin' })).status).toBe(200);
+      expect((await requestJson(host, 'POST', `/api/gates/${name}/runs`, { body: { runId: refusedIds[0] } })).status).toBe(202);
+    },
+  );
 });
 
 describe('a gate release and a crash', () => {

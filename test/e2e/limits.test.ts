@@ -11,7 +11,7 @@ import { settledJob, queuesPolledPromptly } from './support/jobs';
 import { unique } from './support/names';
 import { post, view } from './support/streams';
 
-describe('finding 5: caps over HTTP', () => {
+describe('caps on what function-level callers create, over HTTP', () => {
   let host: E2eHost;
 
   beforeAll(async () => {
@@ -21,7 +21,7 @@ describe('finding 5: caps over HTTP', () => {
     await host.stop();
   });
 
-  ownHostTest('finding 5: a new stream type beyond TALLYHO_STREAMS_MAX_TYPES is refused and creates nothing', async () => {
+  ownHostTest('a new stream type beyond TALLYHO_STREAMS_MAX_TYPES is refused and creates nothing', async () => {
     const [first, second, third] = [unique('cap-a'), unique('cap-b'), unique('cap-c')];
     expect((await post(host, first, { producer: 'p', seq: 1 })).status).toBe(202);
     expect((await post(host, second, { producer: 'p', seq: 1 })).status).toBe(202);

@@ -10,7 +10,8 @@
  */
 import { request as httpRequest } from 'node:http';
 
-import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
+import { type E2eHost, hostLabel } from './support/harness';
+import { sharedE2eHost } from './support/sharedHost';
 import { expectProblem, type JsonResponse, readableAnswer, requestJson } from './support/http';
 import { unique } from './support/names';
 
@@ -38,7 +39,7 @@ describe(`the catch-all 404 (${hostLabel()}, keys on)`, () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startE2eHost();
+    host = await sharedE2eHost();
   });
   afterAll(async () => {
     await host.stop();
@@ -53,7 +54,7 @@ describe(`the catch-all 404 (${hostLabel()}, keys on)`, () => {
     }
   });
 
-  test('finding 9: an unknown path under /api answers 404 problem+json naming only the path, the same without a key and with either', async () => {
+  test('an unknown path under /api answers 404 problem+json naming only the path, the same without a key and with either', async () => {
     const path = `/api/${unique('nope')}/deeper`;
     for (const key of callers) {
       // A body and a query string that must not come back: the catch-all reads neither.
@@ -70,7 +71,7 @@ describe(`the catch-all 404 (${hostLabel()}, keys on)`, () => {
     }
   });
 
-  test('finding 9: a path that `..` normalisation turns into an unknown one answers 404 problem+json for the path that was routed', async () => {
+  test('a path that `..` normalisation turns into an unknown one answers 404 problem+json for the path that was routed', async () => {
     // Kestrel and the devhost resolve dot segments before routing (devhost/README.md), so this is /api/nope.
     const res = await rawGet(host, '/api/sequences/../nope');
     expect({ status: res.status, type: res.type }).toEqual({ status: 404, type: expect.stringMatching(/^application\/problem\+json/) });
@@ -79,7 +80,7 @@ describe(`the catch-all 404 (${hostLabel()}, keys on)`, () => {
     expect((await rawGet(host, '/api/sequences/../health')).status).toBe(200);
   });
 
-  test('finding 9: a known route with another method answers 404 problem+json, without a key and with one', async () => {
+  test('a known route with another method answers 404 problem+json, without a key and with one', async () => {
     // The real host answers 404 here, not 405 (devhost/docs/real-host.md#routing): its routes are
     // an ASP.NET Core RouteCollection (azure-functions-host WebScriptHostHttpRoutesManager) in which a route
     // whose HttpMethodRouteConstraint fails does not match and the next one is tried (dotnet/aspnetcore
@@ -97,7 +98,7 @@ describe(`the catch-all 404 (${hostLabel()}, keys on)`, () => {
     }
   });
 
-  test('finding 9: served routes still answer as before: their own answers, their own 401s, the static pages and assets', async () => {
+  test('served routes still answer as before: their own answers, their own 401s, the static pages and assets', async () => {
     expect((await requestJson(host, 'GET', '/api/health', { key: 'none' })).status).toBe(200);
     // A function-level route without a key is still refused by the host, not answered by the catch-all.
     expect((await requestJson(host, 'GET', `/api/sequences/${unique('s')}`, { key: 'none' })).status).toBe(401);
@@ -127,7 +128,7 @@ describe(`the catch-all 404 (${hostLabel()}, keys on)`, () => {
     }
   });
 
-  test('finding 9: outside /api the host answers as before: its admin API, and its empty 404 elsewhere', async () => {
+  test('outside /api the host answers as before: its admin API, and its empty 404 elsewhere', async () => {
     // The template sits under the `api` prefix; on the real host /admin/* is not even offered to function
     // routes (azure-webjobs-sdk-extensions WebJobsRouter.RouteAsync) and /runtime/webhooks/* is outside `api/`.
     expect((await requestJson(host, 'GET', '/admin/host/status', { key: 'admin' })).status).toBe(200);

@@ -13,7 +13,8 @@ import { promisify } from 'node:util';
 import { documentedRoutes } from '../../shared/app/routes';
 import { openApiPath } from '../../shared/http/routeTemplate';
 import { registeredFunctions } from './support/functions';
-import { type E2eHost, startE2eHost } from './support/harness';
+import { type E2eHost } from './support/harness';
+import { sharedE2eHost } from './support/sharedHost';
 import { requestJson } from './support/http';
 
 /** The CLI of the validator the unit test uses (the package is ESM-only, so it runs in its own node). */
@@ -51,7 +52,7 @@ describe('OpenAPI document over HTTP', () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startE2eHost();
+    host = await sharedE2eHost();
   });
   afterAll(async () => {
     await host.stop();

@@ -67,7 +67,7 @@ describe('202 Accepted: Location, Retry-After and statusUri', () => {
     });
     const retried = await requestJson(host, 'POST', `/api/jobs/${job.id}/retry-failed`, { key: 'admin' });
     expect((await followAccepted(retried, 2, 'admin')).body).toMatchObject({ id: job.id });
-  }, 60_000);
+  });
 
   test('a schedule trigger points at the schedule, whose runs show the trigger', async () => {
     const id = unique('lro-schedule');
@@ -85,7 +85,7 @@ describe('202 Accepted: Location, Retry-After and statusUri', () => {
       });
       return read.body.runs.some((r) => r.triggerId === triggered.body.triggerId && r.outcome === 'succeeded') ? read : undefined;
     });
-  }, 60_000);
+  });
 
   test('a buffered stream append points at the stream; a counter increment at the counter', async () => {
     const type = unique('lro-stream');

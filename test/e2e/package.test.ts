@@ -6,18 +6,17 @@
  * outside, or a `main` outside the zip (what "deployed, but 0 functions" looks like in Azure), fails
  * here. Needs zip and unzip (skipped, and announced, without them; required when CI=true).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 
-import { onceAcrossProcesses } from '../../devhost/realHost/once';
-import { type E2eHost, ownHostTest, repoRoot, startE2eHost } from './support/harness';
+import { ensureArtifact } from '../support/artifacts.cjs';
+import { type E2eHost, ownHostTest, startE2eHost } from './support/harness';
+import { sharedE2eHost } from './support/sharedHost';
 import { registeredFunctions } from './support/functions';
 import { requestJson } from './support/http';
 import { describeWithTool, onPath } from '../support/optionalTool';
-
-const zipFile = join(repoRoot, '.deploy', 'tallyho.zip');
 
 async function functionNames(host: E2eHost): Promise<string[]> {
   return (await registeredFunctions(host)).map((f) => f.name).sort();
@@ -35,28 +34,14 @@ describeWithTool(zipTools, 'the deployment package', () => {
   let entries: string[];
 
   beforeAll(async () => {
-    // Built once per test run: the devhost and real-host runs of this file share the package.
-    const marker = join(repoRoot, '.deploy', `built-for-run-${process.env.TEST_RUN_ID ?? 'none'}`);
-    mkdirSync(join(repoRoot, 'test-artifacts'), { recursive: true });
-    await onceAcrossProcesses(
-      join(repoRoot, 'test-artifacts', 'deploy-package.lock'),
-      () => existsSync(marker),
-      () => {
-        const built = spawnSync('bash', [join(repoRoot, 'scripts', 'deploy.sh'), '--package-only', '--from-build'], {
-          cwd: repoRoot,
-          encoding: 'utf8',
-          timeout: 240_000,
-          env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? '/usr/bin:/bin'}` },
-        });
-        if (built.status !== 0) throw new Error(`deploy.sh --package-only failed (${built.status}):\n${built.stdout}\n${built.stderr}`);
-        writeFileSync(marker, '');
-        return Promise.resolve();
-      },
-    );
+    // Built before jest (test/support/artifacts.cjs), once for both hosts' runs of this file, and again
+    // only when the build or the packaging changed.
+    const zipFile = join(await ensureArtifact('deploy-package'), 'tallyho.zip');
     entries = execFileSync('unzip', ['-Z1', zipFile], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }).split('\n');
     unpacked = mkdtempSync(join(tmpdir(), 'tallyho-package-'));
     execFileSync('unzip', ['-q', zipFile, '-d', unpacked]);
-  }, 300_000);
+    // Waits for the artifact, which npm test builds beside jest: a wide net for a busy machine's build.
+  }, 20 * 60_000);
 
   afterAll(() => {
     rmSync(unpacked, { recursive: true, force: true });
@@ -79,7 +64,8 @@ describeWithTool(zipTools, 'the deployment package', () => {
     'loads from the unpacked zip alone and registers every function the source does',
     async () => {
       const packaged = await startE2eHost({ appRoot: unpacked });
-      const source = await startE2eHost();
+      // The repository's app, as the files share it.
+      const source = await sharedE2eHost();
       try {
         const names = await functionNames(packaged);
         expect(names.length).toBeGreaterThan(20);
@@ -97,6 +83,5 @@ describeWithTool(zipTools, 'the deployment package', () => {
         await source.stop();
       }
     },
-    60_000,
   );
 });

@@ -5,7 +5,8 @@
  * `continuationToken` is a 400 problem that changes nothing, including a token of another list.
  */
 import { transactions } from '../support/billing';
-import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
+import { type E2eHost, hostLabel } from './support/harness';
+import { sharedE2eHost } from './support/sharedHost';
 import { expectProblem, requestJson } from './support/http';
 import { type JobView, settledJob } from './support/jobs';
 import { unique } from './support/names';
@@ -15,7 +16,7 @@ describe(`paging on the ${hostLabel()}`, () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startE2eHost({ env: { TALLYHO_JOBS_QUEUE_PREFIX: unique('pg') } });
+    host = await sharedE2eHost();
   });
   afterAll(async () => {
     await host?.stop();
@@ -43,7 +44,7 @@ describe(`paging on the ${hostLabel()}`, () => {
     expect(pages.at(-1)?.continuationToken).toBeUndefined();
     expect(pages.slice(0, -1).every((page) => typeof page.continuationToken === 'string')).toBe(true);
     expect((await requestJson(host, 'GET', `/api/jobs/${accepted.body.id}/failures`)).body).toEqual({ items: [] });
-  }, 90_000);
+  });
 
   test('the gates list a page at a time: every gate once, in name order; a filtered list keeps its filter on every page', async () => {
     const prefix = unique('pgate');
@@ -71,7 +72,7 @@ describe(`paging on the ${hostLabel()}`, () => {
     expect(paused.every((s) => s.state === 'paused')).toBe(true);
     expect(paused.map((s) => s.id).filter((id) => ids.includes(id))).toEqual(ids.slice(0, 2).sort());
     for (const id of ids) expect((await requestJson(host, 'DELETE', `/api/schedules/${id}`, { key: 'admin' })).status).toBe(200);
-  }, 90_000);
+  });
 
   test('a bad maxPageSize or continuationToken is a 400 ValidationFailed naming the parameter, and changes nothing', async () => {
     const prefix = unique('pbad');
@@ -135,5 +136,5 @@ describe(`paging on the ${hostLabel()}`, () => {
 
     const after = (await readAll<{ name: string }>(host, '/api/gates', { key: 'admin' })).filter(ours(prefix));
     expect(after).toEqual(before);
-  }, 90_000);
+  });
 });

@@ -1,11 +1,14 @@
 /**
  * Regression tests for the findings of issue #17 ("nobody gets more than their key allows") that the
- * authorization work fixed, each named after its finding, on the host of the run (devhost or real host) with keys on. The matrix in
- * authorization.test.ts covers every route; these follow each attack through to what it would have won.
+ * authorization work fixed — a gated run leaking the admin key (finding 1), schedules escalating to
+ * admin actions (2), operator actions at function level (9) — each named by the behaviour it proves,
+ * on the host of the run (devhost or real host) with keys on. The matrix in authorization.test.ts
+ * covers every route; these follow each attack through to what it would have won.
  */
 import type { GateView } from '../../shared/gates/schemas';
 import type { ScheduleView } from '../../shared/schedules/views';
-import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
+import { type E2eHost, hostLabel } from './support/harness';
+import { sharedE2eHost } from './support/sharedHost';
 import { expectProblem, type JsonResponse, readableAnswer, requestJson } from './support/http';
 import { unique } from './support/names';
 import { readAll } from './support/pages';
@@ -17,7 +20,7 @@ describe(`issue #17 regressions (${hostLabel()}, keys on)`, () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startE2eHost();
+    host = await sharedE2eHost();
   });
   afterAll(async () => {
     await host.stop();
@@ -28,7 +31,7 @@ describe(`issue #17 regressions (${hostLabel()}, keys on)`, () => {
   };
   const gateState = async (name: string): Promise<GateView> => (await requestJson<GateView>(host, 'GET', `/api/gates/${name}`)).body;
 
-  test('finding 1 (critical, admin key leaked): a gated run answers with its own status route, never Durable management URLs or a key', async () => {
+  test('a gated run answers with its own status route, never Durable management URLs or a key', async () => {
     const gate = unique('f1');
     await createGate(gate);
     const started = await requestJson<Record<string, unknown>>(host, 'POST', `/api/gates/${gate}/runs`, {
@@ -61,7 +64,7 @@ describe(`issue #17 regressions (${hostLabel()}, keys on)`, () => {
     expect(await gateState(gate)).toMatchObject({ state: 'closed', releasedBy: null });
   });
 
-  test('finding 2 (high, schedules escalate to admin actions): a gateRelease target needs the admin key to create, trigger or change; the creator is recorded', async () => {
+  test('a gateRelease target needs the admin key to create, trigger or change; the creator is recorded', async () => {
     const gate = unique('f2');
     await createGate(gate);
     const id = unique('f2s');
@@ -103,7 +106,7 @@ describe(`issue #17 regressions (${hostLabel()}, keys on)`, () => {
 
     // An admin's trigger runs it; the gate's audit names the schedule and who created it with which key.
     expect((await requestJson(host, 'POST', `/api/schedules/${id}/trigger`, { key: 'admin' })).status).toBe(202);
-    await until('the scheduled release', async () => ((await gateState(gate)).state === 'released' ? true : undefined), 30_000);
+    await until('the scheduled release', async () => ((await gateState(gate)).state === 'released' ? true : undefined));
     // The audit row is written with the release (shared/gates/service.ts), which the schedule's run makes.
     const released = await until('the release in the gate audit', async () => {
       const audit = await readAll<{ kind: string; by: string; note?: string }>(host, `/api/gates/${gate}/audit`, { key: 'admin' });
@@ -121,9 +124,9 @@ describe(`issue #17 regressions (${hostLabel()}, keys on)`, () => {
     });
     expect(own.status).toBe(201);
     expect(own.body.createdBy).toEqual({ by: 'shop', level: 'function', owner: 'key:shared' });
-  }, 60_000);
+  });
 
-  test('finding 9 (low, operator actions at function level): listing schedules and retrying failed job items need the admin key', async () => {
+  test('listing schedules and retrying failed job items need the admin key', async () => {
     const list = await requestJson(host, 'GET', '/api/schedules', { key: 'function' });
     expect(list.status).toBe(401);
     expect((await requestJson(host, 'GET', '/api/schedules', { key: 'admin' })).status).toBe(200);

@@ -108,7 +108,9 @@ describe('streams over HTTP', () => {
     const before = await view(host, type);
     const target = before.route.partition === 'p09' ? 'p08' : 'p09';
     const producing = Promise.all(Array.from({ length: 8 }, (_, i) => produce(host, type, `producer-${i}`, 20, 100 + i)));
-    await new Promise((r) => setTimeout(r, 400));
+    // Mid-stream: the remap comes once the writer has taken events (not after a fixed time, which on
+    // a busy machine can pass before the first append).
+    await until('the producers under way', async () => ((await view(host, type)).writer.totals.accepted >= 8 ? true : undefined));
     const remap = await requestJson<{ switched: boolean; to: { partition: string; version: number } }>(
       host,
       'PUT',
@@ -292,7 +294,11 @@ describe('streams with storage misbehaving (fault proxy in front of Azurite)', (
 
     // A producer that asks to wait is held, and answered once the log takes writes again.
     const waiting = post(host, type, { producer: 'q', seq: 1 }, '?wait=true');
-    await new Promise((r) => setTimeout(r, 500));
+    // Held: the writer has refused it as full at least once (it asks again until there is room).
+    const refusedBefore = full.writer.totals.refusedFull;
+    await until('the waiting append refused as full', async () =>
+      (await view(host, type)).writer.totals.refusedFull > refusedBefore ? true : undefined,
+    );
     proxy.setRules();
     const released = await waiting;
     expect(released.status).toBe(202);
@@ -324,7 +330,7 @@ describe('streams across a host restart', () => {
           : {}),
       },
     });
-  }, 120_000);
+  });
   afterAll(async () => {
     await host?.stop();
   });
@@ -385,56 +391,50 @@ describe('streams across a host restart', () => {
     expect(lines.map((l) => l.index)).toEqual(lines.map((_, i) => i));
   }
 
-  ownHostTest(
-    'finding 5: an idle flusher ends after an idle recheck interval; the next append starts a new one, which flushes it',
-    async () => {
-      const type = unique('idle');
-      expect((await post(host, type, { producer: 'p', seq: 1 })).status).toBe(202);
-      expect((await flush(host, type)).status).toBe(200);
-      const { writer } = await view(host, type);
-      const status = async () =>
-        (
-          await requestJson<{ runtimeStatus: string }>(
-            host,
-            'GET',
-            `/runtime/webhooks/durabletask/instances/${flusherInstanceId(writer.key)}`,
-            {
-              key: 'admin',
-            },
-          )
-        ).body.runtimeStatus;
-      expect(await status()).toMatch(/Running|ContinuedAsNew|Pending/);
-      // TALLYHO_STREAMS_IDLE_RECHECK_SECONDS (60 on the devhost, 5 on real time): one idle look, then
-      // a second an interval later ends it.
-      await until(
-        'the idle flusher ends',
-        async () => {
-          await host.pass(onRealTime ? 1000 : 30_000);
-          return (await status()) === 'Completed' ? true : undefined;
-        },
-        onRealTime ? 60_000 : undefined,
-      );
-      expect((await post(host, type, { producer: 'p', seq: 2 })).status).toBe(202);
-      expect(await status()).toMatch(/Running|ContinuedAsNew|Pending/);
-      const flushed = await until(
-        'the new flusher flushes the append',
-        async () => {
-          await host.pass(1000);
-          const v = await view(host, type);
-          return v.writer.flushedThrough === 2 ? v : undefined;
-        },
-        onRealTime ? 60_000 : undefined,
-      );
-      expect(flushed.writer).toMatchObject({ accepted: 2, bufferDepth: 0 });
-      expect(seqsByProducer(await readLog(host, flushed.route.partition, flushed.route.resource)).get('p')).toEqual([1, 2]);
-    },
-    120_000,
-  );
+  ownHostTest('an idle flusher ends after an idle recheck interval; the next append starts a new one, which flushes it', async () => {
+    const type = unique('idle');
+    expect((await post(host, type, { producer: 'p', seq: 1 })).status).toBe(202);
+    expect((await flush(host, type)).status).toBe(200);
+    const { writer } = await view(host, type);
+    const status = async () =>
+      (
+        await requestJson<{ runtimeStatus: string }>(
+          host,
+          'GET',
+          `/runtime/webhooks/durabletask/instances/${flusherInstanceId(writer.key)}`,
+          {
+            key: 'admin',
+          },
+        )
+      ).body.runtimeStatus;
+    expect(await status()).toMatch(/Running|ContinuedAsNew|Pending/);
+    // TALLYHO_STREAMS_IDLE_RECHECK_SECONDS (60 on the devhost, 5 on real time): one idle look, then
+    // a second an interval later ends it.
+    await until(
+      'the idle flusher ends',
+      async () => {
+        await host.pass(onRealTime ? 1000 : 30_000);
+        return (await status()) === 'Completed' ? true : undefined;
+      },
+      onRealTime ? 60_000 : undefined,
+    );
+    expect((await post(host, type, { producer: 'p', seq: 2 })).status).toBe(202);
+    expect(await status()).toMatch(/Running|ContinuedAsNew|Pending/);
+    const flushed = await until(
+      'the new flusher flushes the append',
+      async () => {
+        await host.pass(1000);
+        const v = await view(host, type);
+        return v.writer.flushedThrough === 2 ? v : undefined;
+      },
+      onRealTime ? 60_000 : undefined,
+    );
+    expect(flushed.writer).toMatchObject({ accepted: 2, bufferDepth: 0 });
+    expect(seqsByProducer(await readLog(host, flushed.route.partition, flushed.route.resource)).get('p')).toEqual([1, 2]);
+  });
 
-  ownHostTest(
-    'every ack=buffered event survives a restart between buffering and flushing, and the timer flush still happens',
-    () => bufferedEventsSurvive({}, 200),
-    120_000,
+  ownHostTest('every ack=buffered event survives a restart between buffering and flushing, and the timer flush still happens', () =>
+    bufferedEventsSurvive({}, 200),
   );
 
   ownHostTest(

@@ -203,8 +203,12 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
         const depths = points('tallyho.stream.buffer.depth').filter((p) => p.attributes['tallyho.stream.partition'] === partition);
         const ready =
           points('tallyho.stream.events.duplicates').some((p) => p.attributes['tallyho.stream.type'] === type && p.value >= 1) &&
-          // The depth went up with the append and back to 0 with the flush.
-          depths.some((p) => p.value >= 1) &&
+          // The depth reached the collector and ends at 0 after the flush. That it went up with the
+          // append is not asserted here: it is a last-value gauge exported once a second, and the
+          // append and the flush right after it both record it, often within one interval, so only
+          // the 0 is exported. test/integration/telemetry/streamsAppend.test.ts proves it, collected
+          // between appends.
+          depths.length > 0 &&
           depths.at(-1)?.value === 0 &&
           points('tallyho.stream.flush.lag').length > 0 &&
           points('tallyho.stream.events.flushed').some((p) => p.value >= 1);

@@ -1,23 +1,26 @@
 /**
  * The e2e waits report stuck orchestrations with their history: a gate scheduled to release in an
- * hour has its generation orchestration waiting on a Durable timer till then, so a wait that runs out
- * meanwhile must name it and show what it did. (Gated runs are rows, not orchestrations: docs/gates.md.)
+ * hour has its generation orchestration waiting on a Durable timer till then, so a wait given up
+ * meanwhile (its test ended first: jest's timeout) must name it and show what it did. (Gated runs are
+ * rows, not orchestrations: docs/gates.md.)
  */
 import { randomBytes } from 'node:crypto';
 
 import { gateInstanceIds } from '../../shared/gates/names';
-import { type E2eHost, startE2eHost } from './support/harness';
+import { abandonWaits, AbandonedWait, openWaits } from '../support/waits';
+import { type E2eHost } from './support/harness';
+import { sharedE2eHost } from './support/sharedHost';
 import { requestJson } from './support/http';
 import { until } from './support/wait';
 
-describe('a wait that runs out', () => {
+describe('a wait given up', () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startE2eHost();
+    host = await sharedE2eHost();
   });
   afterAll(async () => {
-    await host.stop();
+    await host?.stop();
   });
 
   test('names what it waited for and lists the running orchestrations with their history', async () => {
@@ -36,12 +39,18 @@ describe('a wait that runs out', () => {
       return (status.status === 200 || status.status === 202) && status.body.runtimeStatus === 'Running' ? true : undefined;
     });
 
-    const failure = await until('a release nobody sends', () => Promise.resolve(undefined), 300).catch((err: unknown) => err);
+    // What the set-up's afterEach does when a test ends with a wait still open.
+    const waiting = until('a release nobody sends', () => Promise.resolve(undefined)).catch((err: unknown) => err);
+    expect(openWaits()).toEqual(['a release nobody sends']);
+    const [given] = await abandonWaits('this test gives it up', false);
+    const failure = await waiting;
 
-    expect(failure).toBeInstanceOf(Error);
+    expect(failure).toBeInstanceOf(AbandonedWait);
+    expect(failure).toBe(given);
     const message = (failure as Error).message;
-    expect(message).toMatch(/^timed out after 300 ms waiting for a release nobody sends/);
+    expect(message).toMatch(/^gave up waiting for a release nobody sends: this test gives it up/);
     expect(message).toContain(`${instanceId}: Running`);
     expect(message).toMatch(/ExecutionStarted/);
+    expect(openWaits()).toEqual([]);
   });
 });

@@ -12,6 +12,7 @@
 import { type RunningAzurite, startAzurite } from '../../devhost/azurite';
 import { type E2eHost, startDevhost, startE2eHost } from '../e2e/support/harness';
 import { queuesPolledPromptly } from '../e2e/support/jobs';
+import { until } from '../support/waits';
 
 /** Which key goes with the call, in the header (`query` sends the function key as `?code=`). */
 type Key = 'none' | 'function' | 'admin' | 'wrong' | 'query';
@@ -58,12 +59,9 @@ const stream = 'parity-events';
 const schedule = 'parity-once';
 const queue = 'app-parity-out';
 
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+/** Waits until `check` holds (no budget of its own: test/support/waits.ts). */
+async function waitFor(what: string, check: () => Promise<boolean>): Promise<void> {
+  await until(what, async () => ((await check()) ? true : undefined), { everyMs: 200 });
 }
 
 async function status(host: E2eHost, path: string): Promise<unknown> {
@@ -267,7 +265,7 @@ describe('live parity: the same calls to the devhost and to the real host', () =
       }),
       startE2eHost({ env: { ...env, AzureWebJobsStorage: forReal.connectionString } }),
     ]);
-  }, 180_000);
+  });
 
   afterAll(async () => {
     await Promise.all([devhost?.stop(), real?.stop()]);
@@ -321,5 +319,5 @@ describe('live parity: the same calls to the devhost and to the real host', () =
       throw new Error(`Differences between the hosts (expected only the known ones):\n  ${details.join('\n  ')}`);
     }
     expect(found).toEqual(expected);
-  }, 300_000);
+  });
 });

@@ -129,14 +129,14 @@ describe('gates checker', () => {
 });
 
 describe('jobs checker', () => {
-  const lease = (worker: number, receivedAt: number, expiresAt: number, completedAt?: number): Lease => ({
+  const lease = (worker: number, receivedAt: number, expiresAt: number, completedAt?: number, status = 200): Lease => ({
     worker,
     instance: worker,
     jobId: 'j',
     items: ['i0'],
     receivedAt,
     expiresAt,
-    completedAt,
+    completion: completedAt === undefined ? undefined : { sentAt: completedAt, status, instance: 0 },
   });
   const sound: JobFacts = {
     accepted: [
@@ -160,6 +160,23 @@ describe('jobs checker', () => {
 
   test('holds for a sound history', () => {
     expect(broken(checkJobs(sound))).toEqual({});
+  });
+
+  // The bounded real-host run once reported an item leased again 6.6 s before the first lease's end
+  // (#38): a completion whose answer is lost may still have been performed — results recorded and
+  // `retry` items put back, visible after the retry delay (shared/jobs/delivery/leases.ts) — so the
+  // first worker's hold ended when it sent it. A refused completion changed nothing.
+  test('a completion whose answer was lost ends the hold when it was sent; a refused one does not', () => {
+    const holds = (completion: Lease['completion']) =>
+      broken(checkJobs({ ...sound, leases: [{ ...lease(0, 1000, 11_000), completion }, lease(1, 3_000, 13_000, 3_500)] }));
+    const name = 'no batch held by two workers at once';
+    expect(holds({ sentAt: 1_500, status: 502, instance: 0 })).toEqual({});
+    expect(holds({ sentAt: 1_500, status: undefined, instance: undefined })).toEqual({});
+    expect(holds({ sentAt: 1_500, status: 200, instance: 2 })).toEqual({});
+    expect(holds({ sentAt: 1_500, status: 409, instance: 2 })).toEqual({ [name]: 1 });
+    // The front door's own 503 (no instance up, no instance header) reached no instance.
+    expect(holds({ sentAt: 1_500, status: 503, instance: undefined })).toEqual({ [name]: 1 });
+    expect(holds(undefined)).toEqual({ [name]: 1 });
   });
 
   test('a doubled result, two holders at once, an overfull cap, an overfull waiter list and a stale declaration are violations', () => {

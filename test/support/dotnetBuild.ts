@@ -1,20 +1,18 @@
 /**
- * The .NET solution (clients/dotnet: the client, its tests, the sample worker) built once per test
- * run into test-artifacts/dotnet/build. The suites that need it (the .NET client's tests, the mixed
- * TypeScript/.NET worker job) run on both hosts, possibly at once, and two builds writing the same
- * obj/ and bin/ break each other; so the first builds and the others wait, then all run the output.
+ * The .NET solution (clients/dotnet: the client, its tests, the sample worker), built once and reused
+ * until its sources change (test/support/artifacts.cjs; `npm test` builds it before jest). The suites
+ * that need it (the .NET client's tests, the mixed TypeScript/.NET worker job) run its output.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { onceAcrossProcesses } from '../../devhost/realHost/once';
+import { ensureArtifact } from './artifacts.cjs';
 import { onPath } from './optionalTool';
 
 const repoRoot = join(__dirname, '..', '..');
 const solution = join(repoRoot, 'clients', 'dotnet', 'Tallyho.Client.slnx');
-export const dotnetDir = join(repoRoot, 'test-artifacts', 'dotnet');
-const dotnetArtifacts = join(dotnetDir, 'build');
+/** Where `dotnet test` writes its results (one folder per host kind). */
+export const dotnetDir = join(repoRoot, 'test-artifacts', 'dotnet-results');
 
 /** dotnet, which .NET suites need: required when CI=true, announced as skipped elsewhere. */
 export const dotnetTool = {
@@ -51,21 +49,16 @@ export function runDotnet(args: readonly string[], env: Record<string, string>):
   return runProcess('dotnet', args, { env });
 }
 
-/** Builds the solution unless this test run already did; returns where `dotnet test --no-build` finds it. */
+let built: string | undefined;
+
+/** The solution's build (made now when its sources changed since the last); where `dotnet test --no-build` finds it. */
 export async function buildDotnetSolution(): Promise<{ solution: string; artifacts: string }> {
-  const built = join(dotnetDir, `built-for-run-${process.env.TEST_RUN_ID ?? 'none'}`);
-  mkdirSync(dotnetDir, { recursive: true });
-  await onceAcrossProcesses(
-    join(dotnetDir, 'build.lock'),
-    () => existsSync(built),
-    async () => {
-      const build = await runDotnet(['build', solution, '--nologo', '--artifacts-path', dotnetArtifacts], {});
-      if (build.code !== 0) throw new Error(`dotnet build failed (exit ${String(build.code)}):\n${build.output.slice(-20_000)}`);
-      writeFileSync(built, '');
-    },
-  );
-  return { solution, artifacts: dotnetArtifacts };
+  built = await ensureArtifact('dotnet');
+  return { solution, artifacts: built };
 }
 
-/** The built assembly of one project of the solution (artifacts layout: bin/<project>/debug/<project>.dll). */
-export const dotnetAssembly = (project: string): string => join(dotnetArtifacts, 'bin', project, 'debug', `${project}.dll`);
+/** The built assembly of one project of the solution (artifacts layout: bin/<project>/debug/<project>.dll), after buildDotnetSolution. */
+export const dotnetAssembly = (project: string): string => {
+  if (built === undefined) throw new Error('dotnetAssembly before buildDotnetSolution');
+  return join(built, 'bin', project, 'debug', `${project}.dll`);
+};

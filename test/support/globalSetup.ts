@@ -1,22 +1,12 @@
 /**
- * Starts Azurite for the whole test run and hands its connection string to every test worker through
- * the environment (workers are forked after global setup, so they inherit it).
+ * Global setup of the jest projects that use storage (integration, devhost, e2e, client-e2e): starts
+ * Azurite once for the run and hands its connection string to every test worker through the
+ * environment (workers are forked after global setup, so they inherit it). Jest runs a project's
+ * global setup only when one of its files takes part, and a module named by several projects once,
+ * so a run of the unit and client projects alone (`npm run test:fast`) starts no Azurite at all.
  */
-import { startAzurite } from '../../devhost/azurite';
-import { hostClaimsVariable, newHostClaims, runAccounts, spareAccountsVariable } from './storageAccounts';
-
-declare global {
-  var __AZURITE_STOP__: (() => Promise<void>) | undefined;
-}
+import { startRunStorage } from './storageAccounts';
 
 export default async function globalSetup(): Promise<void> {
-  // Names this run, so work done once per run (the deployment package) is not taken from an earlier one.
-  process.env.TEST_RUN_ID ??= `${Date.now().toString(36)}-${process.pid}`;
-  if (process.env.TEST_STORAGE_CONNECTION !== undefined) return;
-  const azurite = await startAzurite({ accounts: runAccounts });
-  process.env.TEST_STORAGE_CONNECTION = azurite.connectionString;
-  process.env[spareAccountsVariable] = 'true';
-  process.env[hostClaimsVariable] = newHostClaims();
-  process.env.AzureWebJobsStorage = azurite.connectionString;
-  globalThis.__AZURITE_STOP__ = () => azurite.stop();
+  await startRunStorage();
 }

@@ -1,9 +1,11 @@
-import { rmSync } from 'node:fs';
-
-import { hostClaimsVariable } from './storageAccounts';
+/**
+ * Global teardown of the projects that use storage: the shared hosts stop (test/e2e/support/sharedHost.ts),
+ * then the run's Azurite (test/support/globalSetup.ts).
+ */
+import { stopSharedHosts } from '../e2e/support/sharedHost';
+import { stopRunStorage } from './storageAccounts';
 
 export default async function globalTeardown(): Promise<void> {
-  await globalThis.__AZURITE_STOP__?.();
-  const claims = process.env[hostClaimsVariable];
-  if (claims !== undefined && globalThis.__AZURITE_STOP__ !== undefined) rmSync(claims, { recursive: true, force: true });
+  await stopSharedHosts();
+  await stopRunStorage();
 }

@@ -1,9 +1,10 @@
 /**
  * Global setup of the `e2e-real` jest project (jest runs it only when that project takes part): a
  * private copy of the host build with keys made up for this run, the app's extensions built from
- * extensions.csproj (cached across runs), and an Azurite of its own. Workers are forked afterwards and
- * find them through the environment (`realHostEnvironment`); every e2e file then starts hosts of its
- * own from them.
+ * extensions.csproj (cached across runs), an Azurite of its own and the real host the files share
+ * (test/e2e/support/sharedHost.ts, started in the background). Workers are forked afterwards and find
+ * them through the environment (`realHostEnvironment`); a file that needs a host of its own starts it
+ * from them.
  *
  * Why a second Azurite: Azurite answers on one event loop, and the two hosts' suites run side by side
  * (two workers). A real-host file registering a thousand gate runs kept the run's one Azurite busy
@@ -15,24 +16,14 @@ import { join, resolve } from 'node:path';
 
 import { startAzurite } from '../../devhost/azurite';
 import { buildExtensions } from '../../devhost/realHost/extensions';
-import { copyHostBuild, type HostBuild, type RealHostKeys } from '../../devhost/realHost/hostBuild';
+import { copyHostBuild } from '../../devhost/realHost/hostBuild';
 import { optionalTool } from './optionalTool';
-import { hostClaimsVariable, runAccounts, spareAccountsVariable } from './storageAccounts';
+import { launchSharedHost, stopSharedHosts } from '../e2e/support/sharedHost';
+import { claimHostStorage, runAccounts, startRunStorage, stopRunStorage } from './storageAccounts';
+import { type Prepared, realHostVariable as variable } from './realHostPrepared';
 import { realHostTool } from './realHostTool.cjs';
 
 const repoRoot = resolve(__dirname, '..', '..');
-const variable = 'TEST_REAL_HOST';
-
-interface Prepared {
-  readonly dir: string;
-  readonly keys: RealHostKeys;
-  readonly extensionsBin: string;
-  readonly scratch: string;
-  /** The real-host projects' Azurite (absent when TEST_REAL_HOST was given from outside). */
-  readonly storage?: string;
-  /** The claims on its host accounts (storageAccounts.ts). */
-  readonly hostClaims?: string;
-}
 
 declare global {
   var __REAL_HOST_SCRATCH__: string | undefined;
@@ -40,7 +31,12 @@ declare global {
 }
 
 export default async function realHostSetup(): Promise<void> {
-  if (process.env[variable] !== undefined) return;
+  const given = process.env[variable];
+  // Prepared outside without storage of its own: the files run on the run's Azurite (useRealHostStorage).
+  if (given !== undefined) {
+    if ((JSON.parse(given) as Prepared).storage === undefined) await startRunStorage();
+    return;
+  }
   const source = optionalTool(realHostTool);
   // jest.config.js leaves the project out when the host is missing, so this is a misconfiguration.
   if (source === undefined) throw new Error('The e2e-real project runs only with a real Functions host');
@@ -56,40 +52,15 @@ export default async function realHostSetup(): Promise<void> {
   mkdirSync(hostClaims);
   const prepared: Prepared = { dir: build.dir, keys: build.keys, extensionsBin, scratch, storage: azurite.connectionString, hostClaims };
   process.env[variable] = JSON.stringify(prepared);
+  // The real host the projects' files share (test/e2e/support/sharedHost.ts), on an account of this Azurite.
+  launchSharedHost('real', () => join(scratch, 'shared-hosts'), { storage: claimHostStorage(azurite.connectionString, hostClaims) });
 }
 
 /** Global teardown of the project: its Azurite stops, the host copy and every app copy go. */
 export async function removeRealHostScratch(): Promise<void> {
+  await stopSharedHosts();
   await globalThis.__REAL_HOST_AZURITE_STOP__?.();
+  await stopRunStorage();
   const scratch = globalThis.__REAL_HOST_SCRATCH__;
   if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
-}
-
-/**
- * In a worker of a real-host project: points the file's storage (the hosts it starts and its own
- * reads) at the projects' Azurite.
- */
-export function useRealHostStorage(): void {
-  const text = process.env[variable];
-  if (text === undefined) return;
-  const { storage, hostClaims } = JSON.parse(text) as Prepared;
-  // On the devhost projects' Azurite, whose spare accounts the devhost runs of the same files take
-  // (its host accounts are claimed, so both projects' hosts share them safely).
-  if (storage === undefined) {
-    delete process.env[spareAccountsVariable];
-    return;
-  }
-  process.env.TEST_STORAGE_CONNECTION = storage;
-  process.env.AzureWebJobsStorage = storage;
-  process.env[spareAccountsVariable] = 'true';
-  if (hostClaims === undefined) delete process.env[hostClaimsVariable];
-  else process.env[hostClaimsVariable] = hostClaims;
-}
-
-/** In a worker: the host build, the built extensions and a scratch folder for app copies. */
-export function realHostEnvironment(): { build: HostBuild; extensionsBin: string; scratch: string } {
-  const text = process.env[variable];
-  if (text === undefined) throw new Error(`${variable} is not set: the e2e-real project's global setup prepares the real host`);
-  const prepared = JSON.parse(text) as Prepared;
-  return { build: { dir: prepared.dir, keys: prepared.keys }, extensionsBin: prepared.extensionsBin, scratch: prepared.scratch };
 }

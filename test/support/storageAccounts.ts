@@ -13,7 +13,7 @@
  * Where storage came from outside (TEST_STORAGE_CONNECTION given), there are no such accounts: hosts
  * share its one account and `freshStorage` starts an Azurite of its own.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -45,17 +45,16 @@ export const runAccounts: readonly string[] = [...spareAccounts, ...hostAccounts
 export const hostClaimsVariable = 'TEST_STORAGE_HOST_CLAIMS';
 
 /** A folder for the claims on a newly started Azurite's host accounts. */
-export function newHostClaims(): string {
+function newHostClaims(): string {
   return mkdtempSync(join(tmpdir(), 'tallyho-host-accounts-'));
 }
 
 /**
- * The storage for one host: an account of its own in the run's Azurite. Jest's workers claim accounts
- * by creating a file named after one (exclusive create, so two workers never get the same one).
+ * The storage for one host: an account of its own in the run's Azurite (or in `base`, whose claims
+ * are in `claims`). Jest's workers claim accounts by creating a file named after one (exclusive
+ * create, so two workers never get the same one).
  */
-export function claimHostStorage(): string {
-  const base = runStorage();
-  const claims = process.env[hostClaimsVariable];
+export function claimHostStorage(base: string = runStorage(), claims: string | undefined = process.env[hostClaimsVariable]): string {
   if (claims === undefined || claims === '') return base;
   for (const account of hostAccounts) {
     try {
@@ -88,4 +87,32 @@ export async function freshStorage(account: string): Promise<FreshStorage> {
   if (spare !== undefined) return { connectionString: spare, stop: () => Promise.resolve() };
   const azurite = await startAzurite();
   return { connectionString: azurite.connectionString, stop: () => azurite.stop() };
+}
+
+declare global {
+  var __AZURITE_STOP__: (() => Promise<void>) | undefined;
+}
+
+/**
+ * Starts the run's Azurite (every account of `runAccounts`) unless storage was given from outside
+ * (TEST_STORAGE_CONNECTION) or it runs already; for the global setup of the projects that use storage.
+ */
+export async function startRunStorage(): Promise<void> {
+  if (process.env.TEST_STORAGE_CONNECTION !== undefined) return;
+  const azurite = await startAzurite({ accounts: runAccounts });
+  process.env.TEST_STORAGE_CONNECTION = azurite.connectionString;
+  process.env[spareAccountsVariable] = 'true';
+  process.env[hostClaimsVariable] = newHostClaims();
+  process.env.AzureWebJobsStorage = azurite.connectionString;
+  globalThis.__AZURITE_STOP__ = () => azurite.stop();
+}
+
+/** Stops the Azurite `startRunStorage` started (nothing when the storage came from outside). */
+export async function stopRunStorage(): Promise<void> {
+  const stop = globalThis.__AZURITE_STOP__;
+  if (stop === undefined) return;
+  globalThis.__AZURITE_STOP__ = undefined;
+  await stop();
+  const claims = process.env[hostClaimsVariable];
+  if (claims !== undefined) rmSync(claims, { recursive: true, force: true });
 }

@@ -3,28 +3,57 @@
  * their project and time, and each project's total (the sum of its files' times; with two workers
  * the wall time is about half of the sum), and for the projects named in `perFile` (the real-host
  * ones, whose skips must be only the devhost-only features) each file's passed, failed and skipped
- * counts. With TEST_TIMINGS_FILE set, every file's time also goes to that file as JSON (for comparing
- * two runs file by file). CommonJS, as jest loads reporters without a transform.
+ * counts, and how many hosts the harness started (TEST_HOST_STARTS). With TEST_TIMINGS_FILE set, every
+ * file's time, with its tests' times, also goes to that file as JSON (for comparing two runs file by
+ * file). CommonJS, as jest loads reporters without a transform.
  */
-const { writeFileSync } = require('node:fs');
+const { existsSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
+
+/**
+ * The host starts the harness counted (test/e2e/support/harness.ts): by kind, with restarts apart,
+ * for the run and for each file ("shared" for the projects' shared hosts).
+ */
+function hostStarts(file) {
+  if (file === undefined || !existsSync(file)) return { total: undefined, byFile: new Map() };
+  const counts = new Map();
+  const byFile = new Map();
+  for (const line of readFileSync(file, 'utf8').split('\n').filter((l) => l !== '')) {
+    const [kind, what, path] = line.split(' ');
+    const key = `${kind}${what === 'restart' ? ' restarts' : ''}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    const of = byFile.get(path) ?? {};
+    of[key] = (of[key] ?? 0) + 1;
+    byFile.set(path, of);
+  }
+  const total = counts.size === 0 ? undefined : [...counts.entries()].map(([key, n]) => `${key} ${n}`).join(', ');
+  return { total, byFile };
+}
 
 class TimingReporter {
   constructor(globalConfig, options = {}) {
     this.shown = options.slowest ?? 10;
     this.perFile = new Set(options.perFile ?? []);
+    this.startsDir = process.env.TEST_HOST_STARTS_DIR;
   }
 
   onRunComplete(_contexts, results) {
+    const starts = hostStarts(process.env.TEST_HOST_STARTS);
+    if (this.startsDir !== undefined) rmSync(this.startsDir, { recursive: true, force: true });
     const files = results.testResults
       .filter((r) => r.perfStats && r.perfStats.end > 0)
       .map((r) => ({
         seconds: (r.perfStats.end - r.perfStats.start) / 1000,
         project: r.displayName?.name ?? '',
         path: r.testFilePath.replace(`${process.cwd()}/`, ''),
+        // Each test's own time: how far below jest's timeout (the safety net) the slowest ones stay.
+        tests: r.testResults.map((t) => ({ title: t.fullName, ms: t.duration ?? 0 })).sort((a, b) => b.ms - a.ms),
       }));
+    // The hosts each file started (counted per path: a file run by two projects gets both projects' starts).
+    for (const f of files) f.hostStarts = starts.byFile.get(f.path) ?? {};
     if (files.length === 0) return;
     const timingsFile = process.env.TEST_TIMINGS_FILE;
-    if (timingsFile) writeFileSync(timingsFile, `${JSON.stringify([...files].sort((a, b) => b.seconds - a.seconds), null, 1)}\n`);
+    const shared = starts.byFile.has('shared') ? [{ seconds: 0, project: '', path: 'shared hosts', tests: [], hostStarts: starts.byFile.get('shared') }] : [];
+    if (timingsFile) writeFileSync(timingsFile, `${JSON.stringify([...[...files].sort((a, b) => b.seconds - a.seconds), ...shared], null, 1)}\n`);
     const totals = new Map();
     for (const f of files) totals.set(f.project, (totals.get(f.project) ?? 0) + f.seconds);
     const width = Math.max(...files.map((f) => f.project.length));
@@ -46,7 +75,8 @@ class TimingReporter {
       .sort();
     if (counted.length > 0) process.stderr.write(`\nTests per file (${[...this.perFile].join(', ')}):\n${counted.join('\n')}\n`);
     process.stderr.write(
-      `\nSlowest ${lines.length} test files:\n${lines.join('\n')}\nTime per project (sum of file times): ${perProject}\n`,
+      `\nSlowest ${lines.length} test files:\n${lines.join('\n')}\nTime per project (sum of file times): ${perProject}\n` +
+        (starts.total === undefined ? '' : `Host starts: ${starts.total}\n`),
     );
   }
 }

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 
-import { blockAfter, headings, pagePrograms, readPage } from '../support/clientPages';
+import { blockAfter, headings, pagePrograms, readPage } from '../support/clientPages.cjs';
 
 const repoRoot = join(__dirname, '..', '..');
 

@@ -138,7 +138,7 @@ describe("the SDK HTTP client's real failures", () => {
     expectUnavailable(translateStorageError(err, 'reading thing'), err);
   });
 
-  it('finding 9: a 503 problem from a refused connection names no address, port or table key', async () => {
+  it('a 503 problem from a refused connection names no address, port or table key', async () => {
     const port = await listen(() => undefined);
     await new Promise<void>((resolve) => server!.close(() => resolve()));
     server = undefined;

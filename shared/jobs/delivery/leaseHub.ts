@@ -21,6 +21,8 @@ export interface ReceivedMessage extends QueuedMessage {
 
 interface Waiter {
   readonly deadline: number;
+  /** How long the message it takes must stay invisible: its own lease's length. */
+  readonly visibilitySeconds: number;
   /** The poller's poll count when it joined: it is answered empty only after a poll of its own. */
   readonly since: number;
   readonly resolve: (message: ReceivedMessage | undefined) => void;
@@ -32,7 +34,6 @@ interface Poller {
   count: number;
   /** Waiters the receive under way was sized for (0 when none is): they take what it brings. */
   receiving: number;
-  visibilitySeconds: number;
   /** Ends the current idle pause early (a wake, a new waiter with an earlier deadline). */
   nudge: (() => void) | undefined;
 }
@@ -82,13 +83,12 @@ export class LeaseHub {
           f(v);
         };
       let poller = this.pollers.get(queue);
-      const waiter: Waiter = { deadline, since: poller?.count ?? 0, resolve: settle(resolve), reject: settle(reject) };
+      const waiter: Waiter = { deadline, visibilitySeconds, since: poller?.count ?? 0, resolve: settle(resolve), reject: settle(reject) };
       if (poller === undefined) {
-        poller = { waiters: [waiter], count: 0, receiving: 0, visibilitySeconds, nudge: undefined };
+        poller = { waiters: [waiter], count: 0, receiving: 0, nudge: undefined };
         this.pollers.set(queue, poller);
         void this.run(queue, poller);
       } else {
-        poller.visibilitySeconds = visibilitySeconds;
         poller.waiters.push(waiter);
         poller.nudge?.();
       }
@@ -140,7 +140,12 @@ export class LeaseHub {
         poller.count++;
         const receivedAt = this.clock.now();
         poller.receiving = Math.min(receiveMax, poller.waiters.length);
-        const messages = await this.queues.receive(queue, poller.receiving, poller.visibilitySeconds).finally(() => (poller.receiving = 0));
+        // Waiters of one queue can hold different lease lengths (a declaration changed while some waited,
+        // each request having read its own): the receive hides the messages for the longest of those it
+        // is for, so no lease ends after its message is visible again (a shorter one's items come back
+        // that much later when it runs out).
+        const visibility = Math.max(...poller.waiters.slice(0, poller.receiving).map((w) => w.visibilitySeconds));
+        const messages = await this.queues.receive(queue, poller.receiving, visibility).finally(() => (poller.receiving = 0));
         for (const message of messages) (poller.waiters.shift() as Waiter).resolve({ ...message, receivedAt });
         if (messages.length > 0) {
           pause = firstPauseMs;
@@ -163,7 +168,6 @@ export class LeaseHub {
           waiters: poller.waiters.splice(0),
           count: poller.count,
           receiving: 0,
-          visibilitySeconds: poller.visibilitySeconds,
           nudge: undefined,
         };
         this.pollers.set(queue, next);

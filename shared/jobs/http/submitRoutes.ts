@@ -1,4 +1,4 @@
-/** Submitting jobs and reading them: submit, list, get, and running a job's failed items again. */
+/** Submitting jobs and reading them: submit, list, get, cancel, and running a job's failed items again. */
 import { readIdempotencyKey } from '../../http/idempotencyHeader';
 import { pageBody, pageQuery } from '../../http/paging';
 import { acceptedResponse, acceptedResult } from '../../http/operation';
@@ -16,6 +16,8 @@ function registered(deps: JobRouteDeps): string {
 
 /** Batches finish in seconds; a job's progress read every 2 s is what the clients' progress loop does too. */
 const jobPollSeconds = 2;
+/** The background step of a cancel writes thousands of items a second: a status read a second later mostly finds it done. */
+const cancelPollSeconds = 1;
 
 export function jobsSubmitRoute(deps: JobRouteDeps): RouteDefinition {
   return defineRoute({
@@ -162,14 +164,16 @@ export function jobsCancelRoute(deps: JobRouteDeps): RouteDefinition {
     name: 'jobsCancel',
     method: 'DELETE',
     path: 'jobs/{id}',
-    summary: 'Cancel a job',
+    summary: 'Cancel a job (a long-running operation)',
     description:
-      'Every item without a final result becomes `cancelled` (an item a worker finished first keeps its result); leases of the job ' +
-      'are refused from then on and its queued batches dropped. The job ends `cancelled`. Repeating the call answers the same.',
+      'Answers 202 once the job is `cancelling`: from then on its leases are refused on every instance and its queued batches ' +
+      'dropped. In the background every item without a final result becomes `cancelled` (an item a worker finished first keeps ' +
+      'its result) and the job ends `cancelled`: follow `statusUri` (the job) every `Retry-After` seconds until then. Repeating ' +
+      'the call answers the same (and resumes a background step that stopped).',
     tags,
     params: jobParams,
     responses: {
-      200: { description: 'The job, cancelled', schema: jobView },
+      202: acceptedResponse('The job, `cancelling` (or already `cancelled`); `statusUri` is the job', jobAccepted),
       400: badId,
       404: notFound,
       409: problem('The job has already finished'),
@@ -177,8 +181,9 @@ export function jobsCancelRoute(deps: JobRouteDeps): RouteDefinition {
     },
     handle: async ({ params, caller }) => {
       await deps.jobs().reads.owned(params.id, caller);
-      await deps.jobs().submissions.cancel(params.id);
-      return json(200, await deps.jobs().reads.viewFor(params.id, caller));
+      await deps.jobs().cancels.request(params.id);
+      const view = await deps.jobs().reads.viewFor(params.id, caller);
+      return acceptedResult(view, view.links.self as string, cancelPollSeconds);
     },
   });
 }

@@ -1,5 +1,5 @@
 /**
- * The requests that change a job: submit, cancel and run the failed items again.
+ * The requests that change a job: submit and run the failed items again (cancel: ./cancel.ts).
  *
  * Submitting: everything that can reject the request is checked before the first write
  * (./check.ts), so a 400 or 413 leaves no trace. Then, in this order: the `open` index entry, a place
@@ -8,11 +8,7 @@
  * job id is derived from the key: a resubmission reads the job, checks it carries the same items, and
  * finishes an enqueue that a crash interrupted, from the cursor on.
  *
- * Cancelling (`DELETE /api/jobs/{id}`): one conditional write marks the job (`cancelledAt`); from
- * then on its leases are refused and its messages are dropped when received. Every item without a
- * final result is then recorded `cancelled` — insert-if-absent like any result, so an item a worker
- * finished first keeps its result, and the tallies stay exact — and the job completes as `cancelled`
- * (without the processor's reduce). Repeating the call finishes a cancel a crash cut short.
+ * Cancelling is ./cancel.ts.
  *
  * Retry-failed (`POST /api/jobs/{id}/retry-failed`): the round's item list is written first; then one
  * conditional write moves the job back to `enqueuing` (round + 1, `marked` false); the enqueuer
@@ -33,7 +29,6 @@ import type { JobRecord, StoredJob } from '../ledger/jobRecord';
 import { enqueueLeaseMs, type JobRows } from '../ledger/jobRows';
 import { hasPendingOutput, type Outputs } from '../ledger/outputs';
 import type { ResultStore } from '../ledger/resultStore';
-import type { ItemResult } from '../ledger/results';
 import type { JobInstruments } from '../metrics';
 import type { JobSettings } from '../settings';
 import { type CheckDeps, type Checked, checkSubmission, type SubmitRequest } from './check';
@@ -79,33 +74,6 @@ export class Submissions {
       span.setAttributes({ 'tallyho.job.id': result.job.id });
       return result;
     });
-  }
-
-  /** Cancels the job (see the top of this file); answers the job as it now is. */
-  async cancel(id: string): Promise<JobRecord> {
-    const { deps } = this;
-    const job = await deps.rows.markCancelled(id);
-    if (job.phase !== 'cancelled') {
-      const rows = await deps.results.allRows(id);
-      const input = await deps.enqueuer.readInput(job);
-      const open: ItemResult[] = input.items
-        .filter((item) => {
-          const row = rows.get(item.id);
-          return row === undefined || row.status === 'retrying';
-        })
-        .map((item) => ({
-          id: item.id,
-          status: 'cancelled',
-          code: 'cancelled',
-          reason: 'The job was cancelled before this item had a result',
-          attempts: 0,
-          envelope: '',
-          claimCheck: false,
-        }));
-      await deps.results.record(id, job.round, open, false, rows);
-      deps.logger.log('info', 'jobs.cancelled', { job: id, cancelledItems: open.length });
-    }
-    return (await deps.completion.completeIfDone(id)).job;
   }
 
   /**

@@ -65,6 +65,10 @@ export async function launchBrowser(): Promise<Browser> {
     args: chromiumArgs,
     viewport: { width: 1280, height: 860 },
   });
+  // Playwright's waits (an element, a response, a navigation) wait as long as it takes, as every wait in
+  // the suite does (test/support/waits.ts): jest's timeout is the net, and close() ends what is left.
+  context.setDefaultTimeout(0);
+  context.setDefaultNavigationTimeout(0);
   const errors: string[] = [];
   const watch = (page: Page): void => {
     page.on('console', (message) => {

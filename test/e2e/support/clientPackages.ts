@@ -85,7 +85,7 @@ export function ownHost(account: 'clientnpm' | 'clientnuget'): { host: () => E2e
         TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200',
       },
     });
-  }, 180_000);
+  });
   afterAll(async () => {
     await host?.stop();
     await storage?.stop();

@@ -14,14 +14,16 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { join, relative, resolve } from 'node:path';
 
 import { copyApp } from '../../../devhost/realHost/appCopy';
 import type { HostBuild } from '../../../devhost/realHost/hostBuild';
 import { type RealHost, startRealHost } from '../../../devhost/realHost/process';
-import { realHostEnvironment } from '../../support/realHostSetup';
+import { realHostEnvironment } from '../../support/realHostPrepared';
 import { claimHostStorage, runStorage } from '../../support/storageAccounts';
+import { waitingFor } from '../../support/waits';
 
 export const repoRoot = resolve(__dirname, '..', '..', '..');
 const cliPath = join(repoRoot, 'dist', 'devhost', 'cli.js');
@@ -53,6 +55,12 @@ export interface E2eHostOptions {
   readonly storage?: string | undefined;
   /** Pass the host's own output through (default: kept for `output()` and shown on failure). */
   readonly verbose?: boolean;
+  /** Called with each piece of the host's output as it comes (the shared hosts keep theirs in a file). */
+  readonly onOutput?: (text: string) => void;
+  /**
+   * Ignored, kept so older callers compile: a start waits for the host to listen (or to exit) however
+   * long that takes, with jest's timeout as the only limit (test/support/waits.ts).
+   */
   readonly startTimeoutMs?: number;
 }
 
@@ -88,7 +96,8 @@ export interface E2eHost {
   stop(): Promise<void>;
   /**
    * Devhost only: moves the virtual clock forward by `ms` (or to an ISO time) and waits until the
-   * host has settled. An advance that takes longer than `timeoutMs` fails with the host's last output,
+   * host has settled, however long that takes (`timeoutMs` is ignored, kept so older callers
+   * compile). An advance still running when its test ends is reported with the host's last output,
    * where the devhost names what keeps a slow step busy.
    */
   advanceClock(by: number | { to: string }, timeoutMs?: number): Promise<{ now: string; steps: number }>;
@@ -139,13 +148,35 @@ export const describeDevhost = (name: string, fn: () => void, feature = 'virtual
   else describe(name, fn);
 };
 
-/** `test` for tests that a host this harness did not start cannot run (restarts, settings of their own). */
+const ownHostNote = '[skipped: needs a host of its own; E2E_BASE_URL is set]';
+
+/**
+ * `test` for tests that a host this harness did not start cannot run: a fresh app, settings of their
+ * own, a restart, the host's output or its storage. Against E2E_BASE_URL they are skipped, named so.
+ */
 export const ownHostTest = (name: string, fn: () => Promise<void>, timeout?: number): void => {
-  if (externalHost) test.skip(`${name} [skipped: needs a host of its own; E2E_BASE_URL is set]`, fn);
+  if (externalHost) test.skip(`${name} ${ownHostNote}`, fn);
   else test(name, fn, timeout);
 };
 
+/** `describe` for a block whose every test needs a host of its own (see ownHostTest); skipped against E2E_BASE_URL. */
+export const describeOwnHost = (name: string, fn: () => void): void => {
+  if (externalHost) describe.skip(`${name} ${ownHostNote}`, fn);
+  else describe(name, fn);
+};
+
 const running = new Set<E2eHost>();
+
+/**
+ * With TEST_HOST_STARTS set (the timing reporter sets it), every host start and restart is a line in
+ * that file, and the reporter counts them after the run: the suite's cost in hosts, kept in view.
+ */
+function countStart(kind: 'devhost' | 'real', what: 'start' | 'restart'): void {
+  const file = process.env.TEST_HOST_STARTS;
+  if (file === undefined || file === '') return;
+  const testPath = typeof expect === 'undefined' ? undefined : expect.getState().testPath;
+  appendFileSync(file, `${kind} ${what} ${testPath === undefined ? 'shared' : relative(repoRoot, testPath)}\n`);
+}
 
 /** With E2E_HOST_LOG_DIR set, every host's output is kept there when it stops, for a look afterwards. */
 function keepOutput(host: E2eHost): void {
@@ -155,9 +186,20 @@ function keepOutput(host: E2eHost): void {
   writeFileSync(join(dir, `${host.kind}-${host.taskHub ?? 'external'}.log`), host.output());
 }
 
-/** The storage a host uses, for a test's own look at it: its own account, or for an external host the run's storage. */
+/**
+ * The storage a host uses, for a test's own look at it. An external host's storage is not this run's:
+ * a test that reads it needs a host of its own (ownHostTest, describeOwnHost).
+ */
 export function storageOf(host: E2eHost): string {
-  return host.storage ?? runStorage();
+  if (host.storage !== undefined) return host.storage;
+  if (host.external)
+    throw new Error("This test reads the host's storage, which an external host (E2E_BASE_URL) does not share: make it an ownHostTest");
+  return runStorage();
+}
+
+/** Counts a host this file did not start (the shared one) among its hosts, for failure reports. */
+export function registerRunning(host: E2eHost): void {
+  running.add(host);
 }
 
 /** The hosts this test file started and has not stopped (or the external host), for failure reports. */
@@ -199,7 +241,8 @@ function appSettings(appRoot: string, storage: string, taskHub: string, override
   return settings;
 }
 
-function externalE2eHost(): E2eHost {
+/** The host E2E_BASE_URL names, with the keys E2E_FUNCTION_KEY / E2E_ADMIN_KEY give. */
+export function externalE2eHost(): E2eHost {
   const baseUrl = (process.env.E2E_BASE_URL as string).replace(/\/+$/, '');
   const keys: HostKeys = {
     ...(process.env.E2E_ADMIN_KEY ? { admin: process.env.E2E_ADMIN_KEY } : {}),
@@ -242,7 +285,7 @@ class ChildDevhost implements E2eHost {
     readonly taskHub: string,
     readonly storage: string,
     private readonly verbose: boolean,
-    private readonly timeoutMs: number,
+    private readonly onOutput: ((text: string) => void) | undefined,
   ) {
     this.keys = configuredKeys;
   }
@@ -257,6 +300,7 @@ class ChildDevhost implements E2eHost {
 
   async start(): Promise<void> {
     if (!existsSync(cliPath)) throw new Error(`${cliPath} does not exist: run \`npm run build\` before the e2e tests`);
+    countStart('devhost', this.port === 0 ? 'start' : 'restart');
     const child = spawn(process.execPath, [cliPath, '--app', this.appRoot, '--port', String(this.port), '--quiet'], {
       cwd: this.appRoot,
       env: this.env,
@@ -265,51 +309,54 @@ class ChildDevhost implements E2eHost {
     this.child = child;
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     const from = this.log.length;
-    const listening = new Promise<string>((resolveUrl, reject) => {
-      const onData = (chunk: Buffer): void => {
-        const text = chunk.toString();
-        this.log += text;
-        if (this.verbose) process.stdout.write(text);
-        const m = /devhost listening on (\S+)/.exec(this.log.slice(from));
-        const master = /devhost master key: (\S+)/.exec(this.log.slice(from));
-        // Without a configured admin key the devhost prints the master key it made up, after the URL.
-        if (master !== null) this.keys = { ...this.configuredKeys, admin: master[1] };
-        if (m !== null && (master !== null || this.configuredKeys.admin !== undefined)) resolveUrl(m[1] as string);
-      };
-      child.stdout?.on('data', onData);
-      child.stderr?.on('data', onData);
-      void exited.then((code) => reject(new Error(`devhost exited with code ${code} before listening:\n${this.log}`)));
-    });
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`devhost did not start within ${this.timeoutMs} ms:\n${this.log}`)), this.timeoutMs);
-    });
+    // Listening is a line the devhost prints (with the master key it made up, when none was given);
+    // exiting first is a failed start. No time budget: a busy machine only makes it later.
+    const listening = (signal: AbortSignal): Promise<string> =>
+      new Promise<string>((resolveUrl, reject) => {
+        const onData = (chunk: Buffer): void => {
+          const text = chunk.toString();
+          this.log += text;
+          this.onOutput?.(text);
+          if (this.verbose) process.stdout.write(text);
+          const m = /devhost listening on (\S+)/.exec(this.log.slice(from));
+          const master = /devhost master key: (\S+)/.exec(this.log.slice(from));
+          // Without a configured admin key the devhost prints the master key it made up, after the URL.
+          if (master !== null) this.keys = { ...this.configuredKeys, admin: master[1] };
+          if (m !== null && (master !== null || this.configuredKeys.admin !== undefined)) resolveUrl(m[1] as string);
+        };
+        child.stdout?.on('data', onData);
+        child.stderr?.on('data', onData);
+        void exited.then((code) => reject(new Error(`devhost exited with code ${code} before listening:\n${this.log}`)));
+        signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+      });
     try {
-      this.baseUrl = await Promise.race([listening, timeout]);
+      this.baseUrl = await waitingFor('the devhost to listen', listening, () => `The devhost's output so far:\n${this.log.slice(-4000)}`);
     } catch (err) {
       child.kill('SIGKILL');
       throw err;
-    } finally {
-      clearTimeout(timer);
     }
     this.port = Number(new URL(this.baseUrl).port);
   }
 
   async stop(): Promise<void> {
     running.delete(this);
-    await this.end('SIGTERM');
+    // The file is done with it: a host that does not stop within a minute of SIGTERM is killed.
+    await this.end('SIGTERM', 60_000);
     keepOutput(this);
   }
 
-  /** Sends `signal` (SIGKILL after 15 s if the host is still up) and waits for the exit. */
-  private async end(signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
+  /**
+   * Sends `signal` and waits for the exit; with `killAfterMs`, SIGKILL follows when the host is still
+   * up by then. A restart's graceful stop has none: its drain is part of what a test observes.
+   */
+  private async end(signal: 'SIGTERM' | 'SIGKILL', killAfterMs?: number): Promise<void> {
     const child = this.child;
     this.child = undefined;
     if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
     child.kill(signal);
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await exited;
+    const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+    await waitingFor(`the devhost to exit (${signal})`, () => exited, () => `The devhost's last output:\n${this.log.slice(-4000)}`);
     clearTimeout(timer);
   }
 
@@ -328,32 +375,38 @@ class ChildDevhost implements E2eHost {
     else await sleep(ms);
   }
 
-  async advanceClock(by: number | { to: string }, timeoutMs = 90_000): Promise<{ now: string; steps: number }> {
+  async advanceClock(by: number | { to: string }): Promise<{ now: string; steps: number }> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.keys.admin !== undefined) headers['x-functions-key'] = this.keys.admin;
     const request = typeof by === 'number' ? { advanceMs: by } : by;
     const tail = (): string => this.log.slice(-4000);
-    let res: Response;
-    try {
-      res = await fetch(this.url('/admin/devhost/clock'), {
-        method: 'POST',
-        headers,
-        body: JSON.stringify(request),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (err) {
-      if (!(err instanceof Error && err.name === 'TimeoutError')) throw err;
-      throw new Error(
-        `Advancing the clock (${JSON.stringify(request)}) did not finish within ${timeoutMs} ms. The host's last output:\n${tail()}`,
-      );
-    }
-    const body = (await res.json()) as { now: string; steps: number; detail?: string };
-    if (res.status !== 200)
-      throw new Error(
-        `Advancing the clock failed (${res.status}): ${body.detail ?? JSON.stringify(body)}\nThe host's last output:\n${tail()}`,
-      );
+    // node:http, not fetch: fetch gives up on an answer whose headers take five minutes, and a long
+    // advance on a busy machine may; this waits until the host answers.
+    const answer = await waitingFor(
+      `the virtual clock to advance (${JSON.stringify(request)})`,
+      (signal) => postJson(this.url('/admin/devhost/clock'), headers, request, signal),
+      () => `The host's last output:\n${tail()}`,
+    );
+    const body = JSON.parse(answer.text) as { now: string; steps: number; detail?: string };
+    if (answer.status !== 200)
+      throw new Error(`Advancing the clock failed (${answer.status}): ${body.detail ?? answer.text}\nThe host's last output:\n${tail()}`);
     return body;
   }
+}
+
+/** A JSON POST over node:http, with no time limit of its own (`signal` ends it). */
+function postJson(url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<{ status: number; text: string }> {
+  return new Promise((resolveAnswer, reject) => {
+    const req = httpRequest(url, { method: 'POST', headers, signal }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolveAnswer({ status: res.statusCode ?? 0, text }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
 }
 
 /** The real Functions host serving a copy of the app (devhost/realHost), in the `e2e-real` project. */
@@ -386,12 +439,14 @@ class RealE2eHost implements E2eHost {
   restart(options: RestartOptions = {}): Promise<void> {
     if (options.clockStartsAt !== undefined)
       throw new Error('The real host has no virtual clock (restart({ clockStartsAt }) is devhost only)');
-    return this.host.restart(options);
+    countStart('real', 'restart');
+    return waitingFor('the real host to restart', () => this.host.restart(options), () => `The host's last output:\n${this.output().slice(-4000)}`);
   }
 
   async stop(): Promise<void> {
     running.delete(this);
-    await this.host.stop();
+    // The file is done with it: a host still up a minute after SIGTERM is killed.
+    await this.host.stop(60_000);
     keepOutput(this);
     rmSync(this.appDir, { recursive: true, force: true });
   }
@@ -411,26 +466,43 @@ async function startReal(options: E2eHostOptions, appRoot: string, taskHub: stri
   const appDir = copyApp({ appRoot, extensionsBin, parent: scratch });
   const storage = storageFor(options);
   const settings = appSettings(appRoot, storage, taskHub, options.env);
-  const host = await startRealHost({
-    build,
-    appDir,
-    settings,
-    ...(options.verbose === true ? { verbose: true } : {}),
-    startTimeoutMs: options.startTimeoutMs ?? 90_000,
-  });
+  countStart('real', 'start');
+  let output = '';
+  const host = await waitingFor(
+    'the real host to report Running',
+    (signal) =>
+      startRealHost({
+        build,
+        appDir,
+        settings,
+        ...(options.verbose === true ? { verbose: true } : {}),
+        // Until it runs or exits: no time budget (test/support/waits.ts).
+        startTimeoutMs: 0,
+        signal,
+        onOutput: (text) => {
+          output += text;
+          options.onOutput?.(text);
+        },
+      }),
+    () => `The host's output so far:\n${output.slice(-4000)}`,
+  );
   return new RealE2eHost(host, appDir, taskHub, storage);
 }
 
 export async function startE2eHost(options: E2eHostOptions = {}): Promise<E2eHost> {
   if (externalHost) return externalE2eHost();
-  const appRoot = resolve(options.appRoot ?? repoRoot);
-  const taskHub = options.taskHub ?? uniqueTaskHub();
-  const host =
-    hostKind() === 'real'
-      ? await startReal(options, appRoot, taskHub)
-      : await startChildDevhost(options, appRoot, taskHub, { admin: newKey(), function: newKey() });
+  const host = await startHostOn(hostKind() === 'real' ? 'real' : 'devhost', options);
   running.add(host);
   return host;
+}
+
+/** A host of this kind with keys on (startE2eHost's, for a set-up that is not in a test file: the shared hosts). */
+export async function startHostOn(kind: 'devhost' | 'real', options: E2eHostOptions = {}): Promise<E2eHost> {
+  const appRoot = resolve(options.appRoot ?? repoRoot);
+  const taskHub = options.taskHub ?? uniqueTaskHub();
+  return kind === 'real'
+    ? startReal(options, appRoot, taskHub)
+    : startChildDevhost(options, appRoot, taskHub, { admin: newKey(), function: newKey() });
 }
 
 /**
@@ -456,7 +528,7 @@ async function startChildDevhost(options: E2eHostOptions, appRoot: string, taskH
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
-  const host = new ChildDevhost(env, appRoot, keys, taskHub, storage, options.verbose === true, options.startTimeoutMs ?? 30_000);
+  const host = new ChildDevhost(env, appRoot, keys, taskHub, storage, options.verbose === true, options.onOutput);
   await host.start();
   return host;
 }

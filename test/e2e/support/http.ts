@@ -1,5 +1,6 @@
 /** Small HTTP helpers for e2e tests: JSON requests with keys, problem+json assertions, an SSE reader. */
 import type { Problem as AppProblem } from '../../../shared/errors';
+import { waitingFor } from '../../support/waits';
 import type { E2eHost } from './harness';
 
 export interface JsonResponse<T = unknown> {
@@ -79,7 +80,7 @@ export function expectProblem(res: JsonResponse, status: number, code?: string):
   return problem;
 }
 
-export interface SseEvent {
+interface SseEvent {
   readonly id?: string;
   readonly event: string;
   readonly data: string;
@@ -91,15 +92,37 @@ export interface SseOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** Stop after this many events (default: read to the end of the stream). */
   readonly maxEvents?: number;
+  /** Ignored, kept so older callers compile: a stream is read until it ends or has `maxEvents` (test/support/waits.ts). */
   readonly timeoutMs?: number;
+  /** Called with each event as it arrives (a test can act once a stream has its first event). */
+  readonly onEvent?: (event: SseEvent) => void;
 }
 
-/** Reads a server-sent-event stream; returns the events with arrival times and the response status. */
-export async function readSse(url: string, options: SseOptions = {}): Promise<{ status: number; headers: Headers; events: SseEvent[] }> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), options.timeoutMs ?? 15_000);
-  const started = performance.now();
+interface SseAnswer {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly events: SseEvent[];
+}
+
+/**
+ * Reads a server-sent-event stream until it ends or has `maxEvents`; returns the events with arrival
+ * times and the response status. No time budget: a stream still open when its test ends is given up
+ * with the events it had (test/support/waits.ts).
+ */
+export function readSse(url: string, options: SseOptions = {}): Promise<SseAnswer> {
   const events: SseEvent[] = [];
+  return waitingFor(
+    `${options.maxEvents === undefined ? 'the end of' : `${options.maxEvents} event(s) of`} the event stream ${url}`,
+    (signal) => readEvents(url, options, events, signal),
+    () => `Events so far: ${JSON.stringify(events)}`,
+  );
+}
+
+async function readEvents(url: string, options: SseOptions, events: SseEvent[], given: AbortSignal): Promise<SseAnswer> {
+  const controller = new AbortController();
+  const giveUp = (): void => controller.abort();
+  given.addEventListener('abort', giveUp, { once: true });
+  const started = performance.now();
   try {
     const res = await fetch(url, { headers: { accept: 'text/event-stream', ...options.headers }, signal: controller.signal });
     if (res.body === null) return { status: res.status, headers: res.headers, events };
@@ -123,12 +146,14 @@ export async function readSse(url: string, options: SseOptions = {}): Promise<{ 
             else if (name === 'data') fields.data.push(value);
           }
           if (fields.data.length === 0 && fields.id === undefined) continue;
-          events.push({
+          const event: SseEvent = {
             ...(fields.id === undefined ? {} : { id: fields.id }),
             event: fields.event,
             data: fields.data.join('\n'),
             at: performance.now() - started,
-          });
+          };
+          events.push(event);
+          options.onEvent?.(event);
           if (options.maxEvents !== undefined && events.length >= options.maxEvents) {
             controller.abort();
             return { status: res.status, headers: res.headers, events };
@@ -140,7 +165,7 @@ export async function readSse(url: string, options: SseOptions = {}): Promise<{ 
     }
     return { status: res.status, headers: res.headers, events };
   } finally {
-    clearTimeout(timer);
+    given.removeEventListener('abort', giveUp);
   }
 }
 

@@ -1,4 +1,5 @@
 /** Jobs over HTTP for the e2e tests: a job's view, waiting until it has settled, and prompt queue polling. */
+import { until } from '../../support/waits';
 import type { E2eHost } from './harness';
 import { pollJson } from './http';
 
@@ -23,16 +24,20 @@ export interface JobView {
 
 /**
  * The job once it has finished and settled: completed (with or without failures), its invoice
- * lines delivered and its event handled. Fails with the host's recent output after `timeoutMs`.
+ * lines delivered and its event handled. Given up (its test ended first), it reports the job's last
+ * view and the host's recent output. `_budgetMs` is ignored, kept so older callers compile.
  */
-export async function settledJob(host: E2eHost, id: string, timeoutMs = 60_000): Promise<JobView> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await pollJson<JobView>(host, `/api/jobs/${id}`);
-    if (res.status !== 200) throw new Error(`GET job ${id}: ${res.status} ${JSON.stringify(res.body)}`);
-    const done = res.body.state === 'completed' || res.body.state === 'completedWithFailures';
-    if (done && res.body.delivery !== 'pending' && res.body.event !== 'pending') return res.body;
-    if (Date.now() > deadline) throw new Error(`job ${id} did not settle: ${JSON.stringify(res.body)}\n${host.output().slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+export async function settledJob(host: E2eHost, id: string, _budgetMs?: number): Promise<JobView> {
+  let last: unknown;
+  return until(
+    `job ${id} to settle`,
+    async () => {
+      const res = await pollJson<JobView>(host, `/api/jobs/${id}`);
+      if (res.status !== 200) throw new Error(`GET job ${id}: ${res.status} ${JSON.stringify(res.body)}`);
+      last = res.body;
+      const done = res.body.state === 'completed' || res.body.state === 'completedWithFailures';
+      return done && res.body.delivery !== 'pending' && res.body.event !== 'pending' ? res.body : undefined;
+    },
+    { everyMs: 200, report: () => `The job's last view: ${JSON.stringify(last)}\n${host.output().slice(-3000)}` },
+  );
 }

@@ -29,7 +29,7 @@ export interface StreamView {
     flushLagMs: number;
     lastFlush: { blocksFoundWritten: number } | null;
     lastError: { message: string } | null;
-    totals: { refusedFull: number; flushes: number };
+    totals: { accepted: number; refusedFull: number; flushes: number };
   };
 }
 

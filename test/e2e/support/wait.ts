@@ -1,8 +1,11 @@
 /**
- * Waiting for something a Durable-backed capability does in the background. When the wait runs out,
- * the error carries every orchestration still running or pending with the tail of its history, so a
- * stuck orchestration is reported with what it did and what it waits for, not as a bare timeout.
+ * Waiting for something a Durable-backed capability does in the background. A wait has no time
+ * budget of its own (test/support/waits.ts): when its test ends first (jest's timeout, the safety
+ * net), it is given up with a report of every orchestration still running or pending, each with the
+ * tail of its history, so a stuck orchestration is reported with what it did and what it waits for,
+ * not as a bare timeout.
  */
+import { until as untilCondition } from '../../support/waits';
 import { type E2eHost, runningHosts } from './harness';
 import { requestJson } from './http';
 
@@ -26,34 +29,39 @@ interface HistoryEntry {
 const hook = '/runtime/webhooks/durabletask/instances';
 const historyTail = 12;
 const instancesShown = 8;
+/** How many running instances are read to pick the ones shown (a shared or external host holds many). */
+const instancesRead = 500;
 
 /**
- * Polls `probe` until it returns something other than undefined. On timeout the error names what was
- * awaited and lists the unfinished orchestrations of every host this test file has running.
+ * Polls `probe` until it returns something other than undefined. Given up (its test ended first),
+ * it reports the unfinished orchestrations of every host this test file has running.
+ * `_budgetMs` is ignored, kept so older callers compile: the jest timeout is the only limit.
  */
-export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) {
-      const reports = await Promise.all(runningHosts().map(async (host) => `${host.baseUrl}: ${await unfinishedOrchestrations(host)}`));
-      throw new Error([`timed out after ${timeoutMs} ms waiting for ${what}`, ...reports].join('\n'));
-    }
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
+export function until<T>(what: string, probe: () => Promise<T | undefined>, _budgetMs?: number, everyMs = 100): Promise<T> {
+  return untilCondition(what, probe, { everyMs, report: orchestrationReport });
 }
 
-/** The host's running and pending orchestrations, each with the tail of its history. */
+/** The unfinished orchestrations of every host this test file has running. */
+export async function orchestrationReport(): Promise<string> {
+  const reports = await Promise.all(runningHosts().map(async (host) => `${host.baseUrl}: ${await unfinishedOrchestrations(host)}`));
+  return reports.join('\n');
+}
+
+/** The host's running and pending orchestrations, the most recently updated first, each with the tail of its history. */
 async function unfinishedOrchestrations(host: E2eHost): Promise<string> {
   try {
-    const list = await requestJson<InstanceStatus[]>(host, 'GET', `${hook}?runtimeStatus=Running,Pending&top=${instancesShown + 1}`, {
+    const list = await requestJson<InstanceStatus[]>(host, 'GET', `${hook}?runtimeStatus=Running,Pending&top=${instancesRead}`, {
       key: 'admin',
     });
     if (list.status !== 200 || !Array.isArray(list.body)) return `(could not list orchestrations: HTTP ${list.status})`;
-    if (list.body.length === 0) return 'No orchestration is running or pending.';
-    const shown = await Promise.all(list.body.slice(0, instancesShown).map((s) => describeInstance(host, s.instanceId)));
-    const more = list.body.length > instancesShown ? `\n… and more` : '';
+    // Entities ("@name@key") run for as long as they exist; the orchestrations a test just started
+    // are the most recently updated, on a host other files (or other runs) use too.
+    const orchestrations = list.body
+      .filter((s) => !s.instanceId.startsWith('@'))
+      .sort((a, b) => (b.lastUpdatedTime ?? '').localeCompare(a.lastUpdatedTime ?? ''));
+    if (orchestrations.length === 0) return 'No orchestration is running or pending.';
+    const shown = await Promise.all(orchestrations.slice(0, instancesShown).map((s) => describeInstance(host, s.instanceId)));
+    const more = orchestrations.length > instancesShown ? `\n… and ${orchestrations.length - instancesShown} more, updated earlier` : '';
     return `Orchestrations still running or pending:\n${shown.join('\n')}${more}`;
   } catch (err) {
     return `(could not list orchestrations: ${err instanceof Error ? err.message : String(err)})`;

@@ -11,6 +11,7 @@ import type { AnnounceInput } from '../../../shared/gates/messages';
 import { GateEventPublisher } from '../../../shared/gates/publisher';
 import { MemoryLogger } from '../../../shared/log';
 import { serviceBusEntities } from '../../../shared/resources';
+import { until } from '../../support/waits';
 
 const connection = process.env.TALLYHO_TEST_SERVICE_BUS;
 const subscription = process.env.TALLYHO_TEST_SERVICE_BUS_SUBSCRIPTION;
@@ -45,14 +46,15 @@ describe('gate events on a real Service Bus', () => {
       try {
         const publisher = new GateEventPublisher(() => sender, new MemoryLogger());
         await expect(publisher.publish(announcement)).resolves.toBe('published');
-        const deadline = Date.now() + 30_000;
         let found: { gate?: unknown; generation?: unknown } | undefined;
-        while (found === undefined && Date.now() < deadline) {
+        // Until the announcement arrives (no budget of its own: test/support/waits.ts).
+        await until('the gate announcement', async () => {
           for (const message of await receiver.receiveMessages(10, { maxWaitTimeInMs: 5000 })) {
             await receiver.completeMessage(message);
             if (message.applicationProperties?.gate === gate) found = message.body as typeof found;
           }
-        }
+          return found;
+        });
         expect(found).toMatchObject({ type: 'GateReleased', gate, generation: 1 });
       } finally {
         await sender.close();
@@ -60,6 +62,5 @@ describe('gate events on a real Service Bus', () => {
         await client.close();
       }
     },
-    60_000,
   );
 });

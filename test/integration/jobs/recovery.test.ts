@@ -33,11 +33,15 @@ async function queued(h: ReturnType<typeof jobHarness>): Promise<string[]> {
 }
 
 /**
- * Storage of the harness that "dies": one try, so an injected fault fails the invocation at once;
- * a long timeout, so only the injected fault does (with 5 s, a run on a loaded machine failed before
- * any result was in, most likely an earlier request timing out).
+ * Storage of the harness that "dies": it must die of the injected fault and of nothing else. The
+ * fault holds until the test lifts it, so the client's retries meet it every time and the invocation
+ * fails there; any other failure on the way (a dropped connection through the proxy, a slow answer)
+ * is retried as in production, with a long timeout. With one try and no retry, runs died earlier than
+ * meant: on a loaded machine before any result was in (a request timing out at 5 s), and once on a
+ * quiet CI machine before the submission had written anything, so the reconciler had nothing to visit
+ * (it lists every row of the jobs' `open` index, which the submission writes first).
  */
-const oneTry = { retry: { maxTries: 1, tryTimeoutMs: 30_000 } };
+const dies = { retry: { maxTries: 3, tryTimeoutMs: 30_000 } };
 
 // Azurite is real; Service Bus cannot run here, so the JobCompleted event goes to the harness's fake sender.
 describe('job recovery on Azurite, with a fake Service Bus sender for the completion event', () => {
@@ -59,7 +63,7 @@ describe('job recovery on Azurite, with a fake Service Bus sender for the comple
       clock,
       settings,
       connection: proxy.connectionString,
-      storage: oneTry,
+      storage: dies,
     });
     const healthy = jobHarness({ names, clock, settings });
     let sends = 0;
@@ -97,13 +101,19 @@ describe('job recovery on Azurite, with a fake Service Bus sender for the comple
       names,
       clock,
       connection: proxy.connectionString,
-      storage: oneTry,
+      storage: dies,
     });
     const healthy = jobHarness({ names, clock });
     proxy.setRules((r) => (r.service === 'queue' && r.method === 'POST' ? { kind: 'status', status: 500 } : undefined));
     const items = transactions(300, 33);
+    const faultedBefore = proxy.counts.queue.faulted;
     expect(await codeOf(crashing.jobs.submissions.submit({ processor: 'billing', items }, undefined))).toBe('DependencyUnavailable');
     proxy.setRules();
+    // It died where meant: at its first sends, after the index entry and the job row were written.
+    expect(proxy.counts.queue.faulted).toBeGreaterThan(faultedBefore);
+    const rows = await healthy.rows('jobs');
+    expect(rows.filter((r) => r.partitionKey === 'open')).toHaveLength(1);
+    expect(rows.find((r) => r.rowKey === 'job')).toMatchObject({ phase: 'enqueuing', cursor: 0 });
     expect(await queued(healthy)).toEqual([]);
     expect(await healthy.jobs.upkeep.reconcile()).toMatchObject({ visited: 1, actions: { none: 1 } });
     await clock.advance(16_000);
@@ -129,7 +139,7 @@ describe('job recovery on Azurite, with a fake Service Bus sender for the comple
       names,
       settings: { queues: 1 },
       connection: proxy.connectionString,
-      storage: oneTry,
+      storage: dies,
     });
     const healthy = jobHarness({ names, settings: { queues: 1 } });
     const items = transactions(40, 35);
@@ -160,7 +170,7 @@ describe('job recovery on Azurite, with a fake Service Bus sender for the comple
       clock,
       settings: { queues: 1, staleSeconds: 60 },
       connection: proxy.connectionString,
-      storage: oneTry,
+      storage: dies,
     });
     const healthy = jobHarness({ names, clock, settings: { queues: 1, staleSeconds: 60 } });
     const items = transactions(20, 37);

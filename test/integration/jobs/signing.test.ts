@@ -18,7 +18,7 @@ import { jobHarness, testSigner } from '../../support/jobs';
 
 const results = async (h: ReturnType<typeof jobHarness>) => (await h.rows('results')).filter((r) => String(r.rowKey).startsWith('r|'));
 
-describe('finding 3: forged job results', () => {
+describe('job results from envelopes the app did not seal', () => {
   it('an unsigned, foreign-key or altered envelope is rejected before any work, also by the poison handler; the honest run is unchanged', async () => {
     const h = jobHarness({ settings: { queues: 1 } });
     const items = transactions(40, 21, 'victim');
@@ -86,7 +86,7 @@ describe('finding 3: forged job results', () => {
   });
 });
 
-describe('finding 7: keyed job ids are computable', () => {
+describe('keyed job ids cannot be computed without the app key', () => {
   it('the id is a MAC of the key: not the old sha256 form, different under another app key', () => {
     const key = 'invoices-2026-03';
     const id = jobIdForKey(key, testSigner);

@@ -140,7 +140,7 @@ describe('creating schedules', () => {
     ...reservedQueues.map(
       (queue) =>
         [
-          `finding 3: the reserved queue ${queue}`,
+          `the reserved queue ${queue}`,
           { at: '2027-01-01T05:00:00Z', target: queueTarget(queue) },
           'body.target.queue',
         ] as const,
@@ -164,7 +164,7 @@ describe('creating schedules', () => {
   });
 });
 
-describe('finding 3: the queueMessage allow-list', () => {
+describe('the queueMessage allow-list', () => {
   it('by default only app-* queues are targets', async () => {
     const h = scheduleHarness();
     const refused = await appErrorOf(

@@ -34,7 +34,7 @@ describe('capped set', () => {
     return rows.filter((r) => r.startsWith('m|')).sort();
   }
 
-  it('finding 5: concurrent new names from several instances never pass the cap, and a refused name writes nothing', async () => {
+  it('concurrent new names from several instances never pass the cap, and a refused name writes nothing', async () => {
     const instances = [instance('race', 5), instance('race', 5), instance('race', 5)];
     const names = Array.from({ length: 12 }, (_, i) => `type-${String(i).padStart(2, '0')}`);
     const outcomes = await Promise.allSettled(

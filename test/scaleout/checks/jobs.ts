@@ -4,10 +4,16 @@
  *   that add up to the items) — so nothing a killed instance was holding, a long poll's message
  *   included, is lost;
  * - no batch is held by two workers at once: a worker holds its items from the moment its lease
- *   answer arrives until the lease's `expiresAt` (moved by each extension) or its completion; no
- *   other lease of the same item may arrive inside that window. (`expiresAt` is computed from a
- *   time taken before the queue receive, so it never ends later than the queue's own visibility:
- *   the check cannot accuse a correct run.)
+ *   answer arrives until the lease's `expiresAt` (moved by each extension) or the sending of a
+ *   completion that may have taken effect; no other lease of the same item may arrive inside that
+ *   window. (`expiresAt` is computed from a time taken before the queue receive, so it never ends
+ *   later than the queue's own visibility: the check cannot accuse a correct run.) A completion
+ *   may have taken effect when it was answered 200, and also when its answer was lost — no answer,
+ *   or a 5xx from an instance (the front door's 502 for an instance killed mid-request): the
+ *   instance may have recorded the results and put the `retry` items back, visible again after the
+ *   retry delay (shared/jobs/delivery/leases.ts `complete`), long before `expiresAt`. A refusal
+ *   (4xx), or the front door's own 503 when no instance was up (no instance header), changed
+ *   nothing, so the hold runs on to `expiresAt`.
  * - the open-jobs cap holds across instances: the jobs certainly open at one moment — from the
  *   submission's answer to the job's `completedAt` — never exceed TALLYHO_JOBS_MAX_OPEN; and once
  *   every job finished the capped set is empty;
@@ -25,6 +31,8 @@ export interface AcceptedJob {
   /** From the job's final view. */
   readonly completedAt: number | undefined;
   readonly state: string | undefined;
+  /** Items without a final result in that view (0 with the job unfinished: its completion is owed). */
+  readonly pending?: number | undefined;
 }
 
 export interface StoredResults {
@@ -44,8 +52,31 @@ export interface Lease {
   readonly receivedAt: number;
   /** The newest `expiresAt` (extensions move it). */
   readonly expiresAt: number;
-  /** When the completion was sent, if it was answered 200. */
-  readonly completedAt: number | undefined;
+  /** The completion, if one was sent: when, and its answer's status and instance (undefined: no answer). */
+  readonly completion: Completion | undefined;
+}
+
+export interface Completion {
+  readonly sentAt: number;
+  readonly status: number | undefined;
+  readonly instance: number | undefined;
+}
+
+/** Whether a completion may have taken effect (see the module comment): answered 200, or its answer lost. */
+function mayHaveActed(c: Completion): boolean {
+  return c.status === undefined || c.status === 200 || (c.status >= 500 && c.instance !== undefined);
+}
+
+function holdEnd(lease: Lease): number {
+  return lease.completion !== undefined && mayHaveActed(lease.completion)
+    ? Math.min(lease.expiresAt, lease.completion.sentAt)
+    : lease.expiresAt;
+}
+
+function completionNote(lease: Lease): string {
+  const c = lease.completion;
+  if (c === undefined) return 'no completion';
+  return `completion sent at +${c.sentAt - lease.receivedAt} ms answered ${c.status ?? 'nothing'} by instance ${c.instance ?? '?'}`;
 }
 
 export interface WaiterProbe {
@@ -106,7 +137,10 @@ function resultsInvariant(facts: JobFacts) {
     for (const item of stored.results.keys())
       if (!job.items.includes(item)) violations.push(`job ${job.id}: a result for unknown item ${item}`);
     if (stored.tallied !== job.items.length) violations.push(`job ${job.id}: tallies count ${stored.tallied} of ${job.items.length} items`);
-    if (job.state !== 'completed') violations.push(`job ${job.id}: ended ${job.state ?? 'unread'}`);
+    if (job.state !== 'completed')
+      violations.push(
+        `job ${job.id}: ended ${job.state ?? 'unread'}${job.pending === undefined ? '' : ` with ${job.pending} items pending`}`,
+      );
   }
   return { violations, items };
 }
@@ -121,11 +155,11 @@ function holdInvariant(leases: readonly Lease[]) {
     for (let i = 1; i < held.length; i++) {
       const later = held[i] as Lease;
       for (const earlier of held.slice(0, i)) {
-        const end = Math.min(earlier.expiresAt, earlier.completedAt ?? Infinity);
+        const end = holdEnd(earlier);
         if (later.receivedAt < end)
           violations.push(
             `${item}: worker ${later.worker} got it ${end - later.receivedAt} ms before worker ${earlier.worker}'s hold ended ` +
-              `(instances ${earlier.instance ?? '?'} and ${later.instance ?? '?'})`,
+              `(instances ${earlier.instance ?? '?'} and ${later.instance ?? '?'}; the first's ${completionNote(earlier)})`,
           );
       }
     }
@@ -190,7 +224,12 @@ export function checkJobs(facts: JobFacts): CheckReport {
         leases: facts.leases.length,
         cutLongPolls: facts.cutLongPolls,
       }),
-      invariant('no batch held by two workers at once', capped(holds), { leases: facts.leases.length }),
+      invariant('no batch held by two workers at once', capped(holds), {
+        leases: facts.leases.length,
+        completionsAnswerLost: facts.leases.filter(
+          (l) => l.completion !== undefined && l.completion.status !== 200 && mayHaveActed(l.completion),
+        ).length,
+      }),
       invariant('the open-jobs cap holds across instances', open.violations, {
         cap: facts.maxOpen,
         mostOpenAtOnce: open.most,

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 
-import { type AcceptedJob, checkJobs, type Lease, type StoredResults, type WaiterProbe } from '../checks/jobs';
+import { type AcceptedJob, checkJobs, type Completion, type Lease, type StoredResults, type WaiterProbe } from '../checks/jobs';
 import { sleep, untilAnswered } from '../history';
 import { int, tableRows } from '../storage';
 import { randomInt, type RunContext, type Workload } from '../workload';
@@ -20,6 +20,7 @@ const cacheMs = 5_000;
 const oldLeaseSeconds = 10;
 const newLeaseSeconds = 12;
 const itemsPerJob = 10;
+const staleSeconds = 30;
 
 interface LeaseAnswer {
   leaseId?: string;
@@ -85,7 +86,7 @@ async function work(
     items: items.map((i) => i.id),
     receivedAt: Date.now(),
     expiresAt: Date.parse(answer.expiresAt),
-    completedAt: undefined as number | undefined,
+    completion: undefined as Completion | undefined,
     grantedExpiresAt: Date.parse(answer.expiresAt),
     requestedAt,
   };
@@ -112,8 +113,9 @@ async function work(
       : { id: i.id, status: 'succeeded', output: { worker } },
   );
   const sentAt = Date.now();
-  const { reply } = await ctx.client.call('jobs', 'complete', 'POST', `/api/leases/${leaseId}/complete`, { body: { results } });
-  if (reply?.status === 200) lease.completedAt = sentAt;
+  const { op } = await ctx.client.call('jobs', 'complete', 'POST', `/api/leases/${leaseId}/complete`, { body: { results } });
+  // Whatever the answer: the checker tells a refusal from an answer that was lost (checks/jobs.ts).
+  lease.completion = { sentAt, status: op.status, instance: op.instance };
 }
 
 async function worker(ctx: RunContext, st: State, index: number): Promise<void> {
@@ -149,6 +151,9 @@ async function probeWaiters(ctx: RunContext, st: State): Promise<void> {
       st.probes.push({
         instance,
         sent,
+        // Held at once: answered 204 within two waits of the burst. A slow machine can only count fewer,
+        // so the cap check below never fails for slowness.
+        // eslint-disable-next-line tallyho/no-elapsed-budget
         heldTogether: answers.filter((a) => a.reply?.status === 204 && (a.op.end ?? Infinity) - burst < 2 * waitMs).length,
         refused: statuses.filter((s) => s === 429).length,
         lost: statuses.some((s) => s === undefined || s >= 500),
@@ -167,11 +172,14 @@ async function changeDeclaration(ctx: RunContext, st: State, afterMs: number): P
   if (reply?.status === 200) st.changeAt = Date.now();
 }
 
-async function jobView(ctx: RunContext, id: string): Promise<{ state?: string; timings?: { completedAt?: string | null } } | undefined> {
-  const reply = await untilAnswered(
-    () => ctx.client.call<{ state?: string; timings?: { completedAt?: string | null } }>('jobs', 'read', 'GET', `/api/jobs/${id}`),
-    Date.now() + 30_000,
-  );
+interface JobView {
+  state?: string;
+  totals?: { pending?: number };
+  timings?: { completedAt?: string | null };
+}
+
+async function jobView(ctx: RunContext, id: string): Promise<JobView | undefined> {
+  const reply = await untilAnswered(() => ctx.client.call<JobView>('jobs', 'read', 'GET', `/api/jobs/${id}`), Date.now() + 30_000);
   return reply?.status === 200 ? reply.body : undefined;
 }
 
@@ -185,10 +193,19 @@ export function jobsWorkload(): Workload {
     workersStop: new AbortController(),
   };
   let workers: Promise<void>[] = [];
-  const views = new Map<string, { state?: string; timings?: { completedAt?: string | null } } | undefined>();
+  const views = new Map<string, JobView | undefined>();
   return {
     capability: 'jobs',
-    settings: { TALLYHO_JOBS_MAX_OPEN: String(maxOpen), TALLYHO_JOBS_MAX_LEASE_WAITERS: String(maxWaiters) },
+    settings: {
+      TALLYHO_JOBS_MAX_OPEN: String(maxOpen),
+      TALLYHO_JOBS_MAX_LEASE_WAITERS: String(maxWaiters),
+      // A job whose finalizer was killed between its claim and the completed row is taken over by the
+      // reconciler once the claim is stale (shared/jobs/ledger/completion.ts, submit/reconcile.ts): with
+      // the defaults (120 s, a run each minute) up to 3 min after the kill, longer than the bounded
+      // run's load and drain after it. The same takeover, on timings the drain covers.
+      TALLYHO_JOBS_STALE_SECONDS: String(staleSeconds),
+      TALLYHO_JOBS_RECONCILE_SCHEDULE: '*/10 * * * * *',
+    },
     async setup(ctx) {
       for (const [name, leaseSeconds] of [
         [processor, oldLeaseSeconds],
@@ -238,6 +255,7 @@ export function jobsWorkload(): Workload {
           answeredAt: job.answeredAt,
           completedAt: completedAt === null || completedAt === undefined ? undefined : Date.parse(completedAt),
           state: view?.state,
+          pending: view?.totals?.pending,
         };
       });
       const results: StoredResults[] = [];

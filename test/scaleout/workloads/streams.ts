@@ -83,6 +83,8 @@ async function producer(ctx: RunContext, st: State, type: string, producerId: st
         for (const e of events) acked.set(`${producerId}/${e.seq}`, ack);
         break;
       }
+      // A client's retry window (a real caller gives up too); what it achieved is checked, not how fast.
+      // eslint-disable-next-line tallyho/no-elapsed-budget
       if (Date.now() > deadline) return;
       await sleep(reply?.status === 429 ? 1000 : 300);
     }

@@ -4,6 +4,12 @@
  * functions/ and documented by the OpenAPI document — built without an app.
  */
 import { type App, createApp } from '../../../shared/app/createApp';
+import * as counters from '../../../shared/counters';
+import * as gates from '../../../shared/gates';
+import * as jobs from '../../../shared/jobs';
+import * as schedules from '../../../shared/schedules';
+import * as sequences from '../../../shared/sequences';
+import * as streams from '../../../shared/streams';
 import { appRoutes, documentedRoutes } from '../../../shared/app/routes';
 import { loadAppConfig, registrationSettings } from '../../../shared/app/settings';
 import { ManualClock } from '../../../shared/clock';
@@ -13,14 +19,58 @@ import { serviceBusSenders } from '../../../shared/messaging/serviceBus';
 import { createStorageClients } from '../../../shared/storage/clients';
 import { callRoute, routeNamed, routeRequest } from '../../support/routeRequest';
 
-function testApp(): App {
+// The capabilities' front doors, counted: "once" is a count of constructions, not a comparison of a
+// property with itself.
+jest.mock('../../../shared/counters', () => counted('../../../shared/counters', 'createCounters'));
+jest.mock('../../../shared/gates', () => counted('../../../shared/gates', 'createGates'));
+jest.mock('../../../shared/jobs', () => counted('../../../shared/jobs', 'createJobs'));
+jest.mock('../../../shared/schedules', () => counted('../../../shared/schedules', 'createSchedules'));
+jest.mock('../../../shared/sequences', () => counted('../../../shared/sequences', 'createSequences'));
+jest.mock('../../../shared/streams', () => counted('../../../shared/streams', 'createStreams'));
+
+/** The module with its builder wrapped in a jest.fn that calls the real one. */
+function counted(path: string, builder: string): Record<string, unknown> {
+  const actual = jest.requireActual<Record<string, unknown>>(path);
+  const real = actual[builder] as (...args: unknown[]) => unknown;
+  return { ...actual, [builder]: jest.fn((...args: unknown[]) => real(...args)) };
+}
+
+const builders = {
+  createCounters: counters.createCounters,
+  createGates: gates.createGates,
+  createJobs: jobs.createJobs,
+  createSchedules: schedules.createSchedules,
+  createSequences: sequences.createSequences,
+  createStreams: streams.createStreams,
+};
+const constructions = (): Record<string, number> =>
+  Object.fromEntries(Object.entries(builders).map(([name, builder]) => [name, (builder as unknown as jest.Mock).mock.calls.length]));
+
+/** What the app asked of storage and Service Bus: every request the storage SDKs sent, every client and sender asked for. */
+interface Touched {
+  readonly requests: string[];
+  readonly clients: string[];
+  readonly senders: string[];
+}
+
+function testApp(touched: Touched = { requests: [], clients: [], senders: [] }): App {
   const config = loadAppConfig({ AzureWebJobsStorage: 'UseDevelopmentStorage=true' });
   let ids = 0;
+  const storage = createStorageClients(config.storage, {
+    retry: config.storageRetry,
+    observe: (service, method, url) => void touched.requests.push(`${service} ${method} ${url}`),
+  });
+  const senders = serviceBusSenders(undefined);
   return createApp({
     config,
-    // Clients are built, never used: nothing below reaches storage.
-    storage: createStorageClients(config.storage, { retry: config.storageRetry }),
-    serviceBus: serviceBusSenders(undefined),
+    // Clients are built, never used: nothing below reaches storage (the tests that say so count it).
+    storage: {
+      ...storage,
+      table: (name) => (touched.clients.push(`table ${name}`), storage.table(name)),
+      queue: (name) => (touched.clients.push(`queue ${name}`), storage.queue(name)),
+      container: (name) => (touched.clients.push(`container ${name}`), storage.container(name)),
+    },
+    serviceBus: { ...senders, sender: (entity) => (touched.senders.push(entity), senders.sender(entity)) },
     clock: new ManualClock(Date.parse('2026-01-01T00:00:00Z')),
     random: () => 0.5,
     logger: new MemoryLogger(),
@@ -30,14 +80,21 @@ function testApp(): App {
 
 describe('createApp', () => {
   it('builds every service once, with no I/O and no Durable client: each invocation that needs one brings its own', () => {
-    const app = testApp();
+    const before = constructions();
+    const touched: Touched = { requests: [], clients: [], senders: [] };
+    const app = testApp(touched);
     expect('durable' in app).toBe(false);
-    expect(app.sequences).toBe(app.sequences);
-    expect(app.gates.hub).toBe(app.gates.hub);
+    // Reading the services again builds nothing more.
+    for (let i = 0; i < 3; i++) void [app.sequences, app.counters, app.gates.hub, app.schedules, app.jobs, app.streams];
+    const built = Object.fromEntries(Object.entries(constructions()).map(([name, n]) => [name, n - (before[name] ?? 0)]));
+    expect(built).toEqual(Object.fromEntries(Object.keys(builders).map((name) => [name, 1])));
+    expect(touched).toEqual({ requests: [], clients: [], senders: [] });
   });
 
   it('shuts down without having touched storage or Service Bus', async () => {
-    await expect(testApp().shutdown()).resolves.toBeUndefined();
+    const touched: Touched = { requests: [], clients: [], senders: [] };
+    await expect(testApp(touched).shutdown()).resolves.toBeUndefined();
+    expect(touched).toEqual({ requests: [], clients: [], senders: [] });
   });
 });
 

@@ -34,7 +34,7 @@ describe('webhook address rules (SSRF)', () => {
   });
 });
 
-describe('finding 9: IPv6 forms that embed a private IPv4 address', () => {
+describe('IPv6 forms that embed a private IPv4 address count as private', () => {
   it.each([
     '::7f00:1', // IPv4-compatible 127.0.0.1
     '::127.0.0.1',

@@ -83,7 +83,7 @@ describe('the authorization table', () => {
     }
   });
 
-  test('finding 9: the catch-all is also the last HTTP function in function-name order, so it shadows no other route there', () => {
+  test('the catch-all is also the last HTTP function in function-name order, so it shadows no other route there', () => {
     // The HTTP extension orders routes by specificity (the catch-all comes last; the devhost e2e tests
     // prove it), but older builds mapped them in the host's function order, which is by name
     // (OrdinalIgnoreCase: upper-cased code units), taking the first that matches (shared/http/notFound.ts).

@@ -6,6 +6,7 @@ import { createServer, request, type Server, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 
 import { watchClient } from '../../../shared/http/clientGone';
+import { until as untilCondition } from '../../support/waits';
 
 let server: Server;
 let port: number;
@@ -37,9 +38,9 @@ function send(path: string, invocationId: string): { abort(): void; answered: Pr
   return { abort: () => req.destroy(), answered };
 }
 
+/** Waits until `check` holds (no budget of its own: test/support/waits.ts). */
 const until = async (check: () => boolean): Promise<void> => {
-  const deadline = Date.now() + 5000;
-  while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  await untilCondition('the condition', () => (check() ? true : undefined), { everyMs: 10 });
 };
 
 test('a client that hangs up before its answer aborts the signal of its invocation, and only that one', async () => {

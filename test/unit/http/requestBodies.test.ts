@@ -50,7 +50,7 @@ function paramsOf(route: RouteDefinition): Record<string, string> {
   return Object.fromEntries(names.map((n) => [n, sample(n)]));
 }
 
-describe('finding 4: deep JSON is a 400, not a 500', () => {
+describe('deep JSON is a 400, not a 500', () => {
   const item = (metadata: string) =>
     `{"id":"tx-1","customerId":"c-42","amountMinor":1999,"currency":"EUR","taxCategory":"standard","occurredAt":"2026-03-01T12:00:00Z","metadata":{"m":${metadata}}}`;
   it.each([
@@ -91,7 +91,7 @@ describe('finding 4: deep JSON is a 400, not a 500', () => {
   });
 });
 
-describe('finding 9: a body must be JSON, and a body-less route takes none', () => {
+describe('a body must be JSON, and a body-less route takes none', () => {
   const withBody = routes.filter((r) => r.schemas.body !== undefined);
   const withoutBody = routes.filter((r) => r.schemas.body === undefined && r.method !== 'GET');
 

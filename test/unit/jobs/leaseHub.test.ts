@@ -1,5 +1,5 @@
 /**
- * The lease hub on a graceful stop. The queue here is a scripted double of the hub's own port
+ * The lease hub on a graceful stop, and the visibility its receives ask for. The queue here is a scripted double of the hub's own port
  * (ProcessorQueues), so a receive can be held open at the moment of the stop; the hub's long polls
  * against Azurite, and the stop through a host, are covered by the jobs integration tests and
  * devhost/test/start.test.ts.
@@ -11,10 +11,10 @@ import { silentLogger } from '../../../shared/log';
 
 /** Each receive waits until the test answers it with the messages it chooses. */
 class HeldQueue implements ProcessorQueues {
-  readonly receives: { max: number; answer: (messages: QueuedMessage[]) => void }[] = [];
+  readonly receives: { max: number; visibilitySeconds: number; answer: (messages: QueuedMessage[]) => void }[] = [];
 
-  receive(_queue: string, max: number): Promise<QueuedMessage[]> {
-    return new Promise((answer) => this.receives.push({ max, answer }));
+  receive(_queue: string, max: number, visibilitySeconds: number): Promise<QueuedMessage[]> {
+    return new Promise((answer) => this.receives.push({ max, visibilitySeconds, answer }));
   }
   update(): Promise<string> {
     return Promise.resolve('receipt');
@@ -58,5 +58,42 @@ describe('LeaseHub.close', () => {
     // Nothing is polled after the stop, and a new request does not wait.
     await expect(hub.next('q', 30, deadline)).resolves.toBeUndefined();
     expect(queue.receives).toHaveLength(1);
+  });
+});
+
+describe('LeaseHub receive visibility', () => {
+  // A lease's end is its own length after the receive (shared/jobs/delivery/leaseGrant.ts): were the
+  // message received for less, another worker could lease it while the first still holds it.
+  it('hides the messages for the longest lease among the requests the receive is for', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const queue = new HeldQueue();
+    const hub = new LeaseHub(queue, clock, silentLogger, { pollMaxMs: 1000, maxWaiters: 100 });
+    const deadline = clock.now() + 60_000;
+
+    // A request with a 12 s lease, then — the declaration shortened meanwhile — one with 10 s.
+    const longer = hub.next('q', 12, deadline);
+    await settled();
+    const shorter = hub.next('q', 10, deadline);
+    await settled();
+    queue.receives[0]?.answer([]);
+    await settled();
+    hub.wake('q');
+    await settled();
+
+    expect(queue.receives.map((r) => [r.max, r.visibilitySeconds])).toEqual([
+      [1, 12],
+      [2, 12],
+    ]);
+    // The message goes to the first in line, the 12 s lease: the queue hides it that long.
+    queue.receives[1]?.answer([message('m1')]);
+    await expect(longer).resolves.toMatchObject({ messageId: 'm1' });
+    await settled();
+    // The other's receive (now for it alone) asks for its own 10 s; the stop lets it come back empty.
+    expect(queue.receives[2]?.visibilitySeconds).toBe(10);
+    hub.close();
+    queue.receives[2]?.answer([]);
+    await settled();
+    hub.wake('q'); // ends the idle pause after the empty receive (the test's clock does not move)
+    await expect(shorter).resolves.toBeUndefined();
   });
 });

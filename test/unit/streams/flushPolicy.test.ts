@@ -127,7 +127,7 @@ describe('flush plan', () => {
   });
 });
 
-describe('finding 5: idle flushers end', () => {
+describe('idle flushers end', () => {
   const key = 'p00:orders';
 
   it('an idle writer lets its flusher retire after one idle recheck interval; the next append asks for a new flusher', () => {

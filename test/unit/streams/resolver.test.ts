@@ -68,7 +68,7 @@ describe('route resolver', () => {
   });
 });
 
-describe('finding 5: the route cache is bounded', () => {
+describe('the route cache is bounded', () => {
   it('callers inventing types cannot grow it past maxCachedRoutes; expired entries go first', async () => {
     const clock = new ManualClock();
     const resolver = new RouteResolver({ table: table(new Map()), clock, ttlMs: 30_000, partitions: 4 });

@@ -102,7 +102,7 @@ describe('writer append', () => {
   });
 });
 
-describe('finding 6: dedup window can be flushed by anyone', () => {
+describe('filler producers cannot flush an honest producer out of the dedup window', () => {
   const window = 15 * 60_000;
   // The default cap; every event is flushed at once, so only the window protects a mark.
   const capped = {

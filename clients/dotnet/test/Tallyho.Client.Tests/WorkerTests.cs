@@ -53,6 +53,39 @@ public class JobWorkerTests
     }
 
     [Fact]
+    public async Task StopAsync_cancels_the_open_lease_request()
+    {
+        var time = new FakeTimeProvider();
+        var cancelled = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var handler = new FakeHandler(async (_, token) =>
+        {
+            // A long poll that never answers: only its caller's cancellation ends it.
+            try
+            {
+                await Task.Delay(Timeout.Infinite, token);
+            }
+            catch (OperationCanceledException)
+            {
+                cancelled.TrySetResult();
+                throw;
+            }
+
+            return new HttpResponseMessage(System.Net.HttpStatusCode.NoContent);
+        });
+        using var client = Harness.Client(handler, time);
+        using var worker = new JobWorker(client, "thumbs", (_, _) => Task.FromResult<IReadOnlyList<ItemResult>>(Array.Empty<ItemResult>()), new JobWorkerOptions { Wait = TimeSpan.FromSeconds(20) });
+
+        await worker.StartAsync(CancellationToken.None);
+        await Harness.Eventually(() => handler.Requests.Count >= 1, "a lease request");
+        Assert.False(cancelled.Task.IsCompleted);
+        await worker.StopAsync(CancellationToken.None);
+
+        Assert.True(cancelled.Task.IsCompleted, "the open lease request was cancelled by StopAsync");
+        Assert.Single(handler.Requests);
+        Assert.Equal(0, worker.Batches);
+    }
+
+    [Fact]
     public async Task A_lease_lost_under_a_heartbeat_cancels_the_handler_and_sends_nothing()
     {
         var time = new FakeTimeProvider();

@@ -438,8 +438,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Cancel a job
-         * @description Every item without a final result becomes `cancelled` (an item a worker finished first keeps its result); leases of the job are refused from then on and its queued batches dropped. The job ends `cancelled`. Repeating the call answers the same.
+         * Cancel a job (a long-running operation)
+         * @description Answers 202 once the job is `cancelling`: from then on its leases are refused on every instance and its queued batches dropped. In the background every item without a final result becomes `cancelled` (an item a worker finished first keeps its result) and the job ends `cancelled`: follow `statusUri` (the job) every `Retry-After` seconds until then. Repeating the call answers the same (and resumes a background step that stopped).
          */
         delete: operations["jobsCancel"];
         options?: never;
@@ -532,7 +532,7 @@ export interface paths {
         put?: never;
         /**
          * Complete a lease with a result per item
-         * @description `succeeded` (with its `output`) and `failed` (with `code` and `reason`) are final; `retry` (with `reason`) brings the item back after the processor's back-off, as its next attempt — past maxAttempts it fails with that reason. An item not mentioned comes back like a retry. Each result is recorded once, however often the batch travels.
+         * @description `succeeded` (with its `output`) and `failed` (with `code` and `reason`) are final; `retry` (with `reason`) brings the item back after the processor's back-off, as its next attempt — past maxAttempts it fails with that reason. An item not mentioned comes back like a retry. Each result is recorded once, however often the batch travels. The same lease completed again (its answer was lost) answers the first completion's report and changes nothing.
          */
         post: operations["leasesComplete"];
         delete?: never;
@@ -630,7 +630,7 @@ export interface paths {
         put?: never;
         /**
          * Lease the next batch of an external processor's items
-         * @description Answers 200 with a lease: its items (each with its job, its attempt and its data) are yours until `expiresAt`; extend it while you work, then complete it. With nothing ready it waits up to `wait` seconds (long poll) and answers 204. An item whose lease runs out, or that a completion does not mention, comes back in a later lease as its next attempt.
+         * @description Answers 200 with a lease: its items (each with its job, its attempt and its data) are yours until `expiresAt`; extend it while you work, then complete it. With nothing ready it waits up to `wait` seconds (long poll) and answers 204. An item whose lease runs out, or that a completion does not mention, comes back in a later lease as its next attempt — but a lease never used (no extension, no completion: its caller had gone) is not counted as an attempt.
          */
         post: operations["leasesTake"];
         delete?: never;
@@ -3927,13 +3927,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The job, cancelled */
-            200: {
+            /** @description The job, `cancelling` (or already `cancelled`); `statusUri` is the job */
+            202: {
                 headers: {
+                    /** @description The operation's status route (the same as `statusUri`). */
+                    Location: string;
+                    /** @description Seconds to wait before reading the status route. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Job"];
+                    "application/json": components["schemas"]["JobAccepted"];
                 };
             };
             /** @description Not a job id */
@@ -4287,7 +4291,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Recorded */
+            /** @description Recorded (or recorded before: the first report) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4321,7 +4325,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The lease ran out (its items come back in another lease), was spent by a completion or an extension, or its job was cancelled; nothing changed */
+            /** @description The lease ran out (its items come back in another lease) or was spent by an extension before any completion, or its job was cancelled; nothing changed */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -12,6 +12,7 @@ import { type E2eHost, hostLabel, startE2eHost } from '../../../../test/e2e/supp
 import { unique } from '../../../../test/e2e/support/names';
 import { readLog } from '../../../../test/e2e/support/streams';
 import { transactions } from '../../../../test/support/billing';
+import { until as untilCondition } from '../../../../test/support/waits';
 import { type CutProxy, startCutProxy } from '../support/cutProxy';
 import { queuesPolledPromptly } from '../../../../test/e2e/support/jobs';
 
@@ -70,12 +71,13 @@ describe(`@tallyho/client against the ${hostLabel()}`, () => {
   });
 
   test('a wait() started before the release and one started after it both return', async () => {
-    const c = client();
-    const gate = c.gate(unique('launch'));
+    const name = unique('launch');
+    const gate = client(proxy.baseUrl).gate(name);
     await gate.create({ by: 'e2e' });
     const early = gate.wait({ timeout: 30_000 });
-    await new Promise((r) => setTimeout(r, 500));
-    await gate.release({ by: 'e2e', note: 'go' });
+    // Started before the release: it has read the gate (not released) and follows its event stream.
+    await until(() => proxy.seen.some((s) => s.path.includes(`/gates/${name}/events`)));
+    await client().gate(name).release({ by: 'e2e', note: 'go' });
     await expect(early).resolves.toMatchObject({ state: 'released', releasedBy: 'e2e' });
     await expect(gate.wait({ timeout: 5_000 })).resolves.toMatchObject({ state: 'released', releaseNote: 'go' });
   });
@@ -156,7 +158,7 @@ describe(`@tallyho/client against the ${hostLabel()}`, () => {
     const view = await job.get();
     expect(failures).toHaveLength(view.totals.failed);
     expect(view.totals.succeeded + view.totals.failed).toBe(60);
-  }, 90_000);
+  });
 
   test('byPage() reads a list longer than a page completely, resumes from a token, and a bad token is a 400', async () => {
     const c = client();
@@ -215,10 +217,7 @@ describe(`@tallyho/client against the ${hostLabel()}`, () => {
   });
 });
 
-async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** Waits until `condition` holds (no budget of its own: test/support/waits.ts). */
+async function until(condition: () => boolean): Promise<void> {
+  await untilCondition('the condition', () => (condition() ? true : undefined), { everyMs: 50 });
 }

@@ -47,6 +47,24 @@ describe('JobWorker', () => {
     expect(worker.stats).toMatchObject({ batches: 1, items: 2, completed: 1, lost: 0 });
   });
 
+  test('stop aborts the open lease request (the long poll), so a stopped worker leaves no request of its own waiting', async () => {
+    const { transport, requests } = fakeTransport(
+      (r) =>
+        new Promise<Response>((_, reject) => {
+          // A long poll that never answers: only its abort ends it.
+          r.signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+        }),
+    );
+    const worker = new JobWorker(transport, 'thumbs', () => Promise.resolve([]), { waitSeconds: 20 });
+    for (let i = 0; i < 20 && requests.length === 0; i++) await tick();
+    expect(requests[0]).toMatchObject({ path: 'processors/thumbs/leases', body: { wait: 20 } });
+    expect(requests[0]?.signal?.aborted).toBe(false);
+    await worker.stop();
+    expect(requests[0]?.signal?.aborted).toBe(true);
+    expect(requests).toHaveLength(1);
+    expect(worker.stats).toMatchObject({ batches: 0 });
+  });
+
   test('heartbeats extend the lease under its new id while the handler runs; a handler that throws sends every item back as a retry', async () => {
     let leases = 0;
     const { transport, clock, requests } = fakeTransport((r) => {

@@ -14,6 +14,7 @@ import type { HistoryEvent } from '../../../durable/protocol';
 import type { DurableStore } from '../../../durable/store';
 import type { StatusPayload } from '../../../durable/status';
 import { registry } from './coreModule';
+import { until } from '../../../../test/support/waits';
 import { IdCrossCheck } from './crossCheck';
 
 export const crossCheck = new IdCrossCheck();
@@ -61,16 +62,21 @@ export async function startEngine(
   return { engine, client: new DurableClientApi(engine), clock, store, logs };
 }
 
-/** Waits until the engine has nothing running, queued or due (real time; engines settle in ms). */
-export async function settle(h: Harness, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+/**
+ * Waits until the engine has nothing running, queued or due (real time; engines settle in ms). No
+ * budget of its own (test/support/waits.ts): given up, it reports the engine's log.
+ */
+export async function settle(h: Harness): Promise<void> {
   // Two consecutive idle checks across a macrotask: completions resolve through promise chains.
   let quiet = 0;
-  while (quiet < 2) {
-    await new Promise((resolve) => setImmediate(resolve));
-    quiet = h.engine.idle() ? quiet + 1 : 0;
-    if (Date.now() > deadline) throw new Error(`Engine did not settle within ${timeoutMs} ms\n${h.logs.join('\n')}`);
-  }
+  await until(
+    'the engine to settle',
+    () => {
+      quiet = h.engine.idle() ? quiet + 1 : 0;
+      return quiet >= 2 ? true : undefined;
+    },
+    { everyMs: 0, report: () => h.logs.join('\n') },
+  );
 }
 
 /**

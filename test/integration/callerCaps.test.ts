@@ -14,8 +14,8 @@ import { creatorOf } from '../../shared/schedules/creator';
 const keysOf = (rows: readonly Record<string, unknown>[]): string[] =>
   rows.map((r) => `${String(r.partitionKey)}/${String(r.rowKey)}`).sort();
 
-describe('finding 5: caps on what function-level callers create', () => {
-  it('finding 5: a counter auto-created beyond TALLYHO_COUNTERS_MAX_AUTO_CREATED is refused and creates nothing', async () => {
+describe('caps on what function-level callers create', () => {
+  it('a counter auto-created beyond TALLYHO_COUNTERS_MAX_AUTO_CREATED is refused and creates nothing', async () => {
     const h = counterHarness({ settings: { autoCreate: true, maxAutoCreated: 2 } });
     await h.service.increment('first', 1);
     await h.service.increment('second', 1);
@@ -31,7 +31,7 @@ describe('finding 5: caps on what function-level callers create', () => {
     await h.service.increment('admin-made', 1);
   });
 
-  it('finding 5: a sequence auto-created beyond TALLYHO_SEQUENCES_MAX_AUTO_CREATED is refused and creates nothing', async () => {
+  it('a sequence auto-created beyond TALLYHO_SEQUENCES_MAX_AUTO_CREATED is refused and creates nothing', async () => {
     const h = sequenceHarness();
     const service = h.service({ autoCreate: true, maxAutoCreated: 1 });
     expect((await service.next('orders', 1)).numbers).toHaveLength(1);
@@ -44,7 +44,7 @@ describe('finding 5: caps on what function-level callers create', () => {
     expect((await service.next('orders', 1)).numbers).toHaveLength(1);
   });
 
-  it('finding 5: a function-level schedule beyond TALLYHO_SCHEDULES_MAX_LIVE is refused and creates nothing; admin creates are not capped', async () => {
+  it('a function-level schedule beyond TALLYHO_SCHEDULES_MAX_LIVE is refused and creates nothing; admin creates are not capped', async () => {
     const h = scheduleHarness({ env: { TALLYHO_SCHEDULES_MAX_LIVE: '2' } });
     const create = (id: string, level: 'function' | 'admin') =>
       h.service.create(
@@ -66,7 +66,7 @@ describe('finding 5: caps on what function-level callers create', () => {
     expect((await create('three', 'function')).created).toBe(true);
   });
 
-  it('finding 5: concurrent function-level schedule creates never pass TALLYHO_SCHEDULES_MAX_LIVE together', async () => {
+  it('concurrent function-level schedule creates never pass TALLYHO_SCHEDULES_MAX_LIVE together', async () => {
     const h = scheduleHarness({ env: { TALLYHO_SCHEDULES_MAX_LIVE: '3' } });
     const outcomes = await Promise.allSettled(
       Array.from({ length: 8 }, (_, i) =>
@@ -85,7 +85,7 @@ describe('finding 5: caps on what function-level callers create', () => {
       if (o.status === 'rejected') expect(['Conflict', 'ConcurrencyExhausted']).toContain((o.reason as { code?: string }).code);
   });
 
-  it('finding 5: a job beyond TALLYHO_JOBS_MAX_OPEN is refused (429) from the HTTP path and stores nothing', async () => {
+  it('a job beyond TALLYHO_JOBS_MAX_OPEN is refused (429) from the HTTP path and stores nothing', async () => {
     const h = jobHarness({ settings: { maxOpen: 1 } });
     await h.jobs.submissions.submit({ processor: 'billing', items: transactions(3, 1) }, undefined, { limitOpen: true });
     const rows = keysOf(await h.rows('jobs'));

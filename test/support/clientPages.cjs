@@ -6,28 +6,20 @@
  * order, make a second one: the first of them (the client's set-up) at the top level, every other
  * one in a scope of its own (`{ … }`), so two examples may both name a `gate`. Import and using
  * directives cannot stand inside a scope, so they are hoisted to the top, each once.
+ *
+ * CommonJS, so the client-package artifacts (test/support/artifacts.cjs) build the pages' programs
+ * before jest runs; clientPages.d.cts gives its types.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+const { readFileSync } = require('node:fs');
+const { join } = require('node:path');
 
-export type PageLanguage = 'ts' | 'csharp';
-
-export interface PagePrograms {
-  readonly quickStart: string;
-  readonly rest: string;
-}
-
-const directive: Record<PageLanguage, RegExp> = {
+const directive = {
   ts: /^import .* from '[^']+';$/,
   csharp: /^using [\w.]+;$/,
 };
 
-interface Block {
-  readonly offset: number;
-  readonly code: string;
-}
-
-function blocks(markdown: string, language: PageLanguage): Block[] {
+/** The page's fences of `language`, each with where it starts. */
+function blocks(markdown, language) {
   return [...markdown.matchAll(new RegExp('^```' + language + '\\n([\\s\\S]*?)^```$', 'gm'))].map((m) => ({
     offset: m.index,
     code: m[1] ?? '',
@@ -35,26 +27,26 @@ function blocks(markdown: string, language: PageLanguage): Block[] {
 }
 
 /** The `##` and `###` headings of a page, in order. */
-export function headings(markdown: string): string[] {
+function headings(markdown) {
   return markdown.split('\n').filter((line) => /^#{2,3} /.test(line));
 }
 
 /** Where the line holding exactly `heading` starts, or -1. */
-function headingAt(markdown: string, heading: string): number {
+function headingAt(markdown, heading) {
   const escaped = heading.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return new RegExp(`^${escaped}$`, 'm').exec(markdown)?.index ?? -1;
 }
 
 /** The first block of `language` after the heading. */
-export function blockAfter(markdown: string, heading: string, language: PageLanguage): string {
+function blockAfter(markdown, heading, language) {
   const at = headingAt(markdown, heading);
   const block = blocks(markdown, language).find((b) => b.offset > at);
   if (at < 0 || block === undefined) throw new Error(`no ${language} block after "${heading}"`);
   return block.code;
 }
 
-function program(parts: readonly string[], language: PageLanguage): string {
-  const hoisted = new Set<string>();
+function program(parts, language) {
+  const hoisted = new Set();
   const bodies = parts.map((code, i) => {
     const lines = code.split('\n');
     for (const line of lines) if (directive[language].test(line)) hoisted.add(line);
@@ -64,7 +56,7 @@ function program(parts: readonly string[], language: PageLanguage): string {
   return [...hoisted, '', ...bodies].join('\n');
 }
 
-export function pagePrograms(markdown: string, language: PageLanguage): PagePrograms {
+function pagePrograms(markdown, language) {
   const all = blocks(markdown, language);
   const at = headingAt(markdown, '## Quick start');
   const first = all.findIndex((b) => b.offset > at);
@@ -75,6 +67,8 @@ export function pagePrograms(markdown: string, language: PageLanguage): PageProg
   return { quickStart: program([quickStart.code], language), rest: program(rest, language) };
 }
 
-export function readPage(repoRoot: string, page: string): string {
+function readPage(repoRoot, page) {
   return readFileSync(join(repoRoot, page), 'utf8');
 }
+
+module.exports = { blockAfter, headings, pagePrograms, readPage };
