@@ -1,5 +1,6 @@
 using System.Text.Json;
 using System.Text.Json.Serialization;
+using Microsoft.Extensions.Logging;
 
 namespace Tallyho.Client.Jobs;
 
@@ -104,6 +105,12 @@ public sealed class JobWorkerOptions
     /// <summary>Between heartbeats (default a third of the lease).</summary>
     public TimeSpan? Heartbeat { get; set; }
 
-    /// <summary>Errors the loop survives (a failed lease request, a refused completion); default: ignored.</summary>
+    /// <summary>
+    /// Errors the loop survives (a failed lease request, a refused completion). Default: the first error of each kind
+    /// (exception type, status and code) is logged as a warning to <see cref="Logger"/>; its repeats are not.
+    /// </summary>
     public Action<Exception>? OnError { get; set; }
+
+    /// <summary>Where the default <see cref="OnError"/> logs (default: standard error).</summary>
+    public ILogger? Logger { get; set; }
 }
