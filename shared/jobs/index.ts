@@ -224,7 +224,7 @@ export function createJobs(deps: JobsDeps): Jobs {
       deps,
       s,
       new Reconciler({ rows, enqueuer, completion, outputs, cancels, staleSeconds: settings.staleSeconds, newLease, clock, logger }),
-      new Pusher({ ...s, leases, push: deps.push, clock, logger }),
+      new Pusher({ ...s, leases, push: deps.push, clock, logger, instruments }),
     ),
     stopping: () => hub.close(),
   };

@@ -77,6 +77,12 @@ export const jobTelemetry = declareTelemetry(
       description: "A job's completion: the processor's finalize step and the completed row.",
       attributes: { 'tallyho.job.id': appId, ...processor },
     }),
+    push: span({
+      name: 'tallyho.job.push',
+      kind: 'producer',
+      description: "One batch POSTed to a webhook processor's endpoint, with this span's traceparent header.",
+      attributes: { 'tallyho.job.id': appId, 'tallyho.job.envelope.id': appId, ...processor },
+    }),
     deliver: span({
       name: 'tallyho.job.deliver',
       kind: 'consumer',

@@ -10,6 +10,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 import { QueueClient } from '@azure/storage-queue';
 
@@ -29,11 +31,29 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
   let receiver: OtlpReceiver;
   let host: E2eHost;
   const prefix = unique('tq');
+  // A webhook processor's endpoint: plain http on loopback (allowed with private addresses, for local development).
+  let endpoint: Server;
+  const pushed: IncomingHttpHeaders[] = [];
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
+    endpoint = createServer((req, res) => {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c.toString()));
+      req.on('end', () => {
+        pushed.push(req.headers);
+        const batch = JSON.parse(text) as { items: { id: string }[] };
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ results: batch.items.map((i) => ({ id: i.id, status: 'succeeded', output: {} })) }));
+      });
+    });
+    await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+    const endpointPort = (endpoint.address() as AddressInfo).port;
     host = await startE2eHost({
       env: {
+        TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS: `localhost:${endpointPort}`,
+        TALLYHO_SCHEDULES_WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
+        TALLYHO_JOBS_PUSH_SCHEDULE: '*/1 * * * * *',
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
         OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=e2e',
@@ -49,6 +69,8 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
   afterAll(async () => {
     await host.stop();
     await receiver.close();
+    endpoint.closeAllConnections();
+    await new Promise((resolve) => endpoint.close(resolve));
   });
 
   const spansOf = (traceId: string): ReceivedSpan[] => receiver.spans.filter((s) => s.traceId === traceId);
@@ -143,6 +165,39 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     const sent = receiver.bodies.join('\n');
     for (const item of items) expect(sent).not.toContain(item.id);
     for (const key of [host.keys.function, host.keys.admin]) if (key !== undefined) expect(sent).not.toContain(key);
+  });
+
+  test('a webhook push continues the job’s trace: a tallyho.job.push span below the submission, its traceparent header at the endpoint', async () => {
+    const port = (endpoint.address() as AddressInfo).port;
+    const processor = unique('telemetry-hook');
+    const declared = await requestJson(host, 'PUT', `/api/processors/${processor}`, {
+      body: { type: 'webhook', url: `http://localhost:${port}/hook`, batchSize: 5 },
+      key: 'admin',
+    });
+    expect(declared.status).toBe(201);
+    const { traceId, traceparent } = newTrace();
+    const submitted = await requestJson<{ id: string }>(host, 'POST', '/api/jobs', {
+      body: { processor, items: Array.from({ length: 10 }, (_, i) => ({ id: `p-${i}` })) },
+      headers: { traceparent },
+    });
+    expect(submitted.status).toBe(202);
+    const spans = await until(
+      'the job’s push spans at the collector',
+      () => {
+        const found = spansOf(traceId);
+        return Promise.resolve(found.filter((s) => s.name === 'tallyho.job.push').length === 2 ? found : undefined);
+      },
+      60_000,
+    );
+    const submit = spans.find((s) => s.name === 'tallyho.job.submit');
+    const pushes = spans.filter((s) => s.name === 'tallyho.job.push');
+    for (const push of pushes) {
+      expect(push).toMatchObject({ kind: 'producer', parentSpanId: submit?.spanId });
+      expect(push.attributes).toMatchObject({ 'tallyho.job.id': submitted.body.id, 'tallyho.job.processor': processor });
+    }
+    // The endpoint saw each push span's own context (before: no traceparent header at all).
+    const headers = pushed.filter((h) => typeof h['webhook-id'] === 'string' && h['webhook-id'].startsWith(submitted.body.id));
+    expect(headers.map((h) => h.traceparent).sort()).toEqual(pushes.map((p) => `00-${traceId}-${p.spanId}-01`).sort());
   });
 
   test('HTTP requests are measured by route template and status, never by path', async () => {

@@ -100,10 +100,10 @@ export const declareBody = z
     z.strictObject({
       type: z.literal('webhook').meta({ description: 'The app POSTs batches to `url`, signed per the Standard Webhooks specification' }),
       ...common,
-      url: z
-        .string()
-        .max(2000)
-        .meta({ description: 'An https URL on TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS, checked like a webhook schedule target' }),
+      url: z.string().max(2000).meta({
+        description:
+          'An https URL on TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS, checked like a webhook schedule target (http to a loopback host when private addresses are allowed)',
+      }),
       timeoutSeconds: z.number().int().min(1).max(120).default(30).meta({ description: 'How long the app waits for an answer' }),
       concurrency: z
         .number()

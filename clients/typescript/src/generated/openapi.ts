@@ -1829,7 +1829,7 @@ export interface components {
              * @constant
              */
             type: "webhook";
-            /** @description An https URL on TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS, checked like a webhook schedule target */
+            /** @description An https URL on TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS, checked like a webhook schedule target (http to a loopback host when private addresses are allowed) */
             url: string;
         };
         ProcessorList: {
