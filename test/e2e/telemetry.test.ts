@@ -198,6 +198,54 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     // The endpoint saw each push span's own context (before: no traceparent header at all).
     const headers = pushed.filter((h) => typeof h['webhook-id'] === 'string' && h['webhook-id'].startsWith(submitted.body.id));
     expect(headers.map((h) => h.traceparent).sort()).toEqual(pushes.map((p) => `00-${traceId}-${p.spanId}-01`).sort());
+    // The pushed items' outcomes are counted as an in-app processor's are (before: a declared processor's showed nothing).
+    await until(
+      'the pushed items counted as succeeded',
+      () =>
+        Promise.resolve(
+          points('tallyho.job.items').find(
+            (p) => p.attributes['tallyho.job.processor'] === processor && p.attributes['tallyho.outcome'] === 'succeeded' && p.value === 10,
+          ),
+        ),
+      30_000,
+    );
+  });
+
+  test('a declared processor’s gauges move with its queue: backlog, leased envelopes, oldest envelope’s age; leased items carry the job’s traceparent', async () => {
+    const processor = unique('telemetry-ext');
+    expect(
+      (await requestJson(host, 'PUT', `/api/processors/${processor}`, { body: { type: 'external', batchSize: 5 }, key: 'admin' })).status,
+    ).toBe(201);
+    const { traceId, traceparent } = newTrace();
+    const items = Array.from({ length: 12 }, (_, i) => ({ id: `e-${i}` }));
+    expect((await requestJson(host, 'POST', '/api/jobs', { body: { processor, items }, headers: { traceparent } })).status).toBe(202);
+    const gauge = (metric: string, value: (v: number) => boolean) =>
+      until(
+        `${metric} of ${processor}`,
+        () => Promise.resolve(points(metric).find((p) => p.attributes['tallyho.job.processor'] === processor && value(p.value))),
+        30_000,
+      );
+    await gauge('tallyho.job.processor.backlog', (v) => v === 3);
+    await gauge('tallyho.job.processor.leased', (v) => v === 0);
+    await gauge('tallyho.job.processor.backlog.age', (v) => v >= 0);
+    const lease = await requestJson<{ items: { traceparent?: string }[] }>(host, 'POST', `/api/processors/${processor}/leases`, {
+      body: { wait: 0 },
+    });
+    expect(lease.status).toBe(200);
+    await gauge('tallyho.job.processor.leased', (v) => v === 1);
+    // Each leased item carries the submission's span context: a worker's own spans continue the job's trace.
+    const submit = await until(
+      'the submission span',
+      () => Promise.resolve(spansOf(traceId).find((s) => s.name === 'tallyho.job.submit')),
+      30_000,
+    );
+    expect(lease.body.items.map((i) => i.traceparent)).toEqual(Array(5).fill(`00-${traceId}-${submit.spanId}-01`));
+    // The work queues' oldest-envelope age is reported per queue.
+    await until(
+      'a work queue’s backlog age',
+      () => Promise.resolve(points('tallyho.job.backlog.age').find((p) => p.attributes['messaging.destination.name'] === `${prefix}-0`)),
+      30_000,
+    );
   });
 
   test('HTTP requests are measured by route template and status, never by path', async () => {

@@ -91,9 +91,14 @@ export class Pusher {
 
   private push(processor: WebhookProcessor, granted: Granted): Promise<void> {
     const { lease, envelope } = granted;
-    const attributes = { 'tallyho.job.id': lease.jobId, 'tallyho.job.envelope.id': lease.envelope, 'tallyho.job.processor': processor.name };
-    return this.deps.instruments.spans.push.run({ attributes, ...(envelope.trace === undefined ? {} : { parent: envelope.trace }) }, (span) =>
-      this.pushInSpan(processor, granted, span.traceparent()),
+    const attributes = {
+      'tallyho.job.id': lease.jobId,
+      'tallyho.job.envelope.id': lease.envelope,
+      'tallyho.job.processor': processor.name,
+    };
+    return this.deps.instruments.spans.push.run(
+      { attributes, ...(envelope.trace === undefined ? {} : { parent: envelope.trace }) },
+      (span) => this.pushInSpan(processor, granted, span.traceparent()),
     );
   }
 

@@ -18,6 +18,12 @@ public sealed record LeasedItem
 
     /// <summary>The item as submitted.</summary>
     public JsonElement Data { get; init; }
+
+    /// <summary>
+    /// The W3C traceparent of the job's submission, when it was traced: continue the job's trace in the worker's own
+    /// spans (as their parent, or a link: <c>ActivityContext.Parse(item.Traceparent, null)</c>).
+    /// </summary>
+    public string? Traceparent { get; init; }
 }
 
 /// <summary>A leased batch: its items are the worker's until <see cref="ExpiresAt"/> (extended by heartbeats).</summary>
