@@ -75,7 +75,7 @@ const retry = z
   .strictObject({
     delaySeconds: z.number().int().min(0).max(3600).default(10).meta({ description: "Delay before an item's second attempt" }),
     multiplier: z.number().min(1).max(10).default(2).meta({ description: 'Each later delay is the previous one times this' }),
-    maxDelaySeconds: z.number().int().min(0).max(86_400).default(3600),
+    maxDelaySeconds: z.number().int().min(0).max(86_400).default(3600).meta({ description: 'The longest delay between two attempts' }),
   })
   .meta({ id: 'ProcessorRetry', description: 'Back-off of an item that comes back (retry, not in a completion, lease ran out)' });
 

@@ -1865,7 +1865,10 @@ export interface components {
              * @default 10
              */
             delaySeconds: number;
-            /** @default 3600 */
+            /**
+             * @description The longest delay between two attempts
+             * @default 3600
+             */
             maxDelaySeconds: number;
             /**
              * @description Each later delay is the previous one times this
