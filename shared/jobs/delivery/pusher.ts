@@ -52,7 +52,7 @@ export interface PusherDeps {
 }
 
 /** The `webhook-id` of a batch delivery: the same on each of its retries (the envelope keeps its id when it comes back). */
-export function deliveryId(granted: Pick<Granted, 'lease'>): string {
+function deliveryId(granted: Pick<Granted, 'lease'>): string {
   return `${granted.lease.jobId}:${granted.lease.envelope}`;
 }
 
