@@ -53,7 +53,6 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
       env: {
         TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS: `localhost:${endpointPort}`,
         TALLYHO_SCHEDULES_WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
-        TALLYHO_JOBS_PUSH_SCHEDULE: '*/1 * * * * *',
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
         OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=e2e',
@@ -218,7 +217,11 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     ).toBe(201);
     const { traceId, traceparent } = newTrace();
     const items = Array.from({ length: 12 }, (_, i) => ({ id: `e-${i}` }));
-    expect((await requestJson(host, 'POST', '/api/jobs', { body: { processor, items }, headers: { traceparent } })).status).toBe(202);
+    const submitted = await requestJson<{ id: string }>(host, 'POST', '/api/jobs', {
+      body: { processor, items },
+      headers: { traceparent },
+    });
+    expect(submitted.status).toBe(202);
     const gauge = (metric: string, value: (v: number) => boolean) =>
       until(
         `${metric} of ${processor}`,
@@ -228,9 +231,14 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     await gauge('tallyho.job.processor.backlog', (v) => v === 3);
     await gauge('tallyho.job.processor.leased', (v) => v === 0);
     await gauge('tallyho.job.processor.backlog.age', (v) => v >= 0);
-    const lease = await requestJson<{ items: { traceparent?: string }[] }>(host, 'POST', `/api/processors/${processor}/leases`, {
-      body: { wait: 0 },
-    });
+    const lease = await requestJson<{ leaseId: string; items: { id: string; traceparent?: string }[] }>(
+      host,
+      'POST',
+      `/api/processors/${processor}/leases`,
+      {
+        body: { wait: 0 },
+      },
+    );
     expect(lease.status).toBe(200);
     await gauge('tallyho.job.processor.leased', (v) => v === 1);
     // Each leased item carries the submission's span context: a worker's own spans continue the job's trace.
@@ -240,6 +248,10 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
       30_000,
     );
     expect(lease.body.items.map((i) => i.traceparent)).toEqual(Array(5).fill(`00-${traceId}-${submit.spanId}-01`));
+    // Leave nothing behind for the tests after this one: the batch completed, the job cancelled.
+    const results = lease.body.items.map((i) => ({ id: i.id, status: 'succeeded', output: {} }));
+    expect((await requestJson(host, 'POST', `/api/leases/${lease.body.leaseId}/complete`, { body: { results } })).status).toBe(200);
+    expect((await requestJson(host, 'DELETE', `/api/jobs/${submitted.body.id}`)).status).toBeLessThan(300);
     // The work queues' oldest-envelope age is reported per queue.
     await until(
       'a work queue’s backlog age',
