@@ -196,12 +196,24 @@ export function createJobs(deps: JobsDeps): Jobs {
   const hub = new LeaseHub(s.processorQueues, clock, logger, { pollMaxMs: settings.leasePollMaxMs, maxWaiters: settings.maxLeaseWaiters });
   const wake = (queue: string): void => hub.wake(queue);
   const granter = new LeaseGranter({ ...s, rows, completion, wake, settings, clock, logger });
-  const leases = new Leases({ ...s, inApp, granter, hub, rows, completion, maxItems: settings.maxItems, signer, clock, logger });
+  const leases = new Leases({
+    ...s,
+    inApp,
+    granter,
+    hub,
+    rows,
+    completion,
+    maxItems: settings.maxItems,
+    signer,
+    clock,
+    logger,
+    instruments,
+  });
   const inAppEngine = new InAppEngine({ ...s, processors: inApp, completion, settings, signer, logger, instruments });
   const poison = new PoisonHandler({ results: s.results, completion, inApp: inAppEngine, signer, logger, instruments });
   const enqueuer = new Enqueuer({ ...s, rows, parallelism: settings.enqueueParallelism, logger });
   const itemSchemas = new ItemSchemas();
-  const reads = new JobReads({ ...s, rows, inApp, clock });
+  const reads = new JobReads({ ...s, rows, inApp, queuePrefix: settings.queuePrefix, clock });
   const cancels = new Cancels({ ...s, rows, enqueuer, completion, cancelQueue: () => storage.queue(cancelQueueName(settings)), logger });
   const jobs: Jobs = {
     submissions: new Submissions({ ...deps, ...s, inApp, itemSchemas, rows, enqueuer, completion, outputs, wake, newLease, instruments }),
@@ -224,11 +236,11 @@ export function createJobs(deps: JobsDeps): Jobs {
       deps,
       s,
       new Reconciler({ rows, enqueuer, completion, outputs, cancels, staleSeconds: settings.staleSeconds, newLease, clock, logger }),
-      new Pusher({ ...s, leases, push: deps.push, clock, logger }),
+      new Pusher({ ...s, leases, push: deps.push, clock, logger, instruments }),
     ),
     stopping: () => hub.close(),
   };
-  observeBacklog(instruments, reads);
+  observeBacklog(instruments, reads, clock);
   return jobs;
 }
 
@@ -242,16 +254,40 @@ function upkeepOf(deps: JobsDeps, s: ReturnType<typeof stores>, reconciler: Reco
 }
 
 /**
- * Each collection reads the work queues' lengths (a few requests a minute): the backlog is the
- * queues', the same whichever instance reports it. A failed read reports nothing that time.
- * Declared processors' queues are their workers' backlog, not the app's.
+ * Each collection reads the queues (a few requests a minute): the backlog is the queues', the same
+ * whichever instance reports it. One read serves every gauge of a collection (they ask within
+ * moments of each other); a failed read reports nothing that time, never a stale value.
  */
-function observeBacklog({ metrics }: JobInstruments, reads: JobReads): void {
-  const depths = () => reads.backlog().catch(() => []);
+function observeBacklog({ metrics }: JobInstruments, reads: JobReads, clock: Clock): void {
+  const depths = sharedRead(clock, () => reads.backlog());
+  const declared = sharedRead(clock, () => reads.processorBacklogs());
+  const ageOf = (queuedAt: number | undefined): number => (queuedAt === undefined ? 0 : Math.max(0, (clock.now() - queuedAt) / 1000));
   metrics.backlog.observe(async (report) => {
     for (const d of await depths()) report(d.messages, { 'messaging.destination.name': d.queue });
+  });
+  metrics.backlogAge.observe(async (report) => {
+    for (const d of await depths()) report(ageOf(d.oldestQueuedAt), { 'messaging.destination.name': d.queue });
   });
   metrics.poisonBacklog.observe(async (report) => {
     for (const d of await depths()) report(d.poison, { 'messaging.destination.name': poisonQueueName(d.queue) });
   });
+  metrics.processorBacklog.observe(async (report) => {
+    for (const p of await declared()) report(p.backlog, { 'tallyho.job.processor': p.processor });
+  });
+  metrics.processorBacklogAge.observe(async (report) => {
+    for (const p of await declared()) report(p.oldestAgeSeconds, { 'tallyho.job.processor': p.processor });
+  });
+  metrics.processorLeased.observe(async (report) => {
+    for (const p of await declared()) if (p.leased !== null) report(p.leased, { 'tallyho.job.processor': p.processor });
+  });
+}
+
+/** `read` once for the gauges of one collection: a call within a second of the last shares its answer; a failure answers []. */
+function sharedRead<T>(clock: Clock, read: () => Promise<T[]>): () => Promise<T[]> {
+  let last: { at: number; answer: Promise<T[]> } | undefined;
+  return () => {
+    const now = clock.now();
+    if (last === undefined || now - last.at > 1000) last = { at: now, answer: read().catch(() => []) };
+    return last.answer;
+  };
 }

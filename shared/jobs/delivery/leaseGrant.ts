@@ -37,6 +37,8 @@ interface LeasedItem {
   readonly jobId: string;
   readonly attempt: number;
   readonly data: JsonObject;
+  /** The submission's traceparent, so a worker's own spans can continue the job's trace. */
+  readonly traceparent?: string;
 }
 
 export interface Granted {
@@ -260,7 +262,14 @@ export class LeaseGranter {
       delivery: dq,
       used: false,
     };
-    const items = leased.map((e, i) => ({ id: e.id, jobId: envelope.jobId, attempt: attemptOf(e), data: datas[i] as JsonObject }));
+    const trace = envelope.trace === undefined ? {} : { traceparent: envelope.trace };
+    const items = leased.map((e, i) => ({
+      id: e.id,
+      jobId: envelope.jobId,
+      attempt: attemptOf(e),
+      data: datas[i] as JsonObject,
+      ...trace,
+    }));
     logger.log('debug', 'jobs.leased', {
       processor: processor.name,
       job: envelope.jobId,

@@ -24,6 +24,7 @@ import type { JobRows } from '../ledger/jobRows';
 import type { Delivery, LeaseLog, LeaseReport } from '../ledger/leaseLog';
 import { type ResultStore } from '../ledger/resultStore';
 import { type ItemResult, maxOutputChars, maxReasonChars } from '../ledger/results';
+import { countOutcomes, type JobInstruments } from '../metrics';
 import type { ProcessorRegistry } from '../processors/processor';
 import type { DeclaredProcessor } from '../processors/processorDefinition';
 import type { ProcessorStore } from '../processors/processorStore';
@@ -73,6 +74,8 @@ export interface LeasesDeps {
   readonly signer: () => Promise<Signer>;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Item outcomes are counted here for leased and pushed processors, as the in-app engine counts its own. */
+  readonly instruments: JobInstruments;
 }
 
 /** How long a completion holds the message while it records (the message is deleted or re-timed after). */
@@ -170,6 +173,7 @@ export class Leases {
       const next = Math.max(retryAttempt, leaseAttempt(lease)) + 1;
       await deps.processorQueues.update(lease.queue, lease.messageId, popReceipt, delayBefore(rulesOf(processor), next)).catch(ignoreLost);
     }
+    countOutcomes(deps.instruments, lease.processor, finals, pending, leaseAttempt(lease));
     const jobFinished = await deps.completion.check(lease.jobId, lease.jobItems);
     deps.logger.log('debug', 'jobs.lease_completed', {
       processor: lease.processor,

@@ -64,6 +64,10 @@ const leasedItem = z.object({
   jobId: z.string(),
   attempt: z.number().int().meta({ description: '1 for the first attempt' }),
   data: z.record(z.string(), z.unknown()).meta({ description: 'The item as submitted' }),
+  traceparent: z.string().optional().meta({
+    description:
+      "The W3C traceparent of the job's submission (when it was traced): continue it in the worker's own OpenTelemetry, as a parent or a span link",
+  }),
 });
 
 export const leaseView = z

@@ -103,11 +103,12 @@ export function jobsFiguresRoute(deps: JobRouteDeps): RouteDefinition {
     name: 'jobsFigures',
     method: 'GET',
     path: 'figures/jobs',
-    summary: 'Envelopes waiting and poisoned, per work queue (for operators)',
+    summary: 'Envelopes waiting and poisoned, per work queue and per declared processor (for operators)',
     description:
-      'Reads the length of every work queue and its poison queue now (two reads per queue, TALLYHO_JOBS_QUEUES queues): the figures ' +
-      'the tallyho.job.backlog and tallyho.job.poison.backlog gauges report, the same whichever instance answers. A declared ' +
-      "processor's queue is its workers' backlog and is not included.",
+      'Reads every work queue and its poison queue now (three reads per queue, TALLYHO_JOBS_QUEUES queues: two lengths and a peek at ' +
+      "the front for the oldest envelope's age), and each declared processor's queue (its length and a peek at up to 32 envelopes): the " +
+      'figures the tallyho.job.backlog, tallyho.job.backlog.age, tallyho.job.poison.backlog and tallyho.job.processor.* gauges report, ' +
+      'the same whichever instance answers.',
     tags,
     responses: {
       200: { description: 'The backlog', schema: jobFigures },

@@ -77,7 +77,7 @@ const retry = z
   .strictObject({
     delaySeconds: z.number().int().min(0).max(3600).default(10).meta({ description: "Delay before an item's second attempt" }),
     multiplier: z.number().min(1).max(10).default(2).meta({ description: 'Each later delay is the previous one times this' }),
-    maxDelaySeconds: z.number().int().min(0).max(86_400).default(3600),
+    maxDelaySeconds: z.number().int().min(0).max(86_400).default(3600).meta({ description: 'The longest delay between two attempts' }),
   })
   .meta({ id: 'ProcessorRetry', description: 'Back-off of an item that comes back (retry, not in a completion, lease ran out)' });
 
@@ -113,10 +113,10 @@ export const declareBody = z
     z.strictObject({
       type: z.literal('webhook').meta({ description: 'The app POSTs batches to `url`, signed per the Standard Webhooks specification' }),
       ...common,
-      url: z
-        .string()
-        .max(2000)
-        .meta({ description: 'An https URL on TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS, checked like a webhook schedule target' }),
+      url: z.string().max(2000).meta({
+        description:
+          'An https URL on TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS, checked like a webhook schedule target (http to a loopback host when private addresses are allowed)',
+      }),
       timeoutSeconds: z.number().int().min(1).max(120).default(30).meta({ description: 'How long the app waits for an answer' }),
       concurrency: z
         .number()

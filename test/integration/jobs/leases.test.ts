@@ -164,8 +164,8 @@ describe('leases of an external processor, on Azurite', () => {
     const refused = await refusal(h.jobs.submissions.submit({ processor: 'typed', items: bad }, undefined));
     expect(refused.code).toBe('ValidationFailed');
     expect(refused.issues).toEqual([
-      { path: 'body.items.1.url', message: 'item "no-url": url must have required property \'url\'' },
-      { path: 'body.items.2.url', message: 'item "bad-url": url must be string' },
+      { path: 'body.items.1.url', message: 'item "no-url": field url is required by the processor\'s itemSchema' },
+      { path: 'body.items.2.url', message: 'item "bad-url": field url must be string' },
     ]);
     expect(await h.rows('jobs')).toEqual([]);
     const invalid = await refusal(h.jobs.processors.declare('broken', declare({ itemSchema: { type: 'object', propertiez: {} } })));

@@ -169,8 +169,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Envelopes waiting and poisoned, per work queue (for operators)
-         * @description Reads the length of every work queue and its poison queue now (two reads per queue, TALLYHO_JOBS_QUEUES queues): the figures the tallyho.job.backlog and tallyho.job.poison.backlog gauges report, the same whichever instance answers. A declared processor's queue is its workers' backlog and is not included.
+         * Envelopes waiting and poisoned, per work queue and per declared processor (for operators)
+         * @description Reads every work queue and its poison queue now (three reads per queue, TALLYHO_JOBS_QUEUES queues: two lengths and a peek at the front for the oldest envelope's age), and each declared processor's queue (its length and a peek at up to 32 envelopes): the figures the tallyho.job.backlog, tallyho.job.backlog.age, tallyho.job.poison.backlog and tallyho.job.processor.* gauges report, the same whichever instance answers.
          */
         get: operations["jobsFigures"];
         put?: never;
@@ -1500,13 +1500,32 @@ export interface components {
             continuationToken?: components["schemas"]["ContinuationToken"];
             items: components["schemas"]["JobFailure"][];
         };
-        /** @description The backlog of the in-app processors: the same queue lengths the tallyho.job.backlog and tallyho.job.poison.backlog gauges report, read now. */
+        /** @description The backlog of the in-app processors' work queues and of each declared processor's queue: the figures the tallyho.job.backlog, tallyho.job.backlog.age, tallyho.job.poison.backlog and tallyho.job.processor.* gauges report, read now. */
         JobFigures: {
+            declared: {
+                /** @description Envelopes not yet done: waiting, leased, or waiting out a retry's back-off (the approximate count) */
+                backlog: number;
+                /** @description Envelopes held by a lease or waiting out a retry's back-off (backlog − waiting); null while 32 or more wait */
+                leased: number | null;
+                /** @description Age of the oldest envelope waiting, since it was first queued (0: none waiting) */
+                oldestAgeSeconds: number;
+                processor: string;
+                /** @description The processor's own queue */
+                queue: string;
+                /** @enum {string} */
+                type: "external" | "webhook";
+                /** @description Envelopes visible at the front of the queue, ready to lease (a peek: at most 32) */
+                waiting: number;
+                /** @description True when `waiting` is the peek limit (32): at least that many wait */
+                waitingAtLeast: boolean;
+            }[];
             /** @description The in-app processors; their envelopes share the work queues below */
             processors: string[];
             queues: {
                 /** @description Envelopes waiting in it (the approximate count Azure Storage reports) */
                 messages: number;
+                /** @description Age of the oldest envelope waiting in it, since it was first queued (0: none waiting) */
+                oldestAgeSeconds: number;
                 /** @description Envelopes in its poison queue not yet recorded as failed items */
                 poison: number;
                 poisonQueue: string;
@@ -1517,6 +1536,8 @@ export interface components {
             readAt: string;
             total: {
                 messages: number;
+                /** @description The oldest of the work queues */
+                oldestAgeSeconds: number;
                 poison: number;
             };
         };
@@ -1587,6 +1608,8 @@ export interface components {
                 };
                 id: string;
                 jobId: string;
+                /** @description The W3C traceparent of the job's submission (when it was traced): continue it in the worker's own OpenTelemetry, as a parent or a span link */
+                traceparent?: string;
             }[];
             leaseId: string;
             leaseSeconds: number;
@@ -1829,7 +1852,7 @@ export interface components {
              * @constant
              */
             type: "webhook";
-            /** @description An https URL on TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS, checked like a webhook schedule target */
+            /** @description An https URL on TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS, checked like a webhook schedule target (http to a loopback host when private addresses are allowed) */
             url: string;
         };
         ProcessorList: {
@@ -1842,7 +1865,10 @@ export interface components {
              * @default 10
              */
             delaySeconds: number;
-            /** @default 3600 */
+            /**
+             * @description The longest delay between two attempts
+             * @default 3600
+             */
             maxDelaySeconds: number;
             /**
              * @description Each later delay is the previous one times this

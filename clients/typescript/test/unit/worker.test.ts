@@ -119,4 +119,42 @@ describe('JobWorker', () => {
     expect(worker.stats).toMatchObject({ lost: 1, completed: 0 });
     expect(requests.some((r) => r.path.endsWith('/complete'))).toBe(false);
   });
+
+  test('a 404 on the processor ends the worker with an error naming it (before: it polled forever and said nothing)', async () => {
+    const { transport, requests } = fakeTransport(() => problem(404, 'NotFound'));
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      const worker = new JobWorker(transport, 'thmubs', () => Promise.resolve([]), { concurrency: 2 });
+      await expect(worker.done).rejects.toMatchObject({ name: 'TallyhoError', status: 404, message: expect.stringContaining("processor 'thmubs' was not found") });
+      await expect(worker.stop()).rejects.toMatchObject({ status: 404 });
+      // Each loop asked once and stopped: no retry loop behind the 404.
+      expect(requests.filter((r) => r.path === 'processors/thmubs/leases')).toHaveLength(2);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  test('without onError the first error of each kind is logged, its repeats are not (before: every error was silently ignored)', async () => {
+    let leases = 0;
+    const { transport, clock } = fakeTransport((r) => {
+      if (r.path.endsWith('/leases')) return ++leases <= 3 ? problem(403, 'Forbidden') : leases === 4 ? problem(400, 'ValidationFailed') : new Response(null, { status: 204 });
+      return json(200, {});
+    });
+    const lines: string[] = [];
+    const warn = jest.spyOn(console, 'warn').mockImplementation((line: string) => void lines.push(line));
+    try {
+      const worker = new JobWorker(transport, 'thumbs', () => Promise.resolve([]));
+      for (let round = 0; round < 10 && leases < 5; round++) {
+        for (let i = 0; i < 20; i++) await tick();
+        await clock.advance(30_000);
+      }
+      await worker.stop();
+      expect(leases).toBeGreaterThanOrEqual(5);
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toMatch(/Forbidden:403/);
+      expect(lines[1]).toMatch(/ValidationFailed:400/);
+    } finally {
+      warn.mockRestore();
+    }
+  });
 });
