@@ -410,7 +410,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Jobs with their progress, a page at a time (for operators)
+         * The caller's jobs with their progress, a page at a time (an admin's: everyone's)
          * @description In job id order: ids given by the app start with the submission time (oldest first); jobs named after an Idempotency-Key (`k-…`) follow them.
          */
         get: operations["jobsList"];
@@ -1760,6 +1760,8 @@ export interface components {
             type: "external" | "webhook";
             updatedAt: string;
             url?: string;
+            /** @description Caller ids that may lease its batches besides holders of its worker role */
+            workers: string[];
         };
         /**
          * @example {
@@ -1811,6 +1813,11 @@ export interface components {
              * @constant
              */
             type: "external";
+            /**
+             * @description Caller ids that may lease its batches, besides callers whose roles make them its workers
+             * @default []
+             */
+            workers: string[];
         } | {
             /**
              * @description Items per batch (one lease or one push), 1-100
@@ -1854,6 +1861,11 @@ export interface components {
             type: "webhook";
             /** @description An https URL on TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS, checked like a webhook schedule target (http to a loopback host when private addresses are allowed) */
             url: string;
+            /**
+             * @description Caller ids that may lease its batches, besides callers whose roles make them its workers
+             * @default []
+             */
+            workers: string[];
         };
         ProcessorList: {
             processors: components["schemas"]["Processor"][];
@@ -1925,6 +1937,8 @@ export interface components {
              * @enum {string}
              */
             level: "function" | "admin";
+            /** @description The caller identity that owns it (absent on schedules created before owners were recorded: admins only). */
+            owner?: string;
         };
         /** @description How late schedules run, read now from the schedule index: the lateness the tallyho.schedule.lateness histogram records, per latest run. */
         ScheduleFigures: {
