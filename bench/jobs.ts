@@ -9,7 +9,8 @@
  * (receives, deletes) is included; it is reported apart from the app's requests, as is the Durable
  * and streams traffic of the invoice-ledger delivery, and whatever the host does while idle.
  * Then external processors' workers (bench/support/jobsPull.ts) and webhook processors
- * (bench/support/jobsPush.ts), each against one item per lease or request.
+ * (bench/support/jobsPush.ts), each against one item per lease or request; then a cancel of a big job
+ * while workers lease it (bench/support/jobsCancel.ts, on the host `--real-host` names).
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -23,6 +24,7 @@ import { hasStatus } from '../shared/storage/errors';
 import { createStorageClients } from '../shared/storage/clients';
 import { type CountingProxy, startCountingProxy, type StorageRequest } from './support/countingProxy';
 import { countedJobsHostEnv, startDevhostChild } from './support/devhostChild';
+import { cancelBench } from './support/jobsCancel';
 import { pullBench } from './support/jobsPull';
 import { pushBench } from './support/jobsPush';
 import { fmt, header, ratio, table } from './support/report';
@@ -181,6 +183,11 @@ async function naiveRun(proxy: CountingProxy): Promise<Run> {
 
 async function main(): Promise<void> {
   header('jobs');
+  // BENCH_JOBS_ONLY=cancel runs the cancel figures alone, on the host `--real-host` names (it starts its own).
+  if (process.env.BENCH_JOBS_ONLY === 'cancel') {
+    await cancelBench();
+    return;
+  }
   console.log('host: the devhost (child process) on Azurite, both started by this bench; storage counted at a proxy in front of Azurite');
   const azurite = await startAzurite();
   const proxy = await startCountingProxy(azurite.ports);
@@ -216,6 +223,7 @@ async function main(): Promise<void> {
     ratio('items per second, jobs / naive', jobs.run.items / jobs.run.seconds, naive.items / naive.seconds, { atLeast: 1 });
     await pullBench(proxy);
     await pushBench(proxy);
+    await cancelBench();
   } finally {
     await proxy.close();
     await azurite.stop();

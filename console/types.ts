@@ -106,13 +106,8 @@ export interface StreamView {
   };
 }
 
-/** GET /api/figures/jobs: the work queues' backlog, read now. */
-export interface JobFigures {
-  readonly readAt: string;
-  readonly processors: readonly string[];
-  readonly queues: readonly { readonly queue: string; readonly messages: number; readonly poisonQueue: string; readonly poison: number }[];
-  readonly total: { readonly messages: number; readonly poison: number };
-}
+/** GET /api/figures/jobs: the work queues' backlog and each declared processor's, read now (the client's type, from the OpenAPI document). */
+export type { JobFigures } from '../clients/typescript/src/index.js';
 
 /** GET /api/figures/counters: how far the rollup is behind, read now. */
 export interface CounterFigures {

@@ -75,6 +75,8 @@ export interface RunningHost {
   readonly masterKey: string;
   /** True when the master key was made up for this run (no FUNCTIONS_ADMIN_KEY). */
   readonly masterKeyGenerated: boolean;
+  /** Whether function-level routes want a key (FUNCTIONS_KEY or FUNCTIONS_ADMIN_KEY set). */
+  readonly keysEnforced: boolean;
   /** Waits until no background invocation runs and every provider is idle. */
   settle(): Promise<void>;
   /** Moves a virtual clock to `at` in steps (fails on a real clock). */
@@ -263,6 +265,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       functions: listed.summaries,
       masterKey: keys.masterKey,
       masterKeyGenerated: !keys.masterKeyConfigured,
+      keysEnforced: keys.enforced,
       settle: () => clockControl.settle(),
       advanceClockTo: async (at) => {
         await clockControl.advanceTo(at);

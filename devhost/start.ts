@@ -134,6 +134,7 @@ async function main(): Promise<void> {
   const hostBuild = configuredHostBuild();
   if (onPath('func')) {
     say(`Azure Functions Core Tools found: running func start on port ${httpPort}`);
+    say(keysOff('func start never checks them'));
     const func: ChildProcess = spawn('func', ['start', '--port', String(httpPort)], { cwd: appRoot, stdio: 'inherit', env: process.env });
     const exited = new Promise<void>((r) => func.once('exit', () => r()));
     stopApp = async () => {
@@ -158,11 +159,21 @@ async function main(): Promise<void> {
       stopApp = () => host.stop();
       // The admin API always needs the master key; one made up for this run is shown so it can be used.
       if (host.masterKeyGenerated) say(`Master key for /admin: ${host.masterKey} (set FUNCTIONS_ADMIN_KEY to choose it)`);
+      say(
+        host.keysEnforced
+          ? 'Function keys are on: function-level routes want FUNCTIONS_KEY or the admin key'
+          : keysOff('FUNCTIONS_KEY and FUNCTIONS_ADMIN_KEY are unset'),
+      );
     } catch (err) {
       await azurite.stop();
       throw err;
     }
   }
+}
+
+/** Said at start whenever function-level routes answer without a key, so nobody mistakes this for a deployment's security. */
+function keysOff(why: string): string {
+  return `Function keys are OFF (${why}): function-level routes answer any caller. Set FUNCTIONS_KEY / FUNCTIONS_ADMIN_KEY to turn them on.`;
 }
 
 main().catch((err: unknown) => {

@@ -216,7 +216,12 @@ function storageEntries(ctx: NamespaceContext): NamespaceEntry[] {
     {
       store: 'storage queue',
       names: "the app's own queues",
-      form: [appQueues.gateActions, `${p('TALLYHO_JOBS_QUEUE_PREFIX')}-${p('n')}`, `${p('TALLYHO_JOBS_QUEUE_PREFIX')}-d`].join(', '),
+      form: [
+        appQueues.gateActions,
+        `${p('TALLYHO_JOBS_QUEUE_PREFIX')}-${p('n')}`,
+        `${p('TALLYHO_JOBS_QUEUE_PREFIX')}-d`,
+        `${p('TALLYHO_JOBS_QUEUE_PREFIX')}-c`,
+      ].join(', '),
       space: 'app',
     },
     {

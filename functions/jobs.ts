@@ -1,7 +1,7 @@
 /**
  * Jobs: one storage-queue trigger per work queue, one per poison queue, the hand-on trigger (a
  * completed job's processor step that needs a Durable client: billing's invoice ledger appends to a
- * stream), the reconciler timer (which also purges jobs past their retention) and the pusher timer
+ * stream), the cancel trigger (a cancel's background step: the job's open items recorded `cancelled`), the reconciler timer (which also purges jobs past their retention) and the pusher timer
  * (webhook processors' batches; a timer runs on one instance at a time, which is what makes a
  * processor's concurrency limit app-wide). Queue names and the schedule come from settings when the
  * app loads (TALLYHO_JOBS_QUEUES, TALLYHO_JOBS_QUEUE_PREFIX, TALLYHO_JOBS_RECONCILE_SCHEDULE); the
@@ -12,7 +12,7 @@ import { app, type InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
 
 import { connectionNames } from '../shared/app/settings';
-import { deliveryQueueName, poisonQueueName, workQueueNames } from '../shared/jobs';
+import { cancelQueueName, deliveryQueueName, poisonQueueName, workQueueNames } from '../shared/jobs';
 import { registration, theApp } from './_app';
 import { durableClientOf } from './_durable';
 
@@ -51,6 +51,15 @@ app.storageQueue('jobsDeliver', {
   extraInputs: [df.input.durableClient()],
   handler: async (message, context) => {
     await theApp().jobs.outputs.onDeliveryRequest(messageText(message), durableClientOf(context));
+  },
+});
+
+app.storageQueue('jobsCancelItems', {
+  queueName: cancelQueueName(registration.jobs),
+  connection: connectionNames.storage,
+  handler: async (message, context) => {
+    const report = await theApp().jobs.cancels.onRequest(messageText(message));
+    if (report.cancelled > 0) context.log(JSON.stringify({ event: 'jobs.cancel_finished', ...report }));
   },
 });
 

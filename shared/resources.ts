@@ -35,7 +35,7 @@ export const tables = {
   jobs: 'jobs',
   /** Declared (external and webhook) processors, partition `p`, RowKey = name; their count (partition `|declared`). */
   jobProcessors: 'jobprocessors',
-  /** Job results, partition = job id: one row per item (`r|<item>`), tally rows counting them (`t|…`), envelope errors (`x|…`). */
+  /** Job results, partition = job id: one row per item (`r|<item>`), tally rows counting them (`t|…`), envelope errors (`x|…`), deliveries workers used (`l|…`). */
   jobResults: 'jobresults',
 } as const;
 
@@ -50,6 +50,8 @@ export const queues = {
   jobsWork: ['jobs-work-0', 'jobs-work-1', 'jobs-work-2', 'jobs-work-3', 'jobs-work-4', 'jobs-work-5', 'jobs-work-6', 'jobs-work-7'],
   /** Hand-on requests (`<prefix>-d`): a completed job whose processor hands its output on (billing's invoice ledger). */
   jobsDeliveries: 'jobs-work-d',
+  /** Cancel requests (`<prefix>-c`): the background step of `DELETE /api/jobs/{id}`, the job's open items recorded cancelled. */
+  jobsCancels: 'jobs-work-c',
 } as const;
 
 /** Blob containers. */

@@ -245,8 +245,33 @@ function backlogFigures(data: JobFigures): Figure[] {
       alarm: data.total.poison > 0,
       detail: perQueue(data.queues.map((q) => ({ name: q.poisonQueue, count: q.poison }))),
     },
+    {
+      label: 'Oldest envelope',
+      value: formatDuration(data.total.oldestAgeSeconds * 1000),
+      // The same line the job-backlog-age alert draws (docs/operations.md#alerts).
+      alarm: data.total.oldestAgeSeconds > stuckSeconds,
+      detail: 'waiting in a work queue, since first queued',
+    },
     { label: 'In-app processors', value: data.processors.length, detail: data.processors.join(', ') },
   ];
+}
+
+/** An envelope waiting longer than this is what the backlog-age alerts fire on (infra/modules/alerts.bicep). */
+const stuckSeconds = 900;
+
+/** Per declared processor: its backlog (the figure), what of it waits and what is leased, and its oldest waiting envelope. */
+function declaredFigures(data: JobFigures): Figure[] {
+  return data.declared.map((p) => ({
+    label: p.processor,
+    value: <Num value={p.backlog} />,
+    alarm: p.oldestAgeSeconds > stuckSeconds,
+    detail: [
+      `${p.type}`,
+      `waiting ${p.waitingAtLeast ? `${p.waiting}+` : p.waiting}`,
+      `leased ${p.leased ?? '?'}`,
+      `oldest ${formatDuration(p.oldestAgeSeconds * 1000)}`,
+    ].join(' · '),
+  }));
 }
 
 export function JobsView() {
@@ -261,7 +286,14 @@ export function JobsView() {
       count={items.length}
       empty="No jobs yet."
       listing={{ of: list.data, what: 'jobs', more: list.more }}
-      intro={<Figures title="Work queue backlog" resource={figures} figures={backlogFigures} readAt={(d) => d.readAt} />}
+      intro={
+        <>
+          <Figures title="Work queue backlog" resource={figures} figures={backlogFigures} readAt={(d) => d.readAt} />
+          {figures.data !== undefined && figures.data.declared.length > 0 ? (
+            <Figures title="Declared processors" resource={figures} figures={declaredFigures} readAt={(d) => d.readAt} />
+          ) : null}
+        </>
+      }
     >
       {byProcessor(items).map(([processor, jobs]) => (
         <section key={processor} class="processor-group" data-processor={processor} aria-labelledby={`jobs-of-${processor}`}>

@@ -72,6 +72,8 @@ export class HttpFrontDoor {
   private stopping = false;
   /** Open server-sent-event responses: shutdown closes them rather than waiting (clients reconnect). */
   private readonly eventStreams = new Set<ServerResponse>();
+  /** Responses not sent yet: at a stop each is told to close its connection after it, as Kestrel does. */
+  private readonly inFlight = new Set<ServerResponse>();
   private readonly prefix: string;
   private readonly needsData = new Map<string, boolean>();
   /** Functions with bindings beyond the HTTP trigger and its response, which may be inputs to read. */
@@ -86,16 +88,41 @@ export class HttpFrontDoor {
     }
   }
 
-  /** New requests get 503 from now on; open event streams are closed (shutdown). */
+  /**
+   * Shutdown: open event streams are closed, in-flight requests finish with `Connection: close`, and a
+   * request that still arrives on a connection gets a 503 problem with Retry-After (the listener
+   * itself is closed by the provider, so new connections are refused, as on the real host:
+   * devhost/docs/real-host.md#shutdown).
+   */
   stop(): void {
     this.stopping = true;
     for (const res of this.eventStreams) res.destroy();
     this.eventStreams.clear();
+    for (const res of this.inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
   }
 
   handle = (req: IncomingMessage, res: ServerResponse): void => {
+    this.inFlight.add(res);
+    res.once('finish', () => this.inFlight.delete(res));
+    res.once('close', () => this.inFlight.delete(res));
     this.route(req, res).catch((err: unknown) => this.fail(res, 'request', err));
   };
+
+  /** The answer to a request that arrives while the host stops: retry in a moment, on another connection. */
+  private static draining(res: ServerResponse): void {
+    const body = JSON.stringify({
+      type: 'about:blank',
+      title: 'Service Unavailable',
+      status: 503,
+      detail: 'The host is shutting down; retry on a new connection.',
+    });
+    res.statusCode = 503;
+    res.setHeader('Content-Type', 'application/problem+json');
+    res.setHeader('Retry-After', '1');
+    res.setHeader('Connection', 'close');
+    res.setHeader('Content-Length', Buffer.byteLength(body));
+    res.end(body);
+  }
 
   private fail(res: ServerResponse, what: string, err: unknown): void {
     const detail = err instanceof Error || types.isNativeError(err) ? (err.stack ?? err.message) : String(err);
@@ -121,7 +148,7 @@ export class HttpFrontDoor {
     if (cors.enabled && cors.preflight(req, res)) return;
     cors.apply(req, res);
     if (this.stopping) {
-      HttpFrontDoor.empty(res, 503, { Connection: 'close' });
+      HttpFrontDoor.draining(res);
       return;
     }
     // Kestrel reads `//evil.example/api/x` as a path whose first segment is empty, which no route

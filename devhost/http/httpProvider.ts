@@ -105,9 +105,16 @@ export class HttpProvider implements HostProvider {
     return Promise.resolve();
   }
 
-  /** New requests get 503 from now on; open event streams are closed. */
+  /**
+   * The drain, as the real host's (devhost/docs/real-host.md#shutdown): the port stops listening (a
+   * new connection is refused), idle kept-alive connections close, in-flight requests finish with
+   * `Connection: close`, and a request that still arrives on an open connection gets a 503 problem
+   * with Retry-After. Open event streams are closed.
+   */
   pause(): Promise<void> {
     this.frontDoor?.stop();
+    if (this.server.listening) this.server.close();
+    this.server.closeIdleConnections();
     return Promise.resolve();
   }
 

@@ -189,6 +189,8 @@ describe('npm start (dist/devhost/start.js) without Core Tools', () => {
       `[start] Azurite on blob ${started.ports.blob}, queue ${started.ports.queue}, table ${started.ports.table} (in memory)`,
     );
     expect(started.baseUrl).toBe(`http://localhost:${started.httpPort}`);
+    await until('the start says keys are on', () => (started.output().includes('[start] Function keys are on') ? true : undefined));
+    expect(started.output()).not.toContain('Function keys are OFF');
 
     // Keys on: admin endpoints want the admin key, function-level ones a function (or admin) key.
     const status = (headers: Record<string, string>): Promise<number> =>
@@ -225,6 +227,9 @@ describe('npm start (dist/devhost/start.js) without Core Tools', () => {
     expect((await fetch(`${started.baseUrl}/admin/host/status`)).status).toBe(401);
     const master = /Master key for \/admin: (\S+)/.exec(started.output())?.[1];
     expect(master).toEqual(expect.any(String));
+    // Said out loud (before: nothing told a developer that any caller gets in).
+    const off = '[start] Function keys are OFF (FUNCTIONS_KEY and FUNCTIONS_ADMIN_KEY are unset)';
+    await until('the start says keys are off', () => (started.output().includes(off) ? true : undefined));
     expect((await fetch(functionLevelUrl(await functions(started, master)))).status).not.toBe(401);
     await expectStopsOn(started, 'SIGINT');
   });

@@ -2,6 +2,7 @@ import { BlobServiceClient } from '@azure/storage-blob';
 
 import { VirtualClock } from '../clock';
 import type { RunningHost } from '../host';
+import { categoryThreshold } from '../app/logLevels';
 import { parseSchedule } from '../triggers/schedule';
 import { startFixture, storageConnection, uniqueName } from './support';
 
@@ -120,5 +121,48 @@ describe('where the virtual clock starts', () => {
     await expect(
       startFixture('basic', { env: { DEVHOST_VIRTUAL_CLOCK: 'true', DEVHOST_VIRTUAL_CLOCK_START: 'next tuesday' } }),
     ).rejects.toThrow(/DEVHOST_VIRTUAL_CLOCK_START is not an ISO time: next tuesday/);
+  });
+});
+
+describe("a timer's own lines follow host.json's logging.logLevel for Function.<name>, as on the real host", () => {
+  test('Function.every5s at Warning: its idle runs write no line, the other timers still do (before: a line every run)', async () => {
+    const start = at('2026-04-01T00:00:00Z');
+    const clock = new VirtualClock(start);
+    const lines: string[] = [];
+    const host = await startFixture('timers', {
+      clock,
+      log: (_level, message) => void lines.push(message),
+      env: {
+        FAST_SCHEDULE: '*/5 * * * * *',
+        AzureFunctionsWebHost__hostid: uniqueName('timerlogs'),
+        // host.json's logging.logLevel, through the host's own override syntax.
+        'AzureFunctionsJobHost__logging__logLevel__Function.every5s': 'Warning',
+      },
+    });
+    try {
+      await host.settle();
+      await host.advanceClockTo(start + 60_000);
+      const runs = (await (await fetch(`${host.baseUrl}/api/runs`)).json()) as Runs;
+      expect(runs.every5s.length).toBeGreaterThanOrEqual(12);
+      expect(lines.filter((l) => l.includes("'Functions.every5s'"))).toEqual([]);
+      expect(lines.filter((l) => l.includes("Executed 'Functions.interval' (Succeeded")).length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await host.stop();
+    }
+  });
+});
+
+describe('categoryThreshold', () => {
+  test('the most specific entry naming the category or a dot-separated prefix of it wins, then default', () => {
+    const json = {
+      logging: {
+        logLevel: { default: 'Warning', Function: 'Information', 'Function.jobsPush': 'Warning', 'Function.jobsPush.User': 'Information' },
+      },
+    };
+    expect(categoryThreshold(json, 'Function.jobsPush')).toBe('warn');
+    expect(categoryThreshold(json, 'Function.jobsPush.User')).toBe('info');
+    expect(categoryThreshold(json, 'Function.jobsPushed')).toBe('info');
+    expect(categoryThreshold(json, 'Host.Results')).toBe('warn');
+    expect(categoryThreshold({}, 'Function.x')).toBe('info');
   });
 });

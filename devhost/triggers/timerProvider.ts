@@ -6,6 +6,7 @@ import { getSetting, type Settings } from '../app/settings';
 import type { HostClock } from '../clock';
 import type { FunctionMetadata } from '../core/types';
 import { bindingOfType, flag, text } from '../core/values';
+import { functionLogger } from '../app/logLevels';
 import type { HostLogger } from '../log';
 import type { HostProvider, HostServices } from '../provider';
 import { parseSchedule, validateTimeZone } from './schedule';
@@ -64,7 +65,8 @@ export class TimerProvider implements HostProvider {
           clock: host.clock,
           invoker: host.invoker,
           store: useMonitor ? blobStore() : new MemoryTimerStatusStore(),
-          log: host.log,
+          // The invocation's own lines follow host.json's level for `Function.<name>`, as on the real host.
+          log: functionLogger(host.log, host.config.json, fn.name),
           extraInputs: () => host.bindings.inputData(fn, {}),
         }),
       );

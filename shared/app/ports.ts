@@ -49,9 +49,10 @@ export function gateReleasePort(service: GateCommands): GateReleasePort {
  */
 export function jobPort(jobs: Jobs): JobPort {
   return {
-    async submit(processor, items, key) {
-      // The app's own key space: no caller's Idempotency-Key can name (and so squat) this job.
-      const { job } = await jobs.submissions.submit({ processor, items }, key, { keySpace: 'app' });
+    async submit(processor, items, key, owner) {
+      // The app's own key space: no caller's Idempotency-Key can name (and so squat) this job. The
+      // job is the schedule's or gated run's owner's.
+      const { job } = await jobs.submissions.submit({ processor, items }, key, { keySpace: 'app', ...(owner === undefined ? {} : { owner }) });
       return job.id;
     },
     async status(handle) {

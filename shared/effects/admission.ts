@@ -39,7 +39,7 @@ export function webhookIssue(raw: string, rules: EffectRules['webhook']): string
   } catch {
     return 'Not a URL';
   }
-  const rejection = urlRejection(url, rules.allowed);
+  const rejection = urlRejection(url, rules.allowed, rules.allowPrivateAddresses);
   if (rejection !== undefined) return rejection;
   const literal = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(literal) !== 0 && !rules.allowPrivateAddresses && !isPublicAddress(literal)) return `${literal} is not a public address`;

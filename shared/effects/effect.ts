@@ -47,7 +47,14 @@ export type EffectOutcome =
 
 /** What fired the effect. Everything the effect sends carries it, so a consumer can deduplicate a repeat. */
 export type EffectOrigin =
-  | { readonly kind: 'gateRun'; readonly gate: string; readonly generation: number; readonly runId: string }
+  | {
+      readonly kind: 'gateRun';
+      readonly gate: string;
+      readonly generation: number;
+      readonly runId: string;
+      /** Who started the run (a Caller id): a job it submits is theirs. */
+      readonly owner?: string;
+    }
   | {
       readonly kind: 'scheduleRun';
       readonly scheduleId: string;
@@ -58,6 +65,8 @@ export type EffectOrigin =
       readonly fireKind: string;
       /** Says, in the gate's audit, who created the schedule. */
       readonly createdBy: string;
+      /** Who owns the schedule (a Caller id): a job it submits is theirs. */
+      readonly owner?: string;
     };
 
 /**

@@ -20,8 +20,9 @@ export interface QueueRules {
 
 const appQueueNames: readonly string[] = Object.values(appQueues).flat();
 
+/** A work queue (`<prefix>-<n>`), the hand-on queue (`-d`) or the cancel queue (`-c`) of the jobs capability. */
 function workQueueOf(prefix: string, name: string): boolean {
-  return name.startsWith(`${prefix}-`) && /^\d+$/.test(name.slice(prefix.length + 1));
+  return name.startsWith(`${prefix}-`) && /^(\d+|d|c)$/.test(name.slice(prefix.length + 1));
 }
 
 /** Why a queue belongs to the app or the host, or undefined when it does not. */

@@ -28,7 +28,8 @@ export interface GateReleasePort {
 /** The jobs capability's submit and status use-cases. */
 export interface JobPort {
   /** Submits a job (idempotent by `key`) and answers its handle. */
-  submit(processor: string, items: readonly JobItem[], key: string): Promise<string>;
+  /** `owner`: the Caller id the job belongs to (the schedule's or gated run's owner). */
+  submit(processor: string, items: readonly JobItem[], key: string, owner?: string): Promise<string>;
   status(
     handle: string,
   ): Promise<
@@ -149,7 +150,7 @@ async function send(effect: Effect, origin: EffectOrigin, ports: EffectPorts, sp
     }
     case 'job': {
       if (ports.jobs === undefined) return { outcome: 'failed', reason: unavailable.jobs };
-      return { outcome: 'started', handle: await ports.jobs.submit(effect.processor, effect.items, jobKey(origin)) };
+      return { outcome: 'started', handle: await ports.jobs.submit(effect.processor, effect.items, jobKey(origin), origin.owner) };
     }
   }
 }

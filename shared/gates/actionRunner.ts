@@ -49,6 +49,8 @@ export interface ActionInput {
   readonly generation: number;
   readonly runId: string;
   readonly action: GateAction;
+  /** The run's owner: a job its action submits is theirs. */
+  readonly owner?: string;
 }
 
 /** An action that failed for good: what its run's status says, a problem code and a message fit for callers. */
@@ -63,7 +65,8 @@ export async function performAction(effects: EffectPorts, input: ActionInput, te
   const run = { gate: input.gate, generation: input.generation, runId: input.runId };
   const effect = actionEffect(input.action, run);
   if (effect === undefined) return { type: 'none' };
-  const outcome = await runEffect(effect, { kind: 'gateRun', ...run }, effects, telemetry);
+  const owner = input.owner === undefined ? {} : { owner: input.owner };
+  const outcome = await runEffect(effect, { kind: 'gateRun', ...run, ...owner }, effects, telemetry);
   switch (outcome.outcome) {
     case 'failed': {
       const code: AppErrorCode = outcome.code ?? 'Internal';
@@ -97,7 +100,9 @@ async function attemptOnce(deps: ActionDeps, gate: string, generation: number, r
   const stored = gateActionSchema.safeParse(JSON.parse(run.actionJson ?? 'null'));
   if (!stored.success) return failed('CorruptState', 'The stored action cannot be read');
   try {
-    const result = await performAction(deps.effects, { gate, generation, runId: run.value.runId, action: stored.data }, deps.telemetry);
+    const { runId, owner } = run.value;
+    const input = { gate, generation, runId, action: stored.data, ...(owner === undefined ? {} : { owner }) };
+    const result = await performAction(deps.effects, input, deps.telemetry);
     return { outcome: { state: 'done', at: at(), result } };
   } catch (err) {
     if (err instanceof ActionFailed) {

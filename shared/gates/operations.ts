@@ -110,6 +110,8 @@ export interface RunRecord {
   /** SHA-256 of the action (canonical JSON): a second start with the same runId must bring the same action. */
   readonly fingerprint: string;
   readonly actionType: GateActionType;
+  /** Who started it (a Caller id, shared/ownership.ts); absent on runs registered before owners were recorded. */
+  readonly owner?: string;
   /** Undefined while an action is still to be performed (and always for `none`). */
   readonly outcome: ActionOutcome | undefined;
 }

@@ -3,6 +3,7 @@
  * Reads need no Durable client; the watch hub's read loop, the routes and the commands read here.
  */
 import { AppError } from '../errors';
+import { owns, type Reader } from '../ownership';
 import type { Page, PageRequest } from '../storage/list';
 import { noTelemetry, type Telemetry } from '../telemetry/port';
 import type { GateActionResult } from './actions';
@@ -70,10 +71,13 @@ export class GateReader {
   }
 
   /** A gated run's state; 404 when there is no such run. */
-  async runStatus(name: string, runId: string): Promise<RunView> {
+  /** The run's state for its owner or an admin; anyone else is told there is no such run (shared/ownership.ts). */
+  async runStatus(name: string, runId: string, reader?: Reader): Promise<RunView> {
     const { store } = this.deps;
     const [run, first] = await Promise.all([store.readRun(name, runId), store.readGate(name)]);
-    if (run === undefined || first === undefined) throw new AppError('NotFound', `No run "${runId}" of gate "${name}"`);
+    // `reader` undefined: the app's own read.
+    if (run === undefined || first === undefined || (reader !== undefined && !owns(reader, run.value.owner)))
+      throw new AppError('NotFound', `No run "${runId}" of gate "${name}"`);
     // Read together, the gate may be older than the run's outcome: an outcome comes after a release.
     const gate = run.value.outcome !== undefined && first.value.state === 'closed' ? ((await store.readGate(name)) ?? first) : first;
     const needed = earlierReleaseNeeded(run.value, gate.value);

@@ -25,8 +25,10 @@ export interface Registration {
   readonly runId: string;
   readonly action: GateAction;
   readonly fingerprint: string;
-  /** Who starts it (a Caller id): waiting runs are fair shares by caller (./waiterShares.ts). */
+  /** Who starts it (a Caller id): the run and its job are theirs, and waiting runs are fair shares by it (./waiterShares.ts). */
   readonly holder: string;
+  /** The run's owner (the same Caller id), recorded on the run. */
+  readonly owner?: string;
 }
 
 export type RegistrationOutcome =
@@ -223,6 +225,16 @@ function takeChunk(queue: readonly Item[]): Item[] {
 const holderOf = (item: Item): string => item.registration.holder;
 
 function newRun(gate: string, item: Item, generation: number, late: boolean, registeredAt: string): NewRun {
-  const { runId, action, fingerprint } = item.registration;
-  return { gate, runId, generation, late, registeredAt, fingerprint, actionType: action.type, actionJson: item.actionJson };
+  const { runId, action, fingerprint, owner } = item.registration;
+  return {
+    gate,
+    runId,
+    generation,
+    late,
+    registeredAt,
+    fingerprint,
+    actionType: action.type,
+    ...(owner === undefined ? {} : { owner }),
+    actionJson: item.actionJson,
+  };
 }

@@ -200,6 +200,7 @@ export function runEntity(run: NewRun): GateEntity {
     registeredAt: run.registeredAt,
     fingerprint: run.fingerprint,
     actionType: run.actionType,
+    ...(run.owner === undefined ? {} : { owner: run.owner }),
     actionState: pending ? 'pending' : 'none',
     ...(pending ? chunked('action', run.actionJson) : {}),
   };
@@ -219,6 +220,7 @@ const runRow = z.object({
   registeredAt: isoTime,
   fingerprint: z.string(),
   actionType: z.enum(gateActionTypes),
+  owner: z.string().optional(),
   actionState: z.enum(actionStates),
   actionAt: isoTime.optional(),
   actionResult: jsonText(gateActionResultSchema).optional(),
@@ -246,6 +248,7 @@ export function runRecordOf(row: TableEntityResult<Record<string, unknown>>): Ru
     registeredAt: r.registeredAt,
     fingerprint: r.fingerprint,
     actionType: r.actionType,
+    ...(r.owner === undefined ? {} : { owner: r.owner }),
     outcome: outcomeOf(r),
   };
 }

@@ -77,8 +77,8 @@ export function gatesRunStatusRoute(deps: GateRouteDeps): RouteDefinition {
       404: problem('No such run of this gate'),
       503: unavailable,
     },
-    handle: async ({ params }) => {
-      const { instanceId, ...run } = await deps.gates().reader.runStatus(params.name, params.runId);
+    handle: async ({ params, caller }) => {
+      const { instanceId, ...run } = await deps.gates().reader.runStatus(params.name, params.runId, caller);
       return json(200, { ...run, id: instanceId }, { 'cache-control': 'no-store' });
     },
   });

@@ -212,13 +212,15 @@ export class GateCommands {
    * no Durable management links: run starters hold only a function key. A late joiner's action is
    * started on this request's Durable client.
    */
-  async startRun(name: string, runId: string | undefined, action: GateAction, holder: string): Promise<RunStart> {
+  async startRun(name: string, runId: string | undefined, action: GateAction, owner: string): Promise<RunStart> {
     // An action the run could not perform once released would only fail the run after the wait.
     await this.deps.checkAction(action);
     const id = runId ?? this.deps.newId();
+    // The owner is part of what a repeated start must bring: another caller's start of the same run id is a 409, never this run.
+    const fingerprint = `${actionFingerprint(action)}.${owner}`;
     const outcome = await this.deps.registrar.register(
       name,
-      { runId: id, action, fingerprint: actionFingerprint(action), holder },
+      { runId: id, action, fingerprint, holder: owner, owner },
       this.deps.durable,
     );
     const instanceId = gateInstanceIds.run(name, id);

@@ -14,6 +14,7 @@
  * To add a route: one line here with its level (and a `rule` when its body can ask for an admin action).
  */
 
+import type { RouteRole } from '../identity/access';
 import { AppError } from '../errors';
 import type { AuthMode } from '../identity/caller';
 
@@ -41,6 +42,11 @@ interface AdminOnlyBody {
 
 export interface RouteAuthorization {
   readonly level: AuthLevel;
+  /**
+   * The role the app requires of the caller (shared/identity/access.ts), checked in shared/http/route.ts
+   * before the body is read: 403 naming the role; `owner` resources answer 404 to anyone else.
+   */
+  readonly role: RouteRole;
   /** Set where the body decides: what the route refuses to a function-level caller. */
   readonly adminOnly?: AdminOnlyBody;
   /** Why the level is what it is, where that is not obvious (shown in docs/security.md). */
@@ -50,9 +56,15 @@ export interface RouteAuthorization {
 /** Schedule targets whose run performs an admin action (a gate release is admin-only). */
 const adminScheduleTargets = ['gateRelease'] as const;
 
-const fn = { level: 'function' } as const;
-const admin = { level: 'admin' } as const;
-const anonymous = { level: 'anonymous' } as const;
+/** Any identity with a role: shared, admin-made resources (sequences, counters, gates) everyone with a role uses. */
+const fn = { level: 'function', role: 'caller' } as const;
+const submitter = { level: 'function', role: 'submitter' } as const;
+/** Worker of the processor the request names (its path, or the lease id): `workerOf` or the declaration's `workers`. */
+const worker = { level: 'function', role: 'worker' } as const;
+/** The resource's owner or an admin (jobs, schedules, gated runs): 404 to anyone else. */
+const owner = { level: 'function', role: 'owner' } as const;
+const admin = { level: 'admin', role: 'admin' } as const;
+const anonymous = { level: 'anonymous', role: 'anonymous' } as const;
 
 export const authorization = {
   health: anonymous,
@@ -86,51 +98,53 @@ export const authorization = {
   gatesWait: fn,
   gatesEvents: fn,
   gatesStartRun: {
-    ...fn,
+    ...submitter,
     note:
       'Every run action (none, enqueue, job) is something a function-level caller may do directly; the answer links to ' +
       'gatesRunStatus, never to Durable management URLs.',
   },
-  gatesRunStatus: fn,
+  gatesRunStatus: { ...owner, note: 'The run belongs to whoever started it; its job (`action.jobId`) too.' },
 
   schedulesCreate: {
-    ...fn,
+    ...submitter,
     adminOnly: { field: 'target.type', values: adminScheduleTargets, adminRoute: 'schedulesCreatePrivileged' },
   },
   schedulesCreatePrivileged: { ...admin, note: 'Accepts every target, including those that perform admin actions.' },
   schedulesList: { ...admin, note: 'Lists the targets and payloads of every schedule.' },
   schedulesFigures: admin,
   schedulesGet: {
-    ...fn,
+    ...owner,
     note:
       'Ownership: a schedule an admin created shows its target redacted and no failure reasons; no webhook answer is shown at ' +
       'this level.',
   },
   schedulesGetPrivileged: { ...admin, note: 'The whole schedule, whoever created it: target, payload, what targets answered.' },
+  // Operator routes: in the keys modes the master key is `key:shared` on a function-level route (the
+  // host does not say which key it matched), so what the console does with it stays admin-level.
   schedulesCancel: admin,
   schedulesPause: admin,
   schedulesResume: admin,
   schedulesTrigger: { ...admin, note: 'Runs the target now, whatever it is.' },
 
-  jobsSubmit: fn,
-  jobsList: admin,
+  jobsSubmit: { ...submitter, note: 'The job belongs to its submitter and counts against its open jobs.' },
+  jobsList: { ...admin, note: "Every caller's jobs, for operators." },
   jobsFigures: { ...admin, note: 'Queue lengths are an operator figure; each call reads every work queue.' },
-  jobsGet: fn,
-  jobsResults: fn,
-  jobsFailures: fn,
-  jobsFile: fn,
+  jobsGet: owner,
+  jobsResults: owner,
+  jobsFailures: owner,
+  jobsFile: owner,
   jobsRetryFailed: admin,
-  jobsCancel: { ...fn, note: 'Job ids are unguessable (random, or a MAC of the Idempotency-Key): whoever submitted the job holds its id.' },
+  jobsCancel: { ...owner, note: 'A job id is no capability: only its owner (or an admin) may cancel it; anyone else gets 404.' },
 
   processorsDeclare: { ...admin, note: "A webhook processor's answer carries its signing secret." },
   processorsList: admin,
   processorsGet: admin,
   processorsRotateSecret: { ...admin, note: 'Answers the new signing secret.' },
-  leasesTake: { ...fn, note: "A lease carries the processor's items; a worker holds a function key." },
-  leasesExtend: fn,
-  leasesComplete: { ...fn, note: 'The lease id is sealed and names only its own items: a completion cannot touch another lease.' },
+  leasesTake: { ...worker, note: "A lease carries the processor's items, never their job's owner." },
+  leasesExtend: worker,
+  leasesComplete: { ...worker, note: 'The lease id is sealed and names only its own items: a completion cannot touch another lease.' },
 
-  streamsAppend: fn,
+  streamsAppend: { ...submitter, note: "A producer id belongs to the caller that first used it: another's is a producer of its own." },
   streamsGet: { ...fn, note: 'No blob names and no flush error text at this level.' },
   streamsGetPrivileged: { ...admin, note: "The writer's log blob names and its last flush error as they are." },
   streamsList: admin,

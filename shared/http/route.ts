@@ -11,7 +11,7 @@ import type { z } from 'zod';
 
 import type { DurableClient } from '../durable/client';
 import { AppError, type FieldIssue, toAppError, validationError } from '../errors';
-import { requireLevel } from '../identity/access';
+import { type ProcessorWorkers, requireRole, worksAll } from '../identity/access';
 import type { Caller } from '../identity/caller';
 import { type Hold, type HeldRequests, releasedAtEnd } from './held';
 import type { CallerResolver } from '../identity/resolve';
@@ -107,6 +107,11 @@ interface RouteMeta {
 }
 
 export interface RouteSpec<PS extends z.ZodType, QS extends z.ZodType, BS extends z.ZodType> extends RouteMeta {
+  /**
+   * A `worker` route (./authorization.ts): the processor its request names, with the caller ids its
+   * declaration names as workers; undefined when it names none that exists (the route answers 404).
+   */
+  readonly workerTarget?: (params: z.output<PS>) => Promise<ProcessorWorkers | undefined>;
   readonly params?: PS;
   readonly query?: QS;
   readonly body?: BS;
@@ -274,7 +279,10 @@ export function defineRoute<
   if (accepted !== undefined && accepted.headers !== acceptedHeaders) {
     throw new Error(`Route ${spec.name} documents a 202 not made by acceptedResponse (shared/http/operation.ts)`);
   }
-  const level = authorizationOf(spec.name).level;
+  const { level, role } = authorizationOf(spec.name);
+  if ((role === 'worker') !== (spec.workerTarget !== undefined)) {
+    throw new Error(`Route ${spec.name}: a worker route names its processor (workerTarget), and only a worker route does`);
+  }
   return {
     ...spec,
     auth: level,
@@ -283,8 +291,11 @@ export function defineRoute<
       try {
         // Who is asking comes before any of the request is read: a refused caller costs no body.
         const caller = await (options.callers ?? defaultCallerResolver)().resolve(request.headers, level);
-        requireLevel(caller, level);
+        // A worker route is decided with its processor (a declaration may name a caller that holds no role).
+        if (role !== 'worker') requireRole(caller, role);
         const params = parsePart(spec.params, routeValues(names, request.params), 'params');
+        // A worker of every processor needs no look at the one named (a cached read of its declaration otherwise).
+        if (spec.workerTarget !== undefined && !worksAll(caller)) requireRole(caller, role, await spec.workerTarget(params));
         const query = parsePart(spec.query, appQuery(request.query), 'query');
         const appLimit = options.maxBodyBytes ?? defaultMaxBodyBytes;
         const limit = spec.ownBodyLimit === true ? (spec.maxBodyBytes ?? appLimit) : Math.min(spec.maxBodyBytes ?? Infinity, appLimit);

@@ -40,6 +40,7 @@ import { JobRows, tooManyOpen, tooManyOpenOfOwner } from './ledger/jobRows';
 import { JobStore } from './ledger/jobStore';
 import { deliveryQueueName, Outputs } from './ledger/outputs';
 import { type PurgeReport, purgeFinished } from './ledger/purge';
+import { LeaseLog } from './ledger/leaseLog';
 import { ResultStore } from './ledger/resultStore';
 import { jobInstruments, type JobInstruments } from './metrics';
 import { Declarations } from './processors/declarations';
@@ -51,12 +52,14 @@ import { JobReads } from './http/reads';
 import { type JobSettings, jobSettings } from './settings';
 import { Enqueuer } from './submit/enqueue';
 import { type ReconcileReport, Reconciler } from './submit/reconcile';
+import { Cancels, cancelQueueName } from './submit/cancel';
 import { Submissions } from './submit/submissions';
 
 export { jobSettings } from './settings';
 export { jobsRoutes } from './http/routes';
 export { workQueueNames, poisonQueueName } from './envelopes/queues';
 export { deliveryQueueName } from './ledger/outputs';
+export { cancelQueueName } from './submit/cancel';
 export { isFinished } from './ledger/jobRecord';
 export {
   type FinalizeContext,
@@ -83,7 +86,7 @@ interface JobsStorage {
   readonly container: () => Promise<ContainerClient>;
   /** Its name, as claim checks carry it. */
   readonly containerName: string;
-  /** A queue by name: the work queues, their poison queues, declared processors' queues, the hand-on queue. */
+  /** A queue by name: the work queues, their poison queues, declared processors' queues, the hand-on and cancel queues. */
   readonly queue: (name: string) => Promise<QueueClient>;
 }
 
@@ -120,6 +123,8 @@ export interface Jobs {
   readonly reads: JobReads;
   readonly processors: Declarations;
   readonly leases: Leases;
+  /** DELETE /api/jobs/{id} (`request`) and the `jobsCancelItems` trigger's background step (`onRequest`). */
+  readonly cancels: Pick<Cancels, 'request' | 'onRequest'>;
   readonly work: WorkQueues;
   /** What a completed job still owes: the hand-on trigger's use-case, and going on with a job's outputs. */
   readonly outputs: Pick<Outputs, 'onDeliveryRequest' | 'finish'>;
@@ -135,6 +140,7 @@ function stores(deps: JobsDeps) {
   return {
     jobs: new JobStore(storage.jobs),
     results: new ResultStore(storage.results, () => clock.now()),
+    leaseLog: new LeaseLog(storage.results, () => clock.now()),
     files: new JobFiles(storage.container, storage.containerName),
     queues: new StorageEnvelopeQueues(storage.queue, workQueueNames(settings), deps.signer),
     processorQueues: new StorageProcessorQueues(storage.queue),
@@ -192,12 +198,25 @@ export function createJobs(deps: JobsDeps): Jobs {
   const hub = new LeaseHub(s.processorQueues, clock, logger, { pollMaxMs: settings.leasePollMaxMs, maxWaiters: settings.maxLeaseWaiters });
   const wake = (queue: string): void => hub.wake(queue);
   const granter = new LeaseGranter({ ...s, rows, completion, wake, settings, clock, logger });
-  const leases = new Leases({ ...s, inApp, granter, hub, rows, completion, maxItems: settings.maxItems, signer, clock, logger });
+  const leases = new Leases({
+    ...s,
+    inApp,
+    granter,
+    hub,
+    rows,
+    completion,
+    maxItems: settings.maxItems,
+    signer,
+    clock,
+    logger,
+    instruments,
+  });
   const inAppEngine = new InAppEngine({ ...s, processors: inApp, completion, settings, signer, logger, instruments });
   const poison = new PoisonHandler({ results: s.results, completion, inApp: inAppEngine, signer, logger, instruments });
   const enqueuer = new Enqueuer({ ...s, rows, parallelism: settings.enqueueParallelism, logger });
   const itemSchemas = new ItemSchemas();
-  const reads = new JobReads({ ...s, rows, inApp, clock });
+  const reads = new JobReads({ ...s, rows, inApp, queuePrefix: settings.queuePrefix, clock });
+  const cancels = new Cancels({ ...s, rows, enqueuer, completion, cancelQueue: () => storage.queue(cancelQueueName(settings)), logger });
   const jobs: Jobs = {
     submissions: new Submissions({ ...deps, ...s, inApp, itemSchemas, rows, enqueuer, completion, outputs, wake, newLease, instruments }),
     reads,
@@ -212,17 +231,18 @@ export function createJobs(deps: JobsDeps): Jobs {
       logger,
     }),
     leases,
+    cancels,
     work: new WorkQueues({ inApp: inAppEngine, poison, logger, instruments }),
     outputs,
     upkeep: upkeepOf(
       deps,
       s,
-      new Reconciler({ rows, enqueuer, completion, outputs, staleSeconds: settings.staleSeconds, newLease, clock, logger }),
-      new Pusher({ ...s, leases, push: deps.push, clock, logger }),
+      new Reconciler({ rows, enqueuer, completion, outputs, cancels, staleSeconds: settings.staleSeconds, newLease, clock, logger }),
+      new Pusher({ ...s, leases, push: deps.push, clock, logger, instruments }),
     ),
     stopping: () => hub.close(),
   };
-  observeBacklog(instruments, reads);
+  observeBacklog(instruments, reads, clock);
   return jobs;
 }
 
@@ -236,16 +256,40 @@ function upkeepOf(deps: JobsDeps, s: ReturnType<typeof stores>, reconciler: Reco
 }
 
 /**
- * Each collection reads the work queues' lengths (a few requests a minute): the backlog is the
- * queues', the same whichever instance reports it. A failed read reports nothing that time.
- * Declared processors' queues are their workers' backlog, not the app's.
+ * Each collection reads the queues (a few requests a minute): the backlog is the queues', the same
+ * whichever instance reports it. One read serves every gauge of a collection (they ask within
+ * moments of each other); a failed read reports nothing that time, never a stale value.
  */
-function observeBacklog({ metrics }: JobInstruments, reads: JobReads): void {
-  const depths = () => reads.backlog().catch(() => []);
+function observeBacklog({ metrics }: JobInstruments, reads: JobReads, clock: Clock): void {
+  const depths = sharedRead(clock, () => reads.backlog());
+  const declared = sharedRead(clock, () => reads.processorBacklogs());
+  const ageOf = (queuedAt: number | undefined): number => (queuedAt === undefined ? 0 : Math.max(0, (clock.now() - queuedAt) / 1000));
   metrics.backlog.observe(async (report) => {
     for (const d of await depths()) report(d.messages, { 'messaging.destination.name': d.queue });
+  });
+  metrics.backlogAge.observe(async (report) => {
+    for (const d of await depths()) report(ageOf(d.oldestQueuedAt), { 'messaging.destination.name': d.queue });
   });
   metrics.poisonBacklog.observe(async (report) => {
     for (const d of await depths()) report(d.poison, { 'messaging.destination.name': poisonQueueName(d.queue) });
   });
+  metrics.processorBacklog.observe(async (report) => {
+    for (const p of await declared()) report(p.backlog, { 'tallyho.job.processor': p.processor });
+  });
+  metrics.processorBacklogAge.observe(async (report) => {
+    for (const p of await declared()) report(p.oldestAgeSeconds, { 'tallyho.job.processor': p.processor });
+  });
+  metrics.processorLeased.observe(async (report) => {
+    for (const p of await declared()) if (p.leased !== null) report(p.leased, { 'tallyho.job.processor': p.processor });
+  });
+}
+
+/** `read` once for the gauges of one collection: a call within a second of the last shares its answer; a failure answers []. */
+function sharedRead<T>(clock: Clock, read: () => Promise<T[]>): () => Promise<T[]> {
+  let last: { at: number; answer: Promise<T[]> } | undefined;
+  return () => {
+    const now = clock.now();
+    if (last === undefined || now - last.at > 1000) last = { at: now, answer: read().catch(() => []) };
+    return last.answer;
+  };
 }

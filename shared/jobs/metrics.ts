@@ -1,8 +1,8 @@
 /**
  * The jobs capability's telemetry. A job is one trace: the submission's span, one span per envelope
  * delivery (continuing the traceparent the envelope carries under its seal) and the completion's.
- * Backlogs are read from the queues themselves when a reader collects, so every instance reports
- * the same figures.
+ * Backlogs (and their oldest envelope's age) are read from the queues themselves when a reader
+ * collects, so every instance reports the same figures; declared processors' queues too.
  */
 import { appId, counter, declareTelemetry, histogram, observableGauge, oneOf, operatorName, span } from '../telemetry/declare';
 import type { Telemetry } from '../telemetry/port';
@@ -25,6 +25,32 @@ export const jobTelemetry = declareTelemetry(
       unit: '{message}',
       description: 'Envelopes waiting in a work queue (the queue’s approximate message count).',
       attributes: queue,
+    }),
+    backlogAge: observableGauge({
+      name: 'tallyho.job.backlog.age',
+      unit: 's',
+      description:
+        'Age of the oldest envelope waiting in a work queue (0: none waiting): since it was first queued, so a retried envelope keeps its age.',
+      attributes: queue,
+    }),
+    processorBacklog: observableGauge({
+      name: 'tallyho.job.processor.backlog',
+      unit: '{message}',
+      description: "Envelopes in a declared processor's queue not yet done: waiting, leased, or waiting out a retry's back-off.",
+      attributes: processor,
+    }),
+    processorBacklogAge: observableGauge({
+      name: 'tallyho.job.processor.backlog.age',
+      unit: 's',
+      description: "Age of the oldest envelope waiting in a declared processor's queue (0: none waiting), since it was first queued.",
+      attributes: processor,
+    }),
+    processorLeased: observableGauge({
+      name: 'tallyho.job.processor.leased',
+      unit: '{message}',
+      description:
+        "Envelopes of a declared processor's queue held by a lease (or waiting out a retry's back-off); not reported while 32 or more wait (one peek shows 32).",
+      attributes: processor,
     }),
     poisonBacklog: observableGauge({
       name: 'tallyho.job.poison.backlog',
@@ -77,6 +103,12 @@ export const jobTelemetry = declareTelemetry(
       description: "A job's completion: the processor's finalize step and the completed row.",
       attributes: { 'tallyho.job.id': appId, ...processor },
     }),
+    push: span({
+      name: 'tallyho.job.push',
+      kind: 'producer',
+      description: "One batch POSTed to a webhook processor's endpoint, with this span's traceparent header.",
+      attributes: { 'tallyho.job.id': appId, 'tallyho.job.envelope.id': appId, ...processor },
+    }),
     deliver: span({
       name: 'tallyho.job.deliver',
       kind: 'consumer',
@@ -91,4 +123,23 @@ export type JobInstruments = ReturnType<typeof jobInstruments>;
 
 export function jobInstruments(telemetry: Telemetry) {
   return telemetry.of(jobTelemetry);
+}
+
+/**
+ * One delivery's item outcomes, for every kind of processor (in-app, leased, pushed): its final
+ * results by status, and the items that come back as a retry. `attempt` is the delivery's count.
+ */
+export function countOutcomes(
+  { metrics }: JobInstruments,
+  processor: string,
+  finals: readonly { readonly status: string }[],
+  retried: number,
+  attempt?: number,
+): void {
+  const by = { 'tallyho.job.processor': processor };
+  const succeeded = finals.filter((f) => f.status === 'succeeded').length;
+  metrics.items.add(succeeded, { ...by, 'tallyho.outcome': 'succeeded' });
+  metrics.items.add(finals.length - succeeded, { ...by, 'tallyho.outcome': 'failed' });
+  metrics.items.add(retried, { ...by, 'tallyho.outcome': 'retried' });
+  if (attempt !== undefined) metrics.attempts.record(attempt, by);
 }

@@ -112,9 +112,9 @@ function createRoute(name: keyof typeof createTexts, path: string, deps: Schedul
       413: problem(`Body larger than ${limits.bodyBytes} bytes`),
       503: unavailable,
     },
-    handle: async ({ body, durable }) => {
+    handle: async ({ body, durable, caller }) => {
       refuseAdminOnly(name, body.target.type, `POST /api/${privilegedPath}`);
-      const { created, view } = await deps.service(durable()).create(body, creatorOf(body.by, level));
+      const { created, view } = await deps.service(durable()).create(body, creatorOf(body.by, level, caller.id));
       return json(created ? 201 : 200, view, { location: `/api/schedules/${view.id}` });
     },
   });

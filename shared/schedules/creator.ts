@@ -14,6 +14,10 @@ export const creatorSchema = z
     level: z
       .enum(['function', 'admin'])
       .meta({ description: 'The key level of the route it was created through, as the host enforced it.' }),
+    owner: z
+      .string()
+      .optional()
+      .meta({ description: 'The caller identity that owns it (absent on schedules created before owners were recorded: admins only).' }),
   })
   .meta({ id: 'ScheduleCreator' });
 
@@ -26,8 +30,9 @@ export const creatorName = z
   .regex(/^[^\r\n]*$/, 'One line')
   .meta({ description: 'Who is creating the schedule, for the record (free text; the key level is recorded beside it).' });
 
-export function creatorOf(by: string | undefined, level: Exclude<AuthLevel, 'anonymous'>): Creator {
-  return { by: by ?? 'unnamed', level };
+/** `owner`: the Caller id of the creator (shared/ownership.ts): the schedule, and the jobs its runs submit, are theirs. */
+export function creatorOf(by: string | undefined, level: Exclude<AuthLevel, 'anonymous'>, owner: string): Creator {
+  return { by: by ?? 'unnamed', level, owner };
 }
 
 /** How a run names its schedule's creator, e.g. in a gate's audit note. */

@@ -36,7 +36,10 @@ function controlRoute(
       409: problem('The schedule has ended, or is a Service Bus scheduled delivery'),
       503: unavailable,
     },
-    handle: async ({ params: p, durable }) => json(200, await deps.service(durable())[action](p.id)),
+    handle: async ({ params: p, durable, caller }) => {
+      const service = deps.service(durable());
+      return json(200, await service[action](p.id, await service.requireOwned(p.id, caller)));
+    },
   });
 }
 
@@ -66,7 +69,12 @@ function getRoute(name: keyof typeof getTexts, path: string, deps: ScheduleRoute
     durable: true,
     params,
     responses: { 200: { description: 'The schedule', schema: scheduleView }, 400: badRequest, 404: notFound, 503: unavailable },
-    handle: async ({ params: p, durable }) => json(200, await deps.service(durable()).get(p.id, reader)),
+    handle: async ({ params: p, durable, caller }) => {
+      const service = deps.service(durable());
+      // The function-level route answers the owner (or an admin) only; the admin twin every schedule.
+      if (reader === 'function') await service.requireOwned(p.id, caller);
+      return json(200, await service.get(p.id, reader));
+    },
   });
 }
 
@@ -117,7 +125,10 @@ export function scheduleManageRoutes(deps: ScheduleRouteDeps): RouteDefinition[]
         409: problem('A one-off that already fired (or is firing), or a schedule that has ended'),
         503: unavailable,
       },
-      handle: async ({ params: p, durable }) => json(200, await deps.service(durable()).cancel(p.id)),
+      handle: async ({ params: p, durable, caller }) => {
+        const service = deps.service(durable());
+        return json(200, await service.cancel(p.id, await service.requireOwned(p.id, caller)));
+      },
     }),
     controlRoute('schedulesPause', 'pause', 'Pause a schedule: fires are skipped until it is resumed', deps),
     controlRoute('schedulesResume', 'resume', 'Resume a paused schedule with its next fire', deps),
@@ -137,10 +148,13 @@ export function scheduleManageRoutes(deps: ScheduleRouteDeps): RouteDefinition[]
         429: problem('Too many triggers waiting'),
         503: unavailable,
       },
-      handle: async ({ params: p, durable }) => {
-        const triggered = await deps.service(durable()).trigger(p.id);
-        // The trigger is an admin's, so its status is the whole view (a run's failure reason included).
-        return acceptedResult(triggered, `/api/schedules/${encodeURIComponent(p.id)}/privileged`, triggerPollSeconds);
+      handle: async ({ params: p, durable, caller }) => {
+        const service = deps.service(durable());
+        const level = await service.requireOwned(p.id, caller);
+        const triggered = await service.trigger(p.id, level);
+        // An admin's status is the whole view (a run's failure reason included); an owner's, what its level may see.
+        const status = `/api/schedules/${encodeURIComponent(p.id)}${level === 'admin' ? '/privileged' : ''}`;
+        return acceptedResult(triggered, status, triggerPollSeconds);
       },
     }),
   ];

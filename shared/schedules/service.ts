@@ -17,6 +17,7 @@ import type { Clock, Random } from '../clock';
 import type { EffectRules } from '../effects/admission';
 import { AppError } from '../errors';
 import type { Logger } from '../log';
+import { owns, type Reader as Who } from '../ownership';
 import { type BackoffPolicy, LostRace, retryLostRaces, retryContextOf } from '../retry';
 import type { Page, PageRequest } from '../storage/list';
 import { traceparentOf } from '../telemetry/traceContext';
@@ -234,6 +235,16 @@ export class ScheduleService {
     return after;
   }
 
+  /**
+   * Refuses (404, as for no schedule) anyone but the schedule's owner or an admin; the level its views
+   * are answered at for `who` (an admin's: everything).
+   */
+  async requireOwned(id: string, who: Who): Promise<Reader> {
+    const row = await this.deps.table.read(id);
+    if (row === undefined || !owns(who, row.createdBy?.owner)) throw notFound(id);
+    return who.roles.admin ? 'admin' : 'function';
+  }
+
   /** The schedule as a reader at `reader` level may see it (views.ts `Reader`). */
   async get(id: string, reader: Reader): Promise<ScheduleView> {
     const row = await this.deps.table.read(id);
@@ -357,10 +368,10 @@ export class ScheduleService {
   }
 
   /** Cancels a schedule: it never fires again. A one-off that already fired (or is firing) is a 409. */
-  async cancel(id: string): Promise<ScheduleView> {
+  async cancel(id: string, level: Reader = 'admin'): Promise<ScheduleView> {
     const row = await this.deps.table.read(id);
     if (row === undefined) throw notFound(id);
-    if (row.mode === 'serviceBusScheduled') return viewOf(await this.cancelDelivery(row), 'admin');
+    if (row.mode === 'serviceBusScheduled') return viewOf(await this.cancelDelivery(row), level);
     let changed = false;
     const after = await this.update(id, async (current) => {
       if (current.state === 'cancelled') return current;
@@ -371,7 +382,7 @@ export class ScheduleService {
       return this.control(current, { state: 'cancelled', nextFireAt: undefined, triggers: [] });
     });
     if (changed) await this.wake(id);
-    return viewOf(after, 'admin');
+    return viewOf(after, level);
   }
 
   private async cancelDelivery(row: ScheduleRow): Promise<ScheduleRow> {
@@ -392,15 +403,15 @@ export class ScheduleService {
     return this.update(row.id, async (current) => this.control(current, { state: 'cancelled', nextFireAt: undefined }));
   }
 
-  async pause(id: string): Promise<ScheduleView> {
-    return this.setActive(id, false);
+  async pause(id: string, level: Reader = 'admin'): Promise<ScheduleView> {
+    return this.setActive(id, false, level);
   }
 
-  async resume(id: string): Promise<ScheduleView> {
-    return this.setActive(id, true);
+  async resume(id: string, level: Reader = 'admin'): Promise<ScheduleView> {
+    return this.setActive(id, true, level);
   }
 
-  private async setActive(id: string, active: boolean): Promise<ScheduleView> {
+  private async setActive(id: string, active: boolean, level: Reader): Promise<ScheduleView> {
     let changed = false;
     const after = await this.update(id, async (row) => {
       if (row.mode === 'serviceBusScheduled') throw conflict(row, 'A Service Bus scheduled delivery cannot be paused; cancel it instead');
@@ -411,11 +422,11 @@ export class ScheduleService {
       return this.control(row, { state: want });
     });
     if (changed) await this.wake(id);
-    return viewOf(after, 'admin');
+    return viewOf(after, level);
   }
 
   /** Asks for a run now (it obeys the overlap policy). Answers the trigger id to find the run by. */
-  async trigger(id: string): Promise<{ triggerId: string; schedule: ScheduleView }> {
+  async trigger(id: string, level: Reader = 'admin'): Promise<{ triggerId: string; schedule: ScheduleView }> {
     const triggerId = this.deps.newId();
     // The run continues the trace of the request that asked for it (the orchestration carries no trace context).
     const traceparent = traceparentOf();
@@ -431,6 +442,6 @@ export class ScheduleService {
       return this.control(row, { triggers: [...row.triggers, trigger] });
     });
     await this.wake(id);
-    return { triggerId, schedule: viewOf(after, 'admin') };
+    return { triggerId, schedule: viewOf(after, level) };
   }
 }

@@ -44,7 +44,7 @@ export const scheduleSettings = group({
   webhookAllowPrivateAddresses: bool(
     'TALLYHO_SCHEDULES_WEBHOOK_ALLOW_PRIVATE_ADDRESSES',
     false,
-    'let webhooks reach loopback and private addresses (local development only)',
+    'let webhooks reach loopback and private addresses, and plain http to a loopback host (local development only)',
   ),
   allowedQueues: list(
     'TALLYHO_SCHEDULES_ALLOWED_QUEUES',

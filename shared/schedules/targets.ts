@@ -51,6 +51,8 @@ function originOf(ctx: RunContext): EffectOrigin {
     scheduledFor: ctx.fire.at,
     fireKind: ctx.fire.kind,
     createdBy: describeCreator(ctx.createdBy),
+    // A job the run submits belongs to the schedule's owner (none recorded: the job is an admin's only).
+    ...(ctx.createdBy?.owner === undefined ? {} : { owner: ctx.createdBy.owner }),
   };
 }
 

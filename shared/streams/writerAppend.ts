@@ -24,9 +24,15 @@ export interface AppendStep {
   readonly receipt: Receipt;
 }
 
-/** `type|producer`: event types are validated names without `|`, so the first `|` splits it. */
-function producerKey(type: string, producer: string): string {
-  return `${type}|${producer}`;
+/**
+ * `type|producer` and, for a caller's producer, ` caller` after it: event types are validated names
+ * without `|`, so the first `|` splits it, and producer ids hold no space. A producer id belongs to
+ * the caller that used it (docs/security.md "Ownership"): another caller naming the same id is a
+ * producer of its own, so it can neither have its events taken as duplicates of the owner's nor
+ * make the owner's next events look like duplicates.
+ */
+function producerKey(type: string, producer: string, caller: string | undefined): string {
+  return caller === undefined ? `${type}|${producer}` : `${type}|${producer} ${caller}`;
 }
 
 /**
@@ -138,7 +144,7 @@ export function append(state: WriterState, request: AppendRequest): AppendStep {
   let duplicates = 0;
   let last = -1;
   for (const event of request.events) {
-    const key = producerKey(request.type, event.producer);
+    const key = producerKey(request.type, event.producer, request.caller);
     const mark = marks[key];
     if (mark !== undefined && event.seq <= mark.seq) {
       duplicates++;

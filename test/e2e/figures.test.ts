@@ -21,8 +21,18 @@ import { unique } from './support/names';
 interface JobFigures {
   readAt: string;
   processors: string[];
-  queues: { queue: string; messages: number; poisonQueue: string; poison: number }[];
-  total: { messages: number; poison: number };
+  queues: { queue: string; messages: number; oldestAgeSeconds: number; poisonQueue: string; poison: number }[];
+  total: { messages: number; poison: number; oldestAgeSeconds: number };
+  declared: {
+    processor: string;
+    type: string;
+    queue: string;
+    backlog: number;
+    waiting: number;
+    waitingAtLeast: boolean;
+    leased: number | null;
+    oldestAgeSeconds: number;
+  }[];
 }
 
 const queueCount = 2;
@@ -56,7 +66,7 @@ describe('operator figures', () => {
 
   ownHostTest('waiting envelopes show as backlog, a poisoned one as poison count 1', async () => {
     const empty = await jobFigures();
-    expect(empty.total).toEqual({ messages: 0, poison: 0 });
+    expect(empty.total).toEqual({ messages: 0, poison: 0, oldestAgeSeconds: 0 });
     expect(empty.queues.map((q) => [q.queue, q.poisonQueue])).toEqual([
       [`${prefix}-0`, `${prefix}-0-poison`],
       [`${prefix}-1`, `${prefix}-1-poison`],
@@ -68,8 +78,13 @@ describe('operator figures', () => {
     const submitted = await requestJson(host, 'POST', '/api/jobs', { body: { processor: 'wordcount', items } });
     expect(submitted.status).toBe(202);
     const waiting = await jobFigures();
-    expect(waiting.total).toEqual({ messages: 2, poison: 0 });
+    expect(waiting.total).toMatchObject({ messages: 2, poison: 0 });
     expect(waiting.queues.map((q) => q.messages)).toEqual([1, 1]);
+    // The oldest envelope's age is the queue's own: from its insertion time to the read (the server's clock, this machine's).
+    const [front] = (await (await storage.queue(`${prefix}-0`)).peekMessages()).peekedMessageItems;
+    const age = Math.round((Date.parse(waiting.readAt) - (front?.insertedOn.getTime() ?? NaN)) / 1000);
+    expect(Math.abs((waiting.queues[0]?.oldestAgeSeconds ?? -1) - Math.max(0, age))).toBeLessThanOrEqual(1);
+    expect(waiting.total.oldestAgeSeconds).toBe(Math.max(...waiting.queues.map((q) => q.oldestAgeSeconds)));
 
     // The host's move to poison after the last failed delivery: the same message, on `<queue>-poison`.
     const work = await storage.queue(`${prefix}-0`);
@@ -79,10 +94,44 @@ describe('operator figures', () => {
     await work.deleteMessage(message.messageId, message.popReceipt);
 
     const poisoned = await jobFigures();
-    expect(poisoned.total).toEqual({ messages: 1, poison: 1 });
+    expect(poisoned.total).toMatchObject({ messages: 1, poison: 1 });
     expect(poisoned.queues[0]).toMatchObject({ queue: `${prefix}-0`, messages: 0, poison: 1 });
     expect(Date.parse(poisoned.readAt)).toBeGreaterThanOrEqual(Date.parse(waiting.readAt));
   });
+
+  ownHostTest(
+    'a declared processor shows its backlog, its waiting and leased envelopes and its oldest one (before: not at all)',
+    async () => {
+      const name = unique('figs');
+      expect(
+        (await requestJson(host, 'PUT', `/api/processors/${name}`, { body: { type: 'external', batchSize: 5 }, key: 'admin' })).status,
+      ).toBe(201);
+      const declaredOf = async () => (await jobFigures()).declared.find((d) => d.processor === name);
+      expect(await declaredOf()).toEqual({
+        processor: name,
+        type: 'external',
+        queue: `${prefix}-x-${name}`,
+        backlog: 0,
+        waiting: 0,
+        waitingAtLeast: false,
+        leased: 0,
+        oldestAgeSeconds: 0,
+      });
+      // 12 items in batches of 5: three envelopes on the processor's own queue.
+      const items = Array.from({ length: 12 }, (_, i) => ({ id: `f-${i}` }));
+      expect((await requestJson(host, 'POST', '/api/jobs', { body: { processor: name, items } })).status).toBe(202);
+      expect(await declaredOf()).toMatchObject({ backlog: 3, waiting: 3, leased: 0 });
+      // A worker leases one batch: it stays in the backlog, no longer waiting, counted as leased.
+      const lease = await requestJson<{ items: unknown[] }>(host, 'POST', `/api/processors/${name}/leases`, { body: { wait: 0 } });
+      expect(lease.status).toBe(200);
+      expect(lease.body.items).toHaveLength(5);
+      const leased = await declaredOf();
+      expect(leased).toMatchObject({ backlog: 3, waiting: 2, leased: 1 });
+      const [front] = (await (await storage.queue(`${prefix}-x-${name}`)).peekMessages()).peekedMessageItems;
+      const readAt = Date.now();
+      expect((leased?.oldestAgeSeconds ?? -1) - Math.round((readAt - (front?.insertedOn.getTime() ?? NaN)) / 1000)).toBeLessThanOrEqual(1);
+    },
+  );
 
   describeWithTool(chromiumTool, 'in the console', () => {
     let browser: Browser;
@@ -101,7 +150,7 @@ describe('operator figures', () => {
       'the Jobs page shows the backlog and the poison count, and a failed read as failed, not as a number',
       async () => {
         // The state the previous test left: one envelope waiting, one poisoned.
-        expect((await jobFigures()).total).toEqual({ messages: 1, poison: 1 });
+        expect((await jobFigures()).total).toMatchObject({ messages: 1, poison: 1 });
         // The page's clock, so the test moves the figures' 5-second refresh on instead of waiting for it.
         await page.clock.install();
         await page.goto(host.url('/api/console#jobs'));
@@ -114,6 +163,11 @@ describe('operator figures', () => {
         expect(await figure('Envelopes waiting').textContent()).toBe('1');
         expect(await figure('Poisoned envelopes').textContent()).toBe('1');
         expect(await page.locator('[data-figure="Poisoned envelopes"]').getAttribute('class')).toContain('alarm');
+        // The declared processor of the previous test: its backlog of 3, two waiting and one leased.
+        const declared = (await jobFigures()).declared.find((d) => d.processor.startsWith('figs'));
+        const processor = page.getByRole('group', { name: 'Declared processors' }).locator(`[data-figure="${declared?.processor ?? ''}"]`);
+        expect(await processor.locator('.figure-value').textContent()).toBe('3');
+        expect(await processor.locator('.figure-detail').textContent()).toMatch(/^external · waiting 2 · leased 1 · oldest /);
         await screenshot(page, 'jobs-figures', { docs: true, fullPage: false });
 
         // The next reads fail: the numbers give way to the failure (with when the last good read was).

@@ -247,7 +247,8 @@ describe('jobs over HTTP', () => {
     const snapshot = async () => {
       const rows: string[] = [];
       const blobs: string[] = [];
-      for (const id of keys.map((k) => jobIdForKey(k, new Signer(signingKey)))) {
+      // The submitter is the function key's caller (`key:shared`): keyed ids are per owner.
+      for (const id of keys.map((k) => jobIdForKey(k, new Signer(signingKey), 'caller', 'key:shared'))) {
         for await (const row of jobsTable.listEntities({ queryOptions: { filter: odata`PartitionKey eq ${id} or RowKey eq ${id}` } })) {
           rows.push(`${row.partitionKey}/${row.rowKey}`);
         }

@@ -87,7 +87,7 @@ describe(`issue #17 regressions (${hostLabel()}, keys on)`, () => {
       body: { ...definition, by: 'ops' },
     });
     expect(created.status).toBe(201);
-    expect(created.body.createdBy).toEqual({ by: 'ops', level: 'admin' });
+    expect(created.body.createdBy).toEqual({ by: 'ops', level: 'admin', owner: 'admin:master-key' });
 
     // Triggering or changing it needs the admin key too.
     for (const [method, path] of [
@@ -123,7 +123,7 @@ describe(`issue #17 regressions (${hostLabel()}, keys on)`, () => {
       body: { at: '2099-01-01T00:00:00Z', target: { type: 'queueMessage', queue: unique('app-f2q'), message: 1 }, by: 'shop' },
     });
     expect(own.status).toBe(201);
-    expect(own.body.createdBy).toEqual({ by: 'shop', level: 'function' });
+    expect(own.body.createdBy).toEqual({ by: 'shop', level: 'function', owner: 'key:shared' });
   });
 
   test('listing schedules and retrying failed job items need the admin key', async () => {

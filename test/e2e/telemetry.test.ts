@@ -10,6 +10,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 import { QueueClient } from '@azure/storage-queue';
 
@@ -29,11 +31,28 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
   let receiver: OtlpReceiver;
   let host: E2eHost;
   const prefix = unique('tq');
+  // A webhook processor's endpoint: plain http on loopback (allowed with private addresses, for local development).
+  let endpoint: Server;
+  const pushed: IncomingHttpHeaders[] = [];
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
+    endpoint = createServer((req, res) => {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c.toString()));
+      req.on('end', () => {
+        pushed.push(req.headers);
+        const batch = JSON.parse(text) as { items: { id: string }[] };
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ results: batch.items.map((i) => ({ id: i.id, status: 'succeeded', output: {} })) }));
+      });
+    });
+    await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+    const endpointPort = (endpoint.address() as AddressInfo).port;
     host = await startE2eHost({
       env: {
+        TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS: `localhost:${endpointPort}`,
+        TALLYHO_SCHEDULES_WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
         OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=e2e',
@@ -49,6 +68,8 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
   afterAll(async () => {
     await host.stop();
     await receiver.close();
+    endpoint.closeAllConnections();
+    await new Promise((resolve) => endpoint.close(resolve));
   });
 
   const spansOf = (traceId: string): ReceivedSpan[] => receiver.spans.filter((s) => s.traceId === traceId);
@@ -143,6 +164,100 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     const sent = receiver.bodies.join('\n');
     for (const item of items) expect(sent).not.toContain(item.id);
     for (const key of [host.keys.function, host.keys.admin]) if (key !== undefined) expect(sent).not.toContain(key);
+  });
+
+  test('a webhook push continues the job’s trace: a tallyho.job.push span below the submission, its traceparent header at the endpoint', async () => {
+    const port = (endpoint.address() as AddressInfo).port;
+    const processor = unique('telemetry-hook');
+    const declared = await requestJson(host, 'PUT', `/api/processors/${processor}`, {
+      body: { type: 'webhook', url: `http://localhost:${port}/hook`, batchSize: 5 },
+      key: 'admin',
+    });
+    expect(declared.status).toBe(201);
+    const { traceId, traceparent } = newTrace();
+    const submitted = await requestJson<{ id: string }>(host, 'POST', '/api/jobs', {
+      body: { processor, items: Array.from({ length: 10 }, (_, i) => ({ id: `p-${i}` })) },
+      headers: { traceparent },
+    });
+    expect(submitted.status).toBe(202);
+    const spans = await until(
+      'the job’s push spans at the collector',
+      () => {
+        const found = spansOf(traceId);
+        return Promise.resolve(found.filter((s) => s.name === 'tallyho.job.push').length === 2 ? found : undefined);
+      },
+      60_000,
+    );
+    const submit = spans.find((s) => s.name === 'tallyho.job.submit');
+    const pushes = spans.filter((s) => s.name === 'tallyho.job.push');
+    for (const push of pushes) {
+      expect(push).toMatchObject({ kind: 'producer', parentSpanId: submit?.spanId });
+      expect(push.attributes).toMatchObject({ 'tallyho.job.id': submitted.body.id, 'tallyho.job.processor': processor });
+    }
+    // The endpoint saw each push span's own context (before: no traceparent header at all).
+    const headers = pushed.filter((h) => typeof h['webhook-id'] === 'string' && h['webhook-id'].startsWith(submitted.body.id));
+    expect(headers.map((h) => h.traceparent).sort()).toEqual(pushes.map((p) => `00-${traceId}-${p.spanId}-01`).sort());
+    // The pushed items' outcomes are counted as an in-app processor's are (before: a declared processor's showed nothing).
+    await until(
+      'the pushed items counted as succeeded',
+      () =>
+        Promise.resolve(
+          points('tallyho.job.items').find(
+            (p) => p.attributes['tallyho.job.processor'] === processor && p.attributes['tallyho.outcome'] === 'succeeded' && p.value === 10,
+          ),
+        ),
+      30_000,
+    );
+  });
+
+  test('a declared processor’s gauges move with its queue: backlog, leased envelopes, oldest envelope’s age; leased items carry the job’s traceparent', async () => {
+    const processor = unique('telemetry-ext');
+    expect(
+      (await requestJson(host, 'PUT', `/api/processors/${processor}`, { body: { type: 'external', batchSize: 5 }, key: 'admin' })).status,
+    ).toBe(201);
+    const { traceId, traceparent } = newTrace();
+    const items = Array.from({ length: 12 }, (_, i) => ({ id: `e-${i}` }));
+    const submitted = await requestJson<{ id: string }>(host, 'POST', '/api/jobs', {
+      body: { processor, items },
+      headers: { traceparent },
+    });
+    expect(submitted.status).toBe(202);
+    const gauge = (metric: string, value: (v: number) => boolean) =>
+      until(
+        `${metric} of ${processor}`,
+        () => Promise.resolve(points(metric).find((p) => p.attributes['tallyho.job.processor'] === processor && value(p.value))),
+        30_000,
+      );
+    await gauge('tallyho.job.processor.backlog', (v) => v === 3);
+    await gauge('tallyho.job.processor.leased', (v) => v === 0);
+    await gauge('tallyho.job.processor.backlog.age', (v) => v >= 0);
+    const lease = await requestJson<{ leaseId: string; items: { id: string; traceparent?: string }[] }>(
+      host,
+      'POST',
+      `/api/processors/${processor}/leases`,
+      {
+        body: { wait: 0 },
+      },
+    );
+    expect(lease.status).toBe(200);
+    await gauge('tallyho.job.processor.leased', (v) => v === 1);
+    // Each leased item carries the submission's span context: a worker's own spans continue the job's trace.
+    const submit = await until(
+      'the submission span',
+      () => Promise.resolve(spansOf(traceId).find((s) => s.name === 'tallyho.job.submit')),
+      30_000,
+    );
+    expect(lease.body.items.map((i) => i.traceparent)).toEqual(Array(5).fill(`00-${traceId}-${submit.spanId}-01`));
+    // Leave nothing behind for the tests after this one: the batch completed, the job cancelled.
+    const results = lease.body.items.map((i) => ({ id: i.id, status: 'succeeded', output: {} }));
+    expect((await requestJson(host, 'POST', `/api/leases/${lease.body.leaseId}/complete`, { body: { results } })).status).toBe(200);
+    expect((await requestJson(host, 'DELETE', `/api/jobs/${submitted.body.id}`)).status).toBeLessThan(300);
+    // The work queues' oldest-envelope age is reported per queue.
+    await until(
+      'a work queue’s backlog age',
+      () => Promise.resolve(points('tallyho.job.backlog.age').find((p) => p.attributes['messaging.destination.name'] === `${prefix}-0`)),
+      30_000,
+    );
   });
 
   test('HTTP requests are measured by route template and status, never by path', async () => {

@@ -49,7 +49,7 @@ describe('caps on what function-level callers create', () => {
     const create = (id: string, level: 'function' | 'admin') =>
       h.service.create(
         { id, at: '2027-06-01T00:00:00Z', target: { type: 'queueMessage', queue: 'app-out', message: 'hi' } },
-        creatorOf('t', level),
+        creatorOf('t', level, 'key:shared'),
       );
     await create('one', 'function');
     await create('two', 'function');
@@ -72,7 +72,7 @@ describe('caps on what function-level callers create', () => {
       Array.from({ length: 8 }, (_, i) =>
         h.service.create(
           { id: `race-${i}`, at: '2027-06-01T00:00:00Z', target: { type: 'queueMessage', queue: 'app-out', message: 'hi' } },
-          creatorOf('t', 'function'),
+          creatorOf('t', 'function', 'key:shared'),
         ),
       ),
     );

@@ -18,6 +18,7 @@ import { billingProcessor } from '../../shared/billing/processor';
 import { billingSettings } from '../../shared/billing/settings';
 import {
   createJobs,
+  cancelQueueName,
   deliveryQueueName,
   type JobEventSender,
   type JobProcessor,
@@ -28,6 +29,7 @@ import {
   workQueueNames,
 } from '../../shared/jobs';
 import { type JobSettings, jobSettings } from '../../shared/jobs/settings';
+import type { JobRecord } from '../../shared/jobs/ledger/jobRecord';
 import { JobStore } from '../../shared/jobs/ledger/jobStore';
 import { ResultStore } from '../../shared/jobs/ledger/resultStore';
 import { type Logger, MemoryLogger } from '../../shared/log';
@@ -125,6 +127,10 @@ export interface JobHarness {
   /** Message texts (decoded) waiting in every work and poison queue, by queue. */
   messages(): Promise<Map<string, string[]>>;
   drain(options?: DrainOptions): Promise<DrainReport>;
+  /** Runs the `jobsCancelItems` trigger on the cancel requests waiting now (the background step of a cancel); how many ran. */
+  runCancels(): Promise<number>;
+  /** DELETE /api/jobs/{id} and then its background step, as the host would run it: the job as it then is. */
+  cancel(id: string): Promise<JobRecord>;
 }
 
 export function jobNames(): JobNames {
@@ -185,6 +191,19 @@ export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
   const container = () => direct.container(names.container);
   const allQueues = [...queueNames, ...queueNames.map(poisonQueueName)];
   const deliveries = deliveryQueueName(settings);
+  const runCancels = async (): Promise<number> => {
+    const requests = await queue(cancelQueueName(settings));
+    let ran = 0;
+    for (;;) {
+      const batch = (await requests.receiveMessages({ numberOfMessages: 32, visibilityTimeout: 60 })).receivedMessageItems;
+      if (batch.length === 0) return ran;
+      for (const m of batch) {
+        await jobs.cancels.onRequest(decode(m.messageText));
+        await requests.deleteMessage(m.messageId, m.popReceipt);
+        ran++;
+      }
+    }
+  };
 
   return {
     jobs,
@@ -223,6 +242,12 @@ export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
         );
       }
       return out;
+    },
+    runCancels,
+    async cancel(id) {
+      await jobs.cancels.request(id);
+      await runCancels();
+      return jobs.reads.job(id);
     },
     async drain(drainOptions = {}) {
       const maxDequeueCount = drainOptions.maxDequeueCount ?? 5;
@@ -268,6 +293,7 @@ export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
           await jobs.outputs.onDeliveryRequest(decode(m.messageText), noDurable);
           await handOn.deleteMessage(m.messageId, m.popReceipt);
         }
+        received += await runCancels();
         if (received === 0) break;
       }
       return { delivered, failures, poisoned, errors };

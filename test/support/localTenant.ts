@@ -35,6 +35,8 @@ export interface LocalTenant {
   readonly managedIdentityEnv: Readonly<Record<string, string>>;
   /** Token requests the managed identity endpoint has answered. */
   readonly tokensIssued: () => number;
+  /** An access token for this app as the tenant issues it to another identity: its object id and app roles. */
+  readonly tokenFor: (objectId: string, roles: readonly string[]) => Promise<string>;
   close(): Promise<void>;
 }
 
@@ -57,15 +59,15 @@ export async function startLocalTenant(options: LocalTenantOptions = {}): Promis
   let issued = 0;
   let authority = '';
 
-  const mint = (resource: string, key: KeyLike): Promise<string> => {
+  const mint = (resource: string, key: KeyLike, oid: string = identityObjectId, roles: readonly string[] = options.roles ?? ['Tallyho.Admin']): Promise<string> => {
     const now = Math.floor(Date.now() / 1000);
     // Entra's v2 tokens name the app by its client id, however the resource was asked for.
     const aud = resource === audience ? appId : resource;
-    return new SignJWT({ oid: identityObjectId, roles: [...(options.roles ?? ['Tallyho.Admin'])], azp: randomUUID() })
+    return new SignJWT({ oid, roles: [...roles], azp: randomUUID() })
       .setProtectedHeader({ alg: 'RS256', kid: 'local-1', typ: 'JWT' })
       .setIssuer(`${authority}/${tenantId}/v2.0`)
       .setAudience(aud)
-      .setSubject(identityObjectId)
+      .setSubject(oid)
       .setIssuedAt(now)
       .setNotBefore(now)
       .setExpirationTime(now + lifetime)
@@ -117,6 +119,7 @@ export async function startLocalTenant(options: LocalTenantOptions = {}): Promis
     },
     managedIdentityEnv: { IDENTITY_ENDPOINT: `${authority}/msi/token`, IDENTITY_HEADER: identityHeader },
     tokensIssued: () => issued,
+    tokenFor: (objectId, roles) => mint(audience, privateKey, objectId, roles),
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

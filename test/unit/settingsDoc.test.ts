@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { loadAppConfig } from '../../shared/app/settings';
+import { withDeclarationTable } from '../../docgen/declarationDoc';
 import { declaredSettings, settingsSample, withInfraDefaults, withSettingsTable } from '../../docgen/settingsDoc';
 
 const root = join(__dirname, '..', '..');
@@ -18,6 +19,9 @@ describe('settings documents, generated from the declarations', () => {
     expect(read('docs/configuration.md')).toBe(withSettingsTable(read('docs/configuration.md')));
     expect(read('local.settings.sample.json')).toBe(settingsSample());
     expect(read('infra/app-settings.json')).toBe(withInfraDefaults(read('infra/app-settings.json')));
+    // The table of a processor declaration's fields, from its schema (limits and defaults).
+    expect(read('docs/jobs.md')).toBe(withDeclarationTable(read('docs/jobs.md')));
+    expect(read('docs/jobs.md')).toMatch(/\| `leaseSeconds` +\| external +\| integer 5–3,600 +\| `60` /);
   });
 
   it('every setting is declared once, under a TALLYHO_ name', () => {

@@ -88,9 +88,30 @@ export class Job {
     return pagedList(this.transport, { path: `${this.path}/failures` }, options);
   }
 
-  /** Cancels the job: items without a result become `cancelled`, its leases are refused. */
-  async cancel(options: OperationOptions = {}): Promise<JobView> {
-    return (await this.transport.json<JobView>({ method: 'DELETE', path: this.path, idempotent: true, signal: options.abortSignal })).body;
+  /**
+   * Cancels the job and returns a poller of it, done once it is `cancelled`: the server answers as
+   * soon as the job is `cancelling` (its leases are refused from then on) and writes its items
+   * without a result `cancelled` in the background. With `resumeFrom` (a poller's `toString()`)
+   * nothing is sent: the poller follows that cancel again.
+   */
+  async beginCancel(options: PollerOptions = {}): Promise<PollerLike<JobView>> {
+    if (options.resumeFrom !== undefined) {
+      return OperationPoller.resume<JobView>(this.transport, 'jobCancel', options.resumeFrom, isSettled, options.intervalMs);
+    }
+    const answer = await this.transport.json<JobAccepted>({
+      method: 'DELETE',
+      path: this.path,
+      idempotent: true,
+      signal: options.abortSignal,
+    });
+    const { statusUri, ...view } = answer.body;
+    const intervalMs = options.intervalMs ?? retryAfterMs(answer.headers, 1000);
+    return new OperationPoller<JobView>(this.transport, { kind: 'jobCancel', statusUri, intervalMs, latest: view }, isSettled);
+  }
+
+  /** Cancels the job and waits until it is `cancelled` (`beginCancel` returns the poller instead). */
+  async cancel(options: PollerOptions = {}): Promise<JobView> {
+    return (await this.beginCancel(options)).pollUntilDone(options);
   }
 
   /** Runs the failed items of a completed job again (a new round). */

@@ -10,7 +10,7 @@ import type { OperationOptions } from './options.js';
 import type { Transport } from './transport.js';
 
 /** Which operation a poller follows; a resumed poller must be of the kind it is resumed as. */
-export type OperationKind = 'jobSubmit' | 'gateRun';
+export type OperationKind = 'jobSubmit' | 'jobCancel' | 'gateRun';
 
 export interface OperationState<TState> {
   readonly kind: OperationKind;

@@ -9,6 +9,11 @@
  * `stop()` drains gracefully: no new leases, waiting polls end, batches in hand finish and complete.
  * When a heartbeat learns the lease is gone (it ran out, or the job was cancelled) the handler's
  * signal aborts and its results are not sent.
+ *
+ * A lease request answered 404 (no such processor: a misspelt name, or one not declared yet) ends
+ * the worker: `done` (and `stop()`) reject with a `TallyhoError` that names the processor, rather
+ * than polling forever in silence. Errors the loop survives go to `onError`; without one, the first
+ * error of each kind (its code and status) is logged with `console.warn`, later ones of that kind not.
  */
 import { TallyhoError } from './errors.js';
 import { backoffDelay } from './retry.js';
@@ -37,8 +42,23 @@ export interface WorkerOptions {
   readonly heartbeatMs?: number;
   /** Ends the worker like `stop()`. */
   readonly abortSignal?: AbortSignal;
-  /** Errors the loop survives (a failed lease request, a completion refused); default: ignored. */
+  /**
+   * Errors the loop survives (a failed lease request, a completion refused). Default: the first
+   * error of each kind (code and status) is logged with `console.warn`; repeats of a kind are not.
+   */
   readonly onError?: (error: unknown) => void;
+}
+
+/** The default `onError`: logs the first error of each kind, so a broken setup shows without flooding the log. */
+function logFirstOfKind(log: (line: string) => void = (line) => console.warn(line)): (error: unknown) => void {
+  const seen = new Set<string>();
+  return (error) => {
+    const kind = error instanceof TallyhoError ? `${error.code}:${error.status}` : error instanceof Error ? error.name : typeof error;
+    if (seen.has(kind)) return;
+    seen.add(kind);
+    const text = error instanceof Error ? error.message : String(error);
+    log(`tallyho worker: ${text} (kind ${kind}; later errors of this kind are not logged — pass onError to see every one)`);
+  };
 }
 
 export interface WorkerStats {
@@ -57,6 +77,8 @@ export class JobWorker {
   /** Settles when every loop has ended (after `stop()`). */
   readonly done: Promise<void>;
   private readonly stopping = new AbortController();
+  private readonly onError: (error: unknown) => void;
+  private fatal: TallyhoError | undefined;
 
   constructor(
     private readonly transport: Transport,
@@ -64,12 +86,15 @@ export class JobWorker {
     private readonly handler: BatchHandler,
     private readonly options: WorkerOptions = {},
   ) {
+    this.onError = options.onError ?? logFirstOfKind();
     options.abortSignal?.addEventListener('abort', () => this.stopping.abort(), { once: true });
     const loops = Array.from({ length: Math.max(1, options.concurrency ?? 1) }, () => this.loop());
-    this.done = Promise.all(loops).then(() => undefined);
+    this.done = Promise.all(loops).then(() => {
+      if (this.fatal !== undefined) throw this.fatal;
+    });
   }
 
-  /** No new leases; waits until the batches in hand have completed. */
+  /** No new leases; waits until the batches in hand have completed. Rejects as `done` does. */
   async stop(): Promise<void> {
     this.stopping.abort();
     await this.done;
@@ -85,7 +110,11 @@ export class JobWorker {
         errors = 0;
       } catch (err) {
         if (this.stopping.signal.aborted) break;
-        this.options.onError?.(err);
+        if (err instanceof TallyhoError && err.status === 404) {
+          this.end(err);
+          break;
+        }
+        this.onError(err);
         await this.pause(backoffDelay({ baseMs: 500, capMs: errorCapMs }, errors++, Math.random));
         continue;
       }
@@ -98,6 +127,16 @@ export class JobWorker {
       idle = 0;
       await this.work(lease);
     }
+  }
+
+  /** A 404 on the processor will not heal by polling: every loop stops and `done` rejects naming it. */
+  private end(cause: TallyhoError): void {
+    this.fatal ??= new TallyhoError(
+      cause.code,
+      `The worker stopped: processor '${this.processor}' was not found (${cause.status}). Check its name, and that it is declared (PUT /api/processors/${this.processor}).`,
+      { status: cause.status, ...(cause.problem === undefined ? {} : { problem: cause.problem }), ...(cause.request === undefined ? {} : { request: cause.request }), cause },
+    );
+    this.stopping.abort();
   }
 
   private pause(ms: number): Promise<void> {
@@ -142,7 +181,7 @@ export class JobWorker {
           leaseId = next.body.leaseId;
         } catch (err) {
           if (heartbeats.signal.aborted) return;
-          this.options.onError?.(err);
+          this.onError(err);
           // The lease is gone (409: ran out, spent, job cancelled; 404: job gone): stop the handler.
           if (err instanceof TallyhoError && (err.status === 409 || err.status === 404)) {
             lost.abort(err);
@@ -172,7 +211,7 @@ export class JobWorker {
       this.stats.completed++;
     } catch (err) {
       if (err instanceof TallyhoError && err.status === 409) this.stats.lost++;
-      this.options.onError?.(err);
+      this.onError(err);
     }
   }
 }

@@ -6,15 +6,17 @@
  *   a DNS answer cannot change between the check and the connect (rebinding);
  * - redirects are not followed blindly: each `Location` is checked like the first URL, up to a bound;
  * - the whole call (all hops, body included) has one deadline and the response body a size cap.
- * TLS is verified against the host name as usual.
+ * TLS is verified against the host name as usual. Plain http goes only to loopback (local
+ * development, with private addresses allowed): every address its host resolves to must be one.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
+import { request as httpRequest } from 'node:http';
 import { request } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { isIP, type LookupFunction } from 'node:net';
 
 import { isPublicAddress } from './addresses';
-import { type AllowedHost, urlRejection } from './allowList';
+import { type AllowedHost, isLoopbackHost, urlRejection } from './allowList';
 
 export interface ResolvedAddress {
   readonly address: string;
@@ -65,6 +67,10 @@ async function addressFor(url: URL, options: WebhookOptions): Promise<ResolvedAd
   const literal = isIP(host);
   const addresses = literal !== 0 ? [{ address: host, family: literal }] : await (options.resolve ?? defaultResolve)(host);
   if (addresses.length === 0) throw new WebhookRefused(`${host} does not resolve`);
+  if (url.protocol === 'http:') {
+    const away = addresses.find((a) => !isLoopbackHost(a.address));
+    if (away !== undefined) throw new WebhookRefused(`${host} resolves to ${away.address}: plain http goes to loopback only`);
+  }
   if (!options.allowPrivateAddresses) {
     const internal = addresses.find((a) => !isPublicAddress(a.address));
     if (internal !== undefined) {
@@ -95,8 +101,9 @@ function send(
   signal: AbortSignal,
   extraHeaders: Readonly<Record<string, string>>,
 ): Promise<Hop> {
+  const call = url.protocol === 'http:' ? httpRequest : request;
   return new Promise((resolve, reject) => {
-    const req = request(
+    const req = call(
       url,
       {
         method,
@@ -150,7 +157,7 @@ export async function callWebhook(
   let body: string | undefined = request.body ?? JSON.stringify(payload);
   let extraHeaders = request.headers ?? {};
   for (let redirects = 0; ; redirects++) {
-    const rejection = urlRejection(url, options.allowed);
+    const rejection = urlRejection(url, options.allowed, options.allowPrivateAddresses);
     if (rejection !== undefined) throw new WebhookRefused(redirects === 0 ? rejection : `Redirect refused: ${rejection}`);
     const target = await addressFor(url, options);
     let hop: Hop;

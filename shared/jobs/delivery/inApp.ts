@@ -24,7 +24,7 @@ import type { UnreadableEnvelope } from '../envelopes/wire';
 import type { Completion } from '../ledger/completion';
 import { type ResultStore } from '../ledger/resultStore';
 import { type ItemResult, maxOutputChars, maxReasonChars } from '../ledger/results';
-import type { JobInstruments } from '../metrics';
+import { countOutcomes, type JobInstruments } from '../metrics';
 import type { ItemOutcome, JobProcessor, ProcessorRegistry } from '../processors/processor';
 import type { JobSettings } from '../settings';
 import { type AttemptRules, canRetry, delayBefore, gaveUp, inAppRules, owedItems } from './itemAttempts';
@@ -231,11 +231,6 @@ export class InAppEngine {
   }
 
   private count(envelope: Envelope, finals: readonly ItemResult[], retried: number): void {
-    const { items } = this.deps.instruments.metrics;
-    const by = { 'tallyho.job.processor': envelope.processor };
-    const succeeded = finals.filter((f) => f.status === 'succeeded').length;
-    items.add(succeeded, { ...by, 'tallyho.outcome': 'succeeded' });
-    items.add(finals.length - succeeded, { ...by, 'tallyho.outcome': 'failed' });
-    items.add(retried, { ...by, 'tallyho.outcome': 'retried' });
+    countOutcomes(this.deps.instruments, envelope.processor, finals, retried);
   }
 }

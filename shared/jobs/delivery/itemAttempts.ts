@@ -4,8 +4,9 @@
  * an attempt that fails retryably comes back after the back-off of its next attempt while attempts
  * are left, and an item past its attempts fails with the reason. What differs is only how an
  * attempt is counted — an in-app item's retry is a new envelope carrying its attempt; a declared
- * processor's message counts every delivery, so a lease that ran out is an attempt too — and is the
- * adapters' (./inApp.ts, ./leases.ts, ./pusher.ts through the leases).
+ * processor's message counts the deliveries a worker received (see `countedBefore`), so a lease that
+ * a worker took and let run out is an attempt too — and is the adapters' (./inApp.ts, ./leases.ts,
+ * ./pusher.ts through the leases).
  */
 import type { JobSettings } from '../settings';
 import { type ResultStore } from '../ledger/resultStore';
@@ -45,6 +46,24 @@ export function canRetry(rules: AttemptRules, attempt: number): boolean {
 /** An item that comes back past its last attempt (a lease that ran out, a completion that left it out). */
 export function isSpent(rules: AttemptRules, attempt: number): boolean {
   return attempt > rules.maxAttempts;
+}
+
+/**
+ * Deliveries of one message that no worker used (no extension, no completion) and that are still
+ * not counted. A long poll whose caller has gone looks like any other to the server, so the batch it
+ * takes is such a delivery; past this many, a batch that ends its worker before it can use the
+ * lease (a crash on receipt) counts again, and runs out of attempts as any other.
+ */
+export const maxUnusedDeliveries = 5;
+
+/**
+ * How many of a message's deliveries before delivery `delivery` count as attempts, given how many of
+ * them a worker used (extended or completed its lease): every used one, and the unused ones past
+ * `maxUnusedDeliveries`.
+ */
+export function countedBefore(delivery: number, usedBefore: number): number {
+  const before = Math.max(0, delivery - 1);
+  return before - Math.min(before - Math.min(usedBefore, before), maxUnusedDeliveries);
 }
 
 /** The reason an item fails with once its attempts are spent. */

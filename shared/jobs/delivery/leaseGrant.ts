@@ -5,11 +5,14 @@
  * 1. the message must be an envelope this app sealed, for this processor, of a job that still runs
  *    (otherwise its items are recorded failed with why, or — the job cancelled or gone — it is dropped);
  * 2. items already final (an earlier completion) are left out; an item's attempt is the envelope's
- *    plus the deliveries before this one, so a lease that ran out, or an item a completion did not
- *    mention, counts as an attempt when it comes back, and past the processor's maxAttempts it fails;
+ *    plus the deliveries before this one that a worker received (used the lease of: ../ledger/leaseLog.ts),
+ *    so a lease a worker let run out, or an item a completion did not mention, counts as an attempt
+ *    when it comes back, and past the processor's maxAttempts it fails — but a batch handed to a long
+ *    poll whose caller had gone does not (./itemAttempts.ts, `countedBefore`);
  * 3. more items than asked for: the rest goes on as a message of its own, and this one is cut to what
  *    is leased;
- * 4. the lease: the message's id and pop receipt, its end, and a MAC tag per item (./leaseId.ts).
+ * 4. the lease: the message's id and pop receipt, its end, and a MAC tag per item (./leaseId.ts) —
+ *    handed out only if the job row, read again last, still says the job is not cancelled.
  */
 import type { Clock } from '../../clock';
 import type { Logger } from '../../log';
@@ -21,9 +24,10 @@ import { envelopeMessage, type EnvelopeQueues } from '../envelopes/queues';
 import { openEnvelope } from '../envelopes/seal';
 import type { Completion } from '../ledger/completion';
 import type { JobRows } from '../ledger/jobRows';
+import type { LeaseLog } from '../ledger/leaseLog';
 import type { ResultStore } from '../ledger/resultStore';
 import { type DeclaredProcessor, processorQueueName, pushLeaseMarginSeconds } from '../processors/processorDefinition';
-import { type AttemptRules, gaveUp, isSpent, owedItems } from './itemAttempts';
+import { type AttemptRules, countedBefore, gaveUp, isSpent, owedItems } from './itemAttempts';
 import type { ReceivedMessage } from './leaseHub';
 import { type Lease, leaseTags, sealLease } from './leaseId';
 import { type ProcessorQueues, ReceiptLost } from './processorQueues';
@@ -33,6 +37,8 @@ interface LeasedItem {
   readonly jobId: string;
   readonly attempt: number;
   readonly data: JsonObject;
+  /** The submission's traceparent, so a worker's own spans can continue the job's trace. */
+  readonly traceparent?: string;
 }
 
 export interface Granted {
@@ -45,11 +51,14 @@ export interface Granted {
   readonly entries: readonly EnvelopeItem[];
   readonly envelope: Envelope;
   readonly dequeueCount: number;
+  /** Deliveries before this one that count as attempts (`entries`' attempts plus this are the items'). */
+  readonly counted: number;
 }
 
 export interface GrantDeps {
   readonly rows: JobRows;
   readonly results: ResultStore;
+  readonly leaseLog: LeaseLog;
   readonly files: JobFiles;
   readonly queues: EnvelopeQueues;
   readonly processorQueues: ProcessorQueues;
@@ -67,6 +76,8 @@ interface Received {
   readonly queue: string;
   readonly message: ReceivedMessage;
   readonly signer: Signer;
+  /** Deliveries of the message before this one that count as attempts. */
+  readonly counted: number;
 }
 
 /** How long a lease of `processor` lasts: its leaseSeconds, or a push's timeout and a margin to record the answer. */
@@ -102,9 +113,10 @@ export class LeaseGranter {
    * then dealt with: deleted, its items recorded).
    */
   async grant(processor: DeclaredProcessor, message: ReceivedMessage, maxItems: number, signer: Signer): Promise<Granted | undefined> {
-    const received: Received = { processor, queue: this.queueOf(processor), message, signer };
-    const envelope = await this.leasable(received);
+    const opened = { processor, queue: this.queueOf(processor), message, signer, counted: 0 };
+    const envelope = await this.leasable(opened);
     if (envelope === undefined) return undefined;
+    const received: Received = { ...opened, counted: await this.counted(envelope.jobId, message) };
     const items = await this.owed(received, envelope);
     if (items.length === 0) {
       await this.drop(received.queue, message);
@@ -112,7 +124,19 @@ export class LeaseGranter {
       return undefined;
     }
     const held = await this.hold(received, envelope, items, maxItems);
-    return held === undefined ? undefined : this.leaseOf(received, envelope, held);
+    if (held === undefined) return undefined;
+    const granted = await this.leaseOf(received, envelope, held);
+    // Read again last: a cancel answered while this batch was prepared leaves no lease of the job after it.
+    if (await this.cancelled(envelope.jobId)) {
+      await this.drop(received.queue, { messageId: message.messageId, popReceipt: granted.lease.popReceipt });
+      return undefined;
+    }
+    return granted;
+  }
+
+  private async cancelled(jobId: string): Promise<boolean> {
+    const stored = await this.deps.rows.read(jobId);
+    return stored === undefined || stored.job.cancelledAt !== null || stored.job.phase === 'cancelled';
   }
 
   /** Step 1: the envelope, when the message is one to lease; otherwise it is dealt with here. */
@@ -148,26 +172,32 @@ export class LeaseGranter {
       await this.drop(queue, message);
       return undefined;
     }
-    const stored = await this.deps.rows.read(envelope.jobId);
-    if (stored === undefined || stored.job.cancelledAt !== null || stored.job.phase === 'cancelled') {
+    if (await this.cancelled(envelope.jobId)) {
       await this.drop(queue, message);
       return undefined;
     }
     return envelope;
   }
 
+  /** The deliveries of the message before this one that count as attempts (./itemAttempts.ts). */
+  private async counted(jobId: string, message: ReceivedMessage): Promise<number> {
+    const delivery = message.dequeueCount;
+    if (delivery <= 1) return 0;
+    return countedBefore(delivery, await this.deps.leaseLog.usedBefore({ jobId, messageId: message.messageId, delivery }));
+  }
+
   /** Step 2: the items still owed a result, those past their attempts failed with why. */
-  private async owed({ processor, message }: Received, envelope: Envelope): Promise<readonly EnvelopeItem[]> {
+  private async owed({ processor, message, counted }: Received, envelope: Envelope): Promise<readonly EnvelopeItem[]> {
     const dq = message.dequeueCount;
     const owed =
       dq > 1 || envelope.round > 0 ? await owedItems(this.deps.results, envelope.jobId, envelope.round, envelope.items) : envelope.items;
     const rules = rulesOf(processor);
-    const spent = owed.filter((e) => isSpent(rules, e.attempt + dq - 1));
+    const spent = owed.filter((e) => isSpent(rules, e.attempt + counted));
     if (spent.length === 0) return owed;
     const reason = gaveUp('No result came back for it (its lease ran out, or a completion left it out)', processor.maxAttempts);
     const failed = spent.map((e) => ({ id: e.id, attempts: processor.maxAttempts, claimCheck: isClaimCheck(e) }));
     await this.deps.completion.failItems(envelope, failed, 'noResult', reason);
-    return owed.filter((e) => !isSpent(rules, e.attempt + dq - 1));
+    return owed.filter((e) => !isSpent(rules, e.attempt + counted));
   }
 
   /**
@@ -176,7 +206,7 @@ export class LeaseGranter {
    * message was lost meanwhile.
    */
   private async hold(
-    { processor, queue, message, signer }: Received,
+    { processor, queue, message, signer, counted }: Received,
     envelope: Envelope,
     items: readonly EnvelopeItem[],
     maxItems: number,
@@ -185,7 +215,7 @@ export class LeaseGranter {
     const { queues, processorQueues, clock } = this.deps;
     const dq = message.dequeueCount;
     const leased = items.slice(0, maxItems);
-    const rest = items.slice(maxItems).map((e) => ({ ...e, attempt: e.attempt + dq - 1 }));
+    const rest = items.slice(maxItems).map((e) => ({ ...e, attempt: e.attempt + counted }));
     await queues.send(queue, { ...envelope, envelopeId: splitId(envelope.envelopeId, dq), items: rest }, 0);
     this.deps.wake(queue);
     const leasedAt = clock.now();
@@ -201,13 +231,14 @@ export class LeaseGranter {
 
   /** Step 4: the lease on what is held, with its items' data (claim checks redeemed). */
   private async leaseOf(
-    { processor, queue, message, signer }: Received,
+    { processor, queue, message, signer, counted }: Received,
     envelope: Envelope,
     held: { popReceipt: string; leasedAt: number; leased: readonly EnvelopeItem[] },
   ): Promise<Granted> {
     const { files, settings, clock, logger } = this.deps;
     const dq = message.dequeueCount;
-    const attemptOf = (e: EnvelopeItem): number => e.attempt + dq - 1;
+    // This delivery is the attempt after those counted; it counts itself once a worker uses the lease.
+    const attemptOf = (e: EnvelopeItem): number => e.attempt + counted;
     const { leased } = held;
     const datas = await mapLimited(leased, settings.itemConcurrency, async (e) =>
       isClaimCheck(e) ? (JSON.parse(await files.redeem(e.claimCheck)) as JsonObject) : e.data,
@@ -228,8 +259,17 @@ export class LeaseGranter {
         envelope.jobId,
         leased.map((e) => ({ id: e.id, attempt: attemptOf(e), claimCheck: isClaimCheck(e) })),
       ),
+      delivery: dq,
+      used: false,
     };
-    const items = leased.map((e, i) => ({ id: e.id, jobId: envelope.jobId, attempt: attemptOf(e), data: datas[i] as JsonObject }));
+    const trace = envelope.trace === undefined ? {} : { traceparent: envelope.trace };
+    const items = leased.map((e, i) => ({
+      id: e.id,
+      jobId: envelope.jobId,
+      attempt: attemptOf(e),
+      data: datas[i] as JsonObject,
+      ...trace,
+    }));
     logger.log('debug', 'jobs.leased', {
       processor: processor.name,
       job: envelope.jobId,
@@ -237,6 +277,15 @@ export class LeaseGranter {
       items: items.length,
       dequeueCount: dq,
     });
-    return { leaseId: sealLease(lease, signer), lease, grantedAt: clock.now(), items, entries: leased, envelope, dequeueCount: dq };
+    return {
+      leaseId: sealLease(lease, signer),
+      lease,
+      grantedAt: clock.now(),
+      items,
+      entries: leased,
+      envelope,
+      dequeueCount: dq,
+      counted,
+    };
   }
 }

@@ -31,6 +31,10 @@ export interface Lease {
   readonly jobItems: number;
   /** Per item: tag (6 bytes), attempt (7 bits) and claim check (1 bit). */
   readonly tags: Buffer;
+  /** The message's dequeue count when it was leased (0: a lease id of the first form, which does not say). */
+  readonly delivery: number;
+  /** A worker used the lease already (an extension): the delivery is on record as received. */
+  readonly used: boolean;
 }
 
 const tagBytes = 6;
@@ -75,11 +79,11 @@ export function leaseSize(lease: Lease): number {
   return Math.floor(lease.tags.length / entryBytes);
 }
 
-type Wire = [number, string, string, string, string, number, string, number, string, number, string];
+type Wire = [number, string, string, string, string, number, string, number, string, number, string, number?, number?];
 
 export function sealLease(lease: Lease, signer: Signer): string {
   const wire: Wire = [
-    1,
+    2,
     lease.processor,
     lease.queue,
     lease.messageId,
@@ -90,6 +94,8 @@ export function sealLease(lease: Lease, signer: Signer): string {
     lease.envelope,
     lease.jobItems,
     lease.tags.toString('base64url'),
+    lease.delivery,
+    lease.used ? 1 : 0,
   ];
   const body = Buffer.from(JSON.stringify(wire), 'utf8').toString('base64url');
   return `${body}.${signer.mac('lease', body)}`;
@@ -102,14 +108,28 @@ export function openLease(leaseId: string, signer: Signer): Lease | undefined {
   const body = leaseId.slice(0, dot);
   if (!signer.verify('lease', body, leaseId.slice(dot + 1))) return undefined;
   const wire = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Wire;
-  if (!Array.isArray(wire) || wire[0] !== 1 || wire.length !== 11) return undefined;
-  const [, processor, queue, messageId, popReceipt, expiresAt, jobId, round, envelope, jobItems, tags] = wire;
-  return { processor, queue, messageId, popReceipt, expiresAt, jobId, round, envelope, jobItems, tags: Buffer.from(tags, 'base64url') };
+  // The first form (11 fields) was made before deliveries were recorded; it still opens, for the length of a lease.
+  if (!Array.isArray(wire) || !((wire[0] === 1 && wire.length === 11) || (wire[0] === 2 && wire.length === 13))) return undefined;
+  const [, processor, queue, messageId, popReceipt, expiresAt, jobId, round, envelope, jobItems, tags, delivery = 0, used = 0] = wire;
+  return {
+    processor,
+    queue,
+    messageId,
+    popReceipt,
+    expiresAt,
+    jobId,
+    round,
+    envelope,
+    jobItems,
+    tags: Buffer.from(tags, 'base64url'),
+    delivery,
+    used: used === 1,
+  };
 }
 
-/** The same lease with a new receipt and end (an extension). */
+/** The same lease with a new receipt and end (an extension, which is a use of it). */
 export function renewed(lease: Lease, popReceipt: string, expiresAt: number): Lease {
-  return { ...lease, popReceipt, expiresAt };
+  return { ...lease, popReceipt, expiresAt, used: true };
 }
 
 /** For a quick check of the id's shape before any MAC is computed. */

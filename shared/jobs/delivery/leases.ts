@@ -4,11 +4,14 @@
  * - Taking: one message of the processor's queue, received invisible for the lease and made a lease
  *   by ./leaseGrant.ts (the one place leases are handed out).
  * - Extending: the message's visibility moved on with its pop receipt; the old lease id is spent.
+ *   The first use of a lease (an extension or the completion) puts its delivery on record as received
+ *   (../ledger/leaseLog.ts): only such deliveries count as attempts (./itemAttempts.ts).
  * - Completing: checked against the lease id alone (MAC, end, the items' tags), then the message is
  *   held a little longer with its receipt (which proves the lease still holds it: a completion after
- *   it ran out, or a second one, is a 409 and changes nothing), the final results are recorded
- *   insert-if-absent (each exactly once however often the message travels), and the message is
- *   deleted, or — with items to retry or not mentioned — made visible again after the back-off.
+ *   it ran out is a 409 and changes nothing), the final results are recorded insert-if-absent (each
+ *   exactly once however often the message travels), the report is kept with the delivery, and the
+ *   message is deleted, or — with items to retry or not mentioned — made visible again after the
+ *   back-off. The same completion again (its answer was lost) is answered with the kept report.
  */
 import type { Clock } from '../../clock';
 import { AppError, validationError } from '../../errors';
@@ -18,8 +21,10 @@ import type { JsonValue } from '../envelopes/envelope';
 import type { EnvelopeQueues } from '../envelopes/queues';
 import type { Completion } from '../ledger/completion';
 import type { JobRows } from '../ledger/jobRows';
+import type { Delivery, LeaseLog, LeaseReport } from '../ledger/leaseLog';
 import { type ResultStore } from '../ledger/resultStore';
 import { type ItemResult, maxOutputChars, maxReasonChars } from '../ledger/results';
+import { countOutcomes, type JobInstruments } from '../metrics';
 import type { ProcessorRegistry } from '../processors/processor';
 import type { DeclaredProcessor } from '../processors/processorDefinition';
 import type { ProcessorStore } from '../processors/processorStore';
@@ -62,6 +67,7 @@ export interface LeasesDeps {
   readonly hub: LeaseHub;
   readonly rows: JobRows;
   readonly results: ResultStore;
+  readonly leaseLog: LeaseLog;
   readonly queues: EnvelopeQueues;
   readonly processorQueues: ProcessorQueues;
   readonly completion: Completion;
@@ -70,6 +76,8 @@ export interface LeasesDeps {
   readonly signer: () => Promise<Signer>;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Item outcomes are counted here for leased and pushed processors, as the in-app engine counts its own. */
+  readonly instruments: JobInstruments;
 }
 
 /** How long a completion holds the message while it records (the message is deleted or re-timed after). */
@@ -103,6 +111,18 @@ export class Leases {
     }
   }
 
+  /** Who works `name` (its declaration's `workers`), or undefined when no processor of that name is declared. */
+  async workersOf(name: string): Promise<{ processor: string; workers: readonly string[] } | undefined> {
+    const processor = await this.deps.declared.get(name);
+    return processor === undefined ? undefined : { processor: name, workers: processor.workers ?? [] };
+  }
+
+  /** Who works the processor of a lease, or undefined when the id is no lease of this app. */
+  async workersOfLease(leaseId: string): Promise<{ processor: string; workers: readonly string[] } | undefined> {
+    const lease = openLease(leaseId, await this.deps.signer());
+    return lease === undefined ? undefined : this.workersOf(lease.processor);
+  }
+
   /** Up to `count` leases of `processor` at once without waiting (the pusher). */
   async takeMany(processor: DeclaredProcessor, count: number): Promise<Granted[]> {
     const { deps } = this;
@@ -119,6 +139,8 @@ export class Leases {
   /** A heartbeat: the lease lasts another lease duration from now, under a new lease id (the old one is spent). */
   async extend(leaseId: string): Promise<{ leaseId: string; expiresAt: number }> {
     const { lease, processor } = await this.openHeld(leaseId);
+    // On record before the receipt moves: whoever holds a lease id received that delivery.
+    if (!lease.used) await this.recordUse(lease);
     const at = this.deps.clock.now();
     const popReceipt = await this.moveOn(lease, leaseSeconds(processor));
     const next = renewed(lease, popReceipt, at + leaseSeconds(processor) * 1000);
@@ -128,20 +150,32 @@ export class Leases {
   /** Records a lease's results; see the module comment for what happens to each kind. */
   async complete(leaseId: string, verdicts: readonly ItemVerdict[]): Promise<CompletionReport> {
     const { deps } = this;
-    const { lease, processor } = await this.openHeld(leaseId);
+    let held: { lease: Lease; processor: DeclaredProcessor; popReceipt: string };
+    try {
+      held = await this.holdForCompletion(leaseId, verdicts);
+    } catch (err) {
+      // The lease ran out or no longer holds its message: if this delivery's completion was recorded, this is that one again.
+      const first = isLeaseConflict(err) ? await this.firstReport(leaseId) : undefined;
+      if (first === undefined) throw err;
+      return { ...first.report, jobFinished: await deps.completion.check(first.lease.jobId, first.lease.jobItems) };
+    }
+    const { lease, processor, popReceipt } = held;
     const signer = await deps.signer();
-    this.checkVerdicts(lease, verdicts, signer);
-    const popReceipt = await this.moveOn(lease, holdSeconds);
     const { finals, retryAttempt } = finalsOf(lease, verdicts, signer, processor);
     const recorded = await deps.results.record(lease.jobId, lease.round, finals, true);
     const pending = leaseSize(lease) - finals.length;
-    const held = { messageId: lease.messageId, popReceipt };
-    if (pending === 0) await deps.granter.drop(lease.queue, held);
+    const report = { recorded: recorded.recorded, alreadyFinal: recorded.alreadyFinal, retrying: pending };
+    // Kept before the message goes: a completion sent again after this finds it, whatever happens next.
+    const delivery = deliveryOf(lease);
+    if (delivery !== undefined) await deps.leaseLog.completed(delivery, report);
+    const message = { messageId: lease.messageId, popReceipt };
+    if (pending === 0) await deps.granter.drop(lease.queue, message);
     else {
       // What is left comes back after the back-off of its next attempt (not mentioned: as if retried).
       const next = Math.max(retryAttempt, leaseAttempt(lease)) + 1;
       await deps.processorQueues.update(lease.queue, lease.messageId, popReceipt, delayBefore(rulesOf(processor), next)).catch(ignoreLost);
     }
+    countOutcomes(deps.instruments, lease.processor, finals, pending, leaseAttempt(lease));
     const jobFinished = await deps.completion.check(lease.jobId, lease.jobItems);
     deps.logger.log('debug', 'jobs.lease_completed', {
       processor: lease.processor,
@@ -150,7 +184,7 @@ export class Leases {
       recorded: recorded.recorded,
       retrying: pending,
     });
-    return { recorded: recorded.recorded, alreadyFinal: recorded.alreadyFinal, retrying: pending, jobFinished };
+    return { ...report, jobFinished };
   }
 
   /**
@@ -160,7 +194,7 @@ export class Leases {
    */
   async defer(granted: Granted, delaySeconds: number): Promise<void> {
     const { lease, envelope, entries, dequeueCount } = granted;
-    const items = entries.map((e) => ({ ...e, attempt: e.attempt + dequeueCount - 1 }));
+    const items = entries.map((e) => ({ ...e, attempt: e.attempt + granted.counted }));
     await this.deps.queues.send(lease.queue, { ...envelope, envelopeId: splitId(envelope.envelopeId, dequeueCount), items }, delaySeconds);
     await this.deps.granter.drop(lease.queue, lease);
   }
@@ -196,6 +230,30 @@ export class Leases {
     return { lease, processor: await this.declared(lease.processor) };
   }
 
+  /** The lease checked and its message held while the completion records (the verdicts checked against it first). */
+  private async holdForCompletion(
+    leaseId: string,
+    verdicts: readonly ItemVerdict[],
+  ): Promise<{ lease: Lease; processor: DeclaredProcessor; popReceipt: string }> {
+    const { lease, processor } = await this.openHeld(leaseId);
+    this.checkVerdicts(lease, verdicts, await this.deps.signer());
+    if (!lease.used) await this.recordUse(lease);
+    return { lease, processor, popReceipt: await this.moveOn(lease, holdSeconds) };
+  }
+
+  /** The report of the completion recorded for the delivery `leaseId` names, if there is one. */
+  private async firstReport(leaseId: string): Promise<{ lease: Lease; report: LeaseReport } | undefined> {
+    const lease = openLease(leaseId, await this.deps.signer());
+    const delivery = lease === undefined ? undefined : deliveryOf(lease);
+    const report = delivery === undefined ? undefined : await this.deps.leaseLog.report(delivery);
+    return lease === undefined || report === undefined ? undefined : { lease, report };
+  }
+
+  private async recordUse(lease: Lease): Promise<void> {
+    const delivery = deliveryOf(lease);
+    if (delivery !== undefined) await this.deps.leaseLog.used(delivery);
+  }
+
   /** The leased message visible again after `seconds`; its new receipt. A receipt that moved on is a lost lease (409). */
   private async moveOn(lease: Lease, seconds: number): Promise<string> {
     try {
@@ -222,6 +280,18 @@ export class Leases {
     if (issues.length > 0) throw validationError('The results do not fit the lease', issues.slice(0, 20));
     if (verdicts.length > this.deps.maxItems) throw validationError('Too many results', []);
   }
+}
+
+/** The delivery a lease is of (undefined for a lease id of the first form, which does not name it). */
+function deliveryOf(lease: Lease): Delivery | undefined {
+  return lease.delivery > 0 ? { jobId: lease.jobId, messageId: lease.messageId, delivery: lease.delivery } : undefined;
+}
+
+/** A 409 that says the lease no longer holds its batch (ran out, or its receipt moved on). */
+function isLeaseConflict(err: unknown): boolean {
+  if (!(err instanceof AppError) || err.code !== 'Conflict') return false;
+  const reason = err.extra?.reason;
+  return reason === 'leaseLost' || reason === 'leaseExpired';
 }
 
 function ignoreLost(err: unknown): void {

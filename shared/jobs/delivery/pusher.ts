@@ -6,6 +6,11 @@
  * a refused call, an answer that is not a results document or a non-2xx status puts every item back
  * as a retry with the reason (counted; past maxAttempts the item fails with it); a 429 puts the batch
  * back uncounted and pauses the endpoint for its Retry-After.
+ *
+ * Standard Webhooks: `webhook-id` names the batch delivery — the job and the envelope, without the
+ * delivery count — so every retry of a batch carries the same id and a receiver can deduplicate on
+ * it. Each push runs in a `tallyho.job.push` span continuing the submission's trace, and carries its
+ * `traceparent` header, so the endpoint's own spans join the job's trace.
  */
 import { z } from 'zod';
 
@@ -13,6 +18,7 @@ import type { Clock } from '../../clock';
 import { isAppError } from '../../errors';
 import type { Logger } from '../../log';
 import { failedAnswer, unreachable, unusableAnswer, type WebhookFailure } from '../../webhookFailure';
+import type { JobInstruments } from '../metrics';
 import type { ProcessorStore } from '../processors/processorStore';
 import type { PushTransport } from '../processors/pushTransport';
 import type { Granted, ItemVerdict, Leases } from './leases';
@@ -43,6 +49,12 @@ export interface PusherDeps {
   readonly push: PushTransport;
   readonly clock: Clock;
   readonly logger: Logger;
+  readonly instruments: JobInstruments;
+}
+
+/** The `webhook-id` of a batch delivery: the same on each of its retries (the envelope keeps its id when it comes back). */
+function deliveryId(granted: Pick<Granted, 'lease'>): string {
+  return `${granted.lease.jobId}:${granted.lease.envelope}`;
 }
 
 export class Pusher {
@@ -78,7 +90,20 @@ export class Pusher {
     return { pushes, items };
   }
 
-  private async push(processor: WebhookProcessor, granted: Granted): Promise<void> {
+  private push(processor: WebhookProcessor, granted: Granted): Promise<void> {
+    const { lease, envelope } = granted;
+    const attributes = {
+      'tallyho.job.id': lease.jobId,
+      'tallyho.job.envelope.id': lease.envelope,
+      'tallyho.job.processor': processor.name,
+    };
+    return this.deps.instruments.spans.push.run(
+      { attributes, ...(envelope.trace === undefined ? {} : { parent: envelope.trace }) },
+      (span) => this.pushInSpan(processor, granted, span.traceparent()),
+    );
+  }
+
+  private async pushInSpan(processor: WebhookProcessor, granted: Granted, traceparent: string | undefined): Promise<void> {
     const { deps } = this;
     const { lease } = granted;
     const body = JSON.stringify({ type: 'tallyho.jobs.batch', processor: processor.name, jobId: lease.jobId, items: granted.items });
@@ -87,8 +112,8 @@ export class Pusher {
       processor.secret,
       ...(processor.previousSecret !== null && (processor.previousSecretUntil ?? 0) > now ? [processor.previousSecret] : []),
     ];
-    const id = `${lease.jobId}:${lease.envelope}:${granted.dequeueCount}`;
-    const headers = webhookHeaders(secrets, id, Math.floor(now / 1000), body);
+    const signed = webhookHeaders(secrets, deliveryId(granted), Math.floor(now / 1000), body);
+    const headers = traceparent === undefined ? signed : { ...signed, traceparent };
     let verdicts: ItemVerdict[];
     try {
       const response = await deps.push.post(processor.url, body, headers, processor.timeoutSeconds * 1000);

@@ -33,6 +33,24 @@ export interface QueueDepth {
   readonly queue: string;
   readonly messages: number;
   readonly poison: number;
+  /** When the envelope at the front of the queue (the oldest visible one) was first queued, in ms; undefined when none is visible. */
+  readonly oldestQueuedAt: number | undefined;
+}
+
+/** The most messages one peek shows (the service's limit). */
+export const peekLimit = 32;
+
+/**
+ * One look at a queue: its approximate length (every message: visible, or held invisible by a lease
+ * or a back-off), how many are visible at its front (a peek: at most `peekLimit`, so `peekLimit`
+ * means "at least that many"), and when the front one was first queued. Storage queues are not
+ * strictly FIFO, so the front is the oldest visible message as the service orders them; an envelope
+ * made visible again after a retry keeps its first insertion time.
+ */
+export interface QueueLook {
+  readonly messages: number;
+  readonly visible: number;
+  readonly oldestQueuedAt: number | undefined;
 }
 
 export interface EnvelopeQueues {
@@ -44,6 +62,8 @@ export interface EnvelopeQueues {
   send(queue: string, envelope: Envelope, delaySeconds: number): Promise<void>;
   /** Every work queue's backlog. */
   depths(): Promise<QueueDepth[]>;
+  /** One look at `queue` (a declared processor's), peeking at up to `peek` messages of its front. */
+  look(queue: string, peek: number): Promise<QueueLook>;
 }
 
 /** Base64 of the sealed UTF-8 JSON: what the host decodes with `messageEncoding: base64`, on every queue alike. */
@@ -67,19 +87,36 @@ export class StorageEnvelopeQueues implements EnvelopeQueues {
   }
 
   async depths(): Promise<QueueDepth[]> {
-    const count = async (name: string): Promise<number> => {
-      try {
-        return (await (await this.queue(name)).getProperties()).approximateMessagesCount ?? 0;
-      } catch (err) {
-        throw translateStorageError(err, `reading the length of ${name}`);
-      }
-    };
     return Promise.all(
       this.names.map(async (queue) => {
-        const [messages, poison] = await Promise.all([count(queue), count(poisonQueueName(queue))]);
-        return { queue, messages, poison };
+        const [front, poison] = await Promise.all([this.look(queue, 1), this.lengthOf(poisonQueueName(queue))]);
+        return { queue, messages: front.messages, poison, oldestQueuedAt: front.oldestQueuedAt };
       }),
     );
+  }
+
+  async look(queue: string, peek: number): Promise<QueueLook> {
+    const [messages, front] = await Promise.all([this.lengthOf(queue), this.peek(queue, peek)]);
+    const oldest = front.reduce<number | undefined>((min, at) => (min === undefined || at < min ? at : min), undefined);
+    return { messages, visible: front.length, oldestQueuedAt: oldest };
+  }
+
+  private async lengthOf(name: string): Promise<number> {
+    try {
+      return (await (await this.queue(name)).getProperties()).approximateMessagesCount ?? 0;
+    } catch (err) {
+      throw translateStorageError(err, `reading the length of ${name}`);
+    }
+  }
+
+  /** The insertion times of the visible messages at the front of `name` (a queue not created yet has none). */
+  private async peek(name: string, count: number): Promise<number[]> {
+    try {
+      const answer = await (await this.queue(name)).peekMessages({ numberOfMessages: Math.max(1, Math.min(peekLimit, count)) });
+      return answer.peekedMessageItems.map((m) => m.insertedOn.getTime());
+    } catch (err) {
+      throw translateStorageError(err, `peeking at ${name}`);
+    }
   }
 
   async send(name: string, envelope: Envelope, delaySeconds: number): Promise<void> {

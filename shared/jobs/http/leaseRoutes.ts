@@ -10,6 +10,9 @@ const leaseLinks = (leaseId: string) => ({ extend: `/api/leases/${leaseId}/exten
 const expired = problem(
   'The lease ran out (its items come back in another lease), was spent by a completion or an extension, or its job was cancelled; nothing changed',
 );
+const notCompleted = problem(
+  'The lease ran out (its items come back in another lease) or was spent by an extension before any completion, or its job was cancelled; nothing changed',
+);
 
 export function leasesTakeRoute(deps: JobRouteDeps): RouteDefinition {
   return defineRoute({
@@ -20,11 +23,13 @@ export function leasesTakeRoute(deps: JobRouteDeps): RouteDefinition {
     description:
       'Answers 200 with a lease: its items (each with its job, its attempt and its data) are yours until `expiresAt`; extend it ' +
       'while you work, then complete it. With nothing ready it waits up to `wait` seconds (long poll) and answers 204. An item ' +
-      'whose lease runs out, or that a completion does not mention, comes back in a later lease as its next attempt. ' +
+      'whose lease runs out, or that a completion does not mention, comes back in a later lease as its next attempt — but a ' +
+      'lease never used (no extension, no completion: its caller had gone) is not counted as an attempt. ' +
       'A caller waits in at most a quarter of TALLYHO_JOBS_MAX_LEASE_WAITERS places per instance: beyond it, or on a full ' +
       'instance, the oldest wait of the largest holder answers 204 early. `wait: 0` takes no place, so it is never turned away for room.',
     tags,
     params: processorParams,
+    workerTarget: ({ name }) => deps.jobs().leases.workersOf(name),
     body: leaseRequest,
     bodyRequired: false,
     examples: [{ wait: 20, maxItems: 50 }],
@@ -70,6 +75,7 @@ export function leasesExtendRoute(deps: JobRouteDeps): RouteDefinition {
       "The lease lasts another of its processor's lease durations from now, under the new `leaseId` answered; the old id is spent.",
     tags,
     params: leaseParams,
+    workerTarget: ({ leaseId }) => deps.jobs().leases.workersOfLease(leaseId),
     responses: {
       200: { description: 'Extended', schema: extendView },
       400: problem('Not a lease id'),
@@ -93,18 +99,20 @@ export function leasesCompleteRoute(deps: JobRouteDeps): RouteDefinition {
     description:
       '`succeeded` (with its `output`) and `failed` (with `code` and `reason`) are final; `retry` (with `reason`) brings the item ' +
       "back after the processor's back-off, as its next attempt — past maxAttempts it fails with that reason. An item not mentioned " +
-      'comes back like a retry. Each result is recorded once, however often the batch travels.',
+      'comes back like a retry. Each result is recorded once, however often the batch travels. The same lease completed again ' +
+      "(its answer was lost) answers the first completion's report and changes nothing.",
     tags,
     params: leaseParams,
+    workerTarget: ({ leaseId }) => deps.jobs().leases.workersOfLease(leaseId),
     body: completionBody,
     bodyRequired: true,
     maxBodyBytes: deps.maxRequestBytes,
     examples: [completionBody.meta()?.example],
     responses: {
-      200: { description: 'Recorded', schema: completionView },
+      200: { description: 'Recorded (or recorded before: the first report)', schema: completionView },
       400: problem('Not a lease id, or a result for an item the lease does not hold (named), a duplicate, an output too large'),
       404: problem('Not a lease of this app, or its job is gone'),
-      409: expired,
+      409: notCompleted,
       413: problem('Body larger than TALLYHO_JOBS_MAX_REQUEST_BYTES'),
       503: unavailable,
     },

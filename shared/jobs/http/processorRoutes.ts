@@ -19,6 +19,7 @@ function viewProcessor(p: DeclaredProcessor, queuePrefix: string, secret?: strin
     maxAttempts: p.maxAttempts,
     retry: p.retry,
     itemSchema: p.itemSchema,
+    workers: p.workers ?? [],
     queue: processorQueueName(queuePrefix, p.name),
     createdAt: iso(p.createdAt),
     updatedAt: iso(p.updatedAt),
@@ -53,6 +54,8 @@ export function processorsDeclareRoute(deps: JobRouteDeps): RouteDefinition {
     examples: [
       declareBody.meta()?.example,
       { type: 'webhook', url: 'https://hooks.example.com/thumbnails', batchSize: 20, timeoutSeconds: 30, concurrency: 4 },
+      // A local endpoint over http (docs/jobs.md "Try it locally": private addresses allowed, the host on the allow-list).
+      { type: 'webhook', url: 'http://localhost:8080/hook', batchSize: 10 },
     ],
     responses: {
       200: { description: 'Changed', schema: processorView },

@@ -18,6 +18,7 @@ export const processorView = z
     maxAttempts: z.number().int(),
     retry: z.object({ delaySeconds: z.number(), multiplier: z.number(), maxDelaySeconds: z.number() }),
     itemSchema: z.record(z.string(), z.unknown()).nullable(),
+    workers: z.array(z.string()).meta({ description: 'Caller ids that may lease its batches besides holders of its worker role' }),
     queue: z.string().meta({ description: "The processor's own storage queue" }),
     url: z.string().optional(),
     timeoutSeconds: z.number().int().optional(),
@@ -63,6 +64,10 @@ const leasedItem = z.object({
   jobId: z.string(),
   attempt: z.number().int().meta({ description: '1 for the first attempt' }),
   data: z.record(z.string(), z.unknown()).meta({ description: 'The item as submitted' }),
+  traceparent: z.string().optional().meta({
+    description:
+      "The W3C traceparent of the job's submission (when it was traced): continue it in the worker's own OpenTelemetry, as a parent or a span link",
+  }),
 });
 
 export const leaseView = z

@@ -3,13 +3,37 @@ import type { Clock } from '../../clock';
 import { AppError } from '../../errors';
 import type { Page, PageRequest } from '../../storage/list';
 import type { JobFile, JobFiles } from '../envelopes/files';
-import { type EnvelopeQueues, poisonQueueName, type QueueDepth } from '../envelopes/queues';
+import { type EnvelopeQueues, peekLimit, poisonQueueName, type QueueDepth } from '../envelopes/queues';
 import { viewJob } from './view';
-import { isFinished, type JobRecord } from '../ledger/jobRecord';
+import { isFinished, type JobReader, type JobRecord, requireOwnerOf } from '../ledger/jobRecord';
 import type { JobRows } from '../ledger/jobRows';
 import type { ResultStore } from '../ledger/resultStore';
 import type { ResultStatus, StoredResult } from '../ledger/results';
 import type { ProcessorRegistry } from '../processors/processor';
+import { processorQueueName } from '../processors/processorDefinition';
+import type { ProcessorStore } from '../processors/processorStore';
+
+/**
+ * A declared processor's queue, read now. `backlog` counts every envelope not done (waiting, leased,
+ * or waiting out a retry's back-off: the approximate length); `leased` is those not visible (held by
+ * a lease, or waiting out a back-off), known only while fewer than 32 are visible (one peek shows at
+ * most 32), otherwise null; `oldestAgeSeconds` is the age of the oldest visible envelope (0: none).
+ */
+export interface ProcessorBacklog {
+  readonly processor: string;
+  readonly type: 'external' | 'webhook';
+  readonly queue: string;
+  readonly backlog: number;
+  readonly waiting: number;
+  readonly waitingAtLeast: boolean;
+  readonly leased: number | null;
+  readonly oldestAgeSeconds: number;
+}
+
+/** Seconds since `queuedAt` on the app's clock, 0 when nothing waits (never negative: clocks differ a little). */
+function ageSeconds(queuedAt: number | undefined, now: number): number {
+  return queuedAt === undefined ? 0 : Math.max(0, Math.round((now - queuedAt) / 1000));
+}
 
 export class JobReads {
   constructor(private readonly deps: JobReadsDeps) {}
@@ -18,14 +42,24 @@ export class JobReads {
     return (await this.deps.rows.require(id)).job;
   }
 
+  /** The job for its owner or an admin; 404 for anyone else, as for no job. */
+  async owned(id: string, reader: JobReader): Promise<JobRecord> {
+    return requireOwnerOf(await this.job(id), reader);
+  }
+
   /** The API view: a running job's counts come from its tally rows (one query), a finished job's from its row. */
   async view(id: string): Promise<ReturnType<typeof viewJob>> {
     return this.viewOf(await this.job(id));
   }
 
-  /** A page of jobs in id order, each as `view` shows it. */
-  async list(page: PageRequest): Promise<Page<ReturnType<typeof viewJob>>> {
-    const listing = await this.deps.rows.list(page);
+  /** The API view of the job for its owner or an admin (404 for anyone else). */
+  async viewFor(id: string, reader: JobReader): Promise<ReturnType<typeof viewJob>> {
+    return this.viewOf(await this.owned(id, reader));
+  }
+
+  /** A page of jobs in id order, each as `view` shows it: the reader's own, or everyone's for an admin. */
+  async list(page: PageRequest, reader: JobReader): Promise<Page<ReturnType<typeof viewJob>>> {
+    const listing = await this.deps.rows.list(page, reader.roles.admin ? undefined : reader.id);
     return { ...listing, items: await Promise.all(listing.items.map((job) => this.viewOf(job))) };
   }
 
@@ -34,13 +68,15 @@ export class JobReads {
     list: 'results' | 'failures',
     status: ResultStatus | undefined,
     page: PageRequest,
+    /** Who reads (the API: its owner or an admin, else 404); the app's own reads name no one. */
+    reader?: JobReader,
   ): Promise<Page<StoredResult>> {
-    await this.job(id);
+    await (reader === undefined ? this.job(id) : this.owned(id, reader));
     return this.deps.results.page(id, list, status, page);
   }
 
-  async file(id: string, name: string): Promise<JobFile> {
-    await this.job(id);
+  async file(id: string, name: string, reader?: JobReader): Promise<JobFile> {
+    await (reader === undefined ? this.job(id) : this.owned(id, reader));
     const file = await this.deps.files.readFile(id, name);
     if (file === undefined) throw new AppError('NotFound', `Job ${id} has no file ${name} (yet)`);
     return file;
@@ -51,17 +87,47 @@ export class JobReads {
     return this.deps.queues.depths();
   }
 
-  /** The backlog for an operator: one read of each work queue and poison queue (TALLYHO_JOBS_QUEUES of each). */
+  /** Each declared processor's queue: two reads each (its length and a peek at its front). */
+  async processorBacklogs(): Promise<ProcessorBacklog[]> {
+    const declared = (await this.deps.declared.list()).sort((a, b) => a.name.localeCompare(b.name));
+    return Promise.all(
+      declared.map(async (p) => {
+        const queue = processorQueueName(this.deps.queuePrefix, p.name);
+        const look = await this.deps.queues.look(queue, peekLimit);
+        const waitingAtLeast = look.visible >= peekLimit;
+        return {
+          processor: p.name,
+          type: p.type,
+          queue,
+          backlog: look.messages,
+          waiting: look.visible,
+          waitingAtLeast,
+          leased: waitingAtLeast ? null : Math.max(0, look.messages - look.visible),
+          oldestAgeSeconds: ageSeconds(look.oldestQueuedAt, this.deps.clock.now()),
+        };
+      }),
+    );
+  }
+
+  /** The backlog for an operator: each work queue and poison queue (TALLYHO_JOBS_QUEUES of each), and each declared processor's queue. */
   async figures() {
-    const queues = (await this.backlog()).map((d) => ({ ...d, poisonQueue: poisonQueueName(d.queue) }));
+    const [depths, declared] = await Promise.all([this.backlog(), this.processorBacklogs()]);
+    const now = this.deps.clock.now();
+    const queues = depths.map(({ oldestQueuedAt, ...d }) => ({
+      ...d,
+      oldestAgeSeconds: ageSeconds(oldestQueuedAt, now),
+      poisonQueue: poisonQueueName(d.queue),
+    }));
     return {
-      readAt: new Date(this.deps.clock.now()).toISOString(),
+      readAt: new Date(now).toISOString(),
       processors: [...this.deps.inApp.keys()].sort(),
       queues,
       total: {
         messages: queues.reduce((n, q) => n + q.messages, 0),
         poison: queues.reduce((n, q) => n + q.poison, 0),
+        oldestAgeSeconds: queues.reduce((n, q) => Math.max(n, q.oldestAgeSeconds), 0),
       },
+      declared,
     };
   }
 
@@ -77,5 +143,8 @@ export interface JobReadsDeps {
   readonly files: JobFiles;
   readonly queues: EnvelopeQueues;
   readonly inApp: ProcessorRegistry;
+  readonly declared: ProcessorStore;
+  /** TALLYHO_JOBS_QUEUE_PREFIX: declared processors' queues are `<prefix>-x-<name>`. */
+  readonly queuePrefix: string;
   readonly clock: Clock;
 }

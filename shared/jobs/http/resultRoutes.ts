@@ -23,8 +23,8 @@ export function jobsResultsRoute(deps: JobRouteDeps): RouteDefinition {
     params: jobParams,
     query: resultsQuery,
     responses: pageAnswers(resultsPage, 'Bad id, status, maxPageSize or continuationToken'),
-    handle: async ({ params, query }) =>
-      json(200, pageBody(await deps.jobs().reads.results(params.id, 'results', query.status, query), viewResult)),
+    handle: async ({ params, query, caller }) =>
+      json(200, pageBody(await deps.jobs().reads.results(params.id, 'results', query.status, query, caller), viewResult)),
   });
 }
 
@@ -38,8 +38,8 @@ export function jobsFailuresRoute(deps: JobRouteDeps): RouteDefinition {
     params: jobParams,
     query: failuresQuery,
     responses: pageAnswers(failuresPage, 'Bad id, maxPageSize or continuationToken'),
-    handle: async ({ params, query }) =>
-      json(200, pageBody(await deps.jobs().reads.results(params.id, 'failures', 'failed', query), viewFailure)),
+    handle: async ({ params, query, caller }) =>
+      json(200, pageBody(await deps.jobs().reads.results(params.id, 'failures', 'failed', query, caller), viewFailure)),
   });
 }
 
@@ -57,8 +57,8 @@ export function jobsFileRoute(deps: JobRouteDeps): RouteDefinition {
       404: problem('No such job, or no such file (yet)'),
       503: unavailable,
     },
-    handle: async ({ params }) => {
-      const file = await deps.jobs().reads.file(params.id, params.name);
+    handle: async ({ params, caller }) => {
+      const file = await deps.jobs().reads.file(params.id, params.name, caller);
       return { status: 200, headers: { 'content-type': file.contentType }, body: new Uint8Array(file.body) };
     },
   });

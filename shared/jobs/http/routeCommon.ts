@@ -4,6 +4,7 @@ import type { ProcessorInfo } from '../processors/processor';
 import type { Leases } from '../delivery/leases';
 import type { Declarations } from '../processors/declarations';
 import type { JobReads } from './reads';
+import type { Cancels } from '../submit/cancel';
 import type { Submissions } from '../submit/submissions';
 
 /** What the routes use of the capability (its front door, shared/jobs/index.ts). */
@@ -12,6 +13,7 @@ interface JobsOfRoutes {
   readonly reads: JobReads;
   readonly processors: Declarations;
   readonly leases: Leases;
+  readonly cancels: Pick<Cancels, 'request'>;
 }
 
 export interface JobRouteDeps {

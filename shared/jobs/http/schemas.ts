@@ -139,14 +139,47 @@ export const jobFigures = z
       z.object({
         queue: z.string().meta({ description: 'A work queue' }),
         messages: z.number().int().meta({ description: 'Envelopes waiting in it (the approximate count Azure Storage reports)' }),
+        oldestAgeSeconds: z
+          .number()
+          .int()
+          .meta({ description: 'Age of the oldest envelope waiting in it, since it was first queued (0: none waiting)' }),
         poisonQueue: z.string(),
         poison: z.number().int().meta({ description: 'Envelopes in its poison queue not yet recorded as failed items' }),
       }),
     ),
-    total: z.object({ messages: z.number().int(), poison: z.number().int() }),
+    total: z.object({
+      messages: z.number().int(),
+      poison: z.number().int(),
+      oldestAgeSeconds: z.number().int().meta({ description: 'The oldest of the work queues' }),
+    }),
+    declared: z.array(
+      z.object({
+        processor: z.string(),
+        type: z.enum(['external', 'webhook']),
+        queue: z.string().meta({ description: "The processor's own queue" }),
+        backlog: z
+          .number()
+          .int()
+          .meta({ description: "Envelopes not yet done: waiting, leased, or waiting out a retry's back-off (the approximate count)" }),
+        waiting: z.number().int().meta({ description: 'Envelopes visible at the front of the queue, ready to lease (a peek: at most 32)' }),
+        waitingAtLeast: z.boolean().meta({ description: 'True when `waiting` is the peek limit (32): at least that many wait' }),
+        leased: z
+          .number()
+          .int()
+          .nullable()
+          .meta({
+            description: "Envelopes held by a lease or waiting out a retry's back-off (backlog − waiting); null while 32 or more wait",
+          }),
+        oldestAgeSeconds: z
+          .number()
+          .int()
+          .meta({ description: 'Age of the oldest envelope waiting, since it was first queued (0: none waiting)' }),
+      }),
+    ),
   })
   .meta({
     id: 'JobFigures',
     description:
-      'The backlog of the in-app processors: the same queue lengths the tallyho.job.backlog and tallyho.job.poison.backlog gauges report, read now.',
+      "The backlog of the in-app processors' work queues and of each declared processor's queue: the figures the tallyho.job.backlog, " +
+      'tallyho.job.backlog.age, tallyho.job.poison.backlog and tallyho.job.processor.* gauges report, read now.',
   });

@@ -1,4 +1,4 @@
-/** Submitting jobs and reading them: submit, list, get, and running a job's failed items again. */
+/** Submitting jobs and reading them: submit, list, get, cancel, and running a job's failed items again. */
 import { readIdempotencyKey } from '../../http/idempotencyHeader';
 import { pageBody, pageQuery } from '../../http/paging';
 import { acceptedResponse, acceptedResult } from '../../http/operation';
@@ -16,6 +16,8 @@ function registered(deps: JobRouteDeps): string {
 
 /** Batches finish in seconds; a job's progress read every 2 s is what the clients' progress loop does too. */
 const jobPollSeconds = 2;
+/** The background step of a cancel writes thousands of items a second: a status read a second later mostly finds it done. */
+const cancelPollSeconds = 1;
 
 export function jobsSubmitRoute(deps: JobRouteDeps): RouteDefinition {
   return defineRoute({
@@ -78,7 +80,7 @@ export function jobsListRoute(deps: JobRouteDeps): RouteDefinition {
     name: 'jobsList',
     method: 'GET',
     path: 'jobs',
-    summary: 'Jobs with their progress, a page at a time (for operators)',
+    summary: "The caller's jobs with their progress, a page at a time (an admin's: everyone's)",
     description:
       'In job id order: ids given by the app start with the submission time (oldest first); jobs named after an Idempotency-Key ' +
       '(`k-…`) follow them.',
@@ -89,10 +91,10 @@ export function jobsListRoute(deps: JobRouteDeps): RouteDefinition {
       400: problem('Bad maxPageSize or continuationToken'),
       503: unavailable,
     },
-    handle: async ({ query }) =>
+    handle: async ({ query, caller }) =>
       json(
         200,
-        pageBody(await deps.jobs().reads.list(query), (job) => job, { unreadable: true }),
+        pageBody(await deps.jobs().reads.list(query, caller), (job) => job, { unreadable: true }),
         { 'cache-control': 'no-store' },
       ),
   });
@@ -103,11 +105,12 @@ export function jobsFiguresRoute(deps: JobRouteDeps): RouteDefinition {
     name: 'jobsFigures',
     method: 'GET',
     path: 'figures/jobs',
-    summary: 'Envelopes waiting and poisoned, per work queue (for operators)',
+    summary: 'Envelopes waiting and poisoned, per work queue and per declared processor (for operators)',
     description:
-      'Reads the length of every work queue and its poison queue now (two reads per queue, TALLYHO_JOBS_QUEUES queues): the figures ' +
-      'the tallyho.job.backlog and tallyho.job.poison.backlog gauges report, the same whichever instance answers. A declared ' +
-      "processor's queue is its workers' backlog and is not included.",
+      'Reads every work queue and its poison queue now (three reads per queue, TALLYHO_JOBS_QUEUES queues: two lengths and a peek at ' +
+      "the front for the oldest envelope's age), and each declared processor's queue (its length and a peek at up to 32 envelopes): the " +
+      'figures the tallyho.job.backlog, tallyho.job.backlog.age, tallyho.job.poison.backlog and tallyho.job.processor.* gauges report, ' +
+      'the same whichever instance answers.',
     tags,
     responses: {
       200: { description: 'The backlog', schema: jobFigures },
@@ -126,7 +129,7 @@ export function jobsGetRoute(deps: JobRouteDeps): RouteDefinition {
     tags,
     params: jobParams,
     responses: { 200: { description: 'The job', schema: jobView }, 400: badId, 404: notFound, 503: unavailable },
-    handle: async ({ params }) => json(200, await deps.jobs().reads.view(params.id)),
+    handle: async ({ params, caller }) => json(200, await deps.jobs().reads.viewFor(params.id, caller)),
   });
 }
 
@@ -150,9 +153,10 @@ export function jobsRetryFailedRoute(deps: JobRouteDeps): RouteDefinition {
       409: problem('The job is still running, or completed without failures'),
       503: unavailable,
     },
-    handle: async ({ params, durable }) => {
+    handle: async ({ params, durable, caller }) => {
+      await deps.jobs().reads.owned(params.id, caller);
       await deps.jobs().submissions.retryFailed(params.id, durable());
-      const view = await deps.jobs().reads.view(params.id);
+      const view = await deps.jobs().reads.viewFor(params.id, caller);
       return acceptedResult(view, view.links.self as string, jobPollSeconds);
     },
   });
@@ -163,22 +167,26 @@ export function jobsCancelRoute(deps: JobRouteDeps): RouteDefinition {
     name: 'jobsCancel',
     method: 'DELETE',
     path: 'jobs/{id}',
-    summary: 'Cancel a job',
+    summary: 'Cancel a job (a long-running operation)',
     description:
-      'Every item without a final result becomes `cancelled` (an item a worker finished first keeps its result); leases of the job ' +
-      'are refused from then on and its queued batches dropped. The job ends `cancelled`. Repeating the call answers the same.',
+      'Answers 202 once the job is `cancelling`: from then on its leases are refused on every instance and its queued batches ' +
+      'dropped. In the background every item without a final result becomes `cancelled` (an item a worker finished first keeps ' +
+      'its result) and the job ends `cancelled`: follow `statusUri` (the job) every `Retry-After` seconds until then. Repeating ' +
+      'the call answers the same (and resumes a background step that stopped).',
     tags,
     params: jobParams,
     responses: {
-      200: { description: 'The job, cancelled', schema: jobView },
+      202: acceptedResponse('The job, `cancelling` (or already `cancelled`); `statusUri` is the job', jobAccepted),
       400: badId,
       404: notFound,
       409: problem('The job has already finished'),
       503: unavailable,
     },
-    handle: async ({ params }) => {
-      await deps.jobs().submissions.cancel(params.id);
-      return json(200, await deps.jobs().reads.view(params.id));
+    handle: async ({ params, caller }) => {
+      await deps.jobs().reads.owned(params.id, caller);
+      await deps.jobs().cancels.request(params.id);
+      const view = await deps.jobs().reads.viewFor(params.id, caller);
+      return acceptedResult(view, view.links.self as string, cancelPollSeconds);
     },
   });
 }

@@ -12,6 +12,7 @@
  * resubmission or the reconciler can finish an interrupted enqueue from where it stopped.
  */
 import { AppError } from '../../errors';
+import { owns, type Reader } from '../../ownership';
 import type { JsonObject } from '../envelopes/envelope';
 
 export type JobPhase = 'enqueuing' | 'enqueued' | 'finalizing' | 'completed' | 'completedWithFailures' | 'cancelled';
@@ -72,6 +73,28 @@ export interface JobRecord {
   readonly event: EventState;
   /** The submission's W3C traceparent: its envelopes and its completion continue that trace. */
   readonly trace?: string;
+  /**
+   * Who owns it (a Caller id, shared/identity/caller.ts): its submitter, or the owner of the schedule
+   * or gated run that submitted it. Absent on rows written before owners were recorded: those are
+   * an admin's only (docs/security.md "Upgrading").
+   */
+  readonly owner?: string;
+}
+
+/** Who reads or acts on a job: a Caller (shared/identity/caller.ts) has this shape. */
+export type JobReader = Reader;
+
+/**
+ * The job for its owner or an admin; for anyone else the same 404 as a job that does not exist, so
+ * a job id is no capability and a stranger cannot tell a job from nothing.
+ */
+export function requireOwnerOf(job: JobRecord, reader: JobReader): JobRecord {
+  if (owns(reader, job.owner)) return job;
+  throw jobNotFound(job.id);
+}
+
+export function jobNotFound(id: string): AppError {
+  return new AppError('NotFound', `Job ${id} does not exist`);
 }
 
 export interface StoredJob {
@@ -124,6 +147,7 @@ export function jobEntity(job: JobRecord): Record<string, unknown> & { partition
     delivery: job.delivery,
     event: job.event,
     trace: job.trace ?? '',
+    owner: job.owner ?? '',
   };
 }
 
@@ -181,5 +205,7 @@ export function parseJob(id: string, raw: Record<string, unknown>): JobRecord {
     event: oneOf(raw, 'event', id, eventStates),
     // Rows written before traces were kept have none.
     ...(typeof raw.trace === 'string' && raw.trace !== '' ? { trace: raw.trace } : {}),
+    // Rows written before owners were recorded have none (an admin's only).
+    ...(typeof raw.owner === 'string' && raw.owner !== '' ? { owner: raw.owner } : {}),
   };
 }

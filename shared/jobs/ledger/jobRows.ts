@@ -11,7 +11,7 @@ import type { Clock } from '../../clock';
 import { AppError } from '../../errors';
 import { LostRace } from '../../retry';
 import type { Page, PageRequest } from '../../storage/list';
-import { isFinished, type JobRecord, type StoredJob } from './jobRecord';
+import { isFinished, jobNotFound, type JobRecord, type StoredJob } from './jobRecord';
 import type { JobStore } from './jobStore';
 
 /** How long an enqueuer's claim on a job lasts without progress (renewed with every batch sent). */
@@ -59,12 +59,13 @@ export class JobRows {
   /** The job; 404 when it does not exist. */
   async require(id: string): Promise<StoredJob> {
     const stored = await this.deps.jobs.read(id);
-    if (stored === undefined) throw new AppError('NotFound', `Job ${id} does not exist`);
+    if (stored === undefined) throw jobNotFound(id);
     return stored;
   }
 
-  list(page: PageRequest): Promise<Page<JobRecord>> {
-    return this.deps.jobs.list(page);
+  /** A page of jobs; with `owner`, only that owner's. */
+  list(page: PageRequest, owner?: string): Promise<Page<JobRecord>> {
+    return this.deps.jobs.list(page, owner);
   }
 
   listOpen(limit: number): Promise<{ id: string; since: number }[]> {

@@ -128,8 +128,11 @@ export class JobStore {
    * A page of jobs in id order (for operators): the table's own order, so a page costs what it
    * holds — time-ordered ids oldest first, then the jobs named after an Idempotency-Key.
    */
-  async list(page: PageRequest): Promise<Page<JobRecord>> {
-    const query = { filter: odata`RowKey eq ${jobRowKey}`, list: 'jobs', doing: 'listing jobs' };
+  async list(page: PageRequest, owner?: string): Promise<Page<JobRecord>> {
+    const query =
+      owner === undefined
+        ? { filter: odata`RowKey eq ${jobRowKey}`, list: 'jobs', doing: 'listing jobs' }
+        : { filter: odata`RowKey eq ${jobRowKey} and owner eq ${owner}`, list: `jobs?owner=${owner}`, doing: 'listing jobs' };
     return listPage(await this.table(), query, page, (row) => parseJob(row.partitionKey ?? '', row));
   }
 

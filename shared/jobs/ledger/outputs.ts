@@ -161,7 +161,8 @@ export class Outputs {
   }
 }
 
-function requestedJob(text: string): string | undefined {
+/** The job a request message of this capability's queues names (hand-on, cancel), or undefined when it names none. */
+export function requestedJob(text: string): string | undefined {
   try {
     const parsed = JSON.parse(text) as unknown;
     const job = typeof parsed === 'object' && parsed !== null ? (parsed as { job?: unknown }).job : undefined;

@@ -104,6 +104,7 @@ export class Declarations {
         maxAttempts: body.maxAttempts,
         retry: body.retry,
         itemSchema: body.itemSchema,
+        workers: body.workers,
         createdAt: existing?.processor.createdAt ?? now,
         updatedAt: now,
       };

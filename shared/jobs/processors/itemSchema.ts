@@ -106,5 +106,9 @@ function issueOf(index: number, id: string, error: ErrorObject): FieldIssue {
   const missing = error.keyword === 'required' ? (error.params as { missingProperty?: string }).missingProperty : undefined;
   const field = [...pointer, ...(missing === undefined ? [] : [missing])];
   const path = ['body', 'items', String(index), ...field].join('.');
-  return { path, message: `item "${id}": ${field.length === 0 ? 'the item' : field.join('.')} ${error.message ?? 'is invalid'}` };
+  // Ajv's own text names the parent and repeats the field ("must have required property 'url'" of the
+  // item): the message names the item by id, the field by its path, then what is wrong with it.
+  if (missing !== undefined) return { path, message: `item "${id}": field ${field.join('.')} is required by the processor's itemSchema` };
+  const what = field.length === 0 ? 'the item' : `field ${field.join('.')}`;
+  return { path, message: `item "${id}": ${what} ${error.message ?? 'is invalid'}` };
 }

@@ -34,6 +34,8 @@ interface Common {
   readonly retry: RetryPolicy;
   /** A JSON Schema every item must satisfy at submit (a 400 names the item and field); null: any object with an id. */
   readonly itemSchema: Record<string, unknown> | null;
+  /** Caller ids that may work it besides holders of a worker role for it (absent in declarations made before). */
+  readonly workers?: readonly string[];
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -75,11 +77,22 @@ const retry = z
   .strictObject({
     delaySeconds: z.number().int().min(0).max(3600).default(10).meta({ description: "Delay before an item's second attempt" }),
     multiplier: z.number().min(1).max(10).default(2).meta({ description: 'Each later delay is the previous one times this' }),
-    maxDelaySeconds: z.number().int().min(0).max(86_400).default(3600),
+    maxDelaySeconds: z.number().int().min(0).max(86_400).default(3600).meta({ description: 'The longest delay between two attempts' }),
   })
   .meta({ id: 'ProcessorRetry', description: 'Back-off of an item that comes back (retry, not in a completion, lease ran out)' });
 
+/** A caller id an admin names as a worker: `cred:<name>` (a credential) or `entra:<object id>`. */
+const workerId = z
+  .string()
+  .max(80)
+  .regex(/^(?:cred:[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,61}[A-Za-z0-9_-])?|entra:[0-9a-f-]{36})$/, 'Use a caller id: cred:<name> or entra:<object id>');
+
 const common = {
+  workers: z
+    .array(workerId)
+    .max(50)
+    .default([])
+    .meta({ description: 'Caller ids that may lease its batches, besides callers whose roles make them its workers' }),
   batchSize: z.number().int().min(1).max(100).default(25).meta({ description: 'Items per batch (one lease or one push), 1-100' }),
   maxAttempts: z.number().int().min(1).max(20).default(3).meta({ description: 'Attempts per item before it fails with its reason' }),
   retry: retry.default({ delaySeconds: 10, multiplier: 2, maxDelaySeconds: 3600 }),
@@ -100,10 +113,10 @@ export const declareBody = z
     z.strictObject({
       type: z.literal('webhook').meta({ description: 'The app POSTs batches to `url`, signed per the Standard Webhooks specification' }),
       ...common,
-      url: z
-        .string()
-        .max(2000)
-        .meta({ description: 'An https URL on TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS, checked like a webhook schedule target' }),
+      url: z.string().max(2000).meta({
+        description:
+          'An https URL on TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS, checked like a webhook schedule target (http to a loopback host when private addresses are allowed)',
+      }),
       timeoutSeconds: z.number().int().min(1).max(120).default(30).meta({ description: 'How long the app waits for an answer' }),
       concurrency: z
         .number()

@@ -29,8 +29,11 @@ export type KeySpace = 'caller' | 'app';
  * `k-<32 hex>`: the same key always names the same job. A keyed MAC, not a plain hash: whoever
  * guesses another caller's Idempotency-Key must still not be able to compute the job id from it.
  * The app's keys are MACed under their own subkey, so a caller who sends `gate-run:g:r1` as an
- * Idempotency-Key names a different job from the gated run's, never the run's own.
+ * Idempotency-Key names a different job from the gated run's, never the run's own. With an `owner`
+ * (a Caller id) the key names a job among that owner's only: two callers who happen to choose the
+ * same Idempotency-Key get two jobs, and neither can replay (and so read) the other's.
  */
-export function jobIdForKey(key: string, signer: Signer, space: KeySpace = 'caller'): string {
-  return `k-${signer.macHex(space === 'app' ? 'app-job-id' : 'job-id', key).slice(0, 32)}`;
+export function jobIdForKey(key: string, signer: Signer, space: KeySpace = 'caller', owner?: string): string {
+  const named = owner === undefined ? key : `${owner}\n${key}`;
+  return `k-${signer.macHex(space === 'app' ? 'app-job-id' : 'job-id', named).slice(0, 32)}`;
 }

@@ -1,6 +1,7 @@
 /**
  * The reconciler (a timer): visits the jobs in the `open` index and finishes whatever a crash left
- * half done — an enqueue whose lease ran out (resumed from its cursor), a finalization whose
+ * half done — an enqueue whose lease ran out (resumed from its cursor), a cancel whose background
+ * step never ran or stopped (./cancel.ts), a finalization whose
  * finalizer vanished, a completion's hand-on or event still owed — and drops jobs that are done
  * from the index. Each step is the same conditional, idempotent one the normal path uses, so the
  * reconciler racing a live worker costs a lost race, never a duplicate.
@@ -11,9 +12,10 @@ import type { Completion } from '../ledger/completion';
 import { isFinished } from '../ledger/jobRecord';
 import type { JobRows } from '../ledger/jobRows';
 import { hasPendingOutput, type Outputs } from '../ledger/outputs';
+import type { Cancels } from './cancel';
 import type { Enqueuer } from './enqueue';
 
-type ReconcileAction = 'none' | 'enqueueResumed' | 'completed' | 'published' | 'closed';
+type ReconcileAction = 'none' | 'enqueueResumed' | 'cancelFinished' | 'completed' | 'published' | 'closed';
 
 export interface ReconcileReport {
   readonly visited: number;
@@ -26,6 +28,7 @@ export interface ReconcileDeps {
   readonly enqueuer: Enqueuer;
   readonly completion: Completion;
   readonly outputs: Outputs;
+  readonly cancels: Pick<Cancels, 'finish'>;
   /** TALLYHO_JOBS_STALE_SECONDS: work idle this long is taken over. */
   readonly staleSeconds: number;
   readonly newLease: () => string;
@@ -71,6 +74,11 @@ export class Reconciler {
       deps.logger.log('warn', 'jobs.enqueue_resumed', { job: id, by: 'reconciler', cursor: job.cursor, envelopes: job.envelopes });
       await deps.enqueuer.run(claimed);
       return 'enqueueResumed';
+    }
+    if (!isFinished(job.phase) && job.cancelledAt !== null && now - job.updatedAt >= staleMs) {
+      // Marked cancelled, and its background step has not finished it since: it never ran, or died.
+      await deps.cancels.finish(id);
+      return isFinished((await deps.rows.require(id)).job.phase) ? 'cancelFinished' : 'none';
     }
     if (!isFinished(job.phase)) {
       return isFinished((await deps.completion.completeIfDone(id)).job.phase) ? 'completed' : 'none';

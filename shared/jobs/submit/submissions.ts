@@ -1,5 +1,5 @@
 /**
- * The requests that change a job: submit, cancel and run the failed items again.
+ * The requests that change a job: submit and run the failed items again (cancel: ./cancel.ts).
  *
  * Submitting: everything that can reject the request is checked before the first write
  * (./check.ts), so a 400 or 413 leaves no trace. Then, in this order: the `open` index entry, a place
@@ -8,11 +8,7 @@
  * job id is derived from the key: a resubmission reads the job, checks it carries the same items, and
  * finishes an enqueue that a crash interrupted, from the cursor on.
  *
- * Cancelling (`DELETE /api/jobs/{id}`): one conditional write marks the job (`cancelledAt`); from
- * then on its leases are refused and its messages are dropped when received. Every item without a
- * final result is then recorded `cancelled` — insert-if-absent like any result, so an item a worker
- * finished first keeps its result, and the tallies stay exact — and the job completes as `cancelled`
- * (without the processor's reduce). Repeating the call finishes a cancel a crash cut short.
+ * Cancelling is ./cancel.ts.
  *
  * Retry-failed (`POST /api/jobs/{id}/retry-failed`): the round's item list is written first; then one
  * conditional write moves the job back to `enqueuing` (round + 1, `marked` false); the enqueuer
@@ -33,7 +29,6 @@ import type { JobRecord, StoredJob } from '../ledger/jobRecord';
 import { enqueueLeaseMs, type JobRows } from '../ledger/jobRows';
 import { hasPendingOutput, type Outputs } from '../ledger/outputs';
 import type { ResultStore } from '../ledger/resultStore';
-import type { ItemResult } from '../ledger/results';
 import type { JobInstruments } from '../metrics';
 import type { JobSettings } from '../settings';
 import { type CheckDeps, type Checked, checkSubmission, type SubmitRequest } from './check';
@@ -49,16 +44,16 @@ export interface SubmitResult {
 }
 
 export interface SubmitOptions {
-  /**
-   * Take a place among TALLYHO_JOBS_MAX_OPEN for this owner (a Caller id; the HTTP route's caller),
-   * within its TALLYHO_JOBS_MAX_OPEN_PER_OWNER: the places are a capped set of fair shares, so both
-   * caps are exact however many instances submit at once; a job gives its place back when it
-   * finishes, before its delivery and event. Without one (a gated run or a schedule, until jobs they
-   * make name their maker's owner) the job takes no place and is bounded by its maker's own caps.
-   */
-  readonly owner?: string;
   /** `app`: the key is one the app derived (a schedule's or gated run's), in a space no caller key reaches. */
   readonly keySpace?: KeySpace;
+  /**
+   * Who owns the job (a Caller id): its submitter, or the owner of the schedule or gated run that
+   * submits it. A caller's Idempotency-Key names a job within its owner's keys only. The job takes a
+   * place among TALLYHO_JOBS_MAX_OPEN within its owner's TALLYHO_JOBS_MAX_OPEN_PER_OWNER (a capped set
+   * of fair shares, exact however many instances submit), given back when it finishes; app-made jobs
+   * count for their maker's owner. Without an owner (the app's own jobs) it takes no place.
+   */
+  readonly owner?: string;
 }
 
 export class Submissions {
@@ -76,33 +71,6 @@ export class Submissions {
       span.setAttributes({ 'tallyho.job.id': result.job.id });
       return result;
     });
-  }
-
-  /** Cancels the job (see the top of this file); answers the job as it now is. */
-  async cancel(id: string): Promise<JobRecord> {
-    const { deps } = this;
-    const job = await deps.rows.markCancelled(id);
-    if (job.phase !== 'cancelled') {
-      const rows = await deps.results.allRows(id);
-      const input = await deps.enqueuer.readInput(job);
-      const open: ItemResult[] = input.items
-        .filter((item) => {
-          const row = rows.get(item.id);
-          return row === undefined || row.status === 'retrying';
-        })
-        .map((item) => ({
-          id: item.id,
-          status: 'cancelled',
-          code: 'cancelled',
-          reason: 'The job was cancelled before this item had a result',
-          attempts: 0,
-          envelope: '',
-          claimCheck: false,
-        }));
-      await deps.results.record(id, job.round, open, false, rows);
-      deps.logger.log('info', 'jobs.cancelled', { job: id, cancelledItems: open.length });
-    }
-    return (await deps.completion.completeIfDone(id)).job;
   }
 
   /**
@@ -154,12 +122,12 @@ export class Submissions {
   ): Promise<SubmitResult> {
     const { deps } = this;
     const now = deps.clock.now();
-    const id = key === undefined ? newJobId(now) : jobIdForKey(key, await deps.signer(), options.keySpace);
+    const id = key === undefined ? newJobId(now) : jobIdForKey(key, await deps.signer(), options.keySpace, options.owner);
     if (key !== undefined) {
       const existing = await deps.rows.read(id);
-      if (existing !== undefined) return this.resume(existing, request, input);
+      if (existing !== undefined) return this.resume(existing, request, input, options.owner);
     }
-    const draft = this.draft(id, request, input, route, batchSize, now, trace);
+    const draft = { ...this.draft(id, request, input, route, batchSize, now, trace), ...(options.owner === undefined ? {} : { owner: options.owner }) };
     const job: JobRecord = { ...draft, envelopes: (await deps.enqueuer.roundEnvelopes(draft, input)).length };
     await deps.rows.open(id, now, options.owner);
     await deps.files.writeInput(job, input.text);
@@ -168,7 +136,7 @@ export class Submissions {
       // The same key, submitted concurrently, created it first.
       const existing = await deps.rows.read(id);
       if (existing === undefined) throw new AppError('Conflict', 'The job is being created concurrently; retry');
-      return this.resume(existing, request, input);
+      return this.resume(existing, request, input, options.owner);
     }
     deps.logger.log('info', 'jobs.accepted', { job: id, processor: job.processor, items: job.items, envelopes: job.envelopes });
     const enqueued = (await deps.enqueuer.run(created, input)).job;
@@ -220,10 +188,11 @@ export class Submissions {
   }
 
   /** A resubmission with the same key: same items, or 409; then finish the enqueue if it was interrupted. */
-  private async resume(existing: StoredJob, request: SubmitRequest, input: InputFile): Promise<SubmitResult> {
+  private async resume(existing: StoredJob, request: SubmitRequest, input: InputFile, owner: string | undefined): Promise<SubmitResult> {
     const { deps } = this;
     const { job } = existing;
-    if (job.inputSha256 !== input.sha256 || job.processor !== request.processor) {
+    // Ids are per owner (jobIdForKey), so only a row from before owners were recorded can differ here.
+    if (job.inputSha256 !== input.sha256 || job.processor !== request.processor || job.owner !== owner) {
       // The job is not named: a caller who guessed someone else's key learns nothing of their job.
       throw new AppError('Conflict', 'The Idempotency-Key was first used for a different job submission');
     }

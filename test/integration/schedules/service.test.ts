@@ -13,7 +13,7 @@ import { runStorage } from '../../support/storageAccounts';
 import { creatorOf } from '../../../shared/schedules/creator';
 
 /** The creator every schedule of these tests is recorded with. */
-const tester = creatorOf('tester', 'function');
+const tester = creatorOf('tester', 'function', 'key:shared');
 
 const queueTarget = (queue: string, message: unknown = 'hi') => ({ type: 'queueMessage' as const, queue, message: message as string });
 /** One of each family a schedule must never write to (finding 3), refused even with an allow-list of `*`. */

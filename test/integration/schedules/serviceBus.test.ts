@@ -15,7 +15,7 @@ import { until } from '../../support/waits';
 import { creatorOf } from '../../../shared/schedules/creator';
 
 /** The creator every schedule of these tests is recorded with. */
-const tester = creatorOf('tester', 'function');
+const tester = creatorOf('tester', 'function', 'key:shared');
 
 const message = (n: number) => ({ order: 'ORD-42', step: n });
 

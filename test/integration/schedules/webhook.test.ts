@@ -2,7 +2,7 @@
  * The webhook caller against real local HTTPS servers (self-signed certificate made in the test).
  * DNS is injected: `*.example.test` names point at 127.0.0.1, or at whatever address a case needs.
  */
-import type { ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
@@ -157,5 +157,27 @@ describe('webhook calls', () => {
 
   it('verifies the certificate (an untrusted one fails)', async () => {
     await expect(callWebhook(url('hooks.example.test'), {}, options({ ca: selfSignedCert(names).cert }))).rejects.toThrow();
+  });
+});
+
+describe('plain http to loopback, for local development only', () => {
+  it('is called when private addresses are allowed, and refused otherwise or when the name leaves the machine (before: any http was refused)', async () => {
+    const plain = createHttpServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.end('{"plain":true}'));
+    });
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+    const plainPort = (plain.address() as AddressInfo).port;
+    try {
+      const local = `http://localhost:${plainPort}/hook`;
+      const allowed = parseAllowList([`localhost:${plainPort}`]);
+      await expect(callWebhook(local, { a: 1 }, options({ allowed }))).resolves.toMatchObject({ status: 200, body: '{"plain":true}' });
+      await expect(callWebhook(local, {}, options({ allowed, allowPrivateAddresses: false }))).rejects.toThrow(/Only https URLs may be called/);
+      // A loopback name that resolves elsewhere (a poisoned hosts file, a DNS answer) gets no plain http.
+      const away = (): Promise<readonly ResolvedAddress[]> => Promise.resolve([{ address: '93.184.216.34', family: 4 }]);
+      await expect(callWebhook(local, {}, options({ allowed, resolve: away }))).rejects.toThrow(/plain http goes to loopback only/);
+    } finally {
+      await new Promise((resolve) => plain.close(resolve));
+    }
   });
 });

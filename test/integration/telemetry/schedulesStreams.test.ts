@@ -12,7 +12,7 @@ import { storageFor } from '../../support/sequences';
 import { runStorage } from '../../support/storageAccounts';
 import { memoryTelemetry } from '../../support/telemetry';
 
-const tester = creatorOf('tester', 'function');
+const tester = creatorOf('tester', 'function', 'key:shared');
 const unique = (prefix: string): string => `${prefix}-${Math.random().toString(16).slice(2, 10)}`;
 
 describe('schedules telemetry', () => {

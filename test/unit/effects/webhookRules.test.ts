@@ -86,3 +86,19 @@ describe('webhook allow-list', () => {
     expect(urlRejection(new URL('https://hooks.example.com/'), [])).toMatch(/allow-list/);
   });
 });
+
+describe('http to loopback (local development)', () => {
+  const allowed = parseAllowList(['localhost:8080', '127.0.0.1:8080', '[::1]:8080', 'hooks.example.com:8080']);
+  it.each(['http://localhost:8080/hook', 'http://127.0.0.1:8080/hook', 'http://[::1]:8080/hook'])(
+    'allows %s only when private addresses are allowed',
+    (url) => {
+      expect(urlRejection(new URL(url), allowed, true)).toBeUndefined();
+      expect(urlRejection(new URL(url), allowed, false)).toBe('Only https URLs may be called');
+    },
+  );
+  it('refuses http to any other host, and an unlisted loopback port', () => {
+    expect(urlRejection(new URL('http://hooks.example.com:8080/hook'), allowed, true)).toMatch(/Only https URLs \(or http to a loopback host\)/);
+    expect(urlRejection(new URL('http://localhost/hook'), allowed, true)).toMatch(/not on the webhook allow-list/);
+  });
+});
+

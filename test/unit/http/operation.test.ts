@@ -35,6 +35,7 @@ describe('202 Accepted', () => {
     expect(accepted.map((a) => a.id).sort()).toEqual([
       'countersIncrement',
       'gatesStartRun',
+      'jobsCancel',
       'jobsRetryFailed',
       'jobsSubmit',
       'schedulesTrigger',

@@ -40,8 +40,8 @@ describe('schedule creators', () => {
   });
 
   test('creatorOf names an anonymous creator "unnamed"; describeCreator says who and with which key', () => {
-    expect(creatorOf(undefined, 'function')).toEqual({ by: 'unnamed', level: 'function' });
-    expect(describeCreator(creatorOf('ops', 'admin'))).toBe('created by "ops" with the admin key');
+    expect(creatorOf(undefined, 'function', 'key:shared')).toEqual({ by: 'unnamed', level: 'function', owner: 'key:shared' });
+    expect(describeCreator(creatorOf('ops', 'admin', 'admin:master-key'))).toBe('created by "ops" with the admin key');
     expect(describeCreator(undefined)).toBe('creator not recorded');
   });
 
@@ -59,7 +59,7 @@ describe('schedule creators', () => {
       scheduleId: 's1',
       runId: 's1#1',
       fire: { at: '2099-01-01T00:00:00.000Z', kind: 'scheduled' as const },
-      createdBy: creatorOf('ops', 'admin'),
+      createdBy: creatorOf('ops', 'admin', 'admin:master-key'),
     };
     await expect(runTarget({ type: 'gateRelease', gate: 'g' }, ctx, deps)).resolves.toEqual({ outcome: 'succeeded', detail: 'released' });
     expect(released).toEqual([

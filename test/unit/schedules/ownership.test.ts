@@ -49,7 +49,7 @@ function row(target: unknown, createdBy: unknown, runs: readonly RunRecord[]) {
 
 describe('schedule ownership: what each key level reads', () => {
   test("an admin-made schedule's target, payload and failure reasons are hidden from function-level readers", () => {
-    const adminMade = row(queueTarget, creatorOf('ops', 'admin'), [failedWebhook, succeeded, skipped]);
+    const adminMade = row(queueTarget, creatorOf('ops', 'admin', 'admin:master-key'), [failedWebhook, succeeded, skipped]);
     const view = viewOf(adminMade, 'function');
     expect(view.target).toEqual({ type: 'queueMessage', redacted: true });
     expect(JSON.stringify(view)).not.toContain('sk-live-123');
@@ -68,21 +68,21 @@ describe('schedule ownership: what each key level reads', () => {
   });
 
   test('the admin key reads everything, whoever made it', () => {
-    const adminMade = row(webhookTarget, creatorOf('ops', 'admin'), [failedWebhook]);
+    const adminMade = row(webhookTarget, creatorOf('ops', 'admin', 'admin:master-key'), [failedWebhook]);
     expect(viewOf(adminMade, 'admin')).toMatchObject({ target: webhookTarget, runs: [failedWebhook] });
-    const fnMade = row(webhookTarget, creatorOf('app', 'function'), [failedWebhook]);
+    const fnMade = row(webhookTarget, creatorOf('app', 'function', 'key:shared'), [failedWebhook]);
     expect(viewOf(fnMade, 'admin')).toMatchObject({ target: webhookTarget, runs: [failedWebhook] });
   });
 
   test('a function-level reader of its own webhook schedule sees the target and the status, never what the endpoint answered', () => {
-    const fnMade = row(webhookTarget, creatorOf('app', 'function'), [failedWebhook, { ...failedWebhook, reason: 'HTTP 503' }]);
+    const fnMade = row(webhookTarget, creatorOf('app', 'function', 'key:shared'), [failedWebhook, { ...failedWebhook, reason: 'HTTP 503' }]);
     const view = viewOf(fnMade, 'function');
     expect(view.target).toEqual(webhookTarget);
     expect(view.runs.map((r) => r.reason)).toEqual(['HTTP 500', 'HTTP 503']);
   });
 
   test('a function-level reader of its own queue schedule sees everything', () => {
-    const fnMade = row(queueTarget, creatorOf('app', 'function'), [succeeded]);
+    const fnMade = row(queueTarget, creatorOf('app', 'function', 'key:shared'), [succeeded]);
     expect(viewOf(fnMade, 'function')).toMatchObject({ target: queueTarget, runs: [succeeded] });
   });
 });

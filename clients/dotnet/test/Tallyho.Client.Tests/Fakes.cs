@@ -16,10 +16,16 @@ internal sealed record Recorded(HttpMethod Method, Uri Uri, IReadOnlyDictionary<
 /// <summary>An HttpMessageHandler that records each request and answers with a script.</summary>
 internal sealed class FakeHandler : HttpMessageHandler
 {
-    private readonly Func<Recorded, Task<HttpResponseMessage>> _respond;
+    private readonly Func<Recorded, CancellationToken, Task<HttpResponseMessage>> _respond;
     private readonly List<Recorded> _requests = new();
 
-    public FakeHandler(Func<Recorded, Task<HttpResponseMessage>> respond) => _respond = respond;
+    /// <summary>Answers with the request's cancellation token at hand (a long poll that only its caller ends).</summary>
+    public FakeHandler(Func<Recorded, CancellationToken, Task<HttpResponseMessage>> respond) => _respond = respond;
+
+    public FakeHandler(Func<Recorded, Task<HttpResponseMessage>> respond)
+        : this((r, _) => respond(r))
+    {
+    }
 
     public FakeHandler(Func<Recorded, HttpResponseMessage> respond)
         : this(r => Task.FromResult(respond(r)))
@@ -78,7 +84,7 @@ internal sealed class FakeHandler : HttpMessageHandler
             _requests.Add(recorded);
         }
 
-        var response = await _respond(recorded);
+        var response = await _respond(recorded, cancellationToken);
         response.RequestMessage = request;
         return response;
     }

@@ -44,4 +44,25 @@ public class OperationTests
         var error = await Assert.ThrowsAsync<TallyhoException>(() => client.Jobs.StartSubmitAsync("wordcount", new[] { new { id = "a" } }));
         Assert.Equal("InvalidResponse", error.Code);
     }
+
+    [Fact]
+    public async Task StartCancelAsync_answers_the_cancelling_job_and_polls_until_it_is_cancelled()
+    {
+        var time = new FakeTimeProvider();
+        var reads = new Queue<string>(new[] { "cancelling", "cancelled" });
+        var handler = new FakeHandler(r => r.Method == HttpMethod.Delete
+            ? FakeHandler.Json(202, JobView("cancelling"), ("Location", "/api/jobs/j1"), ("Retry-After", "1"))
+            : FakeHandler.Json(200, JobView(reads.Dequeue())));
+        using var client = Harness.Client(handler, time);
+
+        var operation = await client.Jobs.StartCancelAsync("j1");
+        Assert.Equal("/api/jobs/j1", operation.Id);
+        Assert.Equal(TimeSpan.FromSeconds(1), operation.PollInterval);
+        Assert.False(operation.HasCompleted);
+        Assert.Equal("cancelling", operation.LatestValue?.State);
+
+        var job = await Harness.Drive(time, operation.WaitForCompletionAsync().AsTask(), TimeSpan.FromSeconds(1));
+        Assert.Equal("cancelled", job.State);
+        Assert.Equal(new[] { "DELETE", "GET", "GET" }, handler.Requests.Select(r => r.Method.Method).ToArray());
+    }
 }

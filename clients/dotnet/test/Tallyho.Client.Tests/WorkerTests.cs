@@ -53,6 +53,39 @@ public class JobWorkerTests
     }
 
     [Fact]
+    public async Task StopAsync_cancels_the_open_lease_request()
+    {
+        var time = new FakeTimeProvider();
+        var cancelled = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var handler = new FakeHandler(async (_, token) =>
+        {
+            // A long poll that never answers: only its caller's cancellation ends it.
+            try
+            {
+                await Task.Delay(Timeout.Infinite, token);
+            }
+            catch (OperationCanceledException)
+            {
+                cancelled.TrySetResult();
+                throw;
+            }
+
+            return new HttpResponseMessage(System.Net.HttpStatusCode.NoContent);
+        });
+        using var client = Harness.Client(handler, time);
+        using var worker = new JobWorker(client, "thumbs", (_, _) => Task.FromResult<IReadOnlyList<ItemResult>>(Array.Empty<ItemResult>()), new JobWorkerOptions { Wait = TimeSpan.FromSeconds(20) });
+
+        await worker.StartAsync(CancellationToken.None);
+        await Harness.Eventually(() => handler.Requests.Count >= 1, "a lease request");
+        Assert.False(cancelled.Task.IsCompleted);
+        await worker.StopAsync(CancellationToken.None);
+
+        Assert.True(cancelled.Task.IsCompleted, "the open lease request was cancelled by StopAsync");
+        Assert.Single(handler.Requests);
+        Assert.Equal(0, worker.Batches);
+    }
+
+    [Fact]
     public async Task A_lease_lost_under_a_heartbeat_cancels_the_handler_and_sends_nothing()
     {
         var time = new FakeTimeProvider();
@@ -92,6 +125,71 @@ public class JobWorkerTests
         Assert.True(cancelled);
         Assert.Equal(1, worker.Lost);
         Assert.DoesNotContain(handler.Requests, r => r.Uri.AbsolutePath.EndsWith("/complete", StringComparison.Ordinal));
+    }
+
+    // Before: the 404 went to OnError (default: ignored) and the worker polled a misspelt name forever, silently.
+    [Fact]
+    public async Task A_404_on_the_processor_ends_the_worker_with_an_error_naming_it()
+    {
+        var time = new FakeTimeProvider();
+        var handler = new FakeHandler(_ => FakeHandler.Problem(404, "NotFound", "No declared processor of that name"));
+        using var client = Harness.Client(handler, time);
+        using var worker = new JobWorker(client, "thmubs", (_, _) => Task.FromResult<IReadOnlyList<ItemResult>>(Array.Empty<ItemResult>()), new JobWorkerOptions { Concurrency = 2, OnError = _ => { } });
+
+        await worker.StartAsync(CancellationToken.None);
+        await Harness.Eventually(() => worker.ExecuteTask is { IsCompleted: true }, "the worker ended");
+        var error = await Assert.ThrowsAsync<TallyhoException>(() => worker.ExecuteTask!);
+        Assert.Equal(404, error.StatusCode);
+        Assert.Contains("processor 'thmubs' was not found", error.Message, StringComparison.Ordinal);
+        Assert.InRange(handler.Requests.Count, 1, 2); // each loop asks at most once: no retry loop behind a 404
+    }
+
+    // Before: OnError defaulted to nothing, so a worker whose every lease failed said nothing at all.
+    [Fact]
+    public async Task Without_OnError_the_first_error_of_each_kind_is_logged_and_its_repeats_are_not()
+    {
+        var time = new FakeTimeProvider();
+        var leases = 0;
+        var handler = new FakeHandler(r => Interlocked.Increment(ref leases) switch
+        {
+            <= 3 => FakeHandler.Problem(403, "Forbidden", "Not this key"),
+            4 => FakeHandler.Problem(400, "ValidationFailed", "Bad wait"),
+            _ => new HttpResponseMessage(System.Net.HttpStatusCode.NoContent),
+        });
+        using var client = Harness.Client(handler, time);
+        var logger = new ListLogger();
+        using var worker = new JobWorker(client, "thumbs", (_, _) => Task.FromResult<IReadOnlyList<ItemResult>>(Array.Empty<ItemResult>()), new JobWorkerOptions { Logger = logger });
+
+        await worker.StartAsync(CancellationToken.None);
+        for (var i = 0; i < 200 && Volatile.Read(ref leases) < 5; i++)
+        {
+            time.Advance(TimeSpan.FromSeconds(30));
+            await Task.Delay(10);
+        }
+
+        await worker.StopAsync(CancellationToken.None);
+        Assert.True(Volatile.Read(ref leases) >= 5);
+        Assert.Equal(2, logger.Lines.Count);
+        Assert.Contains("Forbidden:403", logger.Lines[0], StringComparison.Ordinal);
+        Assert.Contains("ValidationFailed:400", logger.Lines[1], StringComparison.Ordinal);
+    }
+
+    private sealed class ListLogger : Microsoft.Extensions.Logging.ILogger
+    {
+        public List<string> Lines { get; } = new();
+
+        public IDisposable? BeginScope<TState>(TState state)
+            where TState : notnull => null;
+
+        public bool IsEnabled(Microsoft.Extensions.Logging.LogLevel logLevel) => true;
+
+        public void Log<TState>(Microsoft.Extensions.Logging.LogLevel logLevel, Microsoft.Extensions.Logging.EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter)
+        {
+            lock (Lines)
+            {
+                Lines.Add(formatter(state, exception));
+            }
+        }
     }
 }
 

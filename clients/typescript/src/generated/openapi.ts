@@ -169,8 +169,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Envelopes waiting and poisoned, per work queue (for operators)
-         * @description Reads the length of every work queue and its poison queue now (two reads per queue, TALLYHO_JOBS_QUEUES queues): the figures the tallyho.job.backlog and tallyho.job.poison.backlog gauges report, the same whichever instance answers. A declared processor's queue is its workers' backlog and is not included.
+         * Envelopes waiting and poisoned, per work queue and per declared processor (for operators)
+         * @description Reads every work queue and its poison queue now (three reads per queue, TALLYHO_JOBS_QUEUES queues: two lengths and a peek at the front for the oldest envelope's age), and each declared processor's queue (its length and a peek at up to 32 envelopes): the figures the tallyho.job.backlog, tallyho.job.backlog.age, tallyho.job.poison.backlog and tallyho.job.processor.* gauges report, the same whichever instance answers.
          */
         get: operations["jobsFigures"];
         put?: never;
@@ -410,7 +410,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Jobs with their progress, a page at a time (for operators)
+         * The caller's jobs with their progress, a page at a time (an admin's: everyone's)
          * @description In job id order: ids given by the app start with the submission time (oldest first); jobs named after an Idempotency-Key (`k-…`) follow them.
          */
         get: operations["jobsList"];
@@ -438,8 +438,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Cancel a job
-         * @description Every item without a final result becomes `cancelled` (an item a worker finished first keeps its result); leases of the job are refused from then on and its queued batches dropped. The job ends `cancelled`. Repeating the call answers the same.
+         * Cancel a job (a long-running operation)
+         * @description Answers 202 once the job is `cancelling`: from then on its leases are refused on every instance and its queued batches dropped. In the background every item without a final result becomes `cancelled` (an item a worker finished first keeps its result) and the job ends `cancelled`: follow `statusUri` (the job) every `Retry-After` seconds until then. Repeating the call answers the same (and resumes a background step that stopped).
          */
         delete: operations["jobsCancel"];
         options?: never;
@@ -532,7 +532,7 @@ export interface paths {
         put?: never;
         /**
          * Complete a lease with a result per item
-         * @description `succeeded` (with its `output`) and `failed` (with `code` and `reason`) are final; `retry` (with `reason`) brings the item back after the processor's back-off, as its next attempt — past maxAttempts it fails with that reason. An item not mentioned comes back like a retry. Each result is recorded once, however often the batch travels.
+         * @description `succeeded` (with its `output`) and `failed` (with `code` and `reason`) are final; `retry` (with `reason`) brings the item back after the processor's back-off, as its next attempt — past maxAttempts it fails with that reason. An item not mentioned comes back like a retry. Each result is recorded once, however often the batch travels. The same lease completed again (its answer was lost) answers the first completion's report and changes nothing.
          */
         post: operations["leasesComplete"];
         delete?: never;
@@ -630,7 +630,7 @@ export interface paths {
         put?: never;
         /**
          * Lease the next batch of an external processor's items
-         * @description Answers 200 with a lease: its items (each with its job, its attempt and its data) are yours until `expiresAt`; extend it while you work, then complete it. With nothing ready it waits up to `wait` seconds (long poll) and answers 204. An item whose lease runs out, or that a completion does not mention, comes back in a later lease as its next attempt.
+         * @description Answers 200 with a lease: its items (each with its job, its attempt and its data) are yours until `expiresAt`; extend it while you work, then complete it. With nothing ready it waits up to `wait` seconds (long poll) and answers 204. An item whose lease runs out, or that a completion does not mention, comes back in a later lease as its next attempt — but a lease never used (no extension, no completion: its caller had gone) is not counted as an attempt.
          */
         post: operations["leasesTake"];
         delete?: never;
@@ -1500,13 +1500,32 @@ export interface components {
             continuationToken?: components["schemas"]["ContinuationToken"];
             items: components["schemas"]["JobFailure"][];
         };
-        /** @description The backlog of the in-app processors: the same queue lengths the tallyho.job.backlog and tallyho.job.poison.backlog gauges report, read now. */
+        /** @description The backlog of the in-app processors' work queues and of each declared processor's queue: the figures the tallyho.job.backlog, tallyho.job.backlog.age, tallyho.job.poison.backlog and tallyho.job.processor.* gauges report, read now. */
         JobFigures: {
+            declared: {
+                /** @description Envelopes not yet done: waiting, leased, or waiting out a retry's back-off (the approximate count) */
+                backlog: number;
+                /** @description Envelopes held by a lease or waiting out a retry's back-off (backlog − waiting); null while 32 or more wait */
+                leased: number | null;
+                /** @description Age of the oldest envelope waiting, since it was first queued (0: none waiting) */
+                oldestAgeSeconds: number;
+                processor: string;
+                /** @description The processor's own queue */
+                queue: string;
+                /** @enum {string} */
+                type: "external" | "webhook";
+                /** @description Envelopes visible at the front of the queue, ready to lease (a peek: at most 32) */
+                waiting: number;
+                /** @description True when `waiting` is the peek limit (32): at least that many wait */
+                waitingAtLeast: boolean;
+            }[];
             /** @description The in-app processors; their envelopes share the work queues below */
             processors: string[];
             queues: {
                 /** @description Envelopes waiting in it (the approximate count Azure Storage reports) */
                 messages: number;
+                /** @description Age of the oldest envelope waiting in it, since it was first queued (0: none waiting) */
+                oldestAgeSeconds: number;
                 /** @description Envelopes in its poison queue not yet recorded as failed items */
                 poison: number;
                 poisonQueue: string;
@@ -1517,6 +1536,8 @@ export interface components {
             readAt: string;
             total: {
                 messages: number;
+                /** @description The oldest of the work queues */
+                oldestAgeSeconds: number;
                 poison: number;
             };
         };
@@ -1587,6 +1608,8 @@ export interface components {
                 };
                 id: string;
                 jobId: string;
+                /** @description The W3C traceparent of the job's submission (when it was traced): continue it in the worker's own OpenTelemetry, as a parent or a span link */
+                traceparent?: string;
             }[];
             leaseId: string;
             leaseSeconds: number;
@@ -1737,6 +1760,8 @@ export interface components {
             type: "external" | "webhook";
             updatedAt: string;
             url?: string;
+            /** @description Caller ids that may lease its batches besides holders of its worker role */
+            workers: string[];
         };
         /**
          * @example {
@@ -1788,6 +1813,11 @@ export interface components {
              * @constant
              */
             type: "external";
+            /**
+             * @description Caller ids that may lease its batches, besides callers whose roles make them its workers
+             * @default []
+             */
+            workers: string[];
         } | {
             /**
              * @description Items per batch (one lease or one push), 1-100
@@ -1829,8 +1859,13 @@ export interface components {
              * @constant
              */
             type: "webhook";
-            /** @description An https URL on TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS, checked like a webhook schedule target */
+            /** @description An https URL on TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS, checked like a webhook schedule target (http to a loopback host when private addresses are allowed) */
             url: string;
+            /**
+             * @description Caller ids that may lease its batches, besides callers whose roles make them its workers
+             * @default []
+             */
+            workers: string[];
         };
         ProcessorList: {
             processors: components["schemas"]["Processor"][];
@@ -1842,7 +1877,10 @@ export interface components {
              * @default 10
              */
             delaySeconds: number;
-            /** @default 3600 */
+            /**
+             * @description The longest delay between two attempts
+             * @default 3600
+             */
             maxDelaySeconds: number;
             /**
              * @description Each later delay is the previous one times this
@@ -1899,6 +1937,8 @@ export interface components {
              * @enum {string}
              */
             level: "function" | "admin";
+            /** @description The caller identity that owns it (absent on schedules created before owners were recorded: admins only). */
+            owner?: string;
         };
         /** @description How late schedules run, read now from the schedule index: the lateness the tallyho.schedule.lateness histogram records, per latest run. */
         ScheduleFigures: {
@@ -3927,13 +3967,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The job, cancelled */
-            200: {
+            /** @description The job, `cancelling` (or already `cancelled`); `statusUri` is the job */
+            202: {
                 headers: {
+                    /** @description The operation's status route (the same as `statusUri`). */
+                    Location: string;
+                    /** @description Seconds to wait before reading the status route. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Job"];
+                    "application/json": components["schemas"]["JobAccepted"];
                 };
             };
             /** @description Not a job id */
@@ -4287,7 +4331,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Recorded */
+            /** @description Recorded (or recorded before: the first report) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4321,7 +4365,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The lease ran out (its items come back in another lease), was spent by a completion or an extension, or its job was cancelled; nothing changed */
+            /** @description The lease ran out (its items come back in another lease) or was spent by an extension before any completion, or its job was cancelled; nothing changed */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -370,8 +370,10 @@ describe(`webhook processors pushing to a local HTTPS endpoint, on the ${hostLab
     const slow = name('hookt');
     const tries = new Map<string, number>();
     const count = (p: string): void => void tries.set(p, (tries.get(p) ?? 0) + 1);
-    hooks.set(`/${broken}`, () => {
+    const pushes: unknown[] = [];
+    hooks.set(`/${broken}`, (_text, headers) => {
       count(broken);
+      pushes.push(headers['webhook-id']);
       return Promise.resolve({ status: 500, body: { error: 'database down' } });
     });
     hooks.set(`/${slow}`, async () => {
@@ -408,6 +410,10 @@ describe(`webhook processors pushing to a local HTTPS endpoint, on the ${hostLab
     for await (const f of jt.failures()) ft.push(f);
     expect(ft[0]?.reason).toMatch(/could not be reached: No answer within 1000 ms \(gave up after 2 attempts\)/);
     expect(tries.get(broken)).toBe(2);
+    // Standard Webhooks: one webhook-id per batch delivery, the same on its retry (before: `…:1`, then `…:2`).
+    expect(pushes).toHaveLength(2);
+    expect(pushes[0]).toEqual(expect.stringContaining(j5.id));
+    expect(pushes[1]).toBe(pushes[0]);
     expect(tries.get(slow)).toBe(2);
   });
 });

@@ -98,7 +98,11 @@ describe('beginSubmit (a poller)', () => {
 
   test("waits the 202's Retry-After before each read and ends with the settled job", async () => {
     const reads = [jobView('running', 1), jobView('completed', 3)];
-    const { jobs: j, clock, requests } = jobs((r) =>
+    const {
+      jobs: j,
+      clock,
+      requests,
+    } = jobs((r) =>
       r.method === 'POST' ? json(202, accepted, { location: '/api/jobs/j1', 'retry-after': '3' }) : json(200, reads.shift()),
     );
     const poller = await j.beginSubmit('wordcount', [{ id: 'a' }]);
@@ -126,5 +130,43 @@ describe('beginSubmit (a poller)', () => {
   test('a status route outside the API is refused', async () => {
     const { jobs: j } = jobs(() => json(202, { ...accepted, statusUri: 'https://elsewhere.example/x' }, { 'retry-after': '1' }));
     await expect(j.beginSubmit('wordcount', [{ id: 'a' }])).rejects.toMatchObject({ code: 'BadResponse' });
+  });
+});
+
+describe('cancel (a poller)', () => {
+  const cancelling = { ...jobView('cancelling', 1), statusUri: '/api/jobs/j1' };
+
+  test('beginCancel sends one DELETE, answers the cancelling job at once, and polls every Retry-After until it is cancelled', async () => {
+    const reads = [jobView('cancelling', 1), jobView('cancelled', 1)];
+    const {
+      jobs: j,
+      clock,
+      requests,
+    } = jobs((r) =>
+      r.method === 'DELETE' ? json(202, cancelling, { location: '/api/jobs/j1', 'retry-after': '1' }) : json(200, reads.shift()),
+    );
+    const poller = await j.job('j1').beginCancel();
+    expect(poller.getOperationState()).toMatchObject({
+      kind: 'jobCancel',
+      statusUri: '/api/jobs/j1',
+      intervalMs: 1000,
+      latest: { state: 'cancelling' },
+    });
+    expect(poller.isDone()).toBe(false);
+    const done = poller.pollUntilDone();
+    await clock.advance(1000);
+    await clock.advance(1000);
+    await expect(done).resolves.toMatchObject({ state: 'cancelled' });
+    expect(requests.map((r) => `${r.method} ${r.path}`)).toEqual(['DELETE jobs/j1', 'GET jobs/j1', 'GET jobs/j1']);
+    // A poller resumed from its text sends no second DELETE.
+    const resumed = await j.job('j1').beginCancel({ resumeFrom: poller.toString() });
+    expect(resumed.isDone()).toBe(true);
+    expect(requests).toHaveLength(3);
+  });
+
+  test('cancel() waits until the job is cancelled; a job already cancelled is done with the answer', async () => {
+    const { jobs: j, requests } = jobs(() => json(202, { ...jobView('cancelled', 1), statusUri: '/api/jobs/j1' }, { 'retry-after': '1' }));
+    await expect(j.job('j1').cancel()).resolves.toMatchObject({ state: 'cancelled' });
+    expect(requests.map((r) => `${r.method} ${r.path}`)).toEqual(['DELETE jobs/j1']);
   });
 });

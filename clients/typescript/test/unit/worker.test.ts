@@ -47,6 +47,24 @@ describe('JobWorker', () => {
     expect(worker.stats).toMatchObject({ batches: 1, items: 2, completed: 1, lost: 0 });
   });
 
+  test('stop aborts the open lease request (the long poll), so a stopped worker leaves no request of its own waiting', async () => {
+    const { transport, requests } = fakeTransport(
+      (r) =>
+        new Promise<Response>((_, reject) => {
+          // A long poll that never answers: only its abort ends it.
+          r.signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+        }),
+    );
+    const worker = new JobWorker(transport, 'thumbs', () => Promise.resolve([]), { waitSeconds: 20 });
+    for (let i = 0; i < 20 && requests.length === 0; i++) await tick();
+    expect(requests[0]).toMatchObject({ path: 'processors/thumbs/leases', body: { wait: 20 } });
+    expect(requests[0]?.signal?.aborted).toBe(false);
+    await worker.stop();
+    expect(requests[0]?.signal?.aborted).toBe(true);
+    expect(requests).toHaveLength(1);
+    expect(worker.stats).toMatchObject({ batches: 0 });
+  });
+
   test('heartbeats extend the lease under its new id while the handler runs; a handler that throws sends every item back as a retry', async () => {
     let leases = 0;
     const { transport, clock, requests } = fakeTransport((r) => {
@@ -100,5 +118,43 @@ describe('JobWorker', () => {
     expect(aborted).toBe(true);
     expect(worker.stats).toMatchObject({ lost: 1, completed: 0 });
     expect(requests.some((r) => r.path.endsWith('/complete'))).toBe(false);
+  });
+
+  test('a 404 on the processor ends the worker with an error naming it (before: it polled forever and said nothing)', async () => {
+    const { transport, requests } = fakeTransport(() => problem(404, 'NotFound'));
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      const worker = new JobWorker(transport, 'thmubs', () => Promise.resolve([]), { concurrency: 2 });
+      await expect(worker.done).rejects.toMatchObject({ name: 'TallyhoError', status: 404, message: expect.stringContaining("processor 'thmubs' was not found") });
+      await expect(worker.stop()).rejects.toMatchObject({ status: 404 });
+      // Each loop asked once and stopped: no retry loop behind the 404.
+      expect(requests.filter((r) => r.path === 'processors/thmubs/leases')).toHaveLength(2);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  test('without onError the first error of each kind is logged, its repeats are not (before: every error was silently ignored)', async () => {
+    let leases = 0;
+    const { transport, clock } = fakeTransport((r) => {
+      if (r.path.endsWith('/leases')) return ++leases <= 3 ? problem(403, 'Forbidden') : leases === 4 ? problem(400, 'ValidationFailed') : new Response(null, { status: 204 });
+      return json(200, {});
+    });
+    const lines: string[] = [];
+    const warn = jest.spyOn(console, 'warn').mockImplementation((line: string) => void lines.push(line));
+    try {
+      const worker = new JobWorker(transport, 'thumbs', () => Promise.resolve([]));
+      for (let round = 0; round < 10 && leases < 5; round++) {
+        for (let i = 0; i < 20; i++) await tick();
+        await clock.advance(30_000);
+      }
+      await worker.stop();
+      expect(leases).toBeGreaterThanOrEqual(5);
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toMatch(/Forbidden:403/);
+      expect(lines[1]).toMatch(/ValidationFailed:400/);
+    } finally {
+      warn.mockRestore();
+    }
   });
 });

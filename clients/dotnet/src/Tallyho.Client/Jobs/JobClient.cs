@@ -125,13 +125,32 @@ public sealed class JobClient
     public Task<Job> RetryFailedAsync(string id, CancellationToken cancellationToken = default) =>
         _http.SendJsonAsync<Job>(new TallyhoRequest(HttpMethod.Post, $"{Path(id)}/retry-failed") { Idempotent = true, Key = KeyLevel.Admin }, cancellationToken);
 
-    /// <summary>Cancels a job: its items without a result become <c>cancelled</c>, its leases are refused.</summary>
+    /// <summary>
+    /// Cancels a job and returns it as an operation, done once the job is <c>cancelled</c>: the server answers as soon as
+    /// the job is <c>cancelling</c> (its leases are refused from then on) and writes its items without a result
+    /// <c>cancelled</c> in the background; <c>await op.WaitForCompletionAsync(ct)</c> is the cancelled job.
+    /// </summary>
     /// <param name="id">The job's id.</param>
-    /// <param name="cancellationToken">Cancels the request.</param>
+    /// <param name="cancellationToken">Cancels the request (not the cancel).</param>
+    /// <returns>The cancel as an operation; its <see cref="Operation{T}.Id"/> resumes it (<see cref="ResumeOperation"/>).</returns>
+    /// <exception cref="TallyhoException">With code <c>Conflict</c> when the job has finished.</exception>
+    public async Task<JobOperation> StartCancelAsync(string id, CancellationToken cancellationToken = default)
+    {
+        using var response = await _http.SendAsync(new TallyhoRequest(HttpMethod.Delete, Path(id)) { Idempotent = true }, cancellationToken).ConfigureAwait(false);
+        var job = await TallyhoHttp.ReadJsonAsync<Job>(response, cancellationToken).ConfigureAwait(false);
+        return new JobOperation(_http, Accepted.StatusUri(response), Accepted.RetryAfter(response, TimeSpan.FromSeconds(1)), job, resumed: false);
+    }
+
+    /// <summary>Cancels a job and waits until it is <c>cancelled</c> (<see cref="StartCancelAsync"/> returns the operation instead).</summary>
+    /// <param name="id">The job's id.</param>
+    /// <param name="cancellationToken">Stops the waiting (the cancel goes on).</param>
     /// <returns>The job, cancelled.</returns>
     /// <exception cref="TallyhoException">With code <c>Conflict</c> when the job has finished.</exception>
-    public Task<Job> CancelAsync(string id, CancellationToken cancellationToken = default) =>
-        _http.SendJsonAsync<Job>(new TallyhoRequest(HttpMethod.Delete, Path(id)) { Idempotent = true }, cancellationToken);
+    public async Task<Job> CancelAsync(string id, CancellationToken cancellationToken = default)
+    {
+        var operation = await StartCancelAsync(id, cancellationToken).ConfigureAwait(false);
+        return await operation.WaitForCompletionAsync(cancellationToken).ConfigureAwait(false);
+    }
 
     /// <summary>Declares (or changes) an external or webhook processor (admin key). A new webhook processor's answer carries its secret, once.</summary>
     /// <param name="name">The processor's name.</param>

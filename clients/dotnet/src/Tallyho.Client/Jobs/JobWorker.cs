@@ -1,4 +1,5 @@
 using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
 using Tallyho.Client.Internal;
 
 namespace Tallyho.Client.Jobs;
@@ -11,6 +12,10 @@ namespace Tallyho.Client.Jobs;
 /// come back later as their next attempt; a handler that throws sends every item back as a retry with the exception's
 /// message. When a heartbeat learns the lease is gone (it ran out, the job was cancelled) the handler's token is
 /// cancelled and nothing is sent. Stopping drains: no new leases, the batches in hand finish and complete.
+/// A lease request answered 404 (a misspelt or undeclared processor) ends the worker: <c>ExecuteTask</c> faults with a
+/// <see cref="TallyhoException"/> that names the processor (a generic host stops and logs it), rather than polling in
+/// silence. Errors the loop survives go to <see cref="JobWorkerOptions.OnError"/>; without one, the first of each kind
+/// is logged.
 /// </summary>
 public sealed class JobWorker : BackgroundService
 {
@@ -18,6 +23,8 @@ public sealed class JobWorker : BackgroundService
     private readonly string _processor;
     private readonly Func<IReadOnlyList<LeasedItem>, CancellationToken, Task<IReadOnlyList<ItemResult>>> _handler;
     private readonly JobWorkerOptions _options;
+    private readonly Action<Exception> _onError;
+    private TallyhoException? _fatal;
     private long _batches;
     private long _completed;
     private long _lost;
@@ -38,6 +45,7 @@ public sealed class JobWorker : BackgroundService
         _processor = Guard.NotEmpty(processor, nameof(processor));
         _handler = Guard.NotNull(handler, nameof(handler));
         _options = options ?? new JobWorkerOptions();
+        _onError = _options.OnError ?? FirstOfKind(_options.Logger);
     }
 
     /// <summary>Batches leased so far.</summary>
@@ -50,11 +58,48 @@ public sealed class JobWorker : BackgroundService
     public long Lost => Interlocked.Read(ref _lost);
 
     /// <inheritdoc />
-    protected override Task ExecuteAsync(CancellationToken stoppingToken) =>
-        Task.WhenAll(Enumerable.Range(0, Math.Max(1, _options.Concurrency)).Select(_ => Task.Run(() => LoopAsync(stoppingToken), CancellationToken.None)));
-
-    private async Task LoopAsync(CancellationToken stopping)
+    protected override async Task ExecuteAsync(CancellationToken stoppingToken)
     {
+        using var ending = CancellationTokenSource.CreateLinkedTokenSource(stoppingToken);
+        await Task.WhenAll(Enumerable.Range(0, Math.Max(1, _options.Concurrency)).Select(_ => Task.Run(() => LoopAsync(ending), CancellationToken.None))).ConfigureAwait(false);
+        if (Volatile.Read(ref _fatal) is { } fatal)
+        {
+            throw fatal;
+        }
+    }
+
+    /// <summary>The default OnError: one line per kind of error, so a broken setup shows without flooding the log.</summary>
+    private static Action<Exception> FirstOfKind(ILogger? logger)
+    {
+        var seen = new HashSet<string>(StringComparer.Ordinal);
+        return ex =>
+        {
+            var kind = ex is TallyhoException t ? $"{t.Code}:{t.StatusCode}" : ex.GetType().Name;
+            lock (seen)
+            {
+                if (!seen.Add(kind))
+                {
+                    return;
+                }
+            }
+
+            var line = $"tallyho worker: {ex.Message} (kind {kind}; later errors of this kind are not logged; set OnError to see every one)";
+            if (logger is null)
+            {
+                Console.Error.WriteLine(line);
+            }
+            else
+            {
+#pragma warning disable CA1848, CA2254 // one line per kind of error: not a hot path, and the text is the message
+                logger.LogWarning(ex, line);
+#pragma warning restore CA1848, CA2254
+            }
+        };
+    }
+
+    private async Task LoopAsync(CancellationTokenSource ending)
+    {
+        var stopping = ending.Token;
         var idle = 0;
         var errors = 0;
         while (!stopping.IsCancellationRequested)
@@ -69,9 +114,24 @@ public sealed class JobWorker : BackgroundService
             {
                 return;
             }
+            catch (TallyhoException ex) when (ex.StatusCode == 404)
+            {
+                // No such processor: polling will not heal it, so every loop ends and ExecuteTask faults naming it.
+                Interlocked.CompareExchange(
+                    ref _fatal,
+                    new TallyhoException(
+                        404,
+                        ex.Code,
+                        $"The worker stopped: processor '{_processor}' was not found (404). Check its name, and that it is declared (PUT /api/processors/{_processor}).",
+                        problem: ex.Problem,
+                        innerException: ex),
+                    null);
+                ending.Cancel();
+                return;
+            }
             catch (Exception ex)
             {
-                _options.OnError?.Invoke(ex);
+                _onError(ex);
                 await PauseAsync(_http.Backoff.Delay(errors++, TimeSpan.FromMilliseconds(500), TimeSpan.FromSeconds(30)), stopping).ConfigureAwait(false);
                 continue;
             }
@@ -142,13 +202,13 @@ public sealed class JobWorker : BackgroundService
                     catch (TallyhoException ex) when (ex.StatusCode is 409 or 404)
                     {
                         // The lease is gone (ran out, spent, job cancelled): stop the handler.
-                        _options.OnError?.Invoke(ex);
+                        _onError(ex);
                         lost.Cancel();
                         return;
                     }
                     catch (Exception ex)
                     {
-                        _options.OnError?.Invoke(ex);
+                        _onError(ex);
                     }
                 }
             },
@@ -190,7 +250,7 @@ public sealed class JobWorker : BackgroundService
                 Interlocked.Increment(ref _lost);
             }
 
-            _options.OnError?.Invoke(ex);
+            _onError(ex);
         }
     }
 

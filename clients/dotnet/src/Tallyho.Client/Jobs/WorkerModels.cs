@@ -1,5 +1,6 @@
 using System.Text.Json;
 using System.Text.Json.Serialization;
+using Microsoft.Extensions.Logging;
 
 namespace Tallyho.Client.Jobs;
 
@@ -17,6 +18,12 @@ public sealed record LeasedItem
 
     /// <summary>The item as submitted.</summary>
     public JsonElement Data { get; init; }
+
+    /// <summary>
+    /// The W3C traceparent of the job's submission, when it was traced: continue the job's trace in the worker's own
+    /// spans (as their parent, or a link: <c>ActivityContext.Parse(item.Traceparent, null)</c>).
+    /// </summary>
+    public string? Traceparent { get; init; }
 }
 
 /// <summary>A leased batch: its items are the worker's until <see cref="ExpiresAt"/> (extended by heartbeats).</summary>
@@ -104,6 +111,12 @@ public sealed class JobWorkerOptions
     /// <summary>Between heartbeats (default a third of the lease).</summary>
     public TimeSpan? Heartbeat { get; set; }
 
-    /// <summary>Errors the loop survives (a failed lease request, a refused completion); default: ignored.</summary>
+    /// <summary>
+    /// Errors the loop survives (a failed lease request, a refused completion). Default: the first error of each kind
+    /// (exception type, status and code) is logged as a warning to <see cref="Logger"/>; its repeats are not.
+    /// </summary>
     public Action<Exception>? OnError { get; set; }
+
+    /// <summary>Where the default <see cref="OnError"/> logs (default: standard error).</summary>
+    public ILogger? Logger { get; set; }
 }

@@ -1,0 +1,142 @@
+/**
+ * Lease requests whose callers have gone, over HTTP against the host of the run (the devhost, and
+ * the real Functions host in the e2e-real run). A long poll's caller drops the answer unread and
+ * closes its connection: to the server that is the same as a worker stopped, crashed or timed out
+ * while its poll was open — neither host tells the handler that its client left (@azure/functions
+ * 4.16.5 gives a handler no signal of it, and the real host ends no invocation when its client
+ * leaves: docs/jobs.md). The batch such a poll takes is not an attempt, so three abandoned polls
+ * followed by a job with `maxAttempts: 2` end with every item succeeded at attempt 1 (before #37:
+ * the item leased twice unread came back at attempt 3 and failed `noResult`).
+ *
+ * And an asynchronous cancel on the same hosts: the DELETE answers 202 with the job `cancelling`
+ * and its statusUri; a lease held from before is refused and nothing of the job is leased from
+ * then on; the `jobsCancelItems` trigger writes the open items `cancelled` in the background.
+ */
+import { request } from 'node:http';
+
+import { type E2eHost, startE2eHost } from './support/harness';
+import { type JobView } from './support/jobs';
+import { requestJson } from './support/http';
+import { unique } from './support/names';
+
+let host: E2eHost;
+
+beforeAll(async () => {
+  host = await startE2eHost({ env: { TALLYHO_JOBS_QUEUE_PREFIX: unique('le'), TALLYHO_JOBS_LEASE_POLL_MAX_MS: '250' } });
+});
+
+afterAll(async () => {
+  await host?.stop();
+});
+
+/** A lease request whose caller never reads the answer: its status, once it comes, and the connection closed. */
+function abandonedPoll(processor: string, wait: number): Promise<number> {
+  const body = JSON.stringify({ wait });
+  const key = host.keys.function ?? host.keys.admin;
+  return new Promise((resolve, reject) => {
+    const req = request(
+      host.url(`/api/processors/${processor}/leases`),
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          ...(key ? { 'x-functions-key': key } : {}),
+        },
+      },
+      (res) => {
+        resolve(res.statusCode ?? 0);
+        res.destroy();
+        req.destroy();
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' ? undefined : reject(err)));
+    req.end(body);
+  });
+}
+
+interface LeaseView {
+  leaseId: string;
+  items: { id: string; attempt: number }[];
+}
+
+describe('lease requests whose callers have gone', () => {
+  it('three abandoned polls, then a job with maxAttempts 2: every item succeeds at attempt 1', async () => {
+    const processor = unique('gone');
+    const declared = await requestJson(host, 'PUT', `/api/processors/${processor}`, {
+      key: 'admin',
+      body: {
+        type: 'external',
+        batchSize: 1,
+        leaseSeconds: 5,
+        maxAttempts: 2,
+        retry: { delaySeconds: 0, multiplier: 1, maxDelaySeconds: 0 },
+      },
+    });
+    expect(declared.status).toBeLessThan(300);
+    // Three polls wait; the job's two batches reach them, and the third takes one again once its lease runs out unused.
+    const polls = [abandonedPoll(processor, 25), abandonedPoll(processor, 25), abandonedPoll(processor, 25)];
+    const submitted = await requestJson<JobView>(host, 'POST', '/api/jobs', {
+      body: { processor, items: [{ id: 'a' }, { id: 'b' }] },
+    });
+    expect(submitted.status).toBe(202);
+    expect(await Promise.all(polls)).toEqual([200, 200, 200]);
+    // A worker that reads its answers: both items, each at attempt 1, and they succeed.
+    const seen: [string, number][] = [];
+    while (seen.length < 2) {
+      const lease = await requestJson<LeaseView>(host, 'POST', `/api/processors/${processor}/leases`, { body: { wait: 20 } });
+      expect(lease.status).toBe(200);
+      seen.push(...lease.body.items.map((i): [string, number] => [i.id, i.attempt]));
+      const done = await requestJson(host, 'POST', `/api/leases/${lease.body.leaseId}/complete`, {
+        body: { results: lease.body.items.map((i) => ({ id: i.id, status: 'succeeded', output: i.attempt })) },
+      });
+      expect(done.status).toBe(200);
+    }
+    expect(seen.sort()).toEqual([
+      ['a', 1],
+      ['b', 1],
+    ]);
+    const view = await requestJson<JobView>(host, 'GET', `/api/jobs/${submitted.body.id}`);
+    expect(view.body).toMatchObject({ state: 'completed', totals: { items: 2, succeeded: 2, failed: 0 } });
+    const results = await requestJson<{ items: { id: string; status: string; attempts: number }[] }>(
+      host,
+      'GET',
+      `/api/jobs/${submitted.body.id}/results`,
+    );
+    expect(results.body.items.map((r) => [r.id, r.status, r.attempts])).toEqual([
+      ['a', 'succeeded', 1],
+      ['b', 'succeeded', 1],
+    ]);
+  });
+
+  it('a cancel answers 202 with the job cancelling, refuses its leases from then on, and ends it cancelled in the background', async () => {
+    const processor = unique('cx');
+    await requestJson(host, 'PUT', `/api/processors/${processor}`, {
+      key: 'admin',
+      body: { type: 'external', batchSize: 2, leaseSeconds: 60 },
+    });
+    const items = Array.from({ length: 6 }, (_, i) => ({ id: `c-${i}` }));
+    const submitted = await requestJson<JobView>(host, 'POST', '/api/jobs', { body: { processor, items } });
+    const held = await requestJson<LeaseView>(host, 'POST', `/api/processors/${processor}/leases`, { body: { wait: 20 } });
+    expect(held.status).toBe(200);
+    const cancel = await requestJson<JobView & { statusUri: string }>(host, 'DELETE', `/api/jobs/${submitted.body.id}`);
+    expect(cancel.status).toBe(202);
+    expect(cancel.body.statusUri).toBe(`/api/jobs/${submitted.body.id}`);
+    expect(cancel.headers.get('location')).toBe(cancel.body.statusUri);
+    expect(['cancelling', 'cancelled']).toContain(cancel.body.state);
+    // From the answer on: the held lease is refused, and no batch of the job is leased.
+    const extend = await requestJson<{ reason?: string }>(host, 'POST', `/api/leases/${held.body.leaseId}/extend`);
+    expect(extend.status).toBe(409);
+    expect(extend.body.reason).toBe('jobCancelled');
+    expect((await requestJson(host, 'POST', `/api/processors/${processor}/leases`, { body: { wait: 0 } })).status).toBe(204);
+    for (;;) {
+      const view = await requestJson<JobView & { totals: { cancelled: number } }>(host, 'GET', cancel.body.statusUri);
+      if (view.body.state === 'cancelled') {
+        expect(view.body.totals).toMatchObject({ items: 6, succeeded: 0, cancelled: 6, pending: 0 });
+        break;
+      }
+      expect(view.body.state).toBe('cancelling');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  });
+});
