@@ -24,6 +24,8 @@ const edges = {
   durable: [],
   // The port every capability records its metrics and spans through (the composition root builds it).
   telemetry: [],
+  // What every service shares (clock, random, logger, telemetry, back-off, ids): the capabilities' deps extend it.
+  runtime: ['telemetry'],
   messaging: ['storage'],
   signing: ['storage'],
   // Who is calling: the identity checks (credentials' key is a signing-key setting).
@@ -33,9 +35,9 @@ const edges = {
   // The effects a capability can make happen when something fires (gate runs, schedules).
   effects: ['storage', 'telemetry'],
   // The capabilities.
-  sequences: ['http', 'storage', 'telemetry'],
+  sequences: ['http', 'runtime', 'storage', 'telemetry'],
   counters: ['http', 'storage', 'telemetry'],
-  streams: ['durable', 'http', 'openapi', 'storage', 'telemetry'],
+  streams: ['durable', 'http', 'openapi', 'runtime', 'storage', 'telemetry'],
   // Job envelopes and lease ids are signed.
   // A processor's hand-on runs on the Durable client of its own trigger (billing appends to a stream).
   jobs: ['durable', 'http', 'signing', 'storage', 'telemetry'],
@@ -43,8 +45,8 @@ const edges = {
   billing: ['durable', 'http', 'jobs', 'streams'],
   wordcount: ['jobs'],
   // A gate run's job action and a schedule's job target take the jobs API's own body.
-  gates: ['durable', 'effects', 'http', 'jobs', 'storage', 'telemetry'],
-  schedules: ['durable', 'effects', 'http', 'jobs', 'storage', 'telemetry'],
+  gates: ['durable', 'effects', 'http', 'jobs', 'runtime', 'storage', 'telemetry'],
+  schedules: ['durable', 'effects', 'http', 'jobs', 'runtime', 'storage', 'telemetry'],
   health: ['http', 'storage'],
   console: ['http'],
   apidocs: ['console', 'http'],

@@ -30,7 +30,7 @@ import type { StorageClients } from '../storage';
 import { createStreams, type Streams } from '../streams';
 import { effectRulesOf, gateActionCheck, gateReleasePort, jobPort, pushTransport, webhookRulesOf } from './ports';
 import { inAppProcessors, processorOwnStreams } from './processors';
-import type { Runtime } from './runtime';
+import type { Runtime } from '../runtime';
 import type { AppConfig } from './settings';
 import { type AppTelemetry, telemetryOff } from './telemetry';
 

@@ -68,7 +68,9 @@ export function registrationSettings(env: Env = process.env) {
   const sweep = group({ idempotencySweepSchedule: httpSettings.settings.idempotencySweepSchedule });
   // Of the identity group, only the mode: it decides the auth level each route is registered with.
   const identity = group({ mode: identitySettings.settings.mode });
-  return readSettings({ http: sweep, identity, counters: counterSettings, schedules: scheduleSettings, jobs: jobSettings }, env);
+  // Of the streams group, only the sweep's schedule (as for http).
+  const streams = group({ sweepSchedule: streamSettings.settings.sweepSchedule });
+  return readSettings({ http: sweep, identity, counters: counterSettings, schedules: scheduleSettings, jobs: jobSettings, streams }, env);
 }
 
 export type RegistrationSettings = ReturnType<typeof registrationSettings>;

@@ -11,12 +11,9 @@
  */
 import type { TableClient } from '@azure/data-tables';
 
-import type { Clock, Random } from '../clock';
 import type { DurableClient } from '../durable/client';
 import type { EffectPorts } from '../effects/runner';
-import type { Logger } from '../log';
-import { type BackoffPolicy, retryContextOf } from '../retry';
-import type { Telemetry } from '../telemetry/port';
+import { retryContextOf } from '../retry';
 import { type ActionBatchInput, type ActionBatchResult, performActionBatch } from './actionRunner';
 import type { GateAction } from './actions';
 import { announce, announceRelease, findOpened } from './activities';
@@ -33,6 +30,7 @@ import type { GateSettings } from './settings';
 import { GateStore } from './store';
 import type { WaitingDeps } from './waiting';
 import { GateWatchHub } from './watchHub';
+import type { Runtime } from '../runtime';
 
 export { gateSettings } from './settings';
 export { gatesRoutes } from './routes';
@@ -40,7 +38,8 @@ export type { GateAction } from './actions';
 export type { GateReader } from './reader';
 export type { GateCommands } from './service';
 
-export interface GatesDeps {
+/** With the runtime every service shares (clock, random, logger, telemetry, back-off, ids). */
+export interface GatesDeps extends Runtime {
   readonly settings: GateSettings;
   /** The `gates` table: gate rows, runs, releases and audit records. */
   readonly table: () => Promise<TableClient>;
@@ -50,12 +49,6 @@ export interface GatesDeps {
   readonly effects: EffectPorts;
   /** Checks a run's action before the run starts (a job action gets the jobs API's checks). */
   readonly checkAction: (action: GateAction) => Promise<void>;
-  readonly clock: Clock;
-  readonly random: Random;
-  readonly logger: Logger;
-  readonly telemetry: Telemetry;
-  readonly backoff: BackoffPolicy;
-  readonly newId: () => string;
 }
 
 /** The orchestrations' activities (functions/gates.ts binds them). */

@@ -261,8 +261,8 @@ function upkeepOf(deps: JobsDeps, s: ReturnType<typeof stores>, reconciler: Reco
  * moments of each other); a failed read reports nothing that time, never a stale value.
  */
 function observeBacklog({ metrics }: JobInstruments, reads: JobReads, clock: Clock): void {
-  const depths = sharedRead(clock, () => reads.backlog());
-  const declared = sharedRead(clock, () => reads.processorBacklogs());
+  const depths = sharedRead(() => reads.backlog());
+  const declared = sharedRead(() => reads.processorBacklogs());
   const ageOf = (queuedAt: number | undefined): number => (queuedAt === undefined ? 0 : Math.max(0, (clock.now() - queuedAt) / 1000));
   metrics.backlog.observe(async (report) => {
     for (const d of await depths()) report(d.messages, { 'messaging.destination.name': d.queue });
@@ -284,12 +284,19 @@ function observeBacklog({ metrics }: JobInstruments, reads: JobReads, clock: Clo
   });
 }
 
-/** `read` once for the gauges of one collection: a call within a second of the last shares its answer; a failure answers []. */
-function sharedRead<T>(clock: Clock, read: () => Promise<T[]>): () => Promise<T[]> {
-  let last: { at: number; answer: Promise<T[]> } | undefined;
+/**
+ * `read` once for the gauges of one collection: the reader calls their callbacks together, so a call
+ * while a read is in flight shares it; the next collection reads again (never an earlier answer). A
+ * failure answers [].
+ */
+function sharedRead<T>(read: () => Promise<T[]>): () => Promise<T[]> {
+  let pending: Promise<T[]> | undefined;
   return () => {
-    const now = clock.now();
-    if (last === undefined || now - last.at > 1000) last = { at: now, answer: read().catch(() => []) };
-    return last.answer;
+    pending ??= read()
+      .catch(() => [])
+      .finally(() => {
+        pending = undefined;
+      });
+    return pending;
   };
 }

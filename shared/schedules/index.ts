@@ -6,24 +6,22 @@
  */
 import type { TableClient } from '@azure/data-tables';
 
-import type { Clock, Random } from '../clock';
 import type { DurableClient } from '../durable/client';
 import type { EffectRules } from '../effects/admission';
 import type { EffectPorts } from '../effects/runner';
-import type { Logger } from '../log';
-import type { BackoffPolicy } from '../retry';
-import type { Telemetry } from '../telemetry/port';
 import { ScheduleActivities } from './activities';
 import { durableScheduleEngine } from './engine';
 import { type ScheduleSender, senderDelivery } from './scheduledDelivery';
 import { ScheduleTable } from './scheduleTable';
 import { ScheduleService } from './service';
 import type { ScheduleSettings } from './settings';
+import type { Runtime } from '../runtime';
 
 export { scheduleSettings } from './settings';
 export { schedulesRoutes } from './routes';
 
-export interface SchedulesDeps {
+/** With the runtime every service shares (clock, random, logger, telemetry, back-off, ids). */
+export interface SchedulesDeps extends Runtime {
   readonly settings: ScheduleSettings;
   /** The `schedules` table. */
   readonly table: () => Promise<TableClient>;
@@ -33,12 +31,6 @@ export interface SchedulesDeps {
   readonly effectRules: EffectRules;
   /** What a run's target runs with, on the Durable client of the activity's invocation (a gate release needs one). */
   readonly effects: (client: DurableClient | undefined) => EffectPorts;
-  readonly clock: Clock;
-  readonly random: Random;
-  readonly logger: Logger;
-  readonly telemetry: Telemetry;
-  readonly backoff: BackoffPolicy;
-  readonly newId: () => string;
 }
 
 export interface Schedules {

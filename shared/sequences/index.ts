@@ -4,31 +4,23 @@
  */
 import type { TableClient } from '@azure/data-tables';
 
-import type { Clock, Random } from '../clock';
 import { IdempotencyStore } from '../idempotency';
-import type { Logger } from '../log';
-import type { BackoffPolicy } from '../retry';
-import type { Telemetry } from '../telemetry/port';
 import { SequenceService } from './service';
 import type { SequenceSettings } from './settings';
 import { SequenceStore } from './store';
+import type { Runtime } from '../runtime';
 
 export { sequenceSettings } from './settings';
 export { sequencesRoutes } from './routes';
 export type { SequenceService } from './service';
 
-export interface SequencesDeps {
+/** With the runtime every service shares (clock, random, logger, telemetry, back-off, ids). */
+export interface SequencesDeps extends Runtime {
   readonly settings: SequenceSettings;
   /** The `sequences` table. */
   readonly table: () => Promise<TableClient>;
   /** Stored answers to keyed `next` calls, kept this long. */
   readonly idempotency: { readonly table: () => Promise<TableClient>; readonly ttlSeconds: number };
-  readonly clock: Clock;
-  readonly random: Random;
-  readonly logger: Logger;
-  readonly telemetry: Telemetry;
-  readonly backoff: BackoffPolicy;
-  readonly newId: () => string;
 }
 
 export function createSequences(deps: SequencesDeps): SequenceService {

@@ -7,12 +7,9 @@
 import type { TableClient } from '@azure/data-tables';
 import type { ContainerClient } from '@azure/storage-blob';
 
-import type { Clock, Random } from '../clock';
 import type { DurableClient } from '../durable/client';
-import type { Logger } from '../log';
-import { type BackoffPolicy, retryContextOf } from '../retry';
+import { retryContextOf } from '../retry';
 import { CappedSet } from '../storage/cappedSet';
-import type { Telemetry } from '../telemetry/port';
 import { type LogActivities, logActivities } from './activities';
 import { AppendCoalescer } from './appendCoalescer';
 import { FlusherControl } from './flusherControl';
@@ -21,12 +18,14 @@ import { RouteResolver } from './resolver';
 import { RouteTable } from './routeTable';
 import { StreamService, type StreamsApi, streamsApi } from './service';
 import { type StreamSettings, streamSettings } from './settings';
+import type { Runtime } from '../runtime';
 
 export { streamSettings } from './settings';
 export { streamsRoutes } from './routes';
 export type { StreamsApi } from './service';
 
-export interface StreamsDeps {
+/** With the runtime every service shares (clock, random, logger, telemetry, back-off, ids). */
+export interface StreamsDeps extends Runtime {
   readonly settings: StreamSettings;
   /** The `streamroutes` table: routes (partition `route`) and the types admitted per task hub. */
   readonly routesTable: () => Promise<TableClient>;
@@ -37,12 +36,6 @@ export interface StreamsDeps {
   readonly taskHub: string;
   /** Streams the app keeps for itself (an in-app processor's ledger): callers are refused on them. */
   readonly ownTypes: ReadonlySet<string>;
-  readonly clock: Clock;
-  readonly random: Random;
-  readonly logger: Logger;
-  readonly telemetry: Telemetry;
-  readonly backoff: BackoffPolicy;
-  readonly newId: () => string;
 }
 
 export interface Streams {

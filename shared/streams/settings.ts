@@ -1,11 +1,16 @@
 /** The streams capability's settings (shared/settings.ts explains the declarations). */
-import { group, int, type SettingsOf } from '../settings';
+import { group, int, ncrontab, type SettingsOf } from '../settings';
 
 /** Room a log line needs around the event itself (type, producer, seq, index, at). */
 const lineOverheadBytes = 512;
 
 export const streamSettings = group(
   {
+    sweepSchedule: ncrontab(
+      'TALLYHO_STREAMS_SWEEP_SCHEDULE',
+      '0 */1 * * * *',
+      'when the sweep kicks every writer whose flush is overdue (six-field NCRONTAB): a flush whose wake-up was lost waits at most about this long without traffic',
+    ),
     partitions: int('TALLYHO_STREAMS_PARTITIONS', 4, 1, 100, 'partitions a type without a route row is hashed onto (`p00`, `p01`, …)'),
     routeCacheSeconds: int(
       'TALLYHO_STREAMS_ROUTE_CACHE_SECONDS',

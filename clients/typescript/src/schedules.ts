@@ -40,8 +40,9 @@ export class Schedules {
   }
 
   /**
-   * The schedule as the function key may read it (an admin's schedule with its target redacted), or
-   * with `privileged: true` everything, through `GET /api/schedules/{id}/privileged` with the admin key.
+   * The schedule as its owner reads it with the function key (an admin-made schedule is the admin's:
+   * 404 there), or with `privileged: true` any schedule, through `GET /api/schedules/{id}/privileged`
+   * with the admin key.
    */
   async get(id: string, options: OperationOptions & { privileged?: boolean } = {}): Promise<ScheduleView> {
     const path = `schedules/${segment(id)}${options.privileged === true ? '/privileged' : ''}`;

@@ -55,8 +55,8 @@ public sealed class ScheduleClient
         _http.SendJsonAsync<Schedule>(new TallyhoRequest(HttpMethod.Get, Path(id)) { Idempotent = true }, cancellationToken);
 
     /// <summary>
-    /// A schedule with everything the admin key may see: <see cref="GetAsync"/> read with a function key shows
-    /// a schedule an admin created with its target redacted and its failure reasons hidden, and no webhook's answer.
+    /// A schedule with everything the admin key may see. A schedule an admin created is the admin's: <see cref="GetAsync"/>
+    /// with a function key answers 404 for it (docs/security.md, ownership).
     /// </summary>
     /// <param name="id">The schedule's id.</param>
     /// <param name="cancellationToken">Cancels the request.</param>
