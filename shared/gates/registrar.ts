@@ -113,6 +113,13 @@ export class GateRegistrar {
       }
     }
     for (const item of existing) outcomes.set(item, await this.settleExisting(gate, item));
+    // A refusal for room is only for a new run: a repeated start of a registered run answers as a repeat
+    // (its own 202, or 409 for another action) however full the generation or the caller's share is.
+    for (const [item, outcome] of outcomes) {
+      if (outcome.kind !== 'full' && outcome.kind !== 'overShare') continue;
+      const repeat = await this.asRepeat(gate, item);
+      if (repeat !== undefined) outcomes.set(item, repeat);
+    }
     for (const item of repeats) {
       const firstItem = first.get(item.registration.runId) as Item;
       const firstOutcome = outcomes.get(firstItem) as RegistrationOutcome;
@@ -194,9 +201,15 @@ export class GateRegistrar {
   }
 
   private async settleExisting(gate: string, item: Item): Promise<RegistrationOutcome> {
-    const stored = await this.deps.store.readRun(gate, item.registration.runId);
     // Registered, so it exists unless it was deleted since (runs are not): treat a vanished row as a conflict.
-    return stored?.value.fingerprint === item.registration.fingerprint ? { kind: 'existing' } : { kind: 'conflict' };
+    return (await this.asRepeat(gate, item)) ?? { kind: 'conflict' };
+  }
+
+  /** The answer to a start of a run id that is registered already (undefined when it is not). */
+  private async asRepeat(gate: string, item: Item): Promise<RegistrationOutcome | undefined> {
+    const stored = await this.deps.store.readRun(gate, item.registration.runId);
+    if (stored === undefined) return undefined;
+    return stored.value.fingerprint === item.registration.fingerprint ? { kind: 'existing' } : { kind: 'conflict' };
   }
 
   private remember(gate: string, row: Versioned<GateRecord>): void {
