@@ -63,6 +63,7 @@ async function runRoute(route: RouteDefinition, request: HttpRequest, context: I
       logger: invocationLogger(context),
       clientGone: client.signal,
       callers: () => callerResolverFor(theApp().config.identity),
+      held: () => theApp().held,
       ...(limit === undefined ? {} : { maxBodyBytes: limit }),
       ...(durable === undefined ? {} : { durable }),
     });

@@ -16,7 +16,7 @@ import { type CounterService, createCounters } from '../counters';
 import type { DurableClient } from '../durable';
 import type { EffectPorts } from '../effects';
 import { createGates, type Gates } from '../gates';
-import { type RequestMetrics, requestMetricsOf } from '../http';
+import { HeldRequests, type RequestMetrics, requestMetricsOf } from '../http';
 import { runIdempotencySweep, type SweepReport } from '../idempotencySweep';
 import { createJobs, type Jobs } from '../jobs';
 import type { Logger } from '../log';
@@ -58,6 +58,8 @@ export interface App {
   readonly streams: Streams;
   /** Where the HTTP adapter records each answered request (http.server.request.duration). */
   readonly requests: RequestMetrics;
+  /** The long polls and event streams this instance holds open (TALLYHO_HTTP_MAX_HELD, fair shares by caller). */
+  readonly held: HeldRequests;
   /** Deletes expired Idempotency-Key rows (the sweep timer). */
   sweepIdempotency(): Promise<SweepReport>;
   /**
@@ -190,6 +192,7 @@ export function createApp(deps: AppDeps): App {
     jobs,
     streams,
     requests: requestMetricsOf(runtime.telemetry),
+    held: new HeldRequests(() => config.http.maxHeld),
     sweepIdempotency: async () => runIdempotencySweep(await storage.table(tables.idempotency), runtime.clock, runtime.logger),
     stopping,
     async shutdown() {

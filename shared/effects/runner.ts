@@ -13,6 +13,7 @@ import type { ServiceBusSender } from '@azure/service-bus';
 import { isAppError } from '../errors';
 import { isTransientStorageError } from '../storage/errors';
 import { noTelemetry, type Telemetry } from '../telemetry/port';
+import { failedAnswer, storedReason, unreachable } from '../webhookFailure';
 import { unavailable } from './admission';
 import { type Effect, effectKey, type EffectOrigin, type EffectOutcome, type JobItem, type JsonValue, jobKey, type Queued } from './effect';
 import { effectTelemetry } from './metrics';
@@ -139,7 +140,8 @@ async function send(effect: Effect, origin: EffectOrigin, ports: EffectPorts, sp
         return called;
       });
       if (answer.status >= 200 && answer.status < 300) return { outcome: 'succeeded', detail: `HTTP ${answer.status}` };
-      return { outcome: 'failed', reason: `HTTP ${answer.status}${answer.body === '' ? '' : `: ${answer.body.slice(0, 200)}`}` };
+      // Stored whole for admin-level readers; function-level views show callerReason (shared/webhookFailure.ts).
+      return { outcome: 'failed', reason: storedReason(failedAnswer(answer.status, answer.body)) };
     }
     case 'gateRelease': {
       if (ports.gates === undefined) return { outcome: 'failed', reason: unavailable.gates };
@@ -164,6 +166,8 @@ export async function runEffect(
     return await send(effect, origin, ports, spansOf(telemetry));
   } catch (err) {
     if (err instanceof WebhookRefused) return { outcome: 'failed', reason: `refused: ${err.message}` };
+    // DNS, connection, TLS, timeout: the resolver's text is the operator's (function-level views show the phrase).
+    if (effect.type === 'webhook' && !isAppError(err)) return { outcome: 'failed', reason: storedReason(unreachable(err)) };
     if (effect.type !== 'webhook' && isTransient(err)) throw err;
     return { outcome: 'failed', reason: firstLine(err), ...(isAppError(err) ? { code: err.code } : {}) };
   }

@@ -19,12 +19,15 @@ import type { GateRecord } from './operations';
 import { type NewRun, runEntity } from './rows';
 import { type GateStore, maxTransactionOperations, type Versioned } from './store';
 import { admit } from './transitions';
+import { holderEntities, splitByShare, waiterShare } from './waiterShares';
 
 export interface Registration {
   readonly runId: string;
   readonly action: GateAction;
   readonly fingerprint: string;
-  /** Who starts it (a Caller id): the run and its job are theirs. */
+  /** Who starts it (a Caller id): the run and its job are theirs, and waiting runs are fair shares by it (./waiterShares.ts). */
+  readonly holder: string;
+  /** The run's owner (the same Caller id), recorded on the run. */
   readonly owner?: string;
 }
 
@@ -35,6 +38,8 @@ export type RegistrationOutcome =
   /** Registered before, with another action. */
   | { readonly kind: 'conflict' }
   | { readonly kind: 'full'; readonly generation: number; readonly limit: number }
+  /** The caller already has `limit` runs waiting on this generation (its share). */
+  | { readonly kind: 'overShare'; readonly generation: number; readonly limit: number }
   | { readonly kind: 'missing' };
 
 export interface RegistrarDeps {
@@ -108,6 +113,13 @@ export class GateRegistrar {
       }
     }
     for (const item of existing) outcomes.set(item, await this.settleExisting(gate, item));
+    // A refusal for room is only for a new run: a repeated start of a registered run answers as a repeat
+    // (its own 202, or 409 for another action) however full the generation or the caller's share is.
+    for (const [item, outcome] of outcomes) {
+      if (outcome.kind !== 'full' && outcome.kind !== 'overShare') continue;
+      const repeat = await this.asRepeat(gate, item);
+      if (repeat !== undefined) outcomes.set(item, repeat);
+    }
     for (const item of repeats) {
       const firstItem = first.get(item.registration.runId) as Item;
       const firstOutcome = outcomes.get(firstItem) as RegistrationOutcome;
@@ -136,19 +148,27 @@ export class GateRegistrar {
         for (const item of chunk) outcomes.set(item, { kind: 'missing' });
         return {};
       }
-      const withAction = chunk.map((item) => item.registration.action.type !== 'none');
+      // Runs that would wait are first split by their caller's share; late joiners take no place.
+      const waits = current.value.state === 'closed';
+      const held = waits
+        ? await this.deps.store.readHeld(gate, current.value.openSince, [...new Set(chunk.map(holderOf))])
+        : new Map<string, number>();
+      const share = waiterShare(this.deps.maxWaiters());
+      const { within, over } = waits ? splitByShare(chunk, holderOf, held, share) : { within: chunk, over: [] };
+      const withAction = within.map((item) => item.registration.action.type !== 'none');
       const transition = admit(current.value, { withAction, maxWaiters: this.deps.maxWaiters() });
       const decided = transition.result;
       if (decided.outcome === 'missing' || transition.record === undefined) throw new Error('admit lost an existing gate');
-      if (cached !== undefined && decided.accepted < chunk.length) {
+      if (cached !== undefined && (decided.accepted < within.length || over.length > 0)) {
         // A refusal is not checked by a write: make sure the gate is still that full (a release elsewhere empties it).
         this.cache.delete(gate);
         throw new LostRace(`gate ${gate} may have changed`);
       }
-      const accepted = chunk.slice(0, decided.accepted);
+      const accepted = within.slice(0, decided.accepted);
       const late = decided.outcome === 'late';
-      for (const item of chunk.slice(decided.accepted))
+      for (const item of within.slice(decided.accepted))
         outcomes.set(item, { kind: 'full', generation: decided.generation, limit: this.deps.maxWaiters() });
+      for (const item of over) outcomes.set(item, { kind: 'overShare', generation: decided.generation, limit: share });
       if (accepted.length === 0) return {};
       if (late) {
         const withActions = accepted.filter((item) => item.registration.action.type !== 'none');
@@ -163,7 +183,8 @@ export class GateRegistrar {
       }
       const registeredAt = new Date(this.deps.clock.now()).toISOString();
       const rows = accepted.map((item) => runEntity(newRun(gate, item, decided.generation, late, registeredAt)));
-      const commit = await this.deps.store.commit(transition.record, current.etag, rows);
+      const counts = waits ? holderEntities(gate, current.value.openSince, accepted, holderOf, held) : [];
+      const commit = await this.deps.store.commit(transition.record, current.etag, rows, counts);
       if (!commit.ok && commit.reason === 'stale') {
         this.cache.delete(gate);
         throw new LostRace(`gate ${gate} changed`);
@@ -180,9 +201,15 @@ export class GateRegistrar {
   }
 
   private async settleExisting(gate: string, item: Item): Promise<RegistrationOutcome> {
-    const stored = await this.deps.store.readRun(gate, item.registration.runId);
     // Registered, so it exists unless it was deleted since (runs are not): treat a vanished row as a conflict.
-    return stored?.value.fingerprint === item.registration.fingerprint ? { kind: 'existing' } : { kind: 'conflict' };
+    return (await this.asRepeat(gate, item)) ?? { kind: 'conflict' };
+  }
+
+  /** The answer to a start of a run id that is registered already (undefined when it is not). */
+  private async asRepeat(gate: string, item: Item): Promise<RegistrationOutcome | undefined> {
+    const stored = await this.deps.store.readRun(gate, item.registration.runId);
+    if (stored === undefined) return undefined;
+    return stored.value.fingerprint === item.registration.fingerprint ? { kind: 'existing' } : { kind: 'conflict' };
   }
 
   private remember(gate: string, row: Versioned<GateRecord>): void {
@@ -195,15 +222,20 @@ export class GateRegistrar {
 /** The first items of `queue` that fit one transaction (with the gate row): by count and by size. */
 function takeChunk(queue: readonly Item[]): Item[] {
   const chunk: Item[] = [];
+  const holders = new Set<string>();
   let chars = 0;
   for (const item of queue) {
-    if (chunk.length >= maxTransactionOperations - 1) break;
+    // The gate row, a row per run and a count row per caller.
+    if (1 + chunk.length + holders.size + (holders.has(holderOf(item)) ? 0 : 1) >= maxTransactionOperations) break;
     if (chunk.length > 0 && chars + item.actionJson.length > maxTransactionChars) break;
     chunk.push(item);
+    holders.add(holderOf(item));
     chars += item.actionJson.length;
   }
   return chunk;
 }
+
+const holderOf = (item: Item): string => item.registration.holder;
 
 function newRun(gate: string, item: Item, generation: number, late: boolean, registeredAt: string): NewRun {
   const { runId, action, fingerprint, owner } = item.registration;

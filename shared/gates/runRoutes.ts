@@ -47,7 +47,9 @@ export function gatesStartRunRoute(deps: GateRouteDeps): RouteDefinition {
       404: notFound,
       409: problem('A run with this runId exists with a different action'),
       413: problem('The body, or a job action over the jobs limits (TALLYHO_JOBS_MAX_ITEMS, TALLYHO_JOBS_MAX_ITEM_BYTES)'),
-      429: problem('The generation already has TALLYHO_GATES_MAX_WAITERS waiting runs; retry after Retry-After or the release'),
+      429: problem(
+        'The generation already has TALLYHO_GATES_MAX_WAITERS waiting runs, or a quarter of them are yours; retry after Retry-After or the release',
+      ),
       503: unavailable,
     },
     handle: async ({ params, body, durable, caller }) => {

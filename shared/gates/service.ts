@@ -212,15 +212,15 @@ export class GateCommands {
    * no Durable management links: run starters hold only a function key. A late joiner's action is
    * started on this request's Durable client.
    */
-  async startRun(name: string, runId: string | undefined, action: GateAction, owner?: string): Promise<RunStart> {
+  async startRun(name: string, runId: string | undefined, action: GateAction, owner: string): Promise<RunStart> {
     // An action the run could not perform once released would only fail the run after the wait.
     await this.deps.checkAction(action);
     const id = runId ?? this.deps.newId();
     // The owner is part of what a repeated start must bring: another caller's start of the same run id is a 409, never this run.
-    const fingerprint = owner === undefined ? actionFingerprint(action) : `${actionFingerprint(action)}.${owner}`;
+    const fingerprint = `${actionFingerprint(action)}.${owner}`;
     const outcome = await this.deps.registrar.register(
       name,
-      { runId: id, action, fingerprint, ...(owner === undefined ? {} : { owner }) },
+      { runId: id, action, fingerprint, holder: owner, owner },
       this.deps.durable,
     );
     const instanceId = gateInstanceIds.run(name, id);
@@ -232,6 +232,12 @@ export class GateCommands {
           'TooManyRequests',
           `Gate "${name}" generation ${outcome.generation} already has ${outcome.limit} waiting runs (TALLYHO_GATES_MAX_WAITERS); start the run after the release`,
           { retryAfterSeconds: 30 },
+        );
+      case 'overShare':
+        throw new AppError(
+          'TooManyRequests',
+          `You already have ${outcome.limit} runs waiting on gate "${name}" generation ${outcome.generation}, your share of TALLYHO_GATES_MAX_WAITERS; others keep theirs. Start the run after the release`,
+          { retryAfterSeconds: 30, extra: { limit: 'TALLYHO_GATES_MAX_WAITERS', share: outcome.limit } },
         );
       case 'conflict':
         throw new AppError('Conflict', `Run "${id}" of gate "${name}" was started with a different action`);

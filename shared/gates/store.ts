@@ -21,6 +21,7 @@ import {
   rowKeys,
   runRecordOf,
 } from './rows';
+import { holderRowKey } from './waiterShares';
 
 /** Operations one entity group transaction may hold (the service's limit). */
 export const maxTransactionOperations = 100;
@@ -96,11 +97,13 @@ export class GateStore {
    * Replaces the gate row read with `etag` by `record` and inserts `rows` with it, atomically. At
    * most `maxTransactionOperations - 1` rows.
    */
-  async commit(record: GateRecord, etag: string, rows: readonly GateEntity[]): Promise<CommitOutcome> {
+  /** `counts`: rows replaced whatever they hold (the waiters' counts, which only change with the gate row). */
+  async commit(record: GateRecord, etag: string, rows: readonly GateEntity[], counts: readonly GateEntity[] = []): Promise<CommitOutcome> {
     const table = await this.table();
     const actions: TransactionAction[] = [
       ['update', gateEntity(record), 'Replace', { etag }],
       ...rows.map((row): TransactionAction => ['create', row]),
+      ...counts.map((row): TransactionAction => ['upsert', row, 'Replace']),
     ];
     let response: TableTransactionResponse;
     try {
@@ -116,6 +119,21 @@ export class GateStore {
     if (newEtag === undefined)
       throw translateStorageError(new Error('The transaction answered no ETag for the gate row'), `changing gate ${record.name}`);
     return { ok: true, etag: newEtag };
+  }
+
+  /** The waiting runs each holder has (./waiterShares.ts), by holder; 0 for one without a row. */
+  async readHeld(gate: string, openSince: number, holders: readonly string[]): Promise<Map<string, number>> {
+    const table = await this.table();
+    const read = async (holder: string): Promise<[string, number]> => {
+      try {
+        const row = await table.getEntity<{ n?: unknown }>(gate, holderRowKey(openSince, holder));
+        return [holder, typeof row.n === 'number' ? row.n : 0];
+      } catch (err) {
+        if (hasStatus(err, 404)) return [holder, 0];
+        throw translateStorageError(err, `reading the waiters of gate ${gate}`);
+      }
+    };
+    return new Map(await Promise.all(holders.map(read)));
   }
 
   async readRun(gate: string, runId: string): Promise<StoredRun | undefined> {

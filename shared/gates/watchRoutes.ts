@@ -15,10 +15,13 @@ export function gatesWaitRoute(deps: GateRouteDeps): RouteDefinition {
     name: 'gatesWait',
     method: 'GET',
     path: 'gates/{name}/wait',
+    holds: true,
     summary: 'Long-poll: answers at once when released, else at the release or at the timeout',
     description:
       'Reads the state first, so a released gate answers immediately. `released: false, timedOut: true` means ask again. ' +
-      "With `generation`, waits for that generation's release (answers at once when the gate has moved past it).",
+      "With `generation`, waits for that generation's release (answers at once when the gate has moved past it). " +
+      'A caller holds at most a quarter of TALLYHO_HTTP_MAX_HELD open requests per instance: beyond it, or on a full instance, ' +
+      "the largest holder's oldest wait answers early, as at its timeout.",
     tags,
     params: gateParams,
     query: waitQuery,
@@ -47,11 +50,13 @@ export function gatesEventsRoute(deps: GateRouteDeps): RouteDefinition {
     name: 'gatesEvents',
     method: 'GET',
     path: 'gates/{name}/events',
+    holds: true,
     summary: 'Server-sent events: the current state first, then every change (the release as a `released` event)',
     description:
       'Events: `state` (closed, or a change such as a reset) and `released`, each with the gate as JSON and its ETag as the id; ' +
       '`: heartbeat` comments every TALLYHO_GATES_HEARTBEAT_SECONDS; a `retry:` hint. The stream ends right after a release ' +
-      'it delivers, and after TALLYHO_GATES_SSE_MAX_SECONDS; a client that follows the gate further reconnects and gets the full state again.',
+      'it delivers, and after TALLYHO_GATES_SSE_MAX_SECONDS; a client that follows the gate further reconnects and gets the full state again. ' +
+      'It also ends early when a fairer share of TALLYHO_HTTP_MAX_HELD (a quarter per caller, per instance) takes its place.',
     tags,
     params: gateParams,
     responses: {

@@ -13,6 +13,7 @@ import type { DurableClient } from '../durable/client';
 import { AppError, type FieldIssue, toAppError, validationError } from '../errors';
 import { type ProcessorWorkers, requireRole, worksAll } from '../identity/access';
 import type { Caller } from '../identity/caller';
+import { type Hold, type HeldRequests, releasedAtEnd } from './held';
 import type { CallerResolver } from '../identity/resolve';
 import { defaultCallerResolver } from '../identity/resolvers';
 import { jsonDeeperThan, maxJsonDepth } from '../jsonDepth';
@@ -94,6 +95,11 @@ interface RouteMeta {
   readonly ownBodyLimit?: true;
   /** The handler uses the Durable client of the invocation: the registration gives the function a `durableClient` input. */
   readonly durable?: true;
+  /**
+   * A long poll or an event stream: the request takes a place among TALLYHO_HTTP_MAX_HELD (./held.ts)
+   * for as long as it is open, and `clientGone` also fires when a fairer share takes that place.
+   */
+  readonly holds?: true;
   /** Whether a request must carry a body; when false an empty body validates as `undefined`. */
   readonly bodyRequired?: boolean;
   /** Request bodies that must validate; used by the OpenAPI document and its tests. */
@@ -126,6 +132,26 @@ interface RunOptions {
    * settings' resolver (keys mode, no credentials), as in tests that run a route directly.
    */
   readonly callers?: () => CallerResolver;
+  /** This instance's held requests (./held.ts), for a route that `holds`; none when not given (tests). */
+  readonly held?: () => HeldRequests;
+}
+
+/** Runs a handler in its hold, if it has one: the hold ends with the answer, or a streamed body's end. */
+async function handleHolding(
+  handle: (clientGone: AbortSignal) => Promise<HttpResult>,
+  clientGone: AbortSignal,
+  hold: Hold | undefined,
+): Promise<HttpResult> {
+  if (hold === undefined) return handle(clientGone);
+  try {
+    const result = await handle(AbortSignal.any([clientGone, hold.ended]));
+    if (result.body instanceof ReadableStream) return { ...result, body: releasedAtEnd(result.body, hold) };
+    hold.release();
+    return result;
+  } catch (err) {
+    hold.release();
+    throw err;
+  }
 }
 
 /** A route with its types erased, so routes of any shape can share one list. */
@@ -280,16 +306,10 @@ export function defineRoute<
             throw new AppError('Internal', `Route ${spec.name} has no Durable client (declare durable: true)`);
           return options.durable();
         };
-        return await spec.handle({
-          params,
-          query,
-          body,
-          headers: request.headers,
-          url: new URL(request.url),
-          caller,
-          durable,
-          clientGone: options.clientGone ?? new AbortController().signal,
-        });
+        const clientGone = options.clientGone ?? new AbortController().signal;
+        const input = { params, query, body, headers: request.headers, url: new URL(request.url), caller, durable };
+        const hold = spec.holds === true ? options.held?.().hold(caller.id) : undefined;
+        return await handleHolding((held) => spec.handle({ ...input, clientGone: held }), clientGone, hold);
       } catch (err) {
         const appError = toAppError(err);
         // Server-side failures are logged with what their problem document leaves out.

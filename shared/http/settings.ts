@@ -9,6 +9,13 @@ export const httpSettings = group({
     100 * 1024 * 1024,
     'largest request body any endpoint reads (endpoints may set lower limits)',
   ),
+  maxHeld: int(
+    'TALLYHO_HTTP_MAX_HELD',
+    2000,
+    1,
+    100_000,
+    "long polls and event streams one instance holds open, a quarter per caller; past it the largest holder's oldest ends early",
+  ),
   idempotencyTtlSeconds: int(
     'TALLYHO_IDEMPOTENCY_TTL_SECONDS',
     24 * 3600,

@@ -36,7 +36,7 @@ import { JobFiles } from './envelopes/files';
 import { poisonQueueName, StorageEnvelopeQueues, workQueueNames } from './envelopes/queues';
 import { Completion } from './ledger/completion';
 import { type JobEventSender, JobEventPublisher } from './ledger/events';
-import { JobRows, tooManyOpen } from './ledger/jobRows';
+import { JobRows, tooManyOpen, tooManyOpenOfOwner } from './ledger/jobRows';
 import { JobStore } from './ledger/jobStore';
 import { deliveryQueueName, Outputs } from './ledger/outputs';
 import { type PurgeReport, purgeFinished } from './ledger/purge';
@@ -162,6 +162,8 @@ function stores(deps: JobsDeps) {
       setting: jobSettings.settings.maxOpen.env,
       retry: retry('the unfinished job count'),
       whenFull: () => tooManyOpen(settings.maxOpen),
+      share: Math.min(settings.maxOpenPerOwner, settings.maxOpen),
+      whenOverShare: () => tooManyOpenOfOwner(Math.min(settings.maxOpenPerOwner, settings.maxOpen)),
     }),
   };
 }

@@ -28,6 +28,13 @@ export const jobSettings = group(
       100_000,
       'unfinished jobs past which `POST /api/jobs` gets 429 for a new job (exact across instances; a job frees its place when it finishes)',
     ),
+    maxOpenPerOwner: int(
+      'TALLYHO_JOBS_MAX_OPEN_PER_OWNER',
+      250,
+      1,
+      100_000,
+      "unfinished jobs one caller may hold of TALLYHO_JOBS_MAX_OPEN (at most all of them); past it that caller's new jobs get 429",
+    ),
     maxRequestBytes: int(
       'TALLYHO_JOBS_MAX_REQUEST_BYTES',
       4 * 1024 * 1024,
@@ -84,7 +91,13 @@ export const jobSettings = group(
       30_000,
       "longest pause between an idle processor queue's polls while lease requests wait on it (one poll serves every waiting request of an instance)",
     ),
-    maxLeaseWaiters: int('TALLYHO_JOBS_MAX_LEASE_WAITERS', 2000, 1, 100_000, 'lease requests one instance holds open at once (429 above)'),
+    maxLeaseWaiters: int(
+      'TALLYHO_JOBS_MAX_LEASE_WAITERS',
+      2000,
+      1,
+      100_000,
+      'lease requests one instance holds open at once, a quarter per caller (docs/security.md#fair-shares)',
+    ),
     pushSchedule: ncrontab(
       'TALLYHO_JOBS_PUSH_SCHEDULE',
       '*/2 * * * * *',

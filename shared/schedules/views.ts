@@ -8,6 +8,7 @@ import { creatorSchema } from './creator';
 import { definitionView } from './definition';
 import type { RunRecord } from './records';
 import type { ScheduleRow } from './scheduleTable';
+import { callerReason } from '../webhookFailure';
 
 export const scheduleStates = ['pending', 'active', 'paused', 'cancelled', 'completed'] as const;
 
@@ -71,8 +72,7 @@ export type Reader = ReaderLevel;
 
 /** A failed webhook run's reason is `HTTP <status>: <what it answered>`; the status alone for function-level readers. */
 function withoutAnswer(run: RunRecord): RunRecord {
-  const status = run.reason === undefined ? undefined : /^HTTP \d{3}/.exec(run.reason)?.[0];
-  return status === undefined ? run : { ...run, reason: status };
+  return run.reason === undefined ? run : { ...run, reason: callerReason(run.reason) };
 }
 
 function withoutOutcomeText(run: RunRecord): RunRecord {

@@ -3,6 +3,7 @@
  * replays nothing, but one writer must decide exactly once and the same way for every request, and
  * the lint override on `*.entity.ts` keeps clocks, randomness and I/O out.
  */
+import { exceedsShare } from '../shares';
 import { formatLine, utf8Length } from './ndjson';
 import { sizeTrigger } from './writerFlush';
 import {
@@ -108,7 +109,8 @@ function overQuota(marks: Record<string, ProducerMark>, request: AppendRequest, 
   let held = 0;
   for (const key in marks) {
     const mark = marks[key];
-    if (mark?.c === caller && (mark.at >= cutoff || mark.index >= flushedThrough) && ++held > quota) return true;
+    // The fair-share rule every pool applies (shared/shares.ts), on the marks as they would be.
+    if (mark?.c === caller && (mark.at >= cutoff || mark.index >= flushedThrough) && exceedsShare(++held, quota)) return true;
   }
   return false;
 }

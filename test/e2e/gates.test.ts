@@ -9,11 +9,13 @@
  * action submits its job once released, and the job completes. Runs are observed through the API
  * (`GET /api/gates/{name}`, `GET /api/gates/{name}/runs/{runId}`) only.
  */
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { QueueClient } from '@azure/storage-queue';
 
 import type { GateView } from '../../shared/gates/schemas';
+import { issueCredential } from '../../shared/identity/credentials';
 import { mapLimited } from '../../shared/mapLimited';
 import { queues } from '../../shared/resources';
 import { transactions } from '../support/billing';
@@ -58,7 +60,8 @@ describe('gates over HTTP', () => {
     host = await startE2eHost({
       env: {
         TALLYHO_GATES_WATCH_INTERVAL_MS: '250',
-        TALLYHO_GATES_MAX_WAITERS: '2000',
+        // One caller starts the thousand runs below, and a caller holds a quarter of a generation (docs/security.md).
+        TALLYHO_GATES_MAX_WAITERS: '4000',
         // The job action's envelopes go to queues only this host polls, and promptly.
         TALLYHO_JOBS_QUEUE_PREFIX: unique('gj'),
         ...queuesPolledPromptly,
@@ -435,10 +438,18 @@ describe('gates over HTTP', () => {
   });
 });
 
+/** Signs the callers of the keys-enforced host (shared/identity/credentials.ts): each is an identity of its own. */
+const credentialsKey = randomBytes(32);
+
 describe('gates with keys enforced', () => {
   let host: E2eHost;
+  /** A submitter's headers: the function key, as the host requires, and a credential naming the caller. */
+  const asCaller = async (name: string): Promise<Record<string, string>> => ({
+    'x-functions-key': host.keys.function ?? host.keys.admin ?? '',
+    authorization: `Bearer ${(await issueCredential(credentialsKey, { name, roles: { admin: false, submitter: true, workerOf: [] } })).credential}`,
+  });
   beforeAll(async () => {
-    host = await startE2eHost({ env: { TALLYHO_GATES_MAX_WAITERS: '3' } });
+    host = await startE2eHost({ env: { TALLYHO_GATES_MAX_WAITERS: '3', TALLYHO_CREDENTIALS_KEY: credentialsKey.toString('base64') } });
   });
   afterAll(async () => {
     await host.stop();
@@ -466,14 +477,18 @@ describe('gates with keys enforced', () => {
     });
   });
 
-  // Needs TALLYHO_GATES_MAX_WAITERS of its own.
+  // Needs TALLYHO_GATES_MAX_WAITERS of its own. A caller's share of 3 places is one (docs/security.md,
+  // "Fair shares"), so five callers start one run each: the generation fills, not a share.
   ownHostTest(
     'a full generation refuses a start with 429 and Retry-After, and registers nothing; after the release starts are late and accepted',
     async () => {
       const name = unique('full');
       expect((await requestJson(host, 'PUT', `/api/gates/${name}`, { key: 'admin' })).status).toBe(201);
+      const callers = await Promise.all(Array.from({ length: 5 }, (_, i) => asCaller(`${name}-c${i}`)));
       const starts = await Promise.all(
-        Array.from({ length: 5 }, (_, i) => requestJson<RunStarted>(host, 'POST', `/api/gates/${name}/runs`, { body: { runId: `r${i}` } })),
+        callers.map((headers, i) =>
+          requestJson<RunStarted>(host, 'POST', `/api/gates/${name}/runs`, { headers, body: { runId: `r${i}` } }),
+        ),
       );
       const refused = starts.filter((r) => r.status === 429);
       expect(starts.filter((r) => r.status === 202)).toHaveLength(3);
@@ -484,12 +499,34 @@ describe('gates with keys enforced', () => {
       }
       const gate = (await requestJson<GateView>(host, 'GET', `/api/gates/${name}`)).body;
       expect(gate.waiters).toMatchObject({ waiting: 3, registered: 3 });
-      const refusedIds = starts.flatMap((r, i) => (r.status === 429 ? [`r${i}`] : []));
-      for (const id of refusedIds) expect((await requestJson(host, 'GET', `/api/gates/${name}/runs/${id}`)).status).toBe(404);
+      const refusedIds = starts.flatMap((r, i) => (r.status === 429 ? [i] : []));
+      for (const i of refusedIds)
+        expect((await requestJson(host, 'GET', `/api/gates/${name}/runs/r${i}`, { key: 'admin' })).status).toBe(404);
+      // A repeated start of an accepted run is its own 202 however full the generation is.
+      const acceptedIndex = starts.findIndex((r) => r.status === 202);
+      const again = await requestJson(host, 'POST', `/api/gates/${name}/runs`, {
+        headers: callers[acceptedIndex],
+        body: { runId: `r${acceptedIndex}` },
+      });
+      expect(again.status).toBe(202);
       expect((await requestJson(host, 'POST', `/api/gates/${name}/release`, { key: 'admin' })).status).toBe(200);
-      expect((await requestJson(host, 'POST', `/api/gates/${name}/runs`, { body: { runId: refusedIds[0] } })).status).toBe(202);
+      const late = refusedIds[0] as number;
+      expect(
+        (await requestJson(host, 'POST', `/api/gates/${name}/runs`, { headers: callers[late], body: { runId: `r${late}` } })).status,
+      ).toBe(202);
     },
   );
+
+  ownHostTest('one caller holds at most its share of a generation: past it, 429 for it alone; another caller still gets in', async () => {
+    const name = unique('share');
+    expect((await requestJson(host, 'PUT', `/api/gates/${name}`, { key: 'admin' })).status).toBe(201);
+    const [a, b] = [await asCaller(`${name}-a`), await asCaller(`${name}-b`)];
+    expect((await requestJson(host, 'POST', `/api/gates/${name}/runs`, { headers: a, body: { runId: 'a1' } })).status).toBe(202);
+    const over = await requestJson(host, 'POST', `/api/gates/${name}/runs`, { headers: a, body: { runId: 'a2' } });
+    expectProblem(over, 429, 'TooManyRequests');
+    expect((await requestJson(host, 'POST', `/api/gates/${name}/runs`, { headers: b, body: { runId: 'b1' } })).status).toBe(202);
+    expect((await requestJson<GateView>(host, 'GET', `/api/gates/${name}`)).body.waiters).toMatchObject({ waiting: 2 });
+  });
 });
 
 describe('a gate release and a crash', () => {

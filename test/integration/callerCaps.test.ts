@@ -87,11 +87,11 @@ describe('caps on what function-level callers create', () => {
 
   it('a job beyond TALLYHO_JOBS_MAX_OPEN is refused (429) from the HTTP path and stores nothing', async () => {
     const h = jobHarness({ settings: { maxOpen: 1 } });
-    await h.jobs.submissions.submit({ processor: 'billing', items: transactions(3, 1) }, undefined, { limitOpen: true });
+    await h.jobs.submissions.submit({ processor: 'billing', items: transactions(3, 1) }, undefined, { owner: 'submitter' });
     const rows = keysOf(await h.rows('jobs'));
     const blobs = await h.blobs();
     expect(
-      await appErrorOf(h.jobs.submissions.submit({ processor: 'billing', items: transactions(3, 2) }, undefined, { limitOpen: true })),
+      await appErrorOf(h.jobs.submissions.submit({ processor: 'billing', items: transactions(3, 2) }, undefined, { owner: 'submitter' })),
     ).toMatchObject({
       code: 'TooManyRequests',
       status: 429,
@@ -100,6 +100,6 @@ describe('caps on what function-level callers create', () => {
     expect(await h.blobs()).toEqual(blobs);
     // Once the open job has finished, there is room again.
     await h.drain();
-    await h.jobs.submissions.submit({ processor: 'billing', items: transactions(3, 3) }, undefined, { limitOpen: true });
+    await h.jobs.submissions.submit({ processor: 'billing', items: transactions(3, 3) }, undefined, { owner: 'submitter' });
   });
 });

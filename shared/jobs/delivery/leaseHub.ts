@@ -8,9 +8,15 @@
  * (its dequeue count, which is the items' attempt, would move for nothing).
  * On a graceful stop (close) every waiting request gets its empty answer at once, the one a wait that
  * ran out gets, and later requests get it without waiting: the host's drain is not held by long polls.
+ *
+ * Places among TALLYHO_JOBS_MAX_LEASE_WAITERS are fair shares by caller (shared/shares.ts,
+ * pre-empting): a caller at its quarter, or a newcomer to a full instance, ends the oldest wait of
+ * the largest holder with the empty answer a timeout gives, so nobody is refused for room. A request
+ * that does not wait (`wait: 0`) takes no place at all. A waiter a receive under way was sized for
+ * takes what it brings even when its place went: at most 32 more than the cap, for one receive.
  */
-import { AppError } from '../../errors';
 import type { Clock } from '../../clock';
+import { HeldPool, type Place, shareOf } from '../../shares';
 import type { Logger } from '../../log';
 import type { ProcessorQueues, QueuedMessage } from './processorQueues';
 
@@ -51,6 +57,7 @@ export class LeaseHub {
   private readonly pollers = new Map<string, Poller>();
   private waiting = 0;
   private closed = false;
+  private readonly places: HeldPool;
   /** Polls made (for the benchmark's idle figure and tests). */
   polls = 0;
 
@@ -59,31 +66,36 @@ export class LeaseHub {
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly options: LeaseHubOptions,
-  ) {}
+  ) {
+    this.places = new HeldPool(() => shareOf(this.options.maxWaiters), 'preempt');
+  }
 
-  /** The next message of `queue`, invisible for `visibilitySeconds`, or undefined once `deadline` passed. */
-  next(queue: string, visibilitySeconds: number, deadline: number): Promise<ReceivedMessage | undefined> {
+  /**
+   * The next message of `queue`, invisible for `visibilitySeconds`, or undefined once `deadline`
+   * passed or `holder` (a Caller id) lost its place to a fairer share.
+   */
+  next(queue: string, visibilitySeconds: number, deadline: number, holder: string): Promise<ReceivedMessage | undefined> {
     if (this.closed) return Promise.resolve(undefined);
-    if (this.waiting >= this.options.maxWaiters) {
-      throw new AppError(
-        'TooManyRequests',
-        `This instance already holds ${this.options.maxWaiters} lease requests open (TALLYHO_JOBS_MAX_LEASE_WAITERS)`,
-        {
-          retryAfterSeconds: 1,
-          extra: { limit: 'TALLYHO_JOBS_MAX_LEASE_WAITERS' },
-        },
-      );
-    }
     return new Promise((resolve, reject) => {
       this.waiting++;
+      let poller = this.pollers.get(queue);
+      // Settled once, by whichever comes first: a message, the wait's end, the loss of its place, an error.
+      let settled = false;
+      let place: Place | undefined;
       const settle =
         <T>(f: (v: T) => void) =>
         (v: T): void => {
+          if (settled) return;
+          settled = true;
           this.waiting--;
+          place?.release();
           f(v);
         };
-      let poller = this.pollers.get(queue);
       const waiter: Waiter = { deadline, visibilitySeconds, since: poller?.count ?? 0, resolve: settle(resolve), reject: settle(reject) };
+      if (deadline > this.clock.now()) {
+        const admitted = this.places.admit(holder, () => this.preempted(queue, waiter));
+        if (admitted.ok) place = admitted.place;
+      }
       if (poller === undefined) {
         poller = { waiters: [waiter], count: 0, receiving: 0, nudge: undefined };
         this.pollers.set(queue, poller);
@@ -93,6 +105,16 @@ export class LeaseHub {
         poller.nudge?.();
       }
     });
+  }
+
+  /** A waiter's place went to a fairer share: it answers empty now, unless a receive under way was sized for it. */
+  private preempted(queue: string, waiter: Waiter): void {
+    const poller = this.pollers.get(queue);
+    const at = poller?.waiters.indexOf(waiter) ?? -1;
+    // Not listed: it is being answered already. Within the receive's count: it takes what that brings.
+    if (poller === undefined || at < 0 || at < poller.receiving) return;
+    poller.waiters.splice(at, 1);
+    waiter.resolve(undefined);
   }
 
   /** New envelopes on `queue`: poll it now. */

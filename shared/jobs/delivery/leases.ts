@@ -54,6 +54,8 @@ export interface TakeOptions {
   readonly maxItems?: number;
   /** How long to wait for a batch when there is none (0: answer at once). */
   readonly waitSeconds: number;
+  /** Who waits (a Caller id): lease waiters are fair shares by caller (./leaseHub.ts). */
+  readonly holder: string;
 }
 
 export interface LeasesDeps {
@@ -101,7 +103,7 @@ export class Leases {
     const deadline = deps.clock.now() + options.waitSeconds * 1000;
     const queue = deps.granter.queueOf(processor);
     for (;;) {
-      const message = await deps.hub.next(queue, leaseSeconds(processor), deadline);
+      const message = await deps.hub.next(queue, leaseSeconds(processor), deadline, options.holder);
       if (message === undefined) return undefined;
       const granted = await deps.granter.grant(processor, message, maxItems, await deps.signer());
       if (granted !== undefined) return granted;

@@ -17,6 +17,7 @@ import { z } from 'zod';
 import type { Clock } from '../../clock';
 import { isAppError } from '../../errors';
 import type { Logger } from '../../log';
+import { failedAnswer, unreachable, unusableAnswer, type WebhookFailure } from '../../webhookFailure';
 import type { JobInstruments } from '../metrics';
 import type { ProcessorStore } from '../processors/processorStore';
 import type { PushTransport } from '../processors/pushTransport';
@@ -123,26 +124,17 @@ export class Pusher {
         deps.logger.log('info', 'jobs.push_throttled', { processor: processor.name, retryAfterSeconds: delay });
         return;
       }
-      verdicts = this.verdicts(granted, response.status, response.body);
+      verdicts = this.verdicts(processor, granted, response.status, response.body);
     } catch (err) {
-      const reason = `The endpoint could not be reached: ${err instanceof Error ? err.message : String(err)}`;
-      verdicts = granted.items.map((i) => ({ id: i.id, status: 'retry', reason }));
+      verdicts = this.retryAll(processor, granted, unreachable(err));
     }
     try {
       await deps.leases.complete(granted.leaseId, verdicts);
     } catch (err) {
       // Results naming items the batch does not hold: the endpoint's fault, so every item retries with why.
       if (isAppError(err) && err.code === 'ValidationFailed') {
-        const reason = `The endpoint answered results that do not fit the batch: ${err.issues.map((i) => i.message).join('; ')}`.slice(
-          0,
-          1000,
-        );
-        await deps.leases
-          .complete(
-            granted.leaseId,
-            granted.items.map((i) => ({ id: i.id, status: 'retry', reason })),
-          )
-          .catch(() => undefined);
+        const failure = unusableAnswer(200, 'results that do not fit the batch', err.issues.map((i) => i.message).join('; '));
+        await deps.leases.complete(granted.leaseId, this.retryAll(processor, granted, failure)).catch(() => undefined);
         return;
       }
       deps.logger.log('warn', 'jobs.push_not_recorded', {
@@ -154,18 +146,31 @@ export class Pusher {
     }
   }
 
-  private verdicts(granted: Granted, status: number, text: string): ItemVerdict[] {
-    const retryAll = (reason: string): ItemVerdict[] =>
-      granted.items.map((i) => ({ id: i.id, status: 'retry', reason: reason.slice(0, 1000) }));
-    if (status < 200 || status > 299) return retryAll(`The endpoint answered ${status}: ${text.slice(0, 200)}`);
+  private verdicts(processor: WebhookProcessor, granted: Granted, status: number, text: string): ItemVerdict[] {
+    if (status < 200 || status > 299) return this.retryAll(processor, granted, failedAnswer(status, text));
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      return retryAll(`The endpoint answered ${status} with a body that is not JSON: ${text.slice(0, 200)}`);
+      return this.retryAll(processor, granted, unusableAnswer(status, 'the answer is not JSON', text));
     }
     const checked = answer.safeParse(parsed);
-    if (!checked.success) return retryAll(`The endpoint's answer is not a results document: ${checked.error.issues[0]?.message ?? ''}`);
+    if (!checked.success) return this.retryAll(processor, granted, unusableAnswer(status, 'the answer is not a results document', text));
     return checked.data.results;
+  }
+
+  /**
+   * Every item of the batch back as a retry. Its reason, which every submitter of the job reads, is
+   * the status or a fixed phrase; what the endpoint answered, or why it could not be reached, is
+   * logged for operators (shared/webhookFailure.ts).
+   */
+  private retryAll(processor: WebhookProcessor, granted: Granted, failure: WebhookFailure): ItemVerdict[] {
+    this.deps.logger.log('warn', 'jobs.push_failed', {
+      processor: processor.name,
+      job: granted.lease.jobId,
+      reason: failure.reason,
+      detail: failure.detail,
+    });
+    return granted.items.map((i) => ({ id: i.id, status: 'retry', reason: failure.reason }));
   }
 }

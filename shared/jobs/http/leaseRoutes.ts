@@ -24,7 +24,9 @@ export function leasesTakeRoute(deps: JobRouteDeps): RouteDefinition {
       'Answers 200 with a lease: its items (each with its job, its attempt and its data) are yours until `expiresAt`; extend it ' +
       'while you work, then complete it. With nothing ready it waits up to `wait` seconds (long poll) and answers 204. An item ' +
       'whose lease runs out, or that a completion does not mention, comes back in a later lease as its next attempt — but a ' +
-      'lease never used (no extension, no completion: its caller had gone) is not counted as an attempt.',
+      'lease never used (no extension, no completion: its caller had gone) is not counted as an attempt. ' +
+      'A caller waits in at most a quarter of TALLYHO_JOBS_MAX_LEASE_WAITERS places per instance: beyond it, or on a full ' +
+      'instance, the oldest wait of the largest holder answers 204 early. `wait: 0` takes no place, so it is never turned away for room.',
     tags,
     params: processorParams,
     workerTarget: ({ name }) => deps.jobs().leases.workersOf(name),
@@ -37,13 +39,13 @@ export function leasesTakeRoute(deps: JobRouteDeps): RouteDefinition {
       400: problem('Bad name, wait or maxItems'),
       404: problem('No declared processor of that name'),
       409: problem('A webhook processor (the app pushes its batches)'),
-      429: problem('TALLYHO_JOBS_MAX_LEASE_WAITERS requests already wait on this instance; retry after Retry-After'),
       503: unavailable,
     },
-    handle: async ({ params, body }) => {
+    handle: async ({ params, body, caller }) => {
       const request = body ?? leaseRequest.parse({});
       const granted = await deps.jobs().leases.take(params.name, {
         waitSeconds: request.wait,
+        holder: caller.id,
         ...(request.maxItems === undefined ? {} : { maxItems: request.maxItems }),
       });
       if (granted === undefined) return { status: 204, headers: { 'cache-control': 'no-store' } };

@@ -61,12 +61,14 @@ export function jobsSubmitRoute(deps: JobRouteDeps): RouteDefinition {
       413: problem(
         'Body larger than TALLYHO_JOBS_MAX_REQUEST_BYTES, more items than TALLYHO_JOBS_MAX_ITEMS, or an item larger than TALLYHO_JOBS_MAX_ITEM_BYTES; nothing was stored',
       ),
-      429: problem('TALLYHO_JOBS_MAX_OPEN jobs are unfinished; submit again after Retry-After. Nothing was stored'),
+      429: problem(
+        'TALLYHO_JOBS_MAX_OPEN jobs are unfinished, or TALLYHO_JOBS_MAX_OPEN_PER_OWNER of them are yours; submit again after Retry-After. Nothing was stored',
+      ),
       503: unavailable,
     },
     handle: async ({ body, headers, caller }) => {
       const key = readIdempotencyKey(headers);
-      const { job, replayed } = await deps.jobs().submissions.submit(body, key, { limitOpen: true, owner: caller.id });
+      const { job, replayed } = await deps.jobs().submissions.submit(body, key, { owner: caller.id });
       const view = viewJob(job, undefined);
       return acceptedResult(view, view.links.self as string, jobPollSeconds, replayed ? { 'idempotent-replayed': 'true' } : {});
     },

@@ -25,9 +25,21 @@ export function tooManyOpen(max: number): AppError {
   });
 }
 
-/** The places among TALLYHO_JOBS_MAX_OPEN: a capped set of job ids (shared/storage/cappedSet.ts). */
+/** The 429 of an owner holding TALLYHO_JOBS_MAX_OPEN_PER_OWNER unfinished jobs: its jobs finish, so waiting frees room. */
+export function tooManyOpenOfOwner(share: number): AppError {
+  return new AppError(
+    'TooManyRequests',
+    `You already have ${share} unfinished jobs (TALLYHO_JOBS_MAX_OPEN_PER_OWNER); submit again once some finish. Others keep their places`,
+    { retryAfterSeconds: 30, extra: { limit: 'TALLYHO_JOBS_MAX_OPEN_PER_OWNER', max: share } },
+  );
+}
+
+/**
+ * The places among TALLYHO_JOBS_MAX_OPEN: a capped set of job ids (shared/storage/cappedSet.ts),
+ * fair shares by owner (TALLYHO_JOBS_MAX_OPEN_PER_OWNER).
+ */
 export interface OpenSlots {
-  admit(jobId: string): Promise<void>;
+  admit(jobId: string, owner: string): Promise<void>;
   release(jobId: string): Promise<boolean>;
 }
 
@@ -63,13 +75,14 @@ export class JobRows {
   /**
    * Opens a job about to be created: its `open` index entry first — should this instance die after
    * taking a place, the reconciler finds the entry without a job row and gives the place back — then,
-   * with `limitOpen`, a place among TALLYHO_JOBS_MAX_OPEN. A refused place stores nothing.
+   * with `owner` (a Caller id), a place among TALLYHO_JOBS_MAX_OPEN within that owner's share. A
+   * refused place stores nothing.
    */
-  async open(id: string, at: number, limitOpen: boolean): Promise<void> {
+  async open(id: string, at: number, owner: string | undefined): Promise<void> {
     await this.deps.jobs.markOpen(id, at);
-    if (!limitOpen) return;
+    if (owner === undefined) return;
     try {
-      await this.deps.slots.admit(id);
+      await this.deps.slots.admit(id, owner);
     } catch (err) {
       await this.deps.jobs.clearOpen(id);
       throw err;

@@ -4,16 +4,39 @@
  * schema once per process (keyed by its text); a schema that does not compile is refused when it is
  * declared. Only the admin declares schemas; still, their size and nesting are bounded, and no
  * `$ref` may leave the schema (Ajv loads nothing remote unless told to, and is not told to).
+ *
+ * `pattern` and `patternProperties` run on RE2 (re2js, a pure-JavaScript port): matching is linear
+ * in the input, so no pattern can make a submission backtrack for seconds (`^(a+)+$` on a backtracking
+ * engine doubles its time with each character). What RE2 cannot promise to run in linear time —
+ * back-references, look-around — does not compile, so such a schema is refused when it is declared.
  */
 import { createHash } from 'node:crypto';
 
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { RE2JS } from 're2js';
 
 import { type FieldIssue } from '../../errors';
 
 /** A schema is stored in one table property (32K characters); keep well inside it. */
 const maxItemSchemaChars = 30_000;
+
+/** Ajv's regular-expression engine: RE2, linear in the input; a pattern RE2 cannot run is a declaration error. */
+const linearTimePatterns = Object.assign(
+  (pattern: string): { test(s: string): boolean; toString(): string } => {
+    let re: RE2JS;
+    try {
+      re = RE2JS.compile(pattern);
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      throw new Error(
+        `The pattern ${JSON.stringify(pattern)} cannot run in linear time (RE2: ${why}); back-references and look-around are not supported`,
+      );
+    }
+    return { test: (s) => re.test(s), toString: () => pattern };
+  },
+  { code: 're2js' },
+);
 
 export class ItemSchemas {
   private readonly ajv: Ajv2020;
@@ -30,6 +53,7 @@ export class ItemSchemas {
       strictTuples: false,
       strictRequired: false,
       validateFormats: true,
+      code: { regExp: linearTimePatterns },
     });
     addFormats(this.ajv);
   }

@@ -44,17 +44,14 @@ export interface SubmitResult {
 }
 
 export interface SubmitOptions {
-  /**
-   * Take a place among TALLYHO_JOBS_MAX_OPEN (the HTTP route): the places are a capped set, so the
-   * cap is exact however many instances submit at once; a job gives its place back when it finishes,
-   * before its delivery and event. A gated run or a schedule is bounded by its own caps.
-   */
-  readonly limitOpen?: boolean;
   /** `app`: the key is one the app derived (a schedule's or gated run's), in a space no caller key reaches. */
   readonly keySpace?: KeySpace;
   /**
    * Who owns the job (a Caller id): its submitter, or the owner of the schedule or gated run that
-   * submits it. A caller's Idempotency-Key names a job within its owner's keys only.
+   * submits it. A caller's Idempotency-Key names a job within its owner's keys only. The job takes a
+   * place among TALLYHO_JOBS_MAX_OPEN within its owner's TALLYHO_JOBS_MAX_OPEN_PER_OWNER (a capped set
+   * of fair shares, exact however many instances submit), given back when it finishes; app-made jobs
+   * count for their maker's owner. Without an owner (the app's own jobs) it takes no place.
    */
   readonly owner?: string;
 }
@@ -132,7 +129,7 @@ export class Submissions {
     }
     const draft = { ...this.draft(id, request, input, route, batchSize, now, trace), ...(options.owner === undefined ? {} : { owner: options.owner }) };
     const job: JobRecord = { ...draft, envelopes: (await deps.enqueuer.roundEnvelopes(draft, input)).length };
-    await deps.rows.open(id, now, options.limitOpen === true);
+    await deps.rows.open(id, now, options.owner);
     await deps.files.writeInput(job, input.text);
     const created = await deps.rows.create(job);
     if (created === undefined) {

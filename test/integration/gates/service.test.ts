@@ -65,7 +65,8 @@ describe('registering runs', () => {
     const instances = [world.instance({ maxWaiters: 25 }), world.instance({ maxWaiters: 25 }), world.instance({ maxWaiters: 25 })];
     await instances[0]?.create('g', undefined, { by: 'ops' });
     const outcomes = await Promise.allSettled(
-      range(60).map((i) => (instances[i % 3] as (typeof instances)[number]).startRun('g', `r${i}`, none)),
+      // Ten callers, none past its share (6 of 25): only the generation's limit refuses.
+      range(60).map((i) => (instances[i % 3] as (typeof instances)[number]).startRun('g', `r${i}`, none, `cred:s${i % 10}`)),
     );
     const refused = outcomes.filter((o) => o.status === 'rejected').map((o) => o.reason as AppError);
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(25);
@@ -75,6 +76,29 @@ describe('registering runs', () => {
     // After the release nobody waits: late runs are not limited.
     await instances[0]?.release('g', { by: 'ops' });
     expect(await instances[1]?.startRun('g', 'late', none)).toMatchObject({ created: true });
+  });
+
+  test("one caller filling its share of a generation's waiting runs cannot refuse another's start, across instances", async () => {
+    const world = gateWorld();
+    const instances = [world.instance({ maxWaiters: 25 }), world.instance({ maxWaiters: 25 }), world.instance({ maxWaiters: 25 })];
+    await instances[0]?.create('g', undefined, { by: 'ops' });
+    const via = (i: number) => instances[i % 3] as (typeof instances)[number];
+    const [flood, honest] = await Promise.all([
+      Promise.allSettled(range(30).map((i) => via(i).startRun('g', `a${i}`, none, 'entra:a'))),
+      Promise.allSettled(range(3).map((i) => via(i + 1).startRun('g', `b${i}`, none, 'entra:b'))),
+    ]);
+    expect(honest.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+    // A quarter of 25, at most, for one caller.
+    expect(flood.filter((o) => o.status === 'fulfilled')).toHaveLength(6);
+    for (const o of flood)
+      if (o.status === 'rejected') expect(o.reason).toMatchObject({ code: 'TooManyRequests', status: 429, extra: { share: 6 } });
+    expect((await instances[0]?.describe('g'))?.waiters).toMatchObject({ waiting: 9 });
+    // After the release nobody waits: a late joiner takes no place, whoever starts it.
+    await instances[0]?.release('g', { by: 'ops' });
+    expect(await via(1).startRun('g', 'a-late', none, 'entra:a')).toMatchObject({ created: true });
+    // The next generation starts every caller at nothing.
+    await instances[0]?.reset('g', undefined, { by: 'ops' });
+    expect(await via(2).startRun('g', 'a-next', none, 'entra:a')).toMatchObject({ created: true });
   });
 
   test('a run with a job action is checked by the jobs service first: a refused job registers nothing and names the action field', async () => {
@@ -333,8 +357,8 @@ describe('actions', () => {
     await admin.release('g', { by: 'alice' });
     const fresh = world.instance();
     const requests = [new RecordingDurable(), new RecordingDurable()];
-    await fresh.gates.commands(requests[0]!).startRun('g', 'a1', enqueue(1));
-    await fresh.gates.commands(requests[1]!).startRun('g', 'a2', enqueue(2));
+    await fresh.gates.commands(requests[0]!).startRun('g', 'a1', enqueue(1), 'cred:submitter');
+    await fresh.gates.commands(requests[1]!).startRun('g', 'a2', enqueue(2), 'cred:submitter');
     const late = (d: RecordingDurable) =>
       d.started.filter((s) => s.orchestration === 'gateLateActions').flatMap((s) => (s.input as { runIds: string[] }).runIds);
     expect(requests.map(late)).toEqual([['a1'], ['a2']]);

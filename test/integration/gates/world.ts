@@ -73,9 +73,11 @@ export class RecordingDurable implements DurableClient {
 /** One app instance's gates: its commands (on the world's recording Durable client), its reads and its activities. */
 interface GateInstance
   extends
-    Pick<GateCommands, 'create' | 'release' | 'reset' | 'startRun' | 'scheduledRelease'>,
+    Pick<GateCommands, 'create' | 'release' | 'reset' | 'scheduledRelease'>,
     Pick<GateReader, 'read' | 'list' | 'describe' | 'runStatus'> {
   readonly gates: Gates;
+  /** Started by `holder` (a Caller id; one submitter unless a test names another). */
+  startRun(name: string, runId: string | undefined, action: GateAction, holder?: string): ReturnType<GateCommands['startRun']>;
   /** The `gateActions` activity, with `jobs` as the jobs port of the released runs' actions. */
   actions(input: ActionBatchInput, jobs?: JobPort): Promise<ActionBatchResult>;
 }
@@ -148,7 +150,7 @@ export function gateWorld(): GateWorld {
         create: (...a) => commands.create(...a),
         release: (...a) => commands.release(...a),
         reset: (...a) => commands.reset(...a),
-        startRun: (...a) => commands.startRun(...a),
+        startRun: (name, runId, action, holder = 'cred:submitter') => commands.startRun(name, runId, action, holder),
         scheduledRelease: (...a) => commands.scheduledRelease(...a),
         read: (...a) => gates.reader.read(...a),
         list: (...a) => gates.reader.list(...a),

@@ -30,8 +30,8 @@ describe('an asynchronous cancel, on Azurite', () => {
     const h = jobHarness();
     await h.jobs.processors.declare('cx', declare());
     const { job } = await h.jobs.submissions.submit({ processor: 'cx', items: items(6, 'c') }, undefined);
-    const held = await h.jobs.leases.take('cx', { waitSeconds: 0 });
-    const done = await h.jobs.leases.take('cx', { waitSeconds: 0 });
+    const held = await h.jobs.leases.take('cx', { holder: 'worker', waitSeconds: 0 });
+    const done = await h.jobs.leases.take('cx', { holder: 'worker', waitSeconds: 0 });
     await h.jobs.leases.complete(done!.leaseId, [{ id: done!.items[0]!.id, status: 'succeeded', output: 'kept' }]);
 
     const marked = await h.jobs.cancels.request(job.id);
@@ -39,7 +39,7 @@ describe('an asynchronous cancel, on Azurite', () => {
     expect(await h.jobs.reads.view(job.id)).toMatchObject({ state: 'cancelling', totals: { succeeded: 1, cancelled: 0, pending: 5 } });
     // Before the background step runs: the held lease is refused, and nothing of the job is leased again.
     expect(await refusal(h.jobs.leases.extend(held!.leaseId))).toMatchObject({ code: 'Conflict', extra: { reason: 'jobCancelled' } });
-    expect(await h.jobs.leases.take('cx', { waitSeconds: 0 })).toBeUndefined();
+    expect(await h.jobs.leases.take('cx', { holder: 'worker', waitSeconds: 0 })).toBeUndefined();
 
     expect(await h.runCancels()).toBe(1);
     expect(await h.jobs.reads.view(job.id)).toMatchObject({
@@ -87,6 +87,6 @@ describe('an asynchronous cancel, on Azurite', () => {
     expect(await h.jobs.cancels.onRequest(JSON.stringify({ job: job.id }))).toEqual({ job: job.id, cancelled: 0 });
     expect(await h.jobs.cancels.onRequest('not json')).toEqual({ job: undefined, cancelled: 0 });
     expect(await h.jobs.reads.view(job.id)).toMatchObject({ state: 'accepted', totals: { pending: 2, cancelled: 0 } });
-    expect((await h.jobs.leases.take('cz', { waitSeconds: 0 }))?.items).toHaveLength(2);
+    expect((await h.jobs.leases.take('cz', { holder: 'worker', waitSeconds: 0 }))?.items).toHaveLength(2);
   });
 });

@@ -26,14 +26,14 @@ describe('deliveries of a declared processor, on Azurite', () => {
     await h.jobs.processors.declare('gone', declare());
     const { job } = await h.jobs.submissions.submit({ processor: 'gone', items: items(2, 'g') }, undefined);
     // Three lease requests whose callers left: each takes a batch that no one reads, uses or completes.
-    const abandoned = [await h.jobs.leases.take('gone', { waitSeconds: 0 }), await h.jobs.leases.take('gone', { waitSeconds: 0 })];
+    const abandoned = [await h.jobs.leases.take('gone', { holder: 'worker', waitSeconds: 0 }), await h.jobs.leases.take('gone', { holder: 'worker', waitSeconds: 0 })];
     expect(abandoned.map((l) => l?.items.map((i) => [i.id, i.attempt]))).toEqual([[['g-0', 1]], [['g-1', 1]]]);
-    const third = await h.jobs.leases.take('gone', { waitSeconds: 20 });
+    const third = await h.jobs.leases.take('gone', { holder: 'worker', waitSeconds: 20 });
     expect(third?.items.map((i) => [i.id, i.attempt])).toEqual([['g-0', 1]]);
     // A worker now: each item comes back at the attempt it was at.
     const seen: [string, number][] = [];
     for (let n = 0; n < 2; n++) {
-      const lease = await h.jobs.leases.take('gone', { waitSeconds: 20 });
+      const lease = await h.jobs.leases.take('gone', { holder: 'worker', waitSeconds: 20 });
       expect(lease).toBeDefined();
       seen.push(...lease!.items.map((i): [string, number] => [i.id, i.attempt]));
       await h.jobs.leases.complete(
@@ -57,13 +57,13 @@ describe('deliveries of a declared processor, on Azurite', () => {
     const h = jobHarness();
     await h.jobs.processors.declare('used', declare());
     const { job } = await h.jobs.submissions.submit({ processor: 'used', items: items(1, 'u') }, undefined);
-    const first = await h.jobs.leases.take('used', { waitSeconds: 0 });
+    const first = await h.jobs.leases.take('used', { holder: 'worker', waitSeconds: 0 });
     await h.jobs.leases.extend(first!.leaseId);
-    const second = await h.jobs.leases.take('used', { waitSeconds: 20 });
+    const second = await h.jobs.leases.take('used', { holder: 'worker', waitSeconds: 20 });
     expect(second?.items.map((i) => [i.id, i.attempt])).toEqual([['u-0', 2]]);
     await h.jobs.leases.extend(second!.leaseId);
     // Its third delivery is past maxAttempts 2: the item fails with why, and nothing is leased.
-    expect(await h.jobs.leases.take('used', { waitSeconds: 20 })).toBeUndefined();
+    expect(await h.jobs.leases.take('used', { holder: 'worker', waitSeconds: 20 })).toBeUndefined();
     const failures = await h.jobs.reads.results(job.id, 'failures', 'failed', { maxPageSize: 10 });
     expect(failures.items.map((f) => [f.id, f.code, f.attempts])).toEqual([['u-0', 'noResult', 2]]);
   });
@@ -72,7 +72,7 @@ describe('deliveries of a declared processor, on Azurite', () => {
     const h = jobHarness();
     await h.jobs.processors.declare('twice', declare({ batchSize: 3, leaseSeconds: 30, maxAttempts: 3 }));
     const { job } = await h.jobs.submissions.submit({ processor: 'twice', items: items(3, 't') }, undefined);
-    const lease = await h.jobs.leases.take('twice', { waitSeconds: 0 });
+    const lease = await h.jobs.leases.take('twice', { holder: 'worker', waitSeconds: 0 });
     const verdicts = [
       { id: 't-0', status: 'succeeded' as const, output: 'first' },
       { id: 't-1', status: 'retry' as const, reason: 'busy' },
@@ -83,9 +83,9 @@ describe('deliveries of a declared processor, on Azurite', () => {
     // Again, and again with other verdicts: the first report each time; the first outputs stand.
     expect(await h.jobs.leases.complete(lease!.leaseId, verdicts)).toEqual(report);
     expect(await h.jobs.leases.complete(lease!.leaseId, [{ id: 't-0', status: 'succeeded', output: 'second' }])).toEqual(report);
-    const again = await h.jobs.leases.take('twice', { waitSeconds: 20 });
+    const again = await h.jobs.leases.take('twice', { holder: 'worker', waitSeconds: 20 });
     expect(again?.items.map((i) => [i.id, i.attempt])).toEqual([['t-1', 2]]);
-    expect(await h.jobs.leases.take('twice', { waitSeconds: 0 })).toBeUndefined();
+    expect(await h.jobs.leases.take('twice', { holder: 'worker', waitSeconds: 0 })).toBeUndefined();
     const done = await h.jobs.leases.complete(again!.leaseId, [{ id: 't-1', status: 'succeeded' }]);
     expect(done).toEqual({ recorded: 1, alreadyFinal: 0, retrying: 0, jobFinished: true });
     expect(await h.jobs.leases.complete(again!.leaseId, [])).toEqual(done);

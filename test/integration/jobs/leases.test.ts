@@ -38,7 +38,7 @@ describe('leases of an external processor, on Azurite', () => {
     expect([...(await h.messages()).values()].flat()).toEqual([]);
     const seen: string[] = [];
     for (;;) {
-      const lease = await h.jobs.leases.take('thumbs', { waitSeconds: 0 });
+      const lease = await h.jobs.leases.take('thumbs', { holder: 'worker', waitSeconds: 0 });
       if (lease === undefined) break;
       expect(lease.items.length).toBeLessThanOrEqual(10);
       seen.push(...lease.items.map((i) => i.id));
@@ -61,7 +61,7 @@ describe('leases of an external processor, on Azurite', () => {
     const h = jobHarness();
     await h.jobs.processors.declare('flaky', declare({ maxAttempts: 2, retry: { delaySeconds: 0, multiplier: 1, maxDelaySeconds: 0 } }));
     const { job } = await h.jobs.submissions.submit({ processor: 'flaky', items: items(6, 'f') }, undefined);
-    const first = await h.jobs.leases.take('flaky', { waitSeconds: 0, maxItems: 4 });
+    const first = await h.jobs.leases.take('flaky', { holder: 'worker', waitSeconds: 0, maxItems: 4 });
     expect(first?.items.map((i) => [i.id, i.attempt])).toEqual([
       ['f-000', 1],
       ['f-001', 1],
@@ -69,7 +69,7 @@ describe('leases of an external processor, on Azurite', () => {
       ['f-003', 1],
     ]);
     // The two items not leased went on in a message of their own.
-    const second = await h.jobs.leases.take('flaky', { waitSeconds: 0 });
+    const second = await h.jobs.leases.take('flaky', { holder: 'worker', waitSeconds: 0 });
     expect(second?.items.map((i) => i.id)).toEqual(['f-004', 'f-005']);
     await h.jobs.leases.complete(second!.leaseId, [
       { id: 'f-004', status: 'succeeded', output: 1 },
@@ -80,7 +80,7 @@ describe('leases of an external processor, on Azurite', () => {
       { id: 'f-001', status: 'retry', reason: 'upstream timed out' },
     ]);
     expect(report).toMatchObject({ recorded: 1, retrying: 3 });
-    const again = await h.jobs.leases.take('flaky', { waitSeconds: 5 });
+    const again = await h.jobs.leases.take('flaky', { holder: 'worker', waitSeconds: 5 });
     expect(again?.items.map((i) => [i.id, i.attempt])).toEqual([
       ['f-001', 2],
       ['f-002', 2],
@@ -91,7 +91,7 @@ describe('leases of an external processor, on Azurite', () => {
       { id: 'f-002', status: 'succeeded' },
     ]);
     // f-003 was left out at its last attempt: it fails when its message comes back.
-    expect(await h.jobs.leases.take('flaky', { waitSeconds: 5 })).toBeUndefined();
+    expect(await h.jobs.leases.take('flaky', { holder: 'worker', waitSeconds: 5 })).toBeUndefined();
     const view = await h.jobs.reads.view(job.id);
     expect(view).toMatchObject({ state: 'completedWithFailures', totals: { succeeded: 3, failed: 3 } });
     const failures = await h.jobs.reads.results(job.id, 'failures', 'failed', { maxPageSize: 10 });
@@ -108,8 +108,8 @@ describe('leases of an external processor, on Azurite', () => {
     const h = jobHarness({ clock });
     await h.jobs.processors.declare('slow', declare({ batchSize: 2 }));
     const { job } = await h.jobs.submissions.submit({ processor: 'slow', items: items(4, 's') }, undefined);
-    const a = await h.jobs.leases.take('slow', { waitSeconds: 0 });
-    const b = await h.jobs.leases.take('slow', { waitSeconds: 0 });
+    const a = await h.jobs.leases.take('slow', { holder: 'worker', waitSeconds: 0 });
+    const b = await h.jobs.leases.take('slow', { holder: 'worker', waitSeconds: 0 });
     const foreign = await refusal(h.jobs.leases.complete(a!.leaseId, [{ id: b!.items[0]!.id, status: 'succeeded' }]));
     expect(foreign).toMatchObject({
       code: 'ValidationFailed',
@@ -129,7 +129,7 @@ describe('leases of an external processor, on Azurite', () => {
     expect(late.code).toBe('Conflict');
     expect(late.message).toMatch(/expired/);
     expect(await h.stores.results.progress(job.id)).toMatchObject({ succeeded: 0, failed: 0 });
-    const c = await h.jobs.leases.take('slow', { waitSeconds: 0 });
+    const c = await h.jobs.leases.take('slow', { holder: 'worker', waitSeconds: 0 });
     expect(c).toBeUndefined();
     await h.cancel(job.id);
     expect(await h.jobs.reads.view(job.id)).toMatchObject({
@@ -138,7 +138,7 @@ describe('leases of an external processor, on Azurite', () => {
     });
     // Cancelling again answers the same; the job's queued batches are dropped, never leased.
     await h.cancel(job.id);
-    expect(await h.jobs.leases.take('slow', { waitSeconds: 0 })).toBeUndefined();
+    expect(await h.jobs.leases.take('slow', { holder: 'worker', waitSeconds: 0 })).toBeUndefined();
   });
 
   it("answers a lease's length on the app's clock, which need not be the wall clock (a virtual clock a year ahead)", async () => {
@@ -181,8 +181,8 @@ describe('a cancelled job on Azurite', () => {
     const h = jobHarness();
     await h.jobs.processors.declare('cx', declare({ batchSize: 2 }));
     const { job } = await h.jobs.submissions.submit({ processor: 'cx', items: items(4, 'c') }, undefined);
-    const a = await h.jobs.leases.take('cx', { waitSeconds: 0 });
-    const b = await h.jobs.leases.take('cx', { waitSeconds: 0 });
+    const a = await h.jobs.leases.take('cx', { holder: 'worker', waitSeconds: 0 });
+    const b = await h.jobs.leases.take('cx', { holder: 'worker', waitSeconds: 0 });
     await h.jobs.leases.complete(a!.leaseId, [{ id: a!.items[0]!.id, status: 'succeeded', output: 'done' }]);
     const cancelled = await h.cancel(job.id);
     expect(cancelled).toMatchObject({ phase: 'cancelled', succeeded: 1, cancelled: 3 });

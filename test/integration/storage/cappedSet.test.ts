@@ -1,4 +1,6 @@
 /** The capped set on Azurite: the count holds under concurrent adds from several "instances". */
+import fc from 'fast-check';
+
 import { systemClock } from '../../../shared/clock';
 import { AppError } from '../../../shared/errors';
 import { silentLogger } from '../../../shared/log';
@@ -98,5 +100,85 @@ describe('capped set', () => {
     await instance('hub-a', 1).admit('orders');
     await expect(instance('hub-a', 1).admit('refunds')).rejects.toMatchObject({ code: 'Conflict' });
     await expect(instance('hub-b', 1).admit('refunds')).resolves.toBeUndefined();
+  });
+
+  const shared = (partitionKey: string, max: number, share: number): CappedSet => new CappedSet({ ...options(partitionKey, max), share });
+
+  it("one holder filling its share from several instances at once cannot refuse another holder's admission", async () => {
+    const instances = [shared('shares', 8, 2), shared('shares', 8, 2), shared('shares', 8, 2)];
+    const via = (i: number): CappedSet => instances[i % instances.length] as CappedSet;
+    const flood = Array.from({ length: 20 }, (_, i) => via(i).admit(`a-${i}`, 'entra:a'));
+    const honest = Array.from({ length: 2 }, (_, i) => via(i + 1).admit(`b-${i}`, 'entra:b'));
+    const [floodOutcomes, honestOutcomes] = await Promise.all([Promise.allSettled(flood), Promise.allSettled(honest)]);
+    expect(honestOutcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled']);
+    expect(floodOutcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(2);
+    for (const o of floodOutcomes)
+      if (o.status === 'rejected') expect(o.reason).toMatchObject({ code: 'TooManyRequests', status: 429, extra: { share: 2 } });
+    expect((await members('shares')).filter((m) => m.startsWith('m|a-'))).toHaveLength(2);
+    expect(await via(0).size()).toBe(4);
+  });
+
+  it('a released place goes back to its holder: the holder may take another', async () => {
+    const set = shared('give-back', 4, 1);
+    await set.admit('job-1', 'cred:a');
+    await expect(set.admit('job-2', 'cred:a')).rejects.toMatchObject({ code: 'TooManyRequests' });
+    expect(await set.release('job-1')).toBe(true);
+    expect(await set.release('job-1')).toBe(false);
+    await expect(set.admit('job-2', 'cred:a')).resolves.toBeUndefined();
+    expect(await set.size()).toBe(1);
+  });
+
+  it('a burst of 60 admissions on one instance is one writer of the count: none loses a race, so none runs out of attempts (a 503)', async () => {
+    let lostRaces = 0;
+    const base = options('burst', 10);
+    const set = new CappedSet({
+      ...base,
+      share: 10,
+      retry: { ...base.retry, policy: occBackoff({ maxAttempts: 12, maxWaitMs: 5000 }), onLostRace: () => lostRaces++ },
+    });
+    const outcomes = await Promise.allSettled(Array.from({ length: 60 }, (_, i) => set.admit(`job-${i}`, i % 2 === 0 ? 'a' : 'b')));
+    const codes = outcomes.map((o) => (o.status === 'fulfilled' ? 'admitted' : (o.reason as { code?: string }).code));
+    expect(codes.filter((c) => c === 'admitted')).toHaveLength(10);
+    expect(codes.filter((c) => c !== 'admitted' && c !== 'Conflict' && c !== 'TooManyRequests')).toEqual([]);
+    // Racing each other's ETags is what ran a loaded machine out of attempts; batched, nobody races.
+    expect(lostRaces).toBe(0);
+    expect(await members('burst')).toHaveLength(10);
+  });
+
+  it('two holders interleaving admissions and releases from two instances at once: neither passes its share, the count matches the members', async () => {
+    type Op = { readonly kind: 'admit' | 'release'; readonly who: 'a' | 'b'; readonly n: number; readonly via: 0 | 1 };
+    const op = fc.record({
+      kind: fc.constantFrom('admit' as const, 'release' as const),
+      who: fc.constantFrom('a' as const, 'b' as const),
+      n: fc.integer({ min: 0, max: 5 }),
+      via: fc.constantFrom(0 as const, 1 as const),
+    });
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(op, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 4 }), async (rounds: Op[][]) => {
+        const partition = `prop-${run++}`;
+        const instances = [shared(partition, 6, 3), shared(partition, 6, 3)];
+        for (const round of rounds) {
+          // Each round's operations go at once, through either instance.
+          await Promise.allSettled(
+            round.map((o) => {
+              const via = instances[o.via] as CappedSet;
+              return o.kind === 'admit' ? via.admit(`${o.who}-${o.n}`, o.who) : via.release(`${o.who}-${o.n}`);
+            }),
+          );
+          const held = await members(partition);
+          expect(held.filter((m) => m.startsWith('m|a-')).length).toBeLessThanOrEqual(3);
+          expect(held.filter((m) => m.startsWith('m|b-')).length).toBeLessThanOrEqual(3);
+          expect(await instances[0]?.size()).toBe(held.length);
+          // Each holder's count row agrees with its members (a drift would refuse a holder under its share).
+          const table = await storage.table(name);
+          for (const who of ['a', 'b']) {
+            const row = await table.getEntity<{ n: number }>(partition, `h|${who}`).catch(() => ({ n: 0 }));
+            expect(row.n).toBe(held.filter((m) => m.startsWith(`m|${who}-`)).length);
+          }
+        }
+      }),
+      { numRuns: 12 },
+    );
   });
 });

@@ -35,13 +35,13 @@ describe('LeaseHub.close', () => {
     const deadline = clock.now() + 60_000;
 
     // Two requests: the first receive is sized for both and is held open.
-    const first = hub.next('q', 30, deadline);
+    const first = hub.next('q', 30, deadline, 'w');
     await settled();
-    const second = hub.next('q', 30, deadline);
+    const second = hub.next('q', 30, deadline, 'w');
     await settled();
     expect(queue.receives.map((r) => r.max)).toEqual([1]);
     // A third joins while the receive (sized for one) is under way.
-    const third = hub.next('q', 30, deadline);
+    const third = hub.next('q', 30, deadline, 'w');
     await settled();
 
     hub.close();
@@ -56,7 +56,7 @@ describe('LeaseHub.close', () => {
     await settled();
     expect(hub.waiters).toBe(0);
     // Nothing is polled after the stop, and a new request does not wait.
-    await expect(hub.next('q', 30, deadline)).resolves.toBeUndefined();
+    await expect(hub.next('q', 30, deadline, 'w')).resolves.toBeUndefined();
     expect(queue.receives).toHaveLength(1);
   });
 });
@@ -71,9 +71,9 @@ describe('LeaseHub receive visibility', () => {
     const deadline = clock.now() + 60_000;
 
     // A request with a 12 s lease, then — the declaration shortened meanwhile — one with 10 s.
-    const longer = hub.next('q', 12, deadline);
+    const longer = hub.next('q', 12, deadline, 'w');
     await settled();
-    const shorter = hub.next('q', 10, deadline);
+    const shorter = hub.next('q', 10, deadline, 'w');
     await settled();
     queue.receives[0]?.answer([]);
     await settled();
@@ -95,5 +95,60 @@ describe('LeaseHub receive visibility', () => {
     await settled();
     hub.wake('q'); // ends the idle pause after the empty receive (the test's clock does not move)
     await expect(shorter).resolves.toBeUndefined();
+  });
+});
+
+describe('lease waiters are fair shares by caller', () => {
+  const setup = (maxWaiters: number) => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const queue = new HeldQueue();
+    const hub = new LeaseHub(queue, clock, silentLogger, { pollMaxMs: 1000, maxWaiters });
+    return { clock, queue, hub, deadline: clock.now() + 60_000 };
+  };
+
+  it("one caller holding its whole share cannot keep another's request out: its own oldest wait answers empty", async () => {
+    const { hub, queue, deadline } = setup(8);
+    // z's request is the one the first receive is sized for; a's are waiting behind it.
+    const first = hub.next('q', 30, deadline, 'z');
+    const mine = [0, 1, 2].map(() => hub.next('q', 30, deadline, 'a'));
+    // The share of 8 is 2: a's third request took a's oldest place.
+    await expect(mine[0]).resolves.toBeUndefined();
+    const other = hub.next('q', 30, deadline, 'b');
+    expect(hub.waiters).toBe(4);
+    hub.close();
+    queue.receives[0]?.answer([message('m0')]);
+    await Promise.all([first, ...mine, other]);
+  });
+
+  it('a newcomer to a full instance ends the oldest wait of the largest holder, and is never refused', async () => {
+    const { hub, queue, deadline } = setup(8);
+    const answers: string[] = [];
+    const waits = ['a', 'b', 'c', 'c', 'd', 'd', 'e', 'e'].map((who, i) =>
+      hub.next('q', 30, deadline, who).then(() => answers.push(`${who}${i}`)),
+    );
+    await settled();
+    expect(answers).toEqual([]);
+    const newcomer = hub.next('q', 30, deadline, 'f');
+    await settled();
+    // Share 2 of 8: c, d and e hold two each; c, the first of them, gave up its oldest wait.
+    expect(answers).toEqual(['c2']);
+    expect(hub.waiters).toBe(8);
+    hub.close();
+    queue.receives[0]?.answer([message('m0')]);
+    await Promise.all([...waits, newcomer]);
+  });
+
+  it('a request that does not wait takes no place, so a full instance never refuses it', async () => {
+    const { hub, queue, clock } = setup(1);
+    const holder = hub.next('q', 30, clock.now() + 60_000, 'a');
+    await settled();
+    const now = hub.next('q', 30, clock.now(), 'b');
+    await settled();
+    // The full instance kept a's place: b's wait of 0 is served by the next poll.
+    queue.receives[0]?.answer([message('m1')]);
+    await expect(holder).resolves.toMatchObject({ messageId: 'm1' });
+    await settled();
+    queue.receives[1]?.answer([message('m2')]);
+    await expect(now).resolves.toMatchObject({ messageId: 'm2' });
   });
 });

@@ -274,7 +274,7 @@ export interface paths {
         };
         /**
          * Server-sent events: the current state first, then every change (the release as a `released` event)
-         * @description Events: `state` (closed, or a change such as a reset) and `released`, each with the gate as JSON and its ETag as the id; `: heartbeat` comments every TALLYHO_GATES_HEARTBEAT_SECONDS; a `retry:` hint. The stream ends right after a release it delivers, and after TALLYHO_GATES_SSE_MAX_SECONDS; a client that follows the gate further reconnects and gets the full state again.
+         * @description Events: `state` (closed, or a change such as a reset) and `released`, each with the gate as JSON and its ETag as the id; `: heartbeat` comments every TALLYHO_GATES_HEARTBEAT_SECONDS; a `retry:` hint. The stream ends right after a release it delivers, and after TALLYHO_GATES_SSE_MAX_SECONDS; a client that follows the gate further reconnects and gets the full state again. It also ends early when a fairer share of TALLYHO_HTTP_MAX_HELD (a quarter per caller, per instance) takes its place.
          */
         get: operations["gatesEvents"];
         put?: never;
@@ -371,7 +371,7 @@ export interface paths {
         };
         /**
          * Long-poll: answers at once when released, else at the release or at the timeout
-         * @description Reads the state first, so a released gate answers immediately. `released: false, timedOut: true` means ask again. With `generation`, waits for that generation's release (answers at once when the gate has moved past it).
+         * @description Reads the state first, so a released gate answers immediately. `released: false, timedOut: true` means ask again. With `generation`, waits for that generation's release (answers at once when the gate has moved past it). A caller holds at most a quarter of TALLYHO_HTTP_MAX_HELD open requests per instance: beyond it, or on a full instance, the largest holder's oldest wait answers early, as at its timeout.
          */
         get: operations["gatesWait"];
         put?: never;
@@ -630,7 +630,7 @@ export interface paths {
         put?: never;
         /**
          * Lease the next batch of an external processor's items
-         * @description Answers 200 with a lease: its items (each with its job, its attempt and its data) are yours until `expiresAt`; extend it while you work, then complete it. With nothing ready it waits up to `wait` seconds (long poll) and answers 204. An item whose lease runs out, or that a completion does not mention, comes back in a later lease as its next attempt — but a lease never used (no extension, no completion: its caller had gone) is not counted as an attempt.
+         * @description Answers 200 with a lease: its items (each with its job, its attempt and its data) are yours until `expiresAt`; extend it while you work, then complete it. With nothing ready it waits up to `wait` seconds (long poll) and answers 204. An item whose lease runs out, or that a completion does not mention, comes back in a later lease as its next attempt — but a lease never used (no extension, no completion: its caller had gone) is not counted as an attempt. A caller waits in at most a quarter of TALLYHO_JOBS_MAX_LEASE_WAITERS places per instance: beyond it, or on a full instance, the oldest wait of the largest holder answers 204 early. `wait: 0` takes no place, so it is never turned away for room.
          */
         post: operations["leasesTake"];
         delete?: never;
@@ -3524,7 +3524,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The generation already has TALLYHO_GATES_MAX_WAITERS waiting runs; retry after Retry-After or the release */
+            /** @description The generation already has TALLYHO_GATES_MAX_WAITERS waiting runs, or a quarter of them are yours; retry after Retry-After or the release */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3862,7 +3862,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description TALLYHO_JOBS_MAX_OPEN jobs are unfinished; submit again after Retry-After. Nothing was stored */
+            /** @description TALLYHO_JOBS_MAX_OPEN jobs are unfinished, or TALLYHO_JOBS_MAX_OPEN_PER_OWNER of them are yours; submit again after Retry-After. Nothing was stored */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4780,15 +4780,6 @@ export interface operations {
             };
             /** @description The body is larger than this endpoint accepts */
             413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description TALLYHO_JOBS_MAX_LEASE_WAITERS requests already wait on this instance; retry after Retry-After */
-            429: {
                 headers: {
                     [name: string]: unknown;
                 };
