@@ -237,7 +237,7 @@ export function createJobs(deps: JobsDeps): Jobs {
     upkeep: upkeepOf(
       deps,
       s,
-      new Reconciler({ rows, enqueuer, completion, outputs, cancels, staleSeconds: settings.staleSeconds, newLease, clock, logger }),
+      new Reconciler({ rows, enqueuer, completion, outputs, cancels, staleSeconds: settings.staleSeconds, pageSize: settings.reconcilePage, newLease, clock, logger }),
       new Pusher({ ...s, leases, push: deps.push, clock, logger, instruments }),
     ),
     stopping: () => hub.close(),

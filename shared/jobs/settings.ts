@@ -75,6 +75,13 @@ export const jobSettings = group(
       86_400,
       'a finalization, delivery or event idle this long is taken over by the reconciler',
     ),
+    reconcilePage: int(
+      'TALLYHO_JOBS_RECONCILE_PAGE',
+      1000,
+      1,
+      100_000,
+      'open jobs one reconciler pass visits; the next pass goes on after the last (a cursor in the jobs table)',
+    ),
     reconcileSchedule: ncrontab('TALLYHO_JOBS_RECONCILE_SCHEDULE', '0 */1 * * * *', 'when the job reconciler runs (six-field NCRONTAB)'),
     maxProcessors: int('TALLYHO_JOBS_MAX_PROCESSORS', 100, 1, 10_000, 'external and webhook processors that may be declared (409 above)'),
     processorCacheSeconds: int(
