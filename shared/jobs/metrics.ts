@@ -109,6 +109,19 @@ export const jobTelemetry = declareTelemetry(
       description: "One batch POSTed to a webhook processor's endpoint, with this span's traceparent header.",
       attributes: { 'tallyho.job.id': appId, 'tallyho.job.envelope.id': appId, ...processor },
     }),
+    lease: span({
+      name: 'tallyho.job.lease',
+      kind: 'consumer',
+      description:
+        "A batch leased to an external processor's worker (the messaging conventions' receive, from the message's receipt to the lease): a child of the lease request's span, linked to the job's submission; the lease answer carries its traceparent.",
+      attributes: {
+        'tallyho.job.id': appId,
+        'tallyho.job.envelope.id': appId,
+        ...processor,
+        'messaging.operation.type': oneOf('receive'),
+        'messaging.destination.name': operatorName,
+      },
+    }),
     deliver: span({
       name: 'tallyho.job.deliver',
       kind: 'consumer',
