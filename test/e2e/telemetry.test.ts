@@ -210,7 +210,7 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     );
   });
 
-  test('a declared processor’s gauges move with its queue: backlog, leased envelopes, oldest envelope’s age; leased items carry the job’s traceparent', async () => {
+  test('a declared processor’s gauges move with its queue: backlog, leased envelopes, oldest envelope’s age; a lease is traced as a receive linked to the job', async () => {
     const processor = unique('telemetry-ext');
     expect(
       (await requestJson(host, 'PUT', `/api/processors/${processor}`, { body: { type: 'external', batchSize: 5 }, key: 'admin' })).status,
@@ -231,26 +231,61 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     await gauge('tallyho.job.processor.backlog', (v) => v === 3);
     await gauge('tallyho.job.processor.leased', (v) => v === 0);
     await gauge('tallyho.job.processor.backlog.age', (v) => v >= 0);
-    const lease = await requestJson<{ leaseId: string; items: { id: string; traceparent?: string }[] }>(
+    // The worker's poll is traced too (its own traceparent): the lease is a trace of the worker's, linked to the job's.
+    const worker = newTrace();
+    const lease = await requestJson<{ leaseId: string; traceparent?: string; items: { id: string; traceparent?: string }[] }>(
       host,
       'POST',
       `/api/processors/${processor}/leases`,
-      {
-        body: { wait: 0 },
-      },
+      { body: { wait: 0 }, headers: { traceparent: worker.traceparent } },
     );
     expect(lease.status).toBe(200);
     await gauge('tallyho.job.processor.leased', (v) => v === 1);
-    // Each leased item carries the submission's span context: a worker's own spans continue the job's trace.
+    // Each leased item carries the submission's span context: a worker's own spans link the job's trace.
     const submit = await until(
       'the submission span',
       () => Promise.resolve(spansOf(traceId).find((s) => s.name === 'tallyho.job.submit')),
       30_000,
     );
     expect(lease.body.items.map((i) => i.traceparent)).toEqual(Array(5).fill(`00-${traceId}-${submit.spanId}-01`));
+    // The lease's span (a receive, as the messaging conventions have it) is a child of the host's span of
+    // the lease request, links the submission, and is what the answer's traceparent names.
+    const leaseSpan = await until(
+      'the lease span',
+      () => Promise.resolve(spansOf(worker.traceId).find((s) => s.name === 'tallyho.job.lease')),
+      30_000,
+    );
+    expect(leaseSpan).toMatchObject({
+      kind: 'consumer',
+      attributes: {
+        'tallyho.job.id': submitted.body.id,
+        'tallyho.job.processor': processor,
+        'messaging.operation.type': 'receive',
+        'messaging.destination.name': expect.stringMatching(new RegExp(`^${prefix}-`)) as unknown,
+      },
+    });
+    expect(leaseSpan.links).toEqual([expect.objectContaining({ traceId, spanId: submit.spanId })]);
+    expect(lease.body.traceparent).toBe(`00-${worker.traceId}-${leaseSpan.spanId}-01`);
+    const pollSpan = await until(
+      'the host’s span of the lease request',
+      () => Promise.resolve(hostSpan(spansOf(worker.traceId), 'leasesTake', worker.parent)),
+      30_000,
+    );
+    expect(leaseSpan.parentSpanId).toBe(pollSpan.spanId);
+    // A worker continuing the lease's context (its completion sent under it) keeps the tree whole.
     // Leave nothing behind for the tests after this one: the batch completed, the job cancelled.
     const results = lease.body.items.map((i) => ({ id: i.id, status: 'succeeded', output: {} }));
-    expect((await requestJson(host, 'POST', `/api/leases/${lease.body.leaseId}/complete`, { body: { results } })).status).toBe(200);
+    const completed = await requestJson(host, 'POST', `/api/leases/${lease.body.leaseId}/complete`, {
+      body: { results },
+      headers: { traceparent: lease.body.traceparent ?? '' },
+    });
+    expect(completed.status).toBe(200);
+    await until(
+      'the host’s span of the completion, below the lease',
+      () => Promise.resolve(hostSpan(spansOf(worker.traceId), 'leasesComplete', leaseSpan.spanId)),
+      30_000,
+    );
+    expect(orphans(spansOf(worker.traceId), worker.parent)).toEqual([]);
     expect((await requestJson(host, 'DELETE', `/api/jobs/${submitted.body.id}`)).status).toBeLessThan(300);
     // The work queues' oldest-envelope age is reported per queue.
     await until(
