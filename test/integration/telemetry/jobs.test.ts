@@ -5,6 +5,8 @@
  */
 import { context as otelContext, SpanStatusCode } from '@opentelemetry/api';
 
+import { type Clock, systemClock } from '../../../shared/clock';
+import { poisonQueueName } from '../../../shared/jobs/envelopes/queues';
 import { contextOf } from '../../../shared/telemetry/traceContext';
 import { openEnvelope } from '../../../shared/jobs/envelopes/seal';
 import { transactions } from '../../support/billing';
@@ -77,6 +79,29 @@ describe('jobs telemetry', () => {
     expect(after.total('tallyho.job.envelope.attempts')).toBe(job.envelopes);
     expect(after.total('tallyho.job.completions', { 'tallyho.job.state': 'completedWithFailures' })).toBe(1);
     expect(after.total('tallyho.job.envelopes.poisoned')).toBe(0);
+  });
+
+  it('reads the oldest envelope’s age and the poison backlog from the queues: each moves with what waits there', async () => {
+    const memory = memoryTelemetry();
+    // The app's clock runs ahead on demand: an envelope's age is the app's now less the queue's insertion time.
+    let ahead = 0;
+    const clock: Clock = { now: () => systemClock.now() + ahead, sleep: (ms, signal) => systemClock.sleep(ms, signal) };
+    const h = jobHarness({ settings: { queues: 1 }, telemetry: memory.telemetry, clock });
+    const [work] = h.queueNames as [string];
+    const { job } = await h.jobs.submissions.submit({ processor: 'billing', items: transactions(10, 3) }, undefined);
+    expect(job.envelopes).toBeGreaterThan(0);
+    const age = async (): Promise<number> => (await memory.collect()).total('tallyho.job.backlog.age', { 'messaging.destination.name': work });
+    expect(await age()).toBeLessThan(600);
+    ahead = 900_000;
+    // Fifteen minutes on, the envelope still waiting: the job-backlog-age alert's line.
+    expect(await age()).toBeGreaterThanOrEqual(900);
+    await h.drain();
+    expect(await age()).toBe(0);
+
+    // An envelope the host moved to the poison queue, not handled yet: the poison backlog counts it until it is.
+    expect((await memory.collect()).total('tallyho.job.poison.backlog')).toBe(0);
+    await (await h.queue(poisonQueueName(work))).sendMessage(Buffer.from('{}').toString('base64'));
+    expect((await memory.collect()).total('tallyho.job.poison.backlog', { 'messaging.destination.name': poisonQueueName(work) })).toBe(1);
   });
 
   it('counts poisoned items and the poisoned envelope, in the job’s trace', async () => {
