@@ -16,6 +16,8 @@ import type { AddressInfo } from 'node:net';
 import { QueueClient } from '@azure/storage-queue';
 
 import { transactions } from '../support/billing';
+import { type FaultProxy, startFaultProxy } from '../support/faultProxy';
+import { claimHostStorage } from '../support/storageAccounts';
 import { type OtlpReceiver, type ReceivedPoint, type ReceivedSpan, startOtlpReceiver } from '../support/otlpReceiver';
 import { type E2eHost, hostKind, startE2eHost, storageOf } from './support/harness';
 import { requestJson } from './support/http';
@@ -30,6 +32,9 @@ const describeOwnHost = external ? describe.skip : describe;
 describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a host of its own; E2E_BASE_URL is set]' : ''}`, () => {
   let receiver: OtlpReceiver;
   let host: E2eHost;
+  // The host's storage goes through a fault proxy (passing everything until a test sets a rule): a
+  // request answered 5xx because storage fails is measured like any other.
+  let proxy: FaultProxy;
   const prefix = unique('tq');
   // A webhook processor's endpoint: plain http on loopback (allowed with private addresses, for local development).
   let endpoint: Server;
@@ -49,8 +54,10 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     });
     await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
     const endpointPort = (endpoint.address() as AddressInfo).port;
+    proxy = await startFaultProxy(claimHostStorage());
     host = await startE2eHost({
       env: {
+        AzureWebJobsStorage: proxy.connectionString,
         TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS: `localhost:${endpointPort}`,
         TALLYHO_SCHEDULES_WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
@@ -67,6 +74,7 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
   });
   afterAll(async () => {
     await host.stop();
+    await proxy.close();
     await receiver.close();
     endpoint.closeAllConnections();
     await new Promise((resolve) => endpoint.close(resolve));
@@ -230,7 +238,8 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
       );
     await gauge('tallyho.job.processor.backlog', (v) => v === 3);
     await gauge('tallyho.job.processor.leased', (v) => v === 0);
-    await gauge('tallyho.job.processor.backlog.age', (v) => v >= 0);
+    // The oldest envelope's age grows while it waits (the processor-backlog-age alert's signal).
+    await gauge('tallyho.job.processor.backlog.age', (v) => v >= 1);
     // The worker's poll is traced too (its own traceparent): the lease is a trace of the worker's, linked to the job's.
     const worker = newTrace();
     const lease = await requestJson<{ leaseId: string; traceparent?: string; items: { id: string; traceparent?: string }[] }>(
@@ -315,6 +324,26 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     await until('numbers issued, named as allowed', () =>
       Promise.resolve(points('tallyho.sequence.numbers.issued').find((p) => p.attributes['tallyho.sequence.name'] === name)),
     );
+  });
+
+  test('a request answered 5xx because storage fails is measured with its status and error.type (the http-server-errors alert’s state)', async () => {
+    const name = unique('telemetry-fault');
+    expect((await requestJson(host, 'PUT', `/api/sequences/${name}`, { body: {}, key: 'admin' })).status).toBe(201);
+    const fiveHundreds = () =>
+      points('http.server.request.duration').filter(
+        (p) => p.attributes['http.route'] === 'sequences/{name}/next' && Number(p.attributes['http.response.status_code']) >= 500,
+      );
+    expect(fiveHundreds()).toEqual([]);
+    // Every request to the sequences table answers 503 (Server Busy) until the rule is lifted.
+    proxy.setRules((r) => (r.service === 'table' && /^\/[^/]+\/sequences[(?]/.test(r.path) ? { kind: 'status', status: 503 } : undefined));
+    try {
+      const refused = await requestJson(host, 'POST', `/api/sequences/${name}/next`, { body: { count: 1 } });
+      expect(refused.status).toBe(503);
+    } finally {
+      proxy.setRules();
+    }
+    const [point] = await until('the 503 measured', () => Promise.resolve(fiveHundreds().length > 0 ? fiveHundreds() : undefined), 30_000);
+    expect(point?.attributes).toMatchObject({ 'http.response.status_code': 503, 'error.type': '503', 'http.request.method': 'POST' });
   });
 
   test('streams: the append’s trace reaches the flush (a link), and the metrics move with the writer', async () => {
