@@ -133,6 +133,29 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     });
   });
 
+  test('a counter’s increment and read are each one trace: the host’s server span below the caller’s', async () => {
+    const name = unique('telemetry-counter');
+    expect((await requestJson(host, 'PUT', `/api/counters/${name}`, { body: { mode: 'hits' }, key: 'admin' })).status).toBe(201);
+    for (const [method, path, functionName] of [
+      ['POST', `/api/counters/${name}/increment`, 'countersIncrement'],
+      ['GET', `/api/counters/${name}`, 'countersGet'],
+    ] as const) {
+      const { traceId, parent, traceparent } = newTrace();
+      const answered = await requestJson(host, method, path, {
+        headers: { traceparent },
+        ...(method === 'POST' ? { body: { by: 1 } } : {}),
+      });
+      expect(answered.status).toBeLessThan(300);
+      const root = await until(
+        `the host’s span of ${functionName}`,
+        () => Promise.resolve(hostSpan(spansOf(traceId), functionName, parent)),
+        30_000,
+      );
+      expect(root).toMatchObject({ name: method, attributes: { 'url.path': path, 'http.response.status_code': answered.status } });
+      expect(orphans(spansOf(traceId), parent)).toEqual([]);
+    }
+  });
+
   test('a job is one trace that continues the caller’s: submission, every envelope, completion', async () => {
     const traceId = randomBytes(16).toString('hex');
     const items = transactions(40, 7, 'tel');
