@@ -9,6 +9,7 @@ import { type Clock, systemClock } from '../../../shared/clock';
 import { poisonQueueName } from '../../../shared/jobs/envelopes/queues';
 import { contextOf } from '../../../shared/telemetry/traceContext';
 import { openEnvelope } from '../../../shared/jobs/envelopes/seal';
+import { declareBody } from '../../../shared/jobs/http/processorSchemas';
 import { transactions } from '../../support/billing';
 import { jobHarness, testSigner } from '../../support/jobs';
 import { memoryTelemetry } from '../../support/telemetry';
@@ -54,6 +55,27 @@ describe('jobs telemetry', () => {
     expect(attributeText).not.toContain('customerId');
   });
 
+  it('a lease is a receive span below the lease request’s, linked to the submission, and its answer carries that span’s traceparent', async () => {
+    const memory = memoryTelemetry();
+    const h = jobHarness({ telemetry: memory.telemetry });
+    await h.jobs.processors.declare('thumbs', declareBody.parse({ type: 'external', batchSize: 5 }));
+    const items = Array.from({ length: 5 }, (_, i) => ({ id: `t-${i}` }));
+    await otelContext.with(hostInvocation, () => h.jobs.submissions.submit({ processor: 'thumbs', items }, undefined));
+    // The lease request's own span (the host's, or the worker's traceparent): another trace.
+    const request = contextOf('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
+    const granted = await otelContext.with(request, () => h.jobs.leases.take('thumbs', { waitSeconds: 0 }));
+    const submit = memory.spans().find((s) => s.name === 'tallyho.job.submit');
+    const lease = memory.spans().find((s) => s.name === 'tallyho.job.lease');
+    expect(lease?.parentSpanContext?.spanId).toBe('b7ad6b7169203331');
+    expect(lease?.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+    expect(lease?.links.map((l) => l.context.spanId)).toEqual([submit?.spanContext().spanId]);
+    expect(lease?.attributes).toMatchObject({ 'messaging.operation.type': 'receive', 'tallyho.job.processor': 'thumbs' });
+    expect(granted?.traceparent).toBe(`00-0af7651916cd43dd8448eb211c80319c-${lease?.spanContext().spanId}-01`);
+    // Each item keeps the submission's context, for the worker's links.
+    const submitted = `00-${submit?.spanContext().traceId}-${submit?.spanContext().spanId}-01`;
+    expect(granted?.items.map((i) => i.traceparent)).toEqual(Array(5).fill(submitted));
+  });
+
   it('counts items by outcome, envelope attempts, completions, and reads the backlog from the queues', async () => {
     const memory = memoryTelemetry();
     const h = jobHarness({ settings: { queues: 2 }, telemetry: memory.telemetry });
@@ -90,7 +112,8 @@ describe('jobs telemetry', () => {
     const [work] = h.queueNames as [string];
     const { job } = await h.jobs.submissions.submit({ processor: 'billing', items: transactions(10, 3) }, undefined);
     expect(job.envelopes).toBeGreaterThan(0);
-    const age = async (): Promise<number> => (await memory.collect()).total('tallyho.job.backlog.age', { 'messaging.destination.name': work });
+    const age = async (): Promise<number> =>
+      (await memory.collect()).total('tallyho.job.backlog.age', { 'messaging.destination.name': work });
     expect(await age()).toBeLessThan(600);
     ahead = 900_000;
     // Fifteen minutes on, the envelope still waiting: the job-backlog-age alert's line.
