@@ -69,7 +69,8 @@ export function makeSpanRunner(tracer: Tracer, guard: AttributeGuard, d: SpanDec
         const linked = trace.getSpanContext(contextOf(carried));
         if (linked !== undefined) links.push({ context: linked });
       }
-      const attributes = guard.filter(d.attributes, options.attributes);
+      const operation = d.messaging === undefined ? {} : { 'messaging.operation.type': d.messaging };
+      const attributes = { ...guard.filter(d.attributes, options.attributes), ...operation };
       const start = options.startTime === undefined ? {} : { startTime: options.startTime };
       return tracer.startActiveSpan(d.name, { kind: spanKinds[d.kind], attributes, links, ...start }, parent, async (span) => {
         const handle: ActiveSpan<AnyValues> = {

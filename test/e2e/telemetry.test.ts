@@ -178,7 +178,12 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     expect(names.filter((n) => n === 'tallyho.job.submit')).toHaveLength(1);
     expect(names.filter((n) => n === 'tallyho.job.process')).toHaveLength(job.envelopes.count);
     const submit = spans.find((s) => s.name === 'tallyho.job.submit');
-    expect(submit?.attributes).toEqual({ 'tallyho.job.id': job.id, 'tallyho.job.processor': 'billing' });
+    // The messaging conventions' operations: the submission sends the envelopes, each delivery processes one.
+    expect(submit?.attributes).toEqual({
+      'tallyho.job.id': job.id,
+      'tallyho.job.processor': 'billing',
+      'messaging.operation.type': 'send',
+    });
     // The submission's parent is the host's span of the request, whose parent is the caller's.
     const root = await until(
       'the host’s span of the submission',
@@ -190,6 +195,7 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     // of its own (devhost/docs/real-host.md#trace-context): the envelope's traceparent is the only tie.
     for (const process of spans.filter((s) => s.name === 'tallyho.job.process')) {
       expect(process.parentSpanId).toBe(submit?.spanId);
+      expect(process.attributes['messaging.operation.type']).toBe('process');
       expect(process.links).toEqual([]);
     }
     const sent = receiver.bodies.join('\n');

@@ -22,7 +22,6 @@ export function traceLease(instruments: JobInstruments, granted: Granted, receiv
     'tallyho.job.id': lease.jobId,
     'tallyho.job.envelope.id': lease.envelope,
     'tallyho.job.processor': lease.processor,
-    'messaging.operation.type': 'receive',
     'messaging.destination.name': lease.queue,
   } as const;
   const links = envelope.trace === undefined ? [] : [envelope.trace];

@@ -47,7 +47,12 @@ describe('jobs telemetry', () => {
     expect(new Set([...processes, complete].map((s) => s?.spanContext().traceId))).toEqual(new Set([traceId]));
     expect(new Set(carried)).toEqual(new Set([`00-${traceId}-${submit?.spanContext().spanId}-01`]));
     expect(processes.every((s) => s.parentSpanContext?.spanId === submit?.spanContext().spanId)).toBe(true);
-    expect(submit?.attributes).toEqual({ 'tallyho.job.processor': 'billing', 'tallyho.job.id': job.id });
+    expect(submit?.attributes).toEqual({
+      'tallyho.job.processor': 'billing',
+      'tallyho.job.id': job.id,
+      'messaging.operation.type': 'send',
+    });
+    expect(new Set(processes.map((s) => s.attributes['messaging.operation.type']))).toEqual(new Set(['process']));
 
     // Nothing of the items in any span attribute.
     const attributeText = JSON.stringify(spans.map((s) => s.attributes));
