@@ -285,7 +285,9 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
       () => Promise.resolve(spansOf(traceId).find((s) => s.name === 'tallyho.job.submit')),
       30_000,
     );
-    expect(lease.body.items.map((i) => i.traceparent)).toEqual(Array(5).fill(`00-${traceId}-${submit.spanId}-01`));
+    // Any of the three envelopes (5, 5 and 2 items): a queue does not promise its order.
+    expect(lease.body.items.length).toBeGreaterThan(0);
+    expect(lease.body.items.map((i) => i.traceparent)).toEqual(Array(lease.body.items.length).fill(`00-${traceId}-${submit.spanId}-01`));
     // The lease's span (a receive, as the messaging conventions have it) is a child of the host's span of
     // the lease request, links the submission, and is what the answer's traceparent names.
     const leaseSpan = await until(
