@@ -356,7 +356,8 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
       expect(detail).toContain(`external · waiting ${api.waiting} · leased ${api.leased ?? '?'} · oldest `);
       expect(await figure.locator('.figure-value').textContent()).toBe(shown(api.backlog));
       const job = await admin<JobView>('GET', `/api/jobs/${submitted.body.id}`);
-      expect(job.body.totals).toMatchObject({ failed: 2, succeeded: 3 });
+      // The first lease took any of the three envelopes (5, 5 or 2 items): a queue does not promise its order.
+      expect(job.body.totals).toMatchObject({ failed: 2, succeeded: first.items.length - 2 });
       await screenshot(page, 'jobs-declared-processor');
       // Leave nothing running: the held batch completed, the job cancelled.
       const rest = held.items.map((item) => ({ id: item.id, status: 'succeeded', output: {} }));
