@@ -68,7 +68,7 @@ describe('jobs telemetry', () => {
     await otelContext.with(hostInvocation, () => h.jobs.submissions.submit({ processor: 'thumbs', items }, undefined));
     // The lease request's own span (the host's, or the worker's traceparent): another trace.
     const request = contextOf('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
-    const granted = await otelContext.with(request, () => h.jobs.leases.take('thumbs', { waitSeconds: 0 }));
+    const granted = await otelContext.with(request, () => h.jobs.leases.take('thumbs', { holder: 'worker', waitSeconds: 0 }));
     const submit = memory.spans().find((s) => s.name === 'tallyho.job.submit');
     const lease = memory.spans().find((s) => s.name === 'tallyho.job.lease');
     expect(lease?.parentSpanContext?.spanId).toBe('b7ad6b7169203331');
