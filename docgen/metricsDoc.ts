@@ -53,7 +53,9 @@ function spansTable(): string {
     declaredSpans().map(({ span }) => [
       `\`${span.name}\``,
       span.kind,
-      attributes(span.attributes),
+      [span.messaging === undefined ? '' : `\`messaging.operation.type\` (${span.messaging})`, attributes(span.attributes)]
+        .filter((cell) => cell !== '')
+        .join(', '),
       span.description.replaceAll('|', '\\|'),
     ]),
   );

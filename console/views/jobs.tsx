@@ -38,7 +38,7 @@ const jobsShown = 20;
  * ones), so the console reads it whole — finished jobs are purged after their retention, which
  * bounds it — and shows the newest.
  */
-async function loadJobs(pages: number, signal: AbortSignal): Promise<Listing<JobView>> {
+async function loadJobs(pages: number, signal: AbortSignal): Promise<JobsListing> {
   const all: JobView[] = [];
   const unreadable: Listing<JobView>['unreadable'] = [];
   for await (const page of tallyho().jobs.list({ signal }).byPage({ maxPageSize: 1000 })) {
@@ -46,7 +46,24 @@ async function loadJobs(pages: number, signal: AbortSignal): Promise<Listing<Job
     unreadable.push(...page.unreadable);
   }
   const newest = all.sort((a, b) => b.timings.acceptedAt.localeCompare(a.timings.acceptedAt));
-  return { items: newest.slice(0, pages * jobsShown), unreadable, more: newest.length > pages * jobsShown };
+  return { items: newest.slice(0, pages * jobsShown), unreadable, more: newest.length > pages * jobsShown, failures: failuresOf(all) };
+}
+
+/** Failed items per processor over every job listed (finished jobs until they are purged), and how many jobs have any. */
+interface ProcessorFailures {
+  readonly items: number;
+  readonly jobs: number;
+}
+type JobsListing = Listing<JobView> & { readonly failures: ReadonlyMap<string, ProcessorFailures> };
+
+function failuresOf(jobs: readonly JobView[]): Map<string, ProcessorFailures> {
+  const failures = new Map<string, ProcessorFailures>();
+  for (const job of jobs) {
+    const before = failures.get(job.processor) ?? { items: 0, jobs: 0 };
+    const failed = job.totals.failed;
+    failures.set(job.processor, { items: before.items + failed, jobs: before.jobs + (failed > 0 ? 1 : 0) });
+  }
+  return failures;
 }
 
 type Outcome = 'inProgress' | 'succeeded' | 'mixed' | 'failed' | 'cancelled';
@@ -259,19 +276,26 @@ function backlogFigures(data: JobFigures): Figure[] {
 /** An envelope waiting longer than this is what the backlog-age alerts fire on (infra/modules/alerts.bicep). */
 const stuckSeconds = 900;
 
-/** Per declared processor: its backlog (the figure), what of it waits and what is leased, and its oldest waiting envelope. */
-function declaredFigures(data: JobFigures): Figure[] {
-  return data.declared.map((p) => ({
-    label: p.processor,
-    value: <Num value={p.backlog} />,
-    alarm: p.oldestAgeSeconds > stuckSeconds,
-    detail: [
-      `${p.type}`,
-      `waiting ${p.waitingAtLeast ? `${p.waiting}+` : p.waiting}`,
-      `leased ${p.leased ?? '?'}`,
-      `oldest ${formatDuration(p.oldestAgeSeconds * 1000)}`,
-    ].join(' · '),
-  }));
+/**
+ * Per declared processor: its backlog (the figure), what of it waits and what is leased, its oldest
+ * waiting envelope, and its failed items over the jobs listed (unknown until the list is read).
+ */
+function declaredFigures(data: JobFigures, failures: ReadonlyMap<string, ProcessorFailures> | undefined): Figure[] {
+  return data.declared.map((p) => {
+    const failed = failures?.get(p.processor) ?? (failures === undefined ? undefined : { items: 0, jobs: 0 });
+    return {
+      label: p.processor,
+      value: <Num value={p.backlog} />,
+      alarm: p.oldestAgeSeconds > stuckSeconds,
+      detail: [
+        `${p.type}`,
+        `waiting ${p.waitingAtLeast ? `${p.waiting}+` : p.waiting}`,
+        `leased ${p.leased ?? '?'}`,
+        `oldest ${formatDuration(p.oldestAgeSeconds * 1000)}`,
+        failed === undefined ? 'failed ?' : `failed ${failed.items} in ${failed.jobs} ${failed.jobs === 1 ? 'job' : 'jobs'}`,
+      ].join(' · '),
+    };
+  });
 }
 
 export function JobsView() {
@@ -290,7 +314,12 @@ export function JobsView() {
         <>
           <Figures title="Work queue backlog" resource={figures} figures={backlogFigures} readAt={(d) => d.readAt} />
           {figures.data !== undefined && figures.data.declared.length > 0 ? (
-            <Figures title="Declared processors" resource={figures} figures={declaredFigures} readAt={(d) => d.readAt} />
+            <Figures
+              title="Declared processors"
+              resource={figures}
+              figures={(d) => declaredFigures(d, list.data?.failures)}
+              readAt={(d) => d.readAt}
+            />
           ) : null}
         </>
       }

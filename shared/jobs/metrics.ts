@@ -83,18 +83,21 @@ export const jobTelemetry = declareTelemetry(
     submit: span({
       name: 'tallyho.job.submit',
       kind: 'producer',
+      messaging: 'send',
       description: "A job's submission: input stored, envelopes sent.",
       attributes: { 'tallyho.job.id': appId, ...processor },
     }),
     process: span({
       name: 'tallyho.job.process',
       kind: 'consumer',
+      messaging: 'process',
       description: 'One delivery of one envelope.',
       attributes: { 'tallyho.job.id': appId, 'tallyho.job.envelope.id': appId, ...processor },
     }),
     poison: span({
       name: 'tallyho.job.poison',
       kind: 'consumer',
+      messaging: 'process',
       description: 'An envelope from a poison queue, its items recorded as failed.',
       attributes: { 'tallyho.job.id': appId, 'tallyho.job.envelope.id': appId, ...processor },
     }),
@@ -106,12 +109,27 @@ export const jobTelemetry = declareTelemetry(
     push: span({
       name: 'tallyho.job.push',
       kind: 'producer',
+      messaging: 'send',
       description: "One batch POSTed to a webhook processor's endpoint, with this span's traceparent header.",
       attributes: { 'tallyho.job.id': appId, 'tallyho.job.envelope.id': appId, ...processor },
+    }),
+    lease: span({
+      name: 'tallyho.job.lease',
+      kind: 'consumer',
+      messaging: 'receive',
+      description:
+        "A batch leased to an external processor's worker (the messaging conventions' receive, from the message's receipt to the lease): a child of the lease request's span, linked to the job's submission; the lease answer carries its traceparent.",
+      attributes: {
+        'tallyho.job.id': appId,
+        'tallyho.job.envelope.id': appId,
+        ...processor,
+        'messaging.destination.name': operatorName,
+      },
     }),
     deliver: span({
       name: 'tallyho.job.deliver',
       kind: 'consumer',
+      messaging: 'process',
       description: "A completed job's hand-on (its processor's deliver step, then its event), in the trigger of its own.",
       attributes: { 'tallyho.job.id': appId, ...processor },
     }),

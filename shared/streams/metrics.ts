@@ -60,6 +60,7 @@ export const streamTelemetry = declareTelemetry(
     append: span({
       name: 'tallyho.stream.append',
       kind: 'producer',
+      messaging: 'send',
       description:
         "An append (one request's events) handed to its type's writer; its traceparent is kept with the events until they are flushed.",
       attributes: { ...partition, 'tallyho.stream.type': callerName('stream') },
@@ -67,6 +68,7 @@ export const streamTelemetry = declareTelemetry(
     flush: span({
       name: 'tallyho.stream.flush',
       kind: 'consumer',
+      messaging: 'process',
       description: 'A batch written to the log (one attempt), linking the appends whose events it holds.',
       attributes: partition,
     }),

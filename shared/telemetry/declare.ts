@@ -101,11 +101,16 @@ export const latencyBuckets: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1,
 
 export type SpanKindName = 'internal' | 'producer' | 'consumer' | 'server' | 'client';
 
+/** The messaging semantic conventions' operation types (https://opentelemetry.io/docs/specs/semconv/messaging/messaging-spans/). */
+export type MessagingOperation = 'create' | 'send' | 'receive' | 'process' | 'settle';
+
 export interface SpanDeclaration<A = Readonly<Record<string, SpanAttribute>>> {
   readonly name: string;
   readonly kind: SpanKindName;
   readonly description: string;
   readonly attributes: A;
+  /** The messaging operation the span is (work crossing a queue): every such span carries `messaging.operation.type`. */
+  readonly messaging?: MessagingOperation;
 }
 
 export function span<A extends Readonly<Record<string, SpanAttribute>>>(options: {
@@ -113,6 +118,7 @@ export function span<A extends Readonly<Record<string, SpanAttribute>>>(options:
   readonly kind?: SpanKindName;
   readonly description: string;
   readonly attributes?: A;
+  readonly messaging?: MessagingOperation;
 }): SpanDeclaration<A> {
   return { kind: 'internal', ...options, attributes: options.attributes ?? ({} as A) };
 }

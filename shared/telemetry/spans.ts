@@ -27,6 +27,13 @@ interface SpanOptions<V> {
    * a child of it would not be recorded at all.
    */
   readonly links?: readonly string[];
+  /**
+   * With `links`: the span stays a child of the active span (a request's server span), the carried
+   * contexts only linked — the messaging conventions' receive span, answered within a request.
+   */
+  readonly inRequest?: boolean;
+  /** When the work began, when that was before the span could be started (epoch ms). */
+  readonly startTime?: number;
 }
 
 export interface SpanRunner<V> {
@@ -53,7 +60,7 @@ export function makeSpanRunner(tracer: Tracer, guard: AttributeGuard, d: SpanDec
       const active = otelContext.active();
       let parent: Context = active;
       const links: Link[] = [];
-      if (options.parent !== undefined || options.links !== undefined) {
+      if (options.parent !== undefined || (options.links !== undefined && options.inRequest !== true)) {
         parent = contextOf(options.parent);
         const here = trace.getSpanContext(active);
         if (here !== undefined) links.push({ context: here });
@@ -62,8 +69,10 @@ export function makeSpanRunner(tracer: Tracer, guard: AttributeGuard, d: SpanDec
         const linked = trace.getSpanContext(contextOf(carried));
         if (linked !== undefined) links.push({ context: linked });
       }
-      const attributes = guard.filter(d.attributes, options.attributes);
-      return tracer.startActiveSpan(d.name, { kind: spanKinds[d.kind], attributes, links }, parent, async (span) => {
+      const operation = d.messaging === undefined ? {} : { 'messaging.operation.type': d.messaging };
+      const attributes = { ...guard.filter(d.attributes, options.attributes), ...operation };
+      const start = options.startTime === undefined ? {} : { startTime: options.startTime };
+      return tracer.startActiveSpan(d.name, { kind: spanKinds[d.kind], attributes, links, ...start }, parent, async (span) => {
         const handle: ActiveSpan<AnyValues> = {
           setAttributes: (values) => span.setAttributes(guard.filter(d.attributes, values)),
           traceparent: () => traceparentOf(trace.setSpan(otelContext.active(), span)),

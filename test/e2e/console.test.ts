@@ -77,7 +77,8 @@ interface FailureView {
 const shown = (n: number): string => new Intl.NumberFormat('en').format(n);
 
 /** The console polls at 200 ms; a wait given up lists the orchestrations still running (the budget is ignored, kept so callers compile). */
-const until = <T>(what: string, probe: () => Promise<T | undefined>, _budgetMs?: number): Promise<T> => waitUntil(what, probe, undefined, 200);
+const until = <T>(what: string, probe: () => Promise<T | undefined>, _budgetMs?: number): Promise<T> =>
+  waitUntil(what, probe, undefined, 200);
 
 describeWithTool(chromiumTool, 'admin console in Chromium', () => {
   let host: E2eHost;
@@ -285,148 +286,190 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
     },
   );
 
+  ownHostTest("a job's progress bar reaches completion and its failures show their reasons", async () => {
+    const items: Record<string, unknown>[] = transactions(90, 7, 'console');
+    items[3] = { ...items[3], currency: 'XXX' };
+    const submitted = await requestJson<JobView>(host, 'POST', '/api/jobs', { body: { processor: 'billing', items } });
+    expect(submitted.status).toBe(202);
+    const id = submitted.body.id;
+
+    await openSection('jobs');
+    const card = page.locator(`[data-job="${id}"]`);
+    await card.waitFor();
+    const progress = card.locator('[data-testid="job-progress"]');
+    const seen: number[] = [];
+    await until('the job to complete in the console', async () => {
+      seen.push(Number(await progress.getAttribute('aria-valuenow')));
+      const state = await card.locator('[data-testid="job-state"]').textContent();
+      return state === 'completed with failures' ? state : undefined;
+    });
+    expect(Number(await progress.getAttribute('aria-valuemax'))).toBe(90);
+    expect(Number(await progress.getAttribute('aria-valuenow'))).toBe(90);
+    expect(seen).toEqual([...seen].sort((a, b) => a - b));
+    await card.getByRole('button', { name: 'Failures (1)' }).click();
+    await expectText(page, `[data-job="${id}"] .failures`, 'console-000003');
+    const reason = await card.locator('.failures .reason').first().textContent();
+    expect(reason).toMatch(/XXX|currency/i);
+    const job = await admin<JobView>('GET', `/api/jobs/${id}`);
+    expect(job.body.totals).toEqual({ items: 90, succeeded: 89, failed: 1, cancelled: 0, pending: 0 });
+    await screenshot(page, 'jobs', { docs: true });
+  });
+
   ownHostTest(
-    "a job's progress bar reaches completion and its failures show their reasons",
+    'a declared processor shows its backlog, leased envelopes, oldest envelope and failed items, as the API reports them',
     async () => {
-      const items: Record<string, unknown>[] = transactions(90, 7, 'console');
-      items[3] = { ...items[3], currency: 'XXX' };
-      const submitted = await requestJson<JobView>(host, 'POST', '/api/jobs', { body: { processor: 'billing', items } });
+      // A processor's name starts with a letter (unique() starts with a digit, to sort first).
+      const processor = docsRun ? 'thumbnails' : `thumbs-${randomBytes(4).toString('hex')}`;
+      expect((await admin('PUT', `/api/processors/${processor}`, { type: 'external', batchSize: 5 })).status).toBe(201);
+      const items = Array.from({ length: 12 }, (_, i) => ({ id: `t-${i}` }));
+      const submitted = await requestJson<JobView>(host, 'POST', '/api/jobs', { body: { processor, items } });
       expect(submitted.status).toBe(202);
-      const id = submitted.body.id;
+      type Leased = { leaseId: string; items: { id: string }[] };
+      const take = async (): Promise<Leased> => {
+        const lease = await requestJson<Leased>(host, 'POST', `/api/processors/${processor}/leases`, { body: { wait: 5 } });
+        expect(lease.status).toBe(200);
+        return lease.body;
+      };
+      // One batch completed with two failures; a second held by its lease; the third waiting.
+      const first = await take();
+      const results = first.items.map((item, i) =>
+        i < 2
+          ? { id: item.id, status: 'failed', code: 'BadImage', reason: 'not an image' }
+          : { id: item.id, status: 'succeeded', output: {} },
+      );
+      expect((await requestJson(host, 'POST', `/api/leases/${first.leaseId}/complete`, { body: { results } })).status).toBe(200);
+      const held = await take();
+      type Declared = { processor: string; backlog: number; waiting: number; leased: number | null; oldestAgeSeconds: number };
+      const api = await until('the API’s figures of the processor: one waiting, one leased', async () => {
+        const figures = await admin<{ declared: Declared[] }>('GET', '/api/figures/jobs');
+        const mine = figures.body.declared.find((d) => d.processor === processor);
+        return mine?.backlog === 2 && mine.waiting === 1 && mine.leased === 1 ? mine : undefined;
+      });
 
       await openSection('jobs');
-      const card = page.locator(`[data-job="${id}"]`);
-      await card.waitFor();
-      const progress = card.locator('[data-testid="job-progress"]');
-      const seen: number[] = [];
-      await until(
-        'the job to complete in the console',
-        async () => {
-          seen.push(Number(await progress.getAttribute('aria-valuenow')));
-          const state = await card.locator('[data-testid="job-state"]').textContent();
-          return state === 'completed with failures' ? state : undefined;
-        },
-      );
-      expect(Number(await progress.getAttribute('aria-valuemax'))).toBe(90);
-      expect(Number(await progress.getAttribute('aria-valuenow'))).toBe(90);
-      expect(seen).toEqual([...seen].sort((a, b) => a - b));
-      await card.getByRole('button', { name: 'Failures (1)' }).click();
-      await expectText(page, `[data-job="${id}"] .failures`, 'console-000003');
-      const reason = await card.locator('.failures .reason').first().textContent();
-      expect(reason).toMatch(/XXX|currency/i);
+      const figure = page.locator(`[aria-label="Declared processors"] [data-figure="${processor}"]`);
+      await figure.waitFor();
+      const detail = await until('the processor’s figure with its failures', async () => {
+        const text = (await figure.locator('.figure-detail').textContent()) ?? '';
+        return text.includes('failed 2 in 1 job') ? text : undefined;
+      });
+      expect(detail).toContain(`external · waiting ${api.waiting} · leased ${api.leased ?? '?'} · oldest `);
+      expect(await figure.locator('.figure-value').textContent()).toBe(shown(api.backlog));
+      const job = await admin<JobView>('GET', `/api/jobs/${submitted.body.id}`);
+      // The first lease took any of the three envelopes (5, 5 or 2 items): a queue does not promise its order.
+      expect(job.body.totals).toMatchObject({ failed: 2, succeeded: first.items.length - 2 });
+      await screenshot(page, 'jobs-declared-processor');
+      // Leave nothing running: the held batch completed, the job cancelled.
+      const rest = held.items.map((item) => ({ id: item.id, status: 'succeeded', output: {} }));
+      expect((await requestJson(host, 'POST', `/api/leases/${held.leaseId}/complete`, { body: { results: rest } })).status).toBe(200);
+      expect((await requestJson(host, 'DELETE', `/api/jobs/${submitted.body.id}`)).status).toBeLessThan(300);
+    },
+  );
+
+  ownHostTest('a job whose envelope crashes every delivery shows its poisoned items, with the reasons the API gives', async () => {
+    // As in jobs.test.ts: a host with the work triggers off submits the job, so its envelope waits in
+    // the queue while the input blob its claim check points into is deleted. Moved to this host's work
+    // queue, the envelope crashes each delivery and reaches the poison queue.
+    const holdPrefix = `ch${randomBytes(4).toString('hex')}`;
+    const holdQueues = workQueueNames({ queues: 2, queuePrefix: holdPrefix });
+    const workQueues = workQueueNames({ queues: 2, queuePrefix: queuePrefix });
+    const items: Record<string, unknown>[] = transactions(3, 23, unique('poison'));
+    items[1] = { ...items[1], metadata: { blob: 'b'.repeat(40_000) } };
+    const holding = await startE2eHost({
+      storage: host.storage,
+      env: {
+        TALLYHO_JOBS_QUEUES: '2',
+        TALLYHO_JOBS_QUEUE_PREFIX: holdPrefix,
+        'AzureWebJobs.jobsWork0.Disabled': 'true',
+        'AzureWebJobs.jobsWork1.Disabled': 'true',
+        TALLYHO_COUNTERS_ROLLUP_SCHEDULE: '0 0 0 1 1 *',
+        TALLYHO_JOBS_RECONCILE_SCHEDULE: '0 0 0 1 1 *',
+      },
+    });
+    let id: string;
+    try {
+      const submitted = await requestJson<JobView>(holding, 'POST', '/api/jobs', { body: { processor: 'billing', items } });
+      expect(submitted.status).toBe(202);
+      id = submitted.body.id;
+    } finally {
+      await holding.stop();
+    }
+    const storage = storageFor(storageOf(host));
+    const jobsContainer = await storage.container(containers.jobs);
+    for await (const blob of jobsContainer.listBlobsFlat({ prefix: `${id}/input` })) await jobsContainer.deleteBlob(blob.name);
+    let moved = 0;
+    for (const [i, name] of holdQueues.entries()) {
+      const queue = await storage.queue(name);
+      for (const m of (await queue.peekMessages({ numberOfMessages: 32 })).peekedMessageItems) {
+        await (await storage.queue(workQueues[i]!)).sendMessage(m.messageText);
+        moved++;
+      }
+      await queue.delete();
+    }
+    expect(moved).toBe(1);
+
+    const failures = await until('the poisoned items recorded', async () => {
       const job = await admin<JobView>('GET', `/api/jobs/${id}`);
-      expect(job.body.totals).toEqual({ items: 90, succeeded: 89, failed: 1, cancelled: 0, pending: 0 });
-      await screenshot(page, 'jobs', { docs: true });
-    },
-  );
+      if (job.body.state !== 'completedWithFailures') return undefined;
+      return (await admin<{ items: FailureView[] }>('GET', `/api/jobs/${id}/failures?maxPageSize=50`)).body.items;
+    });
+    expect(failures.map((f) => f.code)).toEqual(['poisoned', 'poisoned', 'poisoned']);
+    expect(failures[0]?.reason).toMatch(/failed 2 deliveries and reached .*-poison; last error: Claim check cannot be redeemed/);
 
-  ownHostTest(
-    'a job whose envelope crashes every delivery shows its poisoned items, with the reasons the API gives',
-    async () => {
-      // As in jobs.test.ts: a host with the work triggers off submits the job, so its envelope waits in
-      // the queue while the input blob its claim check points into is deleted. Moved to this host's work
-      // queue, the envelope crashes each delivery and reaches the poison queue.
-      const holdPrefix = `ch${randomBytes(4).toString('hex')}`;
-      const holdQueues = workQueueNames({ queues: 2, queuePrefix: holdPrefix });
-      const workQueues = workQueueNames({ queues: 2, queuePrefix: queuePrefix });
-      const items: Record<string, unknown>[] = transactions(3, 23, unique('poison'));
-      items[1] = { ...items[1], metadata: { blob: 'b'.repeat(40_000) } };
-      const holding = await startE2eHost({
-        storage: host.storage,
-        env: {
-          TALLYHO_JOBS_QUEUES: '2',
-          TALLYHO_JOBS_QUEUE_PREFIX: holdPrefix,
-          'AzureWebJobs.jobsWork0.Disabled': 'true',
-          'AzureWebJobs.jobsWork1.Disabled': 'true',
-          TALLYHO_COUNTERS_ROLLUP_SCHEDULE: '0 0 0 1 1 *',
-          TALLYHO_JOBS_RECONCILE_SCHEDULE: '0 0 0 1 1 *',
-        },
-      });
-      let id: string;
-      try {
-        const submitted = await requestJson<JobView>(holding, 'POST', '/api/jobs', { body: { processor: 'billing', items } });
-        expect(submitted.status).toBe(202);
-        id = submitted.body.id;
-      } finally {
-        await holding.stop();
-      }
-      const storage = storageFor(storageOf(host));
-      const jobsContainer = await storage.container(containers.jobs);
-      for await (const blob of jobsContainer.listBlobsFlat({ prefix: `${id}/input` })) await jobsContainer.deleteBlob(blob.name);
-      let moved = 0;
-      for (const [i, name] of holdQueues.entries()) {
-        const queue = await storage.queue(name);
-        for (const m of (await queue.peekMessages({ numberOfMessages: 32 })).peekedMessageItems) {
-          await (await storage.queue(workQueues[i]!)).sendMessage(m.messageText);
-          moved++;
-        }
-        await queue.delete();
-      }
-      expect(moved).toBe(1);
-
-      const failures = await until('the poisoned items recorded', async () => {
-        const job = await admin<JobView>('GET', `/api/jobs/${id}`);
-        if (job.body.state !== 'completedWithFailures') return undefined;
-        return (await admin<{ items: FailureView[] }>('GET', `/api/jobs/${id}/failures?maxPageSize=50`)).body.items;
-      });
-      expect(failures.map((f) => f.code)).toEqual(['poisoned', 'poisoned', 'poisoned']);
-      expect(failures[0]?.reason).toMatch(/failed 2 deliveries and reached .*-poison; last error: Claim check cannot be redeemed/);
-
-      await openSection('jobs');
-      const card = page.locator(`[data-job="${id}"]`);
-      await card.waitFor();
-      await expectText(page, `[data-job="${id}"] [data-testid="job-state"]`, 'completed with failures');
-      // Every item failed: its full bar is drawn in the failure colour (its badge's), not the accent a
-      // success gets; and the job is listed under its processor.
-      expect(await page.locator(`[data-processor="billing"] [data-job="${id}"]`).count()).toBe(1);
-      const bar = card.locator('[data-testid="job-progress"]');
-      expect(await bar.getAttribute('data-outcome')).toBe('failed');
-      // Painted, not only classed: the failed segment fills the bar in the badge's colour, nothing in the accent.
-      const painted = await bar.evaluate((node) => {
-        const g = globalThis as unknown as PageStyles;
-        const el = node as unknown as PageBox;
-        const segment = (name: string) => {
-          const part = el.querySelector(`[data-segment="${name}"]`);
-          return part === null ? null : { width: part.getBoundingClientRect().width, colour: g.getComputedStyle(part).backgroundColor };
-        };
-        const badge = g.document.querySelector('[data-testid="job-state"].completedWithFailures');
-        return {
-          inner: el.clientWidth,
-          failed: segment('failed'),
-          succeeded: segment('succeeded'),
-          badge: badge === null ? null : g.getComputedStyle(badge).color,
-        };
-      });
-      expect(painted.failed?.colour).toBe(painted.badge);
-      expect(painted.failed?.width).toBeCloseTo(painted.inner, 0);
-      expect(painted.succeeded?.width).toBe(0);
-      await card.getByRole('button', { name: 'Failures (3)' }).click();
-      const rows = card.locator('.failures li');
-      await rows.first().waitFor();
-      const onPage = await rows.evaluateAll((lis) =>
-        (lis as unknown as PageElement[]).map((li) => ({
-          id: li.querySelector('strong')?.textContent,
-          poisonedClass: li.classList.contains('poisoned'),
-          code: li.querySelector('code')?.textContent,
-          badge: li.querySelector('.badge')?.textContent,
-          reason: li.querySelector('.reason')?.textContent,
-          detail: li.querySelector('.small')?.textContent?.trim(),
-        })),
-      );
-      // No item attempt count beside a reason that counts the envelope's deliveries.
-      expect(onPage).toEqual(
-        failures.map((f) => ({
-          id: f.id,
-          poisonedClass: true,
-          code: 'poisoned',
-          badge: 'poison',
-          reason: f.reason,
-          detail: `envelope ${f.envelope}`,
-        })),
-      );
-      await screenshot(page, 'jobs-poisoned');
-    },
-  );
+    await openSection('jobs');
+    const card = page.locator(`[data-job="${id}"]`);
+    await card.waitFor();
+    await expectText(page, `[data-job="${id}"] [data-testid="job-state"]`, 'completed with failures');
+    // Every item failed: its full bar is drawn in the failure colour (its badge's), not the accent a
+    // success gets; and the job is listed under its processor.
+    expect(await page.locator(`[data-processor="billing"] [data-job="${id}"]`).count()).toBe(1);
+    const bar = card.locator('[data-testid="job-progress"]');
+    expect(await bar.getAttribute('data-outcome')).toBe('failed');
+    // Painted, not only classed: the failed segment fills the bar in the badge's colour, nothing in the accent.
+    const painted = await bar.evaluate((node) => {
+      const g = globalThis as unknown as PageStyles;
+      const el = node as unknown as PageBox;
+      const segment = (name: string) => {
+        const part = el.querySelector(`[data-segment="${name}"]`);
+        return part === null ? null : { width: part.getBoundingClientRect().width, colour: g.getComputedStyle(part).backgroundColor };
+      };
+      const badge = g.document.querySelector('[data-testid="job-state"].completedWithFailures');
+      return {
+        inner: el.clientWidth,
+        failed: segment('failed'),
+        succeeded: segment('succeeded'),
+        badge: badge === null ? null : g.getComputedStyle(badge).color,
+      };
+    });
+    expect(painted.failed?.colour).toBe(painted.badge);
+    expect(painted.failed?.width).toBeCloseTo(painted.inner, 0);
+    expect(painted.succeeded?.width).toBe(0);
+    await card.getByRole('button', { name: 'Failures (3)' }).click();
+    const rows = card.locator('.failures li');
+    await rows.first().waitFor();
+    const onPage = await rows.evaluateAll((lis) =>
+      (lis as unknown as PageElement[]).map((li) => ({
+        id: li.querySelector('strong')?.textContent,
+        poisonedClass: li.classList.contains('poisoned'),
+        code: li.querySelector('code')?.textContent,
+        badge: li.querySelector('.badge')?.textContent,
+        reason: li.querySelector('.reason')?.textContent,
+        detail: li.querySelector('.small')?.textContent?.trim(),
+      })),
+    );
+    // No item attempt count beside a reason that counts the envelope's deliveries.
+    expect(onPage).toEqual(
+      failures.map((f) => ({
+        id: f.id,
+        poisonedClass: true,
+        code: 'poisoned',
+        badge: 'poison',
+        reason: f.reason,
+        detail: `envelope ${f.envelope}`,
+      })),
+    );
+    await screenshot(page, 'jobs-poisoned');
+  });
 
   ownHostTest('sequences, counters and streams show their figures as the API reports them, at desktop and phone widths', async () => {
     const sequence = unique('orders');
@@ -578,9 +621,8 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
 
     const is401 = (e: string): boolean => /status of 401/.test(e);
     // A failed load's console line can trail its response event by a moment.
-    await waitUntil(
-      'the refused loads to be logged',
-      () => Promise.resolve(browser.errors.filter(is401).length >= refused ? true : undefined),
+    await waitUntil('the refused loads to be logged', () =>
+      Promise.resolve(browser.errors.filter(is401).length >= refused ? true : undefined),
     );
     expect(refused).toBeGreaterThan(0);
     expect({ refusedLoadsLogged: browser.errors.filter(is401).length, other: browser.errors.filter((e) => !is401(e)) }).toEqual({

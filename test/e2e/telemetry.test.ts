@@ -16,6 +16,8 @@ import type { AddressInfo } from 'node:net';
 import { QueueClient } from '@azure/storage-queue';
 
 import { transactions } from '../support/billing';
+import { type FaultProxy, startFaultProxy } from '../support/faultProxy';
+import { claimHostStorage } from '../support/storageAccounts';
 import { type OtlpReceiver, type ReceivedPoint, type ReceivedSpan, startOtlpReceiver } from '../support/otlpReceiver';
 import { type E2eHost, hostKind, startE2eHost, storageOf } from './support/harness';
 import { requestJson } from './support/http';
@@ -30,6 +32,9 @@ const describeOwnHost = external ? describe.skip : describe;
 describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a host of its own; E2E_BASE_URL is set]' : ''}`, () => {
   let receiver: OtlpReceiver;
   let host: E2eHost;
+  // The host's storage goes through a fault proxy (passing everything until a test sets a rule): a
+  // request answered 5xx because storage fails is measured like any other.
+  let proxy: FaultProxy;
   const prefix = unique('tq');
   // A webhook processor's endpoint: plain http on loopback (allowed with private addresses, for local development).
   let endpoint: Server;
@@ -49,8 +54,10 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     });
     await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
     const endpointPort = (endpoint.address() as AddressInfo).port;
+    proxy = await startFaultProxy(claimHostStorage());
     host = await startE2eHost({
       env: {
+        AzureWebJobsStorage: proxy.connectionString,
         TALLYHO_SCHEDULES_WEBHOOK_ALLOWED_HOSTS: `localhost:${endpointPort}`,
         TALLYHO_SCHEDULES_WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
@@ -67,6 +74,7 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
   });
   afterAll(async () => {
     await host.stop();
+    await proxy.close();
     await receiver.close();
     endpoint.closeAllConnections();
     await new Promise((resolve) => endpoint.close(resolve));
@@ -125,6 +133,29 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     });
   });
 
+  test('a counter’s increment and read are each one trace: the host’s server span below the caller’s', async () => {
+    const name = unique('telemetry-counter');
+    expect((await requestJson(host, 'PUT', `/api/counters/${name}`, { body: { mode: 'hits' }, key: 'admin' })).status).toBe(201);
+    for (const [method, path, functionName] of [
+      ['POST', `/api/counters/${name}/increment`, 'countersIncrement'],
+      ['GET', `/api/counters/${name}`, 'countersGet'],
+    ] as const) {
+      const { traceId, parent, traceparent } = newTrace();
+      const answered = await requestJson(host, method, path, {
+        headers: { traceparent },
+        ...(method === 'POST' ? { body: { by: 1 } } : {}),
+      });
+      expect(answered.status).toBeLessThan(300);
+      const root = await until(
+        `the host’s span of ${functionName}`,
+        () => Promise.resolve(hostSpan(spansOf(traceId), functionName, parent)),
+        30_000,
+      );
+      expect(root).toMatchObject({ name: method, attributes: { 'url.path': path, 'http.response.status_code': answered.status } });
+      expect(orphans(spansOf(traceId), parent)).toEqual([]);
+    }
+  });
+
   test('a job is one trace that continues the caller’s: submission, every envelope, completion', async () => {
     const traceId = randomBytes(16).toString('hex');
     const items = transactions(40, 7, 'tel');
@@ -147,7 +178,12 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     expect(names.filter((n) => n === 'tallyho.job.submit')).toHaveLength(1);
     expect(names.filter((n) => n === 'tallyho.job.process')).toHaveLength(job.envelopes.count);
     const submit = spans.find((s) => s.name === 'tallyho.job.submit');
-    expect(submit?.attributes).toEqual({ 'tallyho.job.id': job.id, 'tallyho.job.processor': 'billing' });
+    // The messaging conventions' operations: the submission sends the envelopes, each delivery processes one.
+    expect(submit?.attributes).toEqual({
+      'tallyho.job.id': job.id,
+      'tallyho.job.processor': 'billing',
+      'messaging.operation.type': 'send',
+    });
     // The submission's parent is the host's span of the request, whose parent is the caller's.
     const root = await until(
       'the host’s span of the submission',
@@ -159,6 +195,7 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     // of its own (devhost/docs/real-host.md#trace-context): the envelope's traceparent is the only tie.
     for (const process of spans.filter((s) => s.name === 'tallyho.job.process')) {
       expect(process.parentSpanId).toBe(submit?.spanId);
+      expect(process.attributes['messaging.operation.type']).toBe('process');
       expect(process.links).toEqual([]);
     }
     const sent = receiver.bodies.join('\n');
@@ -210,7 +247,7 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     );
   });
 
-  test('a declared processor’s gauges move with its queue: backlog, leased envelopes, oldest envelope’s age; leased items carry the job’s traceparent', async () => {
+  test('a declared processor’s gauges move with its queue: backlog, leased envelopes, oldest envelope’s age; a lease is traced as a receive linked to the job', async () => {
     const processor = unique('telemetry-ext');
     expect(
       (await requestJson(host, 'PUT', `/api/processors/${processor}`, { body: { type: 'external', batchSize: 5 }, key: 'admin' })).status,
@@ -230,27 +267,65 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
       );
     await gauge('tallyho.job.processor.backlog', (v) => v === 3);
     await gauge('tallyho.job.processor.leased', (v) => v === 0);
-    await gauge('tallyho.job.processor.backlog.age', (v) => v >= 0);
-    const lease = await requestJson<{ leaseId: string; items: { id: string; traceparent?: string }[] }>(
+    // The oldest envelope's age grows while it waits (the processor-backlog-age alert's signal).
+    await gauge('tallyho.job.processor.backlog.age', (v) => v >= 1);
+    // The worker's poll is traced too (its own traceparent): the lease is a trace of the worker's, linked to the job's.
+    const worker = newTrace();
+    const lease = await requestJson<{ leaseId: string; traceparent?: string; items: { id: string; traceparent?: string }[] }>(
       host,
       'POST',
       `/api/processors/${processor}/leases`,
-      {
-        body: { wait: 0 },
-      },
+      { body: { wait: 0 }, headers: { traceparent: worker.traceparent } },
     );
     expect(lease.status).toBe(200);
     await gauge('tallyho.job.processor.leased', (v) => v === 1);
-    // Each leased item carries the submission's span context: a worker's own spans continue the job's trace.
+    // Each leased item carries the submission's span context: a worker's own spans link the job's trace.
     const submit = await until(
       'the submission span',
       () => Promise.resolve(spansOf(traceId).find((s) => s.name === 'tallyho.job.submit')),
       30_000,
     );
-    expect(lease.body.items.map((i) => i.traceparent)).toEqual(Array(5).fill(`00-${traceId}-${submit.spanId}-01`));
+    // Any of the three envelopes (5, 5 and 2 items): a queue does not promise its order.
+    expect(lease.body.items.length).toBeGreaterThan(0);
+    expect(lease.body.items.map((i) => i.traceparent)).toEqual(Array(lease.body.items.length).fill(`00-${traceId}-${submit.spanId}-01`));
+    // The lease's span (a receive, as the messaging conventions have it) is a child of the host's span of
+    // the lease request, links the submission, and is what the answer's traceparent names.
+    const leaseSpan = await until(
+      'the lease span',
+      () => Promise.resolve(spansOf(worker.traceId).find((s) => s.name === 'tallyho.job.lease')),
+      30_000,
+    );
+    expect(leaseSpan).toMatchObject({
+      kind: 'consumer',
+      attributes: {
+        'tallyho.job.id': submitted.body.id,
+        'tallyho.job.processor': processor,
+        'messaging.operation.type': 'receive',
+        'messaging.destination.name': expect.stringMatching(new RegExp(`^${prefix}-`)) as unknown,
+      },
+    });
+    expect(leaseSpan.links).toEqual([expect.objectContaining({ traceId, spanId: submit.spanId })]);
+    expect(lease.body.traceparent).toBe(`00-${worker.traceId}-${leaseSpan.spanId}-01`);
+    const pollSpan = await until(
+      'the host’s span of the lease request',
+      () => Promise.resolve(hostSpan(spansOf(worker.traceId), 'leasesTake', worker.parent)),
+      30_000,
+    );
+    expect(leaseSpan.parentSpanId).toBe(pollSpan.spanId);
+    // A worker continuing the lease's context (its completion sent under it) keeps the tree whole.
     // Leave nothing behind for the tests after this one: the batch completed, the job cancelled.
     const results = lease.body.items.map((i) => ({ id: i.id, status: 'succeeded', output: {} }));
-    expect((await requestJson(host, 'POST', `/api/leases/${lease.body.leaseId}/complete`, { body: { results } })).status).toBe(200);
+    const completed = await requestJson(host, 'POST', `/api/leases/${lease.body.leaseId}/complete`, {
+      body: { results },
+      headers: { traceparent: lease.body.traceparent ?? '' },
+    });
+    expect(completed.status).toBe(200);
+    await until(
+      'the host’s span of the completion, below the lease',
+      () => Promise.resolve(hostSpan(spansOf(worker.traceId), 'leasesComplete', leaseSpan.spanId)),
+      30_000,
+    );
+    expect(orphans(spansOf(worker.traceId), worker.parent)).toEqual([]);
     expect((await requestJson(host, 'DELETE', `/api/jobs/${submitted.body.id}`)).status).toBeLessThan(300);
     // The work queues' oldest-envelope age is reported per queue.
     await until(
@@ -280,6 +355,26 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     await until('numbers issued, named as allowed', () =>
       Promise.resolve(points('tallyho.sequence.numbers.issued').find((p) => p.attributes['tallyho.sequence.name'] === name)),
     );
+  });
+
+  test('a request answered 5xx because storage fails is measured with its status and error.type (the http-server-errors alert’s state)', async () => {
+    const name = unique('telemetry-fault');
+    expect((await requestJson(host, 'PUT', `/api/sequences/${name}`, { body: {}, key: 'admin' })).status).toBe(201);
+    const fiveHundreds = () =>
+      points('http.server.request.duration').filter(
+        (p) => p.attributes['http.route'] === 'sequences/{name}/next' && Number(p.attributes['http.response.status_code']) >= 500,
+      );
+    expect(fiveHundreds()).toEqual([]);
+    // Every request to the sequences table answers 503 (Server Busy) until the rule is lifted.
+    proxy.setRules((r) => (r.service === 'table' && /^\/[^/]+\/sequences[(?]/.test(r.path) ? { kind: 'status', status: 503 } : undefined));
+    try {
+      const refused = await requestJson(host, 'POST', `/api/sequences/${name}/next`, { body: { count: 1 } });
+      expect(refused.status).toBe(503);
+    } finally {
+      proxy.setRules();
+    }
+    const [point] = await until('the 503 measured', () => Promise.resolve(fiveHundreds().length > 0 ? fiveHundreds() : undefined), 30_000);
+    expect(point?.attributes).toMatchObject({ 'http.response.status_code': 503, 'error.type': '503', 'http.request.method': 'POST' });
   });
 
   test('streams: the append’s trace reaches the flush (a link), and the metrics move with the writer', async () => {

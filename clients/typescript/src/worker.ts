@@ -27,6 +27,12 @@ export interface BatchContext {
   readonly processor: string;
   /** The lease's current id (it changes with each heartbeat). */
   readonly leaseId: () => string;
+  /**
+   * The W3C traceparent of the lease (the app's receive span; absent when the app does not trace):
+   * make it the parent of your own span of the batch, and link each item's `traceparent` (its job's
+   * submission), as the OpenTelemetry messaging conventions have a consumer do.
+   */
+  readonly traceparent?: string;
 }
 
 export type BatchHandler = (items: readonly LeasedItem[], context: BatchContext) => Promise<readonly ItemResult[]>;
@@ -193,7 +199,8 @@ export class JobWorker {
     const signal = linkSignals(lost.signal);
     let results: readonly ItemResult[];
     try {
-      results = await this.handler(lease.items, { abortSignal: signal.signal, processor: this.processor, leaseId: () => leaseId });
+      const trace = lease.traceparent === undefined ? {} : { traceparent: lease.traceparent };
+      results = await this.handler(lease.items, { abortSignal: signal.signal, processor: this.processor, leaseId: () => leaseId, ...trace });
     } catch (err) {
       const reason = (err instanceof Error ? err.message : String(err)).slice(0, 1000) || 'The handler failed';
       results = lease.items.map((item) => ({ id: item.id, status: 'retry' as const, reason }));

@@ -31,6 +31,7 @@ import { delayBefore } from './itemAttempts';
 import { type Granted, type LeaseGranter, leaseSeconds, rulesOf, splitId } from './leaseGrant';
 import type { LeaseHub } from './leaseHub';
 import { type Lease, leaseAttempt, leaseSize, openLease, renewed, sealLease } from './leaseId';
+import { traceLease, type TracedLease } from './leaseSpan';
 import { type ProcessorQueues, ReceiptLost } from './processorQueues';
 import { checkVerdicts, finalsOf, type ItemVerdict } from './verdictRules';
 
@@ -88,7 +89,7 @@ export class Leases {
   constructor(private readonly deps: LeasesDeps) {}
 
   /** A lease on the next batch of `name`'s items, or undefined when none came within the wait. */
-  async take(name: string, options: TakeOptions): Promise<Granted | undefined> {
+  async take(name: string, options: TakeOptions): Promise<TracedLease | undefined> {
     const { deps } = this;
     const processor = await this.declared(name);
     if (processor.type !== 'external') {
@@ -102,7 +103,7 @@ export class Leases {
       const message = await deps.hub.next(queue, leaseSeconds(processor), deadline, options.holder, lane);
       if (message === undefined) return undefined;
       const granted = await deps.granter.grant(processor, message, maxItems, await deps.signer());
-      if (granted !== undefined) return granted;
+      if (granted !== undefined) return traceLease(deps.instruments, granted, message.receivedAt);
       if (deps.clock.now() >= deadline) return undefined;
     }
   }

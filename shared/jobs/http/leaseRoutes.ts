@@ -57,6 +57,7 @@ export function leasesTakeRoute(deps: JobRouteDeps): RouteDefinition {
           expiresAt: iso(granted.lease.expiresAt),
           leaseSeconds: Math.round((granted.lease.expiresAt - granted.grantedAt) / 1000),
           items: granted.items,
+          ...(granted.traceparent === undefined ? {} : { traceparent: granted.traceparent }),
           links: leaseLinks(granted.leaseId),
         },
         { 'cache-control': 'no-store' },

@@ -66,7 +66,7 @@ const leasedItem = z.object({
   data: z.record(z.string(), z.unknown()).meta({ description: 'The item as submitted' }),
   traceparent: z.string().optional().meta({
     description:
-      "The W3C traceparent of the job's submission (when it was traced): continue it in the worker's own OpenTelemetry, as a parent or a span link",
+      "The W3C traceparent of the job's submission (when it was traced): link it from the worker's own span of the item (the messaging conventions' process span)",
   }),
 });
 
@@ -77,6 +77,10 @@ export const leaseView = z
     expiresAt: z.string().meta({ description: 'Complete (or extend) before then; after it, the items come back in another lease' }),
     leaseSeconds: z.number().int(),
     items: z.array(leasedItem),
+    traceparent: z.string().optional().meta({
+      description:
+        "The W3C traceparent of the lease's span (tallyho.job.lease, a receive linked to each item's submission; absent without tracing): the parent of the worker's own spans of the batch",
+    }),
     links: z.object({ extend: z.string(), complete: z.string() }),
   })
   .meta({ id: 'Lease' });

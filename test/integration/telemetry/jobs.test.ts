@@ -5,8 +5,11 @@
  */
 import { context as otelContext, SpanStatusCode } from '@opentelemetry/api';
 
+import { type Clock, systemClock } from '../../../shared/clock';
+import { poisonQueueName } from '../../../shared/jobs/envelopes/queues';
 import { contextOf } from '../../../shared/telemetry/traceContext';
 import { openEnvelope } from '../../../shared/jobs/envelopes/seal';
+import { declareBody } from '../../../shared/jobs/http/processorSchemas';
 import { transactions } from '../../support/billing';
 import { jobHarness, testSigner } from '../../support/jobs';
 import { memoryTelemetry } from '../../support/telemetry';
@@ -44,12 +47,38 @@ describe('jobs telemetry', () => {
     expect(new Set([...processes, complete].map((s) => s?.spanContext().traceId))).toEqual(new Set([traceId]));
     expect(new Set(carried)).toEqual(new Set([`00-${traceId}-${submit?.spanContext().spanId}-01`]));
     expect(processes.every((s) => s.parentSpanContext?.spanId === submit?.spanContext().spanId)).toBe(true);
-    expect(submit?.attributes).toEqual({ 'tallyho.job.processor': 'billing', 'tallyho.job.id': job.id });
+    expect(submit?.attributes).toEqual({
+      'tallyho.job.processor': 'billing',
+      'tallyho.job.id': job.id,
+      'messaging.operation.type': 'send',
+    });
+    expect(new Set(processes.map((s) => s.attributes['messaging.operation.type']))).toEqual(new Set(['process']));
 
     // Nothing of the items in any span attribute.
     const attributeText = JSON.stringify(spans.map((s) => s.attributes));
     for (const item of items) expect(attributeText).not.toContain(item.id);
     expect(attributeText).not.toContain('customerId');
+  });
+
+  it('a lease is a receive span below the lease request’s, linked to the submission, and its answer carries that span’s traceparent', async () => {
+    const memory = memoryTelemetry();
+    const h = jobHarness({ telemetry: memory.telemetry });
+    await h.jobs.processors.declare('thumbs', declareBody.parse({ type: 'external', batchSize: 5 }));
+    const items = Array.from({ length: 5 }, (_, i) => ({ id: `t-${i}` }));
+    await otelContext.with(hostInvocation, () => h.jobs.submissions.submit({ processor: 'thumbs', items }, undefined));
+    // The lease request's own span (the host's, or the worker's traceparent): another trace.
+    const request = contextOf('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
+    const granted = await otelContext.with(request, () => h.jobs.leases.take('thumbs', { holder: 'worker', waitSeconds: 0 }));
+    const submit = memory.spans().find((s) => s.name === 'tallyho.job.submit');
+    const lease = memory.spans().find((s) => s.name === 'tallyho.job.lease');
+    expect(lease?.parentSpanContext?.spanId).toBe('b7ad6b7169203331');
+    expect(lease?.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+    expect(lease?.links.map((l) => l.context.spanId)).toEqual([submit?.spanContext().spanId]);
+    expect(lease?.attributes).toMatchObject({ 'messaging.operation.type': 'receive', 'tallyho.job.processor': 'thumbs' });
+    expect(granted?.traceparent).toBe(`00-0af7651916cd43dd8448eb211c80319c-${lease?.spanContext().spanId}-01`);
+    // Each item keeps the submission's context, for the worker's links.
+    const submitted = `00-${submit?.spanContext().traceId}-${submit?.spanContext().spanId}-01`;
+    expect(granted?.items.map((i) => i.traceparent)).toEqual(Array(5).fill(submitted));
   });
 
   it('counts items by outcome, envelope attempts, completions, and reads the backlog from the queues', async () => {
@@ -77,6 +106,30 @@ describe('jobs telemetry', () => {
     expect(after.total('tallyho.job.envelope.attempts')).toBe(job.envelopes);
     expect(after.total('tallyho.job.completions', { 'tallyho.job.state': 'completedWithFailures' })).toBe(1);
     expect(after.total('tallyho.job.envelopes.poisoned')).toBe(0);
+  });
+
+  it('reads the oldest envelope’s age and the poison backlog from the queues: each moves with what waits there', async () => {
+    const memory = memoryTelemetry();
+    // The app's clock runs ahead on demand: an envelope's age is the app's now less the queue's insertion time.
+    let ahead = 0;
+    const clock: Clock = { now: () => systemClock.now() + ahead, sleep: (ms, signal) => systemClock.sleep(ms, signal) };
+    const h = jobHarness({ settings: { queues: 1 }, telemetry: memory.telemetry, clock });
+    const [work] = h.queueNames as [string];
+    const { job } = await h.jobs.submissions.submit({ processor: 'billing', items: transactions(10, 3) }, undefined);
+    expect(job.envelopes).toBeGreaterThan(0);
+    const age = async (): Promise<number> =>
+      (await memory.collect()).total('tallyho.job.backlog.age', { 'messaging.destination.name': work });
+    expect(await age()).toBeLessThan(600);
+    ahead = 900_000;
+    // Fifteen minutes on, the envelope still waiting: the job-backlog-age alert's line.
+    expect(await age()).toBeGreaterThanOrEqual(900);
+    await h.drain();
+    expect(await age()).toBe(0);
+
+    // An envelope the host moved to the poison queue, not handled yet: the poison backlog counts it until it is.
+    expect((await memory.collect()).total('tallyho.job.poison.backlog')).toBe(0);
+    await (await h.queue(poisonQueueName(work))).sendMessage(Buffer.from('{}').toString('base64'));
+    expect((await memory.collect()).total('tallyho.job.poison.backlog', { 'messaging.destination.name': poisonQueueName(work) })).toBe(1);
   });
 
   it('counts poisoned items and the poisoned envelope, in the job’s trace', async () => {

@@ -57,6 +57,21 @@ describe('schedules telemetry', () => {
     const [send, run] = spans;
     expect(send?.parentSpanContext?.spanId).toBe(run?.spanContext().spanId);
   });
+
+  it('counts a run whose target failed as failed (the schedule-runs-failed alert’s state)', async () => {
+    const memory = memoryTelemetry({ callerNames: ['monthly'] });
+    const h = scheduleHarness({ telemetry: memory.telemetry });
+    // The harness has no jobs capability: a job target is admitted, and its run fails for want of one.
+    const target = { type: 'job' as const, processor: 'billing', items: [{ id: 'a' }] };
+    await h.service.create({ id: 'monthly', cron: '0 0 0 1 * *', target }, tester);
+    expect((await memory.collect()).total('tallyho.schedule.runs', { 'tallyho.outcome': 'failed' })).toBe(0);
+    const fire = { at: '2027-02-01T00:00:00.000Z', kind: 'scheduled' as const };
+    const outcome = await h.activities.run({ scheduleId: 'monthly', runId: 'monthly#1', fire, now: fire.at, nextFireAt: null });
+    expect(outcome.outcome).toBe('failed');
+    const collected = await memory.collect();
+    expect(collected.total('tallyho.schedule.runs', { 'tallyho.outcome': 'failed', 'tallyho.schedule.target.type': 'job' })).toBe(1);
+    expect(collected.total('tallyho.schedule.runs', { 'tallyho.outcome': 'succeeded' })).toBe(0);
+  });
 });
 
 describe('streams telemetry', () => {

@@ -2,6 +2,7 @@
  * Sequences, counters and storage telemetry on Azurite: each metric moves when its event happens,
  * with the caller's name only where the policy lets it through.
  */
+import { type Clock, systemClock } from '../../../shared/clock';
 import { createStorageClients } from '../../../shared/storage/clients';
 import { storageResponsesOf } from '../../../shared/storage/metrics';
 import { loadAppConfig } from '../../../shared/app/settings';
@@ -84,6 +85,23 @@ describe('counters telemetry', () => {
 });
 
 describe('counters telemetry with counter names left out (the default)', () => {
+  it('the rollup lag grows with the age of the oldest unfolded hits and falls to 0 once they are folded (the counter-rollup-lag alert’s state)', async () => {
+    const memory = memoryTelemetry();
+    // The app's clock runs ahead on demand: twenty minutes without a rollup.
+    let ahead = 0;
+    const clock: Clock = { now: () => systemClock.now() + ahead, sleep: (ms, signal) => systemClock.sleep(ms, signal) };
+    const h = counterHarness({ telemetry: memory.telemetry, clock });
+    await h.service.configure('stalled', { safetyWindowSeconds: 0 });
+    await h.service.increment('stalled', 1);
+    ahead = 20 * 60_000;
+    await h.service.runRollup();
+    const lagOf = async (): Promise<number | undefined> => (await memory.collect()).points('tallyho.counter.rollup.lag').at(-1)?.value;
+    expect(await lagOf()).toBeGreaterThanOrEqual(19 * 60);
+    // That run folded them: the next finds nothing waiting.
+    await h.service.runRollup();
+    expect(await lagOf()).toBe(0);
+  });
+
   it('hits.pending is the sum over the counters read here, and falls to 0 once the rollup folded them', async () => {
     const memory = memoryTelemetry();
     const h = counterHarness({ telemetry: memory.telemetry });

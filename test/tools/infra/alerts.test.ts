@@ -25,6 +25,7 @@ import {
   workbookQueries,
 } from '../../support/infra/alertChecks';
 import { sampleIds } from '../../support/infra/compile';
+import { movingFigures } from '../../support/movingFigures';
 import { at, type Deployment, ofType, type Resource, textOf } from '../../support/infra/deployment';
 import { type ArmTemplate, describeInfra, infraDir, repoRoot } from '../../support/infra/templates';
 
@@ -158,6 +159,32 @@ describeInfra('alerts and workbook (infra/modules/alerts.bicep)', (templates) =>
     expect(rules.filter((rule) => !names.has(rule.metric)).map((rule) => `${rule.name}: ${rule.metric}`)).toEqual([]);
     // The docs no longer say some alerts read metrics the app does not export.
     expect(documentation.slice(documentation.indexOf('## Alerts\n'))).not.toMatch(/does not export yet|not export yet/);
+  });
+
+  it('every alert fires on a figure a telemetry test saw move: its metric, with the value it filters on (test/support/movingFigures.ts)', () => {
+    const moved = (metric: string, attribute: string, value: (v: string) => boolean): boolean =>
+      movingFigures.some((f) => f.metric === metric && (attribute === '' || (f.attribute === attribute && (f.values ?? []).some(value))));
+    const unseen = rules.filter((rule) =>
+      rule.filterBy === ''
+        ? !moved(rule.metric, '', () => true)
+        : rule.filterOneOf.length > 0
+          ? !rule.filterOneOf.every((wanted) => moved(rule.metric, rule.filterBy, (v) => v === wanted))
+          : !moved(rule.metric, rule.filterBy, (v) => Number(v) >= rule.filterAtLeast),
+    );
+    expect(unseen.map((rule) => `${rule.name}: ${rule.metric} ${rule.filterBy} ${rule.filterOneOf.join('|')}`)).toEqual([]);
+    // Each figure's test is in its file, and names the metric and the values it moved.
+    const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    for (const figure of movingFigures) {
+      const text = readFileSync(join(repoRoot, figure.file), 'utf8');
+      const titled = new RegExp(`(?:it|test|ownHostTest)\\(\\s*['"\`][^'"\`]*${escape(figure.test)}`).test(text);
+      const named = [`'${figure.metric}'`, ...(figure.values ?? []).map((v) => (Number.isNaN(Number(v)) ? `'${v}'` : v))];
+      expect({ figure: figure.metric, file: figure.file, titled, missing: named.filter((n) => !text.includes(n)) }).toEqual({
+        figure: figure.metric,
+        file: figure.file,
+        titled: true,
+        missing: [],
+      });
+    }
   });
 
   it('the workbook is the JSON file, and charts only declared metrics', () => {

@@ -53,6 +53,66 @@ public class JobWorkerTests
     }
 
     [Fact]
+    public async Task The_handler_runs_in_a_process_activity_whose_parent_is_the_lease_and_that_links_each_items_submission()
+    {
+        const string leaseTrace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+        const string submitTrace = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01";
+        var traced = new
+        {
+            leaseId = "L1",
+            processor = "thumbs",
+            expiresAt = "2030-01-01T00:00:00Z",
+            leaseSeconds = 30,
+            traceparent = leaseTrace,
+            items = new[] { new { id = "a", jobId = "j1", attempt = 1, data = new { n = 3 }, traceparent = submitTrace } },
+            links = new { },
+        };
+        var stopped = new List<System.Diagnostics.Activity>();
+        using var listener = new System.Diagnostics.ActivityListener
+        {
+            ShouldListenTo = s => s.Name == JobWorkerTracing.SourceName,
+            Sample = (ref System.Diagnostics.ActivityCreationOptions<System.Diagnostics.ActivityContext> _) => System.Diagnostics.ActivitySamplingResult.AllDataAndRecorded,
+            ActivityStopped = a => { lock (stopped) { stopped.Add(a); } },
+        };
+        System.Diagnostics.ActivitySource.AddActivityListener(listener);
+        var time = new FakeTimeProvider();
+        var leases = 0;
+        var handler = new FakeHandler(r => r.Uri.AbsolutePath.EndsWith("/leases", StringComparison.Ordinal)
+            ? Interlocked.Increment(ref leases) == 1 ? FakeHandler.Json(200, traced) : new HttpResponseMessage(System.Net.HttpStatusCode.NoContent)
+            : FakeHandler.Json(200, new { recorded = 1, alreadyFinal = 0, retrying = 0, jobFinished = true }));
+        using var client = Harness.Client(handler, time);
+        string? current = null;
+        string? itemTrace = null;
+        using var worker = new JobWorker(
+            client,
+            "thumbs",
+            (items, _) =>
+            {
+                current = System.Diagnostics.Activity.Current?.ParentId;
+                itemTrace = items[0].Traceparent;
+                return Task.FromResult<IReadOnlyList<ItemResult>>(items.Select(i => ItemResult.Succeeded(i.Id, new { })).ToArray());
+            });
+        await worker.StartAsync(CancellationToken.None);
+        await Harness.Eventually(() => worker.Completed == 1, "the batch completed");
+        await worker.StopAsync(CancellationToken.None);
+
+        Assert.Equal(leaseTrace, current);
+        Assert.Equal(submitTrace, itemTrace);
+        System.Diagnostics.Activity process;
+        lock (stopped)
+        {
+            process = Assert.Single(stopped);
+        }
+
+        Assert.Equal("process thumbs", process.DisplayName);
+        Assert.Equal(System.Diagnostics.ActivityKind.Consumer, process.Kind);
+        Assert.Equal("b7ad6b7169203331", process.ParentSpanId.ToHexString());
+        var link = Assert.Single(process.Links);
+        Assert.Equal("00f067aa0ba902b7", link.Context.SpanId.ToHexString());
+        Assert.Equal("process", process.GetTagItem("messaging.operation.type"));
+    }
+
+    [Fact]
     public async Task StopAsync_cancels_the_open_lease_request()
     {
         var time = new FakeTimeProvider();

@@ -1608,7 +1608,7 @@ export interface components {
                 };
                 id: string;
                 jobId: string;
-                /** @description The W3C traceparent of the job's submission (when it was traced): continue it in the worker's own OpenTelemetry, as a parent or a span link */
+                /** @description The W3C traceparent of the job's submission (when it was traced): link it from the worker's own span of the item (the messaging conventions' process span) */
                 traceparent?: string;
             }[];
             leaseId: string;
@@ -1618,6 +1618,8 @@ export interface components {
                 extend: string;
             };
             processor: string;
+            /** @description The W3C traceparent of the lease's span (tallyho.job.lease, a receive linked to each item's submission; absent without tracing): the parent of the worker's own spans of the batch */
+            traceparent?: string;
         };
         /**
          * @example {

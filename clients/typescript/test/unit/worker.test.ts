@@ -47,6 +47,30 @@ describe('JobWorker', () => {
     expect(worker.stats).toMatchObject({ batches: 1, items: 2, completed: 1, lost: 0 });
   });
 
+  test("the handler gets the lease's traceparent (the parent of its spans) and each item's (its job's submission, to link)", async () => {
+    const traced = {
+      ...lease('L1', ['a']),
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      items: [{ id: 'a', jobId: 'j1', attempt: 1, data: {}, traceparent: '00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01' }],
+    };
+    let leases = 0;
+    const { transport } = fakeTransport((r) =>
+      r.path.endsWith('/leases')
+        ? ++leases === 1
+          ? json(200, traced)
+          : new Response(null, { status: 204 })
+        : json(200, { recorded: 1, alreadyFinal: 0, retrying: 0, jobFinished: true }),
+    );
+    const seen: { lease?: string; items: (string | undefined)[] }[] = [];
+    const worker = new JobWorker(transport, 'thumbs', (items, context) => {
+      seen.push({ lease: context.traceparent, items: items.map((i) => i.traceparent) });
+      return Promise.resolve(items.map((i) => ({ id: i.id, status: 'succeeded' as const })));
+    });
+    for (let i = 0; i < 20 && worker.stats.completed === 0; i++) await tick();
+    await worker.stop();
+    expect(seen).toEqual([{ lease: traced.traceparent, items: [traced.items[0]?.traceparent] }]);
+  });
+
   test('stop aborts the open lease request (the long poll), so a stopped worker leaves no request of its own waiting', async () => {
     const { transport, requests } = fakeTransport(
       (r) =>

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Tallyho.Client.Internal;
@@ -215,17 +216,21 @@ public sealed class JobWorker : BackgroundService
             CancellationToken.None);
 
         IReadOnlyList<ItemResult> results;
+        var activity = JobWorkerTracing.StartProcess(lease);
         try
         {
             results = await _handler(lease.Items, lost.Token).ConfigureAwait(false);
         }
         catch (Exception ex)
         {
+            activity?.SetStatus(ActivityStatusCode.Error);
+            activity?.SetTag("error.type", ex.GetType().FullName);
             var reason = string.IsNullOrEmpty(ex.Message) ? "The handler failed" : ex.Message;
             results = lease.Items.Select(i => ItemResult.Retry(i.Id, reason.Length > 1000 ? reason.Substring(0, 1000) : reason)).ToArray();
         }
         finally
         {
+            activity?.Dispose();
             beating.Cancel();
             await heart.ConfigureAwait(false);
         }

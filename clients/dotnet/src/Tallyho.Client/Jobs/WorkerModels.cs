@@ -20,8 +20,8 @@ public sealed record LeasedItem
     public JsonElement Data { get; init; }
 
     /// <summary>
-    /// The W3C traceparent of the job's submission, when it was traced: continue the job's trace in the worker's own
-    /// spans (as their parent, or a link: <c>ActivityContext.Parse(item.Traceparent, null)</c>).
+    /// The W3C traceparent of the job's submission, when it was traced: a link from the worker's span of the item or
+    /// batch (<c>ActivityContext.Parse(item.Traceparent, null)</c>); <see cref="JobWorker"/> links it (<see cref="JobWorkerTracing"/>).
     /// </summary>
     public string? Traceparent { get; init; }
 }
@@ -43,6 +43,12 @@ public sealed record Lease
 
     /// <summary>The items.</summary>
     public IReadOnlyList<LeasedItem> Items { get; init; } = Array.Empty<LeasedItem>();
+
+    /// <summary>
+    /// The W3C traceparent of the lease (the app's receive span; null when the app does not trace): the parent of the
+    /// worker's spans of the batch. <see cref="JobWorker"/> makes it so (<see cref="JobWorkerTracing"/>).
+    /// </summary>
+    public string? Traceparent { get; init; }
 }
 
 /// <summary>
