@@ -26,6 +26,7 @@ import { performance } from 'node:perf_hooks';
 import { QueueClient } from '@azure/storage-queue';
 
 import { type BenchHost, benchHostKind, startBenchHost, type WorkCount, workBetween } from './support/benchHost';
+import { batchBreakdown } from './support/gateBatches';
 import { header, Latency, machine, ratio, type Row, table } from './support/report';
 
 const sizes = (process.env.GATES_BENCH_SIZES ?? '100,1000').split(',').map(Number);
@@ -329,6 +330,8 @@ async function actionRuns(env: Env, n: number, during?: (inFlight: () => boolean
   finished = true;
   const lastSeen = Date.now() - t0;
   await side;
+  const breakdown = batchBreakdown(env.host.output(), gate, t0);
+  if (breakdown !== undefined) console.log(`  ${n} enqueue runs: ${breakdown}`);
   await consumer.stop();
   await settle(env);
   const releaseCost = done();

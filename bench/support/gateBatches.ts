@@ -1,0 +1,41 @@
+/**
+ * Where a release's time went, read from the host's output: each action batch logs one
+ * `gates.actions.batch` line with the epoch ms at which its steps ended (shared/gates/actionRunner.ts).
+ * Relative to the release call, that splits the wait into the orchestration's scheduling (to a batch's
+ * start), making or finding the release (`confirmed`), reading the pending runs (`read`), the sends
+ * (`sent` the first, `performed` the last) and recording the outcomes (`recorded`).
+ */
+interface BatchLine {
+  readonly gate: string;
+  readonly done: number;
+  readonly [step: string]: unknown;
+}
+
+const steps = ['started', 'confirmed', 'read', 'sent', 'performed', 'recorded'] as const;
+
+function batchLines(output: string, gate: string): BatchLine[] {
+  const lines: BatchLine[] = [];
+  for (const m of output.matchAll(/\{"level":"info","event":"gates\.actions\.batch"[^}]*\}/g)) {
+    const line = JSON.parse(m[0]) as BatchLine;
+    if (line.gate === gate) lines.push(line);
+  }
+  return lines;
+}
+
+/** One line per step: when batches reached it, ms after the release call (first, median, last); undefined when none logged. */
+export function batchBreakdown(output: string, gate: string, t0: number): string | undefined {
+  const lines = batchLines(output, gate);
+  if (lines.length === 0) return undefined;
+  const parts = steps.flatMap((step) => {
+    const at = lines
+      .map((l) => l[step])
+      .filter((v): v is number => typeof v === 'number')
+      .map((v) => v - t0)
+      .sort((a, b) => a - b);
+    if (at.length === 0) return [];
+    const mid = at[Math.floor(at.length / 2)] ?? 0;
+    return [`${step} ${at[0] ?? 0}/${mid}/${at[at.length - 1] ?? 0}`];
+  });
+  const done = lines.reduce((sum, l) => sum + l.done, 0);
+  return `${lines.length} batches, ${done} actions; ms after the release call (first/median/last batch): ${parts.join(', ')}`;
+}
