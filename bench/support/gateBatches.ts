@@ -1,6 +1,7 @@
 /**
- * Where a release's time went, read from the host's output: each action batch logs one
- * `gates.actions.batch` line with the epoch ms at which its steps ended (shared/gates/actionRunner.ts).
+ * Where a release's time went, read from the host's output: the releasing instance's fan-out
+ * (`gates.fanout.done`, shared/gates/fanOut.ts) and each of the orchestration's action batches
+ * (`gates.actions.batch`, actionRunner.ts) log one line with the epoch ms at which its steps ended.
  * Relative to the release call, that splits the wait into the orchestration's scheduling (to a batch's
  * start), making or finding the release (`confirmed`), reading the pending runs (`read`), the sends
  * (`sent` the first, `performed` the last) and recording the outcomes (`recorded`).
@@ -15,7 +16,7 @@ const steps = ['started', 'confirmed', 'read', 'sent', 'performed', 'recorded'] 
 
 function batchLines(output: string, gate: string): BatchLine[] {
   const lines: BatchLine[] = [];
-  for (const m of output.matchAll(/\{"level":"info","event":"gates\.actions\.batch"[^}]*\}/g)) {
+  for (const m of output.matchAll(/\{"level":"info","event":"gates\.(?:actions\.batch|fanout\.done)"[^}]*\}/g)) {
     const line = JSON.parse(m[0]) as BatchLine;
     if (line.gate === gate) lines.push(line);
   }
@@ -37,5 +38,5 @@ export function batchBreakdown(output: string, gate: string, t0: number): string
     return [`${step} ${at[0] ?? 0}/${mid}/${at[at.length - 1] ?? 0}`];
   });
   const done = lines.reduce((sum, l) => sum + l.done, 0);
-  return `${lines.length} batches, ${done} actions; ms after the release call (first/median/last batch): ${parts.join(', ')}`;
+  return `${lines.length} batch(es) or fan-out(s), ${done} actions; ms after the release call (first/median/last batch): ${parts.join(', ')}`;
 }

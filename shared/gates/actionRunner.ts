@@ -80,10 +80,10 @@ export async function performAction(effects: EffectPorts, input: ActionInput, te
   }
 }
 
-type Attempt = { readonly outcome: ActionOutcome } | { readonly retry: { readonly code: string; readonly reason: string } };
+export type Attempt = { readonly outcome: ActionOutcome } | { readonly retry: { readonly code: string; readonly reason: string } };
 
 /** One run's action in its own span (a child of the batch's), counted by outcome. */
-async function attempt(deps: ActionDeps, gate: string, generation: number, run: StoredRun): Promise<Attempt> {
+export async function attempt(deps: ActionDeps, gate: string, generation: number, run: StoredRun): Promise<Attempt> {
   const { metrics, spans } = (deps.telemetry ?? noTelemetry).of(gateTelemetry);
   const type = run.value.actionType === 'job' ? 'job' : 'enqueue';
   return spans.action.run({ attributes: { 'tallyho.gate.name': gate, 'tallyho.gate.action.type': type } }, async () => {
@@ -198,7 +198,7 @@ async function actionBatch(deps: ActionDeps, input: ActionBatchInput): Promise<A
 }
 
 /** When a batch started and when each of its steps last ended. */
-function batchTiming(now: () => number): { mark(step: string): void; first(step: string): void; marks(): Record<string, number> } {
+export function batchTiming(now: () => number): { mark(step: string): void; first(step: string): void; marks(): Record<string, number> } {
   const marks: Record<string, number> = { started: now() };
   return {
     mark: (step) => void (marks[step] = now()),

@@ -1,9 +1,10 @@
 /**
  * A release's actions, fanned out at once by the instance that made the release. Through Durable,
  * the release orchestration's batches were activities that started one after another as the
- * extension took them off its work-item queue (on the real host, over 0.1–5.6 s for 16 batches of a
- * 1,000-run release; bench/gates.ts prints that breakdown); here every shard range starts at once,
- * right after the release is written, so the queue gets as many sends at a time as it takes.
+ * extension took them off its work-item queue (on the real host, over 0.1–5.6 s for the 16 batches
+ * of a 1,000-run release; bench/gates.ts prints that breakdown) and each read its own key range;
+ * here one query reads the pending runs page by page and every run goes into one pool of sends, as
+ * many at a time as the queue takes, each outcome recorded as soon as 100 are ready.
  *
  * Cross-instance and crash behaviour: what this holds in memory is only the fan-outs under way. The
  * release orchestration (started before the release was written) sweeps the same runs after a grace
@@ -13,9 +14,18 @@
  * recorded when the sweep reads it is sent again, as a retried activity would).
  */
 import type { Logger } from '../log';
-import { type ActionDeps, performActionBatch } from './actionRunner';
-import type { ActionBatchResult } from './messages';
-import { shardGroups } from './release.orchestrator';
+import { noTelemetry } from '../telemetry/port';
+import { type ActionDeps, attempt, batchTiming } from './actionRunner';
+import { gateTelemetry } from './metrics';
+import { runShards } from './names';
+import type { ActionOutcome } from './operations';
+import { maxTransactionOperations, type StoredRun } from './store';
+
+/**
+ * Sends one instance's fan-out has under way: what the release orchestration's 16 batches had at
+ * most (16 × 8), and what the bench's queue-alone baseline sends at a time.
+ */
+const fanOutConcurrency = 128;
 
 /** A release just written, with runs whose actions it let go. */
 export interface FanOutInput {
@@ -23,9 +33,6 @@ export interface FanOutInput {
   readonly generation: number;
   /** The first generation the release let go. */
   readonly from: number;
-  /** Runs with an action it let go (as the caller read the gate): how many shard ranges run at once. */
-  readonly actions: number;
-  readonly batchSize: number;
   readonly trace?: string;
 }
 
@@ -39,7 +46,7 @@ export class ReleaseFanOut {
 
   /** Starts the fan-out and returns at once: the caller's answer does not wait for the actions. */
   start(input: FanOutInput): void {
-    const run: Promise<void> = this.run(input).finally(() => this.underWay.delete(run));
+    const run: Promise<void> = this.traced(input).finally(() => this.underWay.delete(run));
     this.underWay.add(run);
   }
 
@@ -48,32 +55,66 @@ export class ReleaseFanOut {
     while (this.underWay.size > 0) await Promise.all([...this.underWay]);
   }
 
+  /** In the action-batch span, continuing the release's trace. */
+  private traced(input: FanOutInput): Promise<void> {
+    const { spans } = (this.deps.telemetry ?? noTelemetry).of(gateTelemetry);
+    const attributes = { 'tallyho.gate.name': input.gate, 'tallyho.gate.generation': String(input.generation) };
+    return spans.actions.run({ attributes, ...(input.trace === undefined ? {} : { parent: input.trace }) }, () => this.run(input));
+  }
+
   private async run(input: FanOutInput): Promise<void> {
-    const { gate, generation, from, trace } = input;
-    const started = this.deps.now();
+    const { gate, generation, from } = input;
+    const { store } = this.deps;
+    const timing = batchTiming(this.deps.now);
+    const counts = { done: 0, failed: 0, retry: 0 };
+    let ready: { run: StoredRun; outcome: ActionOutcome }[] = [];
+    const recording: Promise<unknown>[] = [];
+    let failure: unknown;
+    const record = (): void => {
+      const chunk = ready;
+      ready = [];
+      // Never rejected (an early exit must leave nothing unhandled): a failure is kept and reported.
+      if (chunk.length > 0)
+        recording.push(
+          store.recordOutcomes(gate, chunk).then(
+            () => timing.mark('recorded'),
+            (err: unknown) => (failure ??= err),
+          ),
+        );
+    };
+    const sending = new Set<Promise<void>>();
     try {
-      const results: ActionBatchResult[] = await Promise.all(
-        shardGroups(input.actions, input.batchSize).map((shards) =>
-          performActionBatch(this.deps, {
-            gate,
-            generation,
-            selection: { kind: 'released', shards, from },
-            ...(trace === undefined ? {} : { trace }),
-          }),
-        ),
-      );
-      const sum = (key: 'done' | 'failed' | 'retry'): number => results.reduce((n, r) => n + r[key], 0);
-      this.logger.log('info', 'gates.fanout.done', {
-        gate,
-        generation,
-        done: sum('done'),
-        failed: sum('failed'),
-        retry: sum('retry'),
-        ms: this.deps.now() - started,
-      });
+      for await (const page of store.pendingActions(gate, { shards: [0, runShards], from, to: generation })) {
+        timing.first('read');
+        for (const run of page) {
+          while (sending.size >= fanOutConcurrency) await Promise.race(sending);
+          const send: Promise<void> = attempt(this.deps, gate, generation, run).then(
+            (tried) => {
+              sending.delete(send);
+              timing.first('sent');
+              timing.mark('performed');
+              if ('retry' in tried) return void counts.retry++;
+              counts[tried.outcome.state === 'done' ? 'done' : 'failed']++;
+              ready.push({ run, outcome: tried.outcome });
+              if (ready.length >= maxTransactionOperations) record();
+            },
+            (err: unknown) => {
+              sending.delete(send);
+              counts.retry++;
+              failure ??= err;
+            },
+          );
+          sending.add(send);
+        }
+      }
+      await Promise.all(sending);
+      record();
+      await Promise.all(recording);
     } catch (err) {
-      // The release orchestration's sweep performs what is left.
-      this.logger.log('warn', 'gates.fanout.failed', { gate, generation, error: err });
+      failure ??= err;
     }
+    if (failure === undefined) this.logger.log('info', 'gates.fanout.done', { gate, generation, ...counts, ...timing.marks() });
+    // The release orchestration's sweep performs (and records) what is left.
+    else this.logger.log('warn', 'gates.fanout.failed', { gate, generation, ...counts, error: failure });
   }
 }

@@ -149,7 +149,13 @@ export class GateCommands {
         await startSingleton(this.deps.durable, gateFunctions.release, gateInstanceIds.release(name, gate.generation), follow);
       const committed = await this.deps.releases.commitRelease(name, stored, maker);
       if (committed !== undefined) {
-        if (release.actions > 0) fanOut?.start({ ...follow, from: committed.release.from });
+        if (release.actions > 0)
+          fanOut?.start({
+            gate: name,
+            generation: gate.generation,
+            from: committed.release.from,
+            ...(trace === undefined ? {} : { trace }),
+          });
         return { outcome: 'released', gate: committed.gate };
       }
       // The release orchestration may have made this very release (the caller's who and when) first.
