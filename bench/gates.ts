@@ -156,6 +156,24 @@ function perRun(env: Env, cost: PhaseCost, n: number): PerRun {
 }
 
 /** Waits until the host is back at its idle floor (at most twice the floor rate for 2 s), at most `maxMs`. */
+/**
+ * Until the gate's release orchestration has finished (its sweep comes after a grace), so the release's
+ * cost includes it. Through the Durable HTTP API, which both started hosts serve.
+ */
+async function releaseFinished(env: Env, gate: string): Promise<void> {
+  const path = `/runtime/webhooks/durabletask/instances/${encodeURIComponent(`gate:${gate}:release:1`)}`;
+  await until(
+    `the release orchestration of ${gate}`,
+    async () => {
+      const res = await call<{ runtimeStatus?: string }>(env, 'GET', path, undefined, 'admin');
+      if (res.status === 404) return true;
+      return res.body.runtimeStatus === 'Completed' || res.body.runtimeStatus === 'Failed';
+    },
+    600_000,
+    1000,
+  );
+}
+
 async function settle(env: Env, maxMs = 60_000): Promise<void> {
   if (!env.host.counted) return;
   const deadline = Date.now() + maxMs;
@@ -330,10 +348,11 @@ async function actionRuns(env: Env, n: number, during?: (inFlight: () => boolean
   finished = true;
   const lastSeen = Date.now() - t0;
   await side;
-  const breakdown = batchBreakdown(env.host.output(), gate, t0);
-  if (breakdown !== undefined) console.log(`  ${n} enqueue runs: ${breakdown}`);
   await consumer.stop();
+  await releaseFinished(env, gate);
   await settle(env);
+  // After the host went quiet: a fan-out logs once its last outcomes are recorded.
+  console.log(`  ${n} enqueue runs: ${batchBreakdown(env.host.output(), gate, t0) ?? "no action batch logged in the host's output"}`);
   const releaseCost = done();
   const latency = new Latency();
   for (const at of consumer.seen.values()) latency.recordMs(at - t0);
