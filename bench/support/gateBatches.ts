@@ -7,12 +7,14 @@
  * (`sent` the first, `performed` the last) and recording the outcomes (`recorded`).
  */
 interface BatchLine {
+  readonly event: string;
   readonly gate: string;
   readonly done: number;
   readonly [step: string]: unknown;
 }
 
 const steps = ['started', 'confirmed', 'read', 'sent', 'performed', 'recorded'] as const;
+const kinds = { 'gates.fanout.done': "the releasing instance's fan-out", 'gates.actions.batch': "the orchestration's batches" } as const;
 
 function batchLines(output: string, gate: string): BatchLine[] {
   const lines: BatchLine[] = [];
@@ -23,20 +25,36 @@ function batchLines(output: string, gate: string): BatchLine[] {
   return lines;
 }
 
-/** One line per step: when batches reached it, ms after the release call (first, median, last); undefined when none logged. */
+/** When `lines` reached each step, ms after `t0`: first/median/last. */
+function stepsOf(lines: readonly BatchLine[], t0: number): string {
+  return steps
+    .flatMap((step) => {
+      const at = lines
+        .map((l) => l[step])
+        .filter((v): v is number => typeof v === 'number')
+        .map((v) => v - t0)
+        .sort((a, b) => a - b);
+      if (at.length === 0) return [];
+      return [`${step} ${at[0] ?? 0}/${at[Math.floor(at.length / 2)] ?? 0}/${at[at.length - 1] ?? 0}`];
+    })
+    .join(', ');
+}
+
+/**
+ * Per kind of line (the fan-out, the orchestration's batches): how many, the actions they recorded,
+ * and when they reached each step, ms after the release call (first/median/last); undefined when none logged.
+ */
 export function batchBreakdown(output: string, gate: string, t0: number): string | undefined {
   const lines = batchLines(output, gate);
   if (lines.length === 0) return undefined;
-  const parts = steps.flatMap((step) => {
-    const at = lines
-      .map((l) => l[step])
-      .filter((v): v is number => typeof v === 'number')
-      .map((v) => v - t0)
-      .sort((a, b) => a - b);
-    if (at.length === 0) return [];
-    const mid = at[Math.floor(at.length / 2)] ?? 0;
-    return [`${step} ${at[0] ?? 0}/${mid}/${at[at.length - 1] ?? 0}`];
-  });
-  const done = lines.reduce((sum, l) => sum + l.done, 0);
-  return `${lines.length} batch(es) or fan-out(s), ${done} actions; ms after the release call (first/median/last batch): ${parts.join(', ')}`;
+  return Object.entries(kinds)
+    .flatMap(([event, name]) => {
+      const mine = lines.filter((l) => l.event === event);
+      if (mine.length === 0) return [];
+      const done = mine.reduce((sum, l) => sum + l.done, 0);
+      return [
+        `${name}: ${mine.length} line(s), ${done} actions recorded; ms after the release call (first/median/last): ${stepsOf(mine, t0)}`,
+      ];
+    })
+    .join('\n    ');
 }
