@@ -20,6 +20,7 @@
  * Idle cost while N wait, over 10 s: storage requests and (devhost) the watch hub's state reads.
  * Each phase prints the machine's load average (as `uptime` does): the machine is shared.
  */
+import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
@@ -351,6 +352,8 @@ async function actionRuns(env: Env, n: number, during?: (inFlight: () => boolean
   await consumer.stop();
   await releaseFinished(env, gate);
   await settle(env);
+  // GATES_BENCH_HOST_LOG: where to keep the host's output, to read a release closely.
+  if ((process.env.GATES_BENCH_HOST_LOG ?? '') !== '') writeFileSync(process.env.GATES_BENCH_HOST_LOG ?? '', env.host.output());
   // After the host went quiet: a fan-out logs once its last outcomes are recorded.
   console.log(`  ${n} enqueue runs: ${batchBreakdown(env.host.output(), gate, t0) ?? "no action batch logged in the host's output"}`);
   const releaseCost = done();

@@ -46,15 +46,18 @@ function stepsOf(lines: readonly BatchLine[], t0: number): string {
  */
 export function batchBreakdown(output: string, gate: string, t0: number): string | undefined {
   const lines = batchLines(output, gate);
-  if (lines.length === 0) return undefined;
-  return Object.entries(kinds)
-    .flatMap(([event, name]) => {
-      const mine = lines.filter((l) => l.event === event);
-      if (mine.length === 0) return [];
-      const done = mine.reduce((sum, l) => sum + l.done, 0);
-      return [
-        `${name}: ${mine.length} line(s), ${done} actions recorded; ms after the release call (first/median/last): ${stepsOf(mine, t0)}`,
-      ];
-    })
-    .join('\n    ');
+  const failed = output
+    .split('\n')
+    .filter((l) => l.includes('"event":"gates.fanout.failed"') && l.includes(`"gate":${JSON.stringify(gate)}`))
+    .map((l) => `fan-out failed: ${l.slice(l.indexOf('{'))}`);
+  if (lines.length === 0 && failed.length === 0) return undefined;
+  const kindsSeen = Object.entries(kinds).flatMap(([event, name]) => {
+    const mine = lines.filter((l) => l.event === event);
+    if (mine.length === 0) return [];
+    const done = mine.reduce((sum, l) => sum + l.done, 0);
+    return [
+      `${name}: ${mine.length} line(s), ${done} actions recorded; ms after the release call (first/median/last): ${stepsOf(mine, t0)}`,
+    ];
+  });
+  return [...failed, ...kindsSeen].join('\n    ');
 }
