@@ -13,13 +13,14 @@
  * however many perform the action; the action itself stays at least once (a run sent but not yet
  * recorded when the sweep reads it is sent again, as a retried activity would).
  */
+import { isAppError } from '../errors';
 import type { Logger } from '../log';
 import { noTelemetry } from '../telemetry/port';
 import { type ActionDeps, attempt, batchTiming } from './actionRunner';
 import { gateTelemetry } from './metrics';
 import { runShards } from './names';
 import type { ActionOutcome } from './operations';
-import { maxTransactionOperations, type StoredRun } from './store';
+import { type GateStore, maxTransactionOperations, type StoredRun } from './store';
 
 /**
  * Sends one instance's fan-out has under way: what the release orchestration's 16 batches had at
@@ -68,19 +69,21 @@ export class ReleaseFanOut {
     const timing = batchTiming(this.deps.now);
     const counts = { done: 0, failed: 0, retry: 0 };
     let ready: { run: StoredRun; outcome: ActionOutcome }[] = [];
-    const recording: Promise<unknown>[] = [];
     let failure: unknown;
+    // One write of outcomes at a time, each tried again while storage says it may cure: writes racing
+    // the sends timed out on a loaded store and left thousands to the sweep (sent twice).
+    let recording: Promise<unknown> = Promise.resolve();
     const record = (): void => {
       const chunk = ready;
       ready = [];
       // Never rejected (an early exit must leave nothing unhandled): a failure is kept and reported.
       if (chunk.length > 0)
-        recording.push(
-          store.recordOutcomes(gate, chunk).then(
+        recording = recording
+          .then(() => recordPatiently(store, gate, chunk))
+          .then(
             () => timing.mark('recorded'),
             (err: unknown) => (failure ??= err),
-          ),
-        );
+          );
     };
     const sending = new Set<Promise<void>>();
     try {
@@ -109,12 +112,28 @@ export class ReleaseFanOut {
       }
       await Promise.all(sending);
       record();
-      await Promise.all(recording);
+      await recording;
     } catch (err) {
       failure ??= err;
     }
     if (failure === undefined) this.logger.log('info', 'gates.fanout.done', { gate, generation, ...counts, ...timing.marks() });
     // The release orchestration's sweep performs (and records) what is left.
     else this.logger.log('warn', 'gates.fanout.failed', { gate, generation, ...counts, error: failure });
+  }
+}
+
+const recordDelaysMs = [500, 1000, 2000, 4000] as const;
+
+/** Records a chunk of outcomes, again after a pause while the failure is one a retry may cure (a repeat of a write that landed records nothing). */
+async function recordPatiently(store: GateStore, gate: string, chunk: Parameters<GateStore['recordOutcomes']>[1]): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await store.recordOutcomes(gate, chunk);
+      return;
+    } catch (err) {
+      const delay = recordDelaysMs[attempt];
+      if (delay === undefined || !isAppError(err) || !err.retryable) throw err;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
   }
 }
