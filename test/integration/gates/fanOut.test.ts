@@ -1,15 +1,20 @@
 /**
  * A release's actions fanned out by the instance that made it (shared/gates/fanOut.ts), with the
  * release orchestration sweeping after a grace: on Azurite, every action is performed and its outcome
- * recorded once — when the fan-out finishes, and when its instance dies part-way (the sweep, on
- * another instance, performs exactly what it left, and records nothing twice).
+ * recorded once — when the fan-out finishes, when storage fails its writes of outcomes for a while,
+ * and when its instance dies part-way (the sweep, on another instance, performs exactly what it
+ * left, and records nothing twice).
  */
 import type { QueueClient } from '@azure/storage-queue';
 
+import { AppError } from '../../../shared/errors';
+import { MemoryLogger } from '../../../shared/log';
 import { mapLimited } from '../../../shared/mapLimited';
+import { ReleaseFanOut } from '../../../shared/gates/fanOut';
 import type { GateAction } from '../../../shared/gates/actions';
 import type { ReleaseFollowUp } from '../../../shared/gates/messages';
 import { fanOutGraceSeconds } from '../../../shared/gates/names';
+import type { GateStore } from '../../../shared/gates/store';
 import { gateWorld, storage } from './world';
 
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
@@ -85,4 +90,45 @@ test('an instance that dies part-way through its fan-out leaves the rest to the 
   expect([...byRun.keys()].sort()).toEqual([...ids].sort());
   for (const v of after) expect(v).toMatchObject({ state: 'proceeded', action: { type: 'enqueue', messageId: expect.any(String) } });
   expect(await world.actions(survivor, sweep(follow))).toMatchObject({ done: 0, failed: 0, retry: 0 });
+});
+
+test('a write of outcomes that storage fails for a while is tried again: the fan-out records every run once and leaves the sweep nothing', async () => {
+  const world = gateWorld();
+  const service = world.instance();
+  await service.create('g', undefined, { by: 'ops' });
+  await mapLimited(ids, 16, (id) => service.startRun('g', id, enqueue(Number(id.slice(1)))));
+  expect((await service.release('g', { by: 'alice' })).outcome).toBe('released');
+  // The first two writes of outcomes fail as a timed-out storage request does (retryable); the rest go through.
+  let refusals = 2;
+  const flaky = Object.create(world.store) as GateStore;
+  flaky.recordOutcomes = (gate, items) =>
+    refusals-- > 0
+      ? Promise.reject(new AppError('DependencyUnavailable', 'Storage is unavailable; try again shortly', { retryAfterSeconds: 2 }))
+      : world.store.recordOutcomes(gate, items);
+  const logger = new MemoryLogger();
+  const fanOut = new ReleaseFanOut(
+    {
+      store: flaky,
+      confirmRelease: () => Promise.reject(new Error('a fan-out makes no release')),
+      effects: {
+        queue: () => storage.queue(world.actionsQueue),
+        serviceBusSender: () => undefined,
+        webhook: { allowed: [], timeoutMs: 1000, maxResponseBytes: 0, maxRedirects: 0, allowPrivateAddresses: false },
+        gates: undefined,
+        jobs: undefined,
+      },
+      now: () => Date.now(),
+      logger,
+    },
+    logger,
+  );
+  fanOut.start({ gate: 'g', generation: 1, from: 1 });
+  await fanOut.settled();
+  expect(refusals).toBeLessThan(0);
+  expect(logger.events('gates.fanout.done')).toEqual([expect.objectContaining({ done: runs, failed: 0, retry: 0 })]);
+  expect(logger.events('gates.fanout.failed')).toEqual([]);
+  const views = await mapLimited(ids, 16, (id) => service.runStatus('g', id));
+  for (const v of views) expect(v).toMatchObject({ state: 'proceeded', action: { type: 'enqueue', messageId: expect.any(String) } });
+  expect((await world.drainActions()).map((m) => m.runId).sort()).toEqual([...ids].sort());
+  expect(await world.actions(service, sweep(followUpOf(world)))).toMatchObject({ done: 0, failed: 0, retry: 0 });
 });
