@@ -20,12 +20,14 @@
  * Idle cost while N wait, over 10 s: storage requests and (devhost) the watch hub's state reads.
  * Each phase prints the machine's load average (as `uptime` does): the machine is shared.
  */
+import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
 import { QueueClient } from '@azure/storage-queue';
 
 import { type BenchHost, benchHostKind, startBenchHost, type WorkCount, workBetween } from './support/benchHost';
+import { batchBreakdown } from './support/gateBatches';
 import { header, Latency, machine, ratio, type Row, table } from './support/report';
 
 const sizes = (process.env.GATES_BENCH_SIZES ?? '100,1000').split(',').map(Number);
@@ -155,6 +157,24 @@ function perRun(env: Env, cost: PhaseCost, n: number): PerRun {
 }
 
 /** Waits until the host is back at its idle floor (at most twice the floor rate for 2 s), at most `maxMs`. */
+/**
+ * Until the gate's release orchestration has finished (its sweep comes after a grace), so the release's
+ * cost includes it. Through the Durable HTTP API, which both started hosts serve.
+ */
+async function releaseFinished(env: Env, gate: string): Promise<void> {
+  const path = `/runtime/webhooks/durabletask/instances/${encodeURIComponent(`gate:${gate}:release:1`)}`;
+  await until(
+    `the release orchestration of ${gate}`,
+    async () => {
+      const res = await call<{ runtimeStatus?: string }>(env, 'GET', path, undefined, 'admin');
+      if (res.status === 404) return true;
+      return res.body.runtimeStatus === 'Completed' || res.body.runtimeStatus === 'Failed';
+    },
+    600_000,
+    1000,
+  );
+}
+
 async function settle(env: Env, maxMs = 60_000): Promise<void> {
   if (!env.host.counted) return;
   const deadline = Date.now() + maxMs;
@@ -330,7 +350,12 @@ async function actionRuns(env: Env, n: number, during?: (inFlight: () => boolean
   const lastSeen = Date.now() - t0;
   await side;
   await consumer.stop();
+  await releaseFinished(env, gate);
   await settle(env);
+  // GATES_BENCH_HOST_LOG: where to keep the host's output, to read a release closely.
+  if ((process.env.GATES_BENCH_HOST_LOG ?? '') !== '') writeFileSync(process.env.GATES_BENCH_HOST_LOG ?? '', env.host.output());
+  // After the host went quiet: a fan-out logs once its last outcomes are recorded.
+  console.log(`  ${n} enqueue runs: ${batchBreakdown(env.host.output(), gate, t0) ?? "no action batch logged in the host's output"}`);
   const releaseCost = done();
   const latency = new Latency();
   for (const at of consumer.seen.values()) latency.recordMs(at - t0);

@@ -80,10 +80,10 @@ export async function performAction(effects: EffectPorts, input: ActionInput, te
   }
 }
 
-type Attempt = { readonly outcome: ActionOutcome } | { readonly retry: { readonly code: string; readonly reason: string } };
+export type Attempt = { readonly outcome: ActionOutcome } | { readonly retry: { readonly code: string; readonly reason: string } };
 
 /** One run's action in its own span (a child of the batch's), counted by outcome. */
-async function attempt(deps: ActionDeps, gate: string, generation: number, run: StoredRun): Promise<Attempt> {
+export async function attempt(deps: ActionDeps, gate: string, generation: number, run: StoredRun): Promise<Attempt> {
   const { metrics, spans } = (deps.telemetry ?? noTelemetry).of(gateTelemetry);
   const type = run.value.actionType === 'job' ? 'job' : 'enqueue';
   return spans.action.run({ attributes: { 'tallyho.gate.name': gate, 'tallyho.gate.action.type': type } }, async () => {
@@ -139,12 +139,14 @@ export function performActionBatch(deps: ActionDeps, input: ActionBatchInput): P
 
 async function actionBatch(deps: ActionDeps, input: ActionBatchInput): Promise<ActionBatchResult> {
   const { gate, generation } = input;
+  const timing = batchTiming(deps.now);
   const gateMetrics = (deps.telemetry ?? noTelemetry).of(gateTelemetry).metrics;
   let selection = input.selection;
   if (input.confirm !== undefined) {
     const confirmed = await deps.confirmRelease(input.confirm);
     if (confirmed.outcome !== 'released') return { done: 0, failed: 0, retry: 0, missing: [] };
     if (selection.kind === 'released') selection = { ...selection, from: confirmed.release.from };
+    timing.mark('confirmed');
   }
   let done = 0;
   let failed = 0;
@@ -152,9 +154,14 @@ async function actionBatch(deps: ActionDeps, input: ActionBatchInput): Promise<A
   let lastError: ActionBatchResult['lastError'];
   let missing: string[] = [];
   const handle = async (runs: readonly StoredRun[]): Promise<void> => {
+    timing.mark('read');
     const attempts: Attempt[] =
       input.giveUp === undefined
-        ? await mapLimited(runs, actionConcurrency, (run) => attempt(deps, gate, generation, run))
+        ? await mapLimited(runs, actionConcurrency, async (run) => {
+            const tried = await attempt(deps, gate, generation, run);
+            timing.first('sent');
+            return tried;
+          })
         : runs.map((run) => {
             const type = run.value.actionType === 'job' ? 'job' : 'enqueue';
             gateMetrics.actions.add(1, { 'tallyho.gate.action.type': type, 'tallyho.outcome': 'failed' });
@@ -170,7 +177,9 @@ async function actionBatch(deps: ActionDeps, input: ActionBatchInput): Promise<A
         lastError = a.retry;
       } else outcomes.push({ run, outcome: a.outcome });
     });
+    timing.mark('performed');
     await deps.store.recordOutcomes(gate, outcomes);
+    timing.mark('recorded');
     for (const { outcome } of outcomes)
       if (outcome.state === 'done') done++;
       else failed++;
@@ -183,5 +192,17 @@ async function actionBatch(deps: ActionDeps, input: ActionBatchInput): Promise<A
     for await (const page of deps.store.pendingActions(gate, { shards: selection.shards, from: selection.from, to: generation }))
       await handle(page);
   }
+  // One line per batch: when each step ended (epoch ms), so a slow release can be read step by step.
+  deps.logger.log('info', 'gates.actions.batch', { gate, generation, done, failed, retry, ...timing.marks() });
   return { done, failed, retry, missing, ...(lastError === undefined ? {} : { lastError }) };
+}
+
+/** When a batch started and when each of its steps last ended. */
+export function batchTiming(now: () => number): { mark(step: string): void; first(step: string): void; marks(): Record<string, number> } {
+  const marks: Record<string, number> = { started: now() };
+  return {
+    mark: (step) => void (marks[step] = now()),
+    first: (step) => void (marks[step] ??= now()),
+    marks: () => marks,
+  };
 }

@@ -18,6 +18,7 @@ import { type ActionBatchInput, type ActionBatchResult, performActionBatch } fro
 import type { GateAction } from './actions';
 import { announce, announceRelease, findOpened } from './activities';
 import { GateAuditLog } from './audit';
+import { ReleaseFanOut } from './fanOut';
 import type { AnnounceInput, AnnounceResult, OpenedInput, OpenedResult, ReleaseFollowUp, ScheduledReleaseInput } from './messages';
 import { type GateEventSender, GateEventPublisher } from './publisher';
 import { GateReader } from './reader';
@@ -49,6 +50,11 @@ export interface GatesDeps extends Runtime {
   readonly effects: EffectPorts;
   /** Checks a run's action before the run starts (a job action gets the jobs API's checks). */
   readonly checkAction: (action: GateAction) => Promise<void>;
+  /**
+   * Whether the instance that makes a release fans its actions out itself (fanOut.ts; the default),
+   * or leaves them to the release orchestration's batches (tests that drive those themselves).
+   */
+  readonly directFanOut?: boolean;
 }
 
 /** The orchestrations' activities (functions/gates.ts binds them). */
@@ -66,6 +72,8 @@ export interface Gates {
   /** The commands on the Durable client of the invocation being served. */
   commands(client: DurableClient): GateCommands;
   readonly activities: GateActivities;
+  /** This instance's release fan-outs: `settled()` once none is under way. */
+  readonly fanOuts: { settled(): Promise<void> };
   /** This instance's one read loop per watched gate, for long polls and event streams. */
   readonly hub: GateWatchHub;
   readonly waiting: WaitingDeps;
@@ -90,6 +98,17 @@ export function createGates(deps: GatesDeps): Gates {
   const hub = new GateWatchHub((name) => reader.read(name), { intervalMs: settings.watchIntervalMs, clock, logger });
   const releases = new GateReleases({ store, registrar, hub, retry, telemetry });
   const resetsInFlight = new Map<string, Promise<ResetOutcome>>();
+  const announceDeps = { hub, publisher, confirmRelease: (input: ReleaseFollowUp) => releases.confirmRelease(input) };
+  const actionDeps = {
+    store,
+    confirmRelease: announceDeps.confirmRelease,
+    effects: deps.effects,
+    now: () => clock.now(),
+    logger,
+    telemetry,
+  };
+  // One per app instance, like the registrar: the fan-outs under way on it.
+  const fanOut = deps.directFanOut === false ? undefined : new ReleaseFanOut(actionDeps, logger);
   const commands = (durable: DurableClient): GateCommands =>
     new GateCommands({
       ...deps,
@@ -102,19 +121,12 @@ export function createGates(deps: GatesDeps): Gates {
       retry,
       announces: () => publisher.configured(),
       resetsInFlight,
+      fanOut,
     });
-  const announceDeps = { hub, publisher, confirmRelease: (input: ReleaseFollowUp) => releases.confirmRelease(input) };
-  const actionDeps = {
-    store,
-    confirmRelease: announceDeps.confirmRelease,
-    effects: deps.effects,
-    now: () => clock.now(),
-    logger,
-    telemetry,
-  };
   return {
     reader,
     commands,
+    fanOuts: { settled: () => fanOut?.settled() ?? Promise.resolve() },
     hub,
     audit,
     waiting: { hub, settings, clock, random: deps.random, logger },

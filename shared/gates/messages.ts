@@ -24,6 +24,12 @@ export interface ReleaseFollowUp {
   readonly batchSize: number;
   /** The release's W3C traceparent: the action batches continue its trace. */
   readonly trace?: string;
+  /**
+   * The caller fans the actions out itself once the release is written (fanOut.ts): the batches wait
+   * this long and then sweep what is left. Absent (an orchestration started before this existed, or
+   * through the Durable API): the batches start at once.
+   */
+  readonly sweepAfterSeconds?: number;
 }
 
 /** What the release orchestration's first step found: the release made (by the caller or by it), or none. */

@@ -65,3 +65,13 @@ export const actionRetryDelaysSeconds = [1, 2, 5, 10, 30, 60] as const;
 
 /** How long a late-actions orchestration looks for runs whose registration it was started for. */
 export const lateRegistrationWaitSeconds = [1, 2, 5, 10, 30, 60] as const;
+
+/**
+ * How long a release orchestration waits before it sweeps the runs the releasing instance fans out
+ * itself (fanOut.ts): long enough for that fan-out to finish on a slow machine (a loaded 2-core one
+ * sends about 200 a second), so the sweep finds nothing pending; short enough that what a killed
+ * instance left is performed soon after. 15 s for 1,000 actions, 60 s for 10,000, at most 5 min.
+ */
+export function fanOutGraceSeconds(actions: number): number {
+  return Math.min(300, 10 + Math.ceil(actions / 200));
+}

@@ -3,8 +3,9 @@
  * gate and generation) before it writes the release, so a host that dies in between leaves the
  * release to this orchestration, whose first activities make it with the caller's who and when;
  * otherwise they find the caller's release. It publishes the release and performs the actions of
- * the runs the release let go, in parallel batches over the run key ranges. Runs without an action
- * cost nothing here: their state is derived from the release itself.
+ * the runs the release let go, in parallel batches over the run key ranges — at once, or, when the
+ * caller fans them out itself (fanOut.ts), as a sweep after a grace that performs only what it left.
+ * Runs without an action cost nothing here: their state is derived from the release itself.
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
@@ -91,6 +92,19 @@ export function* gateReleaseOrchestrator(context: OrchestrationContext): Generat
     selection: { kind: 'released', shards, from: input.from },
     ...(input.trace === undefined ? {} : { trace: input.trace }),
   }));
-  const actions = yield* untilSettled(context, batches, (r) => r.retry > 0, announce, input);
+  let alongside = announce;
+  if (input.sweepAfterSeconds !== undefined) {
+    // The caller is fanning the actions out: announce now, sweep what it left once it should be done.
+    const sweepAt = new Date(context.df.currentUtcDateTime.getTime() + input.sweepAfterSeconds * 1000);
+    try {
+      yield context.df.Task.all([context.df.createTimer(sweepAt), ...announce]);
+    } catch {
+      // The announcement failed after its retries (as in the batches' first round, the actions still
+      // follow); the sweep still waits for the caller's fan-out.
+      yield context.df.createTimer(sweepAt);
+    }
+    alongside = [];
+  }
+  const actions = yield* untilSettled(context, batches, (r) => r.retry > 0, alongside, input);
   return { outcome: 'released', actions: { done: actions.done, failed: actions.failed, abandoned: 0 } };
 }

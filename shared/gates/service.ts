@@ -19,7 +19,8 @@ import { auditEntity } from './audit';
 import { actionFingerprint } from './fingerprint';
 import type { GenerationFollowUp, ReleaseFollowUp, ScheduledReleaseInput } from './messages';
 import { gateTelemetry } from './metrics';
-import { gateEvents, gateFunctions, gateInstanceIds } from './names';
+import type { ReleaseFanOut } from './fanOut';
+import { fanOutGraceSeconds, gateEvents, gateFunctions, gateInstanceIds } from './names';
 import type { Actor, CreateOutcome, GateSnapshot, ReleaseHow, ReleaseOutcome, ResetOutcome, RunStart } from './operations';
 import { type GateReader, gateNotFound } from './reader';
 import type { GateRegistrar } from './registrar';
@@ -55,6 +56,11 @@ export interface GateCommandsDeps {
   readonly announces: () => boolean;
   /** Resets under way on this app instance, by gate and schedule, shared by every command object the app hands out. */
   readonly resetsInFlight: Map<string, Promise<ResetOutcome>>;
+  /**
+   * This instance's fan-out of a release's actions, started once the release is written (fanOut.ts);
+   * undefined: the release orchestration's batches perform them (at once).
+   */
+  readonly fanOut: ReleaseFanOut | undefined;
   /** Where the capability's metrics and spans go (none when absent). */
   readonly telemetry?: Telemetry;
 }
@@ -117,6 +123,7 @@ export class GateCommands {
     trace: string | undefined,
   ): Promise<ReleaseOutcome | { outcome: 'superseded' }> {
     const how = options.how ?? 'api';
+    const { fanOut } = this.deps;
     return retryLostRaces(this.deps.retry(`gate ${name}`), async () => {
       const stored = await this.deps.store.readGate(name);
       if (stored === undefined) throw gateNotFound(name);
@@ -136,11 +143,21 @@ export class GateCommands {
         from: release.from,
         batchSize: this.deps.settings.notifyBatchSize,
         ...(trace === undefined ? {} : { trace }),
+        ...(fanOut === undefined ? {} : { sweepAfterSeconds: fanOutGraceSeconds(release.actions) }),
       };
       if (release.actions > 0 || follow.announce)
         await startSingleton(this.deps.durable, gateFunctions.release, gateInstanceIds.release(name, gate.generation), follow);
       const committed = await this.deps.releases.commitRelease(name, stored, maker);
-      if (committed !== undefined) return { outcome: 'released', gate: committed.gate };
+      if (committed !== undefined) {
+        if (release.actions > 0)
+          fanOut?.start({
+            gate: name,
+            generation: gate.generation,
+            from: committed.release.from,
+            ...(trace === undefined ? {} : { trace }),
+          });
+        return { outcome: 'released', gate: committed.gate };
+      }
       // The release orchestration may have made this very release (the caller's who and when) first.
       const now = await this.deps.store.readGate(name);
       const mine = now?.value.release;

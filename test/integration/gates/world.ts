@@ -92,7 +92,14 @@ export interface GateWorld {
   /** An app instance on the shared table (`checkAction`: the effects' checks of a run's action). */
   instance(
     settings?: Partial<GateSettings>,
-    options?: { announces?: boolean; checkAction?: (action: GateAction) => Promise<void> },
+    options?: {
+      announces?: boolean;
+      checkAction?: (action: GateAction) => Promise<void>;
+      /** The releasing instance fans the actions out itself, as the app does (off: the test drives the batches). */
+      directFanOut?: boolean;
+      /** The queue client its actions send through (default: the world's actions queue). */
+      queue?: EffectPorts['queue'];
+    },
   ): GateInstance;
   /** The action runner as `service`'s `gateActions` activity runs it. */
   actions(service: GateInstance, input: ActionBatchInput, jobs?: JobPort): Promise<ActionBatchResult>;
@@ -119,8 +126,8 @@ export function gateWorld(): GateWorld {
     submit: () => Promise.reject(new Error('no jobs service here')),
     status: () => Promise.reject(new Error('no jobs service here')),
   };
-  const ports = (jobs: JobPort): EffectPorts => ({
-    queue: () => storage.queue(actionsQueue),
+  const ports = (jobs: JobPort, queue: EffectPorts['queue'] = () => storage.queue(actionsQueue)): EffectPorts => ({
+    queue,
     serviceBusSender: () => undefined,
     webhook: { allowed: [], timeoutMs: 1000, maxResponseBytes: 0, maxRedirects: 0, allowPrivateAddresses: false },
     gates: undefined,
@@ -141,8 +148,9 @@ export function gateWorld(): GateWorld {
         settings: { ...gateSettings, ...settings },
         table: () => storage.table(table),
         eventSender: () => (options.announces === true ? { sendMessages: () => Promise.resolve() } : undefined),
-        effects: ports({ submit: (...a) => jobs.submit(...a), status: (...a) => jobs.status(...a) }),
+        effects: ports({ submit: (...a) => jobs.submit(...a), status: (...a) => jobs.status(...a) }, options.queue),
         checkAction: options.checkAction ?? (() => Promise.resolve()),
+        directFanOut: options.directFanOut ?? false,
       });
       const commands = gates.commands(durable);
       return {

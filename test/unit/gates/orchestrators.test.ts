@@ -69,6 +69,33 @@ describe('release orchestration', () => {
     });
   });
 
+  test('when the caller fans the actions out, it announces at once and sweeps with its batches (making the release) only after the grace', () => {
+    const input = { ...base, sweepAfterSeconds: 15 };
+    const orchestration = gateReleaseOrchestrator(fakeContext(input).context);
+    const wait = all(yielded(orchestration.next()));
+    expect(wait).toMatchObject([
+      { kind: 'timer', fireAt: new Date(Date.parse(t0) + 15_000).toISOString() },
+      { kind: 'activity', name: 'gateAnnounceRelease', input },
+    ]);
+    const sweep = all(yielded(orchestration.next([undefined, { published: 'published' }])));
+    expect(sweep).toHaveLength(4);
+    for (const batch of sweep) expect(batch).toMatchObject({ kind: 'activity', name: 'gateActions', input: { confirm: input } });
+    expect(orchestration.next([ok({ done: 0 }), ok({ done: 0 }), ok({ done: 0 }), ok()])).toEqual({
+      done: true,
+      value: { outcome: 'released', actions: { done: 1, failed: 0, abandoned: 0 } },
+    });
+  });
+
+  test('an announcement that fails after its retries still leaves the sweep waiting for the grace', () => {
+    const orchestration = gateReleaseOrchestrator(fakeContext({ ...base, sweepAfterSeconds: 15 }).context);
+    yielded(orchestration.next());
+    expect(yielded(orchestration.throw(new Error('announce failed')))).toMatchObject({
+      kind: 'timer',
+      fireAt: new Date(Date.parse(t0) + 15_000).toISOString(),
+    });
+    expect(all(yielded(orchestration.next()))).toHaveLength(4);
+  });
+
   test('without actions it only announces, and without a Service Bus it schedules nothing', () => {
     const announcing = gateReleaseOrchestrator(fakeContext({ ...base, actions: 0 }).context);
     expect(all(yielded(announcing.next())).map((t) => (t.kind === 'activity' ? t.name : t.kind))).toEqual(['gateAnnounceRelease']);
