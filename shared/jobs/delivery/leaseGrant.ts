@@ -23,6 +23,7 @@ import type { JobFiles } from '../envelopes/files';
 import { envelopeMessage, type EnvelopeQueues } from '../envelopes/queues';
 import { openEnvelope } from '../envelopes/seal';
 import type { Completion } from '../ledger/completion';
+import { isFinished } from '../ledger/jobRecord';
 import type { JobRows } from '../ledger/jobRows';
 import type { LeaseLog } from '../ledger/leaseLog';
 import type { ResultStore } from '../ledger/resultStore';
@@ -134,9 +135,10 @@ export class LeaseGranter {
     return granted;
   }
 
+  /** The job is gone, being cancelled or finished (expired, say): nothing of it is to be leased. */
   private async cancelled(jobId: string): Promise<boolean> {
     const stored = await this.deps.rows.read(jobId);
-    return stored === undefined || stored.job.cancelledAt !== null || stored.job.phase === 'cancelled';
+    return stored === undefined || stored.job.cancelledAt !== null || isFinished(stored.job.phase);
   }
 
   /** Step 1: the envelope, when the message is one to lease; otherwise it is dealt with here. */

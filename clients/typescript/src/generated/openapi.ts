@@ -1739,6 +1739,8 @@ export interface components {
             batchSize: number;
             concurrency?: number;
             createdAt: string;
+            /** @description A job no worker served this long expires; null: TALLYHO_JOBS_IDLE_LIMIT_SECONDS */
+            idleLimitSeconds: number | null;
             itemSchema: {
                 [key: string]: unknown;
             } | null;
@@ -1783,6 +1785,11 @@ export interface components {
              * @default 25
              */
             batchSize: number;
+            /**
+             * @description A job of this processor that no worker served for this long expires: its unfinished items fail with code `expired` and it finishes. null: TALLYHO_JOBS_IDLE_LIMIT_SECONDS (24 h by default)
+             * @default null
+             */
+            idleLimitSeconds: number | null;
             /**
              * @description A JSON Schema (2020-12) every item must satisfy at submit; a bad item is a 400 naming the item and field
              * @default null
@@ -1829,6 +1836,11 @@ export interface components {
              * @default 4
              */
             concurrency: number;
+            /**
+             * @description A job of this processor that no worker served for this long expires: its unfinished items fail with code `expired` and it finishes. null: TALLYHO_JOBS_IDLE_LIMIT_SECONDS (24 h by default)
+             * @default null
+             */
+            idleLimitSeconds: number | null;
             /**
              * @description A JSON Schema (2020-12) every item must satisfy at submit; a bad item is a 400 naming the item and field
              * @default null
