@@ -151,6 +151,15 @@ export const authorization = {
   streamsRemap: admin,
   streamsFlush: admin,
 
+  callersIssue: { ...admin, note: 'Answers the credential, this once; the app keeps only its id.' },
+  callersList: { ...admin, note: 'Names, roles and credential ids; never a credential.' },
+  callersRevoke: admin,
+  callersMe: {
+    level: 'function',
+    role: 'identified',
+    note: 'Answers the asking identity only: its id, roles and what it holds.',
+  },
+
   zzNotFound: {
     ...anonymous,
     note:

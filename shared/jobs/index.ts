@@ -130,6 +130,8 @@ export interface Jobs {
   /** What a completed job still owes: the hand-on trigger's use-case, and going on with a job's outputs. */
   readonly outputs: Pick<Outputs, 'onDeliveryRequest' | 'finish'>;
   readonly upkeep: JobsUpkeep;
+  /** Unfinished jobs `owner` (a Caller id) holds of TALLYHO_JOBS_MAX_OPEN: one point read. */
+  openJobsOf(owner: string): Promise<number>;
   /** The instance is stopping: open lease long polls answer now, empty, as when their wait runs out. */
   stopping(): void;
 }
@@ -242,6 +244,7 @@ export function createJobs(deps: JobsDeps): Jobs {
       new Pusher({ ...s, leases, push: deps.push, clock, logger, instruments }),
     ),
     stopping: () => hub.close(),
+    openJobsOf: (owner) => s.slots.heldBy(owner),
   };
   observeBacklog(instruments, reads, clock);
   return jobs;
