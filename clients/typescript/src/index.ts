@@ -1,5 +1,6 @@
 /** @tallyho/client: the public surface. */
 export { Gates, Streams } from './admin.js';
+export { Callers, type IssueOptions } from './callers.js';
 export { type AccessToken, type CredentialOptions, type GetTokenOptions, type TokenCredential } from './auth.js';
 export { TallyhoClient, type TallyhoClientCredentialOptions, type TallyhoClientOptions } from './client.js';
 export { type Clock, systemClock } from './clock.js';
