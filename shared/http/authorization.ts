@@ -132,6 +132,8 @@ export const authorization = {
   jobsGet: owner,
   jobsResults: owner,
   jobsFailures: owner,
+  jobsResultsPrivileged: { ...admin, note: "Any caller's job: operators (the console) read results here." },
+  jobsFailuresPrivileged: admin,
   jobsFile: owner,
   jobsRetryFailed: admin,
   jobsCancel: { ...owner, note: 'A job id is no capability: only its owner (or an admin) may cancel it; anyone else gets 404.' },

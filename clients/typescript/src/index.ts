@@ -17,7 +17,7 @@ export {
 export type { OperationOptions } from './options.js';
 export { Gate, type GateOptions, type GateTransportMode, type Observed, type RunOptions, type WaitOptions } from './gate.js';
 export { type OperationKind, type OperationState, type PollerLike, type PollerOptions } from './poller.js';
-export { Job, Jobs, type JobItem, type ProgressOptions, type SubmitOptions, isSettled } from './jobs.js';
+export { Job, Jobs, type JobItem, type JobOptions, type ProgressOptions, type SubmitOptions, isSettled } from './jobs.js';
 export { type ApiPage, type ListOptions, type PagedAsyncIterableIterator, type PageSettings } from './paging.js';
 export { type BatchContext, type BatchHandler, JobWorker, type WorkerOptions, type WorkerStats } from './worker.js';
 export { verifyWebhook, type VerifyOptions, WebhookVerificationError, type WebhookHeaders } from './webhooks.js';

@@ -522,6 +522,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/jobs/{id}/failures/privileged": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A page of the job's failed items, with reasons (admin: any caller's job) */
+        get: operations["jobsFailuresPrivileged"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/jobs/{id}/files/{name}": {
         parameters: {
             query?: never;
@@ -551,6 +568,26 @@ export interface paths {
          * @description In item-id order, a page at a time.
          */
         get: operations["jobsResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{id}/results/privileged": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page of the job's item results (admin: any caller's job)
+         * @description In item-id order, a page at a time.
+         */
+        get: operations["jobsResultsPrivileged"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4465,6 +4502,74 @@ export interface operations {
             };
         };
     };
+    jobsFailuresPrivileged: {
+        parameters: {
+            query?: {
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobFailuresPage"];
+                };
+            };
+            /** @description Bad id, maxPageSize or continuationToken */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     jobsFile: {
         parameters: {
             query?: never;
@@ -4566,6 +4671,76 @@ export interface operations {
                 };
             };
             /** @description No valid function or admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    jobsResultsPrivileged: {
+        parameters: {
+            query?: {
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
+                /** @description Only results with this status */
+                status?: "succeeded" | "failed" | "cancelled" | "retrying";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobResultsPage"];
+                };
+            };
+            /** @description Bad id, status, maxPageSize or continuationToken */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid admin key (answered by the Functions host) */
             401: {
                 headers: {
                     [name: string]: unknown;
