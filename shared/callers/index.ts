@@ -11,7 +11,7 @@ import type { CallerSettings } from './settings';
 import { CallerStore } from './store';
 
 export { callerSettings } from './settings';
-export { callersRoutes, type CallerRouteDeps } from './routes';
+export { callersRoutes } from './routes';
 
 export interface CallersDeps extends Runtime {
   readonly settings: CallerSettings;
