@@ -47,7 +47,7 @@ const issueBody = z
       .optional()
       .meta({ description: 'Unset: valid until revoked (or TALLYHO_CREDENTIALS_KEY changes)' }),
   })
-  .meta({ id: 'CallerIssue', example: { name: 'thumbnail-worker-1', roles: ['worker:thumbnails'] } });
+  .meta({ id: 'CallerIssue' });
 
 const callerView = z
   .object({
@@ -113,6 +113,10 @@ function issueRoute(deps: CallerRouteDeps): RouteDefinition {
     tags,
     body: issueBody,
     bodyRequired: true,
+    examples: [
+      { name: 'thumbnail-worker-1', roles: ['worker:thumbnails'] },
+      { name: 'billing-app', roles: ['submitter'], expiresInSeconds: 90 * 86_400 },
+    ],
     responses: {
       201: { description: 'Issued (the credential shown this once)', schema: issuedView },
       400: problem('Bad name, unknown role, or a bad expiry'),

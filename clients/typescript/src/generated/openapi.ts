@@ -1106,14 +1106,6 @@ export interface components {
             /** @enum {string} */
             state: "active" | "expired" | "revoked";
         };
-        /**
-         * @example {
-         *       "name": "thumbnail-worker-1",
-         *       "roles": [
-         *         "worker:thumbnails"
-         *       ]
-         *     }
-         */
         CallerIssue: {
             /** @description Unset: valid until revoked (or TALLYHO_CREDENTIALS_KEY changes) */
             expiresInSeconds?: number;
