@@ -10,7 +10,8 @@
  * and streams traffic of the invoice-ledger delivery, and whatever the host does while idle.
  * Then external processors' workers (bench/support/jobsPull.ts) and webhook processors
  * (bench/support/jobsPush.ts), each against one item per lease or request; then a cancel of a big job
- * while workers lease it (bench/support/jobsCancel.ts, on the host `--real-host` names).
+ * while workers lease it (bench/support/jobsCancel.ts) and the lateness of retries in a busy job
+ * (bench/support/jobsRetry.ts), both on the host `--real-host` names.
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -27,6 +28,7 @@ import { countedJobsHostEnv, startDevhostChild } from './support/devhostChild';
 import { cancelBench } from './support/jobsCancel';
 import { pullBench } from './support/jobsPull';
 import { pushBench } from './support/jobsPush';
+import { retryBench } from './support/jobsRetry';
 import { fmt, header, ratio, table } from './support/report';
 
 const jobItems = Number(process.env.BENCH_JOBS_ITEMS ?? 10_000);
@@ -183,9 +185,13 @@ async function naiveRun(proxy: CountingProxy): Promise<Run> {
 
 async function main(): Promise<void> {
   header('jobs');
-  // BENCH_JOBS_ONLY=cancel runs the cancel figures alone, on the host `--real-host` names (it starts its own).
+  // BENCH_JOBS_ONLY=cancel or =retry runs those figures alone, on the host `--real-host` names (each starts its own).
   if (process.env.BENCH_JOBS_ONLY === 'cancel') {
     await cancelBench();
+    return;
+  }
+  if (process.env.BENCH_JOBS_ONLY === 'retry') {
+    await retryBench();
     return;
   }
   console.log('host: the devhost (child process) on Azurite, both started by this bench; storage counted at a proxy in front of Azurite');
@@ -224,6 +230,7 @@ async function main(): Promise<void> {
     await pullBench(proxy);
     await pushBench(proxy);
     await cancelBench();
+    await retryBench();
   } finally {
     await proxy.close();
     await azurite.stop();

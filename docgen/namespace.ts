@@ -30,7 +30,7 @@ import {
 } from '../shared/streams/names';
 import { defaultRoute, routeWriterKey } from '../shared/streams/route';
 import { streamSettings } from '../shared/streams/settings';
-import { processorQueueName } from '../shared/jobs/processors/processorDefinition';
+import { processorLaneName, processorQueueName } from '../shared/jobs/processors/processorDefinition';
 import { jobSettings } from '../shared/jobs/settings';
 
 /** What the map needs of the deployment: the default partition count and the app's own stream types. */
@@ -316,13 +316,19 @@ function storageEntries(ctx: NamespaceContext): NamespaceEntry[] {
     },
     {
       store: 'storage queue',
-      names: "a declared processor's queue",
-      form: processorQueueName(p('TALLYHO_JOBS_QUEUE_PREFIX'), p('processor')),
+      names: "a declared processor's queue and its retry lane",
+      form: [
+        processorQueueName(p('TALLYHO_JOBS_QUEUE_PREFIX'), p('processor')),
+        processorLaneName(p('TALLYHO_JOBS_QUEUE_PREFIX'), p('processor')),
+      ].join(', '),
       space: 'app',
       caller: { part: 'the processor name (lowercase letters, digits and single hyphens)', routes: ['processorsDeclare'] },
-      of: (name) => [processorQueueName(jobSettings.settings.queuePrefix.fallback, name)],
+      of: (name) => [
+        processorQueueName(jobSettings.settings.queuePrefix.fallback, name),
+        processorLaneName(jobSettings.settings.queuePrefix.fallback, name),
+      ],
       rule: 'queue',
-      note: "The app's own job queues are `<prefix>-<n>`; a processor's is `<prefix>-x-<name>`, and a processor name starts with a letter.",
+      note: "The app's own job queues are `<prefix>-<n>`; a processor's are `<prefix>-x-<name>` and `<prefix>-r-<name>`, and a processor name starts with a letter.",
     },
     {
       store: `table \`${tables.jobs}\`, \`${tables.jobResults}\``,

@@ -265,7 +265,15 @@ function reconcilerOf(
     clock,
     logger,
   });
-  return new Reconciler({ ...parts, expiry, staleSeconds: settings.staleSeconds, newLease: deps.newId, clock, logger });
+  return new Reconciler({
+    ...parts,
+    expiry,
+    staleSeconds: settings.staleSeconds,
+    pageSize: settings.reconcilePage,
+    newLease: deps.newId,
+    clock,
+    logger,
+  });
 }
 
 function upkeepOf(deps: JobsDeps, s: ReturnType<typeof stores>, reconciler: Reconciler, pusher: Pusher): JobsUpkeep {

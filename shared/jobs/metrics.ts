@@ -36,7 +36,7 @@ export const jobTelemetry = declareTelemetry(
     processorBacklog: observableGauge({
       name: 'tallyho.job.processor.backlog',
       unit: '{message}',
-      description: "Envelopes in a declared processor's queue not yet done: waiting, leased, or waiting out a retry's back-off.",
+      description: "Envelopes in a declared processor's queue and retry lane not yet done: waiting, leased, or waiting out a retry's back-off.",
       attributes: processor,
     }),
     processorBacklogAge: observableGauge({
@@ -49,7 +49,7 @@ export const jobTelemetry = declareTelemetry(
       name: 'tallyho.job.processor.leased',
       unit: '{message}',
       description:
-        "Envelopes of a declared processor's queue held by a lease (or waiting out a retry's back-off); not reported while 32 or more wait (one peek shows 32).",
+        "Envelopes of a declared processor's queue and retry lane held by a lease (or waiting out a retry's back-off); not reported while 32 or more wait (one peek shows 32).",
       attributes: processor,
     }),
     poisonBacklog: observableGauge({

@@ -83,6 +83,13 @@ export const jobSettings = group(
       idleLimitBounds.max,
       "a job no worker has served this long expires: its unfinished items fail with code `expired`, it finishes and gives back its place among TALLYHO_JOBS_MAX_OPEN (a processor's `idleLimitSeconds` overrides it; checked by the reconciler)",
     ),
+    reconcilePage: int(
+      'TALLYHO_JOBS_RECONCILE_PAGE',
+      1000,
+      1,
+      100_000,
+      'open jobs one reconciler pass visits; the next pass goes on after the last (a cursor in the jobs table)',
+    ),
     reconcileSchedule: ncrontab('TALLYHO_JOBS_RECONCILE_SCHEDULE', '0 */1 * * * *', 'when the job reconciler runs (six-field NCRONTAB)'),
     maxProcessors: int('TALLYHO_JOBS_MAX_PROCESSORS', 100, 1, 10_000, 'external and webhook processors that may be declared (409 above)'),
     processorCacheSeconds: int(

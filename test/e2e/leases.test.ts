@@ -11,6 +11,9 @@
  * And an asynchronous cancel on the same hosts: the DELETE answers 202 with the job `cancelling`
  * and its statusUri; a lease held from before is refused and nothing of the job is leased from
  * then on; the `jobsCancelItems` trigger writes the open items `cancelled` in the background.
+ *
+ * And a retry in a busy processor: back after its back-off plus one poll interval, ahead of the
+ * processor's backlog (before the retry lane it came back only after all of it: docs/jobs.md).
  */
 import { request } from 'node:http';
 
@@ -138,5 +141,49 @@ describe('lease requests whose callers have gone', () => {
       expect(view.body.state).toBe('cancelling');
       await new Promise((r) => setTimeout(r, 200));
     }
+  });
+});
+
+describe('a retry in a busy processor', () => {
+  it('is leased again once its back-off and one poll interval are over, ahead of a backlog of 30 envelopes', async () => {
+    const processor = unique('busy');
+    const declared = await requestJson(host, 'PUT', `/api/processors/${processor}`, {
+      key: 'admin',
+      body: {
+        type: 'external',
+        batchSize: 1,
+        leaseSeconds: 30,
+        maxAttempts: 3,
+        retry: { delaySeconds: 1, multiplier: 1, maxDelaySeconds: 1 },
+      },
+    });
+    expect(declared.status).toBeLessThan(300);
+    const items = Array.from({ length: 30 }, (_, i) => ({ id: `b-${String(i).padStart(2, '0')}` }));
+    const submitted = await requestJson<JobView>(host, 'POST', '/api/jobs', { body: { processor, items } });
+    expect(submitted.status).toBe(202);
+    const lease = (wait: number) => requestJson<LeaseView>(host, 'POST', `/api/processors/${processor}/leases`, { body: { wait } });
+    const complete = (leased: LeaseView, status: 'succeeded' | 'retry') =>
+      requestJson(host, 'POST', `/api/leases/${leased.leaseId}/complete`, {
+        body: { results: leased.items.map((i) => (status === 'retry' ? { id: i.id, status, reason: 'busy' } : { id: i.id, status })) },
+      });
+    const first = await lease(20);
+    expect(first.body.items.map((i) => [i.id, i.attempt])).toEqual([['b-00', 1]]);
+    expect((await complete(first.body, 'retry')).status).toBe(200);
+    // The back-off (1 s) and the poll interval (TALLYHO_JOBS_LEASE_POLL_MAX_MS, 250 ms above): the bound docs/jobs.md states.
+    await new Promise((r) => setTimeout(r, 1250));
+    const again = await lease(0);
+    expect(again.body.items.map((i) => [i.id, i.attempt])).toEqual([['b-00', 2]]);
+    expect((await complete(again.body, 'succeeded')).status).toBe(200);
+    // The 29 envelopes of the backlog were all still there behind it.
+    let rest = 0;
+    for (;;) {
+      const next = await lease(0);
+      if (next.status === 204) break;
+      rest += next.body.items.length;
+      expect((await complete(next.body, 'succeeded')).status).toBe(200);
+    }
+    expect(rest).toBe(29);
+    const view = await requestJson<JobView>(host, 'GET', `/api/jobs/${submitted.body.id}`);
+    expect(view.body).toMatchObject({ state: 'completed', totals: { items: 30, succeeded: 30, failed: 0 } });
   });
 });

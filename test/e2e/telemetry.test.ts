@@ -273,7 +273,10 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
         routes.includes('sequences/{name}/next 200') && routes.includes('sequences/{name}/next 404') ? routes : undefined,
       );
     });
-    expect(receiver.bodies.join('\n')).not.toContain('missing-one');
+    // The app's own metrics and spans never carry the path. The host's request span does (url.path, as
+    // the real host sends it; the devhost's is shaped like it), which is the host's data, not the app's.
+    const appSpans = receiver.spans.filter((s) => s.scope !== 'Microsoft.AspNetCore');
+    expect(JSON.stringify({ points: receiver.points, spans: appSpans })).not.toContain('missing-one');
     await until('numbers issued, named as allowed', () =>
       Promise.resolve(points('tallyho.sequence.numbers.issued').find((p) => p.attributes['tallyho.sequence.name'] === name)),
     );

@@ -3,16 +3,27 @@
  * handed out, for workers (./leases.ts) and the pusher alike. In order:
  *
  * 1. the message must be an envelope this app sealed, for this processor, of a job that still runs
- *    (otherwise its items are recorded failed with why, or — the job cancelled or gone — it is dropped);
+ *    (otherwise it is dealt with: ./leaseIntake.ts);
  * 2. items already final (an earlier completion) are left out; an item's attempt is the envelope's
  *    plus the deliveries before this one that a worker received (used the lease of: ../ledger/leaseLog.ts),
  *    so a lease a worker let run out, or an item a completion did not mention, counts as an attempt
  *    when it comes back, and past the processor's maxAttempts it fails — but a batch handed to a long
  *    poll whose caller had gone does not (./itemAttempts.ts, `countedBefore`);
  * 3. more items than asked for: the rest goes on as a message of its own, and this one is cut to what
- *    is leased;
+ *    is leased; a message of the processor's queue is moved to its retry lane (below);
  * 4. the lease: the message's id and pop receipt, its end, and a MAC tag per item (./leaseId.ts) —
  *    handed out only if the job row, read again last, still says the job is not cancelled.
+ *
+ * The retry lane (`<prefix>-r-<name>`, read first by every lease request: ./leaseHub.ts). A batch
+ * leased from the processor's queue is put into the lane, held for the lease by the pop receipt the
+ * put returns, with its items' attempts as they are; then the queue's message is deleted. So a
+ * retry (the message made visible after its back-off) and a lease that ran out come back in the
+ * lane, on time, never behind the queue's backlog (a storage queue hands messages out in the order
+ * they became visible). A lane message's first delivery is the lease it was put for, so its
+ * delivery is its dequeue count + 1 (a lane message sent, not put — a split's rest, a batch the
+ * pusher put back — starts at delivery 2, its delivery 1 unused: it only spends one of the
+ * unused deliveries `countedBefore` forgives). A crash between the put and the delete leaves both:
+ * the items travel twice, and each is still recorded once (results are insert-if-absent).
  */
 import type { Clock } from '../../clock';
 import type { Logger } from '../../log';
@@ -21,16 +32,16 @@ import type { Signer } from '../../signing/signer';
 import { type Envelope, type EnvelopeItem, isClaimCheck, type JsonObject } from '../envelopes/envelope';
 import type { JobFiles } from '../envelopes/files';
 import { envelopeMessage, type EnvelopeQueues } from '../envelopes/queues';
-import { openEnvelope } from '../envelopes/seal';
 import type { Completion } from '../ledger/completion';
 import { isFinished } from '../ledger/jobRecord';
 import type { JobRows } from '../ledger/jobRows';
 import type { LeaseLog } from '../ledger/leaseLog';
 import type { ResultStore } from '../ledger/resultStore';
-import { type DeclaredProcessor, processorQueueName, pushLeaseMarginSeconds } from '../processors/processorDefinition';
+import { type DeclaredProcessor, processorLaneName, processorQueueName, pushLeaseMarginSeconds } from '../processors/processorDefinition';
 import { type AttemptRules, countedBefore, gaveUp, isSpent, owedItems } from './itemAttempts';
 import type { ReceivedMessage } from './leaseHub';
 import { type Lease, leaseTags, sealLease } from './leaseId';
+import { leasableEnvelope } from './leaseIntake';
 import { type ProcessorQueues, ReceiptLost } from './processorQueues';
 
 interface LeasedItem {
@@ -51,7 +62,8 @@ export interface Granted {
   /** The leased part of the envelope, with the attempts it had (the pusher puts it back unchanged on a 429). */
   readonly entries: readonly EnvelopeItem[];
   readonly envelope: Envelope;
-  readonly dequeueCount: number;
+  /** The delivery this lease is of its message (the pusher names a batch it puts back after it). */
+  readonly delivery: number;
   /** Deliveries before this one that count as attempts (`entries`' attempts plus this are the items'). */
   readonly counted: number;
 }
@@ -77,8 +89,17 @@ interface Received {
   readonly queue: string;
   readonly message: ReceivedMessage;
   readonly signer: Signer;
+  /** Which delivery of the message this is (1 for the first): its dequeue count, + 1 in the lane. */
+  readonly delivery: number;
   /** Deliveries of the message before this one that count as attempts. */
   readonly counted: number;
+}
+
+/** A message held for a lease: its receipt, when the lease began, and the items it leases. */
+interface Held {
+  readonly popReceipt: string;
+  readonly leasedAt: number;
+  readonly leased: readonly EnvelopeItem[];
 }
 
 /** How long a lease of `processor` lasts: its leaseSeconds, or a push's timeout and a margin to record the answer. */
@@ -102,6 +123,10 @@ export class LeaseGranter {
     return processorQueueName(this.deps.settings.queuePrefix, processor.name);
   }
 
+  laneOf(processor: DeclaredProcessor): string {
+    return processorLaneName(this.deps.settings.queuePrefix, processor.name);
+  }
+
   /** Deletes a message this instance holds; one whose receipt moved on is someone else's now. */
   async drop(queue: string, message: { readonly messageId: string; readonly popReceipt: string }): Promise<void> {
     await this.deps.processorQueues.delete(queue, message.messageId, message.popReceipt).catch((err: unknown) => {
@@ -114,22 +139,27 @@ export class LeaseGranter {
    * then dealt with: deleted, its items recorded).
    */
   async grant(processor: DeclaredProcessor, message: ReceivedMessage, maxItems: number, signer: Signer): Promise<Granted | undefined> {
-    const opened = { processor, queue: this.queueOf(processor), message, signer, counted: 0 };
-    const envelope = await this.leasable(opened);
+    const inLane = message.queue === this.laneOf(processor);
+    const delivery = message.dequeueCount + (inLane ? 1 : 0);
+    const opened = { processor, queue: message.queue, message, signer, delivery, counted: 0 };
+    const intake = { ...this.deps, drop: this.drop.bind(this), cancelled: this.cancelled.bind(this) };
+    const envelope = await leasableEnvelope(intake, opened);
     if (envelope === undefined) return undefined;
-    const received: Received = { ...opened, counted: await this.counted(envelope.jobId, message) };
+    let received: Received = { ...opened, counted: await this.counted(envelope.jobId, message.messageId, delivery) };
     const items = await this.owed(received, envelope);
     if (items.length === 0) {
       await this.drop(received.queue, message);
       await this.deps.completion.check(envelope.jobId, envelope.jobItems);
       return undefined;
     }
-    const held = await this.hold(received, envelope, items, maxItems);
+    let held: Held | undefined;
+    if (inLane) held = await this.hold(received, envelope, items, maxItems);
+    else ({ received, held } = await this.move(received, envelope, items, maxItems));
     if (held === undefined) return undefined;
     const granted = await this.leaseOf(received, envelope, held);
     // Read again last: a cancel answered while this batch was prepared leaves no lease of the job after it.
     if (await this.cancelled(envelope.jobId)) {
-      await this.drop(received.queue, { messageId: message.messageId, popReceipt: granted.lease.popReceipt });
+      await this.drop(received.queue, { messageId: received.message.messageId, popReceipt: granted.lease.popReceipt });
       return undefined;
     }
     return granted;
@@ -141,58 +171,18 @@ export class LeaseGranter {
     return stored === undefined || stored.job.cancelledAt !== null || isFinished(stored.job.phase);
   }
 
-  /** Step 1: the envelope, when the message is one to lease; otherwise it is dealt with here. */
-  private async leasable({ processor, queue, message, signer }: Received): Promise<Envelope | undefined> {
-    const { logger, completion } = this.deps;
-    const opened = openEnvelope(Buffer.from(message.text, 'base64').toString('utf8'), signer);
-    if (!opened.ok) {
-      logger.log('error', 'jobs.lease_envelope_rejected', { queue, reason: opened.reason, authentic: opened.authentic !== undefined });
-      const head = opened.authentic;
-      if (head !== undefined) {
-        const items = head.itemIds.map((id) => ({ id, attempts: message.dequeueCount, claimCheck: false }));
-        await completion.failItems(head, items, 'unprocessable', `The envelope cannot be processed: ${opened.reason}`);
-      }
-      await this.drop(queue, message);
-      return undefined;
-    }
-    const { envelope } = opened;
-    if (envelope.processor !== processor.name) {
-      // Never hand one processor's items to another's workers.
-      logger.log('error', 'jobs.lease_wrong_processor', {
-        queue,
-        job: envelope.jobId,
-        envelope: envelope.envelopeId,
-        names: envelope.processor,
-      });
-      const items = envelope.items.map((e) => ({ id: e.id, attempts: e.attempt, claimCheck: isClaimCheck(e) }));
-      await completion.failItems(
-        envelope,
-        items,
-        'unprocessable',
-        `The envelope names processor ${envelope.processor}, not ${processor.name}`,
-      );
-      await this.drop(queue, message);
-      return undefined;
-    }
-    if (await this.cancelled(envelope.jobId)) {
-      await this.drop(queue, message);
-      return undefined;
-    }
-    return envelope;
-  }
-
   /** The deliveries of the message before this one that count as attempts (./itemAttempts.ts). */
-  private async counted(jobId: string, message: ReceivedMessage): Promise<number> {
-    const delivery = message.dequeueCount;
+  private async counted(jobId: string, messageId: string, delivery: number): Promise<number> {
     if (delivery <= 1) return 0;
-    return countedBefore(delivery, await this.deps.leaseLog.usedBefore({ jobId, messageId: message.messageId, delivery }));
+    return countedBefore(delivery, await this.deps.leaseLog.usedBefore({ jobId, messageId, delivery }));
   }
 
   /** Step 2: the items still owed a result, those past their attempts failed with why. */
-  private async owed({ processor, message, counted }: Received, envelope: Envelope): Promise<readonly EnvelopeItem[]> {
-    const dq = message.dequeueCount;
+  private async owed({ processor, delivery, counted }: Received, envelope: Envelope): Promise<readonly EnvelopeItem[]> {
     const owed =
-      dq > 1 || envelope.round > 0 ? await owedItems(this.deps.results, envelope.jobId, envelope.round, envelope.items) : envelope.items;
+      delivery > 1 || envelope.round > 0
+        ? await owedItems(this.deps.results, envelope.jobId, envelope.round, envelope.items)
+        : envelope.items;
     const rules = rulesOf(processor);
     const spent = owed.filter((e) => isSpent(rules, e.attempt + counted));
     if (spent.length === 0) return owed;
@@ -208,18 +198,15 @@ export class LeaseGranter {
    * message was lost meanwhile.
    */
   private async hold(
-    { processor, queue, message, signer, counted }: Received,
+    { processor, queue, message, signer, delivery, counted }: Received,
     envelope: Envelope,
     items: readonly EnvelopeItem[],
     maxItems: number,
-  ): Promise<{ popReceipt: string; leasedAt: number; leased: readonly EnvelopeItem[] } | undefined> {
+  ): Promise<Held | undefined> {
     if (items.length <= maxItems) return { popReceipt: message.popReceipt, leasedAt: message.receivedAt, leased: items };
-    const { queues, processorQueues, clock } = this.deps;
-    const dq = message.dequeueCount;
+    const { processorQueues, clock } = this.deps;
     const leased = items.slice(0, maxItems);
-    const rest = items.slice(maxItems).map((e) => ({ ...e, attempt: e.attempt + counted }));
-    await queues.send(queue, { ...envelope, envelopeId: splitId(envelope.envelopeId, dq), items: rest }, 0);
-    this.deps.wake(queue);
+    await this.sendRest(queue, envelope, items.slice(maxItems), counted, delivery);
     const leasedAt = clock.now();
     try {
       const text = envelopeMessage({ ...envelope, items: leased }, signer);
@@ -231,14 +218,53 @@ export class LeaseGranter {
     }
   }
 
+  /** The items past `maxItems` go on in a message of their own, at the attempt they are at, visible at once. */
+  private async sendRest(
+    queue: string,
+    envelope: Envelope,
+    rest: readonly EnvelopeItem[],
+    counted: number,
+    delivery: number,
+  ): Promise<void> {
+    if (rest.length === 0) return;
+    const items = rest.map((e) => ({ ...e, attempt: e.attempt + counted }));
+    await this.deps.queues.send(queue, { ...envelope, envelopeId: splitId(envelope.envelopeId, delivery), items }, 0);
+    this.deps.wake(queue);
+  }
+
+  /**
+   * Step 3 for a message of the processor's queue: what is leased is put into the lane, held for the
+   * lease, at the attempt it is at (the rest goes on in the queue), and the queue's message is
+   * deleted. The lease is then delivery 1 of the lane's message, with nothing counted before it.
+   */
+  private async move(
+    received: Received,
+    envelope: Envelope,
+    items: readonly EnvelopeItem[],
+    maxItems: number,
+  ): Promise<{ received: Received; held: Held }> {
+    const { processor, queue, message, signer, delivery, counted } = received;
+    const lane = this.laneOf(processor);
+    const leased = items.slice(0, maxItems).map((e) => ({ ...e, attempt: e.attempt + counted }));
+    const leasedAt = this.deps.clock.now();
+    const text = envelopeMessage({ ...envelope, items: leased }, signer);
+    const put = await this.deps.processorQueues.put(lane, text, leaseSeconds(processor));
+    await this.sendRest(queue, envelope, items.slice(maxItems), counted, delivery);
+    await this.drop(queue, message);
+    const moved: ReceivedMessage = { ...put, dequeueCount: 0, text, receivedAt: leasedAt, queue: lane };
+    return {
+      received: { ...received, queue: lane, message: moved, delivery: 1, counted: 0 },
+      held: { popReceipt: put.popReceipt, leasedAt, leased },
+    };
+  }
+
   /** Step 4: the lease on what is held, with its items' data (claim checks redeemed). */
   private async leaseOf(
-    { processor, queue, message, signer, counted }: Received,
+    { processor, queue, message, signer, delivery, counted }: Received,
     envelope: Envelope,
-    held: { popReceipt: string; leasedAt: number; leased: readonly EnvelopeItem[] },
+    held: Held,
   ): Promise<Granted> {
     const { files, settings, clock, logger } = this.deps;
-    const dq = message.dequeueCount;
     // This delivery is the attempt after those counted; it counts itself once a worker uses the lease.
     const attemptOf = (e: EnvelopeItem): number => e.attempt + counted;
     const { leased } = held;
@@ -261,7 +287,7 @@ export class LeaseGranter {
         envelope.jobId,
         leased.map((e) => ({ id: e.id, attempt: attemptOf(e), claimCheck: isClaimCheck(e) })),
       ),
-      delivery: dq,
+      delivery,
       used: false,
     };
     const trace = envelope.trace === undefined ? {} : { traceparent: envelope.trace };
@@ -277,7 +303,7 @@ export class LeaseGranter {
       job: envelope.jobId,
       envelope: envelope.envelopeId,
       items: items.length,
-      dequeueCount: dq,
+      delivery,
     });
     return {
       leaseId: sealLease(lease, signer),
@@ -286,7 +312,7 @@ export class LeaseGranter {
       items,
       entries: leased,
       envelope,
-      dequeueCount: dq,
+      delivery,
       counted,
     };
   }

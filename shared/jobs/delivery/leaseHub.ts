@@ -14,6 +14,14 @@
  * the largest holder with the empty answer a timeout gives, so nobody is refused for room. A request
  * that does not wait (`wait: 0`) takes no place at all. A waiter a receive under way was sized for
  * takes what it brings even when its place went: at most 32 more than the cap, for one receive.
+ *
+ * A queue may have a lane (a declared processor's retry lane: leased batches, retries and leases that
+ * ran out): each poll receives from the lane first and from the queue for the waiters the lane left.
+ * A lane found empty is looked at again after a quarter of TALLYHO_JOBS_LEASE_POLL_MAX_MS (the
+ * lane's look interval), not on every poll of a busy queue: a batch due in the lane is received
+ * within that of its due time however long the queue's backlog, at four more receives per poll
+ * interval while the queue is busy (an idle loop polls both once per poll interval). A retry this
+ * instance recorded tells the hub when it falls due (`due`), and the lane is looked at then too.
  */
 import type { Clock } from '../../clock';
 import { HeldPool, type Place, shareOf } from '../../shares';
@@ -23,6 +31,8 @@ import type { ProcessorQueues, QueuedMessage } from './processorQueues';
 /** A message and when the receive that took it was sent: its lease began no earlier. */
 export interface ReceivedMessage extends QueuedMessage {
   readonly receivedAt: number;
+  /** The queue it was received from (the lane or the queue itself). */
+  readonly queue: string;
 }
 
 interface Waiter {
@@ -42,6 +52,8 @@ interface Poller {
   receiving: number;
   /** Ends the current idle pause early (a wake, a new waiter with an earlier deadline). */
   nudge: (() => void) | undefined;
+  /** The queue's lane, read first (undefined: none). */
+  readonly lane: string | undefined;
 }
 
 export interface LeaseHubOptions {
@@ -50,11 +62,23 @@ export interface LeaseHubOptions {
 }
 
 const firstPauseMs = 50;
+/** How long a lane found empty is left before it is looked at again (see the module comment). */
+function laneLookMs(pollMaxMs: number): number {
+  return Math.max(firstPauseMs, Math.round(pollMaxMs / 4));
+}
+
+/** Due times remembered per lane (past this, a lane's retries rely on its look interval alone). */
+const maxDueTimes = 10_000;
+
 /** Most messages one receive may ask for. */
 const receiveMax = 32;
 
 export class LeaseHub {
   private readonly pollers = new Map<string, Poller>();
+  /** When each lane found empty is looked at again (this instance's memory: another instance keeps its own). */
+  private readonly laneAt = new Map<string, number>();
+  /** When batches this instance put back in each lane fall due (a hint: without it the look interval still holds). */
+  private readonly laneDue = new Map<string, number[]>();
   private waiting = 0;
   private closed = false;
   private readonly places: HeldPool;
@@ -62,7 +86,7 @@ export class LeaseHub {
   polls = 0;
 
   constructor(
-    private readonly queues: ProcessorQueues,
+    private readonly queues: Pick<ProcessorQueues, 'receive'>,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly options: LeaseHubOptions,
@@ -71,10 +95,11 @@ export class LeaseHub {
   }
 
   /**
-   * The next message of `queue`, invisible for `visibilitySeconds`, or undefined once `deadline`
-   * passed or `holder` (a Caller id) lost its place to a fairer share.
+   * The next message of `lane` (when given) or else of `queue`, invisible for `visibilitySeconds`, or
+   * undefined once `deadline` passed or `holder` (a Caller id) lost its place to a fairer share. One
+   * queue has one lane (its first request's names it).
    */
-  next(queue: string, visibilitySeconds: number, deadline: number, holder: string): Promise<ReceivedMessage | undefined> {
+  next(queue: string, visibilitySeconds: number, deadline: number, holder: string, lane?: string): Promise<ReceivedMessage | undefined> {
     if (this.closed) return Promise.resolve(undefined);
     return new Promise((resolve, reject) => {
       this.waiting++;
@@ -97,7 +122,7 @@ export class LeaseHub {
         if (admitted.ok) place = admitted.place;
       }
       if (poller === undefined) {
-        poller = { waiters: [waiter], count: 0, receiving: 0, nudge: undefined };
+        poller = { waiters: [waiter], count: 0, receiving: 0, nudge: undefined, lane };
         this.pollers.set(queue, poller);
         void this.run(queue, poller);
       } else {
@@ -115,6 +140,24 @@ export class LeaseHub {
     if (poller === undefined || at < 0 || at < poller.receiving) return;
     poller.waiters.splice(at, 1);
     waiter.resolve(undefined);
+  }
+
+  /** A batch of `lane` falls due at `at` (ms, visible by then): the lane is looked at then, not only at its look interval. */
+  due(lane: string, at: number): void {
+    const times = this.laneDue.get(lane) ?? [];
+    if (times.length >= maxDueTimes) return;
+    times.push(at);
+    this.laneDue.set(lane, times);
+  }
+
+  /** Whether a due time of `lane` has come (those that have are forgotten). */
+  private dueNow(lane: string, now: number): boolean {
+    const times = this.laneDue.get(lane);
+    if (times === undefined || !times.some((t) => t <= now)) return false;
+    const later = times.filter((t) => t > now);
+    if (later.length === 0) this.laneDue.delete(lane);
+    else this.laneDue.set(lane, later);
+    return true;
   }
 
   /** New envelopes on `queue`: poll it now. */
@@ -167,14 +210,14 @@ export class LeaseHub {
         // is for, so no lease ends after its message is visible again (a shorter one's items come back
         // that much later when it runs out).
         const visibility = Math.max(...poller.waiters.slice(0, poller.receiving).map((w) => w.visibilitySeconds));
-        const messages = await this.queues.receive(queue, poller.receiving, visibility).finally(() => (poller.receiving = 0));
-        for (const message of messages) (poller.waiters.shift() as Waiter).resolve({ ...message, receivedAt });
-        if (messages.length > 0) {
+        const received = await this.receive(queue, poller, visibility, receivedAt).finally(() => (poller.receiving = 0));
+        if (received > 0) {
           pause = firstPauseMs;
           continue;
         }
         if (poller.waiters.length === 0) return;
-        const soonest = Math.min(...poller.waiters.map((w) => (poller.count > w.since ? w.deadline : 0)));
+        const due = poller.lane === undefined ? Infinity : Math.min(...(this.laneDue.get(poller.lane) ?? []));
+        const soonest = Math.min(due, ...poller.waiters.map((w) => (poller.count > w.since ? w.deadline : 0)));
         await this.pause(poller, Math.max(0, Math.min(pause, soonest - this.clock.now())));
         pause = Math.min(pause * 2, this.options.pollMaxMs);
       }
@@ -191,11 +234,36 @@ export class LeaseHub {
           count: poller.count,
           receiving: 0,
           nudge: undefined,
+          lane: poller.lane,
         };
         this.pollers.set(queue, next);
         void this.run(queue, next);
       }
     }
+  }
+
+  /**
+   * One poll: the lane (when due) for the waiters the receive is sized for, then the queue for those
+   * it left; each message goes to its waiter as soon as it is received. How many were handed out.
+   */
+  private async receive(queue: string, poller: Poller, visibility: number, receivedAt: number): Promise<number> {
+    let handed = 0;
+    const hand = (from: string, messages: readonly QueuedMessage[]): void => {
+      for (const message of messages) (poller.waiters.shift() as Waiter).resolve({ ...message, receivedAt, queue: from });
+      poller.receiving -= messages.length;
+      handed += messages.length;
+    };
+    const { lane } = poller;
+    const now = this.clock.now();
+    if (lane !== undefined && (this.dueNow(lane, now) || now >= (this.laneAt.get(lane) ?? 0))) {
+      const fromLane = await this.queues.receive(lane, poller.receiving, visibility);
+      if (fromLane.length < poller.receiving) this.laneAt.set(lane, this.clock.now() + laneLookMs(this.options.pollMaxMs));
+      else this.laneAt.delete(lane);
+      hand(lane, fromLane);
+    }
+    // A stop while the lane was read answers the rest empty (close() left only those this poll was sized for).
+    if (poller.receiving > 0 && !this.closed) hand(queue, await this.queues.receive(queue, poller.receiving, visibility));
+    return handed;
   }
 
   private pause(poller: Poller, ms: number): Promise<void> {

@@ -1,8 +1,9 @@
 /**
  * Leases: how a declared processor's items reach its workers (and the pusher, for a webhook).
  *
- * - Taking: one message of the processor's queue, received invisible for the lease and made a lease
- *   by ./leaseGrant.ts (the one place leases are handed out).
+ * - Taking: one message of the processor's retry lane or else of its queue, received invisible for
+ *   the lease and made a lease by ./leaseGrant.ts (the one place leases are handed out; a batch from
+ *   the queue moves into the lane there, so its retries and a lease that runs out come back on time).
  * - Extending: the message's visibility moved on with its pop receipt; the old lease id is spent.
  *   The first use of a lease (an extension or the completion) puts its delivery on record as received
  *   (../ledger/leaseLog.ts): only such deliveries count as attempts (./itemAttempts.ts).
@@ -14,32 +15,26 @@
  *   back-off. The same completion again (its answer was lost) is answered with the kept report.
  */
 import type { Clock } from '../../clock';
-import { AppError, validationError } from '../../errors';
+import { AppError } from '../../errors';
 import type { Logger } from '../../log';
 import type { Signer } from '../../signing/signer';
-import type { JsonValue } from '../envelopes/envelope';
 import type { EnvelopeQueues } from '../envelopes/queues';
 import type { Completion } from '../ledger/completion';
 import type { JobRows } from '../ledger/jobRows';
 import type { Delivery, LeaseLog, LeaseReport } from '../ledger/leaseLog';
 import { type ResultStore } from '../ledger/resultStore';
-import { type ItemResult, maxOutputChars, maxReasonChars } from '../ledger/results';
 import { countOutcomes, type JobInstruments } from '../metrics';
 import type { ProcessorRegistry } from '../processors/processor';
 import type { DeclaredProcessor } from '../processors/processorDefinition';
 import type { ProcessorStore } from '../processors/processorStore';
-import { canRetry, delayBefore, gaveUp } from './itemAttempts';
+import { delayBefore } from './itemAttempts';
 import { type Granted, type LeaseGranter, leaseSeconds, rulesOf, splitId } from './leaseGrant';
 import type { LeaseHub } from './leaseHub';
-import { type Lease, leaseAttempt, leaseEntry, leaseSize, openLease, renewed, sealLease } from './leaseId';
+import { type Lease, leaseAttempt, leaseSize, openLease, renewed, sealLease } from './leaseId';
 import { type ProcessorQueues, ReceiptLost } from './processorQueues';
+import { checkVerdicts, finalsOf, type ItemVerdict } from './verdictRules';
 
 export type { Granted } from './leaseGrant';
-
-export type ItemVerdict =
-  | { readonly id: string; readonly status: 'succeeded'; readonly output?: JsonValue }
-  | { readonly id: string; readonly status: 'failed'; readonly code: string; readonly reason: string }
-  | { readonly id: string; readonly status: 'retry'; readonly reason: string };
 
 export interface CompletionReport {
   readonly recorded: number;
@@ -102,8 +97,9 @@ export class Leases {
     const maxItems = Math.min(options.maxItems ?? processor.batchSize, processor.batchSize);
     const deadline = deps.clock.now() + options.waitSeconds * 1000;
     const queue = deps.granter.queueOf(processor);
+    const lane = deps.granter.laneOf(processor);
     for (;;) {
-      const message = await deps.hub.next(queue, leaseSeconds(processor), deadline, options.holder);
+      const message = await deps.hub.next(queue, leaseSeconds(processor), deadline, options.holder, lane);
       if (message === undefined) return undefined;
       const granted = await deps.granter.grant(processor, message, maxItems, await deps.signer());
       if (granted !== undefined) return granted;
@@ -126,9 +122,17 @@ export class Leases {
   /** Up to `count` leases of `processor` at once without waiting (the pusher). */
   async takeMany(processor: DeclaredProcessor, count: number): Promise<Granted[]> {
     const { deps } = this;
-    const queue = deps.granter.queueOf(processor);
     const receivedAt = deps.clock.now();
-    const messages = await deps.processorQueues.receive(queue, Math.min(32, count), leaseSeconds(processor));
+    const max = Math.min(32, count);
+    // The retry lane first, as every lease request reads it (./leaseGrant.ts).
+    const lane = deps.granter.laneOf(processor);
+    const queue = deps.granter.queueOf(processor);
+    const fromLane = (await deps.processorQueues.receive(lane, max, leaseSeconds(processor))).map((m) => ({ ...m, queue: lane }));
+    const fromQueue =
+      fromLane.length < max
+        ? (await deps.processorQueues.receive(queue, max - fromLane.length, leaseSeconds(processor))).map((m) => ({ ...m, queue }))
+        : [];
+    const messages = [...fromLane, ...fromQueue];
     const signer = await deps.signer();
     const granted = await Promise.all(
       messages.map((m) => deps.granter.grant(processor, { ...m, receivedAt }, processor.batchSize, signer)),
@@ -173,7 +177,10 @@ export class Leases {
     else {
       // What is left comes back after the back-off of its next attempt (not mentioned: as if retried).
       const next = Math.max(retryAttempt, leaseAttempt(lease)) + 1;
-      await deps.processorQueues.update(lease.queue, lease.messageId, popReceipt, delayBefore(rulesOf(processor), next)).catch(ignoreLost);
+      const delay = delayBefore(rulesOf(processor), next);
+      await deps.processorQueues.update(lease.queue, lease.messageId, popReceipt, delay).catch(ignoreLost);
+      // Visible by then (the update was made before now): this instance looks at the lane at that moment.
+      deps.hub.due(lease.queue, deps.clock.now() + delay * 1000);
     }
     countOutcomes(deps.instruments, lease.processor, finals, pending, leaseAttempt(lease));
     const jobFinished = await deps.completion.check(lease.jobId, lease.jobItems);
@@ -193,9 +200,9 @@ export class Leases {
    * message is deleted.
    */
   async defer(granted: Granted, delaySeconds: number): Promise<void> {
-    const { lease, envelope, entries, dequeueCount } = granted;
+    const { lease, envelope, entries, delivery } = granted;
     const items = entries.map((e) => ({ ...e, attempt: e.attempt + granted.counted }));
-    await this.deps.queues.send(lease.queue, { ...envelope, envelopeId: splitId(envelope.envelopeId, dequeueCount), items }, delaySeconds);
+    await this.deps.queues.send(lease.queue, { ...envelope, envelopeId: splitId(envelope.envelopeId, delivery), items }, delaySeconds);
     await this.deps.granter.drop(lease.queue, lease);
   }
 
@@ -236,7 +243,7 @@ export class Leases {
     verdicts: readonly ItemVerdict[],
   ): Promise<{ lease: Lease; processor: DeclaredProcessor; popReceipt: string }> {
     const { lease, processor } = await this.openHeld(leaseId);
-    this.checkVerdicts(lease, verdicts, await this.deps.signer());
+    checkVerdicts(lease, verdicts, await this.deps.signer(), this.deps.maxItems);
     if (!lease.used) await this.recordUse(lease);
     return { lease, processor, popReceipt: await this.moveOn(lease, holdSeconds) };
   }
@@ -263,23 +270,6 @@ export class Leases {
       throw err;
     }
   }
-
-  /** Checks every verdict names an item of the lease, once; the 400 names the result and the item. */
-  private checkVerdicts(lease: Lease, verdicts: readonly ItemVerdict[], signer: Signer): void {
-    const seen = new Set<string>();
-    const issues = verdicts.flatMap((v, i) => {
-      if (seen.has(v.id)) return [{ path: `body.results.${i}.id`, message: `"${v.id}" has a result earlier in the list` }];
-      seen.add(v.id);
-      if (leaseEntry(signer, lease, v.id) === undefined)
-        return [{ path: `body.results.${i}.id`, message: `"${v.id}" is not an item of this lease` }];
-      if (v.status === 'succeeded' && JSON.stringify(v.output ?? null).length > maxOutputChars) {
-        return [{ path: `body.results.${i}.output`, message: `larger than ${maxOutputChars} characters of JSON` }];
-      }
-      return [];
-    });
-    if (issues.length > 0) throw validationError('The results do not fit the lease', issues.slice(0, 20));
-    if (verdicts.length > this.deps.maxItems) throw validationError('Too many results', []);
-  }
 }
 
 /** The delivery a lease is of (undefined for a lease id of the first form, which does not name it). */
@@ -296,31 +286,4 @@ function isLeaseConflict(err: unknown): boolean {
 
 function ignoreLost(err: unknown): void {
   if (!(err instanceof ReceiptLost)) throw err;
-}
-
-/** The final results among a completion's verdicts, and the highest attempt of those that come back. */
-function finalsOf(
-  lease: Lease,
-  verdicts: readonly ItemVerdict[],
-  signer: Signer,
-  processor: DeclaredProcessor,
-): { finals: ItemResult[]; retryAttempt: number } {
-  const rules = rulesOf(processor);
-  const finals: ItemResult[] = [];
-  let retryAttempt = 0;
-  for (const v of verdicts) {
-    const entry = leaseEntry(signer, lease, v.id) as { attempt: number; claimCheck: boolean };
-    const common = { id: v.id, attempts: entry.attempt, envelope: lease.envelope, claimCheck: entry.claimCheck };
-    if (v.status === 'succeeded') finals.push({ ...common, status: 'succeeded', output: v.output ?? null });
-    else if (v.status === 'failed') finals.push({ ...common, status: 'failed', code: v.code, reason: v.reason.slice(0, maxReasonChars) });
-    else if (!canRetry(rules, entry.attempt))
-      finals.push({
-        ...common,
-        status: 'failed',
-        code: 'retriesExhausted',
-        reason: gaveUp(v.reason, entry.attempt).slice(0, maxReasonChars),
-      });
-    else retryAttempt = Math.max(retryAttempt, entry.attempt);
-  }
-  return { finals, retryAttempt };
 }

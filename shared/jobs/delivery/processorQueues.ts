@@ -29,6 +29,12 @@ export interface ProcessorQueues {
   /** Sets the message visible again after `visibilitySeconds` (and replaces its text, if given); the new pop receipt. */
   update(queue: string, messageId: string, popReceipt: string, visibilitySeconds: number, text?: string): Promise<string>;
   delete(queue: string, messageId: string, popReceipt: string): Promise<void>;
+  /**
+   * Sends `text` to `queue` invisible for `visibilitySeconds`, held from the start: the answer's pop
+   * receipt updates and deletes it as a received one's does (Put Message returns it), and its
+   * dequeue count stays 0 until a receive.
+   */
+  put(queue: string, text: string, visibilitySeconds: number): Promise<{ messageId: string; popReceipt: string }>;
 }
 
 export class StorageProcessorQueues implements ProcessorQueues {
@@ -55,6 +61,16 @@ export class StorageProcessorQueues implements ProcessorQueues {
     } catch (err) {
       if (hasStatus(err, 404) || hasStatus(err, 400)) throw new ReceiptLost(`message ${messageId} of ${queue} is no longer held`);
       throw translateStorageError(err, `updating a message of ${queue}`);
+    }
+  }
+
+  async put(queue: string, text: string, visibilitySeconds: number): Promise<{ messageId: string; popReceipt: string }> {
+    try {
+      // Never expires, as the work queues' envelopes: a held batch must not vanish while a backlog drains.
+      const sent = await (await this.queue(queue)).sendMessage(text, { messageTimeToLive: -1, visibilityTimeout: visibilitySeconds });
+      return { messageId: sent.messageId, popReceipt: sent.popReceipt };
+    } catch (err) {
+      throw translateStorageError(err, `sending to ${queue}`);
     }
   }
 

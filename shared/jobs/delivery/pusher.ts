@@ -21,8 +21,9 @@ import { failedAnswer, unreachable, unusableAnswer, type WebhookFailure } from '
 import type { JobInstruments } from '../metrics';
 import type { ProcessorStore } from '../processors/processorStore';
 import type { PushTransport } from '../processors/pushTransport';
-import type { Granted, ItemVerdict, Leases } from './leases';
+import type { Granted, Leases } from './leases';
 import type { WebhookProcessor } from '../processors/processorDefinition';
+import { type ItemVerdict } from './verdictRules';
 import { completionBody } from './verdicts';
 import { webhookHeaders } from '../processors/webhookSignature';
 

@@ -1,6 +1,7 @@
 /**
  * A result per item, as a worker completes a lease and a webhook processor's endpoint answers a push
- * (`{"results": [...]}`): succeeded with its output, failed with a code and reason, or retry.
+ * (`{"results": [...]}`): succeeded with its output, failed with a code and reason, or retry. What
+ * a completion's results mean for its lease is ./verdictRules.ts.
  */
 import { z } from 'zod';
 

@@ -10,7 +10,7 @@ import type { JobRows } from '../ledger/jobRows';
 import type { ResultStore } from '../ledger/resultStore';
 import type { ResultStatus, StoredResult } from '../ledger/results';
 import type { ProcessorRegistry } from '../processors/processor';
-import { processorQueueName } from '../processors/processorDefinition';
+import { processorLaneName, processorQueueName } from '../processors/processorDefinition';
 import type { ProcessorStore } from '../processors/processorStore';
 
 /**
@@ -87,14 +87,20 @@ export class JobReads {
     return this.deps.queues.depths();
   }
 
-  /** Each declared processor's queue: two reads each (its length and a peek at its front). */
+  /** Each declared processor's queue and retry lane: two reads each (its length and a peek at its front). */
   async processorBacklogs(): Promise<ProcessorBacklog[]> {
     const declared = (await this.deps.declared.list()).sort((a, b) => a.name.localeCompare(b.name));
     return Promise.all(
       declared.map(async (p) => {
         const queue = processorQueueName(this.deps.queuePrefix, p.name);
-        const look = await this.deps.queues.look(queue, peekLimit);
-        const waitingAtLeast = look.visible >= peekLimit;
+        // Its retry lane holds the leased batches and those waiting out a back-off: the backlog counts both queues.
+        const looks = await Promise.all([queue, processorLaneName(this.deps.queuePrefix, p.name)].map((q) => this.deps.queues.look(q, peekLimit)));
+        const look = {
+          messages: looks.reduce((n, l) => n + l.messages, 0),
+          visible: looks.reduce((n, l) => n + l.visible, 0),
+          oldestQueuedAt: Math.min(...looks.map((l) => l.oldestQueuedAt ?? Infinity)),
+        };
+        const waitingAtLeast = looks.some((l) => l.visible >= peekLimit);
         return {
           processor: p.name,
           type: p.type,
@@ -103,7 +109,7 @@ export class JobReads {
           waiting: look.visible,
           waitingAtLeast,
           leased: waitingAtLeast ? null : Math.max(0, look.messages - look.visible),
-          oldestAgeSeconds: ageSeconds(look.oldestQueuedAt, this.deps.clock.now()),
+          oldestAgeSeconds: ageSeconds(Number.isFinite(look.oldestQueuedAt) ? look.oldestQueuedAt : undefined, this.deps.clock.now()),
         };
       }),
     );

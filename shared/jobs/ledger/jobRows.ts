@@ -68,8 +68,17 @@ export class JobRows {
     return this.deps.jobs.list(page, owner);
   }
 
-  listOpen(limit: number): Promise<{ id: string; since: number }[]> {
-    return this.deps.jobs.listOpen(limit);
+  listOpen(limit: number, after?: string): Promise<{ id: string; since: number }[]> {
+    return this.deps.jobs.listOpen(limit, after);
+  }
+
+  /** The reconciler's place in the `open` index, kept in the jobs table so a pass on any instance goes on from the last. */
+  reconcileCursor(): Promise<string> {
+    return this.deps.jobs.reconcileCursor();
+  }
+
+  setReconcileCursor(after: string): Promise<void> {
+    return this.deps.jobs.setReconcileCursor(after);
   }
 
   /**

@@ -13,6 +13,9 @@ import { jobEntity, type JobRecord, jobRowKey, parseJob, type StoredJob } from '
 const openPartition = 'open';
 /** Finished jobs by completion time (RowKey `<ms, 15 digits>|<job>`): what the retention purge visits, oldest first. */
 const finishedPartition = 'finished';
+/** Where the reconciler's page of the `open` index goes on from (job ids are the app's, so no job is named `reconcile`). */
+const cursorPartition = 'reconcile';
+const cursorRowKey = 'cursor';
 
 function finishedRowKey(id: string, at: number): string {
   return `${String(Math.max(0, Math.floor(at))).padStart(15, '0')}|${id}`;
@@ -136,13 +139,13 @@ export class JobStore {
     return listPage(await this.table(), query, page, (row) => parseJob(row.partitionKey ?? '', row));
   }
 
-  /** Open jobs (in id order) and since when each is indexed. */
-  async listOpen(limit: number): Promise<{ id: string; since: number }[]> {
+  /** Open jobs (in id order) after `after` (none: from the first), and since when each is indexed. */
+  async listOpen(limit: number, after = ''): Promise<{ id: string; since: number }[]> {
     const table = await this.table();
     const open: { id: string; since: number }[] = [];
     try {
       const rows = table.listEntities<Record<string, unknown>>({
-        queryOptions: { filter: odata`PartitionKey eq ${openPartition}`, select: ['RowKey', 'since'] },
+        queryOptions: { filter: odata`PartitionKey eq ${openPartition} and RowKey gt ${after}`, select: ['RowKey', 'since'] },
       });
       for await (const row of rows) {
         if (typeof row.rowKey === 'string') open.push({ id: row.rowKey, since: Number(row.since ?? 0) });
@@ -152,5 +155,26 @@ export class JobStore {
       throw translateStorageError(err, 'listing open jobs');
     }
     return open;
+  }
+
+  /** The id the reconciler's next page of open jobs starts after ('' for the first page). */
+  async reconcileCursor(): Promise<string> {
+    const table = await this.table();
+    try {
+      const row = await table.getEntity<{ after?: unknown }>(cursorPartition, cursorRowKey);
+      return typeof row.after === 'string' ? row.after : '';
+    } catch (err) {
+      if (hasStatus(err, 404)) return '';
+      throw translateStorageError(err, 'reading the reconcile cursor');
+    }
+  }
+
+  async setReconcileCursor(after: string): Promise<void> {
+    const table = await this.table();
+    try {
+      await table.upsertEntity({ partitionKey: cursorPartition, rowKey: cursorRowKey, after }, 'Replace');
+    } catch (err) {
+      throw translateStorageError(err, 'writing the reconcile cursor');
+    }
   }
 }

@@ -78,6 +78,16 @@ export function processorQueueName(prefix: string, name: string): string {
   return `${prefix}-x-${name}`;
 }
 
+/**
+ * A declared processor's retry lane: `<prefix>-r-<name>`, as long as its queue (so the name limit is
+ * the same). Leased batches live here from the moment they are leased, so a retry (a back-off) or a
+ * lease that ran out becomes visible in a queue that lease requests read first, not behind the
+ * processor's whole backlog (storage queues hand out messages in the order they became visible).
+ */
+export function processorLaneName(prefix: string, name: string): string {
+  return `${prefix}-r-${name}`;
+}
+
 const retry = z
   .strictObject({
     delaySeconds: z.number().int().min(0).max(3600).default(10).meta({ description: "Delay before an item's second attempt" }),

@@ -6,6 +6,11 @@
  * (./expiry.ts), and drops jobs that are done from the index. Each step is the same conditional,
  * idempotent one the normal path uses, so the reconciler racing a live worker costs a lost race,
  * never a duplicate.
+ *
+ * A pass visits one page of the index (TALLYHO_JOBS_RECONCILE_PAGE jobs, in id order) after the last
+ * one the previous pass visited, kept in the jobs table (`reconcile`/`cursor`); a short page is the
+ * end, and the next pass starts again from the first. So every open job is visited once every
+ * ceil(open / page) passes however many there are, from whichever instance the timer runs on.
  */
 import type { Clock } from '../../clock';
 import type { Logger } from '../../log';
@@ -35,6 +40,8 @@ export interface ReconcileDeps {
   readonly expiry: Pick<Expiry, 'expireIfIdle'>;
   /** TALLYHO_JOBS_STALE_SECONDS: work idle this long is taken over. */
   readonly staleSeconds: number;
+  /** TALLYHO_JOBS_RECONCILE_PAGE: open jobs one pass visits. */
+  readonly pageSize: number;
   readonly newLease: () => string;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -43,8 +50,9 @@ export interface ReconcileDeps {
 export class Reconciler {
   constructor(private readonly deps: ReconcileDeps) {}
 
-  async run(limit = 1000): Promise<ReconcileReport> {
-    const open = await this.deps.rows.listOpen(limit);
+  async run(): Promise<ReconcileReport> {
+    const { rows, pageSize } = this.deps;
+    const open = await rows.listOpen(pageSize, await rows.reconcileCursor());
     const actions: Partial<Record<ReconcileAction, number>> = {};
     let errors = 0;
     for (const { id, since } of open) {
@@ -56,6 +64,8 @@ export class Reconciler {
         this.deps.logger.log('error', 'jobs.reconcile_failed', { job: id, error: err });
       }
     }
+    // Written after the page: a pass that dies before it visits the same page again, never skips one.
+    await rows.setReconcileCursor(open.length < pageSize ? '' : (open.at(-1)?.id ?? ''));
     return { visited: open.length, actions, errors };
   }
 

@@ -18,7 +18,8 @@
  *   submission's answer to the job's `completedAt` — never exceed TALLYHO_JOBS_MAX_OPEN; and once
  *   every job finished the capped set is empty;
  * - the lease-waiter cap holds on each instance: of a burst of lease requests on one instance, no
- *   more than TALLYHO_JOBS_MAX_LEASE_WAITERS are held, the rest refused with 429;
+ *   more than TALLYHO_JOBS_MAX_LEASE_WAITERS are held at once; the others end early (their places go
+ *   to a fairer share, which answers as a timeout does) or are refused;
  * - a processor change reaches every instance within its cache time (TALLYHO_JOBS_PROCESSOR_CACHE_SECONDS).
  */
 import { capped, type CheckReport, invariant } from '../workload';
@@ -83,7 +84,7 @@ export interface WaiterProbe {
   readonly instance: number;
   readonly sent: number;
   /**
-   * Requests held for their whole wait (an empty answer) and answered within twice the wait of the
+   * Requests held for their whole wait (an empty answer no sooner than `wait` after they were sent) and answered within twice the wait of the
    * burst: each was held for a span of at least `wait` inside that window, so they were all held at
    * one moment (any two such spans overlap, and on a line intervals that overlap pairwise share a
    * point). A slow instance that admitted some only after others left answers those later.

@@ -10,17 +10,11 @@ import type { ProcessorQueues, QueuedMessage } from '../../../shared/jobs/delive
 import { silentLogger } from '../../../shared/log';
 
 /** Each receive waits until the test answers it with the messages it chooses. */
-class HeldQueue implements ProcessorQueues {
-  readonly receives: { max: number; visibilitySeconds: number; answer: (messages: QueuedMessage[]) => void }[] = [];
+class HeldQueue implements Pick<ProcessorQueues, 'receive'> {
+  readonly receives: { queue: string; max: number; visibilitySeconds: number; answer: (messages: QueuedMessage[]) => void }[] = [];
 
-  receive(_queue: string, max: number, visibilitySeconds: number): Promise<QueuedMessage[]> {
-    return new Promise((answer) => this.receives.push({ max, visibilitySeconds, answer }));
-  }
-  update(): Promise<string> {
-    return Promise.resolve('receipt');
-  }
-  delete(): Promise<void> {
-    return Promise.resolve();
+  receive(queue: string, max: number, visibilitySeconds: number): Promise<QueuedMessage[]> {
+    return new Promise((answer) => this.receives.push({ queue, max, visibilitySeconds, answer }));
   }
 }
 
@@ -150,5 +144,74 @@ describe('lease waiters are fair shares by caller', () => {
     await settled();
     queue.receives[1]?.answer([message('m2')]);
     await expect(now).resolves.toMatchObject({ messageId: 'm2' });
+  });
+});
+
+describe('LeaseHub with a retry lane', () => {
+  // The lane holds retries and leases that ran out (shared/jobs/delivery/leaseGrant.ts): read first, so
+  // they never wait behind the queue's backlog, and found empty it is looked at again only after its
+  // look interval, so a busy queue does not pay a second receive per poll.
+  it('receives from the lane first, from the queue for the requests the lane left, and looks at an empty lane once per look interval', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const queue = new HeldQueue();
+    const hub = new LeaseHub(queue, clock, silentLogger, { pollMaxMs: 1000, maxWaiters: 100 });
+    const deadline = clock.now() + 60_000;
+
+    const first = hub.next('q', 30, deadline, 'w', 'lane');
+    const second = hub.next('q', 30, deadline, 'w', 'lane');
+    await settled();
+    // Sized for the first request only (the second joined while it was under way).
+    expect(queue.receives.map((r) => [r.queue, r.max])).toEqual([['lane', 1]]);
+    queue.receives[0]?.answer([message('retried')]);
+    await expect(first).resolves.toMatchObject({ messageId: 'retried', queue: 'lane' });
+    await settled();
+    // The lane again (it had something), empty this time: the queue serves the request it left.
+    queue.receives[1]?.answer([]);
+    await settled();
+    expect(queue.receives.slice(1).map((r) => [r.queue, r.max])).toEqual([
+      ['lane', 1],
+      ['q', 1],
+    ]);
+    queue.receives[2]?.answer([message('fresh')]);
+    await expect(second).resolves.toMatchObject({ messageId: 'fresh', queue: 'q' });
+
+    // Within the look interval (a quarter of the poll interval) after the empty look, a request goes to the queue alone.
+    const third = hub.next('q', 30, deadline, 'w', 'lane');
+    await settled();
+    expect(queue.receives[3]?.queue).toBe('q');
+    queue.receives[3]?.answer([message('fresh-2')]);
+    await expect(third).resolves.toMatchObject({ messageId: 'fresh-2' });
+    // After it, the lane is looked at first again.
+    await clock.advance(250);
+    const fourth = hub.next('q', 30, deadline, 'w', 'lane');
+    await settled();
+    expect(queue.receives[4]?.queue).toBe('lane');
+    queue.receives[4]?.answer([message('due')]);
+    await expect(fourth).resolves.toMatchObject({ messageId: 'due', queue: 'lane' });
+  });
+});
+
+describe('LeaseHub due times', () => {
+  it('looks at the lane when a retry it was told of falls due, inside the look interval', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const queue = new HeldQueue();
+    const hub = new LeaseHub(queue, clock, silentLogger, { pollMaxMs: 1000, maxWaiters: 100 });
+    const deadline = clock.now() + 60_000;
+
+    const first = hub.next('q', 30, deadline, 'w', 'lane');
+    await settled();
+    queue.receives[0]?.answer([]);
+    await settled();
+    queue.receives[1]?.answer([message('fresh')]);
+    await expect(first).resolves.toMatchObject({ queue: 'q' });
+    // The lane was found empty: for its look interval (250 ms) requests go to the queue alone, but a
+    // retry this instance recorded falls due 100 ms on, and the lane is looked at then.
+    hub.due('lane', clock.now() + 100);
+    await clock.advance(100);
+    const second = hub.next('q', 30, deadline, 'w', 'lane');
+    await settled();
+    expect(queue.receives[2]?.queue).toBe('lane');
+    queue.receives[2]?.answer([message('retried')]);
+    await expect(second).resolves.toMatchObject({ messageId: 'retried', queue: 'lane' });
   });
 });

@@ -407,10 +407,11 @@ describe(`webhook processors pushing to a local HTTPS endpoint, on the ${hostLab
     const f5 = [];
     for await (const f of j5.failures()) f5.push(f);
     expect(f5.map((f) => [f.code, f.attempts])).toEqual(Array(5).fill(['retriesExhausted', 2]));
-    expect(f5[0]?.reason).toMatch(/The endpoint answered 500: \{"error":"database down"\} \(gave up after 2 attempts\)/);
+    // A submitter reads the status, never the endpoint's answer (shared/webhookFailure.ts); the log has the body.
+    expect(f5[0]?.reason).toBe('HTTP 500 (gave up after 2 attempts)');
     const ft = [];
     for await (const f of jt.failures()) ft.push(f);
-    expect(ft[0]?.reason).toMatch(/could not be reached: No answer within 1000 ms \(gave up after 2 attempts\)/);
+    expect(ft[0]?.reason).toBe('The endpoint could not be reached (gave up after 2 attempts)');
     expect(tries.get(broken)).toBe(2);
     // Standard Webhooks: one webhook-id per batch delivery, the same on its retry (before: `…:1`, then `…:2`).
     expect(pushes).toHaveLength(2);
