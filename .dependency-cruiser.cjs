@@ -47,6 +47,8 @@ const edges = {
   // A gate run's job action and a schedule's job target take the jobs API's own body.
   gates: ['durable', 'effects', 'http', 'jobs', 'runtime', 'storage', 'telemetry'],
   schedules: ['durable', 'effects', 'http', 'jobs', 'runtime', 'storage', 'telemetry'],
+  // Named callers' credentials (issued with the identity rules, checked on use by the resolver).
+  callers: ['http', 'identity', 'runtime', 'storage'],
   health: ['http', 'storage'],
   console: ['http'],
   apidocs: ['console', 'http'],
@@ -57,7 +59,7 @@ const edges = {
  * and another folder of shared/ reaches it only through that — or its API body schemas (a gate run's
  * job action and a schedule's job target take the jobs API's own body).
  */
-const capabilities = ['sequences', 'counters', 'gates', 'schedules', 'jobs', 'streams', 'billing', 'wordcount'];
+const capabilities = ['callers', 'sequences', 'counters', 'gates', 'schedules', 'jobs', 'streams', 'billing', 'wordcount'];
 
 const frontDoorRules = capabilities.map((capability) => ({
   name: `front-door-of-${capability}`,

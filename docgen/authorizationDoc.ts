@@ -13,6 +13,7 @@ const levelText = { anonymous: 'anonymous', function: 'function key', admin: '**
 const roleText = {
   anonymous: 'anyone',
   caller: 'any caller with a role',
+  identified: 'any identity (with or without a role)',
   submitter: 'submitter (403 otherwise)',
   worker: "worker of the route's processor (403 otherwise)",
   owner: "the resource's owner or an admin (a submitter who is not: 404; others: 403)",

@@ -62,7 +62,7 @@ async function runRoute(route: RouteDefinition, request: HttpRequest, context: I
     const result = await route.run(request, {
       logger: invocationLogger(context),
       clientGone: client.signal,
-      callers: () => callerResolverFor(theApp().config.identity),
+      callers: () => callerResolverFor(theApp().config.identity, process.env, theApp().callers.isRevoked),
       held: () => theApp().held,
       ...(limit === undefined ? {} : { maxBodyBytes: limit }),
       ...(durable === undefined ? {} : { durable }),

@@ -37,6 +37,8 @@ export const tables = {
   jobProcessors: 'jobprocessors',
   /** Job results, partition = job id: one row per item (`r|<item>`), tally rows counting them (`t|…`), envelope errors (`x|…`), deliveries workers used (`l|…`). */
   jobResults: 'jobresults',
+  /** Named callers (partition `c`, RowKey = name), revoked credential ids (partition `r`) and the names' count (`|names`). */
+  callers: 'callers',
 } as const;
 
 /** Storage queues. */

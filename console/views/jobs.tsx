@@ -84,7 +84,7 @@ function share(part: number, items: number): string {
 
 function Results({ job }: { job: JobView }) {
   const results = usePolling(
-    (signal) => firstRows<JobResult>(tallyho().jobs.job(job.id).results({ signal })),
+    (signal) => firstRows<JobResult>(tallyho().jobs.job(job.id, { admin: true }).results({ signal })),
     job.state === 'running' ? 3000 : 30000,
     `${job.id}:${job.totals.succeeded + job.totals.failed + job.totals.cancelled}`,
   );
@@ -115,7 +115,7 @@ function Results({ job }: { job: JobView }) {
 
 function Failures({ job }: { job: JobView }) {
   const failures = usePolling(
-    (signal) => firstRows<JobFailure>(tallyho().jobs.job(job.id).failures({ signal })),
+    (signal) => firstRows<JobFailure>(tallyho().jobs.job(job.id, { admin: true }).failures({ signal })),
     job.state === 'running' ? 3000 : 30000,
     `${job.id}:${job.totals.failed}`,
   );

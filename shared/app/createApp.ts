@@ -19,6 +19,7 @@ import { createGates, type Gates } from '../gates';
 import { HeldRequests, type RequestMetrics, requestMetricsOf } from '../http';
 import { runIdempotencySweep, type SweepReport } from '../idempotencySweep';
 import { createJobs, type Jobs } from '../jobs';
+import { type Callers, createCallers } from '../callers';
 import type { Logger } from '../log';
 import type { ServiceBusSenders } from '../messaging';
 import { containers, serviceBusEntities, tables } from '../resources';
@@ -55,6 +56,8 @@ export interface App {
   readonly gates: Gates;
   readonly schedules: Schedules;
   readonly jobs: Jobs;
+  /** Named callers' credentials: issued, listed and revoked by admins, checked for revocation on use. */
+  readonly callers: Callers;
   readonly streams: Streams;
   /** Where the HTTP adapter records each answered request (http.server.request.duration). */
   readonly requests: RequestMetrics;
@@ -81,7 +84,7 @@ interface Wiring {
   readonly table: (name: string) => () => ReturnType<StorageClients['table']>;
 }
 
-/** The capabilities that keep data and need no other capability: streams, sequences, counters. */
+/** The capabilities that keep data and need no other capability: streams, sequences, counters, callers. */
 function dataCapabilities({ config, storage, runtime, table }: Wiring) {
   const streams = createStreams({
     ...runtime,
@@ -104,7 +107,13 @@ function dataCapabilities({ config, storage, runtime, table }: Wiring) {
     table: (name) => storage.table(name),
     idempotencyTtlSeconds: config.http.idempotencyTtlSeconds,
   });
-  return { streams, sequences, counters };
+  const callers = createCallers({
+    ...runtime,
+    settings: config.callers,
+    table: table(tables.callers),
+    credentialsKey: config.identity.credentialsKey,
+  });
+  return { streams, sequences, counters, callers };
 }
 
 /** Jobs (its in-app processors append through streams), then what runs effects: gates, then schedules (a target may release a gate). */
@@ -175,7 +184,7 @@ export function createApp(deps: AppDeps): App {
     newId: deps.newId,
   };
   const wiring: Wiring = { config, storage, serviceBus, runtime, table: (name) => () => storage.table(name) };
-  const { streams, sequences, counters } = dataCapabilities(wiring);
+  const { streams, sequences, counters, callers } = dataCapabilities(wiring);
   const { jobs, gates, schedules } = workCapabilities(wiring, streams);
   // Long polls and event streams answer now; shutdown() does the same first, then the rest.
   const stopping = (): void => {
@@ -191,6 +200,7 @@ export function createApp(deps: AppDeps): App {
     schedules,
     jobs,
     streams,
+    callers,
     requests: requestMetricsOf(runtime.telemetry),
     held: new HeldRequests(() => config.http.maxHeld),
     sweepIdempotency: async () => runIdempotencySweep(await storage.table(tables.idempotency), runtime.clock, runtime.logger),

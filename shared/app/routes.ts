@@ -5,6 +5,7 @@
  * before any setting beyond the registration's is read — and without any I/O.
  */
 import { apiDocsAssetDirectory, apiDocsRoutes } from '../apidocs';
+import { callersRoutes } from '../callers';
 import { systemClock } from '../clock';
 import { builtAssetDirectory, type ConsoleAssets, loadConsoleAssets, consoleRoutes } from '../console';
 import { countersRoutes } from '../counters';
@@ -56,6 +57,12 @@ export function appRoutes(app: () => App, settings: Pick<RegistrationSettings, '
       queuePrefix: settings.jobs.queuePrefix,
     }),
     ...streamsRoutes({ service: () => app().streams.service }),
+    ...callersRoutes({
+      registry: () => app().callers.registry,
+      openJobsOf: (id) => app().jobs.openJobsOf(id),
+      heldOf: (id) => app().held.held(id),
+      now: () => systemClock.now(),
+    }),
     ...openApiRoutes({ routes: () => routes, tags: capabilityTags }),
     ...consoleRoutes({ assets: assetsOnce(builtAssetDirectory) }),
     ...apiDocsRoutes({ assets: assetsOnce(apiDocsAssetDirectory) }),

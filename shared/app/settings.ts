@@ -9,6 +9,7 @@ import { readServiceBusConnection, serviceBusConnectionName } from '../messaging
 import { readStorageConnection, storageConnectionName, storageRetrySettings } from '../storage';
 import { group } from '../settings';
 import { billingSettings } from '../billing';
+import { callerSettings } from '../callers';
 import { counterSettings } from '../counters';
 import { durableSettings } from '../durable';
 import { gateSettings } from '../gates';
@@ -25,6 +26,7 @@ import { telemetrySettings } from '../telemetry';
 export const appSettings = {
   http: httpSettings,
   identity: identitySettings,
+  callers: callerSettings,
   storageRetry: storageRetrySettings,
   signing: signingSettings,
   occ: occSettings,

@@ -132,6 +132,8 @@ export const authorization = {
   jobsGet: owner,
   jobsResults: owner,
   jobsFailures: owner,
+  jobsResultsPrivileged: { ...admin, note: "Any caller's job: operators (the console) read results here." },
+  jobsFailuresPrivileged: admin,
   jobsFile: owner,
   jobsRetryFailed: admin,
   jobsCancel: { ...owner, note: 'A job id is no capability: only its owner (or an admin) may cancel it; anyone else gets 404.' },
@@ -150,6 +152,15 @@ export const authorization = {
   streamsList: admin,
   streamsRemap: admin,
   streamsFlush: admin,
+
+  callersIssue: { ...admin, note: 'Answers the credential, this once; the app keeps only its id.' },
+  callersList: { ...admin, note: 'Names, roles and credential ids; never a credential.' },
+  callersRevoke: admin,
+  callersMe: {
+    level: 'function',
+    role: 'identified',
+    note: 'Answers the asking identity only: its id, roles and what it holds.',
+  },
 
   zzNotFound: {
     ...anonymous,

@@ -8,11 +8,12 @@ import { type Caller, hasAnyRole } from './caller';
 import { forbidden } from './refusal';
 
 /**
- * `anonymous`: anyone; `caller`: an identity holding some role; `submitter`; `worker`: a worker of
+ * `anonymous`: anyone; `identified`: any identity the app resolved (what the host or a token let in), with
+ * or without a role; `caller`: an identity holding some role; `submitter`; `worker`: a worker of
  * the processor the request names; `owner`: the owner of the resource the request names, or an
  * admin; `admin`.
  */
-export type RouteRole = 'anonymous' | 'caller' | 'submitter' | 'worker' | 'owner' | 'admin';
+export type RouteRole = 'anonymous' | 'identified' | 'caller' | 'submitter' | 'worker' | 'owner' | 'admin';
 
 /** The processor a worker route acts on, and the caller ids its declaration names as its workers. */
 export interface ProcessorWorkers {
@@ -40,6 +41,7 @@ function isWorkerOf(caller: Caller, target: ProcessorWorkers): boolean {
 export function requireRole(caller: Caller, role: RouteRole, target?: ProcessorWorkers): void {
   switch (role) {
     case 'anonymous':
+    case 'identified':
       return;
     case 'admin':
       if (!caller.roles.admin) throw forbidden('This operation needs the admin role');

@@ -6,9 +6,9 @@
  *
  * A credential is `tly1.` and a JWT signed HS256 with TALLYHO_CREDENTIALS_KEY (its own key: rotating
  * it revokes every credential at once), issuer and audience `tallyho`, naming the caller (`sub`),
- * its roles and its id (`jti`, listed in TALLYHO_CREDENTIALS_REVOKED to revoke one). It is checked
- * with the signature alone, so a forged or junk credential costs no storage read; a settings change
- * (which restarts every instance) revokes.
+ * its roles and its id (`jti`). It is checked with the signature first, so a forged or junk credential
+ * costs no storage read; then against the revocations (`DELETE /api/callers/{name}`: a stored row,
+ * cached briefly, shared/callers/revocations.ts) and TALLYHO_CREDENTIALS_REVOKED.
  */
 import { randomUUID } from 'node:crypto';
 
@@ -68,6 +68,8 @@ export async function issueCredential(
 export interface CredentialOptions {
   readonly key: Buffer | undefined;
   readonly revoked: readonly string[];
+  /** Whether a credential id was revoked through `DELETE /api/callers/{name}` (shared/callers: a stored row, briefly cached). */
+  readonly isRevoked?: (id: string) => Promise<boolean>;
 }
 
 export function credentialVerifier(options: CredentialOptions): (credential: string) => Promise<Caller> {
@@ -88,7 +90,10 @@ export function credentialVerifier(options: CredentialOptions): (credential: str
       throw refusalOf(err, what);
     }
     const name = payload.sub ?? '';
-    if (payload.jti !== undefined && revoked.has(payload.jti)) throw unauthorized(`This ${what} has been revoked`);
+    const id = payload.jti ?? '';
+    if (revoked.has(id) || (options.isRevoked !== undefined && (await options.isRevoked(id)))) {
+      throw unauthorized(`This ${what} has been revoked`);
+    }
     const roles = parseRoles(Array.isArray(payload.roles) ? payload.roles.filter((r): r is string => typeof r === 'string') : []);
     if ('unknown' in roles || !callerNamePattern.test(name)) throw unauthorized(`The ${what} is not one this app issues`);
     return { id: `cred:${name}`, kind: 'credential', roles, name };

@@ -49,9 +49,13 @@ function bearerToken(headers: HeaderReader): string | undefined {
 export function createCallerResolver(
   settings: IdentitySettings,
   platform: PlatformFacts,
-  overrides: { readonly entra?: TokenVerifier } = {},
+  overrides: { readonly entra?: TokenVerifier; readonly isRevoked?: (credentialId: string) => Promise<boolean> } = {},
 ): CallerResolver {
-  const credentials = credentialVerifier({ key: settings.credentialsKey, revoked: settings.credentialsRevoked });
+  const credentials = credentialVerifier({
+    key: settings.credentialsKey,
+    revoked: settings.credentialsRevoked,
+    ...(overrides.isRevoked === undefined ? {} : { isRevoked: overrides.isRevoked }),
+  });
   const entraOn = settings.mode !== 'keys';
   const entra =
     overrides.entra ??

@@ -11,10 +11,14 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 const resolvers = new WeakMap<IdentitySettings, CallerResolver>();
 
-export function callerResolverFor(settings: IdentitySettings, env: Env = process.env): CallerResolver {
+export function callerResolverFor(
+  settings: IdentitySettings,
+  env: Env = process.env,
+  isRevoked?: (credentialId: string) => Promise<boolean>,
+): CallerResolver {
   let resolver = resolvers.get(settings);
   if (resolver === undefined) {
-    resolver = createCallerResolver(settings, platformFacts(env));
+    resolver = createCallerResolver(settings, platformFacts(env), isRevoked === undefined ? {} : { isRevoked });
     resolvers.set(settings, resolver);
   }
   return resolver;

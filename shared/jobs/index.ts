@@ -51,8 +51,9 @@ import type { PushTransport } from './processors/pushTransport';
 import { JobReads } from './http/reads';
 import { type JobSettings, jobSettings } from './settings';
 import { Enqueuer } from './submit/enqueue';
-import { type ReconcileReport, Reconciler } from './submit/reconcile';
+import { type ReconcileDeps, type ReconcileReport, Reconciler } from './submit/reconcile';
 import { Cancels, cancelQueueName } from './submit/cancel';
+import { Expiry } from './submit/expiry';
 import { Submissions } from './submit/submissions';
 
 export { jobSettings } from './settings';
@@ -129,6 +130,8 @@ export interface Jobs {
   /** What a completed job still owes: the hand-on trigger's use-case, and going on with a job's outputs. */
   readonly outputs: Pick<Outputs, 'onDeliveryRequest' | 'finish'>;
   readonly upkeep: JobsUpkeep;
+  /** Unfinished jobs `owner` (a Caller id) holds of TALLYHO_JOBS_MAX_OPEN: one point read. */
+  openJobsOf(owner: string): Promise<number>;
   /** The instance is stopping: open lease long polls answer now, empty, as when their wait runs out. */
   stopping(): void;
 }
@@ -237,13 +240,40 @@ export function createJobs(deps: JobsDeps): Jobs {
     upkeep: upkeepOf(
       deps,
       s,
-      new Reconciler({ rows, enqueuer, completion, outputs, cancels, staleSeconds: settings.staleSeconds, pageSize: settings.reconcilePage, newLease, clock, logger }),
+      reconcilerOf(deps, s, { rows, enqueuer, completion, outputs, cancels }),
       new Pusher({ ...s, leases, push: deps.push, clock, logger, instruments }),
     ),
     stopping: () => hub.close(),
+    openJobsOf: (owner) => s.slots.heldBy(owner),
   };
   observeBacklog(instruments, reads, clock);
   return jobs;
+}
+
+/** The reconciler, with the idle-job rule (./submit/expiry.ts). */
+function reconcilerOf(
+  deps: JobsDeps,
+  s: ReturnType<typeof stores>,
+  parts: Pick<ReconcileDeps, 'rows' | 'enqueuer' | 'completion' | 'outputs' | 'cancels'>,
+): Reconciler {
+  const { settings, clock, logger } = deps;
+  const expiry = new Expiry({
+    ...s,
+    ...parts,
+    declared: (name) => s.declared.get(name),
+    defaultIdleLimitSeconds: settings.idleLimitSeconds,
+    clock,
+    logger,
+  });
+  return new Reconciler({
+    ...parts,
+    expiry,
+    staleSeconds: settings.staleSeconds,
+    pageSize: settings.reconcilePage,
+    newLease: deps.newId,
+    clock,
+    logger,
+  });
 }
 
 function upkeepOf(deps: JobsDeps, s: ReturnType<typeof stores>, reconciler: Reconciler, pusher: Pusher): JobsUpkeep {

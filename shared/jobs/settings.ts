@@ -1,6 +1,7 @@
 /** The jobs capability's settings (shared/settings.ts explains the declarations). */
 import { group, int, ncrontab, type SettingsOf, text } from '../settings';
 import { maxEnvelopeJsonBytes, sealOverheadBytes } from './envelopes/seal';
+import { idleLimitBounds } from './processors/processorDefinition';
 
 /** Queue names: lower-case letters, digits and single hyphens; room left for `-<n>-poison`. */
 const queuePrefixPattern = /^(?=.{3,54}$)[a-z0-9]+(-[a-z0-9]+)*$/;
@@ -74,6 +75,13 @@ export const jobSettings = group(
       5,
       86_400,
       'a finalization, delivery or event idle this long is taken over by the reconciler',
+    ),
+    idleLimitSeconds: int(
+      'TALLYHO_JOBS_IDLE_LIMIT_SECONDS',
+      86_400,
+      idleLimitBounds.min,
+      idleLimitBounds.max,
+      "a job no worker has served this long expires: its unfinished items fail with code `expired`, it finishes and gives back its place among TALLYHO_JOBS_MAX_OPEN (a processor's `idleLimitSeconds` overrides it; checked by the reconciler)",
     ),
     reconcilePage: int(
       'TALLYHO_JOBS_RECONCILE_PAGE',

@@ -119,6 +119,11 @@ export class CappedSet {
     return (await this.readCount(await this.options.table())).count;
   }
 
+  /** Members `holder` holds (a pool of fair shares): one point read. */
+  async heldBy(holder: string): Promise<number> {
+    return (await this.readCount(await this.options.table(), holderRowKey(holder))).count;
+  }
+
   private full(): AppError {
     if (this.options.whenFull !== undefined) return this.options.whenFull();
     const { noun, setting, max } = this.options;

@@ -99,6 +99,8 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
         // well past this test's patience on the devhost (reported; the schedules e2e quiets them too).
         TALLYHO_COUNTERS_ROLLUP_SCHEDULE: '0 0 0 1 1 *',
         TALLYHO_JOBS_RECONCILE_SCHEDULE: '0 0 0 1 1 *',
+        // A submitter of its own (a named caller), so the console reads jobs that are not the master key's.
+        TALLYHO_CREDENTIALS_KEY: Buffer.alloc(32, 3).toString('base64'),
       },
     });
     browser = await launchBrowser();
@@ -286,10 +288,18 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
     },
   );
 
-  ownHostTest("a job's progress bar reaches completion and its failures show their reasons", async () => {
+  ownHostTest("a job's progress bar reaches completion and its failures show their reasons, whoever submitted it", async () => {
     const items: Record<string, unknown>[] = transactions(90, 7, 'console');
     items[3] = { ...items[3], currency: 'XXX' };
-    const submitted = await requestJson<JobView>(host, 'POST', '/api/jobs', { body: { processor: 'billing', items } });
+    // Submitted by a named caller: its job is not the master key's (`key:shared` on function-level
+    // routes), and the console reads it through the admin-level routes.
+    const caller = await admin<{ credential: string }>('POST', '/api/callers', { name: `console-${Date.now()}`, roles: ['submitter'] });
+    expect(caller.status).toBe(201);
+    const asSubmitter = { authorization: `Bearer ${caller.body.credential}` };
+    const submitted = await requestJson<JobView>(host, 'POST', '/api/jobs', {
+      body: { processor: 'billing', items },
+      headers: asSubmitter,
+    });
     expect(submitted.status).toBe(202);
     const id = submitted.body.id;
 
@@ -310,8 +320,10 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
     await expectText(page, `[data-job="${id}"] .failures`, 'console-000003');
     const reason = await card.locator('.failures .reason').first().textContent();
     expect(reason).toMatch(/XXX|currency/i);
-    const job = await admin<JobView>('GET', `/api/jobs/${id}`);
+    const job = await requestJson<JobView>(host, 'GET', `/api/jobs/${id}`, { headers: asSubmitter });
     expect(job.body.totals).toEqual({ items: 90, succeeded: 89, failed: 1, cancelled: 0, pending: 0 });
+    // The master key on the owner's route is `key:shared`, a stranger to this job.
+    expect((await admin('GET', `/api/jobs/${id}`)).status).toBe(404);
     await screenshot(page, 'jobs', { docs: true });
   });
 

@@ -17,11 +17,11 @@ export async function codeOf(promise: Promise<unknown>): Promise<string | undefi
 }
 
 /**
- * What a caller would see of the AppError `promise` rejects with: its code, HTTP status and field
- * issues, as a plain object for `toMatchObject`. Resolving fails the test; any other error is rethrown.
+ * What a caller would see of the AppError `promise` rejects with: its code, HTTP status, detail and
+ * field issues, as a plain object for `toMatchObject`. Resolving fails the test; any other error is rethrown.
  */
-export async function appErrorOf(promise: Promise<unknown>): Promise<Pick<AppError, 'code' | 'status' | 'issues'>> {
+export async function appErrorOf(promise: Promise<unknown>): Promise<Pick<AppError, 'code' | 'status' | 'issues'> & { detail: string }> {
   const err = await rejection(promise);
   if (err === undefined) throw new Error('expected a failure');
-  return { code: err.code, status: err.status, issues: err.issues };
+  return { code: err.code, status: err.status, issues: err.issues, detail: err.message };
 }

@@ -5,6 +5,7 @@
  * returns the same object for the same name).
  */
 import { Gates, Streams } from './admin.js';
+import { Callers } from './callers.js';
 import type { TokenCredential } from './auth.js';
 import { type CounterOptions, Counters } from './counters.js';
 import { Gate, type GateOptions } from './gate.js';
@@ -35,6 +36,8 @@ export class TallyhoClient {
   readonly sequences: Sequences;
   readonly gates: Gates;
   readonly streams: Streams;
+  /** Named callers' credentials (admin), and `me`. */
+  readonly callers: Callers;
   /** Cached gate checks for production code paths; type your code against `GateReleases`. */
   readonly releases: CachedGateReleases;
   private readonly sequenceCache = new Map<string, Sequence>();
@@ -58,6 +61,7 @@ export class TallyhoClient {
     this.sequences = new Sequences(this.transport);
     this.gates = new Gates(this.transport);
     this.streams = new Streams(this.transport);
+    this.callers = new Callers(this.transport);
     this.releases = new CachedGateReleases(this.transport, options.releases);
   }
 

@@ -1,5 +1,6 @@
 /** @tallyho/client: the public surface. */
 export { Gates, Streams } from './admin.js';
+export { Callers, type IssueOptions } from './callers.js';
 export { type AccessToken, type CredentialOptions, type GetTokenOptions, type TokenCredential } from './auth.js';
 export { TallyhoClient, type TallyhoClientCredentialOptions, type TallyhoClientOptions } from './client.js';
 export { type Clock, systemClock } from './clock.js';
@@ -16,7 +17,7 @@ export {
 export type { OperationOptions } from './options.js';
 export { Gate, type GateOptions, type GateTransportMode, type Observed, type RunOptions, type WaitOptions } from './gate.js';
 export { type OperationKind, type OperationState, type PollerLike, type PollerOptions } from './poller.js';
-export { Job, Jobs, type JobItem, type ProgressOptions, type SubmitOptions, isSettled } from './jobs.js';
+export { Job, Jobs, type JobItem, type JobOptions, type ProgressOptions, type SubmitOptions, isSettled } from './jobs.js';
 export { type ApiPage, type ListOptions, type PagedAsyncIterableIterator, type PageSettings } from './paging.js';
 export { type BatchContext, type BatchHandler, JobWorker, type WorkerOptions, type WorkerStats } from './worker.js';
 export { verifyWebhook, type VerifyOptions, WebhookVerificationError, type WebhookHeaders } from './webhooks.js';

@@ -42,11 +42,25 @@ export function isSettled(job: JobView): boolean {
   return settled.has(job.state);
 }
 
+export interface JobOptions {
+  /**
+   * Read results and failures through the admin-level routes (`…/privileged`, the admin key): any
+   * caller's job, as an operator reads it. Without it the job's owner (or an admin identity) reads it.
+   */
+  readonly admin?: boolean;
+}
+
 export class Job {
   constructor(
     private readonly transport: Transport,
     readonly id: string,
+    private readonly options: JobOptions = {},
   ) {}
+
+  /** Where a list of the job is read, and with which key. */
+  private listOf(list: 'results' | 'failures'): { path: string; key?: 'admin' } {
+    return this.options.admin === true ? { path: `${this.path}/${list}/privileged`, key: 'admin' } : { path: `${this.path}/${list}` };
+  }
 
   private get path(): string {
     return `jobs/${segment(this.id)}`;
@@ -80,12 +94,12 @@ export class Job {
 
   /** The item results, in item-id order, optionally of one status. */
   results(options: ListOptions & { status?: JobResult['status'] } = {}): PagedAsyncIterableIterator<JobResult, JobResultsPage> {
-    return pagedList(this.transport, { path: `${this.path}/results`, query: { status: options.status } }, options);
+    return pagedList(this.transport, { ...this.listOf('results'), query: { status: options.status } }, options);
   }
 
   /** The failed items with their reasons, in item-id order. */
   failures(options: ListOptions = {}): PagedAsyncIterableIterator<JobFailure, JobFailuresPage> {
-    return pagedList(this.transport, { path: `${this.path}/failures` }, options);
+    return pagedList(this.transport, this.listOf('failures'), options);
   }
 
   /**
@@ -174,8 +188,9 @@ export class Jobs {
     });
   }
 
-  job(id: string): Job {
-    return new Job(this.transport, id);
+  /** One job; `{ admin: true }` reads its results and failures as an operator (any caller's job). */
+  job(id: string, options: JobOptions = {}): Job {
+    return new Job(this.transport, id, options);
   }
 
   /**

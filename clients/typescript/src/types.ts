@@ -44,6 +44,9 @@ export type LeaseCompletion = Schemas['LeaseCompletion'];
 export type LeaseCompletionResult = Schemas['LeaseCompletionResult'];
 export type ItemResult = LeaseCompletion['results'][number];
 export type ProcessorView = Schemas['Processor'];
+export type CallerView = Schemas['Caller'];
+export type CallerIssued = Schemas['CallerIssued'];
+export type CallerSelf = Schemas['CallerSelf'];
 /** Fields with a server-side default may be left out (the generated type, like the response form, requires them). */
 type WithDefaultsOptional<D> = D extends unknown ? Partial<Omit<D, 'type' | 'url'>> & Pick<D, Extract<keyof D, 'type' | 'url'>> : never;
 export type ProcessorDeclaration = WithDefaultsOptional<Schemas['ProcessorDeclaration']>;

@@ -33,6 +33,7 @@ import { type Envelope, type EnvelopeItem, isClaimCheck, type JsonObject } from 
 import type { JobFiles } from '../envelopes/files';
 import { envelopeMessage, type EnvelopeQueues } from '../envelopes/queues';
 import type { Completion } from '../ledger/completion';
+import { isFinished } from '../ledger/jobRecord';
 import type { JobRows } from '../ledger/jobRows';
 import type { LeaseLog } from '../ledger/leaseLog';
 import type { ResultStore } from '../ledger/resultStore';
@@ -164,9 +165,10 @@ export class LeaseGranter {
     return granted;
   }
 
+  /** The job is gone, being cancelled or finished (expired, say): nothing of it is to be leased. */
   private async cancelled(jobId: string): Promise<boolean> {
     const stored = await this.deps.rows.read(jobId);
-    return stored === undefined || stored.job.cancelledAt !== null || stored.job.phase === 'cancelled';
+    return stored === undefined || stored.job.cancelledAt !== null || isFinished(stored.job.phase);
   }
 
   /** The deliveries of the message before this one that count as attempts (./itemAttempts.ts). */

@@ -20,6 +20,7 @@ function viewProcessor(p: DeclaredProcessor, queuePrefix: string, secret?: strin
     retry: p.retry,
     itemSchema: p.itemSchema,
     workers: p.workers ?? [],
+    idleLimitSeconds: p.idleLimitSeconds ?? null,
     queue: processorQueueName(queuePrefix, p.name),
     createdAt: iso(p.createdAt),
     updatedAt: iso(p.updatedAt),

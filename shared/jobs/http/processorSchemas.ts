@@ -19,6 +19,11 @@ export const processorView = z
     retry: z.object({ delaySeconds: z.number(), multiplier: z.number(), maxDelaySeconds: z.number() }),
     itemSchema: z.record(z.string(), z.unknown()).nullable(),
     workers: z.array(z.string()).meta({ description: 'Caller ids that may lease its batches besides holders of its worker role' }),
+    idleLimitSeconds: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'A job no worker served this long expires; null: TALLYHO_JOBS_IDLE_LIMIT_SECONDS' }),
     queue: z.string().meta({ description: "The processor's own storage queue" }),
     url: z.string().optional(),
     timeoutSeconds: z.number().int().optional(),

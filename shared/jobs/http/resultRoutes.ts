@@ -12,35 +12,48 @@ function pageAnswers(schema: typeof resultsPage | typeof failuresPage, bad: stri
   return { 200: { description: 'One page', schema }, 400: problem(bad), 404: notFound, 503: unavailable };
 }
 
-export function jobsResultsRoute(deps: JobRouteDeps): RouteDefinition {
+/**
+ * The results or failures of a job: the owner's route (function level: its owner or an admin, 404 to
+ * anyone else) and its admin-level twin, `…/privileged`, for operators — in the keys modes the master
+ * key on a function-level route is `key:shared` (the host does not say which key it matched), so the
+ * console reads every caller's jobs through the twin.
+ */
+function resultListRoute(deps: JobRouteDeps, list: 'results' | 'failures', privileged: boolean): RouteDefinition {
+  const common = { method: 'GET', tags, params: jobParams } as const;
+  const path = `jobs/{id}/${list}${privileged ? '/privileged' : ''}`;
+  const whose = privileged ? " (admin: any caller's job)" : '';
+  if (list === 'results') {
+    return defineRoute({
+      ...common,
+      name: privileged ? 'jobsResultsPrivileged' : 'jobsResults',
+      path,
+      summary: `A page of the job's item results${whose}`,
+      description: 'In item-id order, a page at a time.',
+      query: resultsQuery,
+      responses: pageAnswers(resultsPage, 'Bad id, status, maxPageSize or continuationToken'),
+      handle: async ({ params, query, caller }) =>
+        json(200, pageBody(await deps.jobs().reads.results(params.id, 'results', query.status, query, caller), viewResult)),
+    });
+  }
   return defineRoute({
-    name: 'jobsResults',
-    method: 'GET',
-    path: 'jobs/{id}/results',
-    summary: "A page of the job's item results",
-    description: 'In item-id order, a page at a time.',
-    tags,
-    params: jobParams,
-    query: resultsQuery,
-    responses: pageAnswers(resultsPage, 'Bad id, status, maxPageSize or continuationToken'),
-    handle: async ({ params, query, caller }) =>
-      json(200, pageBody(await deps.jobs().reads.results(params.id, 'results', query.status, query, caller), viewResult)),
-  });
-}
-
-export function jobsFailuresRoute(deps: JobRouteDeps): RouteDefinition {
-  return defineRoute({
-    name: 'jobsFailures',
-    method: 'GET',
-    path: 'jobs/{id}/failures',
-    summary: "A page of the job's failed items, with reasons",
-    tags,
-    params: jobParams,
+    ...common,
+    name: privileged ? 'jobsFailuresPrivileged' : 'jobsFailures',
+    path,
+    summary: `A page of the job's failed items, with reasons${whose}`,
     query: failuresQuery,
     responses: pageAnswers(failuresPage, 'Bad id, maxPageSize or continuationToken'),
     handle: async ({ params, query, caller }) =>
       json(200, pageBody(await deps.jobs().reads.results(params.id, 'failures', 'failed', query, caller), viewFailure)),
   });
+}
+
+export function jobsResultsRoutes(deps: JobRouteDeps): RouteDefinition[] {
+  return [
+    resultListRoute(deps, 'results', false),
+    resultListRoute(deps, 'failures', false),
+    resultListRoute(deps, 'results', true),
+    resultListRoute(deps, 'failures', true),
+  ];
 }
 
 export function jobsFileRoute(deps: JobRouteDeps): RouteDefinition {

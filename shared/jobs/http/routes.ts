@@ -1,6 +1,6 @@
 /** The jobs HTTP API, defined once (registration, validation and OpenAPI all come from here). */
 import type { RouteDefinition } from '../../http/route';
-import { jobsFailuresRoute, jobsFileRoute, jobsResultsRoute } from './resultRoutes';
+import { jobsFileRoute, jobsResultsRoutes } from './resultRoutes';
 import type { JobRouteDeps } from './routeCommon';
 import { jobsCancelRoute, jobsFiguresRoute, jobsGetRoute, jobsListRoute, jobsRetryFailedRoute, jobsSubmitRoute } from './submitRoutes';
 import { leasesCompleteRoute, leasesExtendRoute, leasesTakeRoute } from './leaseRoutes';
@@ -14,8 +14,7 @@ export function jobsRoutes(deps: JobRouteDeps): RouteDefinition[] {
     jobsListRoute(deps),
     jobsFiguresRoute(deps),
     jobsGetRoute(deps),
-    jobsResultsRoute(deps),
-    jobsFailuresRoute(deps),
+    ...jobsResultsRoutes(deps),
     jobsRetryFailedRoute(deps),
     jobsFileRoute(deps),
     jobsCancelRoute(deps),

@@ -76,6 +76,20 @@ export class LeaseLog {
     return used;
   }
 
+  /** Whether a worker used (extended or completed) a lease of the job at or after `since` (ms): one row at most is read. */
+  async usedSince(jobId: string, since: number): Promise<boolean> {
+    const table = await this.table();
+    try {
+      const rows = table.listEntities<Record<string, unknown>>({
+        queryOptions: { filter: odata`PartitionKey eq ${jobId} and RowKey ge 'l|' and RowKey lt 'l}' and at ge ${since}`, select: ['RowKey'] },
+      });
+      for await (const _ of rows) return true;
+    } catch (err) {
+      throw translateStorageError(err, `reading the deliveries of job ${jobId}`);
+    }
+    return false;
+  }
+
   private async write(d: Delivery, fields: Record<string, string>): Promise<void> {
     const table = await this.table();
     try {

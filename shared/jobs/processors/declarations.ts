@@ -105,6 +105,7 @@ export class Declarations {
         retry: body.retry,
         itemSchema: body.itemSchema,
         workers: body.workers,
+        idleLimitSeconds: body.idleLimitSeconds,
         createdAt: existing?.processor.createdAt ?? now,
         updatedAt: now,
       };

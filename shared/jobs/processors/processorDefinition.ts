@@ -36,6 +36,8 @@ interface Common {
   readonly itemSchema: Record<string, unknown> | null;
   /** Caller ids that may work it besides holders of a worker role for it (absent in declarations made before). */
   readonly workers?: readonly string[];
+  /** A job of it no worker served this long expires (../submit/expiry.ts); null or absent: TALLYHO_JOBS_IDLE_LIMIT_SECONDS. */
+  readonly idleLimitSeconds?: number | null;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -58,6 +60,9 @@ export interface WebhookProcessor extends Common {
 }
 
 export type DeclaredProcessor = ExternalProcessor | WebhookProcessor;
+
+/** The bounds of an idle limit, a processor's and the setting's: a minute to 30 days. */
+export const idleLimitBounds = { min: 60, max: 30 * 86_400 } as const;
 
 /** Seconds a push's lease lasts beyond the endpoint's timeout: room to record the answer. */
 export const pushLeaseMarginSeconds = 15;
@@ -103,6 +108,18 @@ const common = {
     .max(50)
     .default([])
     .meta({ description: 'Caller ids that may lease its batches, besides callers whose roles make them its workers' }),
+  idleLimitSeconds: z
+    .number()
+    .int()
+    .min(idleLimitBounds.min)
+    .max(idleLimitBounds.max)
+    .nullable()
+    .default(null)
+    .meta({
+      description:
+        'A job of this processor that no worker served for this long expires: its unfinished items fail with code `expired` and it finishes. ' +
+        'null: TALLYHO_JOBS_IDLE_LIMIT_SECONDS (24 h by default)',
+    }),
   batchSize: z.number().int().min(1).max(100).default(25).meta({ description: 'Items per batch (one lease or one push), 1-100' }),
   maxAttempts: z.number().int().min(1).max(20).default(3).meta({ description: 'Attempts per item before it fails with its reason' }),
   retry: retry.default({ delaySeconds: 10, multiplier: 2, maxDelaySeconds: 3600 }),

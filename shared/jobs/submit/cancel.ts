@@ -24,7 +24,7 @@ import { isFinished, type JobRecord } from '../ledger/jobRecord';
 import type { JobRows } from '../ledger/jobRows';
 import { requestedJob } from '../ledger/outputs';
 import type { ResultStore } from '../ledger/resultStore';
-import type { ItemResult } from '../ledger/results';
+import { closeOpenItems } from './closeItems';
 import type { Enqueuer } from './enqueue';
 
 /** The queue of cancel requests: `<prefix>-c` (short, like the hand-on queue, so its `-poison` twin fits 63 characters). */
@@ -73,24 +73,13 @@ export class Cancels {
     const { job } = stored;
     let recorded = 0;
     if (!isFinished(job.phase)) {
-      const rows = await deps.results.allRows(id);
-      const input = await deps.enqueuer.readInput(job);
-      const open: ItemResult[] = input.items
-        .filter((item) => {
-          const row = rows.get(item.id);
-          return row === undefined || row.status === 'retrying';
-        })
-        .map((item) => ({
-          id: item.id,
-          status: 'cancelled',
-          code: 'cancelled',
-          reason: 'The job was cancelled before this item had a result',
-          attempts: 0,
-          envelope: '',
-          claimCheck: false,
-        }));
-      recorded = (await deps.results.record(id, job.round, open, false, rows)).recorded;
-      deps.logger.log('info', 'jobs.cancelled', { job: id, cancelledItems: open.length });
+      const closed = await closeOpenItems(deps, job, {
+        status: 'cancelled',
+        code: 'cancelled',
+        reason: 'The job was cancelled before this item had a result',
+      });
+      recorded = closed.recorded;
+      deps.logger.log('info', 'jobs.cancelled', { job: id, cancelledItems: closed.open });
     }
     await deps.completion.completeIfDone(id);
     return recorded;

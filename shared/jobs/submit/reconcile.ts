@@ -1,10 +1,11 @@
 /**
  * The reconciler (a timer): visits the jobs in the `open` index and finishes whatever a crash left
  * half done — an enqueue whose lease ran out (resumed from its cursor), a cancel whose background
- * step never ran or stopped (./cancel.ts), a finalization whose
- * finalizer vanished, a completion's hand-on or event still owed — and drops jobs that are done
- * from the index. Each step is the same conditional, idempotent one the normal path uses, so the
- * reconciler racing a live worker costs a lost race, never a duplicate.
+ * step never ran or stopped (./cancel.ts), a finalization whose finalizer vanished, a completion's
+ * hand-on or event still owed — expires a job no worker served within its processor's idle limit
+ * (./expiry.ts), and drops jobs that are done from the index. Each step is the same conditional,
+ * idempotent one the normal path uses, so the reconciler racing a live worker costs a lost race,
+ * never a duplicate.
  *
  * A pass visits one page of the index (TALLYHO_JOBS_RECONCILE_PAGE jobs, in id order) after the last
  * one the previous pass visited, kept in the jobs table (`reconcile`/`cursor`); a short page is the
@@ -19,8 +20,9 @@ import type { JobRows } from '../ledger/jobRows';
 import { hasPendingOutput, type Outputs } from '../ledger/outputs';
 import type { Cancels } from './cancel';
 import type { Enqueuer } from './enqueue';
+import type { Expiry } from './expiry';
 
-type ReconcileAction = 'none' | 'enqueueResumed' | 'cancelFinished' | 'completed' | 'published' | 'closed';
+type ReconcileAction = 'none' | 'enqueueResumed' | 'cancelFinished' | 'expired' | 'completed' | 'published' | 'closed';
 
 export interface ReconcileReport {
   readonly visited: number;
@@ -34,6 +36,8 @@ export interface ReconcileDeps {
   readonly completion: Completion;
   readonly outputs: Outputs;
   readonly cancels: Pick<Cancels, 'finish'>;
+  /** The idle-job rule (./expiry.ts). */
+  readonly expiry: Pick<Expiry, 'expireIfIdle'>;
   /** TALLYHO_JOBS_STALE_SECONDS: work idle this long is taken over. */
   readonly staleSeconds: number;
   /** TALLYHO_JOBS_RECONCILE_PAGE: open jobs one pass visits. */
@@ -90,6 +94,7 @@ export class Reconciler {
       await deps.cancels.finish(id);
       return isFinished((await deps.rows.require(id)).job.phase) ? 'cancelFinished' : 'none';
     }
+    if (await deps.expiry.expireIfIdle(stored)) return 'expired';
     if (!isFinished(job.phase)) {
       return isFinished((await deps.completion.completeIfDone(id)).job.phase) ? 'completed' : 'none';
     }

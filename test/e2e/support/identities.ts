@@ -37,6 +37,8 @@ export function expectedFor(route: RouteDefinition, who: Who, mode: Mode): Expec
   if (level === 'admin') return who === 'admin' ? 'answer' : mode === 'keys' ? 401 : 403;
   const submitter = who === 'submitterA' || who === 'submitterB' || who === 'admin';
   switch (role) {
+    case 'identified':
+      return 'answer';
     case 'caller':
       // workerP holds no role: only P's declaration names it, which opens P's batches and nothing else.
       return who === 'workerP' ? 403 : 'answer';

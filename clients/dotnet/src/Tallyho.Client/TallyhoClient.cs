@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using Azure.Core;
 using Tallyho.Client.Counters;
+using Tallyho.Client.Callers;
 using Tallyho.Client.Gates;
 using Tallyho.Client.Internal;
 using Tallyho.Client.Jobs;
@@ -77,6 +78,7 @@ public sealed class TallyhoClient : IAsyncDisposable, IDisposable
         Gates = new GatesClient(_http);
         Sequences = new SequencesClient(_http);
         Streams = new StreamsClient(_http);
+        Callers = new CallersClient(_http);
     }
 
     /// <summary>The transport, for the client's own services (a <see cref="Jobs.JobWorker"/>).</summary>
@@ -110,6 +112,9 @@ public sealed class TallyhoClient : IAsyncDisposable, IDisposable
 
     /// <summary>The stream routes list (admin key); events go through <see cref="StreamProducer"/>.</summary>
     public StreamsClient Streams { get; }
+
+    /// <summary>Named callers' credentials (admin key), and who this client is (<see cref="CallersClient.MeAsync"/>).</summary>
+    public CallersClient Callers { get; }
 
     /// <summary>
     /// The numbers of one sequence. The same name returns the same instance (and so the same block of numbers);

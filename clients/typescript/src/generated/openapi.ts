@@ -3,6 +3,64 @@
 // Do not edit: run `npm run generate` in clients/typescript after changing a route or schema.
 
 export interface paths {
+    "/callers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The named callers: their roles and whether their credential is live (no secrets) */
+        get: operations["callersList"];
+        put?: never;
+        /**
+         * Issue a named caller a credential
+         * @description The credential is in this answer only; the app keeps its id and what it grants, never the credential. A name holds one credential at a time: revoke it (DELETE) before issuing the name another.
+         */
+        post: operations["callersIssue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/callers/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a named caller's credential
+         * @description Refused (401) at once on the instance that answers, and on every instance within TALLYHO_CREDENTIALS_REVOCATION_CACHE_SECONDS (30 s). Revoking again answers the same.
+         */
+        delete: operations["callersRevoke"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/callers/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Who the app takes the caller for: its id, kind, roles, and what it holds */
+        get: operations["callersMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/console": {
         parameters: {
             query?: never;
@@ -464,6 +522,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/jobs/{id}/failures/privileged": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A page of the job's failed items, with reasons (admin: any caller's job) */
+        get: operations["jobsFailuresPrivileged"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/jobs/{id}/files/{name}": {
         parameters: {
             query?: never;
@@ -493,6 +568,26 @@ export interface paths {
          * @description In item-id order, a page at a time.
          */
         get: operations["jobsResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{id}/results/privileged": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page of the job's item results (admin: any caller's job)
+         * @description In item-id order, a page at a time.
+         */
+        get: operations["jobsResultsPrivileged"];
         put?: never;
         post?: never;
         delete?: never;
@@ -997,6 +1092,58 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Caller: {
+            /** @description The credential id (`jti`): not a secret */
+            credentialId: string;
+            expiresAt: string | null;
+            /** @description The caller id: `cred:<name>` (what ownership and `workers` lists name) */
+            id: string;
+            issuedAt: string;
+            issuedBy: string;
+            name: string;
+            revokedAt: string | null;
+            roles: string[];
+            /** @enum {string} */
+            state: "active" | "expired" | "revoked";
+        };
+        CallerIssue: {
+            /** @description Unset: valid until revoked (or TALLYHO_CREDENTIALS_KEY changes) */
+            expiresInSeconds?: number;
+            /** @example thumbnail-worker-1 */
+            name: string;
+            /** @description `admin`, `submitter`, `worker:*` (every processor) or `worker:<processor>`; none: a processor may name it */
+            roles: string[];
+        };
+        CallerIssued: {
+            /** @description Shown this once: send it as `Authorization: Bearer <credential>` */
+            credential: string;
+            /** @description The credential id (`jti`): not a secret */
+            credentialId: string;
+            expiresAt: string | null;
+            /** @description The caller id: `cred:<name>` (what ownership and `workers` lists name) */
+            id: string;
+            issuedAt: string;
+            issuedBy: string;
+            name: string;
+            revokedAt: string | null;
+            roles: string[];
+            /** @enum {string} */
+            state: "active" | "expired" | "revoked";
+        };
+        CallerSelf: {
+            /** @description What it holds of the pools where that is one cheap read (docs/security.md "Fair shares") */
+            holds: {
+                /** @description Long polls and event streams this instance holds open for it */
+                heldRequests: number;
+                /** @description Unfinished jobs it holds of TALLYHO_JOBS_MAX_OPEN (across instances) */
+                openJobs: number;
+            };
+            id: string;
+            /** @enum {string} */
+            kind: "entra" | "appService" | "credential" | "masterKey" | "sharedKey" | "anonymous";
+            name?: string;
+            roles: string[];
+        };
         /** @description Opaque: where a page of a list ends. A page carries one when another page follows; send it back as the `continuationToken` query parameter, unchanged, to the same list with the same filters for that page. */
         ContinuationToken: string;
         /** @description A counter and its settings. */
@@ -1741,6 +1888,8 @@ export interface components {
             batchSize: number;
             concurrency?: number;
             createdAt: string;
+            /** @description A job no worker served this long expires; null: TALLYHO_JOBS_IDLE_LIMIT_SECONDS */
+            idleLimitSeconds: number | null;
             itemSchema: {
                 [key: string]: unknown;
             } | null;
@@ -1785,6 +1934,11 @@ export interface components {
              * @default 25
              */
             batchSize: number;
+            /**
+             * @description A job of this processor that no worker served for this long expires: its unfinished items fail with code `expired` and it finishes. null: TALLYHO_JOBS_IDLE_LIMIT_SECONDS (24 h by default)
+             * @default null
+             */
+            idleLimitSeconds: number | null;
             /**
              * @description A JSON Schema (2020-12) every item must satisfy at submit; a bad item is a 400 naming the item and field
              * @default null
@@ -1831,6 +1985,11 @@ export interface components {
              * @default 4
              */
             concurrency: number;
+            /**
+             * @description A job of this processor that no worker served for this long expires: its unfinished items fail with code `expired` and it finishes. null: TALLYHO_JOBS_IDLE_LIMIT_SECONDS (24 h by default)
+             * @default null
+             */
+            idleLimitSeconds: number | null;
             /**
              * @description A JSON Schema (2020-12) every item must satisfy at submit; a bad item is a 400 naming the item and field
              * @default null
@@ -2359,6 +2518,239 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    callersList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every named caller, by name */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        callers: components["schemas"]["Caller"][];
+                    };
+                };
+            };
+            /** @description No valid admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    callersIssue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CallerIssue"];
+            };
+        };
+        responses: {
+            /** @description Issued (the credential shown this once) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallerIssued"];
+                };
+            };
+            /** @description Bad name, unknown role, or a bad expiry */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The name holds a live credential, TALLYHO_CALLERS_MAX is reached, or TALLYHO_CREDENTIALS_KEY is not set */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than this endpoint accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    callersRevoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Caller"];
+                };
+            };
+            /** @description Bad name */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No caller of that name */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    callersMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallerSelf"];
+                };
+            };
+            /** @description No valid function or admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     consolePage: {
         parameters: {
             query?: never;
@@ -4104,6 +4496,74 @@ export interface operations {
             };
         };
     };
+    jobsFailuresPrivileged: {
+        parameters: {
+            query?: {
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobFailuresPage"];
+                };
+            };
+            /** @description Bad id, maxPageSize or continuationToken */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     jobsFile: {
         parameters: {
             query?: never;
@@ -4205,6 +4665,76 @@ export interface operations {
                 };
             };
             /** @description No valid function or admin key (answered by the Functions host) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the problem document discloses nothing internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    jobsResultsPrivileged: {
+        parameters: {
+            query?: {
+                continuationToken?: components["schemas"]["ContinuationToken"];
+                maxPageSize?: components["schemas"]["MaxPageSize"];
+                /** @description Only results with this status */
+                status?: "succeeded" | "failed" | "cancelled" | "retrying";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobResultsPage"];
+                };
+            };
+            /** @description Bad id, status, maxPageSize or continuationToken */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid admin key (answered by the Functions host) */
             401: {
                 headers: {
                     [name: string]: unknown;

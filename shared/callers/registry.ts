@@ -1,0 +1,124 @@
+/**
+ * Callers as a resource (docs/security.md "Callers"): an admin issues a named caller a credential
+ * with roles, lists them, and revokes one. The credential is answered once and never stored: the
+ * row keeps its id (`jti`) and what it grants. A name holds one live credential at a time; once
+ * revoked, the name may be issued again (a new credential, a new id).
+ */
+import type { TableClient } from '@azure/data-tables';
+
+import { AppError, validationError } from '../errors';
+import { issueCredential } from '../identity/credentials';
+import { formatRoles, parseRoles } from '../identity/caller';
+import { LostRace, retryContextOf } from '../retry';
+import type { Runtime } from '../runtime';
+import { CappedSet } from '../storage/cappedSet';
+import type { Revocations } from './revocations';
+import type { CallerSettings } from './settings';
+import { callerSettings } from './settings';
+import type { CallerRecord, CallerStore } from './store';
+
+export interface IssueRequest {
+  readonly name: string;
+  readonly roles: readonly string[];
+  readonly expiresInSeconds?: number | undefined;
+}
+
+export interface Issued {
+  readonly caller: CallerRecord;
+  /** Shown this once. */
+  readonly credential: string;
+}
+
+export interface RegistryDeps extends Pick<Runtime, 'clock' | 'random' | 'logger' | 'backoff'> {
+  readonly settings: CallerSettings;
+  readonly store: CallerStore;
+  readonly names: CappedSet;
+  readonly revocations: Revocations;
+  /** TALLYHO_CREDENTIALS_KEY (undefined: this deployment issues no credentials). */
+  readonly credentialsKey: Buffer | undefined;
+}
+
+export function callerNames(deps: Pick<RegistryDeps, 'clock' | 'random' | 'logger' | 'backoff' | 'settings'>, table: () => Promise<TableClient>): CappedSet {
+  return new CappedSet({
+    table,
+    partitionKey: '|names',
+    max: deps.settings.maxCallers,
+    noun: 'named callers',
+    setting: callerSettings.settings.maxCallers.env,
+    retry: retryContextOf(deps, 'the named caller count'),
+  });
+}
+
+export class CallerRegistry {
+  constructor(private readonly deps: RegistryDeps) {}
+
+  async issue(request: IssueRequest, by: string): Promise<Issued> {
+    const { deps } = this;
+    const key = deps.credentialsKey;
+    if (key === undefined) {
+      throw new AppError('Conflict', 'This deployment issues no credentials: set TALLYHO_CREDENTIALS_KEY first');
+    }
+    const roles = parseRoles(request.roles);
+    if ('unknown' in roles) {
+      throw validationError(`Not roles: ${roles.unknown.join(', ')}`, [
+        { path: 'body.roles', message: 'Use admin, submitter, worker:* or worker:<processor>' },
+      ]);
+    }
+    const existing = await deps.store.read(request.name);
+    if (existing !== undefined && existing.caller.revokedAt === null) {
+      throw new AppError('Conflict', `Caller ${request.name} holds a credential: revoke it first (DELETE /api/callers/${request.name})`);
+    }
+    if (existing === undefined) await deps.names.admit(request.name);
+    const now = deps.clock.now();
+    const issued = await issueCredential(
+      key,
+      { name: request.name, roles, ...(request.expiresInSeconds === undefined ? {} : { expiresInSeconds: request.expiresInSeconds }) },
+      new Date(now),
+    );
+    const caller: CallerRecord = {
+      name: request.name,
+      roles: formatRoles(roles),
+      credentialId: issued.id,
+      issuedAt: now,
+      expiresAt: issued.expiresAt === undefined ? null : Date.parse(issued.expiresAt),
+      revokedAt: null,
+      issuedBy: by,
+    };
+    try {
+      await deps.store.write(caller, existing?.etag);
+    } catch (err) {
+      // Another admin issued or revoked it at the same moment: this credential was never shown, so it is nobody's.
+      if (err instanceof LostRace) throw new AppError('Conflict', `Caller ${request.name} changed meanwhile; read it and try again`);
+      throw err;
+    }
+    deps.logger.log('info', 'callers.issued', { caller: request.name, credential: issued.id, roles: caller.roles, by });
+    return { caller, credential: issued.credential };
+  }
+
+  list(): Promise<CallerRecord[]> {
+    return this.deps.store.list();
+  }
+
+  /** Revokes the caller's credential: refused on this instance at once, on every other within the revocation cache's bound. */
+  async revoke(name: string, by: string): Promise<CallerRecord> {
+    const { deps } = this;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const stored = await deps.store.read(name);
+      if (stored === undefined) throw new AppError('NotFound', `No caller ${name}`);
+      const { caller } = stored;
+      // The revocation row first: from its write on, the credential is refused wherever the cache has expired.
+      await deps.store.revoke(caller.credentialId, name, caller.revokedAt ?? deps.clock.now());
+      deps.revocations.revoked(caller.credentialId);
+      if (caller.revokedAt !== null) return caller;
+      const revoked = { ...caller, revokedAt: deps.clock.now() };
+      try {
+        await deps.store.write(revoked, stored.etag);
+        deps.logger.log('info', 'callers.revoked', { caller: name, credential: caller.credentialId, by });
+        return revoked;
+      } catch (err) {
+        if (!(err instanceof LostRace)) throw err;
+      }
+    }
+    throw new AppError('ConcurrencyExhausted', `Caller ${name} keeps changing; try again`, { retryAfterSeconds: 1 });
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * Callers as a resource, on Azurite (shared/callers): an admin issues a named caller a credential,
+ * lists callers without secrets, and revokes one; two instances of the app (two services on one
+ * table, each with its own cache and resolver) refuse a revoked credential — the one that revoked
+ * it at once, the other once TALLYHO_CREDENTIALS_REVOCATION_CACHE_SECONDS has passed on its clock
+ * (a manual one: the bound is a clock advance, not a wait).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+
+import { type Callers, createCallers } from '../../shared/callers';
+import { ManualClock } from '../../shared/clock';
+import { readSettings } from '../../shared/config';
+import { identitySettings } from '../../shared/identity';
+import type { Caller } from '../../shared/identity/caller';
+import { createCallerResolver } from '../../shared/identity/resolve';
+import { MemoryLogger } from '../../shared/log';
+import { defaultBackoff } from '../../shared/retry';
+import { noTelemetry } from '../../shared/telemetry/port';
+import { appErrorOf } from '../support/appErrors';
+import { storageFor, uniqueTableName } from '../support/sequences';
+
+const key = randomBytes(32);
+const identity = readSettings({ identity: identitySettings }, { TALLYHO_CREDENTIALS_KEY: key.toString('base64') }).identity;
+
+function instance(table: string, clock: ManualClock, options: { key?: Buffer | undefined; maxCallers?: number } = {}) {
+  const storage = storageFor();
+  const callers: Callers = createCallers({
+    clock,
+    random: Math.random,
+    logger: new MemoryLogger(),
+    telemetry: noTelemetry,
+    backoff: defaultBackoff,
+    newId: randomUUID,
+    settings: { maxCallers: options.maxCallers ?? 10, revocationCacheSeconds: 30 },
+    table: () => storage.table(table),
+    credentialsKey: 'key' in options ? options.key : key,
+  });
+  const resolver = createCallerResolver(identity, { appServiceAuthEnabled: false }, { isRevoked: callers.isRevoked });
+  const as = (credential: string): Promise<Caller> =>
+    resolver.resolve({ get: (name) => (name === 'authorization' ? `Bearer ${credential}` : null) }, 'function');
+  return { callers, as };
+}
+
+describe('named callers, on Azurite', () => {
+  it('issues a credential shown once, lists callers without it, and a revocation holds on every instance within the cache bound', async () => {
+    const table = uniqueTableName('callers');
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const a = instance(table, clock);
+    const b = instance(table, clock);
+
+    const issued = await a.callers.registry.issue({ name: 'thumbs-1', roles: ['worker:thumbs'] }, 'admin:master-key');
+    expect(issued.credential).toMatch(/^tly1\./);
+    expect(await b.as(issued.credential)).toMatchObject({ id: 'cred:thumbs-1', kind: 'credential', roles: { workerOf: ['thumbs'] } });
+    const listed = await b.callers.registry.list();
+    expect(listed).toEqual([expect.objectContaining({ name: 'thumbs-1', roles: ['worker:thumbs'], revokedAt: null, issuedBy: 'admin:master-key' })]);
+    expect(JSON.stringify(listed)).not.toContain(issued.credential.slice(5));
+    // One live credential per name.
+    expect(await appErrorOf(a.callers.registry.issue({ name: 'thumbs-1', roles: [] }, 'admin:master-key'))).toMatchObject({ status: 409 });
+
+    await a.callers.registry.revoke('thumbs-1', 'admin:master-key');
+    // The revoking instance refuses it at once; the other trusts its last look until the bound has passed.
+    expect(await appErrorOf(a.as(issued.credential))).toMatchObject({ status: 401, detail: expect.stringMatching(/revoked/) });
+    expect((await b.as(issued.credential)).id).toBe('cred:thumbs-1');
+    await clock.advance(30_001);
+    expect(await appErrorOf(b.as(issued.credential))).toMatchObject({ status: 401, detail: expect.stringMatching(/revoked/) });
+    // A third instance started afterwards never accepts it.
+    expect(await appErrorOf(instance(table, clock).as(issued.credential))).toMatchObject({ status: 401 });
+
+    // Revoking again answers the same; the name can then be issued a new credential, and the old one stays refused.
+    const again = await b.callers.registry.revoke('thumbs-1', 'admin:master-key');
+    expect(again.revokedAt).not.toBeNull();
+    const renewed = await b.callers.registry.issue({ name: 'thumbs-1', roles: ['submitter'] }, 'admin:master-key');
+    expect(await a.as(renewed.credential)).toMatchObject({ id: 'cred:thumbs-1', roles: { submitter: true } });
+    expect(await appErrorOf(a.as(issued.credential))).toMatchObject({ status: 401 });
+  });
+
+  it('refuses unknown roles, unknown names, names past TALLYHO_CALLERS_MAX, and issuing without TALLYHO_CREDENTIALS_KEY', async () => {
+    const table = uniqueTableName('callers');
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const { callers } = instance(table, clock, { maxCallers: 2 });
+    expect(await appErrorOf(callers.registry.issue({ name: 'x', roles: ['root'] }, 'admin'))).toMatchObject({ status: 400 });
+    expect(await appErrorOf(callers.registry.revoke('nobody', 'admin'))).toMatchObject({ status: 404 });
+    await callers.registry.issue({ name: 'one', roles: ['submitter'] }, 'admin');
+    await callers.registry.issue({ name: 'two', roles: ['submitter'] }, 'admin');
+    expect(await appErrorOf(callers.registry.issue({ name: 'three', roles: ['submitter'] }, 'admin'))).toMatchObject({ status: 409 });
+    expect((await callers.registry.list()).map((c) => c.name)).toEqual(['one', 'two']);
+    const keyless = instance(uniqueTableName('callers'), clock, { key: undefined });
+    expect(await appErrorOf(keyless.callers.registry.issue({ name: 'one', roles: [] }, 'admin'))).toMatchObject({
+      status: 409,
+      detail: expect.stringMatching(/TALLYHO_CREDENTIALS_KEY/),
+    });
+    expect(await keyless.callers.registry.list()).toEqual([]);
+  });
+});
