@@ -263,6 +263,16 @@ function storageEntries(ctx: NamespaceContext): NamespaceEntry[] {
       appForm: (key) => key.startsWith('|'),
     },
     {
+      store: `table \`${tables.callers}\``,
+      names: 'a caller issued a credential, and a revoked credential (PartitionKey / RowKey)',
+      form: `c / ${p('name')}; r / ${p('credential id')}`,
+      space: 'caller',
+      caller: { part: 'the caller name (RowKey of partition `c`)', routes: ['callersIssue'] },
+      of: (name) => [name],
+      rule: 'tableKey',
+      note: "A revocation row's key is the credential id, which the app makes: no caller name reaches partition `r`.",
+    },
+    {
       store: `table \`${tables.counterData}\``,
       names: "a counter's hit rows, total and idempotency markers (PartitionKey / RowKey)",
       form: `${dataPartitionKey(p('name'), 0).replace(/00$/, p('NN'))} / ${p('time')}-${p('instance')}-${p('seq')}, ${totalRowKey}, ${markerRowKey('').slice(0, 2)}${p('sha256 of Idempotency-Key')}`,

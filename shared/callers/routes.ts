@@ -114,7 +114,7 @@ function issueRoute(deps: CallerRouteDeps): RouteDefinition {
     body: issueBody,
     bodyRequired: true,
     examples: [
-      { name: 'thumbnail-worker-1', roles: ['worker:thumbnails'] },
+      { name: 'thumbs-1', roles: ['worker:thumbnails'] },
       { name: 'billing-app', roles: ['submitter'], expiresInSeconds: 90 * 86_400 },
     ],
     responses: {

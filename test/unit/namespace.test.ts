@@ -106,6 +106,7 @@ const creating: Partial<Record<RouteName, (name: string) => TestRequest>> = {
   streamsAppend: (type) => ({ params: { type }, body: { producer: 'p', seq: 1 } }),
   streamsRemap: (type) => ({ params: { type }, body: { partition: 'p01' } }),
   processorsDeclare: (name) => ({ params: { name }, body: { type: 'external' } }),
+  callersIssue: (name) => ({ body: { name, roles: ['submitter'] } }),
 };
 
 /** POST and PUT routes that make nothing a name reaches (they act on what exists). */
