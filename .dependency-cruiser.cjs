@@ -146,7 +146,7 @@ module.exports = {
     {
       name: 'the-app-uses-front-doors',
       comment:
-        "shared/app, the composition root, builds each capability through its front door and wires them through ports: it imports a folder of shared/ only through its index.ts.",
+        'shared/app, the composition root, builds each capability through its front door and wires them through ports: it imports a folder of shared/ only through its index.ts.',
       severity: 'error',
       from: { path: '^shared/app/' },
       to: { path: '^shared/[^/]+/', pathNot: ['^shared/app/', '^shared/[^/]+/index\\.ts$'] },

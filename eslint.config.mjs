@@ -68,14 +68,20 @@ export default tseslint.config(
     files: ['shared/**/*.ts'],
     ignores: ['shared/clock.ts'],
     rules: {
-      'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'Read the time through the injected Clock (shared/clock.ts).' }],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'Read the time through the injected Clock (shared/clock.ts).' },
+      ],
       'no-restricted-syntax': [
         'error',
         {
           selector: "NewExpression[callee.name='Date'][arguments.length=0]",
           message: 'new Date() reads the wall clock; use the injected Clock (shared/clock.ts).',
         },
-        { selector: "CallExpression[callee.name='Date']", message: 'Date() reads the wall clock; use the injected Clock (shared/clock.ts).' },
+        {
+          selector: "CallExpression[callee.name='Date']",
+          message: 'Date() reads the wall clock; use the injected Clock (shared/clock.ts).',
+        },
       ],
     },
   },

@@ -30,16 +30,7 @@ import { silentLogger } from '../shared/log';
 import { defaultBackoff } from '../shared/retry';
 import { createStorageClients } from '../shared/storage/clients';
 import { IncrementTally } from '../shared/counters/metrics';
-import {
-  alternate,
-  describeMetricsOn,
-  metricsOn,
-  metricsOnly,
-  nsPerCall,
-  onOffRatios,
-  type Pairs,
-  type Side,
-} from './support/metricsOn';
+import { alternate, describeMetricsOn, metricsOn, metricsOnly, nsPerCall, onOffRatios, type Pairs, type Side } from './support/metricsOn';
 import { fmt, header, Latency, ratio, type Row, table } from './support/report';
 
 const writerCounts = [1, 16, 64];

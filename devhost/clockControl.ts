@@ -61,7 +61,8 @@ export class ClockControl {
     let reported = false;
     let calm = 0;
     while (calm < 2) {
-      if (Date.now() > deadline) throw new DevhostError('SettleTimeout', `The host did not ${what} within ${this.timeoutMs} ms (${this.busy()})`);
+      if (Date.now() > deadline)
+        throw new DevhostError('SettleTimeout', `The host did not ${what} within ${this.timeoutMs} ms (${this.busy()})`);
       if (!reported && Date.now() - started > slowMs) {
         reported = true;
         this.warn(`Clock: still waiting to ${what} after ${slowMs} ms (${this.busy()})`);
@@ -89,7 +90,8 @@ export class ClockControl {
       if (due === undefined || due > target) break;
       clock.advanceTo(Math.max(due, clock.now()));
       if (++steps > maxSteps)
-        throw new DevhostError('SettleTimeout', 
+        throw new DevhostError(
+          'SettleTimeout',
           `Gave up after ${maxSteps} clock steps: something keeps scheduling work at ${new Date(clock.now()).toISOString()}`,
         );
       await settle();

@@ -29,7 +29,9 @@ const busyLoop = 'let x = 0; for (;;) x = (x + 1) % 1_000_003;';
 const workers = Array.from({ length: hogs }, () => new Worker(busyLoop, { eval: true }));
 const stopHogs = () => Promise.all(workers.map((w) => w.terminate()));
 
-console.log(`[under-load] ${hogs} busy loop(s) on ${availableParallelism()} core(s); running \`${[command, ...args].join(' ')}\` ${runs} time(s)`);
+console.log(
+  `[under-load] ${hogs} busy loop(s) on ${availableParallelism()} core(s); running \`${[command, ...args].join(' ')}\` ${runs} time(s)`,
+);
 
 /** Runs the command with its output passed through; resolves with its exit code and the failing test files it printed. */
 function runOnce() {

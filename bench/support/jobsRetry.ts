@@ -98,7 +98,13 @@ export async function retryBench(): Promise<void> {
   const call = caller(host);
   try {
     const processor = `retry-${randomBytes(3).toString('hex')}`;
-    const declaration = { type: 'external', batchSize, leaseSeconds: 60, maxAttempts: 3, retry: { delaySeconds: backoffSeconds, multiplier: 1 } };
+    const declaration = {
+      type: 'external',
+      batchSize,
+      leaseSeconds: 60,
+      maxAttempts: 3,
+      retry: { delaySeconds: backoffSeconds, multiplier: 1 },
+    };
     let declared = await call('PUT', `/api/processors/${processor}`, declaration, true);
     // The real host can answer 404 for a moment after it reports ready, while it still indexes the functions.
     for (let i = 0; i < 10 && declared.status === 404; i++) {

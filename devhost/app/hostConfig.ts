@@ -161,7 +161,10 @@ export interface HostConfig {
 export function parseHostConfig(json: JsonObject): HostConfig {
   const parsed = hostJsonSchema.safeParse(json);
   if (!parsed.success) {
-    throw new DevhostError('SettingsInvalid', parsed.error.issues.map((issue) => `host.json ${issue.path.join('.')}: ${issue.message}`).join('; '));
+    throw new DevhostError(
+      'SettingsInvalid',
+      parsed.error.issues.map((issue) => `host.json ${issue.path.join('.')}: ${issue.message}`).join('; '),
+    );
   }
   const { http, queues: queueConfig, durableTask: durable } = parsed.data.extensions;
   return { json, routePrefix: http.routePrefix, queues: queueConfig, durableTask: durable };

@@ -24,7 +24,8 @@ interface PackageJson {
 
 export function readPackageJson(appRoot: string): PackageJson {
   const file = join(appRoot, 'package.json');
-  if (!existsSync(file)) throw new DevhostError('AppLoadFailed', `No package.json in ${appRoot}: the devhost loads an app through its "main" entry`);
+  if (!existsSync(file))
+    throw new DevhostError('AppLoadFailed', `No package.json in ${appRoot}: the devhost loads an app through its "main" entry`);
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as PackageJson;
   } catch (err) {
@@ -41,13 +42,15 @@ export function entryFiles(appRoot: string, pkg: PackageJson): string[] {
     const candidates = [file, `${file}.js`, `${file}.cjs`, `${file}.mjs`, join(file, 'index.js')];
     const found = candidates.find((candidate) => existsSync(candidate) && statSync(candidate).isFile());
     if (found !== undefined) return [found];
-    throw new DevhostError('AppLoadFailed', 
+    throw new DevhostError(
+      'AppLoadFailed',
       `package.json "main" is ${JSON.stringify(main)}, but ${file} does not exist. Build the app first (npm run build).`,
     );
   }
   const files = globSync(main, { cwd: appRoot, absolute: true, onlyFiles: true, ignore: ['**/node_modules/**'] }).sort();
   if (files.length === 0) {
-    throw new DevhostError('AppLoadFailed', 
+    throw new DevhostError(
+      'AppLoadFailed',
       `package.json "main" is the glob ${JSON.stringify(main)}, which matches no file in ${appRoot}. Build the app first.`,
     );
   }

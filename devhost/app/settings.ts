@@ -19,7 +19,6 @@ export interface LocalSettings {
   readonly localHttpPort: number | undefined;
 }
 
-
 function stripBom(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
@@ -35,7 +34,8 @@ export function readLocalSettings(appRoot: string): LocalSettings {
     throw new DevhostError('SettingsInvalid', `${file} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
   const root = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
-  if (root.IsEncrypted === true) throw new DevhostError('SettingsInvalid', `${file} is encrypted (IsEncrypted: true); the devhost reads plain settings only`);
+  if (root.IsEncrypted === true)
+    throw new DevhostError('SettingsInvalid', `${file} is encrypted (IsEncrypted: true); the devhost reads plain settings only`);
   const values: Record<string, string> = {};
   const rawValues = root.Values;
   if (typeof rawValues === 'object' && rawValues !== null) {

@@ -36,7 +36,8 @@ export function resolveBindingExpressions(text: string, data: BindingData, now: 
     if (lower === 'datetime') return hostDateTime(now);
     if (lower === 'sys.utcnow') return new Date(now).toISOString();
     const value = lookup(data, name);
-    if (value === undefined || value === null) throw new DevhostError('BindingExpressionInvalid', `${where}: no value for named parameter '${name}'`);
+    if (value === undefined || value === null)
+      throw new DevhostError('BindingExpressionInvalid', `${where}: no value for named parameter '${name}'`);
     return typeof value === 'string' ? value : JSON.stringify(value);
   });
 }

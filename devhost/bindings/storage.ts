@@ -20,12 +20,14 @@ function resolveConnectionString(settings: Settings, connection: string | undefi
   const identityKeys = ['accountName', 'queueServiceUri', 'blobServiceUri', 'tableServiceUri', 'serviceUri', 'credential'];
   const identity = identityKeys.map((k) => `${name}__${k}`).find((k) => getSetting(settings, k) !== undefined);
   if (identity !== undefined) {
-    throw new DevhostError('ConnectionInvalid', 
+    throw new DevhostError(
+      'ConnectionInvalid',
       `Connection "${name}" is identity-based (${identity}); the devhost cannot obtain Azure AD tokens. ` +
         `Set ${name} to a connection string (UseDevelopmentStorage=true for Azurite) to run locally.`,
     );
   }
-  throw new DevhostError('ConnectionInvalid', 
+  throw new DevhostError(
+    'ConnectionInvalid',
     `Connection "${name}" is not set: add ${name} (a storage connection string) to local.settings.json Values or the environment.`,
   );
 }

@@ -110,8 +110,9 @@ export class DurableHttpApi {
       };
       reply = await this.route(request);
     } catch (err) {
-      reply =
-        isDevhostError(err, 'DurableClientRefused') ? message(err.status ?? 500, err.message) : message(500, 'Something went wrong while processing your request');
+      reply = isDevhostError(err, 'DurableClientRefused')
+        ? message(err.status ?? 500, err.message)
+        : message(500, 'Something went wrong while processing your request');
     }
     DurableHttpApi.write(res, reply);
   }

@@ -379,7 +379,8 @@ class Replayer {
       case ActionType.WhenAny:
         return this.whenAny(action.compoundActions.map((a) => this.invoke(a)));
       case ActionType.CallHttp:
-        throw new DevhostError('ReplayFailed', 
+        throw new DevhostError(
+          'ReplayFailed',
           'The devhost does not implement callHttp (the built-in BuiltIn::HttpActivity); call an activity that makes the request instead.',
         );
     }
@@ -392,10 +393,14 @@ class Replayer {
       lower === this.ctx.instanceId.toLowerCase() ||
       (this.ctx.parentInstanceId !== null && lower === this.ctx.parentInstanceId.toLowerCase())
     ) {
-      throw new DevhostError('ReplayFailed', 'The instance ID of a sub-orchestration must be different than the instance ID of a parent orchestration.');
+      throw new DevhostError(
+        'ReplayFailed',
+        'The instance ID of a sub-orchestration must be different than the instance ID of a parent orchestration.',
+      );
     }
     // The extension passes its arguments to ArgumentException the wrong way round; this is its text.
-    if (instanceId.startsWith('@')) throw new DevhostError('ReplayFailed', "instanceId (Parameter 'Orchestration instance ids must not start with @')");
+    if (instanceId.startsWith('@'))
+      throw new DevhostError('ReplayFailed', "instanceId (Parameter 'Orchestration instance ids must not start with @')");
   }
 
   private whenAll(children: readonly SimTask[]): SimTask {

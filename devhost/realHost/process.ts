@@ -161,8 +161,7 @@ class RealHostProcess implements RealHost {
       if (Date.now() > deadline) {
         await this.end('SIGKILL');
         throw new Error(
-          `The Functions host did not report Running within ${limitMs} ms` +
-            `${firstError(this.log)}:\n${this.log.slice(-6000)}`,
+          `The Functions host did not report Running within ${limitMs} ms` + `${firstError(this.log)}:\n${this.log.slice(-6000)}`,
         );
       }
       if (await this.running()) return;

@@ -82,7 +82,9 @@ describe('storage-queue polling back-off on Azurite', () => {
       expect(sleeps.woke()).toBe(false);
 
       listener.notify();
-      await until('a receive after the wake-up', () => (receives > asleep && sleeps.chosen.length > holdAt ? true : undefined), { everyMs: 10 });
+      await until('a receive after the wake-up', () => (receives > asleep && sleeps.chosen.length > holdAt ? true : undefined), {
+        everyMs: 10,
+      });
       expect(sleeps.woke()).toBe(true);
       // Woken, it polled at once, and its back-off starts again: reset to 100 ms, then doubled as the
       // interrupted sleep ends, so 160–240 ms rather than the cap's 640–800.

@@ -12,7 +12,9 @@ describe('settings resolution', () => {
     const settings = { Queue_Name: 'orders', Other: 'x' };
     expect(resolveSettingExpressions('%queue_name%-in', settings, 'here')).toBe('orders-in');
     expect(resolveSettingExpressions('100%% %Other%', settings, 'here')).toBe('100% x');
-    expect(() => resolveSettingExpressions('%Missing%', settings, 'binding q.queueName')).toThrow(expect.objectContaining({ name: 'DevhostError', code: 'SettingsInvalid' }));
+    expect(() => resolveSettingExpressions('%Missing%', settings, 'binding q.queueName')).toThrow(
+      expect.objectContaining({ name: 'DevhostError', code: 'SettingsInvalid' }),
+    );
     expect(() => resolveSettingExpressions('%Missing%', settings, 'binding q.queueName')).toThrow(/binding q\.queueName.*Missing/);
   });
 

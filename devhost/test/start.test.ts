@@ -254,10 +254,14 @@ describe('npm start (dist/devhost/start.js) without Core Tools', () => {
       body: await r.json(),
     }));
     // Nothing to lease: a worker's long poll waits its 55 s unless the stop answers it (204, as when the wait runs out).
-    const lease = fetch(`${api}/processors/start-test-stop/leases`, { method: 'POST', headers: json, body: '{"wait":55}' }).then((r) => r.status);
+    const lease = fetch(`${api}/processors/start-test-stop/leases`, { method: 'POST', headers: json, body: '{"wait":55}' }).then(
+      (r) => r.status,
+    );
     // Both requests have arrived once the host logs their invocations' start.
     await until('the gate wait and the lease request to arrive', () =>
-      /Executing 'Functions\.gatesWait'/.test(started.output()) && /Executing 'Functions\.leasesTake'/.test(started.output()) ? true : undefined,
+      /Executing 'Functions\.gatesWait'/.test(started.output()) && /Executing 'Functions\.leasesTake'/.test(started.output())
+        ? true
+        : undefined,
     );
 
     const pid = started.child.pid as number;

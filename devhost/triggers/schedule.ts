@@ -23,7 +23,10 @@ export function validateTimeZone(zone: string): string {
     new Intl.DateTimeFormat('en-US', { timeZone: zone }).format(0);
     return zone;
   } catch {
-    throw new DevhostError('ScheduleInvalid', `Time zone "${zone}" (WEBSITE_TIME_ZONE/TZ) is not an IANA time zone name such as "Europe/Paris"`);
+    throw new DevhostError(
+      'ScheduleInvalid',
+      `Time zone "${zone}" (WEBSITE_TIME_ZONE/TZ) is not an IANA time zone name such as "Europe/Paris"`,
+    );
   }
 }
 
@@ -36,7 +39,8 @@ export function parseSchedule(expression: string, timeZone = 'Etc/UTC'): Schedul
   }
   const fields = text.split(/\s+/).length;
   if (fields !== 5 && fields !== 6) {
-    throw new DevhostError('ScheduleInvalid', 
+    throw new DevhostError(
+      'ScheduleInvalid',
       `Timer schedule "${expression}" is neither an NCRONTAB expression (6 fields: second minute hour day month day-of-week) nor a TimeSpan (hh:mm:ss)`,
     );
   }
@@ -44,7 +48,8 @@ export function parseSchedule(expression: string, timeZone = 'Etc/UTC'): Schedul
   try {
     cron = new Cron(text, { timezone: timeZone, domAndDow: true, mode: fields === 6 ? '6-part' : '5-part', paused: true });
   } catch (err) {
-    throw new DevhostError('ScheduleInvalid', 
+    throw new DevhostError(
+      'ScheduleInvalid',
       `Timer schedule "${expression}" is not a valid NCRONTAB expression: ${err instanceof Error ? err.message : String(err)}`,
     );
   }

@@ -52,7 +52,10 @@ export function jobPort(jobs: Jobs): JobPort {
     async submit(processor, items, key, owner) {
       // The app's own key space: no caller's Idempotency-Key can name (and so squat) this job. The
       // job is the schedule's or gated run's owner's.
-      const { job } = await jobs.submissions.submit({ processor, items }, key, { keySpace: 'app', ...(owner === undefined ? {} : { owner }) });
+      const { job } = await jobs.submissions.submit({ processor, items }, key, {
+        keySpace: 'app',
+        ...(owner === undefined ? {} : { owner }),
+      });
       return job.id;
     },
     async status(handle) {

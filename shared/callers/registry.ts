@@ -38,7 +38,10 @@ export interface RegistryDeps extends Pick<Runtime, 'clock' | 'random' | 'logger
   readonly credentialsKey: Buffer | undefined;
 }
 
-export function callerNames(deps: Pick<RegistryDeps, 'clock' | 'random' | 'logger' | 'backoff' | 'settings'>, table: () => Promise<TableClient>): CappedSet {
+export function callerNames(
+  deps: Pick<RegistryDeps, 'clock' | 'random' | 'logger' | 'backoff' | 'settings'>,
+  table: () => Promise<TableClient>,
+): CappedSet {
   return new CappedSet({
     table,
     partitionKey: '|names',

@@ -138,7 +138,10 @@ function listRoute(deps: CallerRouteDeps): RouteDefinition {
     path: 'callers',
     summary: 'The named callers: their roles and whether their credential is live (no secrets)',
     tags,
-    responses: { 200: { description: 'Every named caller, by name', schema: z.object({ callers: z.array(callerView) }) }, 503: unavailable },
+    responses: {
+      200: { description: 'Every named caller, by name', schema: z.object({ callers: z.array(callerView) }) },
+      503: unavailable,
+    },
     handle: async () => {
       const now = deps.now();
       return json(200, { callers: (await deps.registry().list()).map((c) => viewCaller(c, now)) }, noStore);

@@ -235,11 +235,7 @@ export class GateCommands {
     const id = runId ?? this.deps.newId();
     // The owner is part of what a repeated start must bring: another caller's start of the same run id is a 409, never this run.
     const fingerprint = `${actionFingerprint(action)}.${owner}`;
-    const outcome = await this.deps.registrar.register(
-      name,
-      { runId: id, action, fingerprint, holder: owner, owner },
-      this.deps.durable,
-    );
+    const outcome = await this.deps.registrar.register(name, { runId: id, action, fingerprint, holder: owner, owner }, this.deps.durable);
     const instanceId = gateInstanceIds.run(name, id);
     switch (outcome.kind) {
       case 'missing':

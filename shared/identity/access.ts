@@ -60,4 +60,3 @@ export function requireRole(caller: Caller, role: RouteRole, target?: ProcessorW
       return;
   }
 }
-

@@ -36,7 +36,8 @@ export const jobTelemetry = declareTelemetry(
     processorBacklog: observableGauge({
       name: 'tallyho.job.processor.backlog',
       unit: '{message}',
-      description: "Envelopes in a declared processor's queue and retry lane not yet done: waiting, leased, or waiting out a retry's back-off.",
+      description:
+        "Envelopes in a declared processor's queue and retry lane not yet done: waiting, leased, or waiting out a retry's back-off.",
       attributes: processor,
     }),
     processorBacklogAge: observableGauge({

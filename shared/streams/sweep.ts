@@ -46,7 +46,9 @@ async function writerKeys(deps: SweepDeps): Promise<string[]> {
 
 export async function sweepWriters(deps: SweepDeps): Promise<SweepResult> {
   const keys = await writerKeys(deps);
-  const overdue = await mapLimited(keys, concurrentReads, async (key) => (flushOverdue(await deps.readLedger(key), deps.now()) ? key : undefined));
+  const overdue = await mapLimited(keys, concurrentReads, async (key) =>
+    flushOverdue(await deps.readLedger(key), deps.now()) ? key : undefined,
+  );
   const kicked = overdue.filter((key): key is string => key !== undefined);
   await mapLimited(kicked, concurrentReads, (key) => deps.kick(key));
   return { writers: keys.length, kicked };

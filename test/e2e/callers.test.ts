@@ -62,7 +62,10 @@ describe(`named callers across two instances (${hostLabel()})`, () => {
 
     expect((await call(a, 'DELETE', `/api/callers/${name}`, admin)).body).toMatchObject({ name, state: 'revoked' });
     // A refuses it at once; B once its look at the revocations is older than the bound.
-    const onA = await call(a, 'GET', '/api/callers/me', { 'x-functions-key': a.keys.function ?? '', authorization: `Bearer ${credential}` });
+    const onA = await call(a, 'GET', '/api/callers/me', {
+      'x-functions-key': a.keys.function ?? '',
+      authorization: `Bearer ${credential}`,
+    });
     expect(onA.status).toBe(401);
     const onB = await until('B refuses the revoked credential', async () => {
       const answer = await call(b, 'GET', '/api/callers/me', as);

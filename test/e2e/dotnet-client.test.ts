@@ -62,36 +62,40 @@ describeWithTool(dotnetTool, 'the .NET client (clients/dotnet)', () => {
   });
 
   // The integration tests read the stream logs the host wrote, in its storage.
-  ownHostTest(`dotnet test passes (unit tests on fakes, integration tests against the ${hostLabel()})`, async () => {
-    // Built once per test run (test/support/dotnetBuild.ts); each host's run tests with results of its own.
-    const { solution, artifacts } = await buildDotnetSolution();
-    const result = await runDotnet(
-      [
-        'test',
-        solution,
-        '--nologo',
-        '--no-build',
-        '--artifacts-path',
-        artifacts,
-        '--results-directory',
-        join(dotnetDir, `results-${host.kind}`),
-      ],
-      {
-        TALLYHO_BASE_URL: host.baseUrl,
-        TALLYHO_FUNCTION_KEY: host.keys.function ?? '',
-        TALLYHO_ADMIN_KEY: host.keys.admin ?? '',
-        // The fixture reads the stream logs the host wrote, in the host's own storage account.
-        TEST_STORAGE_CONNECTION: storageOf(host),
-        TALLYHO_ENTRA_BASE_URL: entraHost.baseUrl,
-        TALLYHO_ENTRA_AUDIENCE: tenant.audience,
-        ...tenant.managedIdentityEnv,
-      },
-    );
-    const summary = result.output.split('\n').filter((line) => /^(Passed|Failed)!|error /.test(line.trim()));
-    console.log(`dotnet test clients/dotnet:\n${summary.join('\n')}`);
-    if (result.code !== 0) throw new Error(`dotnet test failed (exit ${String(result.code)}):\n${result.output.slice(-20_000)}`);
-    expect(summary.filter((line) => line.trim().startsWith('Passed!'))).toHaveLength(2);
-    // Every test ran: the Entra tests skip only where no entra host was given.
-    expect(summary.filter((line) => !/Skipped:\s+0,/.test(line))).toEqual([]);
-  }, 20 * 60_000);
+  ownHostTest(
+    `dotnet test passes (unit tests on fakes, integration tests against the ${hostLabel()})`,
+    async () => {
+      // Built once per test run (test/support/dotnetBuild.ts); each host's run tests with results of its own.
+      const { solution, artifacts } = await buildDotnetSolution();
+      const result = await runDotnet(
+        [
+          'test',
+          solution,
+          '--nologo',
+          '--no-build',
+          '--artifacts-path',
+          artifacts,
+          '--results-directory',
+          join(dotnetDir, `results-${host.kind}`),
+        ],
+        {
+          TALLYHO_BASE_URL: host.baseUrl,
+          TALLYHO_FUNCTION_KEY: host.keys.function ?? '',
+          TALLYHO_ADMIN_KEY: host.keys.admin ?? '',
+          // The fixture reads the stream logs the host wrote, in the host's own storage account.
+          TEST_STORAGE_CONNECTION: storageOf(host),
+          TALLYHO_ENTRA_BASE_URL: entraHost.baseUrl,
+          TALLYHO_ENTRA_AUDIENCE: tenant.audience,
+          ...tenant.managedIdentityEnv,
+        },
+      );
+      const summary = result.output.split('\n').filter((line) => /^(Passed|Failed)!|error /.test(line.trim()));
+      console.log(`dotnet test clients/dotnet:\n${summary.join('\n')}`);
+      if (result.code !== 0) throw new Error(`dotnet test failed (exit ${String(result.code)}):\n${result.output.slice(-20_000)}`);
+      expect(summary.filter((line) => line.trim().startsWith('Passed!'))).toHaveLength(2);
+      // Every test ran: the Entra tests skip only where no entra host was given.
+      expect(summary.filter((line) => !/Skipped:\s+0,/.test(line))).toEqual([]);
+    },
+    20 * 60_000,
+  );
 });

@@ -146,57 +146,54 @@ describe('operator figures', () => {
 
     const figure = (label: string) => page.locator(`[data-figure="${label}"] .figure-value`);
 
-    ownHostTest(
-      'the Jobs page shows the backlog and the poison count, and a failed read as failed, not as a number',
-      async () => {
-        // The state the previous test left: one envelope waiting, one poisoned.
-        expect((await jobFigures()).total).toMatchObject({ messages: 1, poison: 1 });
-        // The page's clock, so the test moves the figures' 5-second refresh on instead of waiting for it.
-        await page.clock.install();
-        await page.goto(host.url('/api/console#jobs'));
-        await page.getByLabel('Admin key').fill(host.keys.admin ?? '');
-        await page.getByRole('button', { name: 'Use key' }).click();
-        await page.getByRole('heading', { name: 'Jobs' }).waitFor();
-        const backlog = page.getByRole('group', { name: 'Work queue backlog' });
-        const inState = (state: string) => page.locator(`.figures[aria-label="Work queue backlog"][data-state="${state}"]`);
-        await inState('ok').waitFor();
-        expect(await figure('Envelopes waiting').textContent()).toBe('1');
-        expect(await figure('Poisoned envelopes').textContent()).toBe('1');
-        expect(await page.locator('[data-figure="Poisoned envelopes"]').getAttribute('class')).toContain('alarm');
-        // The declared processor of the previous test: its backlog of 3, two waiting and one leased.
-        const declared = (await jobFigures()).declared.find((d) => d.processor.startsWith('figs'));
-        const processor = page.getByRole('group', { name: 'Declared processors' }).locator(`[data-figure="${declared?.processor ?? ''}"]`);
-        expect(await processor.locator('.figure-value').textContent()).toBe('3');
-        expect(await processor.locator('.figure-detail').textContent()).toMatch(/^external · waiting 2 · leased 1 · oldest /);
-        await screenshot(page, 'jobs-figures', { docs: true, fullPage: false });
+    ownHostTest('the Jobs page shows the backlog and the poison count, and a failed read as failed, not as a number', async () => {
+      // The state the previous test left: one envelope waiting, one poisoned.
+      expect((await jobFigures()).total).toMatchObject({ messages: 1, poison: 1 });
+      // The page's clock, so the test moves the figures' 5-second refresh on instead of waiting for it.
+      await page.clock.install();
+      await page.goto(host.url('/api/console#jobs'));
+      await page.getByLabel('Admin key').fill(host.keys.admin ?? '');
+      await page.getByRole('button', { name: 'Use key' }).click();
+      await page.getByRole('heading', { name: 'Jobs' }).waitFor();
+      const backlog = page.getByRole('group', { name: 'Work queue backlog' });
+      const inState = (state: string) => page.locator(`.figures[aria-label="Work queue backlog"][data-state="${state}"]`);
+      await inState('ok').waitFor();
+      expect(await figure('Envelopes waiting').textContent()).toBe('1');
+      expect(await figure('Poisoned envelopes').textContent()).toBe('1');
+      expect(await page.locator('[data-figure="Poisoned envelopes"]').getAttribute('class')).toContain('alarm');
+      // The declared processor of the previous test: its backlog of 3, two waiting and one leased.
+      const declared = (await jobFigures()).declared.find((d) => d.processor.startsWith('figs'));
+      const processor = page.getByRole('group', { name: 'Declared processors' }).locator(`[data-figure="${declared?.processor ?? ''}"]`);
+      expect(await processor.locator('.figure-value').textContent()).toBe('3');
+      expect(await processor.locator('.figure-detail').textContent()).toMatch(/^external · waiting 2 · leased 1 · oldest /);
+      await screenshot(page, 'jobs-figures', { docs: true, fullPage: false });
 
-        // The next reads fail: the numbers give way to the failure (with when the last good read was).
-        await page.route('**/api/figures/jobs', (route) =>
-          route.fulfill({
+      // The next reads fail: the numbers give way to the failure (with when the last good read was).
+      await page.route('**/api/figures/jobs', (route) =>
+        route.fulfill({
+          status: 503,
+          contentType: 'application/problem+json',
+          body: JSON.stringify({
+            type: 'about:blank',
+            title: 'Service Unavailable',
             status: 503,
-            contentType: 'application/problem+json',
-            body: JSON.stringify({
-              type: 'about:blank',
-              title: 'Service Unavailable',
-              status: 503,
-              code: 'DependencyUnavailable',
-              detail: 'storage is down',
-            }),
+            code: 'DependencyUnavailable',
+            detail: 'storage is down',
           }),
-        );
-        await page.clock.fastForward(5_000);
-        await inState('failed').waitFor();
-        expect(await backlog.textContent()).toContain('the latest read failed');
-        expect(await backlog.textContent()).toContain('storage is down');
-        expect(await page.locator('[data-figure]').count()).toBe(0);
-        await page.unroute('**/api/figures/jobs');
-        await page.clock.fastForward(5_000);
-        await inState('ok').waitFor();
-        expect(await figure('Envelopes waiting').textContent()).toBe('1');
-        // The 503 was the test's own; the console logged nothing else.
-        expect(browser.errors.filter((e) => !e.includes('503'))).toEqual([]);
-      },
-    );
+        }),
+      );
+      await page.clock.fastForward(5_000);
+      await inState('failed').waitFor();
+      expect(await backlog.textContent()).toContain('the latest read failed');
+      expect(await backlog.textContent()).toContain('storage is down');
+      expect(await page.locator('[data-figure]').count()).toBe(0);
+      await page.unroute('**/api/figures/jobs');
+      await page.clock.fastForward(5_000);
+      await inState('ok').waitFor();
+      expect(await figure('Envelopes waiting').textContent()).toBe('1');
+      // The 503 was the test's own; the console logged nothing else.
+      expect(browser.errors.filter((e) => !e.includes('503'))).toEqual([]);
+    });
   });
 
   test('counters and schedules figures answer their shape', async () => {

@@ -121,30 +121,33 @@ describe('jobs over HTTP', () => {
 
   const bigJob = atScale(10_000, 2_000);
   // Reads the ledger stream's blobs: the host's storage.
-  ownHostTest(`a ${bigJob.toLocaleString('en')}-transaction job completes with per-customer totals equal to an independent computation`, async () => {
-    const items = transactions(bigJob, 42);
-    const started = Date.now();
-    const accepted = await submit(host, { processor: 'billing', items });
-    expect(accepted.status).toBe(202);
-    expect(accepted.body).toMatchObject({ state: 'accepted', totals: { items: bigJob }, envelopes: { count: Math.ceil(bigJob / 32) } });
-    expect(accepted.headers.get('location')).toBe(`/api/jobs/${accepted.body.id}`);
-    const job = await settledJob(host, accepted.body.id, 110_000);
-    const elapsedMs = Date.now() - started;
-    expect(job).toMatchObject({
-      state: 'completed',
-      totals: { items: bigJob, succeeded: bigJob, failed: 0, pending: 0 },
-      event: 'notConfigured',
-    });
-    expect(job.summary).toMatchObject({ transactions: bigJob, files: { invoice: 'invoice.csv' } });
-    expect(invoiceTotals(await invoice(host, job))).toEqual(expectedTotals(items));
-    const results = await allResults(host, job.id);
-    expect(results).toHaveLength(bigJob);
-    expect(new Set(results.map((r) => r.id)).size).toBe(bigJob);
-    // The invoice lines also went to the ledger stream, once each, through its single writer.
-    expect(job.delivery).toBe('delivered');
-    expect(await ledgerLines(host, job.id)).toEqual(invoiceRows(await invoice(host, job)));
-    console.log(`${bigJob} transactions: accepted to completed in ${job.timings.durationMs} ms (${elapsedMs} ms seen by the test)`);
-  });
+  ownHostTest(
+    `a ${bigJob.toLocaleString('en')}-transaction job completes with per-customer totals equal to an independent computation`,
+    async () => {
+      const items = transactions(bigJob, 42);
+      const started = Date.now();
+      const accepted = await submit(host, { processor: 'billing', items });
+      expect(accepted.status).toBe(202);
+      expect(accepted.body).toMatchObject({ state: 'accepted', totals: { items: bigJob }, envelopes: { count: Math.ceil(bigJob / 32) } });
+      expect(accepted.headers.get('location')).toBe(`/api/jobs/${accepted.body.id}`);
+      const job = await settledJob(host, accepted.body.id, 110_000);
+      const elapsedMs = Date.now() - started;
+      expect(job).toMatchObject({
+        state: 'completed',
+        totals: { items: bigJob, succeeded: bigJob, failed: 0, pending: 0 },
+        event: 'notConfigured',
+      });
+      expect(job.summary).toMatchObject({ transactions: bigJob, files: { invoice: 'invoice.csv' } });
+      expect(invoiceTotals(await invoice(host, job))).toEqual(expectedTotals(items));
+      const results = await allResults(host, job.id);
+      expect(results).toHaveLength(bigJob);
+      expect(new Set(results.map((r) => r.id)).size).toBe(bigJob);
+      // The invoice lines also went to the ledger stream, once each, through its single writer.
+      expect(job.delivery).toBe('delivered');
+      expect(await ledgerLines(host, job.id)).toEqual(invoiceRows(await invoice(host, job)));
+      console.log(`${bigJob} transactions: accepted to completed in ${job.timings.durationMs} ms (${elapsedMs} ms seen by the test)`);
+    },
+  );
 
   test('invalid transactions fail with their reasons; exactly those, and the job completes', async () => {
     const good = transactions(90, 7, 'ok');

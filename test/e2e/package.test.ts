@@ -60,28 +60,25 @@ describeWithTool(zipTools, 'the deployment package', () => {
     expect(files.some((e) => e.includes('node_modules/'))).toBe(false);
   });
 
-  ownHostTest(
-    'loads from the unpacked zip alone and registers every function the source does',
-    async () => {
-      const packaged = await startE2eHost({ appRoot: unpacked });
-      // The repository's app, as the files share it.
-      const source = await sharedE2eHost();
-      try {
-        const names = await functionNames(packaged);
-        expect(names.length).toBeGreaterThan(20);
-        expect(names).toEqual(await functionNames(source));
-        const health = await requestJson<{ status: string }>(packaged, 'GET', '/api/health');
-        expect(health.status).toBe(200);
-        // The console's assets are built into dist/shared: the page must come with the package.
-        const page = await fetch(packaged.url('/api/console'));
-        expect(page.status).toBe(200);
-        const asset = /src="([^"]+\.js)"/.exec(await page.text())?.[1];
-        expect(asset).toBeDefined();
-        expect((await fetch(new URL(asset as string, packaged.url('/api/console')))).status).toBe(200);
-      } finally {
-        await packaged.stop();
-        await source.stop();
-      }
-    },
-  );
+  ownHostTest('loads from the unpacked zip alone and registers every function the source does', async () => {
+    const packaged = await startE2eHost({ appRoot: unpacked });
+    // The repository's app, as the files share it.
+    const source = await sharedE2eHost();
+    try {
+      const names = await functionNames(packaged);
+      expect(names.length).toBeGreaterThan(20);
+      expect(names).toEqual(await functionNames(source));
+      const health = await requestJson<{ status: string }>(packaged, 'GET', '/api/health');
+      expect(health.status).toBe(200);
+      // The console's assets are built into dist/shared: the page must come with the package.
+      const page = await fetch(packaged.url('/api/console'));
+      expect(page.status).toBe(200);
+      const asset = /src="([^"]+\.js)"/.exec(await page.text())?.[1];
+      expect(asset).toBeDefined();
+      expect((await fetch(new URL(asset as string, packaged.url('/api/console')))).status).toBe(200);
+    } finally {
+      await packaged.stop();
+      await source.stop();
+    }
+  });
 });

@@ -85,7 +85,11 @@ describe('schedules on any host (no time travel needed)', () => {
       const id = unique('bad');
       const problem = expectProblem(await s.create({ id, ...timing, target }), 400, 'ValidationFailed');
       expect({ name, paths: problem.issues?.map((i) => i.path) }).toEqual({ name, paths: expect.arrayContaining([path]) });
-      expect({ name, row: await indexRowExists(host, id), instance: (await s.instance(id)).status }).toEqual({ name, row: false, instance: 404 });
+      expect({ name, row: await indexRowExists(host, id), instance: (await s.instance(id)).status }).toEqual({
+        name,
+        row: false,
+        instance: 404,
+      });
     }
     // Targets this deployment refuses are 400s too (and create nothing).
     const id = unique('bad');

@@ -76,83 +76,79 @@ describe('overlap policies with a slow webhook (real clock)', () => {
     return sorted.slice(1).map((after, i) => [sorted[i] as Call, after]);
   };
 
-  ownHostTest(
-    'skip drops fires during a run, bufferOne holds one and runs it next, allow runs them side by side',
-    async () => {
-      const ids = { skip: unique('ov-skip'), bufferOne: unique('ov-buffer'), allow: unique('ov-allow') };
-      for (const [overlap, id] of Object.entries(ids)) {
-        body(
-          await s.create({
-            id,
-            cron: '* * * * * *',
-            overlap,
-            catchUp: 'none',
-            target: { type: 'webhook', url: `https://localhost:${port}/hook` },
-          }),
-          201,
-        );
-      }
-      // Until every lower bound asserted below has been seen: at least two 2.5 s runs of `skip`, a held
-      // fire of `bufferOne`, overlapping runs of `allow` — however long that takes (a fresh host's first
-      // fire came 8 s late once in a CI run). The bounds only grow while the fires go on, so stopping
-      // then loses nothing.
-      const heldOver = (list: Call[]) => consecutive(list).filter(([before, after]) => Date.parse(after.scheduledFor) <= before.end - 1000);
-      const skippedForOverlap = (x: Schedule) => x.runs.filter((r) => r.outcome === 'skipped' && r.reason === 'overlap').length;
-      const heldRuns = (x: Schedule) =>
-        ran(x).filter((r) => r.startedAt !== undefined && Date.parse(r.startedAt) - Date.parse(r.at) >= 1000);
-      await waitUntil(
-        'each overlap policy at work',
-        async () => {
-          const [skip, buffer, allow] = await Promise.all([ids.skip, ids.bufferOne, ids.allow].map(async (id) => (await s.get(id)).body));
-          if (skip === undefined || buffer === undefined || allow === undefined) return undefined;
-          const seen =
-            ran(skip).length >= 2 &&
-            skippedForOverlap(skip) >= 2 &&
-            heldOver(calls.get(ids.bufferOne) ?? []).length >= 1 &&
-            heldRuns(buffer).length >= 1 &&
-            skippedForOverlap(buffer) >= 1 &&
-            overlapping(calls.get(ids.allow) ?? []) &&
-            ran(allow).length > ran(skip).length;
-          return seen ? true : undefined;
-        },
-        undefined,
-        500,
+  ownHostTest('skip drops fires during a run, bufferOne holds one and runs it next, allow runs them side by side', async () => {
+    const ids = { skip: unique('ov-skip'), bufferOne: unique('ov-buffer'), allow: unique('ov-allow') };
+    for (const [overlap, id] of Object.entries(ids)) {
+      body(
+        await s.create({
+          id,
+          cron: '* * * * * *',
+          overlap,
+          catchUp: 'none',
+          target: { type: 'webhook', url: `https://localhost:${port}/hook` },
+        }),
+        201,
       );
-      for (const id of Object.values(ids)) body(await s.pause(id), 200);
-      for (const id of Object.values(ids)) {
-        await until(
-          `${id} idle`,
-          () => s.get(id),
-          (r) => !r.body.runs.some((x) => x.outcome === 'running'),
-        );
-      }
-      const view = async (id: string) => (await s.get(id)).body;
-      const skip = await view(ids.skip);
-      const buffer = await view(ids.bufferOne);
-      const allow = await view(ids.allow);
+    }
+    // Until every lower bound asserted below has been seen: at least two 2.5 s runs of `skip`, a held
+    // fire of `bufferOne`, overlapping runs of `allow` — however long that takes (a fresh host's first
+    // fire came 8 s late once in a CI run). The bounds only grow while the fires go on, so stopping
+    // then loses nothing.
+    const heldOver = (list: Call[]) => consecutive(list).filter(([before, after]) => Date.parse(after.scheduledFor) <= before.end - 1000);
+    const skippedForOverlap = (x: Schedule) => x.runs.filter((r) => r.outcome === 'skipped' && r.reason === 'overlap').length;
+    const heldRuns = (x: Schedule) => ran(x).filter((r) => r.startedAt !== undefined && Date.parse(r.startedAt) - Date.parse(r.at) >= 1000);
+    await waitUntil(
+      'each overlap policy at work',
+      async () => {
+        const [skip, buffer, allow] = await Promise.all([ids.skip, ids.bufferOne, ids.allow].map(async (id) => (await s.get(id)).body));
+        if (skip === undefined || buffer === undefined || allow === undefined) return undefined;
+        const seen =
+          ran(skip).length >= 2 &&
+          skippedForOverlap(skip) >= 2 &&
+          heldOver(calls.get(ids.bufferOne) ?? []).length >= 1 &&
+          heldRuns(buffer).length >= 1 &&
+          skippedForOverlap(buffer) >= 1 &&
+          overlapping(calls.get(ids.allow) ?? []) &&
+          ran(allow).length > ran(skip).length;
+        return seen ? true : undefined;
+      },
+      undefined,
+      500,
+    );
+    for (const id of Object.values(ids)) body(await s.pause(id), 200);
+    for (const id of Object.values(ids)) {
+      await until(
+        `${id} idle`,
+        () => s.get(id),
+        (r) => !r.body.runs.some((x) => x.outcome === 'running'),
+      );
+    }
+    const view = async (id: string) => (await s.get(id)).body;
+    const skip = await view(ids.skip);
+    const buffer = await view(ids.bufferOne);
+    const allow = await view(ids.allow);
 
-      // skip: never two runs at once, and fires during a run were recorded as skipped.
-      expect(overlapping(calls.get(ids.skip) ?? [])).toBe(false);
-      expect(ran(skip).length).toBeGreaterThanOrEqual(2);
-      expect(skippedForOverlap(skip)).toBeGreaterThanOrEqual(2);
-      expect(ran(skip).every((r) => r.outcome === 'succeeded')).toBe(true);
-      // Each run is the newest fire when the schedule learnt the run before had ended, so it came due
-      // less than one cron interval before that end (however loaded the machine): nothing was held.
-      expect(heldOver(calls.get(ids.skip) ?? [])).toEqual([]);
+    // skip: never two runs at once, and fires during a run were recorded as skipped.
+    expect(overlapping(calls.get(ids.skip) ?? [])).toBe(false);
+    expect(ran(skip).length).toBeGreaterThanOrEqual(2);
+    expect(skippedForOverlap(skip)).toBeGreaterThanOrEqual(2);
+    expect(ran(skip).every((r) => r.outcome === 'succeeded')).toBe(true);
+    // Each run is the newest fire when the schedule learnt the run before had ended, so it came due
+    // less than one cron interval before that end (however loaded the machine): nothing was held.
+    expect(heldOver(calls.get(ids.skip) ?? [])).toEqual([]);
 
-      // bufferOne: never two at once; a fire that came due early in a run is held and is the very next
-      // run (no fresher fire runs before it), although the run it waited for ended a second or more after its time.
-      const bufferCalls = calls.get(ids.bufferOne) ?? [];
-      expect(overlapping(bufferCalls)).toBe(false);
-      expect(heldOver(bufferCalls).length).toBeGreaterThanOrEqual(1);
-      expect(heldRuns(buffer).length).toBeGreaterThanOrEqual(1);
-      expect(buffer.runs.some((r) => r.outcome === 'skipped' && r.reason === 'overlap')).toBe(true);
+    // bufferOne: never two at once; a fire that came due early in a run is held and is the very next
+    // run (no fresher fire runs before it), although the run it waited for ended a second or more after its time.
+    const bufferCalls = calls.get(ids.bufferOne) ?? [];
+    expect(overlapping(bufferCalls)).toBe(false);
+    expect(heldOver(bufferCalls).length).toBeGreaterThanOrEqual(1);
+    expect(heldRuns(buffer).length).toBeGreaterThanOrEqual(1);
+    expect(buffer.runs.some((r) => r.outcome === 'skipped' && r.reason === 'overlap')).toBe(true);
 
-      // allow: runs overlap and no fire was skipped.
-      expect(overlapping(calls.get(ids.allow) ?? [])).toBe(true);
-      expect(allow.runs.some((r) => r.outcome === 'skipped')).toBe(false);
-      expect(ran(allow).length).toBeGreaterThan(ran(skip).length);
-      for (const id of Object.values(ids)) body(await s.cancel(id), 200);
-    },
-  );
+    // allow: runs overlap and no fire was skipped.
+    expect(overlapping(calls.get(ids.allow) ?? [])).toBe(true);
+    expect(allow.runs.some((r) => r.outcome === 'skipped')).toBe(false);
+    expect(ran(allow).length).toBeGreaterThan(ran(skip).length);
+    for (const id of Object.values(ids)) body(await s.cancel(id), 200);
+  });
 });

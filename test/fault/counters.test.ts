@@ -56,7 +56,14 @@ interface Tally {
 }
 
 /** One writer: positive increments until `enough()`; keyed writers retry a failed increment with its key. */
-async function writer(service: CounterService, name: string, id: number, enough: () => boolean, tally: Tally, keyed: boolean): Promise<void> {
+async function writer(
+  service: CounterService,
+  name: string,
+  id: number,
+  enough: () => boolean,
+  tally: Tally,
+  keyed: boolean,
+): Promise<void> {
   const random = seededRandom(1000 + id);
   for (let n = 0; !enough(); n++) {
     const by = 1 + Math.floor(random() * 3);
@@ -240,7 +247,9 @@ describe('counters under storage faults', () => {
       // partitions, so each instance keeps two batch writes under way and the instances race for shards.
       // hits: long enough past the safety window for the racing rollup to fold (and meet faults) meanwhile.
       // An insert cannot lose a race: in hits mode only the rollup's few transactions can meet a 412.
-      const expected = ['status412', 'loseResponse', 'status503', 'hang', 'refuse'].filter((kind) => mode === 'sharded' || kind !== 'status412');
+      const expected = ['status412', 'loseResponse', 'status503', 'hang', 'refuse'].filter(
+        (kind) => mode === 'sharded' || kind !== 'status412',
+      );
       const { faults, tally, samples, final, visible, dataWrites } = await underChaos({
         mode,
         partitions: 2,

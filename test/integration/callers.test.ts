@@ -52,7 +52,9 @@ describe('named callers, on Azurite', () => {
     expect(issued.credential).toMatch(/^tly1\./);
     expect(await b.as(issued.credential)).toMatchObject({ id: 'cred:thumbs-1', kind: 'credential', roles: { workerOf: ['thumbs'] } });
     const listed = await b.callers.registry.list();
-    expect(listed).toEqual([expect.objectContaining({ name: 'thumbs-1', roles: ['worker:thumbs'], revokedAt: null, issuedBy: 'admin:master-key' })]);
+    expect(listed).toEqual([
+      expect.objectContaining({ name: 'thumbs-1', roles: ['worker:thumbs'], revokedAt: null, issuedBy: 'admin:master-key' }),
+    ]);
     expect(JSON.stringify(listed)).not.toContain(issued.credential.slice(5));
     // One live credential per name.
     expect(await appErrorOf(a.callers.registry.issue({ name: 'thumbs-1', roles: [] }, 'admin:master-key'))).toMatchObject({ status: 409 });

@@ -16,17 +16,7 @@
  */
 const { spawn } = require('node:child_process');
 const { createHash } = require('node:crypto');
-const {
-  copyFileSync,
-  cpSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} = require('node:fs');
+const { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } = require('node:fs');
 const { homedir } = require('node:os');
 const { delimiter, dirname, join, relative } = require('node:path');
 const { setTimeout: sleep } = require('node:timers/promises');
@@ -62,7 +52,8 @@ function run(command, args, options = {}) {
     child.once('error', reject);
     child.once('close', (code) => {
       if (code === 0) resolve(output);
-      else reject(new Error(`${command} ${args.join(' ')} (in ${options.cwd ?? repoRoot}) exited ${String(code)}:\n${output.slice(-8000)}`));
+      else
+        reject(new Error(`${command} ${args.join(' ')} (in ${options.cwd ?? repoRoot}) exited ${String(code)}:\n${output.slice(-8000)}`));
     });
   });
 }
@@ -125,7 +116,13 @@ const artifacts = {
       writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'scratch-app', private: true, type: 'module' }));
       await run(
         'npm',
-        ['install', '--prefer-offline', join(dir, 'client.tgz'), `typescript@${installedVersion('typescript')}`, `@types/node@${installedVersion('@types/node')}`],
+        [
+          'install',
+          '--prefer-offline',
+          join(dir, 'client.tgz'),
+          `typescript@${installedVersion('typescript')}`,
+          `@types/node@${installedVersion('@types/node')}`,
+        ],
         { cwd: app },
       );
     },
@@ -134,7 +131,13 @@ const artifacts = {
   // hold the page's programs (docs/client-dotnet.md: the quick start, and the other examples).
   'nuget-client': {
     tool: 'dotnet',
-    inputs: ['clients/dotnet/src/**', 'clients/dotnet/*', '!clients/dotnet/**/{bin,obj}/**', 'docs/client-dotnet.md', 'test/support/clientPages.cjs'],
+    inputs: [
+      'clients/dotnet/src/**',
+      'clients/dotnet/*',
+      '!clients/dotnet/**/{bin,obj}/**',
+      'docs/client-dotnet.md',
+      'test/support/clientPages.cjs',
+    ],
     async build(dir, hash) {
       // A version of its own per content, so NuGet's global cache never hands back another build.
       const version = `0.1.0-e2e.${hash.slice(0, 12)}`;
@@ -258,7 +261,8 @@ async function ensureArtifact(name, log = () => undefined) {
     await artifacts[name].build(dir, hash);
     writeFileSync(join(dir, '.complete'), `${new Date().toISOString()}\n`);
     // Only the newest build is kept.
-    for (const other of readdirSync(join(artifactsRoot, name))) if (other !== hash) rmSync(join(artifactsRoot, name, other), { recursive: true, force: true });
+    for (const other of readdirSync(join(artifactsRoot, name)))
+      if (other !== hash) rmSync(join(artifactsRoot, name, other), { recursive: true, force: true });
     log(`${name}: built in ${((Date.now() - started) / 1000).toFixed(0)} s (${relative(repoRoot, dir)})`);
     return dir;
   });

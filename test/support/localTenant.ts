@@ -59,7 +59,12 @@ export async function startLocalTenant(options: LocalTenantOptions = {}): Promis
   let issued = 0;
   let authority = '';
 
-  const mint = (resource: string, key: KeyLike, oid: string = identityObjectId, roles: readonly string[] = options.roles ?? ['Tallyho.Admin']): Promise<string> => {
+  const mint = (
+    resource: string,
+    key: KeyLike,
+    oid: string = identityObjectId,
+    roles: readonly string[] = options.roles ?? ['Tallyho.Admin'],
+  ): Promise<string> => {
     const now = Math.floor(Date.now() / 1000);
     // Entra's v2 tokens name the app by its client id, however the resource was asked for.
     const aud = resource === audience ? appId : resource;

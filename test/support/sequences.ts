@@ -17,8 +17,6 @@ import { createStorageClients, type StorageClientOptions, type StorageClients } 
 import { runStorage } from './storageAccounts';
 import type { Telemetry } from '../../shared/telemetry/port';
 
-
-
 /** A table name no other test uses (3-63 alphanumerics, starting with a letter). */
 export function uniqueTableName(prefix: string): string {
   return `${prefix}${randomUUID().replace(/-/g, '').slice(0, 16)}`;

@@ -64,7 +64,9 @@ export function claimHostStorage(base: string = runStorage(), claims: string | u
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
   }
-  throw new Error(`Every one of the ${hostAccounts.length} host accounts of this run's Azurite is taken: add more (test/support/storageAccounts.ts)`);
+  throw new Error(
+    `Every one of the ${hostAccounts.length} host accounts of this run's Azurite is taken: add more (test/support/storageAccounts.ts)`,
+  );
 }
 
 /** The connection string of a spare account of the run's Azurite, or undefined where it has none. */

@@ -17,7 +17,9 @@ function hostStarts(file) {
   if (file === undefined || !existsSync(file)) return { total: undefined, byFile: new Map() };
   const counts = new Map();
   const byFile = new Map();
-  for (const line of readFileSync(file, 'utf8').split('\n').filter((l) => l !== '')) {
+  for (const line of readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')) {
     const [kind, what, path] = line.split(' ');
     const key = `${kind}${what === 'restart' ? ' restarts' : ''}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
@@ -52,8 +54,11 @@ class TimingReporter {
     for (const f of files) f.hostStarts = starts.byFile.get(f.path) ?? {};
     if (files.length === 0) return;
     const timingsFile = process.env.TEST_TIMINGS_FILE;
-    const shared = starts.byFile.has('shared') ? [{ seconds: 0, project: '', path: 'shared hosts', tests: [], hostStarts: starts.byFile.get('shared') }] : [];
-    if (timingsFile) writeFileSync(timingsFile, `${JSON.stringify([...[...files].sort((a, b) => b.seconds - a.seconds), ...shared], null, 1)}\n`);
+    const shared = starts.byFile.has('shared')
+      ? [{ seconds: 0, project: '', path: 'shared hosts', tests: [], hostStarts: starts.byFile.get('shared') }]
+      : [];
+    if (timingsFile)
+      writeFileSync(timingsFile, `${JSON.stringify([...[...files].sort((a, b) => b.seconds - a.seconds), ...shared], null, 1)}\n`);
     const totals = new Map();
     for (const f of files) totals.set(f.project, (totals.get(f.project) ?? 0) + f.seconds);
     const width = Math.max(...files.map((f) => f.project.length));

@@ -41,7 +41,11 @@ async function reportOf(wait: Pending): Promise<string> {
  * given up. Resolves or rejects as that promise does, or, given up first, aborts `start`'s signal
  * (so it can stop what it started) and rejects with AbandonedWait.
  */
-export function waitingFor<T>(what: string, start: (signal: AbortSignal) => Promise<T>, report?: () => Promise<string> | string): Promise<T> {
+export function waitingFor<T>(
+  what: string,
+  start: (signal: AbortSignal) => Promise<T>,
+  report?: () => Promise<string> | string,
+): Promise<T> {
   const controller = new AbortController();
   let entry: Pending | undefined;
   const abandoned = new Promise<never>((_, reject) => {

@@ -129,10 +129,19 @@ describe('Durable API failures', () => {
   it('a 5xx or 429 answer is the backend unavailable (503, retry), with the answer logged and not shown', async () => {
     for (const status of [500, 503, 429]) {
       answer = { status, body: '{"Message":"storage said no at 10.0.0.7"}' };
-      const failure = await adapter().signal(entity, 'op', 1).then(() => undefined, (err: unknown) => err);
+      const failure = await adapter()
+        .signal(entity, 'op', 1)
+        .then(
+          () => undefined,
+          (err: unknown) => err,
+        );
       expect(failure).toBeInstanceOf(AppError);
       const e = failure as AppError;
-      expect({ code: e.code, status: e.status, retry: e.retryAfterSeconds }).toEqual({ code: 'DependencyUnavailable', status: 503, retry: 1 });
+      expect({ code: e.code, status: e.status, retry: e.retryAfterSeconds }).toEqual({
+        code: 'DependencyUnavailable',
+        status: 503,
+        retry: 1,
+      });
       expect(e.message).not.toMatch(/10\.0\.0\.7/);
       expect(e.internal).toContain(String(status));
     }
@@ -152,7 +161,10 @@ describe('Durable API failures', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const gone = new DurableClientAdapter(df.getClient(contextWithClient(base)), new DurableRpc(new URL(`http://127.0.0.1:${port}/durabletask/`)));
+    const gone = new DurableClientAdapter(
+      df.getClient(contextWithClient(base)),
+      new DurableRpc(new URL(`http://127.0.0.1:${port}/durabletask/`)),
+    );
     await expect(gone.readState(entity)).rejects.toMatchObject({ code: 'DependencyUnavailable' });
   });
 

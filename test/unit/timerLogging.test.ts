@@ -13,10 +13,13 @@ import { categoryThreshold } from '../../devhost/app/logLevels';
 const hostJson = JSON.parse(readFileSync(join(__dirname, '..', '..', 'host.json'), 'utf8')) as Record<string, unknown>;
 
 describe('host.json keeps idle timers quiet', () => {
-  it.each(['jobsPush', 'jobsReconcile', 'countersRollup'])('%s: the host line per run at Warning, the app’s own lines at Information', (name) => {
-    expect(categoryThreshold(hostJson, `Function.${name}`)).toBe('warn');
-    expect(categoryThreshold(hostJson, `Function.${name}.User`)).toBe('info');
-  });
+  it.each(['jobsPush', 'jobsReconcile', 'countersRollup'])(
+    '%s: the host line per run at Warning, the app’s own lines at Information',
+    (name) => {
+      expect(categoryThreshold(hostJson, `Function.${name}`)).toBe('warn');
+      expect(categoryThreshold(hostJson, `Function.${name}.User`)).toBe('info');
+    },
+  );
 
   it('every other function keeps its lines (an HTTP function, a queue trigger)', () => {
     expect(categoryThreshold(hostJson, 'Function.jobsSubmit')).toBe('info');

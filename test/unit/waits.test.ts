@@ -55,7 +55,11 @@ describe('waitingFor', () => {
   });
 
   it('a report that fails still gives the wait up, saying why there is no report', async () => {
-    const waiting = waitingFor('x', () => new Promise<never>(() => undefined), () => Promise.reject(new Error('host gone'))).catch((e: unknown) => e);
+    const waiting = waitingFor(
+      'x',
+      () => new Promise<never>(() => undefined),
+      () => Promise.reject(new Error('host gone')),
+    ).catch((e: unknown) => e);
     await abandonWaits('done', false);
     expect(((await waiting) as Error).message).toBe('gave up waiting for x: done\n(no report: host gone)');
   });

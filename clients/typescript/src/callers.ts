@@ -57,7 +57,12 @@ export class Callers {
 
   /** Who the app takes this client for: its caller id, kind, roles and what it holds. */
   async me(options: OperationOptions = {}): Promise<CallerSelf> {
-    const answer = await this.transport.json<CallerSelf>({ method: 'GET', path: 'callers/me', idempotent: true, signal: options.abortSignal });
+    const answer = await this.transport.json<CallerSelf>({
+      method: 'GET',
+      path: 'callers/me',
+      idempotent: true,
+      signal: options.abortSignal,
+    });
     return answer.body;
   }
 }

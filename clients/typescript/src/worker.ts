@@ -140,7 +140,12 @@ export class JobWorker {
     this.fatal ??= new TallyhoError(
       cause.code,
       `The worker stopped: processor '${this.processor}' was not found (${cause.status}). Check its name, and that it is declared (PUT /api/processors/${this.processor}).`,
-      { status: cause.status, ...(cause.problem === undefined ? {} : { problem: cause.problem }), ...(cause.request === undefined ? {} : { request: cause.request }), cause },
+      {
+        status: cause.status,
+        ...(cause.problem === undefined ? {} : { problem: cause.problem }),
+        ...(cause.request === undefined ? {} : { request: cause.request }),
+        cause,
+      },
     );
     this.stopping.abort();
   }
@@ -200,7 +205,12 @@ export class JobWorker {
     let results: readonly ItemResult[];
     try {
       const trace = lease.traceparent === undefined ? {} : { traceparent: lease.traceparent };
-      results = await this.handler(lease.items, { abortSignal: signal.signal, processor: this.processor, leaseId: () => leaseId, ...trace });
+      results = await this.handler(lease.items, {
+        abortSignal: signal.signal,
+        processor: this.processor,
+        leaseId: () => leaseId,
+        ...trace,
+      });
     } catch (err) {
       const reason = (err instanceof Error ? err.message : String(err)).slice(0, 1000) || 'The handler failed';
       results = lease.items.map((item) => ({ id: item.id, status: 'retry' as const, reason }));

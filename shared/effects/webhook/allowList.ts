@@ -27,7 +27,10 @@ export function parseAllowList(entries: readonly string[]): AllowedHost[] {
 
 /** A loopback host as a URL names it: `localhost` or a literal loopback address (what it resolves to is checked again at the call). */
 export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/\.$/, '').replace(/^\[|\]$/g, '');
+  const host = hostname
+    .toLowerCase()
+    .replace(/\.$/, '')
+    .replace(/^\[|\]$/g, '');
   return host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
 }
 

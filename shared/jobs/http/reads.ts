@@ -94,7 +94,9 @@ export class JobReads {
       declared.map(async (p) => {
         const queue = processorQueueName(this.deps.queuePrefix, p.name);
         // Its retry lane holds the leased batches and those waiting out a back-off: the backlog counts both queues.
-        const looks = await Promise.all([queue, processorLaneName(this.deps.queuePrefix, p.name)].map((q) => this.deps.queues.look(q, peekLimit)));
+        const looks = await Promise.all(
+          [queue, processorLaneName(this.deps.queuePrefix, p.name)].map((q) => this.deps.queues.look(q, peekLimit)),
+        );
         const look = {
           messages: looks.reduce((n, l) => n + l.messages, 0),
           visible: looks.reduce((n, l) => n + l.visible, 0),

@@ -163,13 +163,9 @@ export const jobFigures = z
           .meta({ description: "Envelopes not yet done: waiting, leased, or waiting out a retry's back-off (the approximate count)" }),
         waiting: z.number().int().meta({ description: 'Envelopes visible at the front of the queue, ready to lease (a peek: at most 32)' }),
         waitingAtLeast: z.boolean().meta({ description: 'True when `waiting` is the peek limit (32): at least that many wait' }),
-        leased: z
-          .number()
-          .int()
-          .nullable()
-          .meta({
-            description: "Envelopes held by a lease or waiting out a retry's back-off (backlog − waiting); null while 32 or more wait",
-          }),
+        leased: z.number().int().nullable().meta({
+          description: "Envelopes held by a lease or waiting out a retry's back-off (backlog − waiting); null while 32 or more wait",
+        }),
         oldestAgeSeconds: z
           .number()
           .int()

@@ -81,7 +81,10 @@ export class LeaseLog {
     const table = await this.table();
     try {
       const rows = table.listEntities<Record<string, unknown>>({
-        queryOptions: { filter: odata`PartitionKey eq ${jobId} and RowKey ge 'l|' and RowKey lt 'l}' and at ge ${since}`, select: ['RowKey'] },
+        queryOptions: {
+          filter: odata`PartitionKey eq ${jobId} and RowKey ge 'l|' and RowKey lt 'l}' and at ge ${since}`,
+          select: ['RowKey'],
+        },
       });
       for await (const _ of rows) return true;
     } catch (err) {

@@ -100,7 +100,10 @@ const retry = z
 const workerId = z
   .string()
   .max(80)
-  .regex(/^(?:cred:[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,61}[A-Za-z0-9_-])?|entra:[0-9a-f-]{36})$/, 'Use a caller id: cred:<name> or entra:<object id>');
+  .regex(
+    /^(?:cred:[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,61}[A-Za-z0-9_-])?|entra:[0-9a-f-]{36})$/,
+    'Use a caller id: cred:<name> or entra:<object id>',
+  );
 
 const common = {
   workers: z

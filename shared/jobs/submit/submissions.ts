@@ -127,7 +127,10 @@ export class Submissions {
       const existing = await deps.rows.read(id);
       if (existing !== undefined) return this.resume(existing, request, input, options.owner);
     }
-    const draft = { ...this.draft(id, request, input, route, batchSize, now, trace), ...(options.owner === undefined ? {} : { owner: options.owner }) };
+    const draft = {
+      ...this.draft(id, request, input, route, batchSize, now, trace),
+      ...(options.owner === undefined ? {} : { owner: options.owner }),
+    };
     const job: JobRecord = { ...draft, envelopes: (await deps.enqueuer.roundEnvelopes(draft, input)).length };
     await deps.rows.open(id, now, options.owner);
     await deps.files.writeInput(job, input.text);

@@ -356,7 +356,11 @@ class ChildDevhost implements E2eHost {
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
     child.kill(signal);
     const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs);
-    await waitingFor(`the devhost to exit (${signal})`, () => exited, () => `The devhost's last output:\n${this.log.slice(-4000)}`);
+    await waitingFor(
+      `the devhost to exit (${signal})`,
+      () => exited,
+      () => `The devhost's last output:\n${this.log.slice(-4000)}`,
+    );
     clearTimeout(timer);
   }
 
@@ -395,7 +399,12 @@ class ChildDevhost implements E2eHost {
 }
 
 /** A JSON POST over node:http, with no time limit of its own (`signal` ends it). */
-function postJson(url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<{ status: number; text: string }> {
+function postJson(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  signal: AbortSignal,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolveAnswer, reject) => {
     const req = httpRequest(url, { method: 'POST', headers, signal }, (res) => {
       let text = '';
@@ -440,7 +449,11 @@ class RealE2eHost implements E2eHost {
     if (options.clockStartsAt !== undefined)
       throw new Error('The real host has no virtual clock (restart({ clockStartsAt }) is devhost only)');
     countStart('real', 'restart');
-    return waitingFor('the real host to restart', () => this.host.restart(options), () => `The host's last output:\n${this.output().slice(-4000)}`);
+    return waitingFor(
+      'the real host to restart',
+      () => this.host.restart(options),
+      () => `The host's last output:\n${this.output().slice(-4000)}`,
+    );
   }
 
   async stop(): Promise<void> {

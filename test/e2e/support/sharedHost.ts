@@ -16,7 +16,16 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { join } from 'node:path';
 
 import { until } from '../../support/waits';
-import { type E2eHost, type E2eHostOptions, externalE2eHost, externalHost, hostKind, type HostKeys, registerRunning, startHostOn } from './harness';
+import {
+  type E2eHost,
+  type E2eHostOptions,
+  externalE2eHost,
+  externalHost,
+  hostKind,
+  type HostKeys,
+  registerRunning,
+  startHostOn,
+} from './harness';
 
 /** The folder where the shared hosts say where they listen (set by the global setup, inherited by workers). */
 const variable = 'TEST_SHARED_HOSTS';

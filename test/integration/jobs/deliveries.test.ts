@@ -26,7 +26,10 @@ describe('deliveries of a declared processor, on Azurite', () => {
     await h.jobs.processors.declare('gone', declare());
     const { job } = await h.jobs.submissions.submit({ processor: 'gone', items: items(2, 'g') }, undefined);
     // Three lease requests whose callers left: each takes a batch that no one reads, uses or completes.
-    const abandoned = [await h.jobs.leases.take('gone', { holder: 'worker', waitSeconds: 0 }), await h.jobs.leases.take('gone', { holder: 'worker', waitSeconds: 0 })];
+    const abandoned = [
+      await h.jobs.leases.take('gone', { holder: 'worker', waitSeconds: 0 }),
+      await h.jobs.leases.take('gone', { holder: 'worker', waitSeconds: 0 }),
+    ];
     expect(abandoned.map((l) => l?.items.map((i) => [i.id, i.attempt]))).toEqual([[['g-0', 1]], [['g-1', 1]]]);
     const third = await h.jobs.leases.take('gone', { holder: 'worker', waitSeconds: 20 });
     expect(third?.items.map((i) => [i.id, i.attempt])).toEqual([['g-0', 1]]);

@@ -138,12 +138,7 @@ describe('creating schedules', () => {
     ['a task hub queue', { at: '2027-01-01T05:00:00Z', target: queueTarget('tallyho-control-00') }, 'body.target.queue'],
     ['an app queue', { at: '2027-01-01T05:00:00Z', target: queueTarget('gate-actions') }, 'body.target.queue'],
     ...reservedQueues.map(
-      (queue) =>
-        [
-          `the reserved queue ${queue}`,
-          { at: '2027-01-01T05:00:00Z', target: queueTarget(queue) },
-          'body.target.queue',
-        ] as const,
+      (queue) => [`the reserved queue ${queue}`, { at: '2027-01-01T05:00:00Z', target: queueTarget(queue) }, 'body.target.queue'] as const,
     ),
     ['a cron that never fires again', { cron: '0 0 0 31 4 *' }, 'body.cron'],
   ] as const)('refuses %s with a 400 and writes nothing', async (_name, body, path) => {

@@ -172,7 +172,9 @@ describe('plain http to loopback, for local development only', () => {
       const local = `http://localhost:${plainPort}/hook`;
       const allowed = parseAllowList([`localhost:${plainPort}`]);
       await expect(callWebhook(local, { a: 1 }, options({ allowed }))).resolves.toMatchObject({ status: 200, body: '{"plain":true}' });
-      await expect(callWebhook(local, {}, options({ allowed, allowPrivateAddresses: false }))).rejects.toThrow(/Only https URLs may be called/);
+      await expect(callWebhook(local, {}, options({ allowed, allowPrivateAddresses: false }))).rejects.toThrow(
+        /Only https URLs may be called/,
+      );
       // A loopback name that resolves elsewhere (a poisoned hosts file, a DNS answer) gets no plain http.
       const away = (): Promise<readonly ResolvedAddress[]> => Promise.resolve([{ address: '93.184.216.34', family: 4 }]);
       await expect(callWebhook(local, {}, options({ allowed, resolve: away }))).rejects.toThrow(/plain http goes to loopback only/);

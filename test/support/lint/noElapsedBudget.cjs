@@ -109,7 +109,8 @@ function create(context) {
       if (callee.type !== 'MemberExpression' || callee.property.type !== 'Identifier' || !matchers.has(callee.property.name)) return;
       // expect(x).toBeLessThan(n), or expect(x).not.toBeLessThan(n)
       let target = callee.object;
-      if (target.type === 'MemberExpression' && target.property.type === 'Identifier' && target.property.name === 'not') target = target.object;
+      if (target.type === 'MemberExpression' && target.property.type === 'Identifier' && target.property.name === 'not')
+        target = target.object;
       if (target.type !== 'CallExpression' || target.callee.type !== 'Identifier' || target.callee.name !== 'expect') return;
       const scope = sourceCode.getScope(node);
       if (isElapsed(target.arguments[0], scope) && isConstant(node.arguments[0], scope)) context.report({ node, message });

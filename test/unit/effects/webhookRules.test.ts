@@ -29,9 +29,12 @@ describe('webhook address rules (SSRF)', () => {
     expect(isPublicAddress(address)).toBe(false);
   });
 
-  it.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '168.63.129.17', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('allows public %s', (address) => {
-    expect(isPublicAddress(address)).toBe(true);
-  });
+  it.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '168.63.129.17', '2606:4700:4700::1111', '::ffff:8.8.8.8'])(
+    'allows public %s',
+    (address) => {
+      expect(isPublicAddress(address)).toBe(true);
+    },
+  );
 });
 
 describe('IPv6 forms that embed a private IPv4 address count as private', () => {
@@ -97,8 +100,9 @@ describe('http to loopback (local development)', () => {
     },
   );
   it('refuses http to any other host, and an unlisted loopback port', () => {
-    expect(urlRejection(new URL('http://hooks.example.com:8080/hook'), allowed, true)).toMatch(/Only https URLs \(or http to a loopback host\)/);
+    expect(urlRejection(new URL('http://hooks.example.com:8080/hook'), allowed, true)).toMatch(
+      /Only https URLs \(or http to a loopback host\)/,
+    );
     expect(urlRejection(new URL('http://localhost/hook'), allowed, true)).toMatch(/not on the webhook allow-list/);
   });
 });
-

@@ -10,8 +10,7 @@ import type { Caller } from '../../../shared/identity/caller';
 import type { CallerResolver } from '../../../shared/identity/resolve';
 
 const callerNamed = (id: string): Caller => ({ id, kind: 'credential', roles: { admin: false, submitter: true, workerOf: [] } });
-const callers = (): CallerResolver =>
-  ({ resolve: (headers) => Promise.resolve(callerNamed(headers.get('x-who') ?? 'nobody')) });
+const callers = (): CallerResolver => ({ resolve: (headers) => Promise.resolve(callerNamed(headers.get('x-who') ?? 'nobody')) });
 
 function request(who: string): RequestLike {
   return {

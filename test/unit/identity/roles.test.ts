@@ -43,7 +43,8 @@ describe('roles', () => {
       const { level, role } = authorization[name];
       if (level === 'admin') expect({ name, role }).toEqual({ name, role: 'admin' });
       if (level === 'anonymous') expect({ name, role }).toEqual({ name, role: 'anonymous' });
-      if (level === 'function') expect({ name, role }).toEqual({ name, role: expect.stringMatching(/^(identified|caller|submitter|worker|owner)$/) });
+      if (level === 'function')
+        expect({ name, role }).toEqual({ name, role: expect.stringMatching(/^(identified|caller|submitter|worker|owner)$/) });
     }
   });
 

@@ -28,7 +28,10 @@ tester.run('no-elapsed-budget', rule, {
   ],
   invalid: [
     { code: 'const started = Date.now(); await go(); expect(Date.now() - started).toBeLessThan(2000);', errors: flagged },
-    { code: 'const t0 = performance.now(); await go(); const tookMs = performance.now() - t0; expect(tookMs).toBeLessThan(5000);', errors: flagged },
+    {
+      code: 'const t0 = performance.now(); await go(); const tookMs = performance.now() - t0; expect(tookMs).toBeLessThan(5000);',
+      errors: flagged,
+    },
     { code: 'const s = Date.now(); const elapsed = Date.now() - s; expect(elapsed).not.toBeGreaterThan(60 * 1000);', errors: flagged },
     { code: 'const limit = 15_000; const s = Date.now(); while (Date.now() - s < limit) await tick();', errors: flagged },
     { code: 'const s = performance.now(); if (5000 <= performance.now() - s) throw new Error("slow");', errors: flagged },

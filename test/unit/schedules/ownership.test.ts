@@ -75,7 +75,10 @@ describe('schedule ownership: what each key level reads', () => {
   });
 
   test('a function-level reader of its own webhook schedule sees the target and the status, never what the endpoint answered', () => {
-    const fnMade = row(webhookTarget, creatorOf('app', 'function', 'key:shared'), [failedWebhook, { ...failedWebhook, reason: 'HTTP 503' }]);
+    const fnMade = row(webhookTarget, creatorOf('app', 'function', 'key:shared'), [
+      failedWebhook,
+      { ...failedWebhook, reason: 'HTTP 503' },
+    ]);
     const view = viewOf(fnMade, 'function');
     expect(view.target).toEqual(webhookTarget);
     expect(view.runs.map((r) => r.reason)).toEqual(['HTTP 500', 'HTTP 503']);

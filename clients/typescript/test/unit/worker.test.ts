@@ -149,7 +149,11 @@ describe('JobWorker', () => {
     const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
     try {
       const worker = new JobWorker(transport, 'thmubs', () => Promise.resolve([]), { concurrency: 2 });
-      await expect(worker.done).rejects.toMatchObject({ name: 'TallyhoError', status: 404, message: expect.stringContaining("processor 'thmubs' was not found") });
+      await expect(worker.done).rejects.toMatchObject({
+        name: 'TallyhoError',
+        status: 404,
+        message: expect.stringContaining("processor 'thmubs' was not found"),
+      });
       await expect(worker.stop()).rejects.toMatchObject({ status: 404 });
       // Each loop asked once and stopped: no retry loop behind the 404.
       expect(requests.filter((r) => r.path === 'processors/thmubs/leases')).toHaveLength(2);
@@ -161,7 +165,12 @@ describe('JobWorker', () => {
   test('without onError the first error of each kind is logged, its repeats are not (before: every error was silently ignored)', async () => {
     let leases = 0;
     const { transport, clock } = fakeTransport((r) => {
-      if (r.path.endsWith('/leases')) return ++leases <= 3 ? problem(403, 'Forbidden') : leases === 4 ? problem(400, 'ValidationFailed') : new Response(null, { status: 204 });
+      if (r.path.endsWith('/leases'))
+        return ++leases <= 3
+          ? problem(403, 'Forbidden')
+          : leases === 4
+            ? problem(400, 'ValidationFailed')
+            : new Response(null, { status: 204 });
       return json(200, {});
     });
     const lines: string[] = [];
