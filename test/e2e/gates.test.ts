@@ -60,8 +60,9 @@ describe('gates over HTTP', () => {
     host = await startE2eHost({
       env: {
         TALLYHO_GATES_WATCH_INTERVAL_MS: '250',
-        // One caller starts the thousand runs below, and a caller holds a quarter of a generation (docs/security.md).
-        TALLYHO_GATES_MAX_WAITERS: '4000',
+        // One caller starts the thousand runs below and 20 more while the release is made, and a caller
+        // holds a quarter of a generation (docs/security.md, "Fair shares"): a share of 2,000.
+        TALLYHO_GATES_MAX_WAITERS: '8000',
         // The job action's envelopes go to queues only this host polls, and promptly.
         TALLYHO_JOBS_QUEUE_PREFIX: unique('gj'),
         ...queuesPolledPromptly,
