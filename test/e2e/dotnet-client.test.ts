@@ -7,6 +7,7 @@
  * Azure.Identity's DefaultAzureCredential asks, as on App Service; no test may be skipped here. dotnet
  * is required when CI=true; elsewhere, without it, the tests are skipped with one loud line.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -40,6 +41,8 @@ describeWithTool(dotnetTool, 'the .NET client (clients/dotnet)', () => {
         ...queuesPolledPromptly,
         AzureFunctionsJobHost__extensions__queues__visibilityTimeout: '00:00:00',
         TALLYHO_JOBS_RETRY_DELAY_SECONDS: '0',
+        // Named callers (CallersTests.cs) need the key that signs their credentials.
+        TALLYHO_CREDENTIALS_KEY: randomBytes(32).toString('base64'),
       },
     });
   });

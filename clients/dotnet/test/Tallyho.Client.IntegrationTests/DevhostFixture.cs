@@ -102,6 +102,8 @@ public sealed class DevhostFixture : IAsyncLifetime
         start.Environment["TALLYHO_TASK_HUB"] = hub;
         start.Environment["FUNCTIONS_KEY"] = OwnFunctionKey;
         start.Environment["FUNCTIONS_ADMIN_KEY"] = OwnAdminKey;
+        // Named callers (CallersTests): the key that signs their credentials, this host's own.
+        start.Environment["TALLYHO_CREDENTIALS_KEY"] = Convert.ToBase64String(System.Security.Cryptography.RandomNumberGenerator.GetBytes(32));
         // Fast queue polling, as the TypeScript e2e jobs tests use, so a job completes in seconds.
         start.Environment["AzureFunctionsJobHost__extensions__queues__maxPollingInterval"] = "00:00:00.200";
         start.Environment["AzureFunctionsJobHost__extensions__queues__visibilityTimeout"] = "00:00:00";

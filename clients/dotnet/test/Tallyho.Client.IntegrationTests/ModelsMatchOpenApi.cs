@@ -2,6 +2,7 @@ using System.Collections;
 using System.Reflection;
 using System.Text.Json;
 using System.Text.Json.Serialization;
+using Tallyho.Client.Callers;
 using Tallyho.Client.Counters;
 using Tallyho.Client.Gates;
 using Tallyho.Client.Jobs;
@@ -32,6 +33,10 @@ public sealed class ModelsMatchOpenApi
     private static readonly (Type Model, string Schema, Direction Direction)[] Map =
     {
         // One model for both gate commands: Carried is the reset's (a release has none; it reads 0), see Absent.
+        (typeof(NamedCaller), "Caller", Direction.Answer),
+        (typeof(IssuedCaller), "CallerIssued", Direction.Answer),
+        (typeof(CallerSelf), "CallerSelf", Direction.Answer),
+        (typeof(CallerHoldings), "CallerSelf/holds", Direction.Answer),
         (typeof(CounterValue), "CounterValue", Direction.Answer),
         (typeof(CounterInfo), "Counter", Direction.Answer),
         (typeof(CounterSettings), "CounterSettingsRequest", Direction.Request),
