@@ -8,12 +8,10 @@
  * (`--real-host` for the real Functions host), named in the output.
  */
 import { randomBytes } from 'node:crypto';
-import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
-import { type BenchHost, startBenchHost } from './benchHost';
+import { caller, loadNow, startJobsBenchHost } from './jobsBenchHost';
 import { fmt, ratio, table } from './report';
-import { sampleSettings } from './settings';
 
 const items = Number(process.env.BENCH_JOBS_CANCEL_ITEMS ?? 10_000);
 const workers = 4;
@@ -21,36 +19,8 @@ const batchSize = 50;
 /** Batches leased before the cancel is sent: workers are mid-job when it arrives. */
 const leasesBeforeCancel = 20;
 
-interface Call {
-  readonly status: number;
-  readonly body: Record<string, unknown>;
-}
-
-function caller(host: BenchHost) {
-  return async (method: string, path: string, body?: unknown, admin = false): Promise<Call> => {
-    const key = admin ? host.keys.admin : (host.keys.function ?? host.keys.admin);
-    const res = await fetch(`${host.baseUrl}${path}`, {
-      method,
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(key ? { 'x-functions-key': key } : {}) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
-  };
-}
-
 export async function cancelBench(): Promise<void> {
-  const prefix = `jc-${randomBytes(4).toString('hex')}`;
-  const hub = `benchcancel${Date.now() % 100000}`;
-  const host = await startBenchHost({
-    env: {
-      ...sampleSettings(),
-      TALLYHO_TASK_HUB: hub,
-      AzureFunctionsJobHost__extensions__durableTask__hubName: hub,
-      TALLYHO_JOBS_QUEUE_PREFIX: prefix,
-      TALLYHO_JOBS_LEASE_POLL_MAX_MS: '250',
-    },
-  });
+  const host = await startJobsBenchHost('cancel', 250);
   const call = caller(host);
   try {
     const processor = `cancel-${randomBytes(3).toString('hex')}`;
@@ -122,10 +92,4 @@ export async function cancelBench(): Promise<void> {
   } finally {
     await host.stop();
   }
-}
-
-function loadNow(): string {
-  return loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' / ');
 }

@@ -12,12 +12,10 @@
  * chooses (`--real-host` for the real Functions host), named in the output.
  */
 import { randomBytes } from 'node:crypto';
-import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
-import { type BenchHost, startBenchHost } from './benchHost';
+import { type Caller, caller, loadNow, startJobsBenchHost } from './jobsBenchHost';
 import { fmt, ratio, table } from './report';
-import { sampleSettings } from './settings';
 
 const items = Number(process.env.BENCH_JOBS_RETRY_ITEMS ?? 10_000);
 const workers = 4;
@@ -28,26 +26,6 @@ const retryEvery = 100;
 const headSamples = 20;
 /** The default TALLYHO_JOBS_LEASE_POLL_MAX_MS: the poll interval the lateness is bounded by. */
 const pollMs = 1000;
-
-interface Call {
-  readonly status: number;
-  readonly body: Record<string, unknown>;
-}
-
-type Caller = (method: string, path: string, body?: unknown, admin?: boolean) => Promise<Call>;
-
-function caller(host: BenchHost): Caller {
-  return async (method, path, body, admin = false) => {
-    const key = admin ? host.keys.admin : (host.keys.function ?? host.keys.admin);
-    const res = await fetch(`${host.baseUrl}${path}`, {
-      method,
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(key ? { 'x-functions-key': key } : {}) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
-  };
-}
 
 interface LeasedItem {
   readonly id: string;
@@ -84,17 +62,7 @@ async function headLatency(call: Caller, processor: string): Promise<number[]> {
 }
 
 export async function retryBench(): Promise<void> {
-  const prefix = `jr-${randomBytes(4).toString('hex')}`;
-  const hub = `benchretry${Date.now() % 100000}`;
-  const host = await startBenchHost({
-    env: {
-      ...sampleSettings(),
-      TALLYHO_TASK_HUB: hub,
-      AzureFunctionsJobHost__extensions__durableTask__hubName: hub,
-      TALLYHO_JOBS_QUEUE_PREFIX: prefix,
-      TALLYHO_JOBS_LEASE_POLL_MAX_MS: String(pollMs),
-    },
-  });
+  const host = await startJobsBenchHost('retry', pollMs);
   const call = caller(host);
   try {
     const processor = `retry-${randomBytes(3).toString('hex')}`;
@@ -171,10 +139,4 @@ export async function retryBench(): Promise<void> {
   } finally {
     await host.stop();
   }
-}
-
-function loadNow(): string {
-  return loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' / ');
 }
