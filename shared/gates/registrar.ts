@@ -115,11 +115,12 @@ export class GateRegistrar {
     for (const item of existing) outcomes.set(item, await this.settleExisting(gate, item));
     // A refusal for room is only for a new run: a repeated start of a registered run answers as a repeat
     // (its own 202, or 409 for another action) however full the generation or the caller's share is.
-    for (const [item, outcome] of outcomes) {
-      if (outcome.kind !== 'full' && outcome.kind !== 'overShare') continue;
-      const repeat = await this.asRepeat(gate, item);
+    const refused = [...outcomes].filter(([, outcome]) => outcome.kind === 'full' || outcome.kind === 'overShare').map(([item]) => item);
+    const registered = await Promise.all(refused.map((item) => this.asRepeat(gate, item)));
+    refused.forEach((item, i) => {
+      const repeat = registered[i];
       if (repeat !== undefined) outcomes.set(item, repeat);
-    }
+    });
     for (const item of repeats) {
       const firstItem = first.get(item.registration.runId) as Item;
       const firstOutcome = outcomes.get(firstItem) as RegistrationOutcome;
