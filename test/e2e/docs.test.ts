@@ -1,7 +1,8 @@
 /**
- * Every curl example in README.md and docs/*.md, executed: each page gets fresh storage (an account of
- * its own in the run's Azurite) and a host of its own (so a page's examples see exactly what a reader
- * following that page on a fresh `npm start` sees), its blocks run in page order with `bash` and the real `curl`, the documented base URL
+ * Every curl example in README.md and docs/*.md, executed on fresh apps (fresh storage: an account of
+ * its own in the run's Azurite, and a host of its own): the pages that ask for the same settings
+ * share one, in page order, as a reader who follows page after page on one `npm start` does; each
+ * page's blocks run in page order with `bash` and the real `curl`, the documented base URL
  * replaced by the host's, and each command's status and body are checked against the comment under
  * it (see test/support/docExamples.ts and docs/local-development.md for the conventions). Blocks
  * marked `<!-- example: azure-only -->` are skipped by name.
@@ -9,12 +10,19 @@
  * curl, not a re-implementation: the point is that a reader can paste the command. curl is part of
  * every Debian and macOS install; where it is missing the file is skipped and says so (required in CI).
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { documentationPages, documentedBaseUrl, type ExampleStep, readExamplePage, shapeMismatches } from '../support/docExamples';
+import {
+  documentationPages,
+  documentedBaseUrl,
+  type ExamplePage,
+  type ExampleStep,
+  readExamplePage,
+  shapeMismatches,
+} from '../support/docExamples';
 import { describeWithTool, onPath } from '../support/optionalTool';
 import { type FreshStorage, freshStorage } from '../support/storageAccounts';
 import { describeOwnHost, type E2eHost, repoRoot, startE2eHost } from './support/harness';
@@ -61,14 +69,27 @@ interface Outcome {
   readonly stderr: string;
 }
 
-function run(step: ExampleStep, host: E2eHost, dir: string): Outcome {
+/**
+ * Runs one example in bash. Never synchronously: this process also reads the host's output, and a
+ * host whose output pipe is not read stops when the pipe is full (its log writes block). A blocking
+ * spawn waiting on an example that waits on the host (a job's completion, a flush) then waits for
+ * a host that waits for it, until curl gives up: seen on the real host, whose logs are long.
+ */
+async function run(step: ExampleStep, host: E2eHost, dir: string): Promise<Outcome> {
   rmSync(join(dir, 'status'), { force: true });
   const command = step.command.split(documentedBaseUrl).join(host.baseUrl.replace(/\/$/, ''));
-  const result = spawnSync('bash', ['-c', `${prelude}\n${command}`], {
+  const child = spawn('bash', ['-c', `${prelude}\n${command}`], {
     cwd: dir,
-    encoding: 'utf8',
-    timeout: 90_000,
     env: { ...process.env, EXAMPLE_DIR: dir, EXAMPLE_KEY: host.keys.admin ?? '' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+    timeout: 90_000,
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (text: string) => (stderr += text));
+  const exit = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve(code));
   });
   const read = (name: string): string => {
     try {
@@ -79,7 +100,7 @@ function run(step: ExampleStep, host: E2eHost, dir: string): Outcome {
   };
   // With `curl -i` the headers go into the body file too.
   const body = read('body').replace(/^HTTP\/[\s\S]*?\r?\n\r?\n/, '');
-  return { exit: result.status, status: Number(read('status') || '0'), body, stderr: result.stderr };
+  return { exit, status: Number(read('status') || '0'), body, stderr };
 }
 
 function checkStep(step: ExampleStep, outcome: Outcome): void {
@@ -123,34 +144,53 @@ describeWithTool(curlTool, 'documentation examples', () => {
     }
   });
 
-  for (const [index, page] of pages.entries()) {
-    const runnable = page.steps.filter((s) => s.skip === undefined);
-    // A page's examples expect what a reader's first `npm start` has: a fresh app of their own.
-    describeOwnHost(`${page.page} (${runnable.length} examples)`, () => {
+  // Pages that ask for the same settings share one fresh app, in page order (README first), as a
+  // reader who runs `npm start` once and then follows page after page does: each page's examples
+  // must hold on an app the pages before it have used. A page with settings of its own gets an app
+  // with them. Each page keeps its own shell variables (a new terminal per page).
+  const groups = new Map<string, ExamplePage[]>();
+  for (const page of pages) {
+    const key = JSON.stringify(Object.entries(page.settings).sort(([a], [b]) => a.localeCompare(b)));
+    groups.set(key, [...(groups.get(key) ?? []), page]);
+  }
+
+  for (const [index, group] of [...groups.values()].entries()) {
+    const settings = group[0]?.settings ?? {};
+    const runnable = group.flatMap((page) => page.steps.filter((s) => s.skip === undefined));
+    describeOwnHost(`${group.map((p) => p.page).join(', ')} (one app, ${runnable.length} examples)`, () => {
       let storage: FreshStorage | undefined;
       let host: E2eHost;
-      let dir: string;
 
       beforeAll(async () => {
-        dir = mkdtempSync(join(tmpdir(), 'tallyho-docs-'));
         if (runnable.length === 0) return;
         storage = await freshStorage(`docs${index}`);
-        host = await startE2eHost({ env: { ...page.settings, AzureWebJobsStorage: storage.connectionString } });
+        host = await startE2eHost({ env: { ...settings, AzureWebJobsStorage: storage.connectionString } });
       });
 
       afterAll(async () => {
         await host?.stop();
         await storage?.stop();
-        rmSync(dir, { recursive: true, force: true });
       });
 
-      for (const step of page.steps) {
-        const name = `${step.page}:${step.line} ${step.command.split('\n')[0] ?? ''}`;
-        if (step.skip !== undefined) {
-          test.skip(`${name} [${step.skip}]`, () => undefined);
-          continue;
-        }
-        test(name, () => checkStep(step, run(step, host, dir)));
+      for (const page of group) {
+        describe(page.page, () => {
+          let dir: string;
+          beforeAll(() => {
+            dir = mkdtempSync(join(tmpdir(), 'tallyho-docs-'));
+          });
+          afterAll(() => {
+            rmSync(dir, { recursive: true, force: true });
+          });
+
+          for (const step of page.steps) {
+            const name = `${step.page}:${step.line} ${step.command.split('\n')[0] ?? ''}`;
+            if (step.skip !== undefined) {
+              test.skip(`${name} [${step.skip}]`, () => undefined);
+              continue;
+            }
+            test(name, async () => checkStep(step, await run(step, host, dir)));
+          }
+        });
       }
     });
   }

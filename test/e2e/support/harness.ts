@@ -473,12 +473,24 @@ class RealE2eHost implements E2eHost {
   }
 }
 
+/**
+ * The real host's Durable queues polled at least every second. Idle, the Durable extension backs its
+ * control- and work-item-queue polling off to `maxQueuePollingInterval`, 30 s by default (Durable
+ * Functions host.json reference): a test waiting on an orchestration or entity that a timer or a
+ * message wakes after a quiet spell (a stream's flusher, a schedule, a gate's sweep) then waits up to
+ * 30 s for the poll, not for the app. No test asserts on the interval; a test's own `env` may set it.
+ * The devhost dispatches Durable work in process (devhost/durable/engine.ts): it has no queue to poll.
+ */
+const durablePolledPromptly = {
+  AzureFunctionsJobHost__extensions__durableTask__storageProvider__maxQueuePollingInterval: '00:00:01',
+} as const;
+
 async function startReal(options: E2eHostOptions, appRoot: string, taskHub: string): Promise<E2eHost> {
   if (options.virtualClock === true) throw new Error('The real host has no virtual clock (use devhostTest / describeDevhost)');
   const { build, extensionsBin, scratch }: { build: HostBuild; extensionsBin: string; scratch: string } = realHostEnvironment();
   const appDir = copyApp({ appRoot, extensionsBin, parent: scratch });
   const storage = storageFor(options);
-  const settings = appSettings(appRoot, storage, taskHub, options.env);
+  const settings = appSettings(appRoot, storage, taskHub, { ...durablePolledPromptly, ...options.env });
   countStart('real', 'start');
   let output = '';
   const host = await waitingFor(
