@@ -88,6 +88,12 @@ export function depthOfSnapshot(snapshot: WriterSnapshot): number {
   return snapshot.buffered + snapshot.inflight;
 }
 
+/** A writer's buffer depth as its ledger shows it (0 for a writer that never reported): the status view's and the depth gauge's read. */
+export function depthOfLedger(ledger: LedgerState | undefined): number {
+  const snapshot = ledger?.snapshot;
+  return snapshot === null || snapshot === undefined ? 0 : depthOfSnapshot(snapshot);
+}
+
 /**
  * Whether the writer's oldest unflushed event waited well past its flush interval (T): its flusher
  * missed a wake-up (a kick lost with a crashed caller) or is not running, and is to be woken.
