@@ -165,6 +165,19 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     }
   });
 
+  test('a callers request is one trace: the host’s server span below the caller’s', async () => {
+    const { traceId, parent, traceparent } = newTrace();
+    const answered = await requestJson(host, 'GET', '/api/callers/me', { headers: { traceparent } });
+    expect(answered.status).toBe(200);
+    const root = await until(
+      'the host’s span of callersMe',
+      () => Promise.resolve(hostSpan(spansOf(traceId), 'callersMe', parent)),
+      30_000,
+    );
+    expect(root).toMatchObject({ name: 'GET', attributes: { 'url.path': '/api/callers/me', 'http.response.status_code': 200 } });
+    expect(orphans(spansOf(traceId), parent)).toEqual([]);
+  });
+
   test('a job is one trace that continues the caller’s: submission, every envelope, completion', async () => {
     const traceId = randomBytes(16).toString('hex');
     const items = transactions(40, 7, 'tel');
@@ -323,7 +336,12 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     expect(leaseSpan.parentSpanId).toBe(pollSpan.spanId);
     // A worker continuing the lease's context (its completion sent under it) keeps the tree whole.
     // Leave nothing behind for the tests after this one: the batch completed, the job cancelled.
-    const results = lease.body.items.map((i) => ({ id: i.id, status: 'succeeded', output: {} }));
+    // One item failed, the rest succeeded: a declared processor's outcomes are counted as an in-app one's.
+    const results = lease.body.items.map((i, at) =>
+      at === 0
+        ? { id: i.id, status: 'failed', code: 'Rejected', reason: 'rejected by the worker' }
+        : { id: i.id, status: 'succeeded', output: {} },
+    );
     const completed = await requestJson(host, 'POST', `/api/leases/${lease.body.leaseId}/complete`, {
       body: { results },
       headers: { traceparent: lease.body.traceparent ?? '' },
@@ -335,6 +353,25 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
       30_000,
     );
     expect(orphans(spansOf(worker.traceId), worker.parent)).toEqual([]);
+    const ofProcessor = (metric: string, outcome?: string): number =>
+      points(metric)
+        .filter(
+          (p) =>
+            p.attributes['tallyho.job.processor'] === processor && (outcome === undefined || p.attributes['tallyho.outcome'] === outcome),
+        )
+        .reduce((most, p) => Math.max(most, p.value), 0);
+    await until(
+      'the leased items counted by outcome, and the envelope’s attempt',
+      () =>
+        Promise.resolve(
+          ofProcessor('tallyho.job.items', 'failed') === 1 &&
+            ofProcessor('tallyho.job.items', 'succeeded') === lease.body.items.length - 1 &&
+            ofProcessor('tallyho.job.envelope.attempts') >= 1
+            ? true
+            : undefined,
+        ),
+      30_000,
+    );
     expect((await requestJson(host, 'DELETE', `/api/jobs/${submitted.body.id}`)).status).toBeLessThan(300);
     // The work queues' oldest-envelope age is reported per queue.
     await until(
