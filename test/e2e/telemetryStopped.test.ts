@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { ExportResultCode } from '@opentelemetry/core';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 
+import { telemetryStoppedFigure } from '../support/movingFigures';
 import { claimHostStorage } from '../support/storageAccounts';
 import { type OtlpReceiver, type ReceivedPoint, startOtlpReceiver } from '../support/otlpReceiver';
 import { type E2eHost, describeOwnHost, repoRoot, startE2eHost } from './support/harness';
@@ -77,7 +78,7 @@ describeOwnHost('telemetry-stopped: the app’s metrics arrive while a host runs
   const appPoints = (): ReceivedPoint[] => receiver.points.filter((p) => p.resource['service.name'] === appService);
 
   test('app metrics arrive under the alert’s prefix while the host runs, and none within two export intervals after it stopped', async () => {
-    expect(alertPrefix).toBe('tallyho.');
+    expect(alertPrefix).toBe(telemetryStoppedFigure.prefix);
     const prefix = alertPrefix!;
     // The test makes no request of its own: what arrives is what a running app exports by itself, collection after collection.
     const own = (): ReceivedPoint[] => appPoints().filter((p) => p.metric.startsWith(prefix));
