@@ -84,7 +84,7 @@ export function findReceipt(ledger: LedgerState, requestId: string): Receipt | u
 }
 
 /** Unflushed events (buffered and in flight). */
-export function depthOfSnapshot(snapshot: WriterSnapshot): number {
+function depthOfSnapshot(snapshot: WriterSnapshot): number {
   return snapshot.buffered + snapshot.inflight;
 }
 
