@@ -8,11 +8,12 @@
 import type { App } from '../shared/app/createApp';
 import { productionApp } from '../shared/app/production';
 import { registrationSettings } from '../shared/app/settings';
+import { recentDurableClient } from './_durable';
 
 let built: App | undefined;
 
 export function theApp(): App {
-  built ??= productionApp();
+  built ??= productionApp(process.env, recentDurableClient);
   return built;
 }
 

@@ -153,8 +153,22 @@ export class DurableClientAdapter implements DurableClient {
   }
 }
 
+/**
+ * The latest client an invocation made, for reads outside any invocation (the streams' depth gauge,
+ * read when a metric reader collects). It holds only where the host's Durable extension listens (its
+ * local RPC base URL and task hub), which stays the same for the host process's life, so any
+ * invocation's client serves; no figure is kept with it. Undefined until an invocation with a
+ * `durableClient` input ran in this process.
+ */
+let recent: DurableClientAdapter | undefined;
+
+export function recentDurableClient(): DurableClientAdapter | undefined {
+  return recent;
+}
+
 /** The client of this invocation (its function must declare `df.input.durableClient()`). */
 export function durableClientOf(context: InvocationContext): DurableClientAdapter {
   const base = rpcBaseOf(context);
-  return new DurableClientAdapter(df.getClient(context), base === undefined ? undefined : new DurableRpc(base));
+  recent = new DurableClientAdapter(df.getClient(context), base === undefined ? undefined : new DurableRpc(base));
+  return recent;
 }

@@ -140,8 +140,10 @@ export function requestTracing(settings: Settings, log: HostLogger): RequestTrac
   }
   // The host's resource as far as it applies here: OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES
   // (the app's settings are in this process's environment), the SDK's own attributes, the process.
+  // Without OTEL_SERVICE_NAME the real host's spans say `unknown_service:dotnet` (the .NET SDK's
+  // default; observed on 4.1037, devhost/docs/real-host.md), so the devhost's say the same.
   const resource = defaultResource()
-    .merge(resourceFromAttributes({ 'process.pid': process.pid }))
+    .merge(resourceFromAttributes({ 'service.name': 'unknown_service:dotnet', 'process.pid': process.pid }))
     .merge(detectResources({ detectors: [envDetector] }));
   const provider = new BasicTracerProvider({
     resource,

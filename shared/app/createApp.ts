@@ -9,7 +9,8 @@
  *
  * Durable Functions: a use-case that needs a Durable client takes the client of the invocation it
  * serves (`gates.commands(client)`, `schedules.service(client)`, a job processor's hand-on in its own
- * trigger); no capability keeps one.
+ * trigger); no capability keeps one. Only a read outside any invocation (the streams' depth gauge,
+ * at collection) asks for the latest invocation's client, which the functions layer keeps.
  */
 import type { Clock, Random } from '../clock';
 import { type CounterService, createCounters } from '../counters';
@@ -46,6 +47,11 @@ export interface AppDeps {
   readonly newId: () => string;
   /** Metrics and traces (shared/app/telemetry.ts); none when absent. */
   readonly telemetry?: AppTelemetry;
+  /**
+   * The latest invocation's Durable client, kept by the functions layer (functions/_durable.ts) for
+   * reads outside any invocation: the streams' depth gauge, read when a reader collects.
+   */
+  readonly recentDurable?: () => DurableClient | undefined;
 }
 
 export interface App {
@@ -82,10 +88,11 @@ interface Wiring {
   readonly serviceBus: ServiceBusSenders;
   readonly runtime: Runtime;
   readonly table: (name: string) => () => ReturnType<StorageClients['table']>;
+  readonly recentDurable: (() => DurableClient | undefined) | undefined;
 }
 
 /** The capabilities that keep data and need no other capability: streams, sequences, counters, callers. */
-function dataCapabilities({ config, storage, runtime, table }: Wiring) {
+function dataCapabilities({ config, storage, runtime, table, recentDurable }: Wiring) {
   const streams = createStreams({
     ...runtime,
     settings: config.streams,
@@ -94,6 +101,7 @@ function dataCapabilities({ config, storage, runtime, table }: Wiring) {
     containerName: containers.streams,
     taskHub: config.durable.taskHub,
     ownTypes: processorOwnStreams(config),
+    recentDurable,
   });
   const sequences = createSequences({
     ...runtime,
@@ -183,7 +191,14 @@ export function createApp(deps: AppDeps): App {
     backoff: occBackoff(config.occ),
     newId: deps.newId,
   };
-  const wiring: Wiring = { config, storage, serviceBus, runtime, table: (name) => () => storage.table(name) };
+  const wiring: Wiring = {
+    config,
+    storage,
+    serviceBus,
+    runtime,
+    table: (name) => () => storage.table(name),
+    recentDurable: deps.recentDurable,
+  };
   const { streams, sequences, counters, callers } = dataCapabilities(wiring);
   const { jobs, gates, schedules } = workCapabilities(wiring, streams);
   // Long polls and event streams answer now; shutdown() does the same first, then the rest.

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 
 import { systemClock } from '../clock';
+import type { DurableClient } from '../durable';
 import { createLogger } from '../log';
 import { serviceBusSenders } from '../messaging';
 import { createStorageClients, storageResponsesOf } from '../storage';
@@ -9,8 +10,14 @@ import { type App, createApp } from './createApp';
 import { loadAppConfig } from './settings';
 import { telemetryFromEnvironment } from './telemetry';
 
-/** Throws ConfigurationInvalid (naming every bad setting) when the environment's settings are not valid. */
-export function productionApp(env: Readonly<Record<string, string | undefined>> = process.env): App {
+/**
+ * Throws ConfigurationInvalid (naming every bad setting) when the environment's settings are not
+ * valid. `recentDurable`: the latest invocation's Durable client (functions/_durable.ts).
+ */
+export function productionApp(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  recentDurable?: () => DurableClient | undefined,
+): App {
   const config = loadAppConfig(env);
   const instanceId = randomUUID();
   const telemetry = telemetryFromEnvironment(env, config.telemetry, instanceId);
@@ -25,5 +32,6 @@ export function productionApp(env: Readonly<Record<string, string | undefined>> 
     logger,
     newId: randomUUID,
     telemetry,
+    recentDurable,
   });
 }

@@ -25,8 +25,6 @@ export function logActivities(container: () => Promise<ContainerClient>, clock: 
           const outcome = await appendBatch(await container(), batch, clock);
           metrics.flushed.add(batch.count, partition);
           if (batch.oldestAt !== undefined) metrics.lag.record(Math.max(0, clock.now() - batch.oldestAt) / 1000, partition);
-          // What the writer left buffered when it took this batch, now that the batch is in the log.
-          if (batch.remaining !== undefined) metrics.depth.record(batch.remaining, partition);
           return outcome;
         } catch (err) {
           metrics.flushErrors.add(1, partition);

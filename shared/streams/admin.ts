@@ -3,7 +3,7 @@ import { AppError } from '../errors';
 import type { ReaderLevel } from '../http/authorization';
 import type { StreamsContext } from './context';
 import type { DurableClient } from '../durable/client';
-import { depthOfSnapshot, findReceipt, type LedgerState, type WriterSnapshot } from './ledger';
+import { depthOfLedger, findReceipt, type LedgerState, type WriterSnapshot } from './ledger';
 import { releaseToRoute } from './handoff';
 import { logBlobName, parseWriterKey, writerEntity, writerOps } from './names';
 import { defaultRoute, routeWriterKey, type StreamRoute } from './route';
@@ -130,7 +130,7 @@ export async function describeType(ctx: StreamsContext, durable: DurableClient, 
   const snapshot = ledger?.snapshot ?? null;
   const now = ctx.clock.now();
   const cachedUntil = ctx.resolver.cachedUntil(type);
-  const depth = snapshot === null ? 0 : depthOfSnapshot(snapshot);
+  const depth = depthOfLedger(ledger);
   const cursor = snapshot?.cursor ?? null;
   return {
     type,

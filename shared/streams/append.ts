@@ -13,7 +13,7 @@ import type { StreamsContext } from './context';
 import { streamsTelemetry, writerLimits } from './context';
 import type { DurableClient } from '../durable/client';
 import { releaseToRoute } from './handoff';
-import { depthOfSnapshot, findReceipt, flushOverdue, type LedgerState } from './ledger';
+import { findReceipt, flushOverdue, type LedgerState } from './ledger';
 import { routeWriterKey, type StreamRoute } from './route';
 import type { AckMode, StreamEventInput } from './schemas';
 import type { AppendRequest, Receipt } from './writerState';
@@ -92,15 +92,15 @@ async function send(
   return { receipt: result.value, ledger: seen, requestId: request.requestId };
 }
 
-/** The writer's answer in the metrics: accepted and duplicate events, and the buffer's depth its ledger showed. */
-function noteAccepted(ctx: StreamsContext, route: StreamRoute, receipt: Accepted, ledger: LedgerState | undefined): void {
+/**
+ * The writer's answer in the metrics: accepted and duplicate events. The buffer's depth is not
+ * recorded here: the depth gauge reads each writer's ledger when it is collected (depthGauge.ts).
+ */
+function noteAccepted(ctx: StreamsContext, route: StreamRoute, receipt: Accepted): void {
   const { metrics } = streamsTelemetry(ctx);
-  const partition = { 'tallyho.stream.partition': route.partition };
-  const type = { ...partition, 'tallyho.stream.type': route.type };
+  const type = { 'tallyho.stream.partition': route.partition, 'tallyho.stream.type': route.type };
   metrics.accepted.add(receipt.acc, type);
   metrics.duplicates.add(receipt.dup, type);
-  const snapshot = ledger?.snapshot;
-  if (snapshot !== null && snapshot !== undefined) metrics.depth.record(depthOfSnapshot(snapshot), partition);
 }
 
 async function waitFlushed(ctx: StreamsContext, durable: DurableClient, key: string, last: number, deadline: number): Promise<boolean> {
@@ -137,7 +137,7 @@ async function answerAccepted(
   const key = routeWriterKey(route);
   if (accepted.restart === true) await ctx.flushers.restart(durable, key);
   else if (accepted.kick || flushOverdue(ledger, ctx.clock.now())) await ctx.flushers.kick(durable, key);
-  noteAccepted(ctx, route, accepted, ledger);
+  noteAccepted(ctx, route, accepted);
   let flushed = accepted.last < 0 || (ledger?.snapshot?.flushedThrough ?? 0) > accepted.last;
   if (ack === 'flushed' && !flushed) {
     flushed = await waitFlushed(ctx, durable, key, accepted.last, answerBy);

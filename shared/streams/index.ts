@@ -12,6 +12,7 @@ import { retryContextOf } from '../retry';
 import { CappedSet } from '../storage/cappedSet';
 import { type LogActivities, logActivities } from './activities';
 import { AppendCoalescer } from './appendCoalescer';
+import { observeDepth } from './depthGauge';
 import { FlusherControl } from './flusherControl';
 import { LedgerWatch } from './ledgerWatch';
 import { RouteResolver } from './resolver';
@@ -36,6 +37,12 @@ export interface StreamsDeps extends Runtime {
   readonly taskHub: string;
   /** Streams the app keeps for itself (an in-app processor's ledger): callers are refused on them. */
   readonly ownTypes: ReadonlySet<string>;
+  /**
+   * The Durable client the depth gauge reads the writers' ledgers with when a reader collects, outside
+   * any invocation (depthGauge.ts): the latest invocation's, which the functions layer keeps. Absent
+   * or undefined: the gauge reports nothing.
+   */
+  readonly recentDurable?: () => DurableClient | undefined;
 }
 
 export interface Streams {
@@ -68,6 +75,7 @@ export function createStreams(deps: StreamsDeps): Streams {
     flushers: new FlusherControl(clock, logger),
     container: deps.containerName,
   });
+  observeDepth(service.context, deps.recentDurable ?? (() => undefined), (client) => service.depthReads(client));
   return {
     service,
     logs: logActivities(deps.container, clock, deps.telemetry),

@@ -84,8 +84,14 @@ export function findReceipt(ledger: LedgerState, requestId: string): Receipt | u
 }
 
 /** Unflushed events (buffered and in flight). */
-export function depthOfSnapshot(snapshot: WriterSnapshot): number {
+function depthOfSnapshot(snapshot: WriterSnapshot): number {
   return snapshot.buffered + snapshot.inflight;
+}
+
+/** A writer's buffer depth as its ledger shows it (0 for a writer that never reported): the status view's and the depth gauge's read. */
+export function depthOfLedger(ledger: LedgerState | undefined): number {
+  const snapshot = ledger?.snapshot;
+  return snapshot === null || snapshot === undefined ? 0 : depthOfSnapshot(snapshot);
 }
 
 /**

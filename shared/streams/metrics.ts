@@ -1,7 +1,8 @@
 /**
  * The streams capability's telemetry. The writer and its flusher are replayed Durable code and record
  * nothing; the appends (which read the writer's ledger anyway) and the flush activity (which writes the
- * log) record for them. Partitions are the operator's (TALLYHO_STREAMS_PARTITIONS, remaps); stream types
+ * log) record for them, and the buffer depth is read from the writers' ledgers at collection
+ * (depthGauge.ts). Partitions are the operator's (TALLYHO_STREAMS_PARTITIONS, remaps); stream types
  * are callers' names.
  *
  * Tracing follows the events: an append's span (producer) hands its traceparent to the writer with the
@@ -10,18 +11,27 @@
  * maxBatchLinks); the flush's span (consumer, the activity that writes the batch) links every append
  * whose events it wrote.
  */
-import { callerName, counter, declareTelemetry, gauge, histogram, latencyBuckets, operatorName, span } from '../telemetry/declare';
+import {
+  callerName,
+  counter,
+  declareTelemetry,
+  histogram,
+  latencyBuckets,
+  observableGauge,
+  operatorName,
+  span,
+} from '../telemetry/declare';
 
 const partition = { 'tallyho.stream.partition': operatorName };
 
 export const streamTelemetry = declareTelemetry(
   'tallyho.streams',
   {
-    depth: gauge({
+    depth: observableGauge({
       name: 'tallyho.stream.buffer.depth',
       unit: '{event}',
       description:
-        "Events accepted and not yet in the log (buffered and in flight), from the writer's state: its ledger at each append, what its batch left buffered at each flush.",
+        "Events accepted and not yet in the log (buffered and in flight), summed over a partition's writers, read from each writer's ledger at collection; a partition whose read failed reports nothing.",
       attributes: partition,
     }),
     lag: histogram({

@@ -13,7 +13,8 @@ import type { DurableClient } from '../durable/client';
 import type { Page, PageRequest } from '../storage/list';
 import { defaultRoute, type StreamRoute } from './route';
 import type { StreamEventInput } from './schemas';
-import { type SweepResult, sweepWriters } from './sweep';
+import type { DepthReads } from './depthGauge';
+import { type SweepDeps, type SweepResult, sweepWriters, writerKeys } from './sweep';
 import { validateBatch } from './validate';
 
 export class StreamService {
@@ -69,12 +70,25 @@ export class StreamService {
     return describeType(this.context, durable, type, reader);
   }
 
+  /** Where the writers the app knows are listed from: the admitted types' routes and the app's own types'. */
+  private writerRoutes(): Pick<SweepDeps, 'routes' | 'ownRoutes'> {
+    const ctx = this.context;
+    return {
+      routes: (page) => this.routes(page),
+      ownRoutes: () => Promise.all([...ctx.ownTypes].map((type) => ctx.resolver.resolve(type))),
+    };
+  }
+
+  /** The depth gauge's reads on `durable` (depthGauge.ts): the sweep's writer list, each writer's ledger. */
+  depthReads(durable: DurableClient): DepthReads {
+    return { writers: () => writerKeys(this.writerRoutes()), readLedger: (key) => this.context.watch.read(durable, key) };
+  }
+
   /** Wakes the flusher of every writer whose flush is overdue, whether or not anyone appends (sweep.ts). */
   async sweep(durable: DurableClient): Promise<SweepResult> {
     const ctx = this.context;
     const result = await sweepWriters({
-      routes: (page) => this.routes(page),
-      ownRoutes: () => Promise.all([...ctx.ownTypes].map((type) => ctx.resolver.resolve(type))),
+      ...this.writerRoutes(),
       readLedger: (key) => ctx.watch.read(durable, key),
       kick: (key) => ctx.flushers.kick(durable, key),
       now: () => ctx.clock.now(),

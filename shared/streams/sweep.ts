@@ -33,7 +33,8 @@ export interface SweepResult {
 const pageSize = 500;
 const concurrentReads = 8;
 
-async function writerKeys(deps: SweepDeps): Promise<string[]> {
+/** Every writer the app knows: the admitted types' routes and the app's own types' (the sweep's and the depth gauge's list). */
+export async function writerKeys(deps: Pick<SweepDeps, 'routes' | 'ownRoutes'>): Promise<string[]> {
   const keys = new Set((await deps.ownRoutes()).map(routeWriterKey));
   let continuationToken: string | undefined;
   do {

@@ -77,7 +77,6 @@ export function plan(current: WriterState, key: string, now: number): PlanStep {
     maxBlocksPerBlob: state.limits.maxBlocksPerBlob,
     attempts: 0,
     ...(state.oldestAt === null ? {} : { oldestAt: state.oldestAt }),
-    remaining: state.buffered - count,
   };
   const end = state.bufferStart + count;
   const carried = (state.traces ?? []).filter((mark) => mark.i < end).map((mark) => mark.t);

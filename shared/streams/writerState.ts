@@ -69,8 +69,6 @@ export interface FlushBatch {
   readonly oldestAt?: number;
   /** The traceparents of the appends whose events it holds (at most maxBatchLinks): the flush span links them. */
   readonly links?: readonly string[];
-  /** Events left buffered when it was taken: the buffer's depth once it is written (the depth gauge). */
-  readonly remaining?: number;
   /**
    * The entity batch (its invocation id) that took it: the flusher is handed it only by a later
    * batch, once it is stored (writerCheckpoint.ts). Absent in batches taken before that rule.

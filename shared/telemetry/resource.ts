@@ -1,17 +1,22 @@
 /**
  * The resource every metric and span of the app carries, found as the OpenTelemetry SDK finds it
- * (https://opentelemetry.io/docs/specs/otel/resource/sdk/), from the lowest precedence to the highest:
+ * (https://opentelemetry.io/docs/specs/otel/resource/sdk/) and in the order the Functions host finds
+ * its own, so the host's spans and the app's carry the same `service.name`; from the lowest
+ * precedence to the highest:
  *
  * 1. the SDK's own: `telemetry.sdk.name`, `.language`, `.version`;
  * 2. `service.name` `tallyho`;
- * 3. on Azure (WEBSITE_SITE_NAME set), what the Functions host reports about itself, so the app's and
- *    the host's data filter alike: `cloud.provider` `azure`, `cloud.platform` `azure_functions`,
- *    `cloud.region` (REGION_NAME), `cloud.resource.id` (the site's resource id) and the site's name as
- *    `service.name` (Azure/azure-functions-host, src/WebJobs.Script/Diagnostics/OpenTelemetry/
- *    FunctionsResourceDetector.cs; the JavaScript contrib detector spells the platform and the id
- *    differently, `azure.functions` and `cloud.resource_id`, so it is not used);
- * 4. `OTEL_RESOURCE_ATTRIBUTES`, then `OTEL_SERVICE_NAME` (the SDK's environment detector), so an
- *    operator's `deployment.environment.name` or service name wins over what is detected;
+ * 3. `OTEL_RESOURCE_ATTRIBUTES`, then `OTEL_SERVICE_NAME` (the SDK's environment detector), so an
+ *    operator's `deployment.environment.name` or service name wins over the default;
+ * 4. on Azure (WEBSITE_SITE_NAME set), what the Functions host reports about itself: `cloud.provider`
+ *    `azure`, `cloud.platform` `azure_functions`, `cloud.region` (REGION_NAME), `cloud.resource.id`
+ *    (the site's resource id) and the site's name as `service.name` (Azure/azure-functions-host,
+ *    src/WebJobs.Script/Diagnostics/OpenTelemetry/FunctionsResourceDetector.cs; the JavaScript contrib
+ *    detector spells the platform and the id differently, `azure.functions` and `cloud.resource_id`,
+ *    so it is not used). The host adds that detector after the SDK's default one, which reads the
+ *    OTEL_ variables, so on Azure the site's name wins over OTEL_SERVICE_NAME in the host's spans
+ *    (OpenTelemetryConfigurationExtensions.cs; observed on host 4.1037 with both set:
+ *    devhost/docs/real-host.md) — and here too;
  * 5. what only the app knows: `service.version` (package.json) and `service.instance.id` (this instance).
  *
  * The detectors read the process environment, where a Functions host puts the app settings.
@@ -62,8 +67,8 @@ const functionsHostDetector: ResourceDetector = {
 export function appResource(own: { readonly instanceId: string; readonly version: string | undefined }): Resource {
   return defaultResource()
     .merge(resourceFromAttributes({ 'service.name': defaultServiceName }))
-    .merge(detectResources({ detectors: [functionsHostDetector] }))
     .merge(detectResources({ detectors: [envDetector] }))
+    .merge(detectResources({ detectors: [functionsHostDetector] }))
     .merge(
       resourceFromAttributes({
         'service.instance.id': own.instanceId,

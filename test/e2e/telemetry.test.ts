@@ -36,6 +36,7 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
   // request answered 5xx because storage fails is measured like any other.
   let proxy: FaultProxy;
   const prefix = unique('tq');
+  const serviceName = 'tallyho-e2e';
   // A webhook processor's endpoint: plain http on loopback (allowed with private addresses, for local development).
   let endpoint: Server;
   const pushed: IncomingHttpHeaders[] = [];
@@ -63,11 +64,14 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
         OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=e2e',
+        // As docs/operations.md's step-by-step says: without it the real host's spans say `unknown_service:dotnet`, the app's `tallyho`.
+        OTEL_SERVICE_NAME: serviceName,
         OTEL_METRIC_EXPORT_INTERVAL: '1000',
         TALLYHO_TELEMETRY_CALLER_NAMES: 'telemetry-*',
         TALLYHO_JOBS_QUEUE_PREFIX: prefix,
         TALLYHO_JOBS_QUEUES: '2',
-        TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200',
+        // Long enough that appended events stay buffered until the streams test flushes them (its depth reads N, then 0).
+        TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '600000',
         ...queuesPolledPromptly,
       },
     });
@@ -122,15 +126,20 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
       },
     });
     expect(root.resource['deployment.environment.name']).toBe('e2e');
+    // The host's spans and the app's carry the one service.name OTEL_SERVICE_NAME gives.
+    expect(root.resource['service.name']).toBe(serviceName);
     // The app's resource carries the same operator attributes, its version and the SDK's.
     const app = await until('a metric point of the app', () =>
       Promise.resolve(receiver.points.find((p) => p.metric.startsWith('tallyho.'))),
     );
     expect(app.resource).toMatchObject({
+      'service.name': serviceName,
       'deployment.environment.name': 'e2e',
       'service.version': expect.stringMatching(/^\d+\.\d+\.\d+/) as unknown,
       'telemetry.sdk.language': 'nodejs',
     });
+    // Every span received so far says it too: the host's (its own Azure SDK and listener spans included) and the app's.
+    expect([...new Set(receiver.spans.map((s) => s.resource['service.name']))]).toEqual([serviceName]);
   });
 
   test('a counter’s increment and read are each one trace: the host’s server span below the caller’s', async () => {
@@ -154,6 +163,19 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
       expect(root).toMatchObject({ name: method, attributes: { 'url.path': path, 'http.response.status_code': answered.status } });
       expect(orphans(spansOf(traceId), parent)).toEqual([]);
     }
+  });
+
+  test('a callers request is one trace: the host’s server span below the caller’s', async () => {
+    const { traceId, parent, traceparent } = newTrace();
+    const answered = await requestJson(host, 'GET', '/api/callers/me', { headers: { traceparent } });
+    expect(answered.status).toBe(200);
+    const root = await until(
+      'the host’s span of callersMe',
+      () => Promise.resolve(hostSpan(spansOf(traceId), 'callersMe', parent)),
+      30_000,
+    );
+    expect(root).toMatchObject({ name: 'GET', attributes: { 'url.path': '/api/callers/me', 'http.response.status_code': 200 } });
+    expect(orphans(spansOf(traceId), parent)).toEqual([]);
   });
 
   test('a job is one trace that continues the caller’s: submission, every envelope, completion', async () => {
@@ -314,7 +336,12 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     expect(leaseSpan.parentSpanId).toBe(pollSpan.spanId);
     // A worker continuing the lease's context (its completion sent under it) keeps the tree whole.
     // Leave nothing behind for the tests after this one: the batch completed, the job cancelled.
-    const results = lease.body.items.map((i) => ({ id: i.id, status: 'succeeded', output: {} }));
+    // One item failed, the rest succeeded: a declared processor's outcomes are counted as an in-app one's.
+    const results = lease.body.items.map((i, at) =>
+      at === 0
+        ? { id: i.id, status: 'failed', code: 'Rejected', reason: 'rejected by the worker' }
+        : { id: i.id, status: 'succeeded', output: {} },
+    );
     const completed = await requestJson(host, 'POST', `/api/leases/${lease.body.leaseId}/complete`, {
       body: { results },
       headers: { traceparent: lease.body.traceparent ?? '' },
@@ -326,6 +353,25 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
       30_000,
     );
     expect(orphans(spansOf(worker.traceId), worker.parent)).toEqual([]);
+    const ofProcessor = (metric: string, outcome?: string): number =>
+      points(metric)
+        .filter(
+          (p) =>
+            p.attributes['tallyho.job.processor'] === processor && (outcome === undefined || p.attributes['tallyho.outcome'] === outcome),
+        )
+        .reduce((most, p) => Math.max(most, p.value), 0);
+    await until(
+      'the leased items counted by outcome, and the envelope’s attempt',
+      () =>
+        Promise.resolve(
+          ofProcessor('tallyho.job.items', 'failed') === 1 &&
+            ofProcessor('tallyho.job.items', 'succeeded') === lease.body.items.length - 1 &&
+            ofProcessor('tallyho.job.envelope.attempts') >= 1
+            ? true
+            : undefined,
+        ),
+      30_000,
+    );
     expect((await requestJson(host, 'DELETE', `/api/jobs/${submitted.body.id}`)).status).toBeLessThan(300);
     // The work queues' oldest-envelope age is reported per queue.
     await until(
@@ -377,16 +423,60 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     expect(point?.attributes).toMatchObject({ 'http.response.status_code': 503, 'error.type': '503', 'http.request.method': 'POST' });
   });
 
-  test('streams: the append’s trace reaches the flush (a link), and the metrics move with the writer', async () => {
+  test('streams: the append’s trace reaches the flush (a link), and the buffer depth is read from the writer’s state', async () => {
     const type = unique('telemetry-st');
+    // A partition of its own (a remap before the first append), so the partition's depth is this writer's alone.
+    const partition = `depth-${randomBytes(4).toString('hex')}`;
+    expect((await requestJson(host, 'PUT', `/api/streams/${type}/route`, { body: { partition }, key: 'admin' })).status).toBe(200);
+    const depthsSince = (since: number): ReceivedPoint[] =>
+      points('tallyho.stream.buffer.depth').filter((p) => p.attributes['tallyho.stream.partition'] === partition && p.timeMs > since);
+    // The job backlog is reported at every collection: its distinct collection times since a moment count the collections read after it.
+    const collectionsSince = (since: number): number =>
+      new Set(
+        points('tallyho.job.backlog')
+          .filter((p) => p.timeMs > since)
+          .map((p) => p.timeMs),
+      ).size;
+
     const { traceId, parent, traceparent } = newTrace();
-    const appended = await requestJson<{ partition: string }>(host, 'POST', `/api/streams/${type}/events`, {
-      body: { events: [{ producer: 'p1', seq: 1, data: { n: 1 } }] },
+    const appended = await requestJson<{ partition: string; accepted: number }>(host, 'POST', `/api/streams/${type}/events`, {
+      body: { events: [1, 2, 3].map((seq) => ({ producer: 'p1', seq, data: { n: seq } })) },
       headers: { traceparent },
     });
     expect(appended.status).toBe(202);
+    expect(appended.body).toMatchObject({ partition, accepted: 3 });
     expect((await post(host, type, { producer: 'p1', seq: 1, data: { n: 1 } })).body.duplicates).toBe(1);
+
+    // Buffered (T is 10 minutes on this host): each collection reads the 3 events from the writer's ledger again.
+    const buffered = Date.now();
+    await until(
+      'the depth read as 3 in two collections',
+      () => Promise.resolve(depthsSince(buffered).length >= 2 ? true : undefined),
+      60_000,
+    );
+    expect(depthsSince(buffered).map((p) => p.value)).toEqual(depthsSince(buffered).map(() => 3));
+
+    // The writers cannot be listed (the routes table answers 503): no depth at all, never the last 3.
+    proxy.setRules((r) =>
+      r.service === 'table' && /^\/[^/]+\/streamroutes[(?]/.test(r.path) ? { kind: 'status', status: 503 } : undefined,
+    );
+    const failing = Date.now();
+    try {
+      await until(
+        'two collections while the routes table fails',
+        () => Promise.resolve(collectionsSince(failing) >= 2 ? true : undefined),
+        60_000,
+      );
+      expect(depthsSince(failing)).toEqual([]);
+    } finally {
+      proxy.setRules();
+    }
+
     expect((await flush(host, type)).status).toBe(200);
+    const flushed = Date.now();
+    await until('the depth read as 0 after the flush', () => Promise.resolve(depthsSince(flushed).length >= 1 ? true : undefined), 60_000);
+    expect(depthsSince(flushed).map((p) => p.value)).toEqual(depthsSince(flushed).map(() => 0));
+
     const append = await until(
       'the append’s span',
       () => Promise.resolve(spansOf(traceId).find((s) => s.name === 'tallyho.stream.append')),
@@ -410,21 +500,12 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     expect(flushSpan.kind).toBe('consumer');
     expect(flushSpan.links).toContainEqual(expect.objectContaining({ traceId, spanId: append.spanId }));
     await until(
-      'the streams metrics',
+      'the streams counters',
       () => {
-        const partition = appended.body.partition;
-        const depths = points('tallyho.stream.buffer.depth').filter((p) => p.attributes['tallyho.stream.partition'] === partition);
         const ready =
           points('tallyho.stream.events.duplicates').some((p) => p.attributes['tallyho.stream.type'] === type && p.value >= 1) &&
-          // The depth reached the collector and ends at 0 after the flush. That it went up with the
-          // append is not asserted here: it is a last-value gauge exported once a second, and the
-          // append and the flush right after it both record it, often within one interval, so only
-          // the 0 is exported. test/integration/telemetry/streamsAppend.test.ts proves it, collected
-          // between appends.
-          depths.length > 0 &&
-          depths.at(-1)?.value === 0 &&
-          points('tallyho.stream.flush.lag').length > 0 &&
-          points('tallyho.stream.events.flushed').some((p) => p.value >= 1);
+          points('tallyho.stream.flush.lag').some((p) => p.attributes['tallyho.stream.partition'] === partition) &&
+          points('tallyho.stream.events.flushed').some((p) => p.attributes['tallyho.stream.partition'] === partition && p.value >= 3);
         return Promise.resolve(ready ? true : undefined);
       },
       30_000,

@@ -62,3 +62,14 @@ export const movingFigures: readonly MovingFigure[] = [
   },
   { metric: 'tallyho.storage.throttled', file: sequencesCounters, test: 'counts the responses by which storage says "slow down"' },
 ];
+
+/**
+ * The telemetry-stopped alert's state: it reads no one metric but every metric named under a prefix
+ * (`customMetrics | where name startswith '<prefix>'`), and fires when none arrives. Its test shows
+ * the app's metrics arriving under that prefix while a host runs and stopping when the host stops.
+ */
+export const telemetryStoppedFigure = {
+  prefix: 'tallyho.',
+  file: 'test/e2e/telemetryStopped.test.ts',
+  test: 'app metrics arrive under the alert’s prefix while the host runs, and none within two export intervals after it stopped',
+} as const;

@@ -36,6 +36,7 @@ interface OtlpSpan {
 }
 interface OtlpPoint {
   readonly attributes?: OtlpAttribute[];
+  readonly timeUnixNano?: string | number;
   readonly asInt?: string | number;
   readonly asDouble?: number;
   readonly count?: string | number;
@@ -100,6 +101,11 @@ export interface ReceivedPoint {
   readonly value: number;
   readonly max: number | undefined;
   readonly resource: Readonly<Record<string, unknown>>;
+  /**
+   * When it was collected, in ms since the epoch (the point's `timeUnixNano`). The SDK takes the time
+   * before it runs the observables' callbacks, so an observed point later than a moment was read after it.
+   */
+  readonly timeMs: number;
 }
 
 export interface OtlpReceiver {
@@ -198,7 +204,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
             const data = m.sum ?? m.gauge ?? m.histogram;
             for (const p of data?.dataPoints ?? []) {
               const value = m.histogram !== undefined ? Number(p.count ?? 0) : Number(p.asInt ?? p.asDouble ?? 0);
-              points.push({ metric: m.name, unit: m.unit, attributes: attributesOf(p.attributes), value, max: p.max, resource });
+              const timeMs = nanosToMs(p.timeUnixNano);
+              points.push({ metric: m.name, unit: m.unit, attributes: attributesOf(p.attributes), value, max: p.max, resource, timeMs });
             }
           }
         }

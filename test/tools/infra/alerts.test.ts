@@ -25,7 +25,7 @@ import {
   workbookQueries,
 } from '../../support/infra/alertChecks';
 import { sampleIds } from '../../support/infra/compile';
-import { movingFigures } from '../../support/movingFigures';
+import { movingFigures, telemetryStoppedFigure } from '../../support/movingFigures';
 import { at, type Deployment, ofType, type Resource, textOf } from '../../support/infra/deployment';
 import { type ArmTemplate, describeInfra, infraDir, repoRoot } from '../../support/infra/templates';
 
@@ -127,7 +127,12 @@ describeInfra('alerts and workbook (infra/modules/alerts.bicep)', (templates) =>
     const alert = alertsIn(deployment).find((a) => a.name === `${prefix}-telemetry-stopped`);
     const criterion = criterionOf(alert);
     const prefixOf = /^customMetrics \| where name startswith '([^']+)' \| project timestamp$/.exec(textOf(at(criterion, 'query')))?.[1];
-    expect(prefixOf).toBe('tallyho.');
+    // The prefix its state test saw the app's metrics arrive under, and stop (test/support/movingFigures.ts).
+    expect(prefixOf).toBe(telemetryStoppedFigure.prefix);
+    const stateTest = readFileSync(join(repoRoot, telemetryStoppedFigure.file), 'utf8');
+    const title = telemetryStoppedFigure.test.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    expect(stateTest).toMatch(new RegExp(`test\\(\\s*'${title}'`));
+    expect(stateTest).toMatch(/var appMetricPrefix/);
     expect({
       aggregation: at(criterion, 'timeAggregation'),
       operator: at(criterion, 'operator'),

@@ -39,7 +39,7 @@ describe('trace marks', () => {
     expect(state.traces?.map((m) => m.t)).toEqual([tp(1), tp(2), tp(3)]);
     const first = batchOf(state, Date.now() + 60_000);
     expect(first.batch.links).toEqual([tp(1), tp(2)]);
-    expect(first.batch.remaining).toBe(1);
+    expect(first.state.buffered).toBe(1);
     expect(first.state.traces?.map((m) => m.t)).toEqual([tp(3)]);
     const done = flushed(first.state, {
       batchId: first.batch.id,
@@ -52,7 +52,7 @@ describe('trace marks', () => {
     });
     const second = batchOf(done.state, Date.now() + 120_000);
     expect(second.batch.links).toEqual([tp(3)]);
-    expect(second.batch.remaining).toBe(0);
+    expect(second.state.buffered).toBe(0);
     expect(second.state.traces).toEqual([]);
   });
 

@@ -1,6 +1,6 @@
 /**
- * The app's resource (shared/telemetry/resource.ts): the SDK's detection, in the SDK's order of
- * precedence, with what the Functions host also reports on Azure (Azure/azure-functions-host
+ * The app's resource (shared/telemetry/resource.ts): the SDK's detection, in the order of precedence
+ * the Functions host's own resource has, with what the host also reports on Azure (Azure/azure-functions-host
  * FunctionsResourceDetector.cs: cloud.provider, cloud.platform, cloud.region, cloud.resource.id and
  * the site as service.name).
  */
@@ -47,7 +47,7 @@ describe('the app’s resource', () => {
     expect(resource()['service.name']).toBe('from-name');
   });
 
-  it('on Azure Functions: the cloud attributes the host reports, the site as service.name unless the operator names one', () => {
+  it('on Azure Functions: the cloud attributes the host reports, and the site as service.name even where OTEL_SERVICE_NAME names another, as the host’s spans say', () => {
     Object.assign(process.env, {
       WEBSITE_SITE_NAME: 'tallyho-prod',
       FUNCTIONS_EXTENSION_VERSION: '~4',
@@ -64,8 +64,12 @@ describe('the app’s resource', () => {
         '/subscriptions/00000000-1111-2222-3333-444444444444/resourceGroups/rg-tallyho/providers/Microsoft.Web/sites/tallyho-prod',
       'service.instance.id': 'i-1',
     });
+    // The real host (4.1037) with WEBSITE_SITE_NAME and OTEL_SERVICE_NAME both set exported its spans
+    // with the site's name (devhost/docs/real-host.md): its own detector runs after the SDK's
+    // environment one (Azure/azure-functions-host OpenTelemetryConfigurationExtensions.cs).
     process.env.OTEL_SERVICE_NAME = 'tallyho-named';
-    expect(resource()['service.name']).toBe('tallyho-named');
+    process.env.OTEL_RESOURCE_ATTRIBUTES = 'deployment.environment.name=prod';
+    expect(resource()).toMatchObject({ 'service.name': 'tallyho-prod', 'deployment.environment.name': 'prod' });
   });
 
   it('reads its version from the package.json above it', () => {
