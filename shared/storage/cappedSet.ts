@@ -4,6 +4,9 @@
  * row, replace the count row with the ETag it was read with), so two instances adding at once can
  * neither both take the last place nor count one member twice; the loser re-reads and tries again.
  *
+ * A holder's count row at 0 is deleted (`countAction` below): a set of holders that come and go
+ * keeps rows only for those holding something.
+ *
  * Members are remembered per process once seen, so asking about a known member costs nothing after
  * its first time in a process (one point read then). Most sets never remove a member: the cap bounds
  * how many distinct names callers can make the app hold state for. A set of things that end (open
@@ -235,7 +238,7 @@ export class CappedSet {
     actions.push(countAction(partitionKey, countRowKey, totals.total, totals.count));
     for (const [holder, n] of heldNow) {
       const row = held.get(holder) as CountRow;
-      if (n !== row.count) actions.push(countAction(partitionKey, holderRowKey(holder), n, row));
+      if (n !== row.count) actions.push(countAction(partitionKey, holderRowKey(holder), n, row, true));
     }
     return actions;
   }
@@ -281,9 +284,18 @@ export class CappedSet {
   }
 }
 
-/** A count row's write: created when it was absent, else replaced under the ETag it was read with. */
-function countAction(partitionKey: string, rowKey: string, n: number, was: CountRow): TransactionAction {
+/**
+ * A count row's write: created when it was absent, else replaced under the ETag it was read with.
+ * A holder's row (`deleteAtZero`) is deleted once it reaches 0 (an absent row reads as 0), so
+ * holders that come and go leave no rows behind. The total's row stays, and the transaction always
+ * replaces it under its ETag: that is what makes the delete race-free, since a holder's row only
+ * ever changes together with the total's. (The delete carries its own ETag too, which Azure Storage
+ * checks; Azurite 3 deletes in a batch whatever the ETag, observed here, so the total's ETag is the guard.)
+ */
+function countAction(partitionKey: string, rowKey: string, n: number, was: CountRow, deleteAtZero = false): TransactionAction {
   if (n < 0) throw new AppError('CorruptState', `A count in ${partitionKey} went below zero`);
   const entity = { partitionKey, rowKey, n };
-  return was.etag === undefined ? ['create', entity] : ['update', entity, 'Replace', { etag: was.etag }];
+  if (was.etag === undefined) return ['create', entity];
+  if (n === 0 && deleteAtZero) return ['delete', { partitionKey, rowKey }, { etag: was.etag }];
+  return ['update', entity, 'Replace', { etag: was.etag }];
 }

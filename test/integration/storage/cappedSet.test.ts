@@ -36,6 +36,15 @@ describe('capped set', () => {
     return rows.filter((r) => r.startsWith('m|')).sort();
   }
 
+  /** The set's count rows (the total's and each holder's) by RowKey, with their counts. */
+  async function countRows(partitionKey: string): Promise<Map<string, number>> {
+    const table = await storage.table(name);
+    const rows = new Map<string, number>();
+    for await (const row of table.listEntities<{ n: number }>({ queryOptions: { filter: `PartitionKey eq '${partitionKey}'` } }))
+      if (!(row.rowKey ?? '').startsWith('m|')) rows.set(row.rowKey ?? '', row.n);
+    return rows;
+  }
+
   it('concurrent new names from several instances never pass the cap, and a refused name writes nothing', async () => {
     const instances = [instance('race', 5), instance('race', 5), instance('race', 5)];
     const names = Array.from({ length: 12 }, (_, i) => `type-${String(i).padStart(2, '0')}`);
@@ -118,6 +127,31 @@ describe('capped set', () => {
     expect(await via(0).size()).toBe(4);
   });
 
+  it('the count row of a holder that holds nothing is deleted, not left at 0 (the total stays: its ETag guards every change)', async () => {
+    const set = shared('empty-rows', 4, 2);
+    await Promise.all([set.admit('job-1', 'cred:a'), set.admit('job-2', 'cred:b')]);
+    expect(await countRows('empty-rows')).toEqual(
+      new Map([
+        ['count', 2],
+        ['h|cred%3Aa', 1],
+        ['h|cred%3Ab', 1],
+      ]),
+    );
+    await set.release('job-1');
+    expect(await countRows('empty-rows')).toEqual(
+      new Map([
+        ['count', 1],
+        ['h|cred%3Ab', 1],
+      ]),
+    );
+    await set.release('job-2');
+    expect(await countRows('empty-rows')).toEqual(new Map([['count', 0]]));
+    // An absent row reads as 0: the next admission creates it again.
+    await set.admit('job-3', 'cred:a');
+    expect(await set.heldBy('cred:a')).toBe(1);
+    expect(await set.size()).toBe(1);
+  });
+
   it('a released place goes back to its holder: the holder may take another', async () => {
     const set = shared('give-back', 4, 1);
     await set.admit('job-1', 'cred:a');
@@ -170,12 +204,14 @@ describe('capped set', () => {
           expect(held.filter((m) => m.startsWith('m|a-')).length).toBeLessThanOrEqual(3);
           expect(held.filter((m) => m.startsWith('m|b-')).length).toBeLessThanOrEqual(3);
           expect(await instances[0]?.size()).toBe(held.length);
-          // Each holder's count row agrees with its members (a drift would refuse a holder under its share).
-          const table = await storage.table(name);
+          // Each holder's count row agrees with its members (a drift would refuse a holder under its share),
+          // and a count at 0 is no row at all (deleted under its ETag, racing the other instance's admissions).
+          const counts = await countRows(partition);
           for (const who of ['a', 'b']) {
-            const row = await table.getEntity<{ n: number }>(partition, `h|${who}`).catch(() => ({ n: 0 }));
-            expect(row.n).toBe(held.filter((m) => m.startsWith(`m|${who}-`)).length);
+            const n = held.filter((m) => m.startsWith(`m|${who}-`)).length;
+            expect(counts.get(`h|${who}`)).toBe(n === 0 ? undefined : n);
           }
+          expect(counts.get('count') ?? 0).toBe(held.length);
         }
       }),
       { numRuns: 12 },
