@@ -71,13 +71,14 @@ export class CallerRegistry {
     if (existing !== undefined && existing.caller.revokedAt === null) {
       throw new AppError('Conflict', `Caller ${request.name} holds a credential: revoke it first (DELETE /api/callers/${request.name})`);
     }
-    if (existing === undefined) await deps.names.admit(request.name);
     const now = deps.clock.now();
     const issued = await issueCredential(
       key,
       { name: request.name, roles, ...(request.expiresInSeconds === undefined ? {} : { expiresInSeconds: request.expiresInSeconds }) },
       new Date(now),
     );
+    // The place is the credential's, so a revocation gives back exactly the place it took.
+    await deps.names.admit(placeOf(issued.id));
     const caller: CallerRecord = {
       name: request.name,
       roles: formatRoles(roles),
@@ -91,7 +92,11 @@ export class CallerRegistry {
       await deps.store.write(caller, existing?.etag);
     } catch (err) {
       // Another admin issued or revoked it at the same moment: this credential was never shown, so it is nobody's.
-      if (err instanceof LostRace) throw new AppError('Conflict', `Caller ${request.name} changed meanwhile; read it and try again`);
+      // (Any other failure may have written the row: its place stays taken, and a revocation gives it back.)
+      if (err instanceof LostRace) {
+        await deps.names.release(placeOf(issued.id));
+        throw new AppError('Conflict', `Caller ${request.name} changed meanwhile; read it and try again`);
+      }
       throw err;
     }
     deps.logger.log('info', 'callers.issued', { caller: request.name, credential: issued.id, roles: caller.roles, by });
@@ -112,16 +117,31 @@ export class CallerRegistry {
       // The revocation row first: from its write on, the credential is refused wherever the cache has expired.
       await deps.store.revoke(caller.credentialId, name, caller.revokedAt ?? deps.clock.now());
       deps.revocations.revoked(caller.credentialId);
-      if (caller.revokedAt !== null) return caller;
+      if (caller.revokedAt !== null) return this.givePlaceBack(caller);
       const revoked = { ...caller, revokedAt: deps.clock.now() };
       try {
         await deps.store.write(revoked, stored.etag);
         deps.logger.log('info', 'callers.revoked', { caller: name, credential: caller.credentialId, by });
-        return revoked;
+        return await this.givePlaceBack(revoked);
       } catch (err) {
         if (!(err instanceof LostRace)) throw err;
       }
     }
     throw new AppError('ConcurrencyExhausted', `Caller ${name} keeps changing; try again`, { retryAfterSeconds: 1 });
   }
+
+  /**
+   * A revoked credential's place in TALLYHO_CALLERS_MAX goes back once its row says revoked (so an
+   * issue racing the revocation takes a place of its own, for its own credential). Revoking again
+   * gives back a place a revocation cut short kept. A name's place from before places were per
+   * credential goes back with it.
+   */
+  private async givePlaceBack(caller: CallerRecord): Promise<CallerRecord> {
+    await this.deps.names.release(placeOf(caller.credentialId));
+    await this.deps.names.release(caller.name);
+    return caller;
+  }
 }
+
+/** A credential's member of the set of live credentials (`:` is in no caller name, so no name's member collides). */
+const placeOf = (credentialId: string): string => `jti:${credentialId}`;

@@ -7,7 +7,7 @@ export const callerSettings = group({
     1000,
     1,
     100_000,
-    'named callers `POST /api/callers` may record, revoked ones included (409 above; a revoked name can be issued again)',
+    'live credentials `POST /api/callers` may issue, expired ones included (409 above); revoking a caller gives its place back',
   ),
   revocationCacheSeconds: int(
     'TALLYHO_CREDENTIALS_REVOCATION_CACHE_SECONDS',

@@ -8,7 +8,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
 import { type Callers, createCallers } from '../../shared/callers';
-import { ManualClock } from '../../shared/clock';
+import { type Clock, ManualClock, systemClock } from '../../shared/clock';
 import { readSettings } from '../../shared/config';
 import { identitySettings } from '../../shared/identity';
 import type { Caller } from '../../shared/identity/caller';
@@ -22,7 +22,7 @@ import { storageFor, uniqueTableName } from '../support/sequences';
 const key = randomBytes(32);
 const identity = readSettings({ identity: identitySettings }, { TALLYHO_CREDENTIALS_KEY: key.toString('base64') }).identity;
 
-function instance(table: string, clock: ManualClock, options: { key?: Buffer | undefined; maxCallers?: number } = {}) {
+function instance(table: string, clock: Clock, options: { key?: Buffer | undefined; maxCallers?: number } = {}) {
   const storage = storageFor();
   const callers: Callers = createCallers({
     clock,
@@ -93,4 +93,41 @@ describe('named callers, on Azurite', () => {
     });
     expect(await keyless.callers.registry.list()).toEqual([]);
   });
+
+  it('a revocation gives its place in TALLYHO_CALLERS_MAX back, and under concurrent issues and revocations on two instances the cap holds', async () => {
+    const table = uniqueTableName('callers');
+    // The system clock: two instances racing for the count row back off on it (a manual clock would never wake them).
+    const a = instance(table, systemClock, { maxCallers: 2 });
+    const b = instance(table, systemClock, { maxCallers: 2 });
+    await a.callers.registry.issue({ name: 'one', roles: ['submitter'] }, 'admin');
+    await b.callers.registry.issue({ name: 'two', roles: ['submitter'] }, 'admin');
+    expect(await appErrorOf(a.callers.registry.issue({ name: 'three', roles: [] }, 'admin'))).toMatchObject({ status: 409 });
+    await b.callers.registry.revoke('one', 'admin');
+    // The revoked caller's place is free again, on either instance; its name may be issued again too.
+    await a.callers.registry.issue({ name: 'three', roles: ['submitter'] }, 'admin');
+    await a.callers.registry.revoke('three', 'admin');
+    await b.callers.registry.issue({ name: 'one', roles: ['submitter'] }, 'admin');
+
+    // Rounds of issues and revocations at once, through both instances: never more live callers than the cap.
+    const names = ['one', 'two', 'three', 'four', 'five'];
+    for (let round = 0; round < 6; round++) {
+      const live = (await a.callers.registry.list()).filter((c) => c.revokedAt === null).map((c) => c.name);
+      const ops = names.map((name, i) => {
+        const via = (i + round) % 2 === 0 ? a : b;
+        return live.includes(name) ? via.callers.registry.revoke(name, 'admin') : via.callers.registry.issue({ name, roles: [] }, 'admin');
+      });
+      const outcomes = await Promise.allSettled(ops);
+      for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toMatchObject({ status: 409 });
+      const after = (await b.callers.registry.list()).filter((c) => c.revokedAt === null);
+      expect(after.length).toBeLessThanOrEqual(2);
+      // What the cap counts is exactly the live credentials: none leaks a place, none holds one uncounted.
+      expect(await placesTaken(table)).toBe(after.length);
+    }
+  });
 });
+
+/** The places TALLYHO_CALLERS_MAX counts (the `|names` set's count row). */
+async function placesTaken(table: string): Promise<number> {
+  const row = await (await storageFor().table(table)).getEntity<{ n: number }>('|names', 'count').catch(() => ({ n: 0 }));
+  return row.n;
+}
