@@ -96,7 +96,7 @@ export function createGates(deps: GatesDeps): Gates {
   });
   const reader = new GateReader({ store, telemetry });
   const hub = new GateWatchHub((name) => reader.read(name), { intervalMs: settings.watchIntervalMs, clock, logger });
-  const releases = new GateReleases({ store, registrar, hub, retry, telemetry });
+  const releases = new GateReleases({ store, registrar, hub, retry, telemetry, logger });
   const resetsInFlight = new Map<string, Promise<ResetOutcome>>();
   const announceDeps = { hub, publisher, confirmRelease: (input: ReleaseFollowUp) => releases.confirmRelease(input) };
   const actionDeps = {

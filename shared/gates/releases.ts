@@ -5,6 +5,7 @@
  * release unless the caller made it already) go through `commitRelease`, so a release is written,
  * published to this instance's watchers and counted the same way whoever makes it.
  */
+import { type Logger, silentLogger } from '../log';
 import { LostRace, retryLostRaces, type RetryContext } from '../retry';
 import { noTelemetry, type Telemetry } from '../telemetry/port';
 import { auditEntity } from './audit';
@@ -25,6 +26,8 @@ export interface ReleasesDeps {
   readonly retry: (subject: string) => RetryContext;
   /** Where the capability's metrics and spans go (none when absent). */
   readonly telemetry?: Telemetry;
+  /** Where a failed clean-up of released waiter counts is reported (the next release retries it). */
+  readonly logger?: Logger;
 }
 
 /** Who released, how and when: the same for the API's release and the orchestration's. */
@@ -95,7 +98,24 @@ export class GateReleases {
     if (!commit.ok) return undefined;
     this.deps.hub.publish(made.gate);
     this.recordRelease(made.gate, how);
+    void this.sweepHolds(name, made.release.from);
     return { gate: made.gate, release: made.release };
+  }
+
+  /**
+   * The waiter counts of the runs a release let go are never read again: deleted after the release
+   * is written, off its answer's path. Those of earlier releases go too, so an instance that
+   * stopped before its clean-up leaves its rows only until the gate's next release.
+   */
+  private async sweepHolds(gate: string, from: number): Promise<void> {
+    try {
+      await this.deps.store.deleteReleasedHolds(gate, from);
+    } catch (err) {
+      (this.deps.logger ?? silentLogger).log('warn', 'gates.holds.sweepFailed', {
+        gate,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
   }
 
   /**

@@ -21,7 +21,7 @@ import {
   rowKeys,
   runRecordOf,
 } from './rows';
-import { holderRowKey } from './waiterShares';
+import { holderRowKey, holderRowRange } from './waiterShares';
 
 /** Operations one entity group transaction may hold (the service's limit). */
 export const maxTransactionOperations = 100;
@@ -134,6 +134,48 @@ export class GateStore {
       }
     };
     return new Map(await Promise.all(holders.map(read)));
+  }
+
+  /**
+   * Deletes the holder rows of the runs released through `openSince` (./waiterShares.ts), each under
+   * the ETag it was listed with; a row gone meanwhile (another sweep) is skipped. Answers how many went.
+   */
+  async deleteReleasedHolds(gate: string, openSince: number): Promise<number> {
+    const table = await this.table();
+    const [from, to] = holderRowRange(openSince);
+    const filter = `PartitionKey eq ${odata(gate)} and RowKey ge ${odata(from)} and RowKey lt ${odata(to)}`;
+    let deleted = 0;
+    try {
+      const pages = table.listEntities({ queryOptions: { filter, select: ['RowKey'] } }).byPage({ maxPageSize: maxTransactionOperations });
+      for await (const page of pages) {
+        const rows = page.map((row): [string, string] => [row.rowKey ?? '', row.etag]);
+        deleted += await this.deleteRows(table, gate, rows);
+      }
+    } catch (err) {
+      throw translateStorageError(err, `deleting the released waiter counts of gate ${gate}`);
+    }
+    return deleted;
+  }
+
+  /** One transaction for the rows; when one is gone already, the rest one by one. */
+  private async deleteRows(table: TableClient, gate: string, rows: readonly (readonly [string, string])[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    try {
+      await table.submitTransaction(rows.map(([rowKey, etag]): TransactionAction => ['delete', { partitionKey: gate, rowKey }, { etag }]));
+      return rows.length;
+    } catch (err) {
+      if (!hasStatus(err, 404) && !hasStatus(err, 412)) throw err;
+    }
+    let deleted = 0;
+    for (const [rowKey, etag] of rows) {
+      try {
+        await table.deleteEntity(gate, rowKey, { etag });
+        deleted++;
+      } catch (err) {
+        if (!hasStatus(err, 404) && !hasStatus(err, 412)) throw err;
+      }
+    }
+    return deleted;
   }
 
   async readRun(gate: string, runId: string): Promise<StoredRun | undefined> {

@@ -5,7 +5,8 @@
  * `hold-<openSince>-<caller>` (the runs a release will let go are those since `openSince`, carried
  * ones included), read after the gate row and written in the same If-Match transaction as it: no
  * other write changes it, so the gate row's ETag guards it too. Late joiners (the gate released)
- * wait for nothing and take no place.
+ * wait for nothing and take no place. A release deletes the rows of the runs it let go
+ * (./releases.ts), and of any earlier ones an instance that stopped left behind.
  */
 import { shareOf, verdict } from '../shares';
 import type { GateEntity } from './rows';
@@ -15,6 +16,15 @@ const pad = (n: number): string => String(n).padStart(10, '0');
 /** The caller id escaped for a RowKey (no `/`, `\`, `#` or `?`); `hold-` sorts apart from every other kind of row. */
 export function holderRowKey(openSince: number, holder: string): string {
   return `hold-${pad(openSince)}-${encodeURIComponent(holder)}`;
+}
+
+/**
+ * The key range of every holder row of the runs let go by releases through `openSince` (the rows of
+ * `openSince` and of older ones): a released generation's rows are never written again, since each
+ * write of them goes with the gate row's If-Match and a gate row never closes on an old `openSince`.
+ */
+export function holderRowRange(throughOpenSince: number): readonly [string, string] {
+  return ['hold-', `hold-${pad(throughOpenSince + 1)}-`];
 }
 
 /** The most one caller may hold waiting: a quarter of the generation's limit. */

@@ -11,7 +11,9 @@ import type { JobPort } from '../../../shared/effects/runner';
 import type { GateAction } from '../../../shared/gates/actions';
 import type { ReleaseFollowUp } from '../../../shared/gates/messages';
 import type { RunView } from '../../../shared/gates/reader';
-import { gateWorld, type GateWorld, RecordingDurable } from './world';
+import { holderRowKey } from '../../../shared/gates/waiterShares';
+import { until } from '../../support/waits';
+import { gateWorld, type GateWorld, RecordingDurable, storage } from './world';
 
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 const none: GateAction = { type: 'none' };
@@ -99,6 +101,41 @@ describe('registering runs', () => {
     // The next generation starts every caller at nothing.
     await instances[0]?.reset('g', undefined, { by: 'ops' });
     expect(await via(2).startRun('g', 'a-next', none, 'entra:a')).toMatchObject({ created: true });
+  });
+
+  test("a release deletes its generation's waiter counts (and those an earlier release left), and a start racing it loses none", async () => {
+    const world = gateWorld();
+    const instances = [world.instance({ maxWaiters: 25 }), world.instance({ maxWaiters: 25 })];
+    const via = (i: number) => instances[i % 2] as (typeof instances)[number];
+    await via(0).create('g', undefined, { by: 'ops' });
+    const holds = async (): Promise<Map<string, number>> => {
+      const table = await storage.table(world.table);
+      const rows = new Map<string, number>();
+      for await (const row of table.listEntities<{ n: number }>({
+        queryOptions: { filter: `PartitionKey eq 'g' and RowKey ge 'hold-' and RowKey lt 'hold.'` },
+      }))
+        rows.set(row.rowKey ?? '', row.n);
+      return rows;
+    };
+    await Promise.all(range(4).map((i) => via(i).startRun('g', `a${i}`, none, i % 2 === 0 ? 'entra:a' : 'entra:b')));
+    expect([...(await holds()).values()]).toEqual([2, 2]);
+    // A stopped instance's leftovers: a count row of an older generation, which only a later release sweeps.
+    await (await storage.table(world.table)).createEntity({ partitionKey: 'g', rowKey: holderRowKey(0, 'entra:old'), n: 3 });
+    // Starts racing the release: each either waits (and is counted, then swept with the generation) or is late (and counts nowhere).
+    const [starts] = await Promise.all([
+      Promise.allSettled(range(6).map((i) => via(i).startRun('g', `c${i}`, none, 'entra:c'))),
+      via(1).release('g', { by: 'ops' }),
+    ]);
+    expect(starts.map((s) => s.status)).toEqual(range(6).map(() => 'fulfilled'));
+    await until("the released generation's waiter counts are deleted", async () => ((await holds()).size === 0 ? true : undefined), {
+      report: async () => `left: ${JSON.stringify([...(await holds())])}`,
+    });
+    // The next generation counts from nothing, and its own counts are kept until its release.
+    await via(0).reset('g', undefined, { by: 'ops' });
+    await Promise.all(range(3).map((i) => via(i).startRun('g', `n${i}`, none, 'entra:a')));
+    expect([...(await holds()).values()]).toEqual([3]);
+    await expect(via(1).startRun('g', 'n-over', none, 'entra:a')).resolves.toMatchObject({ created: true });
+    expect([...(await holds()).values()]).toEqual([4]);
   });
 
   test('a run with a job action is checked by the jobs service first: a refused job registers nothing and names the action field', async () => {
