@@ -17,7 +17,11 @@ import { MemoryLogger } from '../../shared/log';
 import { defaultBackoff } from '../../shared/retry';
 import { noTelemetry } from '../../shared/telemetry/port';
 import { appErrorOf } from '../support/appErrors';
+import { callersRoutes } from '../../shared/callers';
+import { startFaultProxy } from '../support/faultProxy';
+import { routeNamed, routeRequest } from '../support/routeRequest';
 import { storageFor, uniqueTableName } from '../support/sequences';
+import { runStorage } from '../support/storageAccounts';
 
 const key = randomBytes(32);
 const identity = readSettings({ identity: identitySettings }, { TALLYHO_CREDENTIALS_KEY: key.toString('base64') }).identity;
@@ -131,3 +135,48 @@ async function placesTaken(table: string): Promise<number> {
   const row = await (await storageFor().table(table)).getEntity<{ n: number }>('|names', 'count').catch(() => ({ n: 0 }));
   return row.n;
 }
+
+describe('the revocation check with storage down', () => {
+  it('answers a credentialed request 503 problem+json with Retry-After, never 500 and never let through, and serves it once storage is back', async () => {
+    const proxy = await startFaultProxy(runStorage());
+    try {
+      const table = uniqueTableName('callers');
+      const storage = storageFor(proxy.connectionString, {}, { TALLYHO_STORAGE_MAX_TRIES: '1' });
+      const callers = createCallers({
+        clock: systemClock,
+        random: Math.random,
+        logger: new MemoryLogger(),
+        telemetry: noTelemetry,
+        backoff: defaultBackoff,
+        newId: randomUUID,
+        settings: { maxCallers: 10, revocationCacheSeconds: 30 },
+        table: () => storage.table(table),
+        credentialsKey: key,
+      });
+      const { credential } = await callers.registry.issue({ name: 'reader-1', roles: ['submitter'] }, 'admin');
+      const resolver = createCallerResolver(identity, { appServiceAuthEnabled: false }, { isRevoked: callers.isRevoked });
+      const me = routeNamed(
+        callersRoutes({ registry: () => callers.registry, openJobsOf: () => Promise.resolve(0), heldOf: () => 0, now: () => Date.now() }),
+        'callersMe',
+      );
+      const ask = () => me.run(routeRequest(me, { headers: { authorization: `Bearer ${credential}` } }), { callers: () => resolver });
+
+      // The callers table cannot be read: the connection is refused (a status from storage is the other case).
+      proxy.setRules((r) => (r.service === 'table' ? { kind: 'refuse' } : undefined));
+      const down = await ask();
+      expect(down.status).toBe(503);
+      expect(down.headers).toMatchObject({ 'content-type': 'application/problem+json', 'retry-after': expect.stringMatching(/^\d+$/) });
+      expect(down.jsonBody).toMatchObject({ status: 503, code: 'DependencyUnavailable' });
+      expect(JSON.stringify(down.jsonBody)).not.toMatch(/127\.0\.0\.1|ECONN|table|revok/i);
+      proxy.setRules((r) => (r.service === 'table' ? { kind: 'status', status: 500, code: 'InternalError' } : undefined));
+      expect((await ask()).status).toBe(503);
+
+      proxy.setRules();
+      const up = await ask();
+      expect(up.status).toBe(200);
+      expect(up.jsonBody).toMatchObject({ id: 'cred:reader-1' });
+    } finally {
+      await proxy.close();
+    }
+  });
+});
