@@ -110,6 +110,7 @@ function createRoute(name: keyof typeof createTexts, path: string, deps: Schedul
           : 'The id exists with a different definition, or TALLYHO_SCHEDULES_MAX_LIVE schedules are live (nothing was created)',
       ),
       413: problem(`Body larger than ${limits.bodyBytes} bytes`),
+      ...(level === 'admin' ? {} : { 429: problem('You hold your share (a quarter) of TALLYHO_SCHEDULES_MAX_LIVE; nothing was created') }),
       503: unavailable,
     },
     handle: async ({ body, durable, caller }) => {

@@ -156,6 +156,9 @@ function toEntity(row: NewScheduleRow): Record<string, unknown> & { partitionKey
     ackVersion: row.ackVersion,
     sequenceNumber: row.sequenceNumber ?? '',
     createdBy: row.createdBy === undefined ? '' : JSON.stringify(row.createdBy),
+    // A function-level creator's owner in a column of its own: the live schedules of one owner are one
+    // query (its share of TALLYHO_SCHEDULES_MAX_LIVE, which admin creates take no part in).
+    owner: row.createdBy?.level === 'function' ? (row.createdBy.owner ?? '') : '',
   };
 }
 
@@ -232,16 +235,28 @@ export class ScheduleTable {
   }
 
   /**
-   * Schedules not yet over (pending, active, paused), counted up to `atMost` (the scan stops there).
-   * A cross-partition scan that reads only keys: the cap on function-level creates pays it, nothing else.
+   * Schedules not yet over (pending, active, paused), counted up to `atMost` (the scan stops there):
+   * in all, or of one `owner` (a Caller id). With `perOwner`, no owner's function-level schedules
+   * count for more than that many: an owner's creates past its share are being taken back (they
+   * found themselves over it), so they must not refuse another owner's create meanwhile. A
+   * cross-partition scan that reads only the owner column: the cap on function-level creates pays
+   * it, nothing else.
    */
-  async countLive(atMost: number): Promise<number> {
+  async countLive(atMost: number, options: { readonly owner?: string; readonly perOwner?: number } = {}): Promise<number> {
     const table = await this.table();
-    const filter = odata`RowKey eq ${rowKey} and (state eq ${'pending'} or state eq ${'active'} or state eq ${'paused'})`;
+    const live = odata`RowKey eq ${rowKey} and (state eq ${'pending'} or state eq ${'active'} or state eq ${'paused'})`;
+    const filter = options.owner === undefined ? live : `${live} and ${odata`owner eq ${options.owner}`}`;
+    const byOwner = new Map<string, number>();
     let count = 0;
     try {
-      for await (const page of table.listEntities({ queryOptions: { filter, select: ['PartitionKey'] } }).byPage({ maxPageSize: 1000 })) {
-        count += page.length;
+      const pages = table.listEntities<{ owner?: unknown }>({ queryOptions: { filter, select: ['owner'] } }).byPage({ maxPageSize: 1000 });
+      for await (const page of pages) {
+        for (const row of page) {
+          const owner = typeof row.owner === 'string' ? row.owner : '';
+          const n = (byOwner.get(owner) ?? 0) + 1;
+          byOwner.set(owner, n);
+          if (owner === '' || options.perOwner === undefined || n <= options.perOwner) count++;
+        }
         if (count >= atMost) return atMost;
       }
     } catch (err) {

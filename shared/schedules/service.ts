@@ -18,6 +18,7 @@ import type { EffectRules } from '../effects/admission';
 import { AppError } from '../errors';
 import type { Logger } from '../log';
 import { owns, type Reader as Who } from '../ownership';
+import { shareOf } from '../shares';
 import { type BackoffPolicy, LostRace, retryLostRaces, retryContextOf } from '../retry';
 import type { Page, PageRequest } from '../storage/list';
 import { traceparentOf } from '../telemetry/traceContext';
@@ -159,15 +160,27 @@ export class ScheduleService {
 
   /**
    * TALLYHO_SCHEDULES_MAX_LIVE for function-level creates (each live schedule is an orchestration
-   * that wakes up for ever). Counted before the insert, so a full app writes nothing, and again
-   * after it, so concurrent creates on several instances cannot pass the cap together: one that
-   * finds itself over it removes its own `pending` row (nothing was started yet) and tries again
-   * after a back-off, when the count before the insert decides.
+   * that wakes up for ever), and its owner's share of it (a quarter, shared/shares.ts), so one caller
+   * cannot fill it for the others. Counted before the insert, so a full app writes nothing, and again
+   * after it, so concurrent creates on several instances cannot pass the cap or a share together:
+   * one that finds itself over removes its own `pending` row (nothing was started yet) and tries
+   * again after a back-off, when the counts before the insert decide.
    */
   private createWithinCap(fresh: NewScheduleRow): Promise<{ created: boolean; row: ScheduleRow }> {
     const max = this.deps.settings.maxLive;
+    const { share } = shareOf(max);
+    const owner = fresh.createdBy?.owner;
+    const ownerHolds = (atMost: number): Promise<number> =>
+      owner === undefined ? Promise.resolve(0) : this.deps.table.countLive(atMost, { owner });
     return retryLostRaces(retryContextOf(this.deps, 'the live schedule count'), async () => {
-      if ((await this.deps.table.countLive(max)) >= max) {
+      if ((await ownerHolds(share)) >= share) {
+        throw new AppError(
+          'TooManyRequests',
+          `You already hold your share (${share}) of the live schedules (TALLYHO_SCHEDULES_MAX_LIVE); others keep theirs. Create it once one of yours ends`,
+          { retryAfterSeconds: 30, extra: { limit: 'TALLYHO_SCHEDULES_MAX_LIVE', share } },
+        );
+      }
+      if ((await this.deps.table.countLive(max, { perOwner: share })) >= max) {
         throw new AppError(
           'Conflict',
           `The app already holds ${max} live schedules (TALLYHO_SCHEDULES_MAX_LIVE); a function-level create is refused until some end or an operator raises it`,
@@ -175,9 +188,12 @@ export class ScheduleService {
         );
       }
       const result = await this.deps.table.create(fresh);
-      if (result.created && (await this.deps.table.countLive(max + 1)) > max) {
+      if (
+        result.created &&
+        ((await ownerHolds(share + 1)) > share || (await this.deps.table.countLive(max + 1, { perOwner: share })) > max)
+      ) {
         await this.deps.table.remove(result.row);
-        throw new LostRace(`schedules created concurrently passed TALLYHO_SCHEDULES_MAX_LIVE`);
+        throw new LostRace(`schedules created concurrently passed TALLYHO_SCHEDULES_MAX_LIVE or a share of it`);
       }
       return result;
     });

@@ -75,7 +75,7 @@ export const scheduleSettings = group({
     1000,
     1,
     100_000,
-    'live (pending, active, paused) schedules past which a function-level create gets 409; admin creates are not capped',
+    'live (pending, active, paused) schedules past which a function-level create gets 409 (one owner may hold a quarter: 429 past it); admin creates are not capped',
   ),
   minCronIntervalSeconds: int(
     'TALLYHO_SCHEDULES_MIN_CRON_INTERVAL_SECONDS',

@@ -49,7 +49,8 @@ describe('caps on what function-level callers create', () => {
     const create = (id: string, level: 'function' | 'admin') =>
       h.service.create(
         { id, at: '2027-06-01T00:00:00Z', target: { type: 'queueMessage', queue: 'app-out', message: 'hi' } },
-        creatorOf('t', level, 'key:shared'),
+        // One owner per schedule: the cap is what is tested here, the owners' shares of it below.
+        creatorOf('t', level, `cred:${id}`),
       );
     await create('one', 'function');
     await create('two', 'function');
@@ -72,7 +73,7 @@ describe('caps on what function-level callers create', () => {
       Array.from({ length: 8 }, (_, i) =>
         h.service.create(
           { id: `race-${i}`, at: '2027-06-01T00:00:00Z', target: { type: 'queueMessage', queue: 'app-out', message: 'hi' } },
-          creatorOf('t', 'function', 'key:shared'),
+          creatorOf('t', 'function', `cred:${i}`),
         ),
       ),
     );
@@ -83,6 +84,30 @@ describe('caps on what function-level callers create', () => {
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(live.length);
     for (const o of outcomes)
       if (o.status === 'rejected') expect(['Conflict', 'ConcurrencyExhausted']).toContain((o.reason as { code?: string }).code);
+  });
+
+  it("one owner's concurrent creates take at most its share of TALLYHO_SCHEDULES_MAX_LIVE (429), and never another owner's place", async () => {
+    const h = scheduleHarness({ env: { TALLYHO_SCHEDULES_MAX_LIVE: '8' } });
+    const create = (id: string, owner: string) =>
+      h.service.create(
+        { id, at: '2027-06-01T00:00:00Z', target: { type: 'queueMessage', queue: 'app-out', message: 'hi' } },
+        creatorOf('t', 'function', owner),
+      );
+    const [flood, honest] = await Promise.all([
+      Promise.allSettled(Array.from({ length: 8 }, (_, i) => create(`a-${i}`, 'cred:a'))),
+      Promise.allSettled(Array.from({ length: 2 }, (_, i) => create(`b-${i}`, 'cred:b'))),
+    ]);
+    expect(honest.map((o) => (o.status === 'fulfilled' ? 'fulfilled' : String(o.reason)))).toEqual(['fulfilled', 'fulfilled']);
+    // A quarter of 8; a loser of a race backs off and counts again, so it ends refused for the share, not lost.
+    expect(flood.filter((o) => o.status === 'fulfilled')).toHaveLength(2);
+    for (const o of flood)
+      if (o.status === 'rejected')
+        expect(o.reason).toMatchObject({ code: 'TooManyRequests', status: 429, extra: { limit: 'TALLYHO_SCHEDULES_MAX_LIVE', share: 2 } });
+    expect(await h.table.read('a-7').then((r) => r?.id ?? 'none')).toBe(flood[7]?.status === 'fulfilled' ? 'a-7' : 'none');
+    // A schedule that ends gives its owner's place back.
+    const mine = flood.flatMap((o, i) => (o.status === 'fulfilled' ? [`a-${i}`] : []));
+    await h.service.cancel(mine[0] as string);
+    expect((await create('a-again', 'cred:a')).created).toBe(true);
   });
 
   it('a job beyond TALLYHO_JOBS_MAX_OPEN is refused (429) from the HTTP path and stores nothing', async () => {
