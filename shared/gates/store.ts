@@ -137,8 +137,9 @@ export class GateStore {
   }
 
   /**
-   * Deletes the holder rows of the runs released through `openSince` (./waiterShares.ts), each under
-   * the ETag it was listed with; a row gone meanwhile (another sweep) is skipped. Answers how many went.
+   * Deletes the holder rows of the runs released through `openSince` (./waiterShares.ts): rows
+   * nothing writes any more, so an unconditional delete is safe; a row gone meanwhile (another
+   * sweep) is skipped. Answers how many went.
    */
   async deleteReleasedHolds(gate: string, openSince: number): Promise<number> {
     const table = await this.table();
@@ -148,8 +149,11 @@ export class GateStore {
     try {
       const pages = table.listEntities({ queryOptions: { filter, select: ['RowKey'] } }).byPage({ maxPageSize: maxTransactionOperations });
       for await (const page of pages) {
-        const rows = page.map((row): [string, string] => [row.rowKey ?? '', row.etag]);
-        deleted += await this.deleteRows(table, gate, rows);
+        deleted += await this.deleteRows(
+          table,
+          gate,
+          page.map((row) => row.rowKey ?? ''),
+        );
       }
     } catch (err) {
       throw translateStorageError(err, `deleting the released waiter counts of gate ${gate}`);
@@ -158,21 +162,21 @@ export class GateStore {
   }
 
   /** One transaction for the rows; when one is gone already, the rest one by one. */
-  private async deleteRows(table: TableClient, gate: string, rows: readonly (readonly [string, string])[]): Promise<number> {
-    if (rows.length === 0) return 0;
+  private async deleteRows(table: TableClient, gate: string, keys: readonly string[]): Promise<number> {
+    if (keys.length === 0) return 0;
     try {
-      await table.submitTransaction(rows.map(([rowKey, etag]): TransactionAction => ['delete', { partitionKey: gate, rowKey }, { etag }]));
-      return rows.length;
+      await table.submitTransaction(keys.map((rowKey): TransactionAction => ['delete', { partitionKey: gate, rowKey }]));
+      return keys.length;
     } catch (err) {
-      if (!hasStatus(err, 404) && !hasStatus(err, 412)) throw err;
+      if (!hasStatus(err, 404)) throw err;
     }
     let deleted = 0;
-    for (const [rowKey, etag] of rows) {
+    for (const rowKey of keys) {
       try {
-        await table.deleteEntity(gate, rowKey, { etag });
+        await table.deleteEntity(gate, rowKey);
         deleted++;
       } catch (err) {
-        if (!hasStatus(err, 404) && !hasStatus(err, 412)) throw err;
+        if (!hasStatus(err, 404)) throw err;
       }
     }
     return deleted;

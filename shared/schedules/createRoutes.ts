@@ -73,7 +73,11 @@ const createTexts = {
 
 /** What only the function-level create answers. */
 function refusals(level: 'function' | 'admin'): Record<number, ResponseDoc> {
-  return level === 'admin' ? {} : { 403: problem(`The target performs an admin action; use POST /api/${privilegedPath}`) };
+  if (level === 'admin') return {};
+  return {
+    403: problem(`The target performs an admin action; use POST /api/${privilegedPath}`),
+    429: problem('You hold your share (a quarter) of TALLYHO_SCHEDULES_MAX_LIVE; nothing was created'),
+  };
 }
 
 /**
@@ -110,7 +114,6 @@ function createRoute(name: keyof typeof createTexts, path: string, deps: Schedul
           : 'The id exists with a different definition, or TALLYHO_SCHEDULES_MAX_LIVE schedules are live (nothing was created)',
       ),
       413: problem(`Body larger than ${limits.bodyBytes} bytes`),
-      ...(level === 'admin' ? {} : { 429: problem('You hold your share (a quarter) of TALLYHO_SCHEDULES_MAX_LIVE; nothing was created') }),
       503: unavailable,
     },
     handle: async ({ body, durable, caller }) => {

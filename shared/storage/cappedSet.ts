@@ -287,15 +287,14 @@ export class CappedSet {
 /**
  * A count row's write: created when it was absent, else replaced under the ETag it was read with.
  * A holder's row (`deleteAtZero`) is deleted once it reaches 0 (an absent row reads as 0), so
- * holders that come and go leave no rows behind. The total's row stays, and the transaction always
- * replaces it under its ETag: that is what makes the delete race-free, since a holder's row only
- * ever changes together with the total's. (The delete carries its own ETag too, which Azure Storage
- * checks; Azurite 3 deletes in a batch whatever the ETag, observed here, so the total's ETag is the guard.)
+ * holders that come and go leave no rows behind. A delete in a transaction carries no ETag (the SDK
+ * sends `If-Match: *`), so what makes it race-free is the total's row, which stays and which every
+ * transaction replaces under its ETag: a holder's row only ever changes together with the total's.
  */
 function countAction(partitionKey: string, rowKey: string, n: number, was: CountRow, deleteAtZero = false): TransactionAction {
   if (n < 0) throw new AppError('CorruptState', `A count in ${partitionKey} went below zero`);
   const entity = { partitionKey, rowKey, n };
   if (was.etag === undefined) return ['create', entity];
-  if (n === 0 && deleteAtZero) return ['delete', { partitionKey, rowKey }, { etag: was.etag }];
+  if (n === 0 && deleteAtZero) return ['delete', { partitionKey, rowKey }];
   return ['update', entity, 'Replace', { etag: was.etag }];
 }

@@ -14,12 +14,9 @@ import { randomBytes } from 'node:crypto';
 
 import fc from 'fast-check';
 
-import { issueCredential } from '../../shared/identity/credentials';
 import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
 import { newTag } from './support/identities';
-
-type Who = 'a' | 'b';
-const other = (who: Who): Who => (who === 'a' ? 'b' : 'a');
+import { type Answer, asAdmin, nth, other, sendAs, submitterHeaders, type Who } from './support/twoCallers';
 
 const kinds = [
   'submit',
@@ -80,29 +77,8 @@ describe(`two callers interleaving at random (${hostLabel()}, keys on, credentia
     await host?.stop();
   });
 
-  async function send(
-    side: Side,
-    method: string,
-    path: string,
-    body?: unknown,
-  ): Promise<{ status: number; body: Record<string, unknown> }> {
-    const res = await fetch(host.url(path), {
-      method,
-      headers: { ...side.headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
-  }
-
-  async function admin(method: string, path: string, body: unknown): Promise<void> {
-    const res = await fetch(host.url(path), {
-      method,
-      headers: { 'x-functions-key': host.keys.admin ?? '', 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  }
+  const send = (side: Side, method: string, path: string, body?: unknown): Promise<Answer> =>
+    sendAs(host, side.headers, method, path, body);
 
   /** Two fresh callers and their processors (a run's jobs never meet another run's). */
   async function sides(): Promise<Record<Who, Side>> {
@@ -110,10 +86,13 @@ describe(`two callers interleaving at random (${hostLabel()}, keys on, credentia
     const make = async (who: Who): Promise<Side> => {
       const name = `prop-${who}-${tag}`;
       const processor = `prop-${who}-${tag}`;
-      await admin('PUT', `/api/processors/${processor}`, { type: 'external', batchSize: 5, leaseSeconds: 300, workers: [`cred:${name}`] });
-      const { credential } = await issueCredential(key, { name, roles: { admin: false, submitter: true, workerOf: [] } });
-      const headers = { 'x-functions-key': host.keys.function ?? '', authorization: `Bearer ${credential}` };
-      return { headers, processor, jobs: [], cancelled: new Set(), leases: [] };
+      await asAdmin(host, 'PUT', `/api/processors/${processor}`, {
+        type: 'external',
+        batchSize: 5,
+        leaseSeconds: 300,
+        workers: [`cred:${name}`],
+      });
+      return { headers: await submitterHeaders(host, key, name), processor, jobs: [], cancelled: new Set(), leases: [] };
     };
     return { a: await make('a'), b: await make('b') };
   }
@@ -123,8 +102,6 @@ describe(`two callers interleaving at random (${hostLabel()}, keys on, credentia
     expect(answer.status).toBe(status);
     seen.strangerRefused++;
   }
-
-  const nth = <T>(list: readonly T[], pick: number): T | undefined => (list.length === 0 ? undefined : list[pick % list.length]);
 
   /** One operation, and what its answer must be. */
   async function run(s: Record<Who, Side>, { who, kind, pick }: Op, serial: number): Promise<void> {
