@@ -1,0 +1,349 @@
+/**
+ * The property of issue #36's "Must hold" over every capability but jobs (those are
+ * test/e2e/twoCallersProperty.test.ts): two identities interleave random operations on gated runs,
+ * stream producers, schedules, long polls and event streams. Neither reads, takes or cancels the
+ * other's resources, neither ever holds more than its share of any pool, and afterwards each one's
+ * runs, schedules and events are all there ("Nothing lost"). The shares are small through the
+ * host's settings, so a few operations reach them: a quarter of 8 is 2 per caller for gate waiters,
+ * live schedules and held requests, and 2 producers per caller of a stream writer.
+ *
+ * The model is exact: the two callers are the only users of each run's gate and stream type (the
+ * schedules cap counts the whole host: each run's are cancelled by the admin at its end), so every
+ * answer's status is predicted, and a held request's early end (its own caller's newer one took its
+ * place) is predicted too. fast-check draws the sequences from a fixed seed and shrinks a failure.
+ */
+import { randomBytes } from 'node:crypto';
+
+import fc from 'fast-check';
+
+import type { LogLine } from '../../shared/streams/ndjson';
+import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
+import { newTag } from './support/identities';
+import { readLog } from './support/streams';
+import { type Answer, asAdmin, nth, other, sendAs, submitterHeaders, type Who } from './support/twoCallers';
+import { until } from './support/wait';
+
+const share = 2;
+const kinds = ['startRun', 'readOwnRun', 'readOtherRun', 'takeOtherRunId', 'append', 'appendAsTheirs', 'createSchedule'] as const;
+const moreKinds = ['readOwnSchedule', 'readOtherSchedule', 'cancelSchedule', 'triggerSchedule', 'poll', 'watch', 'hangUp'] as const;
+type Kind = (typeof kinds)[number] | (typeof moreKinds)[number] | 'held' | 'release';
+interface Op {
+  readonly who: Who;
+  readonly kind: Kind;
+  readonly pick: number;
+}
+const op: fc.Arbitrary<Op> = fc.record({
+  who: fc.constantFrom<Who>('a', 'b'),
+  kind: fc.constantFrom<Kind>(...kinds, ...moreKinds, 'held', 'held', 'release'),
+  pick: fc.nat(50),
+});
+
+/**
+ * A long poll or event stream this test holds open: `ended` once its answer is read to the end;
+ * `hungUp` once this test (or a release) ended it; `preempted` once the model says its own caller's
+ * newer request took its place.
+ */
+interface Held {
+  readonly abort: AbortController;
+  ended: boolean;
+  hungUp: boolean;
+  preempted: boolean;
+}
+
+/** One caller's side of a run: what it made, the model its answers are held to. */
+interface Side {
+  readonly headers: Record<string, string>;
+  readonly runs: string[];
+  waiting: number;
+  readonly schedules: string[];
+  /** Producer → the last seq of it this caller had accepted. */
+  readonly producers: Map<string, number>;
+  readonly events: string[];
+  readonly held: Held[];
+}
+
+/** What the runs exercised, so the property is never met by doing nothing. */
+const seen = { overShare: 0, strangerRefused: 0, preempted: 0, sharedProducerIds: 0 };
+
+describe(`two callers in every pool (${hostLabel()}, keys on, credentials, shares of 2)`, () => {
+  let host: E2eHost;
+  const key = randomBytes(32);
+
+  beforeAll(async () => {
+    host = await startE2eHost({
+      env: {
+        TALLYHO_CREDENTIALS_KEY: key.toString('base64'),
+        TALLYHO_GATES_MAX_WAITERS: '8',
+        TALLYHO_SCHEDULES_MAX_LIVE: '8',
+        TALLYHO_HTTP_MAX_HELD: '8',
+        TALLYHO_STREAMS_MAX_PRODUCERS: '8',
+        TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER: String(share),
+      },
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await host?.stop();
+  });
+
+  const send = (side: Side, method: string, path: string, body?: unknown): Promise<Answer> =>
+    sendAs(host, side.headers, method, path, body);
+
+  function expectStatus(answer: Answer, status: number, why: string): void {
+    expect({ why, status: answer.status, body: answer.status === status ? {} : answer.body }).toEqual({ why, status, body: {} });
+  }
+
+  /** A stranger's call: exactly what the route table gives (404 for an owned resource, 409 for a taken run id, 401 for an admin route). */
+  function refused(answer: Answer, status: 401 | 404 | 409, why: string): void {
+    expectStatus(answer, status, why);
+    seen.strangerRefused++;
+  }
+
+  interface World {
+    readonly tag: string;
+    readonly gate: string;
+    readonly type: string;
+    readonly sides: Record<Who, Side>;
+  }
+
+  async function world(): Promise<World> {
+    const tag = newTag();
+    const gate = `pool-gate-${tag}`;
+    await asAdmin(host, 'PUT', `/api/gates/${gate}`, {});
+    const side = async (who: Who): Promise<Side> => ({
+      headers: await submitterHeaders(host, key, `pool-${who}-${tag}`),
+      runs: [],
+      waiting: 0,
+      schedules: [],
+      producers: new Map(),
+      events: [],
+      held: [],
+    });
+    return { tag, gate, type: `pool-${tag}`, sides: { a: await side('a'), b: await side('b') } };
+  }
+
+  /** Held requests the model says the server holds for `side`. */
+  const live = (side: Side): Held[] => side.held.filter((h) => !h.hungUp && !h.preempted);
+
+  /**
+   * Opens a long poll or an event stream on the run's gate, read to its end in the background. At
+   * its share, the caller's own oldest one ends early; the other caller's are never touched.
+   */
+  async function hold(w: World, who: Who, kind: 'poll' | 'watch'): Promise<void> {
+    const side = w.sides[who];
+    const oldest = live(side)[0];
+    if (live(side).length >= share && oldest !== undefined) oldest.preempted = true;
+    const held: Held = { abort: new AbortController(), ended: false, hungUp: false, preempted: false };
+    side.held.push(held);
+    const path = kind === 'poll' ? `/api/gates/${w.gate}/wait?timeout=110` : `/api/gates/${w.gate}/events`;
+    void fetch(host.url(path), { headers: side.headers, signal: held.abort.signal })
+      .then((res) => res.text())
+      .then(
+        () => void (held.ended = true),
+        () => void (held.ended = true),
+      );
+    // Each request is in place before the next operation, so the server sees them in the model's order.
+    await heldAsModelled(w, who);
+  }
+
+  /** The held requests of `who` are what the model says: the server holds the live ones, and the preempted ones have ended. */
+  async function heldAsModelled(w: World, who: Who): Promise<void> {
+    const side = w.sides[who];
+    const kept = live(side);
+    const early = side.held.filter((h) => h.preempted);
+    await until(
+      `${who}'s held requests: ${kept.length} held, ${early.length} ended early`,
+      async () => {
+        const me = await send(side, 'GET', '/api/callers/me');
+        const holds = me.body.holds as { heldRequests: number };
+        expect(holds.heldRequests).toBeLessThanOrEqual(share);
+        return holds.heldRequests === kept.length && early.every((h) => h.ended) ? true : undefined;
+      },
+      30_000,
+    );
+    // Nobody's newer request took one of these (the other caller's least of all): they are still open.
+    for (const h of kept) expect(h.ended).toBe(false);
+    seen.preempted += early.length;
+  }
+
+  /** One operation, and what its answer must be. */
+  async function run(w: World, { who, kind, pick }: Op, serial: number): Promise<void> {
+    const me = w.sides[who];
+    const them = w.sides[other(who)];
+    const theirRun = nth(them.runs, pick);
+    const theirSchedule = nth(them.schedules, pick);
+    switch (kind) {
+      case 'startRun': {
+        const runId = `${who}-${serial}`;
+        const answer = await send(me, 'POST', `/api/gates/${w.gate}/runs`, { runId, action: { type: 'none' } });
+        if (me.waiting >= share) {
+          expectStatus(answer, 429, `${who} over its share of the gate's waiters`);
+          seen.overShare++;
+          return;
+        }
+        expectStatus(answer, 202, `${who} starts a run`);
+        me.runs.push(runId);
+        me.waiting++;
+        return;
+      }
+      case 'readOwnRun': {
+        const runId = nth(me.runs, pick);
+        if (runId !== undefined) expectStatus(await send(me, 'GET', `/api/gates/${w.gate}/runs/${runId}`), 200, 'own run');
+        return;
+      }
+      case 'readOtherRun':
+        if (theirRun !== undefined) refused(await send(me, 'GET', `/api/gates/${w.gate}/runs/${theirRun}`), 404, "other's run");
+        return;
+      case 'takeOtherRunId':
+        if (theirRun !== undefined)
+          refused(
+            await send(me, 'POST', `/api/gates/${w.gate}/runs`, { runId: theirRun, action: { type: 'none' } }),
+            409,
+            "other's run id",
+          );
+        return;
+      case 'append':
+      case 'appendAsTheirs': {
+        // The other's producer id (and its last seq) names a producer of this caller's own.
+        const theirs = kind === 'appendAsTheirs' ? [...them.producers].at(pick % Math.max(1, them.producers.size)) : undefined;
+        const producer = theirs?.[0] ?? `p${pick % 3}`;
+        const seq = theirs?.[1] ?? (me.producers.get(producer) ?? 0) + 1;
+        const known = me.producers.get(producer);
+        const answer = await send(me, 'POST', `/api/streams/${w.type}/events`, { producer, seq, data: { who, serial } });
+        if (known === undefined && me.producers.size >= share) {
+          expectStatus(answer, 429, `${who} over its share of the writer's producers`);
+          seen.overShare++;
+          return;
+        }
+        expectStatus(answer, 202, `${who} appends as ${producer}`);
+        const fresh = known === undefined || seq > known;
+        expect({ accepted: answer.body.accepted, duplicates: answer.body.duplicates }).toEqual(
+          fresh ? { accepted: 1, duplicates: 0 } : { accepted: 0, duplicates: 1 },
+        );
+        if (theirs !== undefined && fresh) seen.sharedProducerIds++;
+        if (fresh) {
+          me.producers.set(producer, seq);
+          me.events.push(`${producer}/${seq}/${serial}`);
+        }
+        return;
+      }
+      case 'createSchedule': {
+        const target = { type: 'queueMessage', queue: 'app-pool', message: { who } };
+        const answer = await send(me, 'POST', '/api/schedules', { at: '2099-01-01T00:00:00Z', target });
+        if (me.schedules.length >= share) {
+          expectStatus(answer, 429, `${who} over its share of the live schedules`);
+          seen.overShare++;
+          return;
+        }
+        expectStatus(answer, 201, `${who} creates a schedule`);
+        me.schedules.push(String(answer.body.id));
+        return;
+      }
+      case 'readOwnSchedule': {
+        const id = nth(me.schedules, pick);
+        if (id !== undefined) expectStatus(await send(me, 'GET', `/api/schedules/${id}`), 200, 'own schedule');
+        return;
+      }
+      case 'readOtherSchedule':
+        if (theirSchedule !== undefined) refused(await send(me, 'GET', `/api/schedules/${theirSchedule}`), 404, "other's schedule");
+        return;
+      case 'cancelSchedule':
+      case 'triggerSchedule': {
+        // Operator routes (admin key): the host refuses a function key, whoever's schedule it is.
+        const id = nth(pick % 2 === 0 ? me.schedules : them.schedules, pick);
+        const action = kind === 'cancelSchedule' ? 'cancel' : 'trigger';
+        if (id !== undefined) refused(await send(me, 'POST', `/api/schedules/${id}/${action}`), 401, `${action} a schedule`);
+        return;
+      }
+      case 'poll':
+      case 'watch':
+        return hold(w, who, kind);
+      case 'hangUp': {
+        const h = nth(live(me), pick);
+        if (h === undefined) return;
+        h.hungUp = true;
+        h.abort.abort();
+        // Its place goes back once the server sees the client gone.
+        return heldAsModelled(w, who);
+      }
+      case 'held':
+        return heldAsModelled(w, who);
+      case 'release': {
+        // The generation ends: its waiters proceed and its held requests are answered; the next one counts from nothing.
+        await asAdmin(host, 'POST', `/api/gates/${w.gate}/release`, {});
+        for (const s of Object.values(w.sides)) {
+          s.waiting = 0;
+          for (const h of s.held) h.hungUp = true;
+        }
+        await until(
+          'every held request answered by the release',
+          () => Promise.resolve(Object.values(w.sides).every((s) => s.held.every((h) => h.ended)) ? true : undefined),
+          30_000,
+        );
+        await asAdmin(host, 'POST', `/api/gates/${w.gate}/reset`, {});
+        return;
+      }
+    }
+  }
+
+  /** Afterwards: each caller's runs and schedules are its own and there, and every event it had accepted is in the log once. */
+  async function intact(w: World): Promise<void> {
+    const logged: LogLine[] = [];
+    const where = new Map<string, { partition: string; resource: string }>();
+    for (const who of ['a', 'b'] as const) {
+      const me = w.sides[who];
+      for (const runId of me.runs) expectStatus(await send(me, 'GET', `/api/gates/${w.gate}/runs/${runId}`), 200, `${who}'s run after`);
+      for (const id of me.schedules) {
+        const view = await send(me, 'GET', `/api/schedules/${id}`);
+        expect({ status: view.status, state: view.body.state }).toEqual({
+          status: 200,
+          state: expect.stringMatching(/^(pending|active)$/),
+        });
+      }
+      for (const h of me.held) h.abort.abort();
+      const route = await send(me, 'GET', `/api/streams/${w.type}`);
+      if (route.status === 200) where.set(w.type, route.body.route as { partition: string; resource: string });
+    }
+    const at = where.get(w.type);
+    if (at !== undefined && (w.sides.a.events.length > 0 || w.sides.b.events.length > 0)) {
+      await asAdmin(host, 'POST', `/api/streams/${w.type}/flush`);
+      const expected = (['a', 'b'] as const).flatMap((who) => w.sides[who].events.map((e) => `${who}:${e}`)).sort();
+      await until(
+        `the events of ${w.type} in the log`,
+        async () => {
+          logged.splice(0, logged.length, ...(await readLog(host, at.partition, at.resource)).filter((l) => l.type === w.type));
+          return logged.length >= expected.length ? true : undefined;
+        },
+        30_000,
+      );
+      const got = logged.map((l) => {
+        const data = l.data as { who: Who; serial: number };
+        return `${data.who}:${l.producer}/${l.seq}/${data.serial}`;
+      });
+      expect(got.sort()).toEqual(expected);
+    }
+    // The admin ends this run's schedules: the cap (8) is the host's, and the next run's callers start at nothing.
+    for (const s of Object.values(w.sides)) for (const id of s.schedules) await asAdmin(host, 'POST', `/api/schedules/${id}/cancel`);
+  }
+
+  test("neither caller reads, takes or cancels the other's runs, producers or schedules, nor holds more than its share of any pool", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 5, maxLength: 25 }), async (ops) => {
+        const w = await world();
+        try {
+          let serial = 0;
+          for (const o of ops) await run(w, o, serial++);
+          for (const who of ['a', 'b'] as const) await heldAsModelled(w, who);
+          await intact(w);
+        } finally {
+          for (const s of Object.values(w.sides)) for (const h of s.held) h.abort.abort();
+        }
+      }),
+      { seed: 3637, numRuns: 20 },
+    );
+    expect(seen.overShare).toBeGreaterThan(0);
+    expect(seen.strangerRefused).toBeGreaterThan(0);
+    expect(seen.preempted).toBeGreaterThan(0);
+    expect(seen.sharedProducerIds).toBeGreaterThan(0);
+  }, 900_000);
+});
