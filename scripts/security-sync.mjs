@@ -1,5 +1,6 @@
 // Writes the generated blocks of docs/security.md from the code (through the build): the
-// authorization table (shared/http/authorization.ts) and the namespace map (docgen/namespace.ts).
+// authorization table (shared/http/authorization.ts), the namespace map (docgen/namespace.ts) and the
+// fair-share table (docgen/sharesDoc.ts).
 // Run after adding a route or an id the app derives: `npm run security:sync` (it builds first).
 // `--check` writes nothing and exits 1 when the page is not current (the unit tests check the same).
 import { execFileSync } from 'node:child_process';
@@ -13,10 +14,12 @@ const require = createRequire(import.meta.url);
 const { authorizationBlock, authorizationMarkdown } = require(join(root, 'dist/docgen/authorizationDoc.js'));
 const { defaultNamespaceContext, namespaceBlock, namespaceMarkdown } = require(join(root, 'dist/docgen/namespace.js'));
 const { documentedRoutes } = require(join(root, 'dist/shared/app/routes.js'));
+const { sharesBlock, sharesMarkdown } = require(join(root, 'dist/docgen/sharesDoc.js'));
 
 const blocks = [
   [authorizationBlock, authorizationMarkdown(documentedRoutes())],
   [namespaceBlock, namespaceMarkdown(defaultNamespaceContext())],
+  [sharesBlock, sharesMarkdown()],
 ];
 
 const page = join(root, 'docs', 'security.md');
