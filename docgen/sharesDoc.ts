@@ -3,11 +3,13 @@
  * the very functions that compute their shares (shared/shares.ts, shared/gates/waiterShares.ts), so
  * its figures are the defaults the code runs with. `npm run security:sync` writes it.
  */
+import { counterSettings } from '../shared/counters/settings';
 import { gateSettings } from '../shared/gates/settings';
 import { waiterShare } from '../shared/gates/waiterShares';
 import { httpSettings } from '../shared/http/settings';
 import { jobSettings } from '../shared/jobs/settings';
 import { scheduleSettings } from '../shared/schedules/settings';
+import { sequenceSettings } from '../shared/sequences/settings';
 import type { Setting } from '../shared/settings';
 import { limitsOf, shareOf } from '../shared/shares';
 import { streamSettings } from '../shared/streams/settings';
@@ -73,6 +75,20 @@ const pools: readonly PoolDoc[] = [
     capacity: scheduleSettings.settings.maxLive,
     share: quarterOf,
     refusal: '`429` for that identity only; a full pool `409` (admin creates take no place)',
+  },
+  {
+    pool: 'auto-created counters (`POST /api/counters/{name}/increment`, when on)',
+    scope: 'deployment (storage)',
+    capacity: counterSettings.settings.maxAutoCreated,
+    share: quarterOf,
+    refusal: '`429` for that identity only; a full pool `409` (admin-configured counters take no place)',
+  },
+  {
+    pool: 'auto-created sequences (`POST /api/sequences/{name}/next`, when on)',
+    scope: 'deployment (storage)',
+    capacity: sequenceSettings.settings.maxAutoCreated,
+    share: quarterOf,
+    refusal: '`429` for that identity only; a full pool `409` (admin-configured sequences take no place)',
   },
 ];
 

@@ -100,14 +100,15 @@ function countersIncrementRoute(deps: CounterRouteDeps): RouteDefinition {
       202: acceptedResponse('The increment is stored; `statusUri` is the counter', incrementResult),
       400: badRequest,
       404: problem('No such counter (and TALLYHO_COUNTERS_AUTO_CREATE is off)'),
-      409: problem('The Idempotency-Key was first used with another `by`'),
+      409: problem('The Idempotency-Key was first used with another `by`, or TALLYHO_COUNTERS_MAX_AUTO_CREATED counters are auto-created'),
       413: problem('Body larger than 1 KiB'),
+      429: problem('You auto-created your share (a quarter) of TALLYHO_COUNTERS_MAX_AUTO_CREATED; nothing was created'),
       500: corrupt,
       503: unavailable,
     },
-    handle: async ({ params, body, headers }) => {
+    handle: async ({ params, body, headers, caller }) => {
       const key = readIdempotencyKey(headers);
-      const result = await deps.service().increment(params.name, body?.by ?? 1, key);
+      const result = await deps.service().increment(params.name, body?.by ?? 1, key, caller.id);
       // The read includes the increment at once; a poller has nothing to wait for, so one second is plenty.
       return acceptedResult(
         { name: result.name, by: result.by },

@@ -10,6 +10,7 @@ import { AppError, validationError } from '../errors';
 import type { Logger } from '../log';
 import { tables } from '../resources';
 import { type BackoffPolicy, LostRace, retryLostRaces, retryContextOf } from '../retry';
+import { shareOf } from '../shares';
 import { autoCreatedPartition, CappedSet } from '../storage/cappedSet';
 import type { Page, PageRequest } from '../storage/list';
 import { CounterCatalog, type StoredCounter } from './catalog';
@@ -101,6 +102,8 @@ export class CounterService {
       noun: 'auto-created counters',
       setting: counterSettings.settings.maxAutoCreated.env,
       retry: retryContextOf(deps, 'the auto-created counter count'),
+      // A pool of fair shares (shared/shares.ts): one caller auto-creates at most a quarter (429 past it).
+      share: shareOf(settings.maxAutoCreated).share,
     });
     this.data = new CounterDataStore(() => deps.table(names.data));
     this.dirty = new DirtyIndex(() => deps.table(names.dirty), logger);
@@ -143,14 +146,15 @@ export class CounterService {
     });
   }
 
-  async increment(name: string, by: number, idempotencyKey?: string): Promise<IncrementResult> {
+  /** `caller`: who increments (a Caller id): a counter it auto-creates takes a place of its share. */
+  async increment(name: string, by: number, idempotencyKey?: string, caller?: string): Promise<IncrementResult> {
     const max = this.deps.settings.maxIncrement;
     if (!Number.isSafeInteger(by) || by === 0 || Math.abs(by) > max) {
       throw validationError(`"by" must be a non-zero integer from -${max} to ${max}`, [
         { path: 'body.by', message: `Must be a non-zero integer with |by| <= ${max} (TALLYHO_COUNTERS_MAX_INCREMENT)` },
       ]);
     }
-    const counter = await this.counterForIncrement(name);
+    const counter = await this.counterForIncrement(name, caller);
     const result = await this.incrementer.increment(counter, by, idempotencyKey);
     if (!result.replayed) this.increments.add(name, counter.definition.mode);
     return result;
@@ -194,11 +198,11 @@ export class CounterService {
     return report;
   }
 
-  private async counterForIncrement(name: string): Promise<StoredCounter> {
+  private async counterForIncrement(name: string, caller: string | undefined): Promise<StoredCounter> {
     const counter = await this.catalog.cached(name);
     if (counter !== undefined) return counter;
     if (!this.deps.settings.autoCreate) throw notFound(name);
-    await this.autoCreated.admit(name);
+    await this.autoCreated.admit(name, caller);
     const { created, counter: made } = await this.catalog.create(name, resolveDefinition({}, this.deps.settings));
     if (created) this.deps.logger.log('info', 'counter.auto_created', { counter: name });
     return made;

@@ -22,7 +22,7 @@ export const counterSettings = group({
     1000,
     1,
     1_000_000,
-    'counters increments may auto-create at most (callers choose the names); past it 409, nothing created',
+    'counters increments may auto-create at most (callers choose the names); past it 409, nothing created; one caller may auto-create a quarter (429 past it)',
   ),
   settingsCacheSeconds: int(
     'TALLYHO_COUNTERS_SETTINGS_CACHE_SECONDS',

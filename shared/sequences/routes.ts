@@ -68,14 +68,17 @@ function sequencesNextRoute(deps: SequenceRouteDeps): RouteDefinition {
       200: { description: 'The numbers, raw and formatted', schema: nextResult },
       400: badRequest,
       404: problem('No such sequence (and TALLYHO_SEQUENCES_AUTO_CREATE is off)'),
-      409: problem('The Idempotency-Key was first used with another count, or the sequence is exhausted'),
+      409: problem(
+        'The Idempotency-Key was first used with another count, the sequence is exhausted, or TALLYHO_SEQUENCES_MAX_AUTO_CREATED sequences are auto-created',
+      ),
       413: problem('Body larger than 1 KiB'),
+      429: problem('You auto-created your share (a quarter) of TALLYHO_SEQUENCES_MAX_AUTO_CREATED; nothing was created'),
       500: corrupt,
       503: unavailable,
     },
-    handle: async ({ params, body, headers }) => {
+    handle: async ({ params, body, headers, caller }) => {
       const key = readIdempotencyKey(headers);
-      return json(200, await deps.service().next(params.name, body?.count ?? 1, key));
+      return json(200, await deps.service().next(params.name, body?.count ?? 1, key, caller.id));
     },
   });
 }

@@ -9,6 +9,7 @@ import { AppError } from '../errors';
 import type { IdempotencyStore } from '../idempotency';
 import type { Logger } from '../log';
 import { type BackoffPolicy, retryContextOf } from '../retry';
+import { shareOf } from '../shares';
 import { autoCreatedPartition, CappedSet } from '../storage/cappedSet';
 import type { Page, PageRequest } from '../storage/list';
 import { type AllocatorStats, type CloseReport, SequenceAllocator } from './allocator';
@@ -84,6 +85,8 @@ export class SequenceService {
       noun: 'auto-created sequences',
       setting: sequenceSettings.settings.maxAutoCreated.env,
       retry: retryContextOf(deps, 'the auto-created sequence count'),
+      // A pool of fair shares (shared/shares.ts): one caller auto-creates at most a quarter (429 past it).
+      share: shareOf(deps.maxAutoCreated).share,
     });
   }
 
@@ -102,9 +105,10 @@ export class SequenceService {
     return { created, view: this.view(sequence) };
   }
 
-  async next(name: string, count: number, idempotencyKey?: string): Promise<NextResult> {
+  /** `caller`: who asks (a Caller id): a sequence it auto-creates takes a place of its share. */
+  async next(name: string, count: number, idempotencyKey?: string, caller?: string): Promise<NextResult> {
     const result = await this.deps.idempotency.run(`sequences:${name}`, idempotencyKey, async () => {
-      const allocator = await this.allocator(name);
+      const allocator = await this.allocator(name, caller);
       const numbers = await allocator.take(count);
       // Settings never change after creation, so the allocator's copy is the one to format with.
       return { sequence: name, numbers, formatted: numbers.map((n) => formatNumber(allocator.definition, n)) };
@@ -151,10 +155,10 @@ export class SequenceService {
     };
   }
 
-  private allocator(name: string): Promise<SequenceAllocator> {
+  private allocator(name: string, caller?: string): Promise<SequenceAllocator> {
     let allocator = this.allocators.get(name);
     if (allocator === undefined) {
-      allocator = this.open(name);
+      allocator = this.open(name, caller);
       this.allocators.set(name, allocator);
       // A sequence that does not exist yet may be created later: do not remember the failure.
       void allocator.catch(() => this.allocators.delete(name));
@@ -162,11 +166,11 @@ export class SequenceService {
     return allocator;
   }
 
-  private async open(name: string): Promise<SequenceAllocator> {
+  private async open(name: string, caller: string | undefined): Promise<SequenceAllocator> {
     let sequence = await this.deps.store.read(name);
     if (sequence === undefined) {
       if (!this.deps.autoCreate) throw notFound(name);
-      await this.autoCreated.admit(name);
+      await this.autoCreated.admit(name, caller);
       ({ sequence } = await this.deps.store.create(name, defaultDefinition));
       this.deps.logger.log('info', 'sequence.auto_created', { sequence: name });
     }

@@ -8,7 +8,7 @@ export const sequenceSettings = group({
     1000,
     1,
     1_000_000,
-    'sequences `next` may auto-create at most (callers choose the names); past it 409, nothing created',
+    'sequences `next` may auto-create at most (callers choose the names); past it 409, nothing created; one caller may auto-create a quarter (429 past it)',
   ),
 });
 

@@ -31,6 +31,26 @@ describe('caps on what function-level callers create', () => {
     await h.service.increment('admin-made', 1);
   });
 
+  it("one caller auto-creates at most a quarter of the counters and of the sequences (429), and never takes another caller's place", async () => {
+    const counters = counterHarness({ settings: { autoCreate: true, maxAutoCreated: 8 } });
+    const sequences = sequenceHarness().service({ autoCreate: true, maxAutoCreated: 8 });
+    const [floodC, floodS, honestC, honestS] = await Promise.all([
+      Promise.allSettled(Array.from({ length: 8 }, (_, i) => counters.service.increment(`a-${i}`, 1, undefined, 'cred:a'))),
+      Promise.allSettled(Array.from({ length: 8 }, (_, i) => sequences.next(`a-${i}`, 1, undefined, 'cred:a'))),
+      Promise.allSettled(Array.from({ length: 2 }, (_, i) => counters.service.increment(`b-${i}`, 1, undefined, 'cred:b'))),
+      Promise.allSettled(Array.from({ length: 2 }, (_, i) => sequences.next(`b-${i}`, 1, undefined, 'cred:b'))),
+    ]);
+    for (const honest of [honestC, honestS]) expect(honest.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled']);
+    for (const flood of [floodC, floodS]) {
+      expect(flood.filter((o) => o.status === 'fulfilled')).toHaveLength(2);
+      for (const o of flood)
+        if (o.status === 'rejected') expect(o.reason).toMatchObject({ code: 'TooManyRequests', status: 429, extra: { share: 2 } });
+    }
+    // A counter it made already takes no new place.
+    const made = floodC.flatMap((o, i) => (o.status === 'fulfilled' ? [`a-${i}`] : []));
+    await expect(counters.service.increment(made[0] as string, 1, undefined, 'cred:a')).resolves.toMatchObject({ by: 1 });
+  });
+
   it('a sequence auto-created beyond TALLYHO_SEQUENCES_MAX_AUTO_CREATED is refused and creates nothing', async () => {
     const h = sequenceHarness();
     const service = h.service({ autoCreate: true, maxAutoCreated: 1 });
