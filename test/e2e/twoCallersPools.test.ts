@@ -1,11 +1,12 @@
 /**
  * The property of issue #36's "Must hold" over every capability but jobs (those are
  * test/e2e/twoCallersProperty.test.ts): two identities interleave random operations on gated runs,
- * stream producers, schedules, long polls and event streams. Neither reads, takes or cancels the
- * other's resources, neither ever holds more than its share of any pool, and afterwards each one's
- * runs, schedules and events are all there ("Nothing lost"). The shares are small through the
- * host's settings, so a few operations reach them: a quarter of 8 is 2 per caller for gate waiters,
- * live schedules and held requests, and 2 producers per caller of a stream writer.
+ * stream producers, schedules, long polls and event streams, and auto-created counters and
+ * sequences. Neither reads, takes or cancels the other's resources, neither ever holds more than
+ * its share of any pool, and afterwards each one's runs, schedules, events and increments are all
+ * there ("Nothing lost"). The shares are small through the host's settings, so a few operations
+ * reach them: a quarter of 8 is 2 per caller for gate waiters, live schedules, held requests and
+ * auto-created counters and sequences, and 2 producers per caller of a stream writer.
  *
  * The model is exact: the two callers are the only users of each run's gate and stream type (the
  * schedules cap counts the whole host: each run's are cancelled by the admin at its end), so every
@@ -26,7 +27,8 @@ import { until } from './support/wait';
 const share = 2;
 const kinds = ['startRun', 'readOwnRun', 'readOtherRun', 'takeOtherRunId', 'append', 'appendAsTheirs', 'createSchedule'] as const;
 const moreKinds = ['readOwnSchedule', 'readOtherSchedule', 'cancelSchedule', 'triggerSchedule', 'poll', 'watch', 'hangUp'] as const;
-type Kind = (typeof kinds)[number] | (typeof moreKinds)[number] | 'held' | 'release';
+const namedKinds = ['increment', 'incrementOther', 'next'] as const;
+type Kind = (typeof kinds)[number] | (typeof moreKinds)[number] | (typeof namedKinds)[number] | 'held' | 'release';
 interface Op {
   readonly who: Who;
   readonly kind: Kind;
@@ -34,7 +36,7 @@ interface Op {
 }
 const op: fc.Arbitrary<Op> = fc.record({
   who: fc.constantFrom<Who>('a', 'b'),
-  kind: fc.constantFrom<Kind>(...kinds, ...moreKinds, 'held', 'held', 'release'),
+  kind: fc.constantFrom<Kind>(...kinds, ...moreKinds, ...namedKinds, 'held', 'held', 'release'),
   pick: fc.nat(50),
 });
 
@@ -60,7 +62,17 @@ interface Side {
   readonly producers: Map<string, number>;
   readonly events: string[];
   readonly held: Held[];
+  /** Counters and sequences it auto-created. */
+  readonly made: Set<string>;
 }
+
+/**
+ * Auto-created counters and sequences are never deleted, so their pools (8 each) fill up over the
+ * runs: the host-wide counts are part of the model (this host is this file's alone).
+ */
+const autoCreated = { counters: 0, sequences: 0 };
+/** Counter → the sum of the increments accepted, whoever made them (counters belong to nobody). */
+const counterSums = new Map<string, number>();
 
 /** What the runs exercised, so the property is never met by doing nothing. */
 const seen = { overShare: 0, strangerRefused: 0, preempted: 0, sharedProducerIds: 0 };
@@ -78,6 +90,10 @@ describe(`two callers in every pool (${hostLabel()}, keys on, credentials, share
         TALLYHO_HTTP_MAX_HELD: '8',
         TALLYHO_STREAMS_MAX_PRODUCERS: '8',
         TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER: String(share),
+        TALLYHO_COUNTERS_AUTO_CREATE: 'true',
+        TALLYHO_COUNTERS_MAX_AUTO_CREATED: '8',
+        TALLYHO_SEQUENCES_AUTO_CREATE: 'true',
+        TALLYHO_SEQUENCES_MAX_AUTO_CREATED: '8',
       },
     });
   }, 120_000);
@@ -118,6 +134,7 @@ describe(`two callers in every pool (${hostLabel()}, keys on, credentials, share
       producers: new Map(),
       events: [],
       held: [],
+      made: new Set(),
     });
     return { tag, gate, type: `pool-${tag}`, sides: { a: await side('a'), b: await side('b') } };
   }
@@ -269,6 +286,40 @@ describe(`two callers in every pool (${hostLabel()}, keys on, credentials, share
       }
       case 'held':
         return heldAsModelled(w, who);
+      case 'increment':
+      case 'next': {
+        const pool = kind === 'increment' ? 'counters' : 'sequences';
+        const name = `${pool === 'counters' ? 'c' : 's'}-${who}-${pick % 3}-${w.tag}`;
+        const answer =
+          pool === 'counters'
+            ? await send(me, 'POST', `/api/counters/${name}/increment`, { by: 1 + (pick % 5) })
+            : await send(me, 'POST', `/api/sequences/${name}/next`, { count: 1 });
+        if (!me.made.has(name)) {
+          const mine = [...me.made].filter((n) => n.startsWith(pool === 'counters' ? 'c-' : 's-')).length;
+          // The share is decided before the pool's room (shared/shares.ts `verdict`).
+          if (mine >= share || autoCreated[pool] >= 8) {
+            expectStatus(answer, mine >= share ? 429 : 409, `${who} auto-creates a ${pool} past its share or the pool`);
+            if (mine >= share) seen.overShare++;
+            return;
+          }
+          autoCreated[pool]++;
+          me.made.add(name);
+        }
+        expectStatus(answer, pool === 'counters' ? 202 : 200, `${who} uses ${name}`);
+        if (pool === 'counters') counterSums.set(name, (counterSums.get(name) ?? 0) + 1 + (pick % 5));
+        return;
+      }
+      case 'incrementOther': {
+        // Counters belong to nobody: another's counter takes no place of this caller's share.
+        const name = nth(
+          [...them.made].filter((n) => n.startsWith('c-')),
+          pick,
+        );
+        if (name === undefined) return;
+        expectStatus(await send(me, 'POST', `/api/counters/${name}/increment`, { by: 1 }), 202, `${who} increments ${name}`);
+        counterSums.set(name, (counterSums.get(name) ?? 0) + 1);
+        return;
+      }
       case 'release': {
         // The generation ends: its waiters proceed and its held requests are answered; the next one counts from nothing.
         await asAdmin(host, 'POST', `/api/gates/${w.gate}/release`, {});
@@ -322,6 +373,11 @@ describe(`two callers in every pool (${hostLabel()}, keys on, credentials, share
         return `${data.who}:${l.producer}/${l.seq}/${data.serial}`;
       });
       expect(got.sort()).toEqual(expected);
+    }
+    // Every increment is counted, whoever made it.
+    for (const name of [...w.sides.a.made, ...w.sides.b.made].filter((n) => n.startsWith('c-'))) {
+      const value = await send(w.sides.a, 'GET', `/api/counters/${name}?consistent=true`);
+      expect({ name, value: value.body.value }).toEqual({ name, value: counterSums.get(name) });
     }
   }
 
