@@ -3097,7 +3097,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The Idempotency-Key was first used with another `by` */
+            /** @description The Idempotency-Key was first used with another `by`, or TALLYHO_COUNTERS_MAX_AUTO_CREATED counters are auto-created */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3108,6 +3108,15 @@ export interface operations {
             };
             /** @description Body larger than 1 KiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description You auto-created your share (a quarter) of TALLYHO_COUNTERS_MAX_AUTO_CREATED; nothing was created */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5545,6 +5554,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description You hold your share (a quarter) of TALLYHO_SCHEDULES_MAX_LIVE; nothing was created */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description An unexpected failure; the problem document discloses nothing internal */
             500: {
                 headers: {
@@ -6350,7 +6368,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The Idempotency-Key was first used with another count, or the sequence is exhausted */
+            /** @description The Idempotency-Key was first used with another count, the sequence is exhausted, or TALLYHO_SEQUENCES_MAX_AUTO_CREATED sequences are auto-created */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6361,6 +6379,15 @@ export interface operations {
             };
             /** @description Body larger than 1 KiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description You auto-created your share (a quarter) of TALLYHO_SEQUENCES_MAX_AUTO_CREATED; nothing was created */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
