@@ -192,7 +192,7 @@ function keyEntries(): NamespaceEntry[] {
     {
       store: `table \`${tables.idempotency}\``,
       names: 'a stored answer to a keyed `next` (PartitionKey / RowKey)',
-      form: `sequences:${p('name')} / sha256(${p('Idempotency-Key')})`,
+      form: `sequences:${p('name')} / sha256(${p('caller')} LF ${p('Idempotency-Key')})`,
       space: 'app',
       caller: { part: 'the sequence name; the key only hashed', routes: ['sequencesNext'] },
       of: (name) => [`sequences:${name}`],
@@ -275,7 +275,7 @@ function storageEntries(ctx: NamespaceContext): NamespaceEntry[] {
     {
       store: `table \`${tables.counterData}\``,
       names: "a counter's hit rows, total and idempotency markers (PartitionKey / RowKey)",
-      form: `${dataPartitionKey(p('name'), 0).replace(/00$/, p('NN'))} / ${p('time')}-${p('instance')}-${p('seq')}, ${totalRowKey}, ${markerRowKey('').slice(0, 2)}${p('sha256 of Idempotency-Key')}`,
+      form: `${dataPartitionKey(p('name'), 0).replace(/00$/, p('NN'))} / ${p('time')}-${p('instance')}-${p('seq')}, ${totalRowKey}, ${markerRowKey('').slice(0, 2)}${p('sha256 of caller and Idempotency-Key')}`,
       space: 'app',
       caller: { part: 'the counter name', routes: ['countersIncrement'] },
       of: (name) => [dataPartitionKey(name, 0)],

@@ -23,6 +23,15 @@ interface StoredEntity {
   [chunk: `v${number}`]: string;
 }
 
+/**
+ * An Idempotency-Key as one caller's: two callers (Caller ids) who choose the same key name two
+ * requests, so neither replays, and so neither reads nor swallows, the other's (as job ids are per
+ * owner, shared/jobs/submit/jobIds.ts). No caller named: the key as sent.
+ */
+export function callerKey(key: string | undefined, caller: string | undefined): string | undefined {
+  return key === undefined || caller === undefined ? key : `${caller}\n${key}`;
+}
+
 export class IdempotencyStore {
   constructor(
     private readonly table: () => Promise<TableClient>,

@@ -10,6 +10,7 @@ import { AppError, validationError } from '../errors';
 import type { Logger } from '../log';
 import { tables } from '../resources';
 import { type BackoffPolicy, LostRace, retryLostRaces, retryContextOf } from '../retry';
+import { callerKey } from '../idempotency';
 import { shareOf } from '../shares';
 import { autoCreatedPartition, CappedSet } from '../storage/cappedSet';
 import type { Page, PageRequest } from '../storage/list';
@@ -155,7 +156,7 @@ export class CounterService {
       ]);
     }
     const counter = await this.counterForIncrement(name, caller);
-    const result = await this.incrementer.increment(counter, by, idempotencyKey);
+    const result = await this.incrementer.increment(counter, by, callerKey(idempotencyKey, caller));
     if (!result.replayed) this.increments.add(name, counter.definition.mode);
     return result;
   }

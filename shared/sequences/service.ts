@@ -6,7 +6,7 @@
 import type { Clock, Random } from '../clock';
 import { sequenceSettings } from './settings';
 import { AppError } from '../errors';
-import type { IdempotencyStore } from '../idempotency';
+import { callerKey, type IdempotencyStore } from '../idempotency';
 import type { Logger } from '../log';
 import { type BackoffPolicy, retryContextOf } from '../retry';
 import { shareOf } from '../shares';
@@ -107,7 +107,7 @@ export class SequenceService {
 
   /** `caller`: who asks (a Caller id): a sequence it auto-creates takes a place of its share. */
   async next(name: string, count: number, idempotencyKey?: string, caller?: string): Promise<NextResult> {
-    const result = await this.deps.idempotency.run(`sequences:${name}`, idempotencyKey, async () => {
+    const result = await this.deps.idempotency.run(`sequences:${name}`, callerKey(idempotencyKey, caller), async () => {
       const allocator = await this.allocator(name, caller);
       const numbers = await allocator.take(count);
       // Settings never change after creation, so the allocator's copy is the one to format with.

@@ -51,6 +51,22 @@ describe('caps on what function-level callers create', () => {
     await expect(counters.service.increment(made[0] as string, 1, undefined, 'cred:a')).resolves.toMatchObject({ by: 1 });
   });
 
+  it("the same Idempotency-Key from two callers names two requests: neither replays (reads) nor swallows the other's", async () => {
+    const counters = counterHarness({ settings: { autoCreate: true, maxAutoCreated: 8 } });
+    await counters.service.increment('shared', 5, 'order-1', 'cred:a');
+    // B's increment with A's key counts (it used to be taken for A's replay, and lost); each one's own retry does not.
+    expect(await counters.service.increment('shared', 7, 'order-1', 'cred:b')).toMatchObject({ replayed: false });
+    expect(await counters.service.increment('shared', 5, 'order-1', 'cred:a')).toMatchObject({ replayed: true });
+    expect(await counters.service.increment('shared', 7, 'order-1', 'cred:b')).toMatchObject({ replayed: true });
+    expect((await counters.service.read('shared', true)).value).toBe(12);
+    const sequences = sequenceHarness().service({ autoCreate: true, maxAutoCreated: 8 });
+    const a = await sequences.next('orders', 2, 'batch-1', 'cred:a');
+    const b = await sequences.next('orders', 2, 'batch-1', 'cred:b');
+    // B never gets A's numbers back as a replay; A's retry does.
+    expect(b.numbers.filter((n) => a.numbers.includes(n))).toEqual([]);
+    expect((await sequences.next('orders', 2, 'batch-1', 'cred:a')).numbers).toEqual(a.numbers);
+  });
+
   it('a sequence auto-created beyond TALLYHO_SEQUENCES_MAX_AUTO_CREATED is refused and creates nothing', async () => {
     const h = sequenceHarness();
     const service = h.service({ autoCreate: true, maxAutoCreated: 1 });
