@@ -7,9 +7,6 @@
  * it), and never equals an id the app uses for itself, after normalisation.
  */
 import { processorNamePattern } from '../../shared/jobs/processors/processorDefinition';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-
 import fc from 'fast-check';
 
 import {
@@ -28,9 +25,9 @@ import type { RouteDefinition } from '../../shared/http/route';
 import { azureNameRules, callerNamePattern, normalisedName } from '../../shared/names';
 import { StreamService } from '../../shared/streams/service';
 import { streamSettings } from '../../shared/streams/settings';
+import { docBlockCells, tableCells } from '../support/generatedBlocks';
 import { routeRequest, type TestRequest } from '../support/routeRequest';
 
-const repoRoot = join(__dirname, '..', '..');
 const ctx = defaultNamespaceContext();
 const map = namespaceMap(ctx);
 const appOwn = ownIds(ctx).map((own) => ({ store: own.store, id: normalisedName(own.id) }));
@@ -252,17 +249,7 @@ const adversarialName = fc.oneof(
 
 describe('the namespace map', () => {
   test('docs/security.md carries the generated map (npm run security:sync)', () => {
-    const text = readFileSync(join(repoRoot, 'docs', 'security.md'), 'utf8');
-    const start = text.indexOf(namespaceBlock.begin);
-    const end = text.indexOf(namespaceBlock.end);
-    expect(start).toBeGreaterThanOrEqual(0);
-    expect(end).toBeGreaterThan(start);
-    const cells = (block: string): string[][] =>
-      block
-        .split('\n')
-        .filter((line) => line.startsWith('|') && !/^\|[\s|:-]+\|$/.test(line))
-        .map((line) => line.split(/(?<!\\)\|/).map((c) => c.trim()));
-    expect(cells(text.slice(start, end))).toEqual(cells(namespaceMarkdown(ctx)));
+    expect(docBlockCells('security.md', namespaceBlock)).toEqual(tableCells(namespaceMarkdown(ctx)));
   });
 
   test('every POST and PUT route is either in the map or declared as creating nothing; every route the map names creates', () => {

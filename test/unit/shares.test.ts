@@ -2,13 +2,11 @@
  * Fair shares in an in-memory pool (shared/shares.ts): one identity filling a pool cannot
  * keep another out, and nobody ever holds more than its share or the pool more than its capacity.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-
 import fc from 'fast-check';
 
 import { sharesBlock, sharesMarkdown } from '../../docgen/sharesDoc';
 import { HeldPool, limitsOf, shareOf, verdict } from '../../shared/shares';
+import { docBlockCells, tableCells } from '../support/generatedBlocks';
 
 describe('share figures', () => {
   test('a quarter of the capacity, never less than one place', () => {
@@ -128,18 +126,9 @@ test('two identities interleaving admissions and releases: neither exceeds its s
 
 describe('the share table', () => {
   test('docs/security.md carries the generated table, with the figures the pools compute (npm run security:sync)', () => {
-    const text = readFileSync(join(__dirname, '..', '..', 'docs', 'security.md'), 'utf8');
-    const start = text.indexOf(sharesBlock.begin);
-    const end = text.indexOf(sharesBlock.end);
-    expect(start).toBeGreaterThanOrEqual(0);
-    expect(end).toBeGreaterThan(start);
-    // Cell by cell, so Prettier's column padding does not count.
-    const cells = (block: string): string[][] =>
-      block
-        .split('\n')
-        .filter((line) => line.startsWith('|') && !/^\|[\s|:-]+\|$/.test(line))
-        .map((line) => line.split('|').map((c) => c.trim()));
-    expect(cells(text.slice(start, end))).toEqual(cells(sharesMarkdown()));
-    expect(cells(sharesMarkdown())).toContainEqual(expect.arrayContaining(['`TALLYHO_SCHEDULES_MAX_LIVE` (1,000)', 'a quarter (250)']));
+    expect(docBlockCells('security.md', sharesBlock)).toEqual(tableCells(sharesMarkdown()));
+    expect(tableCells(sharesMarkdown())).toContainEqual(
+      expect.arrayContaining(['`TALLYHO_SCHEDULES_MAX_LIVE` (1,000)', 'a quarter (250)']),
+    );
   });
 });
