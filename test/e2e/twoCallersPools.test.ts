@@ -20,6 +20,7 @@ import fc from 'fast-check';
 import type { LogLine } from '../../shared/streams/ndjson';
 import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
 import { newTag } from './support/identities';
+import { type Held, heldAsModelled as heldMatches, live, open } from './support/heldRequests';
 import { readLog } from './support/streams';
 import { type Answer, asAdmin, nth, other, sendAs, submitterHeaders, type Who } from './support/twoCallers';
 import { until } from './support/wait';
@@ -39,18 +40,6 @@ const op: fc.Arbitrary<Op> = fc.record({
   kind: fc.constantFrom<Kind>(...kinds, ...moreKinds, ...namedKinds, 'held', 'held', 'release'),
   pick: fc.nat(50),
 });
-
-/**
- * A long poll or event stream this test holds open: `ended` once its answer is read to the end;
- * `hungUp` once this test (or a release) ended it; `preempted` once the model says its own caller's
- * newer request took its place.
- */
-interface Held {
-  readonly abort: AbortController;
-  ended: boolean;
-  hungUp: boolean;
-  preempted: boolean;
-}
 
 /** One caller's side of a run: what it made, the model its answers are held to. */
 interface Side {
@@ -139,48 +128,18 @@ describe(`two callers in every pool (${hostLabel()}, keys on, credentials, share
     return { tag, gate, type: `pool-${tag}`, sides: { a: await side('a'), b: await side('b') } };
   }
 
-  /** Held requests the model says the server holds for `side`. */
-  const live = (side: Side): Held[] => side.held.filter((h) => !h.hungUp && !h.preempted);
-
   /**
-   * Opens a long poll or an event stream on the run's gate, read to its end in the background. At
-   * its share, the caller's own oldest one ends early; the other caller's are never touched.
+   * Opens a long poll or an event stream on the run's gate; each is in place before the next
+   * operation, so the server sees them in the model's order.
    */
   async function hold(w: World, who: Who, kind: 'poll' | 'watch'): Promise<void> {
     const side = w.sides[who];
-    const oldest = live(side)[0];
-    if (live(side).length >= share && oldest !== undefined) oldest.preempted = true;
-    const held: Held = { abort: new AbortController(), ended: false, hungUp: false, preempted: false };
-    side.held.push(held);
-    const path = kind === 'poll' ? `/api/gates/${w.gate}/wait?timeout=110` : `/api/gates/${w.gate}/events`;
-    void fetch(host.url(path), { headers: side.headers, signal: held.abort.signal })
-      .then((res) => res.text())
-      .then(
-        () => void (held.ended = true),
-        () => void (held.ended = true),
-      );
-    // Each request is in place before the next operation, so the server sees them in the model's order.
+    open(host, side.headers, side.held, kind === 'poll' ? `/api/gates/${w.gate}/wait?timeout=110` : `/api/gates/${w.gate}/events`, share);
     await heldAsModelled(w, who);
   }
 
-  /** The held requests of `who` are what the model says: the server holds the live ones, and the preempted ones have ended. */
   async function heldAsModelled(w: World, who: Who): Promise<void> {
-    const side = w.sides[who];
-    const kept = live(side);
-    const early = side.held.filter((h) => h.preempted);
-    await until(
-      `${who}'s held requests: ${kept.length} held, ${early.length} ended early`,
-      async () => {
-        const me = await send(side, 'GET', '/api/callers/me');
-        const holds = me.body.holds as { heldRequests: number };
-        expect(holds.heldRequests).toBeLessThanOrEqual(share);
-        return holds.heldRequests === kept.length && early.every((h) => h.ended) ? true : undefined;
-      },
-      30_000,
-    );
-    // Nobody's newer request took one of these (the other caller's least of all): they are still open.
-    for (const h of kept) expect(h.ended).toBe(false);
-    seen.preempted += early.length;
+    seen.preempted += await heldMatches(host, w.sides[who].headers, w.sides[who].held, share);
   }
 
   /** One operation, and what its answer must be. */
@@ -277,7 +236,7 @@ describe(`two callers in every pool (${hostLabel()}, keys on, credentials, share
       case 'watch':
         return hold(w, who, kind);
       case 'hangUp': {
-        const h = nth(live(me), pick);
+        const h = nth(live(me.held), pick);
         if (h === undefined) return;
         h.hungUp = true;
         h.abort.abort();
