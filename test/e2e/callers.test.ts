@@ -7,11 +7,11 @@
  */
 import { randomBytes } from 'node:crypto';
 
-import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
+import { describeOwnHost, type E2eHost, hostLabel, startE2eHost } from './support/harness';
 import { unique } from './support/names';
 import { until } from './support/wait';
 
-describe(`named callers across two instances (${hostLabel()})`, () => {
+describeOwnHost(`named callers across two instances (${hostLabel()})`, () => {
   let a: E2eHost;
   let b: E2eHost;
   const key = randomBytes(32).toString('base64');

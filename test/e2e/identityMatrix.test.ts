@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 
 import { documentedRoutes } from '../../shared/app/routes';
 import { startLocalTenant, type LocalTenant } from '../support/localTenant';
-import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
+import { describeOwnHost, type E2eHost, hostLabel, startE2eHost } from './support/harness';
 import {
   everyone,
   entraIdentities,
@@ -42,7 +42,7 @@ function fits(answer: Answer, expected: Expected, owned: boolean): boolean {
 }
 
 function matrixFor(mode: Mode): void {
-  describe(`identity matrix (${hostLabel()}, ${mode} mode)`, () => {
+  describeOwnHost(`identity matrix (${hostLabel()}, ${mode} mode)`, () => {
     let host: E2eHost;
     let tenant: LocalTenant | undefined;
     let ids: Identities;

@@ -8,12 +8,12 @@
  */
 import { randomBytes } from 'node:crypto';
 
-import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
+import { describeOwnHost, type E2eHost, hostLabel, startE2eHost } from './support/harness';
 import { type Identities, keyIdentities, newTag, type Processors, requestsAs, type Who } from './support/identities';
 import { unique } from './support/names';
 import { until } from './support/wait';
 
-describe(`ownership and worker roles (${hostLabel()}, keys on, credentials)`, () => {
+describeOwnHost(`ownership and worker roles (${hostLabel()}, keys on, credentials)`, () => {
   let host: E2eHost;
   let ids: Identities;
   const processors: Processors = { p: unique('own-p'), q: unique('own-q') };

@@ -324,28 +324,32 @@ describe(`security probe of issue #24 (${hostLabel()}, keys on)`, () => {
     expectProblem(await fn('POST', `/api/gates/${gate}/runs`, { runId: 'w4' }, await as('w4')), 429, 'TooManyRequests');
   });
 
-  test("one caller cannot lock new producers out of a stream: past its share its new producers wait, another identity's get in", async () => {
-    const type = unique('fair');
-    const producers = (from: number, count: number) => ({
-      events: Array.from({ length: count }, (_, i) => ({ producer: `m-${from + i}`, seq: 1 })),
-    });
-    // The probe's flood: requests of fresh producers from one function key.
-    expect((await fn('POST', `/api/streams/${type}/events`, producers(0, 250))).status).toBe(202);
-    const flooded = expectProblem(await fn('POST', `/api/streams/${type}/events`, producers(250, 250)), 429, 'TooManyRequests');
-    expect(flooded.detail).toContain('TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER');
-    // The same key in another spelling, or beside a junk one, is the same caller (the quota counts
-    // identities, never key text): `?CODE=`, and a second x-functions-key header.
-    const sameKey = encodeURIComponent(host.keys.function ?? host.keys.admin ?? '');
-    expectProblem(
-      await requestJson(host, 'POST', `/api/streams/${type}/events?CODE=${sameKey}`, { key: 'none', body: producers(500, 1) }),
-      429,
-    );
-    // Known producers go on; another identity (its own credential) still gets a place.
-    expect((await fn('POST', `/api/streams/${type}/events`, { producer: 'm-0', seq: 2 })).status).toBe(202);
-    const other = await issueCredential(credentialsKey, { name: 'producer-b', roles: { admin: false, submitter: true, workerOf: [] } });
-    const asOther = { authorization: `Bearer ${other.credential}` };
-    expect((await fn('POST', `/api/streams/${type}/events`, { producer: 'b-1', seq: 1 }, asOther)).status).toBe(202);
-  });
+  // Tallyho credentials signed with this file's key: an app of its own, configured with that key.
+  ownHostTest(
+    "one caller cannot lock new producers out of a stream: past its share its new producers wait, another identity's get in",
+    async () => {
+      const type = unique('fair');
+      const producers = (from: number, count: number) => ({
+        events: Array.from({ length: count }, (_, i) => ({ producer: `m-${from + i}`, seq: 1 })),
+      });
+      // The probe's flood: requests of fresh producers from one function key.
+      expect((await fn('POST', `/api/streams/${type}/events`, producers(0, 250))).status).toBe(202);
+      const flooded = expectProblem(await fn('POST', `/api/streams/${type}/events`, producers(250, 250)), 429, 'TooManyRequests');
+      expect(flooded.detail).toContain('TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER');
+      // The same key in another spelling, or beside a junk one, is the same caller (the quota counts
+      // identities, never key text): `?CODE=`, and a second x-functions-key header.
+      const sameKey = encodeURIComponent(host.keys.function ?? host.keys.admin ?? '');
+      expectProblem(
+        await requestJson(host, 'POST', `/api/streams/${type}/events?CODE=${sameKey}`, { key: 'none', body: producers(500, 1) }),
+        429,
+      );
+      // Known producers go on; another identity (its own credential) still gets a place.
+      expect((await fn('POST', `/api/streams/${type}/events`, { producer: 'm-0', seq: 2 })).status).toBe(202);
+      const other = await issueCredential(credentialsKey, { name: 'producer-b', roles: { admin: false, submitter: true, workerOf: [] } });
+      const asOther = { authorization: `Bearer ${other.credential}` };
+      expect((await fn('POST', `/api/streams/${type}/events`, { producer: 'b-1', seq: 1 }, asOther)).status).toBe(202);
+    },
+  );
 
   test('a function-level stream read names no blobs; the admin read does', async () => {
     const type = unique('where');
