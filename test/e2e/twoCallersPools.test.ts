@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 
 import type { LogLine } from '../../shared/streams/ndjson';
-import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
+import { describeOwnHost, type E2eHost, hostLabel, startE2eHost } from './support/harness';
 import { newTag } from './support/identities';
 import { type Held, heldAsModelled as heldMatches, live, open } from './support/heldRequests';
 import { readLog } from './support/streams';
@@ -66,7 +66,7 @@ const counterSums = new Map<string, number>();
 /** What the runs exercised, so the property is never met by doing nothing. */
 const seen = { overShare: 0, strangerRefused: 0, preempted: 0, sharedProducerIds: 0 };
 
-describe(`two callers in every pool (${hostLabel()}, keys on, credentials, shares of 2)`, () => {
+describeOwnHost(`two callers in every pool (${hostLabel()}, keys on, credentials, shares of 2)`, () => {
   let host: E2eHost;
   const key = randomBytes(32);
 

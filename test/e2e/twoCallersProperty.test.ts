@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 
 import fc from 'fast-check';
 
-import { type E2eHost, hostLabel, startE2eHost } from './support/harness';
+import { describeOwnHost, type E2eHost, hostLabel, startE2eHost } from './support/harness';
 import { newTag } from './support/identities';
 import { type Answer, asAdmin, nth, other, sendAs, submitterHeaders, type Who } from './support/twoCallers';
 
@@ -60,7 +60,7 @@ interface Side {
   readonly leases: Lease[];
 }
 
-describe(`two callers interleaving at random (${hostLabel()}, keys on, credentials)`, () => {
+describeOwnHost(`two callers interleaving at random (${hostLabel()}, keys on, credentials)`, () => {
   let host: E2eHost;
   const key = randomBytes(32);
 
