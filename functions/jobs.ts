@@ -1,5 +1,5 @@
 /**
- * Jobs: one storage-queue trigger per work queue, one per poison queue, the hand-on trigger (a
+ * Jobs: one storage-queue trigger per work queue and per its retry lane, one per poison queue, the hand-on trigger (a
  * completed job's processor step that needs a Durable client: billing's invoice ledger appends to a
  * stream), the cancel trigger (a cancel's background step: the job's open items recorded `cancelled`), the reconciler timer (which also purges jobs past their retention) and the pusher timer
  * (webhook processors' batches; a timer runs on one instance at a time, which is what makes a
@@ -12,7 +12,7 @@ import { app, type InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
 
 import { connectionNames } from '../shared/app/settings';
-import { cancelQueueName, deliveryQueueName, poisonQueueName, workQueueNames } from '../shared/jobs';
+import { cancelQueueName, deliveryQueueName, poisonQueueName, workLaneNames, workQueueNames } from '../shared/jobs';
 import { registration, theApp } from './_app';
 import { durableClientOf } from './_durable';
 
@@ -26,8 +26,9 @@ function dequeueCount(context: InvocationContext): number {
   return typeof count === 'number' ? count : Number(count ?? 1);
 }
 
-workQueueNames(registration.jobs).forEach((queueName, i) => {
-  app.storageQueue(`jobsWork${i}`, {
+/** A work queue's (or its retry lane's) trigger, and the trigger of its poison queue. */
+function workTriggers(name: string, poisonName: string, queueName: string): void {
+  app.storageQueue(name, {
     queueName,
     connection: connectionNames.storage,
     handler: async (message, context) => {
@@ -36,13 +37,20 @@ workQueueNames(registration.jobs).forEach((queueName, i) => {
     },
   });
   const poison = poisonQueueName(queueName);
-  app.storageQueue(`jobsPoison${i}`, {
+  app.storageQueue(poisonName, {
     queueName: poison,
     connection: connectionNames.storage,
     handler: async (message) => {
       await theApp().jobs.work.onPoison(messageText(message), poison);
     },
   });
+}
+
+// Each lane has a listener of its own, so a retry is read within one poll interval however long its work queue's backlog is.
+const lanes = workLaneNames(registration.jobs);
+workQueueNames(registration.jobs).forEach((queueName, i) => {
+  workTriggers(`jobsWork${i}`, `jobsPoison${i}`, queueName);
+  workTriggers(`jobsRetry${i}`, `jobsRetryPoison${i}`, lanes[i] as string);
 });
 
 app.storageQueue('jobsDeliver', {

@@ -50,6 +50,17 @@ export const queues = {
    * adds `-poison` queues for messages that keep failing).
    */
   jobsWork: ['jobs-work-0', 'jobs-work-1', 'jobs-work-2', 'jobs-work-3', 'jobs-work-4', 'jobs-work-5', 'jobs-work-6', 'jobs-work-7'],
+  /** The work queues' retry lanes (`<prefix>-r-<n>`): in-app processors' retried items, read by triggers of their own. */
+  jobsLanes: [
+    'jobs-work-r-0',
+    'jobs-work-r-1',
+    'jobs-work-r-2',
+    'jobs-work-r-3',
+    'jobs-work-r-4',
+    'jobs-work-r-5',
+    'jobs-work-r-6',
+    'jobs-work-r-7',
+  ],
   /** Hand-on requests (`<prefix>-d`): a completed job whose processor hands its output on (billing's invoice ledger). */
   jobsDeliveries: 'jobs-work-d',
   /** Cancel requests (`<prefix>-c`): the background step of `DELETE /api/jobs/{id}`, the job's open items recorded cancelled. */

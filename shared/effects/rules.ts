@@ -25,6 +25,14 @@ function workQueueOf(prefix: string, name: string): boolean {
   return name.startsWith(`${prefix}-`) && /^(\d+|d|c)$/.test(name.slice(prefix.length + 1));
 }
 
+/**
+ * A declared processor's queue (`<prefix>-x-<name>`) or a retry lane, a declared processor's or a
+ * work queue's (`<prefix>-r-<name or n>`): their messages are sealed envelopes the app reads.
+ */
+function envelopeQueueOf(prefix: string, name: string): boolean {
+  return name.startsWith(`${prefix}-x-`) || name.startsWith(`${prefix}-r-`);
+}
+
 /** Why a queue belongs to the app or the host, or undefined when it does not. */
 function reservedQueueReason(name: string, jobsQueuePrefix: string): string | undefined {
   if (name.endsWith('-poison')) return 'poison queues belong to the Functions host';
@@ -34,9 +42,8 @@ function reservedQueueReason(name: string, jobsQueuePrefix: string): string | un
     appQueueNames.includes(name) ||
     workQueueOf('jobs-work', name) ||
     workQueueOf(jobsQueuePrefix, name) ||
-    // A declared processor's queue (`<prefix>-x-<name>`): its messages are sealed envelopes its workers lease.
-    name.startsWith('jobs-work-x-') ||
-    name.startsWith(`${jobsQueuePrefix}-x-`)
+    envelopeQueueOf('jobs-work', name) ||
+    envelopeQueueOf(jobsQueuePrefix, name)
   ) {
     return 'this queue belongs to the app itself';
   }

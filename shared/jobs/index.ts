@@ -33,7 +33,7 @@ import { StorageProcessorQueues } from './delivery/processorQueues';
 import { Pusher, type PushReport } from './delivery/pusher';
 import { WorkQueues } from './delivery/workQueues';
 import { JobFiles } from './envelopes/files';
-import { poisonQueueName, StorageEnvelopeQueues, workQueueNames } from './envelopes/queues';
+import { poisonQueueName, StorageEnvelopeQueues, workLaneNames, workQueueNames } from './envelopes/queues';
 import { Completion } from './ledger/completion';
 import { type JobEventSender, JobEventPublisher } from './ledger/events';
 import { JobRows, tooManyOpen, tooManyOpenOfOwner } from './ledger/jobRows';
@@ -58,7 +58,7 @@ import { Submissions } from './submit/submissions';
 
 export { jobSettings } from './settings';
 export { jobsRoutes } from './http/routes';
-export { workQueueNames, poisonQueueName } from './envelopes/queues';
+export { workLaneNames, workQueueNames, poisonQueueName } from './envelopes/queues';
 export { deliveryQueueName } from './ledger/outputs';
 export { cancelQueueName } from './submit/cancel';
 export { isFinished } from './ledger/jobRecord';
@@ -145,7 +145,7 @@ function stores(deps: JobsDeps) {
     results: new ResultStore(storage.results, () => clock.now()),
     leaseLog: new LeaseLog(storage.results, () => clock.now()),
     files: new JobFiles(storage.container, storage.containerName),
-    queues: new StorageEnvelopeQueues(storage.queue, workQueueNames(settings), deps.signer),
+    queues: new StorageEnvelopeQueues(storage.queue, workQueueNames(settings), workLaneNames(settings), deps.signer),
     processorQueues: new StorageProcessorQueues(storage.queue),
     declared: new ProcessorStore(storage.processors, () => clock.now(), settings.processorCacheSeconds * 1000),
     declaredNames: new CappedSet({

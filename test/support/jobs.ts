@@ -26,6 +26,7 @@ import {
   poisonQueueName,
   type PushTransport,
   registry,
+  workLaneNames,
   workQueueNames,
 } from '../../shared/jobs';
 import { type JobSettings, jobSettings } from '../../shared/jobs/settings';
@@ -119,6 +120,8 @@ export interface JobHarness {
   readonly events: FakeEventSender;
   readonly logger: Logger;
   readonly queueNames: readonly string[];
+  /** The work queues' retry lanes, in the same order. */
+  readonly laneNames: readonly string[];
   queue(name: string): Promise<QueueClient>;
   table(which: 'jobs' | 'results'): Promise<TableClient>;
   container(): Promise<ContainerClient>;
@@ -165,6 +168,7 @@ export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
   const signer = () => Promise.resolve(options.signer ?? testSigner);
   const events = new FakeEventSender();
   const queueNames = workQueueNames(settings);
+  const laneNames = workLaneNames(settings);
   const jobs = createJobs({
     settings,
     storage: {
@@ -189,7 +193,7 @@ export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
   const queue = (name: string) => direct.queue(name);
   const table = (which: 'jobs' | 'results') => direct.table(which === 'jobs' ? names.jobs : names.results);
   const container = () => direct.container(names.container);
-  const allQueues = [...queueNames, ...queueNames.map(poisonQueueName)];
+  const allQueues = [...queueNames, ...queueNames.map(poisonQueueName), ...laneNames, ...laneNames.map(poisonQueueName)];
   const deliveries = deliveryQueueName(settings);
   const runCancels = async (): Promise<number> => {
     const requests = await queue(cancelQueueName(settings));
@@ -219,6 +223,7 @@ export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
     events,
     logger,
     queueNames,
+    laneNames,
     queue,
     table,
     container,
@@ -257,7 +262,8 @@ export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
       const errors: string[] = [];
       for (let pass = 0; pass < (drainOptions.maxPasses ?? 10_000); pass++) {
         let received = 0;
-        for (const name of queueNames) {
+        // Each work queue and each retry lane, as the host's triggers read them.
+        for (const name of [...queueNames, ...laneNames]) {
           const work = await queue(name);
           const batch = (await work.receiveMessages({ numberOfMessages: 32, visibilityTimeout: 60 })).receivedMessageItems;
           received += batch.length;

@@ -2,7 +2,7 @@
  * The in-app engine: processing one envelope of a work queue (one queue message, one invocation).
  * Items run with bounded concurrency; final outcomes are recorded insert-if-absent with their tally in
  * one transaction; items whose failure is retryable go back in a smaller envelope with their next
- * attempt (visible after the back-off of ./itemAttempts.ts); past their attempts they are recorded as
+ * attempt, into a work queue's retry lane (visible after the back-off of ./itemAttempts.ts); past their attempts they are recorded as
  * failed with the reason. Then the job's completion is checked.
  *
  * What cannot be attributed to an item — a claim check that cannot be redeemed, storage down — is
@@ -213,7 +213,11 @@ export class InAppEngine {
     );
   }
 
-  /** Items failed retryably go back in smaller envelopes, one set per attempt, after that attempt's back-off. */
+  /**
+   * Items failed retryably go back in smaller envelopes, one set per attempt, after that attempt's
+   * back-off, into a work queue's retry lane (../envelopes/queues.ts): there they come back on
+   * time, never behind the work queues' backlog.
+   */
   private async sendRetries(envelope: Envelope, retries: readonly EnvelopeItem[]): Promise<void> {
     const { queues, settings } = this.deps;
     const byAttempt = new Map<number, EnvelopeItem[]>();
@@ -225,7 +229,7 @@ export class InAppEngine {
       const envelopes = pack({ jobId, processor, round, jobItems, trace }, items, limits, (k) => (k === 0 ? base : `${base}-${k}`));
       const delay = delayBefore(this.rules, attempt);
       await sendAll(
-        envelopes.map((e) => queues.send(queues.workQueue(queueIndexFor(`${e.jobId}/${e.envelopeId}`, 0, queues.count)), e, delay)),
+        envelopes.map((e) => queues.send(queues.workLane(queueIndexFor(`${e.jobId}/${e.envelopeId}`, 0, queues.count)), e, delay)),
       );
     }
   }

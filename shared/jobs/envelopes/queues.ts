@@ -1,5 +1,10 @@
 /**
- * The work queues: `<prefix>-0` … `<prefix>-<K-1>` (shared/resources.ts names the default ones).
+ * The work queues: `<prefix>-0` … `<prefix>-<K-1>` (shared/resources.ts names the default ones),
+ * and a retry lane beside each, `<prefix>-r-0` … `<prefix>-r-<K-1>`: retried items of the in-app
+ * processors go to the lane of the queue their envelope came from, read by a trigger of its own, so
+ * they come back after their back-off and one poll interval however long the work queue's backlog is
+ * (a storage queue hands messages out in the order they became visible, so a retry sent back to the
+ * work queue waits behind all of it). Declared processors' lanes are named the same way (`laneName`).
  * Messages are base64 (host.json `messageEncoding`) and never expire: a job's envelope must not
  * vanish after the default seven days while a backlog drains.
  */
@@ -12,6 +17,19 @@ import { sealEnvelope } from './seal';
 
 export function workQueueNames(settings: { readonly queues: number; readonly queuePrefix: string }): string[] {
   return Array.from({ length: settings.queues }, (_, i) => `${settings.queuePrefix}-${i}`);
+}
+
+/**
+ * A retry lane: `<prefix>-r-<name>`, where `name` is a declared processor's (a letter first) or a
+ * work queue's index (digits only), so the two kinds never share a lane.
+ */
+export function laneName(prefix: string, name: string): string {
+  return `${prefix}-r-${name}`;
+}
+
+/** The work queues' retry lanes, in the order of `workQueueNames`. */
+export function workLaneNames(settings: { readonly queues: number; readonly queuePrefix: string }): string[] {
+  return Array.from({ length: settings.queues }, (_, i) => laneName(settings.queuePrefix, String(i)));
 }
 
 export function poisonQueueName(workQueue: string): string {
@@ -28,12 +46,15 @@ export async function sendAll(sends: readonly Promise<void>[]): Promise<void> {
   if (failed !== undefined) throw failed.reason;
 }
 
-/** A work queue's backlog: envelopes waiting in it and in its poison queue (approximate counts, as the service reports them). */
+/**
+ * A work queue's backlog: envelopes waiting in it and its retry lane, and in their poison queues
+ * (approximate counts, as the service reports them).
+ */
 export interface QueueDepth {
   readonly queue: string;
   readonly messages: number;
   readonly poison: number;
-  /** When the envelope at the front of the queue (the oldest visible one) was first queued, in ms; undefined when none is visible. */
+  /** When the oldest envelope at the front of the queue or its lane was first queued, in ms; undefined when none is visible. */
   readonly oldestQueuedAt: number | undefined;
 }
 
@@ -58,9 +79,11 @@ export interface EnvelopeQueues {
   readonly count: number;
   /** The name of work queue `index` (modulo the count). */
   workQueue(index: number): string;
+  /** The retry lane of work queue `index` (modulo the count). */
+  workLane(index: number): string;
   /** Sends an envelope to `queue` (a work queue or a declared processor's), visible after `delaySeconds`. */
   send(queue: string, envelope: Envelope, delaySeconds: number): Promise<void>;
-  /** Every work queue's backlog. */
+  /** Every work queue's backlog (its lane's counted in). */
   depths(): Promise<QueueDepth[]>;
   /** One look at `queue` (a declared processor's), peeking at up to `peek` messages of its front. */
   look(queue: string, peek: number): Promise<QueueLook>;
@@ -75,6 +98,7 @@ export class StorageEnvelopeQueues implements EnvelopeQueues {
   constructor(
     private readonly queue: (name: string) => Promise<QueueClient>,
     private readonly names: readonly string[],
+    private readonly lanes: readonly string[],
     private readonly signer: () => Promise<Signer>,
   ) {}
 
@@ -86,11 +110,27 @@ export class StorageEnvelopeQueues implements EnvelopeQueues {
     return this.names[index % this.names.length] as string;
   }
 
+  workLane(index: number): string {
+    return this.lanes[index % this.lanes.length] as string;
+  }
+
   async depths(): Promise<QueueDepth[]> {
     return Promise.all(
-      this.names.map(async (queue) => {
-        const [front, poison] = await Promise.all([this.look(queue, 1), this.lengthOf(poisonQueueName(queue))]);
-        return { queue, messages: front.messages, poison, oldestQueuedAt: front.oldestQueuedAt };
+      this.names.map(async (queue, i) => {
+        const lane = this.workLane(i);
+        const [front, laneFront, poison, lanePoison] = await Promise.all([
+          this.look(queue, 1),
+          this.look(lane, 1),
+          this.lengthOf(poisonQueueName(queue)),
+          this.lengthOf(poisonQueueName(lane)),
+        ]);
+        const queued = [front.oldestQueuedAt, laneFront.oldestQueuedAt].filter((t): t is number => t !== undefined);
+        return {
+          queue,
+          messages: front.messages + laneFront.messages,
+          poison: poison + lanePoison,
+          oldestQueuedAt: queued.length === 0 ? undefined : Math.min(...queued),
+        };
       }),
     );
   }

@@ -6,6 +6,8 @@
  */
 import { z } from 'zod';
 
+import { laneName } from '../envelopes/queues';
+
 /** Lower-case letters, digits and single hyphens: safe in a queue name, a URL segment and a table key. */
 export const processorNamePattern = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 
@@ -85,7 +87,7 @@ export function processorQueueName(prefix: string, name: string): string {
  * processor's whole backlog (storage queues hand out messages in the order they became visible).
  */
 export function processorLaneName(prefix: string, name: string): string {
-  return `${prefix}-r-${name}`;
+  return laneName(prefix, name);
 }
 
 const retry = z

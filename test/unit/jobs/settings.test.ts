@@ -1,7 +1,7 @@
 import { loadAppConfig } from '../../../shared/app/settings';
 import { readGroup } from '../../../shared/config';
 import { jobSettings } from '../../../shared/jobs/settings';
-import { workQueueNames } from '../../../shared/jobs/envelopes/queues';
+import { workLaneNames, workQueueNames } from '../../../shared/jobs/envelopes/queues';
 import { queues } from '../../../shared/resources';
 
 describe('job settings', () => {
@@ -20,6 +20,7 @@ describe('job settings', () => {
     expect(s).toMatchObject({ maxOpen: 1000, maxProcessors: 100, retentionDays: 30, pushSchedule: '*/2 * * * * *' });
     expect(workQueueNames(s)).toEqual(queues.jobsWork.slice(0, 4));
     expect(workQueueNames(readGroup(jobSettings, { TALLYHO_JOBS_QUEUES: '8' }))).toEqual([...queues.jobsWork]);
+    expect(workLaneNames(readGroup(jobSettings, { TALLYHO_JOBS_QUEUES: '8' }))).toEqual([...queues.jobsLanes]);
   });
 
   it('names every bad setting at once', () => {
