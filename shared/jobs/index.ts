@@ -33,7 +33,7 @@ import { StorageProcessorQueues } from './delivery/processorQueues';
 import { Pusher, type PushReport } from './delivery/pusher';
 import { WorkQueues } from './delivery/workQueues';
 import { JobFiles } from './envelopes/files';
-import { poisonQueueName, StorageEnvelopeQueues, workLaneNames, workQueueNames } from './envelopes/queues';
+import { StorageEnvelopeQueues, workLaneNames, workQueueNames } from './envelopes/queues';
 import { Completion } from './ledger/completion';
 import { type JobEventSender, JobEventPublisher } from './ledger/events';
 import { JobRows, tooManyOpen, tooManyOpenOfOwner } from './ledger/jobRows';
@@ -42,7 +42,8 @@ import { deliveryQueueName, Outputs } from './ledger/outputs';
 import { type PurgeReport, purgeFinished } from './ledger/purge';
 import { LeaseLog } from './ledger/leaseLog';
 import { ResultStore } from './ledger/resultStore';
-import { jobInstruments, type JobInstruments } from './metrics';
+import { jobInstruments } from './metrics';
+import { observeBacklog } from './backlogGauges';
 import { Declarations } from './processors/declarations';
 import { ItemSchemas } from './processors/itemSchema';
 import type { ProcessorRegistry } from './processors/processor';
@@ -282,51 +283,5 @@ function upkeepOf(deps: JobsDeps, s: ReturnType<typeof stores>, reconciler: Reco
     reconcile: () => reconciler.run(),
     purge: () => purgeFinished({ ...s, retentionDays: settings.retentionDays, clock, logger }),
     push: (budgetMs) => pusher.run(budgetMs),
-  };
-}
-
-/**
- * Each collection reads the queues (a few requests a minute): the backlog is the queues', the same
- * whichever instance reports it. One read serves every gauge of a collection (they ask within
- * moments of each other); a failed read reports nothing that time, never a stale value.
- */
-function observeBacklog({ metrics }: JobInstruments, reads: JobReads, clock: Clock): void {
-  const depths = sharedRead(() => reads.backlog());
-  const declared = sharedRead(() => reads.processorBacklogs());
-  const ageOf = (queuedAt: number | undefined): number => (queuedAt === undefined ? 0 : Math.max(0, (clock.now() - queuedAt) / 1000));
-  metrics.backlog.observe(async (report) => {
-    for (const d of await depths()) report(d.messages, { 'messaging.destination.name': d.queue });
-  });
-  metrics.backlogAge.observe(async (report) => {
-    for (const d of await depths()) report(ageOf(d.oldestQueuedAt), { 'messaging.destination.name': d.queue });
-  });
-  metrics.poisonBacklog.observe(async (report) => {
-    for (const d of await depths()) report(d.poison, { 'messaging.destination.name': poisonQueueName(d.queue) });
-  });
-  metrics.processorBacklog.observe(async (report) => {
-    for (const p of await declared()) report(p.backlog, { 'tallyho.job.processor': p.processor });
-  });
-  metrics.processorBacklogAge.observe(async (report) => {
-    for (const p of await declared()) report(p.oldestAgeSeconds, { 'tallyho.job.processor': p.processor });
-  });
-  metrics.processorLeased.observe(async (report) => {
-    for (const p of await declared()) if (p.leased !== null) report(p.leased, { 'tallyho.job.processor': p.processor });
-  });
-}
-
-/**
- * `read` once for the gauges of one collection: the reader calls their callbacks together, so a call
- * while a read is in flight shares it; the next collection reads again (never an earlier answer). A
- * failure answers [].
- */
-function sharedRead<T>(read: () => Promise<T[]>): () => Promise<T[]> {
-  let pending: Promise<T[]> | undefined;
-  return () => {
-    pending ??= read()
-      .catch(() => [])
-      .finally(() => {
-        pending = undefined;
-      });
-    return pending;
   };
 }

@@ -11,8 +11,8 @@
  *    poll whose caller had gone does not (./itemAttempts.ts, `countedBefore`);
  * 3. more items than asked for: the rest goes on as a message of its own, and this one is cut to what
  *    is leased; a message of the processor's queue is moved to its retry lane (below);
- * 4. the lease: the message's id and pop receipt, its end, and a MAC tag per item (./leaseId.ts) —
- *    handed out only if the job row, read again last, still says the job is not cancelled.
+ * 4. the lease: the message's id and pop receipt, its end, and a MAC tag per item (./leaseTerms.ts,
+ *    ./leaseId.ts) — handed out only if the job row, read again last, still says the job is not cancelled.
  *
  * The retry lane (`<prefix>-r-<name>`, read first by every lease request: ./leaseHub.ts). A batch
  * leased from the processor's queue is put into the lane, held for the lease by the pop receipt the
@@ -25,96 +25,16 @@
  * unused deliveries `countedBefore` forgives). A crash between the put and the delete leaves both:
  * the items travel twice, and each is still recorded once (results are insert-if-absent).
  */
-import type { Clock } from '../../clock';
-import type { Logger } from '../../log';
-import { mapLimited } from '../../mapLimited';
 import type { Signer } from '../../signing/signer';
-import { type Envelope, type EnvelopeItem, isClaimCheck, type JsonObject } from '../envelopes/envelope';
-import type { JobFiles } from '../envelopes/files';
-import { envelopeMessage, type EnvelopeQueues } from '../envelopes/queues';
-import type { Completion } from '../ledger/completion';
+import { type Envelope, type EnvelopeItem, isClaimCheck } from '../envelopes/envelope';
+import { envelopeMessage } from '../envelopes/queues';
 import { isFinished } from '../ledger/jobRecord';
-import type { JobRows } from '../ledger/jobRows';
-import type { LeaseLog } from '../ledger/leaseLog';
-import type { ResultStore } from '../ledger/resultStore';
-import { type DeclaredProcessor, processorLaneName, processorQueueName, pushLeaseMarginSeconds } from '../processors/processorDefinition';
-import { type AttemptRules, countedBefore, gaveUp, isSpent, owedItems } from './itemAttempts';
+import { type DeclaredProcessor, processorLaneName, processorQueueName } from '../processors/processorDefinition';
+import { countedBefore, gaveUp, isSpent, owedItems } from './itemAttempts';
 import type { ReceivedMessage } from './leaseHub';
-import { type Lease, leaseTags, sealLease } from './leaseId';
 import { leasableEnvelope } from './leaseIntake';
-import { type ProcessorQueues, ReceiptLost } from './processorQueues';
-
-interface LeasedItem {
-  readonly id: string;
-  readonly jobId: string;
-  readonly attempt: number;
-  readonly data: JsonObject;
-  /** The submission's traceparent, so a worker's own spans can continue the job's trace. */
-  readonly traceparent?: string;
-}
-
-export interface Granted {
-  readonly leaseId: string;
-  readonly lease: Lease;
-  /** When it was granted, on the app's clock (the lease's length is counted from here to `lease.expiresAt`). */
-  readonly grantedAt: number;
-  readonly items: readonly LeasedItem[];
-  /** The leased part of the envelope, with the attempts it had (the pusher puts it back unchanged on a 429). */
-  readonly entries: readonly EnvelopeItem[];
-  readonly envelope: Envelope;
-  /** The delivery this lease is of its message (the pusher names a batch it puts back after it). */
-  readonly delivery: number;
-  /** Deliveries before this one that count as attempts (`entries`' attempts plus this are the items'). */
-  readonly counted: number;
-}
-
-export interface GrantDeps {
-  readonly rows: JobRows;
-  readonly results: ResultStore;
-  readonly leaseLog: LeaseLog;
-  readonly files: JobFiles;
-  readonly queues: EnvelopeQueues;
-  readonly processorQueues: ProcessorQueues;
-  readonly completion: Completion;
-  /** Tells this instance's waiting lease requests that `queue` has new envelopes. */
-  readonly wake: (queue: string) => void;
-  readonly settings: { readonly queuePrefix: string; readonly itemConcurrency: number };
-  readonly clock: Clock;
-  readonly logger: Logger;
-}
-
-/** A message received for a lease, where it is, and what the lease is made of so far. */
-interface Received {
-  readonly processor: DeclaredProcessor;
-  readonly queue: string;
-  readonly message: ReceivedMessage;
-  readonly signer: Signer;
-  /** Which delivery of the message this is (1 for the first): its dequeue count, + 1 in the lane. */
-  readonly delivery: number;
-  /** Deliveries of the message before this one that count as attempts. */
-  readonly counted: number;
-}
-
-/** A message held for a lease: its receipt, when the lease began, and the items it leases. */
-interface Held {
-  readonly popReceipt: string;
-  readonly leasedAt: number;
-  readonly leased: readonly EnvelopeItem[];
-}
-
-/** How long a lease of `processor` lasts: its leaseSeconds, or a push's timeout and a margin to record the answer. */
-export function leaseSeconds(processor: DeclaredProcessor): number {
-  return processor.type === 'webhook' ? processor.timeoutSeconds + pushLeaseMarginSeconds : processor.leaseSeconds;
-}
-
-export function rulesOf(processor: DeclaredProcessor): AttemptRules {
-  return { maxAttempts: processor.maxAttempts, retry: processor.retry };
-}
-
-/** The id of the message that carries on the items a lease leaves (a split, a batch put back). */
-export function splitId(envelope: string, dequeueCount: number): string {
-  return `${envelope.slice(0, 56)}:s${dequeueCount}`;
-}
+import { type GrantDeps, type Granted, type Held, leaseOf, leaseSeconds, type Received, rulesOf, splitId } from './leaseTerms';
+import { ReceiptLost } from './processorQueues';
 
 export class LeaseGranter {
   constructor(private readonly deps: GrantDeps) {}
@@ -156,7 +76,7 @@ export class LeaseGranter {
     if (inLane) held = await this.hold(received, envelope, items, maxItems);
     else ({ received, held } = await this.move(received, envelope, items, maxItems));
     if (held === undefined) return undefined;
-    const granted = await this.leaseOf(received, envelope, held);
+    const granted = await leaseOf(this.deps, received, envelope, held);
     // Read again last: a cancel answered while this batch was prepared leaves no lease of the job after it.
     if (await this.cancelled(envelope.jobId)) {
       await this.drop(received.queue, { messageId: received.message.messageId, popReceipt: granted.lease.popReceipt });
@@ -255,65 +175,6 @@ export class LeaseGranter {
     return {
       received: { ...received, queue: lane, message: moved, delivery: 1, counted: 0 },
       held: { popReceipt: put.popReceipt, leasedAt, leased },
-    };
-  }
-
-  /** Step 4: the lease on what is held, with its items' data (claim checks redeemed). */
-  private async leaseOf(
-    { processor, queue, message, signer, delivery, counted }: Received,
-    envelope: Envelope,
-    held: Held,
-  ): Promise<Granted> {
-    const { files, settings, clock, logger } = this.deps;
-    // This delivery is the attempt after those counted; it counts itself once a worker uses the lease.
-    const attemptOf = (e: EnvelopeItem): number => e.attempt + counted;
-    const { leased } = held;
-    const datas = await mapLimited(leased, settings.itemConcurrency, async (e) =>
-      isClaimCheck(e) ? (JSON.parse(await files.redeem(e.claimCheck)) as JsonObject) : e.data,
-    );
-    const lease: Lease = {
-      processor: processor.name,
-      queue,
-      messageId: message.messageId,
-      popReceipt: held.popReceipt,
-      // The queue's own clock started the visibility after this instance sent the request, so this end is never later than its.
-      expiresAt: held.leasedAt + leaseSeconds(processor) * 1000,
-      jobId: envelope.jobId,
-      round: envelope.round,
-      envelope: envelope.envelopeId,
-      jobItems: envelope.jobItems,
-      tags: leaseTags(
-        signer,
-        envelope.jobId,
-        leased.map((e) => ({ id: e.id, attempt: attemptOf(e), claimCheck: isClaimCheck(e) })),
-      ),
-      delivery,
-      used: false,
-    };
-    const trace = envelope.trace === undefined ? {} : { traceparent: envelope.trace };
-    const items = leased.map((e, i) => ({
-      id: e.id,
-      jobId: envelope.jobId,
-      attempt: attemptOf(e),
-      data: datas[i] as JsonObject,
-      ...trace,
-    }));
-    logger.log('debug', 'jobs.leased', {
-      processor: processor.name,
-      job: envelope.jobId,
-      envelope: envelope.envelopeId,
-      items: items.length,
-      delivery,
-    });
-    return {
-      leaseId: sealLease(lease, signer),
-      lease,
-      grantedAt: clock.now(),
-      items,
-      entries: leased,
-      envelope,
-      delivery,
-      counted,
     };
   }
 }

@@ -8,7 +8,7 @@
  * consumer's process span do.
  */
 import type { JobInstruments } from '../metrics';
-import type { Granted } from './leaseGrant';
+import type { Granted } from './leaseTerms';
 
 export type TracedLease = Granted & {
   /** The lease span's W3C traceparent (absent without tracing). */

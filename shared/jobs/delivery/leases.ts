@@ -28,14 +28,15 @@ import type { ProcessorRegistry } from '../processors/processor';
 import type { DeclaredProcessor } from '../processors/processorDefinition';
 import type { ProcessorStore } from '../processors/processorStore';
 import { delayBefore } from './itemAttempts';
-import { type Granted, type LeaseGranter, leaseSeconds, rulesOf, splitId } from './leaseGrant';
+import type { LeaseGranter } from './leaseGrant';
 import type { LeaseHub } from './leaseHub';
 import { type Lease, leaseAttempt, leaseSize, openLease, renewed, sealLease } from './leaseId';
 import { traceLease, type TracedLease } from './leaseSpan';
 import { type ProcessorQueues, ReceiptLost } from './processorQueues';
+import { type Granted, leaseSeconds, rulesOf, splitId } from './leaseTerms';
 import { checkVerdicts, finalsOf, type ItemVerdict } from './verdictRules';
 
-export type { Granted } from './leaseGrant';
+export type { Granted } from './leaseTerms';
 
 export interface CompletionReport {
   readonly recorded: number;

@@ -10,7 +10,7 @@ import type { JsonValue } from '../envelopes/envelope';
 import { type ItemResult, maxOutputChars, maxReasonChars } from '../ledger/results';
 import type { DeclaredProcessor } from '../processors/processorDefinition';
 import { canRetry, gaveUp } from './itemAttempts';
-import { rulesOf } from './leaseGrant';
+import { rulesOf } from './leaseTerms';
 import { type Lease, leaseEntry } from './leaseId';
 
 export type ItemVerdict =
