@@ -338,7 +338,7 @@ function storageEntries(ctx: NamespaceContext): NamespaceEntry[] {
         processorLaneName(jobSettings.settings.queuePrefix.fallback, name),
       ],
       rule: 'queue',
-      note: "The app's own job queues are `<prefix>-<n>`; a processor's are `<prefix>-x-<name>` and `<prefix>-r-<name>`, and a processor name starts with a letter.",
+      note: "The app's own job queues are `<prefix>-<n>` and their retry lanes `<prefix>-r-<n>`; a processor's are `<prefix>-x-<name>` and `<prefix>-r-<name>`, and a processor name starts with a letter.",
     },
     {
       store: `table \`${tables.jobs}\`, \`${tables.jobResults}\``,

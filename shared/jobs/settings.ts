@@ -3,8 +3,8 @@ import { group, int, ncrontab, type SettingsOf, text } from '../settings';
 import { maxEnvelopeJsonBytes, sealOverheadBytes } from './envelopes/seal';
 import { idleLimitBounds } from './processors/processorDefinition';
 
-/** Queue names: lower-case letters, digits and single hyphens; room left for `-<n>-poison`. */
-const queuePrefixPattern = /^(?=.{3,54}$)[a-z0-9]+(-[a-z0-9]+)*$/;
+/** Queue names: lower-case letters, digits and single hyphens; room left for `-r-<n>-poison` (a retry lane's poison queue, 63 in all). */
+const queuePrefixPattern = /^(?=.{3,52}$)[a-z0-9]+(-[a-z0-9]+)*$/;
 
 export const jobSettings = group(
   {
@@ -13,12 +13,12 @@ export const jobSettings = group(
       4,
       1,
       8,
-      'work queues envelopes are spread over, 1–8 (one trigger and one poison trigger each; read when the app starts)',
+      'work queues envelopes are spread over, 1–8 (each with a retry lane; a trigger and a poison trigger for each queue and lane; read when the app starts)',
     ),
     queuePrefix: text(
       'TALLYHO_JOBS_QUEUE_PREFIX',
       'jobs-work',
-      'work queues are `<prefix>-0` … `<prefix>-<K-1>`; infra provisions the default names',
+      'work queues are `<prefix>-0` … `<prefix>-<K-1>`, their retry lanes `<prefix>-r-0` …; infra provisions the default names',
       queuePrefixPattern,
     ),
     maxItems: int('TALLYHO_JOBS_MAX_ITEMS', 10_000, 1, 100_000, 'items one job may hold (413 above), up to 100,000'),
