@@ -54,6 +54,22 @@ describe('an asynchronous cancel, on Azurite', () => {
     expect(await h.runCancels()).toBe(0);
   });
 
+  it('refuses the leases of a job cancelled on another instance at once: the one held there, and any new one', async () => {
+    // Two instances on the same storage (two apps, as on two hosts): nothing of a cancel is held in memory.
+    const a = jobHarness();
+    const b = jobHarness({ names: a.names });
+    await a.jobs.processors.declare('cw', declare());
+    const { job } = await a.jobs.submissions.submit({ processor: 'cw', items: items(6, 'w') }, undefined);
+    const heldOnB = await b.jobs.leases.take('cw', { holder: 'worker', waitSeconds: 0 });
+    expect(heldOnB?.items).toHaveLength(2);
+
+    expect((await a.jobs.cancels.request(job.id)).cancelledAt).not.toBeNull();
+    // Before the background step runs, and on the instance that did not cancel.
+    expect(await refusal(b.jobs.leases.extend(heldOnB!.leaseId))).toMatchObject({ code: 'Conflict', extra: { reason: 'jobCancelled' } });
+    expect(await b.jobs.leases.take('cw', { holder: 'worker', waitSeconds: 0 })).toBeUndefined();
+    expect(await b.jobs.reads.view(job.id)).toMatchObject({ state: 'cancelling', totals: { pending: 6 } });
+  });
+
   it('finishes a cancel whose background step died halfway (the request comes back), and one whose request was lost (the reconciler)', async () => {
     const clock = new ManualClock(Date.now());
     const h = jobHarness({ clock });
