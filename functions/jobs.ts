@@ -26,13 +26,17 @@ function dequeueCount(context: InvocationContext): number {
   return typeof count === 'number' ? count : Number(count ?? 1);
 }
 
-/** A work queue's (or its retry lane's) trigger, and the trigger of its poison queue. */
-function workTriggers(name: string, poisonName: string, queueName: string): void {
+/**
+ * A work queue's (or its retry lane's) trigger, and the trigger of its poison queue. A work queue's
+ * message that fails moves to `lane` (shared/jobs/delivery/workQueues.ts); a lane's has none.
+ */
+function workTriggers(name: string, poisonName: string, queueName: string, lane?: string): void {
   app.storageQueue(name, {
     queueName,
     connection: connectionNames.storage,
     handler: async (message, context) => {
-      const report = await theApp().jobs.work.onMessage(messageText(message), { dequeueCount: dequeueCount(context) });
+      const delivery = { dequeueCount: dequeueCount(context), ...(lane === undefined ? {} : { lane }) };
+      const report = await theApp().jobs.work.onMessage(messageText(message), delivery);
       if ('jobFinished' in report && report.jobFinished) context.log(JSON.stringify({ event: 'jobs.envelope_finished_job', ...report }));
     },
   });
@@ -49,7 +53,7 @@ function workTriggers(name: string, poisonName: string, queueName: string): void
 // Each lane has a listener of its own, so a retry is read within one poll interval however long its work queue's backlog is.
 const lanes = workLaneNames(registration.jobs);
 workQueueNames(registration.jobs).forEach((queueName, i) => {
-  workTriggers(`jobsWork${i}`, `jobsPoison${i}`, queueName);
+  workTriggers(`jobsWork${i}`, `jobsPoison${i}`, queueName, lanes[i]);
   workTriggers(`jobsRetry${i}`, `jobsRetryPoison${i}`, lanes[i] as string);
 });
 

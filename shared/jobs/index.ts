@@ -25,6 +25,7 @@ import type { Signer } from '../signing/signer';
 import { CappedSet } from '../storage/cappedSet';
 import type { Telemetry } from '../telemetry/port';
 import { InAppEngine } from './delivery/inApp';
+import { delayBefore, inAppRules } from './delivery/itemAttempts';
 import { LeaseGranter } from './delivery/leaseGrant';
 import { LeaseHub } from './delivery/leaseHub';
 import { Leases } from './delivery/leases';
@@ -42,7 +43,7 @@ import { deliveryQueueName, Outputs } from './ledger/outputs';
 import { type PurgeReport, purgeFinished } from './ledger/purge';
 import { LeaseLog } from './ledger/leaseLog';
 import { ResultStore } from './ledger/resultStore';
-import { jobInstruments } from './metrics';
+import { jobInstruments, type JobInstruments } from './metrics';
 import { observeBacklog } from './backlogGauges';
 import { Declarations } from './processors/declarations';
 import { ItemSchemas } from './processors/itemSchema';
@@ -215,8 +216,6 @@ export function createJobs(deps: JobsDeps): Jobs {
     logger,
     instruments,
   });
-  const inAppEngine = new InAppEngine({ ...s, processors: inApp, completion, settings, signer, logger, instruments });
-  const poison = new PoisonHandler({ results: s.results, completion, inApp: inAppEngine, signer, logger, instruments });
   const enqueuer = new Enqueuer({ ...s, rows, parallelism: settings.enqueueParallelism, logger });
   const itemSchemas = new ItemSchemas();
   const reads = new JobReads({ ...s, rows, inApp, queuePrefix: settings.queuePrefix, clock });
@@ -236,7 +235,7 @@ export function createJobs(deps: JobsDeps): Jobs {
     }),
     leases,
     cancels,
-    work: new WorkQueues({ inApp: inAppEngine, poison, logger, instruments }),
+    work: workQueuesOf(deps, s, completion, instruments),
     outputs,
     upkeep: upkeepOf(
       deps,
@@ -249,6 +248,16 @@ export function createJobs(deps: JobsDeps): Jobs {
   };
   observeBacklog(instruments, reads, clock);
   return jobs;
+}
+
+/** The work queues' and poison queues' triggers, on the in-app engine. */
+function workQueuesOf(deps: JobsDeps, s: ReturnType<typeof stores>, completion: Completion, instruments: JobInstruments): WorkQueues {
+  const { settings, signer, logger } = deps;
+  const inApp = new InAppEngine({ ...s, processors: deps.processors, completion, settings, signer, logger, instruments });
+  const poison = new PoisonHandler({ results: s.results, completion, inApp, signer, logger, instruments });
+  // A failed work queue's message moves to its lane after the back-off before a second attempt (./delivery/workQueues.ts).
+  const failedDelaySeconds = delayBefore(inAppRules(settings), 2);
+  return new WorkQueues({ inApp, poison, processorQueues: s.processorQueues, failedDelaySeconds, logger, instruments });
 }
 
 /** The reconciler, with the idle-job rule (./submit/expiry.ts). */

@@ -426,7 +426,7 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
       return (await admin<{ items: FailureView[] }>('GET', `/api/jobs/${id}/failures?maxPageSize=50`)).body.items;
     });
     expect(failures.map((f) => f.code)).toEqual(['poisoned', 'poisoned', 'poisoned']);
-    expect(failures[0]?.reason).toMatch(/failed 2 deliveries and reached .*-poison; last error: Claim check cannot be redeemed/);
+    expect(failures[0]?.reason).toMatch(/failed 3 deliveries and reached .*-r-\d-poison; last error: Claim check cannot be redeemed/);
 
     await openSection('jobs');
     const card = page.locator(`[data-job="${id}"]`);

@@ -385,7 +385,7 @@ describe('jobs over HTTP', () => {
             expect(f).toMatchObject({
               code: 'poisoned',
               reason: expect.stringMatching(
-                /failed 3 deliveries and reached .*-poison; last error: Claim check cannot be redeemed: blob .* does not exist/,
+                /failed 4 deliveries and reached .*-r-\d-poison; last error: Claim check cannot be redeemed: blob .* does not exist/,
               ),
             });
           }

@@ -270,7 +270,9 @@ export function jobHarness(options: JobHarnessOptions = {}): JobHarness {
           await mapLimited(batch, drainOptions.concurrency ?? 8, async (m) => {
             delivered++;
             try {
-              await jobs.work.onMessage(decode(m.messageText), { dequeueCount: m.dequeueCount });
+              // As the host's triggers: a work queue's failed message moves to its lane, a lane's is delivered again.
+              const lane = laneNames[queueNames.indexOf(name)];
+              await jobs.work.onMessage(decode(m.messageText), { dequeueCount: m.dequeueCount, ...(lane === undefined ? {} : { lane }) });
               await work.deleteMessage(m.messageId, m.popReceipt);
             } catch (err) {
               failures++;

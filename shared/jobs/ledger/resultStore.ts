@@ -278,11 +278,14 @@ export class ResultStore {
     return removed;
   }
 
+  /** A failed delivery: its count is the envelope's failed deliveries so far (work queue and lane), at least its dequeue count. */
   async recordEnvelopeError(jobId: string, envelope: string, why: string, dequeueCount: number): Promise<void> {
+    const before = await this.envelopeError(jobId, envelope);
+    const count = Math.max((before?.count ?? 0) + 1, dequeueCount);
     const table = await this.table();
     try {
       await table.upsertEntity(
-        { partitionKey: jobId, rowKey: errorRowKey(envelope), why: why.slice(0, 2000), count: dequeueCount, at: this.now() },
+        { partitionKey: jobId, rowKey: errorRowKey(envelope), why: why.slice(0, 2000), count, at: this.now() },
         'Replace',
       );
     } catch (err) {

@@ -102,8 +102,15 @@ describe('job failures and retries on Azurite', () => {
     const { job } = await h.jobs.submissions.submit({ processor: 'billing', items: list }, undefined);
     const container = await h.container();
     for (const name of await h.blobs()) if (name.includes('/input-')) await container.deleteBlob(name);
+    const deliveries = jest.spyOn(h.jobs.work, 'onMessage');
     const report = await h.drain({ maxDequeueCount: 2 });
+    // Its first failure moves it from the work queue to the retry lane; there it fails maxDequeueCount (2) deliveries.
     expect(report).toMatchObject({ failures: 2, poisoned: 1 });
+    const answers = await Promise.allSettled(deliveries.mock.results.map((r) => r.value as Promise<unknown>));
+    expect(answers.filter((a) => a.status === 'fulfilled' && 'movedTo' in (a.value as object))).toEqual([
+      { status: 'fulfilled', value: expect.objectContaining({ movedTo: h.laneNames[0] }) },
+    ]);
+    expect(answers.filter((a) => a.status === 'rejected')).toHaveLength(2);
     const view = await h.jobs.reads.view(job.id);
     // Envelope 0 (items 0-31) is inline and succeeds; envelope 1 (32-49, one claim check) is poisoned.
     expect(view).toMatchObject({ state: 'completedWithFailures', totals: { succeeded: 32, failed: 18, pending: 0 } });
@@ -113,7 +120,7 @@ describe('job failures and retries on Azurite', () => {
       expect(f).toMatchObject({
         code: 'poisoned',
         reason: expect.stringMatching(
-          /^The envelope failed 2 deliveries and reached .*-poison; last error: Claim check cannot be redeemed: blob .*input-.* does not exist$/,
+          /^The envelope failed 3 deliveries and reached .*-r-0-poison; last error: Claim check cannot be redeemed: blob .*input-.* does not exist$/,
         ),
       });
     }

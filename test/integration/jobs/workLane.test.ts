@@ -12,6 +12,7 @@ import type { QueueClient } from '@azure/storage-queue';
 
 import type { JsonObject } from '../../../shared/jobs/envelopes/envelope';
 import type { JobProcessor } from '../../../shared/jobs/processors/processor';
+import { transactions } from '../../support/billing';
 import { jobHarness } from '../../support/jobs';
 
 const backlog = 40;
@@ -74,6 +75,37 @@ describe('the retry lane of the in-app work queues, on Azurite', () => {
     expect(seen.filter(([id]) => id === crashing)).toEqual([
       [crashing, 1],
       [crashing, 2],
+    ]);
+  });
+
+  it('moves an envelope that failed as a whole from the work queue to its lane, due after the back-off, ahead of the backlog', async () => {
+    const h = jobHarness({ settings: { queues: 1, envelopeMaxItems: 1, retryDelaySeconds: 1 } });
+    const big = { ...transactions(1, 3, 'big')[0]!, id: 'big', metadata: { blob: 'b'.repeat(20_000) } };
+    const crashing = await h.jobs.submissions.submit({ processor: 'billing', items: [big] }, undefined);
+    // Its input goes missing: the claim check cannot be redeemed, the whole envelope fails.
+    const container = await h.container();
+    for (const name of await h.blobs()) if (name.startsWith(`${crashing.job.id}/input`)) await container.deleteBlob(name);
+    await h.jobs.submissions.submit({ processor: 'billing', items: transactions(39, 5, 'o') }, undefined);
+    const work = await h.queue(h.queueNames[0]!);
+    const lane = await h.queue(h.laneNames[0]!);
+
+    const [first] = (await work.receiveMessages({ numberOfMessages: 1, visibilityTimeout: 60 })).receivedMessageItems;
+    const delivery = { dequeueCount: first!.dequeueCount, lane: h.laneNames[0]! };
+    // Before the lanes it was thrown, and the host made it visible again behind the 39 others.
+    expect(await h.jobs.work.onMessage(decode(first!.messageText), delivery)).toMatchObject({
+      movedTo: h.laneNames[0],
+      reason: expect.stringContaining('Claim check cannot be redeemed'),
+    });
+    await work.deleteMessage(first!.messageId, first!.popReceipt);
+
+    await sleep(1100);
+    const [due] = (await lane.peekMessages()).peekedMessageItems;
+    expect(JSON.parse(decode(due!.messageText)).m.j).toBe(crashing.job.id);
+    expect((await work.getProperties()).approximateMessagesCount).toBe(39);
+    // Delivered again in the lane, it fails again: the host's redelivery there, then the lane's poison queue.
+    expect(await h.drain({ maxDequeueCount: 2 })).toMatchObject({ failures: 2, poisoned: 1 });
+    expect((await h.jobs.reads.results(crashing.job.id, 'failures', 'failed', { maxPageSize: 10 })).items).toMatchObject([
+      { id: 'big', code: 'poisoned', reason: expect.stringMatching(/^The envelope failed 3 deliveries and reached .*-r-0-poison; /) },
     ]);
   });
 });

@@ -152,9 +152,10 @@ describe('jobs telemetry', () => {
     const submit = memory.spans().find((s) => s.name === 'tallyho.job.submit');
     expect(poison?.spanContext().traceId).toBe(submit?.spanContext().traceId);
     // The failed deliveries are error spans with the code, not the message (which names a blob).
+    // One in the work queue, then maxDequeueCount (2) in the retry lane it moved to.
     const failed = memory.spans().filter((s) => s.name === 'tallyho.job.process' && s.status.code === SpanStatusCode.ERROR);
-    expect(failed.length).toBe(2);
-    expect(failed.map((s) => s.attributes['error.type'])).toEqual(['CorruptState', 'CorruptState']);
+    expect(failed.length).toBe(3);
+    expect(failed.map((s) => s.attributes['error.type'])).toEqual(['CorruptState', 'CorruptState', 'CorruptState']);
     expect(JSON.stringify(failed.map((s) => [s.attributes, s.status, s.events]))).not.toContain('input-');
     expect(job.items).toBe(50);
   });
