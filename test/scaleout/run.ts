@@ -56,7 +56,8 @@ function resourceOf(r: StorageRequest): string {
   return `${r.service}:${segment
     .replace(/\(.*$/, '')
     .replace(/-control-\d+$/, '-control-N')
-    .replace(/^jobs-work-\d+$/, 'jobs-work-N')}`;
+    .replace(/^jobs-work-\d+$/, 'jobs-work-N')
+    .replace(/^jobs-work-r-\d+$/, 'jobs-work-r-N')}`;
 }
 
 export async function scaleOutRun(options: RunOptions): Promise<RunResult> {
