@@ -1,7 +1,8 @@
 /**
  * The work queues' retry lanes on the host of the run (the devhost, and the real host 4.1037 with
  * Node worker 3.9.1 in the e2e-real project). Each lane `<prefix>-r-<n>` is read by a trigger of its
- * own (`jobsRetry<n>`): the queue extension runs a listener per function, each polling its own queue,
+ * own (`jobsRetry<n>`): the queue extension (Microsoft.Azure.WebJobs.Extensions.Storage 5.3.10 on the
+ * real host, devhost/triggers/queueTrigger.ts on the devhost) runs a listener per function, each polling its own queue,
  * so an envelope in a lane is processed while its work queue's backlog waits — here the work
  * triggers are disabled (`AzureWebJobs.jobsWork<n>.Disabled`), so the backlog waits for certain. And
  * one that fails every delivery in a lane reaches the lane's poison queue, whose trigger
