@@ -568,7 +568,8 @@ async function main(): Promise<void> {
       TALLYHO_TASK_HUB: hub,
       AzureFunctionsJobHost__extensions__durableTask__hubName: hub,
       TALLYHO_GATES_WATCH_INTERVAL_MS: String(watchIntervalMs),
-      TALLYHO_GATES_MAX_WAITERS: String(Math.max(...sizes) * 2 + 1000),
+      // The bench is one caller, which may hold a quarter of a generation (docs/security.md, "Fair shares").
+      TALLYHO_GATES_MAX_WAITERS: String((Math.max(...sizes) * 2 + 1000) * 4),
     },
   });
   // The devhost in this process loaded the app afresh: take the watch hub from the app its copy of functions/_app built.
