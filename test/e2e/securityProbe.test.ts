@@ -143,6 +143,18 @@ describe(`security probe of issue #24 (${hostLabel()}, keys on)`, () => {
       ...(headers === undefined ? {} : { headers }),
     });
 
+  /**
+   * Appends one event and waits until its writer has flushed it. Not `ack=flushed`: that answer waits
+   * a bounded time, and a loaded real host's flusher can take longer (a 503 "buffered but not flushed
+   * in time", seen in CI), which is the app's answer, not what these tests are about.
+   */
+  const appendFlushed = async (type: string, event: Record<string, unknown>): Promise<void> => {
+    expect((await fn('POST', `/api/streams/${type}/events`, event)).status).toBe(202);
+    await until('the event to be flushed', async () =>
+      (await fn<StreamWriterView>('GET', `/api/streams/${type}`)).body.writer.flushedThrough >= 1 ? true : undefined,
+    );
+  };
+
   test("a schedule cannot take over a stream writer's flusher: the old flusher id is an ordinary schedule, the new one no schedule id", async () => {
     // The probe's request, as it was: now an ordinary schedule with nothing to take over.
     const probe = { id: 'streams-flusher-p03--billing-invoices', at: later, target: { type: 'queueMessage', queue: 'app-x', message: 1 } };
@@ -154,8 +166,8 @@ describe(`security probe of issue #24 (${hostLabel()}, keys on)`, () => {
     const key = routeWriterKey(defaultRoute(type, partitions));
     const squat = { id: legacyFlusherInstanceId(key), at: later, target: { type: 'queueMessage', queue: 'app-x', message: 1 } };
     expect((await fn('POST', '/api/schedules', squat)).status).toBe(201);
-    const flushed = await fn<{ flushed: boolean }>('POST', `/api/streams/${type}/events?ack=flushed`, { producer: 'p', seq: 1, data: 'x' });
-    expect({ status: flushed.status, flushed: flushed.body.flushed }).toEqual({ status: 200, flushed: true });
+    // Its flusher still starts and flushes the event.
+    await appendFlushed(type, { producer: 'p', seq: 1, data: 'x' });
 
     // The flusher's own id cannot be a schedule's: a caller's name has no ':'.
     const own = { ...squat, id: `streams:flusher:${key}` };
@@ -353,7 +365,7 @@ describe(`security probe of issue #24 (${hostLabel()}, keys on)`, () => {
 
   test('a function-level stream read names no blobs; the admin read does', async () => {
     const type = unique('where');
-    expect((await fn('POST', `/api/streams/${type}/events?ack=flushed`, { producer: 'p', seq: 1 })).status).toBe(200);
+    await appendFlushed(type, { producer: 'p', seq: 1 });
     const asFunction = await fn<StreamWriterView>('GET', `/api/streams/${type}`);
     expect(asFunction.body.writer.log).toEqual({ position: expect.any(Number), blocks: expect.any(Number) });
     expect(asFunction.body.writer.lastFlush).not.toHaveProperty('blob');
