@@ -43,6 +43,8 @@ interface Waiter {
   readonly since: number;
   readonly resolve: (message: ReceivedMessage | undefined) => void;
   readonly reject: (err: unknown) => void;
+  /** Its place went to a fairer share while a receive was sized for it: answered empty once that receive brings it nothing. */
+  preempted?: boolean;
 }
 
 interface Poller {
@@ -136,10 +138,26 @@ export class LeaseHub {
   private preempted(queue: string, waiter: Waiter): void {
     const poller = this.pollers.get(queue);
     const at = poller?.waiters.indexOf(waiter) ?? -1;
-    // Not listed: it is being answered already. Within the receive's count: it takes what that brings.
-    if (poller === undefined || at < 0 || at < poller.receiving) return;
+    // Not listed: it is being answered already.
+    if (poller === undefined || at < 0) return;
+    // Within the receive's count: it takes what that brings, and is answered empty right after it if
+    // that was nothing (its place is another's now: waiting on would hold one more than the cap).
+    if (at < poller.receiving) {
+      waiter.preempted = true;
+      return;
+    }
     poller.waiters.splice(at, 1);
     waiter.resolve(undefined);
+  }
+
+  /** The waiters whose place was taken during a receive that brought them nothing: answered empty now. */
+  private answerPreempted(poller: Poller): void {
+    for (let i = poller.waiters.length - 1; i >= 0; i--) {
+      const w = poller.waiters[i] as Waiter;
+      if (w.preempted !== true) continue;
+      poller.waiters.splice(i, 1);
+      w.resolve(undefined);
+    }
   }
 
   /** A batch of `lane` falls due at `at` (ms, visible by then): the lane is looked at then, not only at its look interval. */
@@ -211,6 +229,7 @@ export class LeaseHub {
         // that much later when it runs out).
         const visibility = Math.max(...poller.waiters.slice(0, poller.receiving).map((w) => w.visibilitySeconds));
         const received = await this.receive(queue, poller, visibility, receivedAt).finally(() => (poller.receiving = 0));
+        this.answerPreempted(poller);
         if (received > 0) {
           pause = firstPauseMs;
           continue;

@@ -215,3 +215,38 @@ describe('LeaseHub due times', () => {
     await expect(second).resolves.toMatchObject({ messageId: 'retried', queue: 'lane' });
   });
 });
+
+describe('LeaseHub fair shares', () => {
+  // The waiter pool pre-empts (docs/security.md, "Fair shares"): a request past its identity's share
+  // takes that identity's oldest place. A place taken while a receive was sized for its request must
+  // still end that request once the receive brings it nothing; waiting on, it held one more request
+  // than the cap (seen by the scale-out harness on the real host: 9 held at once with a cap of 8).
+  it('answers a request pre-empted during a receive empty right after that receive, not at its deadline', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const queue = new HeldQueue();
+    // A pool of 4: one identity's share is 1.
+    const hub = new LeaseHub(queue, clock, silentLogger, { pollMaxMs: 1000, maxWaiters: 4 });
+    const deadline = clock.now() + 60_000;
+
+    const first = hub.next('q', 30, deadline, 'w');
+    await settled();
+    expect(queue.receives.map((r) => r.max)).toEqual([1]);
+    // The same identity asks again while the receive for its first request is under way: the second
+    // takes the first's place.
+    const second = hub.next('q', 30, deadline, 'w');
+    await settled();
+    let firstAnswered = false;
+    void first.then(() => (firstAnswered = true));
+
+    queue.receives[0]?.answer([]);
+    await settled();
+    await settled();
+    expect(firstAnswered).toBe(true);
+    await expect(first).resolves.toBeUndefined();
+    expect(hub.waiters).toBe(1);
+    // The second still waits, and a message goes to it.
+    await settled();
+    queue.receives.at(-1)?.answer([message('m1')]);
+    await expect(second).resolves.toMatchObject({ messageId: 'm1' });
+  });
+});
