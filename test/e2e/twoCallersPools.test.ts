@@ -18,11 +18,11 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 
 import type { LogLine } from '../../shared/streams/ndjson';
-import { describeOwnHost, type E2eHost, hostLabel, startE2eHost } from './support/harness';
+import { describeOwnHost, type E2eHost, hostLabel } from './support/harness';
 import { newTag } from './support/identities';
 import { type Held, heldAsModelled as heldMatches, live, open } from './support/heldRequests';
 import { readLog } from './support/streams';
-import { type Answer, asAdmin, nth, other, sendAs, submitterHeaders, type Who } from './support/twoCallers';
+import { type Answer, asAdmin, nth, other, sendAs, startCredentialedHost, submitterHeaders, type Who } from './support/twoCallers';
 import { until } from './support/wait';
 
 const share = 2;
@@ -71,19 +71,16 @@ describeOwnHost(`two callers in every pool (${hostLabel()}, keys on, credentials
   const key = randomBytes(32);
 
   beforeAll(async () => {
-    host = await startE2eHost({
-      env: {
-        TALLYHO_CREDENTIALS_KEY: key.toString('base64'),
-        TALLYHO_GATES_MAX_WAITERS: '8',
-        TALLYHO_SCHEDULES_MAX_LIVE: '8',
-        TALLYHO_HTTP_MAX_HELD: '8',
-        TALLYHO_STREAMS_MAX_PRODUCERS: '8',
-        TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER: String(share),
-        TALLYHO_COUNTERS_AUTO_CREATE: 'true',
-        TALLYHO_COUNTERS_MAX_AUTO_CREATED: '8',
-        TALLYHO_SEQUENCES_AUTO_CREATE: 'true',
-        TALLYHO_SEQUENCES_MAX_AUTO_CREATED: '8',
-      },
+    host = await startCredentialedHost(key, {
+      TALLYHO_GATES_MAX_WAITERS: '8',
+      TALLYHO_SCHEDULES_MAX_LIVE: '8',
+      TALLYHO_HTTP_MAX_HELD: '8',
+      TALLYHO_STREAMS_MAX_PRODUCERS: '8',
+      TALLYHO_STREAMS_MAX_PRODUCERS_PER_CALLER: String(share),
+      TALLYHO_COUNTERS_AUTO_CREATE: 'true',
+      TALLYHO_COUNTERS_MAX_AUTO_CREATED: '8',
+      TALLYHO_SEQUENCES_AUTO_CREATE: 'true',
+      TALLYHO_SEQUENCES_MAX_AUTO_CREATED: '8',
     });
   }, 120_000);
 

@@ -14,9 +14,9 @@ import { randomBytes } from 'node:crypto';
 
 import fc from 'fast-check';
 
-import { describeOwnHost, type E2eHost, hostLabel, startE2eHost } from './support/harness';
+import { describeOwnHost, type E2eHost, hostLabel } from './support/harness';
 import { newTag } from './support/identities';
-import { type Answer, asAdmin, nth, other, sendAs, submitterHeaders, type Who } from './support/twoCallers';
+import { type Answer, asAdmin, nth, other, sendAs, startCredentialedHost, submitterHeaders, type Who } from './support/twoCallers';
 
 const kinds = [
   'submit',
@@ -65,11 +65,8 @@ describeOwnHost(`two callers interleaving at random (${hostLabel()}, keys on, cr
   const key = randomBytes(32);
 
   beforeAll(async () => {
-    host = await startE2eHost({
-      env: {
-        TALLYHO_CREDENTIALS_KEY: key.toString('base64'),
-        TALLYHO_JOBS_MAX_OPEN_PER_OWNER: String(share),
-      },
+    host = await startCredentialedHost(key, {
+      TALLYHO_JOBS_MAX_OPEN_PER_OWNER: String(share),
     });
   }, 120_000);
 

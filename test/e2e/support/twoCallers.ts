@@ -5,7 +5,7 @@
  * them or as the admin.
  */
 import { issueCredential } from '../../../shared/identity/credentials';
-import type { E2eHost } from './harness';
+import { type E2eHost, startE2eHost } from './harness';
 
 export type Who = 'a' | 'b';
 export const other = (who: Who): Who => (who === 'a' ? 'b' : 'a');
@@ -47,3 +47,8 @@ export async function submitterHeaders(host: E2eHost, key: Buffer, name: string)
 
 /** The list's `pick`-th element, round and round; undefined for an empty list. */
 export const nth = <T>(list: readonly T[], pick: number): T | undefined => (list.length === 0 ? undefined : list[pick % list.length]);
+
+/** A host of the test file's own that takes Tallyho credentials signed with `key`, with the file's settings. */
+export function startCredentialedHost(key: Buffer, env: Record<string, string>): Promise<E2eHost> {
+  return startE2eHost({ env: { TALLYHO_CREDENTIALS_KEY: key.toString('base64'), ...env } });
+}
