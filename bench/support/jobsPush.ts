@@ -35,7 +35,7 @@ async function send(url: string, method: string, body: unknown): Promise<{ statu
 }
 
 export async function pushBench(proxy: CountingProxy): Promise<void> {
-  const tls = selfSignedCert(['localhost']);
+  const tls = await selfSignedCert(['localhost']);
   const caFile = join(tmpdir(), `tallyho-bench-ca-${randomBytes(4).toString('hex')}.pem`);
   writeFileSync(caFile, tls.cert);
   let requests = 0;

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { selfSignedCert } from '../support/selfSignedCert';
+import { type SelfSigned, selfSignedCert } from '../support/selfSignedCert';
 import { type E2eHost, ownHostTest, startE2eHost } from './support/harness';
 import { api, body, quietTimers, ran, type Schedule, until } from './support/schedules';
 import { unique } from './support/names';
@@ -23,7 +23,7 @@ interface Call {
 }
 
 describe('overlap policies with a slow webhook (real clock)', () => {
-  const tls = selfSignedCert(['localhost']);
+  let tls: SelfSigned;
   const caFile = join(tmpdir(), `tallyho-e2e-ca-${randomBytes(4).toString('hex')}.pem`);
   let server: Server;
   let port = 0;
@@ -33,6 +33,7 @@ describe('overlap policies with a slow webhook (real clock)', () => {
   const holdMs = 2500;
 
   beforeAll(async () => {
+    tls = await selfSignedCert(['localhost']);
     writeFileSync(caFile, tls.cert);
     server = createServer({ cert: tls.cert, key: tls.key }, (req, res) => {
       let text = '';

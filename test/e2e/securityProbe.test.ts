@@ -26,7 +26,7 @@ import { defaultRoute, routeWriterKey } from '../../shared/streams/route';
 import { legacyFlusherInstanceId } from '../../shared/streams/names';
 import type { ScheduleView } from '../../shared/schedules/views';
 import { transactions } from '../support/billing';
-import { selfSignedCert } from '../support/selfSignedCert';
+import { type SelfSigned, selfSignedCert } from '../support/selfSignedCert';
 import { devhostTest, type E2eHost, hostLabel, startE2eHost, ownHostTest, describeOwnHost } from './support/harness';
 import { expectProblem, type JsonResponse, readableAnswer, requestJson } from './support/http';
 import { type JobView, queuesPolledPromptly, settledJob } from './support/jobs';
@@ -390,7 +390,7 @@ describe(`security probe of issue #24 (${hostLabel()}, keys on)`, () => {
 
 // Tight caps and a webhook allow-list: settings of its own.
 describeOwnHost(`security probe of issue #24, with tight caps and a webhook (${hostLabel()}, keys on)`, () => {
-  const tls = selfSignedCert(['localhost']);
+  let tls: SelfSigned;
   const caFile = join(tmpdir(), `tallyho-probe-ca-${randomBytes(4).toString('hex')}.pem`);
   const secret = 'db.internal:5432 password=hunter2 at Object.<anonymous> (/srv/app/index.js:1:1)';
   let server: Server;
@@ -398,6 +398,7 @@ describeOwnHost(`security probe of issue #24, with tight caps and a webhook (${h
   let port = 0;
 
   beforeAll(async () => {
+    tls = await selfSignedCert(['localhost']);
     writeFileSync(caFile, tls.cert);
     server = createServer({ cert: tls.cert, key: tls.key }, (req, res) => {
       req.resume();

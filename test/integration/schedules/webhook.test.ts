@@ -8,10 +8,10 @@ import type { AddressInfo } from 'node:net';
 
 import { parseAllowList } from '../../../shared/effects/webhook/allowList';
 import { callWebhook, type ResolvedAddress, type WebhookOptions, WebhookRefused } from '../../../shared/effects/webhook/call';
-import { selfSignedCert } from '../../support/selfSignedCert';
+import { type SelfSigned, selfSignedCert } from '../../support/selfSignedCert';
 
 const names = ['hooks.example.test', 'other.example.test', 'evil.example.test'];
-const tls = selfSignedCert(names);
+let tls: SelfSigned;
 
 interface Seen {
   readonly host: string;
@@ -26,6 +26,7 @@ const seen: Seen[] = [];
 let respond: (path: string, res: ServerResponse) => void = (_p, res) => res.end('{"ok":true}');
 
 beforeAll(async () => {
+  tls = await selfSignedCert(names);
   server = createServer({ cert: tls.cert, key: tls.key }, (req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
@@ -156,7 +157,7 @@ describe('webhook calls', () => {
   });
 
   it('verifies the certificate (an untrusted one fails)', async () => {
-    await expect(callWebhook(url('hooks.example.test'), {}, options({ ca: selfSignedCert(names).cert }))).rejects.toThrow();
+    await expect(callWebhook(url('hooks.example.test'), {}, options({ ca: (await selfSignedCert(names)).cert }))).rejects.toThrow();
   });
 });
 

@@ -26,14 +26,13 @@ import { verifyWebhook } from '../../src/webhooks';
 import { atScale, type E2eHost, hostLabel, repoRoot, startE2eHost } from '../../../../test/e2e/support/harness';
 import { buildDotnetSolution, dotnetAssembly } from '../../../../test/support/dotnetBuild';
 import { describeWithTool, onPath } from '../../../../test/support/optionalTool';
-import { selfSignedCert } from '../../../../test/support/selfSignedCert';
+import { type SelfSigned, selfSignedCert } from '../../../../test/support/selfSignedCert';
 
 const name = (prefix: string): string => `${prefix}-${randomBytes(4).toString('hex')}`;
 const squares = (n: number, prefix = 'n') => Array.from({ length: n }, (_, i) => ({ id: `${prefix}-${String(i).padStart(5, '0')}`, n: i }));
 
-const tls = selfSignedCert(['localhost']);
+let tls: SelfSigned;
 const caFile = join(tmpdir(), `tallyho-workers-ca-${randomBytes(4).toString('hex')}.pem`);
-writeFileSync(caFile, tls.cert);
 
 /** The endpoint of the webhook processors: one handler per path. */
 type Hook = (
@@ -50,6 +49,8 @@ const workers: JobWorker[] = [];
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
+  tls = await selfSignedCert(['localhost']);
+  writeFileSync(caFile, tls.cert);
   server = createServer({ cert: tls.cert, key: tls.key }, (req, res) => {
     let text = '';
     req.on('data', (c: Buffer) => (text += c.toString()));
