@@ -2,12 +2,12 @@
  * Callers as a resource (docs/security.md "Callers"): an admin issues a named caller a credential
  * with roles, lists them, and revokes one. The credential is answered once and never stored: the
  * row keeps its id (`jti`) and what it grants. A name holds one live credential at a time; once
- * revoked, the name may be issued again (a new credential, a new id).
+ * revoked or expired, the name may be issued again (a new credential, a new id).
  */
 import type { TableClient } from '@azure/data-tables';
 
 import { AppError, validationError } from '../errors';
-import { issueCredential } from '../identity/credentials';
+import { credentialClockToleranceSeconds, issueCredential } from '../identity/credentials';
 import { formatRoles, parseRoles } from '../identity/caller';
 import { LostRace, retryContextOf } from '../retry';
 import type { Runtime } from '../runtime';
@@ -68,17 +68,17 @@ export class CallerRegistry {
       ]);
     }
     const existing = await deps.store.read(request.name);
-    if (existing !== undefined && existing.caller.revokedAt === null) {
+    const now = deps.clock.now();
+    if (existing !== undefined && isLive(existing.caller, now)) {
       throw new AppError('Conflict', `Caller ${request.name} holds a credential: revoke it first (DELETE /api/callers/${request.name})`);
     }
-    const now = deps.clock.now();
     const issued = await issueCredential(
       key,
       { name: request.name, roles, ...(request.expiresInSeconds === undefined ? {} : { expiresInSeconds: request.expiresInSeconds }) },
       new Date(now),
     );
     // The place is the credential's, so a revocation gives back exactly the place it took.
-    await deps.names.admit(placeOf(issued.id));
+    await this.admitPlace(placeOf(issued.id), now);
     const caller: CallerRecord = {
       name: request.name,
       roles: formatRoles(roles),
@@ -99,6 +99,8 @@ export class CallerRegistry {
       }
       throw err;
     }
+    // An expired credential this one replaces is nobody's any more: its place goes back (a no-op if a sweep gave it back).
+    if (existing !== undefined && existing.caller.revokedAt === null) await deps.names.release(placeOf(existing.caller.credentialId));
     deps.logger.log('info', 'callers.issued', { caller: request.name, credential: issued.id, roles: caller.roles, by });
     return { caller, credential: issued.credential };
   }
@@ -131,6 +133,26 @@ export class CallerRegistry {
   }
 
   /**
+   * Takes a place in TALLYHO_CALLERS_MAX. When the cap is full, the places of credentials that have
+   * expired go back first (an expired credential is refused on use, so it holds nothing but its row),
+   * and the place is asked for once more: expired credentials never fill the cap. Done only when full,
+   * as listing the callers is the one read here that grows with the cap.
+   */
+  private async admitPlace(place: string, now: number): Promise<void> {
+    const { names, store } = this.deps;
+    try {
+      await names.admit(place);
+      return;
+    } catch (err) {
+      if (!(err instanceof AppError && err.code === 'Conflict')) throw err;
+      const expired = (await store.list()).filter((c) => c.revokedAt === null && !isLive(c, now));
+      const freed = await Promise.all(expired.map((c) => names.release(placeOf(c.credentialId))));
+      if (!freed.includes(true)) throw err;
+    }
+    await names.admit(place);
+  }
+
+  /**
    * A revoked credential's place in TALLYHO_CALLERS_MAX goes back once its row says revoked (so an
    * issue racing the revocation takes a place of its own, for its own credential). Revoking again
    * gives back a place a revocation cut short kept. A name's place from before places were per
@@ -142,6 +164,10 @@ export class CallerRegistry {
     return caller;
   }
 }
+
+/** Not revoked and not expired: the credential may still be accepted on use (expiry counts the verifier's tolerance). */
+const isLive = (caller: CallerRecord, now: number): boolean =>
+  caller.revokedAt === null && (caller.expiresAt === null || caller.expiresAt + credentialClockToleranceSeconds * 1000 > now);
 
 /** A credential's member of the set of live credentials (`:` is in no caller name, so no name's member collides). */
 const placeOf = (credentialId: string): string => `jti:${credentialId}`;

@@ -7,7 +7,7 @@ export const callerSettings = group({
     1000,
     1,
     100_000,
-    'live credentials `POST /api/callers` may issue, expired ones included (409 above); revoking a caller gives its place back',
+    'live credentials `POST /api/callers` may issue (409 above); revoking a caller, or its credential expiring, gives its place back',
   ),
   revocationCacheSeconds: int(
     'TALLYHO_CREDENTIALS_REVOCATION_CACHE_SECONDS',

@@ -72,6 +72,9 @@ export interface CredentialOptions {
   readonly isRevoked?: (id: string) => Promise<boolean>;
 }
 
+/** Seconds a credential is still accepted past its `exp` (or before its `iat`): the clocks of instances and issuers differ. */
+export const credentialClockToleranceSeconds = 60;
+
 export function credentialVerifier(options: CredentialOptions): (credential: string) => Promise<Caller> {
   const revoked = new Set(options.revoked);
   return async (credential) => {
@@ -83,7 +86,7 @@ export function credentialVerifier(options: CredentialOptions): (credential: str
         issuer,
         audience,
         algorithms: ['HS256'],
-        clockTolerance: 60,
+        clockTolerance: credentialClockToleranceSeconds,
         requiredClaims: ['sub', 'jti', 'iat'],
       }));
     } catch (err) {

@@ -98,6 +98,28 @@ describe('named callers, on Azurite', () => {
     expect(await keyless.callers.registry.list()).toEqual([]);
   });
 
+  it("an expired credential holds no place in TALLYHO_CALLERS_MAX once past the verifier's 60 s tolerance, and its name may be issued again without a revocation", async () => {
+    const table = uniqueTableName('callers');
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const { callers } = instance(table, clock, { maxCallers: 2 });
+    await callers.registry.issue({ name: 'brief', roles: ['submitter'], expiresInSeconds: 60 }, 'admin');
+    await callers.registry.issue({ name: 'lasting', roles: ['submitter'] }, 'admin');
+    expect(await appErrorOf(callers.registry.issue({ name: 'new', roles: [] }, 'admin'))).toMatchObject({ status: 409 });
+    // Expired, but still inside the verifier's tolerance: it may still be accepted, so it keeps its place and its name.
+    await clock.advance(90_000);
+    expect(await appErrorOf(callers.registry.issue({ name: 'new', roles: [] }, 'admin'))).toMatchObject({ status: 409 });
+    expect(await appErrorOf(callers.registry.issue({ name: 'brief', roles: [] }, 'admin'))).toMatchObject({ status: 409 });
+    await clock.advance(31_000);
+    // Full, so the expired credential's place goes back and the new caller takes it.
+    await callers.registry.issue({ name: 'new', roles: ['submitter'] }, 'admin');
+    expect(await placesTaken(table)).toBe(2);
+    await callers.registry.revoke('new', 'admin');
+    // The expired name is issued again without a revocation; the replaced credential's place is not counted twice.
+    await callers.registry.issue({ name: 'brief', roles: ['submitter'] }, 'admin');
+    expect(await placesTaken(table)).toBe(2);
+    expect((await callers.registry.list()).filter((c) => c.revokedAt === null).map((c) => c.name)).toEqual(['brief', 'lasting']);
+  });
+
   it('a revocation gives its place in TALLYHO_CALLERS_MAX back, and under concurrent issues and revocations on two instances the cap holds', async () => {
     const table = uniqueTableName('callers');
     // The system clock: two instances racing for the count row back off on it (a manual clock would never wake them).
