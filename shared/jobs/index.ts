@@ -167,6 +167,9 @@ function stores(deps: JobsDeps) {
       setting: jobSettings.settings.maxOpen.env,
       retry: retry('the unfinished job count'),
       whenFull: () => tooManyOpen(settings.maxOpen),
+      // A job's place goes back on whichever instance finishes it, and a job takes one again for a
+      // new round, or after the reconciler gave a slow submission's back (jobRows.ts).
+      remembers: false,
       share: Math.min(settings.maxOpenPerOwner, settings.maxOpen),
       whenOverShare: () => tooManyOpenOfOwner(Math.min(settings.maxOpenPerOwner, settings.maxOpen)),
     }),

@@ -59,6 +59,12 @@ export interface CappedSetOptions {
   readonly share?: number;
   /** The refusal of a holder at its share (default: a 429 naming the setting). */
   readonly whenOverShare?: () => AppError;
+  /**
+   * Whether a member admitted in this process is taken for a member from then on (default: yes).
+   * Only a set whose members never go may: a member released on another instance stays in this
+   * one's memory, and a second admission of the same name would take no place.
+   */
+  readonly remembers?: boolean;
 }
 
 type Change =
@@ -255,6 +261,7 @@ export class CappedSet {
 
   /** Bounded by the cap itself: only admitted names get here (a lowered cap leaves at most the old one). */
   private remember(name: string): void {
+    if (this.options.remembers === false) return;
     if (this.known.size >= Math.max(this.options.max, 1)) this.known.clear();
     this.known.add(name);
   }

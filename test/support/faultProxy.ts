@@ -29,7 +29,9 @@ export type FaultAction =
   /** Hold the request for `ms` then destroy the connection without forwarding (a timeout). */
   | { readonly kind: 'hang'; readonly ms: number }
   /** Destroy the connection at once without forwarding (storage unreachable). */
-  | { readonly kind: 'refuse' };
+  | { readonly kind: 'refuse' }
+  /** Forward the request once `until` resolves (a slow caller: its write lands late, but it lands). */
+  | { readonly kind: 'hold'; readonly until: Promise<void> };
 
 type FaultRule = (request: ProxiedRequest) => FaultAction | undefined;
 
@@ -96,7 +98,6 @@ export async function startFaultProxy(targetConnectionString: string): Promise<F
   const inFlight = new Set<Promise<void>>();
 
   const handler = (service: StorageService) => (req: IncomingMessage, res: ServerResponse) => {
-    const target = targets[service];
     const proxied: ProxiedRequest = { service, method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers };
     let action: FaultAction = { kind: 'forward' };
     for (const rule of rules) {
@@ -124,8 +125,17 @@ export async function startFaultProxy(targetConnectionString: string): Promise<F
       res.end(body);
       return;
     }
+    if (action.kind === 'hold') {
+      req.pause();
+      void action.until.then(() => forward(req, res, service, false));
+      return;
+    }
+    forward(req, res, service, action.kind === 'loseResponse');
+  };
+
+  const forward = (req: IncomingMessage, res: ServerResponse, service: StorageService, lose: boolean): void => {
+    const target = targets[service];
     counts[service].forwarded++;
-    const lose = action.kind === 'loseResponse';
     let settled = (): void => undefined;
     const forwarded = new Promise<void>((resolve) => (settled = resolve));
     inFlight.add(forwarded);

@@ -68,7 +68,7 @@ export class JobRows {
     return this.deps.jobs.list(page, owner);
   }
 
-  listOpen(limit: number, after?: string): Promise<{ id: string; since: number }[]> {
+  listOpen(limit: number, after?: string): Promise<{ id: string; since: number; etag: string }[]> {
     return this.deps.jobs.listOpen(limit, after);
   }
 
@@ -101,6 +101,26 @@ export class JobRows {
   /** Inserts the job; undefined when a job with its id exists already. */
   create(job: JobRecord): Promise<StoredJob | undefined> {
     return this.deps.jobs.create(job);
+  }
+
+  /**
+   * What stands where a job row could not be created: a job (`job`), or the reconciler's tombstone of
+   * this submission (see `dropDebris`). A `buried` one is removed here (`cleared`): its place went
+   * back, so the submitter opens the job again — a new place, or the refusal a full cap gives — and
+   * creates it. A `burying` one is mid-way (`burying`): the submission answers 503, and its retry
+   * finds it buried.
+   */
+  async clearTombstone(id: string): Promise<'job' | 'burying' | 'cleared'> {
+    const tombstone = await this.deps.jobs.tombstone(id);
+    if (tombstone === undefined) return 'job';
+    if (tombstone.phase === 'burying') return 'burying';
+    try {
+      await this.deps.jobs.unbury(id, tombstone.etag);
+    } catch (err) {
+      // Another attempt of the same submission removed it first: the row is whatever that one made.
+      if (!(err instanceof LostRace)) throw err;
+    }
+    return 'cleared';
   }
 
   /** Takes the enqueue lease (ours, or one that ran out); undefined when someone else is enqueuing. */
@@ -151,8 +171,14 @@ export class JobRows {
   }
 
   /** A new round (retry-failed): the job is in the open index again and back to `enqueuing`; LostRace when it changed. */
+  /**
+   * A new round makes the job unfinished again, so it takes a place among TALLYHO_JOBS_MAX_OPEN
+   * again (the owner's share applies; a full cap refuses the round, and nothing changes but the
+   * `open` entry, which the reconciler clears). Two retries racing take one place: it is the job's.
+   */
   async startRound(stored: StoredJob, next: JobRecord): Promise<StoredJob> {
     await this.deps.jobs.markOpen(next.id, next.updatedAt);
+    if (next.owner !== undefined) await this.deps.slots.admit(next.id, next.owner);
     return this.deps.jobs.update(next, stored.etag);
   }
 
@@ -182,9 +208,26 @@ export class JobRows {
     return this.deps.slots.release(id);
   }
 
-  /** An `open` entry without a job row (a submitter died between the two): its place goes back and the entry goes. */
-  async dropDebris(id: string): Promise<void> {
-    await this.deps.slots.release(id);
-    await this.deps.jobs.clearOpen(id);
+  /**
+   * An `open` entry (read at `openEtag`) whose job row is still missing after the stale time: its
+   * submitter died between the two, or is that slow. A tombstone takes the job row's key first, so a
+   * submitter still on its way cannot create the job without finding it (`clearTombstone`); then the
+   * place goes back, the tombstone says so, and the entry goes — unless the submitter wrote a newer
+   * one meanwhile. Without the tombstone, a slow submission created its job after its place had gone
+   * back, and the cap counted one job fewer than were open (the scale-out soak saw 7 open with a cap
+   * of 6). Reconcile passes run one at a time (the timer's singleton lock), so no other pass releases
+   * a place this one's tombstone is not guarding. False when the job row turned up: not debris.
+   */
+  async dropDebris(id: string, openEtag: string): Promise<boolean> {
+    const { jobs, slots, clock } = this.deps;
+    const now = clock.now();
+    // A tombstone a pass that died left (either phase) is carried on from where it stopped.
+    if (!(await jobs.bury(id, now)) && (await jobs.tombstone(id)) === undefined) return false;
+    await slots.release(id);
+    await jobs.markBuried(id, now);
+    // The retention purge removes the tombstone (and an input file the submitter wrote) in time.
+    await jobs.markFinished(id, now);
+    await jobs.clearOpen(id, openEtag);
+    return true;
   }
 }

@@ -55,9 +55,9 @@ export class Reconciler {
     const open = await rows.listOpen(pageSize, await rows.reconcileCursor());
     const actions: Partial<Record<ReconcileAction, number>> = {};
     let errors = 0;
-    for (const { id, since } of open) {
+    for (const { id, since, etag } of open) {
       try {
-        const action = await this.reconcileJob(id, since);
+        const action = await this.reconcileJob(id, since, etag);
         actions[action] = (actions[action] ?? 0) + 1;
       } catch (err) {
         errors++;
@@ -69,7 +69,7 @@ export class Reconciler {
     return { visited: open.length, actions, errors };
   }
 
-  private async reconcileJob(id: string, since: number): Promise<ReconcileAction> {
+  private async reconcileJob(id: string, since: number, openEtag: string): Promise<ReconcileAction> {
     const { deps } = this;
     const now = deps.clock.now();
     const staleMs = deps.staleSeconds * 1000;
@@ -78,8 +78,7 @@ export class Reconciler {
       // The index entry is written before the job row; only an old entry without a row is debris,
       // and the place among TALLYHO_JOBS_MAX_OPEN a submitter that died took for it goes back.
       if (now - since <= staleMs) return 'none';
-      await deps.rows.dropDebris(id);
-      return 'closed';
+      return (await deps.rows.dropDebris(id, openEtag)) ? 'closed' : 'none';
     }
     const { job } = stored;
     if (job.phase === 'enqueuing') {

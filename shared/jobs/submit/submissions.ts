@@ -134,7 +134,7 @@ export class Submissions {
     const job: JobRecord = { ...draft, envelopes: (await deps.enqueuer.roundEnvelopes(draft, input)).length };
     await deps.rows.open(id, now, options.owner);
     await deps.files.writeInput(job, input.text);
-    const created = await deps.rows.create(job);
+    const created = await this.createOpened(job, options.owner);
     if (created === undefined) {
       // The same key, submitted concurrently, created it first.
       const existing = await deps.rows.read(id);
@@ -145,6 +145,29 @@ export class Submissions {
     const enqueued = (await deps.enqueuer.run(created, input)).job;
     if (route.kind === 'declared') deps.wake(route.queue);
     return { job: enqueued, replayed: false };
+  }
+
+  /**
+   * Creates the opened job. Where a submission took longer than TALLYHO_JOBS_STALE_SECONDS between
+   * its place and its row, the reconciler may have given the place back and left a tombstone
+   * (ledger/jobRows.ts `dropDebris`): the job is opened again — a new place, or the 429 of a full
+   * cap — and created then. Undefined when a job with this id exists (the same key, concurrently).
+   */
+  private async createOpened(job: JobRecord, owner: string | undefined): Promise<StoredJob | undefined> {
+    const { rows, clock } = this.deps;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const created = await rows.create(job);
+      if (created !== undefined) return created;
+      const found = await rows.clearTombstone(job.id);
+      if (found === 'job') return undefined;
+      if (found === 'burying') {
+        throw new AppError('DependencyUnavailable', `Job ${job.id} took too long to create and is being given up; submit it again`, {
+          retryAfterSeconds: 5,
+        });
+      }
+      await rows.open(job.id, clock.now(), owner);
+    }
+    throw new AppError('ConcurrencyExhausted', `Job ${job.id} keeps changing; try again`, { retryAfterSeconds: 1 });
   }
 
   private draft(
