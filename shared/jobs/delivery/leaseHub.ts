@@ -12,8 +12,11 @@
  * Places among TALLYHO_JOBS_MAX_LEASE_WAITERS are fair shares by caller (shared/shares.ts,
  * pre-empting): a caller at its quarter, or a newcomer to a full instance, ends the oldest wait of
  * the largest holder with the empty answer a timeout gives, so nobody is refused for room. A request
- * that does not wait (`wait: 0`) takes no place at all. A waiter a receive under way was sized for
- * takes what it brings even when its place went: at most 32 more than the cap, for one receive.
+ * that does not wait (`wait: 0`) takes no place at all. A waiter loses its place and is answered at
+ * once even while a receive sized for it is under way, so no more requests wait than the cap (the
+ * scale-out soak saw 9 waiting with a cap of 8 when such a waiter took what the receive brought): a
+ * message that receive brings with no waiter left for it is kept, for the next request on the queue
+ * while at least half its lease would be left; past that it comes back when its invisibility ends.
  *
  * A queue may have a lane (a declared processor's retry lane: leased batches, retries and leases that
  * ran out): each poll receives from the lane first and from the queue for the waiters the lane left.
@@ -26,6 +29,7 @@
 import type { Clock } from '../../clock';
 import { HeldPool, type Place, shareOf } from '../../shares';
 import type { Logger } from '../../log';
+import { KeptMessages } from './keptMessages';
 import type { ProcessorQueues, QueuedMessage } from './processorQueues';
 
 /** A message and when the receive that took it was sent: its lease began no earlier. */
@@ -43,8 +47,6 @@ interface Waiter {
   readonly since: number;
   readonly resolve: (message: ReceivedMessage | undefined) => void;
   readonly reject: (err: unknown) => void;
-  /** Its place went to a fairer share while a receive was sized for it: answered empty once that receive brings it nothing. */
-  preempted?: boolean;
 }
 
 interface Poller {
@@ -77,6 +79,8 @@ const receiveMax = 32;
 
 export class LeaseHub {
   private readonly pollers = new Map<string, Poller>();
+  /** Messages received for waiters that were gone when they came (see the module comment). */
+  private readonly kept: KeptMessages<ReceivedMessage>;
   /** When each lane found empty is looked at again (this instance's memory: another instance keeps its own). */
   private readonly laneAt = new Map<string, number>();
   /** When batches this instance put back in each lane fall due (a hint: without it the look interval still holds). */
@@ -94,6 +98,7 @@ export class LeaseHub {
     private readonly options: LeaseHubOptions,
   ) {
     this.places = new HeldPool(() => shareOf(this.options.maxWaiters), 'preempt');
+    this.kept = new KeptMessages(clock, receiveMax * 2);
   }
 
   /**
@@ -103,6 +108,8 @@ export class LeaseHub {
    */
   next(queue: string, visibilitySeconds: number, deadline: number, holder: string, lane?: string): Promise<ReceivedMessage | undefined> {
     if (this.closed) return Promise.resolve(undefined);
+    const kept = this.kept.take(queue, visibilitySeconds);
+    if (kept !== undefined) return Promise.resolve(kept);
     return new Promise((resolve, reject) => {
       this.waiting++;
       let poller = this.pollers.get(queue);
@@ -134,30 +141,18 @@ export class LeaseHub {
     });
   }
 
-  /** A waiter's place went to a fairer share: it answers empty now, unless a receive under way was sized for it. */
+  /**
+   * A waiter's place went to a fairer share: it answers empty now, even when a receive under way was
+   * sized for it (that receive then has one waiter fewer: what it brings beyond them is kept).
+   */
   private preempted(queue: string, waiter: Waiter): void {
     const poller = this.pollers.get(queue);
     const at = poller?.waiters.indexOf(waiter) ?? -1;
     // Not listed: it is being answered already.
     if (poller === undefined || at < 0) return;
-    // Within the receive's count: it takes what that brings, and is answered empty right after it if
-    // that was nothing (its place is another's now: waiting on would hold one more than the cap).
-    if (at < poller.receiving) {
-      waiter.preempted = true;
-      return;
-    }
     poller.waiters.splice(at, 1);
+    if (at < poller.receiving) poller.receiving--;
     waiter.resolve(undefined);
-  }
-
-  /** The waiters whose place was taken during a receive that brought them nothing: answered empty now. */
-  private answerPreempted(poller: Poller): void {
-    for (let i = poller.waiters.length - 1; i >= 0; i--) {
-      const w = poller.waiters[i] as Waiter;
-      if (w.preempted !== true) continue;
-      poller.waiters.splice(i, 1);
-      w.resolve(undefined);
-    }
   }
 
   /** A batch of `lane` falls due at `at` (ms, visible by then): the lane is looked at then, not only at its look interval. */
@@ -229,8 +224,8 @@ export class LeaseHub {
         // that much later when it runs out).
         const visibility = Math.max(...poller.waiters.slice(0, poller.receiving).map((w) => w.visibilitySeconds));
         const received = await this.receive(queue, poller, visibility, receivedAt).finally(() => (poller.receiving = 0));
-        this.answerPreempted(poller);
-        if (received > 0) {
+        // A stop during the receive: the requests it brought nothing are answered now, not after a pause.
+        if (received > 0 || this.closed) {
           pause = firstPauseMs;
           continue;
         }
@@ -268,8 +263,15 @@ export class LeaseHub {
   private async receive(queue: string, poller: Poller, visibility: number, receivedAt: number): Promise<number> {
     let handed = 0;
     const hand = (from: string, messages: readonly QueuedMessage[]): void => {
-      for (const message of messages) (poller.waiters.shift() as Waiter).resolve({ ...message, receivedAt, queue: from });
-      poller.receiving -= messages.length;
+      for (const message of messages) {
+        const received: ReceivedMessage = { ...message, receivedAt, queue: from };
+        // A waiter pre-empted meanwhile left the front of the line: a later one whose lease fits in
+        // what the receive asked for takes its message, or the message is kept.
+        const at = poller.waiters.findIndex((w) => w.visibilitySeconds <= visibility);
+        if (at < 0) this.kept.keep(queue, received, visibility);
+        else (poller.waiters.splice(at, 1)[0] as Waiter).resolve(received);
+      }
+      poller.receiving = Math.max(0, poller.receiving - messages.length);
       handed += messages.length;
     };
     const { lane } = poller;
