@@ -125,6 +125,7 @@ const durableTask = section({
   maxConcurrentOrchestratorFunctions: integer(1),
   maxConcurrentEntityFunctions: integer(1),
   maxEntityOperationBatchSize: integer(1),
+  entityMessageReorderWindowInMinutes: integer(0),
   storageProvider: section({
     connectionName: text,
     connectionStringName: text,
