@@ -93,9 +93,9 @@ export async function runEntityWork(engine: BatchHost, rt: EntityRuntime): Promi
     rt.outbox.push(...plan.sends);
     for (const item of plan.sends) engine.send(rt, item);
     await saveEntity(engine, rt, plan.committed, { step: 'state', consumed: [] });
-    if (plan.consumedKeys.length > 0 || plan.consumed !== plan.committed) {
-      await saveEntity(engine, rt, plan.consumed, { step: 'consumption', consumed: plan.consumedKeys });
-    }
+    // Azure's third step, the deletion of the inputs, is always there to be cut off, even when the
+    // sorter's receipts already went in with the state.
+    await saveEntity(engine, rt, plan.consumed, { step: 'consumption', consumed: plan.consumedKeys });
   } catch (err) {
     // The inputs were not consumed: they run again, on whatever state was stored. Those whose
     // receipts went in with the state are the sorter's duplicates by then.
@@ -125,7 +125,7 @@ async function saveEntity(
 interface BatchPlan {
   /** The record the state write stores: new state and lock, inputs not consumed yet. */
   readonly committed: EntityRecord;
-  /** The record once the inputs are consumed (`committed` itself when that changes nothing). */
+  /** The record once the inputs are consumed. */
   readonly consumed: EntityRecord;
   /** Client messages' inbox keys the consumption deletes. */
   readonly consumedKeys: readonly string[];
@@ -174,7 +174,6 @@ async function planBatch(engine: BatchHost, rt: EntityRuntime, selection: Select
   const committed: EntityRecord = { ...rec, exists, state, lastOperationTime, lockedBy: selection.lockedBy, received: committedReceipts };
   const consumedKeys = selection.consumed.flatMap((q) => (q.pendingKey === undefined ? [] : [q.pendingKey]));
   const unsorted: Origin[] = origins.map((o) => o.origin).filter((o) => !sorted.includes(o));
-  if (consumedKeys.length === 0 && unsorted.length === 0) return { committed, consumed: committed, consumedKeys, sends };
   const consumedUpTo = consumedKeys.reduce((max, key) => (key > max ? key : max), rec.consumedUpTo);
   const consumed = { ...committed, received: withReceipts(committedReceipts, unsorted, mayResend), consumedUpTo };
   return { committed, consumed, consumedKeys, sends };
