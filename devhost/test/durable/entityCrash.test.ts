@@ -102,8 +102,9 @@ test("a crash after an entity's sends, before its state write: its signal arrive
   expect(second.client.readEntity('counter', 'sends-relay-b').state).toBe(2);
   expect(second.client.readEntity('counter', 'sends-relay').state).toBe(1);
   // The first answer came from the run that was never committed; the orchestration keeps it
-  // (durable-functions 3.x src/orchestrations/TaskOrchestrationExecutor.ts:275-279 resolve and remove
-  // the task; a second copy finds none and is parked, :297).
+  // (azure-functions-durable-js v3.x c212f6c4129c src/orchestrations/TaskOrchestrationExecutor.ts:275-279
+  // resolve and remove the task; a second copy finds none and is parked in deferredTasks, :297 — the
+  // installed 3.5.0 does the same in setTaskValue). The real SDK runs here, so this is its answer.
   expect(firstTick).toBe('1');
   expect(status.output).toBe(1);
 });
