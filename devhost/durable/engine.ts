@@ -17,7 +17,7 @@ import { recoverOrchestration } from './instances';
 import { runOrchestrationWork } from './orchestrations';
 import type { EngineObserver, Execution, Instances, Mail, Persistence, Scheduling, Timers } from './ports';
 import { EventType, iso } from './protocol';
-import { hasReceipt, type Origin, orchestrationSender, type Receipts } from './receipts';
+import { consumedAlready, orchestrationSender, storedReceipts } from './receipts';
 import { type ExecutionRef, isTerminal, type OutboxItem } from './records';
 import { EntityRuntime, type InboxItem, newEntityRecord, OrchestrationRuntime, type QueuedEntityMessage } from './runtime';
 import { type DurableStore, InboxKeys } from './store';
@@ -332,13 +332,3 @@ export class DurableEngine implements Instances, Mail, Scheduling, Persistence, 
   }
 }
 
-/** A copy of an outbox item the receiver consumed (its receipt is stored) or already holds. */
-function consumedAlready(received: Receipts, waiting: readonly { readonly origin?: Origin }[], origin: Origin | undefined): boolean {
-  if (origin === undefined) return false;
-  return hasReceipt(received, origin) || waiting.some((w) => w.origin?.sender === origin.sender && w.origin.item === origin.item);
-}
-
-/** Records stored before receipts existed have none (they kept per-sender sequence marks instead). */
-function storedReceipts(record: { readonly received?: Receipts }): Receipts {
-  return record.received ?? {};
-}

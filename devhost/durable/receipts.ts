@@ -41,3 +41,14 @@ export function withReceipts(
   for (const o of origins) add(o.sender, o.item);
   return next;
 }
+
+/** A copy of an outbox item the receiver consumed (its receipt is stored) or holds already. */
+export function consumedAlready(received: Receipts, waiting: readonly { readonly origin?: Origin }[], origin: Origin | undefined): boolean {
+  if (origin === undefined) return false;
+  return hasReceipt(received, origin) || waiting.some((w) => w.origin?.sender === origin.sender && w.origin.item === origin.item);
+}
+
+/** Records stored before receipts existed have none (they kept per-sender sequence marks instead). */
+export function storedReceipts(record: { readonly received?: Receipts }): Receipts {
+  return record.received ?? {};
+}
