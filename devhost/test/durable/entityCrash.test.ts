@@ -123,3 +123,24 @@ test('a duplicate entity response lands in the orchestration history and does no
   ]);
   expect(status.output).toBe(1);
 });
+
+test.each([0, 30])(
+  'an orchestration cut off after sending a signal and before its checkpoint sends it again, and it runs twice (window %i)',
+  async (window) => {
+    // The episode runs again with a new request id (its OrchestratorStarted time is new:
+    // DurableTask.Core TaskOrchestrationDispatcher.cs:335; extension DurableOrchestrationContext.cs:675,
+    // 1221-1233), so not even the sorter takes it for the first: the entity runs both.
+    const store = new MemoryStore();
+    const key = `episode-${window}`;
+    const sent = `"EventType":${EventType.EventSent},`;
+    const gate = new GateStore(store, { orchestration: (c) => c.record.instanceId === key && c.appended.some((e) => e.includes(sent)) });
+    const first = await startEngine({ store: gate, reorderWindowMinutes: window });
+    await first.client.start('signalOnce', { instanceId: key, input: JSON.stringify({ key, amount: 4 }) });
+    await held(gate);
+    await until('the first signal to run', () => (first.client.readEntity('counter', key).state === 4 ? true : undefined));
+
+    const second = await startEngine({ store, reorderWindowMinutes: window });
+    await runUntil(second, key);
+    expect(second.client.readEntity('counter', key).state).toBe(8);
+  },
+);
