@@ -331,4 +331,3 @@ export class DurableEngine implements Instances, Mail, Scheduling, Persistence, 
     retry.unref();
   }
 }
-
