@@ -10,8 +10,10 @@
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- jest.mock factories run before imports
 jest.mock('@azure/functions-core', () => require('./support/coreModule').coreApi, { virtual: true });
 
+import { parseHostConfig } from '../../app/hostConfig';
 import { MemoryStore } from '../../durable/memoryStore';
 import { EventType } from '../../durable/protocol';
+import { readDurableSettings } from '../../durable/settings';
 import type { EntityCheckpoint } from '../../durable/store';
 import { until } from '../../../test/support/waits';
 import { crossCheck, history, runUntil, settle, startEngine } from './support/engineHarness';
@@ -26,6 +28,13 @@ const holds = (entityId: string, step: EntityCheckpoint['step']) => (c: EntityCh
 async function held(gate: GateStore): Promise<void> {
   await until('the chosen write to be held', () => (gate.held > 0 ? true : undefined));
 }
+
+test("host.json entityMessageReorderWindowInMinutes is read; the default is the extension's 30 (Options/DurableTaskOptions.cs:193)", () => {
+  const windowOf = (durableTask: Record<string, unknown>): number =>
+    readDurableSettings(parseHostConfig({ extensions: { durableTask } }).durableTask, {}).entityMessageReorderWindowMinutes;
+  expect(windowOf({ entityMessageReorderWindowInMinutes: 0 })).toBe(0);
+  expect(windowOf({})).toBe(30);
+});
 
 describe("a crash after an entity's state write, before its inputs are consumed, runs them again on the new state", () => {
   // The inputs were never deleted, so they come back to the new execution. The extension's
