@@ -125,6 +125,8 @@ const durableTask = section({
   maxConcurrentOrchestratorFunctions: integer(1),
   maxConcurrentEntityFunctions: integer(1),
   maxEntityOperationBatchSize: integer(1),
+  // An int the extension does not check (DurableTaskOptions.Validate); the devhost reads above 0 as on.
+  entityMessageReorderWindowInMinutes: integer(-(2 ** 31), 2 ** 31 - 1),
   storageProvider: section({
     connectionName: text,
     connectionStringName: text,

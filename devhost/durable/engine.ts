@@ -17,6 +17,7 @@ import { recoverOrchestration } from './instances';
 import { runOrchestrationWork } from './orchestrations';
 import type { EngineObserver, Execution, Instances, Mail, Persistence, Scheduling, Timers } from './ports';
 import { EventType, iso } from './protocol';
+import { consumedAlready, orchestrationSender, storedReceipts } from './receipts';
 import { type ExecutionRef, isTerminal, type OutboxItem } from './records';
 import { EntityRuntime, type InboxItem, newEntityRecord, OrchestrationRuntime, type QueuedEntityMessage } from './runtime';
 import { type DurableStore, InboxKeys } from './store';
@@ -45,6 +46,8 @@ export interface EngineOptions {
   readonly functions: DurableFunctions;
   readonly log: HostLogger;
   readonly limits?: Partial<EngineLimits>;
+  /** host.json entityMessageReorderWindowInMinutes (the extension's default: 30). */
+  readonly entityMessageReorderWindowMinutes?: number;
   readonly observer?: EngineObserver;
 }
 
@@ -59,6 +62,11 @@ export class DurableEngine implements Instances, Mail, Scheduling, Persistence, 
   readonly log: HostLogger;
   readonly limits: EngineLimits;
   readonly observer: EngineObserver | undefined;
+  /**
+   * The extension's MessageSorter is on (reorder window above 0): the receipts of requests it
+   * covers are stored with the entity's state (entities.ts).
+   */
+  readonly sortsEntityMessages: boolean;
   readonly timers: DurableTimers;
   readonly inboxKeys = new InboxKeys();
   readonly activities: Limiter;
@@ -79,6 +87,7 @@ export class DurableEngine implements Instances, Mail, Scheduling, Persistence, 
     this.log = options.log;
     this.limits = { ...defaultLimits(), ...options.limits };
     this.observer = options.observer;
+    this.sortsEntityMessages = (options.entityMessageReorderWindowMinutes ?? 30) > 0;
     this.timers = new DurableTimers(this.clock);
     this.activities = new Limiter(this.limits.activities);
     const failed = (kind: string) => (key: string, err: unknown) => this.workFailed(kind, key, err);
@@ -100,7 +109,7 @@ export class DurableEngine implements Instances, Mail, Scheduling, Persistence, 
     this.started = true;
     const loaded = await this.store.load();
     for (const { record, pending } of loaded.orchestrations) {
-      const rt = new OrchestrationRuntime(record);
+      const rt = new OrchestrationRuntime({ ...record, received: storedReceipts(record) });
       this.inboxKeys.observe(record.consumedUpTo);
       for (const p of pending) {
         this.inboxKeys.observe(p.key);
@@ -109,7 +118,7 @@ export class DurableEngine implements Instances, Mail, Scheduling, Persistence, 
       this.orchestrations.set(record.instanceId, rt);
     }
     for (const { record, pending } of loaded.entities) {
-      const rt = new EntityRuntime(record);
+      const rt = new EntityRuntime({ ...record, received: storedReceipts(record) });
       this.inboxKeys.observe(record.consumedUpTo);
       for (const p of pending) {
         this.inboxKeys.observe(p.key);
@@ -158,7 +167,8 @@ export class DurableEngine implements Instances, Mail, Scheduling, Persistence, 
       rt === undefined ||
       isTerminal(rt.record.status) ||
       (target.executionId !== undefined && target.executionId !== rt.record.executionId) ||
-      (item.dedupKey !== undefined && rt.keys.has(item.dedupKey));
+      (item.dedupKey !== undefined && rt.keys.has(item.dedupKey)) ||
+      consumedAlready(rt.record.received, rt.inbox, item.origin);
     if (stale) {
       item.ack?.();
       return false;
@@ -172,14 +182,9 @@ export class DurableEngine implements Instances, Mail, Scheduling, Persistence, 
 
   deliverToEntity(target: string, queued: QueuedEntityMessage): void {
     const rt = this.entity(target);
-    const stamp = queued.message.stamp;
-    if (stamp !== undefined) {
-      const seen = rt.record.seen[stamp.sender] ?? -1;
-      const queuedAlready = rt.queue.some((q) => q.message.stamp?.sender === stamp.sender && q.message.stamp.seq === stamp.seq);
-      if (stamp.seq <= seen || queuedAlready) {
-        queued.ack?.();
-        return;
-      }
+    if (consumedAlready(rt.record.received, rt.queue, queued.origin)) {
+      queued.ack?.();
+      return;
     }
     rt.queue.push(queued);
     this.batches.mark(target);
@@ -190,8 +195,9 @@ export class DurableEngine implements Instances, Mail, Scheduling, Persistence, 
     const ack = (): void => {
       if (sender.removeFromOutbox(item.id)) this.markDirty(sender);
     };
+    const origin = { sender: sender instanceof EntityRuntime ? sender.id : orchestrationSender(sender.id), item: item.id };
     if (item.to === 'entity') {
-      this.deliverToEntity(item.target, { message: item.message, ack });
+      this.deliverToEntity(item.target, { message: item.message, origin, ack });
       return;
     }
     this.deliverToOrchestration(item.target, {
@@ -202,18 +208,18 @@ export class DurableEngine implements Instances, Mail, Scheduling, Persistence, 
         Name: item.name,
         Input: item.input,
       },
-      dedupKey: `r${item.name}`,
+      // No completion key: a response sent again by a batch that ran again lands in history, as on
+      // Azure Storage (DurableTask.AzureStorage OrchestrationSession.cs:179-188); the SDK ignores it.
+      origin,
       executionId: item.target.executionId,
       ack,
     });
   }
 
-  /** Whether `sender` could still resend something to `target` after a crash (its stored outbox has it). */
-  mayResend(sender: string, target: string): boolean {
-    const key = `${sender}\u0000${target}`;
-    if (sender.startsWith('@')) return this.entities.get(sender)?.storedSends.has(key) ?? false;
-    const bar = sender.lastIndexOf('|');
-    return this.orchestrations.get(sender.slice(0, bar))?.storedSends.has(key) ?? false;
+  /** Whether `sender` could still send outbox item `item` again after a crash (see receipts.ts). */
+  mayResend(sender: string, item: string): boolean {
+    const rt = sender.startsWith('@') ? this.entities.get(sender) : this.orchestrations.get(sender.slice(2));
+    return rt?.mayResend(item) ?? false;
   }
 
   markDirty(rt: OrchestrationRuntime | EntityRuntime): void {

@@ -2,25 +2,32 @@
  * Entity batches, one at a time per entity, as the extension's entity scheduler runs them: the
  * queued operations (in arrival order, per sender) go to the entity function in ONE invocation,
  * followed by at most one lock request; while an orchestration holds the lock only its messages are
- * taken. State, de-duplication marks and every outgoing message are checkpointed in one write
- * before any response or signal is sent.
+ * taken. A batch ends in Azure Storage's three steps, in its order, each of which a crash can cut
+ * off (DurableTask.AzureStorage AzureStorageOrchestrationService.cs:1219-1282, extension
+ * Listener/TaskEntityShim.cs:263-284): the outgoing messages are sent; the new state (with its
+ * outbox) is written; then the inputs are consumed (client messages' keys and the receipts of
+ * messages from orchestrations and entities) and only then acknowledged. So a crash after the sends
+ * runs the batch again and sends again, and a crash after the state write runs its inputs again on
+ * the new state, as on Azure (devhost/docs/real-host.md#entity-delivery-after-a-crash).
  */
 import { randomUUID } from 'node:crypto';
 
 import type { Execution, Instances, Mail, Persistence, Scheduling } from './ports';
 import { type EntityBatchRequest, type EntityBatchResult, parseSchedulerId, schedulerId } from './protocol';
-import type { EntityRecord, OutboxItem } from './records';
+import { hasReceipt, type Origin, withReceipts } from './receipts';
+import type { EntityMessage, EntityRecord, OutboxItem } from './records';
 import type { EntityRuntime, QueuedEntityMessage } from './runtime';
+import type { EntityCheckpoint } from './store';
 
 /** What an entity batch needs of the engine. */
 export type BatchHost = Pick<Instances, 'now'> &
-  Pick<Mail, 'send'> &
+  Pick<Mail, 'send' | 'mayResend'> &
   Pick<Scheduling, 'markDirty'> &
   Pick<Persistence, 'store' | 'checkpoint'> &
   Pick<Execution, 'functions' | 'entitySlots'> & {
     readonly limits: { readonly entityBatchSize: number };
-    /** Whether `sender` could still resend something to `target` after a crash (its stored outbox has it). */
-    mayResend(sender: string, target: string): boolean;
+    /** entityMessageReorderWindowInMinutes > 0: the extension's MessageSorter is on. */
+    readonly sortsEntityMessages: boolean;
   };
 
 /** The extension's `ResponseMessage.LockAcquisitionCompletion`. */
@@ -81,27 +88,47 @@ export async function runEntityWork(engine: BatchHost, rt: EntityRuntime): Promi
     return;
   }
   rt.queue = selection.remaining;
-  let plan: BatchPlan;
   try {
-    plan = await planBatch(engine, rt, selection);
-    const snap = rt.snapshotOutbox();
-    const stored = { ...plan.record, outbox: [...snap.items, ...plan.sends] };
-    const consumed = selection.consumed.flatMap((q) => (q.pendingKey === undefined ? [] : [q.pendingKey]));
-    await engine.checkpoint(`entity ${rt.id}`, () => engine.store.saveEntity({ record: stored, consumed }));
-    rt.markStored(stored.outbox, snap.changes);
+    const plan = await planBatch(engine, rt, selection);
+    rt.outbox.push(...plan.sends);
+    for (const item of plan.sends) engine.send(rt, item);
+    await saveEntity(engine, rt, plan.committed, { step: 'state', consumed: [] });
+    // Azure's third step, the deletion of the inputs, is always there to be cut off, even when the
+    // sorter's receipts already went in with the state.
+    await saveEntity(engine, rt, plan.consumed, { step: 'consumption', consumed: plan.consumedKeys });
   } catch (err) {
-    rt.queue = [...selection.consumed, ...rt.queue];
+    // The inputs were not consumed: they run again, on whatever state was stored. Those whose
+    // receipts went in with the state are the sorter's duplicates by then.
+    const again = selection.consumed.filter((q) => q.origin === undefined || !hasReceipt(rt.record.received, q.origin));
+    for (const q of selection.consumed) if (!again.includes(q)) q.ack?.();
+    rt.queue = [...again, ...rt.queue];
     throw err;
   }
-  rt.record = { ...plan.record, outbox: rt.outbox };
-  rt.outbox.push(...plan.sends);
   for (const item of selection.consumed) item.ack?.();
-  for (const item of plan.sends) engine.send(rt, item);
   if (rt.queue.length > 0) engine.markDirty(rt);
 }
 
+/** Writes `record` with the live outbox; once stored, it is the entity's record. */
+async function saveEntity(
+  engine: BatchHost,
+  rt: EntityRuntime,
+  record: EntityRecord,
+  write: Pick<EntityCheckpoint, 'step' | 'consumed'>,
+): Promise<void> {
+  const snap = rt.snapshotOutbox();
+  const stored = { ...record, outbox: snap.items };
+  await engine.checkpoint(`entity ${rt.id}`, () => engine.store.saveEntity({ ...write, record: stored }));
+  rt.markStored(stored.outbox, snap.changes);
+  rt.record = { ...record, outbox: rt.outbox };
+}
+
 interface BatchPlan {
-  readonly record: EntityRecord;
+  /** The record the state write stores: new state and lock, inputs not consumed yet. */
+  readonly committed: EntityRecord;
+  /** The record once the inputs are consumed. */
+  readonly consumed: EntityRecord;
+  /** Client messages' inbox keys the consumption deletes. */
+  readonly consumedKeys: readonly string[];
   readonly sends: readonly OutboxItem[];
 }
 
@@ -133,10 +160,36 @@ async function invokeBatch(engine: BatchHost, rec: EntityRecord, ops: readonly Q
 
 async function planBatch(engine: BatchHost, rt: EntityRuntime, selection: Selection): Promise<BatchPlan> {
   const rec = rt.record;
-  const now = engine.now();
   const result = selection.ops.length > 0 ? await invokeBatch(engine, rec, selection.ops) : undefined;
+  const sends = [...responses(selection, result), ...signals(rec.id, result), ...lockMessages(selection)];
+  const exists = result === undefined ? rec.exists : result.entityExists;
+  const state = result === undefined ? rec.state : exists ? (result.entityState ?? null) : null;
+  const lastOperationTime = selection.ops.length > 0 ? engine.now() : rec.lastOperationTime;
+  const origins = selection.consumed.flatMap((q) => (q.origin === undefined ? [] : [{ message: q.message, origin: q.origin }]));
+  // With a reorder window the sorter's state travels inside the committed state, so what it covers
+  // is de-duplicated from the state write on (extension MessageSorter.cs:128-132, 234-238).
+  const sorted = engine.sortsEntityMessages ? origins.filter((o) => sorterCovers(o.message)).map((o) => o.origin) : [];
+  const mayResend = (sender: string, item: string): boolean => engine.mayResend(sender, item);
+  const committedReceipts = sorted.length > 0 ? withReceipts(rec.received, sorted, mayResend) : rec.received;
+  const committed: EntityRecord = { ...rec, exists, state, lastOperationTime, lockedBy: selection.lockedBy, received: committedReceipts };
+  const consumedKeys = selection.consumed.flatMap((q) => (q.pendingKey === undefined ? [] : [q.pendingKey]));
+  const unsorted: Origin[] = origins.map((o) => o.origin).filter((o) => !sorted.includes(o));
+  const consumedUpTo = consumedKeys.reduce((max, key) => (key > max ? key : max), rec.consumedUpTo);
+  const consumed = { ...committed, received: withReceipts(committedReceipts, unsorted, mayResend), consumedUpTo };
+  return { committed, consumed, consumedKeys, sends };
+}
+
+/**
+ * What the extension's MessageSorter orders and de-duplicates when its window is on: requests from
+ * orchestrations and entities, not forwarded lock requests (position > 0) and not lock releases
+ * (extension MessageSorter.cs:128; DurableTaskExtension.cs:938-955). Client signals have no origin.
+ */
+function sorterCovers(message: EntityMessage): boolean {
+  return message.kind === 'op' || (message.kind === 'lock' && message.position === 0);
+}
+
+function responses(selection: Selection, result: EntityBatchResult | undefined): OutboxItem[] {
   const sends: OutboxItem[] = [];
-  let nextSeq = rec.nextSeq;
   selection.ops.forEach((q, i) => {
     const m = q.message;
     if (m.kind !== 'op' || m.replyTo === undefined) return;
@@ -144,73 +197,37 @@ async function planBatch(engine: BatchHost, rt: EntityRuntime, selection: Select
     const response = r === undefined || r.isError ? { result: r?.result, exceptionType: 'Error' } : { result: r.result };
     sends.push({ id: randomUUID(), to: 'orchestration', target: m.replyTo, name: m.id, input: JSON.stringify(response) });
   });
-  for (const s of result?.signals ?? []) {
-    sends.push({
-      id: randomUUID(),
-      to: 'entity',
-      target: schedulerId(s.target),
-      message: {
-        kind: 'op',
-        id: randomUUID(),
-        operation: s.name,
-        input: s.input === undefined || s.input === '' ? null : s.input,
-        signal: true,
-        parent: rec.id,
-        stamp: { sender: rec.id, seq: nextSeq++ },
-      },
-    });
-  }
-  const lock = selection.lock?.message;
-  if (lock !== undefined && lock.kind === 'lock') {
-    const next = lock.position + 1;
-    const forward = lock.lockSet[next];
-    if (forward !== undefined) {
-      sends.push({
-        id: randomUUID(),
-        to: 'entity',
-        target: forward,
-        message: { ...lock, position: next, stamp: { sender: rec.id, seq: nextSeq++ } },
-      });
-    } else {
-      sends.push({
-        id: randomUUID(),
-        to: 'orchestration',
-        target: lock.owner,
-        name: lock.id,
-        input: JSON.stringify({ result: lockGranted }),
-      });
-    }
-  }
-  const seen = { ...rec.seen };
-  for (const q of selection.consumed) {
-    const stamp = q.message.stamp;
-    if (stamp !== undefined) seen[stamp.sender] = Math.max(seen[stamp.sender] ?? -1, stamp.seq);
-  }
-  for (const sender of Object.keys(seen)) if (!engine.mayResend(sender, rec.id)) delete seen[sender];
-  const consumedUpTo = selection.consumed.reduce(
-    (max, q) => (q.pendingKey !== undefined && q.pendingKey > max ? q.pendingKey : max),
-    rec.consumedUpTo,
-  );
-  const exists = result === undefined ? rec.exists : result.entityExists;
-  const state = result === undefined ? rec.state : exists ? (result.entityState ?? null) : null;
-  return {
-    record: {
-      ...rec,
-      exists,
-      state,
-      lastOperationTime: selection.ops.length > 0 ? now : rec.lastOperationTime,
-      lockedBy: selection.lockedBy,
-      seen,
-      nextSeq,
-      consumedUpTo,
-    },
-    sends,
-  };
+  return sends;
 }
 
+/** Signals get new ids on every run of the batch (extension TaskEntityShim.cs:688). */
+function signals(self: string, result: EntityBatchResult | undefined): OutboxItem[] {
+  return (result?.signals ?? []).map((s) => ({
+    id: randomUUID(),
+    to: 'entity',
+    target: schedulerId(s.target),
+    message: {
+      kind: 'op',
+      id: randomUUID(),
+      operation: s.name,
+      input: s.input === undefined || s.input === '' ? null : s.input,
+      signal: true,
+      parent: self,
+    },
+  }));
+}
+
+/** The lock request taken: forwarded to the next entity of its set, or granted to its owner. */
+function lockMessages(selection: Selection): OutboxItem[] {
+  const lock = selection.lock?.message;
+  if (lock === undefined || lock.kind !== 'lock') return [];
+  const next = lock.position + 1;
+  const forward = lock.lockSet[next];
+  if (forward !== undefined) return [{ id: randomUUID(), to: 'entity', target: forward, message: { ...lock, position: next } }];
+  return [{ id: randomUUID(), to: 'orchestration', target: lock.owner, name: lock.id, input: JSON.stringify({ result: lockGranted }) }];
+}
+
+/** Writes back an outbox that acknowledgements changed. */
 async function saveEntitySummary(engine: BatchHost, rt: EntityRuntime): Promise<void> {
-  const snap = rt.snapshotOutbox();
-  const stored = { ...rt.record, outbox: snap.items };
-  await engine.checkpoint(`entity ${rt.id}`, () => engine.store.saveEntity({ record: stored, consumed: [] }));
-  rt.markStored(stored.outbox, snap.changes);
+  await saveEntity(engine, rt, rt.record, { step: 'summary', consumed: [] });
 }

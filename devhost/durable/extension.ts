@@ -72,6 +72,7 @@ export class DurableExtension implements HostProvider {
       functions: new DurableFunctions(host.functions, host.invoker, extraInputs),
       log: host.log,
       limits: settings.limits,
+      entityMessageReorderWindowMinutes: settings.entityMessageReorderWindowMinutes,
       ...(this.options.observer === undefined ? {} : { observer: this.options.observer }),
     });
     const api = new DurableHttpApi(new DurableClientApi(engine), links, host.keys);

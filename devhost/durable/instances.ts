@@ -79,6 +79,7 @@ export async function createOrchestration(engine: CreationHost, spec: NewOrchest
     history: [],
     // A replaced instance may still have messages in flight; keep them resendable.
     outbox: previous?.record.outbox ?? [],
+    received: previous?.record.received ?? {},
     consumedUpTo: previous?.record.consumedUpTo ?? '',
   };
   const rt = new OrchestrationRuntime(record);

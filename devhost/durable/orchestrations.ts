@@ -1,8 +1,11 @@
 /**
  * Orchestration episodes. An episode takes the inbox, appends `OrchestratorStarted` + the new
  * events to history, invokes the orchestrator once with the whole history (as the extension does),
- * replays the returned actions to number the new work, checkpoints the new history in one write, and
- * only then dispatches the work — so a crash never leaves work running that history does not know.
+ * replays the returned actions to number the new work, sends its entity messages, checkpoints the
+ * new history in one write, and only then starts its activities, timers and sub-orchestrations.
+ * Entity messages go first as Azure Storage enqueues them before it commits
+ * (DurableTask.AzureStorage AzureStorageOrchestrationService.cs:1219-1242): an episode cut off
+ * after them runs again and sends them again, with new request ids, which the entity runs too.
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -12,7 +15,8 @@ import { orchestratorFailure } from './failures';
 import { dropInbox, type LifetimeHost, newExecutionId, onTerminal, startChild, startEvent } from './instances';
 import type { EngineObserver, Execution, Persistence } from './ports';
 import { type Action, ActionType, EventType, type FailureDetails, type HistoryEvent, iso, type OrchestratorState } from './protocol';
-import { type EntityMessage, isTerminal, type OrchestrationRecord, type OutboxItem, type RuntimeStatus, senderKey } from './records';
+import { withReceipts } from './receipts';
+import { type EntityMessage, isTerminal, type OrchestrationRecord, type OutboxItem, type RuntimeStatus } from './records';
 import { type Op, replay, type ReplayResult } from './replay';
 import { type InboxItem, type OrchestrationRuntime, playedJson } from './runtime';
 
@@ -52,8 +56,13 @@ export async function runOrchestrationWork(engine: EpisodeHost, rt: Orchestratio
     plan = await planEpisode(engine, rt, batch);
     rt.lastEpisodeMs = performance.now() - started;
     appendedJson = plan.continuedAsNew ? [] : plan.appended.map((e) => JSON.stringify(e));
+    const origins = batch.flatMap((i) => (i.origin === undefined ? [] : [i.origin]));
+    const received = withReceipts(plan.record.received, origins, (sender, item) => engine.mayResend(sender, item));
+    plan = { ...plan, record: { ...plan.record, received } };
+    rt.outbox.push(...plan.sends);
+    for (const item of plan.sends) engine.send(rt, item);
     const snap = rt.snapshotOutbox();
-    const stored = { ...plan.record, outbox: [...snap.items, ...plan.sends] };
+    const stored = { ...plan.record, outbox: snap.items };
     const consumed = batch.flatMap((i) => (i.pendingKey === undefined ? [] : [i.pendingKey]));
     const checkpoint = { record: stored, appended: appendedJson, newExecution: plan.continuedAsNew, consumed };
     await engine.checkpoint(`orchestration ${rt.id}`, () => engine.store.saveOrchestration(checkpoint));
@@ -362,7 +371,6 @@ function scheduleEvents(rec: OrchestrationRecord, ops: readonly Op[], now: numbe
   const sends: OutboxItem[] = [];
   const ts = iso(now);
   const exec = { instanceId: rec.instanceId, executionId: rec.executionId };
-  const sender = senderKey(exec);
   const toEntity = (op: Op, target: string, message: EntityMessage, name: 'op' | 'release'): void => {
     scheduled.push({
       EventType: EventType.EventSent,
@@ -372,7 +380,7 @@ function scheduleEvents(rec: OrchestrationRecord, ops: readonly Op[], now: numbe
       Name: name,
       Input: requestJson(message, rec.executionId),
     });
-    sends.push({ id: randomUUID(), to: 'entity', target, message: { ...message, stamp: { sender, seq: op.id } } });
+    sends.push({ id: randomUUID(), to: 'entity', target, message });
   };
   for (const op of ops) {
     switch (op.kind) {
@@ -439,7 +447,6 @@ function apply(
   const previous = rt.record;
   const exec = { instanceId: previous.instanceId, executionId: previous.executionId };
   rt.record = { ...plan.record, outbox: rt.outbox };
-  rt.outbox.push(...plan.sends);
   rt.lastReplay = plan.replay ?? rt.lastReplay;
   if (plan.continuedAsNew) {
     rt.resetHistoryCaches();
@@ -460,7 +467,6 @@ function apply(
       engine.scheduleTimer(exec.instanceId, exec.executionId, op.id, op.fireAt);
     else if (op.kind === 'subOrchestration') startChild(engine, exec, op);
   }
-  for (const item of plan.sends) engine.send(rt, item);
   if (terminal) onTerminal(engine, rt);
   if (plan.continuedAsNew) engine.scheduleEpisode(rt.id);
 }

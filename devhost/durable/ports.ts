@@ -26,6 +26,8 @@ export interface Mail {
   deliverToEntity(target: string, queued: QueuedEntityMessage): void;
   /** Delivers an outbox item; the receiver's checkpoint (or its refusal) removes it from the sender's outbox. */
   send(sender: OrchestrationRuntime | EntityRuntime, item: OutboxItem): void;
+  /** Whether `sender` could still send outbox item `item` again after a crash (receipts.ts). */
+  mayResend(sender: string, item: string): boolean;
 }
 
 /** Work the engine runs later, paced (one episode at a time per instance, activities within their limit). */

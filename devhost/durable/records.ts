@@ -1,11 +1,13 @@
 /**
  * What the engine keeps per orchestration instance and per entity, in memory (authoritative) and in
  * the store (for restarts). Cross-instance messages (orchestration → entity, entity → entity,
- * entity → orchestration) are delivered at least once from the sender's persisted outbox and
- * de-duplicated by the receiver, so a crash between the sender's checkpoint and the receiver's
- * never loses or doubles a message.
+ * entity → orchestration) are delivered at least once from the sender's outbox (stored with the
+ * sender's checkpoint, sent before it, as Azure Storage enqueues before it commits). A receiver
+ * drops a copy of an item it has consumed (receipts.ts), never a message sent again by a batch or
+ * episode that ran again: a crash doubles what it doubles on Azure and loses nothing.
  */
 import type { FailureDetails, HistoryEvent } from './protocol';
+import type { Receipts } from './receipts';
 
 export type RuntimeStatus = 'Pending' | 'Running' | 'Completed' | 'Failed' | 'Terminated' | 'Suspended';
 
@@ -51,17 +53,9 @@ export type EntityMessage =
     }
   | { readonly kind: 'release'; readonly id: string; readonly parent: string };
 
-/** De-duplication stamp: the sender's key and its per-sender sequence number. */
-interface SenderStamp {
-  readonly sender: string;
-  readonly seq: number;
-}
-
-export type StampedEntityMessage = EntityMessage & { readonly stamp?: SenderStamp };
-
 /** An unacknowledged message from an orchestration or entity. */
 export type OutboxItem =
-  | { readonly id: string; readonly to: 'entity'; readonly target: string; readonly message: StampedEntityMessage }
+  | { readonly id: string; readonly to: 'entity'; readonly target: string; readonly message: EntityMessage }
   | { readonly id: string; readonly to: 'orchestration'; readonly target: ExecutionRef; readonly name: string; readonly input: string };
 
 export interface OrchestrationRecord {
@@ -83,8 +77,10 @@ export interface OrchestrationRecord {
   pendingStart: HistoryEvent | null;
   /** History of the current execution. */
   history: HistoryEvent[];
-  /** Entity messages sent and not yet processed; each carries the sending event id as its sequence. */
+  /** Entity messages sent and not yet consumed by their receiver. */
   outbox: OutboxItem[];
+  /** Entity responses consumed, while their entity could still resend them. */
+  received: Receipts;
   /** Durable inbox messages up to this key have been consumed. */
   consumedUpTo: string;
 }
@@ -97,9 +93,8 @@ export interface EntityRecord {
   lastOperationTime: number;
   /** The orchestration instance holding this entity's lock. */
   lockedBy: string | null;
-  /** Highest sequence number processed per sender, while the sender may still resend. */
-  seen: Record<string, number>;
-  nextSeq: number;
+  /** Messages consumed, while their sender could still resend them. */
+  received: Receipts;
   outbox: OutboxItem[];
   consumedUpTo: string;
 }
@@ -113,8 +108,4 @@ export interface PendingOrchestrationEvent {
 export interface PendingEntityMessage {
   readonly key: string;
   readonly message: EntityMessage;
-}
-
-export function senderKey(ref: ExecutionRef): string {
-  return `${ref.instanceId}|${ref.executionId}`;
 }

@@ -5,14 +5,17 @@
  */
 import { EventType, type HistoryEvent } from './protocol';
 import type { ReplayResult } from './replay';
-import type { EntityRecord, OrchestrationRecord, OutboxItem, StampedEntityMessage } from './records';
+import type { Origin } from './receipts';
+import type { EntityMessage, EntityRecord, OrchestrationRecord, OutboxItem } from './records';
 
 export interface InboxItem {
   readonly event: HistoryEvent;
   /** Durable inbox key (client messages, persisted before they were acknowledged). */
   readonly pendingKey?: string;
-  /** Completion identity (`t<id>` or `r<requestId>`); a second copy is dropped. */
+  /** Completion identity (`t<id>`); a second copy is dropped. */
   readonly dedupKey?: string;
+  /** The outbox item this is (entity responses and lock grants); a copy already consumed is dropped. */
+  readonly origin?: Origin;
   /** Execution the message belongs to; messages for an earlier execution are dropped. */
   readonly executionId?: string;
   /** Tells the sender its outbox item arrived, once this event is checkpointed (or dropped). */
@@ -22,17 +25,11 @@ export interface InboxItem {
 }
 
 export interface QueuedEntityMessage {
-  readonly message: StampedEntityMessage;
+  readonly message: EntityMessage;
   readonly pendingKey?: string;
+  /** The outbox item this is (messages from orchestrations and entities). */
+  readonly origin?: Origin;
   readonly ack?: () => void;
-}
-
-function sendKeys(outbox: readonly OutboxItem[]): Set<string> {
-  const keys = new Set<string>();
-  for (const item of outbox) {
-    if (item.to === 'entity' && item.message.stamp !== undefined) keys.add(`${item.message.stamp.sender}\u0000${item.target}`);
-  }
-  return keys;
 }
 
 /** The key an event completes, if it completes a scheduled task or an entity request. */
@@ -54,8 +51,8 @@ export function playedJson(json: string, played: boolean): string {
 }
 
 abstract class Sender {
-  /** Sender-key/target pairs present in the last stored outbox. */
-  storedSends = new Set<string>();
+  /** Ids of the outbox items the last stored outbox has, or a checkpoint under way may store. */
+  private storedSends = new Set<string>();
   /** The outbox changed since the last checkpoint (acks): write it back when idle. */
   dirty = false;
   private changes = 0;
@@ -64,12 +61,19 @@ abstract class Sender {
 
   /** A copy of the outbox to store, and a mark to tell later whether it changed meanwhile. */
   snapshotOutbox(): { readonly items: OutboxItem[]; readonly changes: number } {
+    // Until this write lands (or fails), its items may be what a restart finds.
+    for (const item of this.outbox) this.storedSends.add(item.id);
     return { items: [...this.outbox], changes: this.changes };
   }
 
   markStored(items: readonly OutboxItem[], changesAtSnapshot: number): void {
-    this.storedSends = sendKeys(items);
+    this.storedSends = new Set(items.map((item) => item.id));
     this.dirty = this.changes !== changesAtSnapshot;
+  }
+
+  /** Whether a restart could find this item in the stored outbox (and send it again). */
+  mayResend(itemId: string): boolean {
+    return this.storedSends.has(itemId) || this.outbox.some((item) => item.id === itemId);
   }
 
   removeFromOutbox(id: string): boolean {
@@ -123,7 +127,6 @@ export class OrchestrationRuntime extends Sender {
       this.played.push(playedJson(json?.[i] ?? JSON.stringify(event), true));
       const key = completionKey(event);
       if (key !== undefined) this.keys.add(key);
-      if (event.EventType === EventType.EventRaised) this.keys.add(`r${event.Name}`);
     }
   }
 }
@@ -146,5 +149,5 @@ export class EntityRuntime extends Sender {
 }
 
 export function newEntityRecord(id: string): EntityRecord {
-  return { id, exists: false, state: null, lastOperationTime: 0, lockedBy: null, seen: {}, nextSeq: 0, outbox: [], consumedUpTo: '' };
+  return { id, exists: false, state: null, lastOperationTime: 0, lockedBy: null, received: {}, outbox: [], consumedUpTo: '' };
 }

@@ -13,6 +13,11 @@ export interface DurableSettings {
   readonly connectionName: string;
   readonly store: 'storage' | 'memory' | 'auto';
   readonly limits: EngineLimits;
+  /**
+   * entityMessageReorderWindowInMinutes: above 0 the extension's MessageSorter de-duplicates
+   * requests from orchestrations and entities (default 30, extension Options/DurableTaskOptions.cs:193).
+   */
+  readonly entityMessageReorderWindowMinutes: number;
 }
 
 export function readDurableSettings(config: DurableTaskConfig, settings: Settings): DurableSettings {
@@ -31,5 +36,6 @@ export function readDurableSettings(config: DurableTaskConfig, settings: Setting
       entities: config.maxConcurrentEntityFunctions ?? defaults.entities,
       entityBatchSize: config.maxEntityOperationBatchSize ?? defaults.entityBatchSize,
     },
+    entityMessageReorderWindowMinutes: config.entityMessageReorderWindowInMinutes ?? 30,
   };
 }

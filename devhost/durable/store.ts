@@ -1,6 +1,6 @@
 /**
  * Where the engine checkpoints. The engine is authoritative in memory; the store only has to make
- * each checkpoint durable (one write per episode or entity batch) and give everything back on start.
+ * each checkpoint durable (one write per episode, two per entity batch) and give everything back on start.
  */
 import type { EntityRecord, OrchestrationRecord, PendingEntityMessage, PendingOrchestrationEvent } from './records';
 
@@ -34,6 +34,11 @@ export interface OrchestrationCheckpoint {
 export interface EntityCheckpoint {
   readonly record: EntityRecord;
   readonly consumed: readonly string[];
+  /**
+   * Which write of a batch this is (entities.ts): its new `state` (inputs not consumed yet), the
+   * `consumption` of its inputs, or a `summary` writing back the outbox. Stores treat all alike.
+   */
+  readonly step: 'state' | 'consumption' | 'summary';
 }
 
 export interface DurableStore {

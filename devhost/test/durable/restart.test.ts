@@ -73,7 +73,9 @@ test("a crash after the entity's checkpoint and before the orchestration's doubl
   expect(first.client.readEntity('counter', 'k10').state).toBe(15);
   const second = await startEngine({ store });
   const status = await runUntil(second, id);
-  // the resent signal and call are recognised; the stored response is resent instead
+  // The signal and the call the orchestration's stored outbox resends are copies of items the
+  // entity consumed (their receipts are stored: on Azure Storage they were deleted), so they are
+  // dropped; the response the entity's stored outbox still holds is resent and completes the call.
   expect(status.output).toEqual({ value: 15, error: '[object Object]' });
   expect(second.client.readEntity('counter', 'k10').state).toBe(15);
 });

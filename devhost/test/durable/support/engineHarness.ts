@@ -40,7 +40,7 @@ export interface Harness {
 export const epoch = Date.parse('2026-03-01T00:00:00Z');
 
 export async function startEngine(
-  options: { store?: DurableStore; clock?: VirtualClock; limits?: Partial<EngineLimits> } = {},
+  options: { store?: DurableStore; clock?: VirtualClock; limits?: Partial<EngineLimits>; reorderWindowMinutes?: number } = {},
 ): Promise<Harness> {
   loadFixtureApp();
   const clock = options.clock ?? new VirtualClock(epoch);
@@ -57,6 +57,7 @@ export async function startEngine(
     log: (level, message) => logs.push(`${level}: ${message}`),
     observer: { episode: crossCheck.episode },
     ...(options.limits === undefined ? {} : { limits: options.limits }),
+    ...(options.reorderWindowMinutes === undefined ? {} : { entityMessageReorderWindowMinutes: options.reorderWindowMinutes }),
   });
   await engine.start();
   return { engine, client: new DurableClientApi(engine), clock, store, logs };
