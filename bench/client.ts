@@ -91,7 +91,8 @@ function row(design: string, unit: string, r: LoadResult, idleMsPerS: number): R
   const p = perThousand(r, idleMsPerS);
   return {
     design,
-    [`${unit}/s done`]: r.done / r.seconds,
+    done: r.done,
+    [`${unit}/s`]: r.done / r.seconds,
     failed: r.failed,
     'requests /1k': p.requests,
     ...(unit === 'events' ? { 'events sent /1k': (r.eventsSent * 1000) / Math.max(1, r.done) } : {}),
@@ -101,6 +102,37 @@ function row(design: string, unit: string, r: LoadResult, idleMsPerS: number): R
     'p50 ms': r.latency.percentileMs(50),
     'p99 ms': r.latency.percentileMs(99),
   };
+}
+
+/** The clients' default linger (ms) and requests in flight: the designs called "defaults" below. */
+const defaultLinger = { ms: 5, inFlight: 4 };
+
+/**
+ * How many operations a default request carried, against the λ × linger the linger alone gives at
+ * this rate (a host answering within in-flight × linger); more means every slot was taken and the
+ * waiting batch grew, as it does on a slower host. For increments a request costs the host about the
+ * same whatever its `by`, so the ratio at that floor is λ × linger × (a one-increment request's CPU ÷
+ * a coalesced request's CPU): what a fast host would show, printed beside what this one did.
+ */
+function batching(what: string, unit: string, rate: number, perUnit: LoadResult, coalesced: LoadResult, idleMsPerS: number): void {
+  const carried = coalesced.done / Math.max(1, coalesced.requests);
+  const floor = (rate * defaultLinger.ms) / 1000;
+  console.log(
+    `${what}: a request carried ${fmt(carried, 1)} ${unit}s; the ${defaultLinger.ms} ms linger alone gives ${fmt(floor, 1)} at ${fmt(rate, 0)}/s` +
+      (carried > 1.5 * floor
+        ? ` (this host answered slower than ${defaultLinger.inFlight} × ${defaultLinger.ms} ms: batches grew while the slots were full)`
+        : ''),
+  );
+  if (unit !== 'increment') return;
+  const perRequest = (r: LoadResult): number => Math.max(0, r.hostCpuMs - idleMsPerS * r.seconds) / Math.max(1, r.requests);
+  ratio(
+    `${what}: host CPU per ${unit} at the linger's floor (${fmt(floor, 0)} a request), one request each ÷ coalesced`,
+    floor * perRequest(perUnit),
+    perRequest(coalesced),
+    {
+      atLeast: 20,
+    },
+  );
 }
 
 /** One request each ÷ coalesced, per operation; the target is on the host's CPU net of idle. */
@@ -120,6 +152,7 @@ function verdicts(what: string, unit: string, perUnit: LoadResult, coalesced: Lo
   ratio(`${what}: host CPU per ${unit} (gross), one request each ÷ coalesced`, base.cpu, co.cpu);
   ratio(`${what}: requests per ${unit}, one request each ÷ coalesced`, base.requests, co.requests);
   ratio(`${what}: storage requests per ${unit}, one request each ÷ coalesced`, base.storage, co.storage);
+  batching(what, unit, coalesced.offered / window.seconds, perUnit, coalesced, idleMsPerS);
 }
 
 async function main(): Promise<void> {
@@ -141,7 +174,12 @@ async function main(): Promise<void> {
       if (input.includes('/streams/') && typeof init.body === 'string') eventsSent += init.body.split('"seq":').length - 1;
       return fetch(input, init);
     };
-    const meters: Meters = { requests: () => sent, hostCpuMs: () => host.cpuMs(), storage: () => host.storage(), eventsSent: () => eventsSent };
+    const meters: Meters = {
+      requests: () => sent,
+      hostCpuMs: () => host.cpuMs(),
+      storage: () => host.storage(),
+      eventsSent: () => eventsSent,
+    };
     const keys = { functionKey: host.keys.function, adminKey: host.keys.admin };
     const client = new TallyhoClient({ baseUrl: api, fetch: counted, ...keys });
     const post = async (path: string, body: unknown): Promise<void> => {
@@ -166,7 +204,9 @@ async function main(): Promise<void> {
     ratio('sequences: client next() ÷ one call per number (numbers/s)', blocks, perCall, { atLeast: 50 });
 
     const idle = await idleCpuMsPerSecond(window.seconds, meters);
-    console.log(`\nhost CPU with nothing sent: ${fmt(idle, 1)} ms/s over ${window.seconds} s (subtracted below as "net of idle"); load average ${load()}`);
+    console.log(
+      `\nhost CPU with nothing sent: ${fmt(idle, 1)} ms/s over ${window.seconds} s (subtracted below as "net of idle"); load average ${load()}`,
+    );
 
     const counterName = `bench-${Date.now()}`;
     await client.counters.configure(counterName, { mode: 'hits', partitions: 4 });
@@ -191,13 +231,12 @@ async function main(): Promise<void> {
       await c.close();
     }
     const stored = await client.counters.get(counterName, { consistent: true });
-    table(
-      `Increments to one counter (hits, 4 partitions), ${window.seconds} s after ${window.warmupSeconds} s; load average ${load()}`,
-      [
-        row(`one request per increment, ${baselineCallers} callers in closed loops (baseline)`, 'increments', perIncrement, idle),
-        ...coalescedRuns.map((r) => row(`${r.name}, ${fmt(counterLoad.rate, 0)}/s offered by ${producers} producers`, 'increments', r.result, idle)),
-      ],
-    );
+    table(`Increments to one counter (hits, 4 partitions), ${window.seconds} s after ${window.warmupSeconds} s; load average ${load()}`, [
+      row(`one request per increment, ${baselineCallers} callers in closed loops (baseline)`, 'increments', perIncrement, idle),
+      ...coalescedRuns.map((r) =>
+        row(`${r.name}, ${fmt(counterLoad.rate, 0)}/s offered by ${producers} producers`, 'increments', r.result, idle),
+      ),
+    ]);
     console.log(`counter value after the run: ${fmt(stored.value, 0)}; increments that resolved: ${fmt(resolved, 0)}`);
     if (stored.value !== resolved) throw new Error(`the counter holds ${stored.value}, not the ${resolved} increments that resolved`);
     verdicts('counters', 'increment', perIncrement, coalescedRuns.at(-1)?.result as LoadResult, idle);
@@ -224,7 +263,12 @@ async function main(): Promise<void> {
       await stream.close();
     }
     table(`Appends to one event type (ack: buffered), ${window.seconds} s after ${window.warmupSeconds} s; load average ${load()}`, [
-      row(`one request per append, ${baselineCallers} callers in closed loops, each its own producer (baseline)`, 'events', perAppend, idle),
+      row(
+        `one request per append, ${baselineCallers} callers in closed loops, each its own producer (baseline)`,
+        'events',
+        perAppend,
+        idle,
+      ),
       ...appendRuns.map((r) => row(`${r.name}, ${fmt(streamLoad.rate, 0)}/s offered by ${producers} producers`, 'events', r.result, idle)),
     ]);
     verdicts('streams', 'event', perAppend, appendRuns.at(-1)?.result as LoadResult, idle);

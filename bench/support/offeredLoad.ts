@@ -67,7 +67,7 @@ async function offer(load: OfferedLoad, seconds: number, op: (producer: number) 
   const total = Math.round(load.rate * seconds);
   const pending: Promise<void>[] = [];
   const counts: Counts = { offered: total, done: 0, failed: 0 };
-  for (let issued = 0; issued < total; ) {
+  for (let issued = 0; issued < total;) {
     const due = Math.min(total, Math.floor(((performance.now() - start) * load.rate) / 1000) + 1);
     for (; issued < due; issued++) {
       const scheduled = start + (issued * 1000) / load.rate;
