@@ -4,18 +4,21 @@
  *   sequences — numbers/s through `sequence.next()` (numbers from blocks the client reserved with one
  *               `count: N` request each) against one HTTP call per number, 16 callers each;
  *   counters  — increments to one counter through `client.increment()` (coalesced), driven by a fixed
- *               offered load (`--increments-per-s`, default 6,400/s from 64 producers, open loop),
- *               against the baseline of one request per increment from 64 callers at a fixed
- *               concurrency (closed loop: each awaits its answer, so nothing is ever shed or queued).
- *               The counter is read back (consistent) and must equal the increments that resolved;
- *   streams   — the same for appends (`--events-per-s`, default 3,200/s): one writer's `append()`
- *               (order kept) against one request per append, each of the 64 callers its own producer.
+ *               offered load (`--increments-per-s=N`, default 6,400/s from 64 producers, open loop),
+ *               against the baseline of one request per increment from 4 callers in closed loops
+ *               (`--baseline-callers=N`; each awaits its answer, so nothing is ever shed or queued
+ *               behind a saturated host). The counter is read back (consistent) and must equal the
+ *               increments that resolved;
+ *   streams   — the same for appends (`--events-per-s=N`, default 3,200/s): one writer's `append()`
+ *               (order kept) against one request per append, each baseline caller its own producer.
  * The targets are on what the host pays per operation: its processes' CPU (/proc) net of what they
- * use idle (measured in the same run), besides the requests and storage requests per operation. A
- * baseline at a fixed concurrency pays per request what one request costs, on any machine; the
- * coalesced design at a fixed rate sends a request per linger. Neither depends on how fast the machine
- * is, which a ratio of two saturated throughputs did (docs/performance.md). `--busy` adds a busy loop
- * per core. The client is the package's build (clients/typescript/dist, made by the root build).
+ * use idle (measured in the same run), besides the requests and storage requests per operation. The
+ * baseline pays per request what one request costs on that machine, however slow; the coalesced
+ * design at a fixed rate sends at most a request per linger, fewer when the host answers slower than
+ * its slots turn over, so the bench prints the batch it saw against the linger's floor (and, for
+ * increments, the ratio at that floor). A ratio of two saturated throughputs measured the machine
+ * instead (docs/performance.md). `--busy` adds a busy loop per core. The client is the package's
+ * build (clients/typescript/dist, made by the root build).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
