@@ -19,10 +19,16 @@ import type { CounterFigures, CounterList, CounterSettings, CounterValue, Counte
 /** The server refuses |by| above this (TALLYHO_COUNTERS_MAX_INCREMENT may be lower). */
 export const maxIncrement = 1_000_000_000;
 
+/** TALLYHO_COUNTERS_MAX_INCREMENT's default: a batch summing more would be refused by a server left at it. */
+const defaultMaxBatch = 1_000_000;
+
 export interface CounterOptions {
   /** Requests in flight at once per counter (default 4). */
   readonly maxInFlight?: number;
-  /** The largest |by| one request may carry (default and ceiling: `maxIncrement`). */
+  /**
+   * The largest |by| one request may carry: the server's TALLYHO_COUNTERS_MAX_INCREMENT (default
+   * 1,000,000, that setting's default; ceiling `maxIncrement`). A batch never sums past it.
+   */
   readonly maxBatch?: number;
   /** How long an increment waits for others to share its request, in ms (default 5; 0: the end of the turn). */
   readonly lingerMs?: number;
@@ -47,7 +53,7 @@ export class Counters {
     options: CounterOptions = {},
   ) {
     this.maxInFlight = Math.max(1, Math.floor(options.maxInFlight ?? 4));
-    this.maxBatch = Math.min(maxIncrement, Math.max(1, Math.floor(options.maxBatch ?? maxIncrement)));
+    this.maxBatch = Math.min(maxIncrement, Math.max(1, Math.floor(options.maxBatch ?? defaultMaxBatch)));
     this.lingerMs = Math.max(0, options.lingerMs ?? 5);
   }
 

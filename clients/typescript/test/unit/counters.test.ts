@@ -128,18 +128,33 @@ describe('Counters', () => {
     await expect(c.increment('a')).rejects.toMatchObject({ code: 'Closed' });
   });
 
-  test('a sum that would pass the server limit starts a new batch', async () => {
+  test("a sum that would pass the server's default limit (1,000,000, TALLYHO_COUNTERS_MAX_INCREMENT) starts a new batch", async () => {
     const server = heldServer();
     const { counters: c, requests } = counters(server.handler);
     const all = [c.increment('a', 1)];
     await settle();
-    all.push(c.increment('a', 600_000_000), c.increment('a', 600_000_000));
+    all.push(c.increment('a', 600_000), c.increment('a', 600_000));
     for (let i = 0; i < 3; i++) {
       server.answerNext();
       await settle();
     }
     await Promise.all(all);
-    expect(bodies(requests)).toEqual([1, 600_000_000, 600_000_000]);
+    expect(bodies(requests)).toEqual([1, 600_000, 600_000]);
+    await expect(c.increment('a', 1_000_001)).rejects.toThrow(RangeError);
+  });
+
+  test('maxBatch raises the bound for a server allowed more, up to maxIncrement', async () => {
+    const server = heldServer();
+    const { counters: c, requests } = counters(server.handler, { maxBatch: 2_000_000_000 });
+    const all = [c.increment('a', 1)];
+    await settle();
+    all.push(c.increment('a', 600_000), c.increment('a', 600_000), c.increment('a', 600_000_000), c.increment('a', 600_000_000));
+    for (let i = 0; i < 3; i++) {
+      server.answerNext();
+      await settle();
+    }
+    await Promise.all(all);
+    expect(bodies(requests)).toEqual([1, 601_200_000, 600_000_000]);
   });
 
   test('get() passes consistent=true only when asked', async () => {
