@@ -55,6 +55,9 @@ export interface Lease {
   readonly expiresAt: number;
   /** The completion, if one was sent: when, and its answer's status and instance (undefined: no answer). */
   readonly completion: Completion | undefined;
+  /** When its request was sent, and the `expiresAt` it was granted with (for the report of a violation). */
+  readonly requestedAt?: number;
+  readonly grantedExpiresAt?: number;
 }
 
 export interface Completion {
@@ -72,6 +75,12 @@ function holdEnd(lease: Lease): number {
   return lease.completion !== undefined && mayHaveActed(lease.completion)
     ? Math.min(lease.expiresAt, lease.completion.sentAt)
     : lease.expiresAt;
+}
+
+/** A lease's times relative to `origin` (ms): asked, granted until (server), arrived, held until. */
+function timesNote(lease: Lease, origin: number): string {
+  const at = (t: number | undefined) => (t === undefined ? '?' : `${t - origin >= 0 ? '+' : ''}${t - origin}`);
+  return `asked ${at(lease.requestedAt)}, granted until ${at(lease.grantedExpiresAt)}, arrived ${at(lease.receivedAt)}, expires ${at(lease.expiresAt)}`;
 }
 
 function completionNote(lease: Lease): string {
@@ -160,7 +169,8 @@ function holdInvariant(leases: readonly Lease[]) {
         if (later.receivedAt < end)
           violations.push(
             `${item}: worker ${later.worker} got it ${end - later.receivedAt} ms before worker ${earlier.worker}'s hold ended ` +
-              `(instances ${earlier.instance ?? '?'} and ${later.instance ?? '?'}; the first's ${completionNote(earlier)})`,
+              `(instances ${earlier.instance ?? '?'} and ${later.instance ?? '?'}; the first's ${completionNote(earlier)}; ` +
+              `ms from the first's arrival — first: ${timesNote(earlier, earlier.receivedAt)}; second: ${timesNote(later, earlier.receivedAt)})`,
           );
       }
     }
