@@ -15,8 +15,8 @@
  * that does not wait (`wait: 0`) takes no place at all. A waiter loses its place and is answered at
  * once even while a receive sized for it is under way, so no more requests wait than the cap (the
  * scale-out soak saw 9 waiting with a cap of 8 when such a waiter took what the receive brought): a
- * message that receive brings with no waiter left for it is kept, for the next request on the queue
- * while at least half its lease would be left; past that it comes back when its invisibility ends.
+ * message that receive brings with no waiter left for it is kept for the next request on the queue,
+ * which hides it for a whole lease of its own (see KeptMessages).
  *
  * A queue may have a lane (a declared processor's retry lane: leased batches, retries and leases that
  * ran out): each poll receives from the lane first and from the queue for the waiters the lane left.
@@ -30,7 +30,7 @@ import type { Clock } from '../../clock';
 import { HeldPool, type Place, shareOf } from '../../shares';
 import type { Logger } from '../../log';
 import { KeptMessages } from './keptMessages';
-import type { ProcessorQueues, QueuedMessage } from './processorQueues';
+import { type ProcessorQueues, type QueuedMessage, ReceiptLost } from './processorQueues';
 
 /** A message and when the receive that took it was sent: its lease began no earlier. */
 export interface ReceivedMessage extends QueuedMessage {
@@ -92,7 +92,7 @@ export class LeaseHub {
   polls = 0;
 
   constructor(
-    private readonly queues: Pick<ProcessorQueues, 'receive'>,
+    private readonly queues: Pick<ProcessorQueues, 'receive' | 'update'>,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly options: LeaseHubOptions,
@@ -106,10 +106,43 @@ export class LeaseHub {
    * undefined once `deadline` passed or `holder` (a Caller id) lost its place to a fairer share. One
    * queue has one lane (its first request's names it).
    */
-  next(queue: string, visibilitySeconds: number, deadline: number, holder: string, lane?: string): Promise<ReceivedMessage | undefined> {
-    if (this.closed) return Promise.resolve(undefined);
-    const kept = this.kept.take(queue, visibilitySeconds);
-    if (kept !== undefined) return Promise.resolve(kept);
+  async next(
+    queue: string,
+    visibilitySeconds: number,
+    deadline: number,
+    holder: string,
+    lane?: string,
+  ): Promise<ReceivedMessage | undefined> {
+    if (this.closed) return undefined;
+    const kept = this.kept.take(queue);
+    return (
+      (kept !== undefined && (await this.retime(kept, visibilitySeconds))) || this.wait(queue, visibilitySeconds, deadline, holder, lane)
+    );
+  }
+
+  /**
+   * A kept message, hidden for `visibilitySeconds` from now and received now: its lease is as long as
+   * one just received (an update, not a receive, so its dequeue count — its items' attempt — stays).
+   * Undefined when it was no longer held (its invisibility ended, and another request may have it).
+   */
+  private async retime(message: ReceivedMessage, visibilitySeconds: number): Promise<ReceivedMessage | undefined> {
+    const receivedAt = this.clock.now();
+    try {
+      const popReceipt = await this.queues.update(message.queue, message.messageId, message.popReceipt, visibilitySeconds);
+      return { ...message, popReceipt, receivedAt };
+    } catch (err) {
+      if (err instanceof ReceiptLost) return undefined;
+      throw err;
+    }
+  }
+
+  private wait(
+    queue: string,
+    visibilitySeconds: number,
+    deadline: number,
+    holder: string,
+    lane?: string,
+  ): Promise<ReceivedMessage | undefined> {
     return new Promise((resolve, reject) => {
       this.waiting++;
       let poller = this.pollers.get(queue);

@@ -6,15 +6,24 @@
  */
 import { ManualClock } from '../../../shared/clock';
 import { LeaseHub } from '../../../shared/jobs/delivery/leaseHub';
-import type { ProcessorQueues, QueuedMessage } from '../../../shared/jobs/delivery/processorQueues';
+import { type ProcessorQueues, type QueuedMessage, ReceiptLost } from '../../../shared/jobs/delivery/processorQueues';
 import { silentLogger } from '../../../shared/log';
 
-/** Each receive waits until the test answers it with the messages it chooses. */
-class HeldQueue implements Pick<ProcessorQueues, 'receive'> {
+/** Each receive waits until the test answers it with the messages it chooses; updates answer at once. */
+class HeldQueue implements Pick<ProcessorQueues, 'receive' | 'update'> {
   readonly receives: { queue: string; max: number; visibilitySeconds: number; answer: (messages: QueuedMessage[]) => void }[] = [];
+  readonly updates: { queue: string; messageId: string; popReceipt: string; visibilitySeconds: number }[] = [];
+  /** Message ids whose update finds them no longer held (their invisibility ended). */
+  readonly lost = new Set<string>();
 
   receive(queue: string, max: number, visibilitySeconds: number): Promise<QueuedMessage[]> {
     return new Promise((answer) => this.receives.push({ queue, max, visibilitySeconds, answer }));
+  }
+
+  update(queue: string, messageId: string, popReceipt: string, visibilitySeconds: number): Promise<string> {
+    this.updates.push({ queue, messageId, popReceipt, visibilitySeconds });
+    if (this.lost.has(messageId)) return Promise.reject(new ReceiptLost(`${messageId} is no longer held`));
+    return Promise.resolve(`${popReceipt}+`);
   }
 }
 
@@ -242,8 +251,9 @@ describe('LeaseHub fair shares', () => {
     expect(hub.waiters).toBe(0);
   });
 
-  it('keeps a message whose request went, for the next request on its queue while at least half its lease is left', async () => {
-    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  it('keeps a message whose request went for the next request on its queue, which hides it for a whole lease of its own', async () => {
+    const start = Date.UTC(2026, 0, 1);
+    const clock = new ManualClock(start);
     const queue = new HeldQueue();
     const hub = new LeaseHub(queue, clock, silentLogger, { pollMaxMs: 1000, maxWaiters: 4 });
     const deadline = clock.now() + 60_000;
@@ -253,27 +263,37 @@ describe('LeaseHub fair shares', () => {
     // The same identity's request on another queue takes the place: no request on q is left.
     const elsewhere = hub.next('other', 30, deadline, 'w');
     await expect(first).resolves.toBeUndefined();
-    queue.receives[0]?.answer([message('m1'), message('m2')]);
+    queue.receives[0]?.answer([message('m1'), message('m2'), message('m3')]);
     await settled();
     expect(hub.waiters).toBe(1);
 
-    // A request with a longer lease than the message was hidden for does not get it (another worker
-    // could lease it while this one held it); it waits for a receive of its own.
-    const longer = hub.next('q', 60, deadline, 'v');
+    // 5 s later a request with a longer lease takes m1 without a receive: hidden again for its 60 s
+    // from now (an update: its dequeue count, the items' attempt, stays 1), received now.
+    await clock.advance(5_000);
+    await expect(hub.next('q', 60, deadline, 'v')).resolves.toMatchObject({
+      messageId: 'm1',
+      popReceipt: 'r-m1+',
+      dequeueCount: 1,
+      receivedAt: start + 5_000,
+    });
+    expect(queue.updates).toEqual([{ queue: 'q', messageId: 'm1', popReceipt: 'r-m1', visibilitySeconds: 60 }]);
+    // One no longer held (its update finds it gone) is dropped, and the next kept one is not tried for
+    // that request: it waits for a receive of its own.
+    queue.lost.add('m2');
+    const waiting = hub.next('q', 30, deadline, 'u');
     await settled();
-    expect(queue.receives.filter((r) => r.queue === 'q').map((r) => r.visibilitySeconds)).toEqual([30, 60]);
-    // The next fitting request takes a kept message at once, without a receive.
-    await expect(hub.next('q', 30, deadline, 'u')).resolves.toMatchObject({ messageId: 'm1', receivedAt: Date.UTC(2026, 0, 1) });
-    // With less than half its lease left, a kept message is left to come back to the queue.
-    await clock.advance(16_000);
+    expect(queue.updates.map((u) => u.messageId)).toEqual(['m1', 'm2']);
+    expect(queue.receives.filter((r) => r.queue === 'q')).toHaveLength(2);
+    // Once its invisibility is (nearly) over, a kept message is left to come back to its queue.
+    await clock.advance(24_500);
     const late = hub.next('q', 30, deadline, 't');
     await settled();
-    expect(hub.waiters).toBe(3);
+    expect(queue.updates).toHaveLength(2);
     hub.close();
     await expect(late).resolves.toBeUndefined();
-    // The receives under way (for `longer` and `elsewhere`) come back empty: their requests end.
+    // The receives under way (for `waiting` and `elsewhere`) come back empty: their requests end.
     for (const r of queue.receives.slice(1)) r.answer([]);
-    await expect(longer).resolves.toBeUndefined();
+    await expect(waiting).resolves.toBeUndefined();
     await expect(elsewhere).resolves.toBeUndefined();
   });
 });
