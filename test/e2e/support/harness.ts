@@ -528,8 +528,39 @@ async function startReal(options: E2eHostOptions, appRoot: string, taskHub: stri
   return new RealE2eHost(host, appDir, taskHub, storage);
 }
 
+/**
+ * What an external host (E2E_BASE_URL) cannot take from `options`, in one place for every caller.
+ * A host of the file's own (storage, app, task hub, a virtual clock) it cannot be at all: that
+ * throws, as the file's tests need a host of their own (ownHostTest / describeOwnHost skip them there
+ * with the harness's notice, and jest then runs no beforeAll for them). Settings (`env`) it runs with
+ * its own: the tests of the block that depend on them are ownHostTest, the others run on the
+ * external host's settings, and one line on stderr names the settings not applied, so a test that
+ * fails there is read against them (it was silent).
+ */
+function onExternalHost(options: E2eHostOptions): void {
+  const ownOnly = [
+    ...(['storage', 'appRoot', 'taskHub'] as const).filter((k) => options[k] !== undefined),
+    ...(options.virtualClock === true ? ['virtualClock'] : []),
+  ];
+  if (ownOnly.length > 0)
+    throw new Error(
+      `startE2eHost({ ${ownOnly.join(', ')} }) needs a host of the file's own, and E2E_BASE_URL is set: make its tests ownHostTest / describeOwnHost`,
+    );
+  const settings = Object.keys(options.env ?? {});
+  if (settings.length === 0) return;
+  const testPath = typeof expect === 'undefined' ? undefined : expect.getState().testPath;
+  const where = testPath === undefined ? '' : ` (${relative(repoRoot, testPath)})`;
+  process.stderr.write(
+    `\nNOT APPLIED${where}: E2E_BASE_URL is set, so the host runs with its own settings, not these: ${settings.join(', ')}. ` +
+      `The tests that need them are ownHostTest and skipped; the others run without them.\n`,
+  );
+}
+
 export async function startE2eHost(options: E2eHostOptions = {}): Promise<E2eHost> {
-  if (externalHost) return externalE2eHost();
+  if (externalHost) {
+    onExternalHost(options);
+    return externalE2eHost();
+  }
   const host = await startHostOn(hostKind() === 'real' ? 'real' : 'devhost', options);
   running.add(host);
   return host;
