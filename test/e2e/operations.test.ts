@@ -4,19 +4,21 @@
  * status route as `statusUri`, and that route answers the operation's state; gate create, release
  * and reset answer 200/201, never 202 (their change is written before they answer).
  */
-import { type E2eHost, startE2eHost } from './support/harness';
+import type { E2eHost } from './support/harness';
 import { type JsonResponse, requestJson } from './support/http';
 import { unique } from './support/names';
+import { sharedE2eHost } from './support/sharedHost';
 import { until } from './support/wait';
 
+// On the project's shared host (test/e2e/support/sharedHost.ts): every test names what it makes with
+// unique(…), and none needs a setting of its own. (It had a host of its own with a 200 ms stream flush
+// interval, a host start that changed no answer: an append's 202 says Retry-After 1 whatever the
+// interval, shared/streams/writeRoutes.ts.)
 describe('202 Accepted: Location, Retry-After and statusUri', () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startE2eHost({ env: { TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200' } });
-  });
-  afterAll(async () => {
-    await host?.stop();
+    host = await sharedE2eHost();
   });
 
   /** Checks the convention on a 202 and returns the status route's answer. */

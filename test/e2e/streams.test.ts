@@ -59,11 +59,71 @@ function expectExactlyOnceInOrder(runs: readonly ProducerRun[], bySeq: Map<strin
   expect([...bySeq.keys()].sort()).toEqual(runs.map((r) => r.producer).sort());
 }
 
+/**
+ * An idle flusher ends after an idle recheck interval, and the next append starts a new one, which
+ * flushes it. On the devhost it runs on the restart block's virtual clock (60 s recheck, 5 s flush
+ * interval: time moved 30 s at a time); on real time on the first block's host, whose 200 ms flush
+ * interval and 5 s recheck make it a matter of seconds. (On the restart block's host, the new
+ * flusher's flush waited out that block's 30 s interval: the test took 41.5 s on the real host.)
+ */
+async function idleFlusherEnds(host: E2eHost, onVirtualClock: boolean): Promise<void> {
+  const type = unique('idle');
+  expect((await post(host, type, { producer: 'p', seq: 1 })).status).toBe(202);
+  expect((await flush(host, type)).status).toBe(200);
+  const { writer } = await view(host, type);
+  const status = async () =>
+    (
+      await requestJson<{ runtimeStatus: string }>(
+        host,
+        'GET',
+        `/runtime/webhooks/durabletask/instances/${flusherInstanceId(writer.key)}`,
+        {
+          key: 'admin',
+        },
+      )
+    ).body.runtimeStatus;
+  expect(await status()).toMatch(/Running|ContinuedAsNew|Pending/);
+  // TALLYHO_STREAMS_IDLE_RECHECK_SECONDS (60 on the devhost, 5 on real time): one idle look, then
+  // a second an interval later ends it.
+  await until(
+    'the idle flusher ends',
+    async () => {
+      await host.pass(onVirtualClock ? 30_000 : 1000);
+      return (await status()) === 'Completed' ? true : undefined;
+    },
+    onVirtualClock ? undefined : 60_000,
+  );
+  expect((await post(host, type, { producer: 'p', seq: 2 })).status).toBe(202);
+  expect(await status()).toMatch(/Running|ContinuedAsNew|Pending/);
+  const flushed = await until(
+    'the new flusher flushes the append',
+    async () => {
+      await host.pass(1000);
+      const v = await view(host, type);
+      return v.writer.flushedThrough === 2 ? v : undefined;
+    },
+    onVirtualClock ? undefined : 60_000,
+  );
+  expect(flushed.writer).toMatchObject({ accepted: 2, bufferDepth: 0 });
+  expect(seqsByProducer(await readLog(host, flushed.route.partition, flushed.route.resource)).get('p')).toEqual([1, 2]);
+}
+
+/** Real time (the real host, an external one): no virtual clock to move. */
+const onRealTime = hostKind() !== 'devhost';
+const idleFlusherTitle = 'an idle flusher ends after an idle recheck interval; the next append starts a new one, which flushes it';
+
 describe('streams over HTTP', () => {
   let host: E2eHost;
 
   beforeAll(async () => {
-    host = await startE2eHost({ env: { TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200', TALLYHO_STREAMS_FLUSH_EVENTS: '50' } });
+    host = await startE2eHost({
+      env: {
+        TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '200',
+        TALLYHO_STREAMS_FLUSH_EVENTS: '50',
+        // For the idle flusher's test on real time (idleFlusherEnds): one idle look and the next, 5 s apart.
+        ...(onRealTime ? { TALLYHO_STREAMS_IDLE_RECHECK_SECONDS: '5' } : {}),
+      },
+    });
   });
   afterAll(async () => {
     await host.stop();
@@ -224,6 +284,8 @@ describe('streams over HTTP', () => {
     expect(writer.status).toBe(404);
     expect(await logBlobs(host, state.route.partition, state.route.resource)).toEqual([]);
   });
+
+  if (onRealTime) ownHostTest(idleFlusherTitle, () => idleFlusherEnds(host, false));
 });
 
 describe('streams with storage misbehaving (fault proxy in front of Azurite)', () => {
@@ -313,7 +375,6 @@ describe('streams across a host restart', () => {
   let host: E2eHost;
   // The devhost moves its virtual clock; the real host's time is real, so its timers are set to come
   // due after a restart (one takes 5–10 s there) yet soon enough to wait for.
-  const onRealTime = hostKind() !== 'devhost';
   const flushIntervalMs = onRealTime ? 30_000 : 5_000;
 
   beforeAll(async () => {
@@ -391,47 +452,7 @@ describe('streams across a host restart', () => {
     expect(lines.map((l) => l.index)).toEqual(lines.map((_, i) => i));
   }
 
-  ownHostTest('an idle flusher ends after an idle recheck interval; the next append starts a new one, which flushes it', async () => {
-    const type = unique('idle');
-    expect((await post(host, type, { producer: 'p', seq: 1 })).status).toBe(202);
-    expect((await flush(host, type)).status).toBe(200);
-    const { writer } = await view(host, type);
-    const status = async () =>
-      (
-        await requestJson<{ runtimeStatus: string }>(
-          host,
-          'GET',
-          `/runtime/webhooks/durabletask/instances/${flusherInstanceId(writer.key)}`,
-          {
-            key: 'admin',
-          },
-        )
-      ).body.runtimeStatus;
-    expect(await status()).toMatch(/Running|ContinuedAsNew|Pending/);
-    // TALLYHO_STREAMS_IDLE_RECHECK_SECONDS (60 on the devhost, 5 on real time): one idle look, then
-    // a second an interval later ends it.
-    await until(
-      'the idle flusher ends',
-      async () => {
-        await host.pass(onRealTime ? 1000 : 30_000);
-        return (await status()) === 'Completed' ? true : undefined;
-      },
-      onRealTime ? 60_000 : undefined,
-    );
-    expect((await post(host, type, { producer: 'p', seq: 2 })).status).toBe(202);
-    expect(await status()).toMatch(/Running|ContinuedAsNew|Pending/);
-    const flushed = await until(
-      'the new flusher flushes the append',
-      async () => {
-        await host.pass(1000);
-        const v = await view(host, type);
-        return v.writer.flushedThrough === 2 ? v : undefined;
-      },
-      onRealTime ? 60_000 : undefined,
-    );
-    expect(flushed.writer).toMatchObject({ accepted: 2, bufferDepth: 0 });
-    expect(seqsByProducer(await readLog(host, flushed.route.partition, flushed.route.resource)).get('p')).toEqual([1, 2]);
-  });
+  if (!onRealTime) ownHostTest(idleFlusherTitle, () => idleFlusherEnds(host, true));
 
   ownHostTest('every ack=buffered event survives a restart between buffering and flushing, and the timer flush still happens', () =>
     bufferedEventsSurvive({}, 200),

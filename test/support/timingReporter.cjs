@@ -11,23 +11,32 @@ const { existsSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
 
 /**
  * The host starts the harness counted (test/e2e/support/harness.ts): by kind, with restarts apart,
- * for the run and for each file ("shared" for the projects' shared hosts).
+ * for the run and for each file ("shared" for the projects' shared hosts), with the seconds the
+ * starts, restarts and stops took (a line is `kind what path seconds`; stops are timed, not counted).
  */
 function hostStarts(file) {
   if (file === undefined || !existsSync(file)) return { total: undefined, byFile: new Map() };
   const counts = new Map();
+  const seconds = new Map();
   const byFile = new Map();
   for (const line of readFileSync(file, 'utf8')
     .split('\n')
     .filter((l) => l !== '')) {
-    const [kind, what, path] = line.split(' ');
-    const key = `${kind}${what === 'restart' ? ' restarts' : ''}`;
+    const [kind, what, path, took] = line.split(' ');
+    const key = `${kind}${what === 'start' ? '' : ` ${what}s`}`;
+    seconds.set(key, (seconds.get(key) ?? 0) + Number(took ?? 0));
+    if (what === 'stop') continue;
     counts.set(key, (counts.get(key) ?? 0) + 1);
     const of = byFile.get(path) ?? {};
     of[key] = (of[key] ?? 0) + 1;
     byFile.set(path, of);
   }
-  const total = counts.size === 0 ? undefined : [...counts.entries()].map(([key, n]) => `${key} ${n}`).join(', ');
+  const stops = [...seconds.keys()].filter((key) => key.endsWith(' stops'));
+  const total =
+    counts.size === 0
+      ? undefined
+      : [...counts.entries()].map(([key, n]) => `${key} ${n} (${seconds.get(key).toFixed(0)} s)`).join(', ') +
+        (stops.length === 0 ? '' : `; stopping took ${stops.map((key) => `${key} ${seconds.get(key).toFixed(0)} s`).join(', ')}`);
   return { total, byFile };
 }
 

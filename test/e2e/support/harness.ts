@@ -16,7 +16,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 
 import { copyApp } from '../../../devhost/realHost/appCopy';
 import type { HostBuild } from '../../../devhost/realHost/hostBuild';
@@ -168,14 +168,23 @@ export const describeOwnHost = (name: string, fn: () => void): void => {
 const running = new Set<E2eHost>();
 
 /**
- * With TEST_HOST_STARTS set (the timing reporter sets it), every host start and restart is a line in
- * that file, and the reporter counts them after the run: the suite's cost in hosts, kept in view.
+ * With TEST_HOST_STARTS set (the timing reporter sets it), every host start, restart and stop is a
+ * line in that file with the seconds it took (a failed start too), and the reporter counts and sums
+ * them after the run: the suite's cost in hosts, kept in view.
  */
-function countStart(kind: 'devhost' | 'real', what: 'start' | 'restart'): void {
+async function counted<T>(kind: 'devhost' | 'real', what: 'start' | 'restart' | 'stop', work: () => Promise<T>): Promise<T> {
   const file = process.env.TEST_HOST_STARTS;
-  if (file === undefined || file === '') return;
+  if (file === undefined || file === '') return work();
   const testPath = typeof expect === 'undefined' ? undefined : expect.getState().testPath;
-  appendFileSync(file, `${kind} ${what} ${testPath === undefined ? 'shared' : relative(repoRoot, testPath)}\n`);
+  const began = performance.now();
+  try {
+    return await work();
+  } finally {
+    const seconds = ((performance.now() - began) / 1000).toFixed(1);
+    // The shared hosts stop in the global teardown, after the reporter has read (and removed) the file.
+    if (existsSync(dirname(file)))
+      appendFileSync(file, `${kind} ${what} ${testPath === undefined ? 'shared' : relative(repoRoot, testPath)} ${seconds}\n`);
+  }
 }
 
 /** With E2E_HOST_LOG_DIR set, every host's output is kept there when it stops, for a look afterwards. */
@@ -298,9 +307,12 @@ class ChildDevhost implements E2eHost {
     return this.log;
   }
 
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    return counted('devhost', this.port === 0 ? 'start' : 'restart', () => this.spawnAndListen());
+  }
+
+  private async spawnAndListen(): Promise<void> {
     if (!existsSync(cliPath)) throw new Error(`${cliPath} does not exist: run \`npm run build\` before the e2e tests`);
-    countStart('devhost', this.port === 0 ? 'start' : 'restart');
     const child = spawn(process.execPath, [cliPath, '--app', this.appRoot, '--port', String(this.port), '--quiet'], {
       cwd: this.appRoot,
       env: this.env,
@@ -341,7 +353,7 @@ class ChildDevhost implements E2eHost {
   async stop(): Promise<void> {
     running.delete(this);
     // The file is done with it: a host that does not stop within a minute of SIGTERM is killed.
-    await this.end('SIGTERM', 60_000);
+    await counted('devhost', 'stop', () => this.end('SIGTERM', 60_000));
     keepOutput(this);
   }
 
@@ -448,18 +460,19 @@ class RealE2eHost implements E2eHost {
   restart(options: RestartOptions = {}): Promise<void> {
     if (options.clockStartsAt !== undefined)
       throw new Error('The real host has no virtual clock (restart({ clockStartsAt }) is devhost only)');
-    countStart('real', 'restart');
-    return waitingFor(
-      'the real host to restart',
-      () => this.host.restart(options),
-      () => `The host's last output:\n${this.output().slice(-4000)}`,
+    return counted('real', 'restart', () =>
+      waitingFor(
+        'the real host to restart',
+        () => this.host.restart(options),
+        () => `The host's last output:\n${this.output().slice(-4000)}`,
+      ),
     );
   }
 
   async stop(): Promise<void> {
     running.delete(this);
     // The file is done with it: a host still up a minute after SIGTERM is killed.
-    await this.host.stop(60_000);
+    await counted('real', 'stop', () => this.host.stop(60_000));
     keepOutput(this);
     rmSync(this.appDir, { recursive: true, force: true });
   }
@@ -491,31 +504,63 @@ async function startReal(options: E2eHostOptions, appRoot: string, taskHub: stri
   const appDir = copyApp({ appRoot, extensionsBin, parent: scratch });
   const storage = storageFor(options);
   const settings = appSettings(appRoot, storage, taskHub, { ...durablePolledPromptly, ...options.env });
-  countStart('real', 'start');
   let output = '';
-  const host = await waitingFor(
-    'the real host to report Running',
-    (signal) =>
-      startRealHost({
-        build,
-        appDir,
-        settings,
-        ...(options.verbose === true ? { verbose: true } : {}),
-        // Until it runs or exits: no time budget (test/support/waits.ts).
-        startTimeoutMs: 0,
-        signal,
-        onOutput: (text) => {
-          output += text;
-          options.onOutput?.(text);
-        },
-      }),
-    () => `The host's output so far:\n${output.slice(-4000)}`,
+  const host = await counted('real', 'start', () =>
+    waitingFor(
+      'the real host to report Running',
+      (signal) =>
+        startRealHost({
+          build,
+          appDir,
+          settings,
+          ...(options.verbose === true ? { verbose: true } : {}),
+          // Until it runs or exits: no time budget (test/support/waits.ts).
+          startTimeoutMs: 0,
+          signal,
+          onOutput: (text) => {
+            output += text;
+            options.onOutput?.(text);
+          },
+        }),
+      () => `The host's output so far:\n${output.slice(-4000)}`,
+    ),
   );
   return new RealE2eHost(host, appDir, taskHub, storage);
 }
 
+/**
+ * What an external host (E2E_BASE_URL) cannot take from `options`, in one place for every caller.
+ * A host of the file's own (storage, app, task hub, a virtual clock) it cannot be at all: that
+ * throws, as the file's tests need a host of their own (ownHostTest / describeOwnHost skip them there
+ * with the harness's notice, and jest then runs no beforeAll for them). Settings (`env`) it runs with
+ * its own: the tests of the block that depend on them are ownHostTest, the others run on the
+ * external host's settings, and one line on stderr names the settings not applied, so a test that
+ * fails there is read against them (it was silent).
+ */
+function onExternalHost(options: E2eHostOptions): void {
+  const ownOnly = [
+    ...(['storage', 'appRoot', 'taskHub'] as const).filter((k) => options[k] !== undefined),
+    ...(options.virtualClock === true ? ['virtualClock'] : []),
+  ];
+  if (ownOnly.length > 0)
+    throw new Error(
+      `startE2eHost({ ${ownOnly.join(', ')} }) needs a host of the file's own, and E2E_BASE_URL is set: make its tests ownHostTest / describeOwnHost`,
+    );
+  const settings = Object.keys(options.env ?? {});
+  if (settings.length === 0) return;
+  const testPath = typeof expect === 'undefined' ? undefined : expect.getState().testPath;
+  const where = testPath === undefined ? '' : ` (${relative(repoRoot, testPath)})`;
+  process.stderr.write(
+    `\nNOT APPLIED${where}: E2E_BASE_URL is set, so the host runs with its own settings, not these: ${settings.join(', ')}. ` +
+      `The tests that need them are ownHostTest and skipped; the others run without them.\n`,
+  );
+}
+
 export async function startE2eHost(options: E2eHostOptions = {}): Promise<E2eHost> {
-  if (externalHost) return externalE2eHost();
+  if (externalHost) {
+    onExternalHost(options);
+    return externalE2eHost();
+  }
   const host = await startHostOn(hostKind() === 'real' ? 'real' : 'devhost', options);
   running.add(host);
   return host;
