@@ -30,6 +30,7 @@ import type { Clock } from '../../clock';
 import { HeldPool, type Place, shareOf } from '../../shares';
 import type { Logger } from '../../log';
 import { KeptMessages } from './keptMessages';
+import { LaneLooks } from './laneLooks';
 import { type ProcessorQueues, type QueuedMessage, ReceiptLost } from './processorQueues';
 
 /** A message and when the receive that took it was sent: its lease began no earlier. */
@@ -71,9 +72,6 @@ function laneLookMs(pollMaxMs: number): number {
   return Math.max(firstPauseMs, Math.round(pollMaxMs / 4));
 }
 
-/** Due times remembered per lane (past this, a lane's retries rely on its look interval alone). */
-const maxDueTimes = 10_000;
-
 /** Most messages one receive may ask for. */
 const receiveMax = 32;
 
@@ -81,10 +79,8 @@ export class LeaseHub {
   private readonly pollers = new Map<string, Poller>();
   /** Messages received for waiters that were gone when they came (see the module comment). */
   private readonly kept: KeptMessages<ReceivedMessage>;
-  /** When each lane found empty is looked at again (this instance's memory: another instance keeps its own). */
-  private readonly laneAt = new Map<string, number>();
-  /** When batches this instance put back in each lane fall due (a hint: without it the look interval still holds). */
-  private readonly laneDue = new Map<string, number[]>();
+  /** When each lane is looked at (this instance's memory: another instance keeps its own). */
+  private readonly lanes: LaneLooks;
   private waiting = 0;
   private closed = false;
   private readonly places: HeldPool;
@@ -99,6 +95,7 @@ export class LeaseHub {
   ) {
     this.places = new HeldPool(() => shareOf(this.options.maxWaiters), 'preempt');
     this.kept = new KeptMessages(clock, receiveMax * 2);
+    this.lanes = new LaneLooks(clock, laneLookMs(options.pollMaxMs));
   }
 
   /**
@@ -190,20 +187,7 @@ export class LeaseHub {
 
   /** A batch of `lane` falls due at `at` (ms, visible by then): the lane is looked at then, not only at its look interval. */
   due(lane: string, at: number): void {
-    const times = this.laneDue.get(lane) ?? [];
-    if (times.length >= maxDueTimes) return;
-    times.push(at);
-    this.laneDue.set(lane, times);
-  }
-
-  /** Whether a due time of `lane` has come (those that have are forgotten). */
-  private dueNow(lane: string, now: number): boolean {
-    const times = this.laneDue.get(lane);
-    if (times === undefined || !times.some((t) => t <= now)) return false;
-    const later = times.filter((t) => t > now);
-    if (later.length === 0) this.laneDue.delete(lane);
-    else this.laneDue.set(lane, later);
-    return true;
+    this.lanes.due(lane, at);
   }
 
   /** New envelopes on `queue`: poll it now. */
@@ -263,7 +247,7 @@ export class LeaseHub {
           continue;
         }
         if (poller.waiters.length === 0) return;
-        const due = poller.lane === undefined ? Infinity : Math.min(...(this.laneDue.get(poller.lane) ?? []));
+        const due = poller.lane === undefined ? Infinity : this.lanes.soonest(poller.lane);
         const soonest = Math.min(due, ...poller.waiters.map((w) => (poller.count > w.since ? w.deadline : 0)));
         await this.pause(poller, Math.max(0, Math.min(pause, soonest - this.clock.now())));
         pause = Math.min(pause * 2, this.options.pollMaxMs);
@@ -308,11 +292,9 @@ export class LeaseHub {
       handed += messages.length;
     };
     const { lane } = poller;
-    const now = this.clock.now();
-    if (lane !== undefined && (this.dueNow(lane, now) || now >= (this.laneAt.get(lane) ?? 0))) {
+    if (lane !== undefined && this.lanes.lookNow(lane)) {
       const fromLane = await this.queues.receive(lane, poller.receiving, visibility);
-      if (fromLane.length < poller.receiving) this.laneAt.set(lane, this.clock.now() + laneLookMs(this.options.pollMaxMs));
-      else this.laneAt.delete(lane);
+      this.lanes.looked(lane, fromLane.length < poller.receiving);
       hand(lane, fromLane);
     }
     // A stop while the lane was read answers the rest empty (close() left only those this poll was sized for).
