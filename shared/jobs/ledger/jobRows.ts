@@ -170,11 +170,11 @@ export class JobRows {
     }
   }
 
-  /** A new round (retry-failed): the job is in the open index again and back to `enqueuing`; LostRace when it changed. */
   /**
-   * A new round makes the job unfinished again, so it takes a place among TALLYHO_JOBS_MAX_OPEN
-   * again (the owner's share applies; a full cap refuses the round, and nothing changes but the
-   * `open` entry, which the reconciler clears). Two retries racing take one place: it is the job's.
+   * A new round (retry-failed): the job is in the open index again and back to `enqueuing`; LostRace
+   * when it changed. Unfinished again, it takes a place among TALLYHO_JOBS_MAX_OPEN again (the
+   * owner's share applies; a full cap refuses the round, and nothing changes but the `open` entry,
+   * which the reconciler clears). Two retries racing take one place: it is the job's.
    */
   async startRound(stored: StoredJob, next: JobRecord): Promise<StoredJob> {
     await this.deps.jobs.markOpen(next.id, next.updatedAt);
