@@ -122,6 +122,9 @@ describe('lease requests whose callers have gone', () => {
     const submitted = await requestJson<JobView>(host, 'POST', '/api/jobs', { body: { processor, items } });
     const held = await requestJson<LeaseView>(host, 'POST', `/api/processors/${processor}/leases`, { body: { wait: 20 } });
     expect(held.status).toBe(200);
+    // Server-Timing says how long the app held the request (a wait that lost its place answers early
+    // however late a busy host delivers it: the scale-out checker counts held waits by it).
+    expect(held.headers.get('server-timing')).toMatch(/^lease;dur=\d+$/);
     const cancel = await requestJson<JobView & { statusUri: string }>(host, 'DELETE', `/api/jobs/${submitted.body.id}`);
     expect(cancel.status).toBe(202);
     expect(cancel.body.statusUri).toBe(`/api/jobs/${submitted.body.id}`);
@@ -132,6 +135,9 @@ describe('lease requests whose callers have gone', () => {
     expect(extend.status).toBe(409);
     expect(extend.body.reason).toBe('jobCancelled');
     expect((await requestJson(host, 'POST', `/api/processors/${processor}/leases`, { body: { wait: 0 } })).status).toBe(204);
+    const waited = await requestJson(host, 'POST', `/api/processors/${processor}/leases`, { body: { wait: 1 } });
+    expect(waited.status).toBe(204);
+    expect(Number(/^lease;dur=(\d+)$/.exec(waited.headers.get('server-timing') ?? '')?.[1])).toBeGreaterThanOrEqual(1000);
     for (;;) {
       const view = await requestJson<JobView & { totals: { cancelled: number } }>(host, 'GET', cancel.body.statusUri);
       if (view.body.state === 'cancelled') {

@@ -26,7 +26,8 @@ export function leasesTakeRoute(deps: JobRouteDeps): RouteDefinition {
       'whose lease runs out, or that a completion does not mention, comes back in a later lease as its next attempt — but a ' +
       'lease never used (no extension, no completion: its caller had gone) is not counted as an attempt. ' +
       'A caller waits in at most a quarter of TALLYHO_JOBS_MAX_LEASE_WAITERS places per instance: beyond it, or on a full ' +
-      'instance, the oldest wait of the largest holder answers 204 early. `wait: 0` takes no place, so it is never turned away for room.',
+      'instance, the oldest wait of the largest holder answers 204 early. `wait: 0` takes no place, so it is never turned away for room. ' +
+      'The `Server-Timing` header (`lease;dur=<ms>`) says how long the app held the request, its wait included.',
     tags,
     params: processorParams,
     workerTarget: ({ name }) => deps.jobs().leases.workersOf(name),
@@ -43,12 +44,19 @@ export function leasesTakeRoute(deps: JobRouteDeps): RouteDefinition {
     },
     handle: async ({ params, body, caller }) => {
       const request = body ?? leaseRequest.parse({});
+      const started = performance.now();
+      // How long the app held the request (W3C Server Timing): a wait that lost its place answers early,
+      // however late a busy host delivers the answer.
+      const timing = (): Record<string, string> => ({
+        'cache-control': 'no-store',
+        'server-timing': `lease;dur=${Math.round(performance.now() - started)}`,
+      });
       const granted = await deps.jobs().leases.take(params.name, {
         waitSeconds: request.wait,
         holder: caller.id,
         ...(request.maxItems === undefined ? {} : { maxItems: request.maxItems }),
       });
-      if (granted === undefined) return { status: 204, headers: { 'cache-control': 'no-store' } };
+      if (granted === undefined) return { status: 204, headers: timing() };
       return json(
         200,
         {
@@ -60,7 +68,7 @@ export function leasesTakeRoute(deps: JobRouteDeps): RouteDefinition {
           ...(granted.traceparent === undefined ? {} : { traceparent: granted.traceparent }),
           links: leaseLinks(granted.leaseId),
         },
-        { 'cache-control': 'no-store' },
+        timing(),
       );
     },
   });

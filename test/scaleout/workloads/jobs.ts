@@ -153,12 +153,16 @@ async function probeWaiters(ctx: RunContext, st: State): Promise<void> {
         sent,
         // Held at once: answered 204 after their whole wait, within two waits of the burst (so each was
         // open at burst + wait). A wait that ended early lost its place to a fairer share (the lease
-        // waiters pre-empt: docs/security.md, "Fair shares"); it was not held at that moment. A slow
-        // machine can only count fewer, so the cap check never fails for slowness.
+        // waiters pre-empt: docs/security.md, "Fair shares"); it was not held at that moment. How long
+        // the app held each is its Server-Timing, not the client's clock: a stalled host delivered
+        // early answers more than a wait late, and the client's clock counted 9 "held" with a cap of 8
+        // (run 9 of 2026-11-29) while the app had answered them at once. A slow machine can only count
+        // fewer, so the cap check never fails for slowness.
         heldTogether: answers.filter((a) => {
           const end = a.op.end ?? Infinity;
+          const held = Number(/lease;dur=(\d+)/.exec(a.reply?.headers.get('server-timing') ?? '')?.[1] ?? NaN);
           // eslint-disable-next-line tallyho/no-elapsed-budget
-          return a.reply?.status === 204 && end - a.op.start >= waitMs && end - burst < 2 * waitMs;
+          return a.reply?.status === 204 && held >= waitMs && end - burst < 2 * waitMs;
         }).length,
         refused: statuses.filter((s) => s === 429).length,
         lost: statuses.some((s) => s === undefined || s >= 500),

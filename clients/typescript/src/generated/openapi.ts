@@ -725,7 +725,7 @@ export interface paths {
         put?: never;
         /**
          * Lease the next batch of an external processor's items
-         * @description Answers 200 with a lease: its items (each with its job, its attempt and its data) are yours until `expiresAt`; extend it while you work, then complete it. With nothing ready it waits up to `wait` seconds (long poll) and answers 204. An item whose lease runs out, or that a completion does not mention, comes back in a later lease as its next attempt — but a lease never used (no extension, no completion: its caller had gone) is not counted as an attempt. A caller waits in at most a quarter of TALLYHO_JOBS_MAX_LEASE_WAITERS places per instance: beyond it, or on a full instance, the oldest wait of the largest holder answers 204 early. `wait: 0` takes no place, so it is never turned away for room.
+         * @description Answers 200 with a lease: its items (each with its job, its attempt and its data) are yours until `expiresAt`; extend it while you work, then complete it. With nothing ready it waits up to `wait` seconds (long poll) and answers 204. An item whose lease runs out, or that a completion does not mention, comes back in a later lease as its next attempt — but a lease never used (no extension, no completion: its caller had gone) is not counted as an attempt. A caller waits in at most a quarter of TALLYHO_JOBS_MAX_LEASE_WAITERS places per instance: beyond it, or on a full instance, the oldest wait of the largest holder answers 204 early. `wait: 0` takes no place, so it is never turned away for room. The `Server-Timing` header (`lease;dur=<ms>`) says how long the app held the request, its wait included.
          */
         post: operations["leasesTake"];
         delete?: never;
