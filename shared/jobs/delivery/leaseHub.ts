@@ -13,8 +13,8 @@
  * pre-empting): a caller at its quarter, or a newcomer to a full instance, ends the oldest wait of
  * the largest holder with the empty answer a timeout gives, so nobody is refused for room. A request
  * that does not wait (`wait: 0`) takes no place at all. A waiter loses its place and is answered at
- * once even while a receive sized for it is under way, so no more requests wait than the cap (the
- * scale-out soak saw 9 waiting with a cap of 8 when such a waiter took what the receive brought): a
+ * once even while a receive sized for it is under way, so no more requests wait than the cap (it
+ * used to wait for that receive: up to 32 more than the cap for as long as the receive took): a
  * message that receive brings with no waiter left for it is kept for the next request on the queue,
  * which hides it for a whole lease of its own (see KeptMessages).
  *

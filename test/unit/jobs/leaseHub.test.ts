@@ -229,7 +229,7 @@ describe('LeaseHub fair shares', () => {
   // The waiter pool pre-empts (docs/security.md, "Fair shares"): a request past its identity's share
   // takes that identity's oldest place. The request whose place went ends at once, even while a
   // receive sized for it is under way: waiting on for that receive held more requests than the cap
-  // (the scale-out soak on the real host saw 9 waiting with a cap of 8, all answered after 5.7 s).
+  // for as long as the receive took (a slow storage receive on a busy host: seconds).
   it('answers a request pre-empted during a receive at once; what the receive brings goes to the request that took its place', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const queue = new HeldQueue();
