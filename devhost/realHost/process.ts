@@ -148,6 +148,12 @@ class RealHostProcess implements RealHost {
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
+    // Running counts only once this process has said it bound the port (Kestrel's "Now listening on"
+    // line). A host that lost its port to another keeps retrying, then exits, while the status route
+    // on that port answers Running for the other host — with the same keys, as both run one build.
+    // Taking that answer as ours once had a test file talk to another file's host (CI, host 4.1037).
+    const from = this.log.length;
+    const bound = (): boolean => this.log.includes(`Now listening on: ${this.baseUrl}`, from);
     let exited = false;
     child.once('exit', () => (exited = true));
     const limitMs = this.options.startTimeoutMs ?? 60_000;
@@ -164,7 +170,7 @@ class RealHostProcess implements RealHost {
           `The Functions host did not report Running within ${limitMs} ms` + `${firstError(this.log)}:\n${this.log.slice(-6000)}`,
         );
       }
-      if (await this.running()) return;
+      if (bound() && (await this.running())) return;
       await new Promise((r) => setTimeout(r, 250));
     }
   }
