@@ -154,7 +154,10 @@ function listening(child: ChildProcess, verbose: boolean, timeoutMs: number): Pr
       if (verbose) process.stderr.write(chunk);
       if (!ready) err += chunk.toString();
     });
-    const timer = setTimeout(() => reject(new Error(`Azurite did not listen within ${timeoutMs} ms${err === '' ? '' : `\n${err}`}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`Azurite did not listen within ${timeoutMs} ms${err === '' ? '' : `\n${err}`}`)),
+      timeoutMs,
+    );
     child.once('exit', () => {
       clearTimeout(timer);
       reject(new Error(`Azurite exited before listening${err === '' ? '' : `\n${err}`}`));

@@ -122,9 +122,10 @@ describe('lease requests whose callers have gone', () => {
     const submitted = await requestJson<JobView>(host, 'POST', '/api/jobs', { body: { processor, items } });
     const held = await requestJson<LeaseView>(host, 'POST', `/api/processors/${processor}/leases`, { body: { wait: 20 } });
     expect(held.status).toBe(200);
-    // Server-Timing says how long the app held the request (a wait that lost its place answers early
-    // however late a busy host delivers it: the scale-out checker counts held waits by it).
-    expect(held.headers.get('server-timing')).toMatch(/^lease;dur=\d+$/);
+    // Server-Timing says how long the app held the request and how it ended (the scale-out checker
+    // counts the waits that ran out by it: a wait that lost its place says so, however late a busy
+    // host or a stalled machine delivers it).
+    expect(held.headers.get('server-timing')).toMatch(/^lease;dur=\d+;desc="granted"$/);
     const cancel = await requestJson<JobView & { statusUri: string }>(host, 'DELETE', `/api/jobs/${submitted.body.id}`);
     expect(cancel.status).toBe(202);
     expect(cancel.body.statusUri).toBe(`/api/jobs/${submitted.body.id}`);
@@ -137,7 +138,7 @@ describe('lease requests whose callers have gone', () => {
     expect((await requestJson(host, 'POST', `/api/processors/${processor}/leases`, { body: { wait: 0 } })).status).toBe(204);
     const waited = await requestJson(host, 'POST', `/api/processors/${processor}/leases`, { body: { wait: 1 } });
     expect(waited.status).toBe(204);
-    expect(Number(/^lease;dur=(\d+)$/.exec(waited.headers.get('server-timing') ?? '')?.[1])).toBeGreaterThanOrEqual(1000);
+    expect(Number(/^lease;dur=(\d+);desc="timeout"$/.exec(waited.headers.get('server-timing') ?? '')?.[1])).toBeGreaterThanOrEqual(1000);
     for (;;) {
       const view = await requestJson<JobView & { totals: { cancelled: number } }>(host, 'GET', cancel.body.statusUri);
       if (view.body.state === 'cancelled') {

@@ -38,7 +38,10 @@ test('a host that cannot bind its port fails its start, though another server on
     await expect(started).rejects.toThrow(/address already in use/i);
   } finally {
     // Taken for started (the fault this pins): its process is still up, retrying the bind.
-    await started.then((host) => host.kill(), () => undefined);
+    await started.then(
+      (host) => host.kill(),
+      () => undefined,
+    );
     await new Promise<void>((resolve) => other.close(() => resolve()));
     rmSync(appDir, { recursive: true, force: true });
   }

@@ -40,13 +40,21 @@ export interface ReceivedMessage extends QueuedMessage {
   readonly queue: string;
 }
 
+/**
+ * Why a wait ended without a message: its time ran out (it held its place to the end), it lost its
+ * place to a fairer share, or the instance is stopping. The route says which (Server-Timing `desc`).
+ */
+export type WaitEnd = 'timeout' | 'preempted' | 'stopping';
+
 interface Waiter {
   readonly deadline: number;
   /** How long the message it takes must stay invisible: its own lease's length. */
   readonly visibilitySeconds: number;
   /** The poller's poll count when it joined: it is answered empty only after a poll of its own. */
   readonly since: number;
-  readonly resolve: (message: ReceivedMessage | undefined) => void;
+  readonly resolve: (message: ReceivedMessage) => void;
+  /** Answers it empty, saying why. */
+  readonly end: (why: WaitEnd) => void;
   readonly reject: (err: unknown) => void;
 }
 
@@ -100,8 +108,8 @@ export class LeaseHub {
 
   /**
    * The next message of `lane` (when given) or else of `queue`, invisible for `visibilitySeconds`, or
-   * undefined once `deadline` passed or `holder` (a Caller id) lost its place to a fairer share. One
-   * queue has one lane (its first request's names it).
+   * undefined once `deadline` passed or `holder` (a Caller id) lost its place to a fairer share, with
+   * `onEnd` told which. One queue has one lane (its first request's names it).
    */
   async next(
     queue: string,
@@ -109,11 +117,16 @@ export class LeaseHub {
     deadline: number,
     holder: string,
     lane?: string,
+    onEnd?: (why: WaitEnd) => void,
   ): Promise<ReceivedMessage | undefined> {
-    if (this.closed) return undefined;
+    if (this.closed) {
+      onEnd?.('stopping');
+      return undefined;
+    }
     const kept = this.kept.take(queue);
     return (
-      (kept !== undefined && (await this.retime(kept, visibilitySeconds))) || this.wait(queue, visibilitySeconds, deadline, holder, lane)
+      (kept !== undefined && (await this.retime(kept, visibilitySeconds))) ||
+      this.wait(queue, visibilitySeconds, deadline, holder, lane, onEnd)
     );
   }
 
@@ -138,7 +151,8 @@ export class LeaseHub {
     visibilitySeconds: number,
     deadline: number,
     holder: string,
-    lane?: string,
+    lane: string | undefined,
+    onEnd: ((why: WaitEnd) => void) | undefined,
   ): Promise<ReceivedMessage | undefined> {
     return new Promise((resolve, reject) => {
       this.waiting++;
@@ -155,7 +169,18 @@ export class LeaseHub {
           place?.release();
           f(v);
         };
-      const waiter: Waiter = { deadline, visibilitySeconds, since: poller?.count ?? 0, resolve: settle(resolve), reject: settle(reject) };
+      const empty = settle(resolve);
+      const waiter: Waiter = {
+        deadline,
+        visibilitySeconds,
+        since: poller?.count ?? 0,
+        resolve: settle(resolve),
+        end: (why) => {
+          if (!settled) onEnd?.(why);
+          empty(undefined);
+        },
+        reject: settle(reject),
+      };
       if (deadline > this.clock.now()) {
         const admitted = this.places.admit(holder, () => this.preempted(queue, waiter));
         if (admitted.ok) place = admitted.place;
@@ -182,7 +207,7 @@ export class LeaseHub {
     if (poller === undefined || at < 0) return;
     poller.waiters.splice(at, 1);
     if (at < poller.receiving) poller.receiving--;
-    waiter.resolve(undefined);
+    waiter.end('preempted');
   }
 
   /** A batch of `lane` falls due at `at` (ms, visible by then): the lane is looked at then, not only at its look interval. */
@@ -203,7 +228,7 @@ export class LeaseHub {
   close(): void {
     this.closed = true;
     for (const poller of this.pollers.values()) {
-      for (const w of poller.waiters.splice(poller.receiving)) w.resolve(undefined);
+      for (const w of poller.waiters.splice(poller.receiving)) w.end('stopping');
       poller.nudge?.();
     }
   }
@@ -218,7 +243,7 @@ export class LeaseHub {
     try {
       for (;;) {
         if (this.closed) {
-          for (const w of poller.waiters.splice(0)) w.resolve(undefined);
+          for (const w of poller.waiters.splice(0)) w.end('stopping');
           return;
         }
         const now = this.clock.now();
@@ -227,7 +252,7 @@ export class LeaseHub {
           const w = poller.waiters[i] as Waiter;
           if (w.deadline <= now && poller.count > w.since) {
             poller.waiters.splice(i, 1);
-            w.resolve(undefined);
+            w.end('timeout');
           }
         }
         if (poller.waiters.length === 0) return;

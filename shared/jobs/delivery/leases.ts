@@ -29,7 +29,7 @@ import type { DeclaredProcessor } from '../processors/processorDefinition';
 import type { ProcessorStore } from '../processors/processorStore';
 import { delayBefore } from './itemAttempts';
 import type { LeaseGranter } from './leaseGrant';
-import type { LeaseHub } from './leaseHub';
+import type { LeaseHub, WaitEnd } from './leaseHub';
 import { type Lease, leaseAttempt, leaseSize, openLease, renewed, sealLease } from './leaseId';
 import { traceLease, type TracedLease } from './leaseSpan';
 import { type ProcessorQueues, ReceiptLost } from './processorQueues';
@@ -53,6 +53,8 @@ export interface TakeOptions {
   readonly waitSeconds: number;
   /** Who waits (a Caller id): lease waiters are fair shares by caller (./leaseHub.ts). */
   readonly holder: string;
+  /** Told why a wait ended without a batch (ran out, lost its place, the instance stopping). */
+  readonly onEnd?: (why: WaitEnd) => void;
 }
 
 export interface LeasesDeps {
@@ -101,11 +103,14 @@ export class Leases {
     const queue = deps.granter.queueOf(processor);
     const lane = deps.granter.laneOf(processor);
     for (;;) {
-      const message = await deps.hub.next(queue, leaseSeconds(processor), deadline, options.holder, lane);
+      const message = await deps.hub.next(queue, leaseSeconds(processor), deadline, options.holder, lane, options.onEnd);
       if (message === undefined) return undefined;
       const granted = await deps.granter.grant(processor, message, maxItems, await deps.signer());
       if (granted !== undefined) return traceLease(deps.instruments, granted, message.receivedAt);
-      if (deps.clock.now() >= deadline) return undefined;
+      if (deps.clock.now() >= deadline) {
+        options.onEnd?.('timeout');
+        return undefined;
+      }
     }
   }
 

@@ -3,6 +3,7 @@ import { json } from '../../http/responses';
 import { defineRoute, type RouteDefinition } from '../../http/route';
 import { problem } from '../../http/schemas';
 import { processorParams, completionBody, completionView, extendView, leaseParams, leaseRequest, leaseView } from './processorSchemas';
+import type { WaitEnd } from '../delivery/leaseHub';
 import { type JobRouteDeps, tags, unavailable } from './routeCommon';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -27,7 +28,9 @@ export function leasesTakeRoute(deps: JobRouteDeps): RouteDefinition {
       'lease never used (no extension, no completion: its caller had gone) is not counted as an attempt. ' +
       'A caller waits in at most a quarter of TALLYHO_JOBS_MAX_LEASE_WAITERS places per instance: beyond it, or on a full ' +
       'instance, the oldest wait of the largest holder answers 204 early. `wait: 0` takes no place, so it is never turned away for room. ' +
-      'The `Server-Timing` header (`lease;dur=<ms>`) says how long the app held the request, its wait included.',
+      'The `Server-Timing` header (`lease;dur=<ms>;desc=<how>`) says how long the app held the request, its wait included, and ' +
+      'how it ended: `granted`, `timeout` (the wait ran out), `preempted` (its place went to a fairer share) or `stopping` ' +
+      '(the instance is shutting down).',
     tags,
     params: processorParams,
     workerTarget: ({ name }) => deps.jobs().leases.workersOf(name),
@@ -45,18 +48,21 @@ export function leasesTakeRoute(deps: JobRouteDeps): RouteDefinition {
     handle: async ({ params, body, caller }) => {
       const request = body ?? leaseRequest.parse({});
       const started = performance.now();
-      // How long the app held the request (W3C Server Timing): a wait that lost its place answers early,
-      // however late a busy host delivers the answer.
-      const timing = (): Record<string, string> => ({
+      let ended: WaitEnd = 'timeout';
+      // How long the app held the request and how it ended (W3C Server Timing): a worker told
+      // `preempted` is past its share of the instance's waiters. A wait that lost its place answers
+      // early, however late a busy host delivers the answer, or however long a stalled machine took.
+      const timing = (how: WaitEnd | 'granted'): Record<string, string> => ({
         'cache-control': 'no-store',
-        'server-timing': `lease;dur=${Math.round(performance.now() - started)}`,
+        'server-timing': `lease;dur=${Math.round(performance.now() - started)};desc="${how}"`,
       });
       const granted = await deps.jobs().leases.take(params.name, {
         waitSeconds: request.wait,
         holder: caller.id,
+        onEnd: (why) => (ended = why),
         ...(request.maxItems === undefined ? {} : { maxItems: request.maxItems }),
       });
-      if (granted === undefined) return { status: 204, headers: timing() };
+      if (granted === undefined) return { status: 204, headers: timing(ended) };
       return json(
         200,
         {
@@ -68,7 +74,7 @@ export function leasesTakeRoute(deps: JobRouteDeps): RouteDefinition {
           ...(granted.traceparent === undefined ? {} : { traceparent: granted.traceparent }),
           links: leaseLinks(granted.leaseId),
         },
-        timing(),
+        timing('granted'),
       );
     },
   });

@@ -93,10 +93,12 @@ export interface WaiterProbe {
   readonly instance: number;
   readonly sent: number;
   /**
-   * Requests held for their whole wait (an empty answer no sooner than `wait` after they were sent) and answered within twice the wait of the
-   * burst: each was held for a span of at least `wait` inside that window, so they were all held at
-   * one moment (any two such spans overlap, and on a line intervals that overlap pairwise share a
-   * point). A slow instance that admitted some only after others left answers those later.
+   * Requests whose wait ran out (the app says so: Server-Timing `desc="timeout"`; each held its place
+   * from its admission to its deadline, a wait after the request began) and answered within twice the
+   * wait of the burst: each held its place for a span of about `wait` inside that window, so they
+   * were all held at one moment (any two such spans overlap, and on a line intervals that overlap
+   * pairwise share a point). A slow instance that admitted some only after others left answers those
+   * later.
    */
   readonly heldTogether: number;
   readonly refused: number;
@@ -108,7 +110,10 @@ interface ProcessorChange {
   /** When the change was answered. */
   readonly at: number;
   readonly cacheMs: number;
-  /** Leases with the old declaration's lease time: when they were requested and by which instance. */
+  /**
+   * Answers certainly under the old declaration's lease time (extensions: a grant's lease may begin
+   * before its request, so its time proves nothing old): when they were requested, by which instance.
+   */
   readonly staleLeases: readonly { readonly requestedAt: number; readonly instance: number | undefined }[];
   /** Per instance, the first lease with the new declaration after the change (ms after it). */
   readonly firstNew: ReadonlyMap<number, number>;
@@ -211,12 +216,12 @@ function changeInvariant(change: ProcessorChange | undefined): { violations: str
   const firsts = [...change.firstNew.values()];
   return {
     violations: late.map(
-      (l) => `instance ${l.instance ?? '?'} leased under the old declaration ${l.requestedAt - change.at} ms after the change`,
+      (l) => `instance ${l.instance ?? '?'} used the old declaration for a request sent ${l.requestedAt - change.at} ms after the change`,
     ),
     figures: {
       instancesSeen: change.firstNew.size,
       'first new lease, slowest instance ms': firsts.length === 0 ? NaN : Math.max(...firsts),
-      'last old lease requested ms after': Math.max(0, ...change.staleLeases.map((l) => l.requestedAt - change.at)),
+      'last old answer requested ms after': Math.max(0, ...change.staleLeases.map((l) => l.requestedAt - change.at)),
     },
   };
 }

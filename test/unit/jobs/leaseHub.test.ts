@@ -141,6 +141,37 @@ describe('lease waiters are fair shares by caller', () => {
     await Promise.all([...waits, newcomer]);
   });
 
+  it('tells each wait that ends empty why: its place went to a fairer share, its time ran out, or the instance is stopping', async () => {
+    const { hub, queue, clock } = setup(8);
+    const why = new Map<string, string>();
+    const told = (name: string) => (reason: string) => why.set(name, reason);
+    const short = hub.next('q', 30, clock.now() + 1000, 'z', undefined, told('short'));
+    const mine = ['a0', 'a1', 'a2'].map((name) => hub.next('q', 30, clock.now() + 60_000, 'a', undefined, told(name)));
+    // Share 2 of 8: a's third request took a's oldest place.
+    await expect(mine[0]).resolves.toBeUndefined();
+    expect(why).toEqual(new Map([['a0', 'preempted']]));
+    // z's wait runs out: it is answered once a poll after its deadline has come back empty.
+    queue.receives[0]?.answer([]);
+    await clock.advance(1000);
+    await settled();
+    queue.receives[1]?.answer([]);
+    await expect(short).resolves.toBeUndefined();
+    expect(why.get('short')).toBe('timeout');
+    hub.close();
+    await Promise.all(mine);
+    expect(why).toEqual(
+      new Map([
+        ['a0', 'preempted'],
+        ['short', 'timeout'],
+        ['a1', 'stopping'],
+        ['a2', 'stopping'],
+      ]),
+    );
+    // A request after the stop is answered at once, and told so.
+    await expect(hub.next('q', 30, clock.now() + 60_000, 'b', undefined, told('late'))).resolves.toBeUndefined();
+    expect(why.get('late')).toBe('stopping');
+  });
+
   it('a request that does not wait takes no place, so a full instance never refuses it', async () => {
     const { hub, queue, clock } = setup(1);
     const holder = hub.next('q', 30, clock.now() + 60_000, 'a');
