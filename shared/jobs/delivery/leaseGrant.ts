@@ -10,7 +10,9 @@
  *    when it comes back, and past the processor's maxAttempts it fails — but a batch handed to a long
  *    poll whose caller had gone does not (./itemAttempts.ts, `countedBefore`);
  * 3. more items than asked for: the rest goes on as a message of its own, and this one is cut to what
- *    is leased; a message of the processor's queue is moved to its retry lane (below);
+ *    is leased; a message of the processor's queue is moved to its retry lane (below), once an update
+ *    has shown it is still held (a grant slower than the receive's visibility finds it received again
+ *    by another request, which leases it; this one leases nothing);
  * 4. the lease: the message's id and pop receipt, its end, and a MAC tag per item (./leaseTerms.ts,
  *    ./leaseId.ts) — handed out only if the job row, read again last, still says the job is not cancelled.
  *
@@ -162,15 +164,35 @@ export class LeaseGranter {
     envelope: Envelope,
     items: readonly EnvelopeItem[],
     maxItems: number,
-  ): Promise<{ received: Received; held: Held }> {
+  ): Promise<{ received: Received; held: Held | undefined }> {
     const { processor, queue, message, signer, delivery, counted } = received;
+    const { processorQueues } = this.deps;
     const lane = this.laneOf(processor);
+    // Still ours, and for a whole lease from now, before anything is put: a grant slower than the
+    // receive's visibility (a stalled machine) finds its message received again by another request,
+    // which leases it; this one then leases nothing. (The lane message below is a fresh hold: without
+    // this, both would hold the batch at once: the likely cause of the two holders in run 5 of the
+    // 10-minute soaks of 2026-11-29, docs/scale-out.md.)
+    const popReceipt = await processorQueues
+      .update(queue, message.messageId, message.popReceipt, leaseSeconds(processor))
+      .catch((err: unknown) => (err instanceof ReceiptLost ? undefined : Promise.reject(err)));
+    if (popReceipt === undefined) return { received, held: undefined };
     const leased = items.slice(0, maxItems).map((e) => ({ ...e, attempt: e.attempt + counted }));
     const leasedAt = this.deps.clock.now();
     const text = envelopeMessage({ ...envelope, items: leased }, signer);
-    const put = await this.deps.processorQueues.put(lane, text, leaseSeconds(processor));
+    const put = await processorQueues.put(lane, text, leaseSeconds(processor));
     await this.sendRest(queue, envelope, items.slice(maxItems), counted, delivery);
-    await this.drop(queue, message);
+    const dropped = await processorQueues
+      .delete(queue, message.messageId, popReceipt)
+      .then(() => true)
+      .catch((err: unknown) => (err instanceof ReceiptLost ? false : Promise.reject(err)));
+    if (!dropped) {
+      // Lost even so (a second stall as long as a lease): its new holder has these items, so the
+      // lane's copy goes and nothing is leased. A rest sent above travels twice; each item is still
+      // recorded once.
+      await this.drop(lane, put);
+      return { received, held: undefined };
+    }
     const moved: ReceivedMessage = { ...put, dequeueCount: 0, text, receivedAt: leasedAt, queue: lane };
     return {
       received: { ...received, queue: lane, message: moved, delivery: 1, counted: 0 },
