@@ -51,9 +51,7 @@ export class LeaseGranter {
 
   /** Deletes a message this instance holds; one whose receipt moved on is someone else's now. */
   async drop(queue: string, message: { readonly messageId: string; readonly popReceipt: string }): Promise<void> {
-    await this.deps.processorQueues.delete(queue, message.messageId, message.popReceipt).catch((err: unknown) => {
-      if (!(err instanceof ReceiptLost)) throw err;
-    });
+    await unlessLost(this.deps.processorQueues.delete(queue, message.messageId, message.popReceipt));
   }
 
   /**
@@ -173,20 +171,15 @@ export class LeaseGranter {
     // which leases it; this one then leases nothing. (The lane message below is a fresh hold: without
     // this, both would hold the batch at once: the likely cause of the two holders in run 5 of the
     // 10-minute soaks of 2026-11-29, docs/scale-out.md.)
-    const popReceipt = await processorQueues
-      .update(queue, message.messageId, message.popReceipt, leaseSeconds(processor))
-      .catch((err: unknown) => (err instanceof ReceiptLost ? undefined : Promise.reject(err)));
+    const popReceipt = await unlessLost(processorQueues.update(queue, message.messageId, message.popReceipt, leaseSeconds(processor)));
     if (popReceipt === undefined) return { received, held: undefined };
     const leased = items.slice(0, maxItems).map((e) => ({ ...e, attempt: e.attempt + counted }));
     const leasedAt = this.deps.clock.now();
     const text = envelopeMessage({ ...envelope, items: leased }, signer);
     const put = await processorQueues.put(lane, text, leaseSeconds(processor));
     await this.sendRest(queue, envelope, items.slice(maxItems), counted, delivery);
-    const dropped = await processorQueues
-      .delete(queue, message.messageId, popReceipt)
-      .then(() => true)
-      .catch((err: unknown) => (err instanceof ReceiptLost ? false : Promise.reject(err)));
-    if (!dropped) {
+    const dropped = await unlessLost(processorQueues.delete(queue, message.messageId, popReceipt).then(() => true));
+    if (dropped === undefined) {
       // Lost even so (a second stall as long as a lease): its new holder has these items, so the
       // lane's copy goes and nothing is leased. A rest sent above travels twice; each item is still
       // recorded once.
@@ -198,5 +191,15 @@ export class LeaseGranter {
       received: { ...received, queue: lane, message: moved, delivery: 1, counted: 0 },
       held: { popReceipt: put.popReceipt, leasedAt, leased },
     };
+  }
+}
+
+/** What `work` gives, or undefined when the message is no longer held (ReceiptLost). */
+async function unlessLost<T>(work: Promise<T>): Promise<T | undefined> {
+  try {
+    return await work;
+  } catch (err) {
+    if (err instanceof ReceiptLost) return undefined;
+    throw err;
   }
 }
