@@ -154,7 +154,13 @@ describe('jobs checker', () => {
     slots: { count: 0, members: [] },
     maxWaiters: 8,
     probes: [{ instance: 0, sent: 11, heldTogether: 8, refused: 3, lost: false }],
-    change: { at: 30_000, cacheMs: 5000, staleLeases: [{ requestedAt: 33_000, instance: 1 }], firstNew: new Map([[0, 2000]]) },
+    change: {
+      at: 30_000,
+      cacheMs: 5000,
+      staleLeases: [{ requestedAt: 33_000, instance: 1 }],
+      firstNew: new Map([[0, 2000]]),
+      extensionsJudged: 4,
+    },
     cutLongPolls: 0,
   };
 

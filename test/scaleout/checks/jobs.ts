@@ -115,6 +115,8 @@ interface ProcessorChange {
    * before its request, so its time proves nothing old): when they were requested, by which instance.
    */
   readonly staleLeases: readonly { readonly requestedAt: number; readonly instance: number | undefined }[];
+  /** Extensions requested more than the cache time after the change: those the check judged. */
+  readonly extensionsJudged: number;
   /** Per instance, the first lease with the new declaration after the change (ms after it). */
   readonly firstNew: ReadonlyMap<number, number>;
 }
@@ -220,6 +222,7 @@ function changeInvariant(change: ProcessorChange | undefined): { violations: str
     ),
     figures: {
       instancesSeen: change.firstNew.size,
+      'extensions judged': change.extensionsJudged,
       'first new lease, slowest instance ms': firsts.length === 0 ? NaN : Math.max(...firsts),
       'last old answer requested ms after': Math.max(0, ...change.staleLeases.map((l) => l.requestedAt - change.at)),
     },

@@ -320,7 +320,13 @@ export function jobsWorkload(): Workload {
         change:
           st.changeAt === undefined
             ? undefined
-            : { at: st.changeAt, cacheMs, staleLeases: stale.map((e) => ({ requestedAt: e.sentAt, instance: e.instance })), firstNew },
+            : {
+                at: st.changeAt,
+                cacheMs,
+                staleLeases: stale.map((e) => ({ requestedAt: e.sentAt, instance: e.instance })),
+                extensionsJudged: st.extensions.filter((e) => e.sentAt > (st.changeAt ?? Infinity) + cacheMs).length,
+                firstNew,
+              },
         cutLongPolls: lost,
       });
     },
