@@ -16,6 +16,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { freePort } from '../azurite';
+import { type GroupWatch, watchGroup } from './groupWatch';
 import { type HostBuild, type RealHostKeys, webHostDll } from './hostBuild';
 
 export interface RealHostOptions {
@@ -113,6 +114,7 @@ function track(pid: number): void {
 
 class RealHostProcess implements RealHost {
   private child: ChildProcess | undefined;
+  private watch: GroupWatch | undefined;
   private log = '';
   baseUrl = '';
 
@@ -139,7 +141,10 @@ class RealHostProcess implements RealHost {
       detached: true,
     });
     this.child = child;
-    if (child.pid !== undefined) track(child.pid);
+    if (child.pid !== undefined) {
+      track(child.pid);
+      this.watch = watchGroup(child.pid);
+    }
     const onData = (chunk: Buffer): void => {
       const text = chunk.toString();
       this.log += text;
@@ -159,7 +164,10 @@ class RealHostProcess implements RealHost {
     const limitMs = this.options.startTimeoutMs ?? 60_000;
     const deadline = limitMs === 0 ? Number.POSITIVE_INFINITY : Date.now() + limitMs;
     for (;;) {
-      if (exited) throw new Error(`The Functions host exited during start-up${firstError(this.log)}:\n${this.log.slice(-6000)}`);
+      if (exited) {
+        await this.end('SIGKILL');
+        throw new Error(`The Functions host exited during start-up${firstError(this.log)}:\n${this.log.slice(-6000)}`);
+      }
       if (this.options.signal?.aborted === true) {
         await this.end('SIGKILL');
         throw new Error(`The Functions host's start was given up${firstError(this.log)}:\n${this.log.slice(-6000)}`);
@@ -202,8 +210,18 @@ class RealHostProcess implements RealHost {
    */
   private async end(signal: 'SIGTERM' | 'SIGKILL', graceMs = 20_000): Promise<void> {
     const child = this.child;
+    const watch = this.watch;
     this.child = undefined;
-    if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    this.watch = undefined;
+    if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) {
+      // Exited by itself (a crash, a failed start): what is left of its group goes, and so does the watch.
+      if (child?.pid !== undefined) {
+        killGroup(child.pid, 'SIGKILL');
+        liveGroups.delete(child.pid);
+      }
+      watch?.release();
+      return;
+    }
     const pid = child.pid;
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
     if (signal === 'SIGTERM') child.kill('SIGTERM');
@@ -214,6 +232,7 @@ class RealHostProcess implements RealHost {
     // The worker is in the same group; make sure nothing of it outlives the host.
     killGroup(pid, 'SIGKILL');
     liveGroups.delete(pid);
+    watch?.release();
   }
 
   stop(graceMs?: number): Promise<void> {
