@@ -9,7 +9,8 @@
  * - the Durable extension's worker-facing endpoint tries 127.0.0.1:17071 and, when that is taken,
  *   a random port in 30000–31000, so several hosts can run side by side.
  * The host and its Node worker run in a process group of their own, so a stop (or a kill, as a crash
- * would) ends both.
+ * would) ends both; the group dies with this process however it dies (an exit hook, and a watch
+ * process for a SIGKILL: ./groupWatch.ts).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
