@@ -169,15 +169,15 @@ export class LeaseHub {
           place?.release();
           f(v);
         };
-      const empty = settle(resolve);
+      const answer = settle(resolve);
       const waiter: Waiter = {
         deadline,
         visibilitySeconds,
         since: poller?.count ?? 0,
-        resolve: settle(resolve),
+        resolve: answer,
         end: (why) => {
           if (!settled) onEnd?.(why);
-          empty(undefined);
+          answer(undefined);
         },
         reject: settle(reject),
       };

@@ -77,10 +77,14 @@ describe('a lease request whose grant outlasts its receive, on Azurite', () => {
     await proxy.close();
   });
 
-  it('leases nothing once another request has received its message again: one holder at a time', async () => {
+  /**
+   * The slow instance takes the batch with its request held at `stallAt` (named by the queue and the
+   * lane); the other leases it meanwhile, and the slow one, let go while the other holds it, must
+   * lease nothing.
+   */
+  async function slowOneLeasesNothing(stallAt: (names: { queue: string; lane: string }) => (r: ProxiedRequest) => boolean): Promise<void> {
     const { slow, other, jobId, queue, lane } = await twoInstances(proxy);
-    // Its first step after the receive waits until the other instance holds the batch.
-    const stall = stallAfterReceive(proxy, queue, () => true);
+    const stall = stallAfterReceive(proxy, queue, stallAt({ queue, lane }));
     const slowTake = slow.jobs.leases.take('stall', { holder: 'a', waitSeconds: 0 });
     await stall.reached;
     const complete = await otherLeases(other);
@@ -89,19 +93,19 @@ describe('a lease request whose grant outlasts its receive, on Azurite', () => {
     await expect(slowTake).resolves.toBeUndefined();
     await complete();
     await expectEveryItemOnce(other, jobId, queue, lane);
+  }
+
+  it('leases nothing once another request has received its message again: one holder at a time', async () => {
+    // Its first step after the receive waits until the other instance holds the batch.
+    await slowOneLeasesNothing(() => () => true);
   });
 
   it('takes its lane copy back and leases nothing when the message is lost while the copy is put', async () => {
-    const { slow, other, jobId, queue, lane } = await twoInstances(proxy);
     // The put of the batch into the lane (after the message was found still held) waits until the other instance holds it.
-    const stall = stallAfterReceive(proxy, queue, (r) => r.method === 'POST' && r.path.includes(`/${lane}/messages`));
-    const slowTake = slow.jobs.leases.take('stall', { holder: 'a', waitSeconds: 0 });
-    await stall.reached;
-    const complete = await otherLeases(other);
-    // The slow one goes on while the other holds the batch: it must not lease it too.
-    stall.release();
-    await expect(slowTake).resolves.toBeUndefined();
-    await complete();
-    await expectEveryItemOnce(other, jobId, queue, lane);
+    await slowOneLeasesNothing(
+      ({ lane }) =>
+        (r) =>
+          r.method === 'POST' && r.path.includes(`/${lane}/messages`),
+    );
   });
 });

@@ -300,11 +300,11 @@ export function jobsWorkload(): Workload {
         ...st.leases.map((l) => ({ instance: l.instance, at: l.receivedAt, expiresAt: l.grantedExpiresAt })),
         ...st.extensions.map((e) => ({ instance: e.instance, at: e.answeredAt, expiresAt: e.expiresAt })),
       ].sort((a, b) => a.at - b.at);
+      const { changeAt } = st;
       const firstNew = new Map<number, number>();
-      if (st.changeAt !== undefined)
+      if (changeAt !== undefined)
         for (const a of answers)
-          if (a.instance !== undefined && a.expiresAt - a.at > mid && !firstNew.has(a.instance))
-            firstNew.set(a.instance, a.at - st.changeAt);
+          if (a.instance !== undefined && a.expiresAt - a.at > mid && !firstNew.has(a.instance)) firstNew.set(a.instance, a.at - changeAt);
       return checkJobs({
         accepted,
         results,
@@ -318,13 +318,13 @@ export function jobsWorkload(): Workload {
         maxWaiters,
         probes: st.probes,
         change:
-          st.changeAt === undefined
+          changeAt === undefined
             ? undefined
             : {
-                at: st.changeAt,
+                at: changeAt,
                 cacheMs,
                 staleLeases: stale.map((e) => ({ requestedAt: e.sentAt, instance: e.instance })),
-                extensionsJudged: st.extensions.filter((e) => e.sentAt > (st.changeAt ?? Infinity) + cacheMs).length,
+                extensionsJudged: st.extensions.filter((e) => e.sentAt > changeAt + cacheMs).length,
                 firstNew,
               },
         cutLongPolls: lost,
