@@ -14,6 +14,7 @@ import { copyApp } from './appCopy';
 import { buildExtensions } from './extensions';
 import { copyHostBuild, newHostKey } from './hostBuild';
 import { type RealHost, startRealHost } from './process';
+import { precompileHost } from './readyToRun';
 
 export interface ServeOptions {
   readonly appRoot: string;
@@ -42,7 +43,9 @@ export async function serveOnRealHost(options: ServeOptions): Promise<RealHost> 
     durableSystem: newHostKey(),
   };
   const build = copyHostBuild(options.hostBuild, { parent, keys });
-  const appDir = copyApp({ appRoot: options.appRoot, extensionsBin, parent });
+  options.say('Precompiling the host and the extensions (ReadyToRun; once per machine, then from the cache)…');
+  const precompiled = await precompileHost(build, extensionsBin, parent, options.say);
+  const appDir = copyApp({ appRoot: options.appRoot, extensionsBin: precompiled, parent });
   // The environment wins over local.settings.json, as with `func start`.
   const settings = Object.fromEntries(Object.entries(options.settings).filter(([name]) => process.env[name] === undefined));
   const host = await startRealHost({ build, appDir, settings, port: options.port, verbose: true, startTimeoutMs: 120_000 });

@@ -31,7 +31,7 @@ describeWithTool(chromiumTool, 'API reference page in Chromium', () => {
 
   afterAll(async () => {
     await browser?.close();
-    await host?.stop();
+    await host?.dispose();
   });
 
   test('serves the page with a strict CSP and hashed, long-cached assets', async () => {

@@ -60,7 +60,7 @@ describe(`authorization matrix (${hostLabel()}, keys on)`, () => {
     expect(gate.status).toBe(201);
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   async function call(route: RouteDefinition, caller: Caller): Promise<Answer> {

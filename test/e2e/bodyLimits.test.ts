@@ -23,7 +23,7 @@ describe(`request bodies over the host's limit (${hostLabel()})`, () => {
     host = await sharedE2eHost();
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   test('90 MiB with a Content-Length to a 1 KiB route: refused without being read (the host does not buffer it)', async () => {

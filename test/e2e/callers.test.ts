@@ -23,8 +23,8 @@ describeOwnHost(`named callers across two instances (${hostLabel()})`, () => {
   }, 180_000);
 
   afterAll(async () => {
-    await b?.stop();
-    await a?.stop();
+    await b?.dispose();
+    await a?.dispose();
   });
 
   const call = async (host: E2eHost, method: string, path: string, headers: Record<string, string>, body?: unknown) => {

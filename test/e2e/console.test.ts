@@ -109,7 +109,7 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
 
   afterAll(async () => {
     await browser?.close();
-    await host?.stop();
+    await host?.dispose();
   });
 
   afterEach(() => {
@@ -657,7 +657,7 @@ describeWithTool(chromiumTool, 'admin console without a key (App Service authent
   });
   afterAll(async () => {
     await browser?.close();
-    await host?.stop();
+    await host?.dispose();
   });
 
   devhostTest(

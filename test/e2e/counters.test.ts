@@ -25,7 +25,7 @@ describe('counters over HTTP', () => {
     host = await startE2eHost({ env: { TALLYHO_COUNTERS_ROLLUP_SCHEDULE: '*/1 * * * * *' } });
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   const configure = (name: string, settings: unknown) =>

@@ -168,7 +168,7 @@ describeWithTool(curlTool, 'documentation examples', () => {
       });
 
       afterAll(async () => {
-        await host?.stop();
+        await host?.dispose();
         await storage?.stop();
       });
 

@@ -47,8 +47,8 @@ describeWithTool(dotnetTool, 'the .NET client (clients/dotnet)', () => {
     });
   });
   afterAll(async () => {
-    await host?.stop();
-    await entraHost?.stop();
+    await host?.dispose();
+    await entraHost?.dispose();
     await tenant?.close();
   });
 

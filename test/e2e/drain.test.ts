@@ -33,7 +33,7 @@ describeOwnHost('a graceful stop', () => {
   let host: E2eHost | undefined;
 
   afterAll(async () => {
-    await host?.stop();
+    await host?.dispose();
   });
 
   it('refuses new connections at once and answers the lease long poll in flight (204), with no 503', async () => {

@@ -54,7 +54,7 @@ describe('operator figures', () => {
     if (!host.external) storage = storageFor(storageOf(host));
   });
   afterAll(async () => {
-    await host?.stop();
+    await host?.dispose();
   });
 
   const jobFigures = async (): Promise<JobFigures> => {

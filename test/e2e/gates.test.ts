@@ -70,7 +70,7 @@ describe('gates over HTTP', () => {
     });
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   const create = (name: string, body?: unknown) =>
@@ -453,7 +453,7 @@ describe('gates with keys enforced', () => {
     host = await startE2eHost({ env: { TALLYHO_GATES_MAX_WAITERS: '3', TALLYHO_CREDENTIALS_KEY: credentialsKey.toString('base64') } });
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   test('create, release and reset need the admin key; without it they are refused and change nothing', async () => {
@@ -546,7 +546,7 @@ describe('a gate release and a crash', () => {
     await actions.createIfNotExists();
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   /** The action messages of `gate` on the shared queue, by run; other gates' messages are left for their tests. */
@@ -635,7 +635,7 @@ describeDevhost('gates on the virtual clock', () => {
     host = await startE2eHost({ virtualClock: true, env: periodicTimersOff });
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   test('a scheduled releaseAt releases the gate when the clock reaches it; a reset cancels the schedule', async () => {

@@ -95,7 +95,7 @@ function matrixFor(mode: Mode): void {
     }, 120_000);
 
     afterAll(async () => {
-      await host?.stop();
+      await host?.dispose();
       await tenant?.close();
     });
 

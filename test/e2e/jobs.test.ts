@@ -65,7 +65,7 @@ describe('jobs over HTTP', () => {
     if (!host.external) storage = storageFor(storageOf(host));
   });
   afterAll(async () => {
-    await host?.stop();
+    await host?.dispose();
   });
 
   const submit = (h: E2eHost, body: unknown, headers?: Record<string, string>) =>

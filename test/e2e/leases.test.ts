@@ -29,7 +29,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await host?.stop();
+  await host?.dispose();
 });
 
 /** A lease request whose caller never reads the answer: its status, once it comes, and the connection closed. */

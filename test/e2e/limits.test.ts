@@ -18,7 +18,7 @@ describe('caps on what function-level callers create, over HTTP', () => {
     host = await startE2eHost({ env: { TALLYHO_STREAMS_MAX_TYPES: '2' } });
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   ownHostTest('a new stream type beyond TALLYHO_STREAMS_MAX_TYPES is refused and creates nothing', async () => {
@@ -60,7 +60,7 @@ describe("the billing ledger is the app's own stream", () => {
     });
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   ownHostTest('callers cannot append to it (403), and a full type cap does not stop billing delivery', async () => {

@@ -42,7 +42,7 @@ describe(`the catch-all 404 (${hostLabel()}, keys on)`, () => {
     host = await sharedE2eHost();
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   const readable = (res: JsonResponse): string => readableAnswer(res.headers, res.body);

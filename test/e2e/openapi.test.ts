@@ -55,7 +55,7 @@ describe('OpenAPI document over HTTP', () => {
     host = await sharedE2eHost();
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   test('is served without a key, as JSON, with an ETag that answers 304', async () => {

@@ -47,7 +47,7 @@ describeOwnHost(`ownership and worker roles (${hostLabel()}, keys on, credential
     await made('admin', 'PUT', `/api/processors/${processors.q}`, { type: 'external' });
   }, 120_000);
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   test("a stranger who knows a job's id cannot read it, its results, failures or files, nor cancel it: 404 as for no job", async () => {

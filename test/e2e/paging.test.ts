@@ -19,7 +19,7 @@ describe(`paging on the ${hostLabel()}`, () => {
     host = await sharedE2eHost();
   });
   afterAll(async () => {
-    await host?.stop();
+    await host?.dispose();
   });
 
   const admin = <T>(path: string) => requestJson<T>(host, 'GET', path, { key: 'admin' });

@@ -28,7 +28,7 @@ describe('the routes that broke on the real host', () => {
     });
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   test('?code= is accepted on every route (the host key is never an app query value)', async () => {

@@ -17,7 +17,7 @@ describe('schedules on any host (no time travel needed)', () => {
     s = api(host);
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   // These three read the host's storage (the target queue, the index table).

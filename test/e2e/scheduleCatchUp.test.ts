@@ -24,7 +24,7 @@ describeDevhost('catch-up after the host was down', () => {
     s = api(host);
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   test('restarted on its persisted state, each policy deals with the missed fires', async () => {

@@ -64,7 +64,7 @@ describe('overlap policies with a slow webhook (real clock)', () => {
     s = api(host);
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   });

@@ -23,7 +23,7 @@ describeDevhost('schedules on the virtual clock', () => {
     s = api(host);
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   test('a one-off fires once, at its time, and completes', async () => {

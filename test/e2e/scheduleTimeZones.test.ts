@@ -17,7 +17,7 @@ describeDevhost('schedules across a daylight-saving change', () => {
     s = api(host);
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   test('America/New_York in March: fires at the right local times, the gap time once at 03:00', async () => {

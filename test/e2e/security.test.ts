@@ -23,7 +23,7 @@ describe(`issue #17 regressions (${hostLabel()}, keys on)`, () => {
     host = await sharedE2eHost();
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   const createGate = async (name: string): Promise<void> => {

@@ -131,7 +131,7 @@ describe(`security probe of issue #24 (${hostLabel()}, keys on)`, () => {
     });
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   const admin = (method: string, path: string, body?: unknown) =>
@@ -419,7 +419,7 @@ describeOwnHost(`security probe of issue #24, with tight caps and a webhook (${h
     });
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   });

@@ -35,7 +35,7 @@ describe('sequences over HTTP', () => {
     host = await sharedE2eHost();
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   const create = (name: string, settings: unknown = {}) =>
@@ -166,7 +166,7 @@ describe('sequences with keys enforced', () => {
     host = await sharedE2eHost();
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   test('admin endpoints need the admin key, client endpoints a function key', async () => {
@@ -187,7 +187,7 @@ describe('sequences across a graceful restart', () => {
     host = await startE2eHost();
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   /** The high-water mark as stored (the sequence's row in the `sequences` table), not as the app reports it. */

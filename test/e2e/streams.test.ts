@@ -126,7 +126,7 @@ describe('streams over HTTP', () => {
     });
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
   });
 
   ownHostTest('16 concurrent producers to one type: every acknowledged event is in the blob once, in per-producer order', async () => {
@@ -313,7 +313,7 @@ describe('streams with storage misbehaving (fault proxy in front of Azurite)', (
     });
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
     await proxy.close();
   });
   afterEach(() => proxy.setRules());
@@ -393,7 +393,7 @@ describe('streams across a host restart', () => {
     });
   });
   afterAll(async () => {
-    await host?.stop();
+    await host?.dispose();
   });
 
   /**

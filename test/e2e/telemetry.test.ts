@@ -81,7 +81,7 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     });
   });
   afterAll(async () => {
-    await host.stop();
+    await host.dispose();
     await proxy.close();
     await receiver.close();
     endpoint.closeAllConnections();

@@ -70,7 +70,7 @@ describeOwnHost('telemetry-stopped: the app’s metrics arrive while a host runs
     });
   });
   afterAll(async () => {
-    await host?.stop();
+    await host?.dispose();
     await witness.shutdown();
     await receiver.close();
   });

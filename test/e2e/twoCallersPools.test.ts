@@ -85,7 +85,7 @@ describeOwnHost(`two callers in every pool (${hostLabel()}, keys on, credentials
   }, 120_000);
 
   afterAll(async () => {
-    await host?.stop();
+    await host?.dispose();
   });
 
   const send = (side: Side, method: string, path: string, body?: unknown): Promise<Answer> =>

@@ -71,7 +71,7 @@ describeOwnHost(`two callers interleaving at random (${hostLabel()}, keys on, cr
   }, 120_000);
 
   afterAll(async () => {
-    await host?.stop();
+    await host?.dispose();
   });
 
   const send = (side: Side, method: string, path: string, body?: unknown): Promise<Answer> =>

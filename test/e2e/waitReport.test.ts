@@ -20,7 +20,7 @@ describe('a wait given up', () => {
     host = await sharedE2eHost();
   });
   afterAll(async () => {
-    await host?.stop();
+    await host?.dispose();
   });
 
   test('names what it waited for and lists the running orchestrations with their history', async () => {

@@ -59,7 +59,7 @@ describeOwnHost('the work queues’ retry lanes, read by triggers of their own',
     storage = storageFor(storageOf(host));
   });
   afterAll(async () => {
-    await host?.stop();
+    await host?.dispose();
   });
 
   const submit = async (items: unknown[]): Promise<JobView> => {

@@ -268,7 +268,7 @@ describe('live parity: the same calls to the devhost and to the real host', () =
   });
 
   afterAll(async () => {
-    await Promise.all([devhost?.stop(), real?.stop()]);
+    await Promise.all([devhost?.dispose(), real?.dispose()]);
     await Promise.all(azurites.map((a) => a.stop()));
   });
 

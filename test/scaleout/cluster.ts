@@ -20,6 +20,7 @@ import { dirname, join, resolve } from 'node:path';
 import { copyApp } from '../../devhost/realHost/appCopy';
 import { buildExtensions } from '../../devhost/realHost/extensions';
 import { configuredHostBuild, copyHostBuild, type HostBuild, newHostKey } from '../../devhost/realHost/hostBuild';
+import { precompileHost } from '../../devhost/realHost/readyToRun';
 import { type RealHost, startRealHost } from '../../devhost/realHost/process';
 
 export type HostKind = 'devhost' | 'real';
@@ -226,10 +227,11 @@ export class Cluster {
       if (source === undefined) throw new Error('The real-host scale-out run needs FUNCTIONS_HOST_BUILD (a Functions host build)');
       scratch = mkdtempSync(join(tmpdir(), 'tallyho-scaleout-'));
       const build = copyHostBuild(source, { parent: scratch });
-      const extensionsBin = await buildExtensions({
+      const built = await buildExtensions({
         project: join(repoRoot, 'extensions.csproj'),
         cacheDir: join(repoRoot, 'node_modules', '.cache', 'functions-extensions'),
       });
+      const extensionsBin = await precompileHost(build, built, scratch);
       // One package for every instance, as Azure mounts the same one on each.
       const appDir = copyApp({ appRoot: repoRoot, extensionsBin, parent: scratch });
       const hub = { AzureFunctionsJobHost__extensions__durableTask__hubName: options.taskHub, TALLYHO_TASK_HUB: options.taskHub };

@@ -1,7 +1,7 @@
 /**
  * Global setup of the `e2e-real` jest project (jest runs it only when that project takes part): a
  * private copy of the host build with keys made up for this run, the app's extensions built from
- * extensions.csproj (cached across runs), an Azurite of its own and the real host the files share
+ * extensions.csproj (cached across runs), both precompiled (ReadyToRun, cached per machine), an Azurite of its own and the real host the files share
  * (test/e2e/support/sharedHost.ts, started in the background). Workers are forked afterwards and find
  * them through the environment (`realHostEnvironment`); a file that needs a host of its own starts it
  * from them.
@@ -17,6 +17,7 @@ import { join, resolve } from 'node:path';
 import { startAzurite } from '../../devhost/azurite';
 import { buildExtensions } from '../../devhost/realHost/extensions';
 import { copyHostBuild } from '../../devhost/realHost/hostBuild';
+import { precompileHost } from '../../devhost/realHost/readyToRun';
 import { optionalTool } from './optionalTool';
 import { launchSharedHost, stopSharedHosts } from '../e2e/support/sharedHost';
 import { claimHostStorage, runAccounts, startRunStorage, stopRunStorage } from './storageAccounts';
@@ -45,7 +46,10 @@ export default async function realHostSetup(): Promise<void> {
   const build = copyHostBuild(source, { parent: scratch });
   const cacheDir = join(repoRoot, 'node_modules', '.cache', 'functions-extensions');
   mkdirSync(cacheDir, { recursive: true });
-  const extensionsBin = await buildExtensions({ project: join(repoRoot, 'extensions.csproj'), cacheDir });
+  const built = await buildExtensions({ project: join(repoRoot, 'extensions.csproj'), cacheDir });
+  // Each of the run's ~60 real host starts then runs precompiled code instead of JIT-compiling the
+  // host at full optimisation (devhost/realHost/readyToRun.ts).
+  const extensionsBin = await precompileHost(build, built, scratch, (line) => process.stdout.write(`${line}\n`));
   const azurite = await startAzurite({ accounts: runAccounts });
   globalThis.__REAL_HOST_AZURITE_STOP__ = () => azurite.stop();
   const hostClaims = join(scratch, 'host-accounts');

@@ -87,7 +87,7 @@ export function ownHost(account: 'clientnpm' | 'clientnuget'): { host: () => E2e
     });
   });
   afterAll(async () => {
-    await host?.stop();
+    await host?.dispose();
     await storage?.stop();
   });
   const started = (): E2eHost => {

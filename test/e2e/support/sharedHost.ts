@@ -68,12 +68,12 @@ export function launchSharedHost(kind: Kind, dirFor: () => string, options: E2eH
   hosts.set(kind, started);
 }
 
-/** Global teardown: stops the shared hosts this process started (their output goes to E2E_HOST_LOG_DIR). */
+/** Global teardown: ends the shared hosts this process started (their output goes to E2E_HOST_LOG_DIR). */
 export async function stopSharedHosts(): Promise<void> {
   const hosts = globalThis.__SHARED_HOSTS__;
   if (hosts === undefined) return;
   globalThis.__SHARED_HOSTS__ = undefined;
-  await Promise.all([...hosts.values()].map(async (started) => (await started)?.stop()));
+  await Promise.all([...hosts.values()].map(async (started) => (await started)?.dispose()));
 }
 
 /** A shared host as a test file sees it: no restart, no settings of its own, nothing to stop. */
@@ -110,6 +110,10 @@ class SharedE2eHost implements E2eHost {
   }
 
   stop(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  dispose(): Promise<void> {
     return Promise.resolve();
   }
 

@@ -14,7 +14,7 @@ describe(`named callers with @tallyho/client against the ${hostLabel()}`, () => 
     host = await startE2eHost({ env: { TALLYHO_CREDENTIALS_KEY: Buffer.alloc(32, 7).toString('base64') } });
   });
   afterAll(async () => {
-    await host?.stop();
+    await host?.dispose();
   });
 
   test('issue, me, list and revoke', async () => {

@@ -42,7 +42,7 @@ describe(`@tallyho/client against the ${hostLabel()}`, () => {
   });
   afterAll(async () => {
     await proxy?.close();
-    await host?.stop();
+    await host?.dispose();
   });
 
   test('16 concurrent next() callers × 2 client instances × 5,000 numbers: no duplicates, few requests', async () => {

@@ -61,7 +61,7 @@ describe(`@tallyho/client with a token credential, against the ${hostLabel()} in
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
     }
-    await host?.stop();
+    await host?.dispose();
     await tenant?.close();
   });
 

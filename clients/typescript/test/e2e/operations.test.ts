@@ -25,7 +25,7 @@ describe(`long-running operations with @tallyho/client against the ${hostLabel()
     });
   });
   afterAll(async () => {
-    await host?.stop();
+    await host?.dispose();
   });
 
   test('beginSubmit waits for the settled job at the Retry-After interval; a resumed poller follows the same job', async () => {

@@ -85,7 +85,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(workers.map((w) => w.stop()));
   for (const child of children) child.kill('SIGKILL');
-  await host?.stop();
+  await host?.dispose();
   server?.closeAllConnections();
   await new Promise((resolve) => server?.close(resolve));
 });
