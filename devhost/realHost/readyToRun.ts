@@ -215,13 +215,15 @@ export async function precompileFolder(dir: string, options: ReadyToRunOptions =
   // host loads its own, and compiling against the other copy made crossgen2 fail on several extensions.
   const referenceDirs = [...runtime.dirs, ...(options.references ?? []), dir];
   const references = referenceDirs.map((d) => `${d}/*.dll`);
-  // What is compiled depends on what it was compiled against: the references' names and sizes are in every key.
+  // What is compiled depends on what it was compiled against, so the references' names and sizes are
+  // in every key (each folder by its position, not its path: the host build is a fresh copy each run).
   const against = createHash('sha256');
-  for (const d of referenceDirs)
+  referenceDirs.forEach((d, i) => {
     for (const name of readdirSync(d)
       .filter((n) => n.endsWith('.dll'))
       .sort())
-      against.update(`${d === dir ? '.' : d}/${name}:${statSync(join(d, name)).size}\n`);
+      against.update(`${i}/${name}:${statSync(join(d, name)).size}\n`);
+  });
   const referencesKey = against.digest('hex');
   const assemblies = readdirSync(dir).filter((name) => name.endsWith('.dll'));
   let precompiled = 0;
