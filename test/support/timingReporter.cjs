@@ -40,11 +40,25 @@ function hostStarts(file) {
   return { total, byFile };
 }
 
+/** The machine's CPU time so far, busy and all (Linux: /proc/stat's first line, in clock ticks), or undefined elsewhere. */
+function cpuTimes() {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const all = fields.reduce((a, b) => a + b, 0);
+    // idle and iowait are the 4th and 5th fields.
+    return { all, busy: all - (fields[3] ?? 0) - (fields[4] ?? 0) };
+  } catch {
+    return undefined;
+  }
+}
+
 class TimingReporter {
   constructor(globalConfig, options = {}) {
     this.shown = options.slowest ?? 10;
     this.perFile = new Set(options.perFile ?? []);
     this.startsDir = process.env.TEST_HOST_STARTS_DIR;
+    // Whether the run was bound by the CPU (more workers would not help) or by waiting (they might).
+    this.cpuAtStart = cpuTimes();
   }
 
   onRunComplete(_contexts, results) {
@@ -88,9 +102,15 @@ class TimingReporter {
       })
       .sort();
     if (counted.length > 0) process.stderr.write(`\nTests per file (${[...this.perFile].join(', ')}):\n${counted.join('\n')}\n`);
+    const cpuNow = cpuTimes();
+    const busy =
+      this.cpuAtStart === undefined || cpuNow === undefined || cpuNow.all === this.cpuAtStart.all
+        ? ''
+        : `The machine's CPU was busy ${Math.round((100 * (cpuNow.busy - this.cpuAtStart.busy)) / (cpuNow.all - this.cpuAtStart.all))}% of the run (every process on it, not only the tests)\n`;
     process.stderr.write(
       `\nSlowest ${lines.length} test files:\n${lines.join('\n')}\nTime per project (sum of file times): ${perProject}\n` +
-        (starts.total === undefined ? '' : `Host starts: ${starts.total}\n`),
+        (starts.total === undefined ? '' : `Host starts: ${starts.total}\n`) +
+        busy,
     );
   }
 }
