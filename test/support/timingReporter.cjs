@@ -68,6 +68,8 @@ class TimingReporter {
       .filter((r) => r.perfStats && r.perfStats.end > 0)
       .map((r) => ({
         seconds: (r.perfStats.end - r.perfStats.start) / 1000,
+        // When the file ran, in seconds from the run's start: which files made the run's tail.
+        startedAt: (r.perfStats.start - results.startTime) / 1000,
         project: r.displayName?.name ?? '',
         path: r.testFilePath.replace(`${process.cwd()}/`, ''),
         // Each test's own time: how far below jest's timeout (the safety net) the slowest ones stay.
