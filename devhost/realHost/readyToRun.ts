@@ -18,18 +18,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  copyFileSync,
-  cpSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -180,6 +169,11 @@ async function crossgen2(cacheDir: string, rid: string, version: string, env: No
   return tool;
 }
 
+const assembliesIn = (dir: string): string[] =>
+  readdirSync(dir)
+    .filter((name) => name.endsWith('.dll'))
+    .sort();
+
 /** Runs `work` over `items`, `width` at a time. */
 async function eachAtMost<T>(items: readonly T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
@@ -215,17 +209,14 @@ export async function precompileFolder(dir: string, options: ReadyToRunOptions =
   // host loads its own, and compiling against the other copy made crossgen2 fail on several extensions.
   const referenceDirs = [...runtime.dirs, ...(options.references ?? []), dir];
   const references = referenceDirs.map((d) => `${d}/*.dll`);
-  // What is compiled depends on what it was compiled against, so the references' names and sizes are
-  // in every key (each folder by its position, not its path: the host build is a fresh copy each run).
+  // Which references there were is in every key, by name (each folder by its position, not its path:
+  // the host build is a fresh copy each run). Not by content: precompiled code stays correct when a
+  // reference changes, as the runtime checks the layouts it relied on and JIT-compiles a method whose
+  // checks fail; and the app's own extensions.dll differs with every build (its PDB path).
   const against = createHash('sha256');
-  referenceDirs.forEach((d, i) => {
-    for (const name of readdirSync(d)
-      .filter((n) => n.endsWith('.dll'))
-      .sort())
-      against.update(`${i}/${name}:${statSync(join(d, name)).size}\n`);
-  });
+  referenceDirs.forEach((d, i) => against.update(`${i}:${assembliesIn(d).join(',')}\n`));
   const referencesKey = against.digest('hex');
-  const assemblies = readdirSync(dir).filter((name) => name.endsWith('.dll'));
+  const assemblies = assembliesIn(dir);
   let precompiled = 0;
   let compiledNow = 0;
   let leftAsIs = 0;
