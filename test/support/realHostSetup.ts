@@ -1,8 +1,9 @@
 /**
  * Global setup of the `e2e-real` jest project (jest runs it only when that project takes part): a
  * private copy of the host build with keys made up for this run, the app's extensions built from
- * extensions.csproj (cached across runs), both precompiled (ReadyToRun, cached per machine), an Azurite of its own and the real host the files share
- * (test/e2e/support/sharedHost.ts, started in the background). Workers are forked afterwards and find
+ * extensions.csproj (cached across runs), both precompiled (ReadyToRun, cached per machine), an
+ * Azurite of its own and the real host the files share (test/e2e/support/sharedHost.ts, started in
+ * the background). Workers are forked afterwards and find
  * them through the environment (`realHostEnvironment`); a file that needs a host of its own starts it
  * from them.
  *
