@@ -3,9 +3,8 @@
  * private copy of the host build with keys made up for this run, the app's extensions built from
  * extensions.csproj (cached across runs), both precompiled (ReadyToRun, cached per machine), an
  * Azurite of its own and the real host the files share (test/e2e/support/sharedHost.ts, started in
- * the background). Workers are forked afterwards and find
- * them through the environment (`realHostEnvironment`); a file that needs a host of its own starts it
- * from them.
+ * the background). Workers are forked afterwards and find them through the environment
+ * (`realHostEnvironment`); a file that needs a host of its own starts it from them.
  *
  * Why a second Azurite: Azurite answers on one event loop, and the two hosts' suites run side by side
  * (two workers). A real-host file registering a thousand gate runs kept the run's one Azurite busy
