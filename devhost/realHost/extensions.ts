@@ -5,11 +5,12 @@
  * and `extensions.json`. The build is cached by the project's content and the SDK's version, and a
  * lock makes concurrent callers (test workers) build it once between them.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { runCommand } from './command';
 import { onceAcrossProcesses } from './once';
 
 export interface ExtensionsBuildOptions {
@@ -27,18 +28,9 @@ function dotnetVersion(env: NodeJS.ProcessEnv): string {
   return probe.stdout.trim();
 }
 
-function run(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('dotnet', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    child.once('error', reject);
-    // 'close', not 'exit': the output pipes may still hold the end of what it printed.
-    child.once('close', (code) =>
-      code === 0 ? resolve() : reject(new Error(`dotnet ${args.join(' ')} exited with ${code}:\n${output.slice(-4000)}`)),
-    );
-  });
+async function run(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const { code, output } = await runCommand('dotnet', args, { cwd, env });
+  if (code !== 0) throw new Error(`dotnet ${args.join(' ')} exited with ${code}:\n${output.slice(-4000)}`);
 }
 
 /** The folder holding the built extensions (`extensions.json` and the assemblies): a host's `bin/`. */

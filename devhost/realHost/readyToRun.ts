@@ -16,12 +16,13 @@
  * platform or runtime, not a managed assembly, already precompiled) stays as it was: a slower start,
  * never a different one.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
+import { runCommand } from './command';
 import type { HostBuild } from './hostBuild';
 import { onceAcrossProcesses } from './once';
 
@@ -81,7 +82,7 @@ export function hostRuntime(listRuntimes: string): Runtime | undefined {
     dir: join(m[6] ?? '', m[2] ?? ''),
   }));
   const core = found.filter((r) => r.name === 'Microsoft.NETCore.App' && r.version[0] >= 8);
-  const [lowest] = [...core].sort((a, b) => a.version[0] - b.version[0] || a.version[1] - b.version[1]);
+  const [lowest] = core.sort((a, b) => a.version[0] - b.version[0] || a.version[1] - b.version[1]);
   if (lowest === undefined) return undefined;
   const band = (r: (typeof found)[number]): boolean => r.version[0] === lowest.version[0] && r.version[1] === lowest.version[1];
   const newest = (name: string) => found.filter((r) => r.name === name && band(r)).sort((a, b) => b.version[2] - a.version[2])[0];
@@ -89,58 +90,6 @@ export function hostRuntime(listRuntimes: string): Runtime | undefined {
   const aspnet = newest('Microsoft.AspNetCore.App');
   if (netcore === undefined) return undefined;
   return { version: netcore.text, dirs: [netcore.dir, ...(aspnet === undefined ? [] : [aspnet.dir])] };
-}
-
-/** The CPU time a process has used, in clock ticks (Linux), or undefined where /proc cannot tell. */
-function cpuTicks(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Runs a command to its end. With `stallMs`, a process that has used no CPU at all for that long is
- * taken as hung and killed (its result then says so): once, beside a soak run, a crossgen2 sat in a
- * futex wait for 14 minutes at 0 s of CPU, and the same compile then took 3 s. A busy machine only
- * slows a compile; it never stops its CPU clock for a minute.
- */
-function run(
-  command: string,
-  args: readonly string[],
-  env: NodeJS.ProcessEnv,
-  options: { cwd?: string; stallMs?: number } = {},
-): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    let last = { ticks: -1, at: Date.now() };
-    const watch =
-      options.stallMs === undefined
-        ? undefined
-        : setInterval(() => {
-            const ticks = child.pid === undefined ? undefined : cpuTicks(child.pid);
-            if (ticks === undefined) return;
-            if (ticks !== last.ticks) last = { ticks, at: Date.now() };
-            else if (Date.now() - last.at >= (options.stallMs ?? 0)) {
-              output += `\n(no CPU used for ${options.stallMs} ms: taken as hung and killed)`;
-              child.kill('SIGKILL');
-            }
-          }, 1000);
-    child.once('error', (err) => {
-      clearInterval(watch);
-      reject(err);
-    });
-    child.once('close', (code) => {
-      clearInterval(watch);
-      resolve({ code, output });
-    });
-  });
 }
 
 /** crossgen2 of `version` for `rid`, restored once from NuGet into the cache. */
@@ -162,7 +111,10 @@ async function crossgen2(cacheDir: string, rid: string, version: string, env: No
         '',
       ].join('\n');
       writeFileSync(join(home, 'crossgen2.csproj'), project);
-      const restored = await run('dotnet', ['restore', 'crossgen2.csproj', '--packages', join(home, 'packages')], env, { cwd: home });
+      const restored = await runCommand('dotnet', ['restore', 'crossgen2.csproj', '--packages', join(home, 'packages')], {
+        env,
+        cwd: home,
+      });
       if (restored.code !== 0) throw new Error(`restoring ${id} ${version} failed:\n${restored.output.slice(-2000)}`);
     },
   );
@@ -174,40 +126,48 @@ const assembliesIn = (dir: string): string[] =>
     .filter((name) => name.endsWith('.dll'))
     .sort();
 
-/** Runs `work` over `items`, `width` at a time. */
-async function eachAtMost<T>(items: readonly T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, items.length) }, async () => {
-      while (next < items.length) await work(items[next++] as T);
-    }),
-  );
-}
-
 /**
  * Replaces every managed assembly directly in `dir` (a private copy: it is changed in place) with its
  * ReadyToRun form, compiling those the cache does not hold yet.
  */
 export async function precompileFolder(dir: string, options: ReadyToRunOptions = {}): Promise<ReadyToRunResult> {
+  const tools = await readyToRunTools(options);
+  return 'skipped' in tools ? none(tools.skipped) : compileFolder(tools, dir, options.references ?? []);
+}
+
+interface Tools {
+  readonly env: NodeJS.ProcessEnv;
+  readonly target: Target;
+  readonly runtime: Runtime;
+  readonly tool: string;
+  readonly cacheDir: string;
+}
+
+const none = (skipped: string): ReadyToRunResult => ({ precompiled: 0, compiledNow: 0, leftAsIs: 0, skipped });
+
+/** crossgen2 and the runtime to compile against, or why there are none here. */
+async function readyToRunTools(options: Pick<ReadyToRunOptions, 'cacheDir' | 'env'>): Promise<Tools | { skipped: string }> {
   const env = { DOTNET_NOLOGO: '1', DOTNET_CLI_TELEMETRY_OPTOUT: '1', ...(options.env ?? process.env) };
-  const none = (skipped: string): ReadyToRunResult => ({ precompiled: 0, compiledNow: 0, leftAsIs: 0, skipped });
   const target = thisMachine();
-  if (target === undefined) return none(`no crossgen2 is published for ${process.platform}-${process.arch}`);
+  if (target === undefined) return { skipped: `no crossgen2 is published for ${process.platform}-${process.arch}` };
   const list = spawnSync('dotnet', ['--list-runtimes'], { encoding: 'utf8', env });
   const runtime = list.status === 0 ? hostRuntime(list.stdout) : undefined;
-  if (runtime === undefined) return none('no .NET runtime from 8.0 on was found (dotnet --list-runtimes)');
+  if (runtime === undefined) return { skipped: 'no .NET runtime from 8.0 on was found (dotnet --list-runtimes)' };
   const cacheDir = options.cacheDir ?? defaultReadyToRunCache(env);
-  let tool: string;
   try {
-    tool = await crossgen2(cacheDir, target.rid, runtime.version, env);
+    return { env, target, runtime, cacheDir, tool: await crossgen2(cacheDir, target.rid, runtime.version, env) };
   } catch (err) {
-    return none(err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err));
+    return { skipped: err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err) };
   }
+}
+
+async function compileFolder(tools: Tools, dir: string, extraReferences: readonly string[]): Promise<ReadyToRunResult> {
+  const { env, target, runtime, tool, cacheDir } = tools;
   const compiled = join(cacheDir, `assemblies-${target.rid}-${runtime.version}`);
   mkdirSync(compiled, { recursive: true });
   // The host's assemblies before the folder's own: where both hold one (Azure.Core, WebJobs.Host), the
   // host loads its own, and compiling against the other copy made crossgen2 fail on several extensions.
-  const referenceDirs = [...runtime.dirs, ...(options.references ?? []), dir];
+  const referenceDirs = [...runtime.dirs, ...extraReferences, dir];
   const references = referenceDirs.map((d) => `${d}/*.dll`);
   // Which references there were is in every key, by name (each folder by its position, not its path:
   // the host build is a fresh copy each run). Not by content: precompiled code stays correct when a
@@ -221,7 +181,7 @@ export async function precompileFolder(dir: string, options: ReadyToRunOptions =
   let compiledNow = 0;
   let leftAsIs = 0;
   // One at a time: crossgen2 compiles on two threads of its own.
-  await eachAtMost(assemblies, 1, async (name) => {
+  for (const name of assemblies) {
     const path = join(dir, name);
     const key = createHash('sha256').update(referencesKey).update(readFileSync(path)).digest('hex').slice(0, 32);
     const done = join(compiled, `${key}.dll`);
@@ -229,7 +189,7 @@ export async function precompileFolder(dir: string, options: ReadyToRunOptions =
     if (!existsSync(done) && !existsSync(refused)) {
       const scratch = join(compiled, `${key}.${process.pid}.tmp`);
       const args = [path, '-o', scratch, '-O', '--targetos', target.os, '--targetarch', target.arch];
-      const result = await run(tool, [...args, ...references.flatMap((r) => ['-r', r])], env, { stallMs: 60_000 });
+      const result = await runCommand(tool, [...args, ...references.flatMap((r) => ['-r', r])], { env, stallMs: 60_000 });
       // Not a managed assembly, or one already precompiled: crossgen2 says so and exits non-zero. A
       // hung one is tried again next time; a refusal is kept.
       if (result.code === 0) {
@@ -244,7 +204,7 @@ export async function precompileFolder(dir: string, options: ReadyToRunOptions =
       copyFileSync(done, path);
       precompiled++;
     } else leftAsIs++;
-  });
+  }
   return { precompiled, compiledNow, leftAsIs };
 }
 
@@ -258,10 +218,13 @@ export async function precompileHost(
   parent: string,
   say: (line: string) => void = () => undefined,
 ): Promise<string> {
-  const host = await precompileFolder(build.dir);
   const extensions = join(parent, `extensions-${process.pid}`);
   cpSync(extensionsBin, extensions, { recursive: true });
-  const ext = await precompileFolder(extensions, { references: [build.dir] });
+  const tools = await readyToRunTools({});
+  const [host, ext] =
+    'skipped' in tools
+      ? [none(tools.skipped), none(tools.skipped)]
+      : [await compileFolder(tools, build.dir, []), await compileFolder(tools, extensions, [build.dir])];
   const told = (r: ReadyToRunResult): string =>
     r.skipped ?? `${r.precompiled} assemblies (${r.compiledNow} compiled now, the rest from the cache), ${r.leftAsIs} left as they were`;
   say(`The real host's assemblies precompiled (ReadyToRun): the host ${told(host)}; the extensions ${told(ext)}.`);

@@ -358,16 +358,18 @@ class ChildDevhost implements E2eHost {
     this.port = Number(new URL(this.baseUrl).port);
   }
 
-  async stop(): Promise<void> {
-    running.delete(this);
+  stop(): Promise<void> {
     // A host that does not stop within a minute of SIGTERM is killed.
-    await counted('devhost', 'stop', () => this.end('SIGTERM', 60_000));
-    keepOutput(this);
+    return this.finish(() => this.end('SIGTERM', 60_000));
   }
 
-  async dispose(): Promise<void> {
+  dispose(): Promise<void> {
+    return this.finish(() => this.end('SIGKILL'));
+  }
+
+  private async finish(ending: () => Promise<void>): Promise<void> {
     running.delete(this);
-    await counted('devhost', 'stop', () => this.end('SIGKILL'));
+    await counted('devhost', 'stop', ending);
     keepOutput(this);
   }
 
@@ -483,17 +485,18 @@ class RealE2eHost implements E2eHost {
     );
   }
 
-  async stop(): Promise<void> {
-    running.delete(this);
+  stop(): Promise<void> {
     // A host still up a minute after SIGTERM is killed.
-    await counted('real', 'stop', () => this.host.stop(60_000));
-    keepOutput(this);
-    rmSync(this.appDir, { recursive: true, force: true });
+    return this.finish(() => this.host.stop(60_000));
   }
 
-  async dispose(): Promise<void> {
+  dispose(): Promise<void> {
+    return this.finish(() => this.host.kill());
+  }
+
+  private async finish(ending: () => Promise<void>): Promise<void> {
     running.delete(this);
-    await counted('real', 'stop', () => this.host.kill());
+    await counted('real', 'stop', ending);
     keepOutput(this);
     rmSync(this.appDir, { recursive: true, force: true });
   }
