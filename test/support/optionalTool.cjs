@@ -11,6 +11,11 @@ const { delimiter, join } = require('node:path');
 
 const announced = new Set();
 
+// The tools announced by this process or the one that started it: jest's workers inherit the main
+// process's environment, so a tool the run's config announced is not announced again by a test file.
+const announcedVariable = 'TALLYHO_SKIPS_ANNOUNCED';
+const announcedBefore = (env, name) => (env[announcedVariable] ?? '').split('\n').includes(name);
+
 const inCi = (env = process.env) => env.CI === 'true';
 
 /** The executable `command` on PATH, if any. */
@@ -36,8 +41,9 @@ function optionalTool(tool, env = process.env) {
   if (found !== undefined) return found;
   if (inCi(env)) throw new Error(`${tool.name} is required when CI=true (for ${tool.neededBy}): ${tool.enable}`);
   // One plain line, not console.warn: jest decorates that with a stack trace the reader must wade through.
-  if (announced.has(tool.name)) return undefined;
+  if (announced.has(tool.name) || announcedBefore(env, tool.name)) return undefined;
   announced.add(tool.name);
+  env[announcedVariable] = [env[announcedVariable], tool.name].filter((n) => n !== undefined && n !== '').join('\n');
   process.stderr.write(`\nSKIPPED ${tool.neededBy}: ${tool.name} was not found. To run them: ${tool.enable}.\n`);
   return undefined;
 }

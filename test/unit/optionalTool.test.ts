@@ -1,9 +1,10 @@
+import type * as OptionalToolModule from '../support/optionalTool';
 import { optionalTool } from '../support/optionalTool';
 
-const tool = (path: string | undefined) => ({
-  name: 'frobber',
-  neededBy: 'the frob tests',
-  enable: 'apt-get install frobber',
+const tool = (path: string | undefined, name = 'frobber') => ({
+  name,
+  neededBy: `the ${name === 'frobber' ? 'frob' : name} tests`,
+  enable: `apt-get install ${name}`,
   locate: () => path,
 });
 
@@ -25,6 +26,27 @@ describe('optionalTool', () => {
       expect(optionalTool(tool(undefined), {})).toBeUndefined();
       expect(optionalTool(tool(undefined), {})).toBeUndefined();
       expect(write.mock.calls).toEqual([['\nSKIPPED the frob tests: frobber was not found. To run them: apt-get install frobber.\n']]);
+    } finally {
+      write.mockRestore();
+    }
+  });
+
+  it("is not announced again by a process that inherits the announcer's environment (jest's workers)", () => {
+    const write = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const announcer: NodeJS.ProcessEnv = {};
+      expect(optionalTool(tool(undefined, 'gizmo'), announcer)).toBeUndefined();
+      expect(write).toHaveBeenCalledTimes(1);
+      // A worker: another process (its own announced set), the same environment.
+      jest.isolateModules(() => {
+        const fresh = jest.requireActual<typeof OptionalToolModule>('../support/optionalTool');
+        expect(fresh.optionalTool(tool(undefined, 'gizmo'), { ...announcer })).toBeUndefined();
+        expect(fresh.optionalTool(tool(undefined, 'doohickey'), { ...announcer })).toBeUndefined();
+      });
+      expect(write.mock.calls.map(([text]) => String(text).trim().split(':')[0])).toEqual([
+        'SKIPPED the gizmo tests',
+        'SKIPPED the doohickey tests',
+      ]);
     } finally {
       write.mockRestore();
     }
