@@ -58,6 +58,9 @@ export interface Lease {
   /** When its request was sent, and the `expiresAt` it was granted with (for the report of a violation). */
   readonly requestedAt?: number;
   readonly grantedExpiresAt?: number;
+  /** Which delivery of which message the lease holds (read from the lease id), and an extension's answer: for the report. */
+  readonly message?: string;
+  readonly extended?: number | 'no answer';
 }
 
 export interface Completion {
@@ -80,7 +83,8 @@ function holdEnd(lease: Lease): number {
 /** A lease's times relative to `origin` (ms): asked, granted until (server), arrived, held until. */
 function timesNote(lease: Lease, origin: number): string {
   const at = (t: number | undefined) => (t === undefined ? '?' : `${t - origin >= 0 ? '+' : ''}${t - origin}`);
-  return `asked ${at(lease.requestedAt)}, granted until ${at(lease.grantedExpiresAt)}, arrived ${at(lease.receivedAt)}, expires ${at(lease.expiresAt)}`;
+  const extended = lease.extended === undefined ? '' : `, extension answered ${lease.extended}`;
+  return `asked ${at(lease.requestedAt)}, granted until ${at(lease.grantedExpiresAt)}, arrived ${at(lease.receivedAt)}, expires ${at(lease.expiresAt)}${extended}, message ${lease.message ?? '?'}`;
 }
 
 function completionNote(lease: Lease): string {

@@ -70,6 +70,21 @@ async function submitter(ctx: RunContext, st: State, loop: number): Promise<void
   }
 }
 
+/**
+ * Which delivery of which message a lease holds: a lease id's body is readable (it is signed, not
+ * sealed: shared/jobs/delivery/leaseId.ts), so a report of two holders can say whether they held one
+ * message (and which receive) or two copies of a batch.
+ */
+function messageOf(leaseId: string): string | undefined {
+  try {
+    const wire = JSON.parse(Buffer.from(leaseId.slice(0, leaseId.lastIndexOf('.')), 'base64url').toString('utf8')) as unknown[];
+    const [, , queue, messageId, popReceipt, , , , , , , delivery] = wire;
+    return `${String(queue)}/${String(messageId)} delivery ${String(delivery)} receipt …${String(popReceipt).slice(-6)}`;
+  } catch {
+    return undefined;
+  }
+}
+
 async function work(
   ctx: RunContext,
   st: State,
@@ -91,6 +106,8 @@ async function work(
     completion: undefined as Completion | undefined,
     grantedExpiresAt: Date.parse(answer.expiresAt),
     requestedAt,
+    message: messageOf(answer.leaseId),
+    extended: undefined as number | 'no answer' | undefined,
   };
   st.leases.push(lease);
   // Abandoned: the worker "dies" holding it; its items come back once the lease runs out.
@@ -104,6 +121,7 @@ async function work(
       'POST',
       `/api/leases/${leaseId}/extend`,
     );
+    lease.extended = reply?.status ?? 'no answer';
     if (reply?.status !== 200 || reply.body.leaseId === undefined || reply.body.expiresAt === undefined) return;
     leaseId = reply.body.leaseId;
     lease.expiresAt = Date.parse(reply.body.expiresAt);
