@@ -42,7 +42,10 @@ export interface HttpAddress {
 export class HttpProvider implements HostProvider {
   readonly name = 'http';
   readonly bindingTypes = ['httpTrigger'];
-  private readonly server = createServer({ keepAliveTimeout: 5000 });
+  // A kept-alive connection stays open as long as on the real host, whose Kestrel closes one after 130 s
+  // idle (KestrelServerLimits.KeepAliveTimeout's default; test/parity/hosts.test.ts pins it). Node's own
+  // 5 s closed sockets a busy client had already written its next request to (ECONNRESET on a POST).
+  private readonly server = createServer({ keepAliveTimeout: 130_000 });
   // Requests that come before the host is ready are held, not left without a listener (they hung).
   private readonly gate = new StartupGate();
   private frontDoor: HttpFrontDoor | undefined;
