@@ -243,9 +243,19 @@ function storageFor(options: E2eHostOptions): string {
 }
 
 /** The app's settings for one host: the samples, its storage, the task hub, then the test's own. */
+/**
+ * Storage attempts of the harness's hosts get two minutes, not the app's 10 s: one Azurite serves every
+ * host of the run, and on a busy machine an attempt can take longer than 10 s (beside a soak, three
+ * aborted attempts in a row answered 503 and failed tests that assert a 201). A test that is about
+ * slow or failing storage says so with settings of its own (test/fault, test/integration/health.test.ts)
+ * or a fault proxy; every other test is about what the app answers, however long storage takes.
+ */
+const patientStorage = { TALLYHO_STORAGE_TRY_TIMEOUT_MS: '120000' } as const;
+
 function appSettings(appRoot: string, storage: string, taskHub: string, overrides: E2eHostOptions['env']): Record<string, string> {
   const settings: Record<string, string> = {
     ...sampleSettings(appRoot),
+    ...patientStorage,
     AzureWebJobsStorage: storage,
     AzureFunctionsJobHost__extensions__durableTask__hubName: taskHub,
     TALLYHO_TASK_HUB: taskHub,
