@@ -551,11 +551,16 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
       headers: { traceparent },
     });
     expect(released.status).toBe(200);
+    // A parent span ends, and is exported, after its children: the batches' spans can reach the
+    // collector in a later export than the runs' actions within them, so the wait is for the actions
+    // and the spans they name as parents.
     const spans = await until(
       'the release’s spans at the collector',
       () => {
         const found = spansOf(traceId);
-        return Promise.resolve(found.filter((s) => s.name === 'tallyho.gate.run.action').length === 2 ? found : undefined);
+        const actions = found.filter((s) => s.name === 'tallyho.gate.run.action');
+        const parentsIn = actions.every((a) => found.some((s) => s.spanId === a.parentSpanId));
+        return Promise.resolve(actions.length === 2 && parentsIn ? found : undefined);
       },
       60_000,
     );
