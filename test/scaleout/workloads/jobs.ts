@@ -7,6 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 
+import { readLease } from '../../../shared/jobs/delivery/leaseId';
+
 import { type AcceptedJob, checkJobs, type Completion, type Lease, type StoredResults, type WaiterProbe } from '../checks/jobs';
 import { sleep, untilAnswered } from '../history';
 import { int, tableRows } from '../storage';
@@ -70,16 +72,13 @@ async function submitter(ctx: RunContext, st: State, loop: number): Promise<void
   }
 }
 
-/**
- * Which delivery of which message a lease holds: a lease id's body is readable (it is signed, not
- * sealed: shared/jobs/delivery/leaseId.ts), so a report of two holders can say whether they held one
- * message (and which receive) or two copies of a batch.
- */
+/** Which delivery of which message a lease holds, for a report of two holders (one message, or two copies of a batch). */
 function messageOf(leaseId: string): string | undefined {
   try {
-    const wire = JSON.parse(Buffer.from(leaseId.slice(0, leaseId.lastIndexOf('.')), 'base64url').toString('utf8')) as unknown[];
-    const [, , queue, messageId, popReceipt, , , , , , , delivery] = wire;
-    return `${String(queue)}/${String(messageId)} delivery ${String(delivery)} receipt …${String(popReceipt).slice(-6)}`;
+    const lease = readLease(leaseId);
+    return lease === undefined
+      ? undefined
+      : `${lease.queue}/${lease.messageId} delivery ${lease.delivery} receipt …${lease.popReceipt.slice(-6)}`;
   } catch {
     return undefined;
   }
