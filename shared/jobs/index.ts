@@ -41,6 +41,7 @@ import { JobRows, tooManyOpen, tooManyOpenOfOwner } from './ledger/jobRows';
 import { JobStore } from './ledger/jobStore';
 import { deliveryQueueName, Outputs } from './ledger/outputs';
 import { type PurgeReport, purgeFinished } from './ledger/purge';
+import { CarrierRows } from './ledger/carrierRows';
 import { LeaseLog } from './ledger/leaseLog';
 import { ResultStore } from './ledger/resultStore';
 import { jobInstruments, type JobInstruments } from './metrics';
@@ -146,6 +147,7 @@ function stores(deps: JobsDeps) {
     jobs: new JobStore(storage.jobs),
     results: new ResultStore(storage.results, () => clock.now()),
     leaseLog: new LeaseLog(storage.results, () => clock.now()),
+    carriers: new CarrierRows(storage.results),
     files: new JobFiles(storage.container, storage.containerName),
     queues: new StorageEnvelopeQueues(storage.queue, workQueueNames(settings), workLaneNames(settings), deps.signer),
     processorQueues: new StorageProcessorQueues(storage.queue),

@@ -4,16 +4,18 @@
  *
  * 1. the message must be an envelope this app sealed, for this processor, of a job that still runs
  *    (otherwise it is dealt with: ./leaseIntake.ts);
- * 2. items already final (an earlier completion) are left out; an item's attempt is the envelope's
+ * 2. only the message its batch's carrier row names goes on (./carriage.ts: a copy is deleted, a
+ *    retired carrier hands its parts on again);
+ * 3. items already final (an earlier completion) are left out; an item's attempt is the envelope's
  *    plus the deliveries before this one that a worker received (used the lease of: ../ledger/leaseLog.ts),
  *    so a lease a worker let run out, or an item a completion did not mention, counts as an attempt
  *    when it comes back, and past the processor's maxAttempts it fails — but a batch handed to a long
  *    poll whose caller had gone does not (./itemAttempts.ts, `countedBefore`);
- * 3. more items than asked for: the rest goes on as a message of its own, and this one is cut to what
- *    is leased; a message of the processor's queue is moved to its retry lane (below), once an update
- *    has shown it is still held (a grant slower than the receive's visibility finds it received again
- *    by another request, which leases it; this one leases nothing);
- * 4. the lease: the message's id and pop receipt, its end, and a MAC tag per item (./leaseTerms.ts,
+ * 4. a message of the processor's queue is moved to its retry lane (below), once an update has shown
+ *    it is still held (a grant slower than the receive's visibility finds it received again by another
+ *    request, which moves it; this one leases nothing); more items than asked for: the rest goes on as
+ *    a batch of its own (a lane message is split);
+ * 5. the lease: the message's id and pop receipt, its end, and a MAC tag per item (./leaseTerms.ts,
  *    ./leaseId.ts) — handed out only if the job row, read again last, still says the job is not cancelled.
  *
  * The retry lane (`<prefix>-r-<name>`, read first by every lease request: ./leaseHub.ts). A batch
@@ -23,23 +25,30 @@
  * lane, on time, never behind the queue's backlog (a storage queue hands messages out in the order
  * they became visible). A lane message's first delivery is the lease it was put for, so its
  * delivery is its dequeue count + 1 (a lane message sent, not put — a split's rest, a batch the
- * pusher put back — starts at delivery 2, its delivery 1 unused: it only spends one of the
- * unused deliveries `countedBefore` forgives). A crash between the put and the delete leaves both:
- * the items travel twice, and each is still recorded once (results are insert-if-absent).
+ * pusher put back, a part sent again — starts at delivery 2, its delivery 1 unused: it only spends
+ * one of the unused deliveries `countedBefore` forgives). The lane message is bound as the batch's
+ * carrier before the queue's message is deleted, so a crash between them leaves a copy that is
+ * deleted when it is delivered again, never leased (./carriage.ts).
  */
 import type { Signer } from '../../signing/signer';
 import { type Envelope, type EnvelopeItem, isClaimCheck } from '../envelopes/envelope';
 import { envelopeMessage } from '../envelopes/queues';
+import type { CarrierRow } from '../ledger/carrierRows';
 import { isFinished } from '../ledger/jobRecord';
 import { type DeclaredProcessor, processorLaneName, processorQueueName } from '../processors/processorDefinition';
 import { countedBefore, gaveUp, isSpent, owedItems } from './itemAttempts';
 import type { ReceivedMessage } from './leaseHub';
 import { leasableEnvelope } from './leaseIntake';
-import { type GrantDeps, type Granted, type Held, leaseOf, leaseSeconds, type Received, rulesOf, splitId } from './leaseTerms';
-import { ReceiptLost } from './processorQueues';
+import { type GrantDeps, type Granted, type Held, leaseOf, leaseSeconds, type Received, rulesOf } from './leaseTerms';
+import { Carriage, type Places, unlessLost } from './carriage';
+import { carriedIdOf, keyedId, newCarrierKey, partId } from './carrierIds';
 
 export class LeaseGranter {
-  constructor(private readonly deps: GrantDeps) {}
+  private readonly carriage: Carriage;
+
+  constructor(private readonly deps: GrantDeps) {
+    this.carriage = new Carriage(deps);
+  }
 
   queueOf(processor: DeclaredProcessor): string {
     return processorQueueName(this.deps.settings.queuePrefix, processor.name);
@@ -54,29 +63,46 @@ export class LeaseGranter {
     await unlessLost(this.deps.processorQueues.delete(queue, message.messageId, message.popReceipt));
   }
 
+  /** Puts a leased batch back, visible after `delaySeconds`, without counting the attempt (./carriage.ts). */
+  putBack(granted: Granted, delaySeconds: number): Promise<void> {
+    return this.carriage.putBack(granted, delaySeconds);
+  }
+
   /**
    * A lease on the received message, or undefined when nothing in it is to be leased (the message is
-   * then dealt with: deleted, its items recorded).
+   * then dealt with: deleted, its items recorded, or left for later).
    */
   async grant(processor: DeclaredProcessor, message: ReceivedMessage, maxItems: number, signer: Signer): Promise<Granted | undefined> {
-    const inLane = message.queue === this.laneOf(processor);
+    const places = { queue: this.queueOf(processor), lane: this.laneOf(processor) };
+    const inLane = message.queue === places.lane;
     const delivery = message.dequeueCount + (inLane ? 1 : 0);
     const opened = { processor, queue: message.queue, message, signer, delivery, counted: 0 };
     const intake = { ...this.deps, drop: this.drop.bind(this), cancelled: this.cancelled.bind(this) };
-    const envelope = await leasableEnvelope(intake, opened);
-    if (envelope === undefined) return undefined;
+    const found = await leasableEnvelope(intake, opened);
+    if (found === undefined) return undefined;
+    let envelope = found;
     let received: Received = { ...opened, counted: await this.counted(envelope.jobId, message.messageId, delivery) };
+    // Only the message that carries its batch goes on (./carriage.ts). A queue's message on its first
+    // delivery is not looked at: its move's binding says whether it is a copy.
+    let row: CarrierRow | undefined;
+    if (inLane || delivery > 1) {
+      const look = await this.carriage.look(received, envelope, places);
+      if (!look.carried) return undefined;
+      row = look.row;
+    }
     const items = await this.owed(received, envelope);
     if (items.length === 0) {
       await this.drop(received.queue, message);
       await this.deps.completion.check(envelope.jobId, envelope.jobItems);
       return undefined;
     }
-    let held: Held | undefined;
-    if (inLane) held = await this.hold(received, envelope, items, maxItems);
-    else ({ received, held } = await this.move(received, envelope, items, maxItems));
-    if (held === undefined) return undefined;
-    const granted = await leaseOf(this.deps, received, envelope, held);
+    const part = inLane
+      ? await this.hold(received, envelope, items, maxItems, row)
+      : await this.move(received, envelope, items, maxItems, places);
+    if (part === undefined) return undefined;
+    received = part.received;
+    envelope = part.envelope;
+    const granted = await leaseOf(this.deps, received, envelope, part.held);
     // Read again last: a cancel answered while this batch was prepared leaves no lease of the job after it.
     if (await this.cancelled(envelope.jobId)) {
       await this.drop(received.queue, { messageId: received.message.messageId, popReceipt: granted.lease.popReceipt });
@@ -113,93 +139,74 @@ export class LeaseGranter {
   }
 
   /**
-   * Step 3: the message held for the lease, cut to `maxItems` items when it carries more (the rest
-   * goes on as a message of its own, at the attempt it is at, visible at once). Undefined when the
-   * message was lost meanwhile.
+   * Step 3 for a lane message that carries its batch (`row`): held as received, or — with more items
+   * than `maxItems` — split, the lease on a new lane message with the first `maxItems` (./carriage.ts).
    */
   private async hold(
-    { processor, queue, message, signer, delivery, counted }: Received,
+    received: Received,
     envelope: Envelope,
     items: readonly EnvelopeItem[],
     maxItems: number,
-  ): Promise<Held | undefined> {
-    if (items.length <= maxItems) return { popReceipt: message.popReceipt, leasedAt: message.receivedAt, leased: items };
-    const { processorQueues, clock } = this.deps;
-    const leased = items.slice(0, maxItems);
-    await this.sendRest(queue, envelope, items.slice(maxItems), counted, delivery);
-    const leasedAt = clock.now();
-    try {
-      const text = envelopeMessage({ ...envelope, items: leased }, signer);
-      const popReceipt = await processorQueues.update(queue, message.messageId, message.popReceipt, leaseSeconds(processor), text);
-      return { popReceipt, leasedAt, leased };
-    } catch (err) {
-      if (err instanceof ReceiptLost) return undefined;
-      throw err;
-    }
-  }
-
-  /** The items past `maxItems` go on in a message of their own, at the attempt they are at, visible at once. */
-  private async sendRest(
-    queue: string,
-    envelope: Envelope,
-    rest: readonly EnvelopeItem[],
-    counted: number,
-    delivery: number,
-  ): Promise<void> {
-    if (rest.length === 0) return;
-    const items = rest.map((e) => ({ ...e, attempt: e.attempt + counted }));
-    await this.deps.queues.send(queue, { ...envelope, envelopeId: splitId(envelope.envelopeId, delivery), items }, 0);
-    this.deps.wake(queue);
+    row: CarrierRow | undefined,
+  ): Promise<Part | undefined> {
+    const { message } = received;
+    if (items.length <= maxItems)
+      return { received, envelope, held: { popReceipt: message.popReceipt, leasedAt: message.receivedAt, leased: items } };
+    if (row === undefined) return undefined;
+    const part = await this.carriage.split(received, envelope, row, items, maxItems);
+    if (part === undefined) return undefined;
+    return { received: { ...received, message: part.message, delivery: 1, counted: 0 }, envelope: part.envelope, held: part.held };
   }
 
   /**
    * Step 3 for a message of the processor's queue: what is leased is put into the lane, held for the
-   * lease, at the attempt it is at (the rest goes on in the queue), and the queue's message is
-   * deleted. The lease is then delivery 1 of the lane's message, with nothing counted before it.
+   * lease, at the attempt it is at, and bound as its batch's carrier; the rest goes on in the queue;
+   * the queue's message is deleted. The lease is then delivery 1 of the lane's message, with nothing
+   * counted before it.
    */
   private async move(
     received: Received,
     envelope: Envelope,
     items: readonly EnvelopeItem[],
     maxItems: number,
-  ): Promise<{ received: Received; held: Held | undefined }> {
+    places: Places,
+  ): Promise<Part | undefined> {
     const { processor, queue, message, signer, delivery, counted } = received;
     const { processorQueues } = this.deps;
-    const lane = this.laneOf(processor);
     // Still ours, and for a whole lease from now, before anything is put: a grant slower than the
     // receive's visibility (a stalled machine) finds its message received again by another request,
-    // which leases it; this one then leases nothing. (The lane message below is a fresh hold: without
-    // this, both would hold the batch at once: the likely cause of the two holders in run 5 of the
-    // 10-minute soaks of 2026-11-29, docs/scale-out.md.)
+    // which moves it; this one then leases nothing.
     const popReceipt = await unlessLost(processorQueues.update(queue, message.messageId, message.popReceipt, leaseSeconds(processor)));
-    if (popReceipt === undefined) return { received, held: undefined };
+    if (popReceipt === undefined) return undefined;
+    const { batch } = carriedIdOf(envelope.envelopeId);
     const leased = items.slice(0, maxItems).map((e) => ({ ...e, attempt: e.attempt + counted }));
+    const rest = items.slice(maxItems);
+    const moved = { ...envelope, envelopeId: keyedId(batch, newCarrierKey()), items: leased };
     const leasedAt = this.deps.clock.now();
-    const text = envelopeMessage({ ...envelope, items: leased }, signer);
-    const put = await processorQueues.put(lane, text, leaseSeconds(processor));
-    await this.sendRest(queue, envelope, items.slice(maxItems), counted, delivery);
-    const dropped = await unlessLost(processorQueues.delete(queue, message.messageId, popReceipt).then(() => true));
-    if (dropped === undefined) {
-      // Lost even so (a second stall as long as a lease): its new holder has these items, so the
-      // lane's copy goes and nothing is leased. A rest sent above travels twice; each item is still
-      // recorded once.
-      await this.drop(lane, put);
-      return { received, held: undefined };
+    const text = envelopeMessage(moved, signer);
+    const put = await processorQueues.put(places.lane, text, leaseSeconds(processor));
+    const restOn = rest.length === 0 ? undefined : { id: partId(batch, `q${delivery}`), from: (rest[0] as EnvelopeItem).id };
+    const held = { ...received, message: { ...message, popReceipt } };
+    if (!(await this.carriage.bindMoved(held, envelope, put, restOn, places))) return undefined;
+    if (restOn !== undefined) {
+      const restItems = rest.map((e) => ({ ...e, attempt: e.attempt + counted }));
+      await this.deps.queues.send(queue, { ...envelope, envelopeId: restOn.id, items: restItems }, 0);
+      this.deps.wake(queue);
     }
-    const moved: ReceivedMessage = { ...put, dequeueCount: 0, text, receivedAt: leasedAt, queue: lane };
+    // Lost even so (a second stall as long as a lease): its new holder finds the batch bound to the lane's message and deletes it.
+    await this.drop(queue, { messageId: message.messageId, popReceipt });
+    const lane: ReceivedMessage = { ...put, dequeueCount: 0, text, receivedAt: leasedAt, queue: places.lane };
     return {
-      received: { ...received, queue: lane, message: moved, delivery: 1, counted: 0 },
+      received: { ...received, queue: places.lane, message: lane, delivery: 1, counted: 0 },
+      envelope: moved,
       held: { popReceipt: put.popReceipt, leasedAt, leased },
     };
   }
 }
 
-/** What `work` gives, or undefined when the message is no longer held (ReceiptLost). */
-async function unlessLost<T>(work: Promise<T>): Promise<T | undefined> {
-  try {
-    return await work;
-  } catch (err) {
-    if (err instanceof ReceiptLost) return undefined;
-    throw err;
-  }
+/** What a lease is made on: the message held for it, its envelope, and the items held. */
+interface Part {
+  readonly received: Received;
+  readonly envelope: Envelope;
+  readonly held: Held;
 }

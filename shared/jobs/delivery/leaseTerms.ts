@@ -1,8 +1,7 @@
 /**
  * What a lease is made of, for ./leaseGrant.ts (which hands leases out), ./leases.ts and the pusher:
- * a lease's length and attempt rules by processor, the id of a message that carries on a lease's
- * other items, and the lease itself built on a held message (step 4 of a grant: the lease id with
- * its MAC tags, the items' data with claim checks redeemed).
+ * a lease's length and attempt rules by processor, and the lease itself built on a held message
+ * (step 4 of a grant: the lease id with its MAC tags, the items' data with claim checks redeemed).
  */
 import type { Clock } from '../../clock';
 import type { Logger } from '../../log';
@@ -12,6 +11,7 @@ import { type Envelope, type EnvelopeItem, isClaimCheck, type JsonObject } from 
 import type { JobFiles } from '../envelopes/files';
 import type { EnvelopeQueues } from '../envelopes/queues';
 import type { Completion } from '../ledger/completion';
+import type { CarrierRows } from '../ledger/carrierRows';
 import type { JobRows } from '../ledger/jobRows';
 import type { LeaseLog } from '../ledger/leaseLog';
 import type { ResultStore } from '../ledger/resultStore';
@@ -47,6 +47,8 @@ export interface Granted {
 
 export interface GrantDeps {
   readonly rows: JobRows;
+  /** Which message carries each batch (./carriage.ts). */
+  readonly carriers: CarrierRows;
   readonly results: ResultStore;
   readonly leaseLog: LeaseLog;
   readonly files: JobFiles;
@@ -86,11 +88,6 @@ export function leaseSeconds(processor: DeclaredProcessor): number {
 
 export function rulesOf(processor: DeclaredProcessor): AttemptRules {
   return { maxAttempts: processor.maxAttempts, retry: processor.retry };
-}
-
-/** The id of the message that carries on the items a lease leaves (a split, a batch put back). */
-export function splitId(envelope: string, dequeueCount: number): string {
-  return `${envelope.slice(0, 56)}:s${dequeueCount}`;
 }
 
 /** Step 4 of a grant (./leaseGrant.ts): the lease on what is held, with its items' data (claim checks redeemed). */

@@ -33,7 +33,7 @@ import type { LeaseHub, WaitEnd } from './leaseHub';
 import { type Lease, leaseAttempt, leaseSize, openLease, renewed, sealLease } from './leaseId';
 import { traceLease, type TracedLease } from './leaseSpan';
 import { type ProcessorQueues, ReceiptLost } from './processorQueues';
-import { type Granted, leaseSeconds, rulesOf, splitId } from './leaseTerms';
+import { type Granted, leaseSeconds, rulesOf } from './leaseTerms';
 import { checkVerdicts, finalsOf, type ItemVerdict } from './verdictRules';
 
 export type { Granted } from './leaseTerms';
@@ -204,13 +204,10 @@ export class Leases {
   /**
    * Puts a leased batch back without counting the attempt (an endpoint that answered 429): the items
    * go into a new message at the attempt they are at, visible after `delaySeconds`, and the leased
-   * message is deleted.
+   * message is deleted (a handover: ./carriage.ts).
    */
-  async defer(granted: Granted, delaySeconds: number): Promise<void> {
-    const { lease, envelope, entries, delivery } = granted;
-    const items = entries.map((e) => ({ ...e, attempt: e.attempt + granted.counted }));
-    await this.deps.queues.send(lease.queue, { ...envelope, envelopeId: splitId(envelope.envelopeId, delivery), items }, delaySeconds);
-    await this.deps.granter.drop(lease.queue, lease);
+  defer(granted: Granted, delaySeconds: number): Promise<void> {
+    return this.deps.granter.putBack(granted, delaySeconds);
   }
 
   private async declared(name: string): Promise<DeclaredProcessor> {

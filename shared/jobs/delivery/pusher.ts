@@ -26,6 +26,7 @@ import type { WebhookProcessor } from '../processors/processorDefinition';
 import { type ItemVerdict } from './verdictRules';
 import { completionBody } from './verdicts';
 import { webhookHeaders } from '../processors/webhookSignature';
+import { carriedIdOf } from './carrierIds';
 
 export interface PushReport {
   readonly pushes: number;
@@ -53,9 +54,9 @@ export interface PusherDeps {
   readonly instruments: JobInstruments;
 }
 
-/** The `webhook-id` of a batch delivery: the same on each of its retries (the envelope keeps its id when it comes back). */
+/** The `webhook-id` of a batch delivery: the same on each of its retries (its batch keeps its id when it comes back: ./carrierIds.ts). */
 function deliveryId(granted: Pick<Granted, 'lease'>): string {
-  return `${granted.lease.jobId}:${granted.lease.envelope}`;
+  return `${granted.lease.jobId}:${carriedIdOf(granted.lease.envelope).batch}`;
 }
 
 export class Pusher {
