@@ -8,6 +8,7 @@ import { join } from 'node:path';
 
 import { ensureArtifact } from './artifacts.cjs';
 import { onPath } from './optionalTool';
+import { waitingFor } from './waits';
 
 const repoRoot = join(__dirname, '..', '..');
 const solution = join(repoRoot, 'clients', 'dotnet', 'Tallyho.Client.slnx');
@@ -28,21 +29,35 @@ export function runProcess(
   args: readonly string[],
   options: { readonly cwd?: string; readonly env?: Record<string, string> } = {},
 ): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: options.cwd ?? repoRoot,
-      env: { ...process.env, DOTNET_NOLOGO: '1', DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_SKIP_FIRST_TIME_EXPERIENCE: '1', ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('error', reject);
-    // 'exit' can come before the last output is read ('close' waits for the pipes), but a build
-    // server dotnet leaves running may hold the pipes open: then the output so far is all there is.
-    child.once('close', (code) => resolve({ code, output }));
-    child.once('exit', (code) => setTimeout(() => resolve({ code, output }), 5000).unref());
-  });
+  let output = '';
+  // A wait like any other (test/support/waits.ts): given up when its test ends first (jest's timeout),
+  // the process is killed and what it printed so far is the report.
+  return waitingFor(
+    `${command} ${args.slice(0, 2).join(' ')}`,
+    (signal) =>
+      new Promise((resolve, reject) => {
+        const child = spawn(command, args, {
+          cwd: options.cwd ?? repoRoot,
+          env: {
+            ...process.env,
+            DOTNET_NOLOGO: '1',
+            DOTNET_CLI_TELEMETRY_OPTOUT: '1',
+            DOTNET_SKIP_FIRST_TIME_EXPERIENCE: '1',
+            ...options.env,
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        signal.addEventListener('abort', () => child.kill('SIGKILL'), { once: true });
+        child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.once('error', reject);
+        // 'exit' can come before the last output is read ('close' waits for the pipes), but a build
+        // server dotnet leaves running may hold the pipes open: then the output so far is all there is.
+        child.once('close', (code) => resolve({ code, output }));
+        child.once('exit', (code) => setTimeout(() => resolve({ code, output }), 5000).unref());
+      }),
+    () => output.slice(-20_000),
+  );
 }
 
 export function runDotnet(args: readonly string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {

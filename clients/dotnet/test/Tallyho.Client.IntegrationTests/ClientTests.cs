@@ -130,19 +130,18 @@ public sealed class ClientTests
         Assert.False(waiting.IsCompleted);
 
         var release = await admin.Gate(name).ReleaseAsync(by: "dotnet-tests");
-        var released = await waiting.WaitAsync(TimeSpan.FromSeconds(20));
+        var released = await waiting;
 
         Assert.Equal("released", release.Outcome);
         Assert.True(released.IsReleased);
         Assert.Equal("dotnet-tests", released.ReleasedBy);
         Assert.Equal(GateWaitMode.ServerSentEvents, gate.LastWaitMode);
 
+        // At once: answered by the first request, without opening an event stream (no clock: a busy machine is slower, not wrong).
         var late = worker.Gate(name);
-        var stopwatch = Stopwatch.StartNew();
         var again = await late.WaitAsync();
         Assert.True(again.IsReleased);
         Assert.Equal(0, late.LastWaitConnections);
-        Assert.InRange(stopwatch.Elapsed, TimeSpan.Zero, TimeSpan.FromSeconds(5));
     }
 
     [Fact]
@@ -162,7 +161,7 @@ public sealed class ClientTests
         Assert.False(waiting.IsCompleted);
 
         await admin.Gate(name).ReleaseAsync();
-        var released = await waiting.WaitAsync(TimeSpan.FromSeconds(20));
+        var released = await waiting;
 
         Assert.True(released.IsReleased);
         Assert.True(gate.LastWaitConnections >= 2, $"connections: {gate.LastWaitConnections}");
@@ -208,9 +207,8 @@ public sealed class ClientTests
         Assert.Equal(job.Id, again.Id);
 
         var states = new List<string>();
-        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(90));
         Tallyho.Client.Jobs.Job? last = null;
-        await foreach (var progress in client.Jobs.WatchAsync(job.Id, TimeSpan.FromMilliseconds(250), timeout.Token))
+        await foreach (var progress in client.Jobs.WatchAsync(job.Id, TimeSpan.FromMilliseconds(250)))
         {
             states.Add(progress.State);
             last = progress;
@@ -249,8 +247,10 @@ public sealed class ClientTests
 
         var first = await producer.AppendManyAsync(new object?[] { new { n = 1 }, new { n = 2 }, new { n = 3 } }, StreamAck.Flushed);
 
-        // The server accepted the three events on the first try; its answer was dropped, the retry found them all duplicates.
-        Assert.Equal(2, dropper.Sent);
+        // The server accepted the three events (on the try whose answer was dropped, or on a try before it
+        // that answered 503 under load); the retry after the drop found them all duplicates.
+        Assert.Equal(1, dropper.Dropped);
+        Assert.True(dropper.Sent >= 2, $"sent: {dropper.Sent}");
         Assert.Equal(0, first.Accepted);
         Assert.Equal(3, first.Duplicates);
         Assert.True(first.Flushed);
@@ -272,20 +272,30 @@ public sealed class ClientTests
         }
     }
 
+    /// <summary>Waits until <paramref name="condition"/> holds, with no deadline of its own: the test run's limit is the safety net (test/e2e/dotnet-client.test.ts).</summary>
     private static async Task Eventually(Func<bool> condition, string what)
     {
-        var deadline = DateTime.UtcNow.AddSeconds(20);
-        while (!condition())
+        for (var polls = 1; !condition(); polls++)
         {
-            Assert.True(DateTime.UtcNow < deadline, $"Timed out waiting until {what}.");
+            // Said now and then, so the run's output tells what a test that never ends waits for.
+            if (polls % 200 == 0)
+            {
+                Console.WriteLine($"still waiting until {what}");
+            }
+
             await Task.Delay(50);
         }
     }
 
-    /// <summary>Sends the first append to the server, then throws its answer away as a dropped connection would.</summary>
+    /// <summary>
+    /// Drops the first successful answer after the server gave it (the connection "reset" after it
+    /// accepted). An answer before it that failed retryably — a 503 "buffered but not flushed in time"
+    /// on a busy machine — is passed on, and the client retries it as it would.
+    /// </summary>
     private sealed class DropFirstAnswer : DelegatingHandler
     {
         private int _sent;
+        private int _dropped;
 
         public DropFirstAnswer(HttpMessageHandler inner)
             : base(inner)
@@ -294,14 +304,17 @@ public sealed class ClientTests
 
         public int Sent => Volatile.Read(ref _sent);
 
+        public int Dropped => Volatile.Read(ref _dropped);
+
         protected override async Task<HttpResponseMessage> SendAsync(HttpRequestMessage request, CancellationToken cancellationToken)
         {
             var response = await base.SendAsync(request, cancellationToken);
-            if (Interlocked.Increment(ref _sent) == 1)
+            Interlocked.Increment(ref _sent);
+            if (response.IsSuccessStatusCode && Interlocked.CompareExchange(ref _dropped, 1, 0) == 0)
             {
-                Assert.Equal(200, (int)response.StatusCode);
-                using var accepted = JsonDocument.Parse(await response.Content.ReadAsStringAsync(cancellationToken));
-                Assert.Equal(3, accepted.RootElement.GetProperty("accepted").GetInt32());
+                using var answer = JsonDocument.Parse(await response.Content.ReadAsStringAsync(cancellationToken));
+                var root = answer.RootElement;
+                Assert.Equal(3, root.GetProperty("accepted").GetInt32() + root.GetProperty("duplicates").GetInt32());
                 response.Dispose();
                 throw new HttpRequestException("The connection was reset after the server answered.");
             }
