@@ -4,7 +4,7 @@
  */
 import { checkCounters } from './checks/counters';
 import { checkGates, type GateFacts } from './checks/gates';
-import { checkJobs, type JobFacts, type Lease } from './checks/jobs';
+import { carriageEvents, checkJobs, type JobFacts, type Lease } from './checks/jobs';
 import { checkSchedules, type ScheduleFacts } from './checks/schedules';
 import { checkSequences, type SequenceFacts } from './checks/sequences';
 import { checkStreams, type StreamFacts } from './checks/streams';
@@ -201,6 +201,18 @@ describe('jobs checker', () => {
       'the lease-waiter cap holds on every instance': 1,
       'a processor change reaches every instance within its cache time': 1,
     });
+  });
+
+  test('counts the copies of batches the instances dropped, from their JSON log lines, among the hold figures', () => {
+    const line = (event: string) => `{"level":"warn","event":"${event}","job":"j"}`;
+    const carriage = carriageEvents([
+      [line('jobs.batch_copy_dropped'), line('jobs.leased'), line('jobs.batch_copy_dropped')].join('\n'),
+      [line('jobs.batch_not_bound_yet'), line('jobs.batch_handed_on_again')].join('\n'),
+      '',
+    ]);
+    expect(carriage).toEqual({ copiesDropped: 2, notBoundYet: 1, handedOnAgain: 1 });
+    const hold = checkJobs({ ...sound, carriage }).invariants.find((i) => i.name === 'no batch held by two workers at once');
+    expect(hold?.figures).toMatchObject({ 'copies dropped': 2, 'lane copies not bound yet': 1, 'handovers finished again': 1 });
   });
 });
 

@@ -138,6 +138,25 @@ export interface JobFacts {
   readonly change: ProcessorChange | undefined;
   /** Lease requests cut off by a lost instance (no answer, or a 502). */
   readonly cutLongPolls: number;
+  /** What the instances logged of batches found in two messages (shared/jobs/delivery/carriage.ts), when their output was kept. */
+  readonly carriage?: CarriageEvents;
+}
+
+/** Batches a failure left in two messages, as the instances dealt with them: counted, so a run says whether a window was hit. */
+export interface CarriageEvents {
+  readonly copiesDropped: number;
+  readonly notBoundYet: number;
+  readonly handedOnAgain: number;
+}
+
+/** The carriage events in the instances' output (their JSON log lines). */
+export function carriageEvents(outputs: readonly string[]): CarriageEvents {
+  const count = (event: string): number => outputs.reduce((n, o) => n + o.split(`"event":"${event}"`).length - 1, 0);
+  return {
+    copiesDropped: count('jobs.batch_copy_dropped'),
+    notBoundYet: count('jobs.batch_not_bound_yet'),
+    handedOnAgain: count('jobs.batch_handed_on_again'),
+  };
 }
 
 function resultsInvariant(facts: JobFacts) {
@@ -252,6 +271,13 @@ export function checkJobs(facts: JobFacts): CheckReport {
         completionsAnswerLost: facts.leases.filter(
           (l) => l.completion !== undefined && l.completion.status !== 200 && mayHaveActed(l.completion),
         ).length,
+        ...(facts.carriage === undefined
+          ? {}
+          : {
+              'copies dropped': facts.carriage.copiesDropped,
+              'lane copies not bound yet': facts.carriage.notBoundYet,
+              'handovers finished again': facts.carriage.handedOnAgain,
+            }),
       }),
       invariant('the open-jobs cap holds across instances', open.violations, {
         cap: facts.maxOpen,

@@ -9,7 +9,15 @@ import { randomBytes } from 'node:crypto';
 
 import { readLease } from '../../../shared/jobs/delivery/leaseId';
 
-import { type AcceptedJob, checkJobs, type Completion, type Lease, type StoredResults, type WaiterProbe } from '../checks/jobs';
+import {
+  type AcceptedJob,
+  carriageEvents,
+  checkJobs,
+  type Completion,
+  type Lease,
+  type StoredResults,
+  type WaiterProbe,
+} from '../checks/jobs';
 import { sleep, untilAnswered } from '../history';
 import { int, tableRows } from '../storage';
 import { randomInt, type RunContext, type Workload } from '../workload';
@@ -276,7 +284,7 @@ export function jobsWorkload(): Workload {
       st.workersStop.abort();
       await Promise.all(workers);
     },
-    async check(ctx) {
+    async check(ctx, { lives }) {
       const accepted: AcceptedJob[] = [...st.accepted].map(([id, job]) => {
         const view = views.get(id);
         const completedAt = view?.timings?.completedAt;
@@ -326,6 +334,7 @@ export function jobsWorkload(): Workload {
         accepted,
         results,
         leases: st.leases,
+        carriage: carriageEvents(lives.map((l) => l.output)),
         maxOpen,
         refusedFull: st.refusedFull,
         slots: {
