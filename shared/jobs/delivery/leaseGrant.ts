@@ -123,7 +123,7 @@ export class LeaseGranter {
     return countedBefore(delivery, await this.deps.leaseLog.usedBefore({ jobId, messageId, delivery }));
   }
 
-  /** Step 2: the items still owed a result, those past their attempts failed with why. */
+  /** Step 3: the items still owed a result, those past their attempts failed with why. */
   private async owed({ processor, delivery, counted }: Received, envelope: Envelope): Promise<readonly EnvelopeItem[]> {
     const owed =
       delivery > 1 || envelope.round > 0
@@ -139,7 +139,7 @@ export class LeaseGranter {
   }
 
   /**
-   * Step 3 for a lane message that carries its batch (`row`): held as received, or — with more items
+   * Step 4 for a lane message that carries its batch (`row`): held as received, or — with more items
    * than `maxItems` — split, the lease on a new lane message with the first `maxItems` (./carriage.ts).
    */
   private async hold(
@@ -159,7 +159,7 @@ export class LeaseGranter {
   }
 
   /**
-   * Step 3 for a message of the processor's queue: what is leased is put into the lane, held for the
+   * Step 4 for a message of the processor's queue: what is leased is put into the lane, held for the
    * lease, at the attempt it is at, and bound as its batch's carrier; the rest goes on in the queue;
    * the queue's message is deleted. The lease is then delivery 1 of the lane's message, with nothing
    * counted before it.
