@@ -36,7 +36,7 @@ import { carriedIdOf, keyedId, newCarrierKey, partId } from './carrierIds';
 import type { ReceivedMessage } from './leaseHub';
 import type { Granted, Held, Received } from './leaseTerms';
 import { leaseSeconds } from './leaseTerms';
-import { type ProcessorQueues, ReceiptLost } from './processorQueues';
+import { type ProcessorQueues, unlessLost } from './processorQueues';
 
 export interface CarriageDeps {
   readonly carriers: CarrierRows;
@@ -177,6 +177,11 @@ export class Carriage {
     await this.drop(lease.queue, { messageId: lease.messageId, popReceipt: receipt });
   }
 
+  /** A move's rest: the items past what it leased go on in the processor's queue as batch `id`, visible at once. */
+  async sendRest(queue: string, envelope: Envelope, id: string, items: readonly EnvelopeItem[], counted: number): Promise<void> {
+    await this.send(queue, { ...envelope, envelopeId: id, items: withAttempts(items, counted) }, 0);
+  }
+
   /** A retired carrier delivered again: its parts are sent again (each part's row takes one) and it is deleted. */
   private async handOn(at: Received, envelope: Envelope, handover: Handover, places: Places): Promise<void> {
     const from = envelope.items.findIndex((e) => e.id === handover.from);
@@ -197,10 +202,8 @@ export class Carriage {
   private async asCopy(at: Received, envelope: Envelope, row: CarrierRow, places: Places): Promise<void> {
     const { rest } = row;
     const from = rest === undefined ? -1 : envelope.items.findIndex((e) => e.id === rest.from);
-    if (at.queue === places.queue && rest !== undefined && from >= 0) {
-      const items = envelope.items.slice(from).map((e) => ({ ...e, attempt: e.attempt + at.counted }));
-      await this.send(places.queue, { ...envelope, envelopeId: rest.id, items }, 0);
-    }
+    if (at.queue === places.queue && rest !== undefined && from >= 0)
+      await this.sendRest(places.queue, envelope, rest.id, envelope.items.slice(from), at.counted);
     this.deps.logger.log('warn', 'jobs.batch_copy_dropped', {
       job: envelope.jobId,
       envelope: envelope.envelopeId,
@@ -223,22 +226,17 @@ export class Carriage {
   }
 
   /** Deletes a message this instance holds; one whose receipt moved on is someone else's now. */
-  private async drop(queue: string, message: Message): Promise<void> {
+  async drop(queue: string, message: Message): Promise<void> {
     await unlessLost(this.deps.processorQueues.delete(queue, message.messageId, message.popReceipt));
   }
 }
 
 /** A part of `envelope`: `items` at the attempts they are at (plus the deliveries counted), sent with the part's key. */
 function partOf(envelope: Envelope, part: BatchPart, items: readonly EnvelopeItem[], counted: number): Envelope {
-  return { ...envelope, envelopeId: keyedId(part.id, part.key), items: items.map((e) => ({ ...e, attempt: e.attempt + counted })) };
+  return { ...envelope, envelopeId: keyedId(part.id, part.key), items: withAttempts(items, counted) };
 }
 
-/** What `work` gives, or undefined when the message is no longer held (ReceiptLost). */
-export async function unlessLost<T>(work: Promise<T>): Promise<T | undefined> {
-  try {
-    return await work;
-  } catch (err) {
-    if (err instanceof ReceiptLost) return undefined;
-    throw err;
-  }
+/** Items moved to a new message take the attempt they are at: their envelope's plus the deliveries counted. */
+export function withAttempts(items: readonly EnvelopeItem[], counted: number): EnvelopeItem[] {
+  return items.map((e) => ({ ...e, attempt: e.attempt + counted }));
 }

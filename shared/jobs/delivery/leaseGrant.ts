@@ -40,7 +40,8 @@ import { countedBefore, gaveUp, isSpent, owedItems } from './itemAttempts';
 import type { ReceivedMessage } from './leaseHub';
 import { leasableEnvelope } from './leaseIntake';
 import { type GrantDeps, type Granted, type Held, leaseOf, leaseSeconds, type Received, rulesOf } from './leaseTerms';
-import { Carriage, type Places, unlessLost } from './carriage';
+import { Carriage, type Places, withAttempts } from './carriage';
+import { unlessLost } from './processorQueues';
 import { carriedIdOf, keyedId, newCarrierKey, partId } from './carrierIds';
 
 export class LeaseGranter {
@@ -60,7 +61,7 @@ export class LeaseGranter {
 
   /** Deletes a message this instance holds; one whose receipt moved on is someone else's now. */
   async drop(queue: string, message: { readonly messageId: string; readonly popReceipt: string }): Promise<void> {
-    await unlessLost(this.deps.processorQueues.delete(queue, message.messageId, message.popReceipt));
+    await this.carriage.drop(queue, message);
   }
 
   /** Puts a leased batch back, visible after `delaySeconds`, without counting the attempt (./carriage.ts). */
@@ -179,7 +180,7 @@ export class LeaseGranter {
     const popReceipt = await unlessLost(processorQueues.update(queue, message.messageId, message.popReceipt, leaseSeconds(processor)));
     if (popReceipt === undefined) return undefined;
     const { batch } = carriedIdOf(envelope.envelopeId);
-    const leased = items.slice(0, maxItems).map((e) => ({ ...e, attempt: e.attempt + counted }));
+    const leased = withAttempts(items.slice(0, maxItems), counted);
     const rest = items.slice(maxItems);
     const moved = { ...envelope, envelopeId: keyedId(batch, newCarrierKey()), items: leased };
     const leasedAt = this.deps.clock.now();
@@ -188,11 +189,7 @@ export class LeaseGranter {
     const restOn = rest.length === 0 ? undefined : { id: partId(batch, `q${delivery}`), from: (rest[0] as EnvelopeItem).id };
     const held = { ...received, message: { ...message, popReceipt } };
     if (!(await this.carriage.bindMoved(held, envelope, put, restOn, places))) return undefined;
-    if (restOn !== undefined) {
-      const restItems = rest.map((e) => ({ ...e, attempt: e.attempt + counted }));
-      await this.deps.queues.send(queue, { ...envelope, envelopeId: restOn.id, items: restItems }, 0);
-      this.deps.wake(queue);
-    }
+    if (restOn !== undefined) await this.carriage.sendRest(queue, envelope, restOn.id, rest, counted);
     // Lost even so (a second stall as long as a lease): its new holder finds the batch bound to the lane's message and deletes it.
     await this.drop(queue, { messageId: message.messageId, popReceipt });
     const lane: ReceivedMessage = { ...put, dequeueCount: 0, text, receivedAt: leasedAt, queue: places.lane };

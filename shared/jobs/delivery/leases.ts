@@ -32,7 +32,7 @@ import type { LeaseGranter } from './leaseGrant';
 import type { LeaseHub, WaitEnd } from './leaseHub';
 import { type Lease, leaseAttempt, leaseSize, openLease, renewed, sealLease } from './leaseId';
 import { traceLease, type TracedLease } from './leaseSpan';
-import { type ProcessorQueues, ReceiptLost } from './processorQueues';
+import { type ProcessorQueues, ReceiptLost, unlessLost } from './processorQueues';
 import { type Granted, leaseSeconds, rulesOf } from './leaseTerms';
 import { checkVerdicts, finalsOf, type ItemVerdict } from './verdictRules';
 
@@ -185,7 +185,7 @@ export class Leases {
       // What is left comes back after the back-off of its next attempt (not mentioned: as if retried).
       const next = Math.max(retryAttempt, leaseAttempt(lease)) + 1;
       const delay = delayBefore(rulesOf(processor), next);
-      await deps.processorQueues.update(lease.queue, lease.messageId, popReceipt, delay).catch(ignoreLost);
+      await unlessLost(deps.processorQueues.update(lease.queue, lease.messageId, popReceipt, delay));
       // Visible by then (the update was made before now): this instance looks at the lane at that moment.
       deps.hub.due(lease.queue, deps.clock.now() + delay * 1000);
     }
@@ -286,8 +286,4 @@ function isLeaseConflict(err: unknown): boolean {
   if (!(err instanceof AppError) || err.code !== 'Conflict') return false;
   const reason = err.extra?.reason;
   return reason === 'leaseLost' || reason === 'leaseExpired';
-}
-
-function ignoreLost(err: unknown): void {
-  if (!(err instanceof ReceiptLost)) throw err;
 }

@@ -23,6 +23,16 @@ export class ReceiptLost extends Error {
   override readonly name = 'ReceiptLost';
 }
 
+/** What `work` gives, or undefined when the message is no longer held (ReceiptLost): someone else's now. */
+export async function unlessLost<T>(work: Promise<T>): Promise<T | undefined> {
+  try {
+    return await work;
+  } catch (err) {
+    if (err instanceof ReceiptLost) return undefined;
+    throw err;
+  }
+}
+
 export interface ProcessorQueues {
   /** Up to `max` (1-32) messages, each invisible for `visibilitySeconds`. */
   receive(queue: string, max: number, visibilitySeconds: number): Promise<QueuedMessage[]>;

@@ -128,16 +128,24 @@ describe('one carrier per batch, on Azurite', () => {
     await proxy.close();
   });
 
-  it('a move whose delete of the queue message fails: the queue message comes back as a copy and is deleted', async () => {
-    const t = await setUp(proxy);
-    // Every try of the delete fails after the batch was put into the lane and bound there.
-    proxy.setRules((r) => (messagesOf(t.queue)(r) && r.method === 'DELETE' ? { kind: 'status', status: 503 } : undefined));
+  /**
+   * A move whose requests matching `fails` answer 503 on every try: its lease request fails with the
+   * batch in both the queue and the lane. Both come back after the lease time; one is leased, the other
+   * is a copy, and the batch is held by one worker only.
+   */
+  async function moveFailsThenOneHolder(t: Setup, fails: (r: ProxiedRequest) => boolean): Promise<void> {
+    proxy.setRules((r) => (fails(r) ? { kind: 'status', status: 503 } : undefined));
     await expect(t.a.jobs.leases.take('carry', { holder: 'a', waitSeconds: 0 })).rejects.toThrow();
     proxy.setRules();
     expect([await depth(t, t.queue), await depth(t, t.lane)]).toEqual([1, 1]);
-    // Both come back after the lease time: the lane's message is leased, the queue's is a copy.
     const holder = await t.a.jobs.leases.take('carry', { holder: 'a', waitSeconds: 600 });
     await completesOnce(t, await noSecondHolder(t, holder));
+  }
+
+  it('a move whose delete of the queue message fails: the queue message comes back as a copy and is deleted', async () => {
+    const t = await setUp(proxy);
+    // Every try of the delete fails after the batch was put into the lane and bound there.
+    await moveFailsThenOneHolder(t, (r) => messagesOf(t.queue)(r) && r.method === 'DELETE');
   });
 
   it('a put into the lane whose answer is lost: the storage client puts it again, and the first copy is deleted', async () => {
@@ -162,14 +170,7 @@ describe('one carrier per batch, on Azurite', () => {
   it('a move interrupted before its binding: the lane message waits, the queue message is moved again, the first is deleted', async () => {
     const t = await setUp(proxy);
     // The binding is the move's one insert into the results table (an instance killed there leaves the same).
-    proxy.setRules((r) =>
-      r.service === 'table' && r.method === 'POST' && r.path.includes(t.a.names.results) ? { kind: 'status', status: 503 } : undefined,
-    );
-    await expect(t.a.jobs.leases.take('carry', { holder: 'a', waitSeconds: 0 })).rejects.toThrow();
-    proxy.setRules();
-    expect([await depth(t, t.queue), await depth(t, t.lane)]).toEqual([1, 1]);
-    const holder = await t.a.jobs.leases.take('carry', { holder: 'a', waitSeconds: 600 });
-    await completesOnce(t, await noSecondHolder(t, holder));
+    await moveFailsThenOneHolder(t, (r) => r.service === 'table' && r.method === 'POST' && r.path.includes(t.a.names.results));
   });
 
   it('a split interrupted after its handover: the carrier hands the parts on again, and each item is leased once', async () => {
