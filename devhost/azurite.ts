@@ -132,9 +132,11 @@ export function whoListens(host: string, port: number): Promise<PortHolder> {
  * accepts connections may be another process's, taken between the check below and Azurite's bind, and
  * the same build's real host was once taken for ours that way (test/parity/hostStart.test.ts). Its
  * output passes through when verbose; otherwise only its error output is kept, for a failed start
- * (an EADDRINUSE there makes startAzurite try new ports).
+ * (an EADDRINUSE there makes startAzurite try new ports). No time budget: a start ends when Azurite
+ * says it listens or when it exits, so a busy machine makes it slower, never a failure (a 30 s budget
+ * ran out beside a soak run and a CI run).
  */
-function listening(child: ChildProcess, verbose: boolean, timeoutMs: number): Promise<void> {
+function listening(child: ChildProcess, verbose: boolean): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let out = '';
     let err = '';
@@ -146,7 +148,6 @@ function listening(child: ChildProcess, verbose: boolean, timeoutMs: number): Pr
       if (/Azurite Table service is successfully listening/.test(out)) {
         ready = true;
         out = '';
-        clearTimeout(timer);
         resolve();
       }
     });
@@ -154,12 +155,7 @@ function listening(child: ChildProcess, verbose: boolean, timeoutMs: number): Pr
       if (verbose) process.stderr.write(chunk);
       if (!ready) err += chunk.toString();
     });
-    const timer = setTimeout(
-      () => reject(new Error(`Azurite did not listen within ${timeoutMs} ms${err === '' ? '' : `\n${err}`}`)),
-      timeoutMs,
-    );
     child.once('exit', () => {
-      clearTimeout(timer);
       reject(new Error(`Azurite exited before listening${err === '' ? '' : `\n${err}`}`));
     });
   });
@@ -231,7 +227,7 @@ async function startAzuriteOnce(options: AzuriteOptions): Promise<RunningAzurite
     exited = true;
   });
   try {
-    await listening(child, options.verbose === true, 30_000);
+    await listening(child, options.verbose === true);
   } catch (err) {
     child.kill('SIGKILL');
     throw err;

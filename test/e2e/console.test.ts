@@ -332,7 +332,8 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
     async () => {
       // A processor's name starts with a letter (unique() starts with a digit, to sort first).
       const processor = docsRun ? 'thumbnails' : `thumbs-${randomBytes(4).toString('hex')}`;
-      expect((await admin('PUT', `/api/processors/${processor}`, { type: 'external', batchSize: 5 })).status).toBe(201);
+      // A lease the test holds lasts an hour: the default minute can run out on a busy machine before the test reads it.
+      expect((await admin('PUT', `/api/processors/${processor}`, { type: 'external', batchSize: 5, leaseSeconds: 3600 })).status).toBe(201);
       const items = Array.from({ length: 12 }, (_, i) => ({ id: `t-${i}` }));
       const submitted = await requestJson<JobView>(host, 'POST', '/api/jobs', { body: { processor, items } });
       expect(submitted.status).toBe(202);

@@ -103,8 +103,14 @@ describe('operator figures', () => {
     'a declared processor shows its backlog, its waiting and leased envelopes and its oldest one (before: not at all)',
     async () => {
       const name = unique('figs');
+      // A lease the test holds lasts an hour: the default minute can run out on a busy machine before the test reads it.
       expect(
-        (await requestJson(host, 'PUT', `/api/processors/${name}`, { body: { type: 'external', batchSize: 5 }, key: 'admin' })).status,
+        (
+          await requestJson(host, 'PUT', `/api/processors/${name}`, {
+            body: { type: 'external', batchSize: 5, leaseSeconds: 3600 },
+            key: 'admin',
+          })
+        ).status,
       ).toBe(201);
       const declaredOf = async () => (await jobFigures()).declared.find((d) => d.processor === name);
       expect(await declaredOf()).toEqual({

@@ -43,7 +43,8 @@ describeOwnHost(`ownership and worker roles (${hostLabel()}, keys on, credential
     host = await startE2eHost({ env: { TALLYHO_CREDENTIALS_KEY: key.toString('base64') } });
     const issued = await keyIdentities(host, key, processors, newTag());
     ids = issued.identities;
-    await made('admin', 'PUT', `/api/processors/${processors.p}`, { type: 'external', workers: [issued.workerPId] });
+    // A lease the test holds lasts an hour: the default minute can run out on a busy machine before the test reads it.
+    await made('admin', 'PUT', `/api/processors/${processors.p}`, { type: 'external', leaseSeconds: 3600, workers: [issued.workerPId] });
     await made('admin', 'PUT', `/api/processors/${processors.q}`, { type: 'external' });
   }, 120_000);
   afterAll(async () => {

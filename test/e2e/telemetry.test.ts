@@ -283,8 +283,14 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
 
   test('a declared processor’s gauges move with its queue: backlog, leased envelopes, oldest envelope’s age; a lease is traced as a receive linked to the job', async () => {
     const processor = unique('telemetry-ext');
+    // A lease the test holds lasts an hour: the default minute can run out on a busy machine before the test reads it.
     expect(
-      (await requestJson(host, 'PUT', `/api/processors/${processor}`, { body: { type: 'external', batchSize: 5 }, key: 'admin' })).status,
+      (
+        await requestJson(host, 'PUT', `/api/processors/${processor}`, {
+          body: { type: 'external', batchSize: 5, leaseSeconds: 3600 },
+          key: 'admin',
+        })
+      ).status,
     ).toBe(201);
     const { traceId, traceparent } = newTrace();
     const items = Array.from({ length: 12 }, (_, i) => ({ id: `e-${i}` }));
