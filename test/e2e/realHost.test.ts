@@ -13,7 +13,7 @@ import { type JobView, settledJob, queuesPolledPromptly } from './support/jobs';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
 import { readAll } from './support/pages';
-import { post } from './support/streams';
+import { post, remap } from './support/streams';
 
 describe('the routes that broke on the real host', () => {
   let host: E2eHost;
@@ -58,12 +58,9 @@ describe('the routes that broke on the real host', () => {
     expect(flushed.body).toMatchObject({ accepted: 1, ack: 'flushed', flushed: true });
     // A body field named like the route value cannot replace it: the event type is the route's.
     expectProblem(await post(host, type, { producer: 'checkout-7', seq: 3, type: 'other' }), 400, 'ValidationFailed');
-    const remapped = await requestJson<{ type: string; changed: boolean }>(host, 'PUT', `/api/streams/${type}/route`, {
-      body: { partition: 'p09', resource: `${type}-2` },
-      key: 'admin',
-    });
-    expect(remapped.status).toBe(200);
-    expect(remapped.body).toMatchObject({ type, changed: true });
+    const remapped = await remap(host, type, { partition: 'p09', resource: `${type}-2` });
+    expect(remapped.first.body).toMatchObject({ type, changed: true });
+    expect(remapped.done.status).toBe(200);
     const after = await post(host, type, { producer: 'checkout-7', seq: 3 }, '?ack=flushed');
     expect(after.status).toBe(200);
     expect(after.body).toMatchObject({ partition: 'p09', resource: `${type}-2`, flushed: true });

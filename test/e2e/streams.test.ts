@@ -15,7 +15,7 @@ import { type E2eHost, hostKind, ownHostTest, type RestartOptions, startE2eHost 
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
 import { readAll } from './support/pages';
-import { flush, logBlobs, post, readLog, seqsByProducer, type StreamView, until, view } from './support/streams';
+import { flush, logBlobs, post, readLog, remap, seqsByProducer, type StreamView, until, view } from './support/streams';
 
 interface ProducerRun {
   readonly producer: string;
@@ -171,17 +171,10 @@ describe('streams over HTTP', () => {
     // Mid-stream: the remap comes once the writer has taken events (not after a fixed time, which on
     // a busy machine can pass before the first append).
     await until('the producers under way', async () => ((await view(host, type)).writer.totals.accepted >= 8 ? true : undefined));
-    const remap = await requestJson<{ switched: boolean; to: { partition: string; version: number } }>(
-      host,
-      'PUT',
-      `/api/streams/${type}/route`,
-      {
-        body: { partition: target },
-        key: 'admin',
-      },
-    );
-    expect(remap.status).toBe(200);
-    expect(remap.body).toMatchObject({ switched: true, to: { partition: target, version: 1 } });
+    const remapped = await remap(host, type, { partition: target });
+    expect(remapped.first.body).toMatchObject({ changed: true, to: { partition: target, version: 1 } });
+    expect(remapped.done.status).toBe(200);
+    expect(remapped.done.body).toMatchObject({ switched: true, to: { partition: target, version: 1 } });
     const runs = await producing;
     expect((await flush(host, type)).status).toBe(200);
 
@@ -202,8 +195,7 @@ describe('streams over HTTP', () => {
     // A remap before any append makes the type's writer too: it is listed with its own route. The
     // target differs from the type's hashed default (a remap to where it already is changes nothing).
     const target = (await view(host, remapped)).route.partition === 'p03' ? 'p04' : 'p03';
-    const remap = await requestJson(host, 'PUT', `/api/streams/${remapped}/route`, { body: { partition: target }, key: 'admin' });
-    expect(remap.status).toBe(200);
+    expect((await remap(host, remapped, { partition: target })).done.status).toBe(200);
     const listed = await readAll<{ type: string; partition: string; resource: string; version: number; source: string }>(
       host,
       '/api/streams',

@@ -23,7 +23,7 @@ import { type E2eHost, hostKind, startE2eHost, storageOf } from './support/harne
 import { requestJson } from './support/http';
 import { settledJob, queuesPolledPromptly } from './support/jobs';
 import { unique } from './support/names';
-import { flush, post } from './support/streams';
+import { flush, post, remap } from './support/streams';
 import { until } from './support/wait';
 
 const external = hostKind() === 'external';
@@ -210,7 +210,12 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     );
     const names = spans.map((s) => s.name);
     expect(names.filter((n) => n === 'tallyho.job.submit')).toHaveLength(1);
-    expect(names.filter((n) => n === 'tallyho.job.process')).toHaveLength(job.envelopes.count);
+    // Every envelope is processed in the job's trace. Delivery is at least once: a delivery that failed
+    // (on a busy machine, storage calls that timed out) is delivered again, as another span of the
+    // same envelope.
+    const processed = spans.filter((s) => s.name === 'tallyho.job.process');
+    expect(new Set(processed.map((s) => s.attributes['tallyho.job.envelope.id'])).size).toBe(job.envelopes.count);
+    expect(processed.length).toBeGreaterThanOrEqual(job.envelopes.count);
     const submit = spans.find((s) => s.name === 'tallyho.job.submit');
     // The messaging conventions' operations: the submission sends the envelopes, each delivery processes one.
     expect(submit?.attributes).toEqual({
@@ -227,7 +232,7 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     expect(root).toMatchObject({ kind: 'server', attributes: { 'faas.name': 'jobsSubmit' } });
     // Each delivery is a child of the submission. The host gives a queue invocation no trace context
     // of its own (devhost/docs/real-host.md#trace-context): the envelope's traceparent is the only tie.
-    for (const process of spans.filter((s) => s.name === 'tallyho.job.process')) {
+    for (const process of processed) {
       expect(process.parentSpanId).toBe(submit?.spanId);
       expect(process.attributes['messaging.operation.type']).toBe('process');
       expect(process.links).toEqual([]);
@@ -448,7 +453,7 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
     const type = unique('telemetry-st');
     // A partition of its own (a remap before the first append), so the partition's depth is this writer's alone.
     const partition = `depth-${randomBytes(4).toString('hex')}`;
-    expect((await requestJson(host, 'PUT', `/api/streams/${type}/route`, { body: { partition }, key: 'admin' })).status).toBe(200);
+    expect((await remap(host, type, { partition })).done.status).toBe(200);
     const depthsSince = (since: number): ReceivedPoint[] =>
       points('tallyho.stream.buffer.depth').filter((p) => p.attributes['tallyho.stream.partition'] === partition && p.timeMs > since);
     // The job backlog is reported at every collection: its distinct collection times since a moment count the collections read after it.

@@ -4,6 +4,7 @@ import { BlobServiceClient } from '@azure/storage-blob';
 import type { LogLine } from '../../../shared/streams/ndjson';
 import { type E2eHost, storageOf } from './harness';
 import { type JsonResponse, requestJson } from './http';
+import { until } from './wait';
 
 export interface AppendAnswer {
   readonly partition: string;
@@ -43,8 +44,54 @@ export async function view(host: E2eHost, type: string): Promise<StreamView> {
   return res.body;
 }
 
+/**
+ * A flush as a client asks for it: again while the app answers 202 (requested, not finished yet, which
+ * a busy machine makes likely), until it answers something else — 200 once the events are in the log.
+ */
 export async function flush(host: E2eHost, type: string): Promise<JsonResponse<{ flushed: boolean; flushedThrough: number }>> {
-  return requestJson(host, 'POST', `/api/streams/${type}/flush`, { key: 'admin' });
+  return untilDone(`the flush of ${type}`, () =>
+    requestJson<{ flushed: boolean; flushedThrough: number }>(host, 'POST', `/api/streams/${type}/flush`, { key: 'admin' }),
+  );
+}
+
+export interface RemapAnswer {
+  readonly type: string;
+  readonly changed: boolean;
+  readonly switched: boolean;
+  readonly from: { partition: string; resource: string; version: number };
+  readonly to: { partition: string; resource: string; version: number };
+}
+
+/**
+ * A remap as the API tells a client to make it: the PUT, then the same PUT again while the app
+ * answers 202 (route written, handoff still under way), which re-drives the handoff. `first` is the
+ * answer that changed the route; `done` the one that ended the wait (200 once the new writer owns the
+ * type; a repeat changes nothing, so it says `changed: false`).
+ */
+export async function remap(
+  host: E2eHost,
+  type: string,
+  target: { partition?: string; resource?: string },
+): Promise<{ first: JsonResponse<RemapAnswer>; done: JsonResponse<RemapAnswer> }> {
+  const put = () => requestJson<RemapAnswer>(host, 'PUT', `/api/streams/${type}/route`, { body: target, key: 'admin' });
+  const first = await put();
+  const done = first.status === 202 ? await untilDone(`the remap of ${type}`, put) : first;
+  return { first, done };
+}
+
+/** Asks again (every Retry-After) while the answer is 202; returns the first other answer. */
+async function untilDone<T>(what: string, ask: () => Promise<JsonResponse<T>>): Promise<JsonResponse<T>> {
+  const first = await ask();
+  if (first.status !== 202) return first;
+  return until(
+    what,
+    async () => {
+      const again = await ask();
+      return again.status === 202 ? undefined : again;
+    },
+    undefined,
+    1000,
+  );
 }
 
 function container(host: E2eHost) {
