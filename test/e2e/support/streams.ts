@@ -79,7 +79,7 @@ export async function remap(
   return { first, done };
 }
 
-/** Asks again (every Retry-After) while the answer is 202; returns the first other answer. */
+/** Asks again, every second, while the answer is 202; returns the first other answer. */
 async function untilDone<T>(what: string, ask: () => Promise<JsonResponse<T>>): Promise<JsonResponse<T>> {
   const first = await ask();
   if (first.status !== 202) return first;
