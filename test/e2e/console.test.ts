@@ -23,7 +23,7 @@ import { devhostTest, type E2eHost, hostKind, ownHostTest, startDevhost, startE2
 import { requestJson } from './support/http';
 import { readAll } from './support/pages';
 import { until as waitUntil } from './support/wait';
-import { queuesPolledPromptly } from './support/jobs';
+import { heldLeaseSeconds, queuesPolledPromptly } from './support/jobs';
 
 // Listings are in name order across the shared Azurite of the whole test run: sort first. A run that
 // makes the docs' screenshots (alone, on a fresh Azurite) uses plain names.
@@ -332,8 +332,9 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
     async () => {
       // A processor's name starts with a letter (unique() starts with a digit, to sort first).
       const processor = docsRun ? 'thumbnails' : `thumbs-${randomBytes(4).toString('hex')}`;
-      // A lease the test holds lasts an hour: the default minute can run out on a busy machine before the test reads it.
-      expect((await admin('PUT', `/api/processors/${processor}`, { type: 'external', batchSize: 5, leaseSeconds: 3600 })).status).toBe(201);
+      expect(
+        (await admin('PUT', `/api/processors/${processor}`, { type: 'external', batchSize: 5, leaseSeconds: heldLeaseSeconds })).status,
+      ).toBe(201);
       const items = Array.from({ length: 12 }, (_, i) => ({ id: `t-${i}` }));
       const submitted = await requestJson<JobView>(host, 'POST', '/api/jobs', { body: { processor, items } });
       expect(submitted.status).toBe(202);

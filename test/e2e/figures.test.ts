@@ -16,6 +16,7 @@ import type { StorageClients } from '../../shared/storage/clients';
 import { type Browser, chromiumTool, launchBrowser, screenshot } from './support/browser';
 import { ownHostTest, type E2eHost, startE2eHost, storageOf } from './support/harness';
 import { requestJson } from './support/http';
+import { heldLeaseSeconds } from './support/jobs';
 import { unique } from './support/names';
 
 interface JobFigures {
@@ -103,11 +104,10 @@ describe('operator figures', () => {
     'a declared processor shows its backlog, its waiting and leased envelopes and its oldest one (before: not at all)',
     async () => {
       const name = unique('figs');
-      // A lease the test holds lasts an hour: the default minute can run out on a busy machine before the test reads it.
       expect(
         (
           await requestJson(host, 'PUT', `/api/processors/${name}`, {
-            body: { type: 'external', batchSize: 5, leaseSeconds: 3600 },
+            body: { type: 'external', batchSize: 5, leaseSeconds: heldLeaseSeconds },
             key: 'admin',
           })
         ).status,

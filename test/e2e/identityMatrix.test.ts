@@ -30,6 +30,7 @@ import {
   type Who,
 } from './support/identities';
 import { type Answer, callRoute, type Fixture } from './support/matrixCalls';
+import { heldLeaseSeconds } from './support/jobs';
 import { unique } from './support/names';
 import { until } from './support/wait';
 
@@ -68,8 +69,11 @@ function matrixFor(mode: Mode): void {
       await made('admin', 'PUT', `/api/gates/${gate}`, {});
       await made('admin', 'PUT', `/api/sequences/${names.sequence}`, { prefix: 'ORD-', width: 7, checkDigit: true });
       await made('admin', 'PUT', `/api/counters/${names.counter}`, { mode: 'hits', partitions: 4, safetyWindowSeconds: 0 });
-      // A lease the test holds lasts an hour: the default minute can run out on a busy machine before the test reads it.
-      await made('admin', 'PUT', `/api/processors/${processors.p}`, { type: 'external', leaseSeconds: 3600, workers: [issued.workerPId] });
+      await made('admin', 'PUT', `/api/processors/${processors.p}`, {
+        type: 'external',
+        leaseSeconds: heldLeaseSeconds,
+        workers: [issued.workerPId],
+      });
       await made('admin', 'PUT', `/api/processors/${processors.q}`, { type: 'external' });
       // The same Idempotency-Key from A and B: two jobs.
       const same = { 'idempotency-key': 'matrix-same-key' };

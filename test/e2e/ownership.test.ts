@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 
 import { describeOwnHost, type E2eHost, hostLabel, startE2eHost } from './support/harness';
 import { type Identities, keyIdentities, newTag, type Processors, requestsAs, type Who } from './support/identities';
+import { heldLeaseSeconds } from './support/jobs';
 import { unique } from './support/names';
 import { until } from './support/wait';
 
@@ -43,8 +44,11 @@ describeOwnHost(`ownership and worker roles (${hostLabel()}, keys on, credential
     host = await startE2eHost({ env: { TALLYHO_CREDENTIALS_KEY: key.toString('base64') } });
     const issued = await keyIdentities(host, key, processors, newTag());
     ids = issued.identities;
-    // A lease the test holds lasts an hour: the default minute can run out on a busy machine before the test reads it.
-    await made('admin', 'PUT', `/api/processors/${processors.p}`, { type: 'external', leaseSeconds: 3600, workers: [issued.workerPId] });
+    await made('admin', 'PUT', `/api/processors/${processors.p}`, {
+      type: 'external',
+      leaseSeconds: heldLeaseSeconds,
+      workers: [issued.workerPId],
+    });
     await made('admin', 'PUT', `/api/processors/${processors.q}`, { type: 'external' });
   }, 120_000);
   afterAll(async () => {

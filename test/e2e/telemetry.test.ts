@@ -21,7 +21,7 @@ import { claimHostStorage } from '../support/storageAccounts';
 import { type OtlpReceiver, type ReceivedPoint, type ReceivedSpan, startOtlpReceiver } from '../support/otlpReceiver';
 import { type E2eHost, hostKind, startE2eHost, storageOf } from './support/harness';
 import { requestJson } from './support/http';
-import { settledJob, queuesPolledPromptly } from './support/jobs';
+import { heldLeaseSeconds, settledJob, queuesPolledPromptly } from './support/jobs';
 import { unique } from './support/names';
 import { flush, post, remap } from './support/streams';
 import { until } from './support/wait';
@@ -288,11 +288,10 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
 
   test('a declared processor’s gauges move with its queue: backlog, leased envelopes, oldest envelope’s age; a lease is traced as a receive linked to the job', async () => {
     const processor = unique('telemetry-ext');
-    // A lease the test holds lasts an hour: the default minute can run out on a busy machine before the test reads it.
     expect(
       (
         await requestJson(host, 'PUT', `/api/processors/${processor}`, {
-          body: { type: 'external', batchSize: 5, leaseSeconds: 3600 },
+          body: { type: 'external', batchSize: 5, leaseSeconds: heldLeaseSeconds },
           key: 'admin',
         })
       ).status,

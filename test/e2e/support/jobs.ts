@@ -13,6 +13,12 @@ import { pollJson } from './http';
  */
 export const queuesPolledPromptly = { AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:01' } as const;
 
+/**
+ * The lease of a processor whose batch a test holds while it reads figures, pages or spans: an hour,
+ * since the default minute can run out on a busy machine before the reads are done.
+ */
+export const heldLeaseSeconds = 3600;
+
 export interface JobView {
   id: string;
   state: string;

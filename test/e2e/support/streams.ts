@@ -79,15 +79,13 @@ export async function remap(
   return { first, done };
 }
 
-/** Asks again, every second, while the answer is 202; returns the first other answer. */
-async function untilDone<T>(what: string, ask: () => Promise<JsonResponse<T>>): Promise<JsonResponse<T>> {
-  const first = await ask();
-  if (first.status !== 202) return first;
+/** Asks until the answer is not 202 (the first time at once, then every second); returns that answer. */
+function untilDone<T>(what: string, ask: () => Promise<JsonResponse<T>>): Promise<JsonResponse<T>> {
   return until(
     what,
     async () => {
-      const again = await ask();
-      return again.status === 202 ? undefined : again;
+      const answer = await ask();
+      return answer.status === 202 ? undefined : answer;
     },
     undefined,
     1000,
