@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 
-import type { Page } from 'playwright-core';
+import type { Page, Route } from 'playwright-core';
 
 import { workQueueNames } from '../../shared/jobs/envelopes/queues';
 import { containers } from '../../shared/resources';
@@ -218,11 +218,14 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
     expect((await admin<GateView>('GET', `/api/gates/${name}`)).body.state).toBe('closed');
 
     await releaseButton.click();
-    const listReads: string[] = [];
-    const onRequest = (request: { url(): string }): void => {
-      if (new URL(request.url()).pathname === '/api/gates') listReads.push(request.url());
+    // The list polls every 15 s, and on a slow machine one poll can fall inside the release: such reads
+    // are held unanswered until the card shows the change, so it can only have come over the stream.
+    const heldListReads: Route[] = [];
+    const isList = (url: URL): boolean => url.pathname === '/api/gates';
+    const holdListRead = (route: Route): void => {
+      heldListReads.push(route);
     };
-    page.on('request', onRequest);
+    await page.route(isList, holdListRead);
     // The release call's own answer first, so a slow or failed call is told apart from a stream that missed it.
     const answered = page.waitForResponse(
       (r) => r.request().method() === 'POST' && new URL(r.url()).pathname === `/api/gates/${name}/release`,
@@ -232,8 +235,8 @@ describeWithTool(chromiumTool, 'admin console in Chromium', () => {
     expect({ status: answer.status(), body: await answer.text() }).toEqual({ status: 200, body: expect.stringContaining('"released"') });
     // No reload and no Refresh click: the change arrives over the gate's event stream.
     await expectText(page, `[data-gate="${name}"] [data-testid="gate-state"]`, 'released');
-    page.off('request', onRequest);
-    expect(listReads).toEqual([]);
+    await page.unroute(isList, holdListRead);
+    await Promise.all(heldListReads.map((route) => route.continue()));
     await expectText(page, `[data-gate="${name}"]`, 'released from the console');
     expect((await admin<GateView>('GET', `/api/gates/${name}`)).body.state).toBe('released');
     await screenshot(page, 'gates-released', { docs: true });
