@@ -80,7 +80,10 @@ export const leaseView = z
     leaseId: z.string(),
     processor: z.string(),
     expiresAt: z.string().meta({ description: 'Complete (or extend) before then; after it, the items come back in another lease' }),
-    leaseSeconds: z.number().int(),
+    leaseSeconds: z.number().int().meta({
+      description:
+        "Seconds from the grant to expiresAt, rounded: the processor's leaseSeconds, less the time preparing the lease took after the queue's receive started it",
+    }),
     items: z.array(leasedItem),
     traceparent: z.string().optional().meta({
       description:

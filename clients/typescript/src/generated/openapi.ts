@@ -1759,6 +1759,7 @@ export interface components {
                 traceparent?: string;
             }[];
             leaseId: string;
+            /** @description Seconds from the grant to expiresAt, rounded: the processor's leaseSeconds, less the time preparing the lease took after the queue's receive started it */
             leaseSeconds: number;
             links: {
                 complete: string;
