@@ -4,7 +4,7 @@ import * as df from 'durable-functions';
 import type { ActionBatchInput } from '../shared/gates/actionRunner';
 import { gateGenerationOrchestrator } from '../shared/gates/generation.orchestrator';
 import { gateLateActionsOrchestrator } from '../shared/gates/late.orchestrator';
-import type { AnnounceInput, OpenedInput, ReleaseFollowUp, ScheduledReleaseInput } from '../shared/gates/messages';
+import type { AnnounceInput, FanOutStateInput, OpenedInput, ReleaseFollowUp, ScheduledReleaseInput } from '../shared/gates/messages';
 import { gateFunctions } from '../shared/gates/names';
 import { gateReleaseOrchestrator } from '../shared/gates/release.orchestrator';
 import { theApp } from './_app';
@@ -18,6 +18,7 @@ df.app.activity(gateFunctions.announceRelease, { handler: (input: ReleaseFollowU
 df.app.activity(gateFunctions.opened, { handler: (input: OpenedInput) => theApp().gates.activities.opened(input) });
 df.app.activity(gateFunctions.announce, { handler: (input: AnnounceInput) => theApp().gates.activities.announce(input) });
 df.app.activity(gateFunctions.actions, { handler: (input: ActionBatchInput) => theApp().gates.activities.actions(input) });
+df.app.activity(gateFunctions.fanOutState, { handler: (input: FanOutStateInput) => theApp().gates.activities.fanOutState(input) });
 // A scheduled release may start the release orchestration, so it takes the Durable client.
 df.app.activity(gateFunctions.scheduledRelease, {
   extraInputs: [df.input.durableClient()],

@@ -1,10 +1,19 @@
 /**
  * The gate activities' work (functions/gates.ts only binds them). Making a release, performing
  * actions and a scheduled release are the service's and actionRunner.ts's; these are the rest:
- * finding whether a create or reset committed, and announcing a change.
+ * finding whether a create or reset committed, announcing a change, and how a release's fan-out stands.
  */
 import type { GateAuditLog } from './audit';
-import type { AnnounceInput, AnnounceResult, OpenedInput, OpenedResult, ReleaseConfirmed, ReleaseFollowUp } from './messages';
+import type {
+  AnnounceInput,
+  AnnounceResult,
+  FanOutState,
+  FanOutStateInput,
+  OpenedInput,
+  OpenedResult,
+  ReleaseConfirmed,
+  ReleaseFollowUp,
+} from './messages';
 import type { GateEventPublisher } from './publisher';
 import type { GateStore } from './store';
 import { snapshotOf } from './transitions';
@@ -48,4 +57,19 @@ export async function findOpened(deps: OpenedDeps, input: OpenedInput): Promise<
       ? now
       : { ...now, generation: input.generation, state: 'closed' as const, releaseAt: input.releaseAt, release: null };
   return { opened, gate };
+}
+
+/**
+ * How the releasing instance's fan-out of a release stands (its lease row, fanOut.ts), counted on this
+ * instance's clock: a lease past its end is `none`, as if never written (its instance stopped renewing).
+ */
+export async function fanOutState(
+  deps: { readonly store: GateStore; readonly now: () => number },
+  input: FanOutStateInput,
+): Promise<FanOutState> {
+  const lease = await deps.store.readFanOut(input.gate, input.generation);
+  if (lease === undefined) return { state: 'none' };
+  if (lease.state === 'ended') return { state: 'ended', clean: lease.clean };
+  const left = Date.parse(lease.until) - deps.now();
+  return left > 0 ? { state: 'running', seconds: Math.ceil(left / 1000) } : { state: 'none' };
 }

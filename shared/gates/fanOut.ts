@@ -6,19 +6,22 @@
  * here one query reads the pending runs page by page and every run goes into one pool of sends, as
  * many at a time as the queue takes, each outcome recorded as soon as 100 are ready.
  *
- * Cross-instance and crash behaviour: what this holds in memory is only the fan-outs under way. The
- * release orchestration (started before the release was written) sweeps the same runs after a grace
- * (`fanOutGraceSeconds`): what a killed or failed fan-out left pending, it performs; what was done is
- * recorded already and skipped. Every outcome is recorded with If-Match on the run row, so once
- * however many perform the action; the action itself stays at least once (a run sent but not yet
- * recorded when the sweep reads it is sent again, as a retried activity would).
+ * Cross-instance and crash behaviour: what this holds in memory is only the fan-outs under way. Each
+ * holds a lease, a row written with the release and renewed while it works (`fanOutLeaseSeconds`),
+ * marked ended when it is done. The release orchestration (started before the release was written)
+ * sweeps the same runs once that lease ended or lapsed: what a killed or failed fan-out left pending,
+ * it performs; what was done is recorded already and skipped; after a clean end it only looks. Every
+ * outcome is recorded with If-Match on the run row, so once however many perform the action; the
+ * action itself stays at least once (a run sent but not yet recorded when the sweep reads it is sent
+ * again, as a retried activity would — now only after a fan-out stopped renewing).
  */
 import { isAppError } from '../errors';
 import type { Logger } from '../log';
 import { noTelemetry } from '../telemetry/port';
 import { type ActionDeps, attempt, batchTiming } from './actionRunner';
 import { gateTelemetry } from './metrics';
-import { runShards } from './names';
+import { fanOutLeaseSeconds, runShards } from './names';
+import type { FanOutLease } from './rows';
 import type { ActionOutcome } from './operations';
 import { type GateStore, maxTransactionOperations, type StoredRun } from './store';
 
@@ -64,6 +67,62 @@ export class ReleaseFanOut {
   }
 
   private async run(input: FanOutInput): Promise<void> {
+    const { gate, generation } = input;
+    const progress = { steps: 0 };
+    const lease = this.lease(gate, generation, progress);
+    const { counts, failure, marks } = await this.fanOut(input, progress);
+    lease.end(failure === undefined && counts.retry === 0);
+    await lease.written();
+    if (failure === undefined) this.logger.log('info', 'gates.fanout.done', { gate, generation, ...counts, ...marks });
+    // The release orchestration's sweep performs (and records) what is left.
+    else this.logger.log('warn', 'gates.fanout.failed', { gate, generation, ...counts, error: failure });
+  }
+
+  /**
+   * Renews the lease written with the release every third of its length while the fan-out moves (a
+   * page read, a send or a write of outcomes ended since the last renewal: one stuck on a send that
+   * never answers lets it lapse), until `end` marks it ended. One write at a time, in order; a failed
+   * write is logged and the next one tried (a lease that lapses only lets the sweep start early:
+   * actions stay at least once and are recorded once).
+   */
+  private lease(
+    gate: string,
+    generation: number,
+    progress: { readonly steps: number },
+  ): { end(clean: boolean): void; written(): Promise<void> } {
+    const { store, now } = this.deps;
+    let writes: Promise<void> = Promise.resolve();
+    const write = (lease: () => FanOutLease): void => {
+      writes = writes.then(() =>
+        store.writeFanOut(gate, generation, lease()).catch((err: unknown) => {
+          this.logger.log('warn', 'gates.fanout.leaseWriteFailed', { gate, generation, error: err });
+        }),
+      );
+    };
+    let renewedAt = 0;
+    const renewal = setInterval(
+      () => {
+        if (progress.steps === renewedAt) return;
+        renewedAt = progress.steps;
+        write(() => ({ state: 'running', until: new Date(now() + fanOutLeaseSeconds * 1000).toISOString() }));
+      },
+      (fanOutLeaseSeconds * 1000) / 3,
+    );
+    renewal.unref();
+    return {
+      end: (clean) => {
+        clearInterval(renewal);
+        write(() => ({ state: 'ended', at: new Date(now()).toISOString(), clean }));
+      },
+      written: () => writes,
+    };
+  }
+
+  /** Sends every pending run's action and records the outcomes; what failed is reported, never thrown. */
+  private async fanOut(
+    input: FanOutInput,
+    progress: { steps: number },
+  ): Promise<{ counts: Record<'done' | 'failed' | 'retry', number>; failure: unknown; marks: Record<string, number> }> {
     const { gate, generation, from } = input;
     const { store } = this.deps;
     const timing = batchTiming(this.deps.now);
@@ -81,7 +140,10 @@ export class ReleaseFanOut {
         recording = recording
           .then(() => recordPatiently(store, gate, chunk))
           .then(
-            () => timing.mark('recorded'),
+            () => {
+              progress.steps++;
+              timing.mark('recorded');
+            },
             (err: unknown) => (failure ??= err),
           );
     };
@@ -89,11 +151,13 @@ export class ReleaseFanOut {
     try {
       for await (const page of store.pendingActions(gate, { shards: [0, runShards], from, to: generation })) {
         timing.first('read');
+        progress.steps++;
         for (const run of page) {
           while (sending.size >= fanOutConcurrency) await Promise.race(sending);
           const send: Promise<void> = attempt(this.deps, gate, generation, run).then(
             (tried) => {
               sending.delete(send);
+              progress.steps++;
               timing.first('sent');
               timing.mark('performed');
               if ('retry' in tried) return void counts.retry++;
@@ -103,6 +167,7 @@ export class ReleaseFanOut {
             },
             (err: unknown) => {
               sending.delete(send);
+              progress.steps++;
               counts.retry++;
               failure ??= err;
             },
@@ -116,9 +181,7 @@ export class ReleaseFanOut {
     } catch (err) {
       failure ??= err;
     }
-    if (failure === undefined) this.logger.log('info', 'gates.fanout.done', { gate, generation, ...counts, ...timing.marks() });
-    // The release orchestration's sweep performs (and records) what is left.
-    else this.logger.log('warn', 'gates.fanout.failed', { gate, generation, ...counts, error: failure });
+    return { counts, failure, marks: timing.marks() };
   }
 }
 

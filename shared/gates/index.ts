@@ -16,10 +16,19 @@ import type { EffectPorts } from '../effects/runner';
 import { retryContextOf } from '../retry';
 import { type ActionBatchInput, type ActionBatchResult, performActionBatch } from './actionRunner';
 import type { GateAction } from './actions';
-import { announce, announceRelease, findOpened } from './activities';
+import { announce, announceRelease, fanOutState, findOpened } from './activities';
 import { GateAuditLog } from './audit';
 import { ReleaseFanOut } from './fanOut';
-import type { AnnounceInput, AnnounceResult, OpenedInput, OpenedResult, ReleaseFollowUp, ScheduledReleaseInput } from './messages';
+import type {
+  AnnounceInput,
+  AnnounceResult,
+  FanOutState,
+  FanOutStateInput,
+  OpenedInput,
+  OpenedResult,
+  ReleaseFollowUp,
+  ScheduledReleaseInput,
+} from './messages';
 import { type GateEventSender, GateEventPublisher } from './publisher';
 import { GateReader } from './reader';
 import { GateRegistrar } from './registrar';
@@ -63,6 +72,7 @@ interface GateActivities {
   announceRelease(input: ReleaseFollowUp): Promise<AnnounceResult | undefined>;
   opened(input: OpenedInput): Promise<OpenedResult>;
   actions(input: ActionBatchInput): Promise<ActionBatchResult>;
+  fanOutState(input: FanOutStateInput): Promise<FanOutState>;
   /** A generation's scheduled release, on the activity's own Durable client (it may start the release orchestration). */
   scheduledRelease(client: DurableClient, input: ScheduledReleaseInput): Promise<string>;
 }
@@ -135,6 +145,7 @@ export function createGates(deps: GatesDeps): Gates {
       announceRelease: (input) => announceRelease(announceDeps, input),
       opened: (input) => findOpened({ audit, store }, input),
       actions: (input) => performActionBatch(actionDeps, input),
+      fanOutState: (input) => fanOutState(actionDeps, input),
       scheduledRelease: (client, input) => commands(client).scheduledRelease(input),
     },
   };

@@ -25,12 +25,32 @@ export interface ReleaseFollowUp {
   /** The release's W3C traceparent: the action batches continue its trace. */
   readonly trace?: string;
   /**
-   * The caller fans the actions out itself once the release is written (fanOut.ts): the batches wait
-   * this long and then sweep what is left. Absent (an orchestration started before this existed, or
-   * through the Durable API): the batches start at once.
+   * The caller fans the actions out itself once the release is written (fanOut.ts), under a lease of
+   * this length renewed while it works: the batches sweep what is left once it ended or lapsed.
+   */
+  readonly fanOutLeaseSeconds?: number;
+  /**
+   * Orchestrations started before the lease: the caller fans out, and the batches wait this long and
+   * then sweep. Neither field (through the Durable API): the batches start at once.
    */
   readonly sweepAfterSeconds?: number;
 }
+
+/** Which release's fan-out the `gateFanOutState` activity looks at. */
+export interface FanOutStateInput {
+  readonly gate: string;
+  readonly generation: number;
+}
+
+/**
+ * How the releasing instance's fan-out stands, on the activity's clock: `running` for `seconds` more
+ * unless renewed; `ended`, cleanly (nothing left for a sweep to do) or not; `none` when no lease was
+ * written (the release was made by the orchestration, or not yet) or it lapsed (its instance died).
+ */
+export type FanOutState =
+  | { readonly state: 'running'; readonly seconds: number }
+  | { readonly state: 'ended'; readonly clean: boolean }
+  | { readonly state: 'none' };
 
 /** What the release orchestration's first step found: the release made (by the caller or by it), or none. */
 export type ReleaseConfirmed =

@@ -20,6 +20,8 @@ export const gateFunctions = {
   announce: 'gateAnnounce',
   /** Performs a batch of released runs' actions. */
   actions: 'gateActions',
+  /** How the releasing instance's own fan-out of a release's actions stands (its lease row). */
+  fanOutState: 'gateFanOutState',
   /** A generation's scheduled release (the same use-case as the API's). */
   scheduledRelease: 'gateScheduledRelease',
 } as const;
@@ -67,11 +69,14 @@ export const actionRetryDelaysSeconds = [1, 2, 5, 10, 30, 60] as const;
 export const lateRegistrationWaitSeconds = [1, 2, 5, 10, 30, 60] as const;
 
 /**
- * How long a release orchestration waits before it sweeps the runs the releasing instance fans out
- * itself (fanOut.ts): long enough for that fan-out to finish on a slow machine (a loaded 2-core one
- * sends about 200 a second), so the sweep finds nothing pending; short enough that what a killed
- * instance left is performed soon after. 15 s for 1,000 actions, 60 s for 10,000, at most 5 min.
+ * The lease an instance holds on fanning a release's actions out itself (fanOut.ts): written with the
+ * release, renewed every third of it while the sends go on, ended when they are. The release
+ * orchestration sweeps what is left only once the lease ended or lapsed, so a slow fan-out on a busy
+ * machine is never overtaken by the sweep (which sent its actions a second time under the fixed grace
+ * this replaced), and what a killed instance left waits at most this long, whatever the release's size
+ * (a grace of 60 s at 10,000 actions). Long enough that a loaded event loop does not miss a renewal.
  */
-export function fanOutGraceSeconds(actions: number): number {
-  return Math.min(300, 10 + Math.ceil(actions / 200));
-}
+export const fanOutLeaseSeconds = 10;
+
+/** However long a fan-out keeps renewing its lease, the orchestration sweeps after this (a stuck fan-out). */
+export const fanOutMaxWaitSeconds = 1800;

@@ -4,13 +4,22 @@
  * release to this orchestration, whose first activities make it with the caller's who and when;
  * otherwise they find the caller's release. It publishes the release and performs the actions of
  * the runs the release let go, in parallel batches over the run key ranges — at once, or, when the
- * caller fans them out itself (fanOut.ts), as a sweep after a grace that performs only what it left.
+ * caller fans them out itself (fanOut.ts), as a sweep once the caller's lease on that ended or lapsed,
+ * which performs only what it left (after a clean end, one batch that only looks).
  * Runs without an action cost nothing here: their state is derived from the release itself.
  */
 import type { OrchestrationContext, Task } from 'durable-functions';
 
-import type { ActionBatchInput, ActionBatchResult, ActionsOutput, ReleaseFollowUp, ReleaseOutput } from './messages';
-import { actionRetryDelaysSeconds, activityRetry, gateFunctions, runShards } from './names';
+import type {
+  ActionBatchInput,
+  ActionBatchResult,
+  ActionsOutput,
+  FanOutState,
+  FanOutStateInput,
+  ReleaseFollowUp,
+  ReleaseOutput,
+} from './messages';
+import { actionRetryDelaysSeconds, activityRetry, fanOutMaxWaitSeconds, gateFunctions, runShards } from './names';
 
 /**
  * The run key shards of each parallel batch: about one batch per `batchSize` runs, as 1, 2, 4, 8 or
@@ -78,6 +87,40 @@ export function* untilSettled(
   }
 }
 
+/**
+ * Waits while the caller's fan-out holds its lease: first for the lease's length (announcing
+ * meanwhile), then, while it is renewed, for what it has left. Its state at the end: `ended` (cleanly
+ * or not), or `none` (it lapsed or was never written) — also when reading it failed even after its
+ * retries, or after `fanOutMaxWaitSeconds` (the sweep is safe at any time; waiting only spares sends).
+ */
+function* afterFanOut(
+  context: OrchestrationContext,
+  input: ReleaseFollowUp,
+  leaseSeconds: number,
+  announce: readonly Task[],
+): Generator<Task, FanOutState, unknown> {
+  const at = (seconds: number): Date => new Date(context.df.currentUtcDateTime.getTime() + seconds * 1000);
+  const giveUpAt = at(fanOutMaxWaitSeconds).getTime();
+  try {
+    yield context.df.Task.all([context.df.createTimer(at(leaseSeconds)), ...announce]);
+  } catch {
+    // The announcement failed after its retries (as in the batches' first round, the actions still follow).
+    yield context.df.createTimer(at(leaseSeconds));
+  }
+  const which: FanOutStateInput = { gate: input.gate, generation: input.generation };
+  for (;;) {
+    let state: FanOutState;
+    try {
+      state = (yield context.df.callActivityWithRetry(gateFunctions.fanOutState, activityRetry, which)) as FanOutState;
+    } catch {
+      return { state: 'none' };
+    }
+    if (state.state !== 'running' || context.df.currentUtcDateTime.getTime() >= giveUpAt) return state;
+    // A second past its end: a renewal written meanwhile is seen, a lapse is past.
+    yield context.df.createTimer(at(state.seconds + 1));
+  }
+}
+
 export function* gateReleaseOrchestrator(context: OrchestrationContext): Generator<Task, ReleaseOutput, unknown> {
   const input = context.df.getInput<ReleaseFollowUp>();
   const announce = input.announce ? [context.df.callActivityWithRetry(gateFunctions.announceRelease, activityRetry, input)] : [];
@@ -86,14 +129,20 @@ export function* gateReleaseOrchestrator(context: OrchestrationContext): Generat
     return { outcome: 'released' };
   }
   // Every first batch makes (or finds) the release before its actions: no step of its own ahead of them.
-  const batches: ActionBatchInput[] = shardGroups(input.actions, input.batchSize).map((shards) => ({
+  const batchOf = (shards: readonly [number, number]): ActionBatchInput => ({
     gate: input.gate,
     generation: input.generation,
     selection: { kind: 'released', shards, from: input.from },
     ...(input.trace === undefined ? {} : { trace: input.trace }),
-  }));
+  });
+  let batches = shardGroups(input.actions, input.batchSize).map(batchOf);
   let alongside = announce;
-  if (input.sweepAfterSeconds !== undefined) {
+  if (input.fanOutLeaseSeconds !== undefined) {
+    const fanOut = yield* afterFanOut(context, input, input.fanOutLeaseSeconds, announce);
+    // A clean end left nothing pending: one batch over every shard confirms it (and performs any it missed).
+    if (fanOut.state === 'ended' && fanOut.clean) batches = [batchOf([0, runShards])];
+    alongside = [];
+  } else if (input.sweepAfterSeconds !== undefined) {
     // The caller is fanning the actions out: announce now, sweep what it left once it should be done.
     const sweepAt = new Date(context.df.currentUtcDateTime.getTime() + input.sweepAfterSeconds * 1000);
     try {

@@ -5,6 +5,7 @@
  *   - `gate`                    the gate record (state, generation, counts; every change is an If-Match write);
  *   - `rel-<generation>`        a release (who, when, how; the first generation it let go);
  *   - `audit-<generation>-<n>-<kind>`  the audit record of a create, release or reset;
+ *   - `fanout-<generation>`     the lease of the instance fanning that release's actions out (fanOut.ts);
  *   - `run-<s>-<runId>`         a registered run; `s` (0–f) spreads runs over 16 ranges that a release
  *                               fans out in parallel, and is derived from the run id alone.
  * Run ids are resource names (letters, digits, `-`, `_`, `.`), so no run key can take the form of
@@ -41,6 +42,7 @@ export const rowKeys = {
   audit: (generation: number, kind: 'create' | 'release' | 'reset'): string =>
     `audit-${pad(generation)}-${kind === 'release' ? 2 : 1}-${kind}`,
   auditRange: ['audit-', 'audit.'] as const,
+  fanOut: (generation: number): string => `fanout-${pad(generation)}`,
   run: (runId: string): string => `run-${runShard(runId).toString(16)}-${runId}`,
   /** The key range of runs in shards `from` (inclusive) to `to` (exclusive). */
   runRange: (from: number, to: number): readonly [string, string] => [
@@ -160,6 +162,28 @@ export function releaseRecordOf(row: TableEntityResult<Record<string, unknown>>)
   if (!parsed.success) throw corrupt(`release ${row.rowKey ?? ''} of gate "${row.partitionKey ?? ''}"`, parsed.error.message);
   const { note, ...rest } = parsed.data;
   return { ...rest, ...(note === undefined ? {} : { note }) };
+}
+
+/**
+ * The releasing instance's lease on its fan-out: `running` until `until` unless renewed, then
+ * `ended` — `clean` when every action it read was performed and recorded, none left to retry.
+ */
+export type FanOutLease =
+  { readonly state: 'running'; readonly until: string } | { readonly state: 'ended'; readonly at: string; readonly clean: boolean };
+
+const fanOutRow = z.discriminatedUnion('state', [
+  z.object({ state: z.literal('running'), until: isoTime }),
+  z.object({ state: z.literal('ended'), at: isoTime, clean: z.boolean() }),
+]);
+
+export function fanOutEntity(gate: string, generation: number, lease: FanOutLease): GateEntity {
+  return { partitionKey: gate, rowKey: rowKeys.fanOut(generation), ...lease };
+}
+
+export function fanOutLeaseOf(row: TableEntityResult<Record<string, unknown>>): FanOutLease {
+  const parsed = fanOutRow.safeParse(row);
+  if (!parsed.success) throw corrupt(`fan-out ${row.rowKey ?? ''} of gate "${row.partitionKey ?? ''}"`, parsed.error.message);
+  return parsed.data;
 }
 
 /** Table string properties hold at most 32 Ki UTF-16 units; longer action JSON is split over `action`, `action1` …. */

@@ -20,7 +20,7 @@ import { actionFingerprint } from './fingerprint';
 import type { GenerationFollowUp, ReleaseFollowUp, ScheduledReleaseInput } from './messages';
 import { gateTelemetry } from './metrics';
 import type { ReleaseFanOut } from './fanOut';
-import { fanOutGraceSeconds, gateEvents, gateFunctions, gateInstanceIds } from './names';
+import { fanOutLeaseSeconds, gateEvents, gateFunctions, gateInstanceIds } from './names';
 import type { Actor, CreateOutcome, GateSnapshot, ReleaseHow, ReleaseOutcome, ResetOutcome, RunStart } from './operations';
 import { type GateReader, gateNotFound } from './reader';
 import type { GateRegistrar } from './registrar';
@@ -143,14 +143,17 @@ export class GateCommands {
         from: release.from,
         batchSize: this.deps.settings.notifyBatchSize,
         ...(trace === undefined ? {} : { trace }),
-        ...(fanOut === undefined ? {} : { sweepAfterSeconds: fanOutGraceSeconds(release.actions) }),
+        ...(fanOut === undefined ? {} : { fanOutLeaseSeconds }),
       };
+      // This instance fans the actions out itself, under a lease written with the release (fanOut.ts).
+      const fansOut = fanOut !== undefined && release.actions > 0;
       if (release.actions > 0 || follow.announce)
         await startSingleton(this.deps.durable, gateFunctions.release, gateInstanceIds.release(name, gate.generation), follow);
-      const committed = await this.deps.releases.commitRelease(name, stored, maker);
+      const leaseUntil = fansOut ? new Date(this.deps.clock.now() + fanOutLeaseSeconds * 1000).toISOString() : undefined;
+      const committed = await this.deps.releases.commitRelease(name, stored, maker, leaseUntil);
       if (committed !== undefined) {
-        if (release.actions > 0)
-          fanOut?.start({
+        if (fansOut)
+          fanOut.start({
             gate: name,
             generation: gate.generation,
             from: committed.release.from,

@@ -11,6 +11,9 @@ import { listPage, type Page, type PageRequest } from '../storage/list';
 import type { ActionOutcome, GateRecord, ReleaseRecord, RunRecord } from './operations';
 import {
   actionJsonOf,
+  type FanOutLease,
+  fanOutEntity,
+  fanOutLeaseOf,
   type GateEntity,
   gateEntity,
   gateRecordOf,
@@ -190,6 +193,27 @@ export class GateStore {
     } catch (err) {
       if (hasStatus(err, 404)) return undefined;
       throw translateStorageError(err, `reading run ${runId} of gate ${gate}`);
+    }
+  }
+
+  /** Writes the releasing instance's lease on its fan-out of release `generation` (only that instance writes it). */
+  async writeFanOut(gate: string, generation: number, lease: FanOutLease): Promise<void> {
+    const table = await this.table();
+    try {
+      await table.upsertEntity(fanOutEntity(gate, generation, lease), 'Replace');
+    } catch (err) {
+      throw translateStorageError(err, `writing the fan-out lease of gate ${gate}`);
+    }
+  }
+
+  /** The lease on the fan-out of release `generation`; undefined when none was written. */
+  async readFanOut(gate: string, generation: number): Promise<FanOutLease | undefined> {
+    const table = await this.table();
+    try {
+      return fanOutLeaseOf(await table.getEntity<Record<string, unknown>>(gate, rowKeys.fanOut(generation)));
+    } catch (err) {
+      if (hasStatus(err, 404)) return undefined;
+      throw translateStorageError(err, `reading the fan-out lease of gate ${gate}`);
     }
   }
 

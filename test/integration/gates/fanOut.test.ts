@@ -1,9 +1,9 @@
 /**
- * A release's actions fanned out by the instance that made it (shared/gates/fanOut.ts), with the
- * release orchestration sweeping after a grace: on Azurite, every action is performed and its outcome
- * recorded once — when the fan-out finishes, when storage fails its writes of outcomes for a while,
- * and when its instance dies part-way (the sweep, on another instance, performs exactly what it
- * left, and records nothing twice).
+ * A release's actions fanned out by the instance that made it (shared/gates/fanOut.ts), under a lease
+ * the release orchestration sweeps after: on Azurite, every action is performed and its outcome
+ * recorded once — when the fan-out finishes (its lease ends cleanly), when storage fails its writes of
+ * outcomes or of the lease for a while, and when its instance dies part-way (its lease lapses; the
+ * sweep, on another instance, performs exactly what it left, and records nothing twice).
  */
 import type { QueueClient } from '@azure/storage-queue';
 
@@ -13,7 +13,8 @@ import { mapLimited } from '../../../shared/mapLimited';
 import { ReleaseFanOut } from '../../../shared/gates/fanOut';
 import type { GateAction } from '../../../shared/gates/actions';
 import type { ReleaseFollowUp } from '../../../shared/gates/messages';
-import { fanOutGraceSeconds } from '../../../shared/gates/names';
+import { fanOutState } from '../../../shared/gates/activities';
+import { fanOutLeaseSeconds } from '../../../shared/gates/names';
 import type { GateStore } from '../../../shared/gates/store';
 import { gateWorld, storage } from './world';
 
@@ -29,7 +30,11 @@ function followUpOf(world: ReturnType<typeof gateWorld>): ReleaseFollowUp {
   return started[0]?.input as ReleaseFollowUp;
 }
 
-/** The sweep the orchestration runs after its grace: its batches, over every shard, carrying the release. */
+/** How the orchestration sees the fan-out's lease, on a clock `ahead` ms past this one's. */
+const leaseState = (world: ReturnType<typeof gateWorld>, ahead = 0) =>
+  fanOutState({ store: world.store, now: () => Date.now() + ahead }, { gate: 'g', generation: 1 });
+
+/** The sweep the orchestration runs once the lease ended or lapsed: its batches, over every shard, carrying the release. */
 function sweep(follow: ReleaseFollowUp) {
   return {
     gate: follow.gate,
@@ -39,21 +44,22 @@ function sweep(follow: ReleaseFollowUp) {
   } as const;
 }
 
-test('the releasing instance performs every action at once; the sweep after the grace finds nothing left', async () => {
+test('the releasing instance performs every action at once under a lease it ends cleanly; the sweep finds nothing left', async () => {
   const world = gateWorld();
   const service = world.instance({}, { directFanOut: true });
   await service.create('g', undefined, { by: 'ops' });
   await mapLimited(ids, 16, (id) => service.startRun('g', id, enqueue(Number(id.slice(1)))));
   expect((await service.release('g', { by: 'alice' })).outcome).toBe('released');
   const follow = followUpOf(world);
-  expect(follow.sweepAfterSeconds).toBe(fanOutGraceSeconds(runs));
+  expect(follow.fanOutLeaseSeconds).toBe(fanOutLeaseSeconds);
   await service.gates.fanOuts.settled();
+  expect(await leaseState(world)).toEqual({ state: 'ended', clean: true });
   expect(world.logger.events('gates.fanout.done')).toEqual([expect.objectContaining({ gate: 'g', done: runs, failed: 0, retry: 0 })]);
   const views = await mapLimited(ids, 16, (id) => service.runStatus('g', id));
   for (const v of views) expect(v).toMatchObject({ state: 'proceeded', action: { type: 'enqueue', messageId: expect.any(String) } });
   const messages = await world.drainActions();
   expect(messages.map((m) => m.runId).sort()).toEqual([...ids].sort());
-  // The orchestration's sweep, after its grace: nothing pending, nothing sent again.
+  // The orchestration's sweep, after the lease ended: nothing pending, nothing sent again.
   expect(await world.actions(world.instance(), sweep(follow))).toMatchObject({ done: 0, failed: 0, retry: 0 });
   expect(await world.drainActions()).toEqual([]);
 });
@@ -75,6 +81,9 @@ test('an instance that dies part-way through its fan-out leaves the rest to the 
   const follow = followUpOf(world);
   const survivor = world.instance();
   while (sends <= 50) await new Promise((r) => setTimeout(r, 20));
+  // Written with the release and never ended: once it is past its end the orchestration sweeps.
+  expect(await leaseState(world)).toEqual({ state: 'running', seconds: expect.any(Number) });
+  expect(await leaseState(world, (fanOutLeaseSeconds + 1) * 1000)).toEqual({ state: 'none' });
 
   const before = await mapLimited(ids, 16, (id) => survivor.runStatus('g', id));
   const recordedBefore = before.filter((v) => v.action !== null).length;
@@ -92,7 +101,7 @@ test('an instance that dies part-way through its fan-out leaves the rest to the 
   expect(await world.actions(survivor, sweep(follow))).toMatchObject({ done: 0, failed: 0, retry: 0 });
 });
 
-test('a write of outcomes that storage fails for a while is tried again: the fan-out records every run once and leaves the sweep nothing', async () => {
+test('a write of outcomes that storage fails for a while is tried again, a failed lease write is let be: every run recorded once, nothing for the sweep', async () => {
   const world = gateWorld();
   const service = world.instance();
   await service.create('g', undefined, { by: 'ops' });
@@ -105,6 +114,11 @@ test('a write of outcomes that storage fails for a while is tried again: the fan
     refusals-- > 0
       ? Promise.reject(new AppError('DependencyUnavailable', 'Storage is unavailable; try again shortly', { retryAfterSeconds: 2 }))
       : world.store.recordOutcomes(gate, items);
+  let leaseWrites = 0;
+  flaky.writeFanOut = () => {
+    leaseWrites++;
+    return Promise.reject(new AppError('DependencyUnavailable', 'Storage is unavailable; try again shortly'));
+  };
   const logger = new MemoryLogger();
   const fanOut = new ReleaseFanOut(
     {
@@ -127,6 +141,9 @@ test('a write of outcomes that storage fails for a while is tried again: the fan
   expect(refusals).toBeLessThan(0);
   expect(logger.events('gates.fanout.done')).toEqual([expect.objectContaining({ done: runs, failed: 0, retry: 0 })]);
   expect(logger.events('gates.fanout.failed')).toEqual([]);
+  // The lease's end could not be written: it only lets the sweep start once the lease lapses.
+  expect(leaseWrites).toBeGreaterThan(0);
+  expect(logger.events('gates.fanout.leaseWriteFailed')).toHaveLength(leaseWrites);
   const views = await mapLimited(ids, 16, (id) => service.runStatus('g', id));
   for (const v of views) expect(v).toMatchObject({ state: 'proceeded', action: { type: 'enqueue', messageId: expect.any(String) } });
   expect((await world.drainActions()).map((m) => m.runId).sort()).toEqual([...ids].sort());

@@ -3,7 +3,7 @@ import type { ActionBatchResult } from '../../../shared/gates/actionRunner';
 import { gateGenerationOrchestrator } from '../../../shared/gates/generation.orchestrator';
 import { gateLateActionsOrchestrator } from '../../../shared/gates/late.orchestrator';
 import type { GenerationFollowUp, LateActionsInput, ReleaseFollowUp } from '../../../shared/gates/messages';
-import { actionRetryDelaysSeconds, lateRegistrationWaitSeconds } from '../../../shared/gates/names';
+import { actionRetryDelaysSeconds, fanOutMaxWaitSeconds, lateRegistrationWaitSeconds } from '../../../shared/gates/names';
 import { gateReleaseOrchestrator, shardGroups } from '../../../shared/gates/release.orchestrator';
 import { type FakeTask, fakeContext, yielded } from './fakeOrchestration';
 import { snapshot } from './fixtures';
@@ -69,7 +69,64 @@ describe('release orchestration', () => {
     });
   });
 
-  test('when the caller fans the actions out, it announces at once and sweeps with its batches (making the release) only after the grace', () => {
+  const at = (seconds: number): string => new Date(Date.parse(t0) + seconds * 1000).toISOString();
+  const stateOf = { kind: 'activity', name: 'gateFanOutState', input: { gate: 'g', generation: 3 } };
+
+  test('when the caller fans the actions out, it announces at once, and after a clean end of its lease one batch only looks', () => {
+    const input = { ...base, fanOutLeaseSeconds: 10 };
+    const orchestration = gateReleaseOrchestrator(fakeContext(input).context);
+    expect(all(yielded(orchestration.next()))).toMatchObject([
+      { kind: 'timer', fireAt: at(10) },
+      { kind: 'activity', name: 'gateAnnounceRelease', input },
+    ]);
+    expect(yielded(orchestration.next([undefined, { published: 'published' }]))).toMatchObject(stateOf);
+    const sweep = all(yielded(orchestration.next({ state: 'ended', clean: true })));
+    expect(sweep).toEqual([
+      expect.objectContaining({
+        name: 'gateActions',
+        input: expect.objectContaining({ selection: { kind: 'released', shards: [0, 16], from: 2 }, confirm: input }),
+      }),
+    ]);
+    expect(orchestration.next([ok({ done: 0 })])).toEqual({
+      done: true,
+      value: { outcome: 'released', actions: { done: 0, failed: 0, abandoned: 0 } },
+    });
+  });
+
+  test('while the fan-out renews its lease the sweep waits for what it has left; once it lapses, every batch sweeps (making the release)', () => {
+    const input = { ...base, fanOutLeaseSeconds: 10 };
+    const fake = fakeContext(input);
+    const orchestration = gateReleaseOrchestrator(fake.context);
+    yielded(orchestration.next());
+    yielded(orchestration.next([undefined, { published: 'published' }]));
+    fake.setTime(at(10));
+    expect(yielded(orchestration.next({ state: 'running', seconds: 7 }))).toMatchObject({ kind: 'timer', fireAt: at(18) });
+    fake.setTime(at(18));
+    expect(yielded(orchestration.next())).toMatchObject(stateOf);
+    const sweep = all(yielded(orchestration.next({ state: 'none' })));
+    expect(sweep).toHaveLength(4);
+    for (const batch of sweep) expect(batch).toMatchObject({ kind: 'activity', name: 'gateActions', input: { confirm: input } });
+  });
+
+  test('a fan-out that ended uncleanly, a state that cannot be read, or a lease renewed past the longest wait: every batch sweeps', () => {
+    const input = { ...base, fanOutLeaseSeconds: 10, announce: false };
+    const sweepAfter = (
+      answer: (o: Generator<unknown, unknown, unknown>) => IteratorResult<unknown, unknown>,
+      time?: string,
+    ): FakeTask[] => {
+      const fake = fakeContext(input);
+      const orchestration = gateReleaseOrchestrator(fake.context);
+      expect(all(yielded(orchestration.next()))).toMatchObject([{ kind: 'timer', fireAt: at(10) }]);
+      expect(yielded(orchestration.next([undefined]))).toMatchObject(stateOf);
+      if (time !== undefined) fake.setTime(time);
+      return all(yielded(answer(orchestration)));
+    };
+    expect(sweepAfter((o) => o.next({ state: 'ended', clean: false }))).toHaveLength(4);
+    expect(sweepAfter((o) => o.throw(new Error('storage unavailable')))).toHaveLength(4);
+    expect(sweepAfter((o) => o.next({ state: 'running', seconds: 10 }), at(fanOutMaxWaitSeconds))).toHaveLength(4);
+  });
+
+  test('an orchestration started before the lease (a grace instead) announces at once and sweeps with its batches (making the release) after the grace', () => {
     const input = { ...base, sweepAfterSeconds: 15 };
     const orchestration = gateReleaseOrchestrator(fakeContext(input).context);
     const wait = all(yielded(orchestration.next()));
@@ -86,14 +143,15 @@ describe('release orchestration', () => {
     });
   });
 
-  test('an announcement that fails after its retries still leaves the sweep waiting for the grace', () => {
+  test('an announcement that fails after its retries still leaves the sweep waiting for the grace, or for the lease', () => {
     const orchestration = gateReleaseOrchestrator(fakeContext({ ...base, sweepAfterSeconds: 15 }).context);
     yielded(orchestration.next());
-    expect(yielded(orchestration.throw(new Error('announce failed')))).toMatchObject({
-      kind: 'timer',
-      fireAt: new Date(Date.parse(t0) + 15_000).toISOString(),
-    });
+    expect(yielded(orchestration.throw(new Error('announce failed')))).toMatchObject({ kind: 'timer', fireAt: at(15) });
     expect(all(yielded(orchestration.next()))).toHaveLength(4);
+    const leased = gateReleaseOrchestrator(fakeContext({ ...base, fanOutLeaseSeconds: 10 }).context);
+    yielded(leased.next());
+    expect(yielded(leased.throw(new Error('announce failed')))).toMatchObject({ kind: 'timer', fireAt: at(10) });
+    expect(yielded(leased.next())).toMatchObject(stateOf);
   });
 
   test('without actions it only announces, and without a Service Bus it schedules nothing', () => {
