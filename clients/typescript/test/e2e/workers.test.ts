@@ -412,12 +412,16 @@ describe(`webhook processors pushing to a local HTTPS endpoint, on the ${hostLab
     expect(f5[0]?.reason).toBe('HTTP 500 (gave up after 2 attempts)');
     const ft = [];
     for await (const f of jt.failures()) ft.push(f);
+    expect(ft.map((f) => [f.code, f.attempts])).toEqual(Array(5).fill(['retriesExhausted', 2]));
     expect(ft[0]?.reason).toBe('The endpoint could not be reached (gave up after 2 attempts)');
     expect(tries.get(broken)).toBe(2);
     // Standard Webhooks: one webhook-id per batch delivery, the same on its retry (before: `…:1`, then `…:2`).
     expect(pushes).toHaveLength(2);
     expect(pushes[0]).toEqual(expect.stringContaining(j5.id));
     expect(pushes[1]).toBe(pushes[0]);
-    expect(tries.get(slow)).toBe(2);
+    // Both attempts are the app's (above); the endpoint sees one only when its request arrives within
+    // the 1 s timeout, which a loaded machine does not promise (a CI run's second push timed out before
+    // its request reached the handler; the host logged two "No answer within 1000 ms").
+    expect(tries.get(slow)).toBeGreaterThanOrEqual(1);
   });
 });
