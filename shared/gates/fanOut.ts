@@ -31,6 +31,11 @@ import { type GateStore, maxTransactionOperations, type StoredRun } from './stor
  */
 const fanOutConcurrency = 128;
 
+/** A fan-out's lease as written with the release and at each renewal: running for `fanOutLeaseSeconds` from `now`. */
+export function runningLease(now: number): FanOutLease {
+  return { state: 'running', until: new Date(now + fanOutLeaseSeconds * 1000).toISOString() };
+}
+
 /** A release just written, with runs whose actions it let go. */
 export interface FanOutInput {
   readonly gate: string;
@@ -104,7 +109,7 @@ export class ReleaseFanOut {
       () => {
         if (progress.steps === renewedAt) return;
         renewedAt = progress.steps;
-        write(() => ({ state: 'running', until: new Date(now() + fanOutLeaseSeconds * 1000).toISOString() }));
+        write(() => runningLease(now()));
       },
       (fanOutLeaseSeconds * 1000) / 3,
     );

@@ -13,7 +13,7 @@ import type { ReleaseConfirmed, ReleaseFollowUp } from './messages';
 import { gateTelemetry } from './metrics';
 import type { GateRecord, GateSnapshot, ReleaseHow, ReleaseRecord } from './operations';
 import type { GateRegistrar } from './registrar';
-import { fanOutEntity, releaseEntity } from './rows';
+import { type FanOutLease, fanOutEntity, releaseEntity } from './rows';
 import type { GateStore, Versioned } from './store';
 import { release, snapshotOf } from './transitions';
 import type { GateWatchHub } from './watchHub';
@@ -76,14 +76,14 @@ export class GateReleases {
   /**
    * Writes the release (the gate row if still at its ETag, the release row, the audit record); once
    * written, this instance's watchers hear of it and it is counted. Undefined when the gate changed
-   * first (the registrar's copy of the row is dropped either way). `fanOutUntil`: the caller fans the
+   * first (the registrar's copy of the row is dropped either way). `fanOut`: the caller fans the
    * actions out itself, and its lease on that (fanOut.ts) is written in the same transaction.
    */
   async commitRelease(
     name: string,
     stored: Versioned<GateRecord>,
     maker: ReleaseMaker,
-    fanOutUntil?: string,
+    fanOut?: FanOutLease,
   ): Promise<Committed | undefined> {
     const made = this.made(stored, maker);
     const { at, by, how, note } = maker;
@@ -99,7 +99,7 @@ export class GateReleases {
         ...(note === undefined ? {} : { note }),
       }),
     ];
-    const lease = fanOutUntil === undefined ? [] : [fanOutEntity(name, made.release.generation, { state: 'running', until: fanOutUntil })];
+    const lease = fanOut === undefined ? [] : [fanOutEntity(name, made.release.generation, fanOut)];
     const commit = await this.deps.store.commit(made.record, stored.etag, rows, lease);
     this.deps.registrar.forget(name);
     if (!commit.ok) return undefined;

@@ -19,7 +19,7 @@ import { auditEntity } from './audit';
 import { actionFingerprint } from './fingerprint';
 import type { GenerationFollowUp, ReleaseFollowUp, ScheduledReleaseInput } from './messages';
 import { gateTelemetry } from './metrics';
-import type { ReleaseFanOut } from './fanOut';
+import { type ReleaseFanOut, runningLease } from './fanOut';
 import { fanOutLeaseSeconds, gateEvents, gateFunctions, gateInstanceIds } from './names';
 import type { Actor, CreateOutcome, GateSnapshot, ReleaseHow, ReleaseOutcome, ResetOutcome, RunStart } from './operations';
 import { type GateReader, gateNotFound } from './reader';
@@ -149,8 +149,8 @@ export class GateCommands {
       const fansOut = fanOut !== undefined && release.actions > 0;
       if (release.actions > 0 || follow.announce)
         await startSingleton(this.deps.durable, gateFunctions.release, gateInstanceIds.release(name, gate.generation), follow);
-      const leaseUntil = fansOut ? new Date(this.deps.clock.now() + fanOutLeaseSeconds * 1000).toISOString() : undefined;
-      const committed = await this.deps.releases.commitRelease(name, stored, maker, leaseUntil);
+      const lease = fansOut ? runningLease(this.deps.clock.now()) : undefined;
+      const committed = await this.deps.releases.commitRelease(name, stored, maker, lease);
       if (committed !== undefined) {
         if (fansOut)
           fanOut.start({
