@@ -61,6 +61,31 @@ export const queues = {
     'jobs-work-r-6',
     'jobs-work-r-7',
   ],
+  /**
+   * The poison queues of the work queues and their lanes (`<queue>-poison`): the host moves a message
+   * there after its last failed delivery, and a trigger of the app listens on each. Provisioned up
+   * front because a listener on a queue that does not exist polls it anyway, each poll a 404 that the
+   * host logs as an Azure.Core warning (observed on the real host 4.1037: 12 lines per poll, every
+   * poll interval, on every instance).
+   */
+  jobsPoison: [
+    'jobs-work-0-poison',
+    'jobs-work-1-poison',
+    'jobs-work-2-poison',
+    'jobs-work-3-poison',
+    'jobs-work-4-poison',
+    'jobs-work-5-poison',
+    'jobs-work-6-poison',
+    'jobs-work-7-poison',
+    'jobs-work-r-0-poison',
+    'jobs-work-r-1-poison',
+    'jobs-work-r-2-poison',
+    'jobs-work-r-3-poison',
+    'jobs-work-r-4-poison',
+    'jobs-work-r-5-poison',
+    'jobs-work-r-6-poison',
+    'jobs-work-r-7-poison',
+  ],
   /** Hand-on requests (`<prefix>-d`): a completed job whose processor hands its output on (billing's invoice ledger). */
   jobsDeliveries: 'jobs-work-d',
   /** Cancel requests (`<prefix>-c`): the background step of `DELETE /api/jobs/{id}`, the job's open items recorded cancelled. */

@@ -1,7 +1,7 @@
 import { loadAppConfig } from '../../../shared/app/settings';
 import { readGroup } from '../../../shared/config';
 import { jobSettings } from '../../../shared/jobs/settings';
-import { workLaneNames, workQueueNames } from '../../../shared/jobs/envelopes/queues';
+import { poisonQueueName, workLaneNames, workQueueNames } from '../../../shared/jobs/envelopes/queues';
 import { queues } from '../../../shared/resources';
 
 describe('job settings', () => {
@@ -21,6 +21,12 @@ describe('job settings', () => {
     expect(workQueueNames(s)).toEqual(queues.jobsWork.slice(0, 4));
     expect(workQueueNames(readGroup(jobSettings, { TALLYHO_JOBS_QUEUES: '8' }))).toEqual([...queues.jobsWork]);
     expect(workLaneNames(readGroup(jobSettings, { TALLYHO_JOBS_QUEUES: '8' }))).toEqual([...queues.jobsLanes]);
+  });
+
+  it('infra/ provisions the poison queue of every work queue and lane a trigger listens on', () => {
+    const eight = readGroup(jobSettings, { TALLYHO_JOBS_QUEUES: '8' });
+    const listened = [...workQueueNames(eight), ...workLaneNames(eight)].map(poisonQueueName);
+    expect([...queues.jobsPoison].sort()).toEqual(listened.sort());
   });
 
   it('names every bad setting at once', () => {
