@@ -5,12 +5,18 @@
  * - `BENCH_HOST=real` (or `--real-host`) — the real Functions host (a build named by
  *   FUNCTIONS_HOST_BUILD, served through devhost/realHost on a copy of this app);
  * - otherwise the devhost, started in this process.
- * The started hosts run on a fresh Azurite behind a counting proxy, so every storage request the
+ * The started hosts run on a fresh Azurite behind a counting proxy (unless BENCH_STORAGE=direct), so every storage request the
  * host, its worker and the Durable extension send is counted, and Durable work is counted too: the
  * messages put on the task hub's control and work-item queues (the real host's Azure Storage
  * provider; the devhost's engine keeps its queues in memory) and the executions of orchestrator,
  * activity and entity functions (the real host's `Executing 'Functions.…'` log lines; the devhost's
  * invoker).
+ *
+ * `BENCH_STORAGE=direct`: the host talks to Azurite itself, as an app in Azure talks to its storage
+ * account, and nothing is counted: to see what the proxy adds to latencies. It is not free: a
+ * JavaScript HTTP server in the benchmark's process that parses and forwards every request (about a
+ * core of this 2-core machine while a release fans 1,000 actions out), so each storage call of the
+ * host crosses two processes, while a baseline the benchmark sends itself shares its loop.
  */
 import { join, resolve } from 'node:path';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -49,8 +55,8 @@ export interface BenchHost {
   readonly counted: boolean;
   /** A connection string for Azurite itself (not through the proxy), for a benchmark's own reads. */
   readonly storageConnection: string | undefined;
-  /** A connection string through the counting proxy, as the host reaches storage (for a baseline's writes). */
-  readonly proxiedStorageConnection: string | undefined;
+  /** A connection string as the host reaches storage: through the counting proxy, or Azurite itself with BENCH_STORAGE=direct (for a baseline's writes). */
+  readonly hostStorageConnection: string | undefined;
   /** Work counted since the host started (subtract two of these for a phase: `workBetween`). */
   totals(): WorkCount;
   /** The host's own output (the real host's; the devhost in this process writes to this process's). */
@@ -152,6 +158,17 @@ function extraSettings(): Record<string, string> {
   return parsed as Record<string, string>;
 }
 
+/** Whether the started hosts talk to Azurite without the counting proxy (BENCH_STORAGE=direct; see the top). */
+export function storageDirect(): boolean {
+  return process.env.BENCH_STORAGE === 'direct';
+}
+
+/** The proxy's records, or none when the host talks to Azurite directly. */
+interface Counting {
+  readonly take: () => StorageRequest[];
+  readonly counted: boolean;
+}
+
 export async function startBenchHost(options: BenchHostOptions): Promise<BenchHost> {
   const kind = benchHostKind();
   if (kind === 'external host') {
@@ -167,7 +184,7 @@ export async function startBenchHost(options: BenchHostOptions): Promise<BenchHo
       keys,
       counted: false,
       storageConnection: undefined,
-      proxiedStorageConnection: undefined,
+      hostStorageConnection: undefined,
       totals: () => nothing,
       output: () => '',
       appModule: () => Promise.resolve(undefined),
@@ -176,16 +193,17 @@ export async function startBenchHost(options: BenchHostOptions): Promise<BenchHo
     };
   }
   const azurite = await startAzurite({});
-  const proxy = await startCountingProxy(azurite.ports);
-  const settings = { ...options.env, ...extraSettings(), AzureWebJobsStorage: proxy.connectionString };
+  const proxy = storageDirect() ? undefined : await startCountingProxy(azurite.ports);
+  const settings = { ...options.env, ...extraSettings(), AzureWebJobsStorage: proxy?.connectionString ?? azurite.connectionString };
   const closeStorage = async (): Promise<void> => {
-    await proxy.close();
+    await proxy?.close();
     await azurite.stop();
   };
+  const counting = { take: proxy?.take ?? (() => []), counted: proxy !== undefined };
   try {
     return kind === 'real host'
-      ? await startReal(settings, proxy.take, closeStorage, azurite.connectionString)
-      : await startInProcess(settings, proxy.take, closeStorage, azurite.connectionString);
+      ? await startReal(settings, counting, closeStorage, azurite.connectionString)
+      : await startInProcess(settings, counting, closeStorage, azurite.connectionString);
   } catch (err) {
     await closeStorage();
     throw err;
@@ -208,7 +226,7 @@ function perFileAppRoot(): string {
 
 async function startInProcess(
   settings: Record<string, string>,
-  takeRequests: () => StorageRequest[],
+  counting: Counting,
   closeStorage: () => Promise<void>,
   storageConnection: string,
 ): Promise<BenchHost> {
@@ -228,7 +246,7 @@ async function startInProcess(
     return invoke(request);
   };
   const tally = new Tally(
-    takeRequests,
+    counting.take,
     () => {
       const n = executions;
       executions = 0;
@@ -240,9 +258,9 @@ async function startInProcess(
     kind: 'devhost',
     baseUrl: host.baseUrl,
     keys: {},
-    counted: true,
+    counted: counting.counted,
     storageConnection,
-    proxiedStorageConnection: settings.AzureWebJobsStorage,
+    hostStorageConnection: settings.AzureWebJobsStorage,
     totals: () => tally.totals(),
     output: () => '',
     // The host loaded the per-file build through Node's own loader: importing a module of it gives the host's copy.
@@ -257,7 +275,7 @@ async function startInProcess(
 
 async function startReal(
   settings: Record<string, string>,
-  takeRequests: () => StorageRequest[],
+  counting: Counting,
   closeStorage: () => Promise<void>,
   storageConnection: string,
 ): Promise<BenchHost> {
@@ -281,14 +299,14 @@ async function startReal(
     read = text.length;
     return n;
   };
-  const tally = new Tally(takeRequests, countExecutions, true);
+  const tally = new Tally(counting.take, countExecutions, true);
   return {
     kind: 'real host',
     baseUrl: host.baseUrl,
     keys: { admin: host.keys.master, function: host.keys.function },
-    counted: true,
+    counted: counting.counted,
     storageConnection,
-    proxiedStorageConnection: settings.AzureWebJobsStorage,
+    hostStorageConnection: settings.AzureWebJobsStorage,
     totals: () => tally.totals(),
     output: () => host.output(),
     appModule: () => Promise.resolve(undefined),
