@@ -9,6 +9,8 @@
  */
 const { existsSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
 
+const { startCpuSampler } = require('./cpuByProcess.cjs');
+
 /**
  * The host starts the harness counted (test/e2e/support/harness.ts): by kind, with restarts apart,
  * for the run and for each file ("shared" for the projects' shared hosts), with the seconds the
@@ -52,6 +54,14 @@ function cpuTimes() {
   }
 }
 
+/** The kinds of process that spent a second or more, largest first (nothing without /proc). */
+function cpuLine(cpuByKind) {
+  const shown = (cpuByKind ?? []).filter((k) => k.seconds >= 1).map((k) => `${k.kind} ${k.seconds.toFixed(0)}`);
+  return shown.length === 0
+    ? ''
+    : `CPU seconds by process kind (every process on the machine, sampled every second from jest's start): ${shown.join(', ')}\n`;
+}
+
 class TimingReporter {
   constructor(globalConfig, options = {}) {
     this.shown = options.slowest ?? 10;
@@ -59,9 +69,12 @@ class TimingReporter {
     this.startsDir = process.env.TEST_HOST_STARTS_DIR;
     // Whether the run was bound by the CPU (more workers would not help) or by waiting (they might).
     this.cpuAtStart = cpuTimes();
+    // And which processes it went to (cpuByProcess.cjs).
+    this.cpuSampler = startCpuSampler();
   }
 
   onRunComplete(_contexts, results) {
+    const cpuByKind = this.cpuSampler.stop();
     const starts = hostStarts(process.env.TEST_HOST_STARTS);
     if (this.startsDir !== undefined) rmSync(this.startsDir, { recursive: true, force: true });
     const files = results.testResults
@@ -82,8 +95,9 @@ class TimingReporter {
     const shared = starts.byFile.has('shared')
       ? [{ seconds: 0, project: '', path: 'shared hosts', tests: [], hostStarts: starts.byFile.get('shared') }]
       : [];
+    const cpu = cpuByKind === undefined ? [] : [{ seconds: 0, project: '', path: 'CPU seconds by process kind', tests: [], cpuByKind }];
     if (timingsFile)
-      writeFileSync(timingsFile, `${JSON.stringify([...[...files].sort((a, b) => b.seconds - a.seconds), ...shared], null, 1)}\n`);
+      writeFileSync(timingsFile, `${JSON.stringify([...[...files].sort((a, b) => b.seconds - a.seconds), ...shared, ...cpu], null, 1)}\n`);
     const totals = new Map();
     for (const f of files) totals.set(f.project, (totals.get(f.project) ?? 0) + f.seconds);
     const width = Math.max(...files.map((f) => f.project.length));
@@ -112,7 +126,8 @@ class TimingReporter {
     process.stderr.write(
       `\nSlowest ${lines.length} test files:\n${lines.join('\n')}\nTime per project (sum of file times): ${perProject}\n` +
         (starts.total === undefined ? '' : `Host starts: ${starts.total}\n`) +
-        busy,
+        busy +
+        cpuLine(cpuByKind),
     );
   }
 }

@@ -2,10 +2,11 @@
  * Large uploads for the body-limit tests: a body sent 64 KiB at a time as fast as the server takes
  * it, until the answer arrives or all of it is sent, and the memory of the real host's processes.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 
 import type { E2eHost } from './harness';
+import { processIds } from '../../support/cpuByProcess.cjs';
 
 export interface UploadOptions {
   readonly method?: string;
@@ -92,12 +93,8 @@ function memoryOf(pid: string): { rssKb: number; peakKb: number } | undefined {
  */
 export function realHostMemory(host: E2eHost): { rssKb: number; peakKb: number } | undefined {
   const wanted = `ASPNETCORE_URLS=${host.baseUrl}\0`;
-  let pids: string[];
-  try {
-    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
-  } catch {
-    return undefined;
-  }
+  const pids = processIds();
+  if (pids === undefined) return undefined;
   for (const pid of pids) {
     try {
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
