@@ -24,6 +24,7 @@ import { type RealHost, startRealHost } from '../../../devhost/realHost/process'
 import { realHostEnvironment } from '../../support/realHostPrepared';
 import { claimHostStorage, runStorage } from '../../support/storageAccounts';
 import { waitingFor } from '../../support/waits';
+import { provisionJobQueues } from './provision';
 
 export const repoRoot = resolve(__dirname, '..', '..', '..');
 const cliPath = join(repoRoot, 'dist', 'devhost', 'cli.js');
@@ -538,6 +539,7 @@ async function startReal(options: E2eHostOptions, appRoot: string, taskHub: stri
   const appDir = copyApp({ appRoot, extensionsBin, parent: scratch });
   const storage = storageFor(options);
   const settings = appSettings(appRoot, storage, taskHub, { ...durablePolledPromptly, ...options.env });
+  await provisionJobQueues(settings);
   let output = '';
   const host = await counted('real', 'start', () =>
     waitingFor(
@@ -632,6 +634,7 @@ async function startChildDevhost(options: E2eHostOptions, appRoot: string, taskH
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
+  await provisionJobQueues(env);
   const host = new ChildDevhost(env, appRoot, keys, taskHub, storage, options.verbose === true, options.onOutput);
   await host.start();
   return host;
