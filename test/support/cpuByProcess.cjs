@@ -48,8 +48,11 @@ function processIds() {
   }
 }
 
-/** Every process's CPU so far (user + system, in clock ticks) and command line, from /proc. */
-function readProc() {
+/**
+ * Every process's CPU so far (user + system, in clock ticks), from /proc, with its command line only
+ * when `known(pid)` says it was not seen before (a process keeps its kind: one read of it is enough).
+ */
+function readProc(known = () => false) {
   const out = [];
   const pids = processIds();
   if (pids === undefined) return undefined;
@@ -59,8 +62,8 @@ function readProc() {
       // The command name (2nd field) may hold spaces and parentheses: count fields after the last ')'.
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const ticks = Number(fields[11]) + Number(fields[12]);
-      const starttime = fields[19];
-      out.push({ pid: `${pid}:${starttime}`, ticks, commandLine: readFileSync(`/proc/${pid}/cmdline`, 'utf8') });
+      const id = `${pid}:${fields[19]}`;
+      out.push({ pid: id, ticks, commandLine: known(id) ? '' : readFileSync(`/proc/${pid}/cmdline`, 'utf8') });
     } catch {
       // Gone between the listing and the read.
     }
@@ -71,21 +74,25 @@ function readProc() {
 /**
  * An account of CPU by kind: `sample(processes)` with what `readProc` gives; the first sample is the
  * baseline (what those processes had spent before is not the run's), later ones add each process's
- * growth since it was last seen, all of it for a process first seen after the baseline.
+ * growth since it was last seen, all of it for a process first seen after the baseline. Only the
+ * processes of the last sample are remembered: an exited one keeps what it was counted.
  */
 function cpuAccount() {
-  const seen = new Map();
+  let seen = new Map();
   const byKind = new Map();
   let baseline = true;
   return {
+    knows: (pid) => seen.has(pid),
     sample(processes) {
+      const now = new Map();
       for (const p of processes) {
         const before = seen.get(p.pid);
         const grown = before === undefined ? (baseline ? 0 : p.ticks) : p.ticks - before.ticks;
         const kind = before?.kind ?? kindOf(p.commandLine);
-        seen.set(p.pid, { ticks: p.ticks, kind });
+        now.set(p.pid, { ticks: p.ticks, kind });
         if (grown > 0) byKind.set(kind, (byKind.get(kind) ?? 0) + grown);
       }
+      seen = now;
       baseline = false;
     },
     /** Ticks by kind, largest first. */
@@ -107,12 +114,12 @@ function startCpuSampler(intervalMs = 1000) {
   const first = readProc();
   if (first === undefined) return { stop: () => undefined };
   account.sample(first);
-  const timer = setInterval(() => account.sample(readProc() ?? []), intervalMs);
+  const timer = setInterval(() => account.sample(readProc(account.knows) ?? []), intervalMs);
   timer.unref();
   return {
     stop() {
       clearInterval(timer);
-      account.sample(readProc() ?? []);
+      account.sample(readProc(account.knows) ?? []);
       return account.totals().map(([kind, ticks]) => ({ kind, seconds: ticks / ticksPerSecond }));
     },
   };

@@ -13,6 +13,8 @@ export function kindOf(commandLine: string): string;
 export function processIds(): string[] | undefined;
 
 export function cpuAccount(): {
+  /** Whether the last sample had this process (its command line need not be read again). */
+  knows(pid: string): boolean;
   sample(processes: readonly ProcessCpu[]): void;
   totals(): [string, number][];
 };

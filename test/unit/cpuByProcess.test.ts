@@ -30,11 +30,14 @@ describe('CPU by process kind', () => {
       { ...azurite, ticks: 530 },
       { ...host, ticks: 400 },
     ]);
-    // The host exited; a new process took its pid number (another start time: another process).
+    expect([account.knows(azurite.pid), account.knows(host.pid)]).toEqual([true, true]);
+    // The host exited; a new process took its pid number (another start time: another process). A
+    // known process's command line is not read again: its kind stays the one first seen.
     account.sample([
-      { ...azurite, ticks: 560 },
+      { ...azurite, commandLine: '', ticks: 560 },
       { pid: '20:9', commandLine: 'dotnet WebHost.dll', ticks: 50 },
     ]);
+    expect([account.knows(azurite.pid), account.knows(host.pid)]).toEqual([true, false]);
     expect(account.totals()).toEqual([
       ['real host (.NET)', 450],
       ['azurite', 60],
