@@ -6,6 +6,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect, createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { batchAzuriteExtentDeletes } from './azuriteQueueGc';
 
 const azuriteAccount = {
   name: 'devstoreaccount1',
@@ -48,13 +50,15 @@ export interface RunningAzurite {
 }
 
 /**
- * Runs Azurite's CLI (argv[1] onwards) and exits when our end of its stdin closes, so an Azurite
- * started by a test run or `npm start` never outlives it, even when that process is killed outright.
+ * Runs Azurite's CLI (argv[1] onwards), its extent sweep made one pass first (below), and exits
+ * when our end of its stdin closes, so an Azurite started by a test run or `npm start` never
+ * outlives it, even when that process is killed outright.
  * On SIGTERM/SIGINT Azurite closes its servers and relies on the event loop emptying to exit, so the
  * wrapper lets go of stdin then (otherwise the open pipe keeps it alive until stop() kills it).
  */
-const exitWithParent = [
+export const exitWithParent = [
   'const [cli, ...rest] = process.argv.slice(1);',
+  ...batchedExtentDeletes(),
   'process.argv = [process.argv[0], cli, ...rest];',
   "process.stdin.on('end', () => process.exit(0));",
   "process.stdin.on('data', () => undefined);",
@@ -62,6 +66,22 @@ const exitWithParent = [
   "process.once('SIGTERM', letGo).once('SIGINT', letGo);",
   'require(cli);',
 ].join(' ');
+
+/**
+ * Before Azurite starts: its in-memory sweep deletes extents in one pass (devhost/azuriteQueueGc.ts),
+ * or a line on its stderr says why not.
+ */
+function batchedExtentDeletes(): string[] {
+  return [
+    `const why = (${batchAzuriteExtentDeletes.toString()})(require, ${JSON.stringify(azuritePersistenceDir())});`,
+    "if (why !== undefined) process.stderr.write(`Azurite's extent sweep is left one delete at a time (${why}): expect pauses of seconds\\n`);",
+  ];
+}
+
+/** The folder of Azurite's extent stores (the modules devhost/azuriteQueueGc.ts patches). */
+export function azuritePersistenceDir(): string {
+  return join(dirname(require.resolve('azurite/dist/src/azurite.js')), 'common', 'persistence');
+}
 
 export function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -34,8 +34,9 @@ const transpile = {
   absWorkingDir: root,
 };
 
-// The push benchmark serves its webhooks over https with the tests' self-signed certificate helper.
-const sources = globSync(['{functions,shared,docgen,devhost,bench}/**/*.ts', 'test/support/selfSignedCert.ts'], {
+// Three of the tests' helpers serve the benchmarks too: the push benchmark's webhooks use the
+// self-signed certificate, their hosts start on provisioned storage, and the Azurite one builds extent stores.
+const sources = globSync(['{functions,shared,docgen,devhost,bench}/**/*.ts', 'test/support/{selfSignedCert,provision,azuriteExtents}.ts'], {
   cwd: root,
   ignore: ['**/*.test.ts', '**/*.d.ts', 'devhost/test/**'],
 });

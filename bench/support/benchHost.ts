@@ -29,6 +29,7 @@ import { buildExtensions } from '../../devhost/realHost/extensions';
 import { configuredHostBuild, copyHostBuild } from '../../devhost/realHost/hostBuild';
 import { copyApp } from '../../devhost/realHost/appCopy';
 import { startRealHost } from '../../devhost/realHost/process';
+import { provisionJobQueues } from '../../test/support/provision';
 import { type StorageRequest, startCountingProxy } from './countingProxy';
 import { findProcesses } from './proc';
 
@@ -201,6 +202,9 @@ export async function startBenchHost(options: BenchHostOptions): Promise<BenchHo
   };
   const counting = { take: proxy?.take ?? (() => []), counted: proxy !== undefined };
   try {
+    // Storage as a deployment's (its jobs queues exist): a host polling missing queues logs a 404
+    // warning per poll, CPU a measured release would share the machine with.
+    await provisionJobQueues({ ...settings, AzureWebJobsStorage: azurite.connectionString });
     return kind === 'real host'
       ? await startReal(settings, counting, closeStorage, azurite.connectionString)
       : await startInProcess(settings, counting, closeStorage, azurite.connectionString);

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { jobQueuesOf } from '../e2e/support/provision';
+import { jobQueuesOf } from '../support/provision';
 
 const infraQueues = (JSON.parse(readFileSync(join(__dirname, '..', '..', 'infra', 'app-resources.json'), 'utf8')) as { queues: string[] })
   .queues;

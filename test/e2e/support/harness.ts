@@ -24,7 +24,7 @@ import { type RealHost, startRealHost } from '../../../devhost/realHost/process'
 import { realHostEnvironment } from '../../support/realHostPrepared';
 import { claimHostStorage, runStorage } from '../../support/storageAccounts';
 import { waitingFor } from '../../support/waits';
-import { provisionJobQueues } from './provision';
+import { provisionJobQueues } from '../../support/provision';
 
 export const repoRoot = resolve(__dirname, '..', '..', '..');
 const cliPath = join(repoRoot, 'dist', 'devhost', 'cli.js');
