@@ -16,7 +16,7 @@ import { until } from './support/wait';
 
 const readable = (res: JsonResponse): string => readableAnswer(res.headers, res.body);
 
-describe(`issue #17 regressions (${hostLabel()}, keys on)`, () => {
+describe(`admin actions and keys a function key cannot reach (${hostLabel()}, keys on)`, () => {
   let host: E2eHost;
 
   beforeAll(async () => {

@@ -116,7 +116,7 @@ function chunkedUpload(host: E2eHost, path: string, key: string, total: number):
 /** Signs the caller credentials of the first probe's host (shared/identity/credentials.ts). */
 const credentialsKey = randomBytes(32);
 
-describe(`security probe of issue #24 (${hostLabel()}, keys on)`, () => {
+describe(`what a caller with a function key tries, refused (${hostLabel()}, keys on)`, () => {
   let host: E2eHost;
 
   beforeAll(async () => {
@@ -389,7 +389,7 @@ describe(`security probe of issue #24 (${hostLabel()}, keys on)`, () => {
 });
 
 // Tight caps and a webhook allow-list: settings of its own.
-describeOwnHost(`security probe of issue #24, with tight caps and a webhook (${hostLabel()}, keys on)`, () => {
+describeOwnHost(`what a caller with a function key tries against tight caps and a webhook, refused (${hostLabel()}, keys on)`, () => {
   let tls: SelfSigned;
   const caFile = join(tmpdir(), `tallyho-probe-ca-${randomBytes(4).toString('hex')}.pem`);
   const secret = 'db.internal:5432 password=hunter2 at Object.<anonymous> (/srv/app/index.js:1:1)';
