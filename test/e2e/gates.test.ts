@@ -25,7 +25,7 @@ import { periodicTimersOff } from './support/timers';
 import { expectProblem, type JsonResponse, pollJson, readSse, requestJson } from './support/http';
 import { unique } from './support/names';
 import { readAll } from './support/pages';
-import { until as waitUntil } from './support/wait';
+import { untilEach, until as waitUntil } from './support/wait';
 import { queuesPolledPromptly } from './support/jobs';
 
 interface RunStarted {
@@ -139,13 +139,12 @@ describe('gates over HTTP', () => {
 
     const all = [...waiting, ...duringIds, ...after];
     expect(new Set(all).size).toBe(waitingRuns + 40);
-    const runs = await until('every run to proceed', async () => {
-      const list = await runsOf(name, all);
-      return list.every((r) => r.state === 'proceeded') ? list : undefined;
-    });
+    await untilEach('every run to proceed', all, async (runId) => (await runsOf(name, [runId]))[0]?.state === 'proceeded');
+    const runs = await runsOf(name, all);
     const releasedAt = released.body.gate.releasedAt;
     for (const r of runs) {
       expect(r).toMatchObject({
+        state: 'proceeded',
         generation: 1,
         release: { generation: 1, at: releasedAt, by: 'alice', how: 'api' },
         action: { type: 'none' },
@@ -597,15 +596,17 @@ describe('a gate release and a crash', () => {
       await host.restart({ kill: true });
 
       const view = (runId: string) => requestJson<RunView>(host, 'GET', `/api/gates/${name}/runs/${runId}`);
-      const all = await waitUntil(
+      await untilEach(
         'every action to be done after the restart',
-        async () => {
-          const list = (await mapLimited(ids, 32, view)).map((r) => r.body);
-          return list.every((r) => r.state === 'proceeded' && r.action !== null) ? list : undefined;
+        ids,
+        async (runId) => {
+          const { body } = await view(runId);
+          return body.state === 'proceeded' && body.action !== null;
         },
-        240_000,
-        1000,
+        { everyMs: 1000 },
       );
+      const all = (await mapLimited(ids, 32, view)).map((r) => r.body);
+      expect(all.filter((r) => r.action === null)).toEqual([]);
       const releasedAt = released.body.gate.releasedAt;
       for (const r of all)
         expect(r).toMatchObject({ state: 'proceeded', generation: 1, late: false, proceededAt: releasedAt, release: { by: 'alice' } });

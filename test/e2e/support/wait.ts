@@ -5,6 +5,7 @@
  * tail of its history, so a stuck orchestration is reported with what it did and what it waits for,
  * not as a bare timeout.
  */
+import { mapLimited } from '../../../shared/mapLimited';
 import { until as untilCondition } from '../../support/waits';
 import { type E2eHost, runningHosts } from './harness';
 import { requestJson } from './http';
@@ -39,6 +40,38 @@ const instancesRead = 500;
  */
 export function until<T>(what: string, probe: () => Promise<T | undefined>, _budgetMs?: number, everyMs = 100): Promise<T> {
   return untilCondition(what, probe, { everyMs, report: orchestrationReport });
+}
+
+/**
+ * Waits until `isDone` holds for every key, each read on its own (a run's status, say), for things
+ * that stay done once done. Each poll reads only the keys not yet seen done, `batch` at a time, and
+ * stops at the first batch with one still pending: a slow finish is waited for with a batch of reads
+ * a poll instead of every key's. On the CPU-bound suite, reading all 600–1,000 runs of a gate every
+ * poll took the CPU from the very release (or recovery) the test waited for. The caller reads the
+ * keys again for its assertions.
+ */
+export async function untilEach<K>(
+  what: string,
+  keys: readonly K[],
+  isDone: (key: K) => Promise<boolean>,
+  { batch = 32, everyMs = 100 }: { batch?: number; everyMs?: number } = {},
+): Promise<void> {
+  const done = new Set<K>();
+  await until(
+    what,
+    async () => {
+      for (let i = 0; i < keys.length; i += batch) {
+        const pending = keys.slice(i, i + batch).filter((key) => !done.has(key));
+        const seen = await mapLimited(pending, batch, isDone);
+        const still = pending.filter((_, j) => seen[j] !== true);
+        for (const key of pending) if (!still.includes(key)) done.add(key);
+        if (still.length > 0) return undefined;
+      }
+      return true;
+    },
+    undefined,
+    everyMs,
+  );
 }
 
 /** The unfinished orchestrations of every host this test file has running. */
