@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 
 import { deleteExtentsBoth, filledExtentStore } from '../../test/support/azuriteExtents';
-import { exitWithParent } from '../azurite';
+import { azuritePersistenceDir, exitWithParent } from '../azurite';
 
 /** Every fifth extent kept, the rest deleted: what a sweep after a busy queue finds. */
 const swept = (ids: readonly string[]): string[] => ids.filter((_, i) => i % 5 !== 0);
@@ -51,7 +51,7 @@ describe("Azurite's extent sweep, one pass", () => {
 
   test('the launcher runs Azurite with it: its script patches before the CLI loads', () => {
     const cli = join(__dirname, 'fixtures', 'azurite', 'reportSweep.cjs');
-    const run = spawnSync(process.execPath, ['-e', exitWithParent, '--', cli], { input: '', encoding: 'utf8' });
+    const run = spawnSync(process.execPath, ['-e', exitWithParent, '--', cli, azuritePersistenceDir()], { input: '', encoding: 'utf8' });
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)).toEqual({ batched: true });
   });

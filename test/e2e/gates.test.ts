@@ -139,7 +139,11 @@ describe('gates over HTTP', () => {
 
     const all = [...waiting, ...duringIds, ...after];
     expect(new Set(all).size).toBe(waitingRuns + 40);
-    await untilEach('every run to proceed', all, async (runId) => (await runsOf(name, [runId]))[0]?.state === 'proceeded');
+    await untilEach(
+      'every run to proceed',
+      all,
+      async (runId) => (await runStatus({ statusUri: `/api/gates/${name}/runs/${runId}` })).state === 'proceeded',
+    );
     const runs = await runsOf(name, all);
     const releasedAt = released.body.gate.releasedAt;
     for (const r of runs) {

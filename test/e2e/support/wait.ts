@@ -63,9 +63,10 @@ export async function untilEach<K>(
       for (let i = 0; i < keys.length; i += batch) {
         const pending = keys.slice(i, i + batch).filter((key) => !done.has(key));
         const seen = await mapLimited(pending, batch, isDone);
-        const still = pending.filter((_, j) => seen[j] !== true);
-        for (const key of pending) if (!still.includes(key)) done.add(key);
-        if (still.length > 0) return undefined;
+        pending.forEach((key, j) => {
+          if (seen[j] === true) done.add(key);
+        });
+        if (seen.includes(false)) return undefined;
       }
       return true;
     },
