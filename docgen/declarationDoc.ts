@@ -4,7 +4,7 @@
  * `PUT /api/processors/{name}`, with the processor types it applies to, its limits and its default.
  * A test compares the committed page with this.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { declareBody } from '../shared/jobs/processors/processorDefinition';
 import { markdownTable } from './markdownTable';

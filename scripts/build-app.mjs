@@ -62,6 +62,52 @@ const onDemandFiles = {
   },
 };
 
+/**
+ * Modules a dependency requires at the top of its files but calls only later: durable-functions'
+ * client makes its HTTP calls with axios (whose fetch probe, run as it loads, loads Node's undici: a
+ * tenth of the app's load CPU), checks URLs with one validator function, and times long timers with
+ * moment. In the bundle each such `require` returns a stand-in that requires the real module the
+ * first time it is called or read, so a start that never builds a durable client never loads them.
+ * Same code, loaded on first use (test/integration/appBundle.test.ts checks that a start leaves them).
+ */
+export const deferredModules = { 'durable-functions': ['axios', 'moment', 'validator'] };
+
+/**
+ * The stand-in for `specifier`: requires it the first time it is called, constructed or read. A
+ * function target, so that it can also be called (moment is).
+ */
+export function deferredStandIn(specifier) {
+  return `let real;
+const load = () => (real ??= require(${JSON.stringify(specifier)}));
+module.exports = new Proxy(function deferred() {}, {
+  apply: (_, self, args) => Reflect.apply(load(), self, args),
+  construct: (_, args) => Reflect.construct(load(), args),
+  get: (_, key) => Reflect.get(load(), key),
+  set: (_, key, value) => Reflect.set(load(), key, value),
+  has: (_, key) => Reflect.has(load(), key),
+});
+`;
+}
+
+const deferred = {
+  name: 'deferred-modules',
+  setup(b) {
+    const importers = Object.keys(deferredModules).map((pkg) => `/node_modules/${pkg}/`);
+    const names = new Set(Object.values(deferredModules).flat());
+    b.onResolve({ filter: /^[a-z]/ }, (args) => {
+      // The stand-in's own require (namespace 'deferred') resolves as usual.
+      if (args.namespace !== 'file' || !names.has(args.path) || !importers.some((dir) => args.importer.replaceAll('\\', '/').includes(dir)))
+        return undefined;
+      return { path: args.path, namespace: 'deferred', pluginData: { resolveDir: args.resolveDir } };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'deferred' }, (args) => ({
+      contents: deferredStandIn(args.path),
+      resolveDir: args.pluginData.resolveDir,
+      loader: 'js',
+    }));
+  },
+};
+
 /** Entry modules that only re-export an SDK: `ondemand:<package>`. */
 const onDemandEntries = (root) => ({
   name: 'on-demand-entries',
@@ -96,7 +142,7 @@ export async function buildApp(root) {
     entryPoints: { tallyho: 'functions/index.ts' },
     outdir,
     external: ['@azure/functions-core'],
-    plugins: [onDemandFiles],
+    plugins: [onDemandFiles, deferred],
     metafile: true,
   });
   // The SDKs' own code only: no map (nothing of the app's sources is in them) and not minified, so

@@ -6,7 +6,7 @@
  * generated from the same declarations (`npm run settings:sync`), so none of them can drift.
  */
 import { Cron } from 'croner';
-import { z } from 'zod';
+import * as z from 'zod';
 
 export interface Setting<T> {
   /** The app setting (environment variable) it is read from. */

@@ -9,7 +9,7 @@
  */
 import { availableParallelism } from 'node:os';
 
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { type JsonObject, loadHostJson, parseTimeSpanMs } from './hostJson';
 import { type Settings } from './settings';

@@ -3,7 +3,7 @@
  * e.g. cents): a fractional number, a string or anything past ±10^12 is rejected rather than
  * rounded, so no floating-point amount ever enters a total.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { isoTimestamp } from '../http/schemas';
 import { itemId } from '../jobs';

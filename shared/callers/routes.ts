@@ -2,7 +2,7 @@
  * `/api/callers`: an admin issues, lists and revokes named callers' credentials; `me` tells any
  * identity who the app takes it for (docs/security.md "Callers").
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { json } from '../http/responses';
 import { defineRoute, type RouteDefinition } from '../http/route';

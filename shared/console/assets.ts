@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { AppError } from '../errors';
 

@@ -3,7 +3,7 @@
  * `<path>/assets/{file}`): the shape shared by the admin console and the API reference. The page is
  * served with no-cache, the files for a year, both under the strict security headers.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { AppError } from '../errors';
 import { defineRoute, type RouteDefinition } from '../http/route';

@@ -8,7 +8,7 @@
  * hidden from a read.
  */
 import type { TableClient } from '@azure/data-tables';
-import { z } from 'zod';
+import * as z from 'zod';
 
 import type { Clock } from '../clock';
 import { AppError } from '../errors';

@@ -3,7 +3,7 @@
  * partitions, and the safety window of its rollup. Both modes keep a total row per partition and
  * read "total + pending hits", so the modes share one read path.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import type { CounterSettings } from './settings';
 import { maxPartitions } from './keys';

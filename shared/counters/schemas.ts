@@ -1,5 +1,5 @@
 /** The HTTP shapes of the counters API (request validation and the OpenAPI document). */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { acceptedSchema } from '../http/operation';
 

@@ -5,7 +5,7 @@
  * re-reads and finds out whether its own write landed, instead of applying it a second time.
  */
 import type { TableEntity } from '@azure/data-tables';
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { AppError } from '../errors';
 import { zodIssues } from '../http/route';

@@ -5,7 +5,7 @@
  * Rows sort by generation, then opening before release.
  */
 import type { TableClient } from '@azure/data-tables';
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { pageOf } from '../http/paging';
 import { hasStatus, translateStorageError } from '../storage/errors';

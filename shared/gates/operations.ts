@@ -4,7 +4,7 @@
  * Stored rows are parsed with zod when read back (rows.ts), so a row written by another version or by
  * hand is refused by name rather than misread.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import type { GateActionResult, GateActionType } from './actions';
 

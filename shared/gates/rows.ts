@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 
 import type { TableEntityResult } from '@azure/data-tables';
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { AppError } from '../errors';
 import { type GateActionResult, gateActionTypes } from './actions';

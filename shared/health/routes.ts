@@ -1,5 +1,5 @@
 /** `GET /api/health`: 200 with the checks when healthy, 503 problem+json with the checks when not. */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { AppError } from '../errors';
 import { defineRoute, type RouteDefinition } from '../http/route';

@@ -5,7 +5,7 @@
  * client that only reads bodies finds it too. Every 202 of the API is built here: `json()` refuses
  * 202 and `defineRoute` refuses a documented 202 that was not made by `acceptedResponse`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { type HttpResult, jsonResult } from './responses';
 

@@ -3,7 +3,7 @@
  * as the Azure REST API guidelines spell it: `maxPageSize` and `continuationToken` in the query,
  * `{ items, continuationToken }` in the body, the token present only when another page follows.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const maxPageSizeCeiling = 1000;
 

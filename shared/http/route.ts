@@ -7,7 +7,7 @@
  * Nothing here imports @azure/functions: `RequestLike` is the structural subset of its HttpRequest
  * that we read, and `HttpResult` is assignable to its HttpResponseInit.
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 import type { DurableClient } from '../durable/client';
 import { AppError, type FieldIssue, toAppError, validationError } from '../errors';

@@ -1,5 +1,5 @@
 /** Schemas every capability shares: resource names, idempotency keys, problem documents. */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { appErrorCodes } from '../errors';
 import { callerNamePattern, callerNameRule } from '../names';

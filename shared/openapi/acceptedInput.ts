@@ -3,7 +3,7 @@
  * for the OpenAPI document: zod can describe only the normalised form. Declare the accepted forms
  * next to the schema: `documentAcceptedInput(body, z.union([single, batch]))`.
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 const accepted = new WeakMap<z.ZodType, z.ZodType>();
 

@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { acceptedInputOf } from './acceptedInput';
 

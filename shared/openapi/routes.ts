@@ -1,7 +1,7 @@
 /** `GET /api/openapi.json`: the OpenAPI 3.1 document, generated once per process from the route catalog. */
 import { createHash } from 'node:crypto';
 
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { ifNoneMatchHits } from '../http/conditional';
 import { defineRoute, type RouteDefinition } from '../http/route';

@@ -4,7 +4,7 @@
  * which the host did enforce: `admin` means the caller held the master key. It is stored with the
  * schedule, shown in its view, and named in what its runs do (a gate release's audit note).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import type { AuthLevel } from '../http/authorization';
 

@@ -7,7 +7,7 @@
  * naming the field before anything is written; the rest (webhook allow-list, reserved queues, "the
  * cron still fires") are in `admission.ts`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import type { JobItem, JsonValue } from '../effects/effect';
 import { isoTimestamp, resourceName } from '../http/schemas';

@@ -1,5 +1,5 @@
 /** Reading and steering schedules: list, get, cancel, pause, resume and trigger now. */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { readerLevelOf } from '../http/authorization';
 import { pageBody, pageQuery } from '../http/paging';

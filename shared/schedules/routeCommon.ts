@@ -1,5 +1,5 @@
 /** What every schedules route shares: its dependencies and the answers they document alike. */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import type { DurableClient } from '../durable/client';
 import { problem, resourceName } from '../http/schemas';

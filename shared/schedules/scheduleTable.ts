@@ -6,7 +6,7 @@
  * ETag, so a cancel and a fire racing on one row end with exactly one winner.
  */
 import { odata, type TableClient, type TableEntityResult } from '@azure/data-tables';
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { AppError } from '../errors';
 import { zodIssues } from '../http/route';

@@ -1,5 +1,5 @@
 /** The schedules API's response shapes (documented in the OpenAPI document) and how a row becomes one. */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import type { ReaderLevel } from '../http/authorization';
 import { acceptedSchema } from '../http/operation';

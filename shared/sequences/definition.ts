@@ -3,7 +3,7 @@
  * policy. Fixed when the sequence is created — changing the prefix, width or check digit would make
  * numbers already handed out fail validation — so a PUT with different values is a 409.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The largest number any sequence issues: beyond it a JavaScript number loses integer precision. */
 export const maxSequenceValue = Number.MAX_SAFE_INTEGER;

@@ -1,5 +1,5 @@
 /** The HTTP shapes of the sequences API (request validation and the OpenAPI document). */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { pageOf } from '../http/paging';
 import { resourceName } from '../http/schemas';

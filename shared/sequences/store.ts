@@ -6,7 +6,7 @@
  * `CorruptState` error naming the sequence, never a silent reset.
  */
 import type { TableClient } from '@azure/data-tables';
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { AppError } from '../errors';
 import { zodIssues } from '../http/route';

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 
 import type { TableClient, TableEntityResult } from '@azure/data-tables';
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { AppError } from '../errors';
 import { hasStatus, translateStorageError } from './errors';

@@ -5,7 +5,7 @@
  */
 import { context as otelContext, type Context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { z } from 'zod';
+import * as z from 'zod';
 
 const propagator = new W3CTraceContextPropagator();
 

@@ -3,7 +3,7 @@
  * its result is the number of words and characters in it; the job's summary is the totals, and the
  * finalizer writes them per item as `wordcount.csv`. Everything it needs is in this file.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import type { JobProcessor } from '../jobs';
 

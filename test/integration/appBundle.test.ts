@@ -16,6 +16,8 @@ const main = join(root, (JSON.parse(readFileSync(join(root, 'package.json'), 'ut
 interface Loaded {
   readonly functions: string[];
   readonly modules: string[];
+  /** Whether Node's fetch (undici) was loaded: axios's fetch probe loads it as axios loads. */
+  readonly fetchLoaded: boolean;
   readonly stack?: string;
 }
 
@@ -31,6 +33,7 @@ function load(entry: string, fail = false): Loaded {
     const out = {
       functions: [...registry.functions.keys()].sort(),
       modules: Object.keys(require.cache).filter((m) => !before.has(m)),
+      fetchLoaded: process.moduleLoadList.some((m) => m.includes('undici')),
     };
     const done = () => process.stdout.write(JSON.stringify(out), () => process.exit(0));
     if (!${String(fail)}) done();
@@ -61,6 +64,12 @@ describe('the bundled app', () => {
     expect(modules.filter((m) => m.includes('node_modules'))).toEqual([]);
     expect(modules.map((m) => m.slice(app.length + 1)).sort()).toEqual(['index.js', 'tallyho.js']);
   }, 60_000);
+
+  test("leaves durable-functions' axios, moment and validator to first use (scripts/build-app.mjs deferredModules)", () => {
+    // The per-file build loads axios with durable-functions, and axios's fetch probe loads undici.
+    expect(load(join(root, 'dist', 'functions', 'index.js')).fetchLoaded).toBe(true);
+    expect(load(main).fetchLoaded).toBe(false);
+  }, 120_000);
 
   test("names the TypeScript source in a stack trace through the app's code", () => {
     const { stack } = load(main, true);

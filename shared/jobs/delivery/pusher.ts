@@ -12,7 +12,7 @@
  * it. Each push runs in a `tallyho.job.push` span continuing the submission's trace, and carries its
  * `traceparent` header, so the endpoint's own spans join the job's trace.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import type { Clock } from '../../clock';
 import { isAppError } from '../../errors';

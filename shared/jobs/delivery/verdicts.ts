@@ -3,7 +3,7 @@
  * (`{"results": [...]}`): succeeded with its output, failed with a code and reason, or retry. What
  * a completion's results mean for its lease is ./verdictRules.ts.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { itemId } from '../envelopes/ids';
 

@@ -6,7 +6,7 @@
  * wire form (short keys: every byte counts four-thirds once the host's base64 is applied) is
  * ./wire.ts's alone.
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 /** Any JSON value. */
 export type JsonValue = z.output<ReturnType<typeof z.json>>;

@@ -2,7 +2,7 @@
  * The forms of job, item and envelope ids (./jobIds.ts makes new job ids). Pure: the API schemas
  * import this module, and orchestrations import those.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Safe as a table RowKey suffix, a blob path segment and a CSV cell without quoting. */
 export const itemIdPattern = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;

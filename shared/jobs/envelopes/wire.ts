@@ -5,7 +5,7 @@
  * applied; the order of the keys is part of the format (the seal is a MAC over the JSON text), so it
  * is written down here once: `v j e p r n t i`, an item `id a d` or `id a c`, a claim check `b o n h`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { traceparentSchema } from '../../telemetry/traceContext';
 import type { ClaimCheck, Envelope, EnvelopeItem } from './envelope';

@@ -1,5 +1,5 @@
 /** Request and response schemas of the processor and lease API (validation and the OpenAPI document). */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { leaseIdPattern } from '../delivery/leaseId';
 import { processorName } from '../processors/processorDefinition';

@@ -1,5 +1,5 @@
 /** Request and response schemas of the jobs API (validation and the OpenAPI document). */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { acceptedSchema } from '../../http/operation';
 import { pageOf, pageQuery } from '../../http/paging';

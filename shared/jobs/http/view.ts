@@ -1,5 +1,5 @@
 /** What the API shows of a job and its results. */
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 import { isFinished, type JobRecord } from '../ledger/jobRecord';
 import type { Progress, StoredResult } from '../ledger/results';

@@ -4,7 +4,7 @@
  * queues of its own (`<prefix>-x-<name>`), so one processor's backlog never starves another's.
  * Pure: the API schemas and the store share these forms.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { laneName } from '../envelopes/queues';
 

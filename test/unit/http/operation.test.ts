@@ -3,7 +3,7 @@
  * API documents carries Location and Retry-After and a body with `statusUri`, and nothing can answer
  * or document a 202 any other way.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { capabilityTags, documentedRoutes } from '../../../shared/app/routes';
 import { acceptedResponse, acceptedResult, acceptedSchema } from '../../../shared/http/operation';

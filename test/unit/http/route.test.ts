@@ -4,7 +4,7 @@
  * every query value except `code` plus the top-level primitive fields of a JSON body, in a
  * case-insensitive dictionary; and `?code=` is the host's key (security finding 8).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { defineRoute, type RequestLike } from '../../../shared/http/route';
 
