@@ -418,10 +418,19 @@ describe('streams across a host restart', () => {
     const oldest = Date.parse(before.writer.oldestUnflushedAt ?? '');
     expect(Number.isFinite(oldest)).toBe(true);
 
-    await host.restart(restart);
-    // The writer's state came back from storage, the oldest buffered event's time with it.
+    // The devhost's virtual clock comes back where it stopped (a clock that starts at real time may
+    // find the flush timer due at once, and a busy machine then flushes before the view below).
+    const stoppedAt = onRealTime ? undefined : Date.parse((await host.advanceClock(0)).now);
+    await host.restart({ ...restart, ...(stoppedAt === undefined ? {} : { clockStartsAt: stoppedAt }) });
+    // The writer's state came back from storage, the oldest buffered event's time with it. On real
+    // time the timer comes due a flush interval after the first event whatever the host does, so that
+    // holds only for a view asked before then (a restart that took longer finds it flushed, and what
+    // follows checks that every event was flushed once).
+    const askedAt = Date.now();
     const recovered = await view(host, type);
-    expect(recovered.writer).toMatchObject({ accepted: total, bufferDepth: total, oldestUnflushedAt: before.writer.oldestUnflushedAt });
+    if (!onRealTime || askedAt < oldest + flushIntervalMs)
+      expect(recovered.writer).toMatchObject({ accepted: total, bufferDepth: total, oldestUnflushedAt: before.writer.oldestUnflushedAt });
+    else expect(recovered.writer).toMatchObject({ accepted: total });
     // The flusher's durable timer was set on the old host's virtual clock. A restarted host's virtual
     // clock starts at real time, so the timer may be due at once, or (when the old clock had been
     // moved ahead) still in the future: keep moving time (a flush interval at a time on the devhost,
