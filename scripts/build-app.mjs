@@ -95,9 +95,10 @@ const deferred = {
     const importers = Object.keys(deferredModules).map((pkg) => `/node_modules/${pkg}/`);
     const names = new Set(Object.values(deferredModules).flat());
     b.onResolve({ filter: /^[a-z]/ }, (args) => {
-      // The stand-in's own require (namespace 'deferred') resolves as usual.
-      if (args.namespace !== 'file' || !names.has(args.path) || !importers.some((dir) => args.importer.replaceAll('\\', '/').includes(dir)))
-        return undefined;
+      // The stand-in's own require (namespace 'deferred') resolves as usual. Only a CommonJS
+      // `require` gets one: an ES import copies the module's own keys at once, which a stand-in has not.
+      const deferrable = args.namespace === 'file' && args.kind === 'require-call' && names.has(args.path);
+      if (!deferrable || !importers.some((dir) => args.importer.replaceAll('\\', '/').includes(dir))) return undefined;
       return { path: args.path, namespace: 'deferred', pluginData: { resolveDir: args.resolveDir } };
     });
     b.onLoad({ filter: /.*/, namespace: 'deferred' }, (args) => ({

@@ -28,6 +28,7 @@ function exercise(): Record<string, unknown> {
     m.version = '2';
     out.written = real.version;
     out.constructed = new m.Made(7).v;
+    out.constructedItself = new m(1, 1);
     out.loads = loads;
     console.log(JSON.stringify(out));`;
   const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
@@ -43,6 +44,7 @@ test('a deferred module is required on first use, once, and then reads, calls, w
     has: true,
     written: '2',
     constructed: 7,
+    constructedItself: { self: 'other', sum: 2 },
     loads: 1,
   });
 });
