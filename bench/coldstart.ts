@@ -5,7 +5,9 @@
  *   load       — a fresh Node process installs the devhost's `@azure/functions-core` (as the worker
  *                installs its own) and loads the entry: the CPU of that load (user + system), and the
  *                process's CPU by then. Also npm run build's own per-file output (esbuild), to show
- *                that the bundle, not the transpiler, makes the difference. Rounds of one run each,
+ *                that the bundle, not the transpiler, makes the difference, and the bundle as it was
+ *                on 11-28 (all of zod, durable-functions' dependencies at start), built here from
+ *                today's sources, for the effect of the bundle's second pass. Rounds of one run each,
  *                their order rotated; medians, and the bundle's ratio paired by round;
  *   devhost    — `node dist/devhost/cli.js` spawned on each app folder → the first 200 of GET
  *                /api/health: wall time, and the process's CPU by then;
@@ -25,7 +27,7 @@ import { buildExtensions } from '../devhost/realHost/extensions';
 import { copyApp } from '../devhost/realHost/appCopy';
 import { configuredHostBuild, copyHostBuild, type HostBuild } from '../devhost/realHost/hostBuild';
 import { startRealHost } from '../devhost/realHost/process';
-import { type AppVariant, bundleVariant, esbuildPerFileVariant, tscVariant } from './support/appVariants';
+import { type AppVariant, bundleBeforeVariant, bundleVariant, esbuildPerFileVariant, tscVariant } from './support/appVariants';
 import { startDevhostChild } from './support/devhostChild';
 import type { LoadFigures } from './support/loadApp';
 import { findProcess, processCpuMs, processStartSeconds, uptimeSeconds } from './support/proc';
@@ -158,7 +160,8 @@ async function main(): Promise<void> {
   header('coldstart');
   const tsc = tscVariant();
   const bundle = bundleVariant();
-  const variants = [tsc, esbuildPerFileVariant(), bundle];
+  const before = await bundleBeforeVariant();
+  const variants = [tsc, esbuildPerFileVariant(), before, bundle];
   const env = { ...process.env, ...sampleSettings(), AzureWebJobsStorage: 'UseDevelopmentStorage=true' };
 
   const loads = new Map<string, LoadFigures[]>(variants.map((v) => [v.name, []]));
@@ -184,6 +187,11 @@ async function main(): Promise<void> {
     'bundle ÷ per-file tsc build (load CPU)',
     bundleLoads.map((r, i) => ({ value: r.loadCpuMs, baseline: tscLoads[i]?.loadCpuMs ?? NaN })),
     { atMost: 0.33 },
+  );
+  const beforeLoads = loads.get(before.name) ?? [];
+  pairedRatio(
+    'bundle ÷ the bundle of 11-28 (load CPU)',
+    bundleLoads.map((r, i) => ({ value: r.loadCpuMs, baseline: beforeLoads[i]?.loadCpuMs ?? NaN })),
   );
 
   const azurite = await startAzurite({});

@@ -132,9 +132,11 @@ else process.setSourceMapsEnabled(true);
 require('./tallyho.js');
 `;
 
-/** Builds dist/app/ under `root` (emptied first). */
-export async function buildApp(root) {
-  const outdir = join(root, 'dist', 'app');
+/**
+ * Builds dist/app/ under `root` (emptied first). The cold-start benchmark also builds its baseline
+ * with it: into `outdir`, without `deferModules`, with `plugins` of its own before these.
+ */
+export async function buildApp(root, { outdir = join(root, 'dist', 'app'), deferModules = true, plugins = [] } = {}) {
   rmSync(outdir, { recursive: true, force: true });
   mkdirSync(outdir, { recursive: true });
   const app = await build({
@@ -143,7 +145,7 @@ export async function buildApp(root) {
     entryPoints: { tallyho: 'functions/index.ts' },
     outdir,
     external: ['@azure/functions-core'],
-    plugins: [onDemandFiles, deferred],
+    plugins: [...plugins, onDemandFiles, ...(deferModules ? [deferred] : [])],
     metafile: true,
   });
   // The SDKs' own code only: no map (nothing of the app's sources is in them) and not minified, so
@@ -165,7 +167,7 @@ export async function buildApp(root) {
   const externals = [app.metafile, chunks.metafile].flatMap((meta) =>
     Object.values(meta.outputs).flatMap((output) => output.imports.filter((i) => i.external).map((i) => i.path)),
   );
-  writeFileSync(join(root, 'dist', 'app-externals.json'), `${JSON.stringify([...new Set(externals)].sort(), null, 2)}\n`);
+  writeFileSync(join(outdir, '..', 'app-externals.json'), `${JSON.stringify([...new Set(externals)].sort(), null, 2)}\n`);
 }
 
 /**

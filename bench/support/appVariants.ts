@@ -4,11 +4,17 @@
  *   CommonJS file per source file from `tsc` (tsconfig.json's options, `--noCheck`, so it takes
  *   seconds), its dependencies loaded from node_modules;
  * - `bundle`: the deployment package's layout: dist/app as `npm run build` left it, host.json and a
- *   package.json naming `main`, and no node_modules.
+ *   package.json naming `main`, and no node_modules;
+ * - `bundle (11-28)`: the bundle as it was before its second pass (issue #39), built here from
+ *   today's sources: all of zod kept (the named `z` import did that) and durable-functions'
+ *   axios, moment and validator loaded at start (no `deferredModules`).
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+import type { Plugin } from 'esbuild';
 
 export interface AppVariant {
   readonly name: string;
@@ -60,4 +66,35 @@ export function bundleVariant(): AppVariant {
 /** npm run build's per-file output (dist/functions), for the load figures only. */
 export function esbuildPerFileVariant(): AppVariant {
   return { name: 'per-file (esbuild)', root: repoRoot, entry: join(repoRoot, 'dist', 'functions', 'index.js') };
+}
+
+interface AppBuild {
+  buildApp(root: string, options: { outdir: string; deferModules: boolean; plugins: Plugin[] }): Promise<void>;
+}
+
+/**
+ * Keeps every export of zod in the bundle, as the named `z` import (a namespace re-export the
+ * bundler could not see through) did: the app's `zod` imports go through a module that hands the
+ * whole namespace to a global.
+ */
+const wholeZod: Plugin = {
+  name: 'whole-zod',
+  setup(b) {
+    b.onResolve({ filter: /^zod$/ }, (args) =>
+      args.namespace === 'whole-zod' || args.importer.includes('node_modules') ? undefined : { path: 'zod', namespace: 'whole-zod' },
+    );
+    b.onLoad({ filter: /.*/, namespace: 'whole-zod' }, () => ({
+      contents: "import * as all from 'zod'; export * from 'zod'; globalThis[Symbol.for('bench.wholeZod')] = all;",
+      resolveDir: repoRoot,
+      loader: 'js',
+    }));
+  },
+};
+
+/** The bundle before its second pass, built by scripts/build-app.mjs into dist/coldstart/bundle-11-28. */
+export async function bundleBeforeVariant(): Promise<AppVariant> {
+  const { root, entry } = appFolder('bundle-11-28', 'dist/app/index.js');
+  const { buildApp } = (await import(pathToFileURL(join(repoRoot, 'scripts', 'build-app.mjs')).href)) as AppBuild;
+  await buildApp(repoRoot, { outdir: join(root, 'dist', 'app'), deferModules: false, plugins: [wholeZod] });
+  return { name: 'bundle (11-28)', root, entry };
 }
