@@ -70,7 +70,7 @@ const onDemandFiles = {
  * first time it is called or read, so a start that never builds a durable client never loads them.
  * Same code, loaded on first use (test/integration/appBundle.test.ts checks that a start leaves them).
  */
-export const deferredModules = { 'durable-functions': ['axios', 'moment', 'validator'] };
+const deferredModules = { 'durable-functions': ['axios', 'moment', 'validator'] };
 
 /**
  * The stand-in for `specifier`: requires it the first time it is called, constructed or read. A

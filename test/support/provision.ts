@@ -4,9 +4,10 @@
  * hand-on and cancel) exist before it starts, as infra/ creates them (shared/resources.ts), here
  * for the host's own queue prefix and count. A fresh Azurite has none of them, and the real host's
  * listener on a missing queue polls it anyway: a 404 every poll, each logged as a 12-line
- * Azure.Core warning that the harness reads. Measured on the real host idle at 1 s polling (the jobs files' setting), over a minute: the
- * host 3.87 s of CPU with the queues missing, 2.75–2.80 s with them; Azurite 2.93 s and 1.87–2.24 s —
- * CPU that a CPU-bound suite pays in time. The queues are empty, as the template's are.
+ * Azure.Core warning that the harness reads. Measured on the real host idle at 1 s polling (the
+ * jobs files' setting), over a minute: the host 3.87 s of CPU with the queues missing, 2.75–2.80 s
+ * with them; Azurite 2.93 s and 1.87–2.24 s — CPU that a CPU-bound suite pays in time. The queues
+ * are empty, as the template's are.
  */
 import { QueueServiceClient } from '@azure/storage-queue';
 
