@@ -7,9 +7,11 @@
  *                process's CPU by then. Also npm run build's own per-file output (esbuild), to show
  *                that the bundle, not the transpiler, makes the difference, and the bundle as it was
  *                on 11-28 (all of zod, durable-functions' dependencies at start), built here from
- *                today's sources, for the effect of the bundle's second pass. Rounds of one run each,
+ *                today's sources, for the effect of the bundle's second pass, and the bundle without
+ *                its code cache (as a Node other than the build's loads it). Rounds of one run each,
  *                their order rotated; medians, and the bundle's ratio paired by round;
- *   devhost    — `node dist/devhost/cli.js` spawned on each app folder → the first 200 of GET
+ *   devhost    — `node dist/devhost/cli.js` spawned on the per-file build and the bundle with and
+ *                without its code cache → the first 200 of GET
  *                /api/health: wall time, and the process's CPU by then;
  *   real host  — (with FUNCTIONS_HOST_BUILD and dotnet) the real Functions host on a copy of each
  *                folder: the Node worker's start (its /proc start time) → the first 200 of GET
@@ -27,7 +29,14 @@ import { buildExtensions } from '../devhost/realHost/extensions';
 import { copyApp } from '../devhost/realHost/appCopy';
 import { configuredHostBuild, copyHostBuild, type HostBuild } from '../devhost/realHost/hostBuild';
 import { startRealHost } from '../devhost/realHost/process';
-import { type AppVariant, bundleBeforeVariant, bundleVariant, esbuildPerFileVariant, tscVariant } from './support/appVariants';
+import {
+  type AppVariant,
+  bundleBeforeVariant,
+  bundleVariant,
+  bundleWithoutCacheVariant,
+  esbuildPerFileVariant,
+  tscVariant,
+} from './support/appVariants';
 import { startDevhostChild } from './support/devhostChild';
 import type { LoadFigures } from './support/loadApp';
 import { findProcess, processCpuMs, processStartSeconds, uptimeSeconds } from './support/proc';
@@ -160,8 +169,9 @@ async function main(): Promise<void> {
   header('coldstart');
   const tsc = tscVariant();
   const bundle = bundleVariant();
+  const noCache = bundleWithoutCacheVariant();
   const before = await bundleBeforeVariant();
-  const variants = [tsc, esbuildPerFileVariant(), before, bundle];
+  const variants = [tsc, esbuildPerFileVariant(), before, noCache, bundle];
   const env = { ...process.env, ...sampleSettings(), AzureWebJobsStorage: 'UseDevelopmentStorage=true' };
 
   const loads = new Map<string, LoadFigures[]>(variants.map((v) => [v.name, []]));
@@ -193,13 +203,19 @@ async function main(): Promise<void> {
     'bundle ÷ the bundle of 11-28 (load CPU)',
     bundleLoads.map((r, i) => ({ value: r.loadCpuMs, baseline: beforeLoads[i]?.loadCpuMs ?? NaN })),
   );
+  const noCacheLoads = loads.get(noCache.name) ?? [];
+  pairedRatio(
+    'bundle ÷ the bundle without its code cache (load CPU)',
+    bundleLoads.map((r, i) => ({ value: r.loadCpuMs, baseline: noCacheLoads[i]?.loadCpuMs ?? NaN })),
+  );
 
   const azurite = await startAzurite({});
   try {
     const settings = { ...sampleSettings(), AzureWebJobsStorage: azurite.connectionString };
-    const devhost = await hostPhase([tsc, bundle], hostRounds, (v) => devhostStart(v, settings));
+    const devhost = await hostPhase([tsc, noCache, bundle], hostRounds, (v) => devhostStart(v, settings));
     table(`devhost: spawn → first 200 of GET /api/health (${hostRounds} starts each, after one unmeasured)`, startRows(devhost));
     pairedRatio('devhost: bundle ÷ per-file tsc build (CPU to the first 200)', pairs(devhost, bundle.name, tsc.name, 'cpuMs'));
+    pairedRatio('devhost: bundle ÷ without its code cache (CPU to the first 200)', pairs(devhost, bundle.name, noCache.name, 'cpuMs'));
 
     const source = configuredHostBuild();
     if (source === undefined || !hasDotnet()) {
@@ -215,13 +231,17 @@ async function main(): Promise<void> {
         project: join(repoRoot, 'extensions.csproj'),
         cacheDir: join(repoRoot, 'node_modules', '.cache', 'functions-extensions'),
       });
-      const real = await hostPhase([tsc, bundle], hostRounds, (v) => realHostStart(v, build, extensionsBin, settings, scratch));
+      const real = await hostPhase([tsc, noCache, bundle], hostRounds, (v) => realHostStart(v, build, extensionsBin, settings, scratch));
       table(
         `real host: Node worker start → first 200 of GET /api/health (${hostRounds} starts each, after one unmeasured)`,
         startRows(real),
       );
       pairedRatio('real host: bundle ÷ per-file tsc build (worker CPU to the first 200)', pairs(real, bundle.name, tsc.name, 'cpuMs'));
       pairedRatio('real host: bundle ÷ per-file tsc build (worker start → first 200)', pairs(real, bundle.name, tsc.name, 'wallMs'));
+      pairedRatio(
+        'real host: bundle ÷ without its code cache (worker CPU to the first 200)',
+        pairs(real, bundle.name, noCache.name, 'cpuMs'),
+      );
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }

@@ -6,15 +6,18 @@
 // compiling some 1,500 files (1,200 of them from node_modules), at 0.69 s of CPU against 0.29 s for
 // the bundle (`npm run bench -- coldstart`).
 //
-//   dist/app/index.js            the entry: turns source maps on, then loads the bundle
+//   dist/app/index.js            the entry (scripts/app-entry.cjs): turns source maps on, then
+//                                compiles the bundle with its code cache and runs it
 //   dist/app/tallyho.js (+.map)  the app and its dependencies; the map covers the app's own sources
+//   dist/app/tallyho.js.cache    V8's code cache of the bundle, made by loading it once here
 //   dist/app/ondemand/*.js       SDKs only some deployments use (shared/onDemand.ts), each bundled
 //                                on its own and loaded on first use, so a start never compiles them
 //   dist/app/console-assets/, apidocs-assets/   the pages' files (scripts/build-console.mjs)
 //
 // Left out of the bundle: `@azure/functions-core`, which is no package but the worker's (and the
 // devhost's) own API, handed to `require` by a hook. Nothing else needs node_modules at run time.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { decode, encode } from '@jridgewell/sourcemap-codec';
@@ -122,21 +125,33 @@ const onDemandEntries = (root) => ({
   },
 });
 
-const entry = `'use strict';
-// The app's entry point (package.json "main"), written by scripts/build-app.mjs. Node reads a file's
-// source map only if source maps are on when it loads the file, so they are turned on here, before
-// the bundle loads: stack traces then name the TypeScript sources and lines.
-const { setSourceMapsSupport } = require('node:module');
-if (typeof setSourceMapsSupport === 'function') setSourceMapsSupport(true);
-else process.setSourceMapsEnabled(true);
-require('./tallyho.js');
-`;
+/**
+ * Loads the built app once, in a fresh Node process, as a host does (the devhost's
+ * `@azure/functions-core` installed first, as the worker installs its own), and writes V8's code
+ * cache of the bundle after the load: the bytecode of every function the load ran, behind the
+ * SHA-256 of the source (scripts/app-entry.cjs reads it). The environment is Node's bare one (no
+ * NODE_OPTIONS: V8 refuses a cache made under other flags) and a storage setting, so the app loads
+ * as it does in a host, and no setting of the build machine decides what the cache holds.
+ */
+function makeCodeCache(root, outdir) {
+  const coreApi = join(root, 'dist', 'devhost', 'core', 'coreApi.js');
+  const script = `
+    const { Registry, installCoreApi } = require(${JSON.stringify(coreApi)});
+    installCoreApi(new Registry());
+    const entry = require(${JSON.stringify(join(outdir, 'index.js'))});
+    require('node:fs').writeFileSync(${JSON.stringify(join(outdir, 'tallyho.js.cache'))}, entry.makeCache());
+    process.exit(0);`;
+  const env = { PATH: process.env.PATH ?? '', AzureWebJobsStorage: 'UseDevelopmentStorage=true' };
+  const run = spawnSync(process.execPath, ['-e', script], { cwd: root, encoding: 'utf8', env });
+  if (run.status !== 0) throw new Error(`Making the bundle's code cache failed (${run.status}):\n${run.stderr}`);
+}
 
 /**
- * Builds dist/app/ under `root` (emptied first). The cold-start benchmark also builds its baseline
- * with it: into `outdir`, without `deferModules`, with `plugins` of its own before these.
+ * Builds dist/app/ under `root` (emptied first; the devhost, which the code cache is made with, must
+ * be built). The cold-start benchmark also builds its baselines with it: into `outdir`, without
+ * `deferModules` or `codeCache`, with `plugins` of its own before these.
  */
-export async function buildApp(root, { outdir = join(root, 'dist', 'app'), deferModules = true, plugins = [] } = {}) {
+export async function buildApp(root, { outdir = join(root, 'dist', 'app'), deferModules = true, codeCache = true, plugins = [] } = {}) {
   rmSync(outdir, { recursive: true, force: true });
   mkdirSync(outdir, { recursive: true });
   const app = await build({
@@ -161,7 +176,8 @@ export async function buildApp(root, { outdir = join(root, 'dist', 'app'), defer
     metafile: true,
   });
   ownCodeOnly(join(outdir, 'tallyho.js.map'));
-  writeFileSync(join(outdir, 'index.js'), entry);
+  copyFileSync(join(root, 'scripts', 'app-entry.cjs'), join(outdir, 'index.js'));
+  if (codeCache) makeCodeCache(root, outdir);
   // What esbuild left to `require` at run time, beside dist/app rather than in it (not deployed):
   // test/integration/appBundle.test.ts checks it is Node's and the worker's alone.
   const externals = [app.metafile, chunks.metafile].flatMap((meta) =>

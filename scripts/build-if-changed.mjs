@@ -28,6 +28,7 @@ const inputFiles = [
   'console/tsconfig.json',
   'scripts/build.mjs',
   'scripts/build-app.mjs',
+  'scripts/app-entry.cjs',
   'scripts/build-console.mjs',
 ];
 /** Outputs `npm start` needs; a build is due when one is missing, whatever the stamp says. */

@@ -16,7 +16,7 @@ Usage: scripts/deploy.sh [options]
   --env NAME                 environment name, part of every resource name (default: $AZURE_ENV_NAME)
   --location REGION          Azure region with Flex Consumption (default: $AZURE_LOCATION)
   --subscription ID          subscription to deploy to (default: az's current one)
-  --node-version 20|22       Node.js runtime version (default: 22)
+  --node-version 20|22       Node.js runtime version (default: $TALLYHO_NODE_VERSION, else 22)
   --developer-principal ID   object id to grant the app's data roles (default: the signed-in user;
                              "none" to skip, e.g. when a service principal deploys)
   --auth keys|entra|keys+entra
@@ -44,7 +44,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 env_name="${AZURE_ENV_NAME:-}"
 location="${AZURE_LOCATION:-}"
 subscription=""
-node_version="22"
+node_version="${TALLYHO_NODE_VERSION:-22}"
 developer_principal=""
 auth_mode="${TALLYHO_AUTH_MODE:-keys}"
 entra_client_id="${TALLYHO_ENTRA_CLIENT_ID:-}"
@@ -189,6 +189,14 @@ build_and_package() {
   # The app is one bundle with its dependencies inside (scripts/build-app.mjs): dist/app is all it
   # loads, so the package holds no node_modules, and its package.json only what the worker reads.
   run cp -R dist/app "$stage/dist/"
+  # The bundle's code cache (scripts/app-entry.cjs) is V8's, so only the Node major that made it
+  # can use it: for an app that runs on another, it is left out (a start then compiles the source).
+  local builder
+  builder="$(node -p 'process.versions.node.split(".")[0]')"
+  if [[ "$builder" != "$node_version" ]]; then
+    echo "The bundle's code cache was made by Node $builder and the app runs on Node $node_version: left out (build with Node $node_version to ship it)"
+    run rm -f "$stage/dist/app/tallyho.js.cache"
+  fi
   run cp host.json "$stage/"
   run node scripts/package-manifest.mjs "$stage/package.json"
   check_main

@@ -5,9 +5,11 @@
  *   seconds), its dependencies loaded from node_modules;
  * - `bundle`: the deployment package's layout: dist/app as `npm run build` left it, host.json and a
  *   package.json naming `main`, and no node_modules;
+ * - `bundle, no code cache`: the same without the code cache the build made (tallyho.js.cache), so
+ *   the entry compiles the bundle from its source, as a Node whose V8 differs from the build's does;
  * - `bundle (11-28)`: the bundle as it was before its second pass (issue #39), built here from
- *   today's sources: all of zod kept (the named `z` import did that) and durable-functions'
- *   axios, moment and validator loaded at start (no `deferredModules`).
+ *   today's sources: all of zod kept (the named `z` import did that), durable-functions' axios,
+ *   moment and validator loaded at start (no `deferredModules`), and no code cache.
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -63,13 +65,22 @@ export function bundleVariant(): AppVariant {
   return { name: 'bundle', root, entry };
 }
 
+/** The bundle without its code cache. */
+export function bundleWithoutCacheVariant(): AppVariant {
+  const { root } = bundleVariant();
+  const { root: bare, entry } = appFolder('bundle-no-cache', 'dist/app/index.js');
+  cpSync(join(root, 'dist', 'app'), join(bare, 'dist', 'app'), { recursive: true });
+  rmSync(join(bare, 'dist', 'app', 'tallyho.js.cache'));
+  return { name: 'bundle, no code cache', root: bare, entry };
+}
+
 /** npm run build's per-file output (dist/functions), for the load figures only. */
 export function esbuildPerFileVariant(): AppVariant {
   return { name: 'per-file (esbuild)', root: repoRoot, entry: join(repoRoot, 'dist', 'functions', 'index.js') };
 }
 
 interface AppBuild {
-  buildApp(root: string, options: { outdir: string; deferModules: boolean; plugins: Plugin[] }): Promise<void>;
+  buildApp(root: string, options: { outdir: string; deferModules: boolean; codeCache: boolean; plugins: Plugin[] }): Promise<void>;
 }
 
 /**
@@ -95,6 +106,6 @@ const wholeZod: Plugin = {
 export async function bundleBeforeVariant(): Promise<AppVariant> {
   const { root, entry } = appFolder('bundle-11-28', 'dist/app/index.js');
   const { buildApp } = (await import(pathToFileURL(join(repoRoot, 'scripts', 'build-app.mjs')).href)) as AppBuild;
-  await buildApp(repoRoot, { outdir: join(root, 'dist', 'app'), deferModules: false, plugins: [wholeZod] });
+  await buildApp(repoRoot, { outdir: join(root, 'dist', 'app'), deferModules: false, codeCache: false, plugins: [wholeZod] });
   return { name: 'bundle (11-28)', root, entry };
 }

@@ -58,6 +58,10 @@ describeWithTool(zipTools, 'the deployment package', () => {
     const files = entries.filter((e) => e !== '' && !e.endsWith('/'));
     expect(files.filter((e) => !/^(dist\/app\/|host\.json$|package\.json$)/.test(e))).toEqual([]);
     expect(files.some((e) => e.includes('node_modules/'))).toBe(false);
+    // The bundle's code cache ships only to an app on the Node major that made it (the package is
+    // built for deploy.sh's default runtime here: TALLYHO_NODE_VERSION, else 22).
+    const runtime = process.env.TALLYHO_NODE_VERSION ?? '22';
+    expect(files.includes('dist/app/tallyho.js.cache')).toBe(process.versions.node.split('.')[0] === runtime);
   });
 
   ownHostTest('loads from the unpacked zip alone and registers every function the source does', async () => {

@@ -1,12 +1,14 @@
 /**
  * The bundled app (dist/app, package.json `main`; scripts/build-app.mjs) is the same app as the
- * per-file build, needs nothing from node_modules, leaves the on-demand SDKs to first use, and its
+ * per-file build, needs nothing from node_modules, leaves the on-demand SDKs to first use, compiles
+ * from the code cache the build made (and from the source when that cache is not for it), and its
  * stack traces name the TypeScript sources. Each load runs in a fresh Node process with the
  * devhost's `@azure/functions-core` installed first, as the worker installs its own.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const root = join(__dirname, '..', '..');
@@ -18,19 +20,25 @@ interface Loaded {
   readonly modules: string[];
   /** Whether Node's fetch (undici) was loaded: axios's fetch probe loads it as axios loads. */
   readonly fetchLoaded: boolean;
+  /** How the entry compiled the bundle (scripts/app-entry.cjs); undefined for the per-file build. */
+  readonly codeCache?: string;
   readonly stack?: string;
 }
 
-/** Loads `entry` in a fresh process; with `fail`, then calls the health function's handler with no request. */
-function load(entry: string, fail = false): Loaded {
+/**
+ * Loads `entry` in a fresh process (started with `nodeFlags`); with `fail`, then calls the health
+ * function's handler with no request.
+ */
+function load(entry: string, fail = false, nodeFlags: readonly string[] = []): Loaded {
   if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run build\` before this test (npm test does)`);
   const script = `
     const { Registry, installCoreApi } = require(${JSON.stringify(join(root, 'dist', 'devhost', 'core', 'coreApi.js'))});
     const registry = new Registry();
     installCoreApi(registry);
     const before = new Set(Object.keys(require.cache));
-    require(${JSON.stringify(entry)});
+    const { codeCache } = require(${JSON.stringify(entry)});
     const out = {
+      codeCache,
       functions: [...registry.functions.keys()].sort(),
       modules: Object.keys(require.cache).filter((m) => !before.has(m)),
       fetchLoaded: process.moduleLoadList.some((m) => m.includes('undici')),
@@ -41,7 +49,7 @@ function load(entry: string, fail = false): Loaded {
       .then(() => registry.functions.get('health').callback(undefined))
       .catch((err) => { out.stack = err.stack; })
       .finally(done);`;
-  const run = spawnSync(process.execPath, ['-e', script], {
+  const run = spawnSync(process.execPath, [...nodeFlags, '-e', script], {
     cwd: root,
     encoding: 'utf8',
     timeout: 60_000,
@@ -74,6 +82,51 @@ describe('the bundled app', () => {
     expect(modules.map((m) => m.slice(app.length + 1)).sort()).toEqual(['index.js', 'tallyho.js']);
   }, 60_000);
 
+  describe("compiles from the build's code cache only when it was made for this source and this Node", () => {
+    let copy: string;
+    beforeAll(() => {
+      copy = mkdtempSync(join(tmpdir(), 'tallyho-bundle-'));
+    });
+    afterAll(() => {
+      rmSync(copy, { recursive: true, force: true });
+    });
+    /** dist/app copied, then changed by `change`; the copy's entry. */
+    const changedCopy = (name: string, change: (dir: string) => void): string => {
+      const dir = join(copy, name);
+      cpSync(app, dir, { recursive: true });
+      change(dir);
+      return join(dir, 'index.js');
+    };
+
+    test('the build made one, and a start takes it', () => {
+      expect(existsSync(join(app, 'tallyho.js.cache'))).toBe(true);
+      expect(started(main).codeCache).toBe('accepted');
+    });
+
+    test('a cache of another source is ignored, even one V8 would take (same length), and the app loads the same', () => {
+      const entry = changedCopy('stale', (dir) => {
+        const file = join(dir, 'tallyho.js');
+        const text = readFileSync(file, 'utf8');
+        // The banner's `var` as `let`: the same length, so V8's own check (the length) would pass.
+        expect(text.startsWith('var __bundleFileUrl')).toBe(true);
+        writeFileSync(file, `let${text.slice(3)}`);
+      });
+      const loaded = load(entry);
+      expect(loaded.codeCache).toBe('stale');
+      expect(loaded.functions).toEqual(started(main).functions);
+    }, 60_000);
+
+    test("without a cache, or in a Node whose V8 flags differ from the build's (a heap limit), the source is compiled", () => {
+      const entry = changedCopy('absent', (dir) => rmSync(join(dir, 'tallyho.js.cache')));
+      const absent = load(entry);
+      expect(absent.codeCache).toBe('absent');
+      expect(absent.functions).toEqual(started(main).functions);
+      const otherFlags = load(main, false, ['--max-old-space-size=3000']);
+      expect(otherFlags.codeCache).toBe('rejected');
+      expect(otherFlags.functions).toEqual(started(main).functions);
+    }, 60_000);
+  });
+
   test("leaves durable-functions' axios, moment and validator to first use (scripts/build-app.mjs deferredModules)", () => {
     // The per-file build loads axios with durable-functions, and axios's fetch probe loads undici.
     expect(started(perFile).fetchLoaded).toBe(true);
@@ -81,7 +134,9 @@ describe('the bundled app', () => {
   }, 120_000);
 
   test("names the TypeScript source in a stack trace through the app's code", () => {
-    const { stack } = load(main, true);
+    const { stack, codeCache } = load(main, true);
+    // Compiled from the cache, where Node never read the bundle's source map itself.
+    expect(codeCache).toBe('accepted');
     expect(stack).toMatch(/\n\s+at .*[/\\]functions[/\\]_http\.ts:\d+:\d+\)?\n/);
     expect(stack).not.toMatch(/tallyho\.js:\d+:\d+\)?\n\s+at .*_http/);
   }, 60_000);

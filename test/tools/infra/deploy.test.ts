@@ -119,6 +119,16 @@ describe('scripts/deploy.sh --dry-run', () => {
     expect(commands.filter((c) => c.startsWith('az '))).toEqual([]);
   });
 
+  it("leaves the bundle's code cache out of a package for a Node major other than the build's", () => {
+    const builder = process.versions.node.split('.')[0];
+    for (const version of ['20', '22']) {
+      const { status, commands } = deploy('--package-only', '--node-version', version, '--dry-run');
+      expect(status).toBe(0);
+      const removed = commands.some((c) => c === 'rm -f .deploy/package/dist/app/tallyho.js.cache');
+      expect({ version, removed }).toEqual({ version, removed: version !== builder });
+    }
+  });
+
   it('refuses to run without an environment name or with an unknown option', () => {
     const missing = deploy('--location', 'westeurope', '--dry-run');
     expect(missing.status).toBe(1);
