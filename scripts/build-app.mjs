@@ -149,9 +149,12 @@ function makeCodeCache(root, outdir) {
 /**
  * Builds dist/app/ under `root` (emptied first; the devhost, which the code cache is made with, must
  * be built). The cold-start benchmark also builds its baselines with it: into `outdir`, without
- * `deferModules` or `codeCache`, with `plugins` of its own before these.
+ * `deferModules`, `ascii` or `codeCache`, with `plugins` of its own before these.
  */
-export async function buildApp(root, { outdir = join(root, 'dist', 'app'), deferModules = true, codeCache = true, plugins = [] } = {}) {
+export async function buildApp(
+  root,
+  { outdir = join(root, 'dist', 'app'), deferModules = true, ascii = true, codeCache = true, plugins = [] } = {},
+) {
   rmSync(outdir, { recursive: true, force: true });
   mkdirSync(outdir, { recursive: true });
   const app = await build({
@@ -175,6 +178,7 @@ export async function buildApp(root, { outdir = join(root, 'dist', 'app'), defer
     plugins: [onDemandEntries(root)],
     metafile: true,
   });
+  if (ascii) asciiOnly(join(outdir, 'tallyho.js'), join(outdir, 'tallyho.js.map'));
   ownCodeOnly(join(outdir, 'tallyho.js.map'));
   copyFileSync(join(root, 'scripts', 'app-entry.cjs'), join(outdir, 'index.js'));
   if (codeCache) makeCodeCache(root, outdir);
@@ -184,6 +188,42 @@ export async function buildApp(root, { outdir = join(root, 'dist', 'app'), defer
     Object.values(meta.outputs).flatMap((output) => output.imports.filter((i) => i.external).map((i) => i.path)),
   );
   writeFileSync(join(outdir, '..', 'app-externals.json'), `${JSON.stringify([...new Set(externals)].sort(), null, 2)}\n`);
+}
+
+/**
+ * Writes every character outside ASCII in the bundle as a `\u` escape of its UTF-16 code unit, and
+ * moves the map's columns along. esbuild escapes them in strings but leaves regular expression
+ * literals as written (validator's locale patterns, the word counter's letters), and a single one
+ * made Node decode the whole 3.6 MB file into a two-byte string: a tenth of a start's CPU once the
+ * code cache took the compiling away. An escape means the same code unit in a string, a regular
+ * expression (with the u flag a pair of them is the one code point) and an identifier; only a
+ * tagged template's raw text would differ, and the bundle has none with such a character
+ * (test/integration/appBundle.test.ts checks the bundle is ASCII and runs it).
+ */
+function asciiOnly(jsFile, mapFile) {
+  const escapes = [];
+  const lines = readFileSync(jsFile, 'utf8')
+    .split('\n')
+    .map((line, row) =>
+      line.replace(/[\u0080-\uffff]/g, (unit, column) => {
+        (escapes[row] ??= []).push(column);
+        return `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`;
+      }),
+    );
+  if (escapes.length === 0) return;
+  writeFileSync(jsFile, lines.join('\n'));
+  const map = JSON.parse(readFileSync(mapFile, 'utf8'));
+  const mappings = decode(map.mappings).map((segments, row) => {
+    const columns = escapes[row];
+    if (columns === undefined) return segments;
+    // Each escape is six characters where there was one: a segment moves five for each before it.
+    let before = 0;
+    return segments.map(([column, ...rest]) => {
+      while (before < columns.length && columns[before] < column) before++;
+      return [column + 5 * before, ...rest];
+    });
+  });
+  writeFileSync(mapFile, JSON.stringify({ ...map, mappings: encode(mappings) }));
 }
 
 /**

@@ -9,7 +9,8 @@
  *   the entry compiles the bundle from its source, as a Node whose V8 differs from the build's does;
  * - `bundle (11-28)`: the bundle as it was before its second pass (issue #39), built here from
  *   today's sources: all of zod kept (the named `z` import did that), durable-functions' axios,
- *   moment and validator loaded at start (no `deferredModules`), and no code cache.
+ *   moment and validator loaded at start (no `deferredModules`), the regular expressions' characters
+ *   as written (no `asciiOnly`), and no code cache.
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -80,7 +81,10 @@ export function esbuildPerFileVariant(): AppVariant {
 }
 
 interface AppBuild {
-  buildApp(root: string, options: { outdir: string; deferModules: boolean; codeCache: boolean; plugins: Plugin[] }): Promise<void>;
+  buildApp(
+    root: string,
+    options: { outdir: string; deferModules: boolean; ascii: boolean; codeCache: boolean; plugins: Plugin[] },
+  ): Promise<void>;
 }
 
 /**
@@ -106,6 +110,6 @@ const wholeZod: Plugin = {
 export async function bundleBeforeVariant(): Promise<AppVariant> {
   const { root, entry } = appFolder('bundle-11-28', 'dist/app/index.js');
   const { buildApp } = (await import(pathToFileURL(join(repoRoot, 'scripts', 'build-app.mjs')).href)) as AppBuild;
-  await buildApp(repoRoot, { outdir: join(root, 'dist', 'app'), deferModules: false, codeCache: false, plugins: [wholeZod] });
+  await buildApp(repoRoot, { outdir: join(root, 'dist', 'app'), deferModules: false, ascii: false, codeCache: false, plugins: [wholeZod] });
   return { name: 'bundle (11-28)', root, entry };
 }

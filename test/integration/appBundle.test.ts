@@ -7,7 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { builtinModules } from 'node:module';
+import { builtinModules, SourceMap, type SourceMapPayload } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -81,6 +81,25 @@ describe('the bundled app', () => {
     expect(modules.filter((m) => m.includes('node_modules'))).toEqual([]);
     expect(modules.map((m) => m.slice(app.length + 1)).sort()).toEqual(['index.js', 'tallyho.js']);
   }, 60_000);
+
+  test('is ASCII only, and its map still points past an escaped character (scripts/build-app.mjs asciiOnly)', () => {
+    const bundle = readFileSync(join(app, 'tallyho.js'), 'utf8');
+    expect(bundle.match(/[\u0080-\uffff]/g) ?? []).toEqual([]);
+    // The word counter's letters: a regular expression with '’' in it, which esbuild leaves as written.
+    const source = readFileSync(join(root, 'shared', 'wordcount', 'processor.ts'), 'utf8').split('\n');
+    const sourceRow = source.findIndex((line) => line.includes("'’-]+/gu)?.length"));
+    expect(sourceRow).toBeGreaterThanOrEqual(0);
+    const rows = bundle.split('\n');
+    const row = rows.findIndex((line) => line.includes("'\\u2019-]+/gu)?.length"));
+    // `length`, the first name after the escape that has a mapping of its own.
+    const column = (rows[row] ?? '').indexOf('length', (rows[row] ?? '').indexOf('\\u2019'));
+    const map = new SourceMap(JSON.parse(readFileSync(join(app, 'tallyho.js.map'), 'utf8')) as SourceMapPayload);
+    expect(map.findEntry(row, column)).toMatchObject({
+      originalSource: expect.stringMatching(/shared\/wordcount\/processor\.ts$/) as unknown,
+      originalLine: sourceRow,
+      originalColumn: (source[sourceRow] ?? '').indexOf('length'),
+    });
+  });
 
   describe("compiles from the build's code cache only when it was made for this source and this Node", () => {
     let copy: string;
