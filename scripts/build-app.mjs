@@ -33,7 +33,7 @@ const onDemand = {
 };
 
 /** Options the builds share: Node 20 CommonJS; source maps without the sources' text (stack traces need only the positions). */
-const common = {
+export const common = {
   bundle: true,
   platform: 'node',
   format: 'cjs',
@@ -200,7 +200,7 @@ export async function buildApp(
  * tagged template's raw text would differ, and the bundle has none with such a character
  * (test/integration/appBundle.test.ts checks the bundle is ASCII and runs it).
  */
-function asciiOnly(jsFile, mapFile) {
+export function asciiOnly(jsFile, mapFile) {
   const escapes = [];
   const lines = readFileSync(jsFile, 'utf8')
     .split('\n')
@@ -233,7 +233,7 @@ function asciiOnly(jsFile, mapFile) {
  * on the devhost), against some 50 ms now. A frame in a dependency keeps its function's name and the
  * bundle's position.
  */
-function ownCodeOnly(mapFile) {
+export function ownCodeOnly(mapFile) {
   const map = JSON.parse(readFileSync(mapFile, 'utf8'));
   const own = map.sources.map((source) => !/(^|\/)node_modules\/|^[a-z]+:\/\//.test(source));
   const sources = [];

@@ -29,6 +29,7 @@ const inputFiles = [
   'scripts/build.mjs',
   'scripts/build-app.mjs',
   'scripts/app-entry.cjs',
+  'scripts/build-devhost.mjs',
   'scripts/build-console.mjs',
 ];
 /** Outputs `npm start` needs; a build is due when one is missing, whatever the stamp says. */

@@ -6,6 +6,7 @@
 //   dist/{functions,shared,docgen,devhost,bench}/   one CommonJS file per source file, with source maps
 //                                            (the devhost, the benchmarks, the scripts/*-sync.mjs tools;
 //                                            docgen/ only for those tools, never in the app's bundle)
+//   dist/devhost/{cli,start}.js              the devhost's commands, bundled (scripts/build-devhost.mjs)
 //   dist/app/                                the app, bundled: what every host loads (scripts/build-app.mjs)
 //   clients/typescript/dist/                 the TypeScript client's ES modules (the benchmarks and tests
 //                                            load it); its .d.ts come from its own `npm run build` (tsc),
@@ -19,6 +20,7 @@ import { globSync } from 'tinyglobby';
 
 import { buildApp } from './build-app.mjs';
 import { buildConsole } from './build-console.mjs';
+import { buildDevhostCommands } from './build-devhost.mjs';
 
 const root = join(import.meta.dirname, '..');
 const started = performance.now();
@@ -54,6 +56,7 @@ await build({
   target: 'es2022',
 });
 
+await buildDevhostCommands(root);
 await buildApp(root);
 await buildConsole(root);
 console.log(`build: ${sources.length} files transpiled, the app bundled, in ${((performance.now() - started) / 1000).toFixed(1)} s`);
