@@ -21,6 +21,7 @@ import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path';
 
 import { decode, encode } from '@jridgewell/sourcemap-codec';
+import { tokenizer, tokTypes } from 'acorn';
 import { build } from 'esbuild';
 
 /** What shared/onDemand.ts `require`s on first use, and the file each is bundled into. */
@@ -191,30 +192,51 @@ export async function buildApp(
 }
 
 /**
- * Writes every character outside ASCII in the bundle as a `\u` escape of its UTF-16 code unit, and
+ * Writes every character outside ASCII in a bundle as a `\u` escape of its UTF-16 code unit, and
  * moves the map's columns along. esbuild escapes them in strings but leaves regular expression
  * literals as written (validator's locale patterns, the word counter's letters), and a single one
  * made Node decode the whole 3.6 MB file into a two-byte string: a tenth of a start's CPU once the
  * code cache took the compiling away. An escape means the same code unit in a string, a regular
- * expression (with the u flag a pair of them is the one code point) and an identifier; only a
- * tagged template's raw text would differ, and the bundle has none with such a character
- * (test/integration/appBundle.test.ts checks the bundle is ASCII and runs it).
+ * expression (with the u flag a pair of them is the one code point) and a name, so only those tokens
+ * are escaped (acorn reads them); in a template (a tagged one's raw text would change) the build
+ * stops and says where.
  */
 export function asciiOnly(jsFile, mapFile) {
+  const text = readFileSync(jsFile, 'utf8');
+  if (!/[\u0080-\uffff]/.test(text)) return;
+  const escapable = new Set([tokTypes.regexp, tokTypes.string, tokTypes.name]);
+  /** Offsets in `text` of the code units escaped, in order. */
+  const offsets = [];
+  for (const token of tokenizer(text, { ecmaVersion: 'latest', sourceType: 'script', allowHashBang: true })) {
+    for (let at = token.start; at < token.end; at++) {
+      if (text.charCodeAt(at) < 0x80) continue;
+      if (!escapable.has(token.type)) throw new Error(`${jsFile}: a character outside ASCII in a ${token.type.label} at offset ${at}`);
+      offsets.push(at);
+    }
+  }
+  let out = '';
+  let from = 0;
+  for (const at of offsets) {
+    out += `${text.slice(from, at)}\\u${text.charCodeAt(at).toString(16).padStart(4, '0')}`;
+    from = at + 1;
+  }
+  writeFileSync(jsFile, out + text.slice(from));
+  // The escapes' columns, row by row (a map's columns count UTF-16 code units from the line's start).
   const escapes = [];
-  const lines = readFileSync(jsFile, 'utf8')
-    .split('\n')
-    .map((line, row) =>
-      line.replace(/[\u0080-\uffff]/g, (unit, column) => {
-        (escapes[row] ??= []).push(column);
-        return `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`;
-      }),
-    );
-  if (escapes.length === 0) return;
-  writeFileSync(jsFile, lines.join('\n'));
+  let row = 0;
+  let rowStart = 0;
+  let next = text.indexOf('\n');
+  for (const at of offsets) {
+    while (next !== -1 && next < at) {
+      row++;
+      rowStart = next + 1;
+      next = text.indexOf('\n', rowStart);
+    }
+    (escapes[row] ??= []).push(at - rowStart);
+  }
   const map = JSON.parse(readFileSync(mapFile, 'utf8'));
-  const mappings = decode(map.mappings).map((segments, row) => {
-    const columns = escapes[row];
+  const mappings = decode(map.mappings).map((segments, line) => {
+    const columns = escapes[line];
     if (columns === undefined) return segments;
     // Each escape is six characters where there was one: a segment moves five for each before it.
     let before = 0;
