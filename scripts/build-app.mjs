@@ -150,7 +150,7 @@ function makeCodeCache(root, outdir) {
 /**
  * Builds dist/app/ under `root` (emptied first; the devhost, which the code cache is made with, must
  * be built). The cold-start benchmark also builds its baselines with it: into `outdir`, without
- * `deferModules`, `ascii` or `codeCache`, with `plugins` of its own before these.
+ * `deferModules`, `ascii` (finishBundle) or `codeCache`, with `plugins` of its own before these.
  */
 export async function buildApp(
   root,
@@ -179,8 +179,7 @@ export async function buildApp(
     plugins: [onDemandEntries(root)],
     metafile: true,
   });
-  if (ascii) asciiOnly(join(outdir, 'tallyho.js'), join(outdir, 'tallyho.js.map'));
-  ownCodeOnly(join(outdir, 'tallyho.js.map'));
+  finishBundle(join(outdir, 'tallyho.js'), { ascii });
   copyFileSync(join(root, 'scripts', 'app-entry.cjs'), join(outdir, 'index.js'));
   if (codeCache) makeCodeCache(root, outdir);
   // What esbuild left to `require` at run time, beside dist/app rather than in it (not deployed):
@@ -192,18 +191,30 @@ export async function buildApp(
 }
 
 /**
- * Writes every character outside ASCII in a bundle as a `\u` escape of its UTF-16 code unit, and
- * moves the map's columns along. esbuild escapes them in strings but leaves regular expression
- * literals as written (validator's locale patterns, the word counter's letters), and a single one
- * made Node decode the whole 3.6 MB file into a two-byte string: a tenth of a start's CPU once the
- * code cache took the compiling away. An escape means the same code unit in a string, a regular
- * expression (with the u flag a pair of them is the one code point) and a name, so only those tokens
- * are escaped (acorn reads them); in a template (a tagged one's raw text would change) the build
- * stops and says where.
+ * What every bundle of this repository gets after esbuild, its map read and written once: with
+ * `ascii`, its characters outside ASCII escaped (`escapeNonAscii`), and its map kept to the
+ * repository's own sources (`ownCodeOnly`). The app's build and the devhost's (build-devhost.mjs).
  */
-export function asciiOnly(jsFile, mapFile) {
+export function finishBundle(jsFile, { ascii = true } = {}) {
+  const mapFile = `${jsFile}.map`;
+  const escapes = ascii ? escapeNonAscii(jsFile) : [];
+  const map = JSON.parse(readFileSync(mapFile, 'utf8'));
+  writeFileSync(mapFile, JSON.stringify(ownCodeOnly({ ...map, mappings: moved(decode(map.mappings), escapes) })));
+}
+
+/**
+ * Writes every character outside ASCII in a bundle as a `\u` escape of its UTF-16 code unit; returns
+ * the escapes' columns, row by row (a map's columns count UTF-16 code units from the line's start).
+ * esbuild escapes them in strings but leaves regular expression literals as written (validator's
+ * locale patterns, the word counter's letters), and a single one made Node decode the whole 3.6 MB
+ * file into a two-byte string: a tenth of a start's CPU once the code cache took the compiling away.
+ * An escape means the same code unit in a string, a regular expression (with the u flag a pair of
+ * them is the one code point) and a name, so only those tokens are escaped (acorn reads them); in a
+ * template (a tagged one's raw text would change) the build stops and says where.
+ */
+function escapeNonAscii(jsFile) {
   const text = readFileSync(jsFile, 'utf8');
-  if (!/[\u0080-\uffff]/.test(text)) return;
+  if (!/[\u0080-\uffff]/.test(text)) return [];
   const escapable = new Set([tokTypes.regexp, tokTypes.string, tokTypes.name]);
   /** Offsets in `text` of the code units escaped, in order. */
   const offsets = [];
@@ -221,7 +232,6 @@ export function asciiOnly(jsFile, mapFile) {
     from = at + 1;
   }
   writeFileSync(jsFile, out + text.slice(from));
-  // The escapes' columns, row by row (a map's columns count UTF-16 code units from the line's start).
   const escapes = [];
   let row = 0;
   let rowStart = 0;
@@ -234,9 +244,13 @@ export function asciiOnly(jsFile, mapFile) {
     }
     (escapes[row] ??= []).push(at - rowStart);
   }
-  const map = JSON.parse(readFileSync(mapFile, 'utf8'));
-  const mappings = decode(map.mappings).map((segments, line) => {
-    const columns = escapes[line];
+  return escapes;
+}
+
+/** Decoded mappings with each segment moved past the escapes before it on its row. */
+function moved(lines, escapes) {
+  return lines.map((segments, row) => {
+    const columns = escapes[row];
     if (columns === undefined) return segments;
     // Each escape is six characters where there was one: a segment moves five for each before it.
     let before = 0;
@@ -245,7 +259,6 @@ export function asciiOnly(jsFile, mapFile) {
       return [column + 5 * before, ...rest];
     });
   });
-  writeFileSync(mapFile, JSON.stringify({ ...map, mappings: encode(mappings) }));
 }
 
 /**
@@ -253,10 +266,9 @@ export function asciiOnly(jsFile, mapFile) {
  * whole map the first time a stack trace passes through the file, and the dependencies' mappings
  * were five sixths of it: the first error of a process cost some 200 ms of CPU (the first request,
  * on the devhost), against some 50 ms now. A frame in a dependency keeps its function's name and the
- * bundle's position.
+ * bundle's position. `map.mappings` comes decoded; the map returned is encoded.
  */
-export function ownCodeOnly(mapFile) {
-  const map = JSON.parse(readFileSync(mapFile, 'utf8'));
+function ownCodeOnly(map) {
   const own = map.sources.map((source) => !/(^|\/)node_modules\/|^[a-z]+:\/\//.test(source));
   const sources = [];
   const renumbered = map.sources.map((source, i) => (own[i] ? sources.push(source) - 1 : -1));
@@ -266,7 +278,7 @@ export function ownCodeOnly(mapFile) {
     if (!nameIndex.has(i)) nameIndex.set(i, names.push(map.names[i]) - 1);
     return nameIndex.get(i);
   };
-  const lines = decode(map.mappings).map((segments) => {
+  const lines = map.mappings.map((segments) => {
     const kept = [];
     for (const segment of segments) {
       const source = segment.length === 1 ? -1 : renumbered[segment[1]];
@@ -283,5 +295,5 @@ export function ownCodeOnly(mapFile) {
     }
     return kept;
   });
-  writeFileSync(mapFile, JSON.stringify({ ...map, sources, names, mappings: encode(lines) }));
+  return { ...map, sources, names, mappings: encode(lines) };
 }

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 
 import { build } from 'esbuild';
 
-import { asciiOnly, common, ownCodeOnly } from './build-app.mjs';
+import { common, finishBundle } from './build-app.mjs';
 
 const commands = ['cli', 'start'];
 
@@ -39,9 +39,7 @@ export async function buildDevhostCommands(root) {
     external: ['@azure/functions-core', 'azurite', 'azurite/*'],
   });
   for (const command of commands) {
-    const file = join(outdir, `${command}.js`);
-    asciiOnly(file, `${file}.map`);
-    ownCodeOnly(`${file}.map`);
+    finishBundle(join(outdir, `${command}.js`));
     writeFileSync(join(root, 'dist', 'devhost', `${command}.js`), entry(command));
   }
 }

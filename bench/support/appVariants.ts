@@ -10,7 +10,7 @@
  * - `bundle (11-28)`: the bundle as it was before its second pass (issue #39), built here from
  *   today's sources: all of zod kept (the named `z` import did that), durable-functions' axios,
  *   moment and validator loaded at start (no `deferredModules`), the regular expressions' characters
- *   as written (no `asciiOnly`), and no code cache.
+ *   as written (`ascii` off), and no code cache.
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -59,20 +59,23 @@ export function tscVariant(): AppVariant {
 
 /** The bundle `npm run build` made, laid out as the deployment package. */
 export function bundleVariant(): AppVariant {
-  const built = join(repoRoot, 'dist', 'app');
-  if (!existsSync(join(built, 'index.js'))) throw new Error(`${built} is missing: run npm run build`);
-  const { root, entry } = appFolder('bundle', 'dist/app/index.js');
-  cpSync(built, join(root, 'dist', 'app'), { recursive: true });
-  return { name: 'bundle', root, entry };
+  return { name: 'bundle', ...builtBundleFolder('bundle') };
 }
 
-/** The bundle without its code cache. */
+/** dist/app as `npm run build` left it, copied into an app folder of its own. */
+function builtBundleFolder(name: string): { root: string; entry: string } {
+  const built = join(repoRoot, 'dist', 'app');
+  if (!existsSync(join(built, 'index.js'))) throw new Error(`${built} is missing: run npm run build`);
+  const folder = appFolder(name, 'dist/app/index.js');
+  cpSync(built, join(folder.root, 'dist', 'app'), { recursive: true });
+  return folder;
+}
+
+/** The bundle `npm run build` made, without its code cache. */
 export function bundleWithoutCacheVariant(): AppVariant {
-  const { root } = bundleVariant();
-  const { root: bare, entry } = appFolder('bundle-no-cache', 'dist/app/index.js');
-  cpSync(join(root, 'dist', 'app'), join(bare, 'dist', 'app'), { recursive: true });
-  rmSync(join(bare, 'dist', 'app', 'tallyho.js.cache'));
-  return { name: 'bundle, no code cache', root: bare, entry };
+  const { root, entry } = builtBundleFolder('bundle-no-cache');
+  rmSync(join(root, 'dist', 'app', 'tallyho.js.cache'));
+  return { name: 'bundle, no code cache', root, entry };
 }
 
 /** npm run build's per-file output (dist/functions), for the load figures only. */

@@ -82,7 +82,7 @@ describe('the bundled app', () => {
     expect(modules.map((m) => m.slice(app.length + 1)).sort()).toEqual(['index.js', 'tallyho.js']);
   }, 60_000);
 
-  test('is ASCII only, and its map still points past an escaped character (scripts/build-app.mjs asciiOnly)', () => {
+  test('is ASCII only, and its map still points past an escaped character (scripts/build-app.mjs finishBundle)', () => {
     const bundle = readFileSync(join(app, 'tallyho.js'), 'utf8');
     expect(bundle.match(/[\u0080-\uffff]/g) ?? []).toEqual([]);
     // The word counter's letters: a regular expression with '’' in it, which esbuild leaves as written.

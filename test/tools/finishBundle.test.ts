@@ -1,7 +1,7 @@
 /**
- * The bundles' characters outside ASCII written as `\u` escapes (scripts/build-app.mjs `asciiOnly`):
- * in regular expressions, strings and names, which then mean the same, with the source map's columns
- * moved past them; never in a template, where a tagged one's raw text would change.
+ * The bundles' characters outside ASCII written as `\u` escapes (scripts/build-app.mjs
+ * `finishBundle`): in regular expressions, strings and names, which then mean the same, with the
+ * source map's columns moved past them; never in a template, where a tagged one's raw text would change.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,7 +22,7 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Writes `code` with a map of one segment per given generated column (row 0), runs asciiOnly on them. */
+/** Writes `code` with a map of one segment per given generated column (row 0), runs finishBundle on them. */
 function escape(code: string, columns: readonly number[]): { status: number | null; stderr: string; code: string; map: SourceMap } {
   const jsFile = join(dir, 'bundle.js');
   const mapFile = `${jsFile}.map`;
@@ -30,7 +30,7 @@ function escape(code: string, columns: readonly number[]): { status: number | nu
   // Generated column c maps to column c of line 0 of the source, so a lookup shows where it came from.
   const mappings = encode([columns.map((c) => [c, 0, 0, c] as [number, number, number, number])]);
   writeFileSync(mapFile, JSON.stringify({ version: 3, sources: ['source.ts'], names: [], mappings }));
-  const script = `const { asciiOnly } = await import(${JSON.stringify(buildApp)}); asciiOnly(${JSON.stringify(jsFile)}, ${JSON.stringify(mapFile)});`;
+  const script = `const { finishBundle } = await import(${JSON.stringify(buildApp)}); finishBundle(${JSON.stringify(jsFile)});`;
   const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
   return {
     status: run.status,
