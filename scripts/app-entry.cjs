@@ -9,6 +9,12 @@
 // only when its own version and flags are those of the build's Node, and otherwise compiles as
 // usual: the same code runs either way. V8 checks only the source's length, so the cache also
 // carries the SHA-256 of the source it was made from, and a cache of any other source is ignored.
+//
+// A cache is made for one path: on Node 20 a script compiled from a cache keeps the file name it was
+// compiled under when the cache was made, so its stack traces would name that path (the build
+// machine's) and Node would find no source map for it. The cache therefore names the path it was
+// made for, and a bundle at any other path compiles its source. scripts/deploy.sh makes the
+// package's cache for the path the app runs at in Azure (/home/site/wwwroot).
 const { createHash } = require('node:crypto');
 const { readFileSync } = require('node:fs');
 const Module = require('node:module');
@@ -22,12 +28,23 @@ else process.setSourceMapsEnabled(true);
 
 const file = join(__dirname, 'tallyho.js');
 const cacheFile = `${file}.cache`;
+// The build makes a cache for another path (the one the app will run at) by naming it here first.
+const scriptName = globalThis[Symbol.for('tallyho.codeCacheFor')] ?? file;
 const digestBytes = 32;
 
 const source = readFileSync(file);
 const digestOf = (bytes) => createHash('sha256').update(bytes).digest();
 
-/** The cache made from this very source, or why there is none: `absent` or `stale`. */
+/**
+ * A cache file: the source's digest, the length of the path it was made for (4 bytes), that path,
+ * then V8's data.
+ */
+function cacheOf(data) {
+  const nameEnd = digestBytes + 4 + data.readUInt32BE(digestBytes);
+  return { digest: data.subarray(0, digestBytes), name: data.toString('utf8', digestBytes + 4, nameEnd), v8: data.subarray(nameEnd) };
+}
+
+/** The cache made from this very source for this path, or why there is none: `absent`, `stale` or `moved`. */
 function cachedData() {
   let data;
   try {
@@ -35,7 +52,10 @@ function cachedData() {
   } catch {
     return 'absent';
   }
-  return data.subarray(0, digestBytes).equals(digestOf(source)) ? data.subarray(digestBytes) : 'stale';
+  if (data.length < digestBytes + 4) return 'stale';
+  const found = cacheOf(data);
+  if (!found.digest.equals(digestOf(source))) return 'stale';
+  return found.name === scriptName ? found.v8 : 'moved';
 }
 
 const cache = cachedData();
@@ -44,7 +64,7 @@ const text = source.toString('utf8');
 // throws, so every position a stack trace names is the bundle's own. A dynamic import() in the
 // bundle resolves as in any module of the app (Node 20.12 and later).
 const script = new Script(Module.wrap(text), {
-  filename: file,
+  filename: scriptName,
   ...(vmConstants?.USE_MAIN_CONTEXT_DEFAULT_LOADER === undefined
     ? {}
     : { importModuleDynamically: vmConstants.USE_MAIN_CONTEXT_DEFAULT_LOADER }),
@@ -65,10 +85,15 @@ bundle.loaded = true;
 
 /**
  * How this start compiled the bundle: `accepted` (from the cache), `rejected` (V8 refused it: another
- * Node or other V8 flags), `stale` (a cache of another source) or `absent`. `makeCache` is the
- * build's: the cache of what this load compiled, behind the source's digest.
+ * Node or other V8 flags), `stale` (a cache of another source), `moved` (a cache made for another
+ * path) or `absent`. `makeCache` is the build's: the cache of what this load compiled, for this path.
  */
 module.exports = {
   codeCache: typeof cache === 'string' ? cache : script.cachedDataRejected === true ? 'rejected' : 'accepted',
-  makeCache: () => Buffer.concat([digestOf(source), script.createCachedData()]),
+  makeCache: () => {
+    const name = Buffer.from(scriptName, 'utf8');
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(name.length);
+    return Buffer.concat([digestOf(source), length, name, script.createCachedData()]);
+  },
 };

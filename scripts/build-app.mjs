@@ -18,7 +18,8 @@
 // devhost's) own API, handed to `require` by a hook. Nothing else needs node_modules at run time.
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { decode, encode } from '@jridgewell/sourcemap-codec';
 import { tokenizer, tokTypes } from 'acorn';
@@ -130,13 +131,17 @@ const onDemandEntries = (root) => ({
  * Loads the built app once, in a fresh Node process, as a host does (the devhost's
  * `@azure/functions-core` installed first, as the worker installs its own), and writes V8's code
  * cache of the bundle after the load: the bytecode of every function the load ran, behind the
- * SHA-256 of the source (scripts/app-entry.cjs reads it). The environment is Node's bare one (no
- * NODE_OPTIONS: V8 refuses a cache made under other flags) and a storage setting, so the app loads
- * as it does in a host, and no setting of the build machine decides what the cache holds.
+ * SHA-256 of the source and the path it is for (scripts/app-entry.cjs reads it): `runsAt`, the
+ * folder the bundle will be loaded from, dist/app itself unless a package is made for another place
+ * (scripts/deploy.sh). The environment is Node's bare one (no NODE_OPTIONS: V8 refuses a cache made
+ * under other flags) and a storage setting, so the app loads as it does in a host, and no setting of
+ * the build machine decides what the cache holds.
  */
-function makeCodeCache(root, outdir) {
+export function makeCodeCache(root, outdir, runsAt = outdir) {
   const coreApi = join(root, 'dist', 'devhost', 'core', 'coreApi.js');
+  // The entry compiles the bundle under this name (scripts/app-entry.cjs): the path it will run at.
   const script = `
+    globalThis[Symbol.for('tallyho.codeCacheFor')] = ${JSON.stringify(join(runsAt, 'tallyho.js'))};
     const { Registry, installCoreApi } = require(${JSON.stringify(coreApi)});
     installCoreApi(new Registry());
     const entry = require(${JSON.stringify(join(outdir, 'index.js'))});
@@ -296,4 +301,12 @@ function ownCodeOnly(map) {
     return kept;
   });
   return { ...map, sources, names, mappings: encode(lines) };
+}
+
+// `node scripts/build-app.mjs code-cache <built app folder> <folder it will run at>`: the code cache
+// of a deployment package (scripts/deploy.sh), for the path Azure runs it at.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href && process.argv[2] === 'code-cache') {
+  const [outdir, runsAt] = process.argv.slice(3);
+  if (outdir === undefined || runsAt === undefined) throw new Error('usage: build-app.mjs code-cache <app folder> <folder it will run at>');
+  makeCodeCache(join(dirname(fileURLToPath(import.meta.url)), '..'), resolve(outdir), runsAt);
 }

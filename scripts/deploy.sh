@@ -196,6 +196,10 @@ build_and_package() {
   if [[ "$builder" != "$node_version" ]]; then
     echo "The bundle's code cache was made by Node $builder and the app runs on Node $node_version: left out (build with Node $node_version to ship it)"
     run rm -f "$stage/dist/app/tallyho.js.cache"
+  else
+    # A cache serves the path it was made for, so the package's is made for where Azure runs a
+    # package on Linux: mounted read-only at /home/site/wwwroot.
+    run node scripts/build-app.mjs code-cache "$stage/dist/app" /home/site/wwwroot/dist/app
   fi
   run cp host.json "$stage/"
   run node scripts/package-manifest.mjs "$stage/package.json"

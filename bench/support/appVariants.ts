@@ -68,7 +68,21 @@ function builtBundleFolder(name: string): { root: string; entry: string } {
   if (!existsSync(join(built, 'index.js'))) throw new Error(`${built} is missing: run npm run build`);
   const folder = appFolder(name, 'dist/app/index.js');
   cpSync(built, join(folder.root, 'dist', 'app'), { recursive: true });
+  cacheForCopy(folder.root);
   return folder;
+}
+
+/**
+ * Remakes the code cache of a copied app's bundle for the copy's path, when it has one: a cache
+ * serves the path it was made for (scripts/app-entry.cjs), and a copy would otherwise compile its source.
+ */
+export function cacheForCopy(appDir: string): void {
+  const folder = join(appDir, 'dist', 'app');
+  if (!existsSync(join(folder, 'tallyho.js.cache'))) return;
+  const made = spawnSync(process.execPath, [join(repoRoot, 'scripts', 'build-app.mjs'), 'code-cache', folder, folder], {
+    encoding: 'utf8',
+  });
+  if (made.status !== 0) throw new Error(`remaking the code cache of ${folder} failed:\n${made.stderr}`);
 }
 
 /** The bundle `npm run build` made, without its code cache. */

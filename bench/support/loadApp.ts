@@ -12,6 +12,8 @@ export interface LoadFigures {
   /** The process's CPU by the end of the load, Node's own start-up included. */
   readonly processCpuMs: number;
   readonly functions: number;
+  /** How the bundle's entry compiled it (scripts/app-entry.cjs `codeCache`); none for the per-file builds. */
+  readonly codeCache?: string;
 }
 
 const entry = process.argv[2];
@@ -20,12 +22,13 @@ const registry = new Registry();
 installCoreApi(registry);
 const before = process.cpuUsage();
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- loading the entry as the worker does is what is measured
-require(entry);
+const loaded = require(entry) as { codeCache?: unknown };
 const load = process.cpuUsage(before);
 const total = process.cpuUsage();
 const figures: LoadFigures = {
   loadCpuMs: (load.user + load.system) / 1000,
   processCpuMs: (total.user + total.system) / 1000,
   functions: registry.functions.size,
+  ...(typeof loaded.codeCache === 'string' ? { codeCache: loaded.codeCache } : {}),
 };
 console.log(JSON.stringify(figures));

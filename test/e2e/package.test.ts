@@ -61,7 +61,14 @@ describeWithTool(zipTools, 'the deployment package', () => {
     // The bundle's code cache ships only to an app on the Node major that made it (the package is
     // built for deploy.sh's default runtime here: TALLYHO_NODE_VERSION, else 22).
     const runtime = process.env.TALLYHO_NODE_VERSION ?? '22';
-    expect(files.includes('dist/app/tallyho.js.cache')).toBe(process.versions.node.split('.')[0] === runtime);
+    const shipsCache = process.versions.node.split('.')[0] === runtime;
+    expect(files.includes('dist/app/tallyho.js.cache')).toBe(shipsCache);
+    // A cache serves the path it was made for: the package's is for Azure's (Linux apps run at /home/site/wwwroot).
+    if (shipsCache) {
+      const cache = readFileSync(join(unpacked, 'dist', 'app', 'tallyho.js.cache'));
+      const name = cache.toString('utf8', 36, 36 + cache.readUInt32BE(32));
+      expect(name).toBe('/home/site/wwwroot/dist/app/tallyho.js');
+    }
   });
 
   ownHostTest('loads from the unpacked zip alone and registers every function the source does', async () => {

@@ -7,8 +7,11 @@
  * once refused it (security finding 8). Against an external host (`E2E_BASE_URL`) the same calls
  * check the real thing.
  */
+import { TableClient } from '@azure/data-tables';
+
 import { transactions } from '../support/billing';
-import { type E2eHost, startE2eHost } from './support/harness';
+import { until } from '../support/waits';
+import { type E2eHost, ownHostTest, startE2eHost, storageOf } from './support/harness';
 import { type JobView, settledJob, queuesPolledPromptly } from './support/jobs';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
@@ -29,6 +32,26 @@ describe('the routes that broke on the real host', () => {
   });
   afterAll(async () => {
     await host.dispose();
+  });
+
+  ownHostTest("a server fault's logged stack names the TypeScript sources, as the bundle's map gives them", async () => {
+    // A gate row nothing could have written: reading it is a server fault (CorruptState), logged with its stack.
+    const name = unique('corrupt');
+    const gates = TableClient.fromConnectionString(storageOf(host), 'gates', { allowInsecureConnection: true });
+    await gates.createTable();
+    await gates.upsertEntity({ partitionKey: name, rowKey: 'gate', name: 5 });
+    expectProblem(await requestJson(host, 'GET', `/api/gates/${name}`), 500, 'CorruptState');
+    const line = await until('the fault in the log', () =>
+      host
+        .output()
+        .split('\n')
+        .find((l) => l.includes('"event":"http.unhandled"') && l.includes(`gate \\"${name}\\"`)),
+    );
+    // The frames of the app's own code name its sources (the bundle's map, read when the module
+    // loaded), never a position in the bundle: with the code cache (scripts/app-entry.cjs) a
+    // script kept the path it was built at, which matched no map (real host 4.1037, Node 20).
+    expect(line).toMatch(/at gateRecordOf \([^)]*[/\\]shared[/\\]gates[/\\]rows\.ts:\d+:\d+\)/);
+    expect(line).not.toMatch(/tallyho\.js:\d+:\d+/);
   });
 
   test('?code= is accepted on every route (the host key is never an app query value)', async () => {

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules, SourceMap, type SourceMapPayload } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 const root = join(__dirname, '..', '..');
 const app = join(root, 'dist', 'app');
@@ -134,6 +134,30 @@ describe('the bundled app', () => {
       expect(loaded.codeCache).toBe('stale');
       expect(loaded.functions).toEqual(started(main).functions);
     }, 60_000);
+
+    test('a cache serves the path it was made for: a moved bundle compiles its source, one made for its new path is taken, and traces name the sources', () => {
+      // On Node 20 a script compiled from a cache keeps the path the cache was made at: taken at
+      // another path, its traces named the build's bundle, for which Node had no map (real host 4.1037).
+      const entry = changedCopy('moved', () => undefined);
+      const tsFrame = /\n\s+at .*[/\\]functions[/\\]_http\.ts:\d+:\d+\)?\n/;
+      const moved = load(entry, true);
+      expect(moved.codeCache).toBe('moved');
+      expect(moved.stack).toMatch(tsFrame);
+      expect(moved.stack).not.toContain(app);
+      const dir = dirname(entry);
+      // What scripts/deploy.sh runs for a package, here for the copy's own folder.
+      const made = spawnSync(process.execPath, [join(root, 'scripts', 'build-app.mjs'), 'code-cache', dir, dir], {
+        cwd: root,
+        encoding: 'utf8',
+      });
+      expect(made.stderr).toBe('');
+      expect(made.status).toBe(0);
+      const remade = load(entry, true);
+      expect(remade.codeCache).toBe('accepted');
+      expect(remade.stack).toMatch(tsFrame);
+      expect(remade.stack).not.toContain(app);
+      expect(remade.stack).not.toMatch(/tallyho\.js:\d+:\d+/);
+    }, 120_000);
 
     test("without a cache, or in a Node whose V8 flags differ from the build's (a heap limit), the source is compiled", () => {
       const entry = changedCopy('absent', (dir) => rmSync(join(dir, 'tallyho.js.cache')));

@@ -119,13 +119,17 @@ describe('scripts/deploy.sh --dry-run', () => {
     expect(commands.filter((c) => c.startsWith('az '))).toEqual([]);
   });
 
-  it("leaves the bundle's code cache out of a package for a Node major other than the build's", () => {
+  it("leaves the bundle's code cache out of a package for a Node major other than the build's, and makes it for Azure's path otherwise", () => {
     const builder = process.versions.node.split('.')[0];
     for (const version of ['20', '22']) {
       const { status, commands } = deploy('--package-only', '--node-version', version, '--dry-run');
       expect(status).toBe(0);
       const removed = commands.some((c) => c === 'rm -f .deploy/package/dist/app/tallyho.js.cache');
-      expect({ version, removed }).toEqual({ version, removed: version !== builder });
+      // A cache serves the path it was made for (scripts/app-entry.cjs): Linux apps run at /home/site/wwwroot.
+      const remade = commands.some(
+        (c) => c === 'node scripts/build-app.mjs code-cache .deploy/package/dist/app /home/site/wwwroot/dist/app',
+      );
+      expect({ version, removed, remade }).toEqual({ version, removed: version !== builder, remade: version === builder });
     }
   });
 
