@@ -5,6 +5,8 @@
  * registrations, another release, a reset), a release its caller never wrote is made by what follows
  * it, and a run's status says what happened — a failed action as a code and a reason only.
  */
+import type { TableClient } from '@azure/data-tables';
+
 import { mapLimited } from '../../../shared/mapLimited';
 import { AppError } from '../../../shared/errors';
 import type { JobPort } from '../../../shared/effects/runner';
@@ -430,9 +432,34 @@ describe('generations', () => {
     const world = gateWorld();
     const service = world.instance();
     await service.create('g', undefined, { by: 'ops' });
+    // Both instances read generation 1 before either writes: without that hold, a busy machine can
+    // finish one reset before the other reads, and the second then rightly resets generation 2.
+    let arrived = 0;
+    let letGo = (): void => undefined;
+    const bothRead = new Promise<void>((resolve) => (letGo = resolve));
+    /** An instance's table client whose first read of the gate row answers once both instances have read it. */
+    const holdingFirstGateRead = (): ((client: TableClient) => TableClient) => {
+      let first = true;
+      return (client) =>
+        new Proxy(client, {
+          get(target, key, receiver) {
+            const value: unknown = Reflect.get(target, key, receiver);
+            if (key !== 'getEntity' || typeof value !== 'function') return value;
+            return async (...args: unknown[]) => {
+              const row: unknown = await Reflect.apply(value, target, args);
+              if (first && args[1] === 'gate') {
+                first = false;
+                if (++arrived === 2) letGo();
+                await bothRead;
+              }
+              return row;
+            };
+          },
+        });
+    };
     const answers = await Promise.all([
-      world.instance().reset('g', undefined, { by: 'a' }),
-      world.instance().reset('g', undefined, { by: 'b' }),
+      world.instance({}, { table: holdingFirstGateRead() }).reset('g', undefined, { by: 'a' }),
+      world.instance({}, { table: holdingFirstGateRead() }).reset('g', undefined, { by: 'b' }),
     ]);
     expect(answers.map((a) => a.outcome).sort()).toEqual(['alreadyReset', 'reset']);
     expect(answers.map((a) => a.gate.generation)).toEqual([2, 2]);

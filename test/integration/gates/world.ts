@@ -6,6 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 
+import type { TableClient } from '@azure/data-tables';
+
 import { systemClock } from '../../../shared/clock';
 import { loadAppConfig } from '../../../shared/app/settings';
 import type { DurableClient, InstanceStatus } from '../../../shared/durable/client';
@@ -99,6 +101,8 @@ export interface GateWorld {
       directFanOut?: boolean;
       /** The queue client its actions send through (default: the world's actions queue). */
       queue?: EffectPorts['queue'];
+      /** Its table client, given the world's (a test that holds a read in place to order two instances). */
+      table?: (client: TableClient) => TableClient;
     },
   ): GateInstance;
   /** The action runner as `service`'s `gateActions` activity runs it. */
@@ -146,7 +150,7 @@ export function gateWorld(): GateWorld {
       const gates = createGates({
         ...runtime,
         settings: { ...gateSettings, ...settings },
-        table: () => storage.table(table),
+        table: async () => (options.table ?? ((client: TableClient) => client))(await storage.table(table)),
         eventSender: () => (options.announces === true ? { sendMessages: () => Promise.resolve() } : undefined),
         effects: ports({ submit: (...a) => jobs.submit(...a), status: (...a) => jobs.status(...a) }, options.queue),
         checkAction: options.checkAction ?? (() => Promise.resolve()),
