@@ -16,7 +16,7 @@ import { type JobView, settledJob, queuesPolledPromptly } from './support/jobs';
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
 import { readAll } from './support/pages';
-import { post, remap } from './support/streams';
+import { post, postFlushed, remap } from './support/streams';
 
 describe('the routes that broke on the real host', () => {
   let host: E2eHost;
@@ -76,7 +76,7 @@ describe('the routes that broke on the real host', () => {
     const buffered = await post(host, type, { producer: 'checkout-7', seq: 1, data: { order: 'ORD-1' } });
     expect(buffered.status).toBe(202);
     expect(buffered.body).toMatchObject({ type, accepted: 1, ack: 'buffered' });
-    const flushed = await post(host, type, { producer: 'checkout-7', seq: 2 }, '?ack=flushed&wait=true');
+    const flushed = await postFlushed(host, type, { producer: 'checkout-7', seq: 2 }, '&wait=true');
     expect(flushed.status).toBe(200);
     expect(flushed.body).toMatchObject({ accepted: 1, ack: 'flushed', flushed: true });
     // A body field named like the route value cannot replace it: the event type is the route's.
@@ -84,7 +84,7 @@ describe('the routes that broke on the real host', () => {
     const remapped = await remap(host, type, { partition: 'p09', resource: `${type}-2` });
     expect(remapped.first.body).toMatchObject({ type, changed: true });
     expect(remapped.done.status).toBe(200);
-    const after = await post(host, type, { producer: 'checkout-7', seq: 3 }, '?ack=flushed');
+    const after = await postFlushed(host, type, { producer: 'checkout-7', seq: 3 });
     expect(after.status).toBe(200);
     expect(after.body).toMatchObject({ partition: 'p09', resource: `${type}-2`, flushed: true });
     const flush = await requestJson<{ flushed: boolean }>(host, 'POST', `/api/streams/${type}/flush?code=x`, { key: 'admin' });

@@ -15,7 +15,7 @@ import { type E2eHost, hostKind, ownHostTest, type RestartOptions, startE2eHost 
 import { expectProblem, requestJson } from './support/http';
 import { unique } from './support/names';
 import { readAll } from './support/pages';
-import { flush, logBlobs, post, readLog, remap, seqsByProducer, type StreamView, until, view } from './support/streams';
+import { flush, logBlobs, post, postFlushed, readLog, remap, seqsByProducer, type StreamView, until, view } from './support/streams';
 
 interface ProducerRun {
   readonly producer: string;
@@ -150,7 +150,7 @@ describe('streams over HTTP', () => {
     await Promise.all(
       Array.from({ length: 4 }, async (_, p) => {
         for (let seq = 1; seq <= 4; seq++) {
-          const res = await post(host, type, { producer: `p${p}`, seq, data: { p, seq } }, '?ack=flushed');
+          const res = await postFlushed(host, type, { producer: `p${p}`, seq, data: { p, seq } });
           expect(res.status).toBe(200);
           expect(res.body.flushed).toBe(true);
           const lines = await readLog(host, res.body.partition, res.body.resource);
@@ -191,7 +191,7 @@ describe('streams over HTTP', () => {
   ownHostTest('the list names every type written to or remapped, each with its route (own or default)', async () => {
     const written = unique('listed-written');
     const remapped = unique('listed-remapped');
-    expect((await post(host, written, { producer: 'a', seq: 1 }, '?ack=flushed')).status).toBe(200);
+    expect((await postFlushed(host, written, { producer: 'a', seq: 1 })).status).toBe(200);
     // A remap before any append makes the type's writer too: it is listed with its own route. The
     // target differs from the type's hashed default (a remap to where it already is changes nothing).
     const target = (await view(host, remapped)).route.partition === 'p03' ? 'p04' : 'p03';
@@ -322,7 +322,7 @@ describe('streams with storage misbehaving (fault proxy in front of Azurite)', (
       return undefined;
     });
     const events = Array.from({ length: 30 }, (_, i) => ({ producer: 'p', seq: i + 1, data: { i, pad: 'x'.repeat(60) } }));
-    const res = await post(host, type, { events }, '?ack=flushed');
+    const res = await postFlushed(host, type, { events });
     expect(res.status).toBe(200);
     expect(appends).toBeGreaterThan(4);
     const state = await view(host, type);

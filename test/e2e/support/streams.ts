@@ -45,6 +45,24 @@ export async function view(host: E2eHost, type: string): Promise<StreamView> {
 }
 
 /**
+ * An `ack=flushed` append as docs/streams.md tells a client to make it: the same events again while
+ * the app answers 503 with `"buffered": true` (accepted, not flushed within the ack timeout, which a
+ * busy machine makes likely), until it answers something else: 200 once they are in the log. The
+ * writer takes a repeat as a duplicate.
+ */
+export function postFlushed(host: E2eHost, type: string, body: unknown, moreQuery = ''): Promise<JsonResponse<AppendAnswer>> {
+  return until(
+    `the flush of ${type}'s events`,
+    async () => {
+      const answer = await post(host, type, body, `?ack=flushed${moreQuery}`);
+      return answer.status === 503 && (answer.body as { buffered?: unknown }).buffered === true ? undefined : answer;
+    },
+    undefined,
+    1000,
+  );
+}
+
+/**
  * A flush as a client asks for it: again while the app answers 202 (requested, not finished yet, which
  * a busy machine makes likely), until it answers something else — 200 once the events are in the log.
  */
