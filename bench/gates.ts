@@ -20,7 +20,7 @@
  * Idle cost while N wait, over 10 s: storage requests and (devhost) the watch hub's state reads.
  * Each phase prints the machine's load average (as `uptime` does): the machine is shared.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
@@ -28,6 +28,7 @@ import { QueueClient } from '@azure/storage-queue';
 
 import { type BenchHost, benchHostKind, startBenchHost, storageDirect, type WorkCount, workBetween } from './support/benchHost';
 import { batchBreakdown } from './support/gateBatches';
+import { findProcesses, processCpuMs } from './support/proc';
 import { header, Latency, machine, ratio, type Row, table } from './support/report';
 
 const sizes = (process.env.GATES_BENCH_SIZES ?? '100,1000').split(',').map(Number);
@@ -197,6 +198,37 @@ async function settle(env: Env, maxMs = 60_000): Promise<void> {
   }
 }
 
+/**
+ * The CPU each process of the run uses from now until the returned function is called, per action:
+ * the host's processes (the real host's .NET process and its Node worker), Azurite, and this one
+ * (the counting proxy and the consumer, and the baseline's sends). Where a release's time goes on a
+ * machine of two cores.
+ */
+function cpuPerAction(env: Env): (n: number) => string {
+  const label = (pid: number): string => {
+    let line = '';
+    try {
+      line = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      return 'gone';
+    }
+    if (pid === process.pid) return 'bench (proxy, consumer)';
+    if (line.includes('nodejsWorker')) return 'worker';
+    if (line.includes('azurite')) return 'azurite';
+    return 'host';
+  };
+  const pids = [...new Set([...env.host.processIds(), ...findProcesses(['azurite', 'inMemoryPersistence']), process.pid])];
+  const before = new Map(pids.map((pid) => [pid, processCpuMs(pid)]));
+  return (n) => {
+    const used = new Map<string, number>();
+    for (const [pid, at] of before) {
+      const name = label(pid);
+      used.set(name, (used.get(name) ?? 0) + (processCpuMs(pid) - at));
+    }
+    return [...used].map(([name, ms]) => `${name} ${(ms / n).toFixed(2)}`).join(', ');
+  };
+}
+
 interface Measured {
   readonly latency: Latency;
   readonly releaseCallMs?: number;
@@ -351,12 +383,14 @@ async function actionRuns(env: Env, n: number, during?: (inFlight: () => boolean
   const consumer = new ActionConsumer(queue, gate);
   consumer.start();
   const done = measureFrom(env);
+  const cpu = cpuPerAction(env);
   const { t0, ms } = await release(env, gate);
   let finished = false;
   const side = during?.(() => !finished);
   await until(`${n} action messages`, () => Promise.resolve(consumer.seen.size >= n), 900_000, 20);
   finished = true;
   const lastSeen = Date.now() - t0;
+  const cpuUsed = cpu(n);
   await side;
   await consumer.stop();
   await releaseFinished(env, gate);
@@ -365,6 +399,7 @@ async function actionRuns(env: Env, n: number, during?: (inFlight: () => boolean
   if ((process.env.GATES_BENCH_HOST_LOG ?? '') !== '') writeFileSync(process.env.GATES_BENCH_HOST_LOG ?? '', env.host.output());
   // After the host went quiet: a fan-out logs once its last outcomes are recorded.
   console.log(`  ${n} enqueue runs: ${batchBreakdown(env.host.output(), gate, t0) ?? "no action batch logged in the host's output"}`);
+  console.log(`  ${n} enqueue runs, CPU ms per action from the release call to the last message seen: ${cpuUsed}`);
   const releaseCost = done();
   const latency = new Latency();
   for (const at of consumer.seen.values()) latency.recordMs(at - t0);
@@ -394,6 +429,7 @@ async function rawQueueBaseline(env: Env, n: number): Promise<Measured> {
   const sender = new QueueClient(connection, actionsQueue);
   const consumer = new ActionConsumer(queue, gate);
   consumer.start();
+  const cpu = cpuPerAction(env);
   const t0 = Date.now();
   await pool(n, 128, async (i) => {
     await sender.sendMessage(
@@ -402,6 +438,7 @@ async function rawQueueBaseline(env: Env, n: number): Promise<Measured> {
   });
   await until(`${n} baseline messages`, () => Promise.resolve(consumer.seen.size >= n), 900_000, 20);
   const lastSeen = Date.now() - t0;
+  console.log(`  ${n} sends straight to the queue, CPU ms per message from the first send to the last seen: ${cpu(n)}`);
   await consumer.stop();
   const latency = new Latency();
   for (const at of consumer.seen.values()) latency.recordMs(at - t0);

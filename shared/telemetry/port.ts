@@ -91,18 +91,25 @@ export function telemetryOf(providers: Providers): Telemetry {
 
 const nothing = (): void => undefined;
 
+/** Each declaration's do-nothing instruments, made once: code on a hot path asks for them per call. */
+const quietBuilt = new WeakMap<TelemetryDeclarations, unknown>();
+
 /** No meter, no tracer: instruments do nothing and spans only run their work. */
 export const noTelemetry: Telemetry = {
   of<M extends Metrics, S extends Spans>(declarations: TelemetryDeclarations<M, S>) {
+    const made = quietBuilt.get(declarations) as CapabilityTelemetry<M, S> | undefined;
+    if (made !== undefined) return made;
     const instrument = (d: MetricDeclaration): unknown =>
       d.kind === 'counter' || d.kind === 'upDownCounter'
         ? { add: nothing }
         : d.kind.startsWith('observable')
           ? { observe: nothing }
           : { record: nothing };
-    return {
+    const quiet = {
       metrics: mapValues(declarations.metrics, instrument),
       spans: mapValues(declarations.spans, (): SpanRunner<AnyValues> => quietRunner),
     } as CapabilityTelemetry<M, S>;
+    quietBuilt.set(declarations, quiet);
+    return quiet;
   },
 };

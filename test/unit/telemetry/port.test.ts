@@ -164,6 +164,8 @@ describe('metrics', () => {
       throw new Error('never called');
     });
     await expect(spans.work.run({}, (s) => Promise.resolve(s.traceparent()))).resolves.toBeUndefined();
+    // Made once per declarations, as with providers: a gate action asks for them per action.
+    expect(noTelemetry.of(declarations)).toBe(noTelemetry.of(declarations));
   });
 });
 
