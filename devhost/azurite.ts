@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect, createServer } from 'node:net';
 import { dirname, join } from 'node:path';
+import { skipEmptyLokiRemovals } from './azuriteLoki';
 import { batchAzuriteExtentDeletes } from './azuriteQueueGc';
 
 const azuriteAccount = {
@@ -59,6 +60,7 @@ export interface RunningAzurite {
 export const exitWithParent = [
   'const [cli, ...rest] = process.argv.slice(1);',
   ...batchedExtentDeletes(),
+  ...lokiSkippingEmptyRemovals(),
   'process.argv = [process.argv[0], cli, ...rest];',
   "process.stdin.on('end', () => process.exit(0));",
   "process.stdin.on('data', () => undefined);",
@@ -76,6 +78,22 @@ function batchedExtentDeletes(): string[] {
     `const why = (${batchAzuriteExtentDeletes.toString()})(require, ${JSON.stringify(azuritePersistenceDir())});`,
     "if (why !== undefined) process.stderr.write(`Azurite's extent sweep is left one delete at a time (${why}): expect pauses of seconds\\n`);",
   ];
+}
+
+/**
+ * Before Azurite starts: LokiJS removes nothing without re-sorting every index (devhost/azuriteLoki.ts),
+ * or a line on its stderr says why not.
+ */
+function lokiSkippingEmptyRemovals(): string[] {
+  return [
+    `const whyLoki = (${skipEmptyLokiRemovals.toString()})(require, ${JSON.stringify(azuriteLokiPath())});`,
+    "if (whyLoki !== undefined) process.stderr.write(`Azurite's queues re-sort their indices on every operation (${whyLoki})\\n`);",
+  ];
+}
+
+/** The LokiJS Azurite loads (its in-memory database: devhost/azuriteLoki.ts patches it). */
+export function azuriteLokiPath(): string {
+  return require.resolve('lokijs', { paths: [dirname(require.resolve('azurite/dist/src/azurite.js'))] });
 }
 
 /** The folder of Azurite's extent stores (the modules devhost/azuriteQueueGc.ts patches). */
