@@ -91,7 +91,10 @@ function lokiSkippingEmptyRemovals(): string[] {
   ];
 }
 
-/** The LokiJS Azurite loads (its in-memory database: devhost/azuriteLoki.ts patches it). */
+/**
+ * The LokiJS Azurite loads (its in-memory database: devhost/azuriteLoki.ts patches it), resolved from
+ * Azurite's folder: Azurite's dependency, not this repository's (knip.json ignores it for that reason).
+ */
 export function azuriteLokiPath(): string {
   return require.resolve('lokijs', { paths: [dirname(require.resolve('azurite/dist/src/azurite.js'))] });
 }
