@@ -28,7 +28,7 @@ import { QueueClient } from '@azure/storage-queue';
 
 import { type BenchHost, benchHostKind, startBenchHost, storageDirect, type WorkCount, workBetween } from './support/benchHost';
 import { batchBreakdown } from './support/gateBatches';
-import { findProcesses, processCpuMs } from './support/proc';
+import { processCpuMs } from './support/proc';
 import { header, Latency, machine, ratio, type Row, table } from './support/report';
 
 const sizes = (process.env.GATES_BENCH_SIZES ?? '100,1000').split(',').map(Number);
@@ -212,12 +212,13 @@ function cpuPerAction(env: Env): (n: number) => string {
     } catch {
       return 'gone';
     }
-    if (pid === process.pid) return 'bench (proxy, consumer)';
+    if (pid === process.pid) return env.host.kind === 'devhost' ? 'bench (the devhost, proxy, consumer)' : 'bench (proxy, consumer)';
     if (line.includes('nodejsWorker')) return 'worker';
     if (line.includes('azurite')) return 'azurite';
     return 'host';
   };
-  const pids = [...new Set([...env.host.processIds(), ...findProcesses(['azurite', 'inMemoryPersistence']), process.pid])];
+  const storage = env.host.storageProcessId === undefined ? [] : [env.host.storageProcessId];
+  const pids = [...new Set([...env.host.processIds(), ...storage, process.pid])];
   const before = new Map(pids.map((pid) => [pid, processCpuMs(pid)]));
   return (n) => {
     const used = new Map<string, number>();

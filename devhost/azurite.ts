@@ -96,12 +96,17 @@ function lokiSkippingEmptyRemovals(): string[] {
  * Azurite's folder: Azurite's dependency, not this repository's (knip.json ignores it for that reason).
  */
 export function azuriteLokiPath(): string {
-  return require.resolve('lokijs', { paths: [dirname(require.resolve('azurite/dist/src/azurite.js'))] });
+  return require.resolve('lokijs', { paths: [azuriteSourceDir()] });
 }
 
 /** The folder of Azurite's extent stores (the modules devhost/azuriteQueueGc.ts patches). */
 export function azuritePersistenceDir(): string {
-  return join(dirname(require.resolve('azurite/dist/src/azurite.js')), 'common', 'persistence');
+  return join(azuriteSourceDir(), 'common', 'persistence');
+}
+
+/** Azurite's own code: where both patches find what they patch. */
+function azuriteSourceDir(): string {
+  return dirname(require.resolve('azurite/dist/src/azurite.js'));
 }
 
 export function freePort(host = '127.0.0.1'): Promise<number> {

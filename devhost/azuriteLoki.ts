@@ -4,11 +4,11 @@
  * Why: Azurite's queue service (3.35.0, the version package.json pins) sweeps a queue's expired
  * messages before every receive, peek, delete and update (queue/persistence/LokiQueueMetadataStore.js
  * `clearExpiredMessages`), and hands LokiJS whatever it found, nearly always nothing, to remove. LokiJS
- * (`Collection.removeBatch` → `removeBatchByPositions`) then copies the collection's array and its id
- * index and, for a collection with adaptive binary indices, rebuilds every one of them at once
- * (`ensureAllIndexes(true)`), removed documents or not. The messages of every queue of the emulator are one collection with four such
- * indices: with the few thousand messages a test run or a benchmark keeps in flight, every queue
- * operation re-sorted thousands of entries four times (a CPU profile of Azurite under the gates
+ * (`Collection.removeBatch` → `removeBatchByPositions`) then copies the collection's array and its
+ * id index and, for a collection with adaptive binary indices, rebuilds every one of them at once
+ * (`ensureAllIndexes(true)`), removed documents or not. The messages of every queue of the emulator
+ * are one collection with four such indices: with the few thousand messages a test run or a
+ * benchmark keeps in flight, every queue operation re-sorted thousands of entries four times (a CPU profile of Azurite under the gates
  * benchmark: LokiJS's index sorting and its comparators were about a sixth of Azurite's CPU). Azure
  * Storage has no such cost, so it is the stand-in's artefact, not the app's behaviour.
  *

@@ -11,7 +11,7 @@
 import type { InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
 
-import { DurableRpc, rpcBaseOf, type RpcReply } from './_durableRpc';
+import { clientBindingOf, DurableRpc, rpcBaseOf, type RpcReply } from './_durableRpc';
 
 import { AppError, isAppError } from '../shared/errors';
 import { isTransientStorageError } from '../shared/storage/errors';
@@ -168,10 +168,8 @@ export function recentDurableClient(): DurableClientAdapter | undefined {
 
 /** What the host handed the invocation's `durableClient` input, as text: the same for every invocation of one host process. */
 function clientBindingText(context: InvocationContext): string | undefined {
-  const binding = context.options.extraInputs.find((input) => input.type === 'durableClient' || input.type === 'orchestrationClient');
-  if (binding === undefined) return undefined;
-  const data: unknown = context.extraInputs.get(binding);
-  return typeof data === 'string' ? data : JSON.stringify(data);
+  const data = clientBindingOf(context);
+  return data === undefined || typeof data === 'string' ? data : JSON.stringify(data);
 }
 
 /** The client made from the binding text it was made with. */

@@ -37,11 +37,15 @@ function isClientBindingData(value: unknown): value is ClientBindingData {
   return typeof value === 'object' && value !== null && 'taskHubName' in value;
 }
 
+/** What the host handed the invocation's durableClient input; undefined when the function declares none. */
+export function clientBindingOf(context: InvocationContext): unknown {
+  const binding = context.options.extraInputs.find((input) => input.type === 'durableClient' || input.type === 'orchestrationClient');
+  return binding === undefined ? undefined : context.extraInputs.get(binding);
+}
+
 /** The RPC base URL of the invocation's durableClient binding, when it is plain HTTP (it always is locally and in Azure). */
 export function rpcBaseOf(context: InvocationContext): URL | undefined {
-  const binding = context.options.extraInputs.find((input) => input.type === 'durableClient' || input.type === 'orchestrationClient');
-  if (binding === undefined) return undefined;
-  const data = context.extraInputs.get(binding);
+  const data = clientBindingOf(context);
   if (!isClientBindingData(data) || data.rpcBaseUrl === undefined) return undefined;
   const base = new URL(data.rpcBaseUrl);
   return base.protocol === 'http:' ? base : undefined;

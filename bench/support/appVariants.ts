@@ -59,15 +59,15 @@ export function tscVariant(): AppVariant {
 
 /** The bundle `npm run build` made, laid out as the deployment package. */
 export function bundleVariant(): AppVariant {
-  return { name: 'bundle', ...builtBundleFolder('bundle') };
+  return { name: 'bundle', ...builtBundleFolder('bundle', { codeCache: true }) };
 }
 
-/** dist/app as `npm run build` left it, copied into an app folder of its own. */
-function builtBundleFolder(name: string): { root: string; entry: string } {
+/** dist/app as `npm run build` left it, copied into an app folder of its own, with its code cache made for the copy or without one. */
+function builtBundleFolder(name: string, { codeCache }: { codeCache: boolean }): { root: string; entry: string } {
   const built = join(repoRoot, 'dist', 'app');
   if (!existsSync(join(built, 'index.js'))) throw new Error(`${built} is missing: run npm run build`);
   const folder = appFolder(name, 'dist/app/index.js');
-  cpSync(built, join(folder.root, 'dist', 'app'), { recursive: true });
+  cpSync(built, join(folder.root, 'dist', 'app'), { recursive: true, filter: (path) => codeCache || !path.endsWith('.cache') });
   cacheForCopy(folder.root);
   return folder;
 }
@@ -87,9 +87,7 @@ export function cacheForCopy(appDir: string): void {
 
 /** The bundle `npm run build` made, without its code cache. */
 export function bundleWithoutCacheVariant(): AppVariant {
-  const { root, entry } = builtBundleFolder('bundle-no-cache');
-  rmSync(join(root, 'dist', 'app', 'tallyho.js.cache'));
-  return { name: 'bundle, no code cache', root, entry };
+  return { name: 'bundle, no code cache', ...builtBundleFolder('bundle-no-cache', { codeCache: false }) };
 }
 
 /** npm run build's per-file output (dist/functions), for the load figures only. */

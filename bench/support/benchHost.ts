@@ -66,6 +66,8 @@ export interface BenchHost {
   appModule<T>(path: string): Promise<T | undefined>;
   /** The processes that serve (the real host and its worker; this process for the devhost in it; none for an external host). */
   processIds(): number[];
+  /** The Azurite this benchmark started (none for an external host). */
+  readonly storageProcessId?: number;
   stop(): Promise<void>;
 }
 
@@ -205,9 +207,11 @@ export async function startBenchHost(options: BenchHostOptions): Promise<BenchHo
     // Storage as a deployment's (its jobs queues exist): a host polling missing queues logs a 404
     // warning per poll, CPU a measured release would share the machine with.
     await provisionJobQueues({ ...settings, AzureWebJobsStorage: azurite.connectionString });
-    return kind === 'real host'
-      ? await startReal(settings, counting, closeStorage, azurite.connectionString)
-      : await startInProcess(settings, counting, closeStorage, azurite.connectionString);
+    const host =
+      kind === 'real host'
+        ? await startReal(settings, counting, closeStorage, azurite.connectionString)
+        : await startInProcess(settings, counting, closeStorage, azurite.connectionString);
+    return { ...host, ...(azurite.process.pid === undefined ? {} : { storageProcessId: azurite.process.pid }) };
   } catch (err) {
     await closeStorage();
     throw err;

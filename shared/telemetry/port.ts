@@ -64,22 +64,17 @@ export interface Providers {
   readonly policy: AttributePolicy;
 }
 
-/** Telemetry recording through the given providers. */
-export function telemetryOf(providers: Providers): Telemetry {
-  const guard = new AttributeGuard(providers.policy);
-  // Built once per declarations: a service made per request asks again and gets the same instruments.
-  const built = new Map<TelemetryDeclarations, unknown>();
-  const build = <M extends Metrics, S extends Spans>(declarations: TelemetryDeclarations<M, S>): CapabilityTelemetry<M, S> => {
-    const meter = providers.meters.getMeter(declarations.scope);
-    const tracer = providers.tracers.getTracer(declarations.scope);
-    return {
-      metrics: mapValues(declarations.metrics, (d) => makeInstrument(meter, guard, d)),
-      spans: mapValues(declarations.spans, (d) => makeSpanRunner(tracer, guard, d)),
-    } as CapabilityTelemetry<M, S>;
-  };
+type Build = <M extends Metrics, S extends Spans>(declarations: TelemetryDeclarations<M, S>) => CapabilityTelemetry<M, S>;
+
+/**
+ * A Telemetry whose instruments and spans are built once per declarations: a service made per
+ * request, or code on a hot path (a gate's action), asks again and gets the same ones.
+ */
+function builtOnce(build: Build): Telemetry {
+  const built = new WeakMap<TelemetryDeclarations, unknown>();
   return {
-    of(declarations) {
-      let made = built.get(declarations) as ReturnType<typeof build<typeof declarations.metrics, typeof declarations.spans>> | undefined;
+    of<M extends Metrics, S extends Spans>(declarations: TelemetryDeclarations<M, S>) {
+      let made = built.get(declarations) as CapabilityTelemetry<M, S> | undefined;
       if (made === undefined) {
         made = build(declarations);
         built.set(declarations, made);
@@ -89,27 +84,32 @@ export function telemetryOf(providers: Providers): Telemetry {
   };
 }
 
+/** Telemetry recording through the given providers. */
+export function telemetryOf(providers: Providers): Telemetry {
+  const guard = new AttributeGuard(providers.policy);
+  return builtOnce(<M extends Metrics, S extends Spans>(declarations: TelemetryDeclarations<M, S>) => {
+    const meter = providers.meters.getMeter(declarations.scope);
+    const tracer = providers.tracers.getTracer(declarations.scope);
+    return {
+      metrics: mapValues(declarations.metrics, (d) => makeInstrument(meter, guard, d)),
+      spans: mapValues(declarations.spans, (d) => makeSpanRunner(tracer, guard, d)),
+    } as CapabilityTelemetry<M, S>;
+  });
+}
+
 const nothing = (): void => undefined;
 
-/** Each declaration's do-nothing instruments, made once: code on a hot path asks for them per call. */
-const quietBuilt = new WeakMap<TelemetryDeclarations, unknown>();
-
 /** No meter, no tracer: instruments do nothing and spans only run their work. */
-export const noTelemetry: Telemetry = {
-  of<M extends Metrics, S extends Spans>(declarations: TelemetryDeclarations<M, S>) {
-    const made = quietBuilt.get(declarations) as CapabilityTelemetry<M, S> | undefined;
-    if (made !== undefined) return made;
-    const instrument = (d: MetricDeclaration): unknown =>
-      d.kind === 'counter' || d.kind === 'upDownCounter'
-        ? { add: nothing }
-        : d.kind.startsWith('observable')
-          ? { observe: nothing }
-          : { record: nothing };
-    const quiet = {
-      metrics: mapValues(declarations.metrics, instrument),
+export const noTelemetry: Telemetry = builtOnce(
+  <M extends Metrics, S extends Spans>(declarations: TelemetryDeclarations<M, S>) =>
+    ({
+      metrics: mapValues(declarations.metrics, (d: MetricDeclaration): unknown =>
+        d.kind === 'counter' || d.kind === 'upDownCounter'
+          ? { add: nothing }
+          : d.kind.startsWith('observable')
+            ? { observe: nothing }
+            : { record: nothing },
+      ),
       spans: mapValues(declarations.spans, (): SpanRunner<AnyValues> => quietRunner),
-    } as CapabilityTelemetry<M, S>;
-    quietBuilt.set(declarations, quiet);
-    return quiet;
-  },
-};
+    }) as CapabilityTelemetry<M, S>,
+);

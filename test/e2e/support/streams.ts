@@ -51,15 +51,9 @@ export async function view(host: E2eHost, type: string): Promise<StreamView> {
  * writer takes a repeat as a duplicate.
  */
 export function postFlushed(host: E2eHost, type: string, body: unknown, moreQuery = ''): Promise<JsonResponse<AppendAnswer>> {
-  return until(
-    `the flush of ${type}'s events`,
-    async () => {
-      const answer = await post(host, type, body, `?ack=flushed${moreQuery}`);
-      return answer.status === 503 && (answer.body as { buffered?: unknown }).buffered === true ? undefined : answer;
-    },
-    undefined,
-    1000,
-  );
+  const notFlushedYet = (answer: JsonResponse<AppendAnswer>): boolean =>
+    answer.status === 503 && (answer.body as { buffered?: unknown }).buffered === true;
+  return untilDone(`the flush of ${type}'s events`, () => post(host, type, body, `?ack=flushed${moreQuery}`), notFlushedYet);
 }
 
 /**
@@ -97,13 +91,20 @@ export async function remap(
   return { first, done };
 }
 
-/** Asks until the answer is not 202 (the first time at once, then every second); returns that answer. */
-function untilDone<T>(what: string, ask: () => Promise<JsonResponse<T>>): Promise<JsonResponse<T>> {
+/**
+ * Asks until the answer is not one of "under way" (by default a 202), the first time at once, then
+ * every second; returns that answer.
+ */
+function untilDone<T>(
+  what: string,
+  ask: () => Promise<JsonResponse<T>>,
+  underWay: (answer: JsonResponse<T>) => boolean = (answer) => answer.status === 202,
+): Promise<JsonResponse<T>> {
   return until(
     what,
     async () => {
       const answer = await ask();
-      return answer.status === 202 ? undefined : answer;
+      return underWay(answer) ? undefined : answer;
     },
     undefined,
     1000,
