@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect, createServer } from 'node:net';
 import { dirname, join } from 'node:path';
-import { skipEmptyLokiRemovals } from './azuriteLoki';
+import { keyLookupsByNarrowerIndex, skipEmptyLokiRemovals } from './azuriteLoki';
 import { batchAzuriteExtentDeletes } from './azuriteQueueGc';
 
 const azuriteAccount = {
@@ -61,6 +61,7 @@ export const exitWithParent = [
   'const [cli, ...rest] = process.argv.slice(1);',
   ...batchedExtentDeletes(),
   ...lokiSkippingEmptyRemovals(),
+  ...lokiKeyLookupsByNarrowerIndex(),
   'process.argv = [process.argv[0], cli, ...rest];',
   "process.stdin.on('end', () => process.exit(0));",
   "process.stdin.on('data', () => undefined);",
@@ -88,6 +89,17 @@ function lokiSkippingEmptyRemovals(): string[] {
   return [
     `const whyLoki = (${skipEmptyLokiRemovals.toString()})(require, ${JSON.stringify(azuriteLokiPath())});`,
     "if (whyLoki !== undefined) process.stderr.write(`Azurite's queues re-sort their indices on every operation (${whyLoki})\\n`);",
+  ];
+}
+
+/**
+ * Before Azurite starts: LokiJS finds a table entity by its keys through the narrower index
+ * (devhost/azuriteLoki.ts), or a line on its stderr says why not.
+ */
+function lokiKeyLookupsByNarrowerIndex(): string[] {
+  return [
+    `const whyKeys = (${keyLookupsByNarrowerIndex.toString()})(require, ${JSON.stringify(azuriteLokiPath())});`,
+    "if (whyKeys !== undefined) process.stderr.write(`Azurite's tables scan a partition for every key lookup (${whyKeys})\\n`);",
   ];
 }
 

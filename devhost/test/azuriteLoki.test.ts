@@ -1,14 +1,18 @@
 /**
- * LokiJS under Azurite removing nothing without re-sorting every index (devhost/azuriteLoki.ts): an
- * empty removal leaves the collection and its indices as they were, where LokiJS's own flags every
- * binary index for a rebuild; a real removal is LokiJS's own; and the launcher runs Azurite with it.
- * The cost itself shows in `npm run bench -- gates` (Azurite's CPU per action), never here.
+ * LokiJS under Azurite (devhost/azuriteLoki.ts), patched twice:
+ * - removing nothing without re-sorting every index: an empty removal leaves the collection and its
+ *   indices as they were, where LokiJS's own flags every binary index for a rebuild; a real removal is
+ *   LokiJS's own;
+ * - finding a table entity by its keys through the narrower index: the same answer as LokiJS's own for
+ *   every lookup, present or not, with far fewer documents compared in a large partition;
+ * and the launcher runs Azurite with both. The cost itself shows in `npm run bench` (Azurite's CPU),
+ * never here.
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 
 import { azuriteLokiPath, exitWithParent } from '../azurite';
-import { skipEmptyLokiRemovals } from '../azuriteLoki';
+import { keyLookupsByNarrowerIndex, skipEmptyLokiRemovals } from '../azuriteLoki';
 
 interface Doc {
   readonly $loki: number;
@@ -90,6 +94,91 @@ describe('LokiJS under Azurite: an empty removal re-sorts nothing', () => {
     const cli = join(__dirname, 'fixtures', 'azurite', 'reportLoki.cjs');
     const run = spawnSync(process.execPath, ['-e', exitWithParent, '--', cli, azuriteLokiPath()], { input: '', encoding: 'utf8' });
     expect(run.stderr).toBe('');
-    expect(JSON.parse(run.stdout)).toEqual({ skipsEmpty: true });
+    expect(JSON.parse(run.stdout)).toEqual({ skipsEmpty: true, narrowerKey: true });
+  });
+});
+
+interface Entity {
+  readonly PartitionKey: string;
+  readonly RowKey: string;
+  readonly n: number;
+}
+interface EntityCollection {
+  insert(doc: object): Entity;
+  findOne: ((query: object) => Entity | null) & { loki?: (query: object) => Entity | null };
+}
+
+/**
+ * A table's entities as Azurite's table store keeps them (a binary index on each key, adaptive): one
+ * partition of `big` rows (a job's items), and `small` partitions whose rows share their row keys
+ * with each other (a Durable history: every instance has its row "0000000000000000").
+ */
+function entities(big: number, small: number): EntityCollection {
+  const coll = new Loki('test').addCollection('entities', { indices: ['PartitionKey', 'RowKey'] }) as unknown as EntityCollection;
+  let n = 0;
+  for (let i = 0; i < big; i++) coll.insert({ PartitionKey: 'job', RowKey: `item-${String(i).padStart(5, '0')}`, n: n++ });
+  for (let p = 0; p < small; p++)
+    for (let r = 0; r < 3; r++) coll.insert({ PartitionKey: `instance-${p}`, RowKey: String(r).padStart(16, '0'), n: n++ });
+  return coll;
+}
+
+/** How many documents LokiJS checked one by one (its `$eq`, not an index) while `find` ran. */
+function checked(find: () => unknown): number {
+  const ops = (Loki as unknown as { LokiOps: { $eq: (a: unknown, b: unknown) => boolean } }).LokiOps;
+  const eq = jest.spyOn(ops, '$eq');
+  find();
+  const n = eq.mock.calls.length;
+  eq.mockRestore();
+  return n;
+}
+
+describe('LokiJS under Azurite: a lookup by both keys goes through the narrower index', () => {
+  beforeAll(() => {
+    expect(keyLookupsByNarrowerIndex(load, azuriteLokiPath())).toBeUndefined();
+  });
+
+  test('every lookup answers as LokiJS’s own does: present, absent, in a large partition or a small one', () => {
+    const coll = entities(2000, 200);
+    const own = coll.findOne.loki;
+    expect(own).toBeDefined();
+    const queries = [
+      { PartitionKey: 'job', RowKey: 'item-01234' },
+      { PartitionKey: 'job', RowKey: 'item-99999' },
+      { PartitionKey: 'instance-7', RowKey: '0000000000000001' },
+      { PartitionKey: 'instance-7', RowKey: '0000000000000009' },
+      { PartitionKey: 'nobody', RowKey: 'item-00001' },
+      { PartitionKey: 'job', RowKey: '0000000000000000' },
+    ];
+    for (const q of queries) expect(coll.findOne(q)).toBe(own?.call(coll, q) ?? null);
+    expect(coll.findOne(queries[0]!)?.n).toBe(1234);
+    expect(coll.findOne(queries[2]!)?.n).toBe(2000 + 7 * 3 + 1);
+  });
+
+  test('in a partition of 2,000 rows the row key narrows: a handful of checks where LokiJS’s own checks every row', () => {
+    const coll = entities(2000, 200);
+    const q = { PartitionKey: 'job', RowKey: 'item-01234' };
+    expect(checked(() => coll.findOne.loki?.call(coll, q))).toBeGreaterThanOrEqual(2000);
+    expect(checked(() => coll.findOne(q))).toBeLessThanOrEqual(2);
+  });
+
+  test('where every partition shares its row keys the partition key narrows, as in LokiJS’s own', () => {
+    const coll = entities(0, 200);
+    const q = { PartitionKey: 'instance-7', RowKey: '0000000000000001' };
+    expect(checked(() => coll.findOne(q))).toBeLessThanOrEqual(3);
+    expect(checked(() => coll.findOne.loki?.call(coll, q))).toBeLessThanOrEqual(3);
+  });
+
+  test('any other query is LokiJS’s own', () => {
+    const coll = entities(100, 10);
+    expect(coll.findOne({ RowKey: 'item-00042', PartitionKey: 'job' })?.n).toBe(42);
+    expect(coll.findOne({ PartitionKey: 'job' })?.PartitionKey).toBe('job');
+    expect(coll.findOne({ PartitionKey: 'job', RowKey: { $gt: 'item-00098' } })?.n).toBe(99);
+  });
+
+  test('a second patch keeps LokiJS’s own', () => {
+    const before = Loki.Collection.prototype as unknown as { findOne: { loki?: unknown } };
+    const own = before.findOne.loki;
+    expect(keyLookupsByNarrowerIndex(load, azuriteLokiPath())).toBeUndefined();
+    expect(before.findOne.loki).toBe(own);
   });
 });
