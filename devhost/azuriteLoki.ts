@@ -43,7 +43,7 @@ export function skipEmptyLokiRemovals(load: (path: string) => unknown, lokiPath:
  * (table/persistence/LokiTableMetadataStore.js). LokiJS uses an index for the query's first key only
  * and checks the second on every document the first matched: an insert into a partition of ten
  * thousand rows (a job's items, a gate's runs) compared ten thousand row keys. A CPU profile of
- * Azurite under the real-host e2e files: these lookups were about 8% of Azurite's CPU. Azure Storage
+ * Azurite under five real-host e2e files: these lookups were about a tenth of its CPU. Azure Storage
  * finds an entity by its keys directly, so the cost is the stand-in's artefact, not the app's.
  *
  * The replacement asks each index how many documents hold the key (a binary search) and puts the key
