@@ -51,7 +51,7 @@ export interface RunningAzurite {
 }
 
 /**
- * Runs Azurite's CLI (argv[1] onwards), its extent sweep made one pass first (below), and exits
+ * Runs Azurite's CLI (argv[1] onwards), its patches applied first (below), and exits
  * when our end of its stdin closes, so an Azurite started by a test run or `npm start` never
  * outlives it, even when that process is killed outright.
  * On SIGTERM/SIGINT Azurite closes its servers and relies on the event loop emptying to exit, so the
@@ -59,9 +59,7 @@ export interface RunningAzurite {
  */
 export const exitWithParent = [
   'const [cli, ...rest] = process.argv.slice(1);',
-  ...batchedExtentDeletes(),
-  ...lokiSkippingEmptyRemovals(),
-  ...lokiKeyLookupsByNarrowerIndex(),
+  ...azuritePatches(),
   'process.argv = [process.argv[0], cli, ...rest];',
   "process.stdin.on('end', () => process.exit(0));",
   "process.stdin.on('data', () => undefined);",
@@ -71,35 +69,35 @@ export const exitWithParent = [
 ].join(' ');
 
 /**
- * Before Azurite starts: its in-memory sweep deletes extents in one pass (devhost/azuriteQueueGc.ts),
- * or a line on its stderr says why not.
+ * A patch applied inside Azurite's process before its CLI loads: `patch` (self-contained, as its
+ * source is what runs) gets `require` and the path of what it patches and answers why it could not
+ * patch, or undefined; when it could not, Azurite runs unpatched and `unpatched` goes to its stderr
+ * with the reason. Each in a block of its own, so the script's names never clash.
  */
-function batchedExtentDeletes(): string[] {
-  return [
-    `const why = (${batchAzuriteExtentDeletes.toString()})(require, ${JSON.stringify(azuritePersistenceDir())});`,
-    "if (why !== undefined) process.stderr.write(`Azurite's extent sweep is left one delete at a time (${why}): expect pauses of seconds\\n`);",
-  ];
+function beforeAzurite(
+  patch: (load: (path: string) => unknown, path: string) => string | undefined,
+  path: string,
+  unpatched: string,
+): string {
+  return (
+    `{ const why = (${patch.toString()})(require, ${JSON.stringify(path)}); ` +
+    `if (why !== undefined) process.stderr.write(${JSON.stringify(unpatched)} + ' (' + why + ')\\n'); }`
+  );
 }
 
-/**
- * Before Azurite starts: LokiJS removes nothing without re-sorting every index (devhost/azuriteLoki.ts),
- * or a line on its stderr says why not.
- */
-function lokiSkippingEmptyRemovals(): string[] {
+/** The patches Azurite runs with (each file says why; Azurite's behaviour does not change). */
+function azuritePatches(): string[] {
   return [
-    `const whyLoki = (${skipEmptyLokiRemovals.toString()})(require, ${JSON.stringify(azuriteLokiPath())});`,
-    "if (whyLoki !== undefined) process.stderr.write(`Azurite's queues re-sort their indices on every operation (${whyLoki})\\n`);",
-  ];
-}
-
-/**
- * Before Azurite starts: LokiJS finds a table entity by its keys through the narrower index
- * (devhost/azuriteLoki.ts), or a line on its stderr says why not.
- */
-function lokiKeyLookupsByNarrowerIndex(): string[] {
-  return [
-    `const whyKeys = (${keyLookupsByNarrowerIndex.toString()})(require, ${JSON.stringify(azuriteLokiPath())});`,
-    "if (whyKeys !== undefined) process.stderr.write(`Azurite's tables scan a partition for every key lookup (${whyKeys})\\n`);",
+    // Its in-memory sweep deletes extents in one pass (devhost/azuriteQueueGc.ts).
+    beforeAzurite(
+      batchAzuriteExtentDeletes,
+      azuritePersistenceDir(),
+      "Azurite's extent sweep is left one delete at a time: expect pauses of seconds",
+    ),
+    // LokiJS removes nothing without re-sorting every index (devhost/azuriteLoki.ts).
+    beforeAzurite(skipEmptyLokiRemovals, azuriteLokiPath(), "Azurite's queues re-sort their indices on every operation"),
+    // LokiJS finds a table entity by its keys through the narrower index (devhost/azuriteLoki.ts).
+    beforeAzurite(keyLookupsByNarrowerIndex, azuriteLokiPath(), "Azurite's tables scan a partition for every key lookup"),
   ];
 }
 

@@ -69,23 +69,26 @@ export function keyLookupsByNarrowerIndex(load: (path: string) => unknown, lokiP
     const [from, to] = coll.calculateRange('$eq', property, value);
     return Math.max(0, to - from + 1);
   };
-  const narrowerFirst = function findOne(this: Keyed, query: unknown): unknown {
-    const q = query as Record<string, unknown> | null | undefined;
-    const keys = q === null || typeof q !== 'object' ? [] : Object.keys(q);
-    if (
-      q !== null &&
-      q !== undefined &&
+  // Only the lookup by exactly the two keys, in Azurite's order: its answer is one entity or none.
+  const isKeyLookup = (q: unknown): q is { PartitionKey: string; RowKey: string } => {
+    if (typeof q !== 'object' || q === null) return false;
+    const keys = Object.keys(q);
+    const { PartitionKey, RowKey } = q as Record<string, unknown>;
+    return (
       keys.length === 2 &&
       keys[0] === 'PartitionKey' &&
       keys[1] === 'RowKey' &&
-      typeof q.PartitionKey === 'string' &&
-      typeof q.RowKey === 'string' &&
+      typeof PartitionKey === 'string' &&
+      typeof RowKey === 'string'
+    );
+  };
+  const narrowerFirst = function findOne(this: Keyed, query: unknown): unknown {
+    const byRowKey =
+      isKeyLookup(query) &&
       'PartitionKey' in this.binaryIndices &&
       'RowKey' in this.binaryIndices &&
-      matches(this, 'RowKey', q.RowKey) < matches(this, 'PartitionKey', q.PartitionKey)
-    )
-      return original.call(this, { RowKey: q.RowKey, PartitionKey: q.PartitionKey });
-    return original.call(this, query);
+      matches(this, 'RowKey', query.RowKey) < matches(this, 'PartitionKey', query.PartitionKey);
+    return original.call(this, byRowKey ? { RowKey: query.RowKey, PartitionKey: query.PartitionKey } : query);
   };
   proto.findOne = Object.assign(narrowerFirst, { loki: original });
   return undefined;

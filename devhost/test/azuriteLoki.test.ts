@@ -44,14 +44,17 @@ function messages(n: number): Collection {
   return coll;
 }
 
-/** The indices `remove` re-sorted, in order. */
-function resorted(coll: Collection, remove: () => void): string[] {
-  const sorts = jest.spyOn(coll, 'ensureIndex');
-  remove();
-  const names = sorts.mock.calls.map(([name]) => name);
-  sorts.mockRestore();
-  return names;
+/** The calls `target[method]` received while `work` ran (the method itself still runs). */
+function callsDuring<T extends object, K extends keyof T & string>(target: T, method: K, work: () => unknown): unknown[][] {
+  const spy = jest.spyOn(target, method as never);
+  work();
+  const calls = spy.mock.calls as unknown[][];
+  spy.mockRestore();
+  return calls;
 }
+
+/** The indices `remove` re-sorted, in order. */
+const resorted = (coll: Collection, remove: () => void): unknown[] => callsDuring(coll, 'ensureIndex', remove).map(([name]) => name);
 
 describe('LokiJS under Azurite: an empty removal re-sorts nothing', () => {
   beforeAll(() => {
@@ -82,12 +85,6 @@ describe('LokiJS under Azurite: an empty removal re-sorts nothing', () => {
     expect(coll.find()).toHaveLength(50 - gone.length);
     expect(coll.find({ queueName: 'q2' })).toEqual([]);
     expect(coll.find({ visibleTime: { $gt: 0 } }).map((d) => d.queueName)).not.toContain('q2');
-  });
-
-  test('a second patch keeps LokiJS’s own', () => {
-    const before = Loki.Collection.prototype.removeBatch.loki;
-    expect(skipEmptyLokiRemovals(load, azuriteLokiPath())).toBeUndefined();
-    expect(Loki.Collection.prototype.removeBatch.loki).toBe(before);
   });
 
   test('the launcher runs Azurite with it: its script patches before the CLI loads', () => {
@@ -123,14 +120,8 @@ function entities(big: number, small: number): EntityCollection {
 }
 
 /** How many documents LokiJS checked one by one (its `$eq`, not an index) while `find` ran. */
-function checked(find: () => unknown): number {
-  const ops = (Loki as unknown as { LokiOps: { $eq: (a: unknown, b: unknown) => boolean } }).LokiOps;
-  const eq = jest.spyOn(ops, '$eq');
-  find();
-  const n = eq.mock.calls.length;
-  eq.mockRestore();
-  return n;
-}
+const checked = (find: () => unknown): number =>
+  callsDuring((Loki as unknown as { LokiOps: { $eq: (a: unknown, b: unknown) => boolean } }).LokiOps, '$eq', find).length;
 
 describe('LokiJS under Azurite: a lookup by both keys goes through the narrower index', () => {
   beforeAll(() => {
@@ -174,11 +165,16 @@ describe('LokiJS under Azurite: a lookup by both keys goes through the narrower 
     expect(coll.findOne({ PartitionKey: 'job' })?.PartitionKey).toBe('job');
     expect(coll.findOne({ PartitionKey: 'job', RowKey: { $gt: 'item-00098' } })?.n).toBe(99);
   });
+});
 
-  test('a second patch keeps LokiJS’s own', () => {
-    const before = Loki.Collection.prototype as unknown as { findOne: { loki?: unknown } };
-    const own = before.findOne.loki;
-    expect(keyLookupsByNarrowerIndex(load, azuriteLokiPath())).toBeUndefined();
-    expect(before.findOne.loki).toBe(own);
-  });
+test.each([
+  ['removeBatch', skipEmptyLokiRemovals],
+  ['findOne', keyLookupsByNarrowerIndex],
+] as const)('a second patch of %s keeps LokiJS’s own', (method, patch) => {
+  const proto = Loki.Collection.prototype as unknown as Record<string, { loki?: unknown }>;
+  expect(patch(load, azuriteLokiPath())).toBeUndefined();
+  const own = proto[method]?.loki;
+  expect(own).toBeInstanceOf(Function);
+  expect(patch(load, azuriteLokiPath())).toBeUndefined();
+  expect(proto[method]?.loki).toBe(own);
 });
