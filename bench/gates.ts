@@ -6,7 +6,8 @@
  *   - `runs`: N gated runs without an action (`POST /api/gates/{name}/runs`); latency from the
  *     release call to each run's `proceededAt` as its status route reports it;
  *   - `actions`: N gated runs with an `enqueue` action; latency from the release call to a consumer
- *     (this process, four receivers on the `gate-actions` queue) receiving the run's message;
+ *     (this process, four receivers on the `gate-actions` queue) receiving the run's message; with
+ *     it, the queue alone (the same messages sent by this process), in GATES_BENCH_PAIRS pairs;
  *   - `longpoll` / `sse`: N clients of `GET …/wait?timeout=60` (re-asked on timeout) or `GET …/events`;
  *     latency from the release call to the client hearing of it;
  *   - `poll`, the baseline measured in the same run: N clients polling `GET /api/gates/{name}` every
@@ -29,7 +30,7 @@ import { QueueClient } from '@azure/storage-queue';
 import { type BenchHost, benchHostKind, startBenchHost, storageDirect, type WorkCount, workBetween } from './support/benchHost';
 import { batchBreakdown } from './support/gateBatches';
 import { processCpuMs } from './support/proc';
-import { header, Latency, machine, ratio, type Row, table } from './support/report';
+import { header, Latency, machine, median, pairedRatio, ratio, type Row, table } from './support/report';
 
 const sizes = (process.env.GATES_BENCH_SIZES ?? '100,1000').split(',').map(Number);
 const designs = new Set((process.env.GATES_BENCH_DESIGNS ?? 'runs,actions,longpoll,sse,poll,concurrent').split(','));
@@ -41,6 +42,12 @@ const designs = new Set((process.env.GATES_BENCH_DESIGNS ?? 'runs,actions,longpo
  * different processes. GATES_BENCH_WARMUP=5 measures the release on a host that has sent next to nothing.
  */
 const warmUp = Number(process.env.GATES_BENCH_WARMUP ?? 1000);
+/**
+ * Releases and queue-alone baselines measured per size, in pairs run back to back (the order
+ * alternating): on the 2-core machine one pair's p99s moved by up to 1.6× between runs of the same
+ * code, so the figure held against the targets is the median over the pairs (GATES_BENCH_PAIRS).
+ */
+const pairsPerSize = Number(process.env.GATES_BENCH_PAIRS ?? 5);
 const pollIntervalMs = 2500;
 const idleWindowMs = 10_000;
 const watchIntervalMs = 1000;
@@ -446,6 +453,48 @@ async function rawQueueBaseline(env: Env, n: number): Promise<Measured> {
   return { latency, lastSeconds: lastSeen / 1000, note: `${n} sends straight to the queue, 128 at a time` };
 }
 
+/** One release's p99 and the queue alone's, back to back (ms). */
+interface Pair {
+  readonly actions: number;
+  readonly rawQueue: number;
+}
+
+/** The first pair (measured above) and `pairsPerSize - 1` more, every other one with the queue alone first. */
+async function morePairs(env: Env, n: number, first: { actions: Measured; rawQueue: Measured }): Promise<Pair[]> {
+  const p99 = (m: Measured): number => m.latency.percentileMs(99);
+  const pairs: Pair[] = [{ actions: p99(first.actions), rawQueue: p99(first.rawQueue) }];
+  for (let i = 1; i < pairsPerSize; i++) {
+    console.log(`  pair ${i + 1} of ${pairsPerSize}${i % 2 === 1 ? ', the queue alone first' : ''}; uptime: ${uptime()}`);
+    const raw = i % 2 === 1 ? await rawQueueBaseline(env, n) : undefined;
+    const actions = await actionRuns(env, n);
+    const rawQueue = raw ?? (await rawQueueBaseline(env, n));
+    pairs.push({ actions: p99(actions), rawQueue: p99(rawQueue) });
+  }
+  return pairs;
+}
+
+/** Each pair's p99s, and the median of their ratios against the target. */
+function pairsReport(n: number, pairs: readonly Pair[]): void {
+  table(
+    `p99 of ${n} enqueue runs and of the queue alone, ${pairs.length} pairs back to back`,
+    pairs.map((p, i) => ({
+      pair: String(i + 1),
+      'enqueue runs p99 ms': p.actions,
+      'queue alone p99 ms': p.rawQueue,
+      ratio: p.actions / p.rawQueue,
+    })),
+  );
+  pairedRatio(
+    `p99, ${n} enqueue runs vs the queue alone`,
+    pairs.map((p) => ({ value: p.actions, baseline: p.rawQueue })),
+    { atMost: 1.5 },
+  );
+  const within = pairs.filter((p) => p.actions <= 2000).length;
+  console.log(
+    `  p99 of ${n} enqueue runs, median of ${pairs.length} pairs: ${median(pairs.map((p) => p.actions)).toFixed(0)} ms; ≤ 2,000 ms in ${within} of ${pairs.length}`,
+  );
+}
+
 async function longPollClients(env: Env, n: number): Promise<Measured> {
   const gate = `bench-wait-${n}-${Date.now()}`;
   await createGate(env, gate);
@@ -646,6 +695,7 @@ async function main(): Promise<void> {
       const runs = designs.has('runs') ? await plainRuns(env, n) : undefined;
       const actions = designs.has('actions') ? await actionRuns(env, n) : undefined;
       const rawQueue = designs.has('actions') && env.host.storageConnection !== undefined ? await rawQueueBaseline(env, n) : undefined;
+      const pairs = actions !== undefined && rawQueue !== undefined ? await morePairs(env, n, { actions, rawQueue }) : [];
       const polls = designs.has('longpoll') ? await longPollClients(env, n) : undefined;
       const streams = designs.has('sse') ? await sseClients(env, n) : undefined;
       if (runs !== undefined) rows.push(row('gated runs, no action', n, runs));
@@ -656,10 +706,7 @@ async function main(): Promise<void> {
       if (baseline !== undefined) rows.push(row('baseline: polling 2.5 s', n, baseline));
       for (const m of [runs, actions])
         if (m?.topResources !== undefined) console.log(`storage requests per run by resource (raw), N=${n}: ${m.topResources}`);
-      if (actions !== undefined && rawQueue !== undefined)
-        ratio(`p99, ${n} enqueue runs vs the queue alone`, actions.latency.percentileMs(99), rawQueue.latency.percentileMs(99), {
-          atMost: 1.5,
-        });
+      if (pairs.length > 0) pairsReport(n, pairs);
       if (baseline !== undefined) {
         const base = baseline.latency.percentileMs(99);
         if (runs !== undefined)
@@ -679,7 +726,7 @@ async function main(): Promise<void> {
           ['enqueue runs', actions],
         ] as const) {
           if (m === undefined) continue;
-          const p99 = m.latency.percentileMs(99);
+          const p99 = name === 'enqueue runs' && pairs.length > 0 ? median(pairs.map((p) => p.actions)) : m.latency.percentileMs(99);
           console.log(
             `TARGET p99 ≤ 2,000 ms for 1,000 ${name} on the ${host.kind}: ${p99.toFixed(0)} ms — ${p99 <= 2000 ? 'met' : 'NOT met'}`,
           );

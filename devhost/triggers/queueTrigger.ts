@@ -68,6 +68,11 @@ function iso(date: Date | undefined): RpcTypedData {
 export class QueueListener {
   private running = false;
   private readonly active = new Set<Promise<void>>();
+  /**
+   * Wakes the poll loop parked at the batch threshold when a message ends. Not Promise.race over
+   * `active`: each wait would add a reaction to every message under way, kept until it ends.
+   */
+  private freed: (() => void) | undefined;
   private wake: AbortController | undefined;
   private delayMs = minPollMs;
   private loop: Promise<void> | undefined;
@@ -139,7 +144,7 @@ export class QueueListener {
     const { queue, settings, log } = this.options;
     while (this.running) {
       if (this.active.size > settings.newBatchThreshold) {
-        await Promise.race([...this.active]);
+        await new Promise<void>((resolve) => (this.freed = resolve));
         continue;
       }
       let messages: DequeuedMessageItem[];
@@ -178,7 +183,12 @@ export class QueueListener {
           );
         });
         this.active.add(run);
-        void run.finally(() => this.active.delete(run));
+        void run.finally(() => {
+          this.active.delete(run);
+          const freed = this.freed;
+          this.freed = undefined;
+          freed?.();
+        });
       }
     }
   }

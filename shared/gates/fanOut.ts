@@ -16,6 +16,7 @@
  * again, as a retried activity would — now only after a fan-out stopped renewing).
  */
 import { isAppError } from '../errors';
+import { InFlight } from '../inFlight';
 import type { Logger } from '../log';
 import { noTelemetry } from '../telemetry/port';
 import { type ActionDeps, attempt, batchTiming } from './actionRunner';
@@ -152,35 +153,34 @@ export class ReleaseFanOut {
             (err: unknown) => (failure ??= err),
           );
     };
-    const sending = new Set<Promise<void>>();
+    const sending = new InFlight();
     try {
       for await (const page of store.pendingActions(gate, { shards: [0, runShards], from, to: generation })) {
         timing.first('read');
         progress.steps++;
         for (const run of page) {
-          while (sending.size >= fanOutConcurrency) await Promise.race(sending);
-          const send: Promise<void> = attempt(this.deps, gate, generation, run).then(
-            (tried) => {
-              sending.delete(send);
-              progress.steps++;
-              timing.first('sent');
-              timing.mark('performed');
-              if ('retry' in tried) return void counts.retry++;
-              counts[tried.outcome.state === 'done' ? 'done' : 'failed']++;
-              ready.push({ run, outcome: tried.outcome });
-              if (ready.length >= maxTransactionOperations) record();
-            },
-            (err: unknown) => {
-              sending.delete(send);
-              progress.steps++;
-              counts.retry++;
-              failure ??= err;
-            },
+          while (sending.size >= fanOutConcurrency) await sending.next();
+          sending.add(
+            attempt(this.deps, gate, generation, run).then(
+              (tried) => {
+                progress.steps++;
+                timing.first('sent');
+                timing.mark('performed');
+                if ('retry' in tried) return void counts.retry++;
+                counts[tried.outcome.state === 'done' ? 'done' : 'failed']++;
+                ready.push({ run, outcome: tried.outcome });
+                if (ready.length >= maxTransactionOperations) record();
+              },
+              (err: unknown) => {
+                progress.steps++;
+                counts.retry++;
+                failure ??= err;
+              },
+            ),
           );
-          sending.add(send);
         }
       }
-      await Promise.all(sending);
+      await sending.settled();
       record();
       await recording;
     } catch (err) {

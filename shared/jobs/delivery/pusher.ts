@@ -15,6 +15,7 @@
 import * as z from 'zod';
 
 import type { Clock } from '../../clock';
+import { InFlight } from '../../inFlight';
 import { isAppError } from '../../errors';
 import type { Logger } from '../../log';
 import { failedAnswer, unreachable, unusableAnswer, type WebhookFailure } from '../../webhookFailure';
@@ -73,7 +74,7 @@ export class Pusher {
   }
 
   private async drain(processor: WebhookProcessor, until: number): Promise<PushReport> {
-    const inFlight = new Set<Promise<void>>();
+    const inFlight = new InFlight();
     let pushes = 0;
     let items = 0;
     while (this.deps.clock.now() < until && (this.pausedUntil.get(processor.name) ?? 0) <= this.deps.clock.now()) {
@@ -82,13 +83,12 @@ export class Pusher {
       for (const granted of leases) {
         pushes++;
         items += granted.items.length;
-        const push: Promise<void> = this.push(processor, granted).finally(() => inFlight.delete(push));
-        inFlight.add(push);
+        inFlight.add(this.push(processor, granted));
       }
       if (inFlight.size === 0) break;
-      if (leases.length === 0 || inFlight.size >= processor.concurrency) await Promise.race(inFlight);
+      if (leases.length === 0 || inFlight.size >= processor.concurrency) await inFlight.next();
     }
-    await Promise.all(inFlight);
+    await inFlight.settled();
     return { pushes, items };
   }
 
