@@ -475,8 +475,9 @@ async function morePairs(env: Env, n: number, first: { actions: Measured; rawQue
 
 /** Each pair's p99s, and the median of their ratios against the target. */
 function pairsReport(n: number, pairs: readonly Pair[]): void {
+  const howMany = `${pairs.length} pair${pairs.length === 1 ? '' : 's'}`;
   table(
-    `p99 of ${n} enqueue runs and of the queue alone, ${pairs.length} pair${pairs.length === 1 ? '' : 's'} back to back`,
+    `p99 of ${n} enqueue runs and of the queue alone, ${howMany} back to back`,
     pairs.map((p, i) => ({
       pair: String(i + 1),
       'enqueue runs p99 ms': p.actions,
@@ -491,7 +492,7 @@ function pairsReport(n: number, pairs: readonly Pair[]): void {
   );
   const within = pairs.filter((p) => p.actions <= 2000).length;
   console.log(
-    `  p99 of ${n} enqueue runs, median of ${pairs.length} pair${pairs.length === 1 ? '' : 's'}: ${median(pairs.map((p) => p.actions)).toFixed(0)} ms; ≤ 2,000 ms in ${within} of ${pairs.length}`,
+    `  p99 of ${n} enqueue runs, median of ${howMany}: ${median(pairs.map((p) => p.actions)).toFixed(0)} ms; ≤ 2,000 ms in ${within} of ${pairs.length}`,
   );
 }
 

@@ -6,9 +6,15 @@
  * inflight`: 491 ms of CPU against 13 ms this way). Here a settling task wakes only the waits that are
  * open, once.
  */
+/** A caller of `next` waiting for the next task to end. */
+interface Wait {
+  readonly resolve: () => void;
+  readonly reject: (err: unknown) => void;
+}
+
 export class InFlight {
   private readonly tasks = new Set<Promise<unknown>>();
-  private waits: { resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private waits: Wait[] = [];
   private failure: { readonly err: unknown } | undefined;
 
   get size(): number {
@@ -39,7 +45,7 @@ export class InFlight {
     if (this.failure !== undefined) throw this.failure.err;
   }
 
-  private ended(task: Promise<unknown>, wake: (wait: { resolve: () => void; reject: (err: unknown) => void }) => void): void {
+  private ended(task: Promise<unknown>, wake: (wait: Wait) => void): void {
     this.tasks.delete(task);
     const waits = this.waits;
     this.waits = [];
