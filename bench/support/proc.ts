@@ -4,27 +4,9 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** /proc counts in clock ticks; USER_HZ is 100 on Linux (every architecture Node runs on). */
-const clockTicksPerSecond = 100;
+import { clockTicksPerSecond, processCpuMs, statFields } from '../../devhost/realHost/cpu';
 
-/** The fields of /proc/<pid>/stat after "pid (comm) ", from state (index 0). */
-function statFields(pid: number): string[] | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8')
-      .replace(/^.*\) /, '')
-      .split(' ');
-  } catch {
-    return undefined;
-  }
-}
-
-/** CPU time (user + system) the process has used so far, in ms; NaN when it cannot be read. */
-export function processCpuMs(pid: number | undefined): number {
-  const fields = pid === undefined ? undefined : statFields(pid);
-  // utime and stime are the 14th and 15th fields of the line, the 12th and 13th after "pid (comm) ".
-  if (fields === undefined) return NaN;
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicksPerSecond;
-}
+export { processCpuMs };
 
 /** When the process started, in seconds since boot (10 ms resolution); NaN when it cannot be read. */
 export function processStartSeconds(pid: number): number {

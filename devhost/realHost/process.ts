@@ -17,6 +17,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { freePort } from '../azurite';
+import { groupCpuMs } from './cpu';
 import { type GroupWatch, watchGroup } from './groupWatch';
 import { type HostBuild, type RealHostKeys, webHostDll } from './hostBuild';
 
@@ -52,6 +53,8 @@ export interface RealHost {
   stop(graceMs?: number): Promise<void>;
   /** SIGKILL to the host and its worker, as a crash would end them; `restart()` starts it again. */
   kill(): Promise<void>;
+  /** CPU time (ms) the host and its worker have used since this start; NaN when it is not running, or without Linux's /proc. */
+  cpuMs(): number;
 }
 
 /** Settings that would change how the host starts (or that belong to another host), removed from what it inherits. */
@@ -130,6 +133,11 @@ class RealHostProcess implements RealHost {
 
   output(): string {
     return this.log;
+  }
+
+  cpuMs(): number {
+    const pid = this.child?.pid;
+    return pid === undefined ? NaN : groupCpuMs(pid);
   }
 
   async start(): Promise<void> {

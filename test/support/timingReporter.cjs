@@ -8,40 +8,10 @@
  * file's time, with its tests' times, also goes to that file as JSON (for comparing two runs file by
  * file). CommonJS, as jest loads reporters without a transform.
  */
-const { existsSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
+const { readFileSync, rmSync, writeFileSync } = require('node:fs');
 
 const { startCpuSampler } = require('./cpuByProcess.cjs');
-
-/**
- * The host starts the harness counted (test/e2e/support/harness.ts): by kind, with restarts apart,
- * for the run and for each file ("shared" for the projects' shared hosts), with the seconds the
- * starts, restarts and stops took (a line is `kind what path seconds`; stops are timed, not counted).
- */
-function hostStarts(file) {
-  if (file === undefined || !existsSync(file)) return { total: undefined, byFile: new Map() };
-  const counts = new Map();
-  const seconds = new Map();
-  const byFile = new Map();
-  for (const line of readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l !== '')) {
-    const [kind, what, path, took] = line.split(' ');
-    const key = `${kind}${what === 'start' ? '' : ` ${what}s`}`;
-    seconds.set(key, (seconds.get(key) ?? 0) + Number(took ?? 0));
-    if (what === 'stop') continue;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-    const of = byFile.get(path) ?? {};
-    of[key] = (of[key] ?? 0) + 1;
-    byFile.set(path, of);
-  }
-  const stops = [...seconds.keys()].filter((key) => key.endsWith(' stops'));
-  const total =
-    counts.size === 0
-      ? undefined
-      : [...counts.entries()].map(([key, n]) => `${key} ${n} (${seconds.get(key).toFixed(0)} s)`).join(', ') +
-        (stops.length === 0 ? '' : `; stopping took ${stops.map((key) => `${key} ${seconds.get(key).toFixed(0)} s`).join(', ')}`);
-  return { total, byFile };
-}
+const { hostStarts } = require('./hostStarts.cjs');
 
 /** The machine's CPU time so far, busy and all (Linux: /proc/stat's first line, in clock ticks), or undefined elsewhere. */
 function cpuTimes() {
@@ -127,6 +97,7 @@ class TimingReporter {
     process.stderr.write(
       `\nSlowest ${lines.length} test files:\n${lines.join('\n')}\nTime per project (sum of file times): ${perProject}\n` +
         (starts.total === undefined ? '' : `Host starts: ${starts.total}\n`) +
+        (starts.cpu === undefined ? '' : `Host CPU seconds (each host's own processes; the shared hosts still run): ${starts.cpu}\n`) +
         busy +
         cpuLine(cpuByKind),
     );

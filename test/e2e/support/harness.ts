@@ -19,6 +19,7 @@ import { request as httpRequest } from 'node:http';
 import { dirname, join, relative, resolve } from 'node:path';
 
 import { copyApp } from '../../../devhost/realHost/appCopy';
+import { processCpuMs } from '../../../devhost/realHost/cpu';
 import type { HostBuild } from '../../../devhost/realHost/hostBuild';
 import { type RealHost, startRealHost } from '../../../devhost/realHost/process';
 import { realHostEnvironment } from '../../support/realHostPrepared';
@@ -175,23 +176,45 @@ export const describeOwnHost = (name: string, fn: () => void): void => {
 
 const running = new Set<E2eHost>();
 
+/** What a counted step reads of a host's CPU (ms; NaN where it cannot be read). */
+interface StepCpu<T> {
+  /** The life this step ends (a stop, or the process a restart replaces), read before the step. */
+  readonly ended?: () => number;
+  /** The life this step starts, read once it runs (a start or a restart): what starting it cost. */
+  readonly started?: (result: T) => number;
+}
+
 /**
  * With TEST_HOST_STARTS set (the timing reporter sets it), every host start, restart and stop is a
- * line in that file with the seconds it took (a failed start too), and the reporter counts and sums
- * them after the run: the suite's cost in hosts, kept in view.
+ * line in that file with the seconds it took (a failed start too) and, on Linux, the CPU seconds of
+ * the host's processes (the new life's up to Running, the ended life's in all), and the reporter
+ * counts and sums them after the run: the suite's cost in hosts, kept in view.
  */
-async function counted<T>(kind: 'devhost' | 'real', what: 'start' | 'restart' | 'stop', work: () => Promise<T>): Promise<T> {
+async function counted<T>(
+  kind: 'devhost' | 'real',
+  what: 'start' | 'restart' | 'stop',
+  work: () => Promise<T>,
+  cpu: StepCpu<T> = {},
+): Promise<T> {
   const file = process.env.TEST_HOST_STARTS;
   if (file === undefined || file === '') return work();
   const testPath = typeof expect === 'undefined' ? undefined : expect.getState().testPath;
+  const endedMs = cpu.ended?.() ?? 0;
   const began = performance.now();
+  let startedMs = 0;
   try {
-    return await work();
+    const result = await work();
+    startedMs = cpu.started?.(result) ?? 0;
+    return result;
   } finally {
     const seconds = ((performance.now() - began) / 1000).toFixed(1);
+    const cpuSeconds = (ms: number): string => (Number.isFinite(ms) ? (ms / 1000).toFixed(2) : '-');
     // The shared hosts stop in the global teardown, after the reporter has read (and removed) the file.
     if (existsSync(dirname(file)))
-      appendFileSync(file, `${kind} ${what} ${testPath === undefined ? 'shared' : relative(repoRoot, testPath)} ${seconds}\n`);
+      appendFileSync(
+        file,
+        `${kind} ${what} ${testPath === undefined ? 'shared' : relative(repoRoot, testPath)} ${seconds} ${cpuSeconds(startedMs)} ${cpuSeconds(endedMs)}\n`,
+      );
   }
 }
 
@@ -326,8 +349,17 @@ class ChildDevhost implements E2eHost {
     return this.log;
   }
 
-  start(): Promise<void> {
-    return counted('devhost', this.port === 0 ? 'start' : 'restart', () => this.spawnAndListen());
+  /** `endedMs`: for a restart, the CPU the process it replaces had used (counted as that life's). */
+  start(endedMs = 0): Promise<void> {
+    return counted('devhost', this.port === 0 ? 'start' : 'restart', () => this.spawnAndListen(), {
+      ended: () => endedMs,
+      started: () => this.cpuMs(),
+    });
+  }
+
+  /** CPU time (ms) the devhost process has used since this start (NaN when it is not running, or without /proc). */
+  private cpuMs(): number {
+    return processCpuMs(this.child?.pid);
   }
 
   private async spawnAndListen(): Promise<void> {
@@ -380,7 +412,7 @@ class ChildDevhost implements E2eHost {
 
   private async finish(ending: () => Promise<void>): Promise<void> {
     running.delete(this);
-    await counted('devhost', 'stop', ending);
+    await counted('devhost', 'stop', ending, { ended: () => this.cpuMs() });
     keepOutput(this);
   }
 
@@ -406,11 +438,12 @@ class ChildDevhost implements E2eHost {
   async restart(options: RestartOptions = {}): Promise<void> {
     if (options.clockStartsAt !== undefined && this.env.DEVHOST_VIRTUAL_CLOCK !== 'true')
       throw new Error('restart({ clockStartsAt }) needs a host started with virtualClock: true');
+    const endedMs = this.cpuMs();
     await this.end(options.kill === true ? 'SIGKILL' : 'SIGTERM');
     // For this start only: a later restart without the option starts the clock at now again.
     if (options.clockStartsAt === undefined) delete this.env.DEVHOST_VIRTUAL_CLOCK_START;
     else this.env.DEVHOST_VIRTUAL_CLOCK_START = new Date(options.clockStartsAt).toISOString();
-    await this.start();
+    await this.start(endedMs);
   }
 
   async pass(ms: number): Promise<void> {
@@ -487,12 +520,16 @@ class RealE2eHost implements E2eHost {
   restart(options: RestartOptions = {}): Promise<void> {
     if (options.clockStartsAt !== undefined)
       throw new Error('The real host has no virtual clock (restart({ clockStartsAt }) is devhost only)');
-    return counted('real', 'restart', () =>
-      waitingFor(
-        'the real host to restart',
-        () => this.host.restart(options),
-        () => `The host's last output:\n${this.output().slice(-4000)}`,
-      ),
+    return counted(
+      'real',
+      'restart',
+      () =>
+        waitingFor(
+          'the real host to restart',
+          () => this.host.restart(options),
+          () => `The host's last output:\n${this.output().slice(-4000)}`,
+        ),
+      { ended: () => this.host.cpuMs(), started: () => this.host.cpuMs() },
     );
   }
 
@@ -507,7 +544,7 @@ class RealE2eHost implements E2eHost {
 
   private async finish(ending: () => Promise<void>): Promise<void> {
     running.delete(this);
-    await counted('real', 'stop', ending);
+    await counted('real', 'stop', ending, { ended: () => this.host.cpuMs() });
     keepOutput(this);
     rmSync(this.appDir, { recursive: true, force: true });
   }
@@ -541,25 +578,29 @@ async function startReal(options: E2eHostOptions, appRoot: string, taskHub: stri
   const settings = appSettings(appRoot, storage, taskHub, { ...durablePolledPromptly, ...options.env });
   await provisionJobQueues(settings);
   let output = '';
-  const host = await counted('real', 'start', () =>
-    waitingFor(
-      'the real host to report Running',
-      (signal) =>
-        startRealHost({
-          build,
-          appDir,
-          settings,
-          ...(options.verbose === true ? { verbose: true } : {}),
-          // Until it runs or exits: no time budget (test/support/waits.ts).
-          startTimeoutMs: 0,
-          signal,
-          onOutput: (text) => {
-            output += text;
-            options.onOutput?.(text);
-          },
-        }),
-      () => `The host's output so far:\n${output.slice(-4000)}`,
-    ),
+  const host = await counted(
+    'real',
+    'start',
+    () =>
+      waitingFor(
+        'the real host to report Running',
+        (signal) =>
+          startRealHost({
+            build,
+            appDir,
+            settings,
+            ...(options.verbose === true ? { verbose: true } : {}),
+            // Until it runs or exits: no time budget (test/support/waits.ts).
+            startTimeoutMs: 0,
+            signal,
+            onOutput: (text) => {
+              output += text;
+              options.onOutput?.(text);
+            },
+          }),
+        () => `The host's output so far:\n${output.slice(-4000)}`,
+      ),
+    { started: (started) => started.cpuMs() },
   );
   return new RealE2eHost(host, appDir, taskHub, storage);
 }

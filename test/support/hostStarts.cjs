@@ -1,0 +1,68 @@
+// What the e2e harness's hosts cost the run, for the timing reporter (timingReporter.cjs). CommonJS,
+// as jest loads reporters without a transform.
+const { existsSync, readFileSync } = require('node:fs');
+
+/**
+ * One step's CPU (seconds) into its kind's account: the life it ended, and what the life it started
+ * took to reach Running. NaN ('-', or nothing from an older harness: the CPU could not be read) counts
+ * neither.
+ */
+function addCpu(cpu, kind, what, startedCpu, endedCpu) {
+  const spent = cpu.get(kind) ?? { lives: 0, seconds: 0, starts: 0, starting: 0 };
+  if (endedCpu > 0) {
+    spent.lives += 1;
+    spent.seconds += endedCpu;
+  }
+  if (what !== 'stop' && startedCpu > 0) {
+    spent.starts += 1;
+    spent.starting += startedCpu;
+  }
+  cpu.set(kind, spent);
+}
+
+/**
+ * The host starts the harness counted (test/e2e/support/harness.ts): by kind, with restarts apart,
+ * for the run and for each file ("shared" for the projects' shared hosts), with the seconds the
+ * starts, restarts and stops took (a line is `kind what path seconds startedCpu endedCpu`; stops are
+ * timed, not counted), and on Linux what the hosts' own processes cost in CPU: in all (each life
+ * ended during the run: by a stop, or replaced by a restart) and in reaching Running (each start and
+ * restart). The shared hosts stop after the report, so they are left out of it.
+ */
+function hostStarts(file) {
+  if (file === undefined || !existsSync(file)) return { total: undefined, byFile: new Map() };
+  const counts = new Map();
+  const seconds = new Map();
+  const byFile = new Map();
+  const cpu = new Map();
+  for (const line of readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')) {
+    const [kind, what, path, took, startedCpu, endedCpu] = line.split(' ');
+    const key = `${kind}${what === 'start' ? '' : ` ${what}s`}`;
+    seconds.set(key, (seconds.get(key) ?? 0) + Number(took ?? 0));
+    // The shared hosts' lives end after the report: their starts are left out with them.
+    if (path !== 'shared') addCpu(cpu, kind, what, Number(startedCpu), Number(endedCpu));
+    if (what === 'stop') continue;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    const of = byFile.get(path) ?? {};
+    of[key] = (of[key] ?? 0) + 1;
+    byFile.set(path, of);
+  }
+  const stops = [...seconds.keys()].filter((key) => key.endsWith(' stops'));
+  const total =
+    counts.size === 0
+      ? undefined
+      : [...counts.entries()].map(([key, n]) => `${key} ${n} (${seconds.get(key).toFixed(0)} s)`).join(', ') +
+        (stops.length === 0 ? '' : `; stopping took ${stops.map((key) => `${key} ${seconds.get(key).toFixed(0)} s`).join(', ')}`);
+  const cpuShown = [...cpu.entries()]
+    .filter(([, c]) => c.lives > 0 || c.starts > 0)
+    .map(
+      ([kind, c]) =>
+        `${kind} ${c.seconds.toFixed(0)} s in ${c.lives} lives, ${c.starting.toFixed(0)} s of it reaching Running ` +
+        `(${c.starts} starts and restarts, ${(c.starting / Math.max(1, c.starts)).toFixed(1)} s each)`,
+    );
+  const cpuTotal = cpuShown.length === 0 ? undefined : cpuShown.join('; ');
+  return { total, byFile, cpu: cpuTotal };
+}
+
+module.exports = { hostStarts };

@@ -1,0 +1,10 @@
+export interface HostStarts {
+  /** The run's starts, restarts and stop times by kind, as the report prints them; undefined when none were counted. */
+  readonly total: string | undefined;
+  /** Each file's starts and restarts by kind ("shared" for the shared hosts). */
+  readonly byFile: Map<string, Record<string, number>>;
+  /** What the hosts' own processes cost in CPU, by kind, as the report prints it; undefined when nothing could be read. */
+  readonly cpu?: string | undefined;
+}
+
+export function hostStarts(file: string | undefined): HostStarts;
