@@ -26,14 +26,16 @@ function addCpu(cpu, kind, what, startedCpu, endedCpu) {
  * starts, restarts and stops took (a line is `kind what path seconds startedCpu endedCpu`; stops are
  * timed, not counted), and on Linux what the hosts' own processes cost in CPU: in all (each life
  * ended during the run: by a stop, or replaced by a restart) and in reaching Running (each start and
- * restart). The shared hosts stop after the report, so they are left out of it.
+ * restart), and each file's hosts in all (`cpuByFile`: kind → seconds, both projects' for a path run
+ * by both). The shared hosts stop after the report, so they are left out of it.
  */
 function hostStarts(file) {
-  if (file === undefined || !existsSync(file)) return { total: undefined, byFile: new Map() };
+  if (file === undefined || !existsSync(file)) return { total: undefined, byFile: new Map(), cpuByFile: new Map() };
   const counts = new Map();
   const seconds = new Map();
   const byFile = new Map();
   const cpu = new Map();
+  const cpuByFile = new Map();
   for (const line of readFileSync(file, 'utf8')
     .split('\n')
     .filter((l) => l !== '')) {
@@ -42,6 +44,11 @@ function hostStarts(file) {
     seconds.set(key, (seconds.get(key) ?? 0) + Number(took ?? 0));
     // The shared hosts' lives end after the report: their starts are left out with them.
     if (path !== 'shared') addCpu(cpu, kind, what, Number(startedCpu), Number(endedCpu));
+    if (path !== 'shared' && Number(endedCpu) > 0) {
+      const spent = cpuByFile.get(path) ?? {};
+      spent[kind] = (spent[kind] ?? 0) + Number(endedCpu);
+      cpuByFile.set(path, spent);
+    }
     if (what === 'stop') continue;
     counts.set(key, (counts.get(key) ?? 0) + 1);
     const of = byFile.get(path) ?? {};
@@ -62,7 +69,22 @@ function hostStarts(file) {
         `(${c.starts} starts and restarts, ${(c.starting / Math.max(1, c.starts)).toFixed(1)} s each)`,
     );
   const cpuTotal = cpuShown.length === 0 ? undefined : cpuShown.join('; ');
-  return { total, byFile, cpu: cpuTotal };
+  return { total, byFile, cpu: cpuTotal, cpuByFile };
 }
 
-module.exports = { hostStarts };
+/** The files whose hosts cost the most CPU, as the report prints them: `path real 57 devhost 16`. */
+function costliestHosts(cpuByFile, shown) {
+  const sum = (spent) => Object.values(spent).reduce((a, b) => a + b, 0);
+  return [...cpuByFile.entries()]
+    .sort((a, b) => sum(b[1]) - sum(a[1]))
+    .slice(0, shown)
+    .map(
+      ([path, spent]) =>
+        `${path} ${Object.entries(spent)
+          .sort((a, b) => b[1] - a[1])
+          .map(([kind, s]) => `${kind} ${s.toFixed(0)}`)
+          .join(' ')}`,
+    );
+}
+
+module.exports = { hostStarts, costliestHosts };

@@ -5,6 +5,9 @@ export interface HostStarts {
   readonly byFile: Map<string, Record<string, number>>;
   /** What the hosts' own processes cost in CPU, by kind, as the report prints it; undefined when nothing could be read. */
   readonly cpu?: string | undefined;
+  /** What each file's hosts' processes cost in CPU seconds, by kind (the shared hosts left out). */
+  readonly cpuByFile: Map<string, Record<string, number>>;
 }
 
 export function hostStarts(file: string | undefined): HostStarts;
+export function costliestHosts(cpuByFile: HostStarts['cpuByFile'], shown: number): string[];

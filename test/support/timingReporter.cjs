@@ -11,7 +11,7 @@
 const { readFileSync, rmSync, writeFileSync } = require('node:fs');
 
 const { startCpuSampler } = require('./cpuByProcess.cjs');
-const { hostStarts } = require('./hostStarts.cjs');
+const { costliestHosts, hostStarts } = require('./hostStarts.cjs');
 
 /** The machine's CPU time so far, busy and all (Linux: /proc/stat's first line, in clock ticks), or undefined elsewhere. */
 function cpuTimes() {
@@ -61,6 +61,8 @@ class TimingReporter {
       }));
     // The hosts each file started (counted per path: a file run by two projects gets both projects' starts).
     for (const f of files) f.hostStarts = starts.byFile.get(f.path) ?? {};
+    // And what those hosts' processes cost in CPU seconds, by kind (Linux).
+    for (const f of files) f.hostCpu = starts.cpuByFile.get(f.path) ?? {};
     if (files.length === 0) return;
     const timingsFile = process.env.TEST_TIMINGS_FILE;
     const shared = starts.byFile.has('shared')
@@ -97,7 +99,10 @@ class TimingReporter {
     process.stderr.write(
       `\nSlowest ${lines.length} test files:\n${lines.join('\n')}\nTime per project (sum of file times): ${perProject}\n` +
         (starts.total === undefined ? '' : `Host starts: ${starts.total}\n`) +
-        (starts.cpu === undefined ? '' : `Host CPU seconds (each host's own processes; the shared hosts still run): ${starts.cpu}\n`) +
+        (starts.cpu === undefined
+          ? ''
+          : `Host CPU seconds (each host's own processes; the shared hosts still run): ${starts.cpu}\n` +
+            `Costliest hosts, by file (CPU seconds): ${costliestHosts(starts.cpuByFile, 5).join(', ')}\n`) +
         busy +
         cpuLine(cpuByKind),
     );

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { hostStarts } from '../support/hostStarts.cjs';
+import { costliestHosts, hostStarts } from '../support/hostStarts.cjs';
 
 let dir: string;
 beforeEach(() => {
@@ -37,6 +37,17 @@ test('a life is counted once it ends: by a stop, or replaced by a restart; reach
   expect(starts.total).toBe('real 2 (12 s), real restarts 1 (5 s), devhost 1 (1 s); stopping took real stops 1 s, devhost stops 0 s');
   expect(starts.byFile.get('test/e2e/a.test.ts')).toEqual({ real: 1, 'real restarts': 1, devhost: 1 });
   expect(starts.byFile.get('shared')).toEqual({ real: 1 });
+  expect(starts.cpuByFile).toEqual(new Map([['test/e2e/a.test.ts', { real: 16.5, devhost: 2 }]]));
+});
+
+test('the costliest files come first, each with its kinds', () => {
+  const starts = account([
+    'devhost stop test/e2e/small.test.ts 0.1 0.00 1.00',
+    'real stop test/e2e/big.test.ts 1.0 0.00 30.00',
+    'devhost stop test/e2e/big.test.ts 0.1 0.00 3.00',
+    'real stop test/e2e/middle.test.ts 1.0 0.00 10.00',
+  ]);
+  expect(costliestHosts(starts.cpuByFile, 2)).toEqual(['test/e2e/big.test.ts real 30 devhost 3', 'test/e2e/middle.test.ts real 10']);
 });
 
 test("CPU that could not be read ('-', or lines of an older harness) counts no life and no start; the counts stay", () => {
@@ -46,5 +57,5 @@ test("CPU that could not be read ('-', or lines of an older harness) counts no l
 });
 
 test('no file: nothing to say', () => {
-  expect(hostStarts(join(dir, 'none.txt'))).toEqual({ total: undefined, byFile: new Map() });
+  expect(hostStarts(join(dir, 'none.txt'))).toEqual({ total: undefined, byFile: new Map(), cpuByFile: new Map() });
 });
