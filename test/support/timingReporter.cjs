@@ -3,8 +3,8 @@
  * their project and time, and each project's total (the sum of its files' times; with two workers
  * the wall time is about half of the sum), and for the projects named in `perFile` (the real-host
  * ones, whose skips must be only the devhost-only features) each file's passed, failed and skipped
- * counts, how many hosts the harness started (TEST_HOST_STARTS), and on Linux the CPU seconds each
- * kind of process spent (cpuByProcess.cjs). With TEST_TIMINGS_FILE set, every
+ * counts, how many hosts the harness started (TEST_HOST_STARTS) and on Linux what their processes
+ * cost in CPU (hostStarts.cjs), and the CPU seconds each kind of process spent (cpuByProcess.cjs). With TEST_TIMINGS_FILE set, every
  * file's time, with its tests' times, also goes to that file as JSON (for comparing two runs file by
  * file). CommonJS, as jest loads reporters without a transform.
  */
