@@ -5,9 +5,9 @@
  * a group read after its members' reads is at least their sum, however busy the machine is.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 
-import { groupCpuMs, processCpuMs } from '../realHost/cpu';
+import { groupCpuMs, processCpuMs, statFields } from '../realHost/cpu';
 import { until } from '../../test/support/waits';
 
 const onLinux = process.platform === 'linux';
@@ -16,23 +16,10 @@ const onLinux = process.platform === 'linux';
 const busy = 'for (;;) {}';
 const parentOfBusy = `require('node:child_process').spawn(process.execPath, ['-e', ${JSON.stringify(busy)}], { stdio: 'ignore' }); ${busy}`;
 
-/** Another process's children, from /proc (the busy child the group leader started). */
+/** Another process's children, from /proc (the busy child the group leader started): ppid is the 2nd field after "pid (comm) ". */
 function childrenOf(pid: number): number[] {
   return readdirSync('/proc')
-    .filter((e) => /^\d+$/.test(e))
-    .filter((e) => {
-      try {
-        return (
-          Number(
-            readFileSync(`/proc/${e}/stat`, 'utf8')
-              .replace(/^.*\) /, '')
-              .split(' ')[1],
-          ) === pid
-        );
-      } catch {
-        return false;
-      }
-    })
+    .filter((e) => /^\d+$/.test(e) && Number(statFields(Number(e))?.[1]) === pid)
     .map(Number);
 }
 

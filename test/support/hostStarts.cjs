@@ -3,19 +3,22 @@
 const { existsSync, readFileSync } = require('node:fs');
 
 /**
- * One step's CPU (seconds) into its kind's account: the life it ended, and what the life it started
- * took to reach Running. NaN ('-', or nothing from an older harness: the CPU could not be read) counts
- * neither.
+ * One step's CPU (seconds) into its kind's account and its file's: the life it ended, and what the
+ * life it started took to reach Running. NaN ('-', or nothing from an older harness: the CPU could not
+ * be read) counts neither.
  */
-function addCpu(cpu, kind, what, startedCpu, endedCpu) {
+function addCpu(cpu, cpuByFile, { kind, what, path, started, ended }) {
   const spent = cpu.get(kind) ?? { lives: 0, seconds: 0, starts: 0, starting: 0 };
-  if (endedCpu > 0) {
+  if (ended > 0) {
     spent.lives += 1;
-    spent.seconds += endedCpu;
+    spent.seconds += ended;
+    const ofFile = cpuByFile.get(path) ?? {};
+    ofFile[kind] = (ofFile[kind] ?? 0) + ended;
+    cpuByFile.set(path, ofFile);
   }
-  if (what !== 'stop' && startedCpu > 0) {
+  if (what !== 'stop' && started > 0) {
     spent.starts += 1;
-    spent.starting += startedCpu;
+    spent.starting += started;
   }
   cpu.set(kind, spent);
 }
@@ -43,12 +46,7 @@ function hostStarts(file) {
     const key = `${kind}${what === 'start' ? '' : ` ${what}s`}`;
     seconds.set(key, (seconds.get(key) ?? 0) + Number(took ?? 0));
     // The shared hosts' lives end after the report: their starts are left out with them.
-    if (path !== 'shared') addCpu(cpu, kind, what, Number(startedCpu), Number(endedCpu));
-    if (path !== 'shared' && Number(endedCpu) > 0) {
-      const spent = cpuByFile.get(path) ?? {};
-      spent[kind] = (spent[kind] ?? 0) + Number(endedCpu);
-      cpuByFile.set(path, spent);
-    }
+    if (path !== 'shared') addCpu(cpu, cpuByFile, { kind, what, path, started: Number(startedCpu), ended: Number(endedCpu) });
     if (what === 'stop') continue;
     counts.set(key, (counts.get(key) ?? 0) + 1);
     const of = byFile.get(path) ?? {};
