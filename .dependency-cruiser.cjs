@@ -57,16 +57,20 @@ const edges = {
 /**
  * The capabilities: each has a front door, its `index.ts` (`createX(deps)` and what others use of it),
  * and another folder of shared/ reaches it only through that — or its API body schemas (a gate run's
- * job action and a schedule's job target take the jobs API's own body).
+ * job action and a schedule's job target take the jobs API's own body), or its settings declarations
+ * (shared/app/settings.ts reads every group without loading the capabilities).
  */
 const capabilities = ['callers', 'sequences', 'counters', 'gates', 'schedules', 'jobs', 'streams', 'billing', 'wordcount'];
 
 const frontDoorRules = capabilities.map((capability) => ({
   name: `front-door-of-${capability}`,
-  comment: `Another folder of shared/ imports shared/${capability}/ only through its index.ts (or its API body schemas).`,
+  comment: `Another folder of shared/ imports shared/${capability}/ only through its index.ts (or its API body schemas, or its settings declarations).`,
   severity: 'error',
   from: { path: '^shared/[^/]+/', pathNot: `^shared/${capability}/` },
-  to: { path: `^shared/${capability}/`, pathNot: [`^shared/${capability}/index\\.ts$`, `^shared/${capability}/[\\w/]*schemas\\.ts$`] },
+  to: {
+    path: `^shared/${capability}/`,
+    pathNot: [`^shared/${capability}/index\\.ts$`, `^shared/${capability}/[\\w/]*schemas\\.ts$`, `^shared/${capability}/settings\\.ts$`],
+  },
 }));
 
 const folderRules = Object.entries(edges).map(([folder, allowed]) => ({
@@ -146,10 +150,10 @@ module.exports = {
     {
       name: 'the-app-uses-front-doors',
       comment:
-        'shared/app, the composition root, builds each capability through its front door and wires them through ports: it imports a folder of shared/ only through its index.ts.',
+        'shared/app, the composition root, builds each capability through its front door and wires them through ports: it imports a folder of shared/ only through its index.ts, or its declarations (settings.ts, connection.ts: shared/app/settings.ts).',
       severity: 'error',
       from: { path: '^shared/app/' },
-      to: { path: '^shared/[^/]+/', pathNot: ['^shared/app/', '^shared/[^/]+/index\\.ts$'] },
+      to: { path: '^shared/[^/]+/', pathNot: ['^shared/app/', '^shared/[^/]+/index\\.ts$', '^shared/[^/]+/(settings|connection)\\.ts$'] },
     },
     ...frontDoorRules,
     ...folderRules,

@@ -11,7 +11,6 @@ import { billingProcessor } from './processor';
 import type { BillingSettings } from './settings';
 
 export { billingInfo, billingOwnStreams } from './processor';
-export { billingSettings } from './settings';
 
 export interface BillingDeps {
   readonly settings: BillingSettings;

@@ -10,7 +10,6 @@ import { Revocations } from './revocations';
 import type { CallerSettings } from './settings';
 import { CallerStore } from './store';
 
-export { callerSettings } from './settings';
 export { callersRoutes } from './routes';
 
 export interface CallersDeps extends Runtime {

@@ -11,7 +11,6 @@ import type { Telemetry } from '../telemetry/port';
 import { CounterService } from './service';
 import type { CounterSettings } from './settings';
 
-export { counterSettings } from './settings';
 export { countersRoutes } from './routes';
 export type { CounterService } from './service';
 

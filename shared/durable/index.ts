@@ -1,3 +1,2 @@
-/** The one Durable client port (shared/durable/client.ts) and the task hub's setting. */
+/** The one Durable client port (shared/durable/client.ts); the task hub's setting is in settings.ts. */
 export type { DurableClient } from './client';
-export { durableSettings } from './settings';

@@ -42,7 +42,6 @@ import type { WaitingDeps } from './waiting';
 import { GateWatchHub } from './watchHub';
 import type { Runtime } from '../runtime';
 
-export { gateSettings } from './settings';
 export { gatesRoutes } from './routes';
 export type { GateAction } from './actions';
 export type { GateReader } from './reader';

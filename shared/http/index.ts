@@ -1,5 +1,4 @@
 /** HTTP: how a route is defined, validated and answered (shared/http/route.ts); what the app's root uses of it. */
-export { httpSettings } from './settings';
 export { HeldRequests } from './held';
 export { type RequestMetrics, requestMetricsOf } from './metrics';
 export { notFoundRoutes } from './notFound';

@@ -4,7 +4,7 @@
  */
 import type { Clock } from '../clock';
 import type { JobReads } from './http/reads';
-import { poisonQueueName } from './envelopes/queues';
+import { poisonQueueName } from './queueNames';
 import type { JobInstruments } from './metrics';
 
 /**

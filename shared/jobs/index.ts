@@ -34,12 +34,12 @@ import { StorageProcessorQueues } from './delivery/processorQueues';
 import { Pusher, type PushReport } from './delivery/pusher';
 import { WorkQueues } from './delivery/workQueues';
 import { JobFiles } from './envelopes/files';
-import { StorageEnvelopeQueues, workLaneNames, workQueueNames } from './envelopes/queues';
+import { StorageEnvelopeQueues } from './envelopes/queues';
 import { Completion } from './ledger/completion';
 import { type JobEventSender, JobEventPublisher } from './ledger/events';
 import { JobRows, tooManyOpen, tooManyOpenOfOwner } from './ledger/jobRows';
 import { JobStore } from './ledger/jobStore';
-import { deliveryQueueName, Outputs } from './ledger/outputs';
+import { Outputs } from './ledger/outputs';
 import { type PurgeReport, purgeFinished } from './ledger/purge';
 import { CarrierRows } from './ledger/carrierRows';
 import { LeaseLog } from './ledger/leaseLog';
@@ -55,15 +55,13 @@ import { JobReads } from './http/reads';
 import { type JobSettings, jobSettings } from './settings';
 import { Enqueuer } from './submit/enqueue';
 import { type ReconcileDeps, type ReconcileReport, Reconciler } from './submit/reconcile';
-import { Cancels, cancelQueueName } from './submit/cancel';
+import { Cancels } from './submit/cancel';
+import { cancelQueueName, deliveryQueueName, workLaneNames, workQueueNames } from './queueNames';
 import { Expiry } from './submit/expiry';
 import { Submissions } from './submit/submissions';
 
-export { jobSettings } from './settings';
 export { jobsRoutes } from './http/routes';
-export { workLaneNames, workQueueNames, poisonQueueName } from './envelopes/queues';
-export { deliveryQueueName } from './ledger/outputs';
-export { cancelQueueName } from './submit/cancel';
+export { cancelQueueName, deliveryQueueName, poisonQueueName, workLaneNames, workQueueNames } from './queueNames';
 export { isFinished } from './ledger/jobRecord';
 export {
   type FinalizeContext,

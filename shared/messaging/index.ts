@@ -1,3 +1,2 @@
-/** Service Bus: the optional connection and the app's senders (shared/messaging/serviceBus.ts). */
-export { readServiceBusConnection, serviceBusConnectionName } from './connection';
+/** Service Bus: the app's senders (shared/messaging/serviceBus.ts); the optional connection is read by connection.ts. */
 export { serviceBusSenders, type ServiceBusSenders } from './serviceBus';

@@ -17,7 +17,6 @@ import { ScheduleService } from './service';
 import type { ScheduleSettings } from './settings';
 import type { Runtime } from '../runtime';
 
-export { scheduleSettings } from './settings';
 export { schedulesRoutes } from './routes';
 
 /** With the runtime every service shares (clock, random, logger, telemetry, back-off, ids). */

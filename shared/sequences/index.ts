@@ -10,7 +10,6 @@ import type { SequenceSettings } from './settings';
 import { SequenceStore } from './store';
 import type { Runtime } from '../runtime';
 
-export { sequenceSettings } from './settings';
 export { sequencesRoutes } from './routes';
 export type { SequenceService } from './service';
 

@@ -1,5 +1,3 @@
-/** Storage: the connection, the SDK clients (one per service, tables and queues created on first use), their metrics. */
-export { readStorageConnection, storageConnectionName } from './connection';
+/** Storage: the SDK clients (one per service, tables and queues created on first use) and their metrics; the connection is read by connection.ts. */
 export { createStorageClients, type StorageClients } from './clients';
 export { storageResponsesOf } from './metrics';
-export { storageRetrySettings } from './settings';

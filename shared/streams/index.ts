@@ -21,7 +21,6 @@ import { StreamService, type StreamsApi, streamsApi } from './service';
 import { type StreamSettings, streamSettings } from './settings';
 import type { Runtime } from '../runtime';
 
-export { streamSettings } from './settings';
 export { streamsRoutes } from './routes';
 export type { StreamsApi } from './service';
 

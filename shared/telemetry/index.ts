@@ -3,4 +3,3 @@ export type { AttributePolicy } from './attributes';
 export { freshGauges } from './freshGauges';
 export { noTelemetry, type Telemetry, telemetryOf } from './port';
 export { appResource, appVersion } from './resource';
-export { telemetrySettings } from './settings';

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 
 import type { Page, Route } from 'playwright-core';
 
-import { workQueueNames } from '../../shared/jobs/envelopes/queues';
+import { workQueueNames } from '../../shared/jobs/queueNames';
 import { containers } from '../../shared/resources';
 import { transactions } from '../support/billing';
 import { storageFor } from '../support/sequences';

@@ -12,7 +12,8 @@
 import { QueueServiceClient } from '@azure/storage-queue';
 
 import { readGroup } from '../../shared/config';
-import { cancelQueueName, deliveryQueueName, jobSettings, poisonQueueName, workLaneNames, workQueueNames } from '../../shared/jobs';
+import { cancelQueueName, deliveryQueueName, poisonQueueName, workLaneNames, workQueueNames } from '../../shared/jobs/queueNames';
+import { jobSettings } from '../../shared/jobs/settings';
 
 /** The jobs queues of an app with these settings, as infra/ provisions them for the defaults. */
 export function jobQueuesOf(settings: Readonly<Record<string, string>>): string[] | undefined {

@@ -4,7 +4,7 @@
  * processors go to the lane of the queue their envelope came from, read by a trigger of its own, so
  * they come back after their back-off and one poll interval however long the work queue's backlog is
  * (a storage queue hands messages out in the order they became visible, so a retry sent back to the
- * work queue waits behind all of it). Declared processors' lanes are named the same way (`laneName`).
+ * work queue waits behind all of it). Declared processors' lanes are named the same way (`laneName`); every queue's name is in ../queueNames.ts.
  * Messages are base64 (host.json `messageEncoding`) and never expire: a job's envelope must not
  * vanish after the default seven days while a backlog drains.
  */
@@ -13,28 +13,8 @@ import type { QueueClient } from '@azure/storage-queue';
 import { translateStorageError } from '../../storage/errors';
 import type { Signer } from '../../signing/signer';
 import type { Envelope } from './envelope';
+import { poisonQueueName } from '../queueNames';
 import { sealEnvelope } from './seal';
-
-export function workQueueNames(settings: { readonly queues: number; readonly queuePrefix: string }): string[] {
-  return Array.from({ length: settings.queues }, (_, i) => `${settings.queuePrefix}-${i}`);
-}
-
-/**
- * A retry lane: `<prefix>-r-<name>`, where `name` is a declared processor's (a letter first) or a
- * work queue's index (digits only), so the two kinds never share a lane.
- */
-export function laneName(prefix: string, name: string): string {
-  return `${prefix}-r-${name}`;
-}
-
-/** The work queues' retry lanes, in the order of `workQueueNames`. */
-export function workLaneNames(settings: { readonly queues: number; readonly queuePrefix: string }): string[] {
-  return Array.from({ length: settings.queues }, (_, i) => laneName(settings.queuePrefix, String(i)));
-}
-
-export function poisonQueueName(workQueue: string): string {
-  return `${workQueue}-poison`;
-}
 
 /**
  * Sends all, waits for every send to settle, then throws the first failure: a caller that fails

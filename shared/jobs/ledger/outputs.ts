@@ -24,11 +24,6 @@ import type { JobEventPublisher } from './events';
 import { isFinished, type JobRecord, type StoredJob } from './jobRecord';
 import type { JobStore } from './jobStore';
 
-/** The queue of hand-on requests: `<prefix>-d` (short, so its `-poison` twin fits 63 characters with the longest prefix). */
-export function deliveryQueueName(settings: { readonly queuePrefix: string }): string {
-  return `${settings.queuePrefix}-d`;
-}
-
 export interface OutputsDeps {
   /** The capability's metrics and spans. */
   readonly instruments: JobInstruments;

@@ -6,7 +6,7 @@
  */
 import * as z from 'zod';
 
-import { laneName } from '../envelopes/queues';
+import { laneName } from '../queueNames';
 
 /** Lower-case letters, digits and single hyphens: safe in a queue name, a URL segment and a table key. */
 export const processorNamePattern = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;

@@ -27,11 +27,6 @@ import type { ResultStore } from '../ledger/resultStore';
 import { closeOpenItems } from './closeItems';
 import type { Enqueuer } from './enqueue';
 
-/** The queue of cancel requests: `<prefix>-c` (short, like the hand-on queue, so its `-poison` twin fits 63 characters). */
-export function cancelQueueName(settings: { readonly queuePrefix: string }): string {
-  return `${settings.queuePrefix}-c`;
-}
-
 export interface CancelsDeps {
   readonly rows: JobRows;
   readonly results: ResultStore;

@@ -6,7 +6,7 @@
 import { context as otelContext, SpanStatusCode } from '@opentelemetry/api';
 
 import { type Clock, systemClock } from '../../../shared/clock';
-import { poisonQueueName } from '../../../shared/jobs/envelopes/queues';
+import { poisonQueueName } from '../../../shared/jobs/queueNames';
 import { contextOf } from '../../../shared/telemetry/traceContext';
 import { openEnvelope } from '../../../shared/jobs/envelopes/seal';
 import { declareBody } from '../../../shared/jobs/http/processorSchemas';

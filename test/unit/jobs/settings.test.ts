@@ -1,7 +1,7 @@
 import { loadAppConfig } from '../../../shared/app/settings';
 import { readGroup } from '../../../shared/config';
 import { jobSettings } from '../../../shared/jobs/settings';
-import { poisonQueueName, workLaneNames, workQueueNames } from '../../../shared/jobs/envelopes/queues';
+import { poisonQueueName, workLaneNames, workQueueNames } from '../../../shared/jobs/queueNames';
 import { queues } from '../../../shared/resources';
 
 describe('job settings', () => {
