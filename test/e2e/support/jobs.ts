@@ -10,8 +10,17 @@ import { pollJson } from './http';
  * Measured on an idle app (keys on, CPU of the host's processes and its Azurite over 60 s, 2 × AMD
  * EPYC beside a soak run): the real host 4.2 s at host.json's 5 s, 7.9 s at 1 s, 19.2 s at 200 ms;
  * the devhost 2.6 s at 5 s, 16.0 s at 200 ms.
+ *
+ * For the same reason one work queue, not the app's default four: each work queue brings a retry lane
+ * and a poison queue for each, every one polled (18 queue triggers in all with four, 6 with one).
+ * Measured 2026-12-01 (2 × Intel Xeon, quiet; the machine's CPU over 30 s of an idle real host, the
+ * run's shared hosts beside it, two rounds): 169–172 ms/s with four, 97–121 ms/s with one. A file
+ * that spreads work over several queues sets TALLYHO_JOBS_QUEUES after these.
  */
-export const queuesPolledPromptly = { AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:01' } as const;
+export const queuesPolledPromptly = {
+  AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:01',
+  TALLYHO_JOBS_QUEUES: '1',
+} as const;
 
 /**
  * The lease of a processor whose batch a test holds while it reads figures, pages or spans: an hour,
