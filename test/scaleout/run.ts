@@ -111,7 +111,12 @@ export async function scaleOutRun(options: RunOptions): Promise<RunResult> {
     say(`load: ${options.workloads.map((w) => w.capability).join(', ')} for ${Math.round(options.loadMs / 1000)} s`);
     tap.take();
     const loadStart = Date.now();
-    const running = options.workloads.map((w) => w.run(ctx).catch((err: unknown) => say(`${w.capability} load failed: ${String(err)}`)));
+    const running = options.workloads.map((w) =>
+      w.run(ctx).then(
+        () => ctx.loadEnded.aborted && say(`${w.capability}: load ended, after ${Math.round((Date.now() - loadStart) / 1000)} s`),
+        (err: unknown) => say(`${w.capability} load failed: ${String(err)}`),
+      ),
+    );
     const chaos = runChaos(live, lives, history, options.chaos, options.loadMs, say);
     await sleep(options.loadMs);
     loadEnded.abort();
