@@ -71,12 +71,13 @@ describeOwnHost(`telemetry to an OTLP collector${external ? ' [skipped: needs a 
         // SDK environment variable the JS BatchSpanProcessor and the host's .NET exporter read): each
         // test waits for its trace's spans to arrive, and waited out about 5 s of batching each.
         OTEL_BSP_SCHEDULE_DELAY: '500',
+        // Its own queue count (below) wins over the one of queuesPolledPromptly.
+        ...queuesPolledPromptly,
         TALLYHO_TELEMETRY_CALLER_NAMES: 'telemetry-*',
         TALLYHO_JOBS_QUEUE_PREFIX: prefix,
         TALLYHO_JOBS_QUEUES: '2',
         // Long enough that appended events stay buffered until the streams test flushes them (its depth reads N, then 0).
         TALLYHO_STREAMS_FLUSH_INTERVAL_MS: '600000',
-        ...queuesPolledPromptly,
       },
     });
   });
