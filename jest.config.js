@@ -46,8 +46,9 @@ const base = {
   rootDir: __dirname,
   // The deployment package test unpacks the app into .deploy/: not a second copy of the modules.
   modulePathIgnorePatterns: ['<rootDir>/.deploy/'],
-  // A wait still open when its test ends is given up with a report of what it waited for (test/support/waits.ts).
-  setupFilesAfterEnv: ['<rootDir>/test/support/projects/waits.setup.ts'],
+  // A wait still open when its test ends is given up with a report of what it waited for (test/support/waits.ts);
+  // the file's CPU in its worker goes to the timing report (test/support/workerCpu.cjs).
+  setupFilesAfterEnv: ['<rootDir>/test/support/projects/waits.setup.ts', '<rootDir>/test/support/projects/workerCpu.setup.ts'],
 };
 
 // The projects whose tests run in the test's own process: their safety net is a minute (jest reads
@@ -148,5 +149,6 @@ module.exports = {
     // The scale-out run (#38): its checkers, the bounded run on the devhost, and on the real host when
     // one is available (the test file asks the optional tool itself and starts its own hosts and Azurite).
     { ...base, displayName: 'scaleout', testMatch: ['<rootDir>/test/scaleout/**/*.test.ts'] },
-  ],
+    // Each project names itself to its files' set-up (test/support/projects/workerCpu.setup.ts).
+  ].map((project) => ({ ...project, globals: { ...project.globals, testProject: project.displayName } })),
 };

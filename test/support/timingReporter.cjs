@@ -4,7 +4,8 @@
  * the wall time is about half of the sum), and for the projects named in `perFile` (the real-host
  * ones, whose skips must be only the devhost-only features) each file's passed, failed and skipped
  * counts, how many hosts the harness started (TEST_HOST_STARTS) and on Linux what their processes
- * cost in CPU (hostStarts.cjs), and the CPU seconds each kind of process spent (cpuByProcess.cjs). With TEST_TIMINGS_FILE set, every
+ * cost in CPU (hostStarts.cjs), the CPU seconds each kind of process spent (cpuByProcess.cjs), and what
+ * the jest workers' share went to, by project (workerCpu.cjs). With TEST_TIMINGS_FILE set, every
  * file's time, with its tests' times, also goes to that file as JSON (for comparing two runs file by
  * file). CommonJS, as jest loads reporters without a transform.
  */
@@ -12,6 +13,7 @@ const { readFileSync, rmSync, writeFileSync } = require('node:fs');
 
 const { startCpuSampler } = require('./cpuByProcess.cjs');
 const { costliestHosts, hostStarts } = require('./hostStarts.cjs');
+const { workerCpu, workerCpuLine } = require('./workerCpu.cjs');
 
 /** The machine's CPU time so far, busy and all (Linux: /proc/stat's first line, in clock ticks), or undefined elsewhere. */
 function cpuTimes() {
@@ -47,6 +49,7 @@ class TimingReporter {
   onRunComplete(_contexts, results) {
     const cpuByKind = this.cpuSampler.stop();
     const starts = hostStarts(process.env.TEST_HOST_STARTS);
+    const workers = workerCpu(this.startsDir);
     if (this.startsDir !== undefined) rmSync(this.startsDir, { recursive: true, force: true });
     const files = results.testResults
       .filter((r) => r.perfStats && r.perfStats.end > 0)
@@ -63,6 +66,8 @@ class TimingReporter {
     for (const f of files) f.hostStarts = starts.byFile.get(f.path) ?? {};
     // And what those hosts' processes cost in CPU seconds, by kind (Linux).
     for (const f of files) f.hostCpu = starts.cpuByFile.get(f.path) ?? {};
+    // And what the file cost its jest worker (workerCpu.cjs; counted per project).
+    for (const f of files) f.workerCpu = workers.byFile.get(`${f.project}\t${f.path}`);
     if (files.length === 0) return;
     const timingsFile = process.env.TEST_TIMINGS_FILE;
     const shared = starts.byFile.has('shared')
@@ -104,7 +109,8 @@ class TimingReporter {
           : `Host CPU seconds (each host's own processes; the shared hosts still run): ${starts.cpu}\n` +
             `Costliest hosts, by file (CPU seconds): ${costliestHosts(starts.cpuByFile, 5).join(', ')}\n`) +
         busy +
-        cpuLine(cpuByKind),
+        cpuLine(cpuByKind) +
+        workerCpuLine(workers.byProject),
     );
   }
 }

@@ -1,0 +1,11 @@
+export const workerCpuFile: string;
+
+export interface WorkerCpu {
+  /** Seconds by `<project>\t<path>`. */
+  readonly byFile: Map<string, number>;
+  /** Seconds by project. */
+  readonly byProject: Map<string, number>;
+}
+
+export function workerCpu(dir: string | undefined): WorkerCpu;
+export function workerCpuLine(byProject: WorkerCpu['byProject']): string;
