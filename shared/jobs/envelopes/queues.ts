@@ -4,7 +4,8 @@
  * processors go to the lane of the queue their envelope came from, read by a trigger of its own, so
  * they come back after their back-off and one poll interval however long the work queue's backlog is
  * (a storage queue hands messages out in the order they became visible, so a retry sent back to the
- * work queue waits behind all of it). Declared processors' lanes are named the same way (`laneName`); every queue's name is in ../queueNames.ts.
+ * work queue waits behind all of it). Declared processors' lanes are named the same way (`laneName`);
+ * every queue's name comes from ../queueNames.ts.
  * Messages are base64 (host.json `messageEncoding`) and never expire: a job's envelope must not
  * vanish after the default seven days while a backlog drains.
  */
@@ -12,8 +13,8 @@ import type { QueueClient } from '@azure/storage-queue';
 
 import { translateStorageError } from '../../storage/errors';
 import type { Signer } from '../../signing/signer';
-import type { Envelope } from './envelope';
 import { poisonQueueName } from '../queueNames';
+import type { Envelope } from './envelope';
 import { sealEnvelope } from './seal';
 
 /**
