@@ -11,16 +11,14 @@ import { pollJson } from './http';
  * EPYC beside a soak run): the real host 4.2 s at host.json's 5 s, 7.9 s at 1 s, 19.2 s at 200 ms;
  * the devhost 2.6 s at 5 s, 16.0 s at 200 ms.
  *
- * For the same reason one work queue, not the app's default four: each work queue brings a retry lane
- * and a poison queue for each, every one polled (18 queue triggers in all with four, 6 with one).
- * Measured 2026-12-01 (2 × Intel Xeon, quiet; the machine's CPU over 30 s of an idle real host, the
- * run's shared hosts beside it, two rounds): 169–172 ms/s with four, 97–121 ms/s with one. A file
- * that spreads work over several queues sets TALLYHO_JOBS_QUEUES after these.
+ * The app's four work queues stay: one would poll 6 queue triggers instead of 18 (each work queue
+ * brings a retry lane and a poison queue), and idle that saves CPU (2026-12-01, 2 × Intel Xeon: an idle
+ * real host cost the machine 97–121 ms/s with one, 169–172 with four), but the tests that wait on
+ * queued work then drain through one trigger: four real-host files (gates, securityProbe, limits,
+ * realHost), interleaved A/B pairs, cost 2.5% more CPU with one queue (130.2 against 127.0 s, medians
+ * of two pairs) and 1% more time.
  */
-export const queuesPolledPromptly = {
-  AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:01',
-  TALLYHO_JOBS_QUEUES: '1',
-} as const;
+export const queuesPolledPromptly = { AzureFunctionsJobHost__extensions__queues__maxPollingInterval: '00:00:01' } as const;
 
 /**
  * The lease of a processor whose batch a test holds while it reads figures, pages or spans: an hour,
