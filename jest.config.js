@@ -11,6 +11,7 @@ const { join } = require('node:path');
 
 const { optionalTool } = require('./test/support/optionalTool.cjs');
 const { realHostTool } = require('./test/support/realHostTool.cjs');
+const { costsDirVariable } = require('./test/support/testCosts.cjs');
 
 const realHostProjectNames = ['e2e-real', 'parity', 'client-e2e-real'];
 
@@ -96,12 +97,10 @@ const realHostProjects = [
   { ...client, ...onRealHost, displayName: 'client-e2e-real', testMatch: ['<rootDir>/clients/typescript/test/e2e/**/*.test.ts'] },
 ];
 
-// Every host the harness starts is a line in this file (before the global setup, which starts the
-// shared hosts, and before the workers are forked); the timing reporter counts them and removes it.
-if (process.env.TEST_HOST_STARTS === undefined) {
-  process.env.TEST_HOST_STARTS_DIR = mkdtempSync(join(tmpdir(), 'tallyho-host-starts-'));
-  process.env.TEST_HOST_STARTS = join(process.env.TEST_HOST_STARTS_DIR, 'starts.txt');
-}
+// The run's costs folder (test/support/testCosts.cjs), made before the global setup (which starts the
+// shared hosts) and before the workers are forked: every host the harness starts and every file's
+// worker CPU is a line there; the timing reporter adds them up and removes it.
+if (process.env[costsDirVariable] === undefined) process.env[costsDirVariable] = mkdtempSync(join(tmpdir(), 'tallyho-test-costs-'));
 
 /** @type {import('jest').Config} */
 module.exports = {

@@ -3,7 +3,7 @@
  * their project and time, and each project's total (the sum of its files' times; with two workers
  * the wall time is about half of the sum), and for the projects named in `perFile` (the real-host
  * ones, whose skips must be only the devhost-only features) each file's passed, failed and skipped
- * counts, how many hosts the harness started (TEST_HOST_STARTS) and on Linux what their processes
+ * counts, how many hosts the harness started and on Linux what their processes
  * cost in CPU (hostStarts.cjs), the CPU seconds each kind of process spent (cpuByProcess.cjs), and what
  * the jest workers' share went to, by project (workerCpu.cjs). With TEST_TIMINGS_FILE set, every
  * file's time, with its tests' times, also goes to that file as JSON (for comparing two runs file by
@@ -13,6 +13,7 @@ const { readFileSync, rmSync, writeFileSync } = require('node:fs');
 
 const { startCpuSampler } = require('./cpuByProcess.cjs');
 const { costliestHosts, hostStarts } = require('./hostStarts.cjs');
+const { costsDirVariable, fileKey } = require('./testCosts.cjs');
 const { workerCpu, workerCpuLine } = require('./workerCpu.cjs');
 
 /** The machine's CPU time so far, busy and all (Linux: /proc/stat's first line, in clock ticks), or undefined elsewhere. */
@@ -39,7 +40,8 @@ class TimingReporter {
   constructor(globalConfig, options = {}) {
     this.shown = options.slowest ?? 10;
     this.perFile = new Set(options.perFile ?? []);
-    this.startsDir = process.env.TEST_HOST_STARTS_DIR;
+    // Where the harness and the projects' set-up write what hosts and files cost (testCosts.cjs).
+    this.costsDir = process.env[costsDirVariable];
     // Whether the run was bound by the CPU (more workers would not help) or by waiting (they might).
     this.cpuAtStart = cpuTimes();
     // And which processes it went to (cpuByProcess.cjs).
@@ -48,9 +50,9 @@ class TimingReporter {
 
   onRunComplete(_contexts, results) {
     const cpuByKind = this.cpuSampler.stop();
-    const starts = hostStarts(process.env.TEST_HOST_STARTS);
-    const workers = workerCpu(this.startsDir);
-    if (this.startsDir !== undefined) rmSync(this.startsDir, { recursive: true, force: true });
+    const starts = hostStarts(this.costsDir);
+    const workers = workerCpu(this.costsDir);
+    if (this.costsDir !== undefined) rmSync(this.costsDir, { recursive: true, force: true });
     const files = results.testResults
       .filter((r) => r.perfStats && r.perfStats.end > 0)
       .map((r) => ({
@@ -62,12 +64,14 @@ class TimingReporter {
         // Each test's own time: how far below jest's timeout (the safety net) the slowest ones stay.
         tests: r.testResults.map((t) => ({ title: t.fullName, ms: t.duration ?? 0 })).sort((a, b) => b.ms - a.ms),
       }));
-    // The hosts each file started (counted per path: a file run by two projects gets both projects' starts).
-    for (const f of files) f.hostStarts = starts.byFile.get(f.path) ?? {};
-    // And what those hosts' processes cost in CPU seconds, by kind (Linux).
-    for (const f of files) f.hostCpu = starts.cpuByFile.get(f.path) ?? {};
-    // And what the file cost its jest worker (workerCpu.cjs; counted per project).
-    for (const f of files) f.workerCpu = workers.byFile.get(`${f.project}\t${f.path}`);
+    // The hosts each file started in its project, what their processes cost in CPU seconds by kind
+    // (Linux), and what the file cost its jest worker.
+    for (const f of files) {
+      const key = fileKey(f.project, f.path);
+      f.hostStarts = starts.byFile.get(key) ?? {};
+      f.hostCpu = starts.cpuByFile.get(key) ?? {};
+      f.workerCpu = workers.byFile.get(key);
+    }
     if (files.length === 0) return;
     const timingsFile = process.env.TEST_TIMINGS_FILE;
     const shared = starts.byFile.has('shared')

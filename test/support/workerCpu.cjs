@@ -1,16 +1,18 @@
 /**
  * What each test file cost its jest worker in CPU, by project: every file's set-up
  * (test/support/projects/workerCpu.setup.ts) writes a line `<project>\t<path>\t<ms>` to `workerCpuFile`
- * in the run's host-starts folder, and the timing reporter adds them up. The per-kind CPU line already
- * says what the workers cost together; this says which projects and files it went to (the e2e files
- * run on two hosts, so by path alone the two runs would be one). CommonJS, as the reporter is.
+ * in the run's costs folder (testCosts.cjs), and the timing reporter adds them up. The per-kind CPU
+ * line already says what the workers cost together; this says which projects and files it went to.
+ * CommonJS, as the reporter is.
  */
 const { existsSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
 
+const { fileKey } = require('./testCosts.cjs');
+
 const workerCpuFile = 'worker-cpu.txt';
 
-/** Seconds by `project\tpath`, and by project; empty when the folder or its file is missing. */
+/** Seconds by file (keyed by project and path, testCosts.cjs), and by project; empty when the folder or its file is missing. */
 function workerCpu(dir) {
   const byFile = new Map();
   const byProject = new Map();
@@ -20,7 +22,7 @@ function workerCpu(dir) {
     const [project, path, ms] = line.split('\t');
     const seconds = Number(ms) / 1000;
     if (project === undefined || project === '' || path === undefined || path === '' || !Number.isFinite(seconds)) continue;
-    const key = `${project}\t${path}`;
+    const key = fileKey(project, path);
     byFile.set(key, (byFile.get(key) ?? 0) + seconds);
     byProject.set(project, (byProject.get(project) ?? 0) + seconds);
   }

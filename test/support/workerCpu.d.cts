@@ -1,7 +1,7 @@
 export const workerCpuFile: string;
 
 export interface WorkerCpu {
-  /** Seconds by `<project>\t<path>`. */
+  /** Seconds by file, keyed by project and path (testCosts.cjs). */
   readonly byFile: Map<string, number>;
   /** Seconds by project. */
   readonly byProject: Map<string, number>;

@@ -16,14 +16,16 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { dirname, join, relative, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 
 import { copyApp } from '../../../devhost/realHost/appCopy';
 import { processCpuMs } from '../../../devhost/realHost/cpu';
 import type { HostBuild } from '../../../devhost/realHost/hostBuild';
 import { type RealHost, startRealHost } from '../../../devhost/realHost/process';
+import { hostStartsFile } from '../../support/hostStarts.cjs';
 import { realHostEnvironment } from '../../support/realHostPrepared';
 import { claimHostStorage, runStorage } from '../../support/storageAccounts';
+import { costsDirVariable } from '../../support/testCosts.cjs';
 import { waitingFor } from '../../support/waits';
 import { provisionJobQueues } from '../../support/provision';
 
@@ -185,10 +187,11 @@ interface StepCpu<T> {
 }
 
 /**
- * With TEST_HOST_STARTS set (the timing reporter sets it), every host start, restart and stop is a
- * line in that file with the seconds it took (a failed start too) and, on Linux, the CPU seconds of
- * the host's processes (the new life's up to Running, the ended life's in all), and the reporter
- * counts and sums them after the run: the suite's cost in hosts, kept in view.
+ * With the run's costs folder set (jest.config.js makes it; test/support/testCosts.cjs), every host
+ * start, restart and stop is a line there with the project and file (or "shared"), the seconds it
+ * took (a failed start too) and, on Linux, the CPU seconds of the host's processes (the new life's up
+ * to Running, the ended life's in all), and the reporter counts and sums them after the run: the
+ * suite's cost in hosts, kept in view.
  */
 async function counted<T>(
   kind: 'devhost' | 'real',
@@ -196,9 +199,12 @@ async function counted<T>(
   work: () => Promise<T>,
   cpu: StepCpu<T> = {},
 ): Promise<T> {
-  const file = process.env.TEST_HOST_STARTS;
-  if (file === undefined || file === '') return work();
+  const dir = process.env[costsDirVariable];
+  if (dir === undefined || dir === '') return work();
+  const file = join(dir, hostStartsFile);
   const testPath = typeof expect === 'undefined' ? undefined : expect.getState().testPath;
+  // Each project names itself (jest.config.js's globals); the global setup, which starts the shared hosts, has none.
+  const project = (globalThis as { testProject?: unknown }).testProject;
   const endedMs = cpu.ended?.() ?? 0;
   const began = performance.now();
   let startedMs = 0;
@@ -209,12 +215,9 @@ async function counted<T>(
   } finally {
     const seconds = ((performance.now() - began) / 1000).toFixed(1);
     const cpuSeconds = (ms: number): string => (Number.isFinite(ms) ? (ms / 1000).toFixed(2) : '-');
-    // The shared hosts stop in the global teardown, after the reporter has read (and removed) the file.
-    if (existsSync(dirname(file)))
-      appendFileSync(
-        file,
-        `${kind} ${what} ${testPath === undefined ? 'shared' : relative(repoRoot, testPath)} ${seconds} ${cpuSeconds(startedMs)} ${cpuSeconds(endedMs)}\n`,
-      );
+    const where = testPath === undefined ? '- shared' : `${typeof project === 'string' ? project : '-'} ${relative(repoRoot, testPath)}`;
+    // The shared hosts stop in the global teardown, after the reporter has read (and removed) the folder.
+    if (existsSync(dir)) appendFileSync(file, `${kind} ${what} ${where} ${seconds} ${cpuSeconds(startedMs)} ${cpuSeconds(endedMs)}\n`);
   }
 }
 

@@ -4,10 +4,11 @@
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { costsDirVariable } from '../testCosts.cjs';
 import { workerCpuFile } from '../workerCpu.cjs';
 
 const started = process.cpuUsage();
-const dir = process.env.TEST_HOST_STARTS_DIR;
+const dir = process.env[costsDirVariable];
 const project: unknown = (globalThis as { testProject?: unknown }).testProject;
 
 afterAll(() => {

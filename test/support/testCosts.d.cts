@@ -1,0 +1,3 @@
+export const costsDirVariable: 'TEST_COSTS_DIR';
+export function fileKey(project: string, path: string): string;
+export function shownKey(key: string): string;
