@@ -1,7 +1,7 @@
 /**
  * Global setup of the e2e projects on the devhost (e2e, client-e2e): the run's Azurite
- * (globalSetup.ts), and the devhost their files share (test/e2e/support/sharedHost.ts), started in
- * the background so the first files do not wait for it unless they use it.
+ * (globalSetup.ts), and the devhost their files share (test/e2e/support/sharedHost.ts), started
+ * when a file first asks for it.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
