@@ -97,9 +97,9 @@ const realHostProjects = [
   { ...client, ...onRealHost, displayName: 'client-e2e-real', testMatch: ['<rootDir>/clients/typescript/test/e2e/**/*.test.ts'] },
 ];
 
-// The run's costs folder (test/support/testCosts.cjs), made before the global setup (which starts the
-// shared hosts) and before the workers are forked: every host the harness starts and every file's
-// worker CPU is a line there; the timing reporter adds them up and removes it.
+// The run's costs folder (test/support/testCosts.cjs), made before the global setup (which readies the
+// shared hosts this process starts) and before the workers are forked: every host the harness starts
+// and every file's worker CPU is a line there; the timing reporter adds them up and removes it.
 if (process.env[costsDirVariable] === undefined) process.env[costsDirVariable] = mkdtempSync(join(tmpdir(), 'tallyho-test-costs-'));
 
 /** @type {import('jest').Config} */

@@ -203,7 +203,7 @@ async function counted<T>(
   if (dir === undefined || dir === '') return work();
   const file = join(dir, hostStartsFile);
   const testPath = typeof expect === 'undefined' ? undefined : expect.getState().testPath;
-  // Each project names itself (jest.config.js's globals); the global setup, which starts the shared hosts, has none.
+  // Each project names itself (jest.config.js's globals); jest's main process, which starts the shared hosts, has none.
   const project = (globalThis as { testProject?: unknown }).testProject;
   const endedMs = cpu.ended?.() ?? 0;
   const began = performance.now();
