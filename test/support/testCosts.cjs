@@ -7,11 +7,24 @@
  * reporter is.
  */
 
+const { relative, resolve } = require('node:path');
+
 /** The folder's environment variable. */
 const costsDirVariable = 'TEST_COSTS_DIR';
 
-/** A file's key in both accounts. */
+/** A file's key in both accounts: its project and its path from the repository's root. */
 const fileKey = (project, path) => `${project}\t${path}`;
+
+const repoRoot = resolve(__dirname, '..', '..');
+
+/** A test file's path as the keys hold it (from the repository's root, whatever jest's cwd). */
+const repoPath = (absolute) => relative(repoRoot, absolute);
+
+/** The project this test file runs in (jest.config.js's `globals.testProject`); undefined outside one (the main process). */
+function testProject() {
+  const project = globalThis.testProject;
+  return typeof project === 'string' ? project : undefined;
+}
 
 /** The key as the report prints it: `path (project)`. */
 function shownKey(key) {
@@ -19,4 +32,4 @@ function shownKey(key) {
   return path === undefined ? key : `${path} (${project})`;
 }
 
-module.exports = { costsDirVariable, fileKey, shownKey };
+module.exports = { costsDirVariable, fileKey, repoPath, shownKey, testProject };

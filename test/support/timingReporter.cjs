@@ -13,7 +13,7 @@ const { readFileSync, rmSync, writeFileSync } = require('node:fs');
 
 const { startCpuSampler } = require('./cpuByProcess.cjs');
 const { costliestHosts, hostStarts } = require('./hostStarts.cjs');
-const { costsDirVariable, fileKey } = require('./testCosts.cjs');
+const { costsDirVariable, fileKey, repoPath } = require('./testCosts.cjs');
 const { workerCpu, workerCpuLine } = require('./workerCpu.cjs');
 
 /** The machine's CPU time so far, busy and all (Linux: /proc/stat's first line, in clock ticks), or undefined elsewhere. */
@@ -60,7 +60,7 @@ class TimingReporter {
         // When the file ran, in seconds from the run's start: which files made the run's tail.
         startedAt: (r.perfStats.start - results.startTime) / 1000,
         project: r.displayName?.name ?? '',
-        path: r.testFilePath.replace(`${process.cwd()}/`, ''),
+        path: repoPath(r.testFilePath),
         // Each test's own time: how far below jest's timeout (the safety net) the slowest ones stay.
         tests: r.testResults.map((t) => ({ title: t.fullName, ms: t.duration ?? 0 })).sort((a, b) => b.ms - a.ms),
       }));

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { workerCpu, workerCpuFile, workerCpuLine } from '../support/workerCpu.cjs';
+import { repoPath, testProject } from '../support/testCosts.cjs';
 
 let dir: string;
 beforeEach(() => {
@@ -57,6 +58,10 @@ test('a line cut short or without a number is left out; no folder or no file mea
   expect(workerCpuLine(new Map())).toBe('');
 });
 
-test('jest.config.js names the project to the set-up that writes the line', () => {
-  expect((globalThis as { testProject?: unknown }).testProject).toBe('unit');
+test('jest.config.js names the project to the set-up and the harness that write the lines', () => {
+  expect(testProject()).toBe('unit');
+});
+
+test("a file's path in the keys is from the repository's root, whatever jest's cwd", () => {
+  expect(repoPath(__filename)).toBe('test/unit/workerCpu.test.ts');
 });

@@ -25,7 +25,7 @@ import { type RealHost, startRealHost } from '../../../devhost/realHost/process'
 import { hostStartsFile } from '../../support/hostStarts.cjs';
 import { realHostEnvironment } from '../../support/realHostPrepared';
 import { claimHostStorage, runStorage } from '../../support/storageAccounts';
-import { costsDirVariable } from '../../support/testCosts.cjs';
+import { costsDirVariable, repoPath, testProject } from '../../support/testCosts.cjs';
 import { waitingFor } from '../../support/waits';
 import { provisionJobQueues } from '../../support/provision';
 
@@ -203,8 +203,8 @@ async function counted<T>(
   if (dir === undefined || dir === '') return work();
   const file = join(dir, hostStartsFile);
   const testPath = typeof expect === 'undefined' ? undefined : expect.getState().testPath;
-  // Each project names itself (jest.config.js's globals); jest's main process, which starts the shared hosts, has none.
-  const project = (globalThis as { testProject?: unknown }).testProject;
+  // jest's main process, which starts the shared hosts, is in no project.
+  const project = testProject() ?? '-';
   const endedMs = cpu.ended?.() ?? 0;
   const began = performance.now();
   let startedMs = 0;
@@ -215,7 +215,7 @@ async function counted<T>(
   } finally {
     const seconds = ((performance.now() - began) / 1000).toFixed(1);
     const cpuSeconds = (ms: number): string => (Number.isFinite(ms) ? (ms / 1000).toFixed(2) : '-');
-    const where = testPath === undefined ? '- shared' : `${typeof project === 'string' ? project : '-'} ${relative(repoRoot, testPath)}`;
+    const where = testPath === undefined ? '- shared' : `${project} ${repoPath(testPath)}`;
     // The shared hosts stop in the global teardown, after the reporter has read (and removed) the folder.
     if (existsSync(dir)) appendFileSync(file, `${kind} ${what} ${where} ${seconds} ${cpuSeconds(startedMs)} ${cpuSeconds(endedMs)}\n`);
   }

@@ -4,19 +4,16 @@
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { costsDirVariable } from '../testCosts.cjs';
+import { costsDirVariable, repoPath, testProject } from '../testCosts.cjs';
 import { workerCpuFile } from '../workerCpu.cjs';
 
 const started = process.cpuUsage();
 const dir = process.env[costsDirVariable];
-const project: unknown = (globalThis as { testProject?: unknown }).testProject;
+const project = testProject();
 
 afterAll(() => {
   const path = expect.getState().testPath;
-  if (dir === undefined || typeof project !== 'string' || path === undefined) return;
+  if (dir === undefined || project === undefined || path === undefined) return;
   const used = process.cpuUsage(started);
-  appendFileSync(
-    join(dir, workerCpuFile),
-    `${project}\t${path.replace(`${process.cwd()}/`, '')}\t${Math.round((used.user + used.system) / 1000)}\n`,
-  );
+  appendFileSync(join(dir, workerCpuFile), `${project}\t${repoPath(path)}\t${Math.round((used.user + used.system) / 1000)}\n`);
 });
