@@ -159,6 +159,15 @@ export const describeDevhost = (name: string, fn: () => void, feature = 'virtual
   else describe(name, fn);
 };
 
+/**
+ * `test` for what only the real Functions host has (`feature`: its Durable Task Framework, say);
+ * skipped on the devhost and against E2E_BASE_URL (whose output this harness cannot read), named so.
+ */
+export const realHostTest = (name: string, fn: () => Promise<void>, feature: string, timeout?: number): void => {
+  if (hostKind() !== 'real') test.skip(`${name} [skipped: needs the real host's ${feature}; this run is on the ${hostLabel()}]`, fn);
+  else test(name, fn, timeout);
+};
+
 const ownHostNote = '[skipped: needs a host of its own; E2E_BASE_URL is set]';
 
 /**
