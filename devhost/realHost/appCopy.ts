@@ -5,8 +5,8 @@
  * host without the extension bundle needs a host.json that does not name one.
  *
  * The copy holds package.json, host.json without `extensionBundle`, the built code (the top folder of
- * package.json `main`, as a deployment package does), `bin/` with the built extensions, and a link to
- * the app's node_modules.
+ * package.json `main`, as a deployment package does, or the folders the app says it deploys), `bin/`
+ * with the built extensions, and a link to the app's node_modules.
  */
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,15 +18,31 @@ export interface AppCopyOptions {
   /** The built extensions (`buildExtensions`). */
   readonly extensionsBin: string;
   readonly parent?: string;
+  /**
+   * The folders of built code the host serves, relative to `appRoot` (default: the top folder of
+   * package.json `main`). An app whose deployment ships less than that folder names what it ships,
+   * so that the host here serves what one in Azure would, and a file the deployment lacks fails here too.
+   */
+  readonly code?: readonly string[];
 }
 
-/** The first folder of package.json `main` (`dist` for `dist/functions/index.js`). */
-function codeFolder(appRoot: string): string {
+/** package.json `main`, without a leading `./`. */
+function mainOf(appRoot: string): string {
   const pkg = JSON.parse(readFileSync(join(appRoot, 'package.json'), 'utf8')) as { main?: unknown };
   if (typeof pkg.main !== 'string' || pkg.main === '') throw new Error(`${appRoot}/package.json has no "main"`);
-  const first = pkg.main.replace(/^\.\//, '').split('/')[0];
-  if (first === undefined || first === pkg.main) throw new Error(`package.json "main" (${pkg.main}) must be inside a folder of built code`);
-  return first;
+  return pkg.main.replace(/^\.\//, '');
+}
+
+/** The folders to copy: `code`, or the first folder of `main` (`dist` for `dist/functions/index.js`); `main` must be inside one. */
+function codeFolders(appRoot: string, code: readonly string[] | undefined): readonly string[] {
+  const main = mainOf(appRoot);
+  const folders = code ?? [main.split('/')[0] ?? ''].filter((first) => first !== main);
+  if (!folders.some((folder) => folder !== '' && main.startsWith(`${folder}/`))) {
+    throw new Error(
+      `package.json "main" (${main}) must be inside a folder of built code the host serves (${folders.join(', ') || 'none'})`,
+    );
+  }
+  return folders;
 }
 
 /** host.json as a host without the bundle needs it. */
@@ -40,8 +56,9 @@ export function copyApp(options: AppCopyOptions): string {
   const parent = options.parent ?? tmpdir();
   mkdirSync(parent, { recursive: true });
   const dir = mkdtempSync(join(parent, 'functions-app-'));
-  const code = codeFolder(options.appRoot);
-  cpSync(join(options.appRoot, code), join(dir, code), { recursive: true });
+  for (const folder of codeFolders(options.appRoot, options.code)) {
+    cpSync(join(options.appRoot, folder), join(dir, folder), { recursive: true });
+  }
   cpSync(join(options.appRoot, 'package.json'), join(dir, 'package.json'));
   writeFileSync(join(dir, 'host.json'), hostJsonWithoutBundle(readFileSync(join(options.appRoot, 'host.json'), 'utf8')));
   cpSync(options.extensionsBin, join(dir, 'bin'), { recursive: true });

@@ -18,10 +18,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 
 import { copyApp } from '../../devhost/realHost/appCopy';
+import { processCpuMs } from '../../devhost/realHost/cpu';
 import { buildExtensions } from '../../devhost/realHost/extensions';
 import { configuredHostBuild, copyHostBuild, type HostBuild, newHostKey } from '../../devhost/realHost/hostBuild';
 import { precompileHost } from '../../devhost/realHost/readyToRun';
 import { type RealHost, startRealHost } from '../../devhost/realHost/process';
+import { deployedCode } from '../support/deployedCode';
+import { counted } from '../support/hostCosts';
 
 export type HostKind = 'devhost' | 'real';
 
@@ -106,16 +109,23 @@ class RealSlot implements Slot {
     // worker `<WEBSITE_CURRENT_STAMPNAME>:<RoleInstanceId>` when the platform sets those, as Azure does
     // per instance, and the machine's name otherwise (DurableTask.AzureStorage's default) — which here
     // would make every instance the same worker, each owning every partition (split brain).
+    const what = this.lives === 0 ? 'start' : 'restart';
     const roleInstance = `${this.taskHub}-${this.index}-${this.lives++}`;
     this.worker = `scaleout:${roleInstance}`;
-    this.host = await startRealHost({
-      build: this.build,
-      appDir: this.appDir,
-      settings: { ...this.settings, WEBSITE_CURRENT_STAMPNAME: 'scaleout', RoleInstanceId: roleInstance },
-      port: this.port,
-      // Until it listens or exits, however busy the machine (a test's jest timeout is the safety net).
-      startTimeoutMs: 0,
-    });
+    this.host = await counted(
+      'real',
+      what,
+      () =>
+        startRealHost({
+          build: this.build,
+          appDir: this.appDir,
+          settings: { ...this.settings, WEBSITE_CURRENT_STAMPNAME: 'scaleout', RoleInstanceId: roleInstance },
+          port: this.port,
+          // Until it listens or exits, however busy the machine (a test's jest timeout is the safety net).
+          startTimeoutMs: 0,
+        }),
+      { started: (host) => host.cpuMs() },
+    );
     // The slot keeps its port, as an instance keeps its address across a restart.
     this.port = Number(new URL(this.host.baseUrl).port);
     this.up = true;
@@ -125,13 +135,20 @@ class RealSlot implements Slot {
     this.up = false;
     // A graceful stop drains for as long as the host takes (it ends its own drain): a deadline here
     // would turn a slow scale-in on a busy machine into a kill, which the checkers judge otherwise.
-    if (how === 'stop') await this.host?.stop(Number.POSITIVE_INFINITY);
-    else await this.host?.kill();
+    await this.endLife(() => (how === 'stop' ? this.host?.stop(Number.POSITIVE_INFINITY) : this.host?.kill()));
   }
 
   async dispose(): Promise<void> {
     this.up = false;
-    await this.host?.stop(5_000);
+    await this.endLife(() => this.host?.stop(5_000));
+  }
+
+  /** An end of this life, in the run's account of its hosts with what the life cost (../support/hostCosts.ts). */
+  private async endLife(ending: () => Promise<void> | undefined): Promise<void> {
+    const host = this.host;
+    // A life already ended (killed, then disposed at the run's end) is not ended again.
+    if (host === undefined || !Number.isFinite(host.cpuMs())) return ending();
+    await counted('real', 'stop', async () => ending(), { ended: () => host.cpuMs() });
   }
 }
 
@@ -156,7 +173,13 @@ class DevhostSlot implements Slot {
     return this.log;
   }
 
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    return counted('devhost', this.port === 0 ? 'start' : 'restart', () => this.spawnAndListen(), {
+      started: () => processCpuMs(this.child?.pid),
+    });
+  }
+
+  private async spawnAndListen(): Promise<void> {
     const cli = join(repoRoot, 'dist', 'devhost', 'cli.js');
     const child = spawn(process.execPath, [cli, '--app', repoRoot, '--port', String(this.port), '--quiet'], {
       cwd: repoRoot,
@@ -197,11 +220,18 @@ class DevhostSlot implements Slot {
     const child = this.child;
     this.child = undefined;
     if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    child.kill(signal);
-    const timer = Number.isFinite(killAfterMs) ? setTimeout(() => child.kill('SIGKILL'), killAfterMs) : undefined;
-    await exited;
-    clearTimeout(timer);
+    await counted(
+      'devhost',
+      'stop',
+      async () => {
+        const exited = new Promise<void>((r) => child.once('exit', () => r()));
+        child.kill(signal);
+        const timer = Number.isFinite(killAfterMs) ? setTimeout(() => child.kill('SIGKILL'), killAfterMs) : undefined;
+        await exited;
+        clearTimeout(timer);
+      },
+      { ended: () => processCpuMs(child.pid) },
+    );
   }
 }
 
@@ -237,7 +267,7 @@ export class Cluster {
       });
       const extensionsBin = await precompileHost(build, built, scratch);
       // One package for every instance, as Azure mounts the same one on each.
-      const appDir = copyApp({ appRoot: repoRoot, extensionsBin, parent: scratch });
+      const appDir = copyApp({ appRoot: repoRoot, extensionsBin, parent: scratch, code: deployedCode });
       const hub = { AzureFunctionsJobHost__extensions__durableTask__hubName: options.taskHub, TALLYHO_TASK_HUB: options.taskHub };
       keys = { admin: build.keys.master, function: build.keys.function };
       slots = Array.from(

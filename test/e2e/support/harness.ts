@@ -14,7 +14,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join, relative, resolve } from 'node:path';
 
@@ -22,10 +22,10 @@ import { copyApp } from '../../../devhost/realHost/appCopy';
 import { processCpuMs } from '../../../devhost/realHost/cpu';
 import type { HostBuild } from '../../../devhost/realHost/hostBuild';
 import { type RealHost, startRealHost } from '../../../devhost/realHost/process';
-import { hostStartsFile } from '../../support/hostStarts.cjs';
+import { deployedCode } from '../../support/deployedCode';
 import { realHostEnvironment } from '../../support/realHostPrepared';
 import { claimHostStorage, runStorage } from '../../support/storageAccounts';
-import { costsDirVariable, repoPath, testProject } from '../../support/testCosts.cjs';
+import { counted } from '../../support/hostCosts';
 import { waitingFor } from '../../support/waits';
 import { provisionJobQueues } from '../../support/provision';
 
@@ -186,49 +186,6 @@ export const describeOwnHost = (name: string, fn: () => void): void => {
 };
 
 const running = new Set<E2eHost>();
-
-/** What a counted step reads of a host's CPU (ms; NaN where it cannot be read). */
-interface StepCpu<T> {
-  /** The life this step ends (a stop, or the process a restart replaces), read before the step. */
-  readonly ended?: () => number;
-  /** The life this step starts, read once it runs (a start or a restart): what starting it cost. */
-  readonly started?: (result: T) => number;
-}
-
-/**
- * With the run's costs folder set (jest.config.js makes it; test/support/testCosts.cjs), every host
- * start, restart and stop is a line there with the project and file (or "shared"), the seconds it
- * took (a failed start too) and, on Linux, the CPU seconds of the host's processes (the new life's up
- * to Running, the ended life's in all), and the reporter counts and sums them after the run: the
- * suite's cost in hosts, kept in view.
- */
-async function counted<T>(
-  kind: 'devhost' | 'real',
-  what: 'start' | 'restart' | 'stop',
-  work: () => Promise<T>,
-  cpu: StepCpu<T> = {},
-): Promise<T> {
-  const dir = process.env[costsDirVariable];
-  if (dir === undefined || dir === '') return work();
-  const file = join(dir, hostStartsFile);
-  const testPath = typeof expect === 'undefined' ? undefined : expect.getState().testPath;
-  // jest's main process, which starts the shared hosts, is in no project.
-  const project = testProject() ?? '-';
-  const endedMs = cpu.ended?.() ?? 0;
-  const began = performance.now();
-  let startedMs = 0;
-  try {
-    const result = await work();
-    startedMs = cpu.started?.(result) ?? 0;
-    return result;
-  } finally {
-    const seconds = ((performance.now() - began) / 1000).toFixed(1);
-    const cpuSeconds = (ms: number): string => (Number.isFinite(ms) ? (ms / 1000).toFixed(2) : '-');
-    const where = testPath === undefined ? '- shared' : `${project} ${repoPath(testPath)}`;
-    // The shared hosts stop in the global teardown, after the reporter has read (and removed) the folder.
-    if (existsSync(dir)) appendFileSync(file, `${kind} ${what} ${where} ${seconds} ${cpuSeconds(startedMs)} ${cpuSeconds(endedMs)}\n`);
-  }
-}
 
 /** With E2E_HOST_LOG_DIR set, every host's output is kept there when it stops, for a look afterwards. */
 function keepOutput(host: E2eHost): void {
@@ -585,7 +542,7 @@ const durablePolledPromptly = {
 async function startReal(options: E2eHostOptions, appRoot: string, taskHub: string): Promise<E2eHost> {
   if (options.virtualClock === true) throw new Error('The real host has no virtual clock (use devhostTest / describeDevhost)');
   const { build, extensionsBin, scratch }: { build: HostBuild; extensionsBin: string; scratch: string } = realHostEnvironment();
-  const appDir = copyApp({ appRoot, extensionsBin, parent: scratch });
+  const appDir = copyApp({ appRoot, extensionsBin, parent: scratch, code: deployedCode });
   const storage = storageFor(options);
   const settings = appSettings(appRoot, storage, taskHub, { ...durablePolledPromptly, ...options.env });
   await provisionJobQueues(settings);
