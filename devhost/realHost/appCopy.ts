@@ -36,8 +36,9 @@ function mainOf(appRoot: string): string {
 /** The folders to copy: `code`, or the first folder of `main` (`dist` for `dist/functions/index.js`); `main` must be inside one. */
 function codeFolders(appRoot: string, code: readonly string[] | undefined): readonly string[] {
   const main = mainOf(appRoot);
-  const folders = code ?? [main.split('/')[0] ?? ''].filter((first) => first !== main);
-  if (!folders.some((folder) => folder !== '' && main.startsWith(`${folder}/`))) {
+  const slash = main.indexOf('/');
+  const folders = code ?? (slash > 0 ? [main.slice(0, slash)] : []);
+  if (!folders.some((folder) => main.startsWith(`${folder}/`))) {
     throw new Error(
       `package.json "main" (${main}) must be inside a folder of built code the host serves (${folders.join(', ') || 'none'})`,
     );

@@ -145,10 +145,10 @@ class RealSlot implements Slot {
 
   /** An end of this life, in the run's account of its hosts with what the life cost (../support/hostCosts.ts). */
   private async endLife(ending: () => Promise<void> | undefined): Promise<void> {
-    const host = this.host;
-    // A life already ended (killed, then disposed at the run's end) is not ended again.
-    if (host === undefined || !Number.isFinite(host.cpuMs())) return ending();
-    await counted('real', 'stop', async () => ending(), { ended: () => host.cpuMs() });
+    // One read of /proc: NaN for a life already ended (killed, then disposed at the run's end), not ended again.
+    const endedMs = this.host?.cpuMs() ?? NaN;
+    if (!Number.isFinite(endedMs)) return ending();
+    await counted('real', 'stop', async () => ending(), { ended: () => endedMs });
   }
 }
 
