@@ -5,8 +5,8 @@
  * host without the extension bundle needs a host.json that does not name one.
  *
  * The copy holds package.json, host.json without `extensionBundle`, the built code (the top folder of
- * package.json `main`, as a deployment package does, or the folders the app says it deploys), `bin/`
- * with the built extensions, and a link to the app's node_modules.
+ * package.json `main`, or the folders the app says it deploys), `bin/` with the built extensions, and
+ * a link to the app's node_modules unless the app says its deployment has none.
  */
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +24,12 @@ export interface AppCopyOptions {
    * so that the host here serves what one in Azure would, and a file the deployment lacks fails here too.
    */
   readonly code?: readonly string[];
+  /**
+   * Whether the copy links the app's node_modules (default true, as `func start` in the app's folder
+   * sees them). An app whose deployment carries no node_modules (its code bundled) says false, so
+   * that a dependency left out of its bundle fails here as it would in Azure.
+   */
+  readonly nodeModules?: boolean;
 }
 
 /** package.json `main`, without a leading `./`. */
@@ -63,6 +69,6 @@ export function copyApp(options: AppCopyOptions): string {
   cpSync(join(options.appRoot, 'package.json'), join(dir, 'package.json'));
   writeFileSync(join(dir, 'host.json'), hostJsonWithoutBundle(readFileSync(join(options.appRoot, 'host.json'), 'utf8')));
   cpSync(options.extensionsBin, join(dir, 'bin'), { recursive: true });
-  symlinkSync(join(options.appRoot, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  if (options.nodeModules !== false) symlinkSync(join(options.appRoot, 'node_modules'), join(dir, 'node_modules'), 'dir');
   return dir;
 }

@@ -1,12 +1,15 @@
 /**
  * The app copy a real host serves (realHost/appCopy.ts): by default the top folder of `main`, or
- * only the folders the app says it deploys, and never a copy whose `main` the host could not load.
+ * only the folders the app says it deploys (without node_modules when it ships none), and never a copy whose `main` the host could not load.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { copyApp } from '../realHost/appCopy';
+
+/** lstat without following a link: a dangling link is still there. */
+const lstatOrUndefined = (path: string) => lstatSync(path, { throwIfNoEntry: false });
 
 describe('copyApp', () => {
   let root: string;
@@ -36,6 +39,8 @@ describe('copyApp', () => {
     expect(existsSync(join(copy, 'dist/tools/big.js'))).toBe(true);
     expect(existsSync(join(copy, 'bin/extensions.dll'))).toBe(true);
     expect(JSON.parse(readFileSync(join(copy, 'host.json'), 'utf8'))).toEqual({ version: '2.0' });
+    // As `func start` in the app's folder would find them.
+    expect(realpathSync(join(copy, 'node_modules'))).toBe(realpathSync(join(app, 'node_modules')));
   });
 
   it('copies only the folders given as what the app deploys', () => {
@@ -43,6 +48,13 @@ describe('copyApp', () => {
     const copy = copyApp({ appRoot: app, extensionsBin: bin, parent: root, code: ['dist/app'] });
     expect(existsSync(join(copy, 'dist/app/index.js'))).toBe(true);
     expect(existsSync(join(copy, 'dist/tools'))).toBe(false);
+  });
+
+  it("links no node_modules when the app's deployment carries none", () => {
+    manifest('dist/app/index.js');
+    const copy = copyApp({ appRoot: app, extensionsBin: bin, parent: root, code: ['dist/app'], nodeModules: false });
+    expect(existsSync(join(copy, 'dist/app/index.js'))).toBe(true);
+    expect(lstatOrUndefined(join(copy, 'node_modules'))).toBeUndefined();
   });
 
   it('refuses folders that do not hold main, and a main outside any folder', () => {

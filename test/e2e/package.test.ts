@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { ensureArtifact } from '../support/artifacts.cjs';
-import { deployedCode } from '../support/deployedCode';
+import { deployed } from '../support/deployedCode';
 import { type E2eHost, ownHostTest, startE2eHost } from './support/harness';
 import { sharedE2eHost } from './support/sharedHost';
 import { registeredFunctions } from './support/functions';
@@ -57,10 +57,10 @@ describeWithTool(zipTools, 'the deployment package', () => {
       expect.arrayContaining([manifest.main, 'dist/app/tallyho.js', 'dist/app/tallyho.js.map', 'host.json', 'package.json']),
     );
     const files = entries.filter((e) => e !== '' && !e.endsWith('/'));
-    // The built code is what a real host in the tests serves (deployedCode), and nothing else.
-    const shipped = (e: string) => e === 'host.json' || e === 'package.json' || deployedCode.some((folder) => e.startsWith(`${folder}/`));
+    // The built code is what a real host in the tests serves (deployed.code), and nothing else.
+    const shipped = (e: string) => e === 'host.json' || e === 'package.json' || deployed.code.some((folder) => e.startsWith(`${folder}/`));
     expect(files.filter((e) => !shipped(e))).toEqual([]);
-    expect(deployedCode.every((folder) => files.some((e) => e.startsWith(`${folder}/`)))).toBe(true);
+    expect(deployed.code.every((folder) => files.some((e) => e.startsWith(`${folder}/`)))).toBe(true);
     expect(files.some((e) => e.includes('node_modules/'))).toBe(false);
     // The bundle's code cache ships only to an app on the Node major that made it (the package is
     // built for deploy.sh's default runtime here: TALLYHO_NODE_VERSION, else 22).

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { copyApp } from '../../devhost/realHost/appCopy';
 import { startRealHost } from '../../devhost/realHost/process';
 import { repoRoot } from '../e2e/support/harness';
-import { deployedCode } from '../support/deployedCode';
+import { deployed } from '../support/deployedCode';
 import { realHostEnvironment } from '../support/realHostPrepared';
 
 test('a host that cannot bind its port fails its start, though another server on that port answers Running', async () => {
@@ -26,7 +26,7 @@ test('a host that cannot bind its port fails its start, though another server on
   await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
   const port = (other.address() as AddressInfo).port;
   const { build, extensionsBin, scratch } = realHostEnvironment();
-  const appDir = copyApp({ appRoot: repoRoot, extensionsBin, parent: scratch, code: deployedCode });
+  const appDir = copyApp({ appRoot: repoRoot, extensionsBin, parent: scratch, ...deployed });
   const started = startRealHost({
     build,
     appDir,

@@ -23,7 +23,7 @@ import { buildExtensions } from '../../devhost/realHost/extensions';
 import { configuredHostBuild, copyHostBuild, type HostBuild, newHostKey } from '../../devhost/realHost/hostBuild';
 import { precompileHost } from '../../devhost/realHost/readyToRun';
 import { type RealHost, startRealHost } from '../../devhost/realHost/process';
-import { deployedCode } from '../support/deployedCode';
+import { deployed } from '../support/deployedCode';
 import { counted } from '../support/hostCosts';
 
 export type HostKind = 'devhost' | 'real';
@@ -267,7 +267,7 @@ export class Cluster {
       });
       const extensionsBin = await precompileHost(build, built, scratch);
       // One package for every instance, as Azure mounts the same one on each.
-      const appDir = copyApp({ appRoot: repoRoot, extensionsBin, parent: scratch, code: deployedCode });
+      const appDir = copyApp({ appRoot: repoRoot, extensionsBin, parent: scratch, ...deployed });
       const hub = { AzureFunctionsJobHost__extensions__durableTask__hubName: options.taskHub, TALLYHO_TASK_HUB: options.taskHub };
       keys = { admin: build.keys.master, function: build.keys.function };
       slots = Array.from(

@@ -22,7 +22,7 @@ import { copyApp } from '../../../devhost/realHost/appCopy';
 import { processCpuMs } from '../../../devhost/realHost/cpu';
 import type { HostBuild } from '../../../devhost/realHost/hostBuild';
 import { type RealHost, startRealHost } from '../../../devhost/realHost/process';
-import { deployedCode } from '../../support/deployedCode';
+import { deployed } from '../../support/deployedCode';
 import { realHostEnvironment } from '../../support/realHostPrepared';
 import { claimHostStorage, runStorage } from '../../support/storageAccounts';
 import { counted } from '../../support/hostCosts';
@@ -542,7 +542,7 @@ const durablePolledPromptly = {
 async function startReal(options: E2eHostOptions, appRoot: string, taskHub: string): Promise<E2eHost> {
   if (options.virtualClock === true) throw new Error('The real host has no virtual clock (use devhostTest / describeDevhost)');
   const { build, extensionsBin, scratch }: { build: HostBuild; extensionsBin: string; scratch: string } = realHostEnvironment();
-  const appDir = copyApp({ appRoot, extensionsBin, parent: scratch, code: deployedCode });
+  const appDir = copyApp({ appRoot, extensionsBin, parent: scratch, ...deployed });
   const storage = storageFor(options);
   const settings = appSettings(appRoot, storage, taskHub, { ...durablePolledPromptly, ...options.env });
   await provisionJobQueues(settings);
