@@ -1,6 +1,7 @@
 /**
  * The app copy a real host serves (realHost/appCopy.ts): by default the top folder of `main`, or
- * only the folders the app says it deploys (without node_modules when it ships none), and never a copy whose `main` the host could not load.
+ * only the folders the app says it deploys (and no node_modules when it ships none), and never a
+ * copy whose `main` the host could not load.
  */
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
