@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { ensureArtifact } from '../support/artifacts.cjs';
-import { deployed } from '../support/deployedCode';
+import { deployed } from '../support/deployment';
 import { type E2eHost, ownHostTest, startE2eHost } from './support/harness';
 import { sharedE2eHost } from './support/sharedHost';
 import { registeredFunctions } from './support/functions';

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { copyApp } from '../../devhost/realHost/appCopy';
 import { startRealHost } from '../../devhost/realHost/process';
 import { repoRoot } from '../e2e/support/harness';
-import { deployed } from '../support/deployedCode';
+import { deployed } from '../support/deployment';
 import { realHostEnvironment } from '../support/realHostPrepared';
 
 test('a host that cannot bind its port fails its start, though another server on that port answers Running', async () => {

@@ -23,7 +23,7 @@ import { buildExtensions } from '../../devhost/realHost/extensions';
 import { configuredHostBuild, copyHostBuild, type HostBuild, newHostKey } from '../../devhost/realHost/hostBuild';
 import { precompileHost } from '../../devhost/realHost/readyToRun';
 import { type RealHost, startRealHost } from '../../devhost/realHost/process';
-import { deployed } from '../support/deployedCode';
+import { deployed } from '../support/deployment';
 import { counted } from '../support/hostCosts';
 
 export type HostKind = 'devhost' | 'real';

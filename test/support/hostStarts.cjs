@@ -32,11 +32,12 @@ function addCpu(cpu, cpuByFile, { kind, what, key, started, ended }) {
 /**
  * The host starts the test files counted (test/support/hostCosts.ts: the e2e harness's hosts and the
  * scale-out cluster's): by kind, with restarts apart, for the run and for each file of each project
- * (keyed as testCosts.cjs says; "shared" for the projects' shared hosts), with the seconds the starts, restarts and stops took (a line is
- * `kind what project path seconds startedCpu endedCpu`; stops are timed, not counted), and on Linux
- * what the hosts' own processes cost in CPU: in all (each life ended during the run: by a stop, or
- * replaced by a restart) and in reaching Running (each start and restart), and each file's hosts in
- * all (`cpuByFile`: kind → seconds). The shared hosts stop after the report, so they are left out of it.
+ * (keyed as testCosts.cjs says; "shared" for the projects' shared hosts), with the seconds the starts,
+ * restarts and stops took (a line is `kind what project path seconds startedCpu endedCpu`; stops are
+ * timed, not counted), and on Linux what the hosts' own processes cost in CPU: in all (each life ended
+ * during the run: by a stop, or replaced by a restart) and in reaching Running (each start and
+ * restart), and each file's hosts in all (`cpuByFile`: kind → seconds). The shared hosts stop after the
+ * report, so they are left out of it.
  */
 function hostStarts(dir) {
   const file = dir === undefined ? undefined : join(dir, hostStartsFile);

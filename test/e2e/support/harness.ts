@@ -22,7 +22,7 @@ import { copyApp } from '../../../devhost/realHost/appCopy';
 import { processCpuMs } from '../../../devhost/realHost/cpu';
 import type { HostBuild } from '../../../devhost/realHost/hostBuild';
 import { type RealHost, startRealHost } from '../../../devhost/realHost/process';
-import { deployed } from '../../support/deployedCode';
+import { deployed } from '../../support/deployment';
 import { realHostEnvironment } from '../../support/realHostPrepared';
 import { claimHostStorage, runStorage } from '../../support/storageAccounts';
 import { counted } from '../../support/hostCosts';
